@@ -1,0 +1,165 @@
+//! Classifying what a supervised program is doing from its output.
+//!
+//! A [`StateClassifier`] is fed every pty read (`record`) and asked for its
+//! state when someone wants it (`tick` then `state`). It never reads the
+//! clock: time comes in as `now_ms`, so tests drive it with synthetic traces
+//! and the supervisor needs no periodic timer to make idle transitions fire.
+//!
+//! The state bytes are part of the wire protocol (`STATUS_RESP`), see
+//! `docs/protocol.md`; new states may be added but existing bytes never change.
+
+mod claude;
+mod none;
+mod simple;
+
+pub use claude::Claude;
+pub use none::NoneClassifier;
+pub use simple::Simple;
+
+/// What the supervised program appears to be doing.
+///
+/// The byte values are the union of every classifier's states so a client
+/// can interpret any state byte whichever classifier produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ProcessState {
+    /// No output for at least the idle threshold.
+    Idle = 0x00,
+    /// Small regular bursts, like a spinner (claude).
+    Thinking = 0x01,
+    /// High-frequency output of varying size (claude).
+    Streaming = 0x02,
+    /// A large burst, or a burst after a pause (claude).
+    ToolUse = 0x03,
+    /// Producing output (simple).
+    Active = 0x04,
+    /// The child has exited.
+    Dead = 0xFF,
+}
+
+impl ProcessState {
+    pub const ALL: [ProcessState; 6] = [
+        ProcessState::Idle,
+        ProcessState::Thinking,
+        ProcessState::Streaming,
+        ProcessState::ToolUse,
+        ProcessState::Active,
+        ProcessState::Dead,
+    ];
+
+    pub fn as_byte(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_byte(byte: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_byte() == byte)
+    }
+
+    /// The lowercase name shown to people and in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcessState::Idle => "idle",
+            ProcessState::Thinking => "thinking",
+            ProcessState::Streaming => "streaming",
+            ProcessState::ToolUse => "tool_use",
+            ProcessState::Active => "active",
+            ProcessState::Dead => "dead",
+        }
+    }
+}
+
+/// The name of any state byte, `"unknown"` for bytes no classifier emits
+/// (a newer supervisor may send states this client does not know yet).
+pub fn state_name(byte: u8) -> &'static str {
+    ProcessState::from_byte(byte).map_or("unknown", ProcessState::name)
+}
+
+/// Infers a [`ProcessState`] from the timing (and, in future classifiers,
+/// the content) of a program's output.
+pub trait StateClassifier: Send + std::fmt::Debug {
+    /// Called for every read from the pty with the bytes read. The built-in
+    /// classifiers only look at the length; the bytes are passed so that a
+    /// content-aware classifier can be added without changing the trait.
+    fn record(&mut self, chunk: &[u8], now_ms: u64);
+
+    /// Called without new output (on every STATUS query) so that idle
+    /// transitions fire without a periodic timer.
+    fn tick(&mut self, now_ms: u64);
+
+    /// The committed state.
+    fn state(&self) -> ProcessState;
+
+    /// Milliseconds the committed state has been held, saturating.
+    fn state_ms(&self, now_ms: u64) -> u32;
+
+    /// Forced, terminal transition to `Dead` when the child exits.
+    fn set_dead(&mut self, now_ms: u64);
+
+    /// Human-readable name of a state byte.
+    fn state_name(&self, state: u8) -> &'static str {
+        state_name(state)
+    }
+}
+
+/// Which classifier to build, with its parameters (already validated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassifierSpec {
+    None,
+    Simple {
+        idle_threshold_ms: u64,
+    },
+    Claude {
+        idle_threshold_ms: u64,
+        debounce_ms: u64,
+    },
+}
+
+pub const DEFAULT_IDLE_THRESHOLD_MS: u64 = 3000;
+pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
+
+impl ClassifierSpec {
+    /// The named classifier with its built-in defaults.
+    pub fn by_name(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(ClassifierSpec::None),
+            "simple" => Some(ClassifierSpec::Simple {
+                idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
+            }),
+            "claude" => Some(ClassifierSpec::Claude {
+                idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
+                debounce_ms: DEFAULT_DEBOUNCE_MS,
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClassifierSpec::None => "none",
+            ClassifierSpec::Simple { .. } => "simple",
+            ClassifierSpec::Claude { .. } => "claude",
+        }
+    }
+
+    /// Build the classifier; `now_ms` is the time the session started.
+    pub fn build(&self, now_ms: u64) -> Box<dyn StateClassifier> {
+        match *self {
+            ClassifierSpec::None => Box::new(NoneClassifier::new(now_ms)),
+            ClassifierSpec::Simple { idle_threshold_ms } => {
+                Box::new(Simple::new(idle_threshold_ms, now_ms))
+            }
+            ClassifierSpec::Claude {
+                idle_threshold_ms,
+                debounce_ms,
+            } => Box::new(Claude::new(idle_threshold_ms, debounce_ms, now_ms)),
+        }
+    }
+}
+
+impl Default for ClassifierSpec {
+    fn default() -> Self {
+        ClassifierSpec::Simple {
+            idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
+        }
+    }
+}

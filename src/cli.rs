@@ -1,0 +1,153 @@
+//! Command-line types (clap). No logic beyond parsing lives here.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::LogLevel;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hm",
+    version,
+    about = "Supervise long-lived terminal sessions and see them all at once",
+    propagate_version = true,
+    disable_help_subcommand = false
+)]
+pub struct Cli {
+    /// Use this config file instead of searching for heimdall.toml
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a session (and attach to it, unless --detach)
+    Run(RunArgs),
+    /// Attach this terminal to a running session
+    Attach(AttachArgs),
+    /// Show one session's state
+    Status(StatusArgs),
+    /// List sessions
+    Ls(LsArgs),
+    /// Stop a session: SIGTERM, then SIGKILL after a grace period
+    Kill(KillArgs),
+}
+
+/// Where to look for sessions.
+#[derive(Debug, Args, Clone, Default)]
+pub struct DirArgs {
+    /// Directory holding session sockets [default: $XDG_RUNTIME_DIR/heimdall or /tmp/heimdall-$UID]
+    #[arg(long, value_name = "DIR")]
+    pub socket_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Session id: letters, digits, '.', '_' or '-' (at most 64)
+    #[arg(long)]
+    pub id: String,
+
+    /// Run the supervisor in the foreground with no terminal UI
+    #[arg(long)]
+    pub detach: bool,
+
+    /// Working directory of the command [default: current directory]
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub dir: DirArgs,
+
+    /// Terminal width given to the command
+    #[arg(long, default_value_t = 220)]
+    pub cols: u16,
+
+    /// Terminal height given to the command
+    #[arg(long, default_value_t = 50)]
+    pub rows: u16,
+
+    /// Bytes of output kept for clients that attach later
+    #[arg(long, value_name = "BYTES")]
+    pub scrollback_bytes: Option<usize>,
+
+    /// State classifier: simple, claude or none
+    #[arg(long, value_name = "NAME")]
+    pub classifier: Option<String>,
+
+    /// Silence (ms) before a session counts as idle
+    #[arg(long, value_name = "MS")]
+    pub idle_threshold_ms: Option<u64>,
+
+    /// How long (ms) a new state must hold before it is reported (claude)
+    #[arg(long, value_name = "MS")]
+    pub debounce_ms: Option<u64>,
+
+    /// Signal the whole process group (true) or only the command (false)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub kill_process_group: Option<bool>,
+
+    /// Name of the variable that tells the command its session id
+    #[arg(long, value_name = "NAME")]
+    pub session_env_var: Option<String>,
+
+    /// Log file [default: <socket-dir>/<id>.log]
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+
+    /// Log level: error, warn, info, debug or trace
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<LogLevel>,
+
+    /// Internal: report readiness on stderr, used by `hm run` to start a
+    /// background supervisor
+    #[arg(long, hide = true)]
+    pub notify_ready: bool,
+
+    /// The command to run, after `--`
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]
+    #[arg(long, value_name = "SECS")]
+    pub grace: Option<f64>,
+}

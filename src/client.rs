@@ -1,0 +1,91 @@
+//! What the client commands (`attach`, `status`, `ls`, `kill`, `tui`) share:
+//! finding a session and talking to it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::cli::DirArgs;
+use crate::config::Config;
+use crate::paths::{self, SessionPaths};
+use crate::supervisor::pidfile::{self, Liveness};
+
+/// The socket dir a client command should look in.
+pub fn socket_dir(args: &DirArgs, config: &Config) -> PathBuf {
+    paths::resolve_socket_dir(args.socket_dir.as_deref(), config.socket_dir.as_deref())
+}
+
+/// Resolves a running session by id, or explains that there is none.
+///
+/// The directory is checked like the supervisor checks it, so a client
+/// never talks to a socket planted in a directory someone else controls.
+pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
+    let paths = SessionPaths::new(dir, id)?;
+    if !dir.exists() {
+        bail!(no_session(id, dir));
+    }
+    paths::SocketDir::check(dir)?;
+    match pidfile::probe(&paths.pid, &paths.sock, true) {
+        Liveness::Running => Ok(paths),
+        Liveness::Stale | Liveness::Missing => bail!(no_session(id, dir)),
+    }
+}
+
+fn no_session(id: &str, dir: &Path) -> String {
+    format!(
+        "no session named '{}' in {} (see 'hm ls')",
+        paths::sanitize(id),
+        dir.display()
+    )
+}
+
+/// A runtime for a client command: one thread, like the supervisor.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Formats milliseconds for people: `850ms`, `3.2s`, `2m05s`, `1h02m`, `3d04h`.
+pub fn human_ms(ms: u64) -> String {
+    let s = ms / 1000;
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{}.{}s", s, (ms % 1000) / 100),
+        60_000..3_600_000 => format!("{}m{:02}s", s / 60, s % 60),
+        3_600_000..86_400_000 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// Describes an exit code the way a shell would think of it.
+pub fn describe_exit(code: i32) -> String {
+    if code > 128 && code < 128 + 65 {
+        let sig = nix::sys::signal::Signal::try_from(code - 128)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| format!("signal {}", code - 128));
+        format!("exit code {code}, killed by {sig}")
+    } else {
+        format!("exit code {code}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human_ms(850), "850ms");
+        assert_eq!(human_ms(3_250), "3.2s");
+        assert_eq!(human_ms(125_000), "2m05s");
+        assert_eq!(human_ms(3_720_000), "1h02m");
+        assert_eq!(human_ms(100_000_000), "1d03h");
+    }
+
+    #[test]
+    fn signal_exits_are_named() {
+        assert_eq!(describe_exit(143), "exit code 143, killed by SIGTERM");
+        assert_eq!(describe_exit(3), "exit code 3");
+    }
+}

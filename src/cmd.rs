@@ -1,0 +1,46 @@
+//! One module per subcommand; this file dispatches and maps errors to exit
+//! codes.
+
+mod attach;
+mod kill;
+mod ls;
+mod run;
+mod status;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::pty::SpawnError;
+
+/// Runs the command and returns the process exit code.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    let config = Config::load(cli.config.as_deref())?;
+    match cli.command {
+        Command::Run(args) => run::run(args, config, cli.config.as_deref()),
+        Command::Attach(args) => attach::run(args, &config),
+        Command::Status(args) => status::status(args, &config),
+        Command::Ls(args) => ls::ls(args, &config),
+        Command::Kill(args) => kill::kill(args, &config),
+    }
+}
+
+/// The exit code for a failed command: 126/127 for a command that could
+/// not be started (as a shell would), 1 otherwise.
+pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    let code = err.chain().find_map(|e| {
+        e.downcast_ref::<SpawnError>()
+            .map(SpawnError::exit_code)
+            .or_else(|| e.downcast_ref::<run::LaunchFailed>().map(|l| l.code))
+    });
+    code.and_then(|c| u8::try_from(c).ok())
+        .filter(|c| *c != 0)
+        .unwrap_or(1)
+}
+
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

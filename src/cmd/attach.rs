@@ -1,0 +1,403 @@
+//! `hm attach ID`: the user's terminal becomes the session's terminal,
+//! with a status bar on the last row.
+//!
+//! One thread does everything: the socket, the keyboard (read from our own
+//! non-blocking descriptor of the tty, so non-blocking mode never leaks to
+//! the shell), and the screen, which gets one `write` per batch of frames.
+//! The terminal is restored on every way out (see [`crate::term`]).
+
+use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use tokio::io::unix::AsyncFd;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::time::Instant;
+
+use crate::cli::AttachArgs;
+use crate::client::{self, find_session};
+use crate::config::Config;
+use crate::paths::SessionPaths;
+use crate::protocol::{self, Frame, Size, Status, client as ct, conn, server};
+use crate::statusbar::{self, Damage, DamageScan};
+use crate::term::{self, queries::QueryFilter};
+
+/// Bytes read from the keyboard at once.
+const KEY_BUF: usize = 4096;
+/// While output flows, the state is refreshed at most this often.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+
+pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    attach(&session, config)
+}
+
+/// How an attachment ended.
+#[derive(Debug)]
+enum Outcome {
+    Detached,
+    Exited(i32),
+    Lost(String),
+    Signalled(&'static str, i32),
+}
+
+/// Attaches to a running session until detach, exit or error.
+pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
+    if !term::is_tty(io::stdin().as_fd()) {
+        bail!("attach needs a terminal, but standard input is not one");
+    }
+    if !term::is_tty(io::stdout().as_fd()) {
+        bail!("attach needs a terminal, but standard output is not one");
+    }
+    let rt = client::runtime()?;
+    let outcome = rt.block_on(async {
+        // Connect before touching the terminal, so a failure leaves it alone.
+        let (reader, writer) = conn::connect(&session.sock).await?;
+        let tty = crate::pty::register_tty(term::reopen_tty()?)?;
+        let guard = term::Guard::enter()?;
+        let mut a = Attach {
+            id: session.id.clone(),
+            detach_key: config.detach_key,
+            tty,
+            reader,
+            writer,
+            out: Vec::new(),
+            filter: Replay::Undecided(QueryFilter::new()),
+            damage: DamageScan::default(),
+            size: Size { cols: 80, rows: 24 },
+            status: None,
+            idle_threshold: Duration::from_millis(3000),
+            poll_in_flight: false,
+            last_poll: None,
+            idle_check: None,
+            in_paste: false,
+        };
+        let outcome = a.run().await;
+        // Put out what the child said last before leaving its screen.
+        a.flush_blocking();
+        drop(guard);
+        anyhow::Ok(outcome)
+    })?;
+    let id = &session.id;
+    let mut err = io::stderr().lock();
+    Ok(match outcome {
+        Outcome::Detached => {
+            let _ = writeln!(err, "[detached from session {id}]");
+            0
+        }
+        Outcome::Exited(code) => {
+            let _ = writeln!(err, "[session exited with code {code}]");
+            code
+        }
+        Outcome::Lost(why) => {
+            let _ = writeln!(err, "[lost connection to session {id}: {why}]");
+            1
+        }
+        Outcome::Signalled(name, code) => {
+            let _ = writeln!(err, "[detached from session {id}: {name}]");
+            code
+        }
+    })
+}
+
+/// Whether output is still scrollback replay (filtered for queries).
+#[derive(Debug)]
+enum Replay {
+    /// Until the first frame tells whether the supervisor marks the end of
+    /// replay (it answers INFO first) or not (a seed-protocol supervisor:
+    /// then nothing can be filtered safely).
+    Undecided(QueryFilter),
+    Replaying(QueryFilter),
+    Live,
+}
+
+struct Attach {
+    id: String,
+    detach_key: Option<u8>,
+    tty: AsyncFd<OwnedFd>,
+    reader: conn::Reader,
+    writer: conn::Writer,
+    /// Bytes owed to the terminal.
+    out: Vec<u8>,
+    filter: Replay,
+    damage: DamageScan,
+    size: Size,
+    /// Last state seen, with when it was seen.
+    status: Option<(Status, Instant)>,
+    idle_threshold: Duration,
+    poll_in_flight: bool,
+    last_poll: Option<Instant>,
+    idle_check: Option<Instant>,
+    in_paste: bool,
+}
+
+impl std::fmt::Debug for Attach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attach").field("id", &self.id).finish()
+    }
+}
+
+impl Attach {
+    fn bar_visible(&self) -> bool {
+        self.size.rows >= 2
+    }
+
+    async fn run(&mut self) -> Outcome {
+        match self.session().await {
+            Ok(o) => o,
+            Err(e) => Outcome::Lost(e.to_string()),
+        }
+    }
+
+    async fn session(&mut self) -> Result<Outcome> {
+        let mut winch = signal(SignalKind::window_change())?;
+        let mut term = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        self.resize().await?;
+        let mut hello = protocol::frame(ct::INFO, &[]);
+        hello.extend(protocol::frame(
+            ct::SUBSCRIBE,
+            &[protocol::SUBSCRIBE_MARK_REPLAY],
+        ));
+        hello.extend(protocol::frame(ct::STATUS, &[]));
+        self.writer.send_raw(&hello).await?;
+        self.poll_in_flight = true;
+        self.last_poll = Some(Instant::now());
+        let mut keys = vec![0u8; KEY_BUF];
+        loop {
+            let now = Instant::now();
+            let tick = self.next_tick(now);
+            let poll_at = self.idle_check;
+            tokio::select! {
+                f = self.reader.recv(), if self.out.is_empty() => {
+                    let Some(f) = f? else {
+                        return Ok(Outcome::Lost("the supervisor went away".into()));
+                    };
+                    if let Some(o) = self.frame(f).await? {
+                        return Ok(o);
+                    }
+                    let more: Vec<Frame> = self.reader.take_ready().collect();
+                    for f in more {
+                        if let Some(o) = self.frame(f).await? {
+                            return Ok(o);
+                        }
+                    }
+                    self.flush_some()?;
+                }
+                g = self.tty.writable(), if !self.out.is_empty() => {
+                    let mut g = g?;
+                    let out = &self.out;
+                    if let Ok(r) = g.try_io(|fd| nix::unistd::write(fd.get_ref(), out).map_err(io::Error::from)) {
+                        let n = r?;
+                        self.out.drain(..n);
+                    }
+                }
+                g = self.tty.readable() => {
+                    let mut g = g?;
+                    let n = match g.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut keys).map_err(io::Error::from)) {
+                        Ok(r) => r?,
+                        Err(_would_block) => continue,
+                    };
+                    if n == 0 {
+                        return Ok(Outcome::Lost("the terminal closed".into()));
+                    }
+                    if self.is_detach(&keys[..n]) {
+                        return Ok(Outcome::Detached);
+                    }
+                    self.writer.send(ct::INPUT, &keys[..n]).await?;
+                }
+                _ = winch.recv() => self.resize().await?,
+                _ = term.recv() => return Ok(Outcome::Signalled("SIGTERM", 143)),
+                _ = hup.recv() => return Ok(Outcome::Signalled("SIGHUP", 129)),
+                _ = int.recv() => return Ok(Outcome::Signalled("SIGINT", 130)),
+                () = tokio::time::sleep_until(tick.unwrap_or(now)), if tick.is_some() => {
+                    self.draw_bar();
+                    self.flush_some()?;
+                }
+                () = tokio::time::sleep_until(poll_at.unwrap_or(now)), if poll_at.is_some() => {
+                    self.idle_check = None;
+                    self.poll().await?;
+                }
+            }
+        }
+    }
+
+    /// Handles one frame; `Some` ends the attachment.
+    async fn frame(&mut self, f: Frame) -> Result<Option<Outcome>> {
+        match f.ty {
+            server::OUTPUT => {
+                self.output(&f.payload);
+                let now = Instant::now();
+                self.idle_check = Some(now + self.idle_threshold + Duration::from_millis(50));
+                let shown_idle = self.status.is_none_or(|(s, _)| s.state == 0x00);
+                if !self.poll_in_flight
+                    && (shown_idle || self.last_poll.is_none_or(|t| now >= t + POLL_EVERY))
+                {
+                    self.poll().await?;
+                }
+            }
+            server::INFO => {
+                if let Replay::Undecided(f) = std::mem::replace(&mut self.filter, Replay::Live) {
+                    self.filter = Replay::Replaying(f);
+                }
+                let info: serde_json::Value =
+                    serde_json::from_slice(&f.payload).unwrap_or_default();
+                if let Some(ms) = info.get("idle_threshold_ms").and_then(|v| v.as_u64()) {
+                    self.idle_threshold = Duration::from_millis(ms);
+                }
+            }
+            server::REPLAY_END => {
+                if let Replay::Replaying(mut filt) =
+                    std::mem::replace(&mut self.filter, Replay::Live)
+                {
+                    filt.finish(&mut self.out);
+                }
+            }
+            server::STATUS_RESP => {
+                self.poll_in_flight = false;
+                if let Ok(s) = Status::decode(&f.payload) {
+                    self.status = Some((s, Instant::now()));
+                    self.draw_bar();
+                }
+            }
+            server::EXIT => {
+                let code = protocol::decode_exit(&f.payload).unwrap_or(1);
+                return Ok(Some(Outcome::Exited(code)));
+            }
+            server::ERROR => {
+                let (_, msg) = protocol::decode_error(&f.payload);
+                return Ok(Some(Outcome::Lost(crate::paths::sanitize(&msg))));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        if matches!(self.filter, Replay::Undecided(_)) {
+            // A supervisor that answers no INFO cannot mark the replay.
+            self.filter = Replay::Live;
+        }
+        let start = self.out.len();
+        match &mut self.filter {
+            Replay::Replaying(f) => f.filter(bytes, &mut self.out),
+            _ => self.out.extend_from_slice(bytes),
+        }
+        let damage = self.damage.scan(&self.out[start..]);
+        if self.bar_visible() {
+            if damage == Damage::Region {
+                self.out
+                    .extend(statusbar::scroll_region(self.size.rows - 1));
+            }
+            if damage != Damage::None {
+                self.draw_bar();
+            }
+        }
+    }
+
+    fn draw_bar(&mut self) {
+        if !self.bar_visible() {
+            return;
+        }
+        let state = self.status.map(|(s, at)| {
+            let ms = u64::from(s.state_ms) + at.elapsed().as_millis() as u64;
+            (s.state, ms)
+        });
+        self.out.extend(statusbar::render(
+            &self.id,
+            self.size.cols,
+            self.size.rows,
+            state,
+        ));
+    }
+
+    /// When the bar's clock next changes: every second while it shows
+    /// seconds, every minute after that; never when it shows no clock.
+    fn next_tick(&self, now: Instant) -> Option<Instant> {
+        let (s, at) = self.status?;
+        if !self.bar_visible() {
+            return None;
+        }
+        let shown = u64::from(s.state_ms) + now.duration_since(at).as_millis() as u64;
+        let step = if shown < 60_000 { 1000 } else { 60_000 };
+        let wait = step - shown % step;
+        Some(now + Duration::from_millis(wait))
+    }
+
+    async fn poll(&mut self) -> Result<()> {
+        if !self.poll_in_flight {
+            self.writer.send(ct::STATUS, &[]).await?;
+            self.poll_in_flight = true;
+            self.last_poll = Some(Instant::now());
+        }
+        Ok(())
+    }
+
+    async fn resize(&mut self) -> Result<()> {
+        let (cols, rows) = term::size(self.tty.get_ref().as_fd()).unwrap_or((80, 24));
+        self.size = Size { cols, rows };
+        let child_rows = if self.bar_visible() { rows - 1 } else { rows };
+        let child = Size {
+            cols,
+            rows: child_rows,
+        }
+        .clamped();
+        self.writer.send(ct::RESIZE, &child.encode()).await?;
+        if self.bar_visible() {
+            self.out.extend(statusbar::scroll_region(child_rows));
+            self.draw_bar();
+        }
+        self.flush_some()?;
+        Ok(())
+    }
+
+    /// The detach key counts only when pressed on its own, never inside a
+    /// paste (bracketed or a multi-byte read).
+    fn is_detach(&mut self, keys: &[u8]) -> bool {
+        if let Some(p) = keys
+            .windows(6)
+            .rposition(|w| w == b"\x1b[200~" || w == b"\x1b[201~")
+        {
+            self.in_paste = keys[p + 4] == b'0';
+        }
+        !self.in_paste && self.detach_key.is_some_and(|k| keys == [k])
+    }
+
+    /// Writes what the terminal takes now; the rest waits for writability.
+    fn flush_some(&mut self) -> io::Result<()> {
+        while !self.out.is_empty() {
+            match nix::unistd::write(self.tty.get_ref(), &self.out) {
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(nix::Error::EINTR) => {}
+                Err(nix::Error::EAGAIN) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Last output before restoring the terminal; bounded in time so a
+    /// stuck terminal cannot hold us.
+    fn flush_blocking(&mut self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        while !self.out.is_empty() && std::time::Instant::now() < deadline {
+            if self.flush_some().is_err() {
+                return;
+            }
+            if !self.out.is_empty() {
+                let _ = nix::poll::poll(
+                    &mut [nix::poll::PollFd::new(
+                        self.tty.get_ref().as_fd(),
+                        nix::poll::PollFlags::POLLOUT,
+                    )],
+                    nix::poll::PollTimeout::from(50u8),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `hm kill ID`: SIGTERM (and SIGCONT) to the session's process group,
+//! SIGKILL after the grace period, and wait until the session is gone.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::KillArgs;
+use crate::client::{self, describe_exit, find_session};
+use crate::config::Config;
+use crate::protocol::{self, client as ct, conn, server};
+use crate::supervisor::pidfile::{self, Liveness};
+
+pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
+    let grace_ms = match args.grace {
+        Some(s) if !(0.0..=3600.0).contains(&s) || s.is_nan() => {
+            bail!("invalid --grace '{s}': give seconds between 0 and 3600")
+        }
+        Some(s) => (s * 1000.0).round() as u32,
+        None => u32::try_from(config.kill_grace_ms).unwrap_or(u32::MAX),
+    };
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    // Long enough for the grace period, SIGKILL and delivery of the last
+    // output; a supervisor that is itself stuck is reported, not waited on
+    // forever.
+    let patience = Duration::from_millis(u64::from(grace_ms)) + Duration::from_secs(10);
+    let code = client::runtime()?.block_on(async {
+        let (mut r, mut w) = conn::connect(&session.sock).await?;
+        w.send(ct::KILL, &grace_ms.to_be_bytes()).await?;
+        let wait = async {
+            let mut code = None;
+            // EXIT (our supervisors) or end of stream (any supervisor).
+            while let Some(f) = r.recv().await? {
+                if f.ty == server::EXIT {
+                    code = protocol::decode_exit(&f.payload).ok();
+                }
+            }
+            anyhow::Ok(code)
+        };
+        tokio::time::timeout(patience, wait)
+            .await
+            .context("the session did not stop in time")?
+    })?;
+    // The supervisor removes its files, then exits and so drops its lock.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while pidfile::probe(&session.pid, &session.sock, false) == Liveness::Running {
+        if std::time::Instant::now() >= deadline {
+            bail!(
+                "session '{}' still holds its lock after exiting",
+                session.id
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    match code {
+        Some(c) => println!("session '{}' ended ({})", session.id, describe_exit(c)),
+        None => println!("session '{}' ended", session.id),
+    }
+    Ok(0)
+}

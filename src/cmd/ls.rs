@@ -1,0 +1,169 @@
+//! `hm ls`: every session in the socket dir, queried concurrently.
+//!
+//! Liveness comes from trying each pid file's lock; entries left behind by
+//! a supervisor that was killed are removed on the way.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::classify;
+use crate::cli::LsArgs;
+use crate::client::{self, human_ms};
+use crate::clock;
+use crate::config::Config;
+use crate::paths::{self, SessionPaths};
+use crate::protocol::{Status, conn};
+use crate::supervisor::pidfile::{self, Liveness};
+
+/// A session that does not answer within this time is listed as such
+/// rather than holding up the whole listing.
+const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
+
+#[derive(Debug)]
+struct Row {
+    id: String,
+    status: Option<Status>,
+    info: Option<serde_json::Value>,
+}
+
+pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let rows = if dir.exists() {
+        paths::SocketDir::check(&dir)?;
+        client::runtime()?.block_on(query_all(&dir))?
+    } else {
+        Vec::new()
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let list: Vec<_> = rows.iter().map(row_json).collect();
+        writeln!(out, "{}", serde_json::Value::Array(list))?;
+        return Ok(0);
+    }
+    if rows.is_empty() {
+        eprintln!("no sessions in {}", dir.display());
+        return Ok(0);
+    }
+    let now = clock::unix_ms();
+    let table: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            let (pid, state, idle) = match &r.status {
+                Some(s) => (
+                    s.pid.to_string(),
+                    classify::state_name(s.state).to_string(),
+                    human_ms(u64::from(s.idle_ms)),
+                ),
+                None => ("-".into(), "no answer".into(), "-".into()),
+            };
+            let uptime = info_u64(r, "started_unix_ms")
+                .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
+            [r.id.clone(), pid, state, idle, uptime, command(r)]
+        })
+        .collect();
+    let header = ["ID", "PID", "STATE", "IDLE", "UPTIME", "COMMAND"].map(String::from);
+    let mut widths = [0usize; 5];
+    for row in std::iter::once(&header).chain(&table) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&header).chain(&table) {
+        let mut line = String::new();
+        for (w, cell) in widths.iter().zip(row) {
+            line.push_str(&format!("{cell:<w$}  ", w = *w));
+        }
+        line.push_str(&row[5]);
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(0)
+}
+
+fn info_u64(r: &Row, key: &str) -> Option<u64> {
+    r.info.as_ref()?.get(key)?.as_u64()
+}
+
+fn command(r: &Row) -> String {
+    let words = r
+        .info
+        .as_ref()
+        .and_then(|i| i.get("command"))
+        .and_then(|c| c.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+    words.map_or_else(|| "-".into(), |w| paths::sanitize(&w))
+}
+
+fn row_json(r: &Row) -> serde_json::Value {
+    let mut v = serde_json::json!({ "id": r.id });
+    if let Some(s) = &r.status {
+        v["pid"] = s.pid.into();
+        v["alive"] = s.alive.into();
+        v["state"] = classify::state_name(s.state).into();
+        v["state_ms"] = s.state_ms.into();
+        v["idle_ms"] = s.idle_ms.into();
+    } else {
+        v["error"] = "no answer".into();
+    }
+    if let Some(info) = &r.info {
+        for key in [
+            "command",
+            "started_unix_ms",
+            "supervisor_pid",
+            "workdir",
+            "cols",
+            "rows",
+        ] {
+            if let Some(x) = info.get(key) {
+                v[key] = x.clone();
+            }
+        }
+    }
+    v
+}
+
+async fn query_all(dir: &Path) -> Result<Vec<Row>> {
+    let mut set = tokio::task::JoinSet::new();
+    for id in paths::list_ids(dir)? {
+        let Ok(session) = SessionPaths::new(dir, &id) else {
+            continue;
+        };
+        if pidfile::probe(&session.pid, &session.sock, true) != Liveness::Running {
+            continue;
+        }
+        set.spawn(async move {
+            let answer = tokio::time::timeout(QUERY_TIMEOUT, async {
+                let (mut r, mut w) = conn::connect(&session.sock).await?;
+                conn::query_info_status(&mut r, &mut w).await
+            })
+            .await;
+            match answer {
+                Ok(Ok((info, status))) => Row {
+                    id,
+                    status: Some(status),
+                    info,
+                },
+                _ => Row {
+                    id,
+                    status: None,
+                    info: None,
+                },
+            }
+        });
+    }
+    let mut rows = Vec::new();
+    while let Some(row) = set.join_next().await {
+        if let Ok(row) = row {
+            rows.push(row);
+        }
+    }
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(rows)
+}

@@ -1,0 +1,211 @@
+//! `hm run`: start a session. With `--detach` this process becomes the
+//! supervisor; without, it starts a supervisor in the background (in its
+//! own session, so closing the terminal does not kill it) and attaches.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::RunArgs;
+use crate::config::{Config, Overrides};
+use crate::paths::{self, SessionPaths, SocketDir};
+use crate::protocol::Size;
+use crate::pty::{self, SpawnSpec};
+use crate::supervisor::{self, pidfile};
+
+pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<i32> {
+    let overrides = Overrides {
+        socket_dir: args.dir.socket_dir.clone(),
+        scrollback_bytes: args.scrollback_bytes,
+        classifier: args.classifier.clone(),
+        idle_threshold_ms: args.idle_threshold_ms,
+        debounce_ms: args.debounce_ms,
+        kill_process_group: args.kill_process_group,
+        session_env_var: args.session_env_var.clone(),
+        log_file: args.log_file.clone(),
+        log_level: args.log_level,
+    };
+    let config = config.apply(&overrides)?;
+    let dir = paths::resolve_socket_dir(None, config.socket_dir.as_deref());
+    // The id and the socket path length are checked before anything exists.
+    let session = SessionPaths::new(&dir, &args.id)?;
+    let workdir = resolve_workdir(args.workdir.as_deref())?;
+    if args.detach {
+        supervise(&args, config, dir, session, workdir)
+    } else {
+        launch(&args, config_path, &dir, &session, &workdir)?;
+        super::attach::attach(&session, &config)
+    }
+}
+
+fn resolve_workdir(given: Option<&Path>) -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let dir = given.map_or_else(|| cwd.clone(), |p| cwd.join(p));
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        Ok(_) => bail!("workdir '{}' is not a directory", dir.display()),
+        Err(e) => bail!("workdir '{}': {}", dir.display(), e),
+    }
+}
+
+fn supervise(
+    args: &RunArgs,
+    config: Config,
+    dir: PathBuf,
+    session: SessionPaths,
+    workdir: PathBuf,
+) -> Result<i32> {
+    let dir = SocketDir::ensure(&dir)?;
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("no command given (put it after --)")?;
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    if std::env::var_os("TERM").is_none_or(|t| t.is_empty()) {
+        // Programs started from scripts or services have no TERM; the pty
+        // is an xterm-compatible terminal as far as they are concerned.
+        env.push(("TERM".into(), "xterm-256color".into()));
+    }
+    env.push((
+        config.session_env_var.clone().into(),
+        session.id.clone().into(),
+    ));
+    env.extend(
+        config
+            .env
+            .iter()
+            .map(|v| (v.name.clone().into(), v.value.clone().into())),
+    );
+    let log_file = config
+        .log_file
+        .clone()
+        .unwrap_or_else(|| session.log.clone());
+    let opts = supervisor::Options {
+        dir,
+        spawn: SpawnSpec {
+            program: program.clone(),
+            args: rest.to_vec(),
+            env,
+            workdir,
+            size: Size {
+                cols: args.cols,
+                rows: args.rows,
+            }
+            .clamped(),
+        },
+        paths: session,
+        scrollback: config.scrollback_bytes,
+        classifier: config.classifier,
+        kill_process_group: config.kill_process_group,
+        kill_grace_ms: config.kill_grace_ms,
+        log_file,
+        log_level: config.log_level,
+        notify_ready: args.notify_ready,
+    };
+    supervisor::run(opts)
+}
+
+/// A background supervisor that failed to start; its own message is shown.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct LaunchFailed {
+    pub message: String,
+    pub code: i32,
+}
+
+/// Starts `hm run --detach` in the background and waits until it reports
+/// that the command is running, or why it is not.
+fn launch(
+    args: &RunArgs,
+    config_path: Option<&Path>,
+    dir: &Path,
+    session: &SessionPaths,
+    workdir: &Path,
+) -> Result<()> {
+    if dir.exists()
+        && pidfile::probe(&session.pid, &session.sock, false) == pidfile::Liveness::Running
+    {
+        bail!(
+            "session '{}' is already running; attach to it with 'hm attach {}'",
+            session.id,
+            session.id
+        );
+    }
+    let exe = std::env::current_exe().context("cannot find the hm executable")?;
+    let mut cmd = Command::new(exe);
+    if let Some(c) = config_path {
+        cmd.arg("--config").arg(workdir.join(c));
+    }
+    cmd.args(["run", "--detach", "--notify-ready", "--id", &args.id]);
+    cmd.arg("--socket-dir").arg(dir);
+    cmd.arg("--workdir").arg(workdir);
+    cmd.args([
+        "--cols",
+        &args.cols.to_string(),
+        "--rows",
+        &args.rows.to_string(),
+    ]);
+    let mut opt = |flag: &str, v: Option<String>| {
+        if let Some(v) = v {
+            cmd.arg(flag).arg(v);
+        }
+    };
+    opt(
+        "--scrollback-bytes",
+        args.scrollback_bytes.map(|v| v.to_string()),
+    );
+    opt("--classifier", args.classifier.clone());
+    opt(
+        "--idle-threshold-ms",
+        args.idle_threshold_ms.map(|v| v.to_string()),
+    );
+    opt("--debounce-ms", args.debounce_ms.map(|v| v.to_string()));
+    opt(
+        "--kill-process-group",
+        args.kill_process_group.map(|v| v.to_string()),
+    );
+    opt("--session-env-var", args.session_env_var.clone());
+    opt(
+        "--log-level",
+        args.log_level.map(|v| v.as_str().to_string()),
+    );
+    if let Some(f) = &args.log_file {
+        cmd.arg("--log-file").arg(workdir.join(f));
+    }
+    cmd.arg("--").args(&args.command);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    pty::new_session_on_spawn(&mut cmd);
+    let mut child = cmd.spawn().context("cannot start the supervisor")?;
+    let Some(stderr) = child.stderr.take() else {
+        bail!("cannot read the supervisor's output");
+    };
+    let mut said = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap_or_default();
+        if line == "ready" {
+            return Ok(());
+        }
+        said.push_str(&line);
+        said.push('\n');
+    }
+    let status = child.wait().context("cannot wait for the supervisor")?;
+    let message = said
+        .trim()
+        .strip_prefix("hm: ")
+        .unwrap_or(said.trim())
+        .to_string();
+    Err(LaunchFailed {
+        message: if message.is_empty() {
+            format!("the supervisor exited ({status}) without saying why")
+        } else {
+            message
+        },
+        code: status.code().unwrap_or(1),
+    }
+    .into())
+}

@@ -1,0 +1,35 @@
+//! Heimdall: one supervisor process per terminal session, and thin clients.
+//!
+//! Process model: `hm run --detach` is a supervisor. It forks the command
+//! in a pty before any runtime exists, then serves clients on
+//! `<socket_dir>/<id>.sock` from a single-threaded event loop. There is no
+//! daemon; every other command is a client of that socket.
+//!
+//! Data flow: pty output goes into one byte ring ([`supervisor::ring`]) and
+//! from there, by offset, to every subscriber; client INPUT goes straight to
+//! the pty; the classifier sees every read and is asked for its state only
+//! when someone sends STATUS.
+//!
+//! Modules:
+//! - [`cli`]: clap types; [`cmd`]: one file per subcommand.
+//! - [`config`]: heimdall.toml and command-line overrides, resolved.
+//! - [`paths`]: socket dir, session ids, file names.
+//! - [`clock`]: the only place that reads the time.
+//! - [`protocol`]: wire format, pure; `protocol::conn` for async clients.
+//! - [`pty`]: openpty and fork/exec, the only unsafe code.
+//! - [`supervisor`]: the per-session server.
+//! - [`classify`]: state classifiers.
+//! - [`client`]: what the client commands share.
+
+pub mod classify;
+pub mod cli;
+pub mod client;
+pub mod clock;
+pub mod cmd;
+pub mod config;
+pub mod paths;
+pub mod protocol;
+pub mod pty;
+pub mod statusbar;
+pub mod supervisor;
+pub mod term;

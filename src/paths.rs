@@ -1,0 +1,278 @@
+//! Where sessions live: the socket directory, session ids and file names.
+//!
+//! Everything here is checked before a supervisor creates anything: an id
+//! that could escape the directory, a socket path too long for `sun_path`,
+//! or a directory another user could read or write is refused with a
+//! message that says how to fix it.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// `sun_path` is 108 bytes on Linux, one of which is the terminating NUL.
+pub const MAX_SOCKET_PATH: usize = 107;
+/// Longest session id.
+pub const MAX_ID_LEN: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error(
+        "invalid session id '{0}': use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    )]
+    InvalidId(String),
+    #[error(
+        "socket path '{}' is {len} bytes, over the {MAX_SOCKET_PATH}-byte limit of Unix sockets; use a shorter id or --socket-dir",
+        path.display()
+    )]
+    SocketPathTooLong { path: PathBuf, len: usize },
+    #[error("cannot create socket dir '{}': {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("socket dir '{}' is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error(
+        "socket dir '{}' is owned by uid {owner}, not by you (uid {me}); choose another with --socket-dir",
+        path.display()
+    )]
+    ForeignOwner { path: PathBuf, owner: u32, me: u32 },
+    #[error(
+        "socket dir '{}' is accessible by other users (mode {mode:04o}); run 'chmod 700 {}' or choose another with --socket-dir",
+        path.display(), path.display()
+    )]
+    TooOpen { path: PathBuf, mode: u32 },
+}
+
+/// Checks a session id against `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
+pub fn validate_id(id: &str) -> Result<(), PathError> {
+    let bytes = id.as_bytes();
+    let ok = !bytes.is_empty()
+        && bytes.len() <= MAX_ID_LEN
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(PathError::InvalidId(sanitize(id)))
+    }
+}
+
+/// Makes untrusted text safe to print: control characters (which could
+/// drive the user's terminal) become `?`, and it is cut to 80 characters.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .take(80)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// The default socket dir: `$XDG_RUNTIME_DIR/heimdall` when that is an
+/// absolute path, else `/tmp/heimdall-$UID`.
+pub fn default_socket_dir(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> PathBuf {
+    match xdg_runtime_dir.map(Path::new) {
+        Some(p) if p.is_absolute() => p.join("heimdall"),
+        _ => PathBuf::from(format!("/tmp/heimdall-{uid}")),
+    }
+}
+
+/// Picks the socket dir from the command line, the config, or the default,
+/// made absolute so a re-executed supervisor and its launcher agree.
+pub fn resolve_socket_dir(cli: Option<&Path>, config: Option<&Path>) -> PathBuf {
+    let dir = match cli.or(config) {
+        Some(p) => p.to_path_buf(),
+        None => default_socket_dir(
+            std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+            nix::unistd::geteuid().as_raw(),
+        ),
+    };
+    if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(&dir))
+            .unwrap_or(dir)
+    }
+}
+
+/// A socket dir that exists and belongs to us alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketDir {
+    path: PathBuf,
+}
+
+impl SocketDir {
+    /// Creates the directory (missing components 0700) and checks it.
+    pub fn ensure(path: &Path) -> Result<SocketDir, PathError> {
+        match fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(path)
+        {
+            Ok(()) => {}
+            Err(source) => {
+                return Err(PathError::Create {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        Self::check(path)
+    }
+
+    /// Checks an existing directory: ours, and closed to others. Clients
+    /// use this too, so they never talk to a socket someone else planted.
+    pub fn check(path: &Path) -> Result<SocketDir, PathError> {
+        let meta = fs::metadata(path).map_err(|source| PathError::Create {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            return Err(PathError::NotADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(PathError::ForeignOwner {
+                path: path.to_path_buf(),
+                owner: meta.uid(),
+                me,
+            });
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            return Err(PathError::TooOpen {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        Ok(SocketDir {
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn session(&self, id: &str) -> Result<SessionPaths, PathError> {
+        SessionPaths::new(&self.path, id)
+    }
+}
+
+/// The files of one session inside the socket dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPaths {
+    pub id: String,
+    pub sock: PathBuf,
+    pub pid: PathBuf,
+    pub log: PathBuf,
+}
+
+impl SessionPaths {
+    /// Validates the id and the socket path length; touches nothing.
+    pub fn new(dir: &Path, id: &str) -> Result<SessionPaths, PathError> {
+        validate_id(id)?;
+        let sock = dir.join(format!("{id}.sock"));
+        let len = sock.as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(PathError::SocketPathTooLong { path: sock, len });
+        }
+        Ok(SessionPaths {
+            id: id.to_string(),
+            pid: dir.join(format!("{id}.pid")),
+            log: dir.join(format!("{id}.log")),
+            sock,
+        })
+    }
+}
+
+/// Session ids present in `dir`, found by their pid files, sorted. Names
+/// that are not valid ids are skipped: they were not made by us.
+pub fn list_ids(dir: &Path) -> io::Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(id) = name.strip_suffix(".pid") {
+            if validate_id(id).is_ok() {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    ids.sort();
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ids_follow_the_pattern() {
+        for ok in ["a", "A1", "api.v2", "x_y-z", &"a".repeat(64)] {
+            assert!(validate_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".x",
+            "-x",
+            "_x",
+            "../x",
+            "/abs",
+            "a/b",
+            "a b",
+            "é",
+            "a\x1b",
+            &"a".repeat(65),
+        ] {
+            assert!(validate_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn default_dir_prefers_an_absolute_runtime_dir() {
+        assert_eq!(
+            default_socket_dir(Some(OsStr::new("/run/user/7")), 7),
+            PathBuf::from("/run/user/7/heimdall")
+        );
+        assert_eq!(
+            default_socket_dir(Some(OsStr::new("relative")), 7),
+            PathBuf::from("/tmp/heimdall-7")
+        );
+        assert_eq!(
+            default_socket_dir(None, 7),
+            PathBuf::from("/tmp/heimdall-7")
+        );
+    }
+
+    #[test]
+    fn long_socket_paths_are_refused() {
+        let dir = PathBuf::from(format!("/{}", "d".repeat(90)));
+        assert!(SessionPaths::new(&dir, "short").is_ok());
+        let err = SessionPaths::new(&dir, &"x".repeat(20)).unwrap_err();
+        assert!(matches!(err, PathError::SocketPathTooLong { .. }));
+    }
+
+    #[test]
+    fn sanitize_removes_control_characters() {
+        assert_eq!(sanitize("a\x1b[2Jb\n"), "a?[2Jb?");
+    }
+
+    proptest! {
+        #[test]
+        fn a_valid_id_stays_inside_the_dir(id in "\\PC{0,70}", depth in 1usize..6) {
+            let dir: PathBuf = std::iter::repeat_n("seg", depth).fold(PathBuf::from("/"), |p, s| p.join(s));
+            if let Ok(paths) = SessionPaths::new(&dir, &id) {
+                prop_assert_eq!(paths.sock.parent(), Some(dir.as_path()));
+                prop_assert_eq!(paths.pid.parent(), Some(dir.as_path()));
+                prop_assert!(paths.sock.as_os_str().len() <= MAX_SOCKET_PATH);
+                prop_assert!(validate_id(&id).is_ok());
+            }
+        }
+    }
+}

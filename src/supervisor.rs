@@ -1,0 +1,521 @@
+//! The per-session supervisor: `hm run --detach`.
+//!
+//! [`run`] follows a strict order. Everything that can fail is done while
+//! nothing has started yet: the socket dir is checked, the pid file locked,
+//! the socket bound and the log opened. Then the child is forked (the
+//! process still has one thread), and only then does a current-thread
+//! tokio runtime start. Three tasks share one [`state::Shared`]: the pty
+//! reader ([`pump_output`]), the accept loop, and one task per client
+//! ([`client::serve`]); the main loop reaps the child, escalates kills and
+//! decides when everything has been delivered.
+
+mod client;
+mod log;
+pub mod pidfile;
+pub mod ring;
+mod state;
+
+use std::cell::RefCell;
+use std::fs;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use nix::sys::signal::Signal;
+use nix::sys::stat::{Mode, umask};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use tokio::net::UnixListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use crate::classify::ClassifierSpec;
+use crate::clock::{self, Clock};
+use crate::config::LogLevel;
+use crate::paths::{SessionPaths, SocketDir};
+use crate::pty::{self, SpawnSpec};
+
+use client::Ctx;
+use pidfile::PidFile;
+use state::{Ended, SessionInfo, Shared};
+
+/// A subscriber that holds back the pty this long without reading a byte
+/// is cut off, so one stuck client cannot freeze the session.
+const STALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// After the child is reaped, output still arriving from grandchildren
+/// holding the pty is read until it has been quiet this long.
+const QUIET_AFTER_EXIT: Duration = Duration::from_millis(200);
+/// How long subscribers get to read their last bytes and EXIT.
+const EXIT_FLUSH: Duration = Duration::from_secs(5);
+/// The most connections served at once; more are told so and closed.
+const MAX_CONNECTIONS: usize = 1024;
+/// A read pass takes at most this much before publishing it to subscribers.
+const READ_PASS: usize = 64 * 1024;
+
+/// Everything the supervisor needs, resolved and validated.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dir: SocketDir,
+    pub paths: SessionPaths,
+    pub spawn: SpawnSpec,
+    pub scrollback: usize,
+    pub classifier: ClassifierSpec,
+    pub kill_process_group: bool,
+    pub kill_grace_ms: u64,
+    pub log_file: PathBuf,
+    pub log_level: LogLevel,
+    /// Write `ready` on stderr once the child runs, then detach stdio: how
+    /// `hm run` (without `--detach`) learns that its background supervisor
+    /// started, or why it did not.
+    pub notify_ready: bool,
+}
+
+/// Runs a session to its end and returns the exit code to exit with.
+///
+/// Must be called while the process has exactly one thread.
+pub fn run(opts: Options) -> Result<i32> {
+    let mut pidfile = PidFile::acquire(&opts.paths.pid, &opts.paths.id)?;
+    let listener = match bind(&opts.paths.sock) {
+        Ok(l) => l,
+        Err(e) => {
+            pidfile.remove();
+            return Err(e);
+        }
+    };
+    let cleanup = |pidfile: PidFile| {
+        let _ = fs::remove_file(&opts.paths.sock);
+        pidfile.remove();
+    };
+    let me = std::process::id();
+    let log_existed = opts.log_file.exists();
+    let prepared = pidfile
+        .write_supervisor(me)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| log::BoundedLog::open(&opts.log_file).map_err(anyhow::Error::from));
+    let log_file = match prepared {
+        Ok(l) => l,
+        Err(e) => {
+            cleanup(pidfile);
+            return Err(e);
+        }
+    };
+
+    let spawned = match pty::spawn(&opts.spawn) {
+        Ok(s) => s,
+        Err(e) => {
+            cleanup(pidfile);
+            if !log_existed {
+                let _ = fs::remove_file(&opts.log_file);
+            }
+            return Err(e.into());
+        }
+    };
+    if let Err(e) = pidfile.write_child(me, spawned.pid.as_raw() as u32) {
+        // The pid file is informational; the lock is what matters.
+        let _ = writeln!(io::stderr(), "hm: warning: {e}");
+    }
+    log::init(log_file, opts.log_level);
+    info!(
+        id = %opts.paths.id,
+        pid = spawned.pid.as_raw(),
+        command = ?opts.spawn.program,
+        "session started"
+    );
+    raise_fd_limit();
+    if opts.notify_ready {
+        detach_stdio();
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the event loop")?;
+    let local = tokio::task::LocalSet::new();
+    let code = local.block_on(&rt, serve(&opts, listener, spawned));
+    info!(code, "session ended");
+    cleanup(pidfile);
+    Ok(code)
+}
+
+/// Binds the session socket, replacing a stale one (we hold the lock, so
+/// nobody else is serving it). The umask makes the socket 0600 from birth.
+fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            anyhow::bail!(
+                "'{}' exists and is not a socket; remove it or use another id",
+                path.display()
+            );
+        }
+        fs::remove_file(path)
+            .with_context(|| format!("cannot remove stale socket '{}'", path.display()))?;
+    }
+    let old = umask(Mode::from_bits_truncate(0o177));
+    let bound = std::os::unix::net::UnixListener::bind(path);
+    umask(old);
+    let listener = bound.with_context(|| format!("cannot bind '{}'", path.display()))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot set permissions of '{}'", path.display()))?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Tells the launcher we are up, then lets go of its pipe and terminal.
+fn detach_stdio() {
+    let _ = io::stderr().write_all(b"ready\n");
+    if let Ok(null) = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
+}
+
+/// Many clients each need a descriptor; the soft limit is often 1024 while
+/// the hard limit is far higher. Done after the fork so the child keeps the
+/// limits it would have had.
+fn raise_fd_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard.min(65536).max(soft), hard);
+        }
+    }
+}
+
+async fn serve(
+    opts: &Options,
+    listener: std::os::unix::net::UnixListener,
+    spawned: pty::Spawned,
+) -> i32 {
+    let clock = Clock::new();
+    let info = SessionInfo {
+        id: opts.paths.id.clone(),
+        command: std::iter::once(&opts.spawn.program)
+            .chain(&opts.spawn.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        workdir: opts.spawn.workdir.to_string_lossy().into_owned(),
+        supervisor_pid: std::process::id(),
+        started_unix_ms: clock::unix_ms(),
+        classifier: opts.classifier.name(),
+        idle_threshold_ms: match opts.classifier {
+            ClassifierSpec::None => None,
+            ClassifierSpec::Simple { idle_threshold_ms }
+            | ClassifierSpec::Claude {
+                idle_threshold_ms, ..
+            } => Some(idle_threshold_ms),
+        },
+    };
+    let shared = Rc::new(RefCell::new(Shared::new(
+        opts.scrollback,
+        opts.classifier.build(clock.now_ms()),
+        clock,
+        spawned.pid.as_raw() as u32,
+        opts.spawn.size,
+        opts.kill_grace_ms,
+        info,
+    )));
+    let master = match pty::register_master(spawned.master) {
+        Ok(m) => Rc::new(m),
+        Err(e) => {
+            warn!("cannot watch the pty: {e}");
+            return 1;
+        }
+    };
+    let listener = match UnixListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            warn!("cannot watch the socket: {e}");
+            return 1;
+        }
+    };
+    let (changed_tx, changed_rx) = watch::channel(());
+    let ctx = Rc::new(Ctx {
+        shared,
+        master,
+        changed: changed_rx,
+        space: Rc::new(Notify::new()),
+        wake_main: Rc::new(Notify::new()),
+    });
+    let changed_tx = Rc::new(changed_tx);
+    let reaped = Rc::new(Notify::new());
+    tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
+    tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
+    match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
+        Ok(code) => code,
+        Err(e) => {
+            warn!("event loop failed: {e}");
+            1
+        }
+    }
+}
+
+/// Waits for the child to end (escalating kills as asked) and for its last
+/// output to be delivered; returns the exit code.
+async fn main_loop(
+    ctx: &Ctx,
+    opts: &Options,
+    slave: OwnedFd,
+    child: Pid,
+    changed: &watch::Sender<()>,
+    reaped: &Notify,
+) -> io::Result<i32> {
+    let mut sigchld = signal(SignalKind::child())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigquit = signal(SignalKind::quit())?;
+    let mut slave = Some(slave);
+    let mut kill_deadline: Option<Instant> = None;
+    let mut kill_sent = false;
+    // The child may have exited before the SIGCHLD handler existed.
+    let mut check_child = true;
+
+    loop {
+        if check_child {
+            check_child = false;
+            if let Some(code) = try_reap(child) {
+                let mut s = ctx.shared.borrow_mut();
+                let now = s.clock.now_ms();
+                s.ended = Some(Ended { code });
+                s.classifier.set_dead(now);
+                drop(s);
+                info!(code, "child exited");
+                // Closing our copy of the slave lets the master report EOF
+                // once the child's last bytes have been read.
+                slave = None;
+                kill_deadline = None;
+                reaped.notify_one();
+                changed.send_replace(());
+            }
+        }
+        let (ended, closed) = {
+            let s = ctx.shared.borrow();
+            (s.ended.is_some(), s.output_closed)
+        };
+        if ended && closed {
+            break;
+        }
+        if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take() {
+            if !ended {
+                if !kill_sent {
+                    kill_sent = true;
+                    info!(grace_ms = grace, "stopping the session");
+                    signal_child(child, opts.kill_process_group, Signal::SIGTERM);
+                    // A stopped process only acts on SIGTERM once continued.
+                    signal_child(child, opts.kill_process_group, Signal::SIGCONT);
+                }
+                let at = Instant::now() + Duration::from_millis(grace);
+                kill_deadline = Some(kill_deadline.map_or(at, |d| d.min(at)));
+            }
+        }
+        let deadline = kill_deadline.unwrap_or_else(Instant::now);
+        tokio::select! {
+            _ = sigchld.recv() => check_child = true,
+            _ = sigterm.recv() => request_kill(ctx),
+            _ = sigint.recv() => request_kill(ctx),
+            _ = sighup.recv() => request_kill(ctx),
+            _ = sigquit.recv() => request_kill(ctx),
+            () = tokio::time::sleep_until(deadline), if kill_deadline.is_some() => {
+                kill_deadline = None;
+                warn!("grace period over; sending SIGKILL");
+                signal_child(child, opts.kill_process_group, Signal::SIGKILL);
+            }
+            () = ctx.wake_main.notified() => {}
+        }
+    }
+    drop(slave);
+
+    // Give every subscriber the chance to read its last bytes and EXIT.
+    let flush_by = Instant::now() + EXIT_FLUSH;
+    while ctx.shared.borrow().exit_waiters > 0 {
+        tokio::select! {
+            () = ctx.wake_main.notified() => {}
+            () = tokio::time::sleep_until(flush_by) => {
+                warn!("some subscribers did not read their last output in time");
+                break;
+            }
+        }
+    }
+    Ok(ctx.shared.borrow().ended.map_or(1, |e| e.code))
+}
+
+fn request_kill(ctx: &Ctx) {
+    let mut s = ctx.shared.borrow_mut();
+    let grace = s.default_grace_ms;
+    s.kill_requested = Some(s.kill_requested.map_or(grace, |g| g.min(grace)));
+}
+
+fn signal_child(child: Pid, group: bool, sig: Signal) {
+    if let Err(e) = pty::signal(child, group, sig) {
+        // ESRCH: the group is already gone, which is what we wanted.
+        if e != nix::Error::ESRCH {
+            warn!("cannot send {sig} to the session: {e}");
+        }
+    }
+}
+
+/// Reaps the child if it has ended, without ever blocking: a stopped child
+/// is not an ended one.
+fn try_reap(child: Pid) -> Option<i32> {
+    loop {
+        match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::Exited(_, code)) => return Some(code),
+            Ok(WaitStatus::Signaled(_, sig, _)) => return Some(128 + sig as i32),
+            Ok(_) => return None,
+            Err(nix::Error::EINTR) => {}
+            // ECHILD: someone else reaped it; nothing more will come.
+            Err(_) => return Some(1),
+        }
+    }
+}
+
+/// Reads the pty into the ring, never past what the slowest subscriber
+/// still needs, and wakes subscribers once per read pass.
+async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<Notify>) {
+    let mut stall: Option<(u64, Instant)> = None;
+    loop {
+        let (budget, oldest_needed, ended) = {
+            let s = ctx.shared.borrow();
+            (s.read_budget(), s.min_retained(), s.ended.is_some())
+        };
+        if budget == 0 {
+            let deadline = match stall {
+                Some((at, d)) if at == oldest_needed => d,
+                _ => {
+                    let d = Instant::now() + STALL_TIMEOUT;
+                    stall = Some((oldest_needed, d));
+                    d
+                }
+            };
+            tokio::select! {
+                () = ctx.space.notified() => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    let n = ctx.shared.borrow_mut().evict_at(oldest_needed, STALL_TIMEOUT.as_millis() as u64);
+                    warn!(subscribers = n, "cut off subscribers that stopped reading");
+                    stall = None;
+                    changed.send_replace(());
+                }
+            }
+            continue;
+        }
+        stall = None;
+        let guard = if ended {
+            tokio::select! {
+                g = ctx.master.readable() => g,
+                () = tokio::time::sleep(QUIET_AFTER_EXIT) => break,
+            }
+        } else {
+            tokio::select! {
+                g = ctx.master.readable() => g,
+                () = reaped.notified() => continue,
+            }
+        };
+        let mut guard = match guard {
+            Ok(g) => g,
+            Err(e) => {
+                warn!("cannot wait for pty output: {e}");
+                break;
+            }
+        };
+        let limit = budget.min(READ_PASS);
+        let mut pass = 0;
+        let mut eof = false;
+        while pass < limit {
+            let res = guard.try_io(|fd| {
+                let mut s = ctx.shared.borrow_mut();
+                let from = s.ring.head();
+                let spare = s.ring.spare(limit - pass);
+                let n = nix::unistd::read(fd.get_ref(), spare).map_err(io::Error::from)?;
+                s.ring.commit(n);
+                if n > 0 {
+                    s.note_output(from, from + n as u64);
+                }
+                Ok(n)
+            });
+            match res {
+                Ok(Ok(0)) => {
+                    eof = true;
+                    break;
+                }
+                Ok(Ok(n)) => pass += n,
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                // EIO: every slave descriptor is closed; the output is over.
+                Ok(Err(_)) => {
+                    eof = true;
+                    break;
+                }
+                Err(_would_block) => break,
+            }
+        }
+        if pass > 0 {
+            changed.send_replace(());
+        }
+        if eof {
+            if ended {
+                break;
+            }
+            // EOF before the child is reaped (it closed the pty itself):
+            // nothing more can come, but keep waiting for the child.
+            ctx.shared.borrow_mut().output_closed = true;
+            changed.send_replace(());
+            ctx.wake_main.notify_one();
+            return;
+        }
+        // Let subscribers run between passes so a fast child cannot starve
+        // them (pty readiness does not consume tokio's task budget).
+        tokio::task::yield_now().await;
+    }
+    ctx.shared.borrow_mut().output_closed = true;
+    changed.send_replace(());
+    ctx.wake_main.notify_one();
+}
+
+/// Accepts connections from our own user, up to [`MAX_CONNECTIONS`].
+async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
+    let me = nix::unistd::geteuid().as_raw();
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let uid = stream.peer_cred().map(|c| c.uid()).ok();
+                if uid != Some(me) && uid != Some(0) {
+                    warn!(?uid, "refused a connection from another user");
+                    continue;
+                }
+                if ctx.shared.borrow().connections >= MAX_CONNECTIONS {
+                    warn!("refused a connection: {MAX_CONNECTIONS} already open");
+                    let mut msg = vec![crate::protocol::MODE_BINARY];
+                    msg.extend(crate::protocol::frame(
+                        crate::protocol::server::ERROR,
+                        &crate::protocol::encode_error(
+                            crate::protocol::ErrorCode::TooManyConnections,
+                            "too many connections to this session",
+                        ),
+                    ));
+                    let _ = stream.try_write(&msg);
+                    continue;
+                }
+                tokio::task::spawn_local(client::serve(ctx.clone(), stream));
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                // Out of descriptors: accepting again at once would spin.
+                warn!("cannot accept connections: {e}; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => {
+                warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}

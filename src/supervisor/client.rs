@@ -1,0 +1,503 @@
+//! One client connection to the supervisor: reads its frames, writes the
+//! frames it is owed, and keeps both directions flowing independently.
+//!
+//! INPUT is written straight to the pty master from this task (no thread
+//! hop); when the pty is full the rest waits here and the client's socket
+//! is not read until it drains, which is backpressure rather than loss.
+//! Output is written with one `writev` per frame straight from the ring.
+//! A client that never reads costs at most one in-flight frame: the reader
+//! task stops at the lag window and, if this client makes no progress for
+//! too long, cuts it off with an ERROR frame.
+
+use std::cell::RefCell;
+use std::io::{self, IoSlice};
+use std::ops::Range;
+use std::os::fd::{AsFd, OwnedFd};
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+use tokio::net::UnixStream;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+use crate::protocol::{
+    self, ErrorCode, HEADER_LEN, MAX_PAYLOAD, MODE_BINARY, Piece, Size, Splitter, client, server,
+};
+use crate::pty;
+
+use super::state::{ConnId, Shared};
+
+/// Control frames (STATUS_RESP, INFO...) a client may have queued before
+/// we stop reading its requests until it reads our answers.
+const CTRL_LIMIT: usize = 64 * 1024;
+/// How long a connection being closed (cut off, or after an ERROR) gets to
+/// read what it is owed before it is dropped.
+const CLOSE_GRACE: Duration = Duration::from_secs(10);
+const READ_BUF: usize = 8 * 1024;
+
+/// What every connection task shares.
+#[derive(Debug)]
+pub struct Ctx {
+    pub shared: Rc<RefCell<Shared>>,
+    pub master: Rc<AsyncFd<OwnedFd>>,
+    /// Bumped whenever output, the child's fate or a subscriber's eviction
+    /// changes.
+    pub changed: watch::Receiver<()>,
+    /// Tells the pty reader that a subscriber made room.
+    pub space: Rc<Notify>,
+    /// Tells the main loop about kill requests and finished exit waiters.
+    pub wake_main: Rc<Notify>,
+}
+
+#[derive(Debug)]
+struct Conn {
+    id: ConnId,
+    stream: UnixStream,
+    splitter: Splitter,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rlen: usize,
+    read_eof: bool,
+    /// Type of the frame being received, and its small payload (RESIZE,
+    /// KILL); other payloads are streamed (INPUT) or discarded.
+    cur: u8,
+    small: Vec<u8>,
+    /// INPUT bytes in `rbuf` the pty has not taken yet.
+    blocked: Option<Range<usize>>,
+    ctrl: Vec<u8>,
+    ctrl_pos: usize,
+    subscribed: bool,
+    wants_exit: bool,
+    exit_queued: bool,
+    /// After an ERROR: finish writing, then close.
+    closing: bool,
+    evicted_pos: usize,
+    close_by: Option<Instant>,
+}
+
+/// Serves one accepted connection until it closes.
+pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
+    let id = {
+        let mut s = ctx.shared.borrow_mut();
+        s.connections += 1;
+        s.new_conn_id()
+    };
+    let mut conn = Conn {
+        id,
+        stream,
+        splitter: Splitter::new(MAX_PAYLOAD),
+        rbuf: Vec::new(),
+        rpos: 0,
+        rlen: 0,
+        read_eof: false,
+        cur: 0,
+        small: Vec::new(),
+        blocked: None,
+        ctrl: vec![MODE_BINARY],
+        ctrl_pos: 0,
+        subscribed: false,
+        wants_exit: false,
+        exit_queued: false,
+        closing: false,
+        evicted_pos: 0,
+        close_by: None,
+    };
+    if let Err(e) = conn.run(&ctx).await {
+        debug!(conn = id, "connection ended: {e}");
+    }
+    let mut s = ctx.shared.borrow_mut();
+    s.connections -= 1;
+    if s.subs.remove(&id).is_some() || conn.wants_exit {
+        ctx.space.notify_one();
+    }
+    if (conn.subscribed || conn.wants_exit) && !conn.exit_written() {
+        s.exit_waiters = s.exit_waiters.saturating_sub(1);
+    }
+    ctx.wake_main.notify_one();
+}
+
+impl Conn {
+    fn exit_written(&self) -> bool {
+        self.exit_queued && self.ctrl_pos == self.ctrl.len()
+    }
+
+    async fn run(&mut self, ctx: &Ctx) -> io::Result<()> {
+        let mut changed = ctx.changed.clone();
+        loop {
+            changed.borrow_and_update();
+            self.process(ctx);
+            let pending = self.prepare(ctx);
+            if !pending && self.done() {
+                return Ok(());
+            }
+            let can_read = !self.closing
+                && !self.read_eof
+                && self.blocked.is_none()
+                && self.rpos == self.rlen
+                && self.ctrl.len() - self.ctrl_pos < CTRL_LIMIT;
+            let watching = (self.subscribed || self.wants_exit) && !pending;
+            let close_by = self.close_by.unwrap_or_else(Instant::now);
+            tokio::select! {
+                r = self.stream.writable(), if pending => {
+                    r?;
+                    self.write(ctx)?;
+                }
+                g = ctx.master.writable(), if self.blocked.is_some() => {
+                    let mut g = g?;
+                    self.flush_input(&mut g, ctx);
+                }
+                r = self.stream.readable(), if can_read => {
+                    r?;
+                    self.read()?;
+                }
+                c = changed.changed(), if watching => {
+                    if c.is_err() {
+                        return Ok(());
+                    }
+                }
+                () = tokio::time::sleep_until(close_by), if self.close_by.is_some() => {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "closing connection did not read its last frames"));
+                }
+            }
+        }
+    }
+
+    /// True when nothing more will ever be written or read.
+    fn done(&self) -> bool {
+        if self.closing {
+            return true;
+        }
+        if self.subscribed || self.wants_exit {
+            return self.exit_written();
+        }
+        self.read_eof && self.rpos == self.rlen && self.blocked.is_none()
+    }
+
+    fn read(&mut self) -> io::Result<()> {
+        if self.rbuf.is_empty() {
+            self.rbuf = vec![0; READ_BUF];
+        }
+        match self.stream.try_read(&mut self.rbuf) {
+            Ok(0) => self.read_eof = true,
+            Ok(n) => {
+                self.rpos = 0;
+                self.rlen = n;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Handles buffered client bytes until they run out, the pty pushes
+    /// back, or too many answers are waiting to be read.
+    fn process(&mut self, ctx: &Ctx) {
+        while (self.rpos < self.rlen || self.splitter.end_pending())
+            && self.blocked.is_none()
+            && !self.closing
+            && self.ctrl.len() - self.ctrl_pos < CTRL_LIMIT
+        {
+            let at = self.rpos;
+            let step = self.splitter.next(&self.rbuf[at..self.rlen]);
+            let (used, piece) = match step {
+                Ok((used, piece)) => (used, piece.map(Owned::from)),
+                Err(e) => {
+                    self.fail(ctx, ErrorCode::FrameTooLarge, &e.to_string());
+                    return;
+                }
+            };
+            self.rpos += used;
+            match piece {
+                None => {}
+                Some(Owned::Start(ty, len)) => {
+                    self.cur = ty;
+                    self.small.clear();
+                    if ty == client::RESIZE && len != 4 {
+                        let msg = format!("RESIZE payload must be 4 bytes, got {len}");
+                        self.fail(ctx, ErrorCode::MalformedPayload, &msg);
+                        return;
+                    }
+                }
+                Some(Owned::Data) => match self.cur {
+                    client::INPUT => self.input(at..at + used, ctx),
+                    client::RESIZE | client::KILL | client::SUBSCRIBE
+                        if self.small.len() + used <= 4 =>
+                    {
+                        self.small.extend_from_slice(&self.rbuf[at..at + used]);
+                    }
+                    _ => {}
+                },
+                Some(Owned::End(ty)) => self.dispatch(ty, ctx),
+            }
+        }
+    }
+
+    fn input(&mut self, mut range: Range<usize>, ctx: &Ctx) {
+        if ctx.shared.borrow().ended.is_some() {
+            self.fail(
+                ctx,
+                ErrorCode::Unavailable,
+                "the session has exited; input was not delivered",
+            );
+            return;
+        }
+        while !range.is_empty() {
+            match nix::unistd::write(ctx.master.get_ref(), &self.rbuf[range.clone()]) {
+                Ok(n) => range.start += n,
+                Err(nix::Error::EINTR) => {}
+                Err(nix::Error::EAGAIN) => {
+                    self.blocked = Some(range);
+                    return;
+                }
+                Err(e) => {
+                    debug!(conn = self.id, "pty write failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn flush_input(
+        &mut self,
+        guard: &mut tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>,
+        ctx: &Ctx,
+    ) {
+        let Some(range) = self.blocked.clone() else {
+            return;
+        };
+        let rbuf = &self.rbuf;
+        match guard.try_io(|fd| {
+            nix::unistd::write(fd.get_ref().as_fd(), &rbuf[range.clone()]).map_err(io::Error::from)
+        }) {
+            Ok(Ok(n)) => {
+                let rest = range.start + n..range.end;
+                self.blocked = None;
+                if !rest.is_empty() {
+                    self.input(rest, ctx);
+                }
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => {
+                debug!(conn = self.id, "pty write failed: {e}");
+                self.blocked = None;
+            }
+            Err(_would_block) => {}
+        }
+    }
+
+    fn dispatch(&mut self, ty: u8, ctx: &Ctx) {
+        match ty {
+            client::SUBSCRIBE => {
+                if !self.subscribed {
+                    self.subscribed = true;
+                    let flags = self.small.first().copied().unwrap_or(0);
+                    let mut s = ctx.shared.borrow_mut();
+                    s.subscribe(self.id, flags & protocol::SUBSCRIBE_MARK_REPLAY != 0);
+                    if !self.wants_exit {
+                        s.exit_waiters += 1;
+                    }
+                }
+            }
+            client::STATUS => {
+                let st = ctx.shared.borrow_mut().status();
+                self.ctrl
+                    .extend(protocol::frame(server::STATUS_RESP, &st.encode()));
+            }
+            client::RESIZE => {
+                let Ok(size) = Size::decode(&self.small) else {
+                    return;
+                };
+                let size = size.clamped();
+                if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
+                    debug!("resize failed: {e}");
+                }
+                ctx.shared.borrow_mut().size = size;
+            }
+            client::KILL => {
+                let grace = protocol::decode_kill(&self.small);
+                let mut s = ctx.shared.borrow_mut();
+                s.kill_requested = Some(match (s.kill_requested, grace) {
+                    (Some(old), Some(new)) => old.min(u64::from(new)),
+                    (Some(old), None) => old,
+                    (None, g) => g.map_or(s.default_grace_ms, u64::from),
+                });
+                // Our own `hm kill` sends an explicit grace and waits for
+                // EXIT on this connection; plain KILL keeps the original
+                // fire-and-forget behaviour.
+                if grace.is_some() && !self.wants_exit && !self.subscribed {
+                    s.exit_waiters += 1;
+                }
+                if grace.is_some() {
+                    self.wants_exit = true;
+                }
+                drop(s);
+                ctx.wake_main.notify_one();
+            }
+            client::INFO => {
+                let json = ctx.shared.borrow().info_json();
+                self.ctrl.extend(protocol::frame(server::INFO, &json));
+            }
+            client::INPUT => {}
+            other => debug!(conn = self.id, "ignoring unknown frame type 0x{other:02x}"),
+        }
+    }
+
+    /// Queues an ERROR frame and closes once it is written.
+    fn fail(&mut self, ctx: &Ctx, code: ErrorCode, msg: &str) {
+        warn!(conn = self.id, "closing connection: {msg}");
+        self.ctrl.extend(protocol::frame(
+            server::ERROR,
+            &protocol::encode_error(code, msg),
+        ));
+        self.closing = true;
+        self.close_by = Some(Instant::now() + CLOSE_GRACE);
+        if ctx.shared.borrow_mut().subs.remove(&self.id).is_some() {
+            ctx.space.notify_one();
+        }
+    }
+
+    /// Decides what is owed next; true if anything is to be written.
+    fn prepare(&mut self, ctx: &Ctx) -> bool {
+        let mut s = ctx.shared.borrow_mut();
+        if let Some(sub) = s.subs.get(&self.id) {
+            if let Some(tail) = &sub.evicted {
+                if self.close_by.is_none() {
+                    self.close_by = Some(Instant::now() + CLOSE_GRACE);
+                    self.closing = true;
+                }
+                return self.evicted_pos < tail.len() || self.ctrl_pos < self.ctrl.len();
+            }
+        }
+        if self.subscribed {
+            if s.take_replay_end(self.id) {
+                self.ctrl.extend(protocol::frame(server::REPLAY_END, &[]));
+            }
+            s.start_frame(self.id);
+        }
+        if (self.subscribed || self.wants_exit) && !self.exit_queued && s.exit_due(self.id) {
+            let code = s.ended.map_or(-1, |e| e.code);
+            self.ctrl
+                .extend(protocol::frame(server::EXIT, &protocol::encode_exit(code)));
+            self.exit_queued = true;
+        }
+        let inflight = s.subs.get(&self.id).and_then(|sub| sub.inflight);
+        inflight.is_some() || self.ctrl_pos < self.ctrl.len()
+    }
+
+    /// One `writev` of everything owed, in order: the rest of a started
+    /// OUTPUT frame, queued control frames, then a new OUTPUT frame.
+    fn write(&mut self, ctx: &Ctx) -> io::Result<()> {
+        let mut s = ctx.shared.borrow_mut();
+        let s = &mut *s;
+        let was_exit_written = self.exit_written();
+        let sub = s.subs.get_mut(&self.id);
+        // A cut-off subscriber only gets its copied tail.
+        if let Some(tail) = sub.as_ref().and_then(|sub| sub.evicted.as_ref()) {
+            let n = write_some(&self.stream, &[IoSlice::new(&tail[self.evicted_pos..])])?;
+            self.evicted_pos += n;
+            if self.evicted_pos == tail.len() {
+                self.closing = true;
+                self.close_by = Some(Instant::now());
+            }
+            return Ok(());
+        }
+        let inflight = sub.and_then(|sub| sub.inflight);
+        let ctrl = &self.ctrl[self.ctrl_pos..];
+        let header = inflight.map(|f| f.header).unwrap_or_default();
+        let (a, b) = inflight
+            .and_then(|f| s.ring.slices(f.start, f.start + f.len as u64))
+            .unwrap_or((&[], &[]));
+        let frame = [&header[..], a, b];
+        let sent = inflight.map_or(HEADER_LEN + a.len() + b.len(), |f| f.sent);
+        let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(4);
+        // A frame already partly on the wire must be finished before
+        // anything else; otherwise answers go first.
+        let frame_first = inflight.is_some_and(|f| f.sent > 0);
+        if frame_first {
+            push_unsent(&mut iov, &frame, sent);
+        }
+        if !ctrl.is_empty() {
+            iov.push(IoSlice::new(ctrl));
+        }
+        if !frame_first {
+            push_unsent(&mut iov, &frame, sent);
+        }
+        let n = write_some(&self.stream, &iov)?;
+        drop(iov);
+        // Account for what was written, in the same order.
+        let mut left = n;
+        let mut take_frame = |left: &mut usize| {
+            if let Some(sub) = s.subs.get_mut(&self.id) {
+                if let Some(f) = &mut sub.inflight {
+                    let k = (*left).min(HEADER_LEN + f.len - f.sent);
+                    f.sent += k;
+                    *left -= k;
+                    if f.done() {
+                        sub.inflight = None;
+                    }
+                }
+            }
+        };
+        if frame_first {
+            take_frame(&mut left);
+        }
+        let k = left.min(self.ctrl.len() - self.ctrl_pos);
+        self.ctrl_pos += k;
+        left -= k;
+        if !frame_first {
+            take_frame(&mut left);
+        }
+        if self.ctrl_pos == self.ctrl.len() {
+            self.ctrl.clear();
+            self.ctrl_pos = 0;
+        }
+        if inflight.is_some() {
+            ctx.space.notify_one();
+        }
+        if !was_exit_written && self.exit_written() {
+            s.exit_waiters = s.exit_waiters.saturating_sub(1);
+            ctx.wake_main.notify_one();
+        }
+        Ok(())
+    }
+}
+
+/// Appends the parts of a frame after its first `sent` bytes.
+fn push_unsent<'a>(iov: &mut Vec<IoSlice<'a>>, parts: &[&'a [u8]], mut sent: usize) {
+    for part in parts {
+        if sent >= part.len() {
+            sent -= part.len();
+            continue;
+        }
+        iov.push(IoSlice::new(&part[sent..]));
+        sent = 0;
+    }
+}
+
+fn write_some(stream: &UnixStream, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+    match stream.try_write_vectored(iov) {
+        Ok(n) => Ok(n),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// A [`Piece`] without its borrow, so the connection can be mutated while
+/// handling it; data bytes are addressed by position in the read buffer.
+enum Owned {
+    Start(u8, u32),
+    Data,
+    End(u8),
+}
+
+impl From<Piece<'_>> for Owned {
+    fn from(p: Piece<'_>) -> Self {
+        match p {
+            Piece::Start { ty, len } => Owned::Start(ty, len),
+            Piece::Data(_) => Owned::Data,
+            Piece::End { ty } => Owned::End(ty),
+        }
+    }
+}

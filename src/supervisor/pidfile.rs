@@ -1,0 +1,215 @@
+//! The session's pid file: `<id>.pid`, two lines (supervisor pid, child
+//! pid), held under an exclusive `flock` for the supervisor's whole life.
+//!
+//! The lock is the only source of truth about liveness: pids in the file
+//! are informational and never signalled, because after a crash or reboot
+//! they may belong to unrelated processes.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PidFileError {
+    #[error("session '{id}' is already running{}; stop it with 'hm kill {id}' first", holder.map(|p| format!(" (supervisor pid {p})")).unwrap_or_default())]
+    Locked { id: String, holder: Option<u32> },
+    #[error("cannot open pid file '{}': {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("cannot write pid file '{}': {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// A locked pid file. Dropping it releases the lock but leaves the file;
+/// [`PidFile::remove`] deletes it first.
+#[derive(Debug)]
+pub struct PidFile {
+    lock: Flock<File>,
+    path: PathBuf,
+}
+
+/// How long to keep trying a lock that is held. A running supervisor holds
+/// it forever, but `hm ls` holds it for microseconds while probing.
+const LOCK_PATIENCE: Duration = Duration::from_millis(100);
+
+fn open(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+fn read_first_pid(file: &mut File) -> Option<u32> {
+    let mut s = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(64).read_to_string(&mut s).ok()?;
+    s.lines().next()?.trim().parse().ok()
+}
+
+impl PidFile {
+    /// Takes the lock, or explains who holds it.
+    pub fn acquire(path: &Path, id: &str) -> Result<PidFile, PidFileError> {
+        let deadline = Instant::now() + LOCK_PATIENCE;
+        loop {
+            let file = open(path).map_err(|source| PidFileError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => {
+                    // Someone (`hm ls` cleaning a stale entry, or an exiting
+                    // supervisor) may have unlinked the file between our
+                    // open and our lock: then we locked an orphan inode and
+                    // must start over with the file now at `path`.
+                    let same = match (lock.metadata(), fs::symlink_metadata(path)) {
+                        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+                        _ => false,
+                    };
+                    if same {
+                        return Ok(PidFile {
+                            lock,
+                            path: path.to_path_buf(),
+                        });
+                    }
+                }
+                Err((mut file, _)) => {
+                    if Instant::now() >= deadline {
+                        return Err(PidFileError::Locked {
+                            id: id.to_string(),
+                            holder: read_first_pid(&mut file),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+
+    /// Replaces the contents with the supervisor's pid.
+    pub fn write_supervisor(&mut self, pid: u32) -> Result<(), PidFileError> {
+        self.rewrite(&format!("{pid}\n"))
+    }
+
+    /// Adds the child's pid as the second line.
+    pub fn write_child(&mut self, supervisor: u32, child: u32) -> Result<(), PidFileError> {
+        self.rewrite(&format!("{supervisor}\n{child}\n"))
+    }
+
+    fn rewrite(&mut self, text: &str) -> Result<(), PidFileError> {
+        let f: &mut File = &mut self.lock;
+        let r = f
+            .set_len(0)
+            .and_then(|()| f.seek(SeekFrom::Start(0)).map(drop))
+            .and_then(|()| f.write_all(text.as_bytes()));
+        r.map_err(|source| PidFileError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Deletes the file while still holding the lock, so nobody can mistake
+    /// a half-removed session for a live one.
+    pub fn remove(self) {
+        let _ = fs::remove_file(&self.path);
+    }
+
+    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.lock.as_fd()
+    }
+}
+
+/// What a pid file says about its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// A supervisor holds the lock.
+    Running,
+    /// Nobody holds the lock: the supervisor died without cleaning up.
+    Stale,
+    /// There is no pid file.
+    Missing,
+}
+
+/// Probes a session by trying its lock. A stale session's `.pid` and
+/// `.sock` are removed while the lock is held (see [`PidFile::acquire`] for
+/// why that cannot hurt a supervisor starting at the same moment).
+pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(pid_path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Liveness::Missing,
+        // Unreadable or a symlink: not ours to judge, treat as not running.
+        Err(_) => return Liveness::Stale,
+    };
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => {
+            if clean_stale {
+                let _ = fs::remove_file(sock_path);
+                let _ = fs::remove_file(pid_path);
+            }
+            drop(lock);
+            Liveness::Stale
+        }
+        Err(_) => Liveness::Running,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_is_refused_and_names_the_holder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.pid");
+        let mut first = PidFile::acquire(&path, "a").expect("first lock");
+        first.write_supervisor(4242).expect("write");
+        let err = PidFile::acquire(&path, "a").expect_err("second lock must fail");
+        assert!(err.to_string().contains("supervisor pid 4242"), "{err}");
+        assert_eq!(
+            probe(&path, &dir.path().join("a.sock"), true),
+            Liveness::Running
+        );
+        first.remove();
+        assert_eq!(
+            probe(&path, &dir.path().join("a.sock"), true),
+            Liveness::Missing
+        );
+    }
+
+    #[test]
+    fn stale_file_is_taken_over_and_cleaned_by_probe() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("b.pid");
+        fs::write(&path, "1\n1\n").expect("write stale");
+        let sock = dir.path().join("b.sock");
+        fs::write(&sock, "").expect("write stale sock");
+        assert_eq!(probe(&path, &sock, true), Liveness::Stale);
+        assert!(!path.exists() && !sock.exists());
+        fs::write(&path, "garbage").expect("write stale");
+        let mut f = PidFile::acquire(&path, "b").expect("stale lock is free");
+        f.write_child(10, 11).expect("write");
+        assert_eq!(fs::read_to_string(&path).expect("read"), "10\n11\n");
+    }
+
+    #[test]
+    fn planted_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").expect("write victim");
+        let path = dir.path().join("c.pid");
+        std::os::unix::fs::symlink(&victim, &path).expect("symlink");
+        assert!(PidFile::acquire(&path, "c").is_err());
+        assert_eq!(fs::read_to_string(&victim).expect("read"), "precious");
+    }
+}

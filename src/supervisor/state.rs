@@ -1,0 +1,312 @@
+//! The state one supervisor shares between its tasks: the output ring,
+//! the classifier, the child's fate and every subscriber's position.
+//!
+//! All tasks run on one thread, so this lives in an `Rc<RefCell<_>>`;
+//! borrows are short and never held across an `.await`.
+
+use std::collections::HashMap;
+
+use crate::classify::{ProcessState, StateClassifier};
+use crate::clock::Clock;
+use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, Status, server};
+
+use super::ring::Ring;
+
+/// How far (in bytes) a subscriber may fall behind the newest output before
+/// the supervisor stops reading the pty, on top of the scrollback.
+pub const LAG_WINDOW: usize = 1 << 20;
+
+pub type ConnId = u64;
+
+/// An OUTPUT frame partly written to a subscriber's socket.
+#[derive(Debug, Clone, Copy)]
+pub struct Inflight {
+    pub header: [u8; HEADER_LEN],
+    /// Ring offset of the first payload byte.
+    pub start: u64,
+    pub len: usize,
+    /// Bytes of header plus payload already written.
+    pub sent: usize,
+}
+
+impl Inflight {
+    pub fn done(&self) -> bool {
+        self.sent == HEADER_LEN + self.len
+    }
+}
+
+/// A subscribed connection's position in the output log.
+#[derive(Debug)]
+pub struct Sub {
+    /// The next byte not yet framed.
+    pub offset: u64,
+    pub inflight: Option<Inflight>,
+    /// Set when the subscriber was cut off: what is left of its current
+    /// frame followed by an ERROR frame, copied out of the ring so the ring
+    /// can move on.
+    pub evicted: Option<Vec<u8>>,
+    /// Where the scrollback replay ends, while a REPLAY_END frame is owed.
+    pub replay_end: Option<u64>,
+}
+
+impl Sub {
+    /// The oldest ring byte this subscriber still needs.
+    pub fn retains(&self) -> Option<u64> {
+        if self.evicted.is_some() {
+            return None;
+        }
+        Some(self.inflight.map_or(self.offset, |f| f.start))
+    }
+}
+
+/// How the child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    pub code: i32,
+}
+
+#[derive(Debug)]
+pub struct Shared {
+    pub ring: Ring,
+    pub scrollback: usize,
+    pub classifier: Box<dyn StateClassifier>,
+    pub clock: Clock,
+    pub started_ms: u64,
+    pub last_output_ms: Option<u64>,
+    pub child_pid: u32,
+    /// Set once the child has been reaped.
+    pub ended: Option<Ended>,
+    /// Set once every byte the child wrote has been read from the pty.
+    pub output_closed: bool,
+    pub size: Size,
+    pub subs: HashMap<ConnId, Sub>,
+    /// Connections that want an EXIT frame and have not had it yet.
+    pub exit_waiters: usize,
+    pub connections: usize,
+    /// A pending kill: the grace period before SIGKILL, in ms.
+    pub kill_requested: Option<u64>,
+    pub default_grace_ms: u64,
+    pub info: SessionInfo,
+    next_conn: ConnId,
+}
+
+/// What INFO reports besides live values.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub id: String,
+    pub command: Vec<String>,
+    pub workdir: String,
+    pub supervisor_pid: u32,
+    pub started_unix_ms: u64,
+    pub classifier: &'static str,
+    pub idle_threshold_ms: Option<u64>,
+}
+
+impl Shared {
+    pub fn new(
+        scrollback: usize,
+        classifier: Box<dyn StateClassifier>,
+        clock: Clock,
+        child_pid: u32,
+        size: Size,
+        default_grace_ms: u64,
+        info: SessionInfo,
+    ) -> Self {
+        let started_ms = clock.now_ms();
+        Shared {
+            ring: Ring::new(scrollback.saturating_add(LAG_WINDOW)),
+            scrollback,
+            classifier,
+            clock,
+            started_ms,
+            last_output_ms: None,
+            child_pid,
+            ended: None,
+            output_closed: false,
+            size,
+            subs: HashMap::new(),
+            exit_waiters: 0,
+            connections: 0,
+            kill_requested: None,
+            default_grace_ms,
+            info,
+            next_conn: 1,
+        }
+    }
+
+    pub fn new_conn_id(&mut self) -> ConnId {
+        let id = self.next_conn;
+        self.next_conn += 1;
+        id
+    }
+
+    /// The answer to STATUS, evaluating idle transitions now.
+    pub fn status(&mut self) -> Status {
+        let now = self.clock.now_ms();
+        self.classifier.tick(now);
+        let since = self.last_output_ms.unwrap_or(self.started_ms);
+        let state = if self.ended.is_some() {
+            ProcessState::Dead
+        } else {
+            self.classifier.state()
+        };
+        Status {
+            pid: self.child_pid,
+            idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
+            alive: self.ended.is_none(),
+            state: state.as_byte(),
+            state_ms: self.classifier.state_ms(now),
+        }
+    }
+
+    /// The INFO payload: a JSON object (see docs/protocol.md).
+    pub fn info_json(&self) -> Vec<u8> {
+        let i = &self.info;
+        serde_json::to_vec(&serde_json::json!({
+            "id": i.id,
+            "pid": self.child_pid,
+            "supervisor_pid": i.supervisor_pid,
+            "command": i.command,
+            "workdir": i.workdir,
+            "started_unix_ms": i.started_unix_ms,
+            "classifier": i.classifier,
+            "idle_threshold_ms": i.idle_threshold_ms,
+            "cols": self.size.cols,
+            "rows": self.size.rows,
+            "scrollback_bytes": self.scrollback,
+            "version": env!("CARGO_PKG_VERSION"),
+        }))
+        .unwrap_or_default()
+    }
+
+    /// Records bytes just committed to the ring.
+    pub fn note_output(&mut self, from: u64, to: u64) {
+        let now = self.clock.now_ms();
+        self.last_output_ms = Some(now);
+        if let Some((a, b)) = self.ring.slices(from, to) {
+            // One record per read, as the classifiers expect; a read never
+            // wraps the ring (see `Ring::spare`), so `b` is empty.
+            self.classifier.record(a, now);
+            if !b.is_empty() {
+                self.classifier.record(b, now);
+            }
+        }
+    }
+
+    /// Registers a subscriber at the start of the scrollback: replay and
+    /// live output are then one contiguous read of the log.
+    pub fn subscribe(&mut self, id: ConnId, mark_replay: bool) {
+        let head = self.ring.head();
+        let start = head
+            .saturating_sub(self.scrollback as u64)
+            .max(self.ring.oldest());
+        self.subs.insert(
+            id,
+            Sub {
+                offset: start,
+                inflight: None,
+                evicted: None,
+                replay_end: mark_replay.then_some(head),
+            },
+        );
+    }
+
+    /// The oldest byte any subscriber still needs.
+    pub fn min_retained(&self) -> u64 {
+        self.subs
+            .values()
+            .filter_map(Sub::retains)
+            .min()
+            .unwrap_or(self.ring.head())
+    }
+
+    /// How many bytes the pty reader may read without overwriting anything
+    /// a subscriber still needs.
+    pub fn read_budget(&self) -> usize {
+        let used = self.ring.head() - self.min_retained();
+        self.ring.capacity().saturating_sub(used as usize)
+    }
+
+    /// Cuts off every subscriber still holding `offset`: it is told why in
+    /// an ERROR frame queued after the rest of its current frame.
+    pub fn evict_at(&mut self, offset: u64, stalled_ms: u64) -> usize {
+        let mut n = 0;
+        for sub in self.subs.values_mut() {
+            if sub.retains() != Some(offset) {
+                continue;
+            }
+            let mut tail = Vec::new();
+            if let Some(f) = sub.inflight.take() {
+                let mut whole = f.header.to_vec();
+                if let Some((a, b)) = self.ring.slices(f.start, f.start + f.len as u64) {
+                    whole.extend_from_slice(a);
+                    whole.extend_from_slice(b);
+                }
+                tail.extend_from_slice(&whole[f.sent.min(whole.len())..]);
+            }
+            let lost = self.ring.head() - sub.offset;
+            let msg = format!(
+                "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
+            );
+            tail.extend(protocol::frame(
+                server::ERROR,
+                &protocol::encode_error(ErrorCode::TooSlow, &msg),
+            ));
+            sub.evicted = Some(tail);
+            n += 1;
+        }
+        n
+    }
+
+    /// Starts the next OUTPUT frame for a subscriber if it has bytes
+    /// waiting and nothing in flight.
+    pub fn start_frame(&mut self, id: ConnId) {
+        let head = self.ring.head();
+        let Some(sub) = self.subs.get_mut(&id) else {
+            return;
+        };
+        if sub.inflight.is_some() || sub.evicted.is_some() || sub.offset >= head {
+            return;
+        }
+        // A frame never straddles the end of the replay, so the marker can
+        // be sent exactly between replayed and live bytes.
+        let end = match sub.replay_end {
+            Some(r) if r > sub.offset => r,
+            Some(_) => return,
+            None => head,
+        };
+        let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
+        sub.inflight = Some(Inflight {
+            header: protocol::header(server::OUTPUT, len as u32),
+            start: sub.offset,
+            len,
+            sent: 0,
+        });
+        sub.offset += len as u64;
+    }
+
+    /// Takes the replay-end marker if it is due now (all replayed bytes
+    /// framed and written).
+    pub fn take_replay_end(&mut self, id: ConnId) -> bool {
+        match self.subs.get_mut(&id) {
+            Some(sub)
+                if sub.inflight.is_none() && sub.replay_end.is_some_and(|r| sub.offset >= r) =>
+            {
+                sub.replay_end = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// True when a subscriber has had every byte and the child's output is
+    /// over, so its EXIT frame is due.
+    pub fn exit_due(&self, id: ConnId) -> bool {
+        let head = self.ring.head();
+        self.output_closed
+            && self
+                .subs
+                .get(&id)
+                .is_none_or(|s| s.inflight.is_none() && s.offset >= head)
+    }
+}
