@@ -20,6 +20,8 @@
 //! - [`supervisor`]: the per-session server.
 //! - [`classify`]: state classifiers.
 //! - [`client`]: what the client commands share.
+//! - [`term`]: raw mode, restoring the terminal, the replay query filter.
+//! - [`statusbar`]: the attach status bar and what can damage it.
 
 pub mod classify;
 pub mod cli;

@@ -2,9 +2,11 @@
 //! and the scanner that notices when the child's output may have wiped it.
 //!
 //! The child is told its terminal is one row shorter and a scroll region
-//! keeps its scrolling above the bar. Output that clears the screen, resets
-//! the scroll region or switches screens would damage the bar, so the
-//! attach client scans for those sequences and redraws after them.
+//! keeps its scrolling above the bar. Every scroll region the child sets is
+//! clamped to the rows above the bar right where it appears, so the output
+//! after it already scrolls there. Output that clears the screen or
+//! switches screens would damage the bar, so the attach client scans for
+//! those sequences and redraws after them.
 
 use crate::classify::{self, ProcessState};
 use crate::client::human_ms;
@@ -58,6 +60,30 @@ pub fn scroll_region(rows_above_bar: u16) -> Vec<u8> {
     format!("\x1b7\x1b[1;{rows_above_bar}r\x1b8").into_bytes()
 }
 
+/// The scroll region the child asked for (`CSI top ; bottom r`, 0 for a
+/// default), kept within the `rows_above_bar` rows it was told it has, as
+/// a terminal of that size would; one it would refuse becomes the whole of
+/// them.
+pub fn clamp_region((top, bottom): (u16, u16), rows_above_bar: u16) -> (u16, u16) {
+    let top = top.max(1);
+    let bottom = if bottom == 0 {
+        rows_above_bar
+    } else {
+        bottom.min(rows_above_bar)
+    };
+    if top < bottom {
+        (top, bottom)
+    } else {
+        (1, rows_above_bar)
+    }
+}
+
+/// Sets a clamped scroll region. Sent right after the child's own DECSTBM:
+/// both home the cursor, so the pair acts like the clamped one alone.
+pub fn set_region((top, bottom): (u16, u16)) -> Vec<u8> {
+    format!("\x1b[{top};{bottom}r").into_bytes()
+}
+
 /// What the child's output did to the bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Damage {
@@ -65,7 +91,7 @@ pub enum Damage {
     None,
     /// The bar may have been erased: redraw it.
     Redraw,
-    /// The scroll region was reset too: set it again, then redraw.
+    /// The scroll region may be lost too: set it again, then redraw.
     Region,
 }
 
@@ -74,7 +100,16 @@ pub enum Damage {
 pub struct DamageScan {
     state: ScanState,
     params: Vec<u8>,
+    /// The last scroll region the child set, as given; `None` for none
+    /// (or one undone by a reset).
+    region: Option<(u16, u16)>,
+    /// The region set by the byte just scanned.
+    just_set: Option<(u16, u16)>,
 }
+
+/// Where in scanned bytes the child set a scroll region: the offset just
+/// past the sequence, and the region as given.
+pub type RegionAt = (usize, (u16, u16));
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum ScanState {
@@ -85,13 +120,29 @@ enum ScanState {
 }
 
 impl DamageScan {
-    pub fn scan(&mut self, bytes: &[u8]) -> Damage {
+    /// Scans output; returns the worst damage, and appends to `regions`
+    /// every scroll region set in it (which is no damage if it is clamped
+    /// in place, see [`clamp_region`]).
+    pub fn scan(&mut self, bytes: &[u8], regions: &mut Vec<RegionAt>) -> Damage {
         let mut worst = Damage::None;
-        for &b in bytes {
+        for (i, &b) in bytes.iter().enumerate() {
             let d = self.byte(b);
+            if let Some(r) = self.just_set.take() {
+                regions.push((i + 1, r));
+            }
             worst = worst.max(d);
         }
         worst
+    }
+
+    /// The scroll region the child set last, as given.
+    pub fn region(&self) -> Option<(u16, u16)> {
+        self.region
+    }
+
+    /// A resize makes terminals drop the scroll region.
+    pub fn forget_region(&mut self) {
+        self.region = None;
     }
 
     fn byte(&mut self, b: u8) -> Damage {
@@ -111,7 +162,10 @@ impl DamageScan {
                         Damage::None
                     }
                     // RIS: full reset.
-                    b'c' => Damage::Region,
+                    b'c' => {
+                        self.region = None;
+                        Damage::Region
+                    }
                     0x1b => {
                         self.state = ScanState::Esc;
                         Damage::None
@@ -124,6 +178,11 @@ impl DamageScan {
                     self.state = ScanState::Ground;
                     return self.csi(b);
                 }
+                if b == 0x1b {
+                    // An unfinished sequence is abandoned for a new one.
+                    self.state = ScanState::Esc;
+                    return Damage::None;
+                }
                 if self.params.len() < 32 {
                     self.params.push(b);
                 }
@@ -132,11 +191,20 @@ impl DamageScan {
         }
     }
 
-    fn csi(&self, fin: u8) -> Damage {
+    fn csi(&mut self, fin: u8) -> Damage {
         let p = self.params.as_slice();
         match fin {
-            // Any scroll region change the child makes may include our row.
-            b'r' if !p.starts_with(b"?") => Damage::Region,
+            // DECSTBM (digits and `;` only; others are private sequences).
+            b'r' if p.iter().all(|c| c.is_ascii_digit() || *c == b';') => {
+                let mut n = p
+                    .split(|&c| c == b';')
+                    .map(|v| std::str::from_utf8(v).ok()?.parse::<u16>().ok());
+                let top = n.next().flatten().unwrap_or(0);
+                let bottom = n.next().flatten().unwrap_or(0);
+                self.region = Some((top, bottom));
+                self.just_set = self.region;
+                Damage::None
+            }
             b'J' if matches!(p, b"" | b"0" | b"2" | b"3") => Damage::Redraw,
             b'h' | b'l' if p.starts_with(b"?") => {
                 let modes = &p[1..];
@@ -159,16 +227,43 @@ impl DamageScan {
 mod tests {
     use super::*;
 
+    fn scan(s: &mut DamageScan, bytes: &[u8]) -> Damage {
+        s.scan(bytes, &mut Vec::new())
+    }
+
     #[test]
     fn notices_damage_across_chunks() {
         let mut s = DamageScan::default();
-        assert_eq!(s.scan(b"hello \x1b[1;3"), Damage::None);
-        assert_eq!(s.scan(b"1mx\x1b[2"), Damage::None);
-        assert_eq!(s.scan(b"J"), Damage::Redraw);
-        assert_eq!(s.scan(b"\x1b[r"), Damage::Region);
-        assert_eq!(s.scan(b"\x1b[?1049h"), Damage::Region);
-        assert_eq!(s.scan(b"\x1b[?25l\x1b[H"), Damage::None);
-        assert_eq!(s.scan(b"\x1bc"), Damage::Region);
+        assert_eq!(scan(&mut s, b"hello \x1b[1;3"), Damage::None);
+        assert_eq!(scan(&mut s, b"1mx\x1b[2"), Damage::None);
+        assert_eq!(scan(&mut s, b"J"), Damage::Redraw);
+        assert_eq!(scan(&mut s, b"\x1b[?1049h"), Damage::Region);
+        assert_eq!(scan(&mut s, b"\x1b[?25l\x1b[H"), Damage::None);
+        assert_eq!(scan(&mut s, b"\x1bc"), Damage::Region);
+    }
+
+    #[test]
+    fn finds_every_scroll_region_the_child_sets() {
+        let mut s = DamageScan::default();
+        let mut at = Vec::new();
+        assert_eq!(s.scan(b"ab\x1b[r\x1b[5;10rx\x1b[5", &mut at), Damage::None);
+        assert_eq!(at, [(5, (0, 0)), (12, (5, 10))]);
+        at.clear();
+        // Split across chunks, repeated, and not confused by private or
+        // abandoned sequences.
+        s.scan(b";10r\x1b[?1r\x1b[1\x1b[3;4r", &mut at);
+        assert_eq!(at, [(4, (5, 10)), (18, (3, 4))]);
+        assert_eq!(s.region(), Some((3, 4)));
+        s.scan(b"\x1bc", &mut at);
+        assert_eq!(s.region(), None);
+    }
+
+    #[test]
+    fn regions_stay_above_the_bar() {
+        assert_eq!(clamp_region((0, 0), 23), (1, 23));
+        assert_eq!(clamp_region((5, 10), 23), (5, 10));
+        assert_eq!(clamp_region((5, 24), 23), (5, 23));
+        assert_eq!(clamp_region((23, 24), 23), (1, 23));
     }
 
     #[test]

@@ -51,6 +51,10 @@ const STALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// After the child is reaped, output still arriving from grandchildren
 /// holding the pty is read until it has been quiet this long.
 const QUIET_AFTER_EXIT: Duration = Duration::from_millis(200);
+/// After the child is reaped, its descendants' output is drained for at
+/// most this long in all, so a background process that keeps writing cannot
+/// keep a finished session open.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// How long subscribers get to read their last bytes and EXIT.
 const EXIT_FLUSH: Duration = Duration::from_secs(5);
 /// The most connections served at once; more are told so and closed.
@@ -384,6 +388,7 @@ fn try_reap(child: Pid) -> Option<i32> {
 /// still needs, and wakes subscribers once per read pass.
 async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<Notify>) {
     let mut stall: Option<(u64, Instant)> = None;
+    let mut drain_until: Option<Instant> = None;
     loop {
         let (budget, oldest_needed, ended) = {
             let s = ctx.shared.borrow();
@@ -411,9 +416,11 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
         }
         stall = None;
         let guard = if ended {
+            let hard = *drain_until.get_or_insert_with(|| Instant::now() + DRAIN_LIMIT);
+            let quiet = (Instant::now() + QUIET_AFTER_EXIT).min(hard);
             tokio::select! {
                 g = ctx.master.readable() => g,
-                () = tokio::time::sleep(QUIET_AFTER_EXIT) => break,
+                () = tokio::time::sleep_until(quiet) => break,
             }
         } else {
             tokio::select! {
@@ -505,6 +512,9 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                     let _ = stream.try_write(&msg);
                     continue;
                 }
+                // Counted here, not in the task, so a burst of connections
+                // accepted before any task runs cannot overshoot the cap.
+                ctx.shared.borrow_mut().connections += 1;
                 tokio::task::spawn_local(client::serve(ctx.clone(), stream));
             }
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {

@@ -286,11 +286,22 @@ impl Attach {
             Replay::Replaying(f) => f.filter(bytes, &mut self.out),
             _ => self.out.extend_from_slice(bytes),
         }
-        let damage = self.damage.scan(&self.out[start..]);
+        let mut regions = Vec::new();
+        let damage = self.damage.scan(&self.out[start..], &mut regions);
         if self.bar_visible() {
+            let rows = self.size.rows - 1;
+            // Each scroll region the child sets is clamped right after it,
+            // before any output that would scroll the bar away.
+            for &(at, region) in regions.iter().rev() {
+                let fix = statusbar::set_region(statusbar::clamp_region(region, rows));
+                self.out.splice(start + at..start + at, fix);
+            }
             if damage == Damage::Region {
-                self.out
-                    .extend(statusbar::scroll_region(self.size.rows - 1));
+                let region = self.damage.region().unwrap_or((0, 0));
+                let (top, bottom) = statusbar::clamp_region(region, rows);
+                self.out.extend(b"\x1b7");
+                self.out.extend(statusbar::set_region((top, bottom)));
+                self.out.extend(b"\x1b8");
             }
             if damage != Damage::None {
                 self.draw_bar();
@@ -339,6 +350,7 @@ impl Attach {
     async fn resize(&mut self) -> Result<()> {
         let (cols, rows) = term::size(self.tty.get_ref().as_fd()).unwrap_or((80, 24));
         self.size = Size { cols, rows };
+        self.damage.forget_region();
         let child_rows = if self.bar_visible() { rows - 1 } else { rows };
         let child = Size {
             cols,

@@ -17,14 +17,21 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
             bail!("invalid --grace '{s}': give seconds between 0 and 3600")
         }
         Some(s) => (s * 1000.0).round() as u32,
-        None => u32::try_from(config.kill_grace_ms).unwrap_or(u32::MAX),
+        // The session's own configured grace period.
+        None => u32::MAX,
     };
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
     // Long enough for the grace period, SIGKILL and delivery of the last
     // output; a supervisor that is itself stuck is reported, not waited on
     // forever.
-    let patience = Duration::from_millis(u64::from(grace_ms)) + Duration::from_secs(10);
+    // The session may have been started with a grace period we do not
+    // know; wait as long as the longest one config allows.
+    let grace = match grace_ms {
+        u32::MAX => crate::config::MAX_KILL_GRACE_MS,
+        g => u64::from(g),
+    };
+    let patience = Duration::from_millis(grace) + Duration::from_secs(10);
     let code = client::runtime()?.block_on(async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         w.send(ct::KILL, &grace_ms.to_be_bytes()).await?;

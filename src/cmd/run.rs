@@ -136,8 +136,10 @@ fn launch(
     }
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = Command::new(exe);
+    // Paths the user gave are relative to where they typed the command.
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(c) = config_path {
-        cmd.arg("--config").arg(workdir.join(c));
+        cmd.arg("--config").arg(cwd.join(c));
     }
     cmd.args(["run", "--detach", "--notify-ready", "--id", &args.id]);
     cmd.arg("--socket-dir").arg(dir);
@@ -173,7 +175,7 @@ fn launch(
         args.log_level.map(|v| v.as_str().to_string()),
     );
     if let Some(f) = &args.log_file {
-        cmd.arg("--log-file").arg(workdir.join(f));
+        cmd.arg("--log-file").arg(cwd.join(f));
     }
     cmd.arg("--").args(&args.command);
     cmd.stdin(Stdio::null())

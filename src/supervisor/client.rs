@@ -60,9 +60,11 @@ struct Conn {
     rpos: usize,
     rlen: usize,
     read_eof: bool,
-    /// Type of the frame being received, and its small payload (RESIZE,
-    /// KILL); other payloads are streamed (INPUT) or discarded.
+    /// Type and length of the frame being received, and the start of its
+    /// payload (RESIZE, KILL, SUBSCRIBE flags); other payloads are
+    /// streamed (INPUT) or discarded.
     cur: u8,
+    cur_len: u32,
     small: Vec<u8>,
     /// INPUT bytes in `rbuf` the pty has not taken yet.
     blocked: Option<Range<usize>>,
@@ -79,11 +81,7 @@ struct Conn {
 
 /// Serves one accepted connection until it closes.
 pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
-    let id = {
-        let mut s = ctx.shared.borrow_mut();
-        s.connections += 1;
-        s.new_conn_id()
-    };
+    let id = ctx.shared.borrow_mut().new_conn_id();
     let mut conn = Conn {
         id,
         stream,
@@ -93,6 +91,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         rlen: 0,
         read_eof: false,
         cur: 0,
+        cur_len: 0,
         small: Vec::new(),
         blocked: None,
         ctrl: vec![MODE_BINARY],
@@ -213,6 +212,7 @@ impl Conn {
                 None => {}
                 Some(Owned::Start(ty, len)) => {
                     self.cur = ty;
+                    self.cur_len = len;
                     self.small.clear();
                     if ty == client::RESIZE && len != 4 {
                         let msg = format!("RESIZE payload must be 4 bytes, got {len}");
@@ -222,10 +222,9 @@ impl Conn {
                 }
                 Some(Owned::Data) => match self.cur {
                     client::INPUT => self.input(at..at + used, ctx),
-                    client::RESIZE | client::KILL | client::SUBSCRIBE
-                        if self.small.len() + used <= 4 =>
-                    {
-                        self.small.extend_from_slice(&self.rbuf[at..at + used]);
+                    client::RESIZE | client::KILL | client::SUBSCRIBE => {
+                        let take = used.min(4 - self.small.len().min(4));
+                        self.small.extend_from_slice(&self.rbuf[at..at + take]);
                     }
                     _ => {}
                 },
@@ -316,9 +315,16 @@ impl Conn {
                 ctx.shared.borrow_mut().size = size;
             }
             client::KILL => {
-                let grace = protocol::decode_kill(&self.small);
+                let grace = if self.cur_len == 4 {
+                    protocol::decode_kill(&self.small)
+                } else {
+                    None
+                };
+                // u32::MAX asks for EXIT on this connection with the
+                // supervisor's own grace period.
+                let explicit = grace.filter(|g| *g != u32::MAX);
                 let mut s = ctx.shared.borrow_mut();
-                s.kill_requested = Some(match (s.kill_requested, grace) {
+                s.kill_requested = Some(match (s.kill_requested, explicit) {
                     (Some(old), Some(new)) => old.min(u64::from(new)),
                     (Some(old), None) => old,
                     (None, g) => g.map_or(s.default_grace_ms, u64::from),
@@ -376,7 +382,11 @@ impl Conn {
             }
             s.start_frame(self.id);
         }
-        if (self.subscribed || self.wants_exit) && !self.exit_queued && s.exit_due(self.id) {
+        if (self.subscribed || self.wants_exit)
+            && !self.exit_queued
+            && !self.closing
+            && s.exit_due(self.id)
+        {
             let code = s.ended.map_or(-1, |e| e.code);
             self.ctrl
                 .extend(protocol::frame(server::EXIT, &protocol::encode_exit(code)));

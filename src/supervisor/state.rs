@@ -55,7 +55,11 @@ impl Sub {
         if self.evicted.is_some() {
             return None;
         }
-        Some(self.inflight.map_or(self.offset, |f| f.start))
+        // Bytes of a frame already on the wire are released as they go, so
+        // a slow but steady reader shows progress within a frame.
+        Some(self.inflight.map_or(self.offset, |f| {
+            f.start + f.sent.saturating_sub(HEADER_LEN) as u64
+        }))
     }
 }
 
@@ -230,32 +234,49 @@ impl Shared {
     /// Cuts off every subscriber still holding `offset`: it is told why in
     /// an ERROR frame queued after the rest of its current frame.
     pub fn evict_at(&mut self, offset: u64, stalled_ms: u64) -> usize {
-        let mut n = 0;
-        for sub in self.subs.values_mut() {
-            if sub.retains() != Some(offset) {
-                continue;
-            }
-            let mut tail = Vec::new();
-            if let Some(f) = sub.inflight.take() {
-                let mut whole = f.header.to_vec();
-                if let Some((a, b)) = self.ring.slices(f.start, f.start + f.len as u64) {
-                    whole.extend_from_slice(a);
-                    whole.extend_from_slice(b);
-                }
-                tail.extend_from_slice(&whole[f.sent.min(whole.len())..]);
-            }
-            let lost = self.ring.head() - sub.offset;
+        let ids: Vec<ConnId> = self
+            .subs
+            .iter()
+            .filter(|(_, sub)| sub.retains() == Some(offset))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            let lost = self
+                .subs
+                .get(id)
+                .map_or(0, |sub| self.ring.head() - sub.offset);
             let msg = format!(
                 "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
             );
-            tail.extend(protocol::frame(
+            let error = protocol::frame(
                 server::ERROR,
                 &protocol::encode_error(ErrorCode::TooSlow, &msg),
-            ));
-            sub.evicted = Some(tail);
-            n += 1;
+            );
+            self.cut_off(*id, &[], &error);
         }
-        n
+        ids.len()
+    }
+
+    /// Ends a subscription without corrupting the stream: the rest of a
+    /// frame already partly written is copied out of the ring, followed by
+    /// `queued` (answers owed) and `last` (an ERROR frame); the connection
+    /// writes that tail and closes.
+    pub fn cut_off(&mut self, id: ConnId, queued: &[u8], last: &[u8]) {
+        let Some(sub) = self.subs.get_mut(&id) else {
+            return;
+        };
+        let mut tail = Vec::new();
+        if let Some(f) = sub.inflight.take().filter(|f| f.sent > 0) {
+            let mut whole = f.header.to_vec();
+            if let Some((a, b)) = self.ring.slices(f.start, f.start + f.len as u64) {
+                whole.extend_from_slice(a);
+                whole.extend_from_slice(b);
+            }
+            tail.extend_from_slice(&whole[f.sent.min(whole.len())..]);
+        }
+        tail.extend_from_slice(queued);
+        tail.extend_from_slice(last);
+        sub.evicted = Some(tail);
     }
 
     /// Starts the next OUTPUT frame for a subscriber if it has bytes
@@ -304,6 +325,7 @@ impl Shared {
     pub fn exit_due(&self, id: ConnId) -> bool {
         let head = self.ring.head();
         self.output_closed
+            && self.ended.is_some()
             && self
                 .subs
                 .get(&id)

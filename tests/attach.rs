@@ -1,0 +1,668 @@
+//! `hm attach` and launch-and-attach `hm run`, driven through a real pty
+//! whose output is rendered by vt100: what the user sees while attached,
+//! and the state their terminal is left in on every way out.
+
+mod common;
+#[path = "common/terminal.rs"]
+mod terminal;
+
+use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt;
+use std::time::{Duration, Instant};
+
+use common::{HM, Sandbox, wait_until};
+use nix::sys::signal::Signal;
+use nix::sys::termios::LocalFlags;
+use terminal::Terminal;
+use vt100::{MouseProtocolEncoding, MouseProtocolMode};
+
+const ROWS: u16 = 24;
+const COLS: u16 = 80;
+
+/// Every mode a full-screen program may switch on, and a window title.
+const MODES_ON: &str =
+    r"\033[?1000h\033[?1006h\033[?2004h\033[?1h\033=\033[?1004h\033[?25l\033]0;evil\007\033[>1u";
+
+const SHELL: &[&str] = &["bash", "--norc", "--noprofile", "-i"];
+
+fn dir(sb: &Sandbox) -> &str {
+    sb.sock_dir.to_str().expect("utf-8 sandbox path")
+}
+
+/// The environment `Sandbox::hm` gives `hm`, for programs started in a
+/// terminal.
+fn sandbox_env(sb: &Sandbox) -> Vec<(OsString, OsString)> {
+    [
+        ("HOME", sb.path().to_path_buf()),
+        ("XDG_CONFIG_HOME", sb.path().join("config")),
+        ("XDG_RUNTIME_DIR", sb.path().join("run")),
+        ("TERM", "xterm-256color".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into_os_string()))
+    .collect()
+}
+
+/// Runs `hm ARGS` in a fresh ROWS×COLS terminal, with the sandbox's
+/// environment.
+fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
+    let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let shown: Vec<&str> = args.iter().copied().take(2).collect();
+    Terminal::start(
+        HM.as_ref(),
+        &argv,
+        &sandbox_env(sb),
+        sb.path(),
+        (ROWS, COLS),
+        &format!("$ hm {}", shown.join(" ")),
+    )
+}
+
+fn bar_shown(t: &Terminal, id: &str) -> bool {
+    t.last_row().starts_with(&format!(" hm · {id} "))
+}
+
+/// `hm attach ID` in a new terminal, once the status bar is up.
+fn attach(sb: &Sandbox, id: &str) -> Terminal {
+    let mut t = hm_in_terminal(sb, &["attach", id, "--socket-dir", dir(sb)]);
+    t.wait_for("the status bar", |t| bar_shown(t, id));
+    t
+}
+
+/// What the user's terminal must look like after any attach ends: back on
+/// the main screen showing what it showed before, every mode the child set
+/// switched off, the title and termios as they were.
+fn assert_restored(t: &Terminal) {
+    let s = t.screen();
+    assert!(!s.alternate_screen(), "still on the alternate screen");
+    assert!(!s.hide_cursor(), "cursor left hidden");
+    assert_eq!(s.mouse_protocol_mode(), MouseProtocolMode::None);
+    assert_eq!(s.mouse_protocol_encoding(), MouseProtocolEncoding::Default);
+    assert!(!s.bracketed_paste(), "bracketed paste left on");
+    assert!(!s.application_cursor(), "application cursor left on");
+    assert!(!s.application_keypad(), "application keypad left on");
+    let m = t.model();
+    assert!(!m.focus_events, "focus events left on");
+    assert_eq!(m.kitty_flags, 0, "kitty keyboard flags left set");
+    assert_eq!(m.scroll_region, None, "scroll region left set");
+    assert_eq!(m.title, "outer", "window title not restored");
+    let now = t.termios();
+    assert!(
+        now.local_flags
+            .contains(LocalFlags::ECHO | LocalFlags::ICANON | LocalFlags::ISIG),
+        "terminal left in raw mode: {:?}",
+        now.local_flags
+    );
+    assert_eq!(
+        now,
+        terminal::pristine_termios(),
+        "termios not restored exactly"
+    );
+}
+
+/// The one line `hm` left on the main screen, under the prompt that ran
+/// it: the user's screen is as it was, plus that line.
+fn closing_line(t: &Terminal) -> String {
+    let lines = t.lines();
+    assert_eq!(
+        lines.len(),
+        2,
+        "expected the prompt and one line: {lines:#?}"
+    );
+    assert!(lines[0].starts_with("$ hm "), "{lines:#?}");
+    lines[1].clone()
+}
+
+#[test]
+fn attach_shows_the_session_above_a_status_bar_one_row_short() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "api",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo hello-from-child; read x; stty size; exec cat",
+        ],
+    );
+    let mut t = attach(&sb, "api");
+    t.wait_for("the child's output", |t| t.has_line("hello-from-child"));
+    assert!(
+        t.screen().alternate_screen(),
+        "attach uses the alternate screen"
+    );
+    // Once the state is known the bar shows it, with the time in it, on
+    // the right.
+    t.wait_for("the state in the bar", |t| {
+        let bar = t.last_row();
+        let words: Vec<&str> = bar.split_whitespace().collect();
+        words.len() == 5
+            && ["idle", "active"].contains(&words[3])
+            && words[4].ends_with('s')
+            && words[4].starts_with(|c: char| c.is_ascii_digit())
+    });
+    t.send(b"\r");
+    t.wait_for("stty size", |t| {
+        t.has_line(&format!("{} {}", ROWS - 1, COLS))
+    });
+    assert!(bar_shown(&t, "api"));
+}
+
+#[test]
+fn typing_reaches_the_child() {
+    let sb = Sandbox::new();
+    let _s = sb.start("sh", &[], SHELL);
+    let mut t = attach(&sb, "sh");
+    t.send(b"echo typed-$((1+1))\r");
+    t.wait_for("the command's output", |t| t.has_line("typed-2"));
+}
+
+#[test]
+fn resizing_the_terminal_resizes_the_session_and_moves_the_bar() {
+    let sb = Sandbox::new();
+    let _s = sb.start("rs", &[], SHELL);
+    let mut t = attach(&sb, "rs");
+    t.resize(30, 100);
+    t.wait_for("the bar on the new last row", |t| bar_shown(t, "rs"));
+    t.send(b"stty size\r");
+    t.wait_for("the new size in the child", |t| t.has_line("29 100"));
+    assert!(bar_shown(&t, "rs"));
+}
+
+#[test]
+fn several_clients_see_the_same_session() {
+    let sb = Sandbox::new();
+    let _s = sb.start("two", &[], SHELL);
+    let mut a = attach(&sb, "two");
+    let mut b = attach(&sb, "two");
+    a.send(b"echo both-$((2+3))\r");
+    a.wait_for("output in the typing client", |t| t.has_line("both-5"));
+    b.wait_for("output in the other client", |t| t.has_line("both-5"));
+}
+
+#[test]
+fn detach_key_inside_a_paste_or_a_burst_is_typed_not_obeyed() {
+    let sb = Sandbox::new();
+    // The child sees every byte: no signals, no line editing, no echo.
+    let _s = sb.start(
+        "paste",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "stty -isig -icanon -echo; echo ready; exec cat -v",
+        ],
+    );
+    let mut t = attach(&sb, "paste");
+    t.wait_for("the child", |t| t.has_line("ready"));
+    t.send(b"\x1b[200~abc\x1cdef\x1b[201~");
+    t.wait_for("the paste in the child", |t| {
+        t.contains(r"^[[200~abc^\def^[[201~")
+    });
+    t.send(b"x\x1cy");
+    t.wait_for("the burst in the child", |t| t.contains(r"x^\y"));
+    // A paste that arrives in pieces, the key alone in the middle of it.
+    t.send(b"\x1b[200~p");
+    t.wait_for("the start of the paste", |t| t.contains("^[[200~p"));
+    t.send(b"\x1c");
+    t.wait_for("the key inside the paste", |t| t.contains(r"^[[200~p^\"));
+    t.send(b"q\x1b[201~");
+    t.wait_for("the end of the paste", |t| t.contains(r"p^\q^[[201~"));
+    assert!(t.try_exit().is_none(), "a pasted detach key detached");
+    // After the paste, the key on its own detaches again.
+    t.send(b"\x1c");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the detach message", |t| {
+        t.contains("[detached from session paste]")
+    });
+}
+
+/// How a test ends an attachment.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    DetachKey,
+    ChildExit,
+    Signal(Signal),
+    SupervisorKilled,
+}
+
+/// Attaches to a child that switches on every mode, ends the attachment
+/// as `ending` says, and checks the terminal is restored. Returns the
+/// sandbox and session so callers can look further.
+fn end_attachment(ending: Ending) -> (Sandbox, common::Session, i32, String) {
+    let sb = Sandbox::new();
+    let script = format!("read x; printf '{MODES_ON}'; echo modes-on; read y; exit 7");
+    let mut session = sb.start("modes", &[], &["sh", "-c", &script]);
+    let mut t = attach(&sb, "modes");
+    t.send(b"go\r");
+    t.wait_for("every mode switched on", |t| {
+        let s = t.screen();
+        t.has_line("modes-on")
+            && s.mouse_protocol_mode() == MouseProtocolMode::PressRelease
+            && s.mouse_protocol_encoding() == MouseProtocolEncoding::Sgr
+            && s.bracketed_paste()
+            && s.application_cursor()
+            && s.application_keypad()
+            && s.hide_cursor()
+            && t.model().focus_events
+            && t.model().kitty_flags == 1
+            && t.model().title == "evil"
+    });
+    let started = Instant::now();
+    match ending {
+        Ending::DetachKey => t.send(b"\x1c"),
+        Ending::ChildExit => t.send(b"\r"),
+        Ending::Signal(sig) => t.signal(sig),
+        Ending::SupervisorKilled => session.child.kill().expect("kill the supervisor"),
+    }
+    let code = t.wait_exit();
+    let took = started.elapsed();
+    // The message is printed after the terminal is restored, so once it is
+    // on screen everything before it has been seen.
+    t.wait_for("the closing message", |t| {
+        t.lines().len() >= 2 && !t.screen().alternate_screen()
+    });
+    assert_restored(&t);
+    let message = closing_line(&t);
+    if matches!(ending, Ending::SupervisorKilled) {
+        // Requirement: noticed within a second. Allow for a loaded machine.
+        assert!(
+            took < Duration::from_millis(1500),
+            "took {took:?} to notice"
+        );
+    }
+    (sb, session, code, message)
+}
+
+#[test]
+fn detaching_restores_the_terminal_and_leaves_the_session_running() {
+    let (sb, _session, code, message) = end_attachment(Ending::DetachKey);
+    assert_eq!(code, 0);
+    assert_eq!(message, "[detached from session modes]");
+    let status = sb.cmd(&["status", "modes"]);
+    assert!(status.status.success(), "{}", common::stderr(&status));
+}
+
+#[test]
+fn child_exit_restores_the_terminal_and_passes_on_the_exit_code() {
+    let (_sb, _session, code, message) = end_attachment(Ending::ChildExit);
+    assert_eq!(message, "[session exited with code 7]");
+    assert_eq!(code, 7);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let (sb, _session, code, message) = end_attachment(Ending::Signal(Signal::SIGTERM));
+    assert_eq!(code, 143);
+    assert_eq!(message, "[detached from session modes: SIGTERM]");
+    assert!(sb.cmd(&["status", "modes"]).status.success());
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    let (_sb, _session, code, message) = end_attachment(Ending::Signal(Signal::SIGHUP));
+    assert_eq!(code, 129);
+    assert_eq!(message, "[detached from session modes: SIGHUP]");
+}
+
+#[test]
+fn sigint_restores_the_terminal() {
+    let (_sb, _session, code, message) = end_attachment(Ending::Signal(Signal::SIGINT));
+    assert_eq!(code, 130);
+    assert_eq!(message, "[detached from session modes: SIGINT]");
+}
+
+#[test]
+fn killed_supervisor_is_noticed_at_once_and_the_terminal_restored() {
+    let (_sb, _session, code, message) = end_attachment(Ending::SupervisorKilled);
+    assert_ne!(code, 0);
+    assert!(
+        message.starts_with("[lost connection to session modes"),
+        "{message}"
+    );
+}
+
+#[test]
+fn attach_without_a_terminal_fails_without_touching_stdout() {
+    let sb = Sandbox::new();
+    let _s = sb.start("tty", &[], &["cat"]);
+    let out = sb.cmd(&["attach", "tty"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "stdout: {:?}", common::stdout(&out));
+    assert_eq!(
+        common::stderr(&out),
+        "hm: attach needs a terminal, but standard input is not one\n"
+    );
+    // A terminal for input but not for output.
+    let target = sb.path().join("out.txt");
+    let script = r#"exec "$0" attach tty --socket-dir "$1" > "$2""#;
+    let mut t = Terminal::start(
+        "sh".as_ref(),
+        &[
+            "-c".into(),
+            script.into(),
+            HM.into(),
+            dir(&sb).into(),
+            target.clone().into(),
+        ],
+        &sandbox_env(&sb),
+        sb.path(),
+        (ROWS, COLS),
+        "$ hm attach tty > out.txt",
+    );
+    assert_eq!(t.wait_exit(), 1);
+    t.wait_for("the error", |t| {
+        t.has_line("hm: attach needs a terminal, but standard output is not one")
+    });
+    assert!(!t.screen().alternate_screen());
+    assert_eq!(t.termios(), terminal::pristine_termios());
+    assert_eq!(std::fs::read(&target).expect("read out.txt"), b"");
+}
+
+#[test]
+fn attach_to_a_missing_session_says_where_it_looked() {
+    let sb = Sandbox::new();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&sb.sock_dir)
+        .expect("mkdir");
+    let mut t = hm_in_terminal(&sb, &["attach", "nope", "--socket-dir", dir(&sb)]);
+    assert_eq!(t.wait_exit(), 1);
+    let expected = format!("hm: no session named 'nope' in {} (see 'hm ls')", dir(&sb));
+    t.wait_for("the error", |t| t.has_line(&expected));
+    assert!(!t.screen().alternate_screen());
+    assert_eq!(t.termios(), terminal::pristine_termios());
+}
+
+#[test]
+fn replayed_queries_go_unanswered_while_live_ones_are_answered() {
+    let sb = Sandbox::new();
+    // The history asks for device attributes, the cursor position and the
+    // background colour; nobody answers while nobody is attached. Then the
+    // child shows what reached its input, asks once more live, and shows
+    // every byte it gets after that.
+    let script = r#"printf '\033[c\033[6n\033[>c\033]11;?\007history-ready\n'
+IFS= read -r line
+printf 'got:%s\n' "$line" | cat -v
+printf 'live-query\033[c\n'
+exec cat -v"#;
+    let _s = sb.start("q", &[], &["sh", "-c", script]);
+    let mut t = attach(&sb, "q");
+    t.wait_for("the replayed history", |t| t.has_line("history-ready"));
+    assert_eq!(
+        t.model().answered,
+        0,
+        "the terminal was asked replayed queries"
+    );
+    // Any answer to the replay would have been typed before this line.
+    t.send(b"probe\r");
+    t.wait_for("what the child read", |t| t.contains("got:"));
+    let got: Vec<String> = t
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("got:"))
+        .collect();
+    assert_eq!(got, ["got:probe"], "stale answers reached the child");
+    // The live query is answered, and the answer reaches the child.
+    t.wait_for("the live query", |t| t.has_line("live-query"));
+    t.wait_for("the answer to it", |t| t.model().answered == 1);
+    t.send(b"\r");
+    // Echoed by the child's terminal as it arrived, then printed by `cat`.
+    t.wait_for("the answer in the child", |t| {
+        t.screen().contents().matches("^[[?1;2c").count() == 2
+    });
+}
+
+#[test]
+fn status_bar_survives_a_clear_and_a_scroll_region_reset() {
+    let sb = Sandbox::new();
+    // The reset and the lines after it come in one write.
+    let script = r#"read a
+printf '\033[H\033[2J\033[3J'; echo cleared
+read b
+i=0; s=''; while [ $i -lt 60 ]; do s="${s}line-$i\n"; i=$((i+1)); done
+printf "\033[r${s}scrolled\n"
+exec cat"#;
+    let _s = sb.start("bar", &[], &["sh", "-c", script]);
+    let mut t = attach(&sb, "bar");
+    t.send(b"\r");
+    t.wait_for("the cleared screen with its bar", |t| {
+        t.has_line("cleared") && bar_shown(t, "bar")
+    });
+    t.send(b"\r");
+    t.wait_for("the scrolled screen with its bar", |t| {
+        t.has_line("scrolled") && bar_shown(t, "bar")
+    });
+    // The child's last row is the one above the bar, and what it prints
+    // next scrolls there too, leaving the bar alone. (`cat` and the echo
+    // of the typing each show the word.)
+    for n in 0..3 {
+        let word = format!("after-{n}");
+        t.send(format!("{word}\r").as_bytes());
+        t.wait_for("the child's next line", |t| {
+            t.row(ROWS - 3) == word && t.row(ROWS - 4) == word
+        });
+        assert!(bar_shown(&t, "bar"), "bar overwritten: {:#?}", t.lines());
+        assert_eq!(t.screen().cursor_position(), (ROWS - 2, 0));
+    }
+}
+
+#[test]
+fn a_scroll_region_the_child_sets_keeps_working() {
+    let sb = Sandbox::new();
+    // Like an editor scrolling one window: rows 5 to 10 scroll, the rows
+    // around them stay. Setting the region and scrolling in it are
+    // separate writes.
+    let script = r#"read a
+printf '\033[H\033[2J'; i=1; while [ $i -le 20 ]; do echo row-$i; i=$((i+1)); done
+printf '\033[5;10r'
+read b
+printf '\033[10;1H\033[Knew-a\nnew-b'
+exec cat"#;
+    let _s = sb.start("region", &[], &["sh", "-c", script]);
+    let mut t = attach(&sb, "region");
+    t.send(b"\r");
+    t.wait_for("the rows", |t| t.has_line("row-20"));
+    t.send(b"\r");
+    t.wait_for("the scrolled window", |t| t.has_line("new-b"));
+    let rows: Vec<String> = (0..20).map(|r| t.row(r)).collect();
+    let expected: Vec<String> = (1..=4)
+        .chain(6..=9)
+        .map(|n| format!("row-{n}"))
+        .chain(["new-a".to_string(), "new-b".to_string()])
+        .chain((11..=20).map(|n| format!("row-{n}")))
+        .collect();
+    assert_eq!(rows, expected);
+    assert!(bar_shown(&t, "region"));
+}
+
+/// Kills, on drop, a session that `hm run` started in the background.
+struct Launched<'a> {
+    sb: &'a Sandbox,
+    id: &'a str,
+}
+
+impl Launched<'_> {
+    /// (supervisor pid, child pid) from the session's pid file.
+    fn pids(&self) -> Option<(i32, i32)> {
+        let text =
+            std::fs::read_to_string(self.sb.sock_dir.join(format!("{}.pid", self.id))).ok()?;
+        let mut lines = text.lines().map(|l| l.trim().parse::<i32>().ok());
+        Some((lines.next()??, lines.next()??))
+    }
+}
+
+impl Drop for Launched<'_> {
+    fn drop(&mut self) {
+        use nix::sys::signal::kill;
+        use nix::unistd::Pid;
+        if let Some((supervisor, child)) = self.pids() {
+            if child > 1 {
+                let _ = kill(Pid::from_raw(-child), Signal::SIGKILL);
+            }
+            if supervisor > 1 {
+                let _ = kill(Pid::from_raw(supervisor), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// The session id of a process, from `/proc/PID/stat`.
+fn sid_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
+    // Fields after the command name, which is in parentheses: state, ppid,
+    // pgrp, session.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    rest.split(' ')
+        .nth(3)
+        .expect("session field")
+        .parse()
+        .expect("sid")
+}
+
+#[test]
+fn run_without_detach_attaches_and_the_session_outlives_its_terminal() {
+    let sb = Sandbox::new();
+    let mut args = vec!["run", "--id", "live", "--socket-dir", dir(&sb), "--"];
+    args.extend_from_slice(SHELL);
+    let mut t = hm_in_terminal(&sb, &args);
+    let launched = Launched {
+        sb: &sb,
+        id: "live",
+    };
+    t.wait_for("the status bar", |t| bar_shown(t, "live"));
+    t.send(b"echo earlier-$((3*3))\r");
+    t.wait_for("the command's output", |t| t.has_line("earlier-9"));
+    let (supervisor, _) = launched.pids().expect("pid file");
+    assert_ne!(
+        sid_of(supervisor),
+        t.pid().as_raw(),
+        "the supervisor shares the terminal's session"
+    );
+    assert_eq!(
+        sid_of(supervisor),
+        supervisor,
+        "the supervisor leads a session"
+    );
+    // Closing the window hangs up the attach client, and only it. (Whether
+    // the client sees the signal or the dead terminal first is a race.)
+    t.close();
+    let code = t.wait_exit();
+    assert!(matches!(code, 1 | 129), "exit code {code}");
+    let status = sb.cmd(&["status", "live"]);
+    assert!(status.status.success(), "{}", common::stderr(&status));
+    let ls = sb.cmd(&["ls"]);
+    assert!(
+        common::stdout(&ls).contains("live"),
+        "{}",
+        common::stdout(&ls)
+    );
+    // And the session is there to come back to.
+    let mut again = attach(&sb, "live");
+    again.wait_for("the earlier output", |t| t.has_line("earlier-9"));
+    again.send(b"\x1c");
+    assert_eq!(again.wait_exit(), 0);
+}
+
+#[test]
+fn run_reports_why_the_command_could_not_start() {
+    let sb = Sandbox::new();
+    let mut t = hm_in_terminal(
+        &sb,
+        &[
+            "run",
+            "--id",
+            "y",
+            "--socket-dir",
+            dir(&sb),
+            "--",
+            "nosuchcmd-xyz",
+        ],
+    );
+    assert_eq!(t.wait_exit(), 127);
+    t.wait_for("the error", |t| {
+        t.has_line("hm: cannot run 'nosuchcmd-xyz': No such file or directory")
+    });
+    assert!(!t.screen().alternate_screen());
+    assert_eq!(t.termios(), terminal::pristine_termios());
+    // Nothing is left behind in the socket dir.
+    let left: Vec<_> = std::fs::read_dir(&sb.sock_dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn run_of_a_live_id_says_it_is_already_running() {
+    let sb = Sandbox::new();
+    let _s = sb.start("busy", &[], &["cat"]);
+    let mut t = hm_in_terminal(
+        &sb,
+        &["run", "--id", "busy", "--socket-dir", dir(&sb), "--", "sh"],
+    );
+    assert_eq!(t.wait_exit(), 1);
+    t.wait_for("the error", |t| {
+        t.contains("session 'busy' is already running") && t.contains("hm attach busy")
+    });
+    assert!(!t.screen().alternate_screen());
+}
+
+#[test]
+fn run_with_a_bad_config_names_the_key_and_the_file() {
+    let sb = Sandbox::new();
+    let config = sb.path().join("bad.toml");
+    std::fs::write(&config, "no_such_key = 1\n").expect("write config");
+    let mut t = hm_in_terminal(
+        &sb,
+        &[
+            "--config",
+            config.to_str().expect("utf-8"),
+            "run",
+            "--id",
+            "z",
+            "--socket-dir",
+            dir(&sb),
+            "--",
+            "sh",
+        ],
+    );
+    assert_ne!(t.wait_exit(), 0);
+    t.wait_for("the error", |t| {
+        t.contains("unknown key 'no_such_key'") && t.contains("bad.toml")
+    });
+    assert!(!t.screen().alternate_screen());
+    wait_until("nothing to be running", || {
+        !sb.sock_dir.join("z.sock").exists()
+    });
+}
+
+#[test]
+#[ignore = "known bug: the child's own `CSI ? 1049 l` reaches the user's terminal, \
+            which leaves the alternate screen attach is drawing on"]
+fn a_child_leaving_its_alternate_screen_does_not_draw_over_the_users() {
+    let sb = Sandbox::new();
+    let script = r#"read a
+printf '\033[?1049h\033[Hfull-screen-app\n'
+read b
+printf '\033[?1049lback-in-the-shell\n'
+exec cat"#;
+    let _s = sb.start("alt", &[], &["sh", "-c", script]);
+    let mut t = attach(&sb, "alt");
+    t.send(b"\r");
+    t.wait_for("the full-screen program", |t| t.has_line("full-screen-app"));
+    t.send(b"\r");
+    t.wait_for("the child's own screen back", |t| {
+        t.has_line("back-in-the-shell")
+    });
+    assert!(
+        t.screen().alternate_screen(),
+        "the user's main screen is in use"
+    );
+    assert!(bar_shown(&t, "alt"));
+    t.send(b"\x1c");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the detach message", |t| {
+        t.contains("[detached from session alt]")
+    });
+    assert_eq!(closing_line(&t), "[detached from session alt]");
+}

@@ -1,0 +1,195 @@
+//! The commands people and scripts use: `status`, `ls`, `kill`, `--version`,
+//! `help`, and how they report mistakes.
+
+mod common;
+
+use std::fs;
+
+use common::{Sandbox, stderr, stdout};
+
+#[test]
+fn status_prints_the_session_for_people_and_scripts() {
+    let sb = Sandbox::new();
+    let s = sb.start("api", &[], &["sleep", "30"]);
+    let out = sb.cmd(&["status", "api"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let pid = s.child_pid().expect("pid");
+    assert!(text.contains("session:  api"), "{text}");
+    assert!(text.contains(&format!("pid:      {pid}")), "{text}");
+    assert!(text.contains("state:    idle (for "), "{text}");
+    assert!(text.contains("alive:    yes"), "{text}");
+    let out = sb.cmd(&["status", "api", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["id"], "api");
+    assert_eq!(v["pid"], pid);
+    assert_eq!(v["alive"], true);
+    assert_eq!(v["state"], "idle");
+    assert!(v["idle_ms"].is_u64() && v["state_ms"].is_u64());
+}
+
+#[test]
+fn a_missing_session_is_named_with_its_directory() {
+    let sb = Sandbox::new();
+    for cmd in ["status", "kill", "attach"] {
+        let out = sb.cmd(&[cmd, "ghost"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "hm: no session named 'ghost' in {} (see 'hm ls')\n",
+                sb.sock_dir.display()
+            ),
+            "{cmd}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn ls_lists_every_session_with_its_state_and_command() {
+    let sb = Sandbox::new();
+    let _a = sb.start("alpha", &[], &["sleep", "30"]);
+    let _b = sb.start(
+        "beta",
+        &[],
+        &["sh", "-c", "while :; do echo x; sleep 0.1; done"],
+    );
+    let out = sb.cmd(&["ls"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("ID"), "{text}");
+    assert!(
+        lines[1].starts_with("alpha")
+            && lines[1].contains("idle")
+            && lines[1].ends_with("sleep 30"),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with("beta") && lines[2].contains("active"),
+        "{text}"
+    );
+    let out = sb.cmd(&["ls", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let list = v.as_array().expect("array");
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["id"], "alpha");
+    assert_eq!(list[0]["command"], serde_json::json!(["sleep", "30"]));
+    assert!(list[0]["started_unix_ms"].is_u64());
+}
+
+#[test]
+fn ls_with_no_sessions_says_so_and_json_is_empty() {
+    let sb = Sandbox::new();
+    let out = sb.cmd(&["ls"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("no sessions"));
+    assert_eq!(stdout(&sb.cmd(&["ls", "--json"])).trim(), "[]");
+}
+
+#[test]
+fn ls_skips_and_removes_entries_of_dead_supervisors() {
+    let sb = Sandbox::new();
+    let mut dead = sb.start("dead", &[], &["sleep", "30"]);
+    let _live = sb.start("live", &[], &["sleep", "30"]);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(dead.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill");
+    dead.wait_exit();
+    let text = stdout(&sb.cmd(&["ls"]));
+    assert!(!text.contains("dead"), "{text}");
+    assert!(text.contains("live"), "{text}");
+    assert!(!sb.sock("dead").exists());
+    assert!(!sb.sock_dir.join("dead.pid").exists());
+}
+
+#[test]
+fn kill_waits_until_the_session_is_gone() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("victim", &[], &["sleep", "30"]);
+    let out = sb.cmd(&["kill", "victim"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "session 'victim' ended (exit code 143, killed by SIGTERM)\n"
+    );
+    // Gone by the time the command returned, not some time later.
+    assert!(!sb.sock("victim").exists());
+    assert!(!sb.sock_dir.join("victim.pid").exists());
+    assert_eq!(s.wait_exit(), 143);
+    let out = sb.cmd(&["kill", "victim", "--grace=-1"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn version_and_help_are_there_for_every_command() {
+    let sb = Sandbox::new();
+    let out = sb.hm().arg("--version").output().expect("run");
+    assert_eq!(stdout(&out), format!("hm {}\n", env!("CARGO_PKG_VERSION")));
+    for cmd in ["run", "attach", "status", "ls", "kill"] {
+        let out = sb.hm().args(["help", cmd]).output().expect("run");
+        assert!(out.status.success(), "{cmd}");
+        assert!(stdout(&out).contains("Usage: hm"), "{cmd}");
+    }
+}
+
+#[test]
+fn a_bad_config_names_the_key_and_file_and_starts_nothing() {
+    let sb = Sandbox::new();
+    let cfg = sb.path().join("bad.toml");
+    fs::write(&cfg, "scrollback_bytes = 10\nscroll_back = 5\n").expect("write");
+    let out = sb.cmd(&[
+        "run",
+        "--detach",
+        "--config",
+        cfg.to_str().expect("utf8"),
+        "--id",
+        "x",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.toml:2"), "{err}");
+    assert!(err.contains("'scroll_back'"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!sb.sock_dir.exists());
+    // The same file found by the search path: ./heimdall.toml.
+    fs::write(sb.path().join("heimdall.toml"), "classifier = \"clever\"\n").expect("write");
+    let err = stderr(&sb.cmd(&["ls"]));
+    assert!(
+        err.contains("heimdall.toml:1") && err.contains("classifier"),
+        "{err}"
+    );
+}
+
+#[test]
+fn flags_override_the_config_file() {
+    let sb = Sandbox::new();
+    fs::write(
+        sb.path().join("heimdall.toml"),
+        "[classifier.claude]\nidle_threshold_ms = 9000\n",
+    )
+    .expect("write");
+    let s = sb.start(
+        "ov",
+        &["--idle-threshold-ms", "150"],
+        &["sh", "-c", "echo hi; sleep 30"],
+    );
+    // The threshold from the flag (150 ms) applies to the file's
+    // classifier: the session turns idle long before 9 s.
+    let mut raw = s.raw();
+    raw.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    raw.output_until(b"hi");
+    common::wait_until("300 ms of silence", || {
+        s.raw().status().is_some_and(|st| st.idle_ms >= 300)
+    });
+    let st = s.raw().status().expect("status");
+    assert!(st.idle_ms < 9000);
+    assert_eq!(st.state, 0x00, "idle after 150 ms, not 9 s");
+}

@@ -1,0 +1,268 @@
+//! Shared harness for integration tests: a private sandbox directory, the
+//! real `hm` binary, RAII guards that kill what a test started, a raw
+//! protocol client, and waiting on conditions with deadlines.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use heimdall::protocol::{self, Assembler, Frame, Status, client, server};
+
+pub const HM: &str = env!("CARGO_BIN_EXE_hm");
+
+/// Generous: CI machines are small and shared. Tests wait for conditions,
+/// this is only how long before they give up.
+pub const PATIENCE: Duration = Duration::from_secs(15);
+
+/// Polls `cond` until it holds or `PATIENCE` runs out.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A temporary home for one test: config search paths point inside it and
+/// sessions live in its socket dir.
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+    pub sock_dir: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let root = tempfile::Builder::new()
+            .prefix("hm")
+            .tempdir_in("/tmp")
+            .expect("tempdir");
+        let sock_dir = root.path().join("s");
+        Sandbox { root, sock_dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// `hm` with a clean, predictable environment.
+    pub fn hm(&self) -> Command {
+        let mut c = Command::new(HM);
+        c.current_dir(self.path())
+            .env("HOME", self.path())
+            .env("XDG_CONFIG_HOME", self.path().join("config"))
+            .env("XDG_RUNTIME_DIR", self.path().join("run"))
+            .env_remove("HEIMDALL_SESSION_ID")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Runs `hm ARGS --socket-dir DIR` to completion.
+    pub fn cmd(&self, args: &[&str]) -> Output {
+        let mut c = self.hm();
+        c.args(args).arg("--socket-dir").arg(&self.sock_dir);
+        c.output().expect("run hm")
+    }
+
+    pub fn sock(&self, id: &str) -> PathBuf {
+        self.sock_dir.join(format!("{id}.sock"))
+    }
+
+    /// Starts `hm run --detach` and waits until it answers STATUS.
+    pub fn start(&self, id: &str, extra: &[&str], command: &[&str]) -> Session {
+        let session = self.spawn(id, extra, command);
+        let sock = self.sock(id);
+        wait_until("the session to answer", || {
+            Raw::connect(&sock).is_ok_and(|mut r| r.status().is_some())
+        });
+        session
+    }
+
+    /// Starts `hm run --detach` without waiting.
+    pub fn spawn(&self, id: &str, extra: &[&str], command: &[&str]) -> Session {
+        let mut c = self.hm();
+        c.args(["run", "--detach", "--id", id])
+            .arg("--socket-dir")
+            .arg(&self.sock_dir)
+            .args(extra)
+            .arg("--")
+            .args(command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = c.spawn().expect("spawn hm run");
+        Session {
+            child,
+            pid_file: self.sock_dir.join(format!("{id}.pid")),
+            sock: self.sock(id),
+        }
+    }
+}
+
+/// A supervisor started by a test; killed with its whole session on drop.
+pub struct Session {
+    pub child: Child,
+    pub pid_file: PathBuf,
+    pub sock: PathBuf,
+}
+
+impl Session {
+    /// The supervised command's pid, from the pid file.
+    pub fn child_pid(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(&self.pid_file).ok()?;
+        text.lines().nth(1)?.trim().parse().ok()
+    }
+
+    /// Waits for the supervisor to exit and returns its exit code.
+    pub fn wait_exit(&mut self) -> i32 {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "supervisor did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.child.stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(&self.sock).expect("connect")
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child_pid() {
+            if pid > 1 {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(-pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A blocking protocol client, written from the spec like a third-party
+/// client would be.
+pub struct Raw {
+    pub stream: UnixStream,
+    asm: Assembler,
+    frames: std::collections::VecDeque<Frame>,
+    pub eof: bool,
+}
+
+impl Raw {
+    pub fn connect(path: &Path) -> std::io::Result<Raw> {
+        let mut stream = UnixStream::connect(path)?;
+        stream.set_read_timeout(Some(PATIENCE))?;
+        let mut mode = [0u8; 1];
+        stream.read_exact(&mut mode)?;
+        assert_eq!(mode[0], protocol::MODE_BINARY);
+        Ok(Raw {
+            stream,
+            asm: Assembler::default(),
+            frames: Default::default(),
+            eof: false,
+        })
+    }
+
+    pub fn send(&mut self, ty: u8, payload: &[u8]) {
+        self.stream
+            .write_all(&protocol::frame(ty, payload))
+            .expect("send frame");
+    }
+
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send bytes");
+    }
+
+    /// The next frame, or `None` at end of stream or timeout.
+    pub fn frame(&mut self) -> Option<Frame> {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            if let Some(f) = self.frames.pop_front() {
+                return Some(f);
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) | Err(_) => {
+                    self.eof = true;
+                    return None;
+                }
+                Ok(n) => {
+                    let mut out = Vec::new();
+                    self.asm.push(&buf[..n], &mut out).expect("valid frames");
+                    self.frames.extend(out);
+                }
+            }
+        }
+    }
+
+    /// The next frame of type `ty`, skipping others.
+    pub fn expect(&mut self, ty: u8) -> Frame {
+        loop {
+            let f = self
+                .frame()
+                .unwrap_or_else(|| panic!("no frame 0x{ty:02x}"));
+            if f.ty == ty {
+                return f;
+            }
+        }
+    }
+
+    pub fn status(&mut self) -> Option<Status> {
+        self.send(client::STATUS, &[]);
+        loop {
+            let f = self.frame()?;
+            if f.ty == server::STATUS_RESP {
+                return Status::decode(&f.payload).ok();
+            }
+        }
+    }
+
+    /// Reads OUTPUT until EXIT; returns the bytes and the exit code.
+    pub fn collect_until_exit(&mut self) -> (Vec<u8>, Option<i32>) {
+        let mut out = Vec::new();
+        while let Some(f) = self.frame() {
+            match f.ty {
+                server::OUTPUT => out.extend_from_slice(&f.payload),
+                server::EXIT => return (out, protocol::decode_exit(&f.payload).ok()),
+                _ => {}
+            }
+        }
+        (out, None)
+    }
+
+    /// Reads OUTPUT until `needle` has appeared.
+    pub fn output_until(&mut self, needle: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        while !out.windows(needle.len()).any(|w| w == needle) {
+            let f = self.frame().unwrap_or_else(|| {
+                panic!("stream ended before {:?}", String::from_utf8_lossy(needle))
+            });
+            if f.ty == server::OUTPUT {
+                out.extend_from_slice(&f.payload);
+            }
+        }
+        out
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -1,0 +1,418 @@
+//! The wire protocol against the real supervisor: the seed's Go client
+//! (mirrored here), limits and errors, hostile clients, and output
+//! integrity (nothing lost, nothing duplicated, EXIT last).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+
+use common::{Raw, Sandbox, wait_until};
+use heimdall::protocol::{self, ErrorCode, Size, client, server};
+
+/// The Go subscriber from seed 002, line for line: mode byte, SUBSCRIBE,
+/// print OUTPUT, exit with EXIT's code.
+/// `first_output` is the test's only addition: it tells the test the
+/// client is subscribed.
+fn go_client(sock: &std::path::Path, first_output: std::sync::mpsc::Sender<()>) -> (Vec<u8>, i32) {
+    let mut conn = UnixStream::connect(sock).expect("connect");
+    let mut mode = [0u8; 1];
+    conn.read_exact(&mut mode).expect("read mode byte");
+    assert_eq!(mode[0], 0x00, "unsupported mode");
+    conn.write_all(&[0x02, 0x00, 0x00, 0x00, 0x00])
+        .expect("send subscribe");
+    let mut stdout = Vec::new();
+    let mut header = [0u8; 5];
+    loop {
+        conn.read_exact(&mut header).expect("read frame");
+        let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+        let mut payload = vec![0u8; length as usize];
+        if length > 0 {
+            conn.read_exact(&mut payload).expect("read payload");
+        }
+        match header[0] {
+            0x81 => {
+                stdout.extend_from_slice(&payload);
+                let _ = first_output.send(());
+            }
+            0x83 => {
+                let code = i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
+                return (stdout, code);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn the_seed_go_client_works_unchanged() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "go",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf 'first\\n'; read x; printf 'second %s\\n' \"$x\"; exit 3",
+        ],
+    );
+    let mut r = s.raw();
+    let sock = s.sock.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || go_client(&sock, tx));
+    rx.recv_timeout(common::PATIENCE)
+        .expect("go client got the scrollback");
+    r.send(client::INPUT, b"go\n");
+    let (out, code) = reader.join().expect("go client");
+    assert_eq!(code, 3);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("first"), "{text:?}");
+    assert!(text.contains("second go"), "{text:?}");
+}
+
+#[test]
+fn status_reports_the_child_and_its_state() {
+    let sb = Sandbox::new();
+    let s = sb.start("st", &[], &["sleep", "30"]);
+    let st = s.raw().status().expect("status");
+    assert!(st.alive);
+    assert_eq!(Some(st.pid as i32), s.child_pid());
+    assert_eq!(st.state, 0x00, "a silent child is idle");
+    // The frame is exactly the seed's 15-byte layout.
+    let mut r = s.raw();
+    r.send(client::STATUS, &[]);
+    let f = r.expect(server::STATUS_RESP);
+    assert_eq!(f.payload.len(), 15);
+    assert_eq!(f.payload[14], 0);
+}
+
+#[test]
+fn unknown_frame_types_are_ignored_before_and_after_subscribe() {
+    let sb = Sandbox::new();
+    let s = sb.start("unk", &[], &["sh", "-c", "read x; echo got-$x; sleep 30"]);
+    let mut r = s.raw();
+    r.send(0x7e, b"whatever payload");
+    r.send(0x42, &[]);
+    assert!(r.status().is_some());
+    r.send(client::SUBSCRIBE, &[]);
+    r.send(0x7f, &[1, 2, 3]);
+    r.send(client::INPUT, b"yes\n");
+    r.output_until(b"got-yes");
+}
+
+#[test]
+fn a_malformed_resize_gets_an_error_and_closes_only_that_connection() {
+    let sb = Sandbox::new();
+    let s = sb.start("bad", &[], &["sleep", "30"]);
+    let mut bystander = s.raw();
+    let mut r = s.raw();
+    r.send(client::RESIZE, &[0, 80, 0]);
+    let f = r.expect(server::ERROR);
+    let (code, msg) = protocol::decode_error(&f.payload);
+    assert_eq!(code, ErrorCode::MalformedPayload as u16);
+    assert!(msg.contains("RESIZE"), "{msg}");
+    assert!(r.frame().is_none(), "connection must close after ERROR");
+    assert!(bystander.status().is_some_and(|s| s.alive));
+}
+
+#[test]
+fn an_oversized_length_is_refused_from_the_header_alone() {
+    let sb = Sandbox::new();
+    let s = sb.start("big", &[], &["sleep", "30"]);
+    let mut r = s.raw();
+    // Declares 4 GiB and sends nothing more: the answer must not wait for
+    // the payload, and the supervisor must not try to allocate it.
+    r.send_bytes(&protocol::header(client::INPUT, u32::MAX));
+    let f = r.expect(server::ERROR);
+    assert_eq!(
+        protocol::decode_error(&f.payload).0,
+        ErrorCode::FrameTooLarge as u16
+    );
+    assert!(s.raw().status().is_some_and(|s| s.alive));
+}
+
+#[test]
+fn frames_split_at_every_byte_are_understood() {
+    let sb = Sandbox::new();
+    let s = sb.start("drip", &[], &["sh", "-c", "read x; echo drip-$x; sleep 30"]);
+    let mut r = s.raw();
+    let mut bytes = protocol::frame(client::SUBSCRIBE, &[]);
+    bytes.extend(protocol::frame(client::INPUT, b"ok\n"));
+    bytes.extend(protocol::frame(client::STATUS, &[]));
+    for b in bytes {
+        r.send_bytes(&[b]);
+        r.stream.flush().expect("flush");
+    }
+    let (mut out, mut status) = (Vec::new(), false);
+    while !(status && out.windows(7).any(|w| w == b"drip-ok")) {
+        let f = r.frame().expect("frame");
+        match f.ty {
+            server::OUTPUT => out.extend_from_slice(&f.payload),
+            server::STATUS_RESP => status = true,
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn ten_thousand_pipelined_requests_all_get_answers() {
+    let sb = Sandbox::new();
+    let s = sb.start("pipe", &[], &["sleep", "30"]);
+    let mut r = s.raw();
+    let one = protocol::frame(client::STATUS, &[]);
+    let all: Vec<u8> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len() * 10_000)
+        .collect();
+    let mut w = r.stream.try_clone().expect("clone");
+    // Write from another thread: the supervisor stops reading requests
+    // while its answers pile up unread, which is the point.
+    let writer = std::thread::spawn(move || w.write_all(&all));
+    let mut answers = 0;
+    while answers < 10_000 {
+        let f = r.frame().expect("answer");
+        assert_eq!(f.ty, server::STATUS_RESP);
+        answers += 1;
+    }
+    writer.join().expect("join").expect("write");
+}
+
+#[test]
+fn resize_reaches_the_child_clamped() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "rs",
+        &["--cols", "100", "--rows", "30"],
+        &["sh", "-c", "while read x; do stty size; done"],
+    );
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    r.send(
+        client::RESIZE,
+        &Size {
+            cols: 132,
+            rows: 43,
+        }
+        .encode(),
+    );
+    r.send(client::INPUT, b"\n");
+    r.output_until(b"43 132");
+    r.send(
+        client::RESIZE,
+        &Size {
+            cols: 0,
+            rows: 65535,
+        }
+        .encode(),
+    );
+    r.send(client::INPUT, b"\n");
+    r.output_until(b"4096 1");
+}
+
+#[test]
+fn a_late_subscriber_gets_scrollback_then_live_output_without_a_seam() {
+    let sb = Sandbox::new();
+    // Numbered lines keep coming; a subscriber joining in the middle must
+    // see a contiguous run of numbers from where its replay starts.
+    let s = sb.start(
+        "seam",
+        &["--scrollback-bytes", "4096"],
+        &[
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 20000 ]; do echo L$i; i=$((i+1)); done; sleep 30",
+        ],
+    );
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    let out = r.output_until(b"L19999\r\n");
+    let text = String::from_utf8_lossy(&out);
+    let nums: Vec<u64> = text
+        .split("\r\n")
+        .filter_map(|l| l.strip_prefix('L')?.parse().ok())
+        .collect();
+    assert!(nums.len() > 10);
+    // The first line may be cut by the byte-granular scrollback.
+    for w in nums[1..].windows(2) {
+        assert_eq!(w[1], w[0] + 1, "gap or duplicate at {}", w[0]);
+    }
+}
+
+#[test]
+fn the_last_bytes_before_a_fast_exit_arrive_before_exit() {
+    let sb = Sandbox::new();
+    for round in 0..20 {
+        let id = format!("fast{round}");
+        let mut s = sb.spawn(
+            &id,
+            &[],
+            &["sh", "-c", "read x; printf 'END-MARKER-%s' \"$x\"; exit 7"],
+        );
+        let sock = sb.sock(&id);
+        wait_until("socket", || Raw::connect(&sock).is_ok());
+        let mut r = s.raw();
+        r.send(client::SUBSCRIBE, &[]);
+        r.send(client::INPUT, format!("{round}\n").as_bytes());
+        let (out, code) = r.collect_until_exit();
+        assert_eq!(code, Some(7));
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.ends_with(&format!("END-MARKER-{round}")), "{text:?}");
+        assert_eq!(s.wait_exit(), 7);
+    }
+}
+
+#[test]
+fn every_subscriber_gets_every_byte_of_a_fast_stream() {
+    let sb = Sandbox::new();
+    // 8 MiB as fast as the child can write it, to three readers at once.
+    let s = sb.start(
+        "flood",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "read x; head -c 8388608 /dev/zero | tr '\\0' 'x'; printf DONE; exit 0",
+        ],
+    );
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let mut r = s.raw();
+        r.send(client::SUBSCRIBE, &[]);
+        readers.push(r);
+    }
+    readers[0].send(client::INPUT, b"\n");
+    let handles: Vec<_> = readers
+        .into_iter()
+        .map(|mut r| std::thread::spawn(move || r.collect_until_exit()))
+        .collect();
+    for h in handles {
+        let (out, code) = h.join().expect("reader");
+        assert_eq!(code, Some(0));
+        let xs = out.iter().filter(|&&b| b == b'x').count();
+        assert_eq!(xs, 8 << 20, "bytes lost or duplicated");
+        assert!(out.ends_with(b"DONE"));
+    }
+}
+
+#[test]
+fn a_client_that_never_reads_does_not_stall_the_others_forever() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "stall",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "read x; head -c 16777216 /dev/zero | tr '\\0' 'y'; printf DONE; sleep 30",
+        ],
+    );
+    let mut lazy = s.raw();
+    lazy.send(client::SUBSCRIBE, &[]);
+    let mut busy = s.raw();
+    busy.send(client::SUBSCRIBE, &[]);
+    busy.send(client::INPUT, b"\n");
+    let out = busy.output_until(b"DONE");
+    assert_eq!(out.iter().filter(|&&b| b == b'y').count(), 16 << 20);
+    // The lazy one was cut off, and is told so once it reads.
+    let mut saw_error = false;
+    while let Some(f) = lazy.frame() {
+        if f.ty == server::ERROR {
+            assert_eq!(
+                protocol::decode_error(&f.payload).0,
+                ErrorCode::TooSlow as u16
+            );
+            saw_error = true;
+        }
+    }
+    assert!(saw_error, "a cut-off subscriber must be told");
+}
+
+#[test]
+fn input_reaches_a_slow_reader_completely_and_in_order() {
+    let sb = Sandbox::new();
+    // The child ignores its input for a while (the pty buffer fills up),
+    // then counts everything it receives.
+    let s = sb.start(
+        "slowin",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "stty raw -echo; sleep 1; head -c 262144 | md5sum; sleep 30",
+        ],
+    );
+    let payload: Vec<u8> = (0..262_144u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    for chunk in payload.chunks(1000) {
+        r.send(client::INPUT, chunk);
+    }
+    let digest = {
+        let out = std::process::Command::new("md5sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin.take().expect("stdin").write_all(&payload)?;
+                c.wait_with_output()
+            })
+            .expect("md5sum");
+        String::from_utf8_lossy(&out.stdout)[..32].to_string()
+    };
+    r.output_until(digest.as_bytes());
+}
+
+#[test]
+fn many_idle_connections_do_not_break_the_session() {
+    let sb = Sandbox::new();
+    let s = sb.start("many", &[], &["sleep", "30"]);
+    let mut conns: Vec<UnixStream> = Vec::new();
+    for _ in 0..300 {
+        let mut c = UnixStream::connect(&s.sock).expect("connect");
+        // Half a header, then silence.
+        c.write_all(&[client::INPUT, 0]).expect("write");
+        conns.push(c);
+    }
+    let mut r = s.raw();
+    assert!(r.status().is_some_and(|st| st.alive));
+    drop(conns);
+    wait_until("connections to be released", || s.raw().status().is_some());
+}
+
+#[test]
+fn kill_frame_with_grace_gets_exit_on_that_connection() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("k", &[], &["sleep", "30"]);
+    let mut r = s.raw();
+    r.send(client::KILL, &1000u32.to_be_bytes());
+    let f = r.expect(server::EXIT);
+    assert_eq!(protocol::decode_exit(&f.payload).ok(), Some(128 + 15));
+    assert_eq!(s.wait_exit(), 143);
+}
+
+#[test]
+fn scrollback_keeps_the_last_bytes_of_a_huge_chunk() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "tail",
+        &["--scrollback-bytes", "100"],
+        &[
+            "sh",
+            "-c",
+            "head -c 5000 /dev/zero | tr '\\0' 'z'; printf TAIL-END; sleep 30",
+        ],
+    );
+    let mut first = s.raw();
+    first.send(client::SUBSCRIBE, &[]);
+    first.output_until(b"TAIL-END");
+    let mut late = s.raw();
+    late.send(client::SUBSCRIBE, &[]);
+    let out = late.output_until(b"TAIL-END");
+    assert_eq!(
+        out.len(),
+        100,
+        "the scrollback is exactly the last 100 bytes"
+    );
+}

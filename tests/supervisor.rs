@@ -1,0 +1,443 @@
+//! `hm run --detach` as a process: start-up checks, files and modes,
+//! exit codes, signals, kill escalation and lifecycle edge cases.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Raw, Sandbox, stderr, wait_until};
+use heimdall::protocol::client;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `sleep` processes whose command line contains `marker` (the
+/// supervisor's own command line holds it too, and is not counted).
+fn processes_with(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.starts_with("sleep ") && cmd.contains(marker) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+fn run_detached(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    let mut c = sb.hm();
+    c.args(["run", "--detach"])
+        .arg("--socket-dir")
+        .arg(&sb.sock_dir)
+        .args(args);
+    c.output().expect("run")
+}
+
+#[test]
+fn a_missing_command_exits_127_and_leaves_nothing_behind() {
+    let sb = Sandbox::new();
+    let out = run_detached(&sb, &["--id", "x", "--", "nosuchcmd-xyz"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(
+        stderr(&out),
+        "hm: cannot run 'nosuchcmd-xyz': No such file or directory\n"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(files_in(&sb.sock_dir), Vec::<String>::new());
+}
+
+#[test]
+fn a_command_that_cannot_be_executed_exits_126() {
+    let sb = Sandbox::new();
+    let script = sb.path().join("not-exec.sh");
+    fs::write(&script, "#!/bin/sh\necho hi\n").expect("write");
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o644)).expect("chmod");
+    let out = run_detached(&sb, &["--id", "x", "--", script.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(files_in(&sb.sock_dir), Vec::<String>::new());
+}
+
+#[test]
+fn the_supervisor_exits_with_the_childs_code() {
+    let sb = Sandbox::new();
+    let mut s = sb.spawn("code", &[], &["sh", "-c", "exit 5"]);
+    let code = s.wait_exit();
+    assert_eq!(code, 5, "{}", s.stderr());
+    let mut s = sb.spawn("sig", &[], &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(s.wait_exit(), 137);
+    assert_eq!(files_in(&sb.sock_dir), vec!["code.log", "sig.log"]);
+}
+
+#[test]
+fn hostile_ids_are_refused_before_anything_is_created() {
+    let sb = Sandbox::new();
+    for id in [
+        "../x",
+        "a/b",
+        ".hidden",
+        "-flag",
+        "a b",
+        "x\u{1b}[2J",
+        &"a".repeat(65),
+        "",
+    ] {
+        let out = run_detached(&sb, &[&format!("--id={id}"), "--", "true"]);
+        assert_eq!(out.status.code(), Some(1), "{id:?}");
+        let err = stderr(&out);
+        assert!(err.starts_with("hm: invalid session id"), "{err}");
+        assert!(
+            !err.contains('\u{1b}'),
+            "control characters must not be echoed"
+        );
+        assert!(!sb.sock_dir.exists());
+    }
+}
+
+#[test]
+fn an_overlong_socket_path_is_refused_before_the_fork() {
+    let sb = Sandbox::new();
+    let deep = sb.path().join("d".repeat(60)).join("e".repeat(30));
+    let mut c = sb.hm();
+    c.args(["run", "--detach", "--id", "marker-overlong", "--socket-dir"])
+        .arg(&deep)
+        .args(["--", "sh", "-c", "touch ran-anyway"]);
+    let out = c.output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("over the 107-byte limit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!deep.exists());
+    assert!(!sb.path().join("ran-anyway").exists());
+}
+
+#[test]
+fn files_are_private_whatever_the_umask() {
+    let sb = Sandbox::new();
+    let mut c = Command::new("sh");
+    c.current_dir(sb.path())
+        .env("HOME", sb.path())
+        .arg("-c")
+        .arg(format!(
+            "umask 000; exec {} run --detach --id um --socket-dir {} -- sleep 30",
+            common::HM,
+            sb.sock_dir.join("nested").display()
+        ));
+    let child = c.spawn().expect("spawn");
+    let _guard = common::Session {
+        child,
+        pid_file: sb.sock_dir.join("nested/um.pid"),
+        sock: sb.sock_dir.join("nested/um.sock"),
+    };
+    let sock = sb.sock_dir.join("nested/um.sock");
+    wait_until("socket", || Raw::connect(&sock).is_ok());
+    for (path, mode) in [
+        (sb.sock_dir.clone(), 0o700),
+        (sb.sock_dir.join("nested"), 0o700),
+        (sb.sock_dir.join("nested/um.sock"), 0o600),
+        (sb.sock_dir.join("nested/um.pid"), 0o600),
+        (sb.sock_dir.join("nested/um.log"), 0o600),
+    ] {
+        let m = fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(m, mode, "{}", path.display());
+    }
+}
+
+#[test]
+fn a_socket_dir_others_can_enter_is_refused_with_the_fix() {
+    let sb = Sandbox::new();
+    fs::create_dir(&sb.sock_dir).expect("mkdir");
+    fs::set_permissions(&sb.sock_dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = run_detached(&sb, &["--id", "open", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("accessible by other users"), "{err}");
+    assert!(err.contains("chmod 700"), "{err}");
+    assert_eq!(files_in(&sb.sock_dir), Vec::<String>::new());
+}
+
+#[test]
+fn a_socket_dir_owned_by_someone_else_is_refused() {
+    if !nix::unistd::geteuid().is_root() {
+        return; // Only root can make a directory owned by another user.
+    }
+    let sb = Sandbox::new();
+    fs::create_dir(&sb.sock_dir).expect("mkdir");
+    fs::set_permissions(&sb.sock_dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+    nix::unistd::chown(&sb.sock_dir, Some(nix::unistd::Uid::from_raw(65534)), None).expect("chown");
+    let out = run_detached(&sb, &["--id", "foreign", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("owned by uid 65534"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_planted_symlink_is_never_followed() {
+    let sb = Sandbox::new();
+    fs::create_dir(&sb.sock_dir).expect("mkdir");
+    fs::set_permissions(&sb.sock_dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+    let victim = sb.path().join("victim");
+    fs::write(&victim, "precious").expect("write");
+    std::os::unix::fs::symlink(&victim, sb.sock_dir.join("ln.pid")).expect("symlink");
+    let out = run_detached(&sb, &["--id", "ln", "--", "true"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), "precious");
+    std::os::unix::fs::symlink(&victim, sb.sock_dir.join("ln2.log")).expect("symlink");
+    let out = run_detached(&sb, &["--id", "ln2", "--", "true"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("ln2.log"), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), "precious");
+}
+
+#[test]
+fn of_concurrent_starts_of_one_id_exactly_one_wins() {
+    let sb = Sandbox::new();
+    // Unique to this test process, so parallel runs cannot see each other.
+    let marker = &format!("7777.{}", std::process::id());
+    let mut sessions: Vec<_> = (0..8)
+        .map(|_| sb.spawn("race", &[], &["sleep", marker]))
+        .collect();
+    wait_until("one winner", || Raw::connect(&sb.sock("race")).is_ok());
+    // Every loser exits on its own, with an explanation.
+    wait_until("the losers to exit", || {
+        let mut exited = 0;
+        for s in sessions.iter_mut() {
+            if s.child.try_wait().expect("try_wait").is_some() {
+                exited += 1;
+            }
+        }
+        exited == 7
+    });
+    let mut winners = 0;
+    for s in &mut sessions {
+        match s.child.try_wait().expect("try_wait") {
+            Some(status) => {
+                assert_eq!(status.code(), Some(1));
+                let err = s.stderr();
+                assert!(err.contains("already running"), "{err}");
+            }
+            None => winners += 1,
+        }
+    }
+    assert_eq!(winners, 1);
+    assert_eq!(processes_with(marker).len(), 1, "no orphan children");
+}
+
+#[test]
+fn stale_files_of_a_killed_supervisor_do_not_block_a_new_run() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("stale", &[], &["sleep", "30"]);
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
+    s.wait_exit();
+    assert!(
+        sb.sock("stale").exists(),
+        "a SIGKILLed supervisor leaves its socket"
+    );
+    let again = sb.start("stale", &[], &["sleep", "30"]);
+    assert!(again.raw().status().is_some_and(|st| st.alive));
+}
+
+#[test]
+fn a_pid_file_naming_live_processes_but_unlocked_is_stale() {
+    let sb = Sandbox::new();
+    fs::create_dir(&sb.sock_dir).expect("mkdir");
+    fs::set_permissions(&sb.sock_dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+    // PIDs that exist (init, ourselves) but hold no lock: after a reboot
+    // or PID reuse this is what a stale file looks like.
+    fs::write(
+        sb.sock_dir.join("reuse.pid"),
+        format!("1\n{}\n", std::process::id()),
+    )
+    .expect("write");
+    let s = sb.start("reuse", &[], &["sleep", "30"]);
+    assert!(s.raw().status().is_some_and(|st| st.alive));
+}
+
+#[test]
+fn signals_to_the_supervisor_stop_the_session_and_clean_up() {
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        let sb = Sandbox::new();
+        let mut s = sb.start("sig", &[], &["sleep", "30"]);
+        kill(Pid::from_raw(s.child.id() as i32), sig).expect("signal");
+        assert_eq!(s.wait_exit(), 143, "{sig}");
+        assert_eq!(files_in(&sb.sock_dir), vec!["sig.log"], "{sig}");
+    }
+}
+
+#[test]
+fn a_child_ignoring_sigterm_is_killed_after_the_grace_period() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("stubborn", &[], &["sh", "-c", "trap '' TERM; sleep 60"]);
+    let started = Instant::now();
+    let out = sb.cmd(&["kill", "stubborn", "--grace", "0.5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        common::stdout(&out).contains("killed by SIGKILL"),
+        "{}",
+        common::stdout(&out)
+    );
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    assert_eq!(s.wait_exit(), 137);
+}
+
+#[test]
+fn a_stopped_child_never_freezes_the_supervisor() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("stopped", &[], &["sleep", "60"]);
+    let pid = s.child_pid().expect("child pid");
+    kill(Pid::from_raw(pid), Signal::SIGSTOP).expect("stop");
+    for _ in 0..5 {
+        assert!(s.raw().status().is_some_and(|st| st.alive));
+    }
+    let out = sb.cmd(&["kill", "stopped", "--grace", "5"]);
+    assert_eq!(out.status.code(), Some(0));
+    let code = s.wait_exit();
+    let log = fs::read_to_string(sb.sock_dir.join("stopped.log")).unwrap_or_default();
+    assert_eq!(
+        code,
+        143,
+        "SIGCONT lets the stopped child act on SIGTERM: {} {log}",
+        s.stderr()
+    );
+}
+
+#[test]
+fn a_child_that_closes_its_terminal_keeps_the_session_alive() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "closed",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo bye; exec </dev/null >/dev/null 2>&1; sleep 60",
+        ],
+    );
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    r.output_until(b"bye");
+    for _ in 0..5 {
+        assert!(s.raw().status().is_some_and(|st| st.alive));
+    }
+}
+
+#[test]
+fn the_supervisor_exits_promptly_when_the_child_does() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("prompt", &[], &["sh", "-c", "read x; exit 0"]);
+    let mut r = s.raw();
+    r.send(client::INPUT, b"\n");
+    let t = Instant::now();
+    assert_eq!(s.wait_exit(), 0);
+    // Well under any grace period: nothing waits for a timer.
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[test]
+fn the_child_gets_its_environment_and_workdir() {
+    let sb = Sandbox::new();
+    let cfg = sb.path().join("hm.toml");
+    fs::write(&cfg, "[[env]]\nname = \"API_TOKEN\"\nvalue = \"s3cret\"\n").expect("write");
+    let work = sb.path().join("work");
+    fs::create_dir(&work).expect("mkdir");
+    let s = sb.start(
+        "env",
+        &[
+            "--config",
+            cfg.to_str().expect("utf8"),
+            "--workdir",
+            "work",
+            "--session-env-var",
+            "MY_ID",
+        ],
+        &[
+            "sh",
+            "-c",
+            "echo \"id=$MY_ID tok=$API_TOKEN pwd=$(pwd) term=$TERM\"; sleep 30",
+        ],
+    );
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    let out = r.output_until(b"term=");
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("id=env tok=s3cret"), "{text}");
+    assert!(text.contains(&format!("pwd={}", work.display())), "{text}");
+    // The secret is in no file in the socket dir.
+    for f in files_in(&sb.sock_dir) {
+        let content = fs::read(sb.sock_dir.join(&f)).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&content).contains("s3cret"), "{f}");
+    }
+}
+
+#[test]
+fn kill_reaches_grandchildren_unless_told_otherwise() {
+    let sb = Sandbox::new();
+    // The grandchildren ignore SIGHUP, so only a signal sent to them (not
+    // the hangup when their session leader dies) can end them.
+    let m1 = format!("8888.{}", std::process::id());
+    let m2 = format!("9999.{}", std::process::id());
+    let s = sb.start(
+        "grp",
+        &[],
+        &["sh", "-c", &format!("trap '' HUP; sleep {m1} & wait")],
+    );
+    wait_until("grandchild", || processes_with(&m1).len() == 1);
+    assert!(sb.cmd(&["kill", "grp"]).status.success());
+    wait_until("grandchild gone", || processes_with(&m1).is_empty());
+    drop(s);
+
+    let s = sb.start(
+        "solo",
+        &["--kill-process-group", "false"],
+        &["sh", "-c", &format!("trap '' HUP; sleep {m2} & wait")],
+    );
+    wait_until("grandchild", || processes_with(&m2).len() == 1);
+    assert!(sb.cmd(&["kill", "solo"]).status.success());
+    let survivors = processes_with(&m2);
+    assert_eq!(survivors.len(), 1, "only the direct child is signalled");
+    for pid in survivors {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    drop(s);
+}
+
+#[test]
+fn the_log_records_the_session_privately() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("logged", &[], &["sh", "-c", "read x; exit 2"]);
+    s.raw().send(client::INPUT, b"\n");
+    assert_eq!(s.wait_exit(), 2);
+    let log = sb.sock_dir.join("logged.log");
+    let text = fs::read_to_string(&log).expect("log");
+    assert!(text.contains("session started"), "{text}");
+    assert!(text.contains("child exited code=2"), "{text}");
+    assert_eq!(fs::metadata(&log).expect("stat").mode() & 0o777, 0o600);
+}
