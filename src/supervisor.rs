@@ -406,6 +406,7 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
             tokio::select! {
                 () = ctx.space.notified() => {}
                 () = tokio::time::sleep_until(deadline) => {
+                    tracing::debug!(subs = ?ctx.shared.borrow().subs.iter().map(|(id, s)| (*id, s.retains(), s.offset)).collect::<Vec<_>>(), "stalled");
                     let n = ctx.shared.borrow_mut().evict_at(oldest_needed, STALL_TIMEOUT.as_millis() as u64);
                     warn!(subscribers = n, "cut off subscribers that stopped reading");
                     stall = None;

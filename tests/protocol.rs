@@ -296,12 +296,18 @@ fn every_subscriber_gets_every_byte_of_a_fast_stream() {
     }
 }
 
+/// Reads the STATUS answer a subscriber asked for (it may follow output).
+fn lazy_status(r: &mut Raw) {
+    r.send(client::STATUS, &[]);
+    r.expect(server::STATUS_RESP);
+}
+
 #[test]
 fn a_client_that_never_reads_does_not_stall_the_others_forever() {
     let sb = Sandbox::new();
     let s = sb.start(
         "stall",
-        &[],
+        &["--log-level", "debug"],
         &[
             "sh",
             "-c",
@@ -312,8 +318,17 @@ fn a_client_that_never_reads_does_not_stall_the_others_forever() {
     lazy.send(client::SUBSCRIBE, &[]);
     let mut busy = s.raw();
     busy.send(client::SUBSCRIBE, &[]);
+    // Both are subscribed once each has answered a STATUS.
+    lazy_status(&mut lazy);
+    busy.status();
     busy.send(client::INPUT, b"\n");
-    let out = busy.output_until(b"DONE");
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| busy.output_until(b"DONE")))
+        .unwrap_or_else(|_| {
+            panic!(
+                "{}",
+                std::fs::read_to_string(sb.sock_dir.join("stall.log")).unwrap_or_default()
+            )
+        });
     assert_eq!(out.iter().filter(|&&b| b == b'y').count(), 16 << 20);
     // The lazy one was cut off, and is told so once it reads.
     let mut saw_error = false;
@@ -326,7 +341,8 @@ fn a_client_that_never_reads_does_not_stall_the_others_forever() {
             saw_error = true;
         }
     }
-    assert!(saw_error, "a cut-off subscriber must be told");
+    let log = std::fs::read_to_string(sb.sock_dir.join("stall.log")).unwrap_or_default();
+    assert!(saw_error, "a cut-off subscriber must be told; log:\n{log}");
 }
 
 #[test]

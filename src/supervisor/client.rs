@@ -415,24 +415,29 @@ impl Conn {
         }
         let inflight = sub.and_then(|sub| sub.inflight);
         let ctrl = &self.ctrl[self.ctrl_pos..];
-        let header = inflight.map(|f| f.header).unwrap_or_default();
-        let (a, b) = inflight
-            .and_then(|f| s.ring.slices(f.start, f.start + f.len as u64))
-            .unwrap_or((&[], &[]));
-        let frame = [&header[..], a, b];
-        let sent = inflight.map_or(HEADER_LEN + a.len() + b.len(), |f| f.sent);
+        let frame: Vec<&[u8]> = match &inflight {
+            Some(f) => f
+                .unsent(&s.ring)
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect(),
+            None => Vec::new(),
+        };
         let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(4);
         // A frame already partly on the wire must be finished before
         // anything else; otherwise answers go first.
         let frame_first = inflight.is_some_and(|f| f.sent > 0);
         if frame_first {
-            push_unsent(&mut iov, &frame, sent);
+            iov.extend(frame.iter().map(|p| IoSlice::new(p)));
         }
         if !ctrl.is_empty() {
             iov.push(IoSlice::new(ctrl));
         }
         if !frame_first {
-            push_unsent(&mut iov, &frame, sent);
+            iov.extend(frame.iter().map(|p| IoSlice::new(p)));
+        }
+        if iov.is_empty() {
+            return Ok(());
         }
         let n = write_some(&self.stream, &iov)?;
         drop(iov);
@@ -471,18 +476,6 @@ impl Conn {
             ctx.wake_main.notify_one();
         }
         Ok(())
-    }
-}
-
-/// Appends the parts of a frame after its first `sent` bytes.
-fn push_unsent<'a>(iov: &mut Vec<IoSlice<'a>>, parts: &[&'a [u8]], mut sent: usize) {
-    for part in parts {
-        if sent >= part.len() {
-            sent -= part.len();
-            continue;
-        }
-        iov.push(IoSlice::new(&part[sent..]));
-        sent = 0;
     }
 }
 

@@ -33,6 +33,19 @@ impl Inflight {
     pub fn done(&self) -> bool {
         self.sent == HEADER_LEN + self.len
     }
+
+    /// What is left to write: the rest of the header, then the unsent
+    /// payload as one or two ring slices. Only the unsent part is asked of
+    /// the ring: the sent part may already have been overwritten, since
+    /// [`Sub::retains`] releases it as it goes.
+    pub fn unsent<'a>(&'a self, ring: &'a Ring) -> [&'a [u8]; 3] {
+        let header = &self.header[self.sent.min(HEADER_LEN)..];
+        let paid = self.sent.saturating_sub(HEADER_LEN) as u64;
+        let held = ring.slices(self.start + paid, self.start + self.len as u64);
+        debug_assert!(held.is_some(), "unsent frame bytes were overwritten");
+        let (a, b) = held.unwrap_or((&[], &[]));
+        [header, a, b]
+    }
 }
 
 /// A subscribed connection's position in the output log.
@@ -241,6 +254,7 @@ impl Shared {
             .map(|(id, _)| *id)
             .collect();
         for id in &ids {
+            tracing::debug!(conn = id, offset, head = self.ring.head(), "evicting");
             let lost = self
                 .subs
                 .get(id)
@@ -267,12 +281,9 @@ impl Shared {
         };
         let mut tail = Vec::new();
         if let Some(f) = sub.inflight.take().filter(|f| f.sent > 0) {
-            let mut whole = f.header.to_vec();
-            if let Some((a, b)) = self.ring.slices(f.start, f.start + f.len as u64) {
-                whole.extend_from_slice(a);
-                whole.extend_from_slice(b);
+            for part in f.unsent(&self.ring) {
+                tail.extend_from_slice(part);
             }
-            tail.extend_from_slice(&whole[f.sent.min(whole.len())..]);
         }
         tail.extend_from_slice(queued);
         tail.extend_from_slice(last);

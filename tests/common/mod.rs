@@ -246,8 +246,16 @@ impl Raw {
 
     /// Reads OUTPUT until `needle` has appeared.
     pub fn output_until(&mut self, needle: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        while !out.windows(needle.len()).any(|w| w == needle) {
+        let mut out: Vec<u8> = Vec::new();
+        // Only the new bytes (and a needle's length before them) can hold a
+        // new match: rescanning everything would be quadratic on floods.
+        let mut searched: usize = 0;
+        loop {
+            let from = searched.saturating_sub(needle.len());
+            if out[from..].windows(needle.len()).any(|w| w == needle) {
+                return out;
+            }
+            searched = out.len();
             let f = self.frame().unwrap_or_else(|| {
                 panic!("stream ended before {:?}", String::from_utf8_lossy(needle))
             });
@@ -255,7 +263,6 @@ impl Raw {
                 out.extend_from_slice(&f.payload);
             }
         }
-        out
     }
 }
 
