@@ -36,6 +36,8 @@ pub enum Command {
     Ls(LsArgs),
     /// Stop a session: SIGTERM, then SIGKILL after a grace period
     Kill(KillArgs),
+    /// The dashboard: every session at once
+    Tui(TuiArgs),
 }
 
 /// Where to look for sessions.
@@ -150,4 +152,16 @@ pub struct KillArgs {
     /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]
     #[arg(long, value_name = "SECS")]
     pub grace: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct TuiArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Colour theme: dark, light or high-contrast [default: [tui] theme, else dark]
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Leave session sizes alone instead of fitting each to its pane
+    #[arg(long)]
+    pub no_fit: bool,
 }

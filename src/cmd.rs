@@ -6,6 +6,9 @@ mod kill;
 mod ls;
 mod run;
 mod status;
+mod tui;
+
+pub use run::start_detached;
 
 use anyhow::Result;
 
@@ -22,6 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Status(args) => status::status(args, &config),
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),
+        Command::Tui(args) => tui::tui(args, &config, cli.config.as_deref()),
     }
 }
 

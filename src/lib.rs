@@ -22,6 +22,7 @@
 //! - [`client`]: what the client commands share.
 //! - [`term`]: raw mode, restoring the terminal, the replay query filter.
 //! - [`statusbar`]: the attach status bar and what can damage it.
+//! - [`tui`]: the dashboard (model, update, view, layout, themes).
 
 pub mod classify;
 pub mod cli;
@@ -35,3 +36,4 @@ pub mod pty;
 pub mod statusbar;
 pub mod supervisor;
 pub mod term;
+pub mod tui;

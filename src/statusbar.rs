@@ -4,37 +4,33 @@
 //! The child is told its terminal is one row shorter and a scroll region
 //! keeps its scrolling above the bar. Every scroll region the child sets is
 //! clamped to the rows above the bar right where it appears, so the output
-//! after it already scrolls there. Output that clears the screen or
-//! switches screens would damage the bar, so the attach client scans for
-//! those sequences and redraws after them.
+//! after it already scrolls there. Output that clears or scrolls the
+//! screen, switches its width or resets the terminal would damage the bar,
+//! so the attach client scans what reaches the terminal for those
+//! sequences and redraws after them. The child's own screen switches never
+//! reach it: [`crate::term::screens`] turns them into clears first.
 
-use crate::classify::{self, ProcessState};
+use std::fmt::Write;
+
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::classify;
 use crate::client::human_ms;
-
-/// SGR colours of a state badge: (foreground, background) as 256-colour
-/// palette indices, readable on dark and light terminals alike.
-pub fn state_colors(state: u8) -> (u8, u8) {
-    match ProcessState::from_byte(state) {
-        Some(ProcessState::Idle) => (16, 71),
-        Some(ProcessState::Thinking) => (16, 179),
-        Some(ProcessState::Streaming) => (231, 25),
-        Some(ProcessState::ToolUse) => (231, 97),
-        Some(ProcessState::Active) => (16, 44),
-        Some(ProcessState::Dead) => (231, 124),
-        None => (16, 250),
-    }
-}
+use crate::tui::theme::Theme;
 
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
-/// moving the cursor the child sees.
-pub fn render(id: &str, cols: u16, row: u16, state: Option<(u8, u64)>) -> Vec<u8> {
+/// moving the cursor the child sees. The label takes the theme's footer key
+/// style, the rest the footer's, and the state its badge style, as in the
+/// dashboard.
+pub fn render(id: &str, cols: u16, row: u16, state: Option<(u8, u64)>, theme: &Theme) -> Vec<u8> {
     let cols = usize::from(cols);
     let left = format!(" hm · {id} ");
     let right = match state {
         Some((s, ms)) => format!(" {} {} ", classify::state_name(s), human_ms(ms)),
         None => " … ".to_string(),
     };
-    let (fg, bg) = state.map_or((16, 250), |(s, _)| state_colors(s));
+    let badge = theme.footer.patch(theme.state(state.map(|(s, _)| s)));
+    let label = theme.footer.patch(theme.footer_key);
     let left: String = left.chars().take(cols).collect();
     let room = cols - left.chars().count();
     let right: String = right.chars().take(room).collect();
@@ -42,16 +38,78 @@ pub fn render(id: &str, cols: u16, row: u16, state: Option<(u8, u64)>) -> Vec<u8
     let mut out = Vec::with_capacity(64 + cols);
     // Save the cursor, draw with wrapping off so the last column cannot
     // scroll the screen, then put everything back.
-    out.extend_from_slice(
-        format!("\x1b7\x1b[?7l\x1b[{row};1H\x1b[0;1;38;5;16;48;5;250m").as_bytes(),
-    );
+    out.extend_from_slice(format!("\x1b7\x1b[?7l\x1b[{row};1H{}", sgr(label)).as_bytes());
     out.extend_from_slice(left.as_bytes());
-    out.extend_from_slice(b"\x1b[0;48;5;236m");
+    out.extend_from_slice(sgr(theme.footer).as_bytes());
     out.extend(std::iter::repeat_n(b' ', fill));
-    out.extend_from_slice(format!("\x1b[0;1;38;5;{fg};48;5;{bg}m").as_bytes());
+    out.extend_from_slice(sgr(badge).as_bytes());
     out.extend_from_slice(right.as_bytes());
     out.extend_from_slice(b"\x1b[0m\x1b[?7h\x1b8");
     out
+}
+
+/// The SGR sequence that resets the attributes and then sets `style`'s.
+/// Written here rather than through crossterm, whose colours consult
+/// NO_COLOR on their own: the bar follows the theme it is given.
+fn sgr(style: Style) -> String {
+    const MODIFIERS: [(Modifier, u8); 9] = [
+        (Modifier::BOLD, 1),
+        (Modifier::DIM, 2),
+        (Modifier::ITALIC, 3),
+        (Modifier::UNDERLINED, 4),
+        (Modifier::SLOW_BLINK, 5),
+        (Modifier::RAPID_BLINK, 6),
+        (Modifier::REVERSED, 7),
+        (Modifier::HIDDEN, 8),
+        (Modifier::CROSSED_OUT, 9),
+    ];
+    let mut out = String::from("\x1b[0");
+    for (modifier, code) in MODIFIERS {
+        if style.add_modifier.contains(modifier) {
+            let _ = write!(out, ";{code}");
+        }
+    }
+    if let Some(fg) = style.fg {
+        push_colour(&mut out, fg, 30);
+    }
+    if let Some(bg) = style.bg {
+        push_colour(&mut out, bg, 40);
+    }
+    out.push('m');
+    out
+}
+
+/// Appends the SGR parameters of a colour; `base` is 30 for the
+/// foreground, 40 for the background.
+fn push_colour(out: &mut String, colour: Color, base: u8) {
+    let code = match colour {
+        Color::Reset => base + 9,
+        Color::Black => base,
+        Color::Red => base + 1,
+        Color::Green => base + 2,
+        Color::Yellow => base + 3,
+        Color::Blue => base + 4,
+        Color::Magenta => base + 5,
+        Color::Cyan => base + 6,
+        Color::Gray => base + 7,
+        Color::DarkGray => base + 60,
+        Color::LightRed => base + 61,
+        Color::LightGreen => base + 62,
+        Color::LightYellow => base + 63,
+        Color::LightBlue => base + 64,
+        Color::LightMagenta => base + 65,
+        Color::LightCyan => base + 66,
+        Color::White => base + 67,
+        Color::Indexed(i) => {
+            let _ = write!(out, ";{};5;{i}", base + 8);
+            return;
+        }
+        Color::Rgb(r, g, b) => {
+            let _ = write!(out, ";{};2;{r};{g};{b}", base + 8);
+            return;
+        }
+    };
+    let _ = write!(out, ";{code}");
 }
 
 /// Sets the scroll region to the rows above the bar; DECSTBM homes the
@@ -206,12 +264,11 @@ impl DamageScan {
                 Damage::None
             }
             b'J' if matches!(p, b"" | b"0" | b"2" | b"3") => Damage::Redraw,
+            // DECCOLM clears the screen and the margins. (Screen switches
+            // were rewritten into clears before the scan.)
             b'h' | b'l' if p.starts_with(b"?") => {
                 let modes = &p[1..];
-                if modes
-                    .split(|&c| c == b';')
-                    .any(|m| matches!(m, b"1049" | b"1047" | b"47" | b"3"))
-                {
+                if modes.split(|&c| c == b';').any(|m| m == b"3") {
                     Damage::Region
                 } else {
                     Damage::None
@@ -237,9 +294,17 @@ mod tests {
         assert_eq!(scan(&mut s, b"hello \x1b[1;3"), Damage::None);
         assert_eq!(scan(&mut s, b"1mx\x1b[2"), Damage::None);
         assert_eq!(scan(&mut s, b"J"), Damage::Redraw);
-        assert_eq!(scan(&mut s, b"\x1b[?1049h"), Damage::Region);
+        assert_eq!(scan(&mut s, b"\x1b[?1;3h"), Damage::Region);
         assert_eq!(scan(&mut s, b"\x1b[?25l\x1b[H"), Damage::None);
         assert_eq!(scan(&mut s, b"\x1bc"), Damage::Region);
+    }
+
+    #[test]
+    fn rewritten_screen_switches_are_noticed() {
+        use crate::term::screens;
+        let mut s = DamageScan::default();
+        assert_eq!(scan(&mut s, screens::ENTER), Damage::Redraw);
+        assert_eq!(scan(&mut s, screens::LEAVE), Damage::Redraw);
     }
 
     #[test]
@@ -266,20 +331,92 @@ mod tests {
         assert_eq!(clamp_region((23, 24), 23), (1, 23));
     }
 
+    fn screen(bar: &[u8], cols: u16) -> vt100::Parser {
+        let nz = |n| std::num::NonZeroU16::new(n).expect("non-zero");
+        let mut p = vt100::Parser::new(nz(24), nz(cols), 0);
+        p.process(bar);
+        p
+    }
+
+    fn dark() -> Theme {
+        Theme::by_name("dark").expect("built-in theme")
+    }
+
     #[test]
     fn bar_fits_the_width() {
-        let bar = render("api", 30, 24, Some((0x04, 3200)));
-        let nz = |n| std::num::NonZeroU16::new(n).expect("non-zero");
-        let mut p = vt100::Parser::new(nz(24), nz(30), 0);
-        p.process(&bar);
+        let theme = dark();
+        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), &theme), 30);
         let row = p.screen().contents_between(23, 0, 23, 30);
         assert!(row.starts_with(" hm · api"), "{row:?}");
         assert!(row.trim_end().ends_with("active 3.2s"), "{row:?}");
         // Too narrow for both: the id wins, the state is cut.
-        let narrow = render("api", 12, 24, Some((0x04, 3200)));
-        let mut p = vt100::Parser::new(nz(24), nz(12), 0);
-        p.process(&narrow);
+        let p = screen(&render("api", 12, 24, Some((0x04, 3200)), &theme), 12);
         assert_eq!(p.screen().contents_between(23, 0, 23, 12), " hm · api  a");
         assert_eq!(p.screen().cursor_position(), (0, 0));
+    }
+
+    #[test]
+    fn bar_takes_its_colours_from_the_theme() {
+        use vt100::Color::Idx;
+        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), &dark()), 30);
+        let cell = |col| p.screen().cell(23, col).expect("cell").clone();
+        // Label, fill, badge: the dark theme's footer key, footer, active.
+        let (label, fill, badge) = (cell(1), cell(12), cell(18));
+        assert_eq!((label.fgcolor(), label.bgcolor()), (Idx(16), Idx(250)));
+        assert!(label.bold());
+        assert_eq!(fill.bgcolor(), Idx(236));
+        assert_eq!(badge.contents(), "a");
+        assert_eq!((badge.fgcolor(), badge.bgcolor()), (Idx(16), Idx(44)));
+        assert!(badge.bold());
+        // The badge follows the theme, for every state and for none yet.
+        let light = Theme::by_name("light").expect("built-in theme");
+        for state in [Some((0xFF, 0)), Some((0x42, 0)), None] {
+            let p = screen(&render("api", 30, 24, state, &light), 30);
+            let badge = p.screen().cell(23, 29).expect("cell").clone();
+            let want = light.state(state.map(|(s, _)| s)).bg;
+            assert_eq!(Some(badge.bgcolor()), want.map(vt100_colour), "{state:?}");
+        }
+        assert_eq!(cell(29).bgcolor(), Idx(44));
+    }
+
+    fn vt100_colour(c: Color) -> vt100::Color {
+        match c {
+            Color::Indexed(i) => vt100::Color::Idx(i),
+            other => panic!("themes use palette indices, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn without_colour_the_bar_is_reverse_video() {
+        let mono = Theme::load(None, true).expect("built-in theme");
+        let bar = render("api", 30, 24, Some((0x00, 0)), &mono);
+        assert!(
+            !bar.windows(3).any(|w| w == b"38;" || w == b"48;"),
+            "{bar:?}"
+        );
+        let p = screen(&bar, 30);
+        let row = p.screen().contents_between(23, 0, 23, 30);
+        assert!(row.trim_end().ends_with("idle 0ms"), "{row:?}");
+        for col in [1, 12, 27] {
+            let cell = p.screen().cell(23, col).expect("cell");
+            assert!(cell.inverse(), "column {col}");
+            assert_eq!(cell.bgcolor(), vt100::Color::Default);
+        }
+        // The label and the badge stand out from the fill.
+        let bold = |col| p.screen().cell(23, col).expect("cell").bold();
+        assert!(bold(1) && !bold(12) && bold(27));
+    }
+
+    #[test]
+    fn sgr_covers_every_kind_of_colour() {
+        let style = Style::new()
+            .fg(Color::LightRed)
+            .bg(Color::Rgb(1, 2, 3))
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED);
+        assert_eq!(sgr(style), "\x1b[0;1;7;91;48;2;1;2;3m");
+        let style = Style::new().fg(Color::Reset).bg(Color::Blue);
+        assert_eq!(sgr(style), "\x1b[0;39;44m");
+        assert_eq!(sgr(Style::new().fg(Color::Indexed(7))), "\x1b[0;38;5;7m");
+        assert_eq!(sgr(Style::new()), "\x1b[0m");
     }
 }

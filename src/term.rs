@@ -9,6 +9,7 @@
 //! guard's drop, an explicit call on a signal, or the panic hook.
 
 pub mod queries;
+pub mod screens;
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

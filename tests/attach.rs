@@ -637,8 +637,6 @@ fn run_with_a_bad_config_names_the_key_and_the_file() {
 }
 
 #[test]
-#[ignore = "known bug: the child's own `CSI ? 1049 l` reaches the user's terminal, \
-            which leaves the alternate screen attach is drawing on"]
 fn a_child_leaving_its_alternate_screen_does_not_draw_over_the_users() {
     let sb = Sandbox::new();
     let script = r#"read a
@@ -658,6 +656,7 @@ exec cat"#;
         t.screen().alternate_screen(),
         "the user's main screen is in use"
     );
+    assert!(!t.has_line("full-screen-app"), "{:#?}", t.lines());
     assert!(bar_shown(&t, "alt"));
     t.send(b"\x1c");
     assert_eq!(t.wait_exit(), 0);
@@ -665,4 +664,48 @@ exec cat"#;
         t.contains("[detached from session alt]")
     });
     assert_eq!(closing_line(&t), "[detached from session alt]");
+}
+
+#[test]
+fn screen_switches_split_or_combined_with_other_modes_stay_off_the_users_screen() {
+    let sb = Sandbox::new();
+    // The first switch arrives in two writes, with application cursor keys
+    // set in the same sequence; the last one hides the cursor as it leaves.
+    let script = r#"stty -echo
+read a
+printf 'main-text\n\033[?10'
+read b
+printf '49;1happ-text\n'
+read c
+printf '\033[?1047l\033[?47h\033[?25;1049lshell-text\n'
+exec cat"#;
+    let _s = sb.start("split", &[], &["sh", "-c", script]);
+    let mut t = attach(&sb, "split");
+    t.send(b"\r");
+    t.wait_for("the first half", |t| t.has_line("main-text"));
+    t.send(b"\r");
+    t.wait_for("the full-screen program", |t| t.has_line("app-text"));
+    let s = t.screen();
+    assert!(s.alternate_screen(), "the user's main screen is in use");
+    assert!(
+        s.application_cursor(),
+        "the mode set with the switch is lost"
+    );
+    assert!(!t.has_line("main-text"), "not cleared: {:#?}", t.lines());
+    assert!(!t.contains("49;1h"), "the switch was cut: {:#?}", t.lines());
+    assert!(bar_shown(&t, "split"));
+    t.send(b"\r");
+    t.wait_for("the child's own screen back", |t| t.has_line("shell-text"));
+    let s = t.screen();
+    assert!(s.alternate_screen(), "the user's main screen is in use");
+    assert!(s.hide_cursor(), "the mode reset with the switch is lost");
+    assert_eq!(t.row(0), "shell-text", "{:#?}", t.lines());
+    assert!(!t.has_line("app-text"), "not cleared: {:#?}", t.lines());
+    assert!(bar_shown(&t, "split"));
+    t.send(b"\x1c");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the detach message", |t| {
+        t.contains("[detached from session split]")
+    });
+    assert_eq!(closing_line(&t), "[detached from session split]");
 }

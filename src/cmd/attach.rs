@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
@@ -21,7 +21,8 @@ use crate::config::Config;
 use crate::paths::SessionPaths;
 use crate::protocol::{self, Frame, Size, Status, client as ct, conn, server};
 use crate::statusbar::{self, Damage, DamageScan};
-use crate::term::{self, queries::QueryFilter};
+use crate::term::{self, queries::QueryFilter, screens::ScreenRewriter};
+use crate::tui::theme::Theme;
 
 /// Bytes read from the keyboard at once.
 const KEY_BUF: usize = 4096;
@@ -51,6 +52,8 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
     if !term::is_tty(io::stdout().as_fd()) {
         bail!("attach needs a terminal, but standard output is not one");
     }
+    let theme = Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
+        .context("invalid 'tui.theme' in the config file")?;
     let rt = client::runtime()?;
     let outcome = rt.block_on(async {
         // Connect before touching the terminal, so a failure leaves it alone.
@@ -60,11 +63,13 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
         let mut a = Attach {
             id: session.id.clone(),
             detach_key: config.detach_key,
+            theme,
             tty,
             reader,
             writer,
             out: Vec::new(),
             filter: Replay::Undecided(QueryFilter::new()),
+            screens: ScreenRewriter::new(),
             damage: DamageScan::default(),
             size: Size { cols: 80, rows: 24 },
             status: None,
@@ -116,12 +121,16 @@ enum Replay {
 struct Attach {
     id: String,
     detach_key: Option<u8>,
+    /// Colours of the status bar.
+    theme: Theme,
     tty: AsyncFd<OwnedFd>,
     reader: conn::Reader,
     writer: conn::Writer,
     /// Bytes owed to the terminal.
     out: Vec<u8>,
     filter: Replay,
+    /// Keeps the child's screen switches off the terminal.
+    screens: ScreenRewriter,
     damage: DamageScan,
     size: Size,
     /// Last state seen, with when it was seen.
@@ -253,7 +262,9 @@ impl Attach {
                 if let Replay::Replaying(mut filt) =
                     std::mem::replace(&mut self.filter, Replay::Live)
                 {
-                    filt.finish(&mut self.out);
+                    let mut rest = Vec::new();
+                    filt.finish(&mut rest);
+                    self.show(&rest);
                 }
             }
             server::STATUS_RESP => {
@@ -277,15 +288,28 @@ impl Attach {
     }
 
     fn output(&mut self, bytes: &[u8]) {
-        if matches!(self.filter, Replay::Undecided(_)) {
-            // A supervisor that answers no INFO cannot mark the replay.
-            self.filter = Replay::Live;
-        }
-        let start = self.out.len();
         match &mut self.filter {
-            Replay::Replaying(f) => f.filter(bytes, &mut self.out),
-            _ => self.out.extend_from_slice(bytes),
+            Replay::Replaying(f) => {
+                let mut kept = Vec::with_capacity(bytes.len());
+                f.filter(bytes, &mut kept);
+                self.show(&kept);
+            }
+            Replay::Undecided(_) => {
+                // A supervisor that answers no INFO cannot mark the replay.
+                self.filter = Replay::Live;
+                self.show(bytes);
+            }
+            Replay::Live => self.show(bytes),
         }
+    }
+
+    /// Queues the child's output (replay already filtered) for the
+    /// terminal: screen switches rewritten, then every scroll region
+    /// clamped and the bar redrawn where what reaches the terminal
+    /// damaged it.
+    fn show(&mut self, bytes: &[u8]) {
+        let start = self.out.len();
+        self.screens.rewrite(bytes, &mut self.out);
         let mut regions = Vec::new();
         let damage = self.damage.scan(&self.out[start..], &mut regions);
         if self.bar_visible() {
@@ -322,6 +346,7 @@ impl Attach {
             self.size.cols,
             self.size.rows,
             state,
+            &self.theme,
         ));
     }
 

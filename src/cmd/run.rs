@@ -178,6 +178,37 @@ fn launch(
         cmd.arg("--log-file").arg(cwd.join(f));
     }
     cmd.arg("--").args(&args.command);
+    wait_ready(cmd)
+}
+
+/// Starts a background supervisor for `command` (run by `sh -c` when it
+/// has more than one word) and waits until it runs. Used by the dashboard.
+pub fn start_detached(
+    id: &str,
+    dir: &Path,
+    config_path: Option<&Path>,
+    command: &str,
+) -> Result<()> {
+    let exe = std::env::current_exe().context("cannot find the hm executable")?;
+    let mut cmd = Command::new(exe);
+    if let Some(c) = config_path {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.args(["run", "--detach", "--notify-ready", "--id", id]);
+    cmd.arg("--socket-dir").arg(dir);
+    cmd.arg("--");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    match words.as_slice() {
+        [] => bail!("no command given"),
+        [one] => cmd.arg(one),
+        _ => cmd.args(["sh", "-c", command]),
+    };
+    wait_ready(cmd)
+}
+
+/// Runs `cmd` (an `hm run --detach --notify-ready`) in its own session and
+/// waits for its readiness line, or returns its own error message.
+fn wait_ready(mut cmd: Command) -> Result<()> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

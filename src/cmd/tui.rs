@@ -1,0 +1,26 @@
+//! `hm tui`: resolve options, then hand over to the dashboard.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::TuiArgs;
+use crate::client;
+use crate::config::Config;
+use crate::tui::{self, theme::Theme};
+
+pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
+    let theme = Theme::load(
+        args.theme.as_deref().or(config.tui.theme.as_deref()),
+        Theme::no_color_from_env(),
+    )?;
+    let cwd = std::env::current_dir()?;
+    tui::run(tui::Options {
+        dir: client::socket_dir(&args.dir, config),
+        theme,
+        fit: config.tui.fit_sessions && !args.no_fit,
+        bell: config.tui.bell,
+        detach_key: config.detach_key,
+        config_path: config_path.map(|p| cwd.join(p)),
+    })
+}

@@ -1,0 +1,282 @@
+//! Keeps the child's screen switches away from the user's terminal.
+//!
+//! `hm attach` draws the session on the user's alternate screen, so that
+//! their shell history on the main screen is left alone. A full-screen
+//! program in the session switches screens itself (`CSI ? 1049 h`, `1047`,
+//! `47`, and the `l` that leaves again); passed through, leaving would take
+//! the user's terminal back to its main screen and draw the session over
+//! their history. This rewriter replaces those modes in the output stream:
+//! entering the child's alternate screen becomes erasing the screen, which
+//! is what the child expects to see, and leaving it becomes erasing the
+//! screen and homing the cursor. Other modes set or reset in the same
+//! sequence are kept, in order. It owns no I/O: bytes in, bytes out.
+//!
+//! It is incremental (a sequence split across chunks is held back until
+//! its final byte says what it is) and bounded: a sequence longer than
+//! [`MAX_SEQ`] passes as it is. Only what may still become a screen switch
+//! is ever held, and the terminal would not act on it before its end
+//! either.
+
+/// Longest mode-setting sequence held back while deciding.
+pub const MAX_SEQ: usize = 128;
+
+/// What entering the child's alternate screen becomes: erase the screen.
+/// The cursor stays where it is, as it does on a real switch. It is not
+/// saved, as `CSI ? 1049 h` would: terminals have one saved-cursor slot,
+/// which the status bar reuses around every redraw (`ESC 7` … `ESC 8`), so
+/// restoring it when leaving would put the child's cursor where the bar
+/// last found it instead.
+pub const ENTER: &[u8] = b"\x1b[2J";
+
+/// What leaving it becomes: erase the screen and home the cursor. The
+/// child's main screen cannot be shown again: only a terminal emulator
+/// keeping a copy of it could redraw it, so the child finds a blank one.
+pub const LEAVE: &[u8] = b"\x1b[2J\x1b[H";
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum State {
+    #[default]
+    Ground,
+    /// `ESC` held.
+    Esc,
+    /// `ESC [` held.
+    Csi,
+    /// `ESC [ ?` and parameters held: a DEC private mode set or reset.
+    Private,
+}
+
+/// Streaming rewriter; feed it every chunk of output with
+/// [`rewrite`](Self::rewrite).
+#[derive(Debug, Default)]
+pub struct ScreenRewriter {
+    state: State,
+    /// The sequence held back so far.
+    buf: Vec<u8>,
+}
+
+impl ScreenRewriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `input` to `out` with every screen switch rewritten; the
+    /// start of a sequence that may still be one is kept for the next call.
+    pub fn rewrite(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        for &b in input {
+            self.byte(b, out);
+        }
+    }
+
+    fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
+        if self.state == State::Ground {
+            if b == 0x1b {
+                self.buf.push(b);
+                self.state = State::Esc;
+            } else {
+                out.push(b);
+            }
+            return;
+        }
+        match (self.state, b) {
+            // A new escape sequence abandons the one held.
+            (_, 0x1b) => {
+                out.append(&mut self.buf);
+                self.buf.push(b);
+                self.state = State::Esc;
+            }
+            // CAN and SUB cancel it.
+            (_, 0x18 | 0x1a) => self.release(b, out),
+            // Other controls take effect where they stand without ending
+            // the sequence, so they can go out at once: what is held does
+            // nothing until its final byte.
+            (_, 0x00..=0x1f | 0x7f) => out.push(b),
+            (State::Esc, b'[') => {
+                self.buf.push(b);
+                self.state = State::Csi;
+            }
+            (State::Csi, b'?') => {
+                self.buf.push(b);
+                self.state = State::Private;
+            }
+            (State::Private, b'0'..=b'9' | b';' | b':') if self.buf.len() < MAX_SEQ => {
+                self.buf.push(b)
+            }
+            (State::Private, b'h' | b'l') => self.complete(b, out),
+            // Anything else cannot be a screen switch.
+            _ => self.release(b, out),
+        }
+    }
+
+    /// Lets the held bytes and `b` through unchanged.
+    fn release(&mut self, b: u8, out: &mut Vec<u8>) {
+        out.append(&mut self.buf);
+        out.push(b);
+        self.state = State::Ground;
+    }
+
+    /// Ends `ESC [ ? params` with `fin` (`h` sets, `l` resets).
+    fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
+        self.state = State::Ground;
+        let held = std::mem::take(&mut self.buf);
+        let params = &held[3..];
+        if !params.split(|&c| c == b';').any(is_screen) {
+            out.extend_from_slice(&held);
+            out.push(fin);
+        } else {
+            let switch = if fin == b'h' { ENTER } else { LEAVE };
+            // The other modes, in order around the switches.
+            let mut others: Vec<&[u8]> = Vec::new();
+            for p in params.split(|&c| c == b';') {
+                if is_screen(p) {
+                    modes(&others, fin, out);
+                    others.clear();
+                    out.extend_from_slice(switch);
+                } else if !p.is_empty() {
+                    // An empty parameter is mode 0, which is no mode.
+                    others.push(p);
+                }
+            }
+            modes(&others, fin, out);
+        }
+        // Keep the allocation for the next sequence.
+        self.buf = held;
+        self.buf.clear();
+    }
+}
+
+/// Whether a mode parameter switches screens.
+fn is_screen(param: &[u8]) -> bool {
+    let n = std::str::from_utf8(param)
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok());
+    matches!(n, Some(47 | 1047 | 1049))
+}
+
+/// `CSI ? modes fin`, unless there are none.
+fn modes(modes: &[&[u8]], fin: u8, out: &mut Vec<u8>) {
+    if modes.is_empty() {
+        return;
+    }
+    out.extend_from_slice(b"\x1b[?");
+    out.extend_from_slice(&modes.join(&b';'));
+    out.push(fin);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn run(input: &[u8]) -> Vec<u8> {
+        let mut r = ScreenRewriter::new();
+        let mut out = Vec::new();
+        r.rewrite(input, &mut out);
+        out
+    }
+
+    #[test]
+    fn screen_switches_become_clears() {
+        assert_eq!(run(b"a\x1b[?1049hb"), b"a\x1b[2Jb");
+        assert_eq!(run(b"a\x1b[?1049lb"), b"a\x1b[2J\x1b[Hb");
+        assert_eq!(run(b"\x1b[?1047h\x1b[?1047l"), b"\x1b[2J\x1b[2J\x1b[H");
+        assert_eq!(run(b"\x1b[?47h\x1b[?47l"), b"\x1b[2J\x1b[2J\x1b[H");
+        // Leading zeros name the same mode.
+        assert_eq!(run(b"\x1b[?01049h"), b"\x1b[2J");
+    }
+
+    #[test]
+    fn other_modes_in_the_same_sequence_are_kept_in_order() {
+        assert_eq!(run(b"\x1b[?1049;1h"), b"\x1b[2J\x1b[?1h");
+        assert_eq!(run(b"\x1b[?25;1049l"), b"\x1b[?25l\x1b[2J\x1b[H");
+        assert_eq!(
+            run(b"\x1b[?1;2004;47;1000;1006h"),
+            b"\x1b[?1;2004h\x1b[2J\x1b[?1000;1006h"
+        );
+        assert_eq!(run(b"\x1b[?;1049;h"), b"\x1b[2J");
+        assert_eq!(run(b"\x1b[?1049;1:2h"), b"\x1b[2J\x1b[?1:2h");
+    }
+
+    #[test]
+    fn everything_else_passes_byte_for_byte() {
+        let keep: &[u8] = b"\x1b[?25l\x1b[?1h\x1b=\x1b[1049h\x1b[?1048h\x1b[?10490h\x1b[?1049$p\
+\x1b[?1049:1h\x1b[?1049 h\x1b[2J\x1b]0;?1049h\x07\x1b7\x1b8\x1b[?h\x1b[?;h\x1b[1;31mtext\x1b[0m\x1b\x1b[?1h";
+        assert_eq!(run(keep), keep);
+    }
+
+    #[test]
+    fn split_sequences_are_held_until_they_end() {
+        let mut r = ScreenRewriter::new();
+        let mut out = Vec::new();
+        r.rewrite(b"x\x1b[?10", &mut out);
+        assert_eq!(out, b"x");
+        r.rewrite(b"49;1", &mut out);
+        assert_eq!(out, b"x");
+        r.rewrite(b"h", &mut out);
+        assert_eq!(out, b"x\x1b[2J\x1b[?1h");
+        // What cannot be a switch goes out as soon as that is known.
+        out.clear();
+        r.rewrite(b"\x1b[3", &mut out);
+        assert_eq!(out, b"\x1b[3");
+    }
+
+    #[test]
+    fn controls_inside_a_sequence_act_where_they_stand() {
+        // A terminal runs the newline and still switches screens.
+        assert_eq!(run(b"\x1b[?10\n49h"), b"\n\x1b[2J");
+        // Cancelled, abandoned and over-long sequences are not switches.
+        assert_eq!(run(b"\x1b[?1049\x18h"), b"\x1b[?1049\x18h");
+        assert_eq!(run(b"\x1b[?10\x1b[?1049l"), b"\x1b[?10\x1b[2J\x1b[H");
+        let mut long = b"\x1b[?".to_vec();
+        long.extend(std::iter::repeat_n(b';', MAX_SEQ));
+        long.extend(b"1049h");
+        assert_eq!(run(&long), long);
+    }
+
+    proptest! {
+        #[test]
+        fn chunking_does_not_matter(
+            bytes in proptest::collection::vec(prop_oneof![
+                Just(0x1bu8), Just(b'['), Just(b'?'), Just(b';'), Just(b'h'), Just(b'l'),
+                Just(b'0'), Just(b'1'), Just(b'4'), Just(b'7'), Just(b'9'), Just(b':'),
+                Just(b'\n'), Just(0x18), any::<u8>(),
+            ], 0..300),
+            cuts in proptest::collection::vec(0usize..20, 0..30),
+        ) {
+            let whole = run(&bytes);
+            let mut r = ScreenRewriter::new();
+            let mut out = Vec::new();
+            let mut rest = &bytes[..];
+            for c in cuts {
+                let c = c.min(rest.len());
+                r.rewrite(&rest[..c], &mut out);
+                rest = &rest[c..];
+            }
+            r.rewrite(rest, &mut out);
+            prop_assert_eq!(whole, out);
+        }
+
+        #[test]
+        fn no_screen_switch_gets_through(
+            // Printable text, controls and the bytes of mode sequences; not
+            // the malformed ones vt100 reads more loosely than a terminal
+            // (it takes `CSI ? 1049 SP h` for `CSI ? 1049 h`).
+            bytes in proptest::collection::vec(prop_oneof![
+                Just(0x1bu8), Just(b'['), Just(b'?'), Just(b';'), Just(b':'), Just(b'h'),
+                Just(b'l'), Just(b'0'), Just(b'1'), Just(b'4'), Just(b'7'), Just(b'9'),
+                Just(b'\n'), Just(0x18), Just(b'x'),
+            ], 0..300),
+        ) {
+            // What reaches the terminal never leaves its alternate screen.
+            let nz = |n| std::num::NonZeroU16::new(n).expect("non-zero");
+            let mut p = vt100::Parser::new(nz(24), nz(80), 0);
+            p.process(b"\x1b[?1049h");
+            p.process(&run(&bytes));
+            prop_assert!(p.screen().alternate_screen());
+        }
+
+        #[test]
+        fn text_without_escapes_is_untouched(bytes in proptest::collection::vec(any::<u8>().prop_filter("no ESC", |b| *b != 0x1b), 0..500)) {
+            prop_assert_eq!(run(&bytes), bytes);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! `hm tui`: the dashboard of every session in the socket dir.
+//!
+//! The loop here owns the terminal, the sockets and the timers, and does
+//! nothing else: events become [`model::Msg`]s, [`update::update`] turns
+//! them into changes and [`model::Effect`]s, and [`view::view`] draws the
+//! model at most [`FRAME_RATE`] times a second and only when something
+//! changed. Keys are read on their own thread and handled before session
+//! output, so output parsing never delays a key. Each session has a task
+//! holding one connection (SUBSCRIBE for output, STATUS for state) that
+//! reconnects after errors; a session that misbehaves affects its pane only.
+
+pub mod keys;
+pub mod layout;
+pub mod model;
+pub mod screen;
+pub mod theme;
+pub mod update;
+pub mod view;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use crossterm::event::Event;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::paths::{self, SessionPaths, SocketDir};
+use crate::protocol::{self, Status, client as ct, conn, server};
+use crate::supervisor::pidfile::{self, Liveness};
+
+use model::{Effect, Model, Msg, SessionMsg};
+use theme::Theme;
+
+/// Redraws per second at most.
+pub const FRAME_RATE: u32 = 30;
+/// How often timers refresh and the socket dir is scanned for sessions.
+const TICK: Duration = Duration::from_secs(1);
+/// A session that does not answer its connection this fast is "not
+/// responding" (and retried), rather than holding anything up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What `hm tui` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dir: PathBuf,
+    pub theme: Theme,
+    pub fit: bool,
+    pub bell: bool,
+    pub detach_key: Option<u8>,
+    pub config_path: Option<PathBuf>,
+}
+
+pub fn run(opts: Options) -> Result<i32> {
+    if !crate::term::is_tty(std::io::stdout().as_fd()) {
+        bail!("the dashboard needs a terminal, but standard output is not one");
+    }
+    // Make the dir now (private, checked), so sessions started from the
+    // dashboard have somewhere to live; refuse an unsafe one up front.
+    SocketDir::ensure(&opts.dir)?;
+    let rt = crate::client::runtime()?;
+    let local = tokio::task::LocalSet::new();
+    let guard = crate::term::Guard::enter()?;
+    // Mouse clicks and bracketed paste; RESET turns both off again.
+    let mut out = std::io::stdout();
+    let _ = out.write_all(b"\x1b[?1000h\x1b[?1002h\x1b[?1006h\x1b[?2004h");
+    let _ = out.flush();
+    let result = local.block_on(&rt, dashboard(opts));
+    drop(guard);
+    result
+}
+
+async fn dashboard(opts: Options) -> Result<i32> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
+        .context("cannot draw on this terminal")?;
+    let size = crossterm::terminal::size().unwrap_or((80, 24));
+    let mut m = Model::new(opts.theme.clone(), size);
+    m.fit = opts.fit;
+    m.bell = opts.bell;
+    m.detach_key = opts.detach_key;
+    m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+
+    let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Event>();
+    std::thread::Builder::new()
+        .name("hm-keys".into())
+        .spawn(move || {
+            while let Ok(ev) = crossterm::event::read() {
+                if keys_tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("cannot start the keyboard reader")?;
+    let (sess_tx, mut sess_rx) = mpsc::channel::<Msg>(256);
+    let mut senders: HashMap<String, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
+    let mut term_sig = signal(SignalKind::terminate())?;
+    let mut hup_sig = signal(SignalKind::hangup())?;
+    let mut int_sig = signal(SignalKind::interrupt())?;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let frame_gap = Duration::from_secs(1) / FRAME_RATE;
+    let mut last_draw: Option<Instant> = None;
+    let mut dirty = true;
+
+    // Sessions already there are found before the first paint.
+    let now = Instant::now();
+    let ids = scan(&opts.dir);
+    let fx = update::update(&mut m, Msg::Found(ids), now);
+    apply(fx, &opts, &sess_tx, &mut senders);
+
+    loop {
+        let due = if dirty {
+            last_draw.map_or_else(tokio::time::Instant::now, |t| (t + frame_gap).into())
+        } else {
+            tokio::time::Instant::now() + Duration::from_secs(3600)
+        };
+        let msg = tokio::select! {
+            biased;
+            ev = keys_rx.recv() => match ev {
+                Some(Event::Key(k)) => Some(Msg::Key(k)),
+                Some(Event::Mouse(me)) => Some(Msg::Mouse(me)),
+                Some(Event::Paste(p)) => Some(Msg::Paste(p)),
+                Some(Event::Resize(c, r)) => Some(Msg::Resize(c, r)),
+                Some(_) => None,
+                None => break,
+            },
+            _ = term_sig.recv() => break,
+            _ = hup_sig.recv() => break,
+            _ = int_sig.recv() => break,
+            () = tokio::time::sleep_until(due), if dirty => {
+                let now = Instant::now();
+                terminal.draw(|f| view::view(&m, f, now))?;
+                last_draw = Some(now);
+                dirty = false;
+                None
+            }
+            _ = tick.tick() => {
+                let now = Instant::now();
+                let mut fx = update::update(&mut m, Msg::Tick, now);
+                fx.extend(update::update(&mut m, Msg::Found(scan(&opts.dir)), now));
+                apply(fx, &opts, &sess_tx, &mut senders);
+                dirty = true;
+                None
+            }
+            msg = sess_rx.recv() => msg,
+        };
+        if let Some(msg) = msg {
+            let now = Instant::now();
+            let mut fx = update::update(&mut m, msg, now);
+            // Take what else is waiting, a bounded amount, so a flood of
+            // output is handled in batches but keys still come first.
+            for _ in 0..64 {
+                match sess_rx.try_recv() {
+                    Ok(more) => fx.extend(update::update(&mut m, more, now)),
+                    Err(_) => break,
+                }
+            }
+            apply(fx, &opts, &sess_tx, &mut senders);
+            dirty = true;
+        }
+        if m.quit {
+            break;
+        }
+    }
+    Ok(0)
+}
+
+/// Ids with a live supervisor: their pid file's lock is held.
+fn scan(dir: &Path) -> Vec<String> {
+    paths::list_ids(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| {
+            SessionPaths::new(dir, id)
+                .is_ok_and(|p| pidfile::probe(&p.pid, &p.sock, false) == Liveness::Running)
+        })
+        .collect()
+}
+
+fn apply(
+    fx: Vec<Effect>,
+    opts: &Options,
+    tx: &mpsc::Sender<Msg>,
+    senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
+) {
+    for e in fx {
+        match e {
+            Effect::Send(id, bytes) => {
+                if let Some(s) = senders.get(&id) {
+                    let _ = s.send(bytes);
+                }
+            }
+            Effect::Connect(id) => {
+                let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+                senders.insert(id.clone(), cmd_tx);
+                if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
+                    tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx));
+                }
+            }
+            Effect::Spawn { id, command } => {
+                let tx = tx.clone();
+                let dir = opts.dir.clone();
+                let config = opts.config_path.clone();
+                std::thread::spawn(move || {
+                    let result = crate::cmd::start_detached(&id, &dir, config.as_deref(), &command)
+                        .map_err(|e| format!("{e:#}"));
+                    let _ = tx.blocking_send(Msg::Started(id, result));
+                });
+            }
+            Effect::Bell => {
+                let _ = std::io::stdout().write_all(b"\x07");
+            }
+        }
+    }
+}
+
+/// One session's connection: subscribe, forward what comes, send what the
+/// dashboard asks, reconnect after errors until the session is gone.
+async fn session_task(
+    id: String,
+    paths: SessionPaths,
+    tx: mpsc::Sender<Msg>,
+    mut cmds: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        let problem = match tokio::time::timeout(CONNECT_TIMEOUT, conn::connect(&paths.sock)).await
+        {
+            Ok(Ok((r, w))) => match serve(&id, r, w, &tx, &mut cmds).await {
+                Ok(Ended::Exited) | Ok(Ended::Closed) => None,
+                Err(why) => Some(why),
+            },
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("not responding".to_string()),
+        };
+        let live = pidfile::probe(&paths.pid, &paths.sock, false) == Liveness::Running;
+        if !live {
+            let _ = tx.send(Msg::Session(id.clone(), SessionMsg::Closed)).await;
+            return;
+        }
+        if let Some(why) = problem {
+            let why = paths::sanitize(&why);
+            if tx
+                .send(Msg::Session(id.clone(), SessionMsg::Problem(why)))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+enum Ended {
+    Exited,
+    Closed,
+}
+
+async fn serve(
+    id: &str,
+    mut r: conn::Reader,
+    mut w: conn::Writer,
+    tx: &mpsc::Sender<Msg>,
+    cmds: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+) -> Result<Ended, String> {
+    let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
+    let mut hello = protocol::frame(ct::INFO, &[]);
+    hello.extend(protocol::frame(ct::SUBSCRIBE, &[]));
+    hello.extend(protocol::frame(ct::STATUS, &[]));
+    w.send_raw(&hello).await.map_err(|e| e.to_string())?;
+    send(SessionMsg::Connected)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut exited = false;
+    loop {
+        tokio::select! {
+            f = r.recv() => {
+                let Some(f) = f.map_err(|e| e.to_string())? else {
+                    return Ok(if exited { Ended::Exited } else { Ended::Closed });
+                };
+                let msg = match f.ty {
+                    server::OUTPUT => SessionMsg::Output(f.payload),
+                    server::STATUS_RESP => match Status::decode(&f.payload) {
+                        Ok(s) => SessionMsg::Status(s),
+                        Err(e) => return Err(e.to_string()),
+                    },
+                    server::INFO => SessionMsg::Info(serde_json::from_slice(&f.payload).unwrap_or_default()),
+                    server::EXIT => {
+                        exited = true;
+                        SessionMsg::Exit(protocol::decode_exit(&f.payload).unwrap_or(-1))
+                    }
+                    server::ERROR => return Err(protocol::decode_error(&f.payload).1),
+                    _ => continue,
+                };
+                if send(msg).await.is_err() {
+                    return Ok(Ended::Closed);
+                }
+            }
+            c = cmds.recv() => match c {
+                Some(bytes) => {
+                    if let Err(e) = w.send_raw(&bytes).await {
+                        return Err(e.to_string());
+                    }
+                }
+                None => return Ok(Ended::Closed),
+            },
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Where panes go: a near-square grid that fills the screen, paged when
+//! panes would be too small to read. Pure arithmetic on rectangles.
+
+use ratatui::layout::Rect;
+
+/// Smallest pane (including its border) worth showing.
+pub const MIN_PANE_W: u16 = 24;
+pub const MIN_PANE_H: u16 = 6;
+
+/// How many columns and rows of panes, and how many panes fit on a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Grid {
+    pub fn per_page(&self) -> usize {
+        usize::from(self.cols) * usize::from(self.rows)
+    }
+}
+
+/// The shape panes should have, in cells (width / height): about that of
+/// an ordinary terminal window (80x24 is 3.3; cells are twice as tall as
+/// wide, so 2.5 cells is a slightly wide rectangle on screen).
+const PANE_ASPECT: f64 = 2.5;
+
+/// Chooses the grid for `n` panes in `area`. With `cols` fixed by the user
+/// only the rows are computed. Otherwise the column count whose panes come
+/// closest to a terminal window's shape wins, which keeps the grid near
+/// square on screen. Either way panes never shrink below the minimum: the
+/// grid pages instead.
+pub fn grid(area: Rect, n: usize, cols: Option<u16>) -> Grid {
+    let n = n.max(1) as u32;
+    let max_cols = (area.width / MIN_PANE_W).max(1);
+    let max_rows = (area.height / MIN_PANE_H).max(1);
+    let fit = |c: u16| -> Grid {
+        let c = c.clamp(1, max_cols);
+        let r = (n.div_ceil(u32::from(c)) as u16).clamp(1, max_rows);
+        Grid { cols: c, rows: r }
+    };
+    if let Some(c) = cols {
+        return fit(c);
+    }
+    let mut best = fit(1);
+    let mut best_score = f64::MIN;
+    for c in 1..=max_cols.min(n as u16) {
+        let g = fit(c);
+        let w = f64::from(area.width) / f64::from(g.cols);
+        let h = f64::from(area.height) / f64::from(g.rows);
+        // Prefer showing everything, then the right shape.
+        let shown = (g.per_page() as u32).min(n) as f64;
+        // Empty cells leave the screen unfilled.
+        let empty = (g.per_page() as u32).saturating_sub(n) as f64;
+        let score = shown * 1000.0 - ((w / h) / PANE_ASPECT).ln().abs() - 0.3 * empty;
+        if score > best_score {
+            best_score = score;
+            best = g;
+        }
+    }
+    best
+}
+
+/// The rectangles of the panes on one page, row by row. The last row may
+/// hold fewer panes; they are not stretched.
+pub fn cells(area: Rect, g: Grid, count: usize) -> Vec<Rect> {
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count.min(g.per_page()) {
+        let col = (i % usize::from(g.cols)) as u16;
+        let row = (i / usize::from(g.cols)) as u16;
+        let x0 = area.x + area.width * col / g.cols;
+        let x1 = area.x + area.width * (col + 1) / g.cols;
+        let y0 = area.y + area.height * row / g.rows;
+        let y1 = area.y + area.height * (row + 1) / g.rows;
+        out.push(Rect::new(x0, y0, x1 - x0, y1 - y0));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn four_panes_make_two_by_two_on_a_wide_screen() {
+        let g = grid(Rect::new(0, 0, 160, 48), 4, None);
+        assert_eq!(g, Grid { cols: 2, rows: 2 });
+        let g = grid(Rect::new(0, 0, 200, 50), 1, None);
+        assert_eq!(g, Grid { cols: 1, rows: 1 });
+    }
+
+    #[test]
+    fn too_many_panes_page() {
+        let g = grid(Rect::new(0, 0, 80, 24), 50, None);
+        assert!(g.per_page() < 50);
+        assert!(80 / g.cols >= MIN_PANE_W && 24 / g.rows >= MIN_PANE_H);
+    }
+
+    proptest! {
+        #[test]
+        fn cells_never_overlap_and_stay_inside(
+            w in 1u16..400, h in 1u16..200, n in 1usize..80, cols in proptest::option::of(1u16..10),
+        ) {
+            let area = Rect::new(3, 2, w, h);
+            let g = grid(area, n, cols);
+            let rects = cells(area, g, n);
+            prop_assert_eq!(rects.len(), n.min(g.per_page()));
+            for (i, a) in rects.iter().enumerate() {
+                prop_assert!(a.x >= area.x && a.y >= area.y);
+                prop_assert!(a.right() <= area.right() && a.bottom() <= area.bottom());
+                for b in &rects[i + 1..] {
+                    prop_assert!(!a.intersects(*b), "{a:?} {b:?}");
+                }
+            }
+        }
+    }
+}

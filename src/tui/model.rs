@@ -1,0 +1,228 @@
+//! The dashboard's state: panes, selection, mode. Plain data; changed only
+//! by [`super::update`], drawn only by [`super::view`].
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::classify::ProcessState;
+use crate::protocol::{Size, Status};
+
+use super::screen::Term;
+use super::theme::Theme;
+
+/// Something that happened.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Paste(String),
+    /// The terminal was resized to (cols, rows).
+    Resize(u16, u16),
+    /// The periodic tick: timers, idle checks, discovery results.
+    Tick,
+    /// The ids with a live supervisor in the socket dir right now.
+    Found(Vec<String>),
+    Session(String, SessionMsg),
+    /// A session started from the dashboard came up, or why it did not.
+    Started(String, Result<(), String>),
+}
+
+/// News from one session's connection.
+#[derive(Debug)]
+pub enum SessionMsg {
+    Connected,
+    Output(Vec<u8>),
+    Status(Status),
+    Info(serde_json::Value),
+    Exit(i32),
+    /// The connection failed or was refused; it will be retried.
+    Problem(String),
+    /// The supervisor is gone (its connection closed for good).
+    Closed,
+}
+
+/// Something for the run loop to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Frames to write to a session.
+    Send(String, Vec<u8>),
+    Connect(String),
+    Spawn {
+        id: String,
+        command: String,
+    },
+    Bell,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Grid,
+    /// Every key goes to this session, shown on the whole screen.
+    Focus(String),
+    /// One pane fills the grid area; keys still drive the dashboard.
+    Zoom(String),
+    ConfirmKill(String),
+    NewSession {
+        step: NewStep,
+        id: String,
+        command: String,
+    },
+    Filter,
+    Help,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewStep {
+    Id,
+    Command,
+}
+
+/// How the dashboard is connected to a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    Connecting,
+    Live,
+    Problem(String),
+    Gone,
+}
+
+#[derive(Debug)]
+pub struct Pane {
+    pub id: String,
+    pub term: Term,
+    pub status: Option<(Status, Instant)>,
+    pub command: Option<String>,
+    /// The session's own size when we do not resize it.
+    pub session_size: Option<Size>,
+    pub idle_threshold: Duration,
+    pub exit: Option<i32>,
+    pub link: Link,
+    /// Finished its work or exited, and not looked at since.
+    pub attention: bool,
+    pub last_output: Option<Instant>,
+    pub poll_in_flight: bool,
+    pub last_poll: Option<Instant>,
+    pub idle_check: Option<Instant>,
+    /// The size we last asked the session to take.
+    pub applied: Option<Size>,
+    /// When the current busy stretch was first seen.
+    pub busy_since: Option<Instant>,
+}
+
+impl Pane {
+    pub fn new(id: String) -> Pane {
+        Pane {
+            id,
+            term: Term::new(Size { cols: 80, rows: 24 }),
+            status: None,
+            command: None,
+            session_size: None,
+            idle_threshold: Duration::from_millis(3000),
+            exit: None,
+            link: Link::Connecting,
+            attention: false,
+            last_output: None,
+            poll_in_flight: false,
+            last_poll: None,
+            idle_check: None,
+            applied: None,
+            busy_since: None,
+        }
+    }
+
+    /// The state byte to show: dead once exited, else the last answer.
+    pub fn state(&self) -> Option<u8> {
+        if self.exit.is_some() || self.link == Link::Gone {
+            return Some(ProcessState::Dead.as_byte());
+        }
+        self.status.map(|(s, _)| s.state)
+    }
+
+    /// Milliseconds in the current state, extrapolated from the last answer.
+    pub fn state_ms(&self, now: Instant) -> Option<u64> {
+        let (s, at) = self.status?;
+        Some(u64::from(s.state_ms) + now.saturating_duration_since(at).as_millis() as u64)
+    }
+
+    /// Milliseconds since the session last printed anything.
+    pub fn idle_ms(&self, now: Instant) -> Option<u64> {
+        let (s, at) = self.status?;
+        let since_status =
+            u64::from(s.idle_ms) + now.saturating_duration_since(at).as_millis() as u64;
+        Some(match self.last_output {
+            Some(t) if t > at => now.saturating_duration_since(t).as_millis() as u64,
+            _ => since_status,
+        })
+    }
+
+    pub fn busy(&self) -> bool {
+        matches!(self.state(), Some(s) if s != ProcessState::Idle.as_byte() && s != ProcessState::Dead.as_byte())
+    }
+}
+
+#[derive(Debug)]
+pub struct Model {
+    pub panes: Vec<Pane>,
+    pub selected: Option<String>,
+    pub mode: Mode,
+    pub columns: Option<u16>,
+    pub page: usize,
+    pub filter: String,
+    /// Terminal size (cols, rows).
+    pub size: (u16, u16),
+    pub fit: bool,
+    pub bell: bool,
+    pub detach_key: Option<u8>,
+    pub theme: Theme,
+    pub notice: Option<(String, Instant)>,
+    pub shell: String,
+    pub last_click: Option<(Instant, u16, u16)>,
+    pub quit: bool,
+}
+
+impl Model {
+    pub fn new(theme: Theme, size: (u16, u16)) -> Model {
+        Model {
+            panes: Vec::new(),
+            selected: None,
+            mode: Mode::Grid,
+            columns: None,
+            page: 0,
+            filter: String::new(),
+            size,
+            fit: true,
+            bell: false,
+            detach_key: Some(0x1c),
+            theme,
+            notice: None,
+            shell: "/bin/sh".into(),
+            last_click: None,
+            quit: false,
+        }
+    }
+
+    pub fn pane(&self, id: &str) -> Option<&Pane> {
+        self.panes.iter().find(|p| p.id == id)
+    }
+
+    pub fn pane_mut(&mut self, id: &str) -> Option<&mut Pane> {
+        self.panes.iter_mut().find(|p| p.id == id)
+    }
+
+    /// Panes shown in the grid (the filter applied), in id order.
+    pub fn visible(&self) -> Vec<&Pane> {
+        self.panes
+            .iter()
+            .filter(|p| self.filter.is_empty() || p.id.contains(&self.filter))
+            .collect()
+    }
+
+    pub fn visible_ids(&self) -> Vec<String> {
+        self.visible().iter().map(|p| p.id.clone()).collect()
+    }
+
+    pub fn notify(&mut self, text: impl Into<String>, now: Instant) {
+        self.notice = Some((text.into(), now));
+    }
+}

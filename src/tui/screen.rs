@@ -1,0 +1,314 @@
+//! One pane's terminal emulator: vt100 0.18 behind a guard.
+//!
+//! Session output is hostile input. Before it reaches the parser, escape
+//! strings (OSC, DCS, APC, PM, SOS) are cut at [`MAX_STRING`] bytes, because
+//! the parser would otherwise buffer an unterminated one without limit. A
+//! panic inside the parser is caught: that pane's emulator is rebuilt and
+//! the rest of the dashboard carries on. Sizes are clamped before they reach
+//! the parser. The views implement tui-term's `Screen` trait, so tui-term
+//! renders vt100 0.18 screens (its own default backend is vt100 0.16).
+
+use std::num::NonZeroU16;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use bytemuck::TransparentWrapper;
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::protocol::{MAX_DIM, Size};
+
+/// Longest escape string passed to the parser; the rest is dropped.
+pub const MAX_STRING: usize = 64 * 1024;
+
+/// A pane's emulator.
+pub struct Term {
+    parser: vt100::Parser,
+    cap: StringCap,
+    size: Size,
+    /// How many times the parser panicked and was rebuilt.
+    pub resets: u32,
+}
+
+impl std::fmt::Debug for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Term")
+            .field("size", &self.size)
+            .field("resets", &self.resets)
+            .finish()
+    }
+}
+
+fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
+    let clamp = |v: u16| NonZeroU16::new(v.clamp(1, MAX_DIM)).unwrap_or(NonZeroU16::MIN);
+    (clamp(size.rows), clamp(size.cols))
+}
+
+impl Term {
+    pub fn new(size: Size) -> Term {
+        let (rows, cols) = dims(size);
+        Term {
+            parser: vt100::Parser::new(rows, cols, 0),
+            cap: StringCap::default(),
+            size: size.clamped(),
+            resets: 0,
+        }
+    }
+
+    pub fn size(&self) -> Size {
+        self.size
+    }
+
+    /// Feeds session output; never panics.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let mut filtered = Vec::with_capacity(bytes.len());
+        self.cap.filter(bytes, &mut filtered);
+        let parser = &mut self.parser;
+        if catch_unwind(AssertUnwindSafe(|| parser.process(&filtered))).is_err() {
+            self.rebuild();
+        }
+    }
+
+    /// Resizes the emulator (not the session); never panics.
+    pub fn resize(&mut self, size: Size) {
+        let size = size.clamped();
+        if size == self.size {
+            return;
+        }
+        self.size = size;
+        let (rows, cols) = dims(size);
+        let parser = &mut self.parser;
+        if catch_unwind(AssertUnwindSafe(|| {
+            parser.screen_mut().set_size(rows, cols)
+        }))
+        .is_err()
+        {
+            self.rebuild();
+        }
+    }
+
+    /// Starts over with an empty screen, e.g. before a fresh replay.
+    pub fn reset(&mut self) {
+        let (rows, cols) = dims(self.size);
+        self.parser = vt100::Parser::new(rows, cols, 0);
+        self.cap = StringCap::default();
+    }
+
+    fn rebuild(&mut self) {
+        self.resets += 1;
+        self.reset();
+    }
+
+    pub fn screen(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    /// A view of the whole screen, or of the part of it around the cursor
+    /// when the pane is smaller than the session's screen.
+    pub fn view(&self, rows: u16, cols: u16) -> View<'_> {
+        let screen = self.screen();
+        let (srows, scols) = screen.size();
+        let (crow, ccol) = screen.cursor_position();
+        let offset = |len: u16, avail: u16, cursor: u16| -> u16 {
+            if len <= avail {
+                0
+            } else {
+                // Keep the cursor in view, as near the bottom/right edge of
+                // the window as the screen allows.
+                cursor
+                    .saturating_sub(avail.saturating_sub(1))
+                    .min(len - avail)
+            }
+        };
+        View {
+            screen,
+            row_off: offset(srows.get(), rows, crow),
+            col_off: offset(scols.get(), cols, ccol),
+        }
+    }
+}
+
+/// A window onto a screen, for tui-term.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    screen: &'a vt100::Screen,
+    row_off: u16,
+    col_off: u16,
+}
+
+impl std::fmt::Debug for View<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "View(+{}, +{})", self.row_off, self.col_off)
+    }
+}
+
+/// A vt100 cell as tui-term's `Cell`.
+#[derive(Debug, TransparentWrapper)]
+#[repr(transparent)]
+pub struct PaneCell(vt100::Cell);
+
+impl tui_term::widget::Screen for View<'_> {
+    type C = PaneCell;
+
+    fn cell(&self, row: u16, col: u16) -> Option<&PaneCell> {
+        let cell = self.screen.cell(
+            row.checked_add(self.row_off)?,
+            col.checked_add(self.col_off)?,
+        )?;
+        Some(PaneCell::wrap_ref(cell))
+    }
+
+    fn hide_cursor(&self) -> bool {
+        self.screen.hide_cursor()
+    }
+
+    fn cursor_position(&self) -> (u16, u16) {
+        let (r, c) = self.screen.cursor_position();
+        (
+            r.saturating_sub(self.row_off),
+            c.saturating_sub(self.col_off),
+        )
+    }
+}
+
+impl tui_term::widget::Cell for PaneCell {
+    fn has_contents(&self) -> bool {
+        self.0.has_contents()
+    }
+
+    fn apply(&self, cell: &mut ratatui::buffer::Cell) {
+        let c = &self.0;
+        if c.has_contents() {
+            cell.set_symbol(c.contents());
+        }
+        let mut m = Modifier::empty();
+        for (on, bit) in [
+            (c.bold(), Modifier::BOLD),
+            (c.dim(), Modifier::DIM),
+            (c.italic(), Modifier::ITALIC),
+            (c.underline(), Modifier::UNDERLINED),
+            (c.inverse(), Modifier::REVERSED),
+        ] {
+            if on {
+                m |= bit;
+            }
+        }
+        cell.set_style(
+            Style::reset()
+                .fg(color(c.fgcolor()))
+                .bg(color(c.bgcolor()))
+                .add_modifier(m),
+        );
+    }
+}
+
+fn color(c: vt100::Color) -> Color {
+    match c {
+        vt100::Color::Default => Color::Reset,
+        vt100::Color::Idx(i) => Color::Indexed(i),
+        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    }
+}
+
+/// Cuts escape strings longer than [`MAX_STRING`], keeping their
+/// terminator so the parser leaves the string state.
+#[derive(Debug, Default)]
+struct StringCap {
+    state: CapState,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum CapState {
+    #[default]
+    Ground,
+    Esc,
+    Str {
+        len: usize,
+    },
+    StrEsc {
+        len: usize,
+    },
+}
+
+impl StringCap {
+    fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        for &b in input {
+            self.state = match (self.state, b) {
+                (CapState::Ground, 0x1b) => CapState::Esc,
+                (CapState::Ground, _) => CapState::Ground,
+                (CapState::Esc, b']' | b'P' | b'_' | b'^' | b'X') => CapState::Str { len: 0 },
+                (CapState::Esc, 0x1b) => CapState::Esc,
+                (CapState::Esc, _) => CapState::Ground,
+                (CapState::Str { .. }, 0x07) => CapState::Ground,
+                (CapState::Str { len }, 0x1b) => CapState::StrEsc { len },
+                (CapState::Str { len }, _) => CapState::Str { len: len + 1 },
+                (CapState::StrEsc { .. }, b'\\') => CapState::Ground,
+                (CapState::StrEsc { len }, _) => CapState::Str { len: len + 2 },
+            };
+            let over = matches!(self.state, CapState::Str { len } | CapState::StrEsc { len } if len > MAX_STRING);
+            if !over || b == 0x1b {
+                out.push(b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &Term) -> String {
+        t.screen().contents()
+    }
+
+    #[test]
+    fn hostile_inputs_never_escape() {
+        let mut t = Term::new(Size { cols: 1, rows: 1 });
+        t.feed("你好abc\r\ndef".as_bytes());
+        t.resize(Size { cols: 0, rows: 0 });
+        t.feed(b"\x1b[8;0;0t\x1b[999999;999999H\x1b[K");
+        t.resize(Size {
+            cols: u16::MAX,
+            rows: 2,
+        });
+        assert_eq!(
+            t.size(),
+            Size {
+                cols: 4096,
+                rows: 2
+            }
+        );
+        let mut t = Term::new(Size { cols: 10, rows: 3 });
+        t.feed("123456789你".as_bytes());
+        t.resize(Size { cols: 9, rows: 3 });
+        t.feed(b"\x1b[K\xff\xfe invalid utf8");
+        assert!(text(&t).contains("invalid utf8"));
+    }
+
+    #[test]
+    fn unterminated_strings_are_capped() {
+        let mut cap = StringCap::default();
+        let mut out = Vec::new();
+        let mut input = b"\x1b]0;".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_STRING * 4));
+        input.extend(b"\x07after");
+        cap.filter(&input, &mut out);
+        assert!(out.len() < MAX_STRING + 100, "{}", out.len());
+        assert!(out.ends_with(b"\x07after"));
+        let mut t = Term::new(Size { cols: 20, rows: 2 });
+        t.feed(&input);
+        assert!(text(&t).contains("after"));
+    }
+
+    #[test]
+    fn a_small_view_follows_the_cursor() {
+        let mut t = Term::new(Size { cols: 20, rows: 10 });
+        t.feed(b"\x1b[9;15Hhere");
+        let v = t.view(4, 10);
+        use tui_term::widget::Screen;
+        let (r, c) = v.cursor_position();
+        assert!(r < 4 && c < 10, "{r},{c}");
+        assert_eq!(
+            v.cell(r, c - 4).map(|c| c.0.contents().to_string()),
+            Some("h".into())
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! Drawing the model. Reads the model, writes a frame, decides nothing.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use tui_term::widget::{Cursor, PseudoTerminal};
+
+use crate::classify;
+use crate::client::human_ms;
+
+use super::model::{Link, Mode, Model, NewStep, Pane};
+use super::update::{inner, placements};
+
+pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
+    let area = f.area();
+    if let Mode::Focus(id) = &m.mode {
+        if let Some(p) = m.pane(id) {
+            let v = p.term.view(area.height, area.width);
+            f.render_widget(PseudoTerminal::new(&v).cursor(Cursor::default()), area);
+            return;
+        }
+    }
+    let place = placements(m);
+    if m.panes.is_empty() {
+        empty(m, f, area);
+    } else if place.rects.is_empty() {
+        let msg = Paragraph::new(format!("no session matches '{}'", m.filter))
+            .style(m.theme.dim)
+            .alignment(Alignment::Center);
+        f.render_widget(msg, Rect::new(0, area.height / 2, area.width, 1));
+    }
+    for (id, r) in &place.rects {
+        if let Some(p) = m.pane(id) {
+            pane(m, p, *r, f, now);
+        }
+    }
+    footer(m, f, area, place.page, place.pages);
+    match &m.mode {
+        Mode::ConfirmKill(id) => popup(
+            m,
+            f,
+            "kill",
+            &[
+                Line::from(format!("Kill session '{id}'?")),
+                Line::from(""),
+                Line::from("SIGTERM now, SIGKILL after its grace period."),
+                Line::from(vec![
+                    key(m, "y"),
+                    Span::raw(" kill   "),
+                    key(m, "n"),
+                    Span::raw(" keep"),
+                ]),
+            ],
+        ),
+        Mode::NewSession { step, id, command } => {
+            let (id_line, cmd_line) = match step {
+                NewStep::Id => (format!("id:      {id}▏"), String::new()),
+                NewStep::Command => (
+                    format!("id:      {id}"),
+                    if command.is_empty() {
+                        format!("command: ▏ (empty: {})", m.shell)
+                    } else {
+                        format!("command: {command}▏")
+                    },
+                ),
+            };
+            popup(
+                m,
+                f,
+                "new session",
+                &[
+                    Line::from(id_line),
+                    Line::from(cmd_line),
+                    Line::from(""),
+                    Line::from(vec![
+                        key(m, "Enter"),
+                        Span::raw(" next   "),
+                        key(m, "Esc"),
+                        Span::raw(" cancel"),
+                    ]),
+                ],
+            );
+        }
+        Mode::Help => help(m, f),
+        _ => {}
+    }
+}
+
+fn key(m: &Model, k: &str) -> Span<'static> {
+    Span::styled(k.to_string(), m.theme.footer_key)
+}
+
+fn empty(m: &Model, f: &mut Frame<'_>, area: Rect) {
+    let lines = vec![
+        Line::from("No sessions yet."),
+        Line::from(""),
+        Line::from(vec![
+            Span::raw("Press "),
+            key(m, "n"),
+            Span::raw(" to start one here,"),
+        ]),
+        Line::from("or run `hm run --id NAME -- COMMAND` in any terminal."),
+    ];
+    let h = lines.len() as u16;
+    let p = Paragraph::new(lines)
+        .alignment(Alignment::Center)
+        .style(m.theme.dim);
+    f.render_widget(
+        p,
+        Rect::new(0, area.height.saturating_sub(h) / 2, area.width, h),
+    );
+}
+
+fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
+    let selected = m.selected.as_deref() == Some(p.id.as_str());
+    let border = if selected {
+        m.theme.border_selected
+    } else if p.attention {
+        m.theme.border_attention
+    } else {
+        m.theme.border
+    };
+    let state = p.state();
+    let badge = match (state, p.state_ms(now)) {
+        (Some(s), Some(ms)) if p.exit.is_none() => {
+            format!(" {} {} ", classify::state_name(s), human_ms(ms))
+        }
+        (Some(s), _) => format!(" {} ", classify::state_name(s)),
+        (None, _) => " … ".to_string(),
+    };
+    let mut title = vec![Span::styled(format!(" {} ", p.id), m.theme.title)];
+    if p.attention {
+        title.push(Span::styled("● ", m.theme.border_attention));
+    }
+    let bottom = match (&p.link, p.exit) {
+        (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
+        (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
+        (Link::Gone, _) => Span::styled(" supervisor gone ", m.theme.error),
+        (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
+        (Link::Live, _) => match p.idle_ms(now) {
+            Some(ms) => Span::styled(format!(" idle {} ", human_ms(ms)), m.theme.dim),
+            None => Span::raw(""),
+        },
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(if selected {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(border)
+        .title(Line::from(title))
+        .title(Line::from(Span::styled(badge, m.theme.state(state))).alignment(Alignment::Right))
+        .title_bottom(Line::from(bottom).alignment(Alignment::Right));
+    f.render_widget(block, r);
+    let body = inner(r);
+    if body.width == 0 || body.height == 0 {
+        return;
+    }
+    let v = p.term.view(body.height, body.width);
+    let cursor = Cursor::default().visibility(selected && p.exit.is_none());
+    f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
+}
+
+fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
+    let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    if m.mode == Mode::Filter || !m.filter.is_empty() {
+        spans.push(key(m, "/"));
+        spans.push(Span::raw(format!(
+            "{}{} ",
+            m.filter,
+            if m.mode == Mode::Filter { "▏" } else { "" }
+        )));
+    }
+    let hints: &[(&str, &str)] = match &m.mode {
+        Mode::Filter => &[("Enter", "keep"), ("Esc", "clear")],
+        _ => &[
+            ("←↓↑→", "move"),
+            ("⏎", "focus"),
+            ("x", "kill"),
+            ("n", "new"),
+            ("z", "zoom"),
+            ("/", "filter"),
+            ("⇥", "next"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
+    };
+    for (k, what) in hints {
+        spans.push(key(m, k));
+        spans.push(Span::raw(format!(" {what}  ")));
+    }
+    if let Some((text, _)) = &m.notice {
+        spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+    }
+    let right = if pages > 1 {
+        format!("page {}/{} ", page + 1, pages)
+    } else {
+        String::new()
+    };
+    f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
+    if !right.is_empty() {
+        let w = right.chars().count() as u16;
+        f.render_widget(
+            Paragraph::new(right).style(m.theme.footer),
+            Rect::new(area.width.saturating_sub(w), row.y, w.min(area.width), 1),
+        );
+    }
+}
+
+fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
+    let area = f.area();
+    let w = lines
+        .iter()
+        .map(|l| l.width() as u16)
+        .max()
+        .unwrap_or(10)
+        .saturating_add(4)
+        .min(area.width);
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect::new(
+        area.width.saturating_sub(w) / 2,
+        area.height.saturating_sub(h) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(m.theme.popup_border)
+        .title(format!(" {title} "))
+        .style(m.theme.popup);
+    f.render_widget(
+        Paragraph::new(lines.to_vec())
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        r,
+    );
+}
+
+fn help(m: &Model, f: &mut Frame<'_>) {
+    let detach = m
+        .detach_key
+        .map_or("(disabled)".to_string(), crate::config::describe_key);
+    let rows: Vec<(String, &str)> = vec![
+        ("←↓↑→ h j k l".into(), "move the selection"),
+        (
+            "Enter / double-click".into(),
+            "focus: the session gets every key",
+        ),
+        (detach, "back from focus to the grid"),
+        ("x".into(), "kill the selected session (asks first)"),
+        ("n".into(), "start a new session"),
+        ("z".into(), "zoom the selected pane"),
+        ("+ / - / =".into(), "more, fewer, automatic columns"),
+        ("PgUp / PgDn".into(), "previous / next page"),
+        ("/".into(), "filter by id"),
+        ("Tab".into(), "next session that needs attention"),
+        ("q".into(), "quit (sessions keep running)"),
+    ];
+    let lines: Vec<Line<'static>> = rows
+        .into_iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(format!("{k:<22}"), m.theme.footer_key),
+                Span::raw(what.to_string()),
+            ])
+        })
+        .collect();
+    popup(m, f, "keys", &lines);
+}
