@@ -364,3 +364,19 @@ pub fn drain(sources: &mut [Source<'_>], buf: &mut [u8], deadline: Instant, stra
         }
     }
 }
+
+/// A raw pty read directly: the bytes are the program's.
+impl Sink for Expect {
+    fn feed(&mut self, data: &[u8]) {
+        Expect::feed(self, data);
+    }
+    fn done(&self) -> bool {
+        Expect::done(self)
+    }
+    fn delivered(&self) -> Option<u64> {
+        Some(self.count())
+    }
+    fn exact(&self) -> bool {
+        Expect::exact(self)
+    }
+}

@@ -219,6 +219,11 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             p.poll_in_flight = false;
             p.status = Some((s, now));
             if p.busy() {
+                // Ask again when the silence so far would reach the idle
+                // threshold, rather than a full threshold after our question.
+                let left = p.idle_threshold.saturating_sub(Duration::from_millis(u64::from(s.idle_ms)));
+                let at = now + left + Duration::from_millis(100);
+                p.idle_check = Some(p.idle_check.map_or(at, |t| t.min(at)));
                 // Dated from when the state began, not when we asked.
                 let began = now
                     .checked_sub(Duration::from_millis(u64::from(s.state_ms)))
