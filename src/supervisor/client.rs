@@ -104,7 +104,16 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         close_by: None,
     };
     if let Err(e) = conn.run(&ctx).await {
-        debug!(conn = id, "connection ended: {e}");
+        // A client closing its end while we write is ordinary; anything
+        // else (a timeout, a cut-off client) is worth seeing in the log.
+        if matches!(
+            e.kind(),
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+        ) {
+            debug!(conn = id, "connection closed by the client: {e}");
+        } else {
+            warn!(conn = id, "connection dropped: {e}");
+        }
     }
     let mut s = ctx.shared.borrow_mut();
     s.connections -= 1;

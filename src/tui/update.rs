@@ -221,7 +221,9 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             if p.busy() {
                 // Ask again when the silence so far would reach the idle
                 // threshold, rather than a full threshold after our question.
-                let left = p.idle_threshold.saturating_sub(Duration::from_millis(u64::from(s.idle_ms)));
+                let left = p
+                    .idle_threshold
+                    .saturating_sub(Duration::from_millis(u64::from(s.idle_ms)));
                 let at = now + left + Duration::from_millis(100);
                 p.idle_check = Some(p.idle_check.map_or(at, |t| t.min(at)));
                 // Dated from when the state began, not when we asked.
@@ -561,5 +563,758 @@ fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
     {
         m.mode = Mode::Focus(id);
         m.last_click = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Status;
+    use crate::tui::theme::Theme;
+    use crossterm::event::MouseEvent;
+
+    fn model(cols: u16, rows: u16) -> Model {
+        Model::new(
+            Theme::by_name("dark").expect("built-in theme"),
+            (cols, rows),
+        )
+    }
+
+    /// Sessions found and connected, as the run loop would report them.
+    fn live(m: &mut Model, ids: &[&str], now: Instant) -> Vec<Effect> {
+        let mut fx = update(
+            m,
+            Msg::Found(ids.iter().map(|s| s.to_string()).collect()),
+            now,
+        );
+        for id in ids {
+            fx.extend(update(
+                m,
+                Msg::Session(id.to_string(), SessionMsg::Connected),
+                now,
+            ));
+        }
+        fx
+    }
+
+    fn press(code: KeyCode) -> Msg {
+        Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn ctrl(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+    }
+
+    fn typed(m: &mut Model, text: &str, now: Instant) -> Vec<Effect> {
+        text.chars()
+            .flat_map(|c| update(m, press(KeyCode::Char(c)), now))
+            .collect()
+    }
+
+    fn st(id: &str, state: ProcessState, state_ms: u32) -> Msg {
+        Msg::Session(
+            id.into(),
+            SessionMsg::Status(Status {
+                pid: 42,
+                idle_ms: 0,
+                alive: state != ProcessState::Dead,
+                state: state.as_byte(),
+                state_ms,
+            }),
+        )
+    }
+
+    /// The (id, type, payload) of every frame the effects send.
+    fn frames(fx: &[Effect]) -> Vec<(String, u8, Vec<u8>)> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Send(id, bytes) => {
+                    Some((id.clone(), bytes[0], bytes[protocol::HEADER_LEN..].to_vec()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn resizes(fx: &[Effect]) -> Vec<(String, Size)> {
+        frames(fx)
+            .into_iter()
+            .filter(|(_, ty, _)| *ty == ct::RESIZE)
+            .map(|(id, _, p)| (id, Size::decode(&p).expect("a RESIZE payload")))
+            .collect()
+    }
+
+    fn inputs(fx: &[Effect]) -> Vec<Vec<u8>> {
+        frames(fx)
+            .into_iter()
+            .filter(|(_, ty, _)| *ty == ct::INPUT)
+            .map(|(_, _, p)| p)
+            .collect()
+    }
+
+    /// What each pane on the current page should be resized to.
+    fn inner_sizes(m: &Model) -> Vec<(String, Size)> {
+        placements(m)
+            .rects
+            .into_iter()
+            .map(|(id, r)| {
+                let i = inner(r);
+                (
+                    id,
+                    Size {
+                        cols: i.width,
+                        rows: i.height,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn sel(m: &Model) -> &str {
+        m.selected.as_deref().unwrap_or("<none>")
+    }
+
+    fn click(column: u16, row: u16) -> Msg {
+        Msg::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    }
+
+    fn ids(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("p{i:02}")).collect()
+    }
+
+    #[test]
+    fn found_sessions_get_one_connection_each_and_the_first_is_selected() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        let fx = update(&mut m, Msg::Found(vec!["b".into(), "a".into()]), now);
+        assert_eq!(
+            fx,
+            vec![Effect::Connect("b".into()), Effect::Connect("a".into())]
+        );
+        assert_eq!(m.visible_ids(), ["a", "b"]);
+        assert_eq!(sel(&m), "a");
+        let again = update(&mut m, Msg::Found(vec!["a".into(), "b".into()]), now);
+        assert!(again.is_empty(), "{again:?}");
+    }
+
+    #[test]
+    fn arrows_and_hjkl_move_the_selection_by_grid_cells() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c", "d"], now);
+        assert_eq!(placements(&m).grid, Grid { cols: 2, rows: 2 });
+        assert_eq!(sel(&m), "a");
+        let moves = [
+            (KeyCode::Right, "b"),
+            (KeyCode::Down, "d"),
+            (KeyCode::Left, "c"),
+            (KeyCode::Up, "a"),
+            (KeyCode::Left, "a"),
+            (KeyCode::Up, "a"),
+            (KeyCode::Char('l'), "b"),
+            (KeyCode::Char('j'), "d"),
+            (KeyCode::Down, "d"),
+            (KeyCode::Right, "d"),
+            (KeyCode::Char('h'), "c"),
+            (KeyCode::Char('k'), "a"),
+        ];
+        for (code, want) in moves {
+            let fx = update(&mut m, press(code), now);
+            assert_eq!(sel(&m), want, "after {code:?}");
+            assert!(resizes(&fx).is_empty(), "moving resizes nothing");
+        }
+    }
+
+    #[test]
+    fn pages_turn_with_pgdn_pgup_and_follow_the_selection() {
+        let now = Instant::now();
+        let mut m = model(80, 25);
+        let names = ids(30);
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        live(&mut m, &refs, now);
+        let p = placements(&m);
+        let per = p.grid.per_page();
+        assert!(p.pages > 1 && per < 30, "{p:?}");
+        assert_eq!((p.page, p.rects[0].0.as_str()), (0, "p00"));
+
+        update(&mut m, press(KeyCode::PageDown), now);
+        let p = placements(&m);
+        assert_eq!(p.page, 1);
+        assert_eq!(sel(&m), names[per]);
+        assert_eq!(p.rects[0].0, names[per]);
+
+        update(&mut m, press(KeyCode::PageUp), now);
+        assert_eq!((placements(&m).page, sel(&m)), (0, "p00"));
+        update(&mut m, press(KeyCode::PageUp), now);
+        assert_eq!(placements(&m).page, 0, "no page before the first");
+
+        // Walking off the end of a page turns it.
+        for _ in 0..per {
+            update(&mut m, press(KeyCode::Right), now);
+        }
+        assert_eq!((placements(&m).page, sel(&m)), (1, names[per].as_str()));
+
+        for _ in 0..10 {
+            update(&mut m, press(KeyCode::PageDown), now);
+        }
+        let p = placements(&m);
+        assert_eq!(p.page, p.pages - 1, "no page after the last");
+    }
+
+    #[test]
+    fn tab_goes_to_the_next_session_that_needs_attention() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c", "d"], now);
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(sel(&m), "a");
+        assert_eq!(
+            m.notice.as_ref().map(|(t, _)| t.as_str()),
+            Some("no session needs attention")
+        );
+        for id in ["b", "d"] {
+            m.pane_mut(id).expect("pane").attention = true;
+        }
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(sel(&m), "b");
+        assert!(!m.pane("b").expect("pane").attention, "looking clears it");
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(sel(&m), "d");
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(sel(&m), "d", "nothing left to look at");
+    }
+
+    #[test]
+    fn tab_turns_to_the_page_of_the_session() {
+        let now = Instant::now();
+        let mut m = model(80, 25);
+        let names = ids(30);
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        live(&mut m, &refs, now);
+        m.pane_mut("p29").expect("pane").attention = true;
+        update(&mut m, press(KeyCode::Tab), now);
+        let p = placements(&m);
+        assert_eq!(sel(&m), "p29");
+        assert_eq!(p.page, p.pages - 1);
+        assert!(p.rects.iter().any(|(id, _)| id == "p29"));
+    }
+
+    #[test]
+    fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(160, 49);
+        m.bell = true;
+        live(&mut m, &["a", "b"], t0);
+        assert_eq!(sel(&m), "a");
+
+        // A redraw: busy for 1.9 s, then idle. Not work.
+        update(&mut m, st("b", ProcessState::Active, 0), at(0));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(1900));
+        assert!(!m.pane("b").expect("pane").attention);
+        assert!(!fx.contains(&Effect::Bell));
+
+        // Busy for two seconds, then idle: done, and it rings.
+        update(&mut m, st("b", ProcessState::Active, 0), at(3000));
+        update(&mut m, st("b", ProcessState::Active, 1000), at(4000));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(5000));
+        assert!(m.pane("b").expect("pane").attention);
+        assert!(fx.contains(&Effect::Bell));
+
+        // Idle again after idle is no new news.
+        m.pane_mut("b").expect("pane").attention = false;
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(6000));
+        assert!(!m.pane("b").expect("pane").attention);
+        assert!(fx.is_empty(), "{fx:?}");
+    }
+
+    #[test]
+    fn work_is_dated_from_when_the_state_began_not_when_it_was_seen() {
+        let t0 = Instant::now() + Duration::from_secs(10);
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], t0);
+        // First seen busy, but it has been for 5 s already.
+        update(&mut m, st("b", ProcessState::Streaming, 5000), t0);
+        update(
+            &mut m,
+            st("b", ProcessState::Idle, 0),
+            t0 + Duration::from_millis(100),
+        );
+        assert!(m.pane("b").expect("pane").attention);
+    }
+
+    #[test]
+    fn the_selected_session_never_asks_for_attention_and_bell_is_opt_in() {
+        let t0 = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], t0);
+        update(&mut m, st("a", ProcessState::Active, 0), t0);
+        update(&mut m, st("b", ProcessState::Active, 0), t0);
+        let later = t0 + Duration::from_secs(3);
+        update(&mut m, st("a", ProcessState::Idle, 0), later);
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), later);
+        assert!(!m.pane("a").expect("pane").attention, "selected");
+        assert!(m.pane("b").expect("pane").attention);
+        assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+    }
+
+    #[test]
+    fn exit_asks_for_attention_unless_the_pane_is_selected() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        m.bell = true;
+        live(&mut m, &["a", "b"], now);
+        let fx = update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(3)), now);
+        let b = m.pane("b").expect("pane");
+        assert!(b.attention);
+        assert_eq!(b.exit, Some(3));
+        assert_eq!(b.state(), Some(ProcessState::Dead.as_byte()));
+        assert_eq!(fx, vec![Effect::Bell]);
+        let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+        assert!(!m.pane("a").expect("pane").attention);
+        assert!(fx.is_empty(), "{fx:?}");
+    }
+
+    #[test]
+    fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], now);
+        let fx = update(&mut m, press(KeyCode::Char('x')), now);
+        assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+        assert!(fx.is_empty(), "nothing happens before the answer: {fx:?}");
+        let fx = update(&mut m, press(KeyCode::Char('y')), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert_eq!(
+            frames(&fx),
+            vec![("a".to_string(), ct::KILL, vec![0xff, 0xff, 0xff, 0xff])]
+        );
+    }
+
+    #[test]
+    fn kill_answered_n_or_anything_else_kills_nothing() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a"], now);
+        for answer in [KeyCode::Char('n'), KeyCode::Esc, KeyCode::Enter] {
+            update(&mut m, press(KeyCode::Char('x')), now);
+            assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+            let fx = update(&mut m, press(answer), now);
+            assert_eq!(m.mode, Mode::Grid, "{answer:?}");
+            assert!(fx.is_empty(), "{answer:?}: {fx:?}");
+        }
+        assert!(m.pane("a").is_some());
+    }
+
+    #[test]
+    fn x_on_a_finished_session_clears_its_pane_without_asking() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Closed), now);
+        let fx = update(&mut m, press(KeyCode::Char('x')), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL));
+        assert_eq!(m.visible_ids(), ["b"]);
+        assert_eq!(sel(&m), "b");
+    }
+
+    #[test]
+    fn enter_focuses_a_live_session_and_the_detach_key_returns() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        update(&mut m, Msg::Found(vec!["a".into()]), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Grid, "not connected yet");
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        let fx = update(&mut m, ctrl('\\'), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(inputs(&fx).is_empty(), "the detach key is not typed");
+
+        // Another detach key; the default one is then just a key.
+        m.detach_key = Some(0x1d);
+        update(&mut m, press(KeyCode::Enter), now);
+        let fx = update(&mut m, ctrl('\\'), now);
+        assert_eq!(inputs(&fx), [vec![0x1c]]);
+        update(&mut m, ctrl(']'), now);
+        assert_eq!(m.mode, Mode::Grid);
+    }
+
+    #[test]
+    fn focus_ends_when_the_session_exits() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(7)), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(
+            !m.pane("a").expect("pane").attention,
+            "it was being looked at"
+        );
+        let notice = m
+            .notice
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        assert!(notice.contains("exited with code 7"), "{notice}");
+    }
+
+    #[test]
+    fn keys_in_focus_become_input_frames_for_that_session_only() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, press(KeyCode::Right), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("b".into()));
+        let mut fx = Vec::new();
+        for msg in [
+            press(KeyCode::Char('q')),
+            ctrl('c'),
+            press(KeyCode::Up),
+            press(KeyCode::Enter),
+            press(KeyCode::Char('x')),
+            press(KeyCode::Tab),
+        ] {
+            fx.extend(update(&mut m, msg, now));
+        }
+        assert!(!m.quit, "q and Ctrl-C are the session's in focus");
+        assert_eq!(m.mode, Mode::Focus("b".into()));
+        let sent = frames(&fx);
+        assert!(sent.iter().all(|(id, ty, _)| id == "b" && *ty == ct::INPUT));
+        assert_eq!(
+            inputs(&fx),
+            [
+                b"q".to_vec(),
+                vec![3],
+                b"\x1b[A".to_vec(),
+                b"\r".to_vec(),
+                b"x".to_vec(),
+                b"\t".to_vec()
+            ]
+        );
+        // The session's own modes decide the encoding.
+        update(
+            &mut m,
+            Msg::Session(
+                "b".into(),
+                SessionMsg::Output(b"\x1b[?1h\x1b[?2004h".to_vec()),
+            ),
+            now,
+        );
+        let fx = update(&mut m, press(KeyCode::Up), now);
+        assert_eq!(inputs(&fx), [b"\x1bOA".to_vec()]);
+        let fx = update(&mut m, Msg::Paste("hi".into()), now);
+        assert_eq!(inputs(&fx), [b"\x1b[200~hi\x1b[201~".to_vec()]);
+    }
+
+    #[test]
+    fn new_session_prompt_defaults_to_s1_and_the_shell() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.shell = "/bin/test-shell".into();
+        update(&mut m, press(KeyCode::Char('n')), now);
+        assert_eq!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Id,
+                id: "s1".into(),
+                command: String::new()
+            }
+        );
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert!(fx.is_empty());
+        assert!(matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Command,
+                ..
+            }
+        ));
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            fx,
+            vec![Effect::Spawn {
+                id: "s1".into(),
+                command: "/bin/test-shell".into()
+            }]
+        );
+        assert_eq!(m.mode, Mode::Grid);
+        update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+        assert_eq!(sel(&m), "s1");
+    }
+
+    #[test]
+    fn new_session_takes_a_typed_id_and_command() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["s1"], now);
+        update(&mut m, press(KeyCode::Char('n')), now);
+        let Mode::NewSession { id, .. } = &m.mode else {
+            panic!("{:?}", m.mode)
+        };
+        assert_eq!(id, "s2", "the first free default");
+        update(&mut m, press(KeyCode::Backspace), now);
+        update(&mut m, press(KeyCode::Backspace), now);
+        typed(&mut m, "api", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        typed(&mut m, "make testx", now);
+        update(&mut m, press(KeyCode::Backspace), now);
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            fx,
+            vec![Effect::Spawn {
+                id: "api".into(),
+                command: "make test".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["s1"], now);
+        update(&mut m, press(KeyCode::Char('n')), now);
+        update(&mut m, press(KeyCode::Backspace), now);
+        typed(&mut m, "1", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert!(matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Id,
+                ..
+            }
+        ));
+        let notice = m
+            .notice
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        assert!(notice.contains("already exists"), "{notice}");
+        typed(&mut m, "/x", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert!(matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Id,
+                ..
+            }
+        ));
+        let fx = update(&mut m, press(KeyCode::Esc), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(fx.is_empty());
+        assert!(!m.quit);
+    }
+
+    #[test]
+    fn filter_narrows_the_grid_and_esc_clears_it() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["api", "db", "web-api"], now);
+        update(&mut m, press(KeyCode::Char('/')), now);
+        assert_eq!(m.mode, Mode::Filter);
+        typed(&mut m, "apx", now);
+        assert!(m.visible_ids().is_empty());
+        assert!(placements(&m).rects.is_empty());
+        update(&mut m, press(KeyCode::Backspace), now);
+        update(&mut m, press(KeyCode::Char('i')), now);
+        assert_eq!(m.visible_ids(), ["api", "web-api"]);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!((m.mode.clone(), m.filter.as_str()), (Mode::Grid, "api"));
+        assert_eq!(placements(&m).rects.len(), 2);
+        // q in the filter is text, not quit.
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "q", now);
+        assert!(!m.quit);
+        update(&mut m, press(KeyCode::Esc), now);
+        assert_eq!(m.filter, "");
+        assert_eq!(m.visible_ids().len(), 3);
+    }
+
+    #[test]
+    fn fit_resizes_each_session_to_its_pane_whenever_the_layout_changes() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        let fx = live(&mut m, &["a", "b"], now);
+        let want = inner_sizes(&m);
+        assert_eq!(want.len(), 2);
+        assert_eq!(resizes(&fx), want);
+        for (id, size) in &want {
+            assert_eq!(m.pane(id).expect("pane").term.size(), *size);
+        }
+
+        // Nothing changed: nothing sent.
+        let fx = update(&mut m, Msg::Tick, now);
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+
+        // The terminal grows.
+        let fx = update(&mut m, Msg::Resize(120, 41), now);
+        let want = inner_sizes(&m);
+        assert_eq!(resizes(&fx), want);
+
+        // A third session changes every pane.
+        let fx = live(&mut m, &["c"], now);
+        let mut got = resizes(&fx);
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, inner_sizes(&m));
+
+        // Focus takes the whole terminal, and back.
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            resizes(&fx),
+            [(
+                "a".to_string(),
+                Size {
+                    cols: 120,
+                    rows: 41
+                }
+            )]
+        );
+        let fx = update(&mut m, ctrl('\\'), now);
+        let a = inner_sizes(&m).into_iter().find(|(id, _)| id == "a");
+        assert_eq!(resizes(&fx), a.into_iter().collect::<Vec<_>>());
+
+        // Zoom: the selected pane fills the grid area.
+        let fx = update(&mut m, press(KeyCode::Char('z')), now);
+        let i = inner(grid_area(m.size));
+        assert_eq!(
+            resizes(&fx),
+            [(
+                "a".to_string(),
+                Size {
+                    cols: i.width,
+                    rows: i.height
+                }
+            )]
+        );
+    }
+
+    #[test]
+    fn a_reconnected_session_is_resized_again() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Problem("gone".into())),
+            now,
+        );
+        let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
+        assert_eq!(resizes(&fx), inner_sizes(&m));
+    }
+
+    #[test]
+    fn without_fit_no_session_is_resized_and_panes_show_the_sessions_size() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.fit = false;
+        let mut fx = live(&mut m, &["a", "b"], now);
+        fx.extend(update(&mut m, Msg::Resize(120, 41), now));
+        fx.extend(update(&mut m, press(KeyCode::Enter), now));
+        fx.extend(update(&mut m, ctrl('\\'), now));
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+        let info = serde_json::json!({ "cols": 132, "rows": 43, "command": ["vim"] });
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Info(info)),
+            now,
+        );
+        let a = m.pane("a").expect("pane");
+        assert_eq!(
+            a.term.size(),
+            Size {
+                cols: 132,
+                rows: 43
+            }
+        );
+        assert_eq!(a.command.as_deref(), Some("vim"));
+    }
+
+    #[test]
+    fn a_click_selects_and_a_double_click_focuses() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c", "d"], t0);
+        let rect = |m: &Model, id: &str| {
+            placements(m)
+                .rects
+                .into_iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, r)| r)
+                .expect("placed")
+        };
+        let d = rect(&m, "d");
+        let (x, y) = (d.x + 3, d.y + 2);
+        update(&mut m, click(x, y), at(0));
+        assert_eq!((sel(&m), &m.mode), ("d", &Mode::Grid));
+        // Too slow for a double click.
+        update(&mut m, click(x, y), at(500));
+        assert_eq!(m.mode, Mode::Grid);
+        update(&mut m, click(x, y), at(700));
+        assert_eq!(m.mode, Mode::Focus("d".into()));
+        update(&mut m, ctrl('\\'), at(800));
+
+        // Two quick clicks in different places are two single clicks.
+        let b = rect(&m, "b");
+        update(&mut m, click(b.x + 1, b.y + 1), at(2000));
+        update(&mut m, click(b.x + 2, b.y + 1), at(2100));
+        assert_eq!((sel(&m), &m.mode), ("b", &Mode::Grid));
+        // The footer is no pane.
+        update(&mut m, click(1, m.size.1 - 1), at(3000));
+        assert_eq!(sel(&m), "b");
+    }
+
+    #[test]
+    fn q_quits_and_help_closes_on_any_key() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        update(&mut m, press(KeyCode::Char('?')), now);
+        assert_eq!(m.mode, Mode::Help);
+        update(&mut m, press(KeyCode::Char('q')), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(!m.quit, "the key that closes help does only that");
+        update(&mut m, press(KeyCode::Char('q')), now);
+        assert!(m.quit);
+    }
+
+    #[test]
+    fn output_asks_for_the_state_at_most_once_a_second_while_busy() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], t0);
+        // The hello's STATUS is in flight until answered.
+        let out = |m: &mut Model, t| {
+            let fx = update(
+                m,
+                Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
+                t,
+            );
+            frames(&fx)
+                .iter()
+                .filter(|(_, ty, _)| *ty == ct::STATUS)
+                .count()
+        };
+        assert_eq!(out(&mut m, at(10)), 0);
+        update(&mut m, st("a", ProcessState::Idle, 0), at(20));
+        assert_eq!(out(&mut m, at(30)), 1, "shown idle: ask at once");
+        update(&mut m, st("a", ProcessState::Active, 0), at(40));
+        assert_eq!(out(&mut m, at(500)), 0);
+        assert_eq!(out(&mut m, at(1100)), 1);
+        // Quiet for the idle threshold: the tick asks again.
+        update(&mut m, st("a", ProcessState::Active, 1000), at(1200));
+        let fx = update(&mut m, Msg::Tick, at(1100 + 3000 + 200));
+        assert_eq!(frames(&fx), [("a".to_string(), ct::STATUS, vec![])]);
     }
 }
