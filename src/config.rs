@@ -614,8 +614,11 @@ fn in_file_order<'t, 'i>(table: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
 fn describe(value: &DeValue<'_>) -> String {
     match value {
         DeValue::String(s) => format!("the string '{}'", s.escape_debug()),
-        DeValue::Integer(i) => format!("the integer {i}"),
-        DeValue::Float(f) => format!("the float {f}"),
+        // Escaped: the TOML parser lets a few control characters into the
+        // raw text of a number (e.g. NULs after `1_0`), which must not
+        // reach the terminal in an error message.
+        DeValue::Integer(i) => format!("the integer {}", i.to_string().escape_debug()),
+        DeValue::Float(f) => format!("the float {}", f.to_string().escape_debug()),
         DeValue::Boolean(b) => b.to_string(),
         DeValue::Datetime(d) => format!("the date {d}"),
         DeValue::Array(_) => "an array".to_owned(),
@@ -712,7 +715,8 @@ impl Doc<'_> {
         match n.and_then(|n| u64::try_from(n).ok()) {
             Some(n) => check_range(n, &range, unit),
             None => Err(format!(
-                "{i} is out of range ({})",
+                "{} is out of range ({})",
+                i.to_string().escape_debug(),
                 expected_range(&range, unit)
             )),
         }
@@ -910,6 +914,20 @@ mod tests {
         match parse(text) {
             Ok(config) => panic!("expected an error for {text:?}, got {config:?}"),
             Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn control_characters_in_a_number_are_escaped_in_the_error() {
+        // The TOML parser accepts NULs after `1_0` in an integer (found by
+        // the config fuzz target); the message must stay printable.
+        for text in [
+            "kill_grace_ms = 1_0\x00\x000\n",
+            "log_level = 1_0\x00\x000\n",
+        ] {
+            let e = err(text);
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+            assert!(e.contains("10\\0\\00"), "{e}");
         }
     }
 

@@ -23,6 +23,7 @@
 //! - [`term`]: raw mode, restoring the terminal, the replay query filter.
 //! - [`statusbar`]: the attach status bar and what can damage it.
 //! - [`tui`]: the dashboard (model, update, view, layout, themes).
+//! - [`fuzzing`]: fuzz target bodies, shared by `fuzz/` and the corpus test.
 
 pub mod classify;
 pub mod cli;
@@ -30,6 +31,7 @@ pub mod client;
 pub mod clock;
 pub mod cmd;
 pub mod config;
+pub mod fuzzing;
 pub mod paths;
 pub mod protocol;
 pub mod pty;

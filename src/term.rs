@@ -72,11 +72,31 @@ pub fn restore() {
     }
 }
 
+thread_local! {
+    /// Set while running code whose panics are caught and recovered from.
+    static CONTAINED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic into `None` without restoring the terminal or
+/// printing anything: for code such as a pane's terminal emulator, whose
+/// failure the caller recovers from while the screen stays in use.
+pub fn contain<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let was = CONTAINED.with(|c| c.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
+    CONTAINED.with(|c| c.set(was));
+    result
+}
+
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            // A contained panic is recovered from: the terminal stays as
+            // it is, and a message would only scribble over the screen.
+            if CONTAINED.with(std::cell::Cell::get) {
+                return;
+            }
             restore();
             previous(info);
         }));

@@ -50,11 +50,15 @@ fn a_missing_session_is_named_with_its_directory() {
 fn ls_lists_every_session_with_its_state_and_command() {
     let sb = Sandbox::new();
     let _a = sb.start("alpha", &[], &["sleep", "30"]);
-    let _b = sb.start(
+    let b = sb.start(
         "beta",
         &[],
         &["sh", "-c", "while :; do echo x; sleep 0.1; done"],
     );
+    // beta counts as active once it has printed something.
+    let mut r = b.raw();
+    r.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    r.output_until(b"x\r\nx\r\n");
     let out = sb.cmd(&["ls"]);
     assert!(out.status.success());
     let text = stdout(&out);

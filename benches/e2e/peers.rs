@@ -112,10 +112,16 @@ impl Bench {
     }
 
     pub fn dtach_session(&self, argv: &[&str]) -> DtachSession {
-        let sock = self.path(&format!("{}.dtach", self.name("d")));
+        let s = self.spawn_dtach(&self.path(&format!("{}.dtach", self.name("d"))), argv);
+        wait_for("dtach to listen", || UnixStream::connect(&s.sock).is_ok());
+        s
+    }
+
+    /// Starts `dtach -N` (it stays in the foreground) without waiting.
+    pub fn spawn_dtach(&self, sock: &Path, argv: &[&str]) -> DtachSession {
         let child = Command::new("dtach")
             .arg("-N")
-            .arg(&sock)
+            .arg(sock)
             .args(["-E", "-z"])
             .args(argv)
             .env("TERM", "xterm-256color")
@@ -125,9 +131,10 @@ impl Bench {
             .spawn()
             .expect("start dtach -N");
         sys::track(child.id() as i32, false);
-        let s = DtachSession { child, sock };
-        wait_for("dtach to listen", || UnixStream::connect(&s.sock).is_ok());
-        s
+        DtachSession {
+            child,
+            sock: sock.to_path_buf(),
+        }
     }
 
     pub fn tmux_server(&self) -> TmuxServer {
@@ -154,8 +161,14 @@ impl Bench {
             env: vec![
                 ("TERM".into(), "xterm-256color".into()),
                 ("HOME".into(), self.root.clone().into_os_string()),
-                ("XDG_CONFIG_HOME".into(), self.root.join("config").into_os_string()),
-                ("XDG_RUNTIME_DIR".into(), self.root.join("run").into_os_string()),
+                (
+                    "XDG_CONFIG_HOME".into(),
+                    self.root.join("config").into_os_string(),
+                ),
+                (
+                    "XDG_RUNTIME_DIR".into(),
+                    self.root.join("run").into_os_string(),
+                ),
             ],
             workdir: self.root.clone(),
             size: Size {
@@ -186,7 +199,10 @@ impl Bench {
 pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + PATIENCE;
     while !cond() {
-        assert!(Instant::now() < deadline, "e2e: timed out waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "e2e: timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_micros(500));
     }
 }

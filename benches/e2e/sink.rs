@@ -96,13 +96,13 @@ impl Expect {
 /// which is its status bar.
 #[derive(Debug, Default)]
 pub struct EscFilter {
-    state: Esc,
+    state: EscState,
     /// Skip ESC 7 ... ESC 8 (hm attach's status bar).
     skip_saved: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-enum Esc {
+enum EscState {
     #[default]
     Ground,
     Esc,
@@ -117,7 +117,7 @@ enum Esc {
 impl EscFilter {
     pub fn new(skip_saved: bool) -> EscFilter {
         EscFilter {
-            state: Esc::Ground,
+            state: EscState::Ground,
             skip_saved,
         }
     }
@@ -125,14 +125,14 @@ impl EscFilter {
     /// Calls `out` with each run of program bytes in `data`.
     pub fn filter(&mut self, mut data: &[u8], mut out: impl FnMut(&[u8])) {
         while !data.is_empty() {
-            if self.state == Esc::Ground {
+            if self.state == EscState::Ground {
                 let n = data.iter().position(|&b| b == 0x1b).unwrap_or(data.len());
                 if n > 0 {
                     out(&data[..n]);
                 }
                 data = &data[n..];
                 if !data.is_empty() {
-                    self.state = Esc::Esc;
+                    self.state = EscState::Esc;
                     data = &data[1..];
                 }
                 continue;
@@ -140,24 +140,24 @@ impl EscFilter {
             let b = data[0];
             data = &data[1..];
             self.state = match (self.state, b) {
-                (Esc::Esc, b'[') => Esc::Csi,
-                (Esc::Esc, b']' | b'P' | b'_' | b'^') => Esc::Osc,
-                (Esc::Esc, b'7') if self.skip_saved => Esc::Saved,
-                (Esc::Esc | Esc::Intermediate, 0x20..=0x2f) => Esc::Intermediate,
-                (Esc::Esc | Esc::Intermediate, _) => Esc::Ground,
-                (Esc::Csi, 0x40..=0x7e) => Esc::Ground,
-                (Esc::Csi, _) => Esc::Csi,
-                (Esc::Osc, 0x07) => Esc::Ground,
-                (Esc::Osc, 0x1b) => Esc::OscEsc,
-                (Esc::Osc, _) => Esc::Osc,
-                (Esc::OscEsc, b'\\') => Esc::Ground,
-                (Esc::OscEsc, _) => Esc::Osc,
-                (Esc::Saved, 0x1b) => Esc::SavedEsc,
-                (Esc::Saved, _) => Esc::Saved,
-                (Esc::SavedEsc, b'8') => Esc::Ground,
-                (Esc::SavedEsc, 0x1b) => Esc::SavedEsc,
-                (Esc::SavedEsc, _) => Esc::Saved,
-                (Esc::Ground, _) => Esc::Ground,
+                (EscState::Esc, b'[') => EscState::Csi,
+                (EscState::Esc, b']' | b'P' | b'_' | b'^') => EscState::Osc,
+                (EscState::Esc, b'7') if self.skip_saved => EscState::Saved,
+                (EscState::Esc | EscState::Intermediate, 0x20..=0x2f) => EscState::Intermediate,
+                (EscState::Esc | EscState::Intermediate, _) => EscState::Ground,
+                (EscState::Csi, 0x40..=0x7e) => EscState::Ground,
+                (EscState::Csi, _) => EscState::Csi,
+                (EscState::Osc, 0x07) => EscState::Ground,
+                (EscState::Osc, 0x1b) => EscState::OscEsc,
+                (EscState::Osc, _) => EscState::Osc,
+                (EscState::OscEsc, b'\\') => EscState::Ground,
+                (EscState::OscEsc, _) => EscState::Osc,
+                (EscState::Saved, 0x1b) => EscState::SavedEsc,
+                (EscState::Saved, _) => EscState::Saved,
+                (EscState::SavedEsc, b'8') => EscState::Ground,
+                (EscState::SavedEsc, 0x1b) => EscState::SavedEsc,
+                (EscState::SavedEsc, _) => EscState::Saved,
+                (EscState::Ground, _) => EscState::Ground,
             };
         }
     }
@@ -324,8 +324,11 @@ pub fn drain(sources: &mut [Source<'_>], buf: &mut [u8], deadline: Instant, stra
             .iter()
             .map(|&i| PollFd::new(sources[i].fd, PollFlags::POLLIN))
             .collect();
-        let wait = deadline.saturating_duration_since(now).min(Duration::from_millis(100));
-        let timeout = PollTimeout::try_from(wait.as_millis().max(1) as u64).unwrap_or(PollTimeout::MAX);
+        let wait = deadline
+            .saturating_duration_since(now)
+            .min(Duration::from_millis(100));
+        let timeout =
+            PollTimeout::try_from(wait.as_millis().max(1) as u64).unwrap_or(PollTimeout::MAX);
         if poll(&mut fds, timeout).is_err() {
             continue;
         }

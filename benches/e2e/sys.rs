@@ -62,12 +62,18 @@ fn field(text: &str, key: &str) -> Option<u64> {
 
 /// Threads of a process.
 pub fn threads(pid: i32) -> Option<u64> {
-    field(&fs::read_to_string(format!("/proc/{pid}/status")).ok()?, "Threads:")
+    field(
+        &fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
+        "Threads:",
+    )
 }
 
 /// Peak resident set size (KiB).
 pub fn hwm_kib(pid: i32) -> Option<u64> {
-    field(&fs::read_to_string(format!("/proc/{pid}/status")).ok()?, "VmHWM:")
+    field(
+        &fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
+        "VmHWM:",
+    )
 }
 
 /// Memory of one process (KiB).
@@ -182,8 +188,8 @@ impl Load {
         let now = Load::now();
         let ticks = ticks_per_sec() * now.at.duration_since(self.at).as_secs_f64();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        let foreign = now.busy.saturating_sub(self.busy) as f64
-            - now.own.saturating_sub(self.own) as f64;
+        let foreign =
+            now.busy.saturating_sub(self.busy) as f64 - now.own.saturating_sub(self.own) as f64;
         (foreign / (ticks * cpus)).max(0.0)
     }
 }

@@ -56,6 +56,8 @@ pub struct Run {
     pub clients_cpu: Option<Usage>,
     pub hwm_kib: Option<u64>,
     pub server_threads: Option<u64>,
+    /// OUTPUT frames received, summed over protocol subscribers.
+    pub frames: u64,
 }
 
 impl Run {
@@ -133,6 +135,7 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
             clients_cpu: None,
             hwm_kib: None,
             server_threads: None,
+            frames: 0,
         };
     }
 
@@ -189,7 +192,10 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
     }
     let mut sources: Vec<Source<'_>> = Vec::new();
     for s in &socks {
-        sources.push(Source::new(s.as_fd(), Box::new(FrameSink::new(want.clone()))));
+        sources.push(Source::new(
+            s.as_fd(),
+            Box::new(FrameSink::new(want.clone())),
+        ));
     }
     for p in &ptys {
         let sink: Box<dyn crate::sink::Sink> = match kind {
@@ -248,6 +254,7 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
         clients_cpu,
         hwm_kib: server_pid.and_then(sys::hwm_kib),
         server_threads: server_pid.and_then(sys::threads),
+        frames: sources.iter().map(|s| s.sink.frames()).sum(),
     };
     if sources.iter().any(|s| s.done_at.is_none()) && kind != Kind::Dtach {
         eprintln!(

@@ -202,9 +202,9 @@ impl Claude {
         }
     }
 
-    /// `record` with only the length, so tests can feed sizes no real slice
-    /// could have.
-    fn record_len(&mut self, len: usize, now_ms: u64) {
+    /// `record` with only the length, so tests (and the fuzz target) can
+    /// feed sizes no real slice could have.
+    pub(crate) fn record_len(&mut self, len: usize, now_ms: u64) {
         // An empty read carries no output (it is how EOF looks): it must not
         // enter the window, where it would read as a tiny burst.
         if len == 0 || self.state == ProcessState::Dead {

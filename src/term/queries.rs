@@ -9,28 +9,59 @@
 //! It is incremental, so sequences split across frames are handled, and
 //! bounded: a sequence longer than [`MAX_SEQ`] is passed through as it
 //! streams (no query is that long).
+//!
+//! It splits the stream the way a terminal does (vte's state machine, as
+//! in alacritty and the dashboard's vt100): ESC starts a new sequence
+//! wherever it appears, CAN and SUB abort one, controls inside a sequence
+//! are executed rather than collected, and an escape string ends at BEL
+//! (OSC), ST, any other ESC, CAN or SUB. Splitting any other way lets a
+//! query through: `ESC [ ? ESC [ 6 n` is a cursor position request to a
+//! terminal, and so is `ESC ] 11 ; ? ESC [` for the background colour.
+//! When a dropped query was what ended the sequence before it (an aborted
+//! CSI, a string ended by ESC), an ST takes its place, so that what
+//! follows cannot join that sequence.
 
 /// Longest escape sequence held back while deciding.
 pub const MAX_SEQ: usize = 4096;
 
+const ESC: u8 = 0x1b;
+const ST: &[u8] = b"\x1b\\";
+
+/// Where in a sequence the terminal is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Ground,
-    /// Inside an escape sequence being collected in `buf`.
-    Collect(Kind),
-    /// Inside a string sequence (OSC, DCS...) that saw ESC: maybe ST.
-    StringEsc(Kind),
-    /// Passing through an over-long sequence until it ends.
-    Pass(Kind),
-    PassEsc(Kind),
+    /// After ESC (and any controls, which the terminal executes there).
+    Esc,
+    /// After ESC and intermediate bytes.
+    EscInt,
+    Csi,
+    Osc,
+    /// DCS before its final byte.
+    DcsHead,
+    /// DCS data, after the final byte.
+    DcsData,
+    /// SOS, PM or APC.
+    OtherString,
 }
 
+impl State {
+    /// Strings are dispatched when an ESC ends them; other sequences are
+    /// abandoned.
+    fn is_string(self) -> bool {
+        matches!(self, State::Osc | State::DcsData | State::OtherString)
+    }
+}
+
+/// How a sequence ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum End {
+    /// By its own last byte (final byte, BEL, ST, CAN or SUB in a string).
+    Complete,
+    /// Abandoned at CAN or SUB: the terminal does not act on it.
+    Aborted,
+    /// By the ESC that starts the next sequence.
     Esc,
-    Csi,
-    /// OSC, DCS, APC, PM, SOS: terminated by BEL (OSC) or ST.
-    Str,
 }
 
 /// Streaming filter; feed chunks with [`filter`](Self::filter), call
@@ -38,7 +69,18 @@ enum Kind {
 #[derive(Debug)]
 pub struct QueryFilter {
     state: State,
+    /// The raw bytes of the sequence being held, from its ESC.
     buf: Vec<u8>,
+    /// What the terminal collects of it (no executed controls), which is
+    /// what [`is_query`] classifies.
+    seq: Vec<u8>,
+    /// The sequence is too long to hold and is being passed through.
+    passing: bool,
+    /// A string has just seen ESC: the next byte tells whether it was ST.
+    string_esc: bool,
+    /// The output ends inside a sequence that the ESC starting the current
+    /// one ends, in the terminal.
+    open: bool,
 }
 
 impl Default for QueryFilter {
@@ -52,6 +94,10 @@ impl QueryFilter {
         QueryFilter {
             state: State::Ground,
             buf: Vec::new(),
+            seq: Vec::new(),
+            passing: false,
+            string_esc: false,
+            open: false,
         }
     }
 
@@ -66,90 +112,178 @@ impl QueryFilter {
     /// that live output continuing it reaches the terminal intact.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         out.append(&mut self.buf);
-        self.state = State::Ground;
+        *self = QueryFilter::new();
     }
 
     fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
+        if self.string_esc {
+            self.string_esc = false;
+            if b == b'\\' {
+                self.hold(b, out);
+                self.seq.extend_from_slice(ST);
+                return self.end(End::Complete, out);
+            }
+            // Any other byte: the ESC ended the string and starts the next
+            // sequence, which this byte continues.
+            self.buf.pop();
+            self.seq.extend_from_slice(ST);
+            self.end(End::Esc, out);
+            self.begin();
+        }
+        match b {
+            ESC if self.state.is_string() => {
+                // Held even when passing, until the next byte says whether
+                // it is ST or the start of a sequence to look at.
+                self.buf.push(b);
+                self.string_esc = true;
+                return;
+            }
+            ESC => {
+                if self.state != State::Ground {
+                    self.end(End::Esc, out);
+                }
+                return self.begin();
+            }
+            0x18 | 0x1a if self.state != State::Ground => {
+                self.hold(b, out);
+                return if self.state.is_string() {
+                    self.seq.extend_from_slice(ST);
+                    self.end(End::Complete, out)
+                } else {
+                    self.end(End::Aborted, out)
+                };
+            }
+            _ => {}
+        }
+        let control = b < 0x20;
         match self.state {
-            State::Ground => {
-                if b == 0x1b {
-                    self.buf.push(b);
-                    self.state = State::Collect(Kind::Esc);
-                } else {
-                    out.push(b);
-                }
-            }
-            State::Collect(Kind::Esc) => {
-                self.buf.push(b);
+            State::Ground => out.push(b),
+            State::Esc | State::EscInt if control || b >= 0x7f => self.hold(b, out),
+            State::Esc => {
+                self.hold(b, out);
+                self.collect(b);
                 self.state = match b {
-                    b'[' => State::Collect(Kind::Csi),
-                    b']' | b'P' | b'_' | b'^' | b'X' => State::Collect(Kind::Str),
-                    // Intermediate bytes (e.g. `ESC ( B`): keep collecting.
-                    0x20..=0x2f => State::Collect(Kind::Esc),
-                    _ => return self.complete(out),
+                    0x20..=0x2f => State::EscInt,
+                    b'[' => State::Csi,
+                    b']' => State::Osc,
+                    b'P' => State::DcsHead,
+                    b'X' | b'^' | b'_' => State::OtherString,
+                    _ => return self.end(End::Complete, out),
                 };
             }
-            State::Collect(Kind::Csi) => {
-                self.buf.push(b);
-                if (0x40..=0x7e).contains(&b) {
-                    return self.complete(out);
+            State::EscInt => {
+                self.hold(b, out);
+                self.collect(b);
+                if b >= 0x30 {
+                    self.end(End::Complete, out);
                 }
-                if b == 0x18 || b == 0x1a {
-                    // CAN/SUB abort the sequence.
-                    out.append(&mut self.buf);
-                    self.state = State::Ground;
-                    return;
-                }
-                self.check_len(Kind::Csi, out);
             }
-            State::Collect(Kind::Str) => {
-                self.buf.push(b);
+            State::Csi => {
+                self.hold(b, out);
                 match b {
-                    0x07 => self.complete(out),
-                    0x1b => self.state = State::StringEsc(Kind::Str),
-                    _ => self.check_len(Kind::Str, out),
+                    0x20..=0x3f => self.collect(b),
+                    0x40..=0x7e => {
+                        self.collect(b);
+                        self.end(End::Complete, out);
+                    }
+                    _ => {}
                 }
             }
-            State::StringEsc(kind) => {
-                self.buf.push(b);
-                if b == b'\\' {
-                    self.complete(out);
-                } else {
-                    self.state = State::Collect(kind);
-                    self.check_len(kind, out);
+            State::Osc => {
+                self.hold(b, out);
+                if b == 0x07 {
+                    self.collect(b);
+                    self.end(End::Complete, out);
+                } else if !control {
+                    self.collect(b);
                 }
             }
-            State::Pass(kind) => {
-                out.push(b);
-                self.state = match (kind, b) {
-                    (Kind::Csi, 0x40..=0x7e) | (Kind::Str, 0x07) => State::Ground,
-                    (Kind::Str, 0x1b) => State::PassEsc(kind),
-                    _ => State::Pass(kind),
-                };
+            State::DcsHead => {
+                self.hold(b, out);
+                match b {
+                    0x20..=0x3f => self.collect(b),
+                    0x40..=0x7e => {
+                        self.collect(b);
+                        self.state = State::DcsData;
+                    }
+                    _ => {}
+                }
             }
-            State::PassEsc(kind) => {
-                out.push(b);
-                self.state = if b == b'\\' {
-                    State::Ground
-                } else {
-                    State::Pass(kind)
-                };
+            State::DcsData => {
+                self.hold(b, out);
+                match b {
+                    // 8-bit ST, which ends DCS data in vte.
+                    0x9c => {
+                        self.seq.extend_from_slice(ST);
+                        self.end(End::Complete, out);
+                    }
+                    0x00..=0x7e => self.collect(b),
+                    _ => {}
+                }
+            }
+            State::OtherString => {
+                self.hold(b, out);
+                self.collect(b);
             }
         }
     }
 
-    fn check_len(&mut self, kind: Kind, out: &mut Vec<u8>) {
-        if self.buf.len() >= MAX_SEQ {
-            out.append(&mut self.buf);
-            self.state = State::Pass(kind);
-        }
-    }
-
-    fn complete(&mut self, out: &mut Vec<u8>) {
-        if !is_query(&self.buf) {
-            out.extend_from_slice(&self.buf);
-        }
+    /// Starts a sequence at an ESC.
+    fn begin(&mut self) {
         self.buf.clear();
+        self.buf.push(ESC);
+        self.seq.clear();
+        self.seq.push(ESC);
+        self.passing = false;
+        self.state = State::Esc;
+    }
+
+    /// Takes a byte of the current sequence: held while the sequence is
+    /// short enough to decide on, passed on once it is not.
+    fn hold(&mut self, b: u8, out: &mut Vec<u8>) {
+        if self.passing {
+            out.append(&mut self.buf);
+            out.push(b);
+            return;
+        }
+        self.buf.push(b);
+        if self.buf.len() > MAX_SEQ {
+            out.append(&mut self.buf);
+            self.seq.clear();
+            self.passing = true;
+        }
+    }
+
+    /// Adds a byte to what the terminal collects of the sequence.
+    fn collect(&mut self, b: u8) {
+        if !self.passing {
+            self.seq.push(b);
+        }
+    }
+
+    /// The current sequence has ended: drop it if it is a query, else
+    /// release it.
+    fn end(&mut self, how: End, out: &mut Vec<u8>) {
+        let acted_on = match how {
+            End::Complete => true,
+            End::Aborted => false,
+            End::Esc => self.state.is_string(),
+        };
+        if !self.passing && acted_on && is_query(&self.seq) {
+            self.buf.clear();
+            // The ESC of the dropped query ended the sequence before it; if
+            // the next ESC does not take over (it does when this one ended
+            // at an ESC too), ST must, or what follows would continue it.
+            if how == End::Complete && self.open {
+                out.extend_from_slice(ST);
+                self.open = false;
+            }
+        } else {
+            out.append(&mut self.buf);
+            self.open = how == End::Esc;
+        }
+        self.seq.clear();
+        self.passing = false;
         self.state = State::Ground;
     }
 }
@@ -250,6 +384,47 @@ mod tests {
         assert_eq!(out, b"x");
         f.finish(&mut out);
         assert_eq!(out, b"x\x1b[3");
+    }
+
+    #[test]
+    fn queries_are_found_however_a_terminal_would_split_them() {
+        // ESC inside a CSI starts a new one (and ST stands in for the
+        // dropped query as what ends the first); controls inside are
+        // executed.
+        assert_eq!(run(b"\x1b[?\x1b[6n"), b"\x1b[?\x1b\\");
+        assert_eq!(run(b"\x1b\0\0[?2004$p"), b"");
+        assert_eq!(run(b"\x1b[1\n8t"), b"");
+        // A string ends at any ESC, CAN or SUB, and is acted on there.
+        assert_eq!(run(b"\x1b]11;?\x1b[mtext"), b"\x1b[mtext");
+        assert_eq!(run(b"\x1b]11;?\x18after"), b"after");
+        assert_eq!(run(b"\x1b]11;\r?\x07"), b"");
+        // BEL does not end a DCS; an 8-bit ST ends its data.
+        assert_eq!(run(b"\x1bP\x07$qm\x1b\\"), b"");
+        assert_eq!(run(b"\x1bP$qm\x9ctext"), b"text");
+        // A CSI ended by ESC is not acted on: nothing to drop.
+        assert_eq!(run(b"\x1b[6\x1b[m"), b"\x1b[6\x1b[m");
+    }
+
+    #[test]
+    fn a_dropped_query_still_ends_what_came_before_it() {
+        // Without the ST, `?` BEL would complete the OSC as a query, and
+        // `2c` the CSI as a device attributes request.
+        assert_eq!(run(b"\x1b]11;\x1b[6n?\x07"), b"\x1b]11;\x1b\\?\x07");
+        assert_eq!(run(b"\x1b[1;\x1b[6n2c"), b"\x1b[1;\x1b\\2c");
+        assert_eq!(run(b"\x1b\x1b[6nZ"), b"\x1b\x1b\\Z");
+        // Nothing is added when the dropped query did not end anything.
+        assert_eq!(run(b"a\x1b[6nb"), b"ab");
+    }
+
+    #[test]
+    fn a_long_sequence_passes_but_the_query_after_it_does_not() {
+        let mut input = b"\x1b[".to_vec();
+        input.extend(std::iter::repeat_n(b'1', MAX_SEQ * 2));
+        let passed = input.clone();
+        input.extend(b"\x1b[c");
+        let mut want = passed;
+        want.extend(b"\x1b\\");
+        assert_eq!(run(&input), want);
     }
 
     proptest! {

@@ -114,7 +114,8 @@ impl ScreenRewriter {
         self.state = State::Ground;
     }
 
-    /// Ends `ESC [ ? params` with `fin` (`h` sets, `l` resets).
+    /// Ends `ESC [ ? params` with `fin` (`h` sets, `l` resets). A parameter
+    /// with sub-parameters (`1049:1`) is no screen switch and is kept.
     fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
         self.state = State::Ground;
         let held = std::mem::take(&mut self.buf);

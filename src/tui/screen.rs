@@ -1,15 +1,16 @@
 //! One pane's terminal emulator: vt100 0.18 behind a guard.
 //!
-//! Session output is hostile input. Before it reaches the parser, escape
-//! strings (OSC, DCS, APC, PM, SOS) are cut at [`MAX_STRING`] bytes, because
-//! the parser would otherwise buffer an unterminated one without limit. A
+//! Session output is hostile input. Before it reaches the parser, OSC
+//! strings are cut at [`MAX_STRING`] bytes, because the parser would
+//! otherwise buffer an unterminated one without limit (it buffers no other
+//! escape string: DCS data goes to a handler vt100 leaves empty, and SOS,
+//! PM and APC are skipped). A
 //! panic inside the parser is caught: that pane's emulator is rebuilt and
 //! the rest of the dashboard carries on. Sizes are clamped before they reach
 //! the parser. The views implement tui-term's `Screen` trait, so tui-term
 //! renders vt100 0.18 screens (its own default backend is vt100 0.16).
 
 use std::num::NonZeroU16;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use bytemuck::TransparentWrapper;
 use ratatui::style::{Color, Modifier, Style};
@@ -62,7 +63,7 @@ impl Term {
         let mut filtered = Vec::with_capacity(bytes.len());
         self.cap.filter(bytes, &mut filtered);
         let parser = &mut self.parser;
-        if catch_unwind(AssertUnwindSafe(|| parser.process(&filtered))).is_err() {
+        if crate::term::contain(|| parser.process(&filtered)).is_none() {
             self.rebuild();
         }
     }
@@ -76,11 +77,7 @@ impl Term {
         self.size = size;
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
-        if catch_unwind(AssertUnwindSafe(|| {
-            parser.screen_mut().set_size(rows, cols)
-        }))
-        .is_err()
-        {
+        if crate::term::contain(|| parser.screen_mut().set_size(rows, cols)).is_none() {
             self.rebuild();
         }
     }
@@ -208,11 +205,24 @@ fn color(c: vt100::Color) -> Color {
     }
 }
 
-/// Cuts escape strings longer than [`MAX_STRING`], keeping their
-/// terminator so the parser leaves the string state.
-#[derive(Debug, Default)]
-struct StringCap {
+/// Cuts OSC strings longer than [`MAX_STRING`], keeping their terminator
+/// so the parser leaves the string state. It follows the parser's own
+/// state machine as far as OSC goes: counting any other string as well
+/// would drop output after one the parser has already left (a DCS ends
+/// at an 8-bit ST, a byte that is OSC text), as the tui_screen fuzz target
+/// found.
+#[derive(Debug)]
+pub(crate) struct StringCap {
     state: CapState,
+    /// [`MAX_STRING`]; smaller in the fuzz target, so that cutting shows up
+    /// in short inputs.
+    limit: usize,
+}
+
+impl Default for StringCap {
+    fn default() -> Self {
+        Self::with_limit(MAX_STRING)
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -229,21 +239,41 @@ enum CapState {
 }
 
 impl StringCap {
-    fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        StringCap {
+            state: CapState::Ground,
+            limit,
+        }
+    }
+
+    pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
         for &b in input {
             self.state = match (self.state, b) {
                 (CapState::Ground, 0x1b) => CapState::Esc,
                 (CapState::Ground, _) => CapState::Ground,
-                (CapState::Esc, b']' | b'P' | b'_' | b'^' | b'X') => CapState::Str { len: 0 },
+                (CapState::Esc, b']') => CapState::Str { len: 0 },
                 (CapState::Esc, 0x1b) => CapState::Esc,
+                // The parser executes other controls after ESC, and ignores
+                // DEL and 8-bit bytes, and stays in its escape state: so
+                // `ESC NUL ]` still starts an OSC (found by the tui_screen
+                // fuzz target: it got past the cap before).
+                (
+                    CapState::Esc | CapState::StrEsc { .. },
+                    0x00..=0x17 | 0x19 | 0x1c..=0x1f | 0x7f..=0xff,
+                ) => CapState::Esc,
                 (CapState::Esc, _) => CapState::Ground,
-                (CapState::Str { .. }, 0x07) => CapState::Ground,
+                // BEL, CAN and SUB end a string; so does ESC, whatever
+                // follows it (`ESC \` is ST, anything else starts a new
+                // sequence), as in the parser: staying in the string here
+                // would drop the output after it.
+                (CapState::Str { .. }, 0x07 | 0x18 | 0x1a) => CapState::Ground,
                 (CapState::Str { len }, 0x1b) => CapState::StrEsc { len },
                 (CapState::Str { len }, _) => CapState::Str { len: len + 1 },
-                (CapState::StrEsc { .. }, b'\\') => CapState::Ground,
-                (CapState::StrEsc { len }, _) => CapState::Str { len: len + 2 },
+                (CapState::StrEsc { .. }, b']') => CapState::Str { len: 0 },
+                (CapState::StrEsc { .. }, 0x1b) => CapState::Esc,
+                (CapState::StrEsc { .. }, _) => CapState::Ground,
             };
-            let over = matches!(self.state, CapState::Str { len } | CapState::StrEsc { len } if len > MAX_STRING);
+            let over = matches!(self.state, CapState::Str { len } | CapState::StrEsc { len } if len > self.limit);
             if !over || b == 0x1b {
                 out.push(b);
             }
@@ -296,6 +326,57 @@ mod tests {
         let mut t = Term::new(Size { cols: 20, rows: 2 });
         t.feed(&input);
         assert!(text(&t).contains("after"));
+    }
+
+    #[test]
+    fn output_after_a_string_ended_by_another_escape_is_kept() {
+        // ESC ends a string whatever follows it, in the parser as in
+        // xterm: what comes after a capped, unterminated title is shown.
+        let mut t = Term::new(Size { cols: 40, rows: 3 });
+        t.feed(b"\x1b]0;");
+        t.feed(&vec![b'x'; MAX_STRING * 2]);
+        t.feed(b"\x1b[Hafter-cap");
+        assert!(text(&t).contains("after-cap"), "{:?}", text(&t));
+        // A short string ended that way must not make the cap count the
+        // ordinary output after it.
+        let mut t = Term::new(Size { cols: 40, rows: 3 });
+        t.feed(b"\x1b]0;title\x1b[m");
+        for _ in 0..3 {
+            t.feed(&b"0123456789".repeat(MAX_STRING / 10));
+        }
+        t.feed(b"\x1b[2J\x1b[Hstill-here");
+        assert!(text(&t).contains("still-here"), "{:?}", text(&t));
+        // CAN and SUB abort a string too.
+        let mut t = Term::new(Size { cols: 40, rows: 3 });
+        t.feed(b"\x1b]0;");
+        t.feed(&vec![b'x'; MAX_STRING * 2]);
+        t.feed(b"\x18after-can");
+        assert!(text(&t).contains("after-can"), "{:?}", text(&t));
+    }
+
+    #[test]
+    fn controls_between_esc_and_the_string_do_not_hide_it() {
+        // The parser executes the controls and still starts the OSC; the
+        // cap must count it too.
+        for intro in [&b"\x1b\x00]0;"[..], b"\x1b\x07\n]0;", b"\x1b\x7f\xff]0;"] {
+            let mut cap = StringCap::default();
+            let mut out = Vec::new();
+            cap.filter(intro, &mut out);
+            cap.filter(&vec![b'x'; MAX_STRING * 2], &mut out);
+            cap.filter(b"\x07after", &mut out);
+            assert!(out.len() < MAX_STRING + 100, "{intro:?}: {}", out.len());
+            assert!(out.ends_with(b"\x07after"));
+        }
+    }
+
+    #[test]
+    fn only_osc_is_cut_so_output_after_other_strings_is_kept() {
+        // A long DCS ended by an 8-bit ST: the parser shows what follows.
+        let mut t = Term::new(Size { cols: 40, rows: 2 });
+        t.feed(b"\x1bPq");
+        t.feed(&vec![b'#'; MAX_STRING * 2]);
+        t.feed(b"\x9cafter-dcs");
+        assert!(text(&t).contains("after-dcs"), "{:?}", text(&t));
     }
 
     #[test]

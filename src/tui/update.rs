@@ -86,6 +86,9 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Session(id, sm) => session(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => match result {
             Ok(()) => {
+                // It is serving now: show it without waiting for the next
+                // scan, or the selection would fall back to another pane.
+                found(m, vec![id.clone()], &mut fx);
                 m.selected = Some(id.clone());
                 m.notify(format!("started session '{id}'"), now);
             }
@@ -1049,7 +1052,8 @@ mod tests {
             }]
         );
         assert_eq!(m.mode, Mode::Grid);
-        update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+        let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+        assert_eq!(fx, vec![Effect::Connect("s1".into())]);
         assert_eq!(sel(&m), "s1");
     }
 
@@ -1077,6 +1081,18 @@ mod tests {
                 command: "make test".into()
             }]
         );
+        // Up before the next scan finds it, and selected among the others.
+        let fx = update(&mut m, Msg::Started("api".into(), Ok(())), now);
+        assert_eq!(fx[0], Effect::Connect("api".into()));
+        assert_eq!(sel(&m), "api");
+        let fx = update(&mut m, Msg::Found(vec!["api".into(), "s1".into()]), now);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Connect(_))),
+            "{fx:?}"
+        );
+        let fx = update(&mut m, Msg::Started("x".into(), Err("no".into())), now);
+        assert!(fx.is_empty());
+        assert_eq!(sel(&m), "api");
     }
 
     #[test]
@@ -1271,7 +1287,8 @@ mod tests {
         update(&mut m, click(b.x + 2, b.y + 1), at(2100));
         assert_eq!((sel(&m), &m.mode), ("b", &Mode::Grid));
         // The footer is no pane.
-        update(&mut m, click(1, m.size.1 - 1), at(3000));
+        let footer = m.size.1 - 1;
+        update(&mut m, click(1, footer), at(3000));
         assert_eq!(sel(&m), "b");
     }
 

@@ -19,7 +19,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     if let Mode::Focus(id) = &m.mode {
         if let Some(p) = m.pane(id) {
             let v = p.term.view(area.height, area.width);
-            f.render_widget(PseudoTerminal::new(&v).cursor(Cursor::default()), area);
+            f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), area);
             return;
         }
     }
@@ -162,8 +162,15 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
         return;
     }
     let v = p.term.view(body.height, body.width);
-    let cursor = Cursor::default().visibility(selected && p.exit.is_none());
+    let cursor = cursor().visibility(selected && p.exit.is_none());
     f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
+}
+
+/// The session's cursor, drawn in the cell's own colours: tui-term's
+/// default paints it grey, which NO_COLOR forbids and a light background
+/// hides.
+fn cursor() -> Cursor {
+    Cursor::default().style(ratatui::style::Style::new())
 }
 
 fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
@@ -191,18 +198,31 @@ fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
             ("q", "quit"),
         ],
     };
-    for (k, what) in hints {
-        spans.push(key(m, k));
-        spans.push(Span::raw(format!(" {what}  ")));
-    }
+    // The notice goes before the hints: it says what just happened (a
+    // session that could not start, say), and after them it would not fit
+    // on an 80-column terminal.
     if let Some((text, _)) = &m.notice {
         spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+        spans.push(Span::raw(" "));
     }
     let right = if pages > 1 {
         format!("page {}/{} ", page + 1, pages)
     } else {
         String::new()
     };
+    // Hints that do not fit whole are left out, rather than cut off or
+    // drawn over by the page number.
+    let used: usize = spans.iter().map(Span::width).sum();
+    let mut room = usize::from(area.width).saturating_sub(used + right.chars().count());
+    for (k, what) in hints {
+        let hint = [key(m, k), Span::raw(format!(" {what}  "))];
+        let w: usize = hint.iter().map(Span::width).sum();
+        if w.saturating_sub(2) > room {
+            break;
+        }
+        room = room.saturating_sub(w);
+        spans.extend(hint);
+    }
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
     if !right.is_empty() {
         let w = right.chars().count() as u16;

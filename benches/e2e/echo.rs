@@ -1,0 +1,220 @@
+//! Keystroke echo latency: one byte in, the same byte back out, through
+//! each path. The program is `cat` on a raw, non-echoing tty, so every
+//! byte sent comes back once. Targets are interleaved in rounds so slow
+//! drifts of the machine hit all of them alike.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use heimdall::protocol::{self, Piece, Splitter, client, server};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use crate::peers::{self, Bench, DtachSession, HmSession, Peer, PtyProc, TmuxServer};
+use crate::sink::EscFilter;
+use crate::sys;
+
+enum Path {
+    Raw(PtyProc),
+    Hm(UnixStream, Splitter, u8),
+    Pty(PtyProc, EscFilter),
+}
+
+pub struct Target {
+    pub name: &'static str,
+    path: Path,
+    pub samples: Vec<f64>,
+    pub lost: usize,
+}
+
+/// Everything that must stay alive while the targets are measured.
+#[derive(Default)]
+pub struct Held {
+    pub hm: Vec<HmSession>,
+    dtach: Vec<DtachSession>,
+    tmux: Vec<TmuxServer>,
+}
+
+impl Target {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match &self.path {
+            Path::Raw(p) | Path::Pty(p, _) => p.fd(),
+            Path::Hm(s, ..) => s.as_fd(),
+        }
+    }
+
+    /// Sends `b` and waits for it to come back; the time it took.
+    fn sample(&mut self, b: u8, buf: &mut [u8]) -> Option<Duration> {
+        let t0 = Instant::now();
+        match &self.path {
+            Path::Hm(s, ..) => peers::write_all(s.as_fd(), &protocol::frame(client::INPUT, &[b])),
+            _ => peers::write_all(self.fd(), &[b]),
+        }
+        let deadline = t0 + Duration::from_secs(1);
+        loop {
+            let n = match nix::unistd::read(self.fd(), buf) {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(nix::Error::EAGAIN) | Err(nix::Error::EINTR) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    let mut fds = [PollFd::new(self.fd(), PollFlags::POLLIN)];
+                    let ms = PollTimeout::try_from(left.as_millis().max(1) as u64)
+                        .unwrap_or(PollTimeout::MAX);
+                    let _ = poll(&mut fds, ms);
+                    continue;
+                }
+                Err(_) => return None,
+            };
+            let t = Instant::now();
+            if self.contains(&buf[..n], b) {
+                return Some(t.duration_since(t0));
+            }
+        }
+    }
+
+    fn contains(&mut self, data: &[u8], b: u8) -> bool {
+        match &mut self.path {
+            Path::Raw(_) => data.contains(&b),
+            Path::Pty(_, f) => {
+                let mut hit = false;
+                f.filter(data, |d| hit |= d.contains(&b));
+                hit
+            }
+            Path::Hm(_, split, cur) => {
+                let mut hit = false;
+                let mut rest = data;
+                while let Ok((used, piece)) = split.next(rest) {
+                    rest = &rest[used..];
+                    match piece {
+                        Some(Piece::Start { ty, .. }) => *cur = ty,
+                        Some(Piece::Data(d)) if *cur == server::OUTPUT => hit |= d.contains(&b),
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+                hit
+            }
+        }
+    }
+}
+
+/// Starts one echo target of each kind that is available.
+pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
+    let argv = ["sh", "-c", peers::ECHO_SCRIPT];
+    let quiet = Duration::from_millis(300);
+    let max = Duration::from_secs(3);
+    let mut out = Vec::new();
+    let raw = b.pty(&argv);
+    // Give `stty raw -echo` time to run; the warm-up absorbs the rest.
+    std::thread::sleep(Duration::from_millis(200));
+    raw.settle(quiet, max);
+    out.push(Target {
+        name: "raw",
+        path: Path::Raw(raw),
+        samples: Vec::new(),
+        lost: 0,
+    });
+
+    let s = b.hm_session(&argv);
+    let mut p = Peer::connect(&s.sock).expect("connect");
+    p.subscribe(&[]).expect("subscribe");
+    out.push(Target {
+        name: "hm",
+        path: Path::Hm(p.nonblocking(), Splitter::default(), 0),
+        samples: Vec::new(),
+        lost: 0,
+    });
+    held.hm.push(s);
+
+    let s = b.hm_session(&argv);
+    let argv_a = s.attach_argv(&b.hm);
+    let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
+    let a = b.pty(&argv_a);
+    a.settle(quiet, max);
+    out.push(Target {
+        name: "hm-attach",
+        path: Path::Pty(a, EscFilter::new(true)),
+        samples: Vec::new(),
+        lost: 0,
+    });
+    held.hm.push(s);
+
+    if b.dtach {
+        let s = b.dtach_session(&argv);
+        let sock = s.sock.display().to_string();
+        let c = b.pty(&["dtach", "-a", &sock, "-r", "none", "-E", "-z"]);
+        c.settle(quiet, max);
+        out.push(Target {
+            name: "dtach",
+            path: Path::Pty(c, EscFilter::new(false)),
+            samples: Vec::new(),
+            lost: 0,
+        });
+        held.dtach.push(s);
+    }
+    if b.tmux {
+        let t = b.tmux_server();
+        let name = b.name("e");
+        t.new_session(&name, &argv);
+        let argv_t = t.attach_argv(&name);
+        let argv_t: Vec<&str> = argv_t.iter().map(String::as_str).collect();
+        let c = b.pty(&argv_t);
+        c.settle(quiet, max);
+        out.push(Target {
+            name: "tmux",
+            path: Path::Pty(c, EscFilter::new(false)),
+            samples: Vec::new(),
+            lost: 0,
+        });
+        held.tmux.push(t);
+    }
+    out
+}
+
+/// Warms every target up, then takes `samples` each in four interleaved
+/// rounds, with `gap` between keystrokes (people do not type back to back).
+pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut byte = 0u8;
+    let mut next = || {
+        byte = (byte + 1) % 26;
+        b'a' + byte
+    };
+    for t in targets.iter_mut() {
+        for _ in 0..50 {
+            let _ = t.sample(next(), &mut buf);
+            std::thread::sleep(gap);
+        }
+        // Drop whatever a lost warm-up byte left behind.
+        peers::settle(
+            t.fd(),
+            Duration::from_millis(50),
+            Duration::from_millis(500),
+        );
+    }
+    let rounds = 4;
+    let n = targets.len();
+    for round in 0..rounds {
+        for k in 0..n {
+            let t = &mut targets[(k + round) % n];
+            for _ in 0..samples.div_ceil(rounds) {
+                match t.sample(next(), &mut buf) {
+                    Some(d) => t.samples.push(d.as_secs_f64() * 1e6),
+                    None => {
+                        t.lost += 1;
+                        peers::settle(t.fd(), Duration::from_millis(50), Duration::from_secs(1));
+                    }
+                }
+                std::thread::sleep(gap);
+            }
+        }
+    }
+}
+
+/// Threads of each hm supervisor after it has handled keystrokes.
+pub fn hm_threads(held: &Held) -> Option<u64> {
+    held.hm.iter().filter_map(|s| sys::threads(s.pid())).max()
+}

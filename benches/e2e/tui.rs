@@ -1,0 +1,217 @@
+//! `hm tui`, driven through a pty and read back through a terminal
+//! emulator (vt100): first paint with many sessions, wake-ups when all of
+//! them are idle, CPU with many sessions streaming, and key-to-screen
+//! latency in a focused pane while the others stream.
+//!
+//! The dashboard's key bindings are assumed as they are today: sessions
+//! are sorted by id, the first is selected, Enter focuses it and keys then
+//! go to it. If they change, change [`focus_first`].
+
+use std::num::NonZeroU16;
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use crate::peers::{self, Bench, COLS, HmSession, PtyProc, ROWS};
+use crate::sys::Usage;
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub first_paint_ms: Vec<f64>,
+    pub idle_sessions: usize,
+    pub idle_tui: Option<(Usage, f64)>,
+    pub idle_supervisors: Option<(Usage, f64)>,
+    pub streaming_sessions: usize,
+    pub streaming_tui: Option<(Usage, f64)>,
+    pub key_us: Vec<f64>,
+    pub key_lost: usize,
+}
+
+/// True when this build of `hm` has a dashboard.
+pub fn available(b: &Bench) -> bool {
+    b.hm()
+        .args(["tui", "--help"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The dashboard in a pty, and what it shows.
+struct Screen {
+    proc: PtyProc,
+    vt: vt100::Parser,
+    buf: Vec<u8>,
+}
+
+impl Screen {
+    fn start(b: &Bench, dir: &std::path::Path) -> Screen {
+        let hm = b.hm.display().to_string();
+        let dir = dir.display().to_string();
+        let proc = b.pty(&[&hm, "tui", "--socket-dir", &dir]);
+        let rows = NonZeroU16::new(ROWS).unwrap_or(NonZeroU16::MIN);
+        let cols = NonZeroU16::new(COLS).unwrap_or(NonZeroU16::MIN);
+        Screen {
+            proc,
+            vt: vt100::Parser::new(rows, cols, 0),
+            buf: vec![0u8; 256 * 1024],
+        }
+    }
+
+    /// Reads what is there, waiting at most `wait` for something.
+    fn pump(&mut self, wait: Duration) -> bool {
+        let mut fds = [PollFd::new(self.proc.fd(), PollFlags::POLLIN)];
+        let ms = PollTimeout::try_from(wait.as_millis() as u64).unwrap_or(PollTimeout::MAX);
+        let _ = poll(&mut fds, ms);
+        let mut got = false;
+        while let Ok(n) = nix::unistd::read(self.proc.fd(), &mut self.buf) {
+            if n == 0 {
+                break;
+            }
+            self.vt.process(&self.buf[..n]);
+            got = true;
+        }
+        got
+    }
+
+    /// Waits until `cond` holds on the screen; the time it took.
+    fn until(&mut self, limit: Duration, mut cond: impl FnMut(&str) -> bool) -> Option<Duration> {
+        let t0 = Instant::now();
+        loop {
+            if cond(&self.vt.screen().contents()) {
+                return Some(t0.elapsed());
+            }
+            let left = limit.saturating_sub(t0.elapsed());
+            if left.is_zero() {
+                return None;
+            }
+            self.pump(left.min(Duration::from_millis(50)));
+        }
+    }
+}
+
+fn sessions(b: &Bench, dir: &std::path::Path, n: usize, argv: &[&str]) -> Vec<HmSession> {
+    (0..n)
+        .map(|i| {
+            let s = b.spawn_hm(dir, &format!("p{i:03}"), argv);
+            s.wait_ready();
+            s
+        })
+        .collect()
+}
+
+/// Focuses the first session (Enter), as a person would.
+fn focus_first(screen: &mut Screen) {
+    peers::write_all(screen.proc.fd(), b"\r");
+    screen.pump(Duration::from_millis(300));
+}
+
+pub fn measure(
+    b: &Bench,
+    many: usize,
+    streaming: usize,
+    samples: usize,
+    window: Duration,
+) -> Report {
+    let mut r = Report {
+        idle_sessions: many,
+        streaming_sessions: streaming,
+        ..Report::default()
+    };
+    // First paint and idle: `many` quiet sessions.
+    let dir = b.path(&b.name("tui"));
+    let idle = sessions(b, &dir, many, &["sleep", "1000000"]);
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let mut screen = Screen::start(b, &dir);
+        if screen
+            .until(Duration::from_secs(10), |c| c.contains("p000"))
+            .is_some()
+        {
+            r.first_paint_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        drop(screen);
+    }
+    let mut screen = Screen::start(b, &dir);
+    screen.until(Duration::from_secs(10), |c| c.contains("p000"));
+    // Let every pane connect and replay, then watch it idle.
+    let settle = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < settle {
+        screen.pump(Duration::from_millis(100));
+    }
+    let sup: Vec<i32> = idle.iter().map(HmSession::pid).collect();
+    let tui_pid = screen.proc.pid;
+    let all: Vec<i32> = std::iter::once(tui_pid)
+        .chain(sup.iter().copied())
+        .collect();
+    let before: Vec<Option<Usage>> = all.iter().map(|&p| Usage::of(p)).collect();
+    let t0 = Instant::now();
+    // Keep draining the pty so the dashboard never blocks on it.
+    while t0.elapsed() < window {
+        screen.pump(Duration::from_millis(200));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let after: Vec<Option<Usage>> = all.iter().map(|&p| Usage::of(p)).collect();
+    let delta = |range: std::ops::Range<usize>| -> Option<Usage> {
+        range.into_iter().try_fold(Usage::default(), |acc, i| {
+            let d = after[i]?.since(before[i]?);
+            Some(Usage {
+                cpu_ns: acc.cpu_ns + d.cpu_ns,
+                ctxsw: acc.ctxsw + d.ctxsw,
+            })
+        })
+    };
+    r.idle_tui = delta(0..1).map(|u| (u, secs));
+    r.idle_supervisors = delta(1..all.len()).map(|u| (u, secs));
+    drop(screen);
+    drop(idle);
+
+    // Streaming: one echo session (selected first) and `streaming` others
+    // writing an 80-byte line every 10 ms.
+    let dir = b.path(&b.name("tui"));
+    let echo = b.spawn_hm(&dir, "a-echo", &["sh", "-c", peers::ECHO_SCRIPT]);
+    echo.wait_ready();
+    let exe = std::env::current_exe()
+        .expect("own path")
+        .display()
+        .to_string();
+    let busy = sessions(
+        b,
+        &dir,
+        streaming,
+        &[&exe, "--hm-bench-writer", "0", "80", "10000"],
+    );
+    let mut screen = Screen::start(b, &dir);
+    screen.until(Duration::from_secs(10), |c| c.contains("a-echo"));
+    let warm = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < warm {
+        screen.pump(Duration::from_millis(50));
+    }
+    let tui_pid = screen.proc.pid;
+    let t0 = Instant::now();
+    let before = Usage::of(tui_pid);
+    while t0.elapsed() < window.min(Duration::from_secs(5)) {
+        screen.pump(Duration::from_millis(50));
+    }
+    r.streaming_tui = Usage::of(tui_pid)
+        .zip(before)
+        .map(|(a, b)| (a.since(b), t0.elapsed().as_secs_f64()));
+
+    focus_first(&mut screen);
+    let count = |c: &str| c.bytes().filter(|&x| x == b'@').count();
+    let mut seen = count(&screen.vt.screen().contents());
+    for i in 0..samples + 20 {
+        let t = Instant::now();
+        peers::write_all(screen.proc.fd(), b"@");
+        let want = seen + 1;
+        match screen.until(Duration::from_secs(1), |c| count(c) >= want) {
+            Some(_) if i >= 20 => r.key_us.push(t.elapsed().as_secs_f64() * 1e6),
+            Some(_) => {}
+            None => r.key_lost += 1,
+        }
+        seen = count(&screen.vt.screen().contents());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(screen);
+    drop(busy);
+    drop(echo);
+    r
+}

@@ -1,0 +1,296 @@
+//! Micro-benchmarks of the hot paths that do not touch the OS: the frame
+//! codec, the scrollback ring, the state classifiers and a dashboard pane's
+//! parse-and-render. Run with `cargo bench --bench micro`; see
+//! docs/performance.md.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use heimdall::classify::ClassifierSpec;
+use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
+use heimdall::statusbar::DamageScan;
+use heimdall::supervisor::ring::Ring;
+use heimdall::term::queries::QueryFilter;
+use heimdall::tui::screen::Term;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use tui_term::widget::PseudoTerminal;
+
+/// `total` bytes of OUTPUT frames carrying `size` bytes each.
+fn output_stream(size: usize, total: usize) -> Vec<u8> {
+    let payload = vec![b'x'; size];
+    let mut out = Vec::with_capacity(total + total / size * protocol::HEADER_LEN);
+    while out.len() < total {
+        out.extend(protocol::frame(server::OUTPUT, &payload));
+    }
+    out
+}
+
+fn codec(c: &mut Criterion) {
+    let mut g = c.benchmark_group("codec");
+    for size in [1usize, 16, 4096, 65536] {
+        let stream = output_stream(size, 1 << 20);
+        // The splitter never touches payload bytes: its cost is per frame.
+        let frames = stream.len() / (size + protocol::HEADER_LEN);
+        g.throughput(Throughput::Elements(frames as u64));
+        g.bench_with_input(BenchmarkId::new("splitter", size), &stream, |b, s| {
+            b.iter(|| {
+                let mut sp = Splitter::default();
+                let mut rest = &s[..];
+                let mut n = 0usize;
+                while let Ok((used, Some(piece))) = sp.next(rest) {
+                    rest = &rest[used..];
+                    if let Piece::Data(d) = piece {
+                        n += d.len();
+                    }
+                }
+                black_box(n)
+            })
+        });
+        // As a client reads: 64 KiB reads, whole frames out.
+        g.throughput(Throughput::Bytes(stream.len() as u64));
+        g.bench_with_input(BenchmarkId::new("assembler", size), &stream, |b, s| {
+            let mut out = Vec::new();
+            b.iter(|| {
+                let mut asm = Assembler::default();
+                for chunk in s.chunks(64 * 1024) {
+                    asm.push(chunk, &mut out).expect("valid stream");
+                    out.clear();
+                }
+            })
+        });
+        let payload = vec![b'x'; size];
+        g.throughput(Throughput::Bytes(size as u64));
+        g.bench_with_input(BenchmarkId::new("frame_encode", size), &payload, |b, p| {
+            b.iter(|| protocol::frame(server::OUTPUT, black_box(p)))
+        });
+    }
+    g.throughput(Throughput::Elements(1));
+    let st = Status {
+        pid: 4242,
+        idle_ms: 1500,
+        alive: true,
+        state: 4,
+        state_ms: 250,
+    };
+    g.bench_function("status_encode_decode", |b| {
+        b.iter(|| Status::decode(&black_box(st).encode()))
+    });
+    g.finish();
+}
+
+fn ring(c: &mut Criterion) {
+    let mut g = c.benchmark_group("ring");
+    let cap = 64 * 1024 + (1 << 20);
+    for chunk in [16usize, 4096, 65536] {
+        let data = vec![b'y'; chunk];
+        let per_iter = 1 << 20;
+        g.throughput(Throughput::Bytes(per_iter as u64));
+        g.bench_with_input(BenchmarkId::new("push", chunk), &data, |b, d| {
+            let mut r = Ring::new(cap);
+            b.iter(|| {
+                for _ in 0..per_iter / d.len() {
+                    r.push(black_box(d));
+                }
+            })
+        });
+        // What the pty reader does: spare, fill (here a copy), commit.
+        g.bench_with_input(BenchmarkId::new("spare_commit", chunk), &data, |b, d| {
+            let mut r = Ring::new(cap);
+            b.iter(|| {
+                for _ in 0..per_iter / d.len() {
+                    let s = r.spare(d.len());
+                    let n = s.len();
+                    s.copy_from_slice(&d[..n]);
+                    r.commit(n);
+                }
+            })
+        });
+    }
+    // A subscriber's view of the last 64 KiB (replay), across the wrap.
+    let mut r = Ring::new(cap);
+    r.push(&vec![b'z'; cap + 12_345]);
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("slices_64k", |b| {
+        b.iter(|| {
+            let head = r.head();
+            black_box(r.slices(head - 65536, head))
+        })
+    });
+    g.finish();
+}
+
+/// A synthetic agent trace: spinner ticks, a streamed answer, a tool burst,
+/// silences. `(bytes, at_ms)`.
+fn trace() -> Vec<(usize, u64)> {
+    let mut t = 0u64;
+    let mut out = Vec::new();
+    for i in 0..4096usize {
+        let (len, gap) = match i % 64 {
+            0..=19 => (12, 80),
+            20..=49 => (40 + i % 200, 15),
+            50..=52 => (4096, 2),
+            _ => (1, 400),
+        };
+        t += gap;
+        out.push((len, t));
+    }
+    out
+}
+
+fn classifiers(c: &mut Criterion) {
+    let mut g = c.benchmark_group("classify");
+    let specs = [
+        ClassifierSpec::None,
+        ClassifierSpec::by_name("simple").expect("simple"),
+        ClassifierSpec::by_name("claude").expect("claude"),
+    ];
+    let tr = trace();
+    let bytes = vec![b'.'; 4096];
+    for spec in specs {
+        g.throughput(Throughput::Elements(1));
+        g.bench_function(BenchmarkId::new("build", spec.name()), |b| {
+            b.iter(|| black_box(spec).build(0))
+        });
+        g.throughput(Throughput::Elements(tr.len() as u64));
+        g.bench_function(BenchmarkId::new("record_trace", spec.name()), |b| {
+            b.iter(|| {
+                let mut cl = spec.build(0);
+                for &(len, at) in &tr {
+                    cl.record(&bytes[..len], at);
+                }
+                black_box(cl.state())
+            })
+        });
+        // STATUS polls: tick then read the state.
+        g.throughput(Throughput::Elements(1));
+        g.bench_function(BenchmarkId::new("tick_state", spec.name()), |b| {
+            let mut cl = spec.build(0);
+            cl.record(b"x", 10);
+            let mut now = 10u64;
+            b.iter(|| {
+                now += 250;
+                cl.tick(now);
+                black_box((cl.state(), cl.state_ms(now)))
+            })
+        });
+    }
+    g.finish();
+}
+
+/// 64 KiB of coloured, cursor-moving output, like a build log or `ls`.
+fn terminal_output() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while out.len() < 64 * 1024 {
+        out.extend_from_slice(
+            format!(
+                "\x1b[1;3{}m{:>6}\x1b[0m  src/module_{}.rs  \x1b[2mcompiling\x1b[0m {}\r\n",
+                i % 8,
+                i,
+                i % 97,
+                "=".repeat(i % 40)
+            )
+            .as_bytes(),
+        );
+        if i % 50 == 0 {
+            out.extend_from_slice(b"\x1b[H\x1b[2J\x1b[?25l");
+        }
+        i += 1;
+    }
+    out
+}
+
+fn pane(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pane");
+    let out = terminal_output();
+    let size = Size {
+        cols: 120,
+        rows: 40,
+    };
+    g.throughput(Throughput::Bytes(out.len() as u64));
+    g.bench_function("parse_64k", |b| {
+        b.iter(|| {
+            let mut t = Term::new(size);
+            t.feed(black_box(&out));
+            t
+        })
+    });
+    let mut t = Term::new(size);
+    t.feed(&out);
+    let area = Rect::new(0, 0, size.cols, size.rows);
+    let mut buf = Buffer::empty(area);
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("render_120x40", |b| {
+        b.iter(|| {
+            let v = t.view(size.rows, size.cols);
+            PseudoTerminal::new(&v).render(area, &mut buf);
+            black_box(&buf);
+        })
+    });
+    // A small grid pane showing part of a bigger screen.
+    let small = Rect::new(0, 0, 58, 12);
+    let mut sbuf = Buffer::empty(small);
+    g.bench_function("render_58x12_of_120x40", |b| {
+        b.iter(|| {
+            let v = t.view(small.height, small.width);
+            PseudoTerminal::new(&v).render(small, &mut sbuf);
+            black_box(&sbuf);
+        })
+    });
+    g.finish();
+}
+
+/// What `hm attach` does to every byte of output: look for sequences that
+/// damage its status bar, and (during replay only) filter terminal queries.
+fn attach(c: &mut Criterion) {
+    let mut g = c.benchmark_group("attach");
+    let plain = sink_text(1 << 20);
+    let coloured = terminal_output();
+    for (name, data) in [("plain_1m", &plain), ("coloured_64k", &coloured)] {
+        g.throughput(Throughput::Bytes(data.len() as u64));
+        g.bench_with_input(BenchmarkId::new("damage_scan", name), data, |b, d| {
+            let mut scan = DamageScan::default();
+            let mut regions = Vec::new();
+            b.iter(|| {
+                regions.clear();
+                black_box(scan.scan(d, &mut regions))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("query_filter", name), data, |b, d| {
+            let mut out = Vec::with_capacity(d.len());
+            b.iter(|| {
+                out.clear();
+                let mut f = QueryFilter::new();
+                f.filter(d, &mut out);
+                f.finish(&mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Plain 80-byte lines, as in the end-to-end throughput payload.
+fn sink_text(bytes: usize) -> Vec<u8> {
+    let line =
+        b"0000042 abcdefghijklmnopqrstuvwxyz0123456789 abcdefghijklmnopqrstuvwxyz01234567\r\n";
+    line.iter().copied().cycle().take(bytes).collect()
+}
+
+fn config() -> Criterion {
+    // Short enough that the whole suite takes about a minute.
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = codec, ring, classifiers, attach, pane
+}
+criterion_main!(benches);

@@ -1,0 +1,684 @@
+//! `hm tui` end to end: the real dashboard in a real pty, rendered by
+//! vt100, against real `hm run` sessions (and a few fake supervisors that
+//! misbehave), asserting on what the user would see.
+
+mod common;
+#[path = "common/terminal.rs"]
+mod terminal;
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+
+use common::{HM, Sandbox, Session, wait_until};
+use heimdall::protocol::{self, Assembler, Status, client, server};
+use heimdall::supervisor::pidfile::PidFile;
+use nix::sys::signal::{Signal, kill};
+use nix::sys::termios::LocalFlags;
+use nix::unistd::Pid;
+use terminal::Terminal;
+use vt100::{MouseProtocolEncoding, MouseProtocolMode};
+
+const ROWS: u16 = 24;
+const COLS: u16 = 80;
+
+const SHELL: &[&str] = &["bash", "--norc", "--noprofile", "-i"];
+
+/// Ctrl-\, the default detach key.
+const DETACH: &[u8] = b"\x1c";
+
+fn dir(sb: &Sandbox) -> &str {
+    sb.sock_dir.to_str().expect("utf-8 sandbox path")
+}
+
+/// The environment `Sandbox::hm` gives `hm`, plus a terminal type, a
+/// shell for sessions started from the dashboard and NO_COLOR as asked
+/// (empty counts as unset, so an inherited one does not leak in).
+fn env(sb: &Sandbox, no_color: bool) -> Vec<(OsString, OsString)> {
+    [
+        ("HOME", sb.path().to_path_buf()),
+        ("XDG_CONFIG_HOME", sb.path().join("config")),
+        ("XDG_RUNTIME_DIR", sb.path().join("run")),
+        ("TERM", "xterm-256color".into()),
+        ("SHELL", "/bin/sh".into()),
+        ("NO_COLOR", if no_color { "1" } else { "" }.into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into_os_string()))
+    .collect()
+}
+
+/// `hm tui --socket-dir DIR EXTRA` in a fresh terminal, not waited for.
+fn start_tui(sb: &Sandbox, extra: &[&str], (rows, cols): (u16, u16), no_color: bool) -> Terminal {
+    let mut args: Vec<OsString> = vec!["tui".into(), "--socket-dir".into(), dir(sb).into()];
+    args.extend(extra.iter().map(OsString::from));
+    Terminal::start(
+        HM.as_ref(),
+        &args,
+        &env(sb, no_color),
+        sb.path(),
+        (rows, cols),
+        "$ hm tui",
+    )
+}
+
+fn footer_shown(t: &Terminal) -> bool {
+    t.last_row().contains("move") && t.screen().alternate_screen()
+}
+
+/// The dashboard on an 80x24 terminal, once it has painted.
+fn tui(sb: &Sandbox) -> Terminal {
+    tui_sized(sb, &[], (ROWS, COLS))
+}
+
+fn tui_sized(sb: &Sandbox, extra: &[&str], size: (u16, u16)) -> Terminal {
+    let mut t = start_tui(sb, extra, size, false);
+    t.wait_for("the dashboard", footer_shown);
+    t
+}
+
+/// One pane as drawn: its top border (title and state), the text inside
+/// and the bottom border (idle time or problem), found by its title.
+#[derive(Debug)]
+struct Pane {
+    /// Columns inside the borders.
+    cols: usize,
+    top: String,
+    body: Vec<String>,
+    bottom: String,
+}
+
+impl Pane {
+    /// The size of the inside, (rows, cols).
+    fn inner(&self) -> (usize, usize) {
+        (self.body.len(), self.cols)
+    }
+
+    fn shows(&self, text: &str) -> bool {
+        self.body.iter().any(|l| l.contains(text))
+    }
+
+    /// The largest N in the `tick-N` lines shown.
+    fn last_tick(&self) -> Option<u64> {
+        self.body
+            .iter()
+            .filter_map(|l| l.trim().strip_prefix("tick-")?.parse().ok())
+            .max()
+    }
+}
+
+fn cell(s: &vt100::Screen, r: u16, c: u16) -> &str {
+    match s.cell(r, c) {
+        Some(cell) if cell.is_wide_continuation() => "",
+        Some(cell) if cell.has_contents() => cell.contents(),
+        _ => " ",
+    }
+}
+
+fn pane(t: &Terminal, id: &str) -> Option<Pane> {
+    let s = t.screen();
+    let (rows, cols) = (s.size().0.get(), s.size().1.get());
+    let title = format!(" {id} ");
+    for r in 0..rows {
+        for c in 0..cols {
+            if !matches!(cell(s, r, c), "╭" | "┏") {
+                continue;
+            }
+            let end = (c + 1 + title.len() as u16).min(cols);
+            let here: String = (c + 1..end).map(|x| cell(s, r, x)).collect();
+            if here != title {
+                continue;
+            }
+            let right = (c + 1..cols).find(|&x| matches!(cell(s, r, x), "╮" | "┓"))?;
+            let bottom = (r + 1..rows).find(|&y| matches!(cell(s, y, c), "╰" | "┗"))?;
+            let line = |y: u16| (c + 1..right).map(|x| cell(s, y, x)).collect::<String>();
+            return Some(Pane {
+                cols: usize::from(right - c - 1),
+                top: line(r),
+                body: (r + 1..bottom).map(line).collect(),
+                bottom: line(bottom),
+            });
+        }
+    }
+    None
+}
+
+fn pane_shows(t: &Terminal, id: &str, text: &str) -> bool {
+    pane(t, id).is_some_and(|p| p.shows(text))
+}
+
+/// Kills every session in a socket dir on drop, found by its pid file:
+/// for sessions the dashboard started, which no `Session` guard knows.
+struct Reaper(PathBuf);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let Ok(entries) = std::fs::read_dir(&self.0) else {
+            return;
+        };
+        let me = std::process::id() as i32;
+        for e in entries.flatten() {
+            if e.path().extension().is_none_or(|x| x != "pid") {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            // The child leads its own process group; the supervisor is
+            // killed alone.
+            if let Some(&child) = pids.get(1).filter(|&&p| p > 1 && p != me) {
+                let _ = kill(Pid::from_raw(-child), Signal::SIGKILL);
+            }
+            if let Some(&sup) = pids.first().filter(|&&p| p > 1 && p != me) {
+                let _ = kill(Pid::from_raw(sup), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A session that prints `tick-N` a few times a second.
+fn ticking(sb: &Sandbox, id: &str) -> Session {
+    sb.start(
+        id,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.2; done",
+        ],
+    )
+}
+
+/// Waits until `id`'s pane shows a tick at least `more` after the one it
+/// shows now: its output is still arriving.
+fn keeps_ticking(t: &mut Terminal, id: &str, more: u64) {
+    t.wait_for("the first ticks", |t| {
+        pane(t, id).and_then(|p| p.last_tick()).is_some()
+    });
+    let seen = pane(t, id).and_then(|p| p.last_tick()).unwrap_or(0);
+    t.wait_for("more ticks", |t| {
+        pane(t, id)
+            .and_then(|p| p.last_tick())
+            .is_some_and(|n| n >= seen + more)
+    });
+}
+
+/// A session's pty size (rows, cols), as its supervisor reports it.
+fn session_size(sb: &Sandbox, id: &str) -> Option<(u16, u16)> {
+    let mut raw = common::Raw::connect(&sb.sock(id)).ok()?;
+    raw.send(client::INFO, &[]);
+    let info: serde_json::Value = serde_json::from_slice(&raw.expect(server::INFO).payload).ok()?;
+    let dim = |k: &str| info.get(k)?.as_u64().and_then(|v| u16::try_from(v).ok());
+    Some((dim("rows")?, dim("cols")?))
+}
+
+/// A socket dir made by hand, for fake supervisors.
+fn make_dir(sb: &Sandbox) {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&sb.sock_dir)
+        .expect("socket dir");
+}
+
+/// What makes `id` look alive to a scan: its pid file, locked by us.
+fn locked_pid_file(sb: &Sandbox, id: &str) -> PidFile {
+    make_dir(sb);
+    let mut p = PidFile::acquire(&sb.sock_dir.join(format!("{id}.pid")), id).expect("lock");
+    p.write_supervisor(std::process::id()).expect("write pid");
+    p
+}
+
+/// A fake supervisor at `id`'s socket; each connection is served by
+/// `serve` on its own thread, which lives as long as the test process.
+fn fake(sb: &Sandbox, id: &str, serve: fn(UnixStream)) -> PidFile {
+    let lock = locked_pid_file(sb, id);
+    let listener = UnixListener::bind(sb.sock(id)).expect("bind");
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(s));
+        }
+    });
+    lock
+}
+
+/// The seed protocol and nothing more: binary mode, STATUS, SUBSCRIBE,
+/// and silence for frame types it does not know (INFO among them).
+fn seed_supervisor(mut s: UnixStream) {
+    let _ = s.write_all(&[protocol::MODE_BINARY]);
+    let mut asm = Assembler::default();
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut frames = Vec::new();
+        if asm.push(&buf[..n], &mut frames).is_err() {
+            return;
+        }
+        for f in frames {
+            let reply = match f.ty {
+                client::STATUS => {
+                    let st = Status {
+                        pid: 4242,
+                        idle_ms: 7000,
+                        alive: true,
+                        state: 0,
+                        state_ms: 7000,
+                    };
+                    let payload = st.encode();
+                    assert_eq!(payload.len(), 15);
+                    protocol::frame(server::STATUS_RESP, &payload)
+                }
+                client::SUBSCRIBE => {
+                    let mut out = protocol::frame(server::OUTPUT, b"seed says hello\r\n");
+                    out.extend(protocol::frame(server::OUTPUT, b"old-prompt$ "));
+                    out
+                }
+                _ => continue,
+            };
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Accepts and never says a word, not even the mode byte.
+fn mute_supervisor(s: UnixStream) {
+    let mut s = s;
+    let mut buf = [0u8; 4096];
+    while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// Binary mode, then a frame no supervisor would send, then junk.
+fn garbage_supervisor(mut s: UnixStream) {
+    let _ = s.write_all(&[protocol::MODE_BINARY]);
+    let _ = s.write_all(&protocol::header(server::OUTPUT, u32::MAX));
+    let _ = s.write_all(&[0xff; 64]);
+    let mut buf = [0u8; 4096];
+    while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// The user's terminal after the dashboard is gone: the main screen, every
+/// mode off, title and termios as they were.
+fn assert_restored(t: &Terminal) {
+    let s = t.screen();
+    assert!(!s.alternate_screen(), "still on the alternate screen");
+    assert!(!s.hide_cursor(), "cursor left hidden");
+    assert_eq!(s.mouse_protocol_mode(), MouseProtocolMode::None);
+    assert_eq!(s.mouse_protocol_encoding(), MouseProtocolEncoding::Default);
+    assert!(!s.bracketed_paste(), "bracketed paste left on");
+    assert!(!s.application_cursor(), "application cursor left on");
+    assert_eq!(t.model().title, "outer", "window title not restored");
+    let now = t.termios();
+    assert!(
+        now.local_flags
+            .contains(LocalFlags::ECHO | LocalFlags::ICANON | LocalFlags::ISIG),
+        "terminal left in raw mode: {:?}",
+        now.local_flags
+    );
+    assert_eq!(now, terminal::pristine_termios(), "termios not restored");
+    assert_eq!(t.lines(), ["$ hm tui"], "the screen as it was");
+}
+
+#[test]
+fn each_session_gets_a_pane_with_its_output_and_state() {
+    let sb = Sandbox::new();
+    let quick = ["--idle-threshold-ms", "300"];
+    let _a = sb.start(
+        "alpha",
+        &quick,
+        &["sh", "-c", "echo hello-alpha; exec sleep 600"],
+    );
+    let _b = sb.start(
+        "beta",
+        &quick,
+        &["sh", "-c", "echo hello-beta; exec sleep 600"],
+    );
+    let mut t = tui(&sb);
+    for (id, text) in [("alpha", "hello-alpha"), ("beta", "hello-beta")] {
+        t.wait_for("the pane with its output and state", |t| {
+            pane(t, id).is_some_and(|p| p.shows(text) && p.top.contains(" idle "))
+        });
+    }
+    let a = pane(&t, "alpha").expect("alpha");
+    assert!(a.bottom.contains("idle"), "{a:?}");
+    // In colour: the footer has the dark theme's background.
+    let footer = t.screen().cell(ROWS - 1, 5).expect("a footer cell");
+    assert_eq!(footer.bgcolor(), vt100::Color::Idx(236));
+}
+
+#[test]
+fn a_new_session_appears_without_a_keypress() {
+    let sb = Sandbox::new();
+    let mut t = tui(&sb);
+    assert!(t.contains("No sessions yet."), "{:?}", t.lines());
+    let _late = sb.start("late", &[], &["sh", "-c", "echo i-am-late; exec sleep 600"]);
+    t.wait_for("the new session's pane", |t| {
+        pane_shows(t, "late", "i-am-late")
+    });
+    assert!(!t.contains("No sessions yet."));
+}
+
+#[test]
+fn focus_sends_keys_to_the_session_and_the_detach_key_returns() {
+    let sb = Sandbox::new();
+    let _s = sb.start("sh", &[], SHELL);
+    let mut t = tui(&sb);
+    t.wait_for("the shell's prompt", |t| {
+        pane(t, "sh").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("connecting"))
+    });
+    t.send(b"\r");
+    t.wait_for("focus: the session on the whole screen", |t| {
+        !t.last_row().contains("move") && pane(t, "sh").is_none()
+    });
+    t.send(b"echo typed-$((6*7))\r");
+    t.wait_for("the command's output", |t| t.has_line("typed-42"));
+    t.send(DETACH);
+    t.wait_for("the grid again, with what was typed", |t| {
+        footer_shown(t) && pane_shows(t, "sh", "typed-42")
+    });
+    // Back in the grid, keys drive the dashboard, not the session.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("back from focus to the grid"));
+    t.send(b"q");
+    t.wait_for("the help closed", |t| !t.contains("back from focus"));
+}
+
+#[test]
+fn kill_asks_first_and_only_yes_kills() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("victim", &[], &["sh", "-c", "echo alive; exec sleep 600"]);
+    let mut t = tui(&sb);
+    t.wait_for("the pane", |t| pane_shows(t, "victim", "alive"));
+    t.send(b"x");
+    t.wait_for("the question", |t| t.contains("Kill session 'victim'?"));
+    t.send(b"n");
+    t.wait_for("the question gone", |t| !t.contains("Kill session"));
+    // Asked and answered: still running.
+    let st = s.raw().status().expect("a status");
+    assert!(st.alive);
+    assert!(s.child.try_wait().expect("try_wait").is_none());
+
+    t.send(b"x");
+    t.wait_for("the question again", |t| {
+        t.contains("Kill session 'victim'?")
+    });
+    t.send(b"y");
+    t.wait_for("the pane marked exited", |t| {
+        pane(t, "victim").is_some_and(|p| p.bottom.contains("exited") && p.top.contains("dead"))
+    });
+    s.wait_exit();
+}
+
+#[test]
+fn a_session_started_from_the_dashboard_shows_up() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    t.send(b"n");
+    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.send(b"\r");
+    t.wait_for("the prompt for a command", |t| {
+        t.contains("command:") && t.contains("(empty: /bin/sh)")
+    });
+    t.send(b"echo born-in-$((1+2)); exec sleep 600\r");
+    t.wait_for("the new pane with its output", |t| {
+        pane_shows(t, "s1", "born-in-3")
+    });
+    assert!(sb.sock_dir.join("s1.pid").exists());
+    let ls = sb.cmd(&["ls"]);
+    assert!(common::stdout(&ls).contains("s1"), "{ls:?}");
+}
+
+#[test]
+fn panes_resize_their_sessions_and_focus_takes_the_whole_terminal() {
+    let sb = Sandbox::new();
+    // Says its size at start and on every change.
+    let _s = sb.start(
+        "size",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap 'stty size' WINCH; stty size; while :; do sleep 0.05; done",
+        ],
+    );
+    let mut t = tui_sized(&sb, &[], (30, 100));
+    let fits = |t: &Terminal| {
+        pane(t, "size").is_some_and(|p| {
+            let (rows, cols) = p.inner();
+            p.shows(&format!("{rows} {cols}"))
+        })
+    };
+    t.wait_for("the session at its pane's inner size", fits);
+    assert_eq!(pane(&t, "size").expect("pane").inner(), (27, 98));
+
+    t.send(b"\r");
+    t.wait_for("the session at the terminal's size", |t| {
+        t.has_line("30 100")
+    });
+    t.send(DETACH);
+    t.wait_for("the grid", footer_shown);
+
+    t.resize(26, 90);
+    t.wait_for("the session at the new pane size", |t| {
+        pane(t, "size").is_some_and(|p| p.inner() == (23, 88) && p.shows("23 88"))
+    });
+}
+
+#[test]
+fn no_fit_leaves_the_session_its_own_size() {
+    let sb = Sandbox::new();
+    let _s = sb.start("own", &["--cols", "120", "--rows", "40"], SHELL);
+    let mut t = tui_sized(&sb, &["--no-fit"], (30, 100));
+    t.wait_for("the pane", |t| pane_shows(t, "own", "bash-"));
+    t.send(b"\r");
+    t.wait_for("focus", |t| !t.last_row().contains("move"));
+    t.send(b"stty size\r");
+    t.wait_for("the session's own size", |t| t.has_line("40 120"));
+}
+
+#[test]
+fn quit_restores_the_terminal_and_leaves_sessions_running() {
+    let sb = Sandbox::new();
+    let mut s = sb.start(
+        "stays",
+        &[],
+        &["sh", "-c", "echo still-here; exec sleep 600"],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the pane", |t| pane_shows(t, "stays", "still-here"));
+    assert!(t.screen().alternate_screen());
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    // The last output is read with the exit.
+    t.wait_for("the screen restored", |t| !t.screen().alternate_screen());
+    assert_restored(&t);
+    assert!(s.raw().status().expect("a status").alive);
+    assert!(s.child.try_wait().expect("try_wait").is_none());
+}
+
+#[test]
+fn a_supervisor_that_knows_none_of_our_extensions_still_shows() {
+    let sb = Sandbox::new();
+    let _old = fake(&sb, "old", seed_supervisor);
+    let mut t = tui(&sb);
+    t.wait_for("its output and state", |t| {
+        pane(t, "old").is_some_and(|p| {
+            p.shows("seed says hello") && p.shows("old-prompt$") && p.top.contains(" idle ")
+        })
+    });
+    let p = pane(&t, "old").expect("pane");
+    assert!(!p.bottom.contains("connecting"), "{p:?}");
+}
+
+#[test]
+fn bad_supervisors_affect_only_their_own_pane() {
+    let sb = Sandbox::new();
+    let _good = ticking(&sb, "good");
+    let _mute = fake(&sb, "mute", mute_supervisor);
+    let _junk = fake(&sb, "junk", garbage_supervisor);
+    // Locked (so alive) but nobody listens on the socket.
+    let _deaf = locked_pid_file(&sb, "deaf");
+    drop(UnixListener::bind(sb.sock("deaf")).expect("bind"));
+    // Left behind by a crash: not locked, so not a session at all.
+    std::fs::write(sb.sock_dir.join("stale.pid"), "1\n1\n").expect("stale pid");
+    drop(UnixListener::bind(sb.sock("stale")).expect("bind"));
+
+    let mut t = tui_sized(&sb, &[], (30, 100));
+    t.wait_for("every bad pane's problem", |t| {
+        let problem = |id: &str, what: &str| pane(t, id).is_some_and(|p| p.bottom.contains(what));
+        // Long reasons are cut to the pane's width; their ends show.
+        problem("mute", "not responding")
+            && problem("junk", "4294967295 payload bytes")
+            && problem("deaf", "Connection refused")
+    });
+    keeps_ticking(&mut t, "good", 5);
+    assert!(pane(&t, "stale").is_none(), "a stale session is no session");
+    assert!(t.try_exit().is_none());
+}
+
+/// Output no terminal should have to take, then a line that must show.
+const HOSTILE: &str = r#"
+printf '\033]0;'; head -c 200000 /dev/zero | tr '\0' x
+printf '\033[99999999;99999999H\033[4294967295C\033[99999999L\033[?99999999h'
+printf '\377\376\303(\r\n\355\240\200\r\n'
+i=0
+while [ $i -lt 40 ]; do
+  printf '%s\r\n' 'a你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好你好'
+  i=$((i+1))
+done
+printf '\033P'; head -c 100000 /dev/zero | tr '\0' y
+printf '\033\\\r\n'
+echo survived-hostile
+exec sleep 600
+"#;
+
+#[test]
+fn hostile_output_never_crashes_the_dashboard() {
+    let sb = Sandbox::new();
+    let script = sb.path().join("hostile.sh");
+    std::fs::write(&script, HOSTILE).expect("write script");
+    let script = script.to_str().expect("utf-8").to_string();
+    let _calm = ticking(&sb, "calm");
+    let _evil = sb.start("evil", &[], &["sh", &script]);
+    let mut t = tui(&sb);
+    t.wait_for("the line after the hostile output", |t| {
+        pane_shows(t, "evil", "survived-hostile")
+    });
+    // Wide characters land on every column edge as the panes change size.
+    for (rows, cols) in [(25, 81), (13, 47), (30, 101), (9, 33), (40, 133), (24, 80)] {
+        t.resize(rows, cols);
+        t.wait_for("a repaint at the new size", |t| {
+            t.last_row().contains("move") || cols < 40
+        });
+        assert!(
+            t.try_exit().is_none(),
+            "the dashboard died at {rows}x{cols}"
+        );
+    }
+    // Focused, at the edge of the whole screen too. Keys wait until each
+    // resize has reached the sessions: crossterm can hold back a key that
+    // arrives together with SIGWINCH until the next one (see docs/tui.md).
+    t.wait_for("both panes fitted", |t| {
+        ["evil", "calm"].iter().all(|id| {
+            pane(t, id).is_some_and(|p| {
+                let (rows, cols) = p.inner();
+                session_size(&sb, id) == Some((rows as u16, cols as u16))
+            })
+        })
+    });
+    t.send(b"l");
+    t.send(b"\r");
+    t.wait_for("focus", |_| session_size(&sb, "evil") == Some((24, 80)));
+    t.resize(24, 79);
+    t.wait_for("the focused session resized", |_| {
+        session_size(&sb, "evil") == Some((24, 79))
+    });
+    t.send(DETACH);
+    t.wait_for("the grid", footer_shown);
+    keeps_ticking(&mut t, "calm", 3);
+    assert!(t.try_exit().is_none());
+}
+
+#[test]
+fn no_color_draws_without_colours() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "plain",
+        &[],
+        &["sh", "-c", "echo plain-text; exec sleep 600"],
+    );
+    let mut t = start_tui(&sb, &[], (ROWS, COLS), true);
+    t.wait_for("the pane", |t| {
+        pane(t, "plain").is_some_and(|p| p.shows("plain-text") && !p.top.contains('…'))
+    });
+    let s = t.screen();
+    for r in 0..ROWS {
+        for c in 0..COLS {
+            let cell = s.cell(r, c).expect("cell");
+            assert_eq!(
+                (cell.fgcolor(), cell.bgcolor()),
+                (vt100::Color::Default, vt100::Color::Default),
+                "colour at {r},{c}: {:?}",
+                cell.contents()
+            );
+        }
+    }
+    // The footer is still marked, in reverse video.
+    assert!(s.cell(ROWS - 1, 5).expect("cell").inverse());
+}
+
+#[test]
+fn the_light_theme_paints() {
+    let sb = Sandbox::new();
+    let _s = sb.start("sunny", &[], &["sh", "-c", "echo bright; exec sleep 600"]);
+    let mut t = tui_sized(&sb, &["--theme", "light"], (ROWS, COLS));
+    t.wait_for("the pane", |t| pane_shows(t, "sunny", "bright"));
+    let footer = t.screen().cell(ROWS - 1, 5).expect("a footer cell");
+    assert_eq!(footer.bgcolor(), vt100::Color::Idx(254));
+}
+
+#[test]
+fn an_unknown_theme_fails_before_touching_the_terminal() {
+    let sb = Sandbox::new();
+    let mut t = start_tui(&sb, &["--theme", "neon"], (ROWS, COLS), false);
+    let code = t.wait_exit();
+    assert_ne!(code, 0);
+    t.wait_for("the error", |t| {
+        t.contains("unknown theme 'neon' (available: dark, light, high-contrast)")
+    });
+    assert!(!t.screen().alternate_screen());
+    assert_eq!(t.termios(), terminal::pristine_termios());
+    assert!(!sb.sock_dir.exists(), "nothing made either");
+}
+
+#[test]
+fn fifty_sessions_paint_with_a_page_footer() {
+    let sb = Sandbox::new();
+    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
+    let sessions: Vec<Session> = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
+        .collect();
+    wait_until("every session to answer", || {
+        ids.iter()
+            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
+    });
+    // Nine readable panes to a page on 80x24, within the usual patience
+    // (the benchmarks measure how fast).
+    let mut t = tui(&sb);
+    t.wait_for("the first page, paged", |t| {
+        t.last_row().contains("page 1/6") && (0..9).all(|i| pane(t, &ids[i]).is_some())
+    });
+    assert!(pane(&t, "job09").is_none(), "not on the first page");
+    t.send(b"\x1b[6~");
+    t.wait_for("the second page", |t| {
+        t.last_row().contains("page 2/6") && pane(t, "job09").is_some()
+    });
+    drop(sessions);
+}

@@ -1,0 +1,319 @@
+//! Snapshots of the dashboard as drawn: the model is built with the same
+//! messages the run loop sends, then drawn on ratatui's `TestBackend` at a
+//! fixed size and a fixed instant, so every snapshot is deterministic.
+//!
+//! Most snapshots are the text on screen; the ones about styles (the
+//! selected border, NO_COLOR) use the buffer's `Debug` form, which lists
+//! every change of style as well.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use heimdall::classify::ProcessState;
+use heimdall::protocol::Status;
+use heimdall::tui::model::{Model, Msg, SessionMsg};
+use heimdall::tui::theme::Theme;
+use heimdall::tui::update::update;
+use heimdall::tui::view::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::{Buffer, CellWidth};
+use ratatui::style::Color;
+
+/// A dashboard of `cols`×`rows` whose clock starts at `t0`.
+struct Scene {
+    m: Model,
+    t0: Instant,
+}
+
+impl Scene {
+    fn new(cols: u16, rows: u16) -> Scene {
+        Scene::themed(Theme::by_name("dark").expect("built-in theme"), cols, rows)
+    }
+
+    fn themed(theme: Theme, cols: u16, rows: u16) -> Scene {
+        let mut m = Model::new(theme, (cols, rows));
+        m.shell = "/bin/bash".into();
+        Scene {
+            m,
+            t0: Instant::now(),
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + Duration::from_millis(ms)
+    }
+
+    fn send(&mut self, msg: Msg) -> &mut Scene {
+        let now = self.t0;
+        update(&mut self.m, msg, now);
+        self
+    }
+
+    fn to(&mut self, id: &str, sm: SessionMsg) -> &mut Scene {
+        self.send(Msg::Session(id.into(), sm))
+    }
+
+    /// Sessions found and connected.
+    fn live(&mut self, ids: &[&str]) -> &mut Scene {
+        self.send(Msg::Found(ids.iter().map(|s| s.to_string()).collect()));
+        for id in ids {
+            self.to(id, SessionMsg::Connected);
+        }
+        self
+    }
+
+    fn output(&mut self, id: &str, text: &str) -> &mut Scene {
+        self.to(id, SessionMsg::Output(text.as_bytes().to_vec()))
+    }
+
+    fn state(&mut self, id: &str, state: ProcessState, ms: u32) -> &mut Scene {
+        self.to(
+            id,
+            SessionMsg::Status(Status {
+                pid: 100,
+                // Quiet for as long as it has been idle, busy means output.
+                idle_ms: if state == ProcessState::Idle { ms } else { 0 },
+                alive: true,
+                state: state.as_byte(),
+                state_ms: ms,
+            }),
+        )
+    }
+
+    fn key(&mut self, code: KeyCode) -> &mut Scene {
+        self.send(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+    }
+
+    /// Draws the model as it would be `ms` after `t0`.
+    fn draw_at(&self, ms: u64) -> Buffer {
+        let (cols, rows) = self.m.size;
+        let mut t = Terminal::new(TestBackend::new(cols, rows)).expect("test terminal");
+        let now = self.at(ms);
+        t.draw(|f| view(&self.m, f, now)).expect("draw");
+        t.backend().buffer().clone()
+    }
+
+    /// The screen as text, one quoted row per line.
+    fn text(&self) -> String {
+        text(&self.draw_at(1500))
+    }
+}
+
+/// The text on screen, a quoted row per line (wide characters once).
+fn text(b: &Buffer) -> String {
+    b.content
+        .chunks(usize::from(b.area.width))
+        .map(|row| {
+            let mut line = String::new();
+            let mut skip = 0u16;
+            for c in row {
+                if skip == 0 {
+                    line.push_str(c.symbol());
+                }
+                skip = skip.max(c.cell_width()).saturating_sub(1);
+            }
+            format!("\"{line}\"")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Four sessions in the states the dashboard distinguishes.
+fn four() -> Scene {
+    let mut s = Scene::new(100, 30);
+    s.live(&["api", "build", "db", "web"]);
+    s.to(
+        "api",
+        SessionMsg::Info(serde_json::json!({ "command": ["bash"], "cols": 48, "rows": 12 })),
+    )
+    .output("api", "$ make run\r\nlistening on :8080\r\n\x1b[1;32mGET /health 200\x1b[m\r\n$ ")
+    .state("api", ProcessState::Idle, 4000)
+    .output(
+        "build",
+        "   Compiling heimdall v0.1.0\r\n   Compiling ratatui v0.30.2\r\n    Building [=====>    ] 57/101",
+    )
+    .state("build", ProcessState::Active, 12_000)
+    .output("db", "psql: connection refused\r\n")
+    .to("db", SessionMsg::Exit(2))
+    .to("web", SessionMsg::Problem("not responding".into()));
+    s
+}
+
+#[test]
+fn empty_dashboard_says_how_to_start() {
+    let s = Scene::new(80, 24);
+    insta::assert_snapshot!(s.text());
+}
+
+#[test]
+fn four_panes_show_output_and_state() {
+    insta::assert_snapshot!(four().text());
+}
+
+#[test]
+fn selected_pane_has_the_thick_border() {
+    let mut s = four();
+    s.key(KeyCode::Right);
+    insta::assert_snapshot!(s.text());
+}
+
+#[test]
+fn selected_pane_style() {
+    // Small, so the style list stays readable.
+    let mut s = Scene::new(60, 9);
+    s.live(&["a", "b"]).output("a", "one").output("b", "two");
+    s.key(KeyCode::Right);
+    insta::assert_debug_snapshot!(s.draw_at(0));
+}
+
+#[test]
+fn attention_marks_the_pane_that_finished() {
+    let mut s = Scene::new(80, 16);
+    s.live(&["a", "b", "c"])
+        .output("b", "tests passed\r\n$ ")
+        .state("b", ProcessState::Active, 0);
+    let later = s.at(3000);
+    update(
+        &mut s.m,
+        Msg::Session(
+            "b".into(),
+            SessionMsg::Status(Status {
+                pid: 1,
+                idle_ms: 0,
+                alive: true,
+                state: ProcessState::Idle.as_byte(),
+                state_ms: 0,
+            }),
+        ),
+        later,
+    );
+    s.to("c", SessionMsg::Exit(0));
+    assert!(s.m.pane("b").is_some_and(|p| p.attention));
+    insta::assert_snapshot!(text(&s.draw_at(4000)));
+}
+
+#[test]
+fn kill_asks_for_confirmation() {
+    let mut s = four();
+    s.key(KeyCode::Char('x'));
+    insta::assert_snapshot!(s.text());
+}
+
+#[test]
+fn help_lists_the_keys() {
+    let mut s = four();
+    s.key(KeyCode::Char('?'));
+    insta::assert_snapshot!(s.text());
+}
+
+#[test]
+fn focus_shows_the_session_on_the_whole_screen() {
+    let mut s = Scene::new(60, 12);
+    s.live(&["api", "db"]);
+    s.key(KeyCode::Enter);
+    s.output(
+        "api",
+        "\x1b[2J\x1b[Hfull-screen now\r\nline two\r\n\x1b[12;1Hbottom row",
+    );
+    insta::assert_snapshot!(s.text());
+}
+
+#[test]
+fn new_session_prompt() {
+    let mut s = Scene::new(80, 20);
+    s.live(&["s1"]);
+    s.key(KeyCode::Char('n'));
+    let id_step = s.text();
+    s.key(KeyCode::Enter);
+    insta::assert_snapshot!(format!("{id_step}\n\n{}", s.text()));
+}
+
+#[test]
+fn filter_shows_in_the_footer_and_says_when_nothing_matches() {
+    let mut s = four();
+    s.key(KeyCode::Char('/'))
+        .key(KeyCode::Char('b'))
+        .key(KeyCode::Enter);
+    let some = s.text();
+    s.key(KeyCode::Char('/')).key(KeyCode::Char('z'));
+    insta::assert_snapshot!(format!("{some}\n\n{}", s.text()));
+}
+
+#[test]
+fn many_panes_page_with_a_footer() {
+    let mut s = Scene::new(80, 24);
+    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    s.live(&refs);
+    for id in &ids {
+        s.output(id, &format!("hello from {id}"))
+            .state(id, ProcessState::Idle, 1000);
+    }
+    let text = s.text();
+    let last = text.lines().last().unwrap_or_default().to_string();
+    assert!(last.contains("page 1/"), "{last}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_notice_fits_on_an_80_column_footer() {
+    let mut s = Scene::new(80, 24);
+    s.live(&["a"]);
+    s.send(Msg::Started("s1".into(), Err("boom".into())));
+    let t = s.text();
+    let footer = t.lines().last().unwrap_or_default();
+    assert!(footer.contains(" could not start 's1': boom "), "{footer}");
+    assert!(footer.contains("move"), "{footer}");
+}
+
+#[test]
+fn no_color_draws_without_colours() {
+    let theme = Theme::load(Some("dark"), true).expect("built-in theme");
+    let mut s = Scene::themed(theme, 60, 9);
+    s.live(&["a", "b"])
+        .output("a", "plain")
+        .state("a", ProcessState::Active, 0)
+        .to("b", SessionMsg::Exit(1));
+    let b = s.draw_at(0);
+    for cell in &b.content {
+        assert_eq!((cell.fg, cell.bg), (Color::Reset, Color::Reset), "{cell:?}");
+    }
+    insta::assert_debug_snapshot!(b);
+}
+
+#[test]
+fn light_theme_draws() {
+    let theme = Theme::by_name("light").expect("built-in theme");
+    let mut s = Scene::themed(theme, 60, 9);
+    s.live(&["a"]).output("a", "light");
+    let b = s.draw_at(0);
+    let dark = {
+        let mut d = Scene::new(60, 9);
+        d.live(&["a"]).output("a", "light");
+        d.draw_at(0)
+    };
+    assert_eq!(text(&b), text(&dark), "the same text");
+    assert_ne!(b, dark, "in other colours");
+}
+
+#[test]
+fn hostile_output_draws() {
+    let mut s = Scene::new(60, 12);
+    s.live(&["evil"]);
+    s.output("evil", "\x1b]0;");
+    s.output("evil", &"x".repeat(200_000));
+    s.output(
+        "evil",
+        "\x07\x1b[99999999;99999999H\x1b[4294967295Cwide 你好你好你好",
+    );
+    s.to(
+        "evil",
+        SessionMsg::Output(b"\xff\xfe\xc3 bad utf-8\r\nend".to_vec()),
+    );
+    s.send(Msg::Resize(31, 12));
+    s.output("evil", "\r\n你好你好你好你好你好你好你好你好");
+    s.send(Msg::Resize(60, 12));
+    let t = s.text();
+    assert!(t.contains("end"), "{t}");
+}
