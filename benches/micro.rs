@@ -12,6 +12,7 @@ use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server}
 use heimdall::statusbar::DamageScan;
 use heimdall::supervisor::ring::Ring;
 use heimdall::term::queries::QueryFilter;
+use heimdall::term::screens::ScreenRewriter;
 use heimdall::tui::screen::Term;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -243,8 +244,9 @@ fn pane(c: &mut Criterion) {
     g.finish();
 }
 
-/// What `hm attach` does to every byte of output: look for sequences that
-/// damage its status bar, and (during replay only) filter terminal queries.
+/// What `hm attach` does to every byte of output: rewrite screen switches,
+/// look for sequences that damage its status bar, and (during replay only)
+/// filter terminal queries.
 fn attach(c: &mut Criterion) {
     let mut g = c.benchmark_group("attach");
     let plain = sink_text(1 << 20);
@@ -257,6 +259,15 @@ fn attach(c: &mut Criterion) {
             b.iter(|| {
                 regions.clear();
                 black_box(scan.scan(d, &mut regions))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("screen_rewrite", name), data, |b, d| {
+            let mut out = Vec::with_capacity(d.len());
+            let mut r = ScreenRewriter::new();
+            b.iter(|| {
+                out.clear();
+                r.rewrite(d, &mut out);
+                black_box(out.len())
             })
         });
         g.bench_with_input(BenchmarkId::new("query_filter", name), data, |b, d| {

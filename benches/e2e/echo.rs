@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use heimdall::protocol::{self, Piece, Splitter, client, server};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::peers::{self, Bench, DtachSession, HmSession, Peer, PtyProc, TmuxServer};
+use crate::peer::Peer;
+use crate::peers::{self, Bench, DtachSession, HmSession, PtyProc, TmuxServer};
 use crate::sink::EscFilter;
 use crate::sys;
 

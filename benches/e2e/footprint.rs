@@ -6,7 +6,8 @@ use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::peers::{Bench, Peer};
+use crate::peer::Peer;
+use crate::peers::Bench;
 use crate::sys::{self, Mem};
 
 #[derive(Debug, Default)]

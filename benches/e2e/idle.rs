@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use crate::peers::{Bench, Peer};
+use crate::peer::Peer;
+use crate::peers::Bench;
 use crate::sys::Usage;
 
 #[derive(Debug)]

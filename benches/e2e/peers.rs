@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
@@ -13,19 +13,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{self, Assembler, Frame, Size, client, server};
+use heimdall::protocol::Size;
 use heimdall::pty::SpawnSpec;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use crate::peer::Peer;
 use crate::sys;
 
 /// Size of every pty: the session's and the clients'.
 pub const COLS: u16 = 120;
 pub const ROWS: u16 = 40;
 /// How long anything may take to come up before the harness gives up.
-const PATIENCE: Duration = Duration::from_secs(15);
+pub const PATIENCE: Duration = Duration::from_secs(15);
 
 /// The sandbox and the programs under test.
 #[derive(Debug)]
@@ -460,77 +461,5 @@ pub fn write_all(fd: BorrowedFd<'_>, mut bytes: &[u8]) {
             }
             Err(e) => panic!("e2e: write failed: {e}"),
         }
-    }
-}
-
-/// A minimal protocol client, blocking until [`Peer::nonblocking`].
-#[derive(Debug)]
-pub struct Peer {
-    pub stream: UnixStream,
-    asm: Assembler,
-    frames: Vec<Frame>,
-}
-
-impl Peer {
-    pub fn connect(sock: &Path) -> io::Result<Peer> {
-        let mut stream = UnixStream::connect(sock)?;
-        stream.set_read_timeout(Some(PATIENCE))?;
-        let mut mode = [0u8; 1];
-        stream.read_exact(&mut mode)?;
-        if mode[0] != protocol::MODE_BINARY {
-            return Err(io::Error::other("not a heimdall session"));
-        }
-        Ok(Peer {
-            stream,
-            asm: Assembler::default(),
-            frames: Vec::new(),
-        })
-    }
-
-    pub fn send(&mut self, ty: u8, payload: &[u8]) -> io::Result<()> {
-        self.stream.write_all(&protocol::frame(ty, payload))
-    }
-
-    /// The next frame of type `ty`; others are skipped.
-    pub fn expect(&mut self, ty: u8) -> io::Result<Frame> {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            if let Some(i) = self.frames.iter().position(|f| f.ty == ty) {
-                let f = self.frames.remove(i);
-                self.frames.drain(..i);
-                return Ok(f);
-            }
-            self.frames.clear();
-            let n = self.stream.read(&mut buf)?;
-            if n == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-            self.asm
-                .push(&buf[..n], &mut self.frames)
-                .map_err(io::Error::other)?;
-        }
-    }
-
-    pub fn status(&mut self) -> io::Result<Frame> {
-        self.send(client::STATUS, &[])?;
-        self.expect(server::STATUS_RESP)
-    }
-
-    /// Subscribes and returns once the supervisor has registered it (the
-    /// STATUS sent after SUBSCRIBE is answered in order).
-    pub fn subscribe(&mut self, flags: &[u8]) -> io::Result<()> {
-        let mut both = protocol::frame(client::SUBSCRIBE, flags);
-        both.extend(protocol::frame(client::STATUS, &[]));
-        self.stream.write_all(&both)?;
-        self.expect(server::STATUS_RESP).map(drop)
-    }
-
-    /// For the measuring loops; only call when no frame is buffered.
-    pub fn nonblocking(self) -> UnixStream {
-        assert!(self.frames.is_empty(), "e2e: frames left behind");
-        self.stream
-            .set_nonblocking(true)
-            .expect("make the socket non-blocking");
-        self.stream
     }
 }

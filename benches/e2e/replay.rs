@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use heimdall::protocol::{self, Piece, Splitter, client, server};
 
-use crate::peers::{self, Bench, Peer};
+use crate::peer::Peer;
+use crate::peers::{self, Bench};
 
 #[derive(Debug)]
 pub struct Row {

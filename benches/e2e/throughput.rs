@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-use crate::peers::{self, Bench, Peer, PtyProc};
+use crate::peer::Peer;
+use crate::peers::{self, Bench, PtyProc};
 use crate::sink::{Expect, FrameSink, MARKER, PtySink, Source, drain};
 use crate::sys::{self, Usage};
 

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+use crate::Config;
 use crate::peers::{self, Bench, COLS, HmSession, PtyProc, ROWS};
+use crate::report::{Checks, Table, median, num, percentile};
+use crate::sys;
 use crate::sys::Usage;
 
 #[derive(Debug, Default)]
@@ -214,4 +217,91 @@ pub fn measure(
     drop(busy);
     drop(echo);
     r
+}
+
+/// The dashboard section of the run: measure, tabulate, check.
+pub fn section(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let mut t = Table::new("Dashboard (`hm tui`)", &["measure", "value"]);
+    if !available(b) {
+        println!("\nskipped: hm tui not built");
+        t.note("skipped: hm tui not built");
+        for what in [
+            "tui key-to-screen p99, 16 streaming",
+            "tui first paint, 50 sessions",
+            "tui wake-ups, all idle",
+        ] {
+            checks.add(what, "see issue", "skipped".into(), None);
+        }
+        return t;
+    }
+    let load = sys::Load::now();
+    let samples = (cfg.samples / 10).max(20);
+    let r = measure(b, cfg.sessions, 16, samples, cfg.idle);
+    let paint = median(&r.first_paint_ms);
+    let p50 = median(&r.key_us).map(|v| v / 1e3);
+    let p99 = percentile(&r.key_us, 99.0).map(|v| v / 1e3);
+    let rate = |u: Option<(sys::Usage, f64)>| {
+        u.map(|(u, s)| (u.ctxsw as f64 / s, u.cpu_ns as f64 / 1e6 / s))
+    };
+    let idle = rate(r.idle_tui);
+    let idle_sup = rate(r.idle_supervisors);
+    let stream = rate(r.streaming_tui);
+    t.row(&[
+        format!(
+            "first paint, {} sessions (ms, median of 3)",
+            r.idle_sessions
+        ),
+        num(paint),
+    ]);
+    t.row(&[
+        format!("all {} idle: tui wake-ups/s, CPU ms/s", r.idle_sessions),
+        format!("{} / {}", num(idle.map(|x| x.0)), num(idle.map(|x| x.1))),
+    ]);
+    t.row(&[
+        format!(
+            "all {} idle: supervisors' wake-ups/s (sum)",
+            r.idle_sessions
+        ),
+        num(idle_sup.map(|x| x.0)),
+    ]);
+    t.row(&[
+        format!(
+            "{} sessions streaming 8 KB/s each: tui CPU ms/s, wake-ups/s",
+            r.streaming_sessions
+        ),
+        format!(
+            "{} / {}",
+            num(stream.map(|x| x.1)),
+            num(stream.map(|x| x.0))
+        ),
+    ]);
+    t.row(&[
+        format!(
+            "key-to-screen in a focused pane, {} streaming (ms p50 / p99, {} keys, {} lost)",
+            r.streaming_sessions,
+            r.key_us.len(),
+            r.key_lost
+        ),
+        format!("{} / {}", num(p50), num(p99)),
+    ]);
+    checks.add(
+        "tui key-to-screen p99, 16 streaming",
+        "≤ 50 ms",
+        format!("{} ms", num(p99)),
+        p99.map(|p| p <= 50.0 && r.key_lost == 0),
+    );
+    checks.add(
+        &format!("tui first paint, {} sessions", r.idle_sessions),
+        "≤ 500 ms",
+        format!("{} ms", num(paint)),
+        paint.map(|p| p <= 500.0),
+    );
+    checks.add(
+        "tui wake-ups, all idle",
+        "≤ ~1 /s",
+        format!("{} /s", num(idle.map(|x| x.0))),
+        idle.map(|x| x.0 <= 1.5),
+    );
+    t.note(&format!("Foreign CPU share: {:.2}.", load.foreign_since()));
+    t
 }

@@ -1,0 +1,488 @@
+//! The sections of the end-to-end run, one function each: measure, print
+//! a table, and check the targets.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::Config;
+use crate::peers::Bench;
+use crate::report::{Checks, Table, median, num, pct, percentile};
+use crate::throughput::{self, Kind, Run};
+use crate::{echo, footprint, idle, replay, sink, sys};
+
+pub fn throughput(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let mut want = sink::payload(cfg.mib << 20);
+    let payload_path = b.path("payload.bin");
+    std::fs::write(&payload_path, &want).expect("write the payload");
+    want.extend_from_slice(sink::MARKER);
+    let want = Arc::new(want);
+    let mut one: HashMap<&str, Vec<Run>> = HashMap::new();
+    let load = sys::Load::now();
+    let mut kinds = vec![Kind::RawNative, Kind::Raw, Kind::Hm, Kind::HmAttach];
+    if b.dtach {
+        kinds.push(Kind::Dtach);
+    }
+    if b.tmux {
+        kinds.push(Kind::Tmux);
+    }
+    if let Some(only) = &cfg.kinds {
+        kinds.retain(|k| only.iter().any(|o| o == k.name()));
+    }
+    for rep in 0..cfg.reps {
+        for k in 0..kinds.len() {
+            let kind = kinds[(k + rep) % kinds.len()];
+            let r = throughput::run_once(b, kind, 1, &want, &payload_path);
+            eprintln!(
+                "e2e: {} rep {}: {:.1} MiB/s",
+                kind.name(),
+                rep + 1,
+                r.goodput()
+            );
+            one.entry(kind.name()).or_default().push(r);
+        }
+    }
+    throughput_table(&kinds, &one, cfg, load.foreign_since(), checks)
+}
+
+pub fn fanout(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let mut fan_want = sink::payload(cfg.fan_mib << 20);
+    let fan_path = b.path("fanout.bin");
+    std::fs::write(&fan_path, &fan_want).expect("write the payload");
+    fan_want.extend_from_slice(sink::MARKER);
+    let fan_want = Arc::new(fan_want);
+    let mut kinds = vec![Kind::Hm];
+    if b.dtach {
+        kinds.push(Kind::Dtach);
+    }
+    if b.tmux {
+        kinds.push(Kind::Tmux);
+    }
+    let ns = [1usize, 4, 16];
+    let combos: Vec<(Kind, usize)> = kinds
+        .iter()
+        .flat_map(|&k| ns.iter().map(move |&n| (k, n)))
+        .collect();
+    let mut fan: HashMap<(&str, usize), Vec<Run>> = HashMap::new();
+    for rep in 0..cfg.reps {
+        for i in 0..combos.len() {
+            let (kind, n) = combos[(i + rep) % combos.len()];
+            let r = throughput::run_once(b, kind, n, &fan_want, &fan_path);
+            eprintln!(
+                "e2e: fan-out {} x{n} rep {}: {:.1} MiB/s",
+                kind.name(),
+                rep + 1,
+                r.goodput()
+            );
+            fan.entry((kind.name(), n)).or_default().push(r);
+        }
+    }
+    let mut t = Table::new(
+        &format!(
+            "Fan-out ({} MiB, aggregate delivered MiB/s, worst client's share in brackets; medians of {} runs)",
+            cfg.fan_mib, cfg.reps
+        ),
+        &[
+            "target",
+            "n=1",
+            "n=4",
+            "n=16",
+            "n=16 ÷ n=1",
+            "server CPU ms/MiB at n=16",
+        ],
+    );
+    for kind in &kinds {
+        let mut cells = vec![kind.name().to_string()];
+        let mut aggs = Vec::new();
+        for n in ns {
+            let runs = fan.get(&(kind.name(), n)).cloned().unwrap_or_default();
+            let agg = median(&runs.iter().map(Run::goodput).collect::<Vec<_>>());
+            let worst = runs
+                .iter()
+                .map(Run::worst_delivered)
+                .try_fold(1.0f64, |w, d| d.map(|d| w.min(d)));
+            aggs.push(agg);
+            cells.push(format!("{} ({})", num(agg), pct(worst)));
+            if *kind == Kind::Hm {
+                let exact = runs.iter().all(|r| r.exact);
+                checks.add(
+                    &format!("fan-out to {n}: every subscriber gets every byte"),
+                    "100 %",
+                    format!(
+                        "{}{}",
+                        pct(worst),
+                        if exact { ", byte-exact" } else { ", NOT exact" }
+                    ),
+                    Some(exact),
+                );
+            }
+        }
+        cells.push(num(aggs[2].zip(aggs[0]).map(|(a, b)| a / b)));
+        let runs16 = fan.get(&(kind.name(), 16)).cloned().unwrap_or_default();
+        cells.push(num(median(
+            &runs16
+                .iter()
+                .filter_map(|r| r.server.map(|u| u.cpu_ns as f64 / 1e6 / r.mib()))
+                .collect::<Vec<_>>(),
+        )));
+        t.row(&cells);
+    }
+    t.note(&format!("Foreign CPU share during this section: {:.2}. tmux re-renders, so its clients are not byte-counted.", load.foreign_since()));
+    t
+}
+
+pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let mut held = echo::Held::default();
+    let mut targets = echo::targets(b, &mut held);
+    echo::measure(&mut targets, cfg.samples, cfg.gap);
+    let threads = echo::hm_threads(&held);
+    let raw50 = targets
+        .iter()
+        .find(|t| t.name == "raw")
+        .and_then(|t| median(&t.samples));
+    let raw99 = targets
+        .iter()
+        .find(|t| t.name == "raw")
+        .and_then(|t| percentile(&t.samples, 99.0));
+    let mut t = Table::new(
+        &format!(
+            "Echo latency (µs; {} keystrokes per target, {} µs apart)",
+            cfg.samples,
+            cfg.gap.as_micros()
+        ),
+        &["target", "p50", "p99", "p50 − raw", "p99 − raw", "lost"],
+    );
+    for tg in &targets {
+        let p50 = median(&tg.samples);
+        let p99 = percentile(&tg.samples, 99.0);
+        let d50 = p50.zip(raw50).map(|(a, b)| a - b);
+        let d99 = p99.zip(raw99).map(|(a, b)| a - b);
+        t.row(&[
+            tg.name.into(),
+            num(p50),
+            num(p99),
+            num(d50),
+            num(d99),
+            tg.lost.to_string(),
+        ]);
+        let (g50, g99) = match tg.name {
+            "hm" => (30.0, 120.0),
+            "hm-attach" => (70.0, 250.0),
+            _ => continue,
+        };
+        checks.add(
+            &format!(
+                "echo through {} over raw",
+                if tg.name == "hm" {
+                    "the protocol"
+                } else {
+                    "hm attach"
+                }
+            ),
+            &format!("p50 ≤ +{g50} µs, p99 ≤ +{g99} µs"),
+            format!("+{} / +{} µs", num(d50), num(d99)),
+            d50.zip(d99).map(|(a, b)| a <= g50 && b <= g99),
+        );
+    }
+    t.note(&format!(
+        "hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
+        threads.map_or("?".into(), |n| n.to_string()),
+        load.foreign_since()
+    ));
+    checks.add(
+        "supervisor threads after keystrokes",
+        "1",
+        threads.map_or("?".into(), |n| n.to_string()),
+        threads.map(|n| n == 1),
+    );
+    drop(targets);
+    drop(held);
+    t
+}
+
+pub fn idle(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let rows = idle::measure(b, cfg.idle);
+    let secs = cfg.idle.as_secs();
+    let mut t = Table::new(
+        &format!("Idle for {secs} s (all cases side by side in one window)"),
+        &["process", "wake-ups", "CPU ms"],
+    );
+    for r in &rows {
+        t.row(&[
+            r.name.clone(),
+            r.usage.map_or("?".into(), |u| u.ctxsw.to_string()),
+            num(r.usage.map(|u| u.cpu_ns as f64 / 1e6)),
+        ]);
+        if r.name == "hm supervisor, detached" || r.name == "hm supervisor, 1 passive subscriber" {
+            checks.add(
+                &format!("idle {}", r.name.trim_start_matches("hm supervisor, ")),
+                &format!("0 wake-ups, 0 CPU per {secs} s"),
+                r.usage.map_or("?".into(), |u| {
+                    format!("{} wake-ups, {:.3} ms", u.ctxsw, u.cpu_ns as f64 / 1e6)
+                }),
+                r.usage.map(|u| u.ctxsw == 0 && u.cpu_ns == 0),
+            );
+        }
+    }
+    t.note(&format!("Foreign CPU share: {:.2}.", load.foreign_since()));
+    t
+}
+
+pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let mut counts: Vec<usize> = [1, 10, cfg.sessions]
+        .into_iter()
+        .filter(|&n| n <= cfg.sessions)
+        .collect();
+    counts.dedup();
+    let ls_reps = 10;
+    let mut rows = vec![footprint::hm(b, &counts, ls_reps)];
+    if b.dtach {
+        rows.push(footprint::dtach(b, &counts));
+    }
+    if b.tmux {
+        rows.push(footprint::tmux(b, &counts, ls_reps));
+    }
+    let counts_s = counts
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let mut t = Table::new(
+        "Footprint (idle sessions running `sleep`; KiB; the serving processes only)",
+        &[
+            "target",
+            "start-up ms (median)",
+            "RSS (1)",
+            "PSS (1)",
+            "private (1)",
+            &format!("PSS total @ {counts_s}"),
+            "marginal PSS / session",
+            "threads",
+            "ls ms @ 1 / @ max",
+        ],
+    );
+    for r in &rows {
+        let ls = r
+            .ls_ms
+            .iter()
+            .map(|(_, v)| num(median(v)))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        t.row(&[
+            r.name.into(),
+            num(median(&r.startup_ms)),
+            r.one.rss.to_string(),
+            r.one.pss.to_string(),
+            r.one.private.to_string(),
+            r.pss
+                .iter()
+                .map(|(_, p)| p.to_string())
+                .collect::<Vec<_>>()
+                .join(" / "),
+            num(r.marginal_kib()),
+            r.threads.map_or("?".into(), |n| n.to_string()),
+            if ls.is_empty() { "–".into() } else { ls },
+        ]);
+    }
+    let hm = &rows[0];
+    checks.add(
+        "idle supervisor RSS",
+        "≤ 3584 KiB",
+        format!("{} KiB", hm.one.rss),
+        Some(hm.one.rss <= 3584),
+    );
+    checks.add(
+        "marginal PSS per session",
+        "≤ 350 KiB",
+        format!("{} KiB", num(hm.marginal_kib())),
+        hm.marginal_kib().map(|m| m <= 350.0),
+    );
+    checks.add(
+        "idle supervisor threads",
+        "1",
+        hm.threads.map_or("?".into(), |n| n.to_string()),
+        hm.threads.map(|n| n == 1),
+    );
+    let st = median(&hm.startup_ms);
+    checks.add(
+        "`hm run --detach` to first STATUS",
+        "≤ 5 ms",
+        format!("{} ms", num(st)),
+        st.map(|s| s <= 5.0),
+    );
+    let ls = hm.ls_ms.last().and_then(|(n, v)| Some((*n, median(v)?)));
+    checks.add(
+        &format!("`hm ls` at {} sessions", ls.map_or(0, |l| l.0)),
+        "≤ 15 ms",
+        format!("{} ms", num(ls.map(|l| l.1))),
+        ls.map(|l| l.1 <= 15.0),
+    );
+    t.note(&format!("Start-up: hm until the first STATUS_RESP, dtach until its socket accepts, tmux until `new-session -d` returns. Foreign CPU share: {:.2}.", load.foreign_since()));
+    t
+}
+
+pub fn replay(b: &Bench, _cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let bulk = b.path("replay-1m.bin");
+    std::fs::write(&bulk, sink::payload(1 << 20)).expect("write the payload");
+    let rows = replay::measure(b, &bulk, 10);
+    let mut t = Table::new(
+        "Scrollback replay (64 KiB scrollback; SUBSCRIBE to REPLAY_END; 10 subscribers one after another)",
+        &[
+            "history written as",
+            "replayed KiB",
+            "frames",
+            "ms (median)",
+            "ms (max)",
+        ],
+    );
+    for r in &rows {
+        let frames = r.frames.iter().copied().max().unwrap_or(0);
+        let ms = median(&r.ms);
+        t.row(&[
+            r.name.into(),
+            format!("{:.1}", r.bytes as f64 / 1024.0),
+            frames.to_string(),
+            num(ms),
+            num(r.ms.iter().copied().reduce(f64::max)),
+        ]);
+        checks.add(
+            &format!("replay of {}", r.name),
+            "≤ 4 frames, ≤ 1 ms",
+            format!("{frames} frames, {} ms", num(ms)),
+            ms.map(|m| frames <= 4 && m <= 1.0),
+        );
+    }
+    t.note(&format!("Foreign CPU share: {:.2}.", load.foreign_since()));
+    t
+}
+
+fn throughput_table(
+    kinds: &[Kind],
+    one: &HashMap<&str, Vec<Run>>,
+    cfg: &Config,
+    foreign: f64,
+    checks: &mut Checks,
+) -> Table {
+    let good = |k: Kind| {
+        median(
+            &one.get(k.name())
+                .map(|v| v.iter().map(Run::goodput).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        )
+    };
+    // The raw pty limit: the faster of the two native readers in this run.
+    let native = match (good(Kind::RawNative), good(Kind::Raw)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let mut t = Table::new(
+        &format!(
+            "Throughput to one client ({} MiB; medians of {} runs)",
+            cfg.mib, cfg.reps
+        ),
+        &[
+            "target",
+            "MiB/s",
+            "× raw pty",
+            "delivered (worst run)",
+            "byte-exact",
+            "server CPU ms/MiB",
+            "server wake-ups/MiB",
+            "client CPU ms/MiB",
+            "server VmHWM KiB",
+            "server threads",
+        ],
+    );
+    for &k in kinds {
+        let runs = one.get(k.name()).cloned().unwrap_or_default();
+        let g = good(k);
+        let worst = runs
+            .iter()
+            .map(Run::worst_delivered)
+            .try_fold(1.0f64, |w, d| d.map(|d| w.min(d)));
+        let per_mib = |f: &dyn Fn(&Run) -> Option<f64>| {
+            median(&runs.iter().filter_map(f).collect::<Vec<_>>())
+        };
+        let exact = match k {
+            Kind::Tmux => "re-rendered".to_string(),
+            Kind::RawNative => "(count)".to_string(),
+            _ if runs.iter().all(|r| r.exact) => "yes".to_string(),
+            _ => "**no**".to_string(),
+        };
+        t.row(&[
+            k.name().into(),
+            num(g),
+            num(g.zip(native).map(|(a, b)| a / b)),
+            pct(worst),
+            exact,
+            num(per_mib(&|r| {
+                r.server.map(|u| u.cpu_ns as f64 / 1e6 / r.mib())
+            })),
+            num(per_mib(&|r| r.server.map(|u| u.ctxsw as f64 / r.mib()))),
+            num(per_mib(&|r| {
+                r.clients_cpu.map(|u| u.cpu_ns as f64 / 1e6 / r.mib())
+            })),
+            runs.iter()
+                .filter_map(|r| r.hwm_kib)
+                .max()
+                .map_or("–".into(), |h| h.to_string()),
+            runs.iter()
+                .filter_map(|r| r.server_threads)
+                .max()
+                .map_or("–".into(), |h| h.to_string()),
+        ]);
+        if matches!(k, Kind::Hm | Kind::HmAttach) {
+            let exact = runs.iter().all(|r| r.exact);
+            checks.add(
+                &format!("{} delivers every byte", k.name()),
+                "100 %",
+                format!(
+                    "{}{}",
+                    pct(worst),
+                    if exact { ", byte-exact" } else { ", NOT exact" }
+                ),
+                Some(exact),
+            );
+        }
+    }
+    if let Some(runs) = one.get(Kind::Hm.name()) {
+        let frames: u64 = runs.iter().map(|r| r.frames).sum();
+        let bytes: u64 = runs.iter().map(|r| r.expected).sum();
+        if frames > 0 {
+            t.note(&format!(
+                "hm: {:.0} bytes per OUTPUT frame on average.",
+                bytes as f64 / frames as f64
+            ));
+        }
+    }
+    let hm = good(Kind::Hm);
+    let ratio = hm.zip(native).map(|(a, b)| a / b);
+    checks.add(
+        "one-subscriber goodput",
+        "≥ 0.75 × raw pty",
+        format!("{} ×", num(ratio)),
+        ratio.map(|r| r >= 0.75),
+    );
+    if kinds.contains(&Kind::Dtach) {
+        let d = good(Kind::Dtach);
+        checks.add(
+            "one-subscriber goodput vs dtach",
+            "≥ dtach",
+            format!("{} vs {} MiB/s", num(hm), num(d)),
+            hm.zip(d).map(|(a, b)| a >= b),
+        );
+    }
+    let att = good(Kind::HmAttach).zip(native).map(|(a, b)| a / b);
+    checks.add(
+        "hm attach goodput",
+        "≥ 0.5 × raw pty",
+        format!("{} ×", num(att)),
+        att.map(|r| r >= 0.5),
+    );
+    t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads). \"× raw pty\" divides by the faster of the two. Foreign CPU share: {foreign:.2}."));
+    t
+}
