@@ -183,10 +183,20 @@ impl DamageScan {
     /// in place, see [`clamp_region`]).
     pub fn scan(&mut self, bytes: &[u8], regions: &mut Vec<RegionAt>) -> Damage {
         let mut worst = Damage::None;
-        for (i, &b) in bytes.iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            // Skip plain text in bulk: only escape sequences can damage.
+            if self.state == ScanState::Ground {
+                match bytes[i..].iter().position(|&b| b == 0x1b) {
+                    Some(k) => i += k,
+                    None => break,
+                }
+            }
+            let b = bytes[i];
+            i += 1;
             let d = self.byte(b);
             if let Some(r) = self.just_set.take() {
-                regions.push((i + 1, r));
+                regions.push((i, r));
             }
             worst = worst.max(d);
         }

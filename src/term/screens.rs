@@ -62,8 +62,20 @@ impl ScreenRewriter {
     /// Appends `input` to `out` with every screen switch rewritten; the
     /// start of a sequence that may still be one is kept for the next call.
     pub fn rewrite(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        for &b in input {
-            self.byte(b, out);
+        let mut rest = input;
+        while !rest.is_empty() {
+            // Plain text between escape sequences is copied in bulk: this
+            // is on the path of every byte `hm attach` shows.
+            if self.state == State::Ground {
+                let plain = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..plain]);
+                rest = &rest[plain..];
+                if rest.is_empty() {
+                    break;
+                }
+            }
+            self.byte(rest[0], out);
+            rest = &rest[1..];
         }
     }
 
