@@ -90,7 +90,6 @@ pub fn contain<R>(f: impl FnOnce() -> R) -> Option<R> {
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             // A contained panic is recovered from: the terminal stays as
             // it is, and a message would only scribble over the screen.
@@ -98,7 +97,18 @@ fn install_panic_hook() {
                 return;
             }
             restore();
-            previous(info);
+            // One line on the restored screen, not a backtrace over it.
+            let what = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            let at = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            eprintln!("hm: internal error: {what}{at} (please report it)");
         }));
     });
 }

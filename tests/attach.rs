@@ -37,6 +37,8 @@ fn sandbox_env(sb: &Sandbox) -> Vec<(OsString, OsString)> {
         ("XDG_CONFIG_HOME", sb.path().join("config")),
         ("XDG_RUNTIME_DIR", sb.path().join("run")),
         ("TERM", "xterm-256color".into()),
+        // Lets a test make the client panic (Ctrl-G) to check the restore.
+        ("HEIMDALL_TEST_PANIC", "1".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.into(), v.into_os_string()))
@@ -224,6 +226,7 @@ enum Ending {
     ChildExit,
     Signal(Signal),
     SupervisorKilled,
+    Panic,
 }
 
 /// Attaches to a child that switches on every mode, ends the attachment
@@ -254,6 +257,7 @@ fn end_attachment(ending: Ending) -> (Sandbox, common::Session, i32, String) {
         Ending::ChildExit => t.send(b"\r"),
         Ending::Signal(sig) => t.signal(sig),
         Ending::SupervisorKilled => session.child.kill().expect("kill the supervisor"),
+        Ending::Panic => t.send(b"\x07"),
     }
     let code = t.wait_exit();
     let took = started.elapsed();
@@ -320,6 +324,15 @@ fn killed_supervisor_is_noticed_at_once_and_the_terminal_restored() {
         message.starts_with("[lost connection to session modes"),
         "{message}"
     );
+}
+
+#[test]
+fn a_panic_in_the_client_restores_the_terminal() {
+    let (sb, _session, code, message) = end_attachment(Ending::Panic);
+    assert_eq!(code, 101, "a panic exits 101");
+    assert!(message.starts_with("hm: internal error: "), "{message}");
+    // The session is untouched by its client's crash.
+    assert!(sb.cmd(&["status", "modes"]).status.success());
 }
 
 #[test]

@@ -24,6 +24,8 @@ use crate::statusbar::{self, Damage, DamageScan};
 use crate::term::{self, queries::QueryFilter, screens::ScreenRewriter};
 use crate::tui::theme::Theme;
 
+/// Set in tests only: Ctrl-G then panics the client on purpose.
+const TEST_PANIC_VAR: &str = "HEIMDALL_TEST_PANIC";
 /// Bytes read from the keyboard at once.
 const KEY_BUF: usize = 4096;
 /// While output flows, the state is refreshed at most this often.
@@ -215,6 +217,11 @@ impl Attach {
                     }
                     if self.is_detach(&keys[..n]) {
                         return Ok(Outcome::Detached);
+                    }
+                    // Test hook: proves that a panic restores the terminal.
+                    // Only with the variable set, and only on Ctrl-G alone.
+                    if keys[..n] == [0x07] && std::env::var_os(TEST_PANIC_VAR).is_some() {
+                        panic!("test panic");
                     }
                     self.writer.send(ct::INPUT, &keys[..n]).await?;
                 }
