@@ -20,11 +20,13 @@
 //! - [`supervisor`]: the per-session server.
 //! - [`classify`]: state classifiers.
 //! - [`client`]: what the client commands share.
+//! - [`alarm`]: timerfd timers, one wake-up per expiry.
 //! - [`term`]: raw mode, restoring the terminal, the replay query filter.
 //! - [`statusbar`]: the attach status bar and what can damage it.
 //! - [`tui`]: the dashboard (model, update, view, layout, themes).
 //! - [`fuzzing`]: fuzz target bodies, shared by `fuzz/` and the corpus test.
 
+pub mod alarm;
 pub mod classify;
 pub mod cli;
 pub mod client;

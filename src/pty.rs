@@ -204,11 +204,26 @@ pub fn new_session_on_spawn(cmd: &mut Command) {
     }
 }
 
-/// Registers the pty master with the current tokio reactor.
-pub fn register_master(master: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+/// Registers a non-blocking descriptor we own (the pty master, a timerfd)
+/// with the current tokio reactor, for reading and writing.
+pub fn register_fd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    register_fd_for(
+        fd,
+        tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
+    )
+}
+
+/// Registers a descriptor we own for `interest` only: a terminal that is
+/// written after every wake-up must not be watched for writability while
+/// nothing waits for it, or each write's completion is one more wake-up.
+pub fn register_fd_for(
+    fd: OwnedFd,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
     // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor
     // stays open and refers to the same file until the `AsyncFd` drops it.
-    unsafe { tokio::io::unix::AsyncFd::register(master) }.map_err(io::Error::from)
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }
+        .map_err(io::Error::from)
 }
 
 /// The window size of a terminal (or pty) file descriptor.
@@ -229,9 +244,4 @@ pub fn window_size(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<Size> {
         cols: ws.ws_col,
         rows: ws.ws_row,
     })
-}
-
-/// Registers our non-blocking terminal descriptor with the tokio reactor.
-pub fn register_tty(tty: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    register_master(tty)
 }

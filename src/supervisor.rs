@@ -229,7 +229,7 @@ async fn serve(
         opts.kill_grace_ms,
         info,
     )));
-    let master = match pty::register_master(spawned.master) {
+    let master = match pty::register_fd(spawned.master) {
         Ok(m) => Rc::new(m),
         Err(e) => {
             warn!("cannot watch the pty: {e}");

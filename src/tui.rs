@@ -101,8 +101,8 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let mut term_sig = signal(SignalKind::terminate())?;
     let mut hup_sig = signal(SignalKind::hangup())?;
     let mut int_sig = signal(SignalKind::interrupt())?;
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut tick =
+        crate::alarm::Alarm::every(TICK).context("cannot start the dashboard's timer")?;
     let frame_gap = Duration::from_secs(1) / FRAME_RATE;
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
@@ -114,11 +114,15 @@ async fn dashboard(opts: Options) -> Result<i32> {
     apply(fx, &opts, &sess_tx, &mut senders);
 
     loop {
-        let due = if dirty {
-            last_draw.map_or_else(tokio::time::Instant::now, |t| (t + frame_gap).into())
-        } else {
-            tokio::time::Instant::now() + Duration::from_secs(3600)
-        };
+        // Draw at once when a frame is due; only a frame within the rate
+        // cap waits on a timer (an idle dashboard arms none).
+        let due = last_draw.map_or_else(Instant::now, |t| t + frame_gap);
+        if dirty && due <= Instant::now() {
+            let now = Instant::now();
+            terminal.draw(|f| view::view(&m, f, now))?;
+            last_draw = Some(now);
+            dirty = false;
+        }
         let msg = tokio::select! {
             biased;
             ev = keys_rx.recv() => match ev {
@@ -132,14 +136,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
             _ = term_sig.recv() => break,
             _ = hup_sig.recv() => break,
             _ = int_sig.recv() => break,
-            () = tokio::time::sleep_until(due), if dirty => {
-                let now = Instant::now();
-                terminal.draw(|f| view::view(&m, f, now))?;
-                last_draw = Some(now);
-                dirty = false;
-                None
-            }
-            _ = tick.tick() => {
+            () = tokio::time::sleep_until(due.into()), if dirty => None,
+            r = tick.wait() => {
+                r.context("the dashboard's timer failed")?;
                 let now = Instant::now();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
                 fx.extend(update::update(&mut m, Msg::Found(scan(&opts.dir)), now));

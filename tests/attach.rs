@@ -722,3 +722,68 @@ exec cat"#;
     });
     assert_eq!(closing_line(&t), "[detached from session split]");
 }
+
+/// The text a terminal was sent, without `hm attach`'s status bar (drawn
+/// between ESC 7 and ESC 8) and without escape sequences.
+fn printed_text(bytes: &[u8]) -> String {
+    let mut text = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i..] {
+            [0x1b, b'7', ..] => {
+                let rest = &bytes[i..];
+                i += rest
+                    .windows(2)
+                    .position(|w| w == b"\x1b8")
+                    .map_or(rest.len(), |p| p + 2);
+            }
+            [0x1b, b'[', ..] => {
+                i += 2;
+                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            [0x1b, _, ..] => i += 2,
+            [b, ..] => {
+                text.push(b);
+                i += 1;
+            }
+            [] => unreachable!(),
+        }
+    }
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// A terminal that stops reading (a suspended tmux client, a stalled ssh
+/// link) makes attach wait for room, never drop: once the terminal reads
+/// again, every byte arrives, in order.
+#[test]
+fn a_terminal_that_stops_reading_gets_everything_once_it_reads_again() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "flood",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "read go; seq 1 60000; echo SEQ-DONE; exec sleep 600",
+        ],
+    );
+    let mut t = attach(&sb, "flood");
+    t.record();
+    t.send(b"\r");
+    // The terminal is not read while the whole stream (six times what a
+    // pty holds) reaches the supervisor and attach.
+    let mut side = s.raw();
+    side.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    side.output_until(b"SEQ-DONE");
+    t.wait_for("the end of the stream", |t| t.has_line("SEQ-DONE"));
+    let printed = printed_text(t.recorded());
+    let expected: String = (1..=60000).map(|i| format!("{i}\r\n")).collect();
+    assert!(
+        printed.contains(&format!("{expected}SEQ-DONE")),
+        "lines lost or out of order; {} bytes printed",
+        printed.len()
+    );
+}

@@ -3,7 +3,9 @@
 //!
 //! Accounting is per process, summed over its threads: CPU from
 //! `task/*/schedstat` (nanoseconds), wake-ups from `task/*/status`
-//! (voluntary plus involuntary context switches), memory from
+//! (voluntary context switches: each is a sleep that something ended;
+//! involuntary ones are preemptions of a running thread, which count
+//! machine load rather than wake-ups, and are left out), memory from
 //! `smaps_rollup`. Cleanup is by pid only: the harness is a child
 //! subreaper, so daemons it starts (the tmux server) stay its descendants,
 //! and on exit every descendant is killed by pid and reaped.
@@ -39,7 +41,6 @@ impl Usage {
             }
             if let Ok(s) = fs::read_to_string(p.join("status")) {
                 u.ctxsw += field(&s, "voluntary_ctxt_switches:").unwrap_or(0);
-                u.ctxsw += field(&s, "nonvoluntary_ctxt_switches:").unwrap_or(0);
             }
         }
         Some(u)

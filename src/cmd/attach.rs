@@ -11,6 +11,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
@@ -60,13 +61,14 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
     let outcome = rt.block_on(async {
         // Connect before touching the terminal, so a failure leaves it alone.
         let (reader, writer) = conn::connect(&session.sock).await?;
-        let tty = crate::pty::register_tty(term::reopen_tty()?)?;
+        let tty = crate::pty::register_fd_for(term::reopen_tty()?, Interest::READABLE)?;
         let guard = term::Guard::enter()?;
         let mut a = Attach {
             id: session.id.clone(),
             detach_key: config.detach_key,
             theme,
             tty,
+            tty_writable: None,
             reader,
             writer,
             out: Vec::new(),
@@ -125,7 +127,12 @@ struct Attach {
     detach_key: Option<u8>,
     /// Colours of the status bar.
     theme: Theme,
+    /// The terminal, watched for keys only.
     tty: AsyncFd<OwnedFd>,
+    /// The terminal watched for room to write: only from when a write
+    /// would block until the next clock tick finds nothing owed, because
+    /// every write's completion wakes whoever watches for writability.
+    tty_writable: Option<AsyncFd<OwnedFd>>,
     reader: conn::Reader,
     writer: conn::Writer,
     /// Bytes owed to the terminal.
@@ -142,6 +149,16 @@ struct Attach {
     last_poll: Option<Instant>,
     idle_check: Option<Instant>,
     in_paste: bool,
+}
+
+/// Waits until `fd` can be written; `None` never can.
+async fn writable(
+    fd: Option<&AsyncFd<OwnedFd>>,
+) -> io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
+    match fd {
+        Some(fd) => fd.writable().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl std::fmt::Debug for Attach {
@@ -178,9 +195,15 @@ impl Attach {
         self.poll_in_flight = true;
         self.last_poll = Some(Instant::now());
         let mut keys = vec![0u8; KEY_BUF];
+        let mut clock = crate::alarm::Alarm::new()?;
         loop {
             let now = Instant::now();
             let tick = self.next_tick(now);
+            clock.arm(tick.map(Instant::into_std))?;
+            if !self.out.is_empty() && self.tty_writable.is_none() {
+                let fd = self.tty.get_ref().try_clone()?;
+                self.tty_writable = Some(crate::pty::register_fd_for(fd, Interest::WRITABLE)?);
+            }
             let poll_at = self.idle_check;
             tokio::select! {
                 f = self.reader.recv(), if self.out.is_empty() => {
@@ -198,7 +221,7 @@ impl Attach {
                     }
                     self.flush_some()?;
                 }
-                g = self.tty.writable(), if !self.out.is_empty() => {
+                g = writable(self.tty_writable.as_ref()), if !self.out.is_empty() => {
                     let mut g = g?;
                     let out = &self.out;
                     if let Ok(r) = g.try_io(|fd| nix::unistd::write(fd.get_ref(), out).map_err(io::Error::from)) {
@@ -229,9 +252,13 @@ impl Attach {
                 _ = term.recv() => return Ok(Outcome::Signalled("SIGTERM", 143)),
                 _ = hup.recv() => return Ok(Outcome::Signalled("SIGHUP", 129)),
                 _ = int.recv() => return Ok(Outcome::Signalled("SIGINT", 130)),
-                () = tokio::time::sleep_until(tick.unwrap_or(now)), if tick.is_some() => {
+                r = clock.wait(), if tick.is_some() => {
+                    r?;
                     self.draw_bar();
                     self.flush_some()?;
+                    if self.out.is_empty() {
+                        self.tty_writable = None;
+                    }
                 }
                 () = tokio::time::sleep_until(poll_at.unwrap_or(now)), if poll_at.is_some() => {
                     self.idle_check = None;
@@ -359,15 +386,18 @@ impl Attach {
 
     /// When the bar's clock next changes: every second while it shows
     /// seconds, every minute after that; never when it shows no clock.
+    /// The same instant however often it is asked within one step, so the
+    /// alarm is set once per change.
     fn next_tick(&self, now: Instant) -> Option<Instant> {
         let (s, at) = self.status?;
         if !self.bar_visible() {
             return None;
         }
-        let shown = u64::from(s.state_ms) + now.duration_since(at).as_millis() as u64;
+        let base = u64::from(s.state_ms);
+        let shown = base + now.duration_since(at).as_millis() as u64;
         let step = if shown < 60_000 { 1000 } else { 60_000 };
-        let wait = step - shown % step;
-        Some(now + Duration::from_millis(wait))
+        let next = (shown / step + 1) * step;
+        Some(at + Duration::from_millis(next - base))
     }
 
     async fn poll(&mut self) -> Result<()> {

@@ -196,6 +196,8 @@ pub struct Terminal {
     parser: vt100::Parser<Model>,
     regions: RegionScan,
     exit: Option<i32>,
+    /// Every byte the program printed, once [`Terminal::record`] asked.
+    recording: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -242,7 +244,17 @@ impl Terminal {
             parser,
             regions: RegionScan::default(),
             exit: None,
+            recording: None,
         }
+    }
+
+    /// Keeps every byte printed from now on, for [`Terminal::recorded`].
+    pub fn record(&mut self) {
+        self.recording = Some(Vec::new());
+    }
+
+    pub fn recorded(&self) -> &[u8] {
+        self.recording.as_deref().unwrap_or_default()
     }
 
     pub fn pid(&self) -> Pid {
@@ -347,6 +359,9 @@ impl Terminal {
                     let model = self.parser.callbacks_mut();
                     self.regions.scan(&buf[..n], rows, &mut model.scroll_region);
                     self.parser.process(&buf[..n]);
+                    if let Some(r) = &mut self.recording {
+                        r.extend_from_slice(&buf[..n]);
+                    }
                 }
                 Err(Errno::EINTR) => {}
                 // EAGAIN: all read; EIO: nobody has the pty open.
