@@ -158,19 +158,27 @@ fn fit(m: &mut Model, fx: &mut Vec<Effect>) {
     }
 }
 
-fn poll(p: &mut Pane, now: Instant, fx: &mut Vec<Effect>) {
+/// Asks a session for its state. With `size_too` (sessions keep their own
+/// size) INFO is asked as well: the protocol does not announce a resize
+/// by another client, and a stale size would misdraw the pane.
+fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
     if !p.poll_in_flight && p.link == Link::Live && p.exit.is_none() {
         p.poll_in_flight = true;
         p.last_poll = Some(now);
-        fx.push(Effect::Send(p.id.clone(), protocol::frame(ct::STATUS, &[])));
+        let mut ask = protocol::frame(ct::STATUS, &[]);
+        if size_too {
+            ask.extend(protocol::frame(ct::INFO, &[]));
+        }
+        fx.push(Effect::Send(p.id.clone(), ask));
     }
 }
 
 fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
+    let size_too = !m.fit;
     for p in &mut m.panes {
         if p.idle_check.is_some_and(|t| now >= t) {
             p.idle_check = None;
-            poll(p, now, fx);
+            poll(p, now, size_too, fx);
         }
     }
     if m.notice
@@ -198,6 +206,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
     let bell = m.bell;
+    let size_too = !m.fit;
     let Some(p) = m.pane_mut(id) else { return };
     match sm {
         SessionMsg::Connected => {
@@ -215,7 +224,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 .status
                 .is_none_or(|(s, _)| s.state == ProcessState::Idle.as_byte());
             if shown_idle || p.last_poll.is_none_or(|t| now >= t + POLL_EVERY) {
-                poll(p, now, fx);
+                poll(p, now, size_too, fx);
             }
         }
         SessionMsg::Status(s) => {
@@ -628,15 +637,19 @@ mod tests {
     }
 
     /// The (id, type, payload) of every frame the effects send.
+    /// Every frame sent, in order, as (session, type, payload).
     fn frames(fx: &[Effect]) -> Vec<(String, u8, Vec<u8>)> {
-        fx.iter()
-            .filter_map(|e| match e {
-                Effect::Send(id, bytes) => {
-                    Some((id.clone(), bytes[0], bytes[protocol::HEADER_LEN..].to_vec()))
-                }
-                _ => None,
-            })
-            .collect()
+        let mut all = Vec::new();
+        for e in fx {
+            if let Effect::Send(id, bytes) = e {
+                let mut frames = Vec::new();
+                protocol::Assembler::new(protocol::MAX_PAYLOAD)
+                    .push(bytes, &mut frames)
+                    .expect("well-formed frames");
+                all.extend(frames.into_iter().map(|f| (id.clone(), f.ty, f.payload)));
+            }
+        }
+        all
     }
 
     fn resizes(fx: &[Effect]) -> Vec<(String, Size)> {
@@ -1254,6 +1267,48 @@ mod tests {
             }
         );
         assert_eq!(a.command.as_deref(), Some("vim"));
+    }
+
+    #[test]
+    fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(100, 31);
+        m.fit = false;
+        live(&mut m, &["a"], t0);
+        update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+        // The program redraws after someone else resized it; the poll that
+        // output causes asks the size as well.
+        let fx = update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Output(b"redraw".to_vec())),
+            at(20),
+        );
+        let asked: Vec<u8> = frames(&fx).into_iter().map(|(_, ty, _)| ty).collect();
+        assert_eq!(asked, [ct::STATUS, ct::INFO]);
+        let info = serde_json::json!({ "cols": 100, "rows": 30 });
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Info(info)),
+            at(30),
+        );
+        assert_eq!(
+            m.pane("a").expect("pane").term.size(),
+            Size {
+                cols: 100,
+                rows: 30
+            }
+        );
+        // With fit on, the dashboard sets sizes itself and asks no INFO.
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], t0);
+        update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+        let fx = update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
+            at(20),
+        );
+        assert!(!frames(&fx).iter().any(|(_, ty, _)| *ty == ct::INFO));
     }
 
     #[test]
