@@ -234,7 +234,9 @@ impl DamageScan {
                         self.region = None;
                         Damage::Region
                     }
-                    0x1b => {
+                    // ESC ESC and ignored high bytes keep the escape open,
+                    // as in vte.
+                    0x1b | 0x80..=0xff => {
                         self.state = ScanState::Esc;
                         Damage::None
                     }
@@ -251,7 +253,8 @@ impl DamageScan {
                     self.state = ScanState::Esc;
                     return Damage::None;
                 }
-                if self.params.len() < 32 {
+                // vte ignores bytes from 0x80 up inside a sequence.
+                if b < 0x80 && self.params.len() < 32 {
                     self.params.push(b);
                 }
                 Damage::None
@@ -285,6 +288,12 @@ impl DamageScan {
                 }
             }
             b'S' | b'T' => Damage::Redraw,
+            // DECSTR, a soft reset, drops the margins (and is what a full
+            // reset from the child is rewritten to).
+            b'p' if p == b"!" => {
+                self.region = None;
+                Damage::Region
+            }
             _ => Damage::None,
         }
     }
@@ -307,6 +316,10 @@ mod tests {
         assert_eq!(scan(&mut s, b"\x1b[?1;3h"), Damage::Region);
         assert_eq!(scan(&mut s, b"\x1b[?25l\x1b[H"), Damage::None);
         assert_eq!(scan(&mut s, b"\x1bc"), Damage::Region);
+        assert_eq!(scan(&mut s, crate::term::screens::RESET), Damage::Region);
+        // Bytes vte ignores inside a sequence do not hide it.
+        assert_eq!(scan(&mut s, b"\x1b[\x802J"), Damage::Redraw);
+        assert_eq!(scan(&mut s, b"\x1b\x80c"), Damage::Region);
     }
 
     #[test]

@@ -9,7 +9,13 @@
 //! entering the child's alternate screen becomes erasing the screen, which
 //! is what the child expects to see, and leaving it becomes erasing the
 //! screen and homing the cursor. Other modes set or reset in the same
-//! sequence are kept, in order. It owns no I/O: bytes in, bytes out.
+//! sequence are kept, in order. A full reset (`ESC c`, RIS) would also
+//! leave the alternate screen, so it becomes a soft reset and a clear. It
+//! owns no I/O: bytes in, bytes out.
+//!
+//! Sequences are split as vte splits them: bytes from 0x80 up inside an
+//! escape or control sequence are ignored by vte-based terminals, so they
+//! are held and ignored here too, or `ESC [ 0x80 ? 1049 l` would slip by.
 //!
 //! It is incremental (a sequence split across chunks is held back until
 //! its final byte says what it is) and bounded: a sequence longer than
@@ -32,6 +38,10 @@ pub const ENTER: &[u8] = b"\x1b[2J";
 /// child's main screen cannot be shown again: only a terminal emulator
 /// keeping a copy of it could redraw it, so the child finds a blank one.
 pub const LEAVE: &[u8] = b"\x1b[2J\x1b[H";
+
+/// What a full reset (RIS) becomes: a soft reset (DECSTR: modes, margins,
+/// attributes, saved cursor) and a clear, which stay on the screen.
+pub const RESET: &[u8] = b"\x1b[!p\x1b[2J\x1b[H";
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -102,6 +112,13 @@ impl ScreenRewriter {
             // the sequence, so they can go out at once: what is held does
             // nothing until its final byte.
             (_, 0x00..=0x1f | 0x7f) => out.push(b),
+            // Ignored inside a sequence, as vte does (see the module doc).
+            (_, 0x80..=0xff) if self.buf.len() < MAX_SEQ => self.buf.push(b),
+            (State::Esc, b'c') => {
+                self.buf.clear();
+                out.extend_from_slice(RESET);
+                self.state = State::Ground;
+            }
             (State::Esc, b'[') => {
                 self.buf.push(b);
                 self.state = State::Csi;
@@ -131,7 +148,13 @@ impl ScreenRewriter {
     fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
         self.state = State::Ground;
         let held = std::mem::take(&mut self.buf);
-        let params = &held[3..];
+        let clean: std::borrow::Cow<'_, [u8]> = if held.iter().any(|&c| c >= 0x80) {
+            held.iter().copied().filter(|&c| c < 0x80).collect()
+        } else {
+            (&held[..]).into()
+        };
+        // `ESC [ ?` and then the parameters.
+        let params = &clean[3..];
         if !params.split(|&c| c == b';').any(is_screen) {
             out.extend_from_slice(&held);
             out.push(fin);
@@ -151,6 +174,7 @@ impl ScreenRewriter {
             }
             modes(&others, fin, out);
         }
+        drop(clean);
         // Keep the allocation for the next sequence.
         self.buf = held;
         self.buf.clear();
@@ -185,6 +209,52 @@ mod tests {
         let mut out = Vec::new();
         r.rewrite(input, &mut out);
         out
+    }
+
+    fn nz(n: u16) -> std::num::NonZeroU16 {
+        std::num::NonZeroU16::new(n).unwrap()
+    }
+
+    /// Whether a vte-based terminal (vt100) that is on its alternate
+    /// screen, as `hm attach` keeps the user's terminal, leaves it for
+    /// `input` once rewritten, split at `cut`.
+    fn leaves_alternate_screen(input: &[u8], cut: usize) -> bool {
+        let mut r = ScreenRewriter::new();
+        let mut out = Vec::new();
+        r.rewrite(&input[..cut], &mut out);
+        r.rewrite(&input[cut..], &mut out);
+        let mut vt = vt100::Parser::new(nz(24), nz(80), 0);
+        vt.process(b"\x1b[?1049h");
+        vt.process(&out);
+        !vt.screen().alternate_screen()
+    }
+
+    #[test]
+    fn high_bytes_or_a_full_reset_never_leave_the_alternate_screen() {
+        let hostile: [&[u8]; 6] = [
+            b"\x1b[\x80?1049l",
+            b"\x1b\x80[?1049l",
+            b"\x1b[?\x801049l",
+            b"\x1b[?10\xc3\xa949l",
+            b"\x1b[?1049\xffl",
+            b"text\x1bc more",
+        ];
+        for input in hostile {
+            // The reference: passed as is, each one does leave.
+            let mut vt = vt100::Parser::new(nz(24), nz(80), 0);
+            vt.process(b"\x1b[?1049h");
+            vt.process(input);
+            assert!(!vt.screen().alternate_screen(), "{input:?} is no test");
+            for cut in 0..=input.len() {
+                assert!(
+                    !leaves_alternate_screen(input, cut),
+                    "{input:?} cut at {cut}"
+                );
+            }
+        }
+        assert_eq!(run(b"a\x1bcb"), [&b"a"[..], RESET, b"b"].concat());
+        // Ignored bytes in a sequence that is no switch pass unchanged.
+        assert_eq!(run(b"\x1b[\x80?25l"), b"\x1b[\x80?25l");
     }
 
     #[test]
