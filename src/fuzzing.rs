@@ -4,8 +4,8 @@
 //! They live in the library, not in `fuzz/`, so that the seed corpus runs
 //! under `cargo test` (`tests/fuzz_corpus.rs`) with no fuzzer installed, and
 //! the `fuzz/` targets are one-line wrappers. Every function takes any bytes
-//! and must not panic for any input unless an invariant is broken; none of
-//! them does I/O. How to run the fuzzers: `docs/reliability.md`.
+//! and must not panic for any input unless an invariant is broken; all but
+//! `connection` (which needs real descriptors, see its module) do no I/O. How to run the fuzzers: `docs/reliability.md`.
 //!
 //! Inputs are raw streams where the code under test reads a stream (frames,
 //! replayed output, config text, ids), so seed files are real examples.
@@ -14,6 +14,7 @@
 //! file alone. The classifier and screen targets read a sequence of
 //! operations instead (see their docs for the byte layout).
 
+mod connection;
 mod replay;
 mod screen;
 
@@ -29,6 +30,7 @@ use crate::protocol::{
     Splitter, Status,
 };
 
+pub use connection::connection;
 pub use replay::query_filter;
 pub use screen::tui_screen;
 
@@ -44,6 +46,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("session_id", session_id),
     ("query_filter", query_filter),
     ("tui_screen", tui_screen),
+    ("connection", connection),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.

@@ -530,3 +530,75 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
         }
     }
 }
+
+/// A supervisor's serving half with no child: the pty reader and the
+/// connection tasks over a pty whose slave the caller holds, playing the
+/// program. The connection fuzz target drives it; everything but the fork,
+/// the accept loop and the reaping is the code `hm run` runs. Must be used
+/// inside a `LocalSet`.
+#[derive(Debug)]
+pub(crate) struct Core {
+    ctx: Rc<Ctx>,
+    changed: Rc<watch::Sender<()>>,
+    reaped: Rc<Notify>,
+}
+
+impl Core {
+    /// Starts reading `master` (non-blocking) into a ring that keeps
+    /// `scrollback` bytes.
+    pub(crate) fn start(master: OwnedFd, scrollback: usize) -> io::Result<Core> {
+        let clock = Clock::new();
+        let info = SessionInfo {
+            id: "fuzz".into(),
+            command: vec!["fuzz".into()],
+            workdir: "/".into(),
+            supervisor_pid: std::process::id(),
+            started_unix_ms: 0,
+            classifier: "simple",
+            idle_threshold_ms: Some(3000),
+        };
+        let size = crate::protocol::Size { cols: 80, rows: 24 };
+        let classifier = ClassifierSpec::Simple {
+            idle_threshold_ms: 3000,
+        }
+        .build(clock.now_ms());
+        let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
+        let (changed, changed_rx) = watch::channel(());
+        let core = Core {
+            ctx: Rc::new(Ctx {
+                shared: Rc::new(RefCell::new(shared)),
+                master: Rc::new(pty::register_fd(master)?),
+                changed: changed_rx,
+                space: Rc::new(Notify::new()),
+                wake_main: Rc::new(Notify::new()),
+            }),
+            changed: Rc::new(changed),
+            reaped: Rc::new(Notify::new()),
+        };
+        tokio::task::spawn_local(pump_output(
+            core.ctx.clone(),
+            core.changed.clone(),
+            core.reaped.clone(),
+        ));
+        Ok(core)
+    }
+
+    /// Serves one connection until it closes, as an accepted one is.
+    pub(crate) async fn serve(&self, stream: tokio::net::UnixStream) {
+        self.ctx.shared.borrow_mut().connections += 1;
+        client::serve(self.ctx.clone(), stream).await;
+    }
+
+    /// The program exited with `code`, as the main loop records a reaped
+    /// child. Once the caller closes the slave, the reader sees the end of
+    /// the output and subscribers get EXIT.
+    pub(crate) fn end(&self, code: i32) {
+        let mut s = self.ctx.shared.borrow_mut();
+        let now = s.clock.now_ms();
+        s.ended = Some(Ended { code });
+        s.classifier.set_dead(now);
+        drop(s);
+        self.reaped.notify_one();
+        self.changed.send_replace(());
+    }
+}

@@ -515,6 +515,122 @@ fn screen_seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// A client session for the `connection` target: flags (bit 0 "whole",
+/// bit 1 "the program prints"), then the client's bytes.
+fn connection_seed(flags: u8, list: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut v = vec![flags];
+    v.extend(frames(list));
+    v
+}
+
+fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let size = Size {
+        cols: 100,
+        rows: 30,
+    }
+    .encode();
+    let mut big_input = vec![b'k'; 6000];
+    big_input.extend(b"\x03\x1a\x11\x13\r\n");
+    let mut cut_input = connection_seed(3, &[(client::SUBSCRIBE, &[]), (client::INPUT, b"abc")]);
+    // An INPUT frame declaring 100 bytes that brings 3: they still arrive.
+    cut_input.extend(protocol::header(client::INPUT, 100));
+    cut_input.extend(b"xyz");
+    let mut too_large = connection_seed(1, &[(client::STATUS, &[]), (client::INPUT, b"before")]);
+    too_large.extend(protocol::header(client::INPUT, MAX_PAYLOAD + 1));
+    too_large.extend(b"never read");
+    vec![
+        (
+            "status-info",
+            connection_seed(
+                1,
+                &[
+                    (client::STATUS, &[]),
+                    (client::INFO, &[]),
+                    (client::STATUS, &[]),
+                ],
+            ),
+        ),
+        (
+            "subscribe-prints",
+            connection_seed(3, &[(client::SUBSCRIBE, &[]), (client::STATUS, &[])]),
+        ),
+        (
+            "subscribe-marked",
+            connection_seed(
+                3,
+                &[
+                    (client::SUBSCRIBE, &[1]),
+                    (client::SUBSCRIBE, &[]),
+                    (client::INFO, &[]),
+                ],
+            ),
+        ),
+        (
+            "input",
+            connection_seed(
+                1,
+                &[
+                    (client::INPUT, b"echo hi\r"),
+                    (client::INPUT, &big_input),
+                    (client::STATUS, &[]),
+                ],
+            ),
+        ),
+        (
+            "resize",
+            connection_seed(
+                1,
+                &[
+                    (client::RESIZE, &size),
+                    (client::RESIZE, &[0, 0, 255, 255]),
+                    (client::STATUS, &[]),
+                ],
+            ),
+        ),
+        (
+            "resize-malformed",
+            connection_seed(1, &[(client::STATUS, &[]), (client::RESIZE, &[1, 2, 3])]),
+        ),
+        (
+            "kill-waits",
+            connection_seed(
+                3,
+                &[(client::KILL, &500u32.to_be_bytes()), (client::STATUS, &[])],
+            ),
+        ),
+        (
+            "kill-plain",
+            connection_seed(1, &[(client::KILL, &[]), (client::INFO, &[])]),
+        ),
+        (
+            "unknown-types",
+            connection_seed(
+                1,
+                &[
+                    (0x00, b"?"),
+                    (0x7f, &[]),
+                    (0x81, b"not from a client"),
+                    (client::STATUS, &[]),
+                ],
+            ),
+        ),
+        ("too-large", too_large),
+        ("cut-input", cut_input),
+        (
+            "raw-subscribe-input",
+            connection_seed(
+                2,
+                &[
+                    (client::SUBSCRIBE, &[1]),
+                    (client::INPUT, b"late"),
+                    (client::STATUS, &[]),
+                ],
+            ),
+        ),
+        ("raw-half-header", vec![0, client::STATUS, 0, 0]),
+    ]
+}
+
 #[test]
 #[ignore = "writes the seed corpus into fuzz/corpus"]
 fn write_seeds() {
@@ -525,6 +641,7 @@ fn write_seeds() {
         ("session_id", session_id_seeds()),
         ("query_filter", query_seeds()),
         ("tui_screen", screen_seeds()),
+        ("connection", connection_seeds()),
     ];
     for (target, seeds) in all {
         let dir = corpus_dir(target);
