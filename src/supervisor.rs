@@ -439,24 +439,36 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
         let limit = budget.min(READ_PASS);
         let mut pass = 0;
         let mut eof = false;
+        let mut drained = false;
         while pass < limit {
             let res = guard.try_io(|fd| {
                 let mut s = ctx.shared.borrow_mut();
                 let from = s.ring.head();
                 let spare = s.ring.spare(limit - pass);
+                let asked = spare.len();
                 let n = nix::unistd::read(fd.get_ref(), spare).map_err(io::Error::from)?;
                 s.ring.commit(n);
                 if n > 0 {
                     s.note_output(from, from + n as u64);
                 }
-                Ok(n)
+                Ok((n, asked))
             });
             match res {
-                Ok(Ok(0)) => {
+                Ok(Ok((0, _))) => {
                     eof = true;
                     break;
                 }
-                Ok(Ok(n)) => pass += n,
+                // A short read took all there was: waiting for the next
+                // edge saves reading again just to see EAGAIN (bytes the
+                // tty pushes later raise a new edge, which this does not
+                // clear).
+                Ok(Ok((n, asked))) if n < asked => {
+                    pass += n;
+                    guard.clear_ready();
+                    drained = true;
+                    break;
+                }
+                Ok(Ok((n, _))) => pass += n,
                 Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
                 // EIO: every slave descriptor is closed; the output is over.
                 Ok(Err(_)) => {
@@ -481,8 +493,11 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
             return;
         }
         // Let subscribers run between passes so a fast child cannot starve
-        // them (pty readiness does not consume tokio's task budget).
-        tokio::task::yield_now().await;
+        // them (pty readiness does not consume tokio's task budget). After
+        // a drained read the wait for the next edge does that already.
+        if !drained {
+            tokio::task::yield_now().await;
+        }
     }
     ctx.shared.borrow_mut().output_closed = true;
     changed.send_replace(());

@@ -235,6 +235,12 @@ impl Attach {
                         Ok(r) => r?,
                         Err(_would_block) => continue,
                     };
+                    // A short read took every key there was; the next key
+                    // raises a new edge (not cleared by this), so no read
+                    // just to see EAGAIN.
+                    if n < keys.len() {
+                        g.clear_ready();
+                    }
                     if n == 0 {
                         return Ok(Outcome::Lost("the terminal closed".into()));
                     }

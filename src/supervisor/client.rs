@@ -13,11 +13,14 @@ use std::cell::RefCell;
 use std::io::{self, IoSlice};
 use std::ops::Range;
 use std::os::fd::{AsFd, OwnedFd};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tracing::{debug, warn};
@@ -54,7 +57,11 @@ pub struct Ctx {
 #[derive(Debug)]
 struct Conn {
     id: ConnId,
-    stream: UnixStream,
+    /// The halves of the client's socket. Reads go through `AsyncRead`,
+    /// which takes a short read as "drained" (no second `recv` just to
+    /// see EAGAIN, one system call less per keystroke).
+    rd: OwnedReadHalf,
+    wr: OwnedWriteHalf,
     splitter: Splitter,
     rbuf: Vec<u8>,
     rpos: usize,
@@ -82,9 +89,11 @@ struct Conn {
 /// Serves one accepted connection until it closes.
 pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     let id = ctx.shared.borrow_mut().new_conn_id();
+    let (rd, wr) = stream.into_split();
     let mut conn = Conn {
         id,
-        stream,
+        rd,
+        wr,
         splitter: Splitter::new(MAX_PAYLOAD),
         rbuf: Vec::new(),
         rpos: 0,
@@ -140,6 +149,9 @@ impl Conn {
             if !pending && self.done() {
                 return Ok(());
             }
+            if self.rbuf.is_empty() {
+                self.rbuf = vec![0; READ_BUF];
+            }
             let can_read = !self.closing
                 && !self.read_eof
                 && self.blocked.is_none()
@@ -148,7 +160,7 @@ impl Conn {
             let watching = (self.subscribed || self.wants_exit) && !pending;
             let close_by = self.close_by.unwrap_or_else(Instant::now);
             tokio::select! {
-                r = self.stream.writable(), if pending => {
+                r = self.wr.writable(), if pending => {
                     r?;
                     self.write(ctx)?;
                 }
@@ -156,9 +168,14 @@ impl Conn {
                     let mut g = g?;
                     self.flush_input(&mut g, ctx);
                 }
-                r = self.stream.readable(), if can_read => {
-                    r?;
-                    self.read()?;
+                r = read_some(&mut self.rd, &mut self.rbuf), if can_read => {
+                    match r? {
+                        0 => self.read_eof = true,
+                        n => {
+                            self.rpos = 0;
+                            self.rlen = n;
+                        }
+                    }
                 }
                 c = changed.changed(), if watching => {
                     if c.is_err() {
@@ -181,22 +198,6 @@ impl Conn {
             return self.exit_written();
         }
         self.read_eof && self.rpos == self.rlen && self.blocked.is_none()
-    }
-
-    fn read(&mut self) -> io::Result<()> {
-        if self.rbuf.is_empty() {
-            self.rbuf = vec![0; READ_BUF];
-        }
-        match self.stream.try_read(&mut self.rbuf) {
-            Ok(0) => self.read_eof = true,
-            Ok(n) => {
-                self.rpos = 0;
-                self.rlen = n;
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
-        }
-        Ok(())
     }
 
     /// Handles buffered client bytes until they run out, the pty pushes
@@ -414,7 +415,7 @@ impl Conn {
         let sub = s.subs.get_mut(&self.id);
         // A cut-off subscriber only gets its copied tail.
         if let Some(tail) = sub.as_ref().and_then(|sub| sub.evicted.as_ref()) {
-            let n = write_some(&self.stream, &[IoSlice::new(&tail[self.evicted_pos..])])?;
+            let n = write_some(&self.wr, &[IoSlice::new(&tail[self.evicted_pos..])])?;
             self.evicted_pos += n;
             if self.evicted_pos == tail.len() {
                 self.closing = true;
@@ -448,7 +449,7 @@ impl Conn {
         if iov.is_empty() {
             return Ok(());
         }
-        let n = write_some(&self.stream, &iov)?;
+        let n = write_some(&self.wr, &iov)?;
         drop(iov);
         // Account for what was written, in the same order.
         let mut left = n;
@@ -488,7 +489,14 @@ impl Conn {
     }
 }
 
-fn write_some(stream: &UnixStream, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+/// Reads what the client has sent, up to `buf`'s length; 0 at its end.
+async fn read_some(rd: &mut OwnedReadHalf, buf: &mut [u8]) -> io::Result<usize> {
+    let mut buf = ReadBuf::new(buf);
+    std::future::poll_fn(|cx| Pin::new(&mut *rd).poll_read(cx, &mut buf)).await?;
+    Ok(buf.filled().len())
+}
+
+fn write_some(stream: &OwnedWriteHalf, iov: &[IoSlice<'_>]) -> io::Result<usize> {
     match stream.try_write_vectored(iov) {
         Ok(n) => Ok(n),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
