@@ -190,6 +190,57 @@ pub fn signal(pid: Pid, whole_group: bool, sig: Signal) -> nix::Result<()> {
     kill(target, sig)
 }
 
+/// Sends `sig` to every process group of `leader`'s session: its own, and
+/// the ones a job-control shell makes for its jobs. `leader` must be a
+/// child not yet reaped: then no other session can have its id, so every
+/// group found belongs to the program. (A group that ends between the
+/// scan and the signal could in principle have its id reused; pids are
+/// not recycled that fast in practice.)
+pub fn signal_session(leader: Pid, sig: Signal) -> nix::Result<()> {
+    let result = signal(leader, true, sig);
+    for group in session_groups(leader) {
+        if group != leader && group.as_raw() > 1 {
+            let _ = kill(Pid::from_raw(-group.as_raw()), sig);
+        }
+    }
+    result
+}
+
+/// The process groups with a member in session `sid`, from `/proc`.
+fn session_groups(sid: Pid) -> Vec<Pid> {
+    let mut groups = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return groups;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp session ...": comm may hold spaces
+        // and parentheses, so fields are counted from the last ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace().skip(2);
+        let (Some(pgrp), Some(session)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if session.parse::<i32>() == Ok(sid.as_raw()) {
+            if let Ok(g) = pgrp.parse::<i32>() {
+                let g = Pid::from_raw(g);
+                if !groups.contains(&g) {
+                    groups.push(g);
+                }
+            }
+        }
+    }
+    groups
+}
+
 /// Makes a command start in a new session, detached from our terminal, so
 /// that closing the terminal (SIGHUP to its session) spares it.
 pub fn new_session_on_spawn(cmd: &mut Command) {

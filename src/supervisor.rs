@@ -361,7 +361,12 @@ fn request_kill(ctx: &Ctx) {
 }
 
 fn signal_child(child: Pid, group: bool, sig: Signal) {
-    if let Err(e) = pty::signal(child, group, sig) {
+    let sent = if group {
+        pty::signal_session(child, sig)
+    } else {
+        pty::signal(child, false, sig)
+    };
+    if let Err(e) = sent {
         // ESRCH: the group is already gone, which is what we wanted.
         if e != nix::Error::ESRCH {
             warn!("cannot send {sig} to the session: {e}");

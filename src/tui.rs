@@ -278,11 +278,19 @@ async fn serve(
         .await
         .map_err(|e| e.to_string())?;
     let mut exited = false;
+    // A write fails when the supervisor has just closed, typically right
+    // after it sent EXIT: what it sent is still read before giving up, or
+    // the pane would lose its exit code.
+    let mut broken: Option<String> = None;
     loop {
         tokio::select! {
             f = r.recv() => {
                 let Some(f) = f.map_err(|e| e.to_string())? else {
-                    return Ok(if exited { Ended::Exited } else { Ended::Closed });
+                    return match broken {
+                        Some(why) if !exited => Err(why),
+                        _ if exited => Ok(Ended::Exited),
+                        _ => Ok(Ended::Closed),
+                    };
                 };
                 let msg = match f.ty {
                     server::OUTPUT => SessionMsg::Output(f.payload),
@@ -302,10 +310,10 @@ async fn serve(
                     return Ok(Ended::Closed);
                 }
             }
-            c = cmds.recv() => match c {
+            c = cmds.recv(), if broken.is_none() => match c {
                 Some(bytes) => {
                     if let Err(e) = w.send_raw(&bytes).await {
-                        return Err(e.to_string());
+                        broken = Some(e.to_string());
                     }
                 }
                 None => return Ok(Ended::Closed),

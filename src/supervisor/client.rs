@@ -170,7 +170,16 @@ impl Conn {
                 }
                 r = read_some(&mut self.rd, &mut self.rbuf), if can_read => {
                     match r? {
-                        0 => self.read_eof = true,
+                        0 => {
+                            self.read_eof = true;
+                            // A subscriber waits for EXIT after its input
+                            // ends, unless it hung up: then it would hold
+                            // its connection (one of 1024) until output.
+                            if (self.subscribed || self.wants_exit) && hung_up(&self.wr) {
+                                debug!(conn = self.id, "the client hung up");
+                                return Ok(());
+                            }
+                        }
                         n => {
                             self.rpos = 0;
                             self.rlen = n;
@@ -487,6 +496,20 @@ impl Conn {
         }
         Ok(())
     }
+}
+
+/// Whether the client has closed its end entirely (POLLHUP), rather than
+/// only its sending side: then nothing sent can be read any more.
+fn hung_up(wr: &OwnedWriteHalf) -> bool {
+    let stream: &UnixStream = wr.as_ref();
+    let mut fds = [nix::poll::PollFd::new(
+        stream.as_fd(),
+        nix::poll::PollFlags::POLLOUT,
+    )];
+    nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(nix::poll::PollFlags::POLLHUP))
 }
 
 /// Reads what the client has sent, up to `buf`'s length; 0 at its end.

@@ -73,6 +73,13 @@ pub fn inner(r: Rect) -> Rect {
     )
 }
 
+/// The largest emulator a session keeping its own size (no fit) gets:
+/// wider than any real terminal, 4 MiB a screen.
+pub const MAX_UNFIT: Size = Size {
+    cols: 512,
+    rows: 256,
+};
+
 pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     match msg {
@@ -270,7 +277,13 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                     .and_then(|x| u16::try_from(x).ok())
             };
             if let (Some(cols), Some(rows)) = (dim("cols"), dim("rows")) {
-                p.session_size = Some(Size { cols, rows });
+                // An emulator holds its whole screen (32 bytes a cell), so a
+                // session sized absurdly by some client is shown at most
+                // this big rather than costing gigabytes.
+                p.session_size = Some(Size {
+                    cols: cols.clamp(1, MAX_UNFIT.cols),
+                    rows: rows.clamp(1, MAX_UNFIT.rows),
+                });
             }
         }
         SessionMsg::Exit(code) => {

@@ -1,0 +1,628 @@
+//! Adversarial tests of the clients that take over a terminal, in a real
+//! pty rendered by vt100: `hm attach` and `hm tui` in terminals of a cell or
+//! two, the dashboard with a hundred sessions coming and going under it, a
+//! session claiming an absurd size, and a 10 MB unterminated OSC.
+
+mod common;
+#[path = "common/terminal.rs"]
+mod terminal;
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::process::Stdio;
+
+use common::{HM, Raw, Sandbox, Session, stderr, wait_until};
+use heimdall::protocol::{self, Assembler, Status, client, server};
+use heimdall::supervisor::pidfile::PidFile;
+use nix::sys::termios::LocalFlags;
+use terminal::Terminal;
+
+/// Ctrl-\, the default detach key.
+const DETACH: &[u8] = b"\x1c";
+
+fn dir(sb: &Sandbox) -> &str {
+    sb.sock_dir.to_str().expect("utf-8 sandbox path")
+}
+
+/// The environment `Sandbox::hm` gives `hm`, plus a terminal type.
+fn env(sb: &Sandbox) -> Vec<(OsString, OsString)> {
+    [
+        ("HOME", sb.path().to_path_buf()),
+        ("XDG_CONFIG_HOME", sb.path().join("config")),
+        ("XDG_RUNTIME_DIR", sb.path().join("run")),
+        ("TERM", "xterm-256color".into()),
+        ("SHELL", "/bin/sh".into()),
+        ("NO_COLOR", "".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into_os_string()))
+    .collect()
+}
+
+/// `hm ARGS` in a fresh `rows`×`cols` terminal, not waited for.
+fn hm_in_terminal(sb: &Sandbox, args: &[&str], size: (u16, u16)) -> Terminal {
+    let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+    Terminal::start(
+        HM.as_ref(),
+        &argv,
+        &env(sb),
+        sb.path(),
+        size,
+        &format!("$ hm {}", args[0]),
+    )
+}
+
+/// The session's pty size (rows, cols), as its supervisor reports it.
+fn session_size(sb: &Sandbox, id: &str) -> Option<(u64, u64)> {
+    let mut raw = Raw::connect(&sb.sock(id)).ok()?;
+    raw.send(client::INFO, &[]);
+    let info: serde_json::Value = serde_json::from_slice(&raw.expect(server::INFO).payload).ok()?;
+    Some((info["rows"].as_u64()?, info["cols"].as_u64()?))
+}
+
+fn raw_mode(t: &Terminal) -> bool {
+    !t.termios().local_flags.contains(LocalFlags::ICANON)
+}
+
+/// After a client that took the terminal is gone: main screen, modes off,
+/// termios as a new pty has it.
+fn assert_terminal_restored(t: &Terminal) {
+    let s = t.screen();
+    assert!(!s.alternate_screen(), "still on the alternate screen");
+    assert!(!s.hide_cursor(), "cursor left hidden");
+    assert_eq!(s.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    assert!(!s.bracketed_paste(), "bracketed paste left on");
+    assert_eq!(
+        t.termios(),
+        terminal::pristine_termios(),
+        "termios not restored"
+    );
+}
+
+/// The resident set's high-water mark of a process, in bytes.
+fn peak_rss(pid: nix::unistd::Pid) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kb * 1024
+}
+
+const MIB: u64 = 1024 * 1024;
+/// What a dashboard may use whatever its sessions do.
+const RSS_BOUND: u64 = 200 * MIB;
+
+#[test]
+fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "tiny",
+        &[],
+        &["sh", "-c", "while read x; do echo \"got-$x\"; done"],
+    );
+    let mut sub = Raw::connect(&sb.sock("tiny")).expect("connect");
+    sub.send(client::SUBSCRIBE, &[]);
+    // (terminal rows, cols) and the session's size: the status bar takes
+    // a row once there are two.
+    for (size, session) in [((1, 1), (1, 1)), ((2, 2), (1, 2))] {
+        let mut t = hm_in_terminal(&sb, &["attach", "tiny", "--socket-dir", dir(&sb)], size);
+        t.wait_for("attach to take the terminal", raw_mode);
+        t.wait_for("the session sized to the terminal", |_| {
+            session_size(&sb, "tiny") == Some(session)
+        });
+        let word = format!("in-{}x{}", size.0, size.1);
+        t.send(format!("{word}\r").as_bytes());
+        sub.output_until(format!("got-{word}\r\n").as_bytes());
+        // Through the sizes nobody should have, and back.
+        for (rows, cols) in [(1, 2), (2, 1), (1, 300), (300, 1), size] {
+            t.resize(rows, cols);
+            let rows_for_session = if rows >= 2 { rows - 1 } else { rows };
+            t.wait_for("the session resized", |_| {
+                session_size(&sb, "tiny") == Some((u64::from(rows_for_session), u64::from(cols)))
+            });
+        }
+        t.send(b"again\r");
+        sub.output_until(b"got-again\r\n");
+        t.send(DETACH);
+        assert_eq!(t.wait_exit(), 0, "{size:?}");
+        t.wait_for("the terminal restored", |t| {
+            !raw_mode(t) && !t.screen().alternate_screen()
+        });
+        assert_terminal_restored(&t);
+    }
+    let status = sb.cmd(&["status", "tiny"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+}
+
+/// The dashboard's footer is on the last row (too narrow for any hint,
+/// it is still painted in the theme's footer colour); focus has none.
+fn footer_painted(t: &Terminal) -> bool {
+    let s = t.screen();
+    let last = s.size().0.get() - 1;
+    s.cell(last, 0)
+        .is_some_and(|c| c.bgcolor() == vt100::Color::Idx(236))
+}
+
+/// The inside of the only pane on a `rows`×`cols` dashboard, as the
+/// session is sized (rows, cols): the grid is all but the footer row, the
+/// pane's border takes a cell on each side, and sizes are at least 1.
+fn pane_inner((rows, cols): (u16, u16)) -> (u64, u64) {
+    let r = rows.saturating_sub(1).saturating_sub(2).max(1);
+    let c = cols.saturating_sub(2).max(1);
+    (u64::from(r), u64::from(c))
+}
+
+#[test]
+fn the_dashboard_in_a_terminal_of_one_or_three_cells_works_and_quits() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "small",
+        &[],
+        &["sh", "-c", "while read x; do echo \"got-$x\"; done"],
+    );
+    let mut sub = Raw::connect(&sb.sock("small")).expect("connect");
+    sub.send(client::SUBSCRIBE, &[]);
+    for size in [(1, 1), (3, 3)] {
+        // A size no pane here has, so fitting shows.
+        sub.send(
+            client::RESIZE,
+            &protocol::Size {
+                cols: 220,
+                rows: 50,
+            }
+            .encode(),
+        );
+        wait_until("the session at its own size", || {
+            session_size(&sb, "small") == Some((50, 220))
+        });
+        let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], size);
+        t.wait_for("the dashboard to take the terminal", |t| {
+            raw_mode(t) && t.screen().alternate_screen()
+        });
+        // Once connected, the dashboard fits the session to its pane,
+        // however small (clamped to 1x1).
+        t.wait_for("the session fitted to its pane", |_| {
+            session_size(&sb, "small") == Some(pane_inner(size))
+        });
+        // Focus takes the whole terminal, and typing reaches the session.
+        t.send(b"\r");
+        let whole = (u64::from(size.0), u64::from(size.1));
+        t.wait_for("focus: the session at the terminal's size", |_| {
+            session_size(&sb, "small") == Some(whole)
+        });
+        let word = format!("hello-{}-{}", size.0, size.1);
+        t.send(format!("{word}\r").as_bytes());
+        sub.output_until(format!("got-{word}\r\n").as_bytes());
+        t.send(DETACH);
+        // Back in the grid before the terminal is resized: crossterm can
+        // hold back a key that arrives with a resize (see docs/tui.md).
+        t.wait_for("the grid again", footer_painted);
+        // Through sizes nobody should have: each is laid out (the session
+        // follows its pane) before the next.
+        for (rows, cols) in [(1, 2), (2, 1), (1, 300), (300, 1), size] {
+            t.resize(rows, cols);
+            t.wait_for("the session fitted to its pane", |_| {
+                session_size(&sb, "small") == Some(pane_inner((rows, cols)))
+            });
+        }
+        // From tiny to usable: it paints its grid.
+        t.resize(24, 80);
+        t.wait_for("the grid at a usable size", |t| {
+            t.last_row().contains("move") && t.contains(" small ")
+        });
+        t.resize(size.0, size.1);
+        t.wait_for("the session fitted to its pane", |_| {
+            session_size(&sb, "small") == Some(pane_inner(size))
+        });
+        t.send(b"q");
+        assert_eq!(t.wait_exit(), 0, "{size:?}");
+        t.wait_for("the terminal restored", |t| !t.screen().alternate_screen());
+        assert_terminal_restored(&t);
+    }
+    let status = sb.cmd(&["status", "small"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+}
+
+/// One pane as drawn: its id and its top and bottom borders.
+#[derive(Debug)]
+struct Drawn {
+    id: String,
+    top: String,
+    bottom: String,
+}
+
+impl Drawn {
+    /// Connected and answering: the bottom border counts its idle time.
+    fn live(&self) -> bool {
+        self.bottom.contains(" idle ") && !self.top.contains(" dead ")
+    }
+
+    fn exited(&self, code: i32) -> bool {
+        self.top.contains(" dead ") && self.bottom.contains(&format!(" exited {code} "))
+    }
+
+    /// Shown as over: exited with SIGTERM's code, or (the defect
+    /// `a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code`
+    /// shows) without a code.
+    fn over(&self) -> bool {
+        self.exited(143) || (self.top.contains(" dead ") && self.bottom.contains("supervisor gone"))
+    }
+}
+
+fn cell(s: &vt100::Screen, r: u16, c: u16) -> &str {
+    match s.cell(r, c) {
+        Some(cell) if cell.is_wide_continuation() => "",
+        Some(cell) if cell.has_contents() => cell.contents(),
+        _ => " ",
+    }
+}
+
+/// Every pane on the screen, found by its top-left corner.
+fn panes(t: &Terminal) -> Vec<Drawn> {
+    let s = t.screen();
+    let (rows, cols) = (s.size().0.get(), s.size().1.get());
+    let mut out = Vec::new();
+    for r in 0..rows {
+        for c in 0..cols {
+            if !matches!(cell(s, r, c), "╭" | "┏") {
+                continue;
+            }
+            let Some(right) = (c + 1..cols).find(|&x| matches!(cell(s, r, x), "╮" | "┓"))
+            else {
+                continue;
+            };
+            let Some(bottom) = (r + 1..rows).find(|&y| matches!(cell(s, y, c), "╰" | "┗"))
+            else {
+                continue;
+            };
+            let line = |y: u16| (c + 1..right).map(|x| cell(s, y, x)).collect::<String>();
+            let top = line(r);
+            let Some(id) = top.split_whitespace().next() else {
+                continue;
+            };
+            out.push(Drawn {
+                id: id.to_string(),
+                top: top.clone(),
+                bottom: line(bottom),
+            });
+        }
+    }
+    out
+}
+
+fn ids_of(panes: &[Drawn]) -> BTreeSet<String> {
+    panes.iter().map(|p| p.id.clone()).collect()
+}
+
+/// Reads what the terminal got for a moment (at most 20 ms).
+fn pump(t: &mut Terminal) {
+    let polls = std::cell::Cell::new(0);
+    t.wait_for("one read", |_| {
+        polls.set(polls.get() + 1);
+        polls.get() > 1
+    });
+}
+
+/// Sets the dashboard's filter to `text` (clearing the one before).
+fn filter(t: &mut Terminal, old: &str, text: &str) {
+    t.send(b"/");
+    t.send(&vec![0x7f; old.len()]);
+    t.send(text.as_bytes());
+    t.send(b"\r");
+}
+
+/// The page indicator in the footer, (page, pages), if there is one.
+fn page_of(t: &Terminal) -> Option<(usize, usize)> {
+    let footer = t.last_row();
+    let (_, rest) = footer.rsplit_once("page ")?;
+    let (n, m) = rest.trim().split_once('/')?;
+    Some((n.parse().ok()?, m.parse().ok()?))
+}
+
+/// Sessions started in waves of this many, ...
+const WAVE: usize = 10;
+/// ... this many waves; after each, all but one of the wave before are
+/// killed.
+const WAVES: usize = 10;
+
+#[test]
+fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
+    let sb = Sandbox::new();
+    // 30 panes to a page on 40x120.
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (40, 120));
+    t.wait_for("the dashboard", |t| t.last_row().contains("move"));
+    let wave_ids = |w: usize| -> Vec<String> {
+        (0..WAVE)
+            .map(|i| {
+                if i == 0 {
+                    format!("w{w}-keep")
+                } else {
+                    format!("w{w}-drop{i}")
+                }
+            })
+            .collect()
+    };
+    let mut sessions: Vec<(String, Session)> = Vec::new();
+    let mut killers: Vec<(String, std::process::Child)> = Vec::new();
+    let mut shown_filter = String::new();
+    for w in 0..=WAVES {
+        // Kill the previous wave's droppers while this one starts.
+        if w > 0 {
+            for id in wave_ids(w - 1).into_iter().skip(1) {
+                let mut c = sb.hm();
+                c.args(["kill", &id, "--grace", "1"])
+                    .arg("--socket-dir")
+                    .arg(&sb.sock_dir)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped());
+                killers.push((id, c.spawn().expect("hm kill")));
+            }
+        }
+        if w == WAVES {
+            break;
+        }
+        let wave = wave_ids(w);
+        for id in &wave {
+            sessions.push((
+                id.clone(),
+                sb.spawn(id, &[], &["sh", "-c", "echo up; exec sleep 600"]),
+            ));
+        }
+        // The dashboard finds the whole wave, live.
+        let prefix = format!("w{w}-");
+        filter(&mut t, &shown_filter, &prefix);
+        shown_filter = prefix;
+        let want: BTreeSet<String> = wave.iter().cloned().collect();
+        t.wait_for("the new wave's panes, live", |t| {
+            let p = panes(t);
+            ids_of(&p) == want && p.iter().all(Drawn::live)
+        });
+        for (id, k) in killers.drain(..) {
+            let out = k.wait_with_output().expect("hm kill");
+            assert!(out.status.success(), "{id}: {}", stderr(&out));
+        }
+        assert!(t.try_exit().is_none(), "the dashboard died in wave {w}");
+    }
+    for (id, k) in killers.drain(..) {
+        let out = k.wait_with_output().expect("hm kill");
+        assert!(out.status.success(), "{id}: {}", stderr(&out));
+    }
+    let keep: BTreeSet<String> = (0..WAVES).map(|w| format!("w{w}-keep")).collect();
+    for (id, s) in &mut sessions {
+        if keep.contains(id) {
+            assert!(s.child.try_wait().expect("try_wait").is_none(), "{id}");
+        } else {
+            assert_eq!(s.wait_exit(), 143, "{id}");
+        }
+    }
+
+    // The live ones are exactly the kept ones, all on one page.
+    filter(&mut t, &shown_filter, "keep");
+    t.wait_for("exactly the live sessions", |t| {
+        let p = panes(t);
+        ids_of(&p) == keep && p.iter().all(Drawn::live) && page_of(t).is_none()
+    });
+    // Every one killed is there, marked as such, thirty to a page.
+    filter(&mut t, "keep", "drop");
+    let dropped: BTreeSet<String> = (0..WAVES)
+        .flat_map(|w| wave_ids(w).into_iter().skip(1))
+        .collect();
+    let mut seen = BTreeSet::new();
+    for page in 1..=3 {
+        t.wait_for("a page of killed sessions", |t| {
+            let p = panes(t);
+            page_of(t) == Some((page, 3)) && p.len() == 30 && p.iter().all(Drawn::over)
+        });
+        seen.extend(ids_of(&panes(&t)));
+        t.send(b"\x1b[6~");
+    }
+    assert_eq!(seen, dropped);
+    // Without a filter: all hundred, on four pages.
+    filter(&mut t, "drop", "");
+    t.wait_for("every pane, paged", |t| page_of(t) == Some((1, 4)));
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the terminal restored", |t| !t.screen().alternate_screen());
+    assert_terminal_restored(&t);
+}
+
+/// A socket dir made by hand, for a fake supervisor.
+fn make_dir(sb: &Sandbox) {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&sb.sock_dir)
+        .expect("socket dir");
+}
+
+/// A supervisor that claims a 65535x65535 terminal in INFO and otherwise
+/// behaves.
+fn huge_supervisor(mut s: UnixStream) {
+    let _ = s.write_all(&[protocol::MODE_BINARY]);
+    let mut asm = Assembler::default();
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut frames = Vec::new();
+        if asm.push(&buf[..n], &mut frames).is_err() {
+            return;
+        }
+        for f in frames {
+            let reply = match f.ty {
+                client::INFO => protocol::frame(
+                    server::INFO,
+                    br#"{"id":"huge","pid":4242,"command":["huge"],"cols":65535,"rows":65535,"idle_threshold_ms":3000}"#,
+                ),
+                client::STATUS => protocol::frame(
+                    server::STATUS_RESP,
+                    &Status {
+                        pid: 4242,
+                        idle_ms: 1000,
+                        alive: true,
+                        state: 0,
+                        state_ms: 1000,
+                    }
+                    .encode(),
+                ),
+                client::SUBSCRIBE => protocol::frame(server::OUTPUT, b"huge says hello\r\n"),
+                _ => continue,
+            };
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+
+fn an_absurd_session_size_without_fit_keeps_the_dashboard_small_and_responsive() {
+    let sb = Sandbox::new();
+    make_dir(&sb);
+    let mut lock = PidFile::acquire(&sb.sock_dir.join("huge.pid"), "huge").expect("lock");
+    lock.write_supervisor(std::process::id())
+        .expect("write pid");
+    let listener = UnixListener::bind(sb.sock("huge")).expect("bind");
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            std::thread::spawn(move || huge_supervisor(s));
+        }
+    });
+    let _calm = sb.start("calm", &[], &["sh", "-c", "echo calm-here; exec sleep 600"]);
+    let mut t = hm_in_terminal(
+        &sb,
+        &["tui", "--no-fit", "--socket-dir", dir(&sb)],
+        (24, 80),
+    );
+    t.wait_for("both panes", |t| {
+        t.contains("huge says hello") && t.contains("calm-here")
+    });
+    // INFO came before the output, so the pane has taken the size it
+    // claims (clamped to 4096x4096). Keys still work...
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("back from focus to the grid"));
+    t.send(b"?");
+    t.wait_for("the help closed", |t| !t.contains("back from focus"));
+    // ... but the memory is the point.
+    let rss = peak_rss(t.pid());
+    assert!(rss < RSS_BOUND, "the dashboard grew to {} MiB", rss / MIB);
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    drop(lock);
+}
+
+#[test]
+fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
+    let sb = Sandbox::new();
+    // Once told: 10 MB of OSC with no end; then, once told again, the end
+    // and a line.
+    let done = sb.path().join("flood-done");
+    let script = format!(
+        "stty -echo; echo osc-ready; read start; printf 'before-osc\\r\\n\\033]0;'; \
+         head -c 10000000 /dev/zero | tr '\\0' x; \
+         touch '{}'; read go; printf '\\007\\r\\nafter-osc\\r\\n'; exec sleep 600",
+        done.display()
+    );
+    let s = sb.start("osc", &[], &["sh", "-c", &script]);
+    let _calm = sb.start("calm", &[], &["sh", "-c", "echo calm-here; exec sleep 600"]);
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (24, 80));
+    t.wait_for("the panes", |t| {
+        let p = panes(t);
+        t.contains("osc-ready")
+            && t.contains("calm-here")
+            && p.len() == 2
+            && p.iter().all(Drawn::live)
+    });
+    // The dashboard is subscribed: it gets every byte from here on.
+    s.raw().send(client::INPUT, b"start\n");
+    t.wait_for("the flood to begin", |t| t.contains("before-osc"));
+    // Keys are handled while the flood goes on.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("back from focus to the grid"));
+    t.send(b"?");
+    t.wait_for("the help closed", |t| !t.contains("back from focus"));
+    // The session gets to the end of the string only as fast as the
+    // dashboard reads it (give or take the supervisor's buffer).
+    wait_until("the whole string to be written", || done.exists());
+    // And with 10 MB of string open, keys still work.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("back from focus to the grid"));
+    t.send(b"?");
+    t.wait_for("the help closed", |t| !t.contains("back from focus"));
+    s.raw().send(client::INPUT, b"go\n");
+    // In order: all 10 MB went through the dashboard before this line.
+    t.wait_for("the line after the string", |t| t.contains("after-osc"));
+    // The string was taken as one, not shown as text.
+    assert!(
+        t.contains("before-osc") && !t.contains("xxxx"),
+        "{:?}",
+        t.lines()
+    );
+    let rss = peak_rss(t.pid());
+    assert!(rss < RSS_BOUND, "the dashboard grew to {} MiB", rss / MIB);
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("back from focus to the grid"));
+    t.send(b"q");
+    t.wait_for("the help closed", |t| !t.contains("back from focus"));
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the terminal restored", |t| !t.screen().alternate_screen());
+    assert_terminal_restored(&t);
+    eprintln!("dashboard peak RSS after a 10 MB OSC: {} MiB", rss / MIB);
+}
+
+#[test]
+
+fn a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code() {
+    let sb = Sandbox::new();
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (40, 120));
+    t.wait_for("the dashboard", |t| t.last_row().contains("move"));
+    let ids: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();
+    let mut sessions: Vec<Session> = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sh", "-c", "echo up; exec sleep 600"]))
+        .collect();
+    t.wait_for("every pane, live", |t| {
+        let p = panes(t);
+        p.len() == ids.len() && p.iter().all(Drawn::live)
+    });
+    let mut killers: Vec<std::process::Child> = ids
+        .iter()
+        .map(|id| {
+            let mut c = sb.hm();
+            c.args(["kill", id, "--grace", "1"])
+                .arg("--socket-dir")
+                .arg(&sb.sock_dir)
+                .stdout(Stdio::null());
+            c.spawn().expect("hm kill")
+        })
+        .collect();
+    // Each resize has the dashboard send every live pane a RESIZE.
+    let mut i: u16 = 0;
+    while killers
+        .iter_mut()
+        .any(|k| k.try_wait().expect("try_wait").is_none())
+    {
+        i += 1;
+        t.resize(40 + i % 2, 120 - i % 3);
+        pump(&mut t);
+    }
+    for s in &mut sessions {
+        assert_eq!(s.wait_exit(), 143);
+    }
+    // A size none of the storm used (so the dashboard redraws all of it,
+    // whatever frames were in flight), where all 30 panes fit on one page.
+    t.resize(42, 126);
+    t.wait_for("every pane with its exit code", |t| {
+        let p = panes(t);
+        p.len() == ids.len() && p.iter().all(|p| p.exited(143))
+    });
+}
