@@ -3,14 +3,22 @@
 //! Used by every built-in client (`attach`, `status`, `ls`, `kill`, `tui`).
 //! Before sending anything it checks that the socket is served by our own
 //! user and that the peer speaks binary framing.
+//!
+//! The socket is watched for reading only. Watched for room to write too,
+//! every frame the supervisor takes would wake the client (each write's
+//! completion raises an EPOLLOUT edge): an idle `hm attach` woke once per
+//! keystroke for nothing, in the middle of the echo's round trip. A write
+//! that finds the socket full watches for room until it is done.
 
 use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::os::fd::OwnedFd;
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::{
     Assembler, Frame, FrameError, MAX_PAYLOAD, MODE_BINARY, Status, client, frame, server,
@@ -39,16 +47,16 @@ pub enum ConnError {
 /// Reading half: yields whole frames.
 #[derive(Debug)]
 pub struct Reader {
-    half: OwnedReadHalf,
+    sock: AsyncFd<OwnedFd>,
     asm: Assembler,
     ready: VecDeque<Frame>,
     buf: Vec<u8>,
 }
 
-/// Writing half: each frame is written with one `write_all`.
+/// Writing half: frames are written whole, in order.
 #[derive(Debug)]
 pub struct Writer {
-    half: OwnedWriteHalf,
+    sock: OwnedFd,
 }
 
 /// Connects, verifies the server's uid and reads the mode byte.
@@ -67,9 +75,9 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
             uid,
         });
     }
-    let (mut r, w) = stream.into_split();
+    let mut stream = stream;
     let mut mode = [0u8; 1];
-    match r.read_exact(&mut mode).await {
+    match stream.read_exact(&mut mode).await {
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(ConnError::Closed),
         Err(e) => return Err(e.into()),
@@ -80,14 +88,18 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
             mode: mode[0],
         });
     }
+    let sock = OwnedFd::from(stream.into_std()?);
+    let writer = Writer {
+        sock: sock.try_clone()?,
+    };
     Ok((
         Reader {
-            half: r,
+            sock: crate::pty::register_fd_for(sock, Interest::READABLE)?,
             asm: Assembler::new(MAX_PAYLOAD),
             ready: VecDeque::new(),
             buf: vec![0; 64 * 1024],
         },
-        Writer { half: w },
+        writer,
     ))
 }
 
@@ -99,13 +111,34 @@ impl Reader {
             if let Some(f) = self.ready.pop_front() {
                 return Ok(Some(f));
             }
-            let n = self.half.read(&mut self.buf).await?;
+            let n = self.read().await?;
             if n == 0 {
                 return Ok(None);
             }
             let mut out = Vec::new();
             self.asm.push(&self.buf[..n], &mut out)?;
             self.ready.extend(out);
+        }
+    }
+
+    /// Reads what has arrived. A short read took everything, so readiness
+    /// is cleared without a second read just to see EAGAIN (data arriving
+    /// later raises a new edge, which this does not clear).
+    async fn read(&mut self) -> io::Result<usize> {
+        loop {
+            let mut ready = self.sock.readable().await?;
+            let buf = &mut self.buf;
+            match ready.try_io(|fd| nix::unistd::read(fd.get_ref(), buf).map_err(io::Error::from)) {
+                Ok(Ok(n)) => {
+                    if n > 0 && n < buf.len() {
+                        ready.clear_ready();
+                    }
+                    return Ok(n);
+                }
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_would_block) => {}
+            }
         }
     }
 
@@ -129,12 +162,32 @@ impl Reader {
 
 impl Writer {
     pub async fn send(&mut self, ty: u8, payload: &[u8]) -> io::Result<()> {
-        self.half.write_all(&frame(ty, payload)).await
+        self.send_raw(&frame(ty, payload)).await
     }
 
-    /// Writes already-encoded frames in one go.
-    pub async fn send_raw(&mut self, frames: &[u8]) -> io::Result<()> {
-        self.half.write_all(frames).await
+    /// Writes already-encoded frames, all of them. Cancel-safe only in
+    /// that nothing is written twice; a cancelled call may have written
+    /// part of `frames`.
+    pub async fn send_raw(&mut self, mut frames: &[u8]) -> io::Result<()> {
+        // Watched for room only while the socket is full (see the module).
+        let mut watch: Option<AsyncFd<OwnedFd>> = None;
+        while !frames.is_empty() {
+            match nix::unistd::write(&self.sock, frames) {
+                Ok(n) => frames = &frames[n..],
+                Err(nix::Error::EINTR) => {}
+                Err(nix::Error::EAGAIN) => {
+                    if watch.is_none() {
+                        let fd = self.sock.try_clone()?;
+                        watch = Some(crate::pty::register_fd_for(fd, Interest::WRITABLE)?);
+                    }
+                    if let Some(w) = &watch {
+                        w.writable().await?.clear_ready();
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -158,7 +211,7 @@ pub async fn query_info_status(
 ) -> Result<(Option<serde_json::Value>, Status), ConnError> {
     let mut both = frame(client::INFO, &[]);
     both.extend(frame(client::STATUS, &[]));
-    w.half.write_all(&both).await?;
+    w.send_raw(&both).await?;
     let mut info = None;
     loop {
         let f = r.expect().await?;

@@ -13,14 +13,12 @@ use std::cell::RefCell;
 use std::io::{self, IoSlice};
 use std::ops::Range;
 use std::os::fd::{AsFd, OwnedFd};
-use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
+use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tracing::{debug, warn};
@@ -57,11 +55,14 @@ pub struct Ctx {
 #[derive(Debug)]
 struct Conn {
     id: ConnId,
-    /// The halves of the client's socket. Reads go through `AsyncRead`,
-    /// which takes a short read as "drained" (no second `recv` just to
-    /// see EAGAIN, one system call less per keystroke).
-    rd: OwnedReadHalf,
-    wr: OwnedWriteHalf,
+    /// The client's socket, watched for reading only. Watched for room to
+    /// write as well, it would wake the supervisor each time the client
+    /// took a frame (every write's completion raises an EPOLLOUT edge):
+    /// one useless wake-up per frame per subscriber.
+    sock: AsyncFd<OwnedFd>,
+    /// The same socket watched for room to write, only from when a write
+    /// finds it full until nothing more is owed.
+    sock_w: Option<AsyncFd<OwnedFd>>,
     splitter: Splitter,
     rbuf: Vec<u8>,
     rpos: usize,
@@ -89,11 +90,21 @@ struct Conn {
 /// Serves one accepted connection until it closes.
 pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     let id = ctx.shared.borrow_mut().new_conn_id();
-    let (rd, wr) = stream.into_split();
+    let sock = match stream
+        .into_std()
+        .and_then(|s| pty::register_fd_for(OwnedFd::from(s), Interest::READABLE))
+    {
+        Ok(sock) => sock,
+        Err(e) => {
+            warn!(conn = id, "cannot watch the connection: {e}");
+            ctx.shared.borrow_mut().connections -= 1;
+            return;
+        }
+    };
     let mut conn = Conn {
         id,
-        rd,
-        wr,
+        sock,
+        sock_w: None,
         splitter: Splitter::new(MAX_PAYLOAD),
         rbuf: Vec::new(),
         rpos: 0,
@@ -146,8 +157,20 @@ impl Conn {
             changed.borrow_and_update();
             self.process(ctx);
             let pending = self.prepare(ctx);
-            if !pending && self.done() {
-                return Ok(());
+            if pending && self.sock_w.is_none() {
+                // The socket usually has room: write at once, and watch it
+                // for room only once it is full.
+                if self.write(ctx)? {
+                    continue;
+                }
+                let fd = self.sock.get_ref().try_clone()?;
+                self.sock_w = Some(pty::register_fd_for(fd, Interest::WRITABLE)?);
+            }
+            if !pending {
+                self.sock_w = None;
+                if self.done() {
+                    return Ok(());
+                }
             }
             if self.rbuf.is_empty() {
                 self.rbuf = vec![0; READ_BUF];
@@ -160,7 +183,7 @@ impl Conn {
             let watching = (self.subscribed || self.wants_exit) && !pending;
             let close_by = self.close_by.unwrap_or_else(Instant::now);
             tokio::select! {
-                r = self.wr.writable(), if pending => {
+                r = room(self.sock_w.as_ref()), if pending => {
                     r?;
                     self.write(ctx)?;
                 }
@@ -168,14 +191,14 @@ impl Conn {
                     let mut g = g?;
                     self.flush_input(&mut g, ctx);
                 }
-                r = read_some(&mut self.rd, &mut self.rbuf), if can_read => {
+                r = read_some(&self.sock, &mut self.rbuf), if can_read => {
                     match r? {
                         0 => {
                             self.read_eof = true;
                             // A subscriber waits for EXIT after its input
                             // ends, unless it hung up: then it would hold
                             // its connection (one of 1024) until output.
-                            if (self.subscribed || self.wants_exit) && hung_up(&self.wr) {
+                            if (self.subscribed || self.wants_exit) && hung_up(&self.sock) {
                                 debug!(conn = self.id, "the client hung up");
                                 return Ok(());
                             }
@@ -417,20 +440,21 @@ impl Conn {
 
     /// One `writev` of everything owed, in order: the rest of a started
     /// OUTPUT frame, queued control frames, then a new OUTPUT frame.
-    fn write(&mut self, ctx: &Ctx) -> io::Result<()> {
+    /// False when nothing was written (the socket is full).
+    fn write(&mut self, ctx: &Ctx) -> io::Result<bool> {
         let mut s = ctx.shared.borrow_mut();
         let s = &mut *s;
         let was_exit_written = self.exit_written();
         let sub = s.subs.get_mut(&self.id);
         // A cut-off subscriber only gets its copied tail.
         if let Some(tail) = sub.as_ref().and_then(|sub| sub.evicted.as_ref()) {
-            let n = write_some(&self.wr, &[IoSlice::new(&tail[self.evicted_pos..])])?;
+            let n = write_some(&self.sock, &[IoSlice::new(&tail[self.evicted_pos..])])?;
             self.evicted_pos += n;
             if self.evicted_pos == tail.len() {
                 self.closing = true;
                 self.close_by = Some(Instant::now());
             }
-            return Ok(());
+            return Ok(n > 0);
         }
         let inflight = sub.and_then(|sub| sub.inflight);
         let ctrl = &self.ctrl[self.ctrl_pos..];
@@ -456,9 +480,9 @@ impl Conn {
             iov.extend(frame.iter().map(|p| IoSlice::new(p)));
         }
         if iov.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
-        let n = write_some(&self.wr, &iov)?;
+        let n = write_some(&self.sock, &iov)?;
         drop(iov);
         // Account for what was written, in the same order.
         let mut left = n;
@@ -494,16 +518,15 @@ impl Conn {
             s.exit_waiters = s.exit_waiters.saturating_sub(1);
             ctx.wake_main.notify_one();
         }
-        Ok(())
+        Ok(n > 0)
     }
 }
 
 /// Whether the client has closed its end entirely (POLLHUP), rather than
 /// only its sending side: then nothing sent can be read any more.
-fn hung_up(wr: &OwnedWriteHalf) -> bool {
-    let stream: &UnixStream = wr.as_ref();
+fn hung_up(sock: &AsyncFd<OwnedFd>) -> bool {
     let mut fds = [nix::poll::PollFd::new(
-        stream.as_fd(),
+        sock.get_ref().as_fd(),
         nix::poll::PollFlags::POLLOUT,
     )];
     nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
@@ -513,17 +536,49 @@ fn hung_up(wr: &OwnedWriteHalf) -> bool {
 }
 
 /// Reads what the client has sent, up to `buf`'s length; 0 at its end.
-async fn read_some(rd: &mut OwnedReadHalf, buf: &mut [u8]) -> io::Result<usize> {
-    let mut buf = ReadBuf::new(buf);
-    std::future::poll_fn(|cx| Pin::new(&mut *rd).poll_read(cx, &mut buf)).await?;
-    Ok(buf.filled().len())
+/// A short read took everything there was, so readiness is cleared
+/// without a second read just to see EAGAIN (data arriving later raises a
+/// new edge, which this does not clear).
+async fn read_some(sock: &AsyncFd<OwnedFd>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        let mut ready = sock.readable().await?;
+        match ready.try_io(|fd| nix::unistd::read(fd.get_ref(), buf).map_err(io::Error::from)) {
+            Ok(Ok(n)) => {
+                if n > 0 && n < buf.len() {
+                    ready.clear_ready();
+                }
+                return Ok(n);
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_would_block) => {}
+        }
+    }
 }
 
-fn write_some(stream: &OwnedWriteHalf, iov: &[IoSlice<'_>]) -> io::Result<usize> {
-    match stream.try_write_vectored(iov) {
-        Ok(n) => Ok(n),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
-        Err(e) => Err(e),
+/// Waits until the socket has room; `None` (not watched) never does. The
+/// readiness is used up here, before the write it allows: if the write
+/// still finds the socket full, the wait after it sleeps until room is
+/// made again, which raises a new edge.
+async fn room(sock: Option<&AsyncFd<OwnedFd>>) -> io::Result<()> {
+    match sock {
+        Some(s) => {
+            s.writable().await?.clear_ready();
+            Ok(())
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes what the socket takes now; 0 when it is full.
+fn write_some(sock: &AsyncFd<OwnedFd>, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+    loop {
+        match nix::sys::uio::writev(sock.get_ref(), iov) {
+            Ok(n) => return Ok(n),
+            Err(nix::Error::EINTR) => {}
+            Err(nix::Error::EAGAIN) => return Ok(0),
+            Err(e) => return Err(e.into()),
+        }
     }
 }
 
