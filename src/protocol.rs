@@ -504,6 +504,18 @@ mod tests {
     }
 
     proptest! {
+        /// Any RESIZE payload becomes a size a pty and an emulator accept,
+        /// and one already in range is left alone.
+        #[test]
+        fn resize_values_are_clamped_into_range(cols in any::<u16>(), rows in any::<u16>()) {
+            let c = Size { cols, rows }.clamped();
+            prop_assert!((MIN_DIM..=MAX_DIM).contains(&c.cols));
+            prop_assert!((MIN_DIM..=MAX_DIM).contains(&c.rows));
+            prop_assert_eq!(c.cols, cols.clamp(MIN_DIM, MAX_DIM));
+            prop_assert_eq!(c.rows, rows.clamp(MIN_DIM, MAX_DIM));
+            prop_assert_eq!(Size::decode(&Size { cols, rows }.encode()).map(Size::clamped).ok(), Some(c));
+        }
+
         #[test]
         fn frames_round_trip_however_the_stream_is_cut(
             frames in proptest::collection::vec((any::<u8>(), proptest::collection::vec(any::<u8>(), 0..300)), 0..20),

@@ -197,6 +197,11 @@ pub fn signal(pid: Pid, whole_group: bool, sig: Signal) -> nix::Result<()> {
 /// scan and the signal could in principle have its id reused; pids are
 /// not recycled that fast in practice.)
 pub fn signal_session(leader: Pid, sig: Signal) -> nix::Result<()> {
+    // The same guard as `signal`, before the scan: session 0 or 1 holds
+    // processes that are none of ours.
+    if leader.as_raw() <= 1 {
+        return Err(nix::Error::EINVAL);
+    }
     let result = signal(leader, true, sig);
     for group in session_groups(leader) {
         if group != leader && group.as_raw() > 1 {
@@ -295,4 +300,22 @@ pub fn window_size(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<Size> {
         cols: ws.ws_col,
         rows: ws.ws_row,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// 0, 1 and negative pids mean "our group", "everyone" or a
+        /// group: never signalled, whatever the signal or the mode. (The
+        /// signal is SIGCONT, harmless should the guard ever fail.)
+        #[test]
+        fn pids_of_one_or_less_are_never_signalled(pid in i32::MIN..=1, group in any::<bool>()) {
+            let pid = Pid::from_raw(pid);
+            prop_assert_eq!(signal(pid, group, Signal::SIGCONT), Err(nix::Error::EINVAL));
+            prop_assert_eq!(signal_session(pid, Signal::SIGCONT), Err(nix::Error::EINVAL));
+        }
+    }
 }

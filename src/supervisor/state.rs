@@ -343,3 +343,213 @@ impl Shared {
                 .is_none_or(|s| s.inflight.is_none() && s.offset >= head)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ClassifierSpec;
+    use crate::protocol::{Assembler, MAX_PAYLOAD};
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// The program prints this many bytes (as much as the reader may
+        /// take without overwriting what a subscriber needs).
+        Print(usize),
+        /// Connection `k` subscribes, asking for REPLAY_END or not.
+        Subscribe(usize, bool),
+        /// Connection `k`'s socket takes at most this many bytes.
+        Send(usize, usize),
+        /// Connection `k` is cut off, as a stalled one is.
+        CutOff(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (1usize..3000).prop_map(Op::Print),
+            (0usize..3, any::<bool>()).prop_map(|(k, m)| Op::Subscribe(k, m)),
+            (0usize..3, 1usize..5000).prop_map(|(k, n)| Op::Send(k, n)),
+            (0usize..3).prop_map(Op::CutOff),
+        ]
+    }
+
+    /// One subscriber as its client sees it.
+    #[derive(Debug, Default)]
+    struct Client {
+        /// Ring offset where its replay starts, and where live output
+        /// begins if it asked for the marker.
+        start: u64,
+        replay_end: Option<u64>,
+        wire: Vec<u8>,
+        cut: bool,
+        /// The output's end when it was cut off.
+        cut_at: Option<u64>,
+    }
+
+    fn shared(scrollback: usize) -> Shared {
+        let clock = Clock::new();
+        let info = SessionInfo {
+            id: "p".into(),
+            command: vec![],
+            workdir: "/".into(),
+            supervisor_pid: 1,
+            started_unix_ms: 0,
+            classifier: "none",
+            idle_threshold_ms: None,
+        };
+        let size = Size { cols: 80, rows: 24 };
+        Shared::new(
+            scrollback,
+            ClassifierSpec::None.build(0),
+            clock,
+            2,
+            size,
+            0,
+            info,
+        )
+    }
+
+    /// What `client.rs` does when a socket takes `room` bytes: the rest of
+    /// a frame in flight, then a new one; REPLAY_END between frames.
+    fn send(s: &mut Shared, id: ConnId, room: usize, c: &mut Client) {
+        let mut room = room;
+        while room > 0 {
+            if let Some(tail) = s.subs.get(&id).and_then(|sub| sub.evicted.clone()) {
+                c.wire.extend(tail);
+                s.subs.remove(&id);
+                c.cut = true;
+                return;
+            }
+            if s.take_replay_end(id) {
+                c.wire.extend(protocol::frame(server::REPLAY_END, &[]));
+            }
+            s.start_frame(id);
+            let Some(f) = s.subs.get(&id).and_then(|sub| sub.inflight) else {
+                return;
+            };
+            let unsent: Vec<u8> = f.unsent(&s.ring).concat();
+            let n = unsent.len().min(room);
+            c.wire.extend_from_slice(&unsent[..n]);
+            room -= n;
+            let sub = s.subs.get_mut(&id).expect("subscribed");
+            let f = sub.inflight.as_mut().expect("in flight");
+            f.sent += n;
+            if f.done() {
+                sub.inflight = None;
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Subscribing while the program writes: each subscriber gets the
+        /// scrollback at its start and every byte after, no gap, no
+        /// duplicate, REPLAY_END exactly where live output begins; one cut
+        /// off gets whole frames, then ERROR, and what it got plus what
+        /// the ERROR reports lost is everything from its start.
+        #[test]
+        fn subscribers_get_a_gapless_suffix_or_are_told_what_they_lost(
+            scrollback in 1usize..6000,
+            ops in prop::collection::vec(op(), 1..120),
+        ) {
+            let mut s = shared(scrollback);
+            let mut produced: Vec<u8> = Vec::new();
+            let mut clients: Vec<Option<Client>> = vec![None, None, None];
+            for op in ops {
+                match op {
+                    Op::Print(n) => {
+                        let n = n.min(s.read_budget());
+                        let mut left = n;
+                        while left > 0 {
+                            let from = s.ring.head();
+                            let spare = s.ring.spare(left);
+                            let k = spare.len();
+                            for (i, b) in spare.iter_mut().enumerate() {
+                                *b = (produced.len() + i) as u8 ^ 0x5a;
+                            }
+                            produced.extend_from_slice(spare);
+                            s.ring.commit(k);
+                            s.note_output(from, from + k as u64);
+                            left -= k;
+                        }
+                    }
+                    Op::Subscribe(k, mark) => {
+                        if clients[k].is_none() {
+                            let id = k as ConnId;
+                            s.subscribe(id, mark);
+                            let sub = &s.subs[&id];
+                            clients[k] = Some(Client {
+                                start: sub.offset,
+                                replay_end: sub.replay_end,
+                                ..Client::default()
+                            });
+                            // The scrollback is the last `scrollback` bytes.
+                            let head = s.ring.head();
+                            prop_assert_eq!(sub.offset, head - (scrollback as u64).min(head));
+                        }
+                    }
+                    Op::Send(k, room) => {
+                        if let Some(c) = clients[k].as_mut().filter(|c| !c.cut) {
+                            send(&mut s, k as ConnId, room, c);
+                        }
+                    }
+                    Op::CutOff(k) => {
+                        if let Some(at) = s.subs.get(&(k as ConnId)).and_then(Sub::retains) {
+                            s.evict_at(at, 1);
+                            let head = s.ring.head();
+                            for (j, c) in clients.iter_mut().enumerate() {
+                                let evicted = s.subs.get(&(j as ConnId)).is_some_and(|sub| sub.evicted.is_some());
+                                if let Some(c) = c.as_mut().filter(|c| evicted && c.cut_at.is_none()) {
+                                    c.cut_at = Some(head);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // Every client that was not cut off reads to the end.
+            for (k, c) in clients.iter_mut().enumerate() {
+                if let Some(c) = c.as_mut().filter(|c| !c.cut) {
+                    send(&mut s, k as ConnId, usize::MAX, c);
+                }
+            }
+            let head = s.ring.head();
+            for c in clients.iter().flatten() {
+                let mut frames = Vec::new();
+                Assembler::new(MAX_PAYLOAD).push(&c.wire, &mut frames).expect("whole frames");
+                let mut got: Vec<u8> = Vec::new();
+                let mut marker_at = None;
+                let mut lost = None;
+                for (i, f) in frames.iter().enumerate() {
+                    match f.ty {
+                        server::OUTPUT => got.extend_from_slice(&f.payload),
+                        server::REPLAY_END => {
+                            prop_assert!(marker_at.is_none(), "REPLAY_END twice");
+                            marker_at = Some(got.len() as u64);
+                        }
+                        server::ERROR => {
+                            prop_assert_eq!(i + 1, frames.len(), "frames after ERROR");
+                            let msg = protocol::decode_error(&f.payload).1;
+                            let n = msg.split(" while ").nth(1).and_then(|r| r.split(' ').next());
+                            lost = n.and_then(|n| n.parse::<u64>().ok());
+                        }
+                        other => prop_assert!(false, "frame type {other:#x}"),
+                    }
+                }
+                let start = c.start as usize;
+                prop_assert_eq!(&got[..], &produced[start..start + got.len()], "gap or duplicate");
+                if c.cut {
+                    let lost = lost.expect("a cut-off client is told what it lost");
+                    let cut_at = c.cut_at.expect("cut off by an eviction");
+                    prop_assert_eq!(got.len() as u64 + lost, cut_at - c.start);
+                } else {
+                    prop_assert_eq!(got.len() as u64, head - c.start, "bytes missing");
+                    if let Some(end) = c.replay_end {
+                        prop_assert_eq!(marker_at, Some(end - c.start), "REPLAY_END misplaced");
+                    }
+                }
+            }
+        }
+    }
+}
