@@ -197,10 +197,10 @@ pub fn list_ids(dir: &Path) -> io::Result<Vec<String>> {
         let entry = entry?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if let Some(id) = name.strip_suffix(".pid") {
-            if validate_id(id).is_ok() {
-                ids.push(id.to_string());
-            }
+        if let Some(id) = name.strip_suffix(".pid")
+            && validate_id(id).is_ok()
+        {
+            ids.push(id.to_string());
         }
     }
     ids.sort();

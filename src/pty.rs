@@ -234,12 +234,12 @@ fn session_groups(sid: Pid) -> Vec<Pid> {
         let (Some(pgrp), Some(session)) = (fields.next(), fields.next()) else {
             continue;
         };
-        if session.parse::<i32>() == Ok(sid.as_raw()) {
-            if let Ok(g) = pgrp.parse::<i32>() {
-                let g = Pid::from_raw(g);
-                if !groups.contains(&g) {
-                    groups.push(g);
-                }
+        if session.parse::<i32>() == Ok(sid.as_raw())
+            && let Ok(g) = pgrp.parse::<i32>()
+        {
+            let g = Pid::from_raw(g);
+            if !groups.contains(&g) {
+                groups.push(g);
             }
         }
     }

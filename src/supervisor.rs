@@ -189,10 +189,10 @@ fn detach_stdio() {
 /// limits it would have had.
 fn raise_fd_limit() {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        if soft < hard {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard.min(65536).max(soft), hard);
-        }
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard.min(65536).max(soft), hard);
     }
 }
 
@@ -310,18 +310,18 @@ async fn main_loop(
         if ended && closed {
             break;
         }
-        if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take() {
-            if !ended {
-                if !kill_sent {
-                    kill_sent = true;
-                    info!(grace_ms = grace, "stopping the session");
-                    signal_child(child, opts.kill_process_group, Signal::SIGTERM);
-                    // A stopped process only acts on SIGTERM once continued.
-                    signal_child(child, opts.kill_process_group, Signal::SIGCONT);
-                }
-                let at = Instant::now() + Duration::from_millis(grace);
-                kill_deadline = Some(kill_deadline.map_or(at, |d| d.min(at)));
+        if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take()
+            && !ended
+        {
+            if !kill_sent {
+                kill_sent = true;
+                info!(grace_ms = grace, "stopping the session");
+                signal_child(child, opts.kill_process_group, Signal::SIGTERM);
+                // A stopped process only acts on SIGTERM once continued.
+                signal_child(child, opts.kill_process_group, Signal::SIGCONT);
             }
+            let at = Instant::now() + Duration::from_millis(grace);
+            kill_deadline = Some(kill_deadline.map_or(at, |d| d.min(at)));
         }
         let deadline = kill_deadline.unwrap_or_else(Instant::now);
         tokio::select! {

@@ -196,10 +196,10 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
                     r.got.mode = Some(bytes[0]);
                     bytes = &bytes[1..];
                 }
-                if r.got.garbled.is_none() {
-                    if let Err(e) = asm.push(bytes, &mut r.got.frames) {
-                        r.got.garbled = Some(e.to_string());
-                    }
+                if r.got.garbled.is_none()
+                    && let Err(e) = asm.push(bytes, &mut r.got.frames)
+                {
+                    r.got.garbled = Some(e.to_string());
                 }
                 news.notify_one();
             }

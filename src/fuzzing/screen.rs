@@ -66,10 +66,10 @@ impl<CB: vt100::Callbacks + Default> Reference<CB> {
     }
 
     fn run(&mut self, f: impl FnOnce(&mut vt100::Parser<CB>)) {
-        if let Some(p) = self.parser.as_mut() {
-            if catch_unwind(AssertUnwindSafe(|| f(p))).is_err() {
-                self.parser = None;
-            }
+        if let Some(p) = self.parser.as_mut()
+            && catch_unwind(AssertUnwindSafe(|| f(p))).is_err()
+        {
+            self.parser = None;
         }
     }
 

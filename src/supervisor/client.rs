@@ -409,14 +409,14 @@ impl Conn {
     /// Decides what is owed next; true if anything is to be written.
     fn prepare(&mut self, ctx: &Ctx) -> bool {
         let mut s = ctx.shared.borrow_mut();
-        if let Some(sub) = s.subs.get(&self.id) {
-            if let Some(tail) = &sub.evicted {
-                if self.close_by.is_none() {
-                    self.close_by = Some(Instant::now() + CLOSE_GRACE);
-                    self.closing = true;
-                }
-                return self.evicted_pos < tail.len() || self.ctrl_pos < self.ctrl.len();
+        if let Some(sub) = s.subs.get(&self.id)
+            && let Some(tail) = &sub.evicted
+        {
+            if self.close_by.is_none() {
+                self.close_by = Some(Instant::now() + CLOSE_GRACE);
+                self.closing = true;
             }
+            return self.evicted_pos < tail.len() || self.ctrl_pos < self.ctrl.len();
         }
         if self.subscribed {
             if s.take_replay_end(self.id) {
@@ -487,14 +487,14 @@ impl Conn {
         // Account for what was written, in the same order.
         let mut left = n;
         let mut take_frame = |left: &mut usize| {
-            if let Some(sub) = s.subs.get_mut(&self.id) {
-                if let Some(f) = &mut sub.inflight {
-                    let k = (*left).min(HEADER_LEN + f.len - f.sent);
-                    f.sent += k;
-                    *left -= k;
-                    if f.done() {
-                        sub.inflight = None;
-                    }
+            if let Some(sub) = s.subs.get_mut(&self.id)
+                && let Some(f) = &mut sub.inflight
+            {
+                let k = (*left).min(HEADER_LEN + f.len - f.sent);
+                f.sent += k;
+                *left -= k;
+                if f.done() {
+                    sub.inflight = None;
                 }
             }
         };

@@ -74,10 +74,10 @@ impl Write for BoundedLog {
         }
         // Logging must never take the supervisor down: a vanished or full
         // log swallows the line.
-        if let Some(f) = &mut self.file {
-            if f.write_all(buf).is_ok() {
-                self.written += buf.len() as u64;
-            }
+        if let Some(f) = &mut self.file
+            && f.write_all(buf).is_ok()
+        {
+            self.written += buf.len() as u64;
         }
         Ok(buf.len())
     }

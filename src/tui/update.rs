@@ -111,10 +111,10 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
 }
 
 fn clear_attention_of_selected(m: &mut Model) {
-    if let Some(id) = m.selected.clone() {
-        if let Some(p) = m.pane_mut(&id) {
-            p.attention = false;
-        }
+    if let Some(id) = m.selected.clone()
+        && let Some(p) = m.pane_mut(&id)
+    {
+        p.attention = false;
     }
 }
 

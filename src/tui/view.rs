@@ -16,12 +16,12 @@ use super::update::{inner, placements};
 
 pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     let area = f.area();
-    if let Mode::Focus(id) = &m.mode {
-        if let Some(p) = m.pane(id) {
-            let v = p.term.view(area.height, area.width);
-            f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), area);
-            return;
-        }
+    if let Mode::Focus(id) = &m.mode
+        && let Some(p) = m.pane(id)
+    {
+        let v = p.term.view(area.height, area.width);
+        f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), area);
+        return;
     }
     let place = placements(m);
     if m.panes.is_empty() {

@@ -141,13 +141,13 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(pid) = self.child_pid() {
-            if pid > 1 {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(-pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
+        if let Some(pid) = self.child_pid()
+            && pid > 1
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(-pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
