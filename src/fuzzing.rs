@@ -14,6 +14,7 @@
 //! file alone. The classifier and screen targets read a sequence of
 //! operations instead (see their docs for the byte layout).
 
+mod attach;
 mod connection;
 mod replay;
 mod screen;
@@ -30,6 +31,7 @@ use crate::protocol::{
     Splitter, Status,
 };
 
+pub use attach::attach_output;
 pub use connection::connection;
 pub use replay::query_filter;
 pub use screen::tui_screen;
@@ -47,6 +49,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("query_filter", query_filter),
     ("tui_screen", tui_screen),
     ("connection", connection),
+    ("attach_output", attach_output),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.

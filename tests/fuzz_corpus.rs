@@ -631,6 +631,21 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+fn attach_output_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let list: [(&'static str, &[u8]); 9] = [
+        ("plain", "hello, world\r\n\u{4f60}\u{597d} \u{1f600}\r\n".as_bytes()),
+        ("vim", b"\x1b[?1049h\x1b[22;0;0t\x1b[?1h\x1b=\x1b[H\x1b[2J\x1b[1;23r\x1b[?25l~\r\n~\x1b[?12l\x1b[?25h\x1b[r\x1b[?1l\x1b>\x1b[?1049l\x1b[23;0;0t"),
+        ("combined-modes", b"\x1b[?1;1049;25h text \x1b[?25;47;1049l\x1b[?1047h\x1b[?1047l"),
+        ("sub-parameters", b"\x1b[?1049:1h\x1b[?01049h\x1b[?;1049;h"),
+        ("high-bytes", b"\x1b[\x80?1049l\x1b\x80[?1049l\x1b[?\x801049l\x1b[?1049\xffl"),
+        ("full-reset", b"before\x1bcafter\x1b\x80c"),
+        ("regions", b"\x1b[5;20r\x1b[r\x1b[;r\x1b[0;0r\x1b[99999;1r\x1b[!p\x1b[2J\x1b[3J\x1b[S\x1b[T\x1b[?3h"),
+        ("split-escapes", b"\x1b\x1b[\x1b[?\x1b[?10\x18\x1b[?1049\x1a\x1b[?1049l"),
+        ("strings", b"\x1b]0;title\x1b[?1049l\x07\x1bP$q\x1b[?1049h\x1b\\\x1b_apc\x1b\\"),
+    ];
+    list.into_iter().map(|(n, b)| (n, b.to_vec())).collect()
+}
+
 #[test]
 #[ignore = "writes the seed corpus into fuzz/corpus"]
 fn write_seeds() {
@@ -642,6 +657,7 @@ fn write_seeds() {
         ("query_filter", query_seeds()),
         ("tui_screen", screen_seeds()),
         ("connection", connection_seeds()),
+        ("attach_output", attach_output_seeds()),
     ];
     for (target, seeds) in all {
         let dir = corpus_dir(target);
