@@ -10,6 +10,7 @@
 //! decides when everything has been delivered.
 
 mod client;
+mod escalation;
 mod log;
 pub mod pidfile;
 pub mod ring;
@@ -280,8 +281,7 @@ async fn main_loop(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigquit = signal(SignalKind::quit())?;
     let mut slave = Some(slave);
-    let mut kill_deadline: Option<Instant> = None;
-    let mut kill_sent = false;
+    let mut escalation = escalation::Escalation::default();
     // The child may have exited before the SIGCHLD handler existed.
     let mut check_child = true;
 
@@ -298,7 +298,7 @@ async fn main_loop(
                 // Closing our copy of the slave lets the master report EOF
                 // once the child's last bytes have been read.
                 slave = None;
-                kill_deadline = None;
+                escalation.reaped();
                 reaped.notify_one();
                 changed.send_replace(());
             }
@@ -313,27 +313,27 @@ async fn main_loop(
         if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take()
             && !ended
         {
-            if !kill_sent {
-                kill_sent = true;
-                info!(grace_ms = grace, "stopping the session");
-                signal_child(child, opts.kill_process_group, Signal::SIGTERM);
-                // A stopped process only acts on SIGTERM once continued.
-                signal_child(child, opts.kill_process_group, Signal::SIGCONT);
+            let now = std::time::Instant::now();
+            for &sig in escalation.request(now, Duration::from_millis(grace)) {
+                if sig == Signal::SIGTERM {
+                    info!(grace_ms = grace, "stopping the session");
+                }
+                signal_child(child, opts.kill_process_group, sig);
             }
-            let at = Instant::now() + Duration::from_millis(grace);
-            kill_deadline = Some(kill_deadline.map_or(at, |d| d.min(at)));
         }
-        let deadline = kill_deadline.unwrap_or_else(Instant::now);
+        let kill_at = escalation.deadline();
+        let deadline = kill_at.map_or_else(Instant::now, Instant::from_std);
         tokio::select! {
             _ = sigchld.recv() => check_child = true,
             _ = sigterm.recv() => request_kill(ctx),
             _ = sigint.recv() => request_kill(ctx),
             _ = sighup.recv() => request_kill(ctx),
             _ = sigquit.recv() => request_kill(ctx),
-            () = tokio::time::sleep_until(deadline), if kill_deadline.is_some() => {
-                kill_deadline = None;
-                warn!("grace period over; sending SIGKILL");
-                signal_child(child, opts.kill_process_group, Signal::SIGKILL);
+            () = tokio::time::sleep_until(deadline), if kill_at.is_some() => {
+                if let Some(sig) = escalation.expire(std::time::Instant::now()) {
+                    warn!("grace period over; sending SIGKILL");
+                    signal_child(child, opts.kill_process_group, sig);
+                }
             }
             () = ctx.wake_main.notified() => {}
         }

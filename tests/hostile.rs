@@ -736,3 +736,50 @@ fn a_restart_after_sigkill_is_not_disturbed_by_an_old_program_that_ignores_the_h
     // its supervisor is gone and the design never signals a pid from a
     // stale file. The guard above ends it.
 }
+
+/// `VmHWM` (peak resident memory) of a process, in KiB.
+fn peak_kib(pid: i32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// What grew the original supervisor to 307 MB: hundreds of connections
+/// each holding an unfinished 1 MiB frame. INPUT is streamed, never
+/// buffered whole, so memory stays flat and every client is still served.
+#[test]
+fn hundreds_of_unfinished_large_frames_do_not_grow_the_supervisor() {
+    const CONNS: usize = 300;
+    let sb = Sandbox::new();
+    // The program never reads, so INPUT piles up in the pty and then in
+    // the connections' sockets, not in the supervisor.
+    let s = sb.start("big", &[], &["sleep", "600"]);
+    let sup = s.child.id() as i32;
+    let before = peak_kib(sup);
+    let mut held = Vec::new();
+    let chunk = vec![b'x'; 32 * 1024];
+    for i in 0..CONNS {
+        let mut r = s.raw();
+        // Alternately: a 1 MiB INPUT with 32 KiB of it sent, and a 1 MiB
+        // frame of an unknown type, whose payload is skipped.
+        let ty = if i % 2 == 0 { client::INPUT } else { 0x7e };
+        r.send_bytes(&protocol::header(ty, protocol::MAX_PAYLOAD));
+        let _ = r.stream.set_nonblocking(true);
+        let _ = r.stream.write(&chunk);
+        held.push(r);
+    }
+    assert!(s.raw().status().is_some_and(|st| st.alive), "still serving");
+    let after = peak_kib(sup);
+    eprintln!(
+        "supervisor peak RSS: {before} KiB before, {after} KiB with {CONNS} unfinished 1 MiB frames"
+    );
+    assert!(
+        after < before + 16 * 1024,
+        "the supervisor grew from {before} to {after} KiB"
+    );
+}
