@@ -184,7 +184,12 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
             let mut asm = Assembler::new(MAX_PAYLOAD);
             let mut buf = vec![0u8; 64 * 1024];
             loop {
-                let n = rd.read(&mut buf).await.unwrap_or(0);
+                let n = loop {
+                    match rd.read(&mut buf).await {
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        r => break r.unwrap_or(0),
+                    }
+                };
                 let mut r = replies.borrow_mut();
                 if n == 0 {
                     r.closed = true;
@@ -232,7 +237,7 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
     let mut printed = Vec::new();
     let mut at = 0;
     for (k, &n) in chunks.iter().enumerate() {
-        if wr.write_all(&stream[at..at + n]).await.is_err() {
+        if write_all(&mut wr, &stream[at..at + n]).await.is_err() {
             // Closed after refusing something: what it sent says why.
             break;
         }
@@ -380,13 +385,31 @@ fn nonblocking(fd: &OwnedFd) {
     .expect("non-blocking");
 }
 
+/// `write_all` that retries interrupted writes (libFuzzer's alarm).
+async fn write_all(
+    wr: &mut tokio::net::unix::OwnedWriteHalf,
+    mut bytes: &[u8],
+) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match wr.write(bytes).await {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 async fn write_slave(slave: &AsyncFd<OwnedFd>, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         let mut g = slave.writable().await.expect("the slave is writable");
-        if let Ok(r) =
-            g.try_io(|fd| nix::unistd::write(fd.get_ref(), bytes).map_err(std::io::Error::from))
-        {
-            bytes = &bytes[r.expect("write to the slave")..];
+        // libFuzzer's timeout alarm interrupts system calls now and then.
+        match g.try_io(|fd| nix::unistd::write(fd.get_ref(), bytes).map_err(std::io::Error::from)) {
+            Ok(Ok(n)) => bytes = &bytes[n..],
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => panic!("write to the slave: {e}"),
+            Err(_would_block) => {}
         }
     }
 }
