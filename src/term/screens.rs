@@ -127,7 +127,11 @@ impl ScreenRewriter {
                 self.buf.push(b);
                 self.state = State::Private;
             }
-            (State::Private, b'0'..=b'9' | b';' | b':') if self.buf.len() < MAX_SEQ => {
+            // Intermediates too: vt100 acts on `CSI ? 1049 . l` as on
+            // `CSI ? 1049 l`, whatever a stricter terminal would do.
+            (State::Private, b'0'..=b'9' | b';' | b':' | 0x20..=0x2f)
+                if self.buf.len() < MAX_SEQ =>
+            {
                 self.buf.push(b)
             }
             (State::Private, b'h' | b'l') => self.complete(b, out),
@@ -148,8 +152,12 @@ impl ScreenRewriter {
     fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
         self.state = State::Ground;
         let held = std::mem::take(&mut self.buf);
-        let clean: std::borrow::Cow<'_, [u8]> = if held.iter().any(|&c| c >= 0x80) {
-            held.iter().copied().filter(|&c| c < 0x80).collect()
+        // Bytes a terminal ignores (from 0x80 up) or that only qualify the
+        // sequence (intermediates) are left out of the parameters.
+        let odd = |c: u8| c >= 0x80 || (0x20..=0x2f).contains(&c);
+        let qualified = held.iter().any(|&c| (0x20..=0x2f).contains(&c));
+        let clean: std::borrow::Cow<'_, [u8]> = if held.iter().any(|&c| odd(c)) {
+            held.iter().copied().filter(|&c| !odd(c)).collect()
         } else {
             (&held[..]).into()
         };
@@ -167,7 +175,9 @@ impl ScreenRewriter {
                     modes(&others, fin, out);
                     others.clear();
                     out.extend_from_slice(switch);
-                } else if !p.is_empty() {
+                } else if !p.is_empty() && !qualified {
+                    // The other modes of a qualified sequence go: without
+                    // its intermediates they would mean something else.
                     // An empty parameter is mode 0, which is no mode.
                     others.push(p);
                 }
@@ -231,13 +241,15 @@ mod tests {
 
     #[test]
     fn high_bytes_or_a_full_reset_never_leave_the_alternate_screen() {
-        let hostile: [&[u8]; 6] = [
+        let hostile: [&[u8]; 8] = [
             b"\x1b[\x80?1049l",
             b"\x1b\x80[?1049l",
             b"\x1b[?\x801049l",
             b"\x1b[?10\xc3\xa949l",
             b"\x1b[?1049\xffl",
             b"text\x1bc more",
+            b"\x1b[?1049.l",
+            b"\x1b[?25;1049 $l",
         ];
         for input in hostile {
             // The reference: passed as is, each one does leave.
@@ -282,7 +294,7 @@ mod tests {
     #[test]
     fn everything_else_passes_byte_for_byte() {
         let keep: &[u8] = b"\x1b[?25l\x1b[?1h\x1b=\x1b[1049h\x1b[?1048h\x1b[?10490h\x1b[?1049$p\
-\x1b[?1049:1h\x1b[?1049 h\x1b[2J\x1b]0;?1049h\x07\x1b7\x1b8\x1b[?h\x1b[?;h\x1b[1;31mtext\x1b[0m\x1b\x1b[?1h";
+\x1b[?1049:1h\x1b[2J\x1b]0;?1049h\x07\x1b7\x1b8\x1b[?h\x1b[?;h\x1b[1;31mtext\x1b[0m\x1b\x1b[?1h";
         assert_eq!(run(keep), keep);
     }
 
