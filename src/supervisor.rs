@@ -251,6 +251,7 @@ async fn serve(
         changed: changed_rx,
         space: Rc::new(Notify::new()),
         wake_main: Rc::new(Notify::new()),
+        conn_closed: Rc::new(Notify::new()),
     });
     let changed_tx = Rc::new(changed_tx);
     let reaped = Rc::new(Notify::new());
@@ -540,8 +541,13 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
             }
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
                 // Out of descriptors: accepting again at once would spin.
-                warn!("cannot accept connections: {e}; retrying in 1 s");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                // Retry when one of ours is freed, or in a second (another
+                // process may free the system's).
+                warn!("cannot accept connections: {e}; retrying when one closes");
+                tokio::select! {
+                    () = ctx.conn_closed.notified() => {}
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
             }
             Err(e) => {
                 warn!("accept failed: {e}");
@@ -591,6 +597,7 @@ impl Core {
                 changed: changed_rx,
                 space: Rc::new(Notify::new()),
                 wake_main: Rc::new(Notify::new()),
+                conn_closed: Rc::new(Notify::new()),
             }),
             changed: Rc::new(changed),
             reaped: Rc::new(Notify::new()),

@@ -50,6 +50,8 @@ pub struct Ctx {
     pub space: Rc<Notify>,
     /// Tells the main loop about kill requests and finished exit waiters.
     pub wake_main: Rc<Notify>,
+    /// Tells the accept loop a connection closed: a descriptor is free.
+    pub conn_closed: Rc<Notify>,
 }
 
 #[derive(Debug)]
@@ -144,6 +146,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         s.exit_waiters = s.exit_waiters.saturating_sub(1);
     }
     ctx.wake_main.notify_one();
+    ctx.conn_closed.notify_one();
 }
 
 impl Conn {
