@@ -15,15 +15,18 @@
 //!
 //! Sequences are split as vte splits them: bytes from 0x80 up inside an
 //! escape or control sequence are ignored by vte-based terminals, so they
-//! are held and ignored here too, or `ESC [ 0x80 ? 1049 l` would slip by.
+//! are dropped here (they change nothing there), or `ESC [ 0x80 ? 1049 l`
+//! would slip by.
 //!
 //! It is incremental (a sequence split across chunks is held back until
-//! its final byte says what it is) and bounded: a sequence longer than
-//! [`MAX_SEQ`] passes as it is. Only what may still become a screen switch
-//! is ever held, and the terminal would not act on it before its end
-//! either.
+//! its final byte says what it is) and bounded: a mode sequence longer
+//! than [`MAX_SEQ`] is dropped whole, up to and including its final byte.
+//! Passing it on instead would let padding carry a switch past the check
+//! (`ESC [ ? 0000…0047 l`). Only what may still become a screen switch is
+//! ever held, and the terminal would not act on it before its end either.
 
-/// Longest mode-setting sequence held back while deciding.
+/// Longest mode-setting sequence held back while deciding; longer ones
+/// are dropped.
 pub const MAX_SEQ: usize = 128;
 
 /// What entering the child's alternate screen becomes: erase the screen.
@@ -53,6 +56,8 @@ enum State {
     Csi,
     /// `ESC [ ?` and parameters held: a DEC private mode set or reset.
     Private,
+    /// Inside an over-long mode sequence, dropped up to its final byte.
+    Discard,
 }
 
 /// Streaming rewriter; feed it every chunk of output with
@@ -113,7 +118,9 @@ impl ScreenRewriter {
             // nothing until its final byte.
             (_, 0x00..=0x1f | 0x7f) => out.push(b),
             // Ignored inside a sequence, as vte does (see the module doc).
-            (_, 0x80..=0xff) if self.buf.len() < MAX_SEQ => self.buf.push(b),
+            (_, 0x80..=0xff) => {}
+            (State::Discard, 0x40..=0x7e) => self.state = State::Ground,
+            (State::Discard, _) => {}
             (State::Esc, b'c') => {
                 self.buf.clear();
                 out.extend_from_slice(RESET);
@@ -129,10 +136,13 @@ impl ScreenRewriter {
             }
             // Intermediates too: vt100 acts on `CSI ? 1049 . l` as on
             // `CSI ? 1049 l`, whatever a stricter terminal would do.
-            (State::Private, b'0'..=b'9' | b';' | b':' | 0x20..=0x2f)
-                if self.buf.len() < MAX_SEQ =>
-            {
-                self.buf.push(b)
+            (State::Private, b'0'..=b'9' | b';' | b':' | 0x20..=0x2f) => {
+                if self.buf.len() < MAX_SEQ {
+                    self.buf.push(b);
+                } else {
+                    self.buf.clear();
+                    self.state = State::Discard;
+                }
             }
             (State::Private, b'h' | b'l') => self.complete(b, out),
             // Anything else cannot be a screen switch.
@@ -265,8 +275,9 @@ mod tests {
             }
         }
         assert_eq!(run(b"a\x1bcb"), [&b"a"[..], RESET, b"b"].concat());
-        // Ignored bytes in a sequence that is no switch pass unchanged.
-        assert_eq!(run(b"\x1b[\x80?25l"), b"\x1b[\x80?25l");
+        // Bytes a terminal ignores inside a sequence are dropped; the rest
+        // of a sequence that is no switch passes.
+        assert_eq!(run(b"\x1b[\x80?25l"), b"\x1b[?25l");
     }
 
     #[test]
@@ -321,10 +332,12 @@ mod tests {
         // Cancelled, abandoned and over-long sequences are not switches.
         assert_eq!(run(b"\x1b[?1049\x18h"), b"\x1b[?1049\x18h");
         assert_eq!(run(b"\x1b[?10\x1b[?1049l"), b"\x1b[?10\x1b[2J\x1b[H");
+        // Over-long ones are dropped whole: padded, a switch could
+        // otherwise pass unseen.
         let mut long = b"\x1b[?".to_vec();
-        long.extend(std::iter::repeat_n(b';', MAX_SEQ));
-        long.extend(b"1049h");
-        assert_eq!(run(&long), long);
+        long.extend(std::iter::repeat_n(b'0', MAX_SEQ));
+        long.extend(b"47lafter");
+        assert_eq!(run(&long), b"after");
     }
 
     proptest! {
