@@ -20,7 +20,8 @@
 //!
 //! It is incremental (a sequence split across chunks is held back until
 //! its final byte says what it is) and bounded: a mode sequence longer
-//! than [`MAX_SEQ`] is dropped whole, up to and including its final byte.
+//! than [`MAX_SEQ`] is dropped whole, up to and including its final byte,
+//! with a CAN in its place so the terminal closes any sequence it had open.
 //! Passing it on instead would let padding carry a switch past the check
 //! (`ESC [ ? 0000…0047 l`). Only what may still become a screen switch is
 //! ever held, and the terminal would not act on it before its end either.
@@ -140,7 +141,12 @@ impl ScreenRewriter {
                 if self.buf.len() < MAX_SEQ {
                     self.buf.push(b);
                 } else {
+                    // What was held goes, ESC included; a CAN tells the
+                    // terminal to drop whatever sequence it still has open
+                    // (one given out before this ESC would otherwise run
+                    // on into the bytes after the dropped one).
                     self.buf.clear();
+                    out.push(0x18);
                     self.state = State::Discard;
                 }
             }
@@ -337,7 +343,7 @@ mod tests {
         let mut long = b"\x1b[?".to_vec();
         long.extend(std::iter::repeat_n(b'0', MAX_SEQ));
         long.extend(b"47lafter");
-        assert_eq!(run(&long), b"after");
+        assert_eq!(run(&long), b"\x18after");
     }
 
     proptest! {
