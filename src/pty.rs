@@ -282,6 +282,45 @@ pub fn register_fd_for(
         .map_err(io::Error::from)
 }
 
+/// Reads what is there, up to `buf`'s length; 0 at end of file. A short
+/// read took everything there was, so readiness is cleared without a
+/// second read just to see EAGAIN (data arriving later raises a new edge,
+/// which this does not clear). Cancel-safe: nothing is read until ready.
+pub async fn read_some(
+    fd: &tokio::io::unix::AsyncFd<OwnedFd>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    loop {
+        let mut ready = fd.readable().await?;
+        match ready.try_io(|fd| nix::unistd::read(fd.get_ref(), buf).map_err(io::Error::from)) {
+            Ok(Ok(n)) => {
+                if n > 0 && n < buf.len() {
+                    ready.clear_ready();
+                }
+                return Ok(n);
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_would_block) => {}
+        }
+    }
+}
+
+/// Waits until a descriptor watched for room (registered for
+/// [`tokio::io::Interest::WRITABLE`] only while a write is blocked) has
+/// some; `None`, not watched, never does. The readiness is used up here,
+/// before the write it allows: if that write still finds no room, the next
+/// wait sleeps until room is made again, which raises a new edge.
+pub async fn room(fd: Option<&tokio::io::unix::AsyncFd<OwnedFd>>) -> io::Result<()> {
+    match fd {
+        Some(fd) => {
+            fd.writable().await?.clear_ready();
+            Ok(())
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// The window size of a terminal (or pty) file descriptor.
 pub fn window_size(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<Size> {
     let mut ws = libc::winsize {

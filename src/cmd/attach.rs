@@ -151,16 +151,6 @@ struct Attach {
     in_paste: bool,
 }
 
-/// Waits until `fd` can be written; `None` never can.
-async fn writable(
-    fd: Option<&AsyncFd<OwnedFd>>,
-) -> io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
-    match fd {
-        Some(fd) => fd.writable().await,
-        None => std::future::pending().await,
-    }
-}
-
 impl std::fmt::Debug for Attach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Attach").field("id", &self.id).finish()
@@ -221,26 +211,12 @@ impl Attach {
                     }
                     self.flush_some()?;
                 }
-                g = writable(self.tty_writable.as_ref()), if !self.out.is_empty() => {
-                    let mut g = g?;
-                    let out = &self.out;
-                    if let Ok(r) = g.try_io(|fd| nix::unistd::write(fd.get_ref(), out).map_err(io::Error::from)) {
-                        let n = r?;
-                        self.out.drain(..n);
-                    }
+                r = crate::pty::room(self.tty_writable.as_ref()), if !self.out.is_empty() => {
+                    r?;
+                    self.flush_some()?;
                 }
-                g = self.tty.readable() => {
-                    let mut g = g?;
-                    let n = match g.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut keys).map_err(io::Error::from)) {
-                        Ok(r) => r?,
-                        Err(_would_block) => continue,
-                    };
-                    // A short read took every key there was; the next key
-                    // raises a new edge (not cleared by this), so no read
-                    // just to see EAGAIN.
-                    if n < keys.len() {
-                        g.clear_ready();
-                    }
+                r = crate::pty::read_some(&self.tty, &mut keys) => {
+                    let n = r?;
                     if n == 0 {
                         return Ok(Outcome::Lost("the terminal closed".into()));
                     }

@@ -111,34 +111,13 @@ impl Reader {
             if let Some(f) = self.ready.pop_front() {
                 return Ok(Some(f));
             }
-            let n = self.read().await?;
+            let n = crate::pty::read_some(&self.sock, &mut self.buf).await?;
             if n == 0 {
                 return Ok(None);
             }
             let mut out = Vec::new();
             self.asm.push(&self.buf[..n], &mut out)?;
             self.ready.extend(out);
-        }
-    }
-
-    /// Reads what has arrived. A short read took everything, so readiness
-    /// is cleared without a second read just to see EAGAIN (data arriving
-    /// later raises a new edge, which this does not clear).
-    async fn read(&mut self) -> io::Result<usize> {
-        loop {
-            let mut ready = self.sock.readable().await?;
-            let buf = &mut self.buf;
-            match ready.try_io(|fd| nix::unistd::read(fd.get_ref(), buf).map_err(io::Error::from)) {
-                Ok(Ok(n)) => {
-                    if n > 0 && n < buf.len() {
-                        ready.clear_ready();
-                    }
-                    return Ok(n);
-                }
-                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                Ok(Err(e)) => return Err(e),
-                Err(_would_block) => {}
-            }
         }
     }
 
@@ -180,9 +159,7 @@ impl Writer {
                         let fd = self.sock.try_clone()?;
                         watch = Some(crate::pty::register_fd_for(fd, Interest::WRITABLE)?);
                     }
-                    if let Some(w) = &watch {
-                        w.writable().await?.clear_ready();
-                    }
+                    crate::pty::room(watch.as_ref()).await?;
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -186,7 +186,7 @@ impl Conn {
             let watching = (self.subscribed || self.wants_exit) && !pending;
             let close_by = self.close_by.unwrap_or_else(Instant::now);
             tokio::select! {
-                r = room(self.sock_w.as_ref()), if pending => {
+                r = pty::room(self.sock_w.as_ref()), if pending => {
                     r?;
                     self.write(ctx)?;
                 }
@@ -194,7 +194,7 @@ impl Conn {
                     let mut g = g?;
                     self.flush_input(&mut g, ctx);
                 }
-                r = read_some(&self.sock, &mut self.rbuf), if can_read => {
+                r = pty::read_some(&self.sock, &mut self.rbuf), if can_read => {
                     match r? {
                         0 => {
                             self.read_eof = true;
@@ -536,41 +536,6 @@ fn hung_up(sock: &AsyncFd<OwnedFd>) -> bool {
         && fds[0]
             .revents()
             .is_some_and(|r| r.contains(nix::poll::PollFlags::POLLHUP))
-}
-
-/// Reads what the client has sent, up to `buf`'s length; 0 at its end.
-/// A short read took everything there was, so readiness is cleared
-/// without a second read just to see EAGAIN (data arriving later raises a
-/// new edge, which this does not clear).
-async fn read_some(sock: &AsyncFd<OwnedFd>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        let mut ready = sock.readable().await?;
-        match ready.try_io(|fd| nix::unistd::read(fd.get_ref(), buf).map_err(io::Error::from)) {
-            Ok(Ok(n)) => {
-                if n > 0 && n < buf.len() {
-                    ready.clear_ready();
-                }
-                return Ok(n);
-            }
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(e),
-            Err(_would_block) => {}
-        }
-    }
-}
-
-/// Waits until the socket has room; `None` (not watched) never does. The
-/// readiness is used up here, before the write it allows: if the write
-/// still finds the socket full, the wait after it sleeps until room is
-/// made again, which raises a new edge.
-async fn room(sock: Option<&AsyncFd<OwnedFd>>) -> io::Result<()> {
-    match sock {
-        Some(s) => {
-            s.writable().await?.clear_ready();
-            Ok(())
-        }
-        None => std::future::pending().await,
-    }
 }
 
 /// Writes what the socket takes now; 0 when it is full.
