@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{HM, Raw, Sandbox, Session, stderr, stdout, wait_until};
+use common::{HM, Raw, Sandbox, Session, sleepers, stderr, stdout, wait_until};
 use heimdall::protocol::{self, Size, client, server};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -108,23 +108,6 @@ impl Drop for Reap {
 /// `sleep 5001.<our pid>` runs for ages and is easy to find in /proc.
 fn marker(n: u32) -> String {
     format!("{}.{}", 5000 + n, std::process::id())
-}
-
-/// `sleep` processes whose command line holds `marker`.
-fn sleepers(marker: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.starts_with("sleep ") && cmd.contains(marker) {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
 }
 
 fn files_in(dir: &Path) -> Vec<String> {

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Raw, Sandbox, stderr, wait_until};
+use common::{Raw, Sandbox, sleepers, stderr, wait_until};
 use heimdall::protocol::client;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -23,24 +23,6 @@ fn files_in(dir: &std::path::Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// `sleep` processes whose command line contains `marker` (the
-/// supervisor's own command line holds it too, and is not counted).
-fn processes_with(marker: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.starts_with("sleep ") && cmd.contains(marker) {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
 }
 
 fn run_detached(sb: &Sandbox, args: &[&str]) -> std::process::Output {
@@ -248,7 +230,7 @@ fn of_concurrent_starts_of_one_id_exactly_one_wins() {
         }
     }
     assert_eq!(winners, 1);
-    assert_eq!(processes_with(marker).len(), 1, "no orphan children");
+    assert_eq!(sleepers(marker).len(), 1, "no orphan children");
 }
 
 #[test]
@@ -409,9 +391,9 @@ fn kill_reaches_grandchildren_unless_told_otherwise() {
         &[],
         &["sh", "-c", &format!("trap '' HUP; sleep {m1} & wait")],
     );
-    wait_until("grandchild", || processes_with(&m1).len() == 1);
+    wait_until("grandchild", || sleepers(&m1).len() == 1);
     assert!(sb.cmd(&["kill", "grp"]).status.success());
-    wait_until("grandchild gone", || processes_with(&m1).is_empty());
+    wait_until("grandchild gone", || sleepers(&m1).is_empty());
     drop(s);
 
     let s = sb.start(
@@ -419,9 +401,9 @@ fn kill_reaches_grandchildren_unless_told_otherwise() {
         &["--kill-process-group", "false"],
         &["sh", "-c", &format!("trap '' HUP; sleep {m2} & wait")],
     );
-    wait_until("grandchild", || processes_with(&m2).len() == 1);
+    wait_until("grandchild", || sleepers(&m2).len() == 1);
     assert!(sb.cmd(&["kill", "solo"]).status.success());
-    let survivors = processes_with(&m2);
+    let survivors = sleepers(&m2);
     assert_eq!(survivors.len(), 1, "only the direct child is signalled");
     for pid in survivors {
         let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);

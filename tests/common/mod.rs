@@ -273,3 +273,22 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Pids of the `sleep` processes whose command line holds `marker` (a
+/// test's unique argument, such as `5001.<its pid>`). A supervisor's own
+/// command line may hold it too, and is not counted.
+pub fn sleepers(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.starts_with("sleep ") && cmd.contains(marker) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
