@@ -119,6 +119,14 @@ async fn dashboard(opts: Options) -> Result<i32> {
         let due = last_draw.map_or_else(Instant::now, |t| t + frame_gap);
         if dirty && due <= Instant::now() {
             let now = Instant::now();
+            // A resize whose event has not arrived yet: fit the model (and
+            // the sessions) to the size this frame will be drawn at.
+            if let Ok(s) = terminal.size()
+                && (s.width, s.height) != m.size
+            {
+                let fx = update::update(&mut m, Msg::Resize(s.width, s.height), now);
+                apply(fx, &opts, &sess_tx, &mut senders);
+            }
             terminal.draw(|f| view::view(&m, f, now))?;
             last_draw = Some(now);
             dirty = false;

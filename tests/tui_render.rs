@@ -94,6 +94,15 @@ impl Scene {
         t.backend().buffer().clone()
     }
 
+    /// Draws on a terminal of another size than the model last heard of,
+    /// as happens when the terminal is resized between its event and a
+    /// frame.
+    fn draw_on(&self, cols: u16, rows: u16) -> Buffer {
+        let mut t = Terminal::new(TestBackend::new(cols, rows)).expect("test terminal");
+        t.draw(|f| view(&self.m, f, self.at(1500))).expect("draw");
+        t.backend().buffer().clone()
+    }
+
     /// The screen as text, one quoted row per line.
     fn text(&self) -> String {
         text(&self.draw_at(1500))
@@ -316,4 +325,22 @@ fn hostile_output_draws() {
     s.send(Msg::Resize(60, 12));
     let t = s.text();
     assert!(t.contains("end"), "{t}");
+}
+
+#[test]
+fn a_terminal_resized_before_its_event_arrives_draws_at_its_new_size() {
+    // The CI failure this guards against: a frame drawn one column
+    // narrower than the model's size panicked at the last column.
+    let mut s = Scene::new(120, 40);
+    s.live(&["a", "b", "c", "d", "e"]);
+    s.output("a", "hello");
+    for (cols, rows) in [(118, 40), (119, 39), (40, 10), (1, 1), (200, 60)] {
+        let t = text(&s.draw_on(cols, rows));
+        assert!(
+            cols < 40 || t.contains(" a "),
+            "{cols}x{rows}: the first pane drawn: {t}"
+        );
+    }
+    let narrow = text(&s.draw_on(118, 40));
+    assert!(narrow.contains("hello"), "{narrow}");
 }

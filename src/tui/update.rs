@@ -39,7 +39,13 @@ pub fn grid_area(size: (u16, u16)) -> Rect {
 }
 
 pub fn placements(m: &Model) -> Placement {
-    let area = grid_area(m.size);
+    placements_in(m, m.size)
+}
+
+/// Placements on a screen of `size`, which the frame being drawn may have
+/// even when the model has not heard of the change yet.
+pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
+    let area = grid_area(size);
     if let Mode::Zoom(id) = &m.mode {
         return Placement {
             grid: Grid { cols: 1, rows: 1 },

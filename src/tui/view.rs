@@ -12,7 +12,7 @@ use crate::classify;
 use crate::client::human_ms;
 
 use super::model::{Link, Mode, Model, NewStep, Pane};
-use super::update::{inner, placements};
+use super::update::{inner, placements_in};
 
 pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     let area = f.area();
@@ -23,7 +23,10 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), area);
         return;
     }
-    let place = placements(m);
+    // The frame's own size, not the model's: the terminal may have been
+    // resized after the model last heard, and a pane drawn past the edge
+    // would be a panic in ratatui.
+    let place = placements_in(m, (area.width, area.height));
     if m.panes.is_empty() {
         empty(m, f, area);
     } else if place.rects.is_empty() {
@@ -34,7 +37,16 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     }
     for (id, r) in &place.rects {
         if let Some(p) = m.pane(id) {
-            pane(m, p, *r, f, now);
+            // One pane's drawing failing (a widget's bug on a strange
+            // screen) costs that pane, not the dashboard and the terminal.
+            let r = r.intersection(area);
+            if crate::term::contain(|| pane(m, p, r, f, now)).is_none() {
+                let msg = Paragraph::new(format!("{}: cannot draw this pane", p.id))
+                    .style(m.theme.error)
+                    .wrap(Wrap { trim: true });
+                f.render_widget(Clear, r);
+                f.render_widget(msg, r);
+            }
         }
     }
     footer(m, f, area, place.page, place.pages);
