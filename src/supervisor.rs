@@ -30,6 +30,7 @@ use nix::sys::signal::Signal;
 use nix::sys::stat::{Mode, umask};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
+use tokio::io::Interest;
 use tokio::net::UnixListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Notify, watch};
@@ -230,7 +231,7 @@ async fn serve(
         opts.kill_grace_ms,
         info,
     )));
-    let master = match pty::register_fd(spawned.master) {
+    let master = match pty::register_fd_for(spawned.master, Interest::READABLE) {
         Ok(m) => Rc::new(m),
         Err(e) => {
             warn!("cannot watch the pty: {e}");
@@ -593,7 +594,7 @@ impl Core {
         let core = Core {
             ctx: Rc::new(Ctx {
                 shared: Rc::new(RefCell::new(shared)),
-                master: Rc::new(pty::register_fd(master)?),
+                master: Rc::new(pty::register_fd_for(master, Interest::READABLE)?),
                 changed: changed_rx,
                 space: Rc::new(Notify::new()),
                 wake_main: Rc::new(Notify::new()),

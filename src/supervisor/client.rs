@@ -78,6 +78,11 @@ struct Conn {
     small: Vec<u8>,
     /// INPUT bytes in `rbuf` the pty has not taken yet.
     blocked: Option<Range<usize>>,
+    /// The pty master watched for room, only while INPUT is blocked: the
+    /// shared one is watched for reading only, or every read the child
+    /// makes of its input would wake the supervisor (an EPOLLOUT edge) in
+    /// the middle of each keystroke's echo.
+    pty_w: Option<AsyncFd<OwnedFd>>,
     ctrl: Vec<u8>,
     ctrl_pos: usize,
     subscribed: bool,
@@ -116,6 +121,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         cur_len: 0,
         small: Vec::new(),
         blocked: None,
+        pty_w: None,
         ctrl: vec![MODE_BINARY],
         ctrl_pos: 0,
         subscribed: false,
@@ -190,9 +196,9 @@ impl Conn {
                     r?;
                     self.write(ctx)?;
                 }
-                g = ctx.master.writable(), if self.blocked.is_some() => {
-                    let mut g = g?;
-                    self.flush_input(&mut g, ctx);
+                r = pty::room(self.pty_w.as_ref()), if self.blocked.is_some() => {
+                    r?;
+                    self.flush_input(ctx);
                 }
                 r = pty::read_some(&self.sock, &mut self.rbuf), if can_read => {
                     match r? {
@@ -292,6 +298,20 @@ impl Conn {
                 Ok(n) => range.start += n,
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => {
+                    if self.pty_w.is_none() {
+                        match ctx
+                            .master
+                            .get_ref()
+                            .try_clone()
+                            .and_then(|fd| pty::register_fd_for(fd, Interest::WRITABLE))
+                        {
+                            Ok(w) => self.pty_w = Some(w),
+                            Err(e) => {
+                                warn!(conn = self.id, "cannot wait for the pty to take input: {e}");
+                                return;
+                            }
+                        }
+                    }
                     self.blocked = Some(range);
                     return;
                 }
@@ -301,33 +321,13 @@ impl Conn {
                 }
             }
         }
+        self.pty_w = None;
     }
 
-    fn flush_input(
-        &mut self,
-        guard: &mut tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>,
-        ctx: &Ctx,
-    ) {
-        let Some(range) = self.blocked.clone() else {
-            return;
-        };
-        let rbuf = &self.rbuf;
-        match guard.try_io(|fd| {
-            nix::unistd::write(fd.get_ref().as_fd(), &rbuf[range.clone()]).map_err(io::Error::from)
-        }) {
-            Ok(Ok(n)) => {
-                let rest = range.start + n..range.end;
-                self.blocked = None;
-                if !rest.is_empty() {
-                    self.input(rest, ctx);
-                }
-            }
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => {
-                debug!(conn = self.id, "pty write failed: {e}");
-                self.blocked = None;
-            }
-            Err(_would_block) => {}
+    /// Writes INPUT that the pty refused, once it has room again.
+    fn flush_input(&mut self, ctx: &Ctx) {
+        if let Some(range) = self.blocked.take() {
+            self.input(range, ctx);
         }
     }
 
