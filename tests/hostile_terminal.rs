@@ -9,14 +9,11 @@ mod terminal;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::io::{Read, Write};
-use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 
-use common::{HM, Raw, Sandbox, Session, stderr, wait_until};
-use heimdall::protocol::{self, Assembler, Status, client, server};
-use heimdall::supervisor::pidfile::PidFile;
+use common::{HM, Raw, Sandbox, Session, fake, stderr, wait_until};
+use heimdall::protocol::{self, Status, client, server};
 use nix::sys::termios::LocalFlags;
 use terminal::Terminal;
 
@@ -431,71 +428,37 @@ fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
     assert_terminal_restored(&t);
 }
 
-/// A socket dir made by hand, for a fake supervisor.
-fn make_dir(sb: &Sandbox) {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&sb.sock_dir)
-        .expect("socket dir");
-}
-
 /// A supervisor that claims a 65535x65535 terminal in INFO and otherwise
 /// behaves.
-fn huge_supervisor(mut s: UnixStream) {
-    let _ = s.write_all(&[protocol::MODE_BINARY]);
-    let mut asm = Assembler::default();
-    let mut buf = vec![0u8; 4096];
-    loop {
-        let n = match s.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let mut frames = Vec::new();
-        if asm.push(&buf[..n], &mut frames).is_err() {
-            return;
-        }
-        for f in frames {
-            let reply = match f.ty {
-                client::INFO => protocol::frame(
-                    server::INFO,
-                    br#"{"id":"huge","pid":4242,"command":["huge"],"cols":65535,"rows":65535,"idle_threshold_ms":3000}"#,
-                ),
-                client::STATUS => protocol::frame(
-                    server::STATUS_RESP,
-                    &Status {
-                        pid: 4242,
-                        idle_ms: 1000,
-                        alive: true,
-                        state: 0,
-                        state_ms: 1000,
-                    }
-                    .encode(),
-                ),
-                client::SUBSCRIBE => protocol::frame(server::OUTPUT, b"huge says hello\r\n"),
-                _ => continue,
-            };
-            if s.write_all(&reply).is_err() {
-                return;
+fn huge_supervisor(s: UnixStream) {
+    fake::answer(s, |ty| {
+        match ty {
+        client::INFO => Some(protocol::frame(
+            server::INFO,
+            br#"{"id":"huge","pid":4242,"command":["huge"],"cols":65535,"rows":65535,"idle_threshold_ms":3000}"#,
+        )),
+        client::STATUS => Some(protocol::frame(
+            server::STATUS_RESP,
+            &Status {
+                pid: 4242,
+                idle_ms: 1000,
+                alive: true,
+                state: 0,
+                state_ms: 1000,
             }
-        }
+            .encode(),
+        )),
+        client::SUBSCRIBE => Some(protocol::frame(server::OUTPUT, b"huge says hello\r\n")),
+        _ => None,
     }
+    });
 }
 
 #[test]
 
 fn an_absurd_session_size_without_fit_keeps_the_dashboard_small_and_responsive() {
     let sb = Sandbox::new();
-    make_dir(&sb);
-    let mut lock = PidFile::acquire(&sb.sock_dir.join("huge.pid"), "huge").expect("lock");
-    lock.write_supervisor(std::process::id())
-        .expect("write pid");
-    let listener = UnixListener::bind(sb.sock("huge")).expect("bind");
-    std::thread::spawn(move || {
-        for s in listener.incoming().flatten() {
-            std::thread::spawn(move || huge_supervisor(s));
-        }
-    });
+    let lock = fake::listen(&sb, "huge", huge_supervisor);
     let _calm = sb.start("calm", &[], &["sh", "-c", "echo calm-here; exec sleep 600"]);
     let mut t = hm_in_terminal(
         &sb,

@@ -8,13 +8,11 @@ mod terminal;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 
-use common::{HM, Sandbox, Session, wait_until};
-use heimdall::protocol::{self, Assembler, Status, client, server};
-use heimdall::supervisor::pidfile::PidFile;
+use common::{HM, Sandbox, Session, fake, wait_until};
+use heimdall::protocol::{self, Status, client, server};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
 use nix::unistd::Pid;
@@ -213,77 +211,29 @@ fn session_size(sb: &Sandbox, id: &str) -> Option<(u16, u16)> {
     Some((dim("rows")?, dim("cols")?))
 }
 
-/// A socket dir made by hand, for fake supervisors.
-fn make_dir(sb: &Sandbox) {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&sb.sock_dir)
-        .expect("socket dir");
-}
-
-/// What makes `id` look alive to a scan: its pid file, locked by us.
-fn locked_pid_file(sb: &Sandbox, id: &str) -> PidFile {
-    make_dir(sb);
-    let mut p = PidFile::acquire(&sb.sock_dir.join(format!("{id}.pid")), id).expect("lock");
-    p.write_supervisor(std::process::id()).expect("write pid");
-    p
-}
-
-/// A fake supervisor at `id`'s socket; each connection is served by
-/// `serve` on its own thread, which lives as long as the test process.
-fn fake(sb: &Sandbox, id: &str, serve: fn(UnixStream)) -> PidFile {
-    let lock = locked_pid_file(sb, id);
-    let listener = UnixListener::bind(sb.sock(id)).expect("bind");
-    std::thread::spawn(move || {
-        for s in listener.incoming().flatten() {
-            std::thread::spawn(move || serve(s));
-        }
-    });
-    lock
-}
-
 /// The seed protocol and nothing more: binary mode, STATUS, SUBSCRIBE,
 /// and silence for frame types it does not know (INFO among them).
-fn seed_supervisor(mut s: UnixStream) {
-    let _ = s.write_all(&[protocol::MODE_BINARY]);
-    let mut asm = Assembler::default();
-    let mut buf = vec![0u8; 4096];
-    loop {
-        let n = match s.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let mut frames = Vec::new();
-        if asm.push(&buf[..n], &mut frames).is_err() {
-            return;
-        }
-        for f in frames {
-            let reply = match f.ty {
-                client::STATUS => {
-                    let st = Status {
-                        pid: 4242,
-                        idle_ms: 7000,
-                        alive: true,
-                        state: 0,
-                        state_ms: 7000,
-                    };
-                    let payload = st.encode();
-                    assert_eq!(payload.len(), 15);
-                    protocol::frame(server::STATUS_RESP, &payload)
-                }
-                client::SUBSCRIBE => {
-                    let mut out = protocol::frame(server::OUTPUT, b"seed says hello\r\n");
-                    out.extend(protocol::frame(server::OUTPUT, b"old-prompt$ "));
-                    out
-                }
-                _ => continue,
+fn seed_supervisor(s: UnixStream) {
+    fake::answer(s, |ty| match ty {
+        client::STATUS => {
+            let st = Status {
+                pid: 4242,
+                idle_ms: 7000,
+                alive: true,
+                state: 0,
+                state_ms: 7000,
             };
-            if s.write_all(&reply).is_err() {
-                return;
-            }
+            let payload = st.encode();
+            assert_eq!(payload.len(), 15);
+            Some(protocol::frame(server::STATUS_RESP, &payload))
         }
-    }
+        client::SUBSCRIBE => {
+            let mut out = protocol::frame(server::OUTPUT, b"seed says hello\r\n");
+            out.extend(protocol::frame(server::OUTPUT, b"old-prompt$ "));
+            Some(out)
+        }
+        _ => None,
+    });
 }
 
 /// Accepts and never says a word, not even the mode byte.
@@ -505,7 +455,7 @@ fn quit_restores_the_terminal_and_leaves_sessions_running() {
 #[test]
 fn a_supervisor_that_knows_none_of_our_extensions_still_shows() {
     let sb = Sandbox::new();
-    let _old = fake(&sb, "old", seed_supervisor);
+    let _old = fake::listen(&sb, "old", seed_supervisor);
     let mut t = tui(&sb);
     t.wait_for("its output and state", |t| {
         pane(t, "old").is_some_and(|p| {
@@ -520,10 +470,10 @@ fn a_supervisor_that_knows_none_of_our_extensions_still_shows() {
 fn bad_supervisors_affect_only_their_own_pane() {
     let sb = Sandbox::new();
     let _good = ticking(&sb, "good");
-    let _mute = fake(&sb, "mute", mute_supervisor);
-    let _junk = fake(&sb, "junk", garbage_supervisor);
+    let _mute = fake::listen(&sb, "mute", mute_supervisor);
+    let _junk = fake::listen(&sb, "junk", garbage_supervisor);
     // Locked (so alive) but nobody listens on the socket.
-    let _deaf = locked_pid_file(&sb, "deaf");
+    let _deaf = fake::locked_pid_file(&sb, "deaf");
     drop(UnixListener::bind(sb.sock("deaf")).expect("bind"));
     // Left behind by a crash: not locked, so not a session at all.
     std::fs::write(sb.sock_dir.join("stale.pid"), "1\n1\n").expect("stale pid");

@@ -3,6 +3,8 @@
 //! protocol client, and waiting on conditions with deadlines.
 #![allow(dead_code)]
 
+pub mod fake;
+
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
