@@ -288,7 +288,10 @@ async fn main_loop(
     let mut check_child = true;
 
     loop {
-        if check_child {
+        // Once reaped, a later SIGCHLD (a continued child that then died
+        // raises two) must not reap again: waitpid would say ECHILD, and
+        // that is not the child's exit code.
+        if check_child && ctx.shared.borrow().ended.is_none() {
             check_child = false;
             if let Some(code) = try_reap(child) {
                 let mut s = ctx.shared.borrow_mut();

@@ -312,6 +312,32 @@ fn a_stopped_child_never_freezes_the_supervisor() {
 }
 
 #[test]
+fn a_sigchld_after_the_child_is_reaped_keeps_its_exit_code() {
+    // A stopped child that is continued and then dies raises two SIGCHLDs;
+    // the second one used to be taken for a child reaped by someone else
+    // (exit code 1). Here the second is sent by hand while the session
+    // drains its background job's output, so it lands after the reap.
+    let sb = Sandbox::new();
+    let mut s = sb.start(
+        "late",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap '' HUP; (while echo tick; do sleep 0.05; done) & exit 3",
+        ],
+    );
+    wait_until("the child reaped while the session drains", || {
+        Raw::connect(&s.sock)
+            .ok()
+            .and_then(|mut r| r.status())
+            .is_some_and(|st| !st.alive)
+    });
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGCHLD).expect("SIGCHLD");
+    assert_eq!(s.wait_exit(), 3, "{}", s.stderr());
+}
+
+#[test]
 fn a_child_that_closes_its_terminal_keeps_the_session_alive() {
     let sb = Sandbox::new();
     let s = sb.start(
