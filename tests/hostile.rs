@@ -319,6 +319,49 @@ fn subscribers_that_hang_up_on_a_silent_session_are_let_go() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+#[test]
+fn a_half_closed_subscriber_gets_its_output_and_exit_and_a_closed_one_is_let_go() {
+    let sb = Sandbox::new();
+    let quiet = sb.start("quiet", &[], &["sleep", "600"]);
+    let sup = quiet.child.id() as i32;
+    let before = open_fds(sup);
+    // Subscribers that say they will send nothing more (shutdown of their
+    // writing side) are kept: they are owed output and EXIT.
+    let mut held = Vec::new();
+    for _ in 0..50 {
+        let mut r = quiet.raw();
+        r.send(client::SUBSCRIBE, &[]);
+        r.stream
+            .shutdown(std::net::Shutdown::Write)
+            .expect("half-close");
+        held.push(r);
+    }
+    let mut probe = quiet.raw();
+    assert!(probe.status().is_some_and(|st| st.alive));
+    assert!(
+        open_fds(sup) >= before + 50,
+        "half-closed subscribers were dropped"
+    );
+    // Closed entirely, on a session that prints nothing, they are let go
+    // without waiting for output.
+    drop(held);
+    wait_until("the closed subscribers to be let go", || {
+        open_fds(sup) < before + 5
+    });
+
+    // And one that half-closes after its last input reads to the end.
+    let s = sb.start("talk", &[], &["sh", "-c", "read x; echo got-$x; exit 4"]);
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    r.send(client::INPUT, b"hi\n");
+    r.stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    let (out, code) = r.collect_until_exit();
+    assert!(String::from_utf8_lossy(&out).contains("got-hi"), "{out:?}");
+    assert_eq!(code, Some(4));
+}
+
 /// How many sessions start at once in one socket dir.
 const CONCURRENT_STARTS: usize = 200;
 

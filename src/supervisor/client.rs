@@ -83,6 +83,10 @@ struct Conn {
     /// makes of its input would wake the supervisor (an EPOLLOUT edge) in
     /// the middle of each keystroke's echo.
     pty_w: Option<AsyncFd<OwnedFd>>,
+    /// After a subscriber's input ends: the socket watched for room, which
+    /// is how its closing entirely shows (see the hang-up branch in `run`).
+    /// It also wakes, needlessly, each time such a client reads a frame.
+    hup_w: Option<AsyncFd<OwnedFd>>,
     ctrl: Vec<u8>,
     ctrl_pos: usize,
     subscribed: bool,
@@ -122,6 +126,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         small: Vec::new(),
         blocked: None,
         pty_w: None,
+        hup_w: None,
         ctrl: vec![MODE_BINARY],
         ctrl_pos: 0,
         subscribed: false,
@@ -207,15 +212,34 @@ impl Conn {
                             // A subscriber waits for EXIT after its input
                             // ends, unless it hung up: then it would hold
                             // its connection (one of 1024) until output.
-                            if (self.subscribed || self.wants_exit) && hung_up(&self.sock) {
-                                debug!(conn = self.id, "the client hung up");
-                                return Ok(());
+                            if self.subscribed || self.wants_exit {
+                                if hung_up(&self.sock) {
+                                    debug!(conn = self.id, "the client hung up");
+                                    return Ok(());
+                                }
+                                // A hang-up raises no new read edge once
+                                // the end of input has been seen (tokio keeps
+                                // "read closed" set), but it does end the
+                                // room to write: watch a duplicate for that.
+                                let fd = self.sock.get_ref().try_clone()?;
+                                self.hup_w = Some(pty::register_fd_for(fd, Interest::WRITABLE)?);
                             }
                         }
                         n => {
                             self.rpos = 0;
                             self.rlen = n;
                         }
+                    }
+                }
+                // A subscriber whose input has ended (a half-close) is
+                // still owed output and EXIT; this notices when it then
+                // closes entirely, so a silent session does not hold the
+                // connection until its next output.
+                r = pty::room(self.hup_w.as_ref()), if self.hup_w.is_some() => {
+                    r?;
+                    if hung_up(&self.sock) {
+                        debug!(conn = self.id, "the client hung up");
+                        return Ok(());
                     }
                 }
                 c = changed.changed(), if watching => {
@@ -525,17 +549,18 @@ impl Conn {
     }
 }
 
-/// Whether the client has closed its end entirely (POLLHUP), rather than
-/// only its sending side: then nothing sent can be read any more.
+/// Whether the client has closed its end entirely (POLLHUP, or POLLERR for
+/// a broken connection), rather than only its sending side: then nothing
+/// sent can be read any more.
 fn hung_up(sock: &AsyncFd<OwnedFd>) -> bool {
     let mut fds = [nix::poll::PollFd::new(
         sock.get_ref().as_fd(),
         nix::poll::PollFlags::POLLOUT,
     )];
     nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
-        && fds[0]
-            .revents()
-            .is_some_and(|r| r.contains(nix::poll::PollFlags::POLLHUP))
+        && fds[0].revents().is_some_and(|r| {
+            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
+        })
 }
 
 /// Writes what the socket takes now; 0 when it is full.
