@@ -221,8 +221,15 @@ impl Conn {
                                 // the end of input has been seen (tokio keeps
                                 // "read closed" set), but it does end the
                                 // room to write: watch a duplicate for that.
-                                let fd = self.sock.get_ref().try_clone()?;
-                                self.hup_w = Some(pty::register_fd_for(fd, Interest::WRITABLE)?);
+                                // Out of descriptors it is noticed at the
+                                // next output instead, as before.
+                                self.hup_w = self
+                                    .sock
+                                    .get_ref()
+                                    .try_clone()
+                                    .and_then(|fd| pty::register_fd_for(fd, Interest::WRITABLE))
+                                    .inspect_err(|e| debug!(conn = self.id, "cannot watch for a hang-up: {e}"))
+                                    .ok();
                             }
                         }
                         n => {
@@ -330,8 +337,11 @@ impl Conn {
                             .and_then(|fd| pty::register_fd_for(fd, Interest::WRITABLE))
                         {
                             Ok(w) => self.pty_w = Some(w),
+                            // Out of descriptors: say the input was not all
+                            // delivered rather than drop it unannounced.
                             Err(e) => {
-                                warn!(conn = self.id, "cannot wait for the pty to take input: {e}");
+                                let msg = format!("the pty is full and cannot be waited on: {e}");
+                                self.fail(ctx, ErrorCode::Unavailable, &msg);
                                 return;
                             }
                         }
