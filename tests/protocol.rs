@@ -356,12 +356,16 @@ fn input_reaches_a_slow_reader_completely_and_in_order() {
         &[
             "sh",
             "-c",
-            "stty raw -echo; sleep 1; head -c 262144 | md5sum; sleep 30",
+            "stty raw -echo; echo raw-now; sleep 1; head -c 262144 | md5sum; sleep 30",
         ],
     );
     let payload: Vec<u8> = (0..262_144u32).map(|i| b'a' + (i % 26) as u8).collect();
     let mut r = s.raw();
     r.send(client::SUBSCRIBE, &[]);
+    // Input must not arrive while the terminal is still in canonical mode:
+    // there a line longer than 4095 bytes is cut by the kernel, as it would
+    // be for someone typing it, and the count would never complete.
+    r.output_until(b"raw-now");
     for chunk in payload.chunks(1000) {
         r.send(client::INPUT, chunk);
     }
