@@ -25,26 +25,6 @@ const MODES_ON: &str =
 
 const SHELL: &[&str] = &["bash", "--norc", "--noprofile", "-i"];
 
-fn dir(sb: &Sandbox) -> &str {
-    sb.sock_dir.to_str().expect("utf-8 sandbox path")
-}
-
-/// The environment `Sandbox::hm` gives `hm`, for programs started in a
-/// terminal.
-fn sandbox_env(sb: &Sandbox) -> Vec<(OsString, OsString)> {
-    [
-        ("HOME", sb.path().to_path_buf()),
-        ("XDG_CONFIG_HOME", sb.path().join("config")),
-        ("XDG_RUNTIME_DIR", sb.path().join("run")),
-        ("TERM", "xterm-256color".into()),
-        // Lets a test make the client panic (Ctrl-G) to check the restore.
-        ("HEIMDALL_TEST_PANIC", "1".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into_os_string()))
-    .collect()
-}
-
 /// Runs `hm ARGS` in a fresh ROWS×COLS terminal, with the sandbox's
 /// environment.
 fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
@@ -53,7 +33,10 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
     Terminal::start(
         HM.as_ref(),
         &argv,
-        &sandbox_env(sb),
+        &sb.terminal_env(&[
+            // Lets a test make the client panic (Ctrl-G) to check the restore.
+            ("HEIMDALL_TEST_PANIC", "1"),
+        ]),
         sb.path(),
         (ROWS, COLS),
         &format!("$ hm {}", shown.join(" ")),
@@ -66,7 +49,7 @@ fn bar_shown(t: &Terminal, id: &str) -> bool {
 
 /// `hm attach ID` in a new terminal, once the status bar is up.
 fn attach(sb: &Sandbox, id: &str) -> Terminal {
-    let mut t = hm_in_terminal(sb, &["attach", id, "--socket-dir", dir(sb)]);
+    let mut t = hm_in_terminal(sb, &["attach", id, "--socket-dir", sb.dir()]);
     t.wait_for("the status bar", |t| bar_shown(t, id));
     t
 }
@@ -355,10 +338,10 @@ fn attach_without_a_terminal_fails_without_touching_stdout() {
             "-c".into(),
             script.into(),
             HM.into(),
-            dir(&sb).into(),
+            sb.dir().into(),
             target.clone().into(),
         ],
-        &sandbox_env(&sb),
+        &sb.terminal_env(&[("HEIMDALL_TEST_PANIC", "1")]),
         sb.path(),
         (ROWS, COLS),
         "$ hm attach tty > out.txt",
@@ -379,9 +362,9 @@ fn attach_to_a_missing_session_says_where_it_looked() {
         .mode(0o700)
         .create(&sb.sock_dir)
         .expect("mkdir");
-    let mut t = hm_in_terminal(&sb, &["attach", "nope", "--socket-dir", dir(&sb)]);
+    let mut t = hm_in_terminal(&sb, &["attach", "nope", "--socket-dir", sb.dir()]);
     assert_eq!(t.wait_exit(), 1);
-    let expected = format!("hm: no session named 'nope' in {} (see 'hm ls')", dir(&sb));
+    let expected = format!("hm: no session named 'nope' in {} (see 'hm ls')", sb.dir());
     t.wait_for("the error", |t| t.has_line(&expected));
     assert!(!t.screen().alternate_screen());
     assert_eq!(t.termios(), terminal::pristine_termios());
@@ -536,7 +519,7 @@ fn sid_of(pid: i32) -> i32 {
 #[test]
 fn run_without_detach_attaches_and_the_session_outlives_its_terminal() {
     let sb = Sandbox::new();
-    let mut args = vec!["run", "--id", "live", "--socket-dir", dir(&sb), "--"];
+    let mut args = vec!["run", "--id", "live", "--socket-dir", sb.dir(), "--"];
     args.extend_from_slice(SHELL);
     let mut t = hm_in_terminal(&sb, &args);
     let launched = Launched {
@@ -587,7 +570,7 @@ fn run_reports_why_the_command_could_not_start() {
             "--id",
             "y",
             "--socket-dir",
-            dir(&sb),
+            sb.dir(),
             "--",
             "nosuchcmd-xyz",
         ],
@@ -611,7 +594,7 @@ fn run_of_a_live_id_says_it_is_already_running() {
     let _s = sb.start("busy", &[], &["cat"]);
     let mut t = hm_in_terminal(
         &sb,
-        &["run", "--id", "busy", "--socket-dir", dir(&sb), "--", "sh"],
+        &["run", "--id", "busy", "--socket-dir", sb.dir(), "--", "sh"],
     );
     assert_eq!(t.wait_exit(), 1);
     t.wait_for("the error", |t| {
@@ -634,7 +617,7 @@ fn run_with_a_bad_config_names_the_key_and_the_file() {
             "--id",
             "z",
             "--socket-dir",
-            dir(&sb),
+            sb.dir(),
             "--",
             "sh",
         ],

@@ -20,32 +20,13 @@ use terminal::Terminal;
 /// Ctrl-\, the default detach key.
 const DETACH: &[u8] = b"\x1c";
 
-fn dir(sb: &Sandbox) -> &str {
-    sb.sock_dir.to_str().expect("utf-8 sandbox path")
-}
-
-/// The environment `Sandbox::hm` gives `hm`, plus a terminal type.
-fn env(sb: &Sandbox) -> Vec<(OsString, OsString)> {
-    [
-        ("HOME", sb.path().to_path_buf()),
-        ("XDG_CONFIG_HOME", sb.path().join("config")),
-        ("XDG_RUNTIME_DIR", sb.path().join("run")),
-        ("TERM", "xterm-256color".into()),
-        ("SHELL", "/bin/sh".into()),
-        ("NO_COLOR", "".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into_os_string()))
-    .collect()
-}
-
 /// `hm ARGS` in a fresh `rows`×`cols` terminal, not waited for.
 fn hm_in_terminal(sb: &Sandbox, args: &[&str], size: (u16, u16)) -> Terminal {
     let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
     Terminal::start(
         HM.as_ref(),
         &argv,
-        &env(sb),
+        &sb.terminal_env(&[("SHELL", "/bin/sh"), ("NO_COLOR", "")]),
         sb.path(),
         size,
         &format!("$ hm {}", args[0]),
@@ -107,7 +88,7 @@ fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
     // (terminal rows, cols) and the session's size: the status bar takes
     // a row once there are two.
     for (size, session) in [((1, 1), (1, 1)), ((2, 2), (1, 2))] {
-        let mut t = hm_in_terminal(&sb, &["attach", "tiny", "--socket-dir", dir(&sb)], size);
+        let mut t = hm_in_terminal(&sb, &["attach", "tiny", "--socket-dir", sb.dir()], size);
         t.wait_for("attach to take the terminal", raw_mode);
         t.wait_for("the session sized to the terminal", |_| {
             session_size(&sb, "tiny") == Some(session)
@@ -177,7 +158,7 @@ fn the_dashboard_in_a_terminal_of_one_or_three_cells_works_and_quits() {
         wait_until("the session at its own size", || {
             session_size(&sb, "small") == Some((50, 220))
         });
-        let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], size);
+        let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], size);
         t.wait_for("the dashboard to take the terminal", |t| {
             raw_mode(t) && t.screen().alternate_screen()
         });
@@ -331,7 +312,7 @@ const WAVES: usize = 10;
 fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
     let sb = Sandbox::new();
     // 30 panes to a page on 40x120.
-    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (40, 120));
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (40, 120));
     t.wait_for("the dashboard", |t| t.last_row().contains("move"));
     let wave_ids = |w: usize| -> Vec<String> {
         (0..WAVE)
@@ -462,7 +443,7 @@ fn an_absurd_session_size_without_fit_keeps_the_dashboard_small_and_responsive()
     let _calm = sb.start("calm", &[], &["sh", "-c", "echo calm-here; exec sleep 600"]);
     let mut t = hm_in_terminal(
         &sb,
-        &["tui", "--no-fit", "--socket-dir", dir(&sb)],
+        &["tui", "--no-fit", "--socket-dir", sb.dir()],
         (24, 80),
     );
     t.wait_for("both panes", |t| {
@@ -496,7 +477,7 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
     );
     let s = sb.start("osc", &[], &["sh", "-c", &script]);
     let _calm = sb.start("calm", &[], &["sh", "-c", "echo calm-here; exec sleep 600"]);
-    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (24, 80));
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (24, 80));
     t.wait_for("the panes", |t| {
         let p = panes(t);
         t.contains("osc-ready")
@@ -546,7 +527,7 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
 
 fn a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code() {
     let sb = Sandbox::new();
-    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", dir(&sb)], (40, 120));
+    let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (40, 120));
     t.wait_for("the dashboard", |t| t.last_row().contains("move"));
     let ids: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();
     let mut sessions: Vec<Session> = ids

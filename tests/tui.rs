@@ -27,35 +27,17 @@ const SHELL: &[&str] = &["bash", "--norc", "--noprofile", "-i"];
 /// Ctrl-\, the default detach key.
 const DETACH: &[u8] = b"\x1c";
 
-fn dir(sb: &Sandbox) -> &str {
-    sb.sock_dir.to_str().expect("utf-8 sandbox path")
-}
-
-/// The environment `Sandbox::hm` gives `hm`, plus a terminal type, a
-/// shell for sessions started from the dashboard and NO_COLOR as asked
-/// (empty counts as unset, so an inherited one does not leak in).
-fn env(sb: &Sandbox, no_color: bool) -> Vec<(OsString, OsString)> {
-    [
-        ("HOME", sb.path().to_path_buf()),
-        ("XDG_CONFIG_HOME", sb.path().join("config")),
-        ("XDG_RUNTIME_DIR", sb.path().join("run")),
-        ("TERM", "xterm-256color".into()),
-        ("SHELL", "/bin/sh".into()),
-        ("NO_COLOR", if no_color { "1" } else { "" }.into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into_os_string()))
-    .collect()
-}
-
 /// `hm tui --socket-dir DIR EXTRA` in a fresh terminal, not waited for.
 fn start_tui(sb: &Sandbox, extra: &[&str], (rows, cols): (u16, u16), no_color: bool) -> Terminal {
-    let mut args: Vec<OsString> = vec!["tui".into(), "--socket-dir".into(), dir(sb).into()];
+    let mut args: Vec<OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
     args.extend(extra.iter().map(OsString::from));
     Terminal::start(
         HM.as_ref(),
         &args,
-        &env(sb, no_color),
+        &sb.terminal_env(&[
+            ("SHELL", "/bin/sh"),
+            ("NO_COLOR", if no_color { "1" } else { "" }),
+        ]),
         sb.path(),
         (rows, cols),
         "$ hm tui",

@@ -5,6 +5,7 @@
 
 pub mod fake;
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -49,16 +50,40 @@ impl Sandbox {
         self.root.path()
     }
 
+    /// What every `hm` a test starts is given: a private home, config
+    /// search path and runtime dir.
+    fn base_env(&self) -> [(&'static str, PathBuf); 3] {
+        [
+            ("HOME", self.path().to_path_buf()),
+            ("XDG_CONFIG_HOME", self.path().join("config")),
+            ("XDG_RUNTIME_DIR", self.path().join("run")),
+        ]
+    }
+
     /// `hm` with a clean, predictable environment.
     pub fn hm(&self) -> Command {
         let mut c = Command::new(HM);
         c.current_dir(self.path())
-            .env("HOME", self.path())
-            .env("XDG_CONFIG_HOME", self.path().join("config"))
-            .env("XDG_RUNTIME_DIR", self.path().join("run"))
+            .envs(self.base_env())
             .env_remove("HEIMDALL_SESSION_ID")
             .stdin(Stdio::null());
         c
+    }
+
+    /// The environment of a program started in a test terminal: what
+    /// [`Sandbox::hm`] gives, a terminal type, then `extra`.
+    pub fn terminal_env(&self, extra: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        self.base_env()
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into_os_string()))
+            .chain(std::iter::once(("TERM".into(), "xterm-256color".into())))
+            .chain(extra.iter().map(|(k, v)| (k.into(), v.into())))
+            .collect()
+    }
+
+    /// The socket dir as the text of a `--socket-dir` argument.
+    pub fn dir(&self) -> &str {
+        self.sock_dir.to_str().expect("utf-8 sandbox path")
     }
 
     /// Runs `hm ARGS --socket-dir DIR` to completion.
