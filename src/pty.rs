@@ -260,15 +260,6 @@ pub fn new_session_on_spawn(cmd: &mut Command) {
     }
 }
 
-/// Registers a non-blocking descriptor we own (the pty master, a timerfd)
-/// with the current tokio reactor, for reading and writing.
-pub fn register_fd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    register_fd_for(
-        fd,
-        tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
-    )
-}
-
 /// Registers a descriptor we own for `interest` only: a terminal that is
 /// written after every wake-up must not be watched for writability while
 /// nothing waits for it, or each write's completion is one more wake-up.
@@ -280,6 +271,13 @@ pub fn register_fd_for(
     // stays open and refers to the same file until the `AsyncFd` drops it.
     unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }
         .map_err(io::Error::from)
+}
+
+/// A duplicate of `fd` watched for room to write only: for a write that
+/// found `fd` full, waited on with [`room`] and dropped once nothing more
+/// is owed. The descriptor itself stays watched for reading only.
+pub fn watch_room(fd: &OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    register_fd_for(fd.try_clone()?, tokio::io::Interest::WRITABLE)
 }
 
 /// Reads what is there, up to `buf`'s length; 0 at end of file. A short

@@ -191,8 +191,7 @@ impl Attach {
             let tick = self.next_tick(now);
             clock.arm(tick.map(Instant::into_std))?;
             if !self.out.is_empty() && self.tty_writable.is_none() {
-                let fd = self.tty.get_ref().try_clone()?;
-                self.tty_writable = Some(crate::pty::register_fd_for(fd, Interest::WRITABLE)?);
+                self.tty_writable = Some(crate::pty::watch_room(self.tty.get_ref())?);
             }
             let poll_at = self.idle_check;
             tokio::select! {

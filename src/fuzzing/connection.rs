@@ -168,7 +168,13 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
     nonblocking(&pty.master);
     nonblocking(&pty.slave);
     let core = Rc::new(Core::start(pty.master, 64 * 1024).expect("the serving core"));
-    let slave = Rc::new(crate::pty::register_fd(pty.slave).expect("watch the slave"));
+    let slave = Rc::new(
+        crate::pty::register_fd_for(
+            pty.slave,
+            tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
+        )
+        .expect("watch the slave"),
+    );
     let (ours, theirs) = tokio::net::UnixStream::pair().expect("a socket pair");
     let served = tokio::task::spawn_local({
         let core = core.clone();

@@ -156,8 +156,7 @@ impl Writer {
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => {
                     if watch.is_none() {
-                        let fd = self.sock.try_clone()?;
-                        watch = Some(crate::pty::register_fd_for(fd, Interest::WRITABLE)?);
+                        watch = Some(crate::pty::watch_room(&self.sock)?);
                     }
                     crate::pty::room(watch.as_ref()).await?;
                 }

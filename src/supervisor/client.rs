@@ -177,8 +177,7 @@ impl Conn {
                 if self.write(ctx)? {
                     continue;
                 }
-                let fd = self.sock.get_ref().try_clone()?;
-                self.sock_w = Some(pty::register_fd_for(fd, Interest::WRITABLE)?);
+                self.sock_w = Some(pty::watch_room(self.sock.get_ref())?);
             }
             if !pending {
                 self.sock_w = None;
@@ -223,11 +222,7 @@ impl Conn {
                                 // room to write: watch a duplicate for that.
                                 // Out of descriptors it is noticed at the
                                 // next output instead, as before.
-                                self.hup_w = self
-                                    .sock
-                                    .get_ref()
-                                    .try_clone()
-                                    .and_then(|fd| pty::register_fd_for(fd, Interest::WRITABLE))
+                                self.hup_w = pty::watch_room(self.sock.get_ref())
                                     .inspect_err(|e| debug!(conn = self.id, "cannot watch for a hang-up: {e}"))
                                     .ok();
                             }
@@ -330,12 +325,7 @@ impl Conn {
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => {
                     if self.pty_w.is_none() {
-                        match ctx
-                            .master
-                            .get_ref()
-                            .try_clone()
-                            .and_then(|fd| pty::register_fd_for(fd, Interest::WRITABLE))
-                        {
+                        match pty::watch_room(ctx.master.get_ref()) {
                             Ok(w) => self.pty_w = Some(w),
                             // Out of descriptors: say the input was not all
                             // delivered rather than drop it unannounced.
