@@ -16,7 +16,6 @@ pub mod pidfile;
 pub mod ring;
 mod state;
 
-use std::cell::RefCell;
 use std::fs;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
@@ -222,7 +221,7 @@ async fn serve(
             } => Some(idle_threshold_ms),
         },
     };
-    let shared = Rc::new(RefCell::new(Shared::new(
+    let shared = Shared::new(
         opts.scrollback,
         opts.classifier.build(clock.now_ms()),
         clock,
@@ -230,9 +229,9 @@ async fn serve(
         opts.spawn.size,
         opts.kill_grace_ms,
         info,
-    )));
+    );
     let master = match pty::register_fd_for(spawned.master, Interest::READABLE) {
-        Ok(m) => Rc::new(m),
+        Ok(m) => m,
         Err(e) => {
             warn!("cannot watch the pty: {e}");
             return 1;
@@ -246,14 +245,7 @@ async fn serve(
         }
     };
     let (changed_tx, changed_rx) = watch::channel(());
-    let ctx = Rc::new(Ctx {
-        shared,
-        master,
-        changed: changed_rx,
-        space: Rc::new(Notify::new()),
-        wake_main: Rc::new(Notify::new()),
-        conn_closed: Rc::new(Notify::new()),
-    });
+    let ctx = Rc::new(Ctx::new(shared, master, changed_rx));
     let changed_tx = Rc::new(changed_tx);
     let reaped = Rc::new(Notify::new());
     tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
@@ -294,18 +286,12 @@ async fn main_loop(
         if check_child && ctx.shared.borrow().ended.is_none() {
             check_child = false;
             if let Some(code) = try_reap(child) {
-                let mut s = ctx.shared.borrow_mut();
-                let now = s.clock.now_ms();
-                s.ended = Some(Ended { code });
-                s.classifier.set_dead(now);
-                drop(s);
+                record_exit(ctx, code, reaped, changed);
                 info!(code, "child exited");
                 // Closing our copy of the slave lets the master report EOF
                 // once the child's last bytes have been read.
                 slave = None;
                 escalation.reaped();
-                reaped.notify_one();
-                changed.send_replace(());
             }
         }
         let (ended, closed) = {
@@ -357,6 +343,18 @@ async fn main_loop(
         }
     }
     Ok(ctx.shared.borrow().ended.map_or(1, |e| e.code))
+}
+
+/// Records the program's end: STATUS says dead from now on, and the pty
+/// reader and the subscribers are told (they drain, then send EXIT).
+fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()>) {
+    let mut s = ctx.shared.borrow_mut();
+    let now = s.clock.now_ms();
+    s.ended = Some(Ended { code });
+    s.classifier.set_dead(now);
+    drop(s);
+    reaped.notify_one();
+    changed.send_replace(());
 }
 
 fn request_kill(ctx: &Ctx) {
@@ -594,15 +592,9 @@ impl Core {
         .build(clock.now_ms());
         let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
         let (changed, changed_rx) = watch::channel(());
+        let master = pty::register_fd_for(master, Interest::READABLE)?;
         let core = Core {
-            ctx: Rc::new(Ctx {
-                shared: Rc::new(RefCell::new(shared)),
-                master: Rc::new(pty::register_fd_for(master, Interest::READABLE)?),
-                changed: changed_rx,
-                space: Rc::new(Notify::new()),
-                wake_main: Rc::new(Notify::new()),
-                conn_closed: Rc::new(Notify::new()),
-            }),
+            ctx: Rc::new(Ctx::new(shared, master, changed_rx)),
             changed: Rc::new(changed),
             reaped: Rc::new(Notify::new()),
         };
@@ -624,12 +616,6 @@ impl Core {
     /// child. Once the caller closes the slave, the reader sees the end of
     /// the output and subscribers get EXIT.
     pub(crate) fn end(&self, code: i32) {
-        let mut s = self.ctx.shared.borrow_mut();
-        let now = s.clock.now_ms();
-        s.ended = Some(Ended { code });
-        s.classifier.set_dead(now);
-        drop(s);
-        self.reaped.notify_one();
-        self.changed.send_replace(());
+        record_exit(&self.ctx, code, &self.reaped, &self.changed);
     }
 }

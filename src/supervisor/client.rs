@@ -54,6 +54,21 @@ pub struct Ctx {
     pub conn_closed: Rc<Notify>,
 }
 
+impl Ctx {
+    /// The context of a session whose state is `shared`, read from `master`
+    /// (watched for reading only), with `changed` bumped by its pty reader.
+    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
+        Ctx {
+            shared: Rc::new(RefCell::new(shared)),
+            master: Rc::new(master),
+            changed,
+            space: Rc::new(Notify::new()),
+            wake_main: Rc::new(Notify::new()),
+            conn_closed: Rc::new(Notify::new()),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Conn {
     id: ConnId,
