@@ -39,7 +39,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         if let Some(p) = m.pane(id) {
             // One pane's drawing failing (a widget's bug on a strange
             // screen) costs that pane, not the dashboard and the terminal.
-            let r = r.intersection(area);
+            let r = *r;
             if crate::term::contain(|| pane(m, p, r, f, now)).is_none() {
                 let msg = Paragraph::new(format!("{}: cannot draw this pane", p.id))
                     .style(m.theme.error)
