@@ -17,6 +17,8 @@ use crate::sys;
 
 enum Path {
     Raw(PtyProc),
+    /// A connection to the minimal relay.
+    Relay(UnixStream),
     Hm(UnixStream, Splitter, u8),
     Pty(PtyProc, EscFilter),
 }
@@ -32,6 +34,7 @@ pub struct Target {
 #[derive(Default)]
 pub struct Held {
     pub hm: Vec<HmSession>,
+    relay: Vec<PtyProc>,
     dtach: Vec<DtachSession>,
     tmux: Vec<TmuxServer>,
 }
@@ -40,7 +43,7 @@ impl Target {
     fn fd(&self) -> BorrowedFd<'_> {
         match &self.path {
             Path::Raw(p) | Path::Pty(p, _) => p.fd(),
-            Path::Hm(s, ..) => s.as_fd(),
+            Path::Hm(s, ..) | Path::Relay(s) => s.as_fd(),
         }
     }
 
@@ -78,7 +81,7 @@ impl Target {
 
     fn contains(&mut self, data: &[u8], b: u8) -> bool {
         match &mut self.path {
-            Path::Raw(_) => data.contains(&b),
+            Path::Raw(_) | Path::Relay(_) => data.contains(&b),
             Path::Pty(_, f) => {
                 let mut hit = false;
                 f.filter(data, |d| hit |= d.contains(&b));
@@ -118,6 +121,15 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
         samples: Vec::new(),
         lost: 0,
     });
+
+    let (relay, conn) = b.relay(&argv);
+    out.push(Target {
+        name: "relay",
+        path: Path::Relay(conn),
+        samples: Vec::new(),
+        lost: 0,
+    });
+    held.relay.push(relay);
 
     let s = b.hm_session(&argv);
     let mut p = Peer::connect(&s.sock).expect("connect");

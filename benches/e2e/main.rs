@@ -12,6 +12,7 @@ mod footprint;
 mod idle;
 mod peer;
 mod peers;
+mod relay;
 mod replay;
 mod report;
 mod sections;
@@ -80,6 +81,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--hm-bench-writer") {
         replay::writer(&args[2..]);
+    }
+    if args.get(1).map(String::as_str) == Some("--hm-bench-relay") {
+        relay::serve(&args[2..]);
     }
     // `cargo test --benches` runs bench binaries without `--bench`.
     if !args.iter().any(|a| a == "--bench") {

@@ -187,6 +187,25 @@ impl Bench {
         }
     }
 
+    /// `argv` behind the minimal relay (see `relay.rs`): the relay's
+    /// process and a non-blocking connection to it.
+    pub fn relay(&self, argv: &[&str]) -> (PtyProc, UnixStream) {
+        let sock = self.path(&self.name("relay"));
+        let exe = std::env::current_exe().expect("the harness's own path");
+        let mut args = vec![exe.display().to_string(), "--hm-bench-relay".into()];
+        args.push(sock.display().to_string());
+        args.extend(argv.iter().map(|a| a.to_string()));
+        let relay = self.pty(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut conn = None;
+        wait_for("the relay's socket", || {
+            conn = UnixStream::connect(&sock).ok();
+            conn.is_some()
+        });
+        let conn = conn.expect("connected");
+        conn.set_nonblocking(true).expect("non-blocking");
+        (relay, conn)
+    }
+
     /// A named pipe a child blocks on until the harness opens the gate.
     pub fn fifo(&self) -> PathBuf {
         let p = self.path(&format!("{}.fifo", self.name("g")));

@@ -18,7 +18,13 @@ pub fn throughput(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
     let want = Arc::new(want);
     let mut one: HashMap<&str, Vec<Run>> = HashMap::new();
     let load = sys::Load::now();
-    let mut kinds = vec![Kind::RawNative, Kind::Raw, Kind::Hm, Kind::HmAttach];
+    let mut kinds = vec![
+        Kind::RawNative,
+        Kind::Raw,
+        Kind::Relay,
+        Kind::Hm,
+        Kind::HmAttach,
+    ];
     if b.dtach {
         kinds.push(Kind::Dtach);
     }
@@ -186,7 +192,7 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         );
     }
     t.note(&format!(
-        "hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
+        "relay: the least a relay can do, in hm's place (poll, read, write; no framing). hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
         threads.map_or("?".into(), |n| n.to_string()),
         load.foreign_since()
     ));
@@ -487,6 +493,6 @@ fn throughput_table(
         format!("{} ×", num(att)),
         att.map(|r| r >= 0.5),
     );
-    t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads). \"× raw pty\" divides by the faster of the two. Foreign CPU share: {foreign:.2}."));
+    t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write). \"× raw pty\" divides by the faster of the two raw readers. Foreign CPU share: {foreign:.2}."));
     t
 }

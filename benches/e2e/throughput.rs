@@ -24,6 +24,8 @@ pub enum Kind {
     RawNative,
     /// The pty drained by the harness's own reader.
     Raw,
+    /// The minimal relay's one client (see `relay.rs`).
+    Relay,
     /// Protocol subscribers.
     Hm,
     /// `hm attach` in a pty.
@@ -37,6 +39,7 @@ impl Kind {
         match self {
             Kind::RawNative => "raw-native",
             Kind::Raw => "raw",
+            Kind::Relay => "relay",
             Kind::Hm => "hm",
             Kind::HmAttach => "hm-attach",
             Kind::Dtach => "dtach",
@@ -144,9 +147,17 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
     let mut socks = Vec::new();
     let mut ptys: Vec<PtyProc> = Vec::new();
     let mut server_pid = None;
+    let mut relays: Vec<PtyProc> = Vec::new();
+    let mut streams = Vec::new();
     match kind {
         Kind::RawNative => unreachable!("handled above"),
         Kind::Raw => ptys.push(b.pty(&argv)),
+        Kind::Relay => {
+            let (relay, conn) = b.relay(&argv);
+            server_pid = Some(relay.pid);
+            relays.push(relay);
+            streams.push(conn);
+        }
         Kind::Hm | Kind::HmAttach => {
             let s = b.hm_session(&argv);
             server_pid = Some(s.pid());
@@ -197,6 +208,9 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
             s.as_fd(),
             Box::new(FrameSink::new(want.clone())),
         ));
+    }
+    for s in &streams {
+        sources.push(Source::new(s.as_fd(), Box::new(Expect::new(want.clone()))));
     }
     for p in &ptys {
         let sink: Box<dyn crate::sink::Sink> = match kind {
@@ -269,6 +283,8 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
     drop(sources);
     drop(ptys);
     drop(socks);
+    drop(streams);
+    drop(relays);
     drop(held);
     run
 }
