@@ -27,8 +27,18 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
     paths::SocketDir::check(dir)?;
     match pidfile::probe(&paths.pid, &paths.sock, true) {
         Liveness::Running => Ok(paths),
+        Liveness::Orphaned(pid) => bail!(orphaned(id, pid)),
         Liveness::Stale | Liveness::Missing => bail!(no_session(id, dir)),
     }
+}
+
+/// What to tell the user about a session whose supervisor was killed while
+/// its program, ignoring the hang-up, runs on without a terminal.
+pub fn orphaned(id: &str, pid: u32) -> String {
+    format!(
+        "session '{}' lost its supervisor, but its program (pid {pid}) still runs without a terminal; stop it with 'kill {pid}'",
+        paths::sanitize(id)
+    )
 }
 
 fn no_session(id: &str, dir: &Path) -> String {

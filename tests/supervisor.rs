@@ -247,6 +247,115 @@ fn stale_files_of_a_killed_supervisor_do_not_block_a_new_run() {
     assert!(again.raw().status().is_some_and(|st| st.alive));
 }
 
+/// An orphaned program, killed on drop if a failed test left it running.
+struct Orphan {
+    pid: i32,
+    marker: String,
+}
+
+impl Drop for Orphan {
+    fn drop(&mut self) {
+        if sleepers(&self.marker).contains(&self.pid) {
+            let _ = kill(Pid::from_raw(self.pid), Signal::SIGKILL);
+        }
+    }
+}
+
+/// Starts session `id` with a program that ignores the hang-up its
+/// supervisor's death sends it, SIGKILLs the supervisor, and returns the
+/// program (it runs `sleep MARKER`).
+fn orphan(sb: &Sandbox, id: &str, marker: &str) -> Orphan {
+    let script = format!("trap '' HUP; exec sleep {marker}");
+    let mut s = sb.start(id, &[], &["sh", "-c", &script]);
+    wait_until("the program to run", || sleepers(marker).len() == 1);
+    let pid = s.child_pid().expect("program pid");
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
+    s.wait_exit();
+    assert_eq!(sleepers(marker), vec![pid], "the program survived");
+    // The session's guard must not kill the program; the orphan's does.
+    s.pid_file = sb.path().join("no-such.pid");
+    Orphan {
+        pid,
+        marker: marker.to_string(),
+    }
+}
+
+#[test]
+fn a_program_outliving_its_killed_supervisor_is_reported_until_it_ends() {
+    let sb = Sandbox::new();
+    let marker = format!("5007.{}", std::process::id());
+    let program = orphan(&sb, "orphan", &marker);
+    let pid = program.pid;
+
+    let ls = sb.cmd(&["ls"]);
+    assert!(ls.status.success());
+    let (out, err) = (common::stdout(&ls), stderr(&ls));
+    let row = out.lines().find(|l| l.starts_with("orphan ")).expect(&out);
+    assert!(
+        row.contains(&pid.to_string()) && row.contains("orphaned"),
+        "{row}"
+    );
+    assert!(
+        row.contains(&marker),
+        "the command comes from the kernel: {row}"
+    );
+    assert!(err.contains(&format!("kill {pid}")), "{err}");
+    let json = common::stdout(&sb.cmd(&["ls", "--json"]));
+    assert!(json.contains("\"orphaned\":true"), "{json}");
+    let status = sb.cmd(&["status", "orphan"]);
+    assert!(!status.status.success());
+    assert!(
+        stderr(&status).contains("still runs without a terminal"),
+        "{}",
+        stderr(&status)
+    );
+    assert_eq!(
+        files_in(&sb.sock_dir),
+        vec!["orphan.log", "orphan.pid"],
+        "the dead socket goes, the record of the program stays"
+    );
+    assert_eq!(sleepers(&marker), vec![pid], "never signalled by hm");
+
+    kill(Pid::from_raw(pid), Signal::SIGKILL).expect("kill the program");
+    wait_until("the program to end", || sleepers(&marker).is_empty());
+    let ls = sb.cmd(&["ls"]);
+    assert!(common::stdout(&ls).is_empty(), "{}", common::stdout(&ls));
+    assert_eq!(files_in(&sb.sock_dir), vec!["orphan.log"]);
+}
+
+#[test]
+fn a_new_session_taking_an_orphans_id_says_what_it_replaces() {
+    let sb = Sandbox::new();
+    let marker = format!("5008.{}", std::process::id());
+    let program = orphan(&sb, "again", &marker);
+    let pid = program.pid;
+    // Without a terminal to attach, `hm run` leaves the new session running.
+    let run = sb
+        .hm()
+        .args([
+            "run",
+            "--id",
+            "again",
+            "--socket-dir",
+            sb.dir(),
+            "--",
+            "sleep",
+            "30",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        stderr(&run).contains(&format!("kill {pid}")),
+        "{}",
+        stderr(&run)
+    );
+    let out = sb.cmd(&["kill", "again"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(sleepers(&marker), vec![pid], "never signalled by hm");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).expect("kill the program");
+    wait_until("the program to end", || sleepers(&marker).is_empty());
+}
+
 #[test]
 fn a_pid_file_naming_live_processes_but_unlocked_is_stale() {
     let sb = Sandbox::new();

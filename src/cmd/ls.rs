@@ -1,7 +1,8 @@
 //! `hm ls`: every session in the socket dir, queried concurrently.
 //!
 //! Liveness comes from trying each pid file's lock; entries left behind by
-//! a supervisor that was killed are removed on the way.
+//! a supervisor that was killed are removed on the way, except the pid
+//! file of a program that outlived it, which is listed as orphaned.
 
 use std::io::Write;
 use std::path::Path;
@@ -27,6 +28,8 @@ struct Row {
     id: String,
     status: Option<Status>,
     info: Option<serde_json::Value>,
+    /// The supervisor is gone, but its program (this pid) still runs.
+    orphan: Option<u32>,
 }
 
 pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
@@ -51,13 +54,14 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
-            let (pid, state, idle) = match &r.status {
-                Some(s) => (
+            let (pid, state, idle) = match (&r.status, r.orphan) {
+                (Some(s), _) => (
                     s.pid.to_string(),
                     classify::state_name(s.state).to_string(),
                     human_ms(u64::from(s.idle_ms)),
                 ),
-                None => ("-".into(), "no answer".into(), "-".into()),
+                (None, Some(pid)) => (pid.to_string(), "orphaned".into(), "-".into()),
+                (None, None) => ("-".into(), "no answer".into(), "-".into()),
             };
             let uptime = info_u64(r, "started_unix_ms")
                 .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
@@ -79,6 +83,11 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         line.push_str(&row[5]);
         writeln!(out, "{}", line.trim_end())?;
     }
+    for r in &rows {
+        if let Some(pid) = r.orphan {
+            eprintln!("hm: {}", client::orphaned(&r.id, pid));
+        }
+    }
     Ok(0)
 }
 
@@ -87,6 +96,20 @@ fn info_u64(r: &Row, key: &str) -> Option<u64> {
 }
 
 fn command(r: &Row) -> String {
+    if let Some(pid) = r.orphan {
+        // No supervisor to ask: the kernel's record of the program.
+        let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<_> = argv
+            .split(|&b| b == 0)
+            .filter(|w| !w.is_empty())
+            .map(String::from_utf8_lossy)
+            .collect();
+        return if words.is_empty() {
+            "-".into()
+        } else {
+            paths::sanitize(&words.join(" "))
+        };
+    }
     let words = r
         .info
         .as_ref()
@@ -109,6 +132,10 @@ fn row_json(r: &Row) -> serde_json::Value {
         v["state"] = classify::state_name(s.state).into();
         v["state_ms"] = s.state_ms.into();
         v["idle_ms"] = s.idle_ms.into();
+    } else if let Some(pid) = r.orphan {
+        v["pid"] = pid.into();
+        v["alive"] = true.into();
+        v["orphaned"] = true.into();
     } else {
         v["error"] = "no answer".into();
     }
@@ -135,8 +162,20 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
         let Ok(session) = SessionPaths::new(dir, &id) else {
             continue;
         };
-        if pidfile::probe(&session.pid, &session.sock, true) != Liveness::Running {
-            continue;
+        match pidfile::probe(&session.pid, &session.sock, true) {
+            Liveness::Running => {}
+            Liveness::Orphaned(pid) => {
+                set.spawn(async move {
+                    Row {
+                        id,
+                        status: None,
+                        info: None,
+                        orphan: Some(pid),
+                    }
+                });
+                continue;
+            }
+            Liveness::Stale | Liveness::Missing => continue,
         }
         set.spawn(async move {
             let answer = tokio::time::timeout(QUERY_TIMEOUT, async {
@@ -149,11 +188,13 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                     id,
                     status: Some(status),
                     info,
+                    orphan: None,
                 },
                 _ => Row {
                     id,
                     status: None,
                     info: None,
+                    orphan: None,
                 },
             }
         });

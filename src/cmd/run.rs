@@ -125,14 +125,21 @@ fn launch(
     session: &SessionPaths,
     workdir: &Path,
 ) -> Result<()> {
-    if dir.exists()
-        && pidfile::probe(&session.pid, &session.sock, false) == pidfile::Liveness::Running
+    match dir
+        .exists()
+        .then(|| pidfile::probe(&session.pid, &session.sock, false))
     {
-        bail!(
+        Some(pidfile::Liveness::Running) => bail!(
             "session '{}' is already running; attach to it with 'hm attach {}'",
             session.id,
             session.id
-        );
+        ),
+        // The new session takes the id, and with it the only record of the
+        // old program: say so once more.
+        Some(pidfile::Liveness::Orphaned(pid)) => {
+            eprintln!("hm: warning: {}", crate::client::orphaned(&session.id, pid));
+        }
+        _ => {}
     }
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = Command::new(exe);

@@ -1,9 +1,12 @@
-//! The session's pid file: `<id>.pid`, two lines (supervisor pid, child
-//! pid), held under an exclusive `flock` for the supervisor's whole life.
+//! The session's pid file: `<id>.pid`, held under an exclusive `flock` for
+//! the supervisor's whole life. Three lines: the supervisor's pid, the
+//! program's pid, and the program's identity (the boot it runs in and its
+//! start time, which a reused pid cannot share).
 //!
 //! The lock is the only source of truth about liveness: pids in the file
 //! are informational and never signalled, because after a crash or reboot
-//! they may belong to unrelated processes.
+//! they may belong to unrelated processes. The identity only lets `hm ls`
+//! tell the user that a program outlived its killed supervisor.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -98,9 +101,10 @@ impl PidFile {
         self.rewrite(&format!("{pid}\n"))
     }
 
-    /// Adds the child's pid as the second line.
+    /// Adds the child's pid and identity as the second and third lines.
     pub fn write_child(&mut self, supervisor: u32, child: u32) -> Result<(), PidFileError> {
-        self.rewrite(&format!("{supervisor}\n{child}\n"))
+        let who = identity(child).unwrap_or_default();
+        self.rewrite(&format!("{supervisor}\n{child}\n{who}\n"))
     }
 
     fn rewrite(&mut self, text: &str) -> Result<(), PidFileError> {
@@ -126,6 +130,50 @@ impl PidFile {
     }
 }
 
+/// Who process `pid` is, beyond its pid: the boot it runs in and its start
+/// time in clock ticks since that boot. `None` if it is gone or a zombie.
+fn identity(pid: u32) -> Option<String> {
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may itself hold
+    // spaces and parentheses; the fields after the last ')' are fixed.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let state = fields.next()?;
+    if matches!(state, "Z" | "X" | "x") {
+        return None;
+    }
+    // Field 3 was the state; the start time is field 22.
+    let start = fields.nth(18)?;
+    if dying(pid) {
+        return None;
+    }
+    Some(format!("{} {start}", boot.trim()))
+}
+
+/// Whether process `pid` has been dealt a fatal signal and not yet exited.
+/// The kernel marks that by queueing SIGKILL to it, which is how a program
+/// hung up by its supervisor's death looks in the moment before it ends.
+fn dying(pid: u32) -> bool {
+    const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    status.lines().any(|l| {
+        l.strip_prefix("SigPnd:")
+            .or_else(|| l.strip_prefix("ShdPnd:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & SIGKILL_BIT != 0)
+    })
+}
+
+/// The program a stale pid file names, if that very process still runs.
+fn survivor(contents: &str) -> Option<u32> {
+    let mut lines = contents.lines().skip(1);
+    let pid: u32 = lines.next()?.trim().parse().ok()?;
+    let recorded = lines.next()?.trim();
+    (!recorded.is_empty() && identity(pid).as_deref() == Some(recorded)).then_some(pid)
+}
+
 /// What a pid file says about its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Liveness {
@@ -133,13 +181,18 @@ pub enum Liveness {
     Running,
     /// Nobody holds the lock: the supervisor died without cleaning up.
     Stale,
+    /// Nobody holds the lock, but the program it supervised still runs
+    /// (it ignored the hang-up its supervisor's death sent): this pid.
+    Orphaned(u32),
     /// There is no pid file.
     Missing,
 }
 
 /// Probes a session by trying its lock. A stale session's `.pid` and
 /// `.sock` are removed while the lock is held (see [`PidFile::acquire`] for
-/// why that cannot hurt a supervisor starting at the same moment).
+/// why that cannot hurt a supervisor starting at the same moment); an
+/// orphaned one keeps its `.pid`, the only record of the program, until
+/// the program is gone.
 pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
     let file = match OpenOptions::new()
         .read(true)
@@ -152,13 +205,18 @@ pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
         Err(_) => return Liveness::Stale,
     };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => {
+        Ok(mut lock) => {
+            let mut contents = String::new();
+            let _ = (&mut *lock).take(256).read_to_string(&mut contents);
+            let state = survivor(&contents).map_or(Liveness::Stale, Liveness::Orphaned);
             if clean_stale {
                 let _ = fs::remove_file(sock_path);
-                let _ = fs::remove_file(pid_path);
+                if state == Liveness::Stale {
+                    let _ = fs::remove_file(pid_path);
+                }
             }
             drop(lock);
-            Liveness::Stale
+            state
         }
         Err(_) => Liveness::Running,
     }
@@ -199,7 +257,30 @@ mod tests {
         fs::write(&path, "garbage").expect("write stale");
         let mut f = PidFile::acquire(&path, "b").expect("stale lock is free");
         f.write_child(10, 11).expect("write");
-        assert_eq!(fs::read_to_string(&path).expect("read"), "10\n11\n");
+        let text = fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("10\n11\n"), "{text:?}");
+    }
+
+    #[test]
+    fn a_stale_file_naming_a_live_program_by_identity_is_orphaned() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("d.pid");
+        let sock = dir.path().join("d.sock");
+        let me = std::process::id();
+        let mut f = PidFile::acquire(&path, "d").expect("lock");
+        f.write_child(1, me).expect("write");
+        drop(f);
+        fs::write(&sock, "").expect("write stale sock");
+        assert_eq!(probe(&path, &sock, true), Liveness::Orphaned(me));
+        assert!(path.exists(), "the record of the program is kept");
+        assert!(!sock.exists(), "the dead socket is not");
+        // The same pid with another start time is a reused pid: stale.
+        let text = fs::read_to_string(&path).expect("read");
+        let (head, start) = text.trim_end().rsplit_once(' ').expect("identity");
+        let other = start.parse::<u64>().expect("ticks") + 1;
+        fs::write(&path, format!("{head} {other}\n")).expect("rewrite");
+        assert_eq!(probe(&path, &sock, true), Liveness::Stale);
+        assert!(!path.exists());
     }
 
     #[test]
