@@ -13,7 +13,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use crate::peer::Peer;
 use crate::peers::{self, Bench, DtachSession, HmSession, PtyProc, TmuxServer};
 use crate::sink::EscFilter;
-use crate::sys;
+use crate::sys::{self, Usage};
 
 enum Path {
     Raw(PtyProc),
@@ -28,6 +28,34 @@ pub struct Target {
     path: Path,
     pub samples: Vec<f64>,
     pub lost: usize,
+    /// The process that relays the keys (supervisor, relay, dtach master,
+    /// tmux server), and what it spent while they were measured.
+    server: Option<i32>,
+    pub server_use: Usage,
+}
+
+impl Target {
+    fn new(name: &'static str, path: Path, server: Option<i32>) -> Target {
+        Target {
+            name,
+            path,
+            samples: Vec::new(),
+            lost: 0,
+            server,
+            server_use: Usage::default(),
+        }
+    }
+
+    /// The server's CPU (µs) and wake-ups per measured keystroke.
+    pub fn per_key(&self) -> Option<(f64, f64)> {
+        let keys = (self.samples.len() + self.lost) as f64;
+        (self.server.is_some() && keys > 0.0).then(|| {
+            (
+                self.server_use.cpu_ns as f64 / 1e3 / keys,
+                self.server_use.ctxsw as f64 / keys,
+            )
+        })
+    }
 }
 
 /// Everything that must stay alive while the targets are measured.
@@ -115,31 +143,20 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     // Give `stty raw -echo` time to run; the warm-up absorbs the rest.
     std::thread::sleep(Duration::from_millis(200));
     raw.settle(quiet, max);
-    out.push(Target {
-        name: "raw",
-        path: Path::Raw(raw),
-        samples: Vec::new(),
-        lost: 0,
-    });
+    out.push(Target::new("raw", Path::Raw(raw), None));
 
     let (relay, conn) = b.relay(&argv);
-    out.push(Target {
-        name: "relay",
-        path: Path::Relay(conn),
-        samples: Vec::new(),
-        lost: 0,
-    });
+    out.push(Target::new("relay", Path::Relay(conn), Some(relay.pid)));
     held.relay.push(relay);
 
     let s = b.hm_session(&argv);
     let mut p = Peer::connect(&s.sock).expect("connect");
     p.subscribe(&[]).expect("subscribe");
-    out.push(Target {
-        name: "hm",
-        path: Path::Hm(p.nonblocking(), Splitter::default(), 0),
-        samples: Vec::new(),
-        lost: 0,
-    });
+    out.push(Target::new(
+        "hm",
+        Path::Hm(p.nonblocking(), Splitter::default(), 0),
+        Some(s.pid()),
+    ));
     held.hm.push(s);
 
     let s = b.hm_session(&argv);
@@ -147,12 +164,11 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
     let a = b.pty(&argv_a);
     a.settle(quiet, max);
-    out.push(Target {
-        name: "hm-attach",
-        path: Path::Pty(a, EscFilter::new(true)),
-        samples: Vec::new(),
-        lost: 0,
-    });
+    out.push(Target::new(
+        "hm-attach",
+        Path::Pty(a, EscFilter::new(true)),
+        Some(s.pid()),
+    ));
     held.hm.push(s);
 
     if b.dtach {
@@ -160,12 +176,11 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
         let sock = s.sock.display().to_string();
         let c = b.pty(&["dtach", "-a", &sock, "-r", "none", "-E", "-z"]);
         c.settle(quiet, max);
-        out.push(Target {
-            name: "dtach",
-            path: Path::Pty(c, EscFilter::new(false)),
-            samples: Vec::new(),
-            lost: 0,
-        });
+        out.push(Target::new(
+            "dtach",
+            Path::Pty(c, EscFilter::new(false)),
+            Some(s.pid()),
+        ));
         held.dtach.push(s);
     }
     if b.tmux {
@@ -176,12 +191,11 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
         let argv_t: Vec<&str> = argv_t.iter().map(String::as_str).collect();
         let c = b.pty(&argv_t);
         c.settle(quiet, max);
-        out.push(Target {
-            name: "tmux",
-            path: Path::Pty(c, EscFilter::new(false)),
-            samples: Vec::new(),
-            lost: 0,
-        });
+        out.push(Target::new(
+            "tmux",
+            Path::Pty(c, EscFilter::new(false)),
+            t.pid(),
+        ));
         held.tmux.push(t);
     }
     out
@@ -213,6 +227,7 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
     for round in 0..rounds {
         for k in 0..n {
             let t = &mut targets[(k + round) % n];
+            let before = t.server.and_then(Usage::of);
             for _ in 0..samples.div_ceil(rounds) {
                 match t.sample(next(), &mut buf) {
                     Some(d) => t.samples.push(d.as_secs_f64() * 1e6),
@@ -222,6 +237,11 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
                     }
                 }
                 std::thread::sleep(gap);
+            }
+            if let Some(used) = t.server.and_then(Usage::of).zip(before) {
+                let used = used.0.since(used.1);
+                t.server_use.cpu_ns += used.cpu_ns;
+                t.server_use.ctxsw += used.ctxsw;
             }
         }
     }

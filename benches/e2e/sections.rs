@@ -157,7 +157,16 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             cfg.samples,
             cfg.gap.as_micros()
         ),
-        &["target", "p50", "p99", "p50 − raw", "p99 − raw", "lost"],
+        &[
+            "target",
+            "p50",
+            "p99",
+            "p50 − raw",
+            "p99 − raw",
+            "lost",
+            "server CPU µs/key",
+            "server wake-ups/key",
+        ],
     );
     for tg in &targets {
         let p50 = median(&tg.samples);
@@ -171,6 +180,8 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             num(d50),
             num(d99),
             tg.lost.to_string(),
+            num(tg.per_key().map(|k| k.0)),
+            num(tg.per_key().map(|k| k.1)),
         ]);
         let (g50, g99) = match tg.name {
             "hm" => (30.0, 120.0),
@@ -192,7 +203,7 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         );
     }
     t.note(&format!(
-        "relay: the least a relay can do, in hm's place (poll, read, write; no framing). hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
+        "relay: the least a relay can do, in hm's place (poll, read, write; no framing). The server is the process that relays the keys: the relay, the hm supervisor, the dtach master, the tmux server. hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
         threads.map_or("?".into(), |n| n.to_string()),
         load.foreign_since()
     ));
