@@ -5,8 +5,9 @@
 //! `tokio::time::interval` wakes an otherwise idle process two or three
 //! times a second. A timerfd sits in the reactor's epoll set like a socket
 //! and wakes it once per expiry, which is what a ticking clock on an idle
-//! screen should cost. The dashboard ticks with [`Alarm::every`]; `hm
-//! attach`'s status-bar clock arms a one-shot [`Alarm`] for its next change.
+//! screen should cost. The dashboard ticks with [`Alarm::every`] and asks a
+//! session going quiet for its state with a one-shot [`Alarm`]; `hm
+//! attach`'s status-bar clock arms one for its next change.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -72,6 +73,11 @@ impl Alarm {
         }
         self.armed = at;
         Ok(())
+    }
+
+    /// The one-shot deadline now armed, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.armed
     }
 
     /// Waits for the alarm to go off. A one-shot alarm is disarmed by it.

@@ -103,6 +103,10 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut tick =
         crate::alarm::Alarm::every(TICK).context("cannot start the dashboard's timer")?;
+    // A session that goes quiet is asked for its state as soon as its idle
+    // threshold has passed, not at the next tick up to a second later (when
+    // the pane would still say "active" beside "idle 3.9s").
+    let mut check = crate::alarm::Alarm::new().context("cannot start the dashboard's timer")?;
     let frame_gap = Duration::from_secs(1) / FRAME_RATE;
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
@@ -131,6 +135,15 @@ async fn dashboard(opts: Options) -> Result<i32> {
             last_draw = Some(now);
             dirty = false;
         }
+        // Only an earlier check re-arms the alarm: a later one (output
+        // keeps pushing it back) is found when the armed one goes off.
+        if let Some(at) = m.next_check()
+            && check.deadline().is_none_or(|armed| at < armed)
+        {
+            check
+                .arm(Some(at))
+                .context("the dashboard's timer failed")?;
+        }
         let msg = tokio::select! {
             biased;
             ev = keys_rx.recv() => match ev {
@@ -153,6 +166,10 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 apply(fx, &opts, &sess_tx, &mut senders);
                 dirty = true;
                 None
+            }
+            r = check.wait() => {
+                r.context("the dashboard's timer failed")?;
+                Some(Msg::Tick)
             }
             msg = sess_rx.recv() => msg,
         };
@@ -245,9 +262,15 @@ async fn session_task(
             Ok(Err(e)) => Some(e.to_string()),
             Err(_) => Some("not responding".to_string()),
         };
-        let live = pidfile::probe(&paths.pid, &paths.sock, false) == Liveness::Running;
-        if !live {
-            let _ = tx.send(Msg::Session(id.clone(), SessionMsg::Closed)).await;
+        let gone = match pidfile::probe(&paths.pid, &paths.sock, false) {
+            Liveness::Running => None,
+            Liveness::Orphaned(pid) => Some(Some(pid)),
+            Liveness::Stale | Liveness::Missing => Some(None),
+        };
+        if let Some(orphan) = gone {
+            let _ = tx
+                .send(Msg::Session(id.clone(), SessionMsg::Closed(orphan)))
+                .await;
             return;
         }
         if let Some(why) = problem {

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 
-use common::{HM, Sandbox, Session, fake, wait_until};
+use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
 use heimdall::protocol::{self, Status, client, server};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
@@ -471,6 +471,32 @@ fn bad_supervisors_affect_only_their_own_pane() {
     });
     keeps_ticking(&mut t, "good", 5);
     assert!(pane(&t, "stale").is_none(), "a stale session is no session");
+    assert!(t.try_exit().is_none());
+}
+
+#[test]
+fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
+    let sb = Sandbox::new();
+    let marker = format!("5009.{}", std::process::id());
+    // The program ignores the hang-up its supervisor's death sends it. The
+    // session's guard kills it by the pid file, which is kept for it.
+    let script = format!("trap '' HUP; echo up; exec sleep {marker}");
+    let mut s = sb.start("stray", &[], &["sh", "-c", &script]);
+    let program = s.child_pid().expect("program pid");
+    let mut t = tui_sized(&sb, &[], (30, 120));
+    t.wait_for("the pane", |t| pane_shows(t, "stray", "up"));
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
+    s.wait_exit();
+    t.wait_for("the orphan named", |t| {
+        pane(t, "stray").is_some_and(|p| {
+            p.top.contains("orphaned") && p.bottom.contains(&format!("pid {program} runs on"))
+        }) && t.contains(&format!("'kill {program}' stops it"))
+    });
+    assert!(
+        !pane(&t, "stray").expect("pane").top.contains(" dead "),
+        "it is not"
+    );
+    assert_eq!(sleepers(&marker), vec![program], "never signalled by hm");
     assert!(t.try_exit().is_none());
 }
 

@@ -38,8 +38,9 @@ pub enum SessionMsg {
     Exit(i32),
     /// The connection failed or was refused; it will be retried.
     Problem(String),
-    /// The supervisor is gone (its connection closed for good).
-    Closed,
+    /// The supervisor is gone (its connection closed for good); with a pid
+    /// if the program it supervised runs on without it.
+    Closed(Option<u32>),
 }
 
 /// Something for the run loop to do.
@@ -98,6 +99,8 @@ pub struct Pane {
     pub idle_threshold: Duration,
     pub exit: Option<i32>,
     pub link: Link,
+    /// The supervisor is gone but its program, this pid, runs on.
+    pub orphan: Option<u32>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -121,6 +124,7 @@ impl Pane {
             idle_threshold: Duration::from_millis(3000),
             exit: None,
             link: Link::Connecting,
+            orphan: None,
             attention: false,
             last_output: None,
             poll_in_flight: false,
@@ -131,8 +135,12 @@ impl Pane {
         }
     }
 
-    /// The state byte to show: dead once exited, else the last answer.
+    /// The state byte to show: dead once exited, else the last answer;
+    /// none for a program that outlived its supervisor.
     pub fn state(&self) -> Option<u8> {
+        if self.orphan.is_some() {
+            return None;
+        }
         if self.exit.is_some() || self.link == Link::Gone {
             return Some(ProcessState::Dead.as_byte());
         }
@@ -208,6 +216,11 @@ impl Model {
 
     pub fn pane_mut(&mut self, id: &str) -> Option<&mut Pane> {
         self.panes.iter_mut().find(|p| p.id == id)
+    }
+
+    /// When the first pane is due to ask whether its session went idle.
+    pub fn next_check(&self) -> Option<Instant> {
+        self.panes.iter().filter_map(|p| p.idle_check).min()
     }
 
     /// Panes shown in the grid (the filter applied), in id order.

@@ -308,10 +308,20 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
         SessionMsg::Problem(why) => {
             p.link = Link::Problem(why);
         }
-        SessionMsg::Closed => {
+        SessionMsg::Closed(orphan) => {
             p.link = Link::Gone;
+            p.orphan = orphan.filter(|_| p.exit.is_none());
             if p.exit.is_none() {
                 p.attention = !selected;
+            }
+            if let Some(pid) = p.orphan {
+                // Short enough for the footer; `hm ls` says it at length.
+                m.notify(
+                    format!(
+                        "'{id}' lost its supervisor; pid {pid} runs on ('kill {pid}' stops it)"
+                    ),
+                    now,
+                );
             }
             if focused {
                 m.mode = Mode::Grid;
@@ -952,12 +962,62 @@ mod tests {
         let mut m = model(160, 49);
         live(&mut m, &["a", "b"], now);
         update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
-        update(&mut m, Msg::Session("a".into(), SessionMsg::Closed), now);
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(None)),
+            now,
+        );
         let fx = update(&mut m, press(KeyCode::Char('x')), now);
         assert_eq!(m.mode, Mode::Grid);
         assert!(frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL));
         assert_eq!(m.visible_ids(), ["b"]);
         assert_eq!(sel(&m), "b");
+    }
+
+    #[test]
+    fn a_program_outliving_its_supervisor_is_named_and_cleared_like_an_ended_one() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], now);
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(Some(4321))),
+            now,
+        );
+        let p = m.pane("a").expect("pane");
+        assert_eq!((p.orphan, p.state()), (Some(4321), None), "not dead");
+        let notice = m
+            .notice
+            .as_ref()
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default();
+        assert!(notice.contains("kill 4321"), "{notice}");
+        let fx = update(&mut m, press(KeyCode::Char('x')), now);
+        assert!(
+            frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL),
+            "the program is not the dashboard's to kill"
+        );
+        assert_eq!(m.visible_ids(), ["b"]);
+    }
+
+    #[test]
+    fn the_next_idle_check_is_the_earliest_pane_due() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], now);
+        for p in &mut m.panes {
+            p.idle_check = None;
+        }
+        assert_eq!(m.next_check(), None, "an idle dashboard arms nothing");
+        let soon = now + Duration::from_millis(1500);
+        let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+        update(&mut m, out("b"), now);
+        update(&mut m, out("a"), soon);
+        let due = m.next_check().expect("armed");
+        assert_eq!(Some(due), m.pane("b").and_then(|p| p.idle_check));
+        update(&mut m, Msg::Tick, due);
+        assert_eq!(m.next_check(), m.pane("a").and_then(|p| p.idle_check));
+        assert!(m.next_check().is_some_and(|t| t > due));
     }
 
     #[test]

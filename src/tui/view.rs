@@ -137,6 +137,7 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     };
     let state = p.state();
     let badge = match (state, p.state_ms(now)) {
+        _ if p.orphan.is_some() => " orphaned ".to_string(),
         (Some(s), Some(ms)) if p.exit.is_none() => {
             format!(" {} {} ", classify::state_name(s), human_ms(ms))
         }
@@ -150,7 +151,13 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let bottom = match (&p.link, p.exit) {
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
-        (Link::Gone, _) => Span::styled(" supervisor gone ", m.theme.error),
+        (Link::Gone, _) => match p.orphan {
+            Some(pid) => Span::styled(
+                format!(" supervisor gone, pid {pid} runs on "),
+                m.theme.error,
+            ),
+            None => Span::styled(" supervisor gone ", m.theme.error),
+        },
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
         (Link::Live, _) => match p.idle_ms(now) {
             Some(ms) => Span::styled(format!(" idle {} ", human_ms(ms)), m.theme.dim),
