@@ -118,6 +118,27 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned, SpawnError> {
             if libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
                 return Err(io::Error::last_os_error());
             }
+            // An ignored signal stays ignored across exec. Whoever started
+            // the supervisor must not decide that for the session: a
+            // script's `hm run --detach ... &` runs with SIGINT and SIGQUIT
+            // ignored, and Ctrl-C would do nothing in the program. (The
+            // supervisor has no handlers yet: the fork precedes its runtime.)
+            // The system call, not libc's `signal`, because libc refuses
+            // the signals it keeps for itself (32 and 33 in glibc), which
+            // a parent may have left ignored too. An all-zero kernel
+            // `sigaction` is SIG_DFL with no flags on every architecture.
+            let default = [0u64; 4];
+            for sig in 1..=64 {
+                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                    libc::syscall(
+                        libc::SYS_rt_sigaction,
+                        sig,
+                        default.as_ptr(),
+                        std::ptr::null_mut::<u64>(),
+                        8usize,
+                    );
+                }
+            }
             // Descriptors inherited from whoever started the supervisor are
             // none of the child's business. Marking them close-on-exec
             // (rather than closing them) keeps std's exec-error pipe working.

@@ -373,6 +373,43 @@ fn a_pid_file_naming_live_processes_but_unlocked_is_stale() {
 }
 
 #[test]
+fn signals_ignored_where_hm_was_started_are_not_ignored_in_the_session() {
+    let sb = Sandbox::new();
+    // A script's background job runs with SIGINT and SIGQUIT ignored; so
+    // does a supervisor it starts.
+    let hm = sb.hm();
+    let mut c = Command::new("sh");
+    c.args(["-c", "trap '' INT QUIT HUP; exec \"$@\"", "sh", common::HM])
+        .args(["run", "--detach", "--id", "ign", "--socket-dir", sb.dir()])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "grep SigIgn /proc/self/status; exec sleep 30",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in hm.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let s = common::Session {
+        child: c.spawn().expect("spawn"),
+        pid_file: sb.sock_dir.join("ign.pid"),
+        sock: sb.sock("ign"),
+    };
+    wait_until("the session to answer", || {
+        Raw::connect(&s.sock).is_ok_and(|mut r| r.status().is_some())
+    });
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    let out = String::from_utf8_lossy(&r.output_until(b"\r\n")).into_owned();
+    assert!(out.contains("SigIgn:\t0000000000000000"), "{out:?}");
+}
+
+#[test]
 fn signals_to_the_supervisor_stop_the_session_and_clean_up() {
     for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         let sb = Sandbox::new();

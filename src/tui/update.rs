@@ -258,10 +258,15 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 p.busy_since = Some(p.busy_since.map_or(began, |b| b.min(began)));
                 return;
             }
+            // Work is measured to the last output, not to when idle was
+            // seen: the `simple` classifier stays busy for its whole idle
+            // threshold after any output, so a prompt redrawn after a
+            // resize would otherwise always count as 3 s of work.
             let worked = p
                 .busy_since
                 .take()
-                .is_some_and(|b| now.duration_since(b) >= MIN_WORK);
+                .zip(p.last_output)
+                .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
             if worked && !selected && !focused {
                 p.attention = true;
                 if bell {
@@ -858,22 +863,35 @@ mod tests {
         live(&mut m, &["a", "b"], t0);
         assert_eq!(sel(&m), "a");
 
-        // A redraw: busy for 1.9 s, then idle. Not work.
+        let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+        // A prompt redrawn: one burst of output, busy until the idle
+        // threshold (3 s) has passed in silence, then idle. Not work.
+        update(&mut m, out("b"), at(0));
         update(&mut m, st("b", ProcessState::Active, 0), at(0));
-        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(1900));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(3100));
         assert!(!m.pane("b").expect("pane").attention);
         assert!(!fx.contains(&Effect::Bell));
 
-        // Busy for two seconds, then idle: done, and it rings.
-        update(&mut m, st("b", ProcessState::Active, 0), at(3000));
-        update(&mut m, st("b", ProcessState::Active, 1000), at(4000));
-        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(5000));
+        // Output for 1.9 s: still not work.
+        update(&mut m, out("b"), at(4000));
+        update(&mut m, st("b", ProcessState::Active, 0), at(4000));
+        update(&mut m, out("b"), at(5900));
+        update(&mut m, st("b", ProcessState::Idle, 0), at(9000));
+        assert!(!m.pane("b").expect("pane").attention);
+
+        // Output for two seconds, then idle: done, and it rings.
+        update(&mut m, out("b"), at(10_000));
+        update(&mut m, st("b", ProcessState::Active, 0), at(10_000));
+        update(&mut m, out("b"), at(11_000));
+        update(&mut m, st("b", ProcessState::Active, 1000), at(11_000));
+        update(&mut m, out("b"), at(12_000));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(15_100));
         assert!(m.pane("b").expect("pane").attention);
         assert!(fx.contains(&Effect::Bell));
 
         // Idle again after idle is no new news.
         m.pane_mut("b").expect("pane").attention = false;
-        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(6000));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(16_000));
         assert!(!m.pane("b").expect("pane").attention);
         assert!(fx.is_empty(), "{fx:?}");
     }
@@ -885,6 +903,11 @@ mod tests {
         live(&mut m, &["a", "b"], t0);
         // First seen busy, but it has been for 5 s already.
         update(&mut m, st("b", ProcessState::Streaming, 5000), t0);
+        update(
+            &mut m,
+            Msg::Session("b".into(), SessionMsg::Output(b"x".to_vec())),
+            t0,
+        );
         update(
             &mut m,
             st("b", ProcessState::Idle, 0),
@@ -900,7 +923,11 @@ mod tests {
         live(&mut m, &["a", "b"], t0);
         update(&mut m, st("a", ProcessState::Active, 0), t0);
         update(&mut m, st("b", ProcessState::Active, 0), t0);
-        let later = t0 + Duration::from_secs(3);
+        for id in ["a", "b"] {
+            let out = Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+            update(&mut m, out, t0 + Duration::from_millis(2500));
+        }
+        let later = t0 + Duration::from_secs(6);
         update(&mut m, st("a", ProcessState::Idle, 0), later);
         let fx = update(&mut m, st("b", ProcessState::Idle, 0), later);
         assert!(!m.pane("a").expect("pane").attention, "selected");
