@@ -32,6 +32,22 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
     }
 }
 
+/// How long a command waits for a supervisor's answer before saying it does
+/// not respond (a stopped or wedged supervisor would otherwise hang it).
+pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `ask` (a connection and a question), giving up after
+/// [`ANSWER_TIMEOUT`] with an error that names session `id`.
+pub async fn answered<T>(id: &str, ask: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    match tokio::time::timeout(ANSWER_TIMEOUT, ask).await {
+        Ok(r) => r,
+        Err(_) => bail!(
+            "session '{}' is not responding (its supervisor may be stopped or overloaded)",
+            paths::sanitize(id)
+        ),
+    }
+}
+
 /// What to tell the user about a session whose supervisor was killed while
 /// its program, ignoring the hang-up, runs on without a terminal.
 pub fn orphaned(id: &str, pid: u32) -> String {

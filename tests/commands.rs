@@ -113,6 +113,30 @@ fn ls_skips_and_removes_entries_of_dead_supervisors() {
 }
 
 #[test]
+fn status_and_kill_say_when_a_supervisor_does_not_answer() {
+    let sb = Sandbox::new();
+    let s = sb.start("frozen", &[], &["sleep", "30"]);
+    let sup = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGSTOP).expect("stop");
+    for args in [
+        &["status", "frozen"][..],
+        &["status", "frozen", "--json"],
+        &["kill", "frozen"],
+    ] {
+        let out = sb.cmd(args);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            "hm: session 'frozen' is not responding (its supervisor may be stopped or overloaded)\n",
+            "{args:?}"
+        );
+    }
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGCONT).expect("continue");
+    let out = sb.cmd(&["kill", "frozen"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
 fn kill_waits_until_the_session_is_gone() {
     let sb = Sandbox::new();
     let mut s = sb.start("victim", &[], &["sleep", "30"]);

@@ -33,7 +33,14 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
     };
     let patience = Duration::from_millis(grace) + Duration::from_secs(10);
     let code = client::runtime()?.block_on(async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
+        // A supervisor that cannot answer STATUS now would not act on KILL
+        // either: say so at once rather than after the longest grace.
+        let (mut r, mut w) = client::answered(&session.id, async {
+            let (mut r, mut w) = conn::connect(&session.sock).await?;
+            conn::query_status(&mut r, &mut w).await?;
+            Ok((r, w))
+        })
+        .await?;
         w.send(ct::KILL, &grace_ms.to_be_bytes()).await?;
         let wait = async {
             let mut code = None;

@@ -13,10 +13,10 @@ use crate::protocol::conn;
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    let st = client::runtime()?.block_on(async {
+    let st = client::runtime()?.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
-        conn::query_status(&mut r, &mut w).await
-    })?;
+        Ok(conn::query_status(&mut r, &mut w).await?)
+    }))?;
     let state = classify::state_name(st.state);
     let mut out = std::io::stdout().lock();
     if args.json {
