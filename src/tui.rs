@@ -98,6 +98,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
         .context("cannot start the keyboard reader")?;
     let (sess_tx, mut sess_rx) = mpsc::channel::<Msg>(256);
     let mut senders: HashMap<String, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
+    let started = Started::default();
     let mut term_sig = signal(SignalKind::terminate())?;
     let mut hup_sig = signal(SignalKind::hangup())?;
     let mut int_sig = signal(SignalKind::interrupt())?;
@@ -115,7 +116,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let now = Instant::now();
     let ids = scan(&opts.dir);
     let fx = update::update(&mut m, Msg::Found(ids), now);
-    apply(fx, &opts, &sess_tx, &mut senders);
+    apply(fx, &opts, &sess_tx, &mut senders, &started);
 
     loop {
         // Draw at once when a frame is due; only a frame within the rate
@@ -129,7 +130,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 && (s.width, s.height) != m.size
             {
                 let fx = update::update(&mut m, Msg::Resize(s.width, s.height), now);
-                apply(fx, &opts, &sess_tx, &mut senders);
+                apply(fx, &opts, &sess_tx, &mut senders, &started);
             }
             terminal.draw(|f| view::view(&m, f, now))?;
             last_draw = Some(now);
@@ -161,9 +162,10 @@ async fn dashboard(opts: Options) -> Result<i32> {
             r = tick.wait() => {
                 r.context("the dashboard's timer failed")?;
                 let now = Instant::now();
+                started.reap();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
                 fx.extend(update::update(&mut m, Msg::Found(scan(&opts.dir)), now));
-                apply(fx, &opts, &sess_tx, &mut senders);
+                apply(fx, &opts, &sess_tx, &mut senders, &started);
                 dirty = true;
                 None
             }
@@ -184,7 +186,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
                     Err(_) => break,
                 }
             }
-            apply(fx, &opts, &sess_tx, &mut senders);
+            apply(fx, &opts, &sess_tx, &mut senders, &started);
             dirty = true;
         }
         if m.quit {
@@ -206,11 +208,32 @@ fn scan(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The supervisors the dashboard started (`n`): its children, reaped once
+/// they exit rather than left as zombies until the dashboard quits.
+#[derive(Debug, Default, Clone)]
+struct Started(std::sync::Arc<std::sync::Mutex<Vec<std::process::Child>>>);
+
+impl Started {
+    fn adopt(&self, child: std::process::Child) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(child);
+        }
+    }
+
+    /// Reaps those that have exited; called on the dashboard's tick.
+    fn reap(&self) {
+        if let Ok(mut v) = self.0.lock() {
+            v.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+        }
+    }
+}
+
 fn apply(
     fx: Vec<Effect>,
     opts: &Options,
     tx: &mpsc::Sender<Msg>,
     senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
+    started: &Started,
 ) {
     for e in fx {
         match e {
@@ -230,8 +253,10 @@ fn apply(
                 let tx = tx.clone();
                 let dir = opts.dir.clone();
                 let config = opts.config_path.clone();
+                let started = started.clone();
                 std::thread::spawn(move || {
                     let result = crate::cmd::start_detached(&id, &dir, config.as_deref(), &command)
+                        .map(|child| started.adopt(child))
                         .map_err(|e| format!("{e:#}"));
                     let _ = tx.blocking_send(Msg::Started(id, result));
                 });

@@ -364,6 +364,27 @@ fn a_session_started_from_the_dashboard_shows_up() {
     assert!(sb.sock_dir.join("s1.pid").exists());
     let ls = sb.cmd(&["ls"]);
     assert!(common::stdout(&ls).contains("s1"), "{ls:?}");
+
+    // Its supervisor is the dashboard's child: once the session ends, the
+    // dashboard reaps it rather than keeping a zombie until it quits.
+    let out = sb.cmd(&["kill", "s1"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    t.wait_for("the end shown", |t| {
+        pane(t, "s1").is_some_and(|p| p.bottom.contains("exited"))
+    });
+    let zombies = |t: &Terminal| {
+        let ppid = format!("PPid:\t{}", t.pid());
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+            .filter(|st| st.lines().any(|l| l == ppid))
+            .filter(|st| st.lines().any(|l| l.starts_with("State:\tZ")))
+            .count()
+    };
+    t.wait_for("the supervisor reaped", |t| zombies(t) == 0);
+    assert!(t.try_exit().is_none());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -185,17 +185,20 @@ fn launch(
         cmd.arg("--log-file").arg(cwd.join(f));
     }
     cmd.arg("--").args(&args.command);
-    wait_ready(cmd)
+    // `hm run` exits when its attach does; the supervisor then passes to
+    // init, which reaps it.
+    wait_ready(cmd).map(drop)
 }
 
 /// Starts a background supervisor for `command` (run by `sh -c` when it
-/// has more than one word) and waits until it runs. Used by the dashboard.
+/// has more than one word) and waits until it runs. Used by the dashboard,
+/// which must reap the supervisor it gets back once it exits.
 pub fn start_detached(
     id: &str,
     dir: &Path,
     config_path: Option<&Path>,
     command: &str,
-) -> Result<()> {
+) -> Result<Child> {
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = Command::new(exe);
     if let Some(c) = config_path {
@@ -214,8 +217,9 @@ pub fn start_detached(
 }
 
 /// Runs `cmd` (an `hm run --detach --notify-ready`) in its own session and
-/// waits for its readiness line, or returns its own error message.
-fn wait_ready(mut cmd: Command) -> Result<()> {
+/// waits for its readiness line, or returns its own error message. The
+/// supervisor stays our child.
+fn wait_ready(mut cmd: Command) -> Result<Child> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -228,7 +232,7 @@ fn wait_ready(mut cmd: Command) -> Result<()> {
     for line in BufReader::new(stderr).lines() {
         let line = line.unwrap_or_default();
         if line == "ready" {
-            return Ok(());
+            return Ok(child);
         }
         said.push_str(&line);
         said.push('\n');
