@@ -111,9 +111,24 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     if m.selected.is_none() || m.selected.as_ref().is_some_and(|s| m.pane(s).is_none()) {
         m.selected = m.visible_ids().into_iter().next();
     }
+    show_selected(m);
     clear_attention_of_selected(m);
     fit(m, &mut fx);
     fx
+}
+
+/// Turns to the page holding the selection: after a resize or a pane
+/// coming or going the pages are cut anew, and Enter or `x` must never act
+/// on a pane that is not on screen.
+fn show_selected(m: &mut Model) {
+    let ids = m.visible_ids();
+    if let Some(pos) = m
+        .selected
+        .as_ref()
+        .and_then(|s| ids.iter().position(|i| i == s))
+    {
+        m.page = pos / placements(m).grid.per_page().max(1);
+    }
 }
 
 fn clear_attention_of_selected(m: &mut Model) {
@@ -445,11 +460,8 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
         KeyCode::Up | KeyCode::Char('k') => step(m, 0, -1),
         KeyCode::Down | KeyCode::Char('j') => step(m, 0, 1),
         KeyCode::Enter => {
-            if let Some(id) = m.selected.clone().filter(|id| {
-                m.pane(id)
-                    .is_some_and(|p| p.exit.is_none() && p.link == Link::Live)
-            }) {
-                m.mode = Mode::Focus(id);
+            if let Some(id) = m.selected.clone() {
+                focus(m, id, now);
             }
         }
         KeyCode::Char('x') => {
@@ -603,13 +615,29 @@ fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
     });
     m.selected = Some(id.clone());
     m.last_click = Some((now, ev.column, ev.row));
-    if double
-        && m.pane(&id)
-            .is_some_and(|p| p.exit.is_none() && p.link == Link::Live)
-    {
-        m.mode = Mode::Focus(id);
+    if double {
         m.last_click = None;
+        focus(m, id, now);
     }
+}
+
+/// Focuses a live session, unless there would be no key to come back with.
+fn focus(m: &mut Model, id: String, now: Instant) {
+    if !m
+        .pane(&id)
+        .is_some_and(|p| p.exit.is_none() && p.link == Link::Live)
+    {
+        return;
+    }
+    if m.detach_key.is_none() {
+        // Every key would go to the session, with no way back to the grid.
+        m.notify(
+            "focus needs a detach key: detach_key is \"none\" in the config",
+            now,
+        );
+        return;
+    }
+    m.mode = Mode::Focus(id);
 }
 
 #[cfg(test)]
@@ -837,6 +865,41 @@ mod tests {
         assert_eq!(sel(&m), "d");
         update(&mut m, press(KeyCode::Tab), now);
         assert_eq!(sel(&m), "d", "nothing left to look at");
+    }
+
+    #[test]
+    fn without_a_detach_key_focus_is_refused_not_a_trap() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.detach_key = None;
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Grid);
+        let notice = m
+            .notice
+            .as_ref()
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default();
+        assert!(notice.contains("detach key"), "{notice}");
+    }
+
+    #[test]
+    fn a_resize_keeps_the_selection_on_screen() {
+        let now = Instant::now();
+        let mut m = model(80, 24);
+        live(&mut m, &["a", "b", "c", "d", "e"], now);
+        assert_eq!(placements(&m).pages, 1);
+        update(&mut m, press(KeyCode::Right), now);
+        update(&mut m, press(KeyCode::Right), now);
+        let chosen = sel(&m).to_string();
+        update(&mut m, Msg::Resize(30, 8), now);
+        let p = placements(&m);
+        assert!(p.pages > 1, "{p:?}");
+        assert_eq!(sel(&m), chosen);
+        assert!(p.rects.iter().any(|(id, _)| *id == chosen), "{p:?}");
+        // Enter focuses what is on screen.
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus(chosen));
     }
 
     #[test]
