@@ -41,6 +41,11 @@ pub enum PathError {
         path.display(), path.display()
     )]
     TooOpen { path: PathBuf, mode: u32 },
+    #[error(
+        "socket dir '{}' is a shared directory (mode {mode:04o}); choose a private one with --socket-dir (one made with 'mkdir -m 700 DIR')",
+        path.display()
+    )]
+    Shared { path: PathBuf, mode: u32 },
 }
 
 /// Checks a session id against `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
@@ -142,6 +147,14 @@ impl SocketDir {
             });
         }
         let mode = meta.mode() & 0o7777;
+        // A sticky or world-writable directory (`/tmp` itself) is shared on
+        // purpose: telling its owner to chmod it would break the system.
+        if mode & 0o1002 != 0 {
+            return Err(PathError::Shared {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
         if mode & 0o077 != 0 {
             return Err(PathError::TooOpen {
                 path: path.to_path_buf(),

@@ -164,6 +164,20 @@ fn a_socket_dir_others_can_enter_is_refused_with_the_fix() {
 }
 
 #[test]
+fn a_shared_socket_dir_is_refused_without_advice_to_chmod_it() {
+    let sb = Sandbox::new();
+    fs::create_dir(&sb.sock_dir).expect("mkdir");
+    // Like /tmp: sticky and writable by everyone.
+    fs::set_permissions(&sb.sock_dir, fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let out = run_detached(&sb, &["--id", "shared", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("is a shared directory (mode 1777)"), "{err}");
+    assert!(!err.contains("chmod"), "{err}");
+    assert_eq!(files_in(&sb.sock_dir), Vec::<String>::new());
+}
+
+#[test]
 fn a_socket_dir_owned_by_someone_else_is_refused() {
     if !nix::unistd::geteuid().is_root() {
         return; // Only root can make a directory owned by another user.
