@@ -110,6 +110,11 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub notify_ready: bool,
 
+    /// Internal: keep the end of the session for the first subscriber, used
+    /// by `hm run` (without --detach), which attaches right after the start
+    #[arg(long, hide = true)]
+    pub await_attach: bool,
+
     /// The command to run, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,

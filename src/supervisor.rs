@@ -58,6 +58,9 @@ const QUIET_AFTER_EXIT: Duration = Duration::from_millis(200);
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// How long subscribers get to read their last bytes and EXIT.
 const EXIT_FLUSH: Duration = Duration::from_secs(5);
+/// How long a session whose launcher is about to attach waits for it after
+/// the program ended (see [`Options::await_attach`]).
+const AWAIT_ATTACH: Duration = Duration::from_secs(5);
 /// The most connections served at once; more are told so and closed.
 const MAX_CONNECTIONS: usize = 1024;
 /// A read pass takes at most this much before publishing it to subscribers.
@@ -79,6 +82,10 @@ pub struct Options {
     /// `hm run` (without `--detach`) learns that its background supervisor
     /// started, or why it did not.
     pub notify_ready: bool,
+    /// Keep the end of the session (its output and EXIT) for the first
+    /// subscriber, up to [`AWAIT_ATTACH`]: `hm run` attaches only after the
+    /// program has started, and a short one may be over by then.
+    pub await_attach: bool,
 }
 
 /// Runs a session to its end and returns the exit code to exit with.
@@ -330,6 +337,21 @@ async fn main_loop(
         }
     }
     drop(slave);
+
+    // The launcher's attach may not have connected yet: a program that
+    // ended at once still owes it its output and exit code.
+    if opts.await_attach {
+        let by = Instant::now() + AWAIT_ATTACH;
+        while !ctx.shared.borrow().subscribed_once {
+            tokio::select! {
+                () = ctx.wake_main.notified() => {}
+                () = tokio::time::sleep_until(by) => {
+                    warn!("nobody attached to see the end of the session");
+                    break;
+                }
+            }
+        }
+    }
 
     // Give every subscriber the chance to read its last bytes and EXIT.
     let flush_by = Instant::now() + EXIT_FLUSH;

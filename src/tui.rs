@@ -257,7 +257,7 @@ fn apply(
                 std::thread::spawn(move || {
                     let result = crate::cmd::start_detached(&id, &dir, config.as_deref(), &command)
                         .map(|child| started.adopt(child))
-                        .map_err(|e| format!("{e:#}"));
+                        .map_err(|e| crate::cmd::describe(&e));
                     let _ = tx.blocking_send(Msg::Started(id, result));
                 });
             }

@@ -98,6 +98,16 @@ fn closing_line(t: &Terminal) -> String {
     lines[1].clone()
 }
 
+/// After a session ended: the prompt, the session's last screen (as plain
+/// lines), and the closing line, which is returned with the middle.
+fn last_screen_and_closing_line(t: &Terminal) -> (Vec<String>, String) {
+    let mut lines = t.lines();
+    assert!(lines.len() >= 2, "{lines:#?}");
+    assert!(lines[0].starts_with("$ hm "), "{lines:#?}");
+    let last = lines.pop().expect("closing line");
+    (lines.split_off(1), last)
+}
+
 #[test]
 fn attach_shows_the_session_above_a_status_bar_one_row_short() {
     let sb = Sandbox::new();
@@ -250,7 +260,16 @@ fn end_attachment(ending: Ending) -> (Sandbox, common::Session, i32, String) {
         t.lines().len() >= 2 && !t.screen().alternate_screen()
     });
     assert_restored(&t);
-    let message = closing_line(&t);
+    let message = match ending {
+        Ending::ChildExit => {
+            // The child's last screen stays, as plain text: the modes it
+            // switched on are off (checked above).
+            let (screen, message) = last_screen_and_closing_line(&t);
+            assert_eq!(screen, ["go", "modes-on"], "{screen:#?}");
+            message
+        }
+        _ => closing_line(&t),
+    };
     if matches!(ending, Ending::SupervisorKilled) {
         // Requirement: noticed within a second. Allow for a loaded machine.
         assert!(
@@ -275,6 +294,35 @@ fn child_exit_restores_the_terminal_and_passes_on_the_exit_code() {
     let (_sb, _session, code, message) = end_attachment(Ending::ChildExit);
     assert_eq!(message, "[session exited with code 7]");
     assert_eq!(code, 7);
+}
+
+#[test]
+fn a_short_command_run_attached_leaves_its_output_on_screen() {
+    let sb = Sandbox::new();
+    let script = "printf '\\033[1mfirst\\033[0m line\\n'; echo second line; exit 3";
+    let args = [
+        "run",
+        "--id",
+        "brief",
+        "--socket-dir",
+        sb.dir(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    let mut t = hm_in_terminal(&sb, &args);
+    assert_eq!(t.wait_exit(), 3);
+    t.wait_for("the closing message", |t| {
+        t.contains("[session exited with code 3]")
+    });
+    let (screen, message) = last_screen_and_closing_line(&t);
+    assert_eq!(screen, ["first line", "second line"]);
+    assert_eq!(message, "[session exited with code 3]");
+    assert!(
+        !t.screen().cell(1, 0).is_some_and(|c| c.bold()),
+        "plain text only"
+    );
 }
 
 #[test]

@@ -82,13 +82,30 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
             last_poll: None,
             idle_check: None,
             in_paste: false,
+            tail: Vec::new(),
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
         a.flush_blocking();
         drop(guard);
-        anyhow::Ok(outcome)
+        let last = match outcome {
+            Outcome::Exited(_) if !a.screens.alternate() => a.last_screen(),
+            _ => Vec::new(),
+        };
+        anyhow::Ok((outcome, last))
     })?;
+    let (outcome, last) = outcome;
+    // The session's screen goes with the alternate one we drew it on; when
+    // it ended, its last lines stay on the user's own screen, as if it had
+    // run there (a short command's output, a build's error). Plain text
+    // only: the child's modes must not come back with it.
+    if !last.is_empty() {
+        let mut out = io::stdout().lock();
+        for line in &last {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
     let id = &session.id;
     let mut err = io::stderr().lock();
     Ok(match outcome {
@@ -149,7 +166,13 @@ struct Attach {
     last_poll: Option<Instant>,
     idle_check: Option<Instant>,
     in_paste: bool,
+    /// The child's latest output since its last screen switch (at most
+    /// [`TAIL`] bytes, from a line start): its last screen, if it ends.
+    tail: Vec<u8>,
 }
+
+/// How much of the child's latest output is kept for its last screen.
+const TAIL: usize = 64 * 1024;
 
 impl std::fmt::Debug for Attach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -160,6 +183,49 @@ impl std::fmt::Debug for Attach {
 impl Attach {
     fn bar_visible(&self) -> bool {
         self.size.rows >= 2
+    }
+
+    /// Adds the child's output queued from `start` to the tail, or starts
+    /// the tail afresh if it switched screens (`switches` was the count
+    /// before): a screen left behind is not the last one.
+    fn keep_tail(&mut self, start: usize, switches: u64) {
+        if self.screens.switches() != switches {
+            self.tail.clear();
+            return;
+        }
+        self.tail.extend_from_slice(&self.out[start..]);
+        if self.tail.len() > 2 * TAIL {
+            // Cut at a line start, so no escape sequence is cut in two.
+            let from = self.tail.len() - TAIL;
+            let from = self.tail[from..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(from, |i| from + i + 1);
+            self.tail.drain(..from);
+        }
+    }
+
+    /// The child's last screen as plain text: its tail run through a
+    /// terminal emulator the size of the child's screen, trailing blank
+    /// lines dropped.
+    fn last_screen(&self) -> Vec<String> {
+        let rows = if self.bar_visible() {
+            self.size.rows - 1
+        } else {
+            self.size.rows
+        };
+        let text = crate::term::contain(|| {
+            let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
+            let mut vt = vt100::Parser::new(nz(rows), nz(self.size.cols), 0);
+            vt.process(&self.tail);
+            vt.screen().contents()
+        })
+        .unwrap_or_default();
+        let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_string()).collect();
+        while lines.last().is_some_and(String::is_empty) {
+            lines.pop();
+        }
+        lines
     }
 
     async fn run(&mut self) -> Outcome {
@@ -324,7 +390,9 @@ impl Attach {
     /// damaged it.
     fn show(&mut self, bytes: &[u8]) {
         let start = self.out.len();
+        let switches = self.screens.switches();
         self.screens.rewrite(bytes, &mut self.out);
+        self.keep_tail(start, switches);
         let mut regions = Vec::new();
         let damage = self.damage.scan(&self.out[start..], &mut regions);
         if self.bar_visible() {

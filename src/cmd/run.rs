@@ -104,6 +104,7 @@ fn supervise(
         log_file,
         log_level: config.log_level,
         notify_ready: args.notify_ready,
+        await_attach: args.await_attach,
     };
     supervisor::run(opts)
 }
@@ -148,7 +149,14 @@ fn launch(
     if let Some(c) = config_path {
         cmd.arg("--config").arg(cwd.join(c));
     }
-    cmd.args(["run", "--detach", "--notify-ready", "--id", &args.id]);
+    cmd.args([
+        "run",
+        "--detach",
+        "--notify-ready",
+        "--await-attach",
+        "--id",
+        &args.id,
+    ]);
     cmd.arg("--socket-dir").arg(dir);
     cmd.arg("--workdir").arg(workdir);
     cmd.args([

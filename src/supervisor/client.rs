@@ -381,6 +381,13 @@ impl Conn {
                     if !self.wants_exit {
                         s.exit_waiters += 1;
                     }
+                    if !s.subscribed_once {
+                        s.subscribed_once = true;
+                        drop(s);
+                        // A session kept for its launcher's attach ends
+                        // once that has come (see `Options::await_attach`).
+                        ctx.wake_main.notify_one();
+                    }
                 }
             }
             client::STATUS => {

@@ -99,6 +99,8 @@ pub struct Shared {
     pub subs: HashMap<ConnId, Sub>,
     /// Connections that want an EXIT frame and have not had it yet.
     pub exit_waiters: usize,
+    /// Whether any client has subscribed yet.
+    pub subscribed_once: bool,
     pub connections: usize,
     /// A pending kill: the grace period before SIGKILL, in ms.
     pub kill_requested: Option<u64>,
@@ -143,6 +145,7 @@ impl Shared {
             size,
             subs: HashMap::new(),
             exit_waiters: 0,
+            subscribed_once: false,
             connections: 0,
             kill_requested: None,
             default_grace_ms,

@@ -68,11 +68,26 @@ pub struct ScreenRewriter {
     state: State,
     /// The sequence held back so far.
     buf: Vec<u8>,
+    /// Whether the child is on its alternate screen (as far as it said).
+    alternate: bool,
+    /// Screen switches and full resets seen so far.
+    switches: u64,
 }
 
 impl ScreenRewriter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether the child is on its alternate screen now.
+    pub fn alternate(&self) -> bool {
+        self.alternate
+    }
+
+    /// How many screen switches (and full resets) have been rewritten:
+    /// what is on the screen before one has nothing to do with after.
+    pub fn switches(&self) -> u64 {
+        self.switches
     }
 
     /// Appends `input` to `out` with every screen switch rewritten; the
@@ -126,6 +141,8 @@ impl ScreenRewriter {
                 self.buf.clear();
                 out.extend_from_slice(RESET);
                 self.state = State::Ground;
+                self.alternate = false;
+                self.switches += 1;
             }
             (State::Esc, b'[') => {
                 self.buf.push(b);
@@ -191,6 +208,8 @@ impl ScreenRewriter {
                     modes(&others, fin, out);
                     others.clear();
                     out.extend_from_slice(switch);
+                    self.alternate = fin == b'h';
+                    self.switches += 1;
                 } else if !p.is_empty() && !qualified {
                     // The other modes of a qualified sequence go: without
                     // its intermediates they would mean something else.
