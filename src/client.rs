@@ -32,6 +32,39 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
     }
 }
 
+/// One session as `hm status --json` and each entry of `hm ls --json` give
+/// it: STATUS, then what INFO adds (when the supervisor answers INFO).
+pub fn session_json(
+    id: &str,
+    st: &crate::protocol::Status,
+    info: Option<&serde_json::Value>,
+) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "id": id,
+        "pid": st.pid,
+        "alive": st.alive,
+        "state": crate::classify::state_name(st.state),
+        "state_byte": st.state,
+        "state_ms": st.state_ms,
+        "idle_ms": st.idle_ms,
+    });
+    if let Some(info) = info {
+        for key in [
+            "command",
+            "started_unix_ms",
+            "supervisor_pid",
+            "workdir",
+            "cols",
+            "rows",
+        ] {
+            if let Some(x) = info.get(key) {
+                v[key] = x.clone();
+            }
+        }
+    }
+    v
+}
+
 /// How long a command waits for a supervisor's answer before saying it does
 /// not respond (a stopped or wedged supervisor would otherwise hang it).
 pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -26,6 +26,18 @@ fn status_prints_the_session_for_people_and_scripts() {
     assert_eq!(v["alive"], true);
     assert_eq!(v["state"], "idle");
     assert!(v["idle_ms"].is_u64() && v["state_ms"].is_u64());
+    // The same fields as an entry of `hm ls --json`.
+    assert_eq!(v["command"], serde_json::json!(["sleep", "30"]));
+    let ls = sb.cmd(&["ls", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&ls.stdout).expect("json");
+    let entry = &list[0];
+    let keys = |o: &serde_json::Value| {
+        let mut k: Vec<String> = o.as_object().expect("object").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&v), keys(entry));
+    assert_eq!(v["state_byte"], 0);
 }
 
 #[test]

@@ -125,33 +125,16 @@ fn command(r: &Row) -> String {
 }
 
 fn row_json(r: &Row) -> serde_json::Value {
-    let mut v = serde_json::json!({ "id": r.id });
     if let Some(s) = &r.status {
-        v["pid"] = s.pid.into();
-        v["alive"] = s.alive.into();
-        v["state"] = classify::state_name(s.state).into();
-        v["state_ms"] = s.state_ms.into();
-        v["idle_ms"] = s.idle_ms.into();
-    } else if let Some(pid) = r.orphan {
+        return client::session_json(&r.id, s, r.info.as_ref());
+    }
+    let mut v = serde_json::json!({ "id": r.id });
+    if let Some(pid) = r.orphan {
         v["pid"] = pid.into();
         v["alive"] = true.into();
         v["orphaned"] = true.into();
     } else {
         v["error"] = "no answer".into();
-    }
-    if let Some(info) = &r.info {
-        for key in [
-            "command",
-            "started_unix_ms",
-            "supervisor_pid",
-            "workdir",
-            "cols",
-            "rows",
-        ] {
-            if let Some(x) = info.get(key) {
-                v[key] = x.clone();
-            }
-        }
     }
     v
 }

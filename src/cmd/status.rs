@@ -13,22 +13,14 @@ use crate::protocol::conn;
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    let st = client::runtime()?.block_on(client::answered(&session.id, async {
+    let (info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
-        Ok(conn::query_status(&mut r, &mut w).await?)
+        Ok(conn::query_info_status(&mut r, &mut w).await?)
     }))?;
     let state = classify::state_name(st.state);
     let mut out = std::io::stdout().lock();
     if args.json {
-        let v = serde_json::json!({
-            "id": session.id,
-            "pid": st.pid,
-            "alive": st.alive,
-            "state": state,
-            "state_byte": st.state,
-            "state_ms": st.state_ms,
-            "idle_ms": st.idle_ms,
-        });
+        let v = client::session_json(&session.id, &st, info.as_ref());
         writeln!(out, "{v}")?;
     } else {
         writeln!(out, "session:  {}", session.id)?;
