@@ -110,16 +110,38 @@ impl fmt::Display for LogLevel {
 pub struct TuiConfig {
     /// Colour theme name; `None` is the built-in theme.
     pub theme: Option<String>,
+    /// Where `theme` was set, for an error about a theme that does not load
+    /// (known only when the dashboard or attach loads it).
+    pub theme_at: Option<Location>,
     /// Shrink or grow session panes to fit the dashboard.
     pub fit_sessions: bool,
     /// Ring the terminal bell when a session changes state.
     pub bell: bool,
 }
 
+impl TuiConfig {
+    /// The error for a `theme` that did not load, at its line in the file.
+    pub fn bad_theme(&self, reason: impl fmt::Display) -> ConfigError {
+        let reason = reason.to_string();
+        match &self.theme_at {
+            Some(at) => ConfigError::InvalidValue {
+                at: at.clone(),
+                key: "tui.theme".into(),
+                reason,
+            },
+            None => ConfigError::Override {
+                flag: "tui.theme",
+                reason,
+            },
+        }
+    }
+}
+
 impl Default for TuiConfig {
     fn default() -> Self {
         TuiConfig {
             theme: None,
+            theme_at: None,
             fit_sessions: true,
             bell: false,
         }
@@ -885,6 +907,7 @@ impl Doc<'_> {
                         return Err(self.invalid(value.span(), &full, reason));
                     }
                     tui.theme = Some(theme);
+                    tui.theme_at = Some(self.at(Some(value.span())));
                 }
                 "fit_sessions" => tui.fit_sessions = self.boolean(&full, value)?,
                 "bell" => tui.bell = self.boolean(&full, value)?,

@@ -637,6 +637,22 @@ fn an_unknown_theme_fails_before_touching_the_terminal() {
 }
 
 #[test]
+fn an_unknown_theme_in_the_config_file_is_named_with_its_line() {
+    let sb = Sandbox::new();
+    let config = sb.path().join("config/heimdall/heimdall.toml");
+    std::fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&config, "# mine\n[tui]\ntheme = \"neon\"\n").expect("config");
+    let mut t = start_tui(&sb, &[], (ROWS, COLS), false);
+    assert_ne!(t.wait_exit(), 0);
+    let want = format!(
+        "{}:3: invalid value for 'tui.theme': unknown theme 'neon'",
+        config.display()
+    );
+    t.wait_for("the error", |t| t.contains(&want));
+    assert!(!t.screen().alternate_screen());
+}
+
+#[test]
 fn fifty_sessions_paint_with_a_page_footer() {
     let sb = Sandbox::new();
     let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
@@ -56,7 +56,7 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
         bail!("attach needs a terminal, but standard output is not one");
     }
     let theme = Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
-        .context("invalid 'tui.theme' in the config file")?;
+        .map_err(|e| config.tui.bad_theme(e))?;
     let rt = client::runtime()?;
     let outcome = rt.block_on(async {
         // Connect before touching the terminal, so a failure leaves it alone.

@@ -10,10 +10,12 @@ use crate::config::Config;
 use crate::tui::{self, theme::Theme};
 
 pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
-    let theme = Theme::load(
-        args.theme.as_deref().or(config.tui.theme.as_deref()),
-        Theme::no_color_from_env(),
-    )?;
+    let theme = match &args.theme {
+        // The flag's own error names the flag.
+        Some(name) => Theme::load(Some(name), Theme::no_color_from_env())?,
+        None => Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
+            .map_err(|e| config.tui.bad_theme(e))?,
+    };
     let cwd = std::env::current_dir()?;
     tui::run(tui::Options {
         dir: client::socket_dir(&args.dir, config),

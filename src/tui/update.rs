@@ -407,6 +407,17 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 m.notify(format!("starting '{id}'…"), now);
                 m.mode = Mode::Grid;
             }
+            // Ctrl-U clears the field, as in a shell.
+            (KeyCode::Char('u'), NewStep::Id) if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                id.clear();
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Char('u'), NewStep::Command)
+                if k.modifiers.contains(KeyModifiers::CONTROL) =>
+            {
+                command.clear();
+                m.mode = Mode::NewSession { step, id, command };
+            }
             (KeyCode::Backspace, NewStep::Id) => {
                 id.pop();
                 m.mode = Mode::NewSession { step, id, command };
@@ -1249,8 +1260,8 @@ mod tests {
             panic!("{:?}", m.mode)
         };
         assert_eq!(id, "s2", "the first free default");
-        update(&mut m, press(KeyCode::Backspace), now);
-        update(&mut m, press(KeyCode::Backspace), now);
+        let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+        update(&mut m, Msg::Key(ctrl_u), now);
         typed(&mut m, "api", now);
         update(&mut m, press(KeyCode::Enter), now);
         typed(&mut m, "make testx", now);

@@ -293,14 +293,17 @@ fn help(m: &Model, f: &mut Frame<'_>) {
             "focus: the session gets every key",
         ),
         (detach, "back from focus to the grid"),
-        ("x".into(), "kill the selected session (asks first)"),
+        (
+            "x".into(),
+            "kill the selected session (asks first); clear an ended one",
+        ),
         ("n".into(), "start a new session"),
-        ("z".into(), "zoom the selected pane"),
+        ("z / Esc".into(), "zoom the selected pane / unzoom"),
         ("+ / - / =".into(), "more, fewer, automatic columns"),
         ("PgUp / PgDn".into(), "previous / next page"),
-        ("/".into(), "filter by id"),
+        ("/".into(), "filter by id (Enter keeps it, Esc clears it)"),
         ("Tab".into(), "next session that needs attention"),
-        ("q".into(), "quit (sessions keep running)"),
+        ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
     let lines: Vec<Line<'static>> = rows
         .into_iter()
