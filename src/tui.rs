@@ -118,6 +118,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let fx = update::update(&mut m, Msg::Found(ids), now);
     apply(fx, &opts, &sess_tx, &mut senders, &started);
 
+    // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
+    // and a shell report it.
+    let mut code = 0;
     loop {
         // Draw at once when a frame is due; only a frame within the rate
         // cap waits on a timer (an idle dashboard arms none).
@@ -155,9 +158,18 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 Some(_) => None,
                 None => break,
             },
-            _ = term_sig.recv() => break,
-            _ = hup_sig.recv() => break,
-            _ = int_sig.recv() => break,
+            _ = term_sig.recv() => {
+                code = 128 + libc::SIGTERM;
+                break;
+            }
+            _ = hup_sig.recv() => {
+                code = 128 + libc::SIGHUP;
+                break;
+            }
+            _ = int_sig.recv() => {
+                code = 128 + libc::SIGINT;
+                break;
+            }
             () = tokio::time::sleep_until(due.into()), if dirty => None,
             r = tick.wait() => {
                 r.context("the dashboard's timer failed")?;
@@ -193,7 +205,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
             break;
         }
     }
-    Ok(0)
+    Ok(code)
 }
 
 /// Ids with a live supervisor: their pid file's lock is held.

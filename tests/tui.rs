@@ -456,6 +456,20 @@ fn quit_restores_the_terminal_and_leaves_sessions_running() {
 }
 
 #[test]
+fn a_signal_ends_the_dashboard_with_its_code_and_the_terminal_restored() {
+    let sb = Sandbox::new();
+    let _s = sb.start("stays", &[], &["sh", "-c", "echo here; exec sleep 600"]);
+    for (sig, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
+        let mut t = tui(&sb);
+        t.wait_for("the pane", |t| pane_shows(t, "stays", "here"));
+        t.signal(sig);
+        assert_eq!(t.wait_exit(), code, "{sig}");
+        t.wait_for("the screen restored", |t| !t.screen().alternate_screen());
+        assert_restored(&t);
+    }
+}
+
+#[test]
 fn a_supervisor_that_knows_none_of_our_extensions_still_shows() {
     let sb = Sandbox::new();
     let _old = fake::listen(&sb, "old", seed_supervisor);
