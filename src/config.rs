@@ -1034,6 +1034,7 @@ mod tests {
             c.tui,
             TuiConfig {
                 theme: None,
+                theme_at: None,
                 fit_sessions: true,
                 bell: false
             }
@@ -1452,9 +1453,20 @@ mod tests {
             c.tui,
             TuiConfig {
                 theme: Some("dark".into()),
+                theme_at: Some(Location {
+                    path: c.source.clone().expect("a file"),
+                    line: Some(2),
+                }),
                 fit_sessions: false,
                 bell: true
             }
+        );
+        assert_eq!(
+            c.tui.bad_theme("no such theme").to_string(),
+            format!(
+                "{}:2: invalid value for 'tui.theme': no such theme",
+                c.source.as_ref().expect("a file").display()
+            )
         );
         assert!(
             err("[tui]\ntheme = \"\"\n")
