@@ -285,6 +285,9 @@ async fn main_loop(
     let mut escalation = escalation::Escalation::default();
     // The child may have exited before the SIGCHLD handler existed.
     let mut check_child = true;
+    // Whether someone asked for the end (KILL, `hm kill`, a signal): then
+    // nobody is owed a look at it (see `Options::await_attach`).
+    let mut asked_to_stop = false;
 
     loop {
         // Once reaped, a later SIGCHLD (a continued child that then died
@@ -311,6 +314,7 @@ async fn main_loop(
         if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take()
             && !ended
         {
+            asked_to_stop = true;
             let now = std::time::Instant::now();
             for &sig in escalation.request(now, Duration::from_millis(grace)) {
                 if sig == Signal::SIGTERM {
@@ -340,9 +344,9 @@ async fn main_loop(
 
     // The launcher's attach may not have connected yet: a program that
     // ended at once still owes it its output and exit code.
-    if opts.await_attach {
+    if opts.await_attach && !asked_to_stop {
         let by = Instant::now() + AWAIT_ATTACH;
-        while !ctx.shared.borrow().subscribed_once {
+        while !ctx.shared.borrow().end_awaited {
             tokio::select! {
                 () = ctx.wake_main.notified() => {}
                 () = tokio::time::sleep_until(by) => {

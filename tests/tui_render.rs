@@ -182,7 +182,14 @@ fn attention_marks_the_pane_that_finished() {
     s.live(&["a", "b", "c"])
         .output("b", "tests passed\r\n$ ")
         .state("b", ProcessState::Active, 0);
-    let later = s.at(3000);
+    // It kept writing for 2.5 s (nothing that changes the screen): work.
+    let busy = s.at(2500);
+    update(
+        &mut s.m,
+        Msg::Session("b".into(), SessionMsg::Output(Vec::new())),
+        busy,
+    );
+    let later = s.at(5600);
     update(
         &mut s.m,
         Msg::Session(
@@ -199,7 +206,7 @@ fn attention_marks_the_pane_that_finished() {
     );
     s.to("c", SessionMsg::Exit(0));
     assert!(s.m.pane("b").is_some_and(|p| p.attention));
-    insta::assert_snapshot!(text(&s.draw_at(4000)));
+    insta::assert_snapshot!(text(&s.draw_at(6600)));
 }
 
 #[test]

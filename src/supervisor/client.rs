@@ -381,8 +381,8 @@ impl Conn {
                     if !self.wants_exit {
                         s.exit_waiters += 1;
                     }
-                    if !s.subscribed_once {
-                        s.subscribed_once = true;
+                    if !s.end_awaited {
+                        s.end_awaited = true;
                         drop(s);
                         // A session kept for its launcher's attach ends
                         // once that has come (see `Options::await_attach`).
@@ -425,6 +425,9 @@ impl Conn {
                 // fire-and-forget behaviour.
                 if grace.is_some() && !self.wants_exit && !self.subscribed {
                     s.exit_waiters += 1;
+                }
+                if grace.is_some() {
+                    s.end_awaited = true;
                 }
                 if grace.is_some() {
                     self.wants_exit = true;

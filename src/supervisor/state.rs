@@ -99,8 +99,9 @@ pub struct Shared {
     pub subs: HashMap<ConnId, Sub>,
     /// Connections that want an EXIT frame and have not had it yet.
     pub exit_waiters: usize,
-    /// Whether any client has subscribed yet.
-    pub subscribed_once: bool,
+    /// Whether any client has waited for the end (subscribed, or asked
+    /// for EXIT with its KILL) yet.
+    pub end_awaited: bool,
     pub connections: usize,
     /// A pending kill: the grace period before SIGKILL, in ms.
     pub kill_requested: Option<u64>,
@@ -145,7 +146,7 @@ impl Shared {
             size,
             subs: HashMap::new(),
             exit_waiters: 0,
-            subscribed_once: false,
+            end_awaited: false,
             connections: 0,
             kill_requested: None,
             default_grace_ms,
