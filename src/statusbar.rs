@@ -23,13 +23,24 @@ use crate::tui::theme::Theme;
 /// style, the rest the footer's, and the state its badge style, as in the
 /// dashboard.
 pub fn render(id: &str, cols: u16, row: u16, state: Option<(u8, u64)>, theme: &Theme) -> Vec<u8> {
-    let cols = usize::from(cols);
-    let left = format!(" hm · {id} ");
     let right = match state {
         Some((s, ms)) => format!(" {} {} ", classify::state_name(s), human_ms(ms)),
         None => " … ".to_string(),
     };
     let badge = theme.footer.patch(theme.state(state.map(|(s, _)| s)));
+    draw(id, cols, row, &right, badge, theme)
+}
+
+/// The bar with a problem (`not responding`) where the state would be, in
+/// the theme's error style.
+pub fn render_problem(id: &str, cols: u16, row: u16, problem: &str, theme: &Theme) -> Vec<u8> {
+    let badge = theme.footer.patch(theme.error);
+    draw(id, cols, row, &format!(" {problem} "), badge, theme)
+}
+
+fn draw(id: &str, cols: u16, row: u16, right: &str, badge: Style, theme: &Theme) -> Vec<u8> {
+    let cols = usize::from(cols);
+    let left = format!(" hm · {id} ");
     let label = theme.footer.patch(theme.footer_key);
     let left: String = left.chars().take(cols).collect();
     let room = cols - left.chars().count();

@@ -11,8 +11,9 @@ use std::os::unix::fs::DirBuilderExt;
 use std::time::{Duration, Instant};
 
 use common::{HM, Sandbox, wait_until};
-use nix::sys::signal::Signal;
+use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
+use nix::unistd::Pid;
 use terminal::Terminal;
 use vt100::{MouseProtocolEncoding, MouseProtocolMode};
 
@@ -323,6 +324,42 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
         !t.screen().cell(1, 0).is_some_and(|c| c.bold()),
         "plain text only"
     );
+}
+
+#[test]
+fn a_supervisor_that_does_not_answer_is_shown_as_such() {
+    let sb = Sandbox::new();
+    let s = sb.start("frozen", &[], &["sh", "-c", "echo alive; exec cat"]);
+    let sup = Pid::from_raw(s.child.id() as i32);
+    // Stopped before we come: refused, the terminal untouched.
+    kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
+    let mut t = hm_in_terminal(&sb, &["attach", "frozen", "--socket-dir", sb.dir()]);
+    assert_eq!(t.wait_exit(), 1);
+    t.wait_for("the error", |t| {
+        t.contains("hm: session 'frozen' is not responding")
+    });
+    assert!(!t.screen().alternate_screen());
+    kill(sup, Signal::SIGCONT).expect("continue");
+    // Stopped while we are attached: typing finds out, and the bar says so.
+    let mut t = attach(&sb, "frozen");
+    t.wait_for("the session", |t| t.has_line("alive"));
+    kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
+    // Keys that are met with silence make attach ask; it says so once the
+    // question has gone unanswered for 2 s.
+    let unanswered = |t: &Terminal| t.last_row().trim_end().ends_with("not responding");
+    let mut typed = 0;
+    while !t.holds_within(Duration::from_secs(3), unanswered) {
+        assert!(typed < 10, "never said: {:?}", t.last_row());
+        t.send(b"x");
+        typed += 1;
+    }
+    kill(sup, Signal::SIGCONT).expect("continue");
+    let echo = "x".repeat(typed);
+    t.wait_for("the keys' echo and a state again", |t| {
+        t.has_line(&echo) && !t.last_row().contains("not responding")
+    });
+    t.send(b"\x1c");
+    assert_eq!(t.wait_exit(), 0);
 }
 
 #[test]

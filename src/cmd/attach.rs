@@ -59,8 +59,12 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
         .map_err(|e| config.tui.bad_theme(e))?;
     let rt = client::runtime()?;
     let outcome = rt.block_on(async {
-        // Connect before touching the terminal, so a failure leaves it alone.
-        let (reader, writer) = conn::connect(&session.sock).await?;
+        // Connect before touching the terminal, so a failure leaves it alone
+        // (a supervisor that does not even greet us included).
+        let (reader, writer) = client::answered(&session.id, async {
+            Ok(conn::connect(&session.sock).await?)
+        })
+        .await?;
         let tty = crate::pty::register_fd_for(term::reopen_tty()?, Interest::READABLE)?;
         let guard = term::Guard::enter()?;
         let mut a = Attach {
@@ -80,6 +84,8 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
             idle_threshold: Duration::from_millis(3000),
             poll_in_flight: false,
             last_poll: None,
+            unresponsive: false,
+            heard_since_key: true,
             idle_check: None,
             in_paste: false,
             tail: Vec::new(),
@@ -164,6 +170,12 @@ struct Attach {
     idle_threshold: Duration,
     poll_in_flight: bool,
     last_poll: Option<Instant>,
+    /// A STATUS asked has gone unanswered for [`client::ANSWER_TIMEOUT`]:
+    /// the bar says so instead of a state (a stopped supervisor leaves the
+    /// screen blank otherwise).
+    unresponsive: bool,
+    /// Whether any frame came since the last keys were sent.
+    heard_since_key: bool,
     idle_check: Option<Instant>,
     in_paste: bool,
     /// The child's latest output since its last screen switch (at most
@@ -260,6 +272,10 @@ impl Attach {
                 self.tty_writable = Some(crate::pty::watch_room(self.tty.get_ref())?);
             }
             let poll_at = self.idle_check;
+            let silent_at = self
+                .last_poll
+                .filter(|_| self.poll_in_flight && !self.unresponsive)
+                .map(|t| t + client::ANSWER_TIMEOUT);
             tokio::select! {
                 f = self.reader.recv(), if self.out.is_empty() => {
                     let Some(f) = f? else {
@@ -294,6 +310,13 @@ impl Attach {
                         panic!("test panic");
                     }
                     self.writer.send(ct::INPUT, &keys[..n]).await?;
+                    // Keys into a session that has said nothing since the
+                    // last ones: ask whether it still answers, so the bar
+                    // can say if it does not (a stopped supervisor).
+                    if !self.heard_since_key {
+                        self.poll().await?;
+                    }
+                    self.heard_since_key = false;
                 }
                 _ = winch.recv() => self.resize().await?,
                 _ = term.recv() => return Ok(Outcome::Signalled("SIGTERM", 143)),
@@ -311,12 +334,18 @@ impl Attach {
                     self.idle_check = None;
                     self.poll().await?;
                 }
+                () = tokio::time::sleep_until(silent_at.unwrap_or(now)), if silent_at.is_some() => {
+                    self.unresponsive = true;
+                    self.draw_bar();
+                    self.flush_some()?;
+                }
             }
         }
     }
 
     /// Handles one frame; `Some` ends the attachment.
     async fn frame(&mut self, f: Frame) -> Result<Option<Outcome>> {
+        self.heard_since_key = true;
         match f.ty {
             server::OUTPUT => {
                 self.output(&f.payload);
@@ -350,6 +379,7 @@ impl Attach {
             }
             server::STATUS_RESP => {
                 self.poll_in_flight = false;
+                self.unresponsive = false;
                 if let Ok(s) = Status::decode(&f.payload) {
                     self.status = Some((s, Instant::now()));
                     self.draw_bar();
@@ -418,6 +448,16 @@ impl Attach {
 
     fn draw_bar(&mut self) {
         if !self.bar_visible() {
+            return;
+        }
+        if self.unresponsive {
+            self.out.extend(statusbar::render_problem(
+                &self.id,
+                self.size.cols,
+                self.size.rows,
+                "not responding",
+                &self.theme,
+            ));
             return;
         }
         let state = self.status.map(|(s, at)| {

@@ -386,6 +386,20 @@ impl Terminal {
         self.exit
     }
 
+    /// Keeps the screen up to date until `cond` holds or `limit` passes;
+    /// whether it held. For a test that must act again if nothing happens.
+    #[allow(dead_code)]
+    pub fn holds_within(&mut self, limit: Duration, cond: impl Fn(&Terminal) -> bool) -> bool {
+        let deadline = Instant::now() + limit;
+        while !cond(self) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            self.pump(Duration::from_millis(20));
+        }
+        true
+    }
+
     /// Keeps the screen up to date until `cond` holds.
     pub fn wait_for(&mut self, what: &str, cond: impl Fn(&Terminal) -> bool) {
         let deadline = Instant::now() + PATIENCE;
