@@ -54,6 +54,9 @@ pub mod server {
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
 /// protocol) means no flags.
 pub const SUBSCRIBE_MARK_REPLAY: u8 = 0x01;
+/// SUBSCRIBE flag: the attach of the `hm run` that launched the session,
+/// which a supervisor started with `--await-attach` waits for.
+pub const SUBSCRIBE_LAUNCHER: u8 = 0x02;
 
 /// Codes carried by an ERROR frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -126,7 +126,9 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned, SpawnError> {
             // The system call, not libc's `signal`, because libc refuses
             // the signals it keeps for itself (32 and 33 in glibc), which
             // a parent may have left ignored too. An all-zero kernel
-            // `sigaction` is SIG_DFL with no flags on every architecture.
+            // `sigaction` is SIG_DFL with no flags, and 8 bytes is the
+            // kernel's signal set on x86_64 and aarch64; where it is not
+            // (MIPS), the call fails and changes nothing.
             let default = [0u64; 4];
             for sig in 1..=64 {
                 if sig != libc::SIGKILL && sig != libc::SIGSTOP {

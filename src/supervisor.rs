@@ -346,9 +346,21 @@ async fn main_loop(
     // ended at once still owes it its output and exit code.
     if opts.await_attach && !asked_to_stop {
         let by = Instant::now() + AWAIT_ATTACH;
-        while !ctx.shared.borrow().end_awaited {
+        loop {
+            {
+                // A KILL (with or without a wait for EXIT) or a signal
+                // now ends the wait: the end was asked for after all.
+                let s = ctx.shared.borrow();
+                if s.end_awaited || s.kill_requested.is_some() {
+                    break;
+                }
+            }
             tokio::select! {
                 () = ctx.wake_main.notified() => {}
+                _ = sigterm.recv() => break,
+                _ = sigint.recv() => break,
+                _ = sighup.recv() => break,
+                _ = sigquit.recv() => break,
                 () = tokio::time::sleep_until(by) => {
                     warn!("nobody attached to see the end of the session");
                     break;

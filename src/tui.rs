@@ -41,6 +41,8 @@ use theme::Theme;
 pub const FRAME_RATE: u32 = 30;
 /// How often timers refresh and the socket dir is scanned for sessions.
 const TICK: Duration = Duration::from_secs(1);
+/// How often an orphaned program is looked at again (see [`watch_orphan`]).
+const ORPHAN_RECHECK: Duration = Duration::from_secs(2);
 /// A session that does not answer its connection this fast is "not
 /// responding" (and retried), rather than holding anything up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -308,6 +310,9 @@ async fn session_task(
             let _ = tx
                 .send(Msg::Session(id.clone(), SessionMsg::Closed(orphan)))
                 .await;
+            if orphan.is_some() {
+                watch_orphan(&id, &paths, &tx).await;
+            }
             return;
         }
         if let Some(why) = problem {
@@ -322,6 +327,25 @@ async fn session_task(
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// Looks again, every [`ORPHAN_RECHECK`], at a session whose program
+/// outlived its supervisor, and says once it has ended: the pane must not
+/// name a pid that may since belong to another process.
+async fn watch_orphan(id: &str, paths: &SessionPaths, tx: &mpsc::Sender<Msg>) {
+    loop {
+        tokio::time::sleep(ORPHAN_RECHECK).await;
+        match pidfile::probe(&paths.pid, &paths.sock, false) {
+            Liveness::Orphaned(_) => continue,
+            // A new session took the id; its own connection speaks for it.
+            Liveness::Running => return,
+            Liveness::Stale | Liveness::Missing => {}
+        }
+        let _ = tx
+            .send(Msg::Session(id.to_string(), SessionMsg::Closed(None)))
+            .await;
+        return;
     }
 }
 

@@ -327,6 +327,35 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
 }
 
 #[test]
+fn the_last_screen_is_what_followed_the_programs_alternate_screen() {
+    let sb = Sandbox::new();
+    // A full-screen phase, then the error written with the switch back in
+    // one write; a redundant switch back changes nothing.
+    let script = "printf '\\033[?1049hfull-screen\\n'; read x; \
+                  printf '\\033[?1049lerror: boom\\n\\033[?1049l'; exit 2";
+    let args = [
+        "run",
+        "--id",
+        "phases",
+        "--socket-dir",
+        sb.dir(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    let mut t = hm_in_terminal(&sb, &args);
+    t.wait_for("the full-screen phase", |t| t.has_line("full-screen"));
+    t.send(b"\r");
+    assert_eq!(t.wait_exit(), 2);
+    t.wait_for("the closing message", |t| {
+        t.contains("[session exited with code 2]")
+    });
+    let (screen, _) = last_screen_and_closing_line(&t);
+    assert_eq!(screen, ["error: boom"]);
+}
+
+#[test]
 fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     let sb = Sandbox::new();
     let s = sb.start("frozen", &[], &["sh", "-c", "echo alive; exec cat"]);

@@ -35,7 +35,7 @@ const POLL_EVERY: Duration = Duration::from_secs(1);
 pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    attach(&session, config)
+    attach(&session, config, false)
 }
 
 /// How an attachment ended.
@@ -48,7 +48,9 @@ enum Outcome {
 }
 
 /// Attaches to a running session until detach, exit or error.
-pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
+/// `launcher`: this is `hm run` attaching to the session it just started
+/// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
+pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
     if !term::is_tty(io::stdin().as_fd()) {
         bail!("attach needs a terminal, but standard input is not one");
     }
@@ -89,6 +91,7 @@ pub fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
             idle_check: None,
             in_paste: false,
             tail: Vec::new(),
+            launcher,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -176,10 +179,13 @@ struct Attach {
     unresponsive: bool,
     /// Whether any frame came since the last keys were sent.
     heard_since_key: bool,
+    /// `hm run` attaching to the session it started.
+    launcher: bool,
     idle_check: Option<Instant>,
     in_paste: bool,
-    /// The child's latest output since its last screen switch (at most
-    /// [`TAIL`] bytes, from a line start): its last screen, if it ends.
+    /// The child's latest output on its main screen since its last screen
+    /// change (the last [`TAIL`] to 2 x [`TAIL`] bytes, cut at a line
+    /// start): its last screen, if it ends there.
     tail: Vec<u8>,
 }
 
@@ -201,11 +207,17 @@ impl Attach {
     /// the tail afresh if it switched screens (`switches` was the count
     /// before): a screen left behind is not the last one.
     fn keep_tail(&mut self, start: usize, switches: u64) {
-        if self.screens.switches() != switches {
+        let from = if self.screens.switches() == switches {
+            start
+        } else {
             self.tail.clear();
+            self.screens.switched_at()
+        };
+        // What is drawn on the alternate screen is never printed.
+        if self.screens.alternate() {
             return;
         }
-        self.tail.extend_from_slice(&self.out[start..]);
+        self.tail.extend_from_slice(&self.out[from..]);
         if self.tail.len() > 2 * TAIL {
             // Cut at a line start, so no escape sequence is cut in two.
             let from = self.tail.len() - TAIL;
@@ -254,9 +266,14 @@ impl Attach {
         let mut int = signal(SignalKind::interrupt())?;
         self.resize().await?;
         let mut hello = protocol::frame(ct::INFO, &[]);
+        let launcher = if self.launcher {
+            protocol::SUBSCRIBE_LAUNCHER
+        } else {
+            0
+        };
         hello.extend(protocol::frame(
             ct::SUBSCRIBE,
-            &[protocol::SUBSCRIBE_MARK_REPLAY],
+            &[protocol::SUBSCRIBE_MARK_REPLAY | launcher],
         ));
         hello.extend(protocol::frame(ct::STATUS, &[]));
         self.writer.send_raw(&hello).await?;

@@ -37,7 +37,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         supervise(&args, config, dir, session, workdir)
     } else {
         launch(&args, config_path, &dir, &session, &workdir)?;
-        super::attach::attach(&session, &config)
+        super::attach::attach(&session, &config, true)
     }
 }
 

@@ -381,11 +381,12 @@ impl Conn {
                     if !self.wants_exit {
                         s.exit_waiters += 1;
                     }
-                    if !s.end_awaited {
+                    // A session kept for its launcher's attach ends once
+                    // that has come (see `Options::await_attach`); anyone
+                    // else subscribing (a dashboard) does not count.
+                    if flags & protocol::SUBSCRIBE_LAUNCHER != 0 && !s.end_awaited {
                         s.end_awaited = true;
                         drop(s);
-                        // A session kept for its launcher's attach ends
-                        // once that has come (see `Options::await_attach`).
                         ctx.wake_main.notify_one();
                     }
                 }

@@ -145,8 +145,15 @@ fn identity(pid: u32) -> Option<String> {
     if matches!(state, "Z" | "X" | "x") {
         return None;
     }
-    // Field 3 was the state; the start time is field 22.
-    let start = fields.nth(18)?;
+    // Field 3 was the state; field 9 the flags, where PF_EXITING marks a
+    // process already on its way out (its SIGKILL no longer pending).
+    const PF_EXITING: u64 = 0x4;
+    let flags: u64 = fields.nth(5)?.parse().ok()?;
+    if flags & PF_EXITING != 0 {
+        return None;
+    }
+    // The start time is field 22.
+    let start = fields.nth(12)?;
     if dying(pid) {
         return None;
     }

@@ -99,8 +99,8 @@ pub struct Shared {
     pub subs: HashMap<ConnId, Sub>,
     /// Connections that want an EXIT frame and have not had it yet.
     pub exit_waiters: usize,
-    /// Whether any client has waited for the end (subscribed, or asked
-    /// for EXIT with its KILL) yet.
+    /// Whether the launcher's attach has subscribed, or a client asked
+    /// for EXIT with its KILL (see `Options::await_attach`).
     pub end_awaited: bool,
     pub connections: usize,
     /// A pending kill: the grace period before SIGKILL, in ms.

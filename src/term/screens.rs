@@ -8,8 +8,10 @@
 //! their history. This rewriter replaces those modes in the output stream:
 //! entering the child's alternate screen becomes erasing the screen, which
 //! is what the child expects to see, and leaving it becomes erasing the
-//! screen and homing the cursor. Other modes set or reset in the same
-//! sequence are kept, in order. A full reset (`ESC c`, RIS) would also
+//! screen and homing the cursor (unless the child is known to be on its
+//! main screen already: then it is dropped, as a real terminal would do
+//! nothing). Other modes set or reset in the same sequence are kept, in
+//! order. A full reset (`ESC c`, RIS) would also
 //! leave the alternate screen, so it becomes a soft reset and a clear. It
 //! owns no I/O: bytes in, bytes out.
 //!
@@ -68,10 +70,16 @@ pub struct ScreenRewriter {
     state: State,
     /// The sequence held back so far.
     buf: Vec<u8>,
-    /// Whether the child is on its alternate screen (as far as it said).
-    alternate: bool,
-    /// Screen switches and full resets seen so far.
+    /// Which screen the child is on, as far as this rewriter saw it go
+    /// there: `None` until then (output replayed from the middle of a
+    /// session does not say), `Some(true)` for the alternate one.
+    alternate: Option<bool>,
+    /// Screen changes (a switch to the other screen, or a full reset) seen
+    /// so far.
     switches: u64,
+    /// Where in the `out` of the latest [`ScreenRewriter::rewrite`] call
+    /// its last screen change ended.
+    switched_at: usize,
 }
 
 impl ScreenRewriter {
@@ -81,13 +89,28 @@ impl ScreenRewriter {
 
     /// Whether the child is on its alternate screen now.
     pub fn alternate(&self) -> bool {
-        self.alternate
+        self.alternate == Some(true)
     }
 
-    /// How many screen switches (and full resets) have been rewritten:
-    /// what is on the screen before one has nothing to do with after.
+    /// How many screen changes (switches to the other screen, and full
+    /// resets) have been rewritten: what is on the screen before one has
+    /// nothing to do with after. A switch to the screen already shown is
+    /// not one.
     pub fn switches(&self) -> u64 {
         self.switches
+    }
+
+    /// Where in `out` the last screen change of the latest
+    /// [`ScreenRewriter::rewrite`] ended, if it made one (see
+    /// [`ScreenRewriter::switches`]).
+    pub fn switched_at(&self) -> usize {
+        self.switched_at
+    }
+
+    fn changed(&mut self, alternate: bool, out: &[u8]) {
+        self.alternate = Some(alternate);
+        self.switches += 1;
+        self.switched_at = out.len();
     }
 
     /// Appends `input` to `out` with every screen switch rewritten; the
@@ -141,8 +164,7 @@ impl ScreenRewriter {
                 self.buf.clear();
                 out.extend_from_slice(RESET);
                 self.state = State::Ground;
-                self.alternate = false;
-                self.switches += 1;
+                self.changed(false, out);
             }
             (State::Esc, b'[') => {
                 self.buf.push(b);
@@ -207,9 +229,17 @@ impl ScreenRewriter {
                 if is_screen(p) {
                     modes(&others, fin, out);
                     others.clear();
+                    let enter = fin == b'h';
+                    if self.alternate == Some(false) && !enter {
+                        // Leaving a screen it is known not to be on (a
+                        // script's `tput rmcup` on exit) does nothing on a
+                        // real terminal; clearing would wipe what it said.
+                        continue;
+                    }
                     out.extend_from_slice(switch);
-                    self.alternate = fin == b'h';
-                    self.switches += 1;
+                    if self.alternate != Some(enter) {
+                        self.changed(enter, out);
+                    }
                 } else if !p.is_empty() && !qualified {
                     // The other modes of a qualified sequence go: without
                     // its intermediates they would mean something else.
@@ -246,6 +276,32 @@ fn modes(modes: &[&[u8]], fin: u8, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_a_change_of_screen_counts_and_where_it_ended_is_known() {
+        let mut r = ScreenRewriter::new();
+        let mut out = Vec::new();
+        // Where the child is at first is not known: leaving clears.
+        r.rewrite(b"a\x1b[?1049l", &mut out);
+        assert_eq!(out, [&b"a"[..], LEAVE].concat());
+        assert_eq!((r.switches(), r.alternate()), (1, false));
+        // Leaving again, known to be on the main screen: nothing.
+        r.rewrite(b"\x1b[?1049lb", &mut out);
+        assert_eq!(out, [&b"a"[..], LEAVE, b"b"].concat());
+        assert_eq!(r.switches(), 1);
+        r.rewrite(b"\x1b[?1049hc", &mut out);
+        assert_eq!((r.switches(), r.alternate()), (2, true));
+        r.rewrite(b"\x1b[?1049h", &mut out);
+        assert_eq!(r.switches(), 2, "already alternate");
+        let mut out = Vec::new();
+        r.rewrite(b"d\x1b[?1049lerror\n", &mut out);
+        assert_eq!((r.switches(), r.alternate()), (3, false));
+        assert_eq!(&out[r.switched_at()..], b"error\n");
+        let mut out = Vec::new();
+        r.rewrite(b"x\x1bcy", &mut out);
+        assert_eq!(r.switches(), 4, "a full reset");
+        assert_eq!(&out[r.switched_at()..], b"y");
+    }
     use super::*;
     use proptest::prelude::*;
 

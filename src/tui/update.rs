@@ -88,6 +88,16 @@ pub const MAX_UNFIT: Size = Size {
 
 pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
+    // What a session says about itself (its output above all, the hot
+    // path) never changes which panes there are or where they go.
+    let same_layout = matches!(
+        msg,
+        Msg::Tick
+            | Msg::Session(
+                _,
+                SessionMsg::Output(_) | SessionMsg::Status(_) | SessionMsg::Info(_)
+            )
+    );
     match msg {
         Msg::Key(k) if k.kind != KeyEventKind::Release => key(m, k, now, &mut fx),
         Msg::Key(_) => {}
@@ -111,7 +121,9 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     if m.selected.is_none() || m.selected.as_ref().is_some_and(|s| m.pane(s).is_none()) {
         m.selected = m.visible_ids().into_iter().next();
     }
-    show_selected(m);
+    if !same_layout {
+        show_selected(m);
+    }
     clear_attention_of_selected(m);
     fit(m, &mut fx);
     fx
@@ -329,9 +341,11 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             p.link = Link::Problem(why);
         }
         SessionMsg::Closed(orphan) => {
+            let was_orphan = p.orphan.is_some();
             p.link = Link::Gone;
             p.orphan = orphan.filter(|_| p.exit.is_none());
-            if p.exit.is_none() {
+            // An orphan that ended is old news, not a new call for attention.
+            if p.exit.is_none() && !was_orphan {
                 p.attention = !selected;
             }
             if let Some(pid) = p.orphan {
@@ -1093,6 +1107,17 @@ mod tests {
             .map(|(n, _)| n.clone())
             .unwrap_or_default();
         assert!(notice.contains("kill 4321"), "{notice}");
+        // Its end: no pid named any more, dead, and no new call.
+        m.pane_mut("a").expect("pane").attention = false;
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(None)),
+            now,
+        );
+        let p = m.pane("a").expect("pane");
+        assert_eq!(p.orphan, None);
+        assert_eq!(p.state(), Some(ProcessState::Dead.as_byte()));
+        assert!(!p.attention);
         let fx = update(&mut m, press(KeyCode::Char('x')), now);
         assert!(
             frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL),
