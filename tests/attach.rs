@@ -297,22 +297,30 @@ fn child_exit_restores_the_terminal_and_passes_on_the_exit_code() {
     assert_eq!(code, 7);
 }
 
+/// `hm run --id ID -- sh -c SCRIPT` (attached) in a new terminal.
+fn run_attached(sb: &Sandbox, id: &str, script: &str) -> Terminal {
+    let dir = sb.dir();
+    hm_in_terminal(
+        sb,
+        &[
+            "run",
+            "--id",
+            id,
+            "--socket-dir",
+            dir,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    )
+}
+
 #[test]
 fn a_short_command_run_attached_leaves_its_output_on_screen() {
     let sb = Sandbox::new();
     let script = "printf '\\033[1mfirst\\033[0m line\\n'; echo second line; exit 3";
-    let args = [
-        "run",
-        "--id",
-        "brief",
-        "--socket-dir",
-        sb.dir(),
-        "--",
-        "sh",
-        "-c",
-        script,
-    ];
-    let mut t = hm_in_terminal(&sb, &args);
+    let mut t = run_attached(&sb, "brief", script);
     assert_eq!(t.wait_exit(), 3);
     t.wait_for("the closing message", |t| {
         t.contains("[session exited with code 3]")
@@ -333,18 +341,7 @@ fn the_last_screen_is_what_followed_the_programs_alternate_screen() {
     // one write; a redundant switch back changes nothing.
     let script = "printf '\\033[?1049hfull-screen\\n'; read x; \
                   printf '\\033[?1049lerror: boom\\n\\033[?1049l'; exit 2";
-    let args = [
-        "run",
-        "--id",
-        "phases",
-        "--socket-dir",
-        sb.dir(),
-        "--",
-        "sh",
-        "-c",
-        script,
-    ];
-    let mut t = hm_in_terminal(&sb, &args);
+    let mut t = run_attached(&sb, "phases", script);
     t.wait_for("the full-screen phase", |t| t.has_line("full-screen"));
     t.send(b"\r");
     assert_eq!(t.wait_exit(), 2);
