@@ -116,8 +116,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
 
     // Sessions already there are found before the first paint.
     let now = Instant::now();
-    let ids = scan(&opts.dir);
-    let fx = update::update(&mut m, Msg::Found(ids), now);
+    let (ids, orphans) = scan(&opts.dir);
+    let mut fx = update::update(&mut m, Msg::Found(ids), now);
+    fx.extend(update::update(&mut m, Msg::Orphans(orphans), now));
     apply(fx, &opts, &sess_tx, &mut senders, &started);
 
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
@@ -178,7 +179,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 let now = Instant::now();
                 started.reap();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
-                fx.extend(update::update(&mut m, Msg::Found(scan(&opts.dir)), now));
+                let (ids, orphans) = scan(&opts.dir);
+                fx.extend(update::update(&mut m, Msg::Found(ids), now));
+                fx.extend(update::update(&mut m, Msg::Orphans(orphans), now));
                 apply(fx, &opts, &sess_tx, &mut senders, &started);
                 dirty = true;
                 None
@@ -210,16 +213,21 @@ async fn dashboard(opts: Options) -> Result<i32> {
     Ok(code)
 }
 
-/// Ids with a live supervisor: their pid file's lock is held.
-fn scan(dir: &Path) -> Vec<String> {
-    paths::list_ids(dir)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|id| {
-            SessionPaths::new(dir, id)
-                .is_ok_and(|p| pidfile::probe(&p.pid, &p.sock, false) == Liveness::Running)
-        })
-        .collect()
+/// Ids with a live supervisor (their pid file's lock is held), and ids
+/// whose program outlived its supervisor.
+fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let (mut live, mut orphans) = (Vec::new(), Vec::new());
+    for id in paths::list_ids(dir).unwrap_or_default() {
+        let Ok(p) = SessionPaths::new(dir, &id) else {
+            continue;
+        };
+        match pidfile::probe(&p.pid, &p.sock, false) {
+            Liveness::Running => live.push(id),
+            Liveness::Orphaned(_) => orphans.push(id),
+            Liveness::Stale | Liveness::Missing => {}
+        }
+    }
+    (live, orphans)
 }
 
 /// The supervisors the dashboard started (`n`): its children, reaped once

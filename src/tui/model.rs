@@ -23,6 +23,8 @@ pub enum Msg {
     Tick,
     /// The ids with a live supervisor in the socket dir right now.
     Found(Vec<String>),
+    /// The ids whose supervisor is gone while their program runs on.
+    Orphans(Vec<String>),
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
@@ -186,6 +188,9 @@ pub struct Model {
     pub notice: Option<(String, Instant)>,
     pub shell: String,
     pub last_click: Option<(Instant, u16, u16)>,
+    /// Orphaned sessions whose panes were cleared with `x`: not shown
+    /// again while they stay orphaned.
+    pub dismissed: std::collections::HashSet<String>,
     pub quit: bool,
 }
 
@@ -206,6 +211,7 @@ impl Model {
             notice: None,
             shell: "/bin/sh".into(),
             last_click: None,
+            dismissed: std::collections::HashSet::new(),
             quit: false,
         }
     }

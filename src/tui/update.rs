@@ -106,6 +106,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Resize(c, r) => m.size = (c, r),
         Msg::Tick => tick(m, now, &mut fx),
         Msg::Found(ids) => found(m, ids, &mut fx),
+        Msg::Orphans(ids) => orphans(m, ids, &mut fx),
         Msg::Session(id, sm) => session(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => match result {
             Ok(()) => {
@@ -240,6 +241,20 @@ fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
         }
     }
     m.panes.sort_by(|a, b| a.id.cmp(&b.id));
+}
+
+/// Sessions whose program outlived its supervisor get a pane too (its
+/// connection finds the supervisor gone and names the program), unless
+/// cleared while orphaned; a cleared one is forgotten once it is not.
+fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
+    m.dismissed.retain(|d| ids.contains(d));
+    let new: Vec<String> = ids
+        .into_iter()
+        .filter(|id| m.pane(id).is_none() && !m.dismissed.contains(id))
+        .collect();
+    if !new.is_empty() {
+        found(m, new, fx);
+    }
 }
 
 fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
@@ -493,7 +508,11 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
             if let Some(id) = m.selected.clone() {
                 match m.pane(&id) {
                     Some(p) if p.exit.is_some() || p.link == Link::Gone => {
-                        // Already over: `x` just clears the pane away.
+                        // Already over: `x` just clears the pane away (and
+                        // an orphan's stays away while it is one).
+                        if p.orphan.is_some() {
+                            m.dismissed.insert(id.clone());
+                        }
                         m.panes.retain(|p| p.id != id);
                         m.selected = None;
                     }
@@ -1124,6 +1143,29 @@ mod tests {
             "the program is not the dashboard's to kill"
         );
         assert_eq!(m.visible_ids(), ["b"]);
+    }
+
+    #[test]
+    fn orphans_get_a_pane_until_cleared_and_a_cleared_one_is_forgotten_once_gone() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a"], now);
+        let fx = update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+        assert!(fx.contains(&Effect::Connect("o".into())), "{fx:?}");
+        update(
+            &mut m,
+            Msg::Session("o".into(), SessionMsg::Closed(Some(77))),
+            now,
+        );
+        m.selected = Some("o".into());
+        update(&mut m, press(KeyCode::Char('x')), now);
+        assert_eq!(m.visible_ids(), ["a"]);
+        let fx = update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+        assert!(fx.is_empty() && m.pane("o").is_none(), "stays cleared");
+        // No longer an orphan, then one again (another program): shown.
+        update(&mut m, Msg::Orphans(Vec::new()), now);
+        update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+        assert!(m.pane("o").is_some());
     }
 
     #[test]
