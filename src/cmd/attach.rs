@@ -203,6 +203,15 @@ impl Attach {
         self.size.rows >= 2
     }
 
+    /// The rows the child gets: the terminal's, less the bar's.
+    fn child_rows(&self) -> u16 {
+        if self.bar_visible() {
+            self.size.rows - 1
+        } else {
+            self.size.rows
+        }
+    }
+
     /// Adds the child's output queued from `start` to the tail, or starts
     /// the tail afresh if it switched screens (`switches` was the count
     /// before): a screen left behind is not the last one.
@@ -233,18 +242,14 @@ impl Attach {
     /// terminal emulator the size of the child's screen, trailing blank
     /// lines dropped.
     fn last_screen(&self) -> Vec<String> {
-        let rows = if self.bar_visible() {
-            self.size.rows - 1
-        } else {
-            self.size.rows
-        };
-        let text = crate::term::contain(|| {
-            let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
-            let mut vt = vt100::Parser::new(nz(rows), nz(self.size.cols), 0);
-            vt.process(&self.tail);
-            vt.screen().contents()
-        })
-        .unwrap_or_default();
+        // The dashboard's pane emulator: its caps and panic containment
+        // serve hostile output here too.
+        let mut term = crate::tui::screen::Term::new(Size {
+            cols: self.size.cols,
+            rows: self.child_rows(),
+        });
+        term.feed(&self.tail);
+        let text = term.screen().contents();
         let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_string()).collect();
         while lines.last().is_some_and(String::is_empty) {
             lines.pop();
@@ -443,7 +448,7 @@ impl Attach {
         let mut regions = Vec::new();
         let damage = self.damage.scan(&self.out[start..], &mut regions);
         if self.bar_visible() {
-            let rows = self.size.rows - 1;
+            let rows = self.child_rows();
             // Each scroll region the child sets is clamped right after it,
             // before any output that would scroll the bar away.
             for &(at, region) in regions.iter().rev() {
@@ -519,7 +524,7 @@ impl Attach {
         let (cols, rows) = term::size(self.tty.get_ref().as_fd()).unwrap_or((80, 24));
         self.size = Size { cols, rows };
         self.damage.forget_region();
-        let child_rows = if self.bar_visible() { rows - 1 } else { rows };
+        let child_rows = self.child_rows();
         let child = Size {
             cols,
             rows: child_rows,
