@@ -437,14 +437,11 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 m.mode = Mode::Grid;
             }
             // Ctrl-U clears the field, as in a shell.
-            (KeyCode::Char('u'), NewStep::Id) if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                id.clear();
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Char('u'), NewStep::Command)
-                if k.modifiers.contains(KeyModifiers::CONTROL) =>
-            {
-                command.clear();
+            (KeyCode::Char('u'), _) if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                match step {
+                    NewStep::Id => id.clear(),
+                    NewStep::Command => command.clear(),
+                }
                 m.mode = Mode::NewSession { step, id, command };
             }
             (KeyCode::Backspace, NewStep::Id) => {
@@ -578,9 +575,8 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
         .unwrap_or(0);
     let cols = i32::from(placements(m).grid.cols.max(1));
     let next = (cur as i32 + dx + dy * cols).clamp(0, ids.len() as i32 - 1) as usize;
+    // The page follows (see `show_selected`).
     m.selected = Some(ids[next].clone());
-    let per = placements(m).grid.per_page().max(1);
-    m.page = next / per;
     if let Mode::Zoom(_) = m.mode {
         m.mode = Mode::Zoom(ids[next].clone());
     }
@@ -600,11 +596,8 @@ fn next_attention(m: &mut Model, now: Instant) {
         .find(|id| m.pane(id).is_some_and(|p| p.attention))
         .cloned();
     match found {
-        Some(id) => {
-            let per = placements(m).grid.per_page().max(1);
-            m.page = ids.iter().position(|i| *i == id).unwrap_or(0) / per;
-            m.selected = Some(id);
-        }
+        // The page follows (see `show_selected`).
+        Some(id) => m.selected = Some(id),
         None => m.notify("no session needs attention", now),
     }
 }
@@ -792,6 +785,14 @@ mod tests {
             .collect()
     }
 
+    /// The footer's notice now, or "".
+    fn notice(m: &Model) -> String {
+        m.notice
+            .as_ref()
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default()
+    }
+
     fn sel(m: &Model) -> &str {
         m.selected.as_deref().unwrap_or("<none>")
     }
@@ -919,11 +920,7 @@ mod tests {
         live(&mut m, &["a"], now);
         update(&mut m, press(KeyCode::Enter), now);
         assert_eq!(m.mode, Mode::Grid);
-        let notice = m
-            .notice
-            .as_ref()
-            .map(|(n, _)| n.clone())
-            .unwrap_or_default();
+        let notice = notice(&m);
         assert!(notice.contains("detach key"), "{notice}");
     }
 
@@ -1120,11 +1117,7 @@ mod tests {
         );
         let p = m.pane("a").expect("pane");
         assert_eq!((p.orphan, p.state()), (Some(4321), None), "not dead");
-        let notice = m
-            .notice
-            .as_ref()
-            .map(|(n, _)| n.clone())
-            .unwrap_or_default();
+        let notice = notice(&m);
         assert!(notice.contains("kill 4321"), "{notice}");
         // Its end: no pid named any more, dead, and no new call.
         m.pane_mut("a").expect("pane").attention = false;
@@ -1223,11 +1216,7 @@ mod tests {
             !m.pane("a").expect("pane").attention,
             "it was being looked at"
         );
-        let notice = m
-            .notice
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .unwrap_or_default();
+        let notice = notice(&m);
         assert!(notice.contains("exited with code 7"), "{notice}");
     }
 
@@ -1371,11 +1360,7 @@ mod tests {
                 ..
             }
         ));
-        let notice = m
-            .notice
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .unwrap_or_default();
+        let notice = notice(&m);
         assert!(notice.contains("already exists"), "{notice}");
         typed(&mut m, "/x", now);
         update(&mut m, press(KeyCode::Enter), now);
