@@ -110,7 +110,7 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub notify_ready: bool,
 
-    /// Internal: keep the end of the session for the first subscriber, used
+    /// Internal: keep the end of the session for the launcher's attach, used
     /// by `hm run` (without --detach), which attaches right after the start
     #[arg(long, hide = true)]
     pub await_attach: bool,

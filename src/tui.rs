@@ -116,9 +116,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
 
     // Sessions already there are found before the first paint.
     let now = Instant::now();
-    let (ids, orphans) = scan(&opts.dir);
-    let mut fx = update::update(&mut m, Msg::Found(ids), now);
-    fx.extend(update::update(&mut m, Msg::Orphans(orphans), now));
+    let fx = discover(&mut m, &opts.dir, now);
     apply(fx, &opts, &sess_tx, &mut senders, &started);
 
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
@@ -179,9 +177,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 let now = Instant::now();
                 started.reap();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
-                let (ids, orphans) = scan(&opts.dir);
-                fx.extend(update::update(&mut m, Msg::Found(ids), now));
-                fx.extend(update::update(&mut m, Msg::Orphans(orphans), now));
+                fx.extend(discover(&mut m, &opts.dir, now));
                 apply(fx, &opts, &sess_tx, &mut senders, &started);
                 dirty = true;
                 None
@@ -211,6 +207,14 @@ async fn dashboard(opts: Options) -> Result<i32> {
         }
     }
     Ok(code)
+}
+
+/// Tells the model what the socket dir holds now (see [`scan`]).
+fn discover(m: &mut Model, dir: &Path, now: Instant) -> Vec<Effect> {
+    let (ids, orphans) = scan(dir);
+    let mut fx = update::update(m, Msg::Found(ids), now);
+    fx.extend(update::update(m, Msg::Orphans(orphans), now));
+    fx
 }
 
 /// Ids with a live supervisor (their pid file's lock is held), and ids

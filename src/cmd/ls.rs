@@ -141,20 +141,20 @@ fn row_json(r: &Row) -> serde_json::Value {
 
 async fn query_all(dir: &Path) -> Result<Vec<Row>> {
     let mut set = tokio::task::JoinSet::new();
+    let mut rows = Vec::new();
     for id in paths::list_ids(dir)? {
         let Ok(session) = SessionPaths::new(dir, &id) else {
             continue;
         };
         match pidfile::probe(&session.pid, &session.sock, true) {
             Liveness::Running => {}
+            // No supervisor to ask.
             Liveness::Orphaned(pid) => {
-                set.spawn(async move {
-                    Row {
-                        id,
-                        status: None,
-                        info: None,
-                        orphan: Some(pid),
-                    }
+                rows.push(Row {
+                    id,
+                    status: None,
+                    info: None,
+                    orphan: Some(pid),
                 });
                 continue;
             }
@@ -182,7 +182,6 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
             }
         });
     }
-    let mut rows = Vec::new();
     while let Some(row) = set.join_next().await {
         if let Ok(row) = row {
             rows.push(row);

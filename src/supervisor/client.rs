@@ -424,13 +424,11 @@ impl Conn {
                 // Our own `hm kill` sends an explicit grace and waits for
                 // EXIT on this connection; plain KILL keeps the original
                 // fire-and-forget behaviour.
-                if grace.is_some() && !self.wants_exit && !self.subscribed {
-                    s.exit_waiters += 1;
-                }
                 if grace.is_some() {
+                    if !self.wants_exit && !self.subscribed {
+                        s.exit_waiters += 1;
+                    }
                     s.end_awaited = true;
-                }
-                if grace.is_some() {
                     self.wants_exit = true;
                 }
                 drop(s);

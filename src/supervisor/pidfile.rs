@@ -133,10 +133,6 @@ impl PidFile {
 /// Who process `pid` is, beyond its pid: the boot it runs in and its start
 /// time in clock ticks since that boot. `None` if it is gone or a zombie.
 fn identity(pid: u32) -> Option<String> {
-    // Without a boot id (some sandboxes hide it) the start time alone still
-    // tells a reused pid apart within this boot.
-    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .unwrap_or_else(|_| "no-boot-id".into());
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may itself hold
     // spaces and parentheses; the fields after the last ')' are fixed.
@@ -157,6 +153,10 @@ fn identity(pid: u32) -> Option<String> {
     if dying(pid) {
         return None;
     }
+    // Without a boot id (some sandboxes hide it) the start time alone still
+    // tells a reused pid apart within this boot.
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap_or_else(|_| "no-boot-id".into());
     Some(format!("{} {start}", boot.trim()))
 }
 
