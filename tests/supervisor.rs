@@ -261,44 +261,11 @@ fn stale_files_of_a_killed_supervisor_do_not_block_a_new_run() {
     assert!(again.raw().status().is_some_and(|st| st.alive));
 }
 
-/// An orphaned program, killed on drop if a failed test left it running.
-struct Orphan {
-    pid: i32,
-    marker: String,
-}
-
-impl Drop for Orphan {
-    fn drop(&mut self) {
-        if sleepers(&self.marker).contains(&self.pid) {
-            let _ = kill(Pid::from_raw(self.pid), Signal::SIGKILL);
-        }
-    }
-}
-
-/// Starts session `id` with a program that ignores the hang-up its
-/// supervisor's death sends it, SIGKILLs the supervisor, and returns the
-/// program (it runs `sleep MARKER`).
-fn orphan(sb: &Sandbox, id: &str, marker: &str) -> Orphan {
-    let script = format!("trap '' HUP; exec sleep {marker}");
-    let mut s = sb.start(id, &[], &["sh", "-c", &script]);
-    wait_until("the program to run", || sleepers(marker).len() == 1);
-    let pid = s.child_pid().expect("program pid");
-    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
-    s.wait_exit();
-    assert_eq!(sleepers(marker), vec![pid], "the program survived");
-    // The session's guard must not kill the program; the orphan's does.
-    s.pid_file = sb.path().join("no-such.pid");
-    Orphan {
-        pid,
-        marker: marker.to_string(),
-    }
-}
-
 #[test]
 fn a_program_outliving_its_killed_supervisor_is_reported_until_it_ends() {
     let sb = Sandbox::new();
     let marker = format!("5007.{}", std::process::id());
-    let program = orphan(&sb, "orphan", &marker);
+    let program = common::orphan(&sb, "orphan", &marker);
     let pid = program.pid;
 
     let ls = sb.cmd(&["ls"]);
@@ -341,7 +308,7 @@ fn a_program_outliving_its_killed_supervisor_is_reported_until_it_ends() {
 fn a_new_session_taking_an_orphans_id_says_what_it_replaces() {
     let sb = Sandbox::new();
     let marker = format!("5008.{}", std::process::id());
-    let program = orphan(&sb, "again", &marker);
+    let program = common::orphan(&sb, "again", &marker);
     let pid = program.pid;
     // Without a terminal to attach, `hm run` leaves the new session running.
     let run = sb

@@ -548,12 +548,8 @@ fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
 fn an_orphan_from_before_the_dashboard_started_is_shown() {
     let sb = Sandbox::new();
     let marker = format!("5010.{}", std::process::id());
-    let script = format!("trap '' HUP; exec sleep {marker}");
-    let mut s = sb.start("early", &[], &["sh", "-c", &script]);
-    let program = s.child_pid().expect("program pid");
-    wait_until("the program to run", || sleepers(&marker) == vec![program]);
-    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
-    s.wait_exit();
+    let orphan = common::orphan(&sb, "early", &marker);
+    let program = orphan.pid;
     let mut t = tui_sized(&sb, &[], (30, 120));
     t.wait_for("the orphan named", |t| {
         pane(t, "early").is_some_and(|p| {

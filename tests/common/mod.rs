@@ -319,3 +319,43 @@ pub fn sleepers(marker: &str) -> Vec<i32> {
     }
     pids
 }
+
+/// An orphaned program, killed on drop if a failed test left it running.
+pub struct Orphan {
+    pub pid: i32,
+    marker: String,
+}
+
+impl Drop for Orphan {
+    fn drop(&mut self) {
+        if sleepers(&self.marker).contains(&self.pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// Starts session `id` with a program that ignores the hang-up its
+/// supervisor's death sends it, SIGKILLs the supervisor, and returns the
+/// program (it runs `sleep MARKER`).
+pub fn orphan(sb: &Sandbox, id: &str, marker: &str) -> Orphan {
+    let script = format!("trap '' HUP; exec sleep {marker}");
+    let mut s = sb.start(id, &[], &["sh", "-c", &script]);
+    wait_until("the program to run", || sleepers(marker).len() == 1);
+    let pid = s.child_pid().expect("program pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the supervisor");
+    s.wait_exit();
+    assert_eq!(sleepers(marker), vec![pid], "the program survived");
+    // The session's guard must not kill the program; the orphan's does.
+    s.pid_file = sb.path().join("no-such.pid");
+    Orphan {
+        pid,
+        marker: marker.to_string(),
+    }
+}

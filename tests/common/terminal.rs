@@ -388,7 +388,6 @@ impl Terminal {
 
     /// Keeps the screen up to date until `cond` holds or `limit` passes;
     /// whether it held. For a test that must act again if nothing happens.
-    #[allow(dead_code)]
     pub fn holds_within(&mut self, limit: Duration, cond: impl Fn(&Terminal) -> bool) -> bool {
         let deadline = Instant::now() + limit;
         while !cond(self) {
