@@ -88,6 +88,17 @@ fn set_cloexec(fd: &OwnedFd) -> nix::Result<()> {
 ///
 /// Must be called while the process has exactly one thread.
 pub fn spawn(spec: &SpawnSpec) -> Result<Spawned, SpawnError> {
+    // With SIGCHLD ignored, which survives exec (a parent's choice, made
+    // for its own children), the kernel reaps ours at once and its exit
+    // code is lost to waitpid. The runtime's handler comes later, after a
+    // short command may have ended already.
+    // SAFETY: one thread (see above); SIG_DFL installs no handler.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGCHLD,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+    }
     let pty = openpty(Some(&winsize(spec.size)), None).map_err(SpawnError::Openpty)?;
     set_cloexec(&pty.master).map_err(SpawnError::Openpty)?;
     set_cloexec(&pty.slave).map_err(SpawnError::Openpty)?;

@@ -207,7 +207,7 @@ fn detach_key_inside_a_paste_or_a_burst_is_typed_not_obeyed() {
     assert!(t.try_exit().is_none(), "a pasted detach key detached");
     // After the paste, the key on its own detaches again.
     t.send(b"\x1c");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     t.wait_for("the detach message", |t| {
         t.contains("[detached from session paste]")
     });
@@ -321,7 +321,7 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
     let sb = Sandbox::new();
     let script = "printf '\\033[1mfirst\\033[0m line\\n'; echo second line; exit 3";
     let mut t = run_attached(&sb, "brief", script);
-    assert_eq!(t.wait_exit(), 3);
+    t.expect_exit(3);
     t.wait_for("the closing message", |t| {
         t.contains("[session exited with code 3]")
     });
@@ -335,6 +335,30 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
 }
 
 #[test]
+fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
+    let sb = Sandbox::new();
+    let mut t = run_attached(&sb, "paused", "read x; echo bye; exit 3");
+    // The bar says idle: the first output after waking makes attach ask
+    // for STATUS, a write into a connection the supervisor has closed.
+    t.wait_for("an idle bar", |t| {
+        bar_shown(t, "paused") && t.last_row().contains("idle")
+    });
+    kill(t.pid(), Signal::SIGSTOP).expect("stop attach");
+    let mut other = common::Raw::connect(&sb.sock("paused")).expect("connect");
+    other.send(heimdall::protocol::client::INPUT, b"\n");
+    // Its EXIT written, the supervisor leaves.
+    wait_until("the supervisor to leave", || !sb.sock("paused").exists());
+    t.send(b"k");
+    kill(t.pid(), Signal::SIGCONT).expect("continue attach");
+    t.expect_exit(3);
+    t.wait_for("the closing message", |t| {
+        t.contains("[session exited with code 3]")
+    });
+    let (screen, _) = last_screen_and_closing_line(&t);
+    assert_eq!(screen.last().map(String::as_str), Some("bye"));
+}
+
+#[test]
 fn the_last_screen_is_what_followed_the_programs_alternate_screen() {
     let sb = Sandbox::new();
     // A full-screen phase, then the error written with the switch back in
@@ -344,7 +368,7 @@ fn the_last_screen_is_what_followed_the_programs_alternate_screen() {
     let mut t = run_attached(&sb, "phases", script);
     t.wait_for("the full-screen phase", |t| t.has_line("full-screen"));
     t.send(b"\r");
-    assert_eq!(t.wait_exit(), 2);
+    t.expect_exit(2);
     t.wait_for("the closing message", |t| {
         t.contains("[session exited with code 2]")
     });
@@ -360,7 +384,7 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped before we come: refused, the terminal untouched.
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
     let mut t = hm_in_terminal(&sb, &["attach", "frozen", "--socket-dir", sb.dir()]);
-    assert_eq!(t.wait_exit(), 1);
+    t.expect_exit(1);
     t.wait_for("the error", |t| {
         t.contains("hm: session 'frozen' is not responding")
     });
@@ -385,7 +409,7 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
         t.has_line(&echo) && !t.last_row().contains("not responding")
     });
     t.send(b"\x1c");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
 }
 
 #[test]
@@ -457,7 +481,7 @@ fn attach_without_a_terminal_fails_without_touching_stdout() {
         (ROWS, COLS),
         "$ hm attach tty > out.txt",
     );
-    assert_eq!(t.wait_exit(), 1);
+    t.expect_exit(1);
     t.wait_for("the error", |t| {
         t.has_line("hm: attach needs a terminal, but standard output is not one")
     });
@@ -474,7 +498,7 @@ fn attach_to_a_missing_session_says_where_it_looked() {
         .create(&sb.sock_dir)
         .expect("mkdir");
     let mut t = hm_in_terminal(&sb, &["attach", "nope", "--socket-dir", sb.dir()]);
-    assert_eq!(t.wait_exit(), 1);
+    t.expect_exit(1);
     let expected = format!("hm: no session named 'nope' in {} (see 'hm ls')", sb.dir());
     t.wait_for("the error", |t| t.has_line(&expected));
     assert!(!t.screen().alternate_screen());
@@ -668,7 +692,7 @@ fn run_without_detach_attaches_and_the_session_outlives_its_terminal() {
     let mut again = attach(&sb, "live");
     again.wait_for("the earlier output", |t| t.has_line("earlier-9"));
     again.send(b"\x1c");
-    assert_eq!(again.wait_exit(), 0);
+    again.expect_exit(0);
 }
 
 #[test]
@@ -686,7 +710,7 @@ fn run_reports_why_the_command_could_not_start() {
             "nosuchcmd-xyz",
         ],
     );
-    assert_eq!(t.wait_exit(), 127);
+    t.expect_exit(127);
     t.wait_for("the error", |t| {
         t.has_line("hm: cannot run 'nosuchcmd-xyz': No such file or directory")
     });
@@ -707,7 +731,7 @@ fn run_of_a_live_id_says_it_is_already_running() {
         &sb,
         &["run", "--id", "busy", "--socket-dir", sb.dir(), "--", "sh"],
     );
-    assert_eq!(t.wait_exit(), 1);
+    t.expect_exit(1);
     t.wait_for("the error", |t| {
         t.contains("session 'busy' is already running") && t.contains("hm attach busy")
     });
@@ -766,7 +790,7 @@ exec cat"#;
     assert!(!t.has_line("full-screen-app"), "{:#?}", t.lines());
     assert!(bar_shown(&t, "alt"));
     t.send(b"\x1c");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     t.wait_for("the detach message", |t| {
         t.contains("[detached from session alt]")
     });
@@ -810,7 +834,7 @@ exec cat"#;
     assert!(!t.has_line("app-text"), "not cleared: {:#?}", t.lines());
     assert!(bar_shown(&t, "split"));
     t.send(b"\x1c");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     t.wait_for("the detach message", |t| {
         t.contains("[detached from session split]")
     });

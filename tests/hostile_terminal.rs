@@ -407,7 +407,7 @@ fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
         page_of(t).is_some_and(|(_, n)| n == 4) && t.contains("┏")
     });
     t.send(b"q");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     t.wait_for("the terminal restored", |t| !t.screen().alternate_screen());
     assert_terminal_restored(&t);
 }
@@ -462,7 +462,7 @@ fn an_absurd_session_size_without_fit_keeps_the_dashboard_small_and_responsive()
     let rss = peak_rss(t.pid());
     assert!(rss < RSS_BOUND, "the dashboard grew to {} MiB", rss / MIB);
     t.send(b"q");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     drop(lock);
 }
 
@@ -520,7 +520,7 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
     t.send(b"q");
     t.wait_for("the help closed", |t| !t.contains("back from focus"));
     t.send(b"q");
-    assert_eq!(t.wait_exit(), 0);
+    t.expect_exit(0);
     t.wait_for("the terminal restored", |t| !t.screen().alternate_screen());
     assert_terminal_restored(&t);
     eprintln!("dashboard peak RSS after a 10 MB OSC: {} MiB", rss / MIB);

@@ -116,6 +116,38 @@ fn a_malformed_resize_gets_an_error_and_closes_only_that_connection() {
 }
 
 #[test]
+fn input_after_the_end_is_refused_but_costs_a_subscriber_nothing() {
+    let sb = Sandbox::new();
+    // `--await-attach` keeps the ended session for its launcher's attach.
+    let mut s = sb.start(
+        "late",
+        &["--await-attach"],
+        &["sh", "-c", "echo done; exit 3"],
+    );
+    let mut bystander = s.raw();
+    wait_until("the program to end", || {
+        bystander.status().is_some_and(|st| !st.alive)
+    });
+    // Not subscribed: told so, and closed.
+    bystander.send(client::INPUT, b"x");
+    let f = bystander.expect(server::ERROR);
+    assert_eq!(
+        protocol::decode_error(&f.payload).0,
+        ErrorCode::Unavailable as u16
+    );
+    assert!(bystander.frame().is_none(), "closed after ERROR");
+    // A subscriber typing as the program ends is owed its EXIT all the same.
+    let mut r = s.raw();
+    let mut both = protocol::frame(client::SUBSCRIBE, &[protocol::SUBSCRIBE_LAUNCHER]);
+    both.extend(protocol::frame(client::INPUT, b"y"));
+    r.send_bytes(&both);
+    let (out, code) = r.collect_until_exit();
+    assert!(String::from_utf8_lossy(&out).contains("done"), "{out:?}");
+    assert_eq!(code, Some(3));
+    assert_eq!(s.wait_exit(), 3);
+}
+
+#[test]
 fn an_oversized_length_is_refused_from_the_header_alone() {
     let sb = Sandbox::new();
     let s = sb.start("big", &[], &["sleep", "30"]);

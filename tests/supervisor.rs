@@ -391,6 +391,33 @@ fn signals_ignored_where_hm_was_started_are_not_ignored_in_the_session() {
 }
 
 #[test]
+#[allow(unsafe_code)]
+fn sigchld_ignored_where_hm_was_started_does_not_lose_the_exit_code() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    // Ignoring SIGCHLD survives exec. In the supervisor it would have the
+    // kernel reap a quick program before anyone read its exit code (which
+    // then came out as 1). The program must end before the supervisor's
+    // runtime handles SIGCHLD, which a few runs in a hundred do.
+    for i in 0..100 {
+        let mut c = sb.hm();
+        c.args(["run", "--detach", "--id", &format!("quick{i}")])
+            .args(["--socket-dir", sb.dir(), "--", "true"]);
+        // SAFETY: runs in the forked child before exec; signal(2) is
+        // async-signal-safe and SIG_IGN installs no handler.
+        unsafe {
+            c.pre_exec(|| {
+                nix::sys::signal::signal(Signal::SIGCHLD, nix::sys::signal::SigHandler::SigIgn)
+                    .map(drop)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let out = c.output().expect("run hm");
+        assert_eq!(out.status.code(), Some(0), "run {i}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn signals_to_the_supervisor_stop_the_session_and_clean_up() {
     for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         let sb = Sandbox::new();

@@ -92,6 +92,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             in_paste: false,
             tail: Vec::new(),
             launcher,
+            closed: false,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -181,6 +182,10 @@ struct Attach {
     heard_since_key: bool,
     /// `hm run` attaching to the session it started.
     launcher: bool,
+    /// A write found the connection closed. The supervisor closes right
+    /// after sending EXIT, which may still be unread: the reader, not the
+    /// failed write, tells how the session ended.
+    closed: bool,
     idle_check: Option<Instant>,
     in_paste: bool,
     /// The child's latest output on its main screen since its last screen
@@ -281,7 +286,7 @@ impl Attach {
             &[protocol::SUBSCRIBE_MARK_REPLAY | launcher],
         ));
         hello.extend(protocol::frame(ct::STATUS, &[]));
-        self.writer.send_raw(&hello).await?;
+        self.send(&hello).await?;
         self.poll_in_flight = true;
         self.last_poll = Some(Instant::now());
         let mut keys = vec![0u8; KEY_BUF];
@@ -331,7 +336,7 @@ impl Attach {
                     if keys[..n] == [0x07] && std::env::var_os(TEST_PANIC_VAR).is_some() {
                         panic!("test panic");
                     }
-                    self.writer.send(ct::INPUT, &keys[..n]).await?;
+                    self.send(&protocol::frame(ct::INPUT, &keys[..n])).await?;
                     // Keys into a session that has said nothing since the
                     // last ones: ask whether it still answers, so the bar
                     // can say if it does not (a stopped supervisor).
@@ -511,9 +516,29 @@ impl Attach {
         Some(at + Duration::from_millis(next - base))
     }
 
+    /// Sends frames to the supervisor; nothing once it has closed (see
+    /// `closed`).
+    async fn send(&mut self, frames: &[u8]) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.writer.send_raw(frames).await {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                ) =>
+            {
+                self.closed = true;
+                Ok(())
+            }
+            r => Ok(r?),
+        }
+    }
+
     async fn poll(&mut self) -> Result<()> {
         if !self.poll_in_flight {
-            self.writer.send(ct::STATUS, &[]).await?;
+            self.send(&protocol::frame(ct::STATUS, &[])).await?;
             self.poll_in_flight = true;
             self.last_poll = Some(Instant::now());
         }
@@ -530,7 +555,8 @@ impl Attach {
             rows: child_rows,
         }
         .clamped();
-        self.writer.send(ct::RESIZE, &child.encode()).await?;
+        self.send(&protocol::frame(ct::RESIZE, &child.encode()))
+            .await?;
         if self.bar_visible() {
             self.out.extend(statusbar::scroll_region(child_rows));
             self.draw_bar();

@@ -327,6 +327,12 @@ impl Conn {
 
     fn input(&mut self, mut range: Range<usize>, ctx: &Ctx) {
         if ctx.shared.borrow().ended.is_some() {
+            // A subscriber is owed its EXIT, which says as much (a key
+            // typed as the program ends must not cost the exit code).
+            if self.subscribed {
+                debug!(conn = self.id, "input after the end dropped");
+                return;
+            }
             self.fail(
                 ctx,
                 ErrorCode::Unavailable,

@@ -436,6 +436,20 @@ impl Terminal {
         }
     }
 
+    /// Waits for the program to exit with `code`; if it exits otherwise,
+    /// fails with what it left on the screen (its error message).
+    pub fn expect_exit(&mut self, code: i32) {
+        let got = self.wait_exit();
+        if got != code {
+            // What it wrote before exiting is in the pty already.
+            self.pump(Duration::from_millis(50));
+            panic!(
+                "exited with {got}, not {code}; screen:\n{}",
+                self.lines().join("\n")
+            );
+        }
+    }
+
     fn failure(&self, what: &str) -> String {
         format!(
             "timed out waiting for {what}; screen:\n{}\n(alternate screen: {})",
