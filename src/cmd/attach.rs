@@ -523,12 +523,7 @@ impl Attach {
             return Ok(());
         }
         match self.writer.send_raw(frames).await {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-                ) =>
-            {
+            Err(e) if conn::closed_by_peer(&e) => {
                 self.closed = true;
                 Ok(())
             }

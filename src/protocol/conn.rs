@@ -167,6 +167,16 @@ impl Writer {
     }
 }
 
+/// Whether a failed write means the supervisor has closed the connection.
+/// What it sent before closing (an EXIT, typically) is still there to be
+/// read, so the reader should tell how things ended, not the writer.
+pub fn closed_by_peer(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+    )
+}
+
 /// Asks for STATUS on an otherwise idle connection.
 pub async fn query_status(r: &mut Reader, w: &mut Writer) -> Result<Status, ConnError> {
     w.send(client::STATUS, &[]).await?;
