@@ -41,11 +41,8 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
             Ok((r, w))
         })
         .await?;
-        match w.send(ct::KILL, &grace_ms.to_be_bytes()).await {
-            // It ended on its own just now: its EXIT may still be read.
-            Err(e) if !conn::closed_by_peer(&e) => return Err(e.into()),
-            _ => {}
-        }
+        // A session ending on its own just now is told by the reader.
+        conn::ask(&mut w, &protocol::frame(ct::KILL, &grace_ms.to_be_bytes())).await?;
         let wait = async {
             let mut code = None;
             // EXIT (our supervisors) or end of stream (any supervisor).

@@ -177,9 +177,18 @@ pub fn closed_by_peer(e: &io::Error) -> bool {
     )
 }
 
+/// Sends a question whose answer is read next: a connection the session
+/// has closed is told by the reader (end of stream, or an EXIT before it).
+pub async fn ask(w: &mut Writer, frames: &[u8]) -> Result<(), ConnError> {
+    match w.send_raw(frames).await {
+        Err(e) if !closed_by_peer(&e) => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Asks for STATUS on an otherwise idle connection.
 pub async fn query_status(r: &mut Reader, w: &mut Writer) -> Result<Status, ConnError> {
-    w.send(client::STATUS, &[]).await?;
+    ask(w, &frame(client::STATUS, &[])).await?;
     loop {
         let f = r.expect().await?;
         if f.ty == server::STATUS_RESP {
@@ -197,7 +206,7 @@ pub async fn query_info_status(
 ) -> Result<(Option<serde_json::Value>, Status), ConnError> {
     let mut both = frame(client::INFO, &[]);
     both.extend(frame(client::STATUS, &[]));
-    w.send_raw(&both).await?;
+    ask(w, &both).await?;
     let mut info = None;
     loop {
         let f = r.expect().await?;
