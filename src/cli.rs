@@ -51,8 +51,9 @@ pub struct DirArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Session id: letters, digits, '.', '_' or '-' (at most 64)
+    /// [default: the command's name, with -2, -3, ... if that is taken]
     #[arg(long)]
-    pub id: String,
+    pub id: Option<String>,
 
     /// Run the supervisor in the foreground with no terminal UI
     #[arg(long)]

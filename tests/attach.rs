@@ -702,6 +702,57 @@ fn run_without_detach_attaches_and_the_session_outlives_its_terminal() {
 }
 
 #[test]
+fn run_without_an_id_names_the_session_after_the_command() {
+    let sb = Sandbox::new();
+    let _first = Launched { sb: &sb, id: "sh" };
+    let _second = Launched {
+        sb: &sb,
+        id: "sh-2",
+    };
+    let argv = ["run", "--socket-dir", sb.dir(), "--", "sh", "-c", "read x"];
+    for id in ["sh", "sh-2"] {
+        let mut t = hm_in_terminal(&sb, &argv);
+        t.wait_for("the status bar", |t| bar_shown(t, id));
+        t.send(b"\x1c");
+        t.expect_exit(0);
+        t.wait_for("the detach message", |t| {
+            t.contains(&format!("[detached from session {id}]"))
+        });
+    }
+    let ls = common::stdout(&sb.cmd(&["ls", "--json"]));
+    assert!(
+        ls.contains("\"id\":\"sh\"") && ls.contains("\"id\":\"sh-2\""),
+        "{ls}"
+    );
+}
+
+#[test]
+fn runs_without_an_id_started_together_take_different_names() {
+    let sb = Sandbox::new();
+    let _guards: Vec<Launched> = ["sh", "sh-2", "sh-3"]
+        .into_iter()
+        .map(|id| Launched { sb: &sb, id })
+        .collect();
+    let argv = ["run", "--socket-dir", sb.dir(), "--", "sh", "-c", "read x"];
+    let mut ts: Vec<Terminal> = (0..3).map(|_| hm_in_terminal(&sb, &argv)).collect();
+    let mut ids = Vec::new();
+    for t in &mut ts {
+        t.wait_for("a status bar", |t| t.last_row().starts_with(" hm · sh"));
+        let bar = t.last_row();
+        ids.push(
+            bar.split_whitespace()
+                .nth(2)
+                .unwrap_or_default()
+                .to_string(),
+        );
+        t.send(b"\x1c");
+        t.expect_exit(0);
+    }
+    ids.sort();
+    assert_eq!(ids, ["sh", "sh-2", "sh-3"]);
+}
+
+#[test]
 fn run_reports_why_the_command_could_not_start() {
     let sb = Sandbox::new();
     let mut t = hm_in_terminal(

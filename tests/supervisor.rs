@@ -75,6 +75,44 @@ fn the_supervisor_exits_with_the_childs_code() {
 }
 
 #[test]
+fn detach_without_an_id_says_the_name_it_chose() {
+    let sb = Sandbox::new();
+    let start = |program: &str| {
+        let mut c = sb.hm();
+        c.args([
+            "run",
+            "--detach",
+            "--socket-dir",
+            sb.dir(),
+            "--",
+            program,
+            "30",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+        c.spawn().expect("spawn hm run")
+    };
+    let mut sessions = Vec::new();
+    for (program, id) in [("sleep", "sleep"), ("/bin/sleep", "sleep-2")] {
+        sessions.push(common::Session {
+            child: start(program),
+            pid_file: sb.sock_dir.join(format!("{id}.pid")),
+            sock: sb.sock(id),
+        });
+        let sock = sb.sock(id);
+        wait_until("the session to answer", || {
+            Raw::connect(&sock).is_ok_and(|mut r| r.status().is_some())
+        });
+    }
+    for (s, id) in sessions.iter_mut().zip(["sleep", "sleep-2"]) {
+        let out = sb.cmd(&["kill", id, "--grace", "0"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        s.wait_exit();
+        assert_eq!(s.stderr(), format!("hm: starting session '{id}'\n"));
+    }
+}
+
+#[test]
 fn hostile_ids_are_refused_before_anything_is_created() {
     let sb = Sandbox::new();
     for id in [

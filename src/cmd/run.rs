@@ -31,14 +31,89 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     let config = config.apply(&overrides)?;
     let dir = paths::resolve_socket_dir(None, config.socket_dir.as_deref());
     // The id and the socket path length are checked before anything exists.
-    let session = SessionPaths::new(&dir, &args.id)?;
+    let (mut session, base) = match &args.id {
+        Some(id) => (SessionPaths::new(&dir, id)?, None),
+        None => {
+            let base = id_from_command(&args.command);
+            (free_session(&dir, &base)?, Some(base))
+        }
+    };
     let workdir = resolve_workdir(args.workdir.as_deref())?;
     if args.detach {
-        supervise(&args, config, dir, session, workdir)
-    } else {
-        launch(&args, config_path, &dir, &session, &workdir)?;
-        super::attach::attach(&session, &config, true)
+        if base.is_some() {
+            eprintln!("hm: starting session '{}'", session.id);
+        }
+        return supervise(&args, config, dir, session, workdir);
     }
+    // A name chosen for the user may be taken by a session started at the
+    // same moment: then the next one is.
+    let mut tries = 0;
+    loop {
+        match launch(&args, config_path, &dir, &session, &workdir) {
+            Ok(()) => break,
+            Err(e)
+                if tries < 5
+                    && e.is::<LaunchFailed>()
+                    && let Some(base) = &base
+                    && matches!(
+                        pidfile::probe(&session.pid, &session.sock, false),
+                        pidfile::Liveness::Running
+                    ) =>
+            {
+                tries += 1;
+                session = free_session(&dir, base)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    super::attach::attach(&session, &config, true)
+}
+
+/// A session id from the command's name (`python3` for
+/// `/usr/bin/python3 app.py`): what an id may not hold becomes '-', and it
+/// starts with a letter or digit.
+fn id_from_command(command: &[OsString]) -> String {
+    let name = command
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        // Room for a "-NNN" suffix within the 64 an id may have.
+        .take(paths::MAX_ID_LEN - 4)
+        .collect();
+    if id.is_empty() { "session".into() } else { id }
+}
+
+/// The first of `base`, `base-2`, `base-3`, ... that no running or
+/// orphaned session holds.
+fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
+    for n in 1..=999 {
+        let id = if n == 1 {
+            base.to_string()
+        } else {
+            format!("{base}-{n}")
+        };
+        let session = SessionPaths::new(dir, &id)?;
+        let taken = dir.exists()
+            && matches!(
+                pidfile::probe(&session.pid, &session.sock, false),
+                pidfile::Liveness::Running | pidfile::Liveness::Orphaned(_)
+            );
+        if !taken {
+            return Ok(session);
+        }
+    }
+    bail!("sessions '{base}' to '{base}-999' all exist; name this one with --id")
 }
 
 fn resolve_workdir(given: Option<&Path>) -> Result<PathBuf> {
@@ -155,7 +230,7 @@ fn launch(
         "--notify-ready",
         "--await-attach",
         "--id",
-        &args.id,
+        &session.id,
     ]);
     cmd.arg("--socket-dir").arg(dir);
     cmd.arg("--workdir").arg(workdir);
@@ -260,4 +335,32 @@ fn wait_ready(mut cmd: Command) -> Result<Child> {
         code: status.code().unwrap_or(1),
     }
     .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id_of(argv: &[&str]) -> String {
+        let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+        id_from_command(&argv)
+    }
+
+    #[test]
+    fn an_id_from_the_command_is_its_file_name_made_valid() {
+        assert_eq!(id_of(&["/usr/bin/python3", "app.py"]), "python3");
+        assert_eq!(id_of(&["./my build.sh"]), "my-build.sh");
+        assert_eq!(id_of(&["--weird"]), "weird");
+        assert_eq!(id_of(&["ünïcode"]), "n-code");
+        assert_eq!(id_of(&["..."]), "session");
+        assert_eq!(id_of(&[]), "session");
+        let long = "x".repeat(200);
+        let id = id_of(&[&long]);
+        assert_eq!(id.len(), paths::MAX_ID_LEN - 4);
+        // Every id it makes is one `hm` accepts, with room for "-999".
+        for argv in [["/usr/bin/python3"], ["ünïcode"], [long.as_str()], ["..."]] {
+            let id = format!("{}-999", id_of(&argv));
+            assert!(paths::validate_id(&id).is_ok(), "{id}");
+        }
+    }
 }
