@@ -345,7 +345,8 @@ async fn main_loop(
 
     // The launcher's attach may not have connected yet: a program that
     // ended at once still owes it its output and exit code.
-    if opts.await_attach && !asked_to_stop {
+    if opts.await_attach && !asked_to_stop && !ctx.shared.borrow().end_awaited {
+        info!("keeping the ended session for its launcher's attach");
         let by = Instant::now() + AWAIT_ATTACH;
         loop {
             {

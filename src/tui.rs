@@ -268,13 +268,8 @@ fn apply(
                     let _ = s.send(bytes);
                 }
             }
-            Effect::Connect(id) => {
-                let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-                senders.insert(id.clone(), cmd_tx);
-                if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
-                    tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx));
-                }
-            }
+            Effect::Connect(id) => connect(id, false, opts, tx, senders),
+            Effect::ConnectStarted(id) => connect(id, true, opts, tx, senders),
             Effect::Spawn { id, command } => {
                 let tx = tx.clone();
                 let dir = opts.dir.clone();
@@ -294,6 +289,22 @@ fn apply(
     }
 }
 
+/// Starts the task that keeps `id`'s connection; `launched` if we started
+/// the session.
+fn connect(
+    id: String,
+    launched: bool,
+    opts: &Options,
+    tx: &mpsc::Sender<Msg>,
+    senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
+) {
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    senders.insert(id.clone(), cmd_tx);
+    if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
+        tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx, launched));
+    }
+}
+
 /// One session's connection: subscribe, forward what comes, send what the
 /// dashboard asks, reconnect after errors until the session is gone.
 async fn session_task(
@@ -301,12 +312,13 @@ async fn session_task(
     paths: SessionPaths,
     tx: mpsc::Sender<Msg>,
     mut cmds: mpsc::UnboundedReceiver<Vec<u8>>,
+    launched: bool,
 ) {
     let mut backoff = Duration::from_millis(200);
     loop {
         let problem = match tokio::time::timeout(CONNECT_TIMEOUT, conn::connect(&paths.sock)).await
         {
-            Ok(Ok((r, w))) => match serve(&id, r, w, &tx, &mut cmds).await {
+            Ok(Ok((r, w))) => match serve(&id, r, w, &tx, &mut cmds, launched).await {
                 Ok(Ended::Exited) | Ok(Ended::Closed) => None,
                 Err(why) => Some(why),
             },
@@ -372,10 +384,17 @@ async fn serve(
     mut w: conn::Writer,
     tx: &mpsc::Sender<Msg>,
     cmds: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    launched: bool,
 ) -> Result<Ended, String> {
     let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
     let mut hello = protocol::frame(ct::INFO, &[]);
-    hello.extend(protocol::frame(ct::SUBSCRIBE, &[]));
+    // Started by us: ours is the subscription its supervisor waits for.
+    let flags: &[u8] = if launched {
+        &[protocol::SUBSCRIBE_LAUNCHER]
+    } else {
+        &[]
+    };
+    hello.extend(protocol::frame(ct::SUBSCRIBE, flags));
     hello.extend(protocol::frame(ct::STATUS, &[]));
     w.send_raw(&hello).await.map_err(|e| e.to_string())?;
     send(SessionMsg::Connected)

@@ -388,6 +388,37 @@ fn a_session_started_from_the_dashboard_shows_up() {
 }
 
 #[test]
+fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    t.send(b"n");
+    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.send(b"\r");
+    t.wait_for("the prompt for a command", |t| t.contains("command:"));
+    t.send(b"echo said-$((6*7)); exit 3\r");
+    // The dashboard held still from the supervisor's start until it has
+    // dealt with the program's end: the dashboard comes too late, as it
+    // may when busy. Looked for without a pause, to stop it in time.
+    let pid_file = sb.sock_dir.join("s1.pid");
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "no supervisor");
+    }
+    kill(t.pid(), Signal::SIGSTOP).expect("stop the dashboard");
+    let log = sb.sock_dir.join("s1.log");
+    wait_until("the program's end dealt with", || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("session ended") || l.contains("launcher's attach"))
+    });
+    kill(t.pid(), Signal::SIGCONT).expect("continue the dashboard");
+    // Not "supervisor gone" with an empty pane: its output and code.
+    t.wait_for("the pane with its output and exit code", |t| {
+        pane(t, "s1").is_some_and(|p| p.shows("said-42") && p.bottom.contains("exited 3"))
+    });
+}
+
+#[test]
 fn panes_resize_their_sessions_and_focus_takes_the_whole_terminal() {
     let sb = Sandbox::new();
     // Says its size at start and on every change.

@@ -287,7 +287,16 @@ pub fn start_detached(
     if let Some(c) = config_path {
         cmd.arg("--config").arg(c);
     }
-    cmd.args(["run", "--detach", "--notify-ready", "--id", id]);
+    // The dashboard subscribes as this session's launcher (see
+    // `Options::await_attach`): a command that ends at once is still shown.
+    cmd.args([
+        "run",
+        "--detach",
+        "--notify-ready",
+        "--await-attach",
+        "--id",
+        id,
+    ]);
     cmd.arg("--socket-dir").arg(dir);
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();

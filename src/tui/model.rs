@@ -51,6 +51,10 @@ pub enum Effect {
     /// Frames to write to a session.
     Send(String, Vec<u8>),
     Connect(String),
+    /// Connect to a session this dashboard has just started: its first
+    /// subscription is the one the supervisor waits for (a program that
+    /// ended at once keeps its output and exit code until then).
+    ConnectStarted(String),
     Spawn {
         id: String,
         command: String,
@@ -111,8 +115,14 @@ pub struct Pane {
     pub idle_check: Option<Instant>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
-    /// When the current busy stretch was first seen.
+    /// When the current stretch of work began (output or a busy state
+    /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
+    /// The last output that was not a redraw after our resize.
+    pub last_work: Option<Instant>,
+    /// When we last resized the session: output right after it is the
+    /// program redrawing, not working.
+    pub resized_at: Option<Instant>,
 }
 
 impl Pane {
@@ -134,6 +144,8 @@ impl Pane {
             idle_check: None,
             applied: None,
             busy_since: None,
+            last_work: None,
+            resized_at: None,
         }
     }
 
@@ -169,7 +181,18 @@ impl Pane {
     pub fn busy(&self) -> bool {
         matches!(self.state(), Some(s) if s != ProcessState::Idle.as_byte() && s != ProcessState::Dead.as_byte())
     }
+
+    /// Whether something at `at` falls in the redraw that our last resize
+    /// of the session set off.
+    pub fn redrawing(&self, at: Instant) -> bool {
+        self.resized_at
+            .is_some_and(|r| at >= r && at.saturating_duration_since(r) < REDRAW_GRACE)
+    }
 }
+
+/// Output this soon after we resized a session is its redraw, not work:
+/// a layout change must not make every idle shell look finished.
+pub const REDRAW_GRACE: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 pub struct Model {

@@ -112,21 +112,32 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             Ok(()) => {
                 // It is serving now: show it without waiting for the next
                 // scan, or the selection would fall back to another pane.
-                found(m, vec![id.clone()], &mut fx);
+                let mut connect = Vec::new();
+                found(m, vec![id.clone()], &mut connect);
+                fx.extend(connect.into_iter().map(|e| match e {
+                    Effect::Connect(id) => Effect::ConnectStarted(id),
+                    e => e,
+                }));
+                // The user asked to see it: a filter hiding it goes.
+                if !m.visible_ids().contains(&id) {
+                    m.filter.clear();
+                }
                 m.selected = Some(id.clone());
                 m.notify(format!("started session '{id}'"), now);
             }
             Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
         },
     }
-    if m.selected.is_none() || m.selected.as_ref().is_some_and(|s| m.pane(s).is_none()) {
-        m.selected = m.visible_ids().into_iter().next();
+    // Enter and `x` act on the selection: it is always a pane on show.
+    let visible = m.visible_ids();
+    if m.selected.as_ref().is_none_or(|s| !visible.contains(s)) {
+        m.selected = visible.into_iter().next();
     }
     if !same_layout {
         show_selected(m);
     }
     clear_attention_of_selected(m);
-    fit(m, &mut fx);
+    fit(m, now, &mut fx);
     fx
 }
 
@@ -153,7 +164,7 @@ fn clear_attention_of_selected(m: &mut Model) {
 }
 
 /// Resizes sessions (and their emulators) to what they are shown in.
-fn fit(m: &mut Model, fx: &mut Vec<Effect>) {
+fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let targets: Vec<(String, Size)> = match &m.mode {
         Mode::Focus(id) => vec![(
             id.clone(),
@@ -187,6 +198,7 @@ fn fit(m: &mut Model, fx: &mut Vec<Effect>) {
         if fit_sessions {
             if p.applied != Some(size) {
                 p.applied = Some(size);
+                p.resized_at = Some(now);
                 p.term.resize(size);
                 fx.push(Effect::Send(
                     id,
@@ -232,9 +244,8 @@ fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 
 fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
     for id in ids {
-        if m.pane(&id)
-            .is_none_or(|p| p.link == Link::Gone && p.exit.is_some())
-        {
+        // A pane whose session is over gives way to a new one of its id.
+        if m.pane(&id).is_none_or(|p| p.link == Link::Gone) {
             m.panes.retain(|p| p.id != id);
             m.panes.push(Pane::new(id.clone()));
             fx.push(Effect::Connect(id));
@@ -274,6 +285,11 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
             p.last_output = Some(now);
+            // Once work is under way, all its output is work.
+            if p.busy_since.is_some() || !p.redrawing(now) {
+                p.last_work = Some(now);
+                p.busy_since.get_or_insert(now);
+            }
             p.idle_check = Some(now + p.idle_threshold + Duration::from_millis(100));
             let shown_idle = p
                 .status
@@ -297,7 +313,9 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 let began = now
                     .checked_sub(Duration::from_millis(u64::from(s.state_ms)))
                     .unwrap_or(now);
-                p.busy_since = Some(p.busy_since.map_or(began, |b| b.min(began)));
+                if p.busy_since.is_some() || !p.redrawing(began) {
+                    p.busy_since = Some(p.busy_since.map_or(began, |b| b.min(began)));
+                }
                 return;
             }
             // Work is measured to the last output, not to when idle was
@@ -307,7 +325,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             let worked = p
                 .busy_since
                 .take()
-                .zip(p.last_output)
+                .zip(p.last_work)
                 .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
             if worked && !selected && !focused {
                 p.attention = true;
@@ -413,7 +431,13 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             (KeyCode::Enter, NewStep::Id) => {
                 if let Err(e) = paths::validate_id(&id) {
                     m.notify(e.to_string(), now);
-                } else if m.pane(&id).is_some_and(|p| p.exit.is_none()) {
+                } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
+                    // Taking the id would lose the only record of it.
+                    m.notify(format!("'{id}' is still held by pid {pid}"), now);
+                } else if m
+                    .pane(&id)
+                    .is_some_and(|p| p.exit.is_none() && p.link != Link::Gone)
+                {
                     m.notify(format!("session '{id}' already exists"), now);
                 } else {
                     m.mode = Mode::NewSession {
@@ -510,8 +534,14 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
                         if p.orphan.is_some() {
                             m.dismissed.insert(id.clone());
                         }
+                        // The neighbour takes the selection, not the first
+                        // pane: a second `x` must not land far away.
+                        let at = m.visible_ids().iter().position(|i| *i == id);
                         m.panes.retain(|p| p.id != id);
-                        m.selected = None;
+                        let ids = m.visible_ids();
+                        m.selected = at
+                            .map(|i| i.min(ids.len().saturating_sub(1)))
+                            .and_then(|i| ids.get(i).cloned());
                     }
                     Some(_) => m.mode = Mode::ConfirmKill(id),
                     None => {}
@@ -1001,6 +1031,114 @@ mod tests {
     }
 
     #[test]
+    fn a_pane_whose_supervisor_is_gone_gives_way_to_a_new_session_of_its_id() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c"], now);
+        update(
+            &mut m,
+            Msg::Session("b".into(), SessionMsg::Closed(None)),
+            now,
+        );
+        update(
+            &mut m,
+            Msg::Session("c".into(), SessionMsg::Closed(Some(42))),
+            now,
+        );
+        // `n` may take b's id; c's program still runs under it.
+        for (id, refused) in [("b", false), ("c", true)] {
+            update(&mut m, press(KeyCode::Char('n')), now);
+            update(&mut m, ctrl('u'), now);
+            typed(&mut m, id, now);
+            update(&mut m, press(KeyCode::Enter), now);
+            let asks_command = matches!(
+                m.mode,
+                Mode::NewSession {
+                    step: NewStep::Command,
+                    ..
+                }
+            );
+            assert_eq!(asks_command, !refused, "{id}: {}", notice(&m));
+            update(&mut m, press(KeyCode::Esc), now);
+        }
+        assert!(notice(&m).contains("pid 42"), "{}", notice(&m));
+        // A session of b's id found running replaces the pane.
+        let fx = update(&mut m, Msg::Found(vec!["a".into(), "b".into()]), now);
+        assert_eq!(fx, vec![Effect::Connect("b".into())]);
+        assert_eq!(m.pane("b").expect("pane").link, Link::Connecting);
+    }
+
+    #[test]
+    fn the_selection_is_always_on_show_whatever_the_filter() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "lessy", "ticker"], now);
+        m.selected = Some("lessy".into());
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "ti", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(sel(&m), "ticker");
+        // A session started while a filter hides it: the filter goes.
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "zzz", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(sel(&m), "<none>");
+        let fx = update(&mut m, Msg::Started("newf".into(), Ok(())), now);
+        assert!(fx.contains(&Effect::ConnectStarted("newf".into())));
+        assert_eq!(m.filter, "");
+        assert_eq!(sel(&m), "newf");
+    }
+
+    #[test]
+    fn clearing_an_ended_pane_selects_its_neighbour() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c", "d"], now);
+        for (gone, next) in [("b", "c"), ("d", "c")] {
+            update(&mut m, Msg::Session(gone.into(), SessionMsg::Exit(0)), now);
+            m.selected = Some(gone.into());
+            update(&mut m, press(KeyCode::Char('x')), now);
+            assert!(m.pane(gone).is_none());
+            assert_eq!(sel(&m), next);
+        }
+    }
+
+    #[test]
+    fn redraws_after_our_resizes_are_not_work() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(160, 49);
+        m.bell = true;
+        live(&mut m, &["a", "b"], t0);
+        let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"$ ".to_vec()));
+        // The prompt redrawn after the resize that came with connecting,
+        // then after two layout changes, each while the last redraw still
+        // keeps the classifier busy.
+        update(&mut m, out("b"), at(10));
+        update(&mut m, st("b", ProcessState::Active, 0), at(20));
+        for (key, t) in [(KeyCode::Char('-'), 2500), (KeyCode::Char('='), 5000)] {
+            let fx = update(&mut m, press(key), at(t));
+            assert!(
+                fx.iter()
+                    .any(|e| matches!(e, Effect::Send(id, _) if id == "b")),
+                "b resized: {fx:?}"
+            );
+            update(&mut m, out("b"), at(t + 10));
+            update(&mut m, st("b", ProcessState::Active, 0), at(t + 20));
+        }
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(8100));
+        assert!(!m.pane("b").expect("pane").attention);
+        assert!(!fx.contains(&Effect::Bell));
+        // Work after that still counts.
+        update(&mut m, out("b"), at(10_000));
+        update(&mut m, st("b", ProcessState::Active, 0), at(10_010));
+        update(&mut m, out("b"), at(12_500));
+        let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(15_600));
+        assert!(m.pane("b").expect("pane").attention);
+        assert!(fx.contains(&Effect::Bell));
+    }
+
+    #[test]
     fn work_is_dated_from_when_the_state_began_not_when_it_was_seen() {
         let t0 = Instant::now() + Duration::from_secs(10);
         let mut m = model(160, 49);
@@ -1025,13 +1163,15 @@ mod tests {
         let t0 = Instant::now();
         let mut m = model(160, 49);
         live(&mut m, &["a", "b"], t0);
-        update(&mut m, st("a", ProcessState::Active, 0), t0);
-        update(&mut m, st("b", ProcessState::Active, 0), t0);
+        // Well after the resizes that came with connecting.
+        let w = t0 + Duration::from_millis(1500);
+        update(&mut m, st("a", ProcessState::Active, 0), w);
+        update(&mut m, st("b", ProcessState::Active, 0), w);
         for id in ["a", "b"] {
             let out = Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
-            update(&mut m, out, t0 + Duration::from_millis(2500));
+            update(&mut m, out, w + Duration::from_millis(2500));
         }
-        let later = t0 + Duration::from_secs(6);
+        let later = w + Duration::from_secs(6);
         update(&mut m, st("a", ProcessState::Idle, 0), later);
         let fx = update(&mut m, st("b", ProcessState::Idle, 0), later);
         assert!(!m.pane("a").expect("pane").attention, "selected");
@@ -1302,7 +1442,7 @@ mod tests {
         );
         assert_eq!(m.mode, Mode::Grid);
         let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
-        assert_eq!(fx, vec![Effect::Connect("s1".into())]);
+        assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
         assert_eq!(sel(&m), "s1");
     }
 
@@ -1332,7 +1472,7 @@ mod tests {
         );
         // Up before the next scan finds it, and selected among the others.
         let fx = update(&mut m, Msg::Started("api".into(), Ok(())), now);
-        assert_eq!(fx[0], Effect::Connect("api".into()));
+        assert_eq!(fx[0], Effect::ConnectStarted("api".into()));
         assert_eq!(sel(&m), "api");
         let fx = update(&mut m, Msg::Found(vec!["api".into(), "s1".into()]), now);
         assert!(
