@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::ANSWER_TIMEOUT;
+
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::classify::ProcessState;
@@ -112,6 +114,11 @@ pub struct Pane {
     pub last_output: Option<Instant>,
     pub poll_in_flight: bool,
     pub last_poll: Option<Instant>,
+    /// A STATUS asked has gone unanswered for [`ANSWER_TIMEOUT`]: its
+    /// supervisor is stopped or stuck.
+    pub unresponsive: bool,
+    /// When the session was seen to end (EXIT, or its supervisor gone).
+    pub ended_at: Option<Instant>,
     pub idle_check: Option<Instant>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
@@ -141,6 +148,8 @@ impl Pane {
             last_output: None,
             poll_in_flight: false,
             last_poll: None,
+            unresponsive: false,
+            ended_at: None,
             idle_check: None,
             applied: None,
             busy_since: None,
@@ -161,8 +170,12 @@ impl Pane {
         self.status.map(|(s, _)| s.state)
     }
 
-    /// Milliseconds in the current state, extrapolated from the last answer.
+    /// Milliseconds in the current state, extrapolated from the last
+    /// answer; once ended, since the end.
     pub fn state_ms(&self, now: Instant) -> Option<u64> {
+        if let Some(t) = self.ended_at {
+            return Some(now.saturating_duration_since(t).as_millis() as u64);
+        }
         let (s, at) = self.status?;
         Some(u64::from(s.state_ms) + now.saturating_duration_since(at).as_millis() as u64)
     }
@@ -180,6 +193,13 @@ impl Pane {
 
     pub fn busy(&self) -> bool {
         matches!(self.state(), Some(s) if s != ProcessState::Idle.as_byte() && s != ProcessState::Dead.as_byte())
+    }
+
+    /// When an unanswered STATUS makes the session `unresponsive`.
+    pub fn answer_due(&self) -> Option<Instant> {
+        self.last_poll
+            .filter(|_| self.poll_in_flight && !self.unresponsive && self.link == Link::Live)
+            .map(|t| t + ANSWER_TIMEOUT)
     }
 
     /// Whether something at `at` falls in the redraw that our last resize
@@ -247,9 +267,14 @@ impl Model {
         self.panes.iter_mut().find(|p| p.id == id)
     }
 
-    /// When the first pane is due to ask whether its session went idle.
+    /// When the first pane is due to ask whether its session went idle,
+    /// or to be seen not answering.
     pub fn next_check(&self) -> Option<Instant> {
-        self.panes.iter().filter_map(|p| p.idle_check).min()
+        self.panes
+            .iter()
+            .flat_map(|p| [p.idle_check, p.answer_due()])
+            .flatten()
+            .min()
     }
 
     /// Panes shown in the grid (the filter applied), in id order.

@@ -228,11 +228,19 @@ fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
 
 fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let size_too = !m.fit;
+    let mut silent = Vec::new();
     for p in &mut m.panes {
+        if p.answer_due().is_some_and(|t| now >= t) {
+            p.unresponsive = true;
+            silent.push(p.id.clone());
+        }
         if p.idle_check.is_some_and(|t| now >= t) {
             p.idle_check = None;
             poll(p, now, size_too, fx);
         }
+    }
+    if let [id] = silent.as_slice() {
+        m.notify(format!("'{id}' is not responding"), now);
     }
     if m.notice
         .as_ref()
@@ -300,6 +308,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
         }
         SessionMsg::Status(s) => {
             p.poll_in_flight = false;
+            p.unresponsive = false;
             p.status = Some((s, now));
             if p.busy() {
                 // Ask again when the silence so far would reach the idle
@@ -359,13 +368,15 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
         }
         SessionMsg::Exit(code) => {
             p.exit = Some(code);
+            p.ended_at.get_or_insert(now);
             if !focused {
                 p.attention = !selected;
                 if bell && !selected {
                     fx.push(Effect::Bell);
                 }
             }
-            if focused {
+            // Focused, or being asked about a kill that is now moot.
+            if focused || m.mode == Mode::ConfirmKill(id.to_string()) {
                 m.mode = Mode::Grid;
                 m.notify(format!("session '{id}' exited with code {code}"), now);
             }
@@ -376,6 +387,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
         SessionMsg::Closed(orphan) => {
             let was_orphan = p.orphan.is_some();
             p.link = Link::Gone;
+            p.ended_at.get_or_insert(now);
             p.orphan = orphan.filter(|_| p.exit.is_none());
             // An orphan that ended is old news, not a new call for attention.
             if p.exit.is_none() && !was_orphan {
@@ -390,7 +402,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                     now,
                 );
             }
-            if focused {
+            if focused || m.mode == Mode::ConfirmKill(id.to_string()) {
                 m.mode = Mode::Grid;
             }
         }
@@ -412,15 +424,31 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             }
         }
         Mode::ConfirmKill(id) => {
+            m.mode = Mode::Grid;
             if let KeyCode::Char('y' | 'Y') = k.code {
+                let size_too = !m.fit;
+                let Some(p) = m.pane_mut(&id) else { return };
+                if p.exit.is_some() || p.link == Link::Gone {
+                    // It ended while we asked.
+                    return;
+                }
                 // u32::MAX: the session's own grace period, and EXIT back.
                 fx.push(Effect::Send(
                     id.clone(),
                     protocol::frame(ct::KILL, &u32::MAX.to_be_bytes()),
                 ));
-                m.notify(format!("killing '{id}'"), now);
+                // A question too: a supervisor that cannot act on the
+                // kill (stopped) is then shown as not responding.
+                poll(p, now, size_too, fx);
+                if p.unresponsive {
+                    m.notify(
+                        format!("'{id}' is not responding; killed once it resumes"),
+                        now,
+                    );
+                } else {
+                    m.notify(format!("killing '{id}'"), now);
+                }
             }
-            m.mode = Mode::Grid;
         }
         Mode::NewSession {
             step,
@@ -690,10 +718,17 @@ fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
 
 /// Focuses a live session, unless there would be no key to come back with.
 fn focus(m: &mut Model, id: String, now: Instant) {
-    if !m
-        .pane(&id)
-        .is_some_and(|p| p.exit.is_none() && p.link == Link::Live)
-    {
+    let Some(p) = m.pane(&id) else { return };
+    let refused = match &p.link {
+        _ if p.exit.is_some() => Some(format!("'{id}' has exited")),
+        Link::Gone => Some(format!("'{id}' has no supervisor")),
+        Link::Problem(why) => Some(format!("'{id}': {why}")),
+        Link::Connecting => Some(format!("'{id}' is still connecting")),
+        Link::Live if p.unresponsive => Some(format!("'{id}' is not responding")),
+        Link::Live => None,
+    };
+    if let Some(why) = refused {
+        m.notify(why, now);
         return;
     }
     if m.detach_key.is_none() {
@@ -1213,6 +1248,82 @@ mod tests {
     }
 
     #[test]
+    fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], t0);
+        update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+        update(&mut m, st("b", ProcessState::Idle, 0), at(10));
+        // The kill asks a question too.
+        update(&mut m, press(KeyCode::Char('x')), at(1000));
+        let fx = update(&mut m, press(KeyCode::Char('y')), at(1000));
+        let sent: Vec<u8> = frames(&fx).into_iter().map(|(_, ty, _)| ty).collect();
+        assert_eq!(sent, [ct::KILL, ct::STATUS]);
+        assert_eq!(m.next_check(), Some(at(3000)));
+        update(&mut m, Msg::Tick, at(3000));
+        assert!(m.pane("a").expect("pane").unresponsive);
+        assert!(!m.pane("b").expect("pane").unresponsive);
+        assert_eq!(notice(&m), "'a' is not responding");
+        // Enter says so rather than focusing a session that cannot answer.
+        update(&mut m, press(KeyCode::Enter), at(3100));
+        assert_eq!(m.mode, Mode::Grid);
+        update(&mut m, press(KeyCode::Char('x')), at(3200));
+        update(&mut m, press(KeyCode::Char('y')), at(3200));
+        assert!(
+            notice(&m).contains("killed once it resumes"),
+            "{}",
+            notice(&m)
+        );
+        // An answer ends it.
+        update(&mut m, st("a", ProcessState::Idle, 0), at(4000));
+        assert!(!m.pane("a").expect("pane").unresponsive);
+    }
+
+    #[test]
+    fn a_kill_question_about_a_session_that_exits_goes_away() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Char('x')), now);
+        assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(9)), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert_eq!(notice(&m), "session 'a' exited with code 9");
+        // A late `y` kills nothing.
+        let fx = update(&mut m, press(KeyCode::Char('y')), now);
+        assert!(frames(&fx).is_empty(), "{fx:?}");
+    }
+
+    #[test]
+    fn an_ended_sessions_timer_counts_from_its_end() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], t0);
+        for id in ["a", "b"] {
+            update(&mut m, st(id, ProcessState::Idle, 25_000), t0);
+        }
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(None)),
+            at(1000),
+        );
+        update(
+            &mut m,
+            Msg::Session("b".into(), SessionMsg::Exit(0)),
+            at(2000),
+        );
+        update(
+            &mut m,
+            Msg::Session("b".into(), SessionMsg::Closed(None)),
+            at(2500),
+        );
+        assert_eq!(m.pane("a").and_then(|p| p.state_ms(at(4000))), Some(3000));
+        assert_eq!(m.pane("b").and_then(|p| p.state_ms(at(4000))), Some(2000));
+    }
+
+    #[test]
     fn kill_answered_n_or_anything_else_kills_nothing() {
         let now = Instant::now();
         let mut m = model(160, 49);
@@ -1306,6 +1417,9 @@ mod tests {
         let now = Instant::now();
         let mut m = model(160, 49);
         live(&mut m, &["a", "b"], now);
+        // Answered: no question is waiting for one.
+        update(&mut m, st("a", ProcessState::Idle, 0), now);
+        update(&mut m, st("b", ProcessState::Idle, 0), now);
         for p in &mut m.panes {
             p.idle_check = None;
         }
@@ -1313,7 +1427,9 @@ mod tests {
         let soon = now + Duration::from_millis(1500);
         let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
         update(&mut m, out("b"), now);
+        update(&mut m, st("b", ProcessState::Active, 0), now);
         update(&mut m, out("a"), soon);
+        update(&mut m, st("a", ProcessState::Active, 0), soon);
         let due = m.next_check().expect("armed");
         assert_eq!(Some(due), m.pane("b").and_then(|p| p.idle_check));
         update(&mut m, Msg::Tick, due);

@@ -138,7 +138,7 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let state = p.state();
     let badge = match (state, p.state_ms(now)) {
         _ if p.orphan.is_some() => " orphaned ".to_string(),
-        (Some(s), Some(ms)) if p.exit.is_none() => {
+        (Some(s), Some(ms)) => {
             format!(" {} {} ", classify::state_name(s), human_ms(ms))
         }
         (Some(s), _) => format!(" {} ", classify::state_name(s)),
@@ -159,6 +159,7 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
             None => Span::styled(" supervisor gone ", m.theme.error),
         },
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
+        (Link::Live, _) if p.unresponsive => Span::styled(" not responding ", m.theme.error),
         (Link::Live, _) => match p.idle_ms(now) {
             Some(ms) => Span::styled(format!(" idle {} ", human_ms(ms)), m.theme.dim),
             None => Span::raw(""),
