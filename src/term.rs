@@ -19,10 +19,13 @@ use nix::fcntl::{OFlag, open};
 use nix::sys::stat::Mode;
 use nix::sys::termios::{self, SetArg, Termios};
 
-/// Leaves every mode a full-screen program may have set, then the
-/// alternate screen, then pops the window title we pushed on entry.
+/// Leaves every mode a full-screen program may have set (insert,
+/// newline, reverse video and left-right margins among them: left on, they
+/// garble the shell's line editing), then the alternate screen, then pops
+/// the window title we pushed on entry.
 pub const RESET: &[u8] = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l\
 \x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[=0;1u\x1b[>4m\x1b[r\x1b[0m\x1b[?6l\x1b[?7h\x1b(B\x1b[0 q\x1b[?25h\
+\x1b[4l\x1b[20l\x1b[?5l\x1b[?69l\
 \x1b[?1049l\x1b[=0;1u\x1b[23;0t";
 
 /// Pushes the window title (so [`RESET`] can pop it) and enters the

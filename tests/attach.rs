@@ -21,8 +21,7 @@ const ROWS: u16 = 24;
 const COLS: u16 = 80;
 
 /// Every mode a full-screen program may switch on, and a window title.
-const MODES_ON: &str =
-    r"\033[?1000h\033[?1006h\033[?2004h\033[?1h\033=\033[?1004h\033[?25l\033]0;evil\007\033[>1u";
+const MODES_ON: &str = r"\033[?1000h\033[?1006h\033[?2004h\033[?1h\033=\033[?1004h\033[?25l\033]0;evil\007\033[>1u\033[4h\033[20h\033[?5h\033[?69h";
 
 const SHELL: &[&str] = &["bash", "--norc", "--noprofile", "-i"];
 
@@ -71,6 +70,7 @@ fn assert_restored(t: &Terminal) {
     assert!(!m.focus_events, "focus events left on");
     assert_eq!(m.kitty_flags, 0, "kitty keyboard flags left set");
     assert_eq!(m.scroll_region, None, "scroll region left set");
+    assert!(m.other_modes.is_empty(), "modes left set: {:?}", m.other_modes);
     assert_eq!(m.title, "outer", "window title not restored");
     let now = t.termios();
     assert!(

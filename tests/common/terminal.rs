@@ -41,6 +41,10 @@ pub struct Model {
     kitty_stack: Vec<u16>,
     /// Top and bottom margins (1-based), `None` for the whole screen.
     pub scroll_region: Option<(u16, u16)>,
+    /// Modes vt100 does not track that are set now, as (private, number):
+    /// insert (4), newline (20), reverse video (?5), ... Autowrap (?7),
+    /// on by default, is left out.
+    pub other_modes: std::collections::BTreeSet<(bool, u16)>,
     /// How many queries this terminal answered.
     pub answered: usize,
     replies: Vec<u8>,
@@ -77,6 +81,19 @@ impl vt100::Callbacks for Model {
             }
             (Some(b'?'), 'h' | 'l') if params.iter().any(|m| m.first() == Some(&1004)) => {
                 self.focus_events = c == 'h';
+            }
+            (None | Some(b'?'), 'h' | 'l') => {
+                for &n in params.iter().filter_map(|m| m.first()) {
+                    let mode = (i1.is_some(), n);
+                    if mode == (true, 7) {
+                        continue;
+                    }
+                    if c == 'h' {
+                        self.other_modes.insert(mode);
+                    } else {
+                        self.other_modes.remove(&mode);
+                    }
+                }
             }
             // Kitty keyboard protocol: push, pop, set.
             (Some(b'>'), 'u') => {
