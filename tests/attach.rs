@@ -70,7 +70,11 @@ fn assert_restored(t: &Terminal) {
     assert!(!m.focus_events, "focus events left on");
     assert_eq!(m.kitty_flags, 0, "kitty keyboard flags left set");
     assert_eq!(m.scroll_region, None, "scroll region left set");
-    assert!(m.other_modes.is_empty(), "modes left set: {:?}", m.other_modes);
+    assert!(
+        m.other_modes.is_empty(),
+        "modes left set: {:?}",
+        m.other_modes
+    );
     assert_eq!(m.title, "outer", "window title not restored");
     let now = t.termios();
     assert!(
@@ -399,15 +403,36 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped while we are attached: typing finds out, and the bar says so.
     let mut t = attach(&sb, "frozen");
     t.wait_for("the session", |t| t.has_line("alive"));
+    // Output, then silence: attach asks once at the idle threshold (3 s)
+    // and then not again, so at 5 s its last question is 2 s old.
+    t.send(b"y\r");
+    t.wait_for("the echo, quiet for 5 s", |t| {
+        t.has_line("y") && t.last_row().contains(" idle 5.")
+    });
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
-    // Keys that are met with silence make attach ask; it says so once the
+    // One key after a quiet spell makes attach ask; it says so once the
     // question has gone unanswered for 2 s.
+    t.send(b"x");
     let unanswered = |t: &Terminal| t.last_row().trim_end().ends_with("not responding");
-    let mut typed = 0;
-    while !t.holds_within(Duration::from_secs(3), unanswered) {
-        assert!(typed < 10, "never said: {:?}", t.last_row());
+    assert!(
+        t.holds_within(Duration::from_secs(4), unanswered),
+        "never said: {:#?}",
+        t.lines()
+    );
+    kill(sup, Signal::SIGCONT).expect("continue");
+    t.wait_for("the key's echo and a state again", |t| {
+        t.has_line("x") && !t.last_row().contains("not responding")
+    });
+    // However soon after the last question: keys met with silence ask.
+    kill(sup, Signal::SIGSTOP).expect("stop the supervisor again");
+    let mut typed = 1;
+    loop {
         t.send(b"x");
         typed += 1;
+        if t.holds_within(Duration::from_secs(3), unanswered) {
+            break;
+        }
+        assert!(typed < 10, "never said: {:?}", t.last_row());
     }
     kill(sup, Signal::SIGCONT).expect("continue");
     let echo = "x".repeat(typed);
@@ -457,6 +482,23 @@ fn a_panic_in_the_client_restores_the_terminal() {
     assert!(message.starts_with("hm: internal error: "), "{message}");
     // The session is untouched by its client's crash.
     assert!(sb.cmd(&["status", "modes"]).status.success());
+}
+
+#[test]
+fn run_without_a_terminal_starts_nothing() {
+    let sb = Sandbox::new();
+    // Standard input is /dev/null here.
+    let out = sb.cmd(&["run", "--id", "blind", "--", "sleep", "30"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        common::stderr(&out),
+        "hm: cannot attach: standard input is not a terminal \
+         (add --detach to run the session without one)\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&sb.sock_dir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

@@ -50,12 +50,20 @@ enum Outcome {
 /// Attaches to a running session until detach, exit or error.
 /// `launcher`: this is `hm run` attaching to the session it just started
 /// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
-pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
+/// Which of standard input and output is not a terminal, if one is not.
+pub fn not_a_terminal() -> Option<&'static str> {
     if !term::is_tty(io::stdin().as_fd()) {
-        bail!("attach needs a terminal, but standard input is not one");
+        Some("standard input")
+    } else if !term::is_tty(io::stdout().as_fd()) {
+        Some("standard output")
+    } else {
+        None
     }
-    if !term::is_tty(io::stdout().as_fd()) {
-        bail!("attach needs a terminal, but standard output is not one");
+}
+
+pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
+    if let Some(what) = not_a_terminal() {
+        bail!("attach needs a terminal, but {what} is not one");
     }
     let theme = Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
         .map_err(|e| config.tui.bad_theme(e))?;
@@ -338,9 +346,12 @@ impl Attach {
                     }
                     self.send(&protocol::frame(ct::INPUT, &keys[..n])).await?;
                     // Keys into a session that has said nothing since the
-                    // last ones: ask whether it still answers, so the bar
-                    // can say if it does not (a stopped supervisor).
-                    if !self.heard_since_key {
+                    // last ones, or the first after a quiet second: ask
+                    // whether it still answers, so the bar can say if it
+                    // does not (a stopped supervisor). A user who presses
+                    // Enter once and waits is told too.
+                    let quiet = self.last_poll.is_none_or(|t| t.elapsed() >= POLL_EVERY);
+                    if !self.heard_since_key || quiet {
                         self.poll().await?;
                     }
                     self.heard_since_key = false;

@@ -39,6 +39,16 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         }
     };
     let workdir = resolve_workdir(args.workdir.as_deref())?;
+    // Attaching is checked for before anything starts: a session started
+    // for nobody to see would run on unnoticed and hold its id.
+    if !args.detach
+        && let Some(what) = super::attach::not_a_terminal()
+    {
+        bail!(
+            "cannot attach: {what} is not a terminal (add --detach to run \
+             the session without one)"
+        );
+    }
     if args.detach {
         if base.is_some() {
             eprintln!("hm: starting session '{}'", session.id);
