@@ -116,8 +116,14 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub await_attach: bool,
 
-    /// The command to run, after `--`
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// The command to run (after `--` when it has options of its own, or
+    /// to be safe); options of hm go before it
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     pub command: Vec<OsString>,
 }
 

@@ -59,6 +59,23 @@ fn a_missing_session_is_named_with_its_directory() {
 }
 
 #[test]
+fn a_kill_grace_out_of_bounds_is_refused_before_anything_is_sent() {
+    let sb = Sandbox::new();
+    let _s = sb.start("calm", &[], &["sleep", "30"]);
+    // The bound is the config's: kill_grace_ms is at most 600000.
+    for grace in ["-1", "600.5", "NaN", "inf"] {
+        let out = sb.cmd(&["kill", "calm", &format!("--grace={grace}")]);
+        assert_eq!(out.status.code(), Some(1), "{grace}");
+        assert_eq!(
+            stderr(&out),
+            format!("hm: invalid --grace '{grace}': give seconds between 0 and 600\n"),
+        );
+    }
+    let out = sb.cmd(&["status", "calm"]);
+    assert!(out.status.success(), "still running: {}", stderr(&out));
+}
+
+#[test]
 fn ls_lists_every_session_with_its_state_and_command() {
     let sb = Sandbox::new();
     let _a = sb.start("alpha", &[], &["sleep", "30"]);

@@ -75,21 +75,14 @@ fn the_supervisor_exits_with_the_childs_code() {
 }
 
 #[test]
-fn detach_without_an_id_says_the_name_it_chose() {
+fn detach_without_an_id_or_dashes_says_the_name_it_chose() {
     let sb = Sandbox::new();
+    // No `--`: the first word that is not an option of hm starts the command.
     let start = |program: &str| {
         let mut c = sb.hm();
-        c.args([
-            "run",
-            "--detach",
-            "--socket-dir",
-            sb.dir(),
-            "--",
-            program,
-            "30",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
+        c.args(["run", "--detach", "--socket-dir", sb.dir(), program, "30"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
         c.spawn().expect("spawn hm run")
     };
     let mut sessions = Vec::new();
@@ -108,7 +101,7 @@ fn detach_without_an_id_says_the_name_it_chose() {
         let out = sb.cmd(&["kill", id, "--grace", "0"]);
         assert!(out.status.success(), "{}", stderr(&out));
         s.wait_exit();
-        assert_eq!(s.stderr(), format!("hm: starting session '{id}'\n"));
+        assert_eq!(s.stderr(), format!("hm: session id '{id}'\n"));
     }
 }
 

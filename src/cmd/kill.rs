@@ -11,10 +11,13 @@ use crate::config::Config;
 use crate::protocol::{self, client as ct, conn, server};
 use crate::supervisor::pidfile::{self, Liveness};
 
+const MAX_GRACE_S: f64 = crate::config::MAX_KILL_GRACE_MS as f64 / 1000.0;
+
 pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
     let grace_ms = match args.grace {
-        Some(s) if !(0.0..=3600.0).contains(&s) || s.is_nan() => {
-            bail!("invalid --grace '{s}': give seconds between 0 and 3600")
+        // The same bound as `kill_grace_ms` in the config.
+        Some(s) if !(0.0..=MAX_GRACE_S).contains(&s) || s.is_nan() => {
+            bail!("invalid --grace '{s}': give seconds between 0 and {MAX_GRACE_S}")
         }
         Some(s) => (s * 1000.0).round() as u32,
         // The session's own configured grace period.

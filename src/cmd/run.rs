@@ -51,7 +51,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     }
     if args.detach {
         if base.is_some() {
-            eprintln!("hm: starting session '{}'", session.id);
+            eprintln!("hm: session id '{}'", session.id);
         }
         return supervise(&args, config, dir, session, workdir);
     }
