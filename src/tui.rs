@@ -56,6 +56,8 @@ pub struct Options {
     pub bell: bool,
     pub detach_key: Option<u8>,
     pub config_path: Option<PathBuf>,
+    /// `dir`, when it came from `--socket-dir` (not the config).
+    pub dir_flag: Option<String>,
 }
 
 pub fn run(opts: Options) -> Result<i32> {
@@ -83,6 +85,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let size = crossterm::terminal::size().unwrap_or((80, 24));
     let mut m = Model::new(opts.theme.clone(), size);
     m.fit = opts.fit;
+    m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
     m.detach_key = opts.detach_key;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());

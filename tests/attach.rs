@@ -795,6 +795,18 @@ fn runs_without_an_id_started_together_take_different_names() {
 }
 
 #[test]
+fn run_over_an_orphans_id_says_what_it_replaces() {
+    let sb = Sandbox::new();
+    let marker = format!("5009.{}", std::process::id());
+    let program = common::orphan(&sb, "again", &marker);
+    let mut t = run_attached(&sb, "again", "exit 0");
+    t.expect_exit(0);
+    t.wait_for("the warning", |t| {
+        t.contains("hm: warning:") && t.contains(&format!("kill {}", program.pid))
+    });
+}
+
+#[test]
 fn run_reports_why_the_command_could_not_start() {
     let sb = Sandbox::new();
     let mut t = hm_in_terminal(

@@ -341,28 +341,12 @@ fn a_new_session_taking_an_orphans_id_says_what_it_replaces() {
     let marker = format!("5008.{}", std::process::id());
     let program = common::orphan(&sb, "again", &marker);
     let pid = program.pid;
-    // Without a terminal to attach, `hm run` leaves the new session running.
-    let run = sb
-        .hm()
-        .args([
-            "run",
-            "--id",
-            "again",
-            "--socket-dir",
-            sb.dir(),
-            "--",
-            "sleep",
-            "30",
-        ])
-        .output()
-        .expect("run");
-    assert!(
-        stderr(&run).contains(&format!("kill {pid}")),
-        "{}",
-        stderr(&run)
-    );
+    let mut s = sb.start("again", &[], &["sleep", "30"]);
     let out = sb.cmd(&["kill", "again"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    s.wait_exit();
+    let said = s.stderr();
+    assert!(said.contains(&format!("kill {pid}")), "{said}");
     assert_eq!(sleepers(&marker), vec![pid], "never signalled by hm");
     kill(Pid::from_raw(pid), Signal::SIGKILL).expect("kill the program");
     wait_until("the program to end", || sleepers(&marker).is_empty());

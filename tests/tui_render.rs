@@ -179,17 +179,21 @@ fn selected_pane_style() {
 #[test]
 fn attention_marks_the_pane_that_finished() {
     let mut s = Scene::new(80, 16);
-    s.live(&["a", "b", "c"])
-        .output("b", "tests passed\r\n$ ")
-        .state("b", ProcessState::Active, 0);
-    // It kept writing for 2.5 s (nothing that changes the screen): work.
-    let busy = s.at(2500);
-    update(
-        &mut s.m,
-        Msg::Session("b".into(), SessionMsg::Output(Vec::new())),
-        busy,
-    );
-    let later = s.at(5600);
+    s.live(&["a", "b", "c"]);
+    // Work starts well after the resize that came with connecting (output
+    // in the second after it is the session redrawing)...
+    let out = |s: &mut Scene, bytes: &[u8], ms: u64| {
+        let at = s.at(ms);
+        update(
+            &mut s.m,
+            Msg::Session("b".into(), SessionMsg::Output(bytes.to_vec())),
+            at,
+        );
+    };
+    out(&mut s, b"tests passed\r\n$ ", 1500);
+    // ...and it kept writing for 2.5 s (nothing that changes the screen).
+    out(&mut s, b"", 4000);
+    let later = s.at(7100);
     update(
         &mut s.m,
         Msg::Session(
@@ -206,7 +210,7 @@ fn attention_marks_the_pane_that_finished() {
     );
     s.to("c", SessionMsg::Exit(0));
     assert!(s.m.pane("b").is_some_and(|p| p.attention));
-    insta::assert_snapshot!(text(&s.draw_at(6600)));
+    insta::assert_snapshot!(text(&s.draw_at(8100)));
 }
 
 #[test]
@@ -350,4 +354,53 @@ fn a_terminal_resized_before_its_event_arrives_draws_at_its_new_size() {
     }
     let narrow = text(&s.draw_on(118, 40));
     assert!(narrow.contains("hello"), "{narrow}");
+}
+
+#[test]
+fn a_wide_character_cut_by_the_pane_edge_leaves_the_border_whole() {
+    // Not fitted: an 80-column session in a 38-column pane. The line's
+    // wide characters start on odd columns, so one starts on the last.
+    let mut s = Scene::new(40, 8);
+    s.m.fit = false;
+    s.live(&["wide"]);
+    s.to(
+        "wide",
+        SessionMsg::Info(serde_json::json!({ "cols": 80, "rows": 6 })),
+    )
+    .output(
+        "wide",
+        "x日本語テキスト漢字かなカナ日本語テキスト漢字かな\r\n",
+    );
+    let screen = text(&s.draw_at(1500));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("x日本"))
+        .expect("the line is shown");
+    assert!(row.ends_with("┃\""), "{screen}");
+    assert_eq!(row.chars().filter(|&c| c == '┃').count(), 2, "{screen}");
+}
+
+#[test]
+fn the_page_number_never_runs_into_the_key_hints() {
+    for cols in 40..=100 {
+        let mut s = Scene::new(cols, 15);
+        let ids: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        s.live(&refs);
+        let screen = text(&s.draw_at(1500));
+        let footer = screen.lines().last().expect("a footer");
+        let at = footer.find("page ").expect("a page number");
+        assert!(footer[..at].ends_with(' '), "{cols} columns: {footer}");
+    }
+}
+
+#[test]
+fn the_empty_dashboard_names_its_socket_dir_when_given_one() {
+    let mut s = Scene::new(100, 12);
+    s.m.socket_dir_flag = Some("/tmp/elsewhere".into());
+    let screen = s.text();
+    assert!(
+        screen.contains("or run `hm run --socket-dir /tmp/elsewhere COMMAND` in any terminal."),
+        "{screen}"
+    );
 }

@@ -50,8 +50,14 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         );
     }
     if args.detach {
-        if base.is_some() {
-            eprintln!("hm: session id '{}'", session.id);
+        // Started by hand, not by a launcher (which has said all this).
+        if !args.notify_ready {
+            if base.is_some() {
+                eprintln!("hm: session id '{}'", session.id);
+            }
+            if let Some(pidfile::Liveness::Orphaned(pid)) = probe(&dir, &session) {
+                warn_orphaned(&session, pid);
+            }
         }
         return supervise(&args, config, dir, session, workdir);
     }
@@ -202,6 +208,18 @@ pub struct LaunchFailed {
     pub code: i32,
 }
 
+/// What holds the session's id now, if its dir exists.
+fn probe(dir: &Path, session: &SessionPaths) -> Option<pidfile::Liveness> {
+    dir.exists()
+        .then(|| pidfile::probe(&session.pid, &session.sock, false))
+}
+
+/// The new session takes the id, and with it the only record of a program
+/// that outlived its supervisor: say so once more.
+fn warn_orphaned(session: &SessionPaths, pid: u32) {
+    eprintln!("hm: warning: {}", crate::client::orphaned(&session.id, pid));
+}
+
 /// Starts `hm run --detach` in the background and waits until it reports
 /// that the command is running, or why it is not.
 fn launch(
@@ -211,20 +229,13 @@ fn launch(
     session: &SessionPaths,
     workdir: &Path,
 ) -> Result<()> {
-    match dir
-        .exists()
-        .then(|| pidfile::probe(&session.pid, &session.sock, false))
-    {
+    match probe(dir, session) {
         Some(pidfile::Liveness::Running) => bail!(
             "session '{}' is already running; attach to it with 'hm attach {}'",
             session.id,
             session.id
         ),
-        // The new session takes the id, and with it the only record of the
-        // old program: say so once more.
-        Some(pidfile::Liveness::Orphaned(pid)) => {
-            eprintln!("hm: warning: {}", crate::client::orphaned(&session.id, pid));
-        }
+        Some(pidfile::Liveness::Orphaned(pid)) => warn_orphaned(session, pid),
         _ => {}
     }
     let exe = std::env::current_exe().context("cannot find the hm executable")?;

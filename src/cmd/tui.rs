@@ -24,5 +24,10 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         bell: config.tui.bell,
         detach_key: config.detach_key,
         config_path: config_path.map(|p| cwd.join(p)),
+        dir_flag: args
+            .dir
+            .socket_dir
+            .as_ref()
+            .map(|d| cwd.join(d).display().to_string()),
     })
 }

@@ -230,6 +230,11 @@ pub struct Model {
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
     pub shell: String,
+    /// The `--socket-dir` the dashboard was given: `hm run` elsewhere needs
+    /// it too for its session to show here.
+    pub socket_dir_flag: Option<String>,
+    /// Focus was entered from zoom, and leaving it goes back there.
+    pub zoom_after_focus: bool,
     pub last_click: Option<(Instant, u16, u16)>,
     /// Orphaned sessions whose panes were cleared with `x`: not shown
     /// again while they stay orphaned.
@@ -253,6 +258,8 @@ impl Model {
             theme,
             notice: None,
             shell: "/bin/sh".into(),
+            socket_dir_flag: None,
+            zoom_after_focus: false,
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,

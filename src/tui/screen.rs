@@ -142,6 +142,15 @@ impl std::fmt::Debug for View<'_> {
 #[repr(transparent)]
 pub struct PaneCell(vt100::Cell);
 
+impl View<'_> {
+    /// Whether the cell shown at `row`, `col` of the view is a wide
+    /// character (its right half falls in the next column).
+    pub fn wide_at(&self, row: u16, col: u16) -> bool {
+        use tui_term::widget::Screen as _;
+        self.cell(row, col).is_some_and(|c| c.0.is_wide())
+    }
+}
+
 impl tui_term::widget::Screen for View<'_> {
     type C = PaneCell;
 

@@ -376,8 +376,13 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 }
             }
             // Focused, or being asked about a kill that is now moot.
-            if focused || m.mode == Mode::ConfirmKill(id.to_string()) {
+            let asked = m.mode == Mode::ConfirmKill(id.to_string());
+            if focused {
+                end_focus(m, id);
+            } else if asked {
                 m.mode = Mode::Grid;
+            }
+            if focused || asked {
                 m.notify(format!("session '{id}' exited with code {code}"), now);
             }
         }
@@ -402,18 +407,29 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                     now,
                 );
             }
-            if focused || m.mode == Mode::ConfirmKill(id.to_string()) {
+            if focused {
+                end_focus(m, id);
+            } else if m.mode == Mode::ConfirmKill(id.to_string()) {
                 m.mode = Mode::Grid;
             }
         }
     }
 }
 
+/// Back from focus to where it was entered: the zoomed pane or the grid.
+fn end_focus(m: &mut Model, id: &str) {
+    m.mode = if m.zoom_after_focus {
+        Mode::Zoom(id.to_string())
+    } else {
+        Mode::Grid
+    };
+}
+
 fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     match m.mode.clone() {
         Mode::Focus(id) => {
             if m.detach_key.is_some_and(|b| keys::is_byte(&k, b)) {
-                m.mode = Mode::Grid;
+                end_focus(m, &id);
                 return;
             }
             let app_cursor = m
@@ -583,6 +599,8 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
             };
         }
         KeyCode::Esc if matches!(m.mode, Mode::Zoom(_)) => m.mode = Mode::Grid,
+        // A filter kept with Enter is cleared the way it is while typed.
+        KeyCode::Esc => m.filter.clear(),
         KeyCode::Char('+') => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_add(1).min(16));
@@ -739,6 +757,7 @@ fn focus(m: &mut Model, id: String, now: Instant) {
         );
         return;
     }
+    m.zoom_after_focus = matches!(m.mode, Mode::Zoom(_));
     m.mode = Mode::Focus(id);
 }
 
@@ -1321,6 +1340,37 @@ mod tests {
         );
         assert_eq!(m.pane("a").and_then(|p| p.state_ms(at(4000))), Some(3000));
         assert_eq!(m.pane("b").and_then(|p| p.state_ms(at(4000))), Some(2000));
+    }
+
+    #[test]
+    fn focus_entered_from_zoom_returns_to_it() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, press(KeyCode::Char('z')), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        update(&mut m, ctrl('\\'), now);
+        assert_eq!(m.mode, Mode::Zoom("a".into()));
+        // From the grid, back to the grid; also when the session ends.
+        update(&mut m, press(KeyCode::Esc), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+        assert_eq!(m.mode, Mode::Grid);
+    }
+
+    #[test]
+    fn esc_in_the_grid_clears_a_kept_filter() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["api", "db"], now);
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "db", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.visible_ids(), ["db"]);
+        update(&mut m, press(KeyCode::Esc), now);
+        assert_eq!(m.filter, "");
+        assert_eq!(m.visible_ids(), ["api", "db"]);
     }
 
     #[test]

@@ -114,7 +114,10 @@ fn empty(m: &Model, f: &mut Frame<'_>, area: Rect) {
             key(m, "n"),
             Span::raw(" to start one here,"),
         ]),
-        Line::from("or run `hm run --id NAME -- COMMAND` in any terminal."),
+        Line::from(match &m.socket_dir_flag {
+            Some(dir) => format!("or run `hm run --socket-dir {dir} COMMAND` in any terminal."),
+            None => "or run `hm run COMMAND` in any terminal.".to_string(),
+        }),
     ];
     let h = lines.len() as u16;
     let p = Paragraph::new(lines)
@@ -184,6 +187,14 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let v = p.term.view(body.height, body.width);
     let cursor = cursor().visibility(selected && p.exit.is_none());
     f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
+    // A wide character in the last column would cover the border (the
+    // terminal draws both its halves); it is cut, as the rest of the line.
+    let last = body.width - 1;
+    for row in 0..body.height {
+        if v.wide_at(row, last) {
+            f.buffer_mut()[(body.x + last, body.y + row)].set_symbol(" ");
+        }
+    }
 }
 
 /// The session's cursor, drawn in the cell's own colours: tui-term's
@@ -226,7 +237,8 @@ fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
         spans.push(Span::raw(" "));
     }
     let right = if pages > 1 {
-        format!("page {}/{} ", page + 1, pages)
+        // The leading space keeps it off a hint that fits exactly.
+        format!(" page {}/{} ", page + 1, pages)
     } else {
         String::new()
     };
@@ -302,7 +314,10 @@ fn help(m: &Model, f: &mut Frame<'_>) {
         ("z / Esc".into(), "zoom the selected pane / unzoom"),
         ("+ / - / =".into(), "more, fewer, automatic columns"),
         ("PgUp / PgDn".into(), "previous / next page"),
-        ("/".into(), "filter by id (Enter keeps it, Esc clears it)"),
+        (
+            "/".into(),
+            "filter by id (Enter keeps it, Esc clears it, also later)",
+        ),
         ("Tab".into(), "next session that needs attention"),
         ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
