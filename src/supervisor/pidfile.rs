@@ -160,20 +160,40 @@ fn identity(pid: u32) -> Option<String> {
     Some(format!("{} {start}", boot.trim()))
 }
 
-/// Whether process `pid` has been dealt a fatal signal and not yet exited.
-/// The kernel marks that by queueing SIGKILL to it, which is how a program
-/// hung up by its supervisor's death looks in the moment before it ends.
+/// Whether process `pid` has been dealt a fatal signal and not yet exited:
+/// one pending that it neither ignores nor catches, and whose default is to
+/// end it. That is how a program hung up by its supervisor's death looks
+/// in the moment before it ends (SIGHUP pending; the kernel also queues
+/// SIGKILL to a process it has begun to kill).
 fn dying(pid: u32) -> bool {
-    const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+    // The signals whose default action is not to end the process.
+    const SURVIVABLE: [libc::c_int; 8] = [
+        libc::SIGCHLD,
+        libc::SIGCONT,
+        libc::SIGSTOP,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+        libc::SIGURG,
+        libc::SIGWINCH,
+    ];
     let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
         return true;
     };
-    status.lines().any(|l| {
-        l.strip_prefix("SigPnd:")
-            .or_else(|| l.strip_prefix("ShdPnd:"))
-            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-            .is_some_and(|m| m & SIGKILL_BIT != 0)
-    })
+    let mask = |field: &str| {
+        status
+            .lines()
+            .filter_map(|l| l.strip_prefix(field))
+            .filter_map(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .fold(0, |a, m| a | m)
+    };
+    let pending = mask("SigPnd:") | mask("ShdPnd:");
+    // Blocked ones included: a program that blocks a signal (to read it
+    // from a signalfd, say) lives on with it pending.
+    let handled = mask("SigIgn:") | mask("SigCgt:") | mask("SigBlk:");
+    let survivable = SURVIVABLE.iter().fold(0u64, |a, &s| a | 1 << (s - 1));
+    // Real-time signals (32 and up) end a process by default too.
+    pending & !handled & !survivable != 0
 }
 
 /// The program a stale pid file names, if that very process still runs.
@@ -291,6 +311,51 @@ mod tests {
         fs::write(&path, format!("{head} {other}\n")).expect("rewrite");
         assert_eq!(probe(&path, &sock, true), Liveness::Stale);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_program_with_a_fatal_signal_pending_is_dying() {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        use std::process::Command;
+        let status =
+            |pid: u32| fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let until = |what: &str, cond: &dyn Fn() -> bool| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !cond() {
+                assert!(std::time::Instant::now() < deadline, "{what}");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        /// Killed (stopped or not) however the test ends.
+        struct Reaped(std::process::Child);
+        impl Drop for Reaped {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let plain = Reaped(Command::new("sleep").arg("30").spawn().expect("sleep"));
+        // SIGHUP ignored, which survives exec.
+        let deaf = Reaped(
+            Command::new("sh")
+                .args(["-c", "trap '' HUP; exec sleep 30"])
+                .spawn()
+                .expect("sh"),
+        );
+        let (p, d) = (plain.0.id(), deaf.0.id());
+        until("the exec", &|| status(d).contains("Name:\tsleep"));
+        // Stopped, a process keeps the signals it is sent pending.
+        for pid in [p, d] {
+            kill(Pid::from_raw(pid as i32), Signal::SIGSTOP).expect("stop");
+            until("stopped", &|| status(pid).contains("State:\tT"));
+        }
+        assert!(!dying(p) && !dying(d));
+        for pid in [p, d] {
+            kill(Pid::from_raw(pid as i32), Signal::SIGHUP).expect("hup");
+        }
+        assert!(dying(p), "{}", status(p));
+        assert!(!dying(d), "{}", status(d));
     }
 
     #[test]

@@ -398,7 +398,14 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             if p.exit.is_none() && !was_orphan {
                 p.attention = !selected;
             }
-            if let Some(pid) = p.orphan {
+            let orphan_ended = was_orphan && p.orphan.is_none();
+            let lost = format!("'{id}' lost its supervisor");
+            if orphan_ended {
+                // The pid it names is gone, and may soon be another's.
+                if m.notice.as_ref().is_some_and(|(n, _)| n.starts_with(&lost)) {
+                    m.notice = None;
+                }
+            } else if let Some(pid) = p.orphan {
                 // Short enough for the footer; `hm ls` says it at length.
                 m.notify(
                     format!(
@@ -1371,6 +1378,26 @@ mod tests {
         update(&mut m, press(KeyCode::Esc), now);
         assert_eq!(m.filter, "");
         assert_eq!(m.visible_ids(), ["api", "db"]);
+    }
+
+    #[test]
+    fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a"], now);
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(Some(42))),
+            now,
+        );
+        assert!(notice(&m).contains("pid 42"), "{}", notice(&m));
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Closed(None)),
+            now,
+        );
+        assert_eq!(notice(&m), "");
+        assert_eq!(m.pane("a").and_then(|p| p.orphan), None);
     }
 
     #[test]
