@@ -111,19 +111,17 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub notify_ready: bool,
 
-    /// Internal: keep the end of the session for the launcher's attach, used
-    /// by `hm run` (without --detach), which attaches right after the start
+    /// Internal: keep the end of the session for the launcher's subscription,
+    /// used by `hm run` (without --detach) and the dashboard, which connect
+    /// right after the start
     #[arg(long, hide = true)]
     pub await_attach: bool,
 
     /// The command to run (after `--` when it has options of its own, or
     /// to be safe); options of hm go before it
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    // Not allow_hyphen_values: a mistyped option of hm must be an error,
+    // not the command. Words after the first are the command's anyway.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 

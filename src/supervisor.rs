@@ -83,9 +83,9 @@ pub struct Options {
     /// started, or why it did not.
     pub notify_ready: bool,
     /// Keep the end of the session (its output and EXIT) for the launcher's
-    /// attach (SUBSCRIBE with [`crate::protocol::SUBSCRIBE_LAUNCHER`]), up to
-    /// [`AWAIT_ATTACH`]: `hm run` attaches only after the program has
-    /// started, and a short one may be over by then.
+    /// subscription (SUBSCRIBE with [`crate::protocol::SUBSCRIBE_LAUNCHER`]),
+    /// up to [`AWAIT_ATTACH`]: `hm run` and the dashboard connect only after
+    /// the program has started, and a short one may be over by then.
     pub await_attach: bool,
 }
 

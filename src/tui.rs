@@ -315,19 +315,36 @@ async fn session_task(
     paths: SessionPaths,
     tx: mpsc::Sender<Msg>,
     mut cmds: mpsc::UnboundedReceiver<Vec<u8>>,
-    launched: bool,
+    mut launched: bool,
 ) {
     let mut backoff = Duration::from_millis(200);
     loop {
         let problem = match tokio::time::timeout(CONNECT_TIMEOUT, conn::connect(&paths.sock)).await
         {
             Ok(Ok((r, w))) => match serve(&id, r, w, &tx, &mut cmds, launched).await {
-                Ok(Ended::Exited) | Ok(Ended::Closed) => None,
+                Ok(Ended::Exited) => {
+                    // Over. Connecting again would replay its end; its
+                    // supervisor may stay a moment (for a launcher's
+                    // attach, say), and the pane is gone once it has left.
+                    let mut pause = Duration::from_millis(50);
+                    while pidfile::probe(&paths.pid, &paths.sock, false) == Liveness::Running {
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(1));
+                    }
+                    let _ = tx
+                        .send(Msg::Session(id.clone(), SessionMsg::Closed(None)))
+                        .await;
+                    return;
+                }
+                Ok(Ended::Closed) => None,
                 Err(why) => Some(why),
             },
             Ok(Err(e)) => Some(e.to_string()),
             Err(_) => Some("not responding".to_string()),
         };
+        // Only the first subscription is the launcher's: a later one may
+        // reach a newer session of the id, which waits for its own.
+        launched = false;
         let gone = match pidfile::probe(&paths.pid, &paths.sock, false) {
             Liveness::Running => None,
             Liveness::Orphaned(pid) => Some(Some(pid)),

@@ -43,6 +43,14 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
     )
 }
 
+/// How long the bar says the session has been idle, when it says it in
+/// seconds ("idle 2.0s"; not "idle 5ms").
+fn idle_secs(t: &Terminal) -> Option<f64> {
+    let row = t.last_row();
+    let shown = row.split(" idle ").nth(1)?.trim().strip_suffix('s')?;
+    shown.parse().ok()
+}
+
 fn bar_shown(t: &Terminal, id: &str) -> bool {
     t.last_row().starts_with(&format!(" hm · {id} "))
 }
@@ -403,11 +411,12 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped while we are attached: typing finds out, and the bar says so.
     let mut t = attach(&sb, "frozen");
     t.wait_for("the session", |t| t.has_line("alive"));
-    // Output, then silence: attach asks once at the idle threshold (3 s)
-    // and then not again, so at 5 s its last question is 2 s old.
+    // Output, then silence: attach asks once at the idle threshold, the
+    // answer turns the bar to idle, and no question follows; 2 s into
+    // idle, the last question is 2 s old.
     t.send(b"y\r");
-    t.wait_for("the echo, quiet for 5 s", |t| {
-        t.has_line("y") && t.last_row().contains(" idle 5.")
+    t.wait_for("the echo, idle for 2 s", |t| {
+        t.has_line("y") && idle_secs(t).is_some_and(|s| s >= 2.0)
     });
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
     // One key after a quiet spell makes attach ask; it says so once the

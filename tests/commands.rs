@@ -59,6 +59,19 @@ fn a_missing_session_is_named_with_its_directory() {
 }
 
 #[test]
+fn a_mistyped_option_of_run_is_an_error_not_the_command() {
+    let sb = Sandbox::new();
+    let out = sb.cmd(&["run", "--detatch", "sleep", "30"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unexpected argument '--detatch'"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!sb.sock_dir.exists() || sb.sock_dir.read_dir().is_ok_and(|mut d| d.next().is_none()));
+}
+
+#[test]
 fn a_kill_grace_out_of_bounds_is_refused_before_anything_is_sent() {
     let sb = Sandbox::new();
     let _s = sb.start("calm", &[], &["sleep", "30"]);

@@ -106,6 +106,38 @@ fn detach_without_an_id_or_dashes_says_the_name_it_chose() {
 }
 
 #[test]
+fn detached_runs_without_an_id_started_together_take_different_names() {
+    let sb = Sandbox::new();
+    // Started at once, each with its guard under the name it should get.
+    let mut sessions: Vec<common::Session> = ["sleep", "sleep-2", "sleep-3"]
+        .into_iter()
+        .map(|id| {
+            let mut c = sb.hm();
+            c.args(["run", "--detach", "--socket-dir", sb.dir(), "sleep", "30"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            common::Session {
+                child: c.spawn().expect("spawn hm run"),
+                pid_file: sb.sock_dir.join(format!("{id}.pid")),
+                sock: sb.sock(id),
+            }
+        })
+        .collect();
+    for s in &sessions {
+        wait_until("every name taken", || {
+            Raw::connect(&s.sock).is_ok_and(|mut r| r.status().is_some())
+        });
+    }
+    for s in &mut sessions {
+        assert!(
+            s.child.try_wait().expect("wait").is_none(),
+            "{}",
+            s.stderr()
+        );
+    }
+}
+
+#[test]
 fn hostile_ids_are_refused_before_anything_is_created() {
     let sb = Sandbox::new();
     for id in [

@@ -404,6 +404,7 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     let deadline = std::time::Instant::now() + common::PATIENCE;
     while !pid_file.exists() {
         assert!(std::time::Instant::now() < deadline, "no supervisor");
+        std::thread::yield_now();
     }
     kill(t.pid(), Signal::SIGSTOP).expect("stop the dashboard");
     let log = sb.sock_dir.join("s1.log");

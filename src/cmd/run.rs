@@ -49,40 +49,65 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
              the session without one)"
         );
     }
-    if args.detach {
-        // Started by hand, not by a launcher (which has said all this).
-        if !args.notify_ready {
-            if base.is_some() {
-                eprintln!("hm: session id '{}'", session.id);
+    // A name chosen for the user may be taken by a session started at the
+    // same moment (its lock decides): then the next one is.
+    let mut tries = 0;
+    let mut taken = |session: &SessionPaths| -> Result<Option<SessionPaths>> {
+        match &base {
+            Some(base)
+                if tries < 5
+                    && matches!(probe(&dir, session), Some(pidfile::Liveness::Running)) =>
+            {
+                tries += 1;
+                free_session(&dir, base).map(Some)
             }
-            if let Some(pidfile::Liveness::Orphaned(pid)) = probe(&dir, &session) {
-                warn_orphaned(&session, pid);
+            _ => Ok(None),
+        }
+    };
+    if args.detach {
+        loop {
+            // Started by hand, not by a launcher (which has said all this).
+            if !args.notify_ready {
+                if base.is_some() {
+                    eprintln!("hm: session id '{}'", session.id);
+                }
+                if let Some(pidfile::Liveness::Orphaned(pid)) = probe(&dir, &session) {
+                    warn_orphaned(&session, pid);
+                }
+            }
+            match supervise(
+                &args,
+                config.clone(),
+                dir.clone(),
+                session.clone(),
+                workdir.clone(),
+            ) {
+                Err(e) if is_locked(&e) => match taken(&session)? {
+                    Some(next) => session = next,
+                    None => return Err(e),
+                },
+                r => return r,
             }
         }
-        return supervise(&args, config, dir, session, workdir);
     }
-    // A name chosen for the user may be taken by a session started at the
-    // same moment: then the next one is.
-    let mut tries = 0;
     loop {
         match launch(&args, config_path, &dir, &session, &workdir) {
             Ok(()) => break,
-            Err(e)
-                if tries < 5
-                    && e.is::<LaunchFailed>()
-                    && let Some(base) = &base
-                    && matches!(
-                        pidfile::probe(&session.pid, &session.sock, false),
-                        pidfile::Liveness::Running
-                    ) =>
-            {
-                tries += 1;
-                session = free_session(&dir, base)?;
-            }
-            Err(e) => return Err(e),
+            Err(e) => match taken(&session)? {
+                Some(next) => session = next,
+                None => return Err(e),
+            },
         }
     }
     super::attach::attach(&session, &config, true)
+}
+
+/// Whether starting failed because another supervisor holds the id.
+fn is_locked(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<pidfile::PidFileError>(),
+        Some(pidfile::PidFileError::Locked { .. })
+    )
 }
 
 /// A session id from the command's name (`python3` for

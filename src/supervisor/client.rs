@@ -387,9 +387,10 @@ impl Conn {
                     if !self.wants_exit {
                         s.exit_waiters += 1;
                     }
-                    // A session kept for its launcher's attach ends once
-                    // that has come (see `Options::await_attach`); anyone
-                    // else subscribing (a dashboard) does not count.
+                    // A session kept for its launcher (the `hm run` attach
+                    // or the dashboard that started it) ends once that has
+                    // come (see `Options::await_attach`); anyone else
+                    // subscribing does not count.
                     if flags & protocol::SUBSCRIBE_LAUNCHER != 0 && !s.end_awaited {
                         s.end_awaited = true;
                         drop(s);

@@ -335,7 +335,13 @@ mod tests {
                 let _ = self.0.wait();
             }
         }
-        let plain = Reaped(Command::new("sleep").arg("30").spawn().expect("sleep"));
+        // SIGHUP at its default, whatever we inherited (nohup ignores it).
+        let plain = Reaped(
+            Command::new("env")
+                .args(["--default-signal=HUP", "sleep", "30"])
+                .spawn()
+                .expect("env"),
+        );
         // SIGHUP ignored, which survives exec.
         let deaf = Reaped(
             Command::new("sh")
@@ -344,7 +350,9 @@ mod tests {
                 .expect("sh"),
         );
         let (p, d) = (plain.0.id(), deaf.0.id());
-        until("the exec", &|| status(d).contains("Name:\tsleep"));
+        for pid in [p, d] {
+            until("the exec", &|| status(pid).contains("Name:\tsleep"));
+        }
         // Stopped, a process keeps the signals it is sent pending.
         for pid in [p, d] {
             kill(Pid::from_raw(pid as i32), Signal::SIGSTOP).expect("stop");

@@ -198,7 +198,12 @@ impl Pane {
     /// When an unanswered STATUS makes the session `unresponsive`.
     pub fn answer_due(&self) -> Option<Instant> {
         self.last_poll
-            .filter(|_| self.poll_in_flight && !self.unresponsive && self.link == Link::Live)
+            .filter(|_| {
+                self.poll_in_flight
+                    && !self.unresponsive
+                    && self.link == Link::Live
+                    && self.exit.is_none()
+            })
             .map(|t| t + ANSWER_TIMEOUT)
     }
 
@@ -235,6 +240,9 @@ pub struct Model {
     pub socket_dir_flag: Option<String>,
     /// Focus was entered from zoom, and leaving it goes back there.
     pub zoom_after_focus: bool,
+    /// Sessions this dashboard is starting: the scan leaves them to the
+    /// start's own connection, the one their supervisor waits for.
+    pub starting: std::collections::HashSet<String>,
     pub last_click: Option<(Instant, u16, u16)>,
     /// Orphaned sessions whose panes were cleared with `x`: not shown
     /// again while they stay orphaned.
@@ -260,6 +268,7 @@ impl Model {
             shell: "/bin/sh".into(),
             socket_dir_flag: None,
             zoom_after_focus: false,
+            starting: Default::default(),
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,

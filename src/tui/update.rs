@@ -108,25 +108,28 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Found(ids) => found(m, ids, &mut fx),
         Msg::Orphans(ids) => orphans(m, ids, &mut fx),
         Msg::Session(id, sm) => session(m, &id, sm, now, &mut fx),
-        Msg::Started(id, result) => match result {
-            Ok(()) => {
-                // It is serving now: show it without waiting for the next
-                // scan, or the selection would fall back to another pane.
-                let mut connect = Vec::new();
-                found(m, vec![id.clone()], &mut connect);
-                fx.extend(connect.into_iter().map(|e| match e {
-                    Effect::Connect(id) => Effect::ConnectStarted(id),
-                    e => e,
-                }));
-                // The user asked to see it: a filter hiding it goes.
-                if !m.visible_ids().contains(&id) {
-                    m.filter.clear();
+        Msg::Started(id, result) => {
+            m.starting.remove(&id);
+            match result {
+                Ok(()) => {
+                    // It is serving now: show it without waiting for the next
+                    // scan, or the selection would fall back to another pane.
+                    let mut connect = Vec::new();
+                    found(m, vec![id.clone()], &mut connect);
+                    fx.extend(connect.into_iter().map(|e| match e {
+                        Effect::Connect(id) => Effect::ConnectStarted(id),
+                        e => e,
+                    }));
+                    // The user asked to see it: a filter hiding it goes.
+                    if !m.visible_ids().contains(&id) {
+                        m.filter.clear();
+                    }
+                    m.selected = Some(id.clone());
+                    m.notify(format!("started session '{id}'"), now);
                 }
-                m.selected = Some(id.clone());
-                m.notify(format!("started session '{id}'"), now);
+                Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
             }
-            Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
-        },
+        }
     }
     // Enter and `x` act on the selection: it is always a pane on show.
     let visible = m.visible_ids();
@@ -239,8 +242,10 @@ fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
             poll(p, now, size_too, fx);
         }
     }
-    if let [id] = silent.as_slice() {
-        m.notify(format!("'{id}' is not responding"), now);
+    match silent.as_slice() {
+        [] => {}
+        [id] => m.notify(format!("'{id}' is not responding"), now),
+        many => m.notify(format!("{} sessions are not responding", many.len()), now),
     }
     if m.notice
         .as_ref()
@@ -252,6 +257,9 @@ fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 
 fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
     for id in ids {
+        if m.starting.contains(&id) {
+            continue;
+        }
         // A pane whose session is over gives way to a new one of its id.
         if m.pane(&id).is_none_or(|p| p.link == Link::Gone) {
             m.panes.retain(|p| p.id != id);
@@ -504,6 +512,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 } else {
                     command
                 };
+                m.starting.insert(id.clone());
                 fx.push(Effect::Spawn {
                     id: id.clone(),
                     command,
@@ -749,12 +758,15 @@ fn focus(m: &mut Model, id: String, now: Instant) {
         Link::Gone => Some(format!("'{id}' has no supervisor")),
         Link::Problem(why) => Some(format!("'{id}': {why}")),
         Link::Connecting => Some(format!("'{id}' is still connecting")),
-        Link::Live if p.unresponsive => Some(format!("'{id}' is not responding")),
         Link::Live => None,
     };
     if let Some(why) = refused {
         m.notify(why, now);
         return;
+    }
+    // Focused all the same (keys wait for it), but told.
+    if p.unresponsive {
+        m.notify(format!("'{id}' is not responding"), now);
     }
     if m.detach_key.is_none() {
         // Every key would go to the session, with no way back to the grid.
@@ -1151,6 +1163,24 @@ mod tests {
     }
 
     #[test]
+    fn a_session_being_started_is_left_to_its_own_connection() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        m.shell = "/bin/sh".into();
+        update(&mut m, press(KeyCode::Char('n')), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        // The scan finds it before the start says it is serving.
+        let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+        assert!(fx.is_empty(), "{fx:?}");
+        let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+        assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
+        // Once started, it is like any other.
+        let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+        assert!(fx.is_empty(), "{fx:?}");
+    }
+
+    #[test]
     fn clearing_an_ended_pane_selects_its_neighbour() {
         let now = Instant::now();
         let mut m = model(160, 49);
@@ -1291,9 +1321,11 @@ mod tests {
         assert!(m.pane("a").expect("pane").unresponsive);
         assert!(!m.pane("b").expect("pane").unresponsive);
         assert_eq!(notice(&m), "'a' is not responding");
-        // Enter says so rather than focusing a session that cannot answer.
+        // Enter focuses (keys wait for it) but says so.
         update(&mut m, press(KeyCode::Enter), at(3100));
-        assert_eq!(m.mode, Mode::Grid);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        assert_eq!(notice(&m), "'a' is not responding");
+        update(&mut m, ctrl('\\'), at(3150));
         update(&mut m, press(KeyCode::Char('x')), at(3200));
         update(&mut m, press(KeyCode::Char('y')), at(3200));
         assert!(

@@ -147,13 +147,10 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
         (Some(s), _) => format!(" {} ", classify::state_name(s)),
         (None, _) => " … ".to_string(),
     };
-    // The mark goes first: a long id is cut at the border, and with
-    // NO_COLOR the mark is all that shows the pane wants you.
-    let mut title = vec![Span::styled(" ", m.theme.title)];
+    let mut title = vec![Span::styled(format!(" {} ", p.id), m.theme.title)];
     if p.attention {
         title.push(Span::styled("● ", m.theme.border_attention));
     }
-    title.push(Span::styled(format!("{} ", p.id), m.theme.title));
     let bottom = match (&p.link, p.exit) {
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
