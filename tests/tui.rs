@@ -346,18 +346,24 @@ fn kill_asks_first_and_only_yes_kills() {
     s.wait_exit();
 }
 
-#[test]
-fn a_session_started_from_the_dashboard_shows_up() {
-    let sb = Sandbox::new();
-    let _reaper = Reaper(sb.sock_dir.clone());
-    let mut t = tui(&sb);
+/// `n`, the suggested id `s1`, then `command` (the prompt offers the
+/// shell for an empty one).
+fn start_s1(t: &mut Terminal, command: &str) {
     t.send(b"n");
     t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
     t.send(b"\r");
     t.wait_for("the prompt for a command", |t| {
         t.contains("command:") && t.contains("(empty: /bin/sh)")
     });
-    t.send(b"echo born-in-$((1+2)); exec sleep 600\r");
+    t.send(format!("{command}\r").as_bytes());
+}
+
+#[test]
+fn a_session_started_from_the_dashboard_shows_up() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    start_s1(&mut t, "echo born-in-$((1+2)); exec sleep 600");
     t.wait_for("the new pane with its output", |t| {
         pane_shows(t, "s1", "born-in-3")
     });
@@ -392,11 +398,7 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     let sb = Sandbox::new();
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
-    t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
-    t.send(b"\r");
-    t.wait_for("the prompt for a command", |t| t.contains("command:"));
-    t.send(b"echo said-$((6*7)); exit 3\r");
+    start_s1(&mut t, "echo said-$((6*7)); exit 3");
     // The dashboard held still from the supervisor's start until it has
     // dealt with the program's end: the dashboard comes too late, as it
     // may when busy. Looked for without a pause, to stop it in time.

@@ -263,22 +263,10 @@ fn launch(
         Some(pidfile::Liveness::Orphaned(pid)) => warn_orphaned(session, pid),
         _ => {}
     }
-    let exe = std::env::current_exe().context("cannot find the hm executable")?;
-    let mut cmd = Command::new(exe);
     // Paths the user gave are relative to where they typed the command.
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    if let Some(c) = config_path {
-        cmd.arg("--config").arg(cwd.join(c));
-    }
-    cmd.args([
-        "run",
-        "--detach",
-        "--notify-ready",
-        "--await-attach",
-        "--id",
-        &session.id,
-    ]);
-    cmd.arg("--socket-dir").arg(dir);
+    let config_path = config_path.map(|c| cwd.join(c));
+    let mut cmd = supervisor_command(&session.id, dir, config_path.as_deref())?;
     cmd.arg("--workdir").arg(workdir);
     cmd.args([
         "--cols",
@@ -328,13 +316,28 @@ pub fn start_detached(
     config_path: Option<&Path>,
     command: &str,
 ) -> Result<Child> {
+    let mut cmd = supervisor_command(id, dir, config_path)?;
+    cmd.arg("--");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    match words.as_slice() {
+        [] => bail!("no command given"),
+        [one] => cmd.arg(one),
+        _ => cmd.args(["sh", "-c", command]),
+    };
+    wait_ready(cmd)
+}
+
+/// `hm [--config PATH] run --detach ...` for a background supervisor of
+/// session `id` in `dir`. It says when it is ready (see [`wait_ready`]) and
+/// keeps a command that ends at once for its launcher's subscription, which
+/// `hm run` and the dashboard make right after (see
+/// `Options::await_attach`).
+fn supervisor_command(id: &str, dir: &Path, config_path: Option<&Path>) -> Result<Command> {
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = Command::new(exe);
     if let Some(c) = config_path {
         cmd.arg("--config").arg(c);
     }
-    // The dashboard subscribes as this session's launcher (see
-    // `Options::await_attach`): a command that ends at once is still shown.
     cmd.args([
         "run",
         "--detach",
@@ -344,14 +347,7 @@ pub fn start_detached(
         id,
     ]);
     cmd.arg("--socket-dir").arg(dir);
-    cmd.arg("--");
-    let words: Vec<&str> = command.split_whitespace().collect();
-    match words.as_slice() {
-        [] => bail!("no command given"),
-        [one] => cmd.arg(one),
-        _ => cmd.args(["sh", "-c", command]),
-    };
-    wait_ready(cmd)
+    Ok(cmd)
 }
 
 /// Runs `cmd` (an `hm run --detach --notify-ready`) in its own session and
