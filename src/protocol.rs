@@ -54,8 +54,9 @@ pub mod server {
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
 /// protocol) means no flags.
 pub const SUBSCRIBE_MARK_REPLAY: u8 = 0x01;
-/// SUBSCRIBE flag: the attach of the `hm run` that launched the session,
-/// which a supervisor started with `--await-attach` waits for.
+/// SUBSCRIBE flag: the subscription of whoever launched the session (`hm
+/// run`'s attach, or the dashboard), which a supervisor started with
+/// `--await-attach` waits for.
 pub const SUBSCRIBE_LAUNCHER: u8 = 0x02;
 
 /// Codes carried by an ERROR frame.

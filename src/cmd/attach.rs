@@ -47,9 +47,6 @@ enum Outcome {
     Signalled(&'static str, i32),
 }
 
-/// Attaches to a running session until detach, exit or error.
-/// `launcher`: this is `hm run` attaching to the session it just started
-/// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 /// Which of standard input and output is not a terminal, if one is not.
 pub fn not_a_terminal() -> Option<&'static str> {
     if !term::is_tty(io::stdin().as_fd()) {
@@ -61,6 +58,9 @@ pub fn not_a_terminal() -> Option<&'static str> {
     }
 }
 
+/// Attaches to a running session until detach, exit or error.
+/// `launcher`: this is `hm run` attaching to the session it just started
+/// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
     if let Some(what) = not_a_terminal() {
         bail!("attach needs a terminal, but {what} is not one");
@@ -100,7 +100,6 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             in_paste: false,
             tail: Vec::new(),
             launcher,
-            closed: false,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -190,10 +189,6 @@ struct Attach {
     heard_since_key: bool,
     /// `hm run` attaching to the session it started.
     launcher: bool,
-    /// A write found the connection closed. The supervisor closes right
-    /// after sending EXIT, which may still be unread: the reader, not the
-    /// failed write, tells how the session ended.
-    closed: bool,
     idle_check: Option<Instant>,
     in_paste: bool,
     /// The child's latest output on its main screen since its last screen
@@ -527,19 +522,11 @@ impl Attach {
         Some(at + Duration::from_millis(next - base))
     }
 
-    /// Sends frames to the supervisor; nothing once it has closed (see
-    /// `closed`).
+    /// Sends frames to the supervisor. A write that finds the connection
+    /// closed is not the end: the supervisor closes right after its EXIT,
+    /// which may still be unread, so the reader tells how it ended.
     async fn send(&mut self, frames: &[u8]) -> Result<()> {
-        if self.closed {
-            return Ok(());
-        }
-        match self.writer.send_raw(frames).await {
-            Err(e) if conn::closed_by_peer(&e) => {
-                self.closed = true;
-                Ok(())
-            }
-            r => Ok(r?),
-        }
+        Ok(conn::ask(&mut self.writer, frames).await?)
     }
 
     async fn poll(&mut self) -> Result<()> {

@@ -145,11 +145,10 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
             format!("{base}-{n}")
         };
         let session = SessionPaths::new(dir, &id)?;
-        let taken = dir.exists()
-            && matches!(
-                pidfile::probe(&session.pid, &session.sock, false),
-                pidfile::Liveness::Running | pidfile::Liveness::Orphaned(_)
-            );
+        let taken = matches!(
+            probe(dir, &session),
+            Some(pidfile::Liveness::Running | pidfile::Liveness::Orphaned(_))
+        );
         if !taken {
             return Ok(session);
         }

@@ -3,11 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::ANSWER_TIMEOUT;
-
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::classify::ProcessState;
+use crate::client::ANSWER_TIMEOUT;
 use crate::protocol::{Size, Status};
 
 use super::screen::Term;
@@ -164,10 +163,15 @@ impl Pane {
         if self.orphan.is_some() {
             return None;
         }
-        if self.exit.is_some() || self.link == Link::Gone {
+        if self.ended() {
             return Some(ProcessState::Dead.as_byte());
         }
         self.status.map(|(s, _)| s.state)
+    }
+
+    /// Whether the session is over: it exited, or its supervisor is gone.
+    pub fn ended(&self) -> bool {
+        self.exit.is_some() || self.link == Link::Gone
     }
 
     /// Milliseconds in the current state, extrapolated from the last

@@ -459,7 +459,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             if let KeyCode::Char('y' | 'Y') = k.code {
                 let size_too = !m.fit;
                 let Some(p) = m.pane_mut(&id) else { return };
-                if p.exit.is_some() || p.link == Link::Gone {
+                if p.ended() {
                     // It ended while we asked.
                     return;
                 }
@@ -493,10 +493,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
                     // Taking the id would lose the only record of it.
                     m.notify(format!("'{id}' is still held by pid {pid}"), now);
-                } else if m
-                    .pane(&id)
-                    .is_some_and(|p| p.exit.is_none() && p.link != Link::Gone)
-                {
+                } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                     m.notify(format!("session '{id}' already exists"), now);
                 } else {
                     m.mode = Mode::NewSession {
@@ -588,7 +585,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
         KeyCode::Char('x') => {
             if let Some(id) = m.selected.clone() {
                 match m.pane(&id) {
-                    Some(p) if p.exit.is_some() || p.link == Link::Gone => {
+                    Some(p) if p.ended() => {
                         // Already over: `x` just clears the pane away (and
                         // an orphan's stays away while it is one).
                         if p.orphan.is_some() {
