@@ -13,7 +13,7 @@ use heimdall::statusbar::DamageScan;
 use heimdall::supervisor::ring::Ring;
 use heimdall::term::queries::QueryFilter;
 use heimdall::term::screens::ScreenRewriter;
-use heimdall::tui::screen::Term;
+use heimdall::vt::term::Term;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;

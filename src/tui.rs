@@ -12,7 +12,6 @@
 pub mod keys;
 pub mod layout;
 pub mod model;
-pub mod screen;
 pub mod theme;
 pub mod update;
 pub mod view;

@@ -252,7 +252,7 @@ impl Attach {
     fn last_screen(&self) -> Vec<String> {
         // The dashboard's pane emulator: its caps and panic containment
         // serve hostile output here too.
-        let mut term = crate::tui::screen::Term::new(Size {
+        let mut term = crate::vt::term::Term::new(Size {
             cols: self.size.cols,
             rows: self.child_rows(),
         });

@@ -11,7 +11,7 @@ use ratatui::widgets::Widget;
 use tui_term::widget::{Cursor, PseudoTerminal};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::tui::screen::{StringCap, Term};
+use crate::vt::term::{StringCap, Term};
 
 /// The reference cap's limit: small, so that cutting happens in short inputs.
 const LIMIT: usize = 32;

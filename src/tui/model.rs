@@ -9,8 +9,8 @@ use crate::classify::ProcessState;
 use crate::client::ANSWER_TIMEOUT;
 use crate::protocol::{Size, Status};
 
-use super::screen::Term;
 use super::theme::Theme;
+use crate::vt::term::Term;
 
 /// Something that happened.
 #[derive(Debug)]

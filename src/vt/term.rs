@@ -21,15 +21,15 @@ use crate::protocol::{MAX_DIM, Size};
 pub const MAX_STRING: usize = 64 * 1024;
 
 /// A pane's emulator.
-pub struct Term {
-    parser: vt100::Parser,
+pub struct Term<CB: vt100::Callbacks = ()> {
+    parser: vt100::Parser<CB>,
     cap: StringCap,
     size: Size,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
 }
 
-impl std::fmt::Debug for Term {
+impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Term")
             .field("size", &self.size)
@@ -45,9 +45,17 @@ fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
 
 impl Term {
     pub fn new(size: Size) -> Term {
+        Term::with_callbacks(size, ())
+    }
+}
+
+impl<CB: vt100::Callbacks + Default> Term<CB> {
+    /// An emulator that reports what vt100 does not act on (titles, bells,
+    /// queries, other OSC strings) to `callbacks`.
+    pub fn with_callbacks(size: Size, callbacks: CB) -> Self {
         let (rows, cols) = dims(size);
         Term {
-            parser: vt100::Parser::new(rows, cols, 0),
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks),
             cap: StringCap::default(),
             size: size.clamped(),
             resets: 0,
@@ -85,7 +93,9 @@ impl Term {
     /// Starts over with an empty screen, e.g. before a fresh replay.
     pub fn reset(&mut self) {
         let (rows, cols) = dims(self.size);
-        self.parser = vt100::Parser::new(rows, cols, 0);
+        // The callbacks keep what they collected; only the screen starts over.
+        let callbacks = std::mem::take(self.parser.callbacks_mut());
+        self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
         self.cap = StringCap::default();
     }
 
@@ -96,6 +106,10 @@ impl Term {
 
     pub fn screen(&self) -> &vt100::Screen {
         self.parser.screen()
+    }
+
+    pub fn callbacks_mut(&mut self) -> &mut CB {
+        self.parser.callbacks_mut()
     }
 
     /// A view of the whole screen, or of the part of it around the cursor

@@ -1,0 +1,254 @@
+//! A detector's output: two-level status, health and signals.
+//!
+//! The names are part of hm's interface (`hm status --json`, INFO, the
+//! dashboard), so they are spelled once here, in snake_case.
+
+use serde::{Deserialize, Serialize};
+
+/// What the session is doing, at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Primary {
+    /// At rest, ready for a new instruction.
+    Idle,
+    /// Working on the user's behalf; nobody need act.
+    Active,
+    /// Blocked on the person: a dialog, a question, a program reading input.
+    Waiting,
+    /// Claims to work, but its screen has not changed for `stuck_after`.
+    Stuck,
+    /// The program ended.
+    Dead,
+    /// The evidence does not decide; the safe outcome.
+    Unknown,
+}
+
+impl Primary {
+    pub const ALL: [Primary; 6] = [
+        Primary::Idle,
+        Primary::Active,
+        Primary::Waiting,
+        Primary::Stuck,
+        Primary::Dead,
+        Primary::Unknown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Primary::Idle => "idle",
+            Primary::Active => "active",
+            Primary::Waiting => "waiting",
+            Primary::Stuck => "stuck",
+            Primary::Dead => "dead",
+            Primary::Unknown => "unknown",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Primary> {
+        Primary::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What exactly, within the primary state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detail {
+    // active
+    Thinking,
+    UsingTools,
+    Responding,
+    Compacting,
+    Retrying,
+    /// A plain program producing output (a build, a test run).
+    Running,
+    // waiting
+    Permission,
+    Question,
+    PlanApproval,
+    FolderTrust,
+    Survey,
+    Diff,
+    ExternalEditor,
+    /// First-run set-up screens (theme, API key, what's new).
+    Onboarding,
+    /// A plain program asking for input (`[y/N]`, `Password:`, `read`).
+    Input,
+    // idle
+    Ready,
+    PromptEditing,
+    /// The program said what it finished (an agent's turn ended).
+    Finished,
+    /// An error ended the last turn; the prompt is back.
+    Error,
+}
+
+impl Detail {
+    pub const ALL: [Detail; 19] = [
+        Detail::Thinking,
+        Detail::UsingTools,
+        Detail::Responding,
+        Detail::Compacting,
+        Detail::Retrying,
+        Detail::Running,
+        Detail::Permission,
+        Detail::Question,
+        Detail::PlanApproval,
+        Detail::FolderTrust,
+        Detail::Survey,
+        Detail::Diff,
+        Detail::ExternalEditor,
+        Detail::Onboarding,
+        Detail::Input,
+        Detail::Ready,
+        Detail::PromptEditing,
+        Detail::Finished,
+        Detail::Error,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Detail::Thinking => "thinking",
+            Detail::UsingTools => "using_tools",
+            Detail::Responding => "responding",
+            Detail::Compacting => "compacting",
+            Detail::Retrying => "retrying",
+            Detail::Running => "running",
+            Detail::Permission => "permission",
+            Detail::Question => "question",
+            Detail::PlanApproval => "plan_approval",
+            Detail::FolderTrust => "folder_trust",
+            Detail::Survey => "survey",
+            Detail::Diff => "diff",
+            Detail::ExternalEditor => "external_editor",
+            Detail::Onboarding => "onboarding",
+            Detail::Input => "input",
+            Detail::Ready => "ready",
+            Detail::PromptEditing => "prompt_editing",
+            Detail::Finished => "finished",
+            Detail::Error => "error",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Detail> {
+        Detail::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The primary state this detail belongs to.
+    pub fn primary(self) -> Primary {
+        match self {
+            Detail::Thinking
+            | Detail::UsingTools
+            | Detail::Responding
+            | Detail::Compacting
+            | Detail::Retrying
+            | Detail::Running => Primary::Active,
+            Detail::Permission
+            | Detail::Question
+            | Detail::PlanApproval
+            | Detail::FolderTrust
+            | Detail::Survey
+            | Detail::Diff
+            | Detail::ExternalEditor
+            | Detail::Onboarding
+            | Detail::Input => Primary::Waiting,
+            Detail::Ready | Detail::PromptEditing | Detail::Finished | Detail::Error => {
+                Primary::Idle
+            }
+        }
+    }
+}
+
+/// Seed 003's health machine: `alive -> stuck -> recovered -> alive`, and
+/// `dead` at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Health {
+    Alive,
+    Stuck,
+    Recovered,
+    Dead,
+}
+
+impl Health {
+    pub fn name(self) -> &'static str {
+        match self {
+            Health::Alive => "alive",
+            Health::Stuck => "stuck",
+            Health::Recovered => "recovered",
+            Health::Dead => "dead",
+        }
+    }
+}
+
+/// Where a piece of evidence came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Screen,
+    Title,
+    Notification,
+    Timing,
+    Process,
+    /// The program's own status reports (OSC 7501).
+    StatusProtocol,
+    /// `hm hook` reports.
+    Hook,
+    /// The command line the session was started with.
+    Command,
+    Exit,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Screen => "screen",
+            Source::Title => "title",
+            Source::Notification => "notification",
+            Source::Timing => "timing",
+            Source::Process => "process",
+            Source::StatusProtocol => "status_protocol",
+            Source::Hook => "hook",
+            Source::Command => "command",
+            Source::Exit => "exit",
+        }
+    }
+}
+
+/// One reason behind a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signal {
+    pub source: Source,
+    /// The rule that matched, e.g. `claude.permission` (rule files name
+    /// them), or the channel's own name for built-in evidence.
+    pub rule: String,
+    /// The text that matched (a screen line, the title), cut to 120
+    /// characters.
+    pub text: String,
+    /// When this evidence was first seen, in the session clock's ms.
+    pub since_ms: u64,
+}
+
+/// What a session is doing, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub primary: Primary,
+    pub detail: Option<Detail>,
+    pub health: Health,
+    /// The program recognised (`claude`, `codex`, `gemini`, `aider`,
+    /// `shell`, ...), if any.
+    pub agent: Option<String>,
+    /// When the primary state and detail began, in the session clock's ms.
+    pub since_ms: u64,
+    /// The evidence that decided, strongest first.
+    pub signals: Vec<Signal>,
+}
+
+impl Verdict {
+    /// `waiting · permission`, or just `idle`.
+    pub fn label(&self) -> String {
+        match self.detail {
+            Some(d) => format!("{} · {}", self.primary.name(), d.name()),
+            None => self.primary.name().to_string(),
+        }
+    }
+}

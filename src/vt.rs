@@ -1,0 +1,9 @@
+//! Terminal emulation shared by the supervisor and the dashboard.
+//!
+//! [`term::Term`] is vt100 0.18 behind a guard against hostile input; the
+//! dashboard renders one per pane, and each supervisor keeps one as its
+//! session's screen ([`events::Recorder`] collects what the program says
+//! besides drawing: titles, bells, notifications, queries).
+
+pub mod events;
+pub mod term;

@@ -1,0 +1,204 @@
+//! What a program says to its terminal besides drawing the screen.
+//!
+//! vt100 draws the screen and hands everything it does not act on to its
+//! callbacks. The [`Recorder`] turns those into [`TermEvent`]s, in order,
+//! for the supervisor to take after each read: window titles and
+//! notifications are evidence for the state detector, queries are what the
+//! supervisor may have to answer while no terminal is attached.
+//!
+//! Everything here is bounded: a title or a message is cut at
+//! [`MAX_TEXT`] bytes, and at most [`MAX_EVENTS`] events wait to be taken
+//! (a program that floods bells loses the excess, not memory).
+
+/// Longest title or notification text kept, in bytes.
+pub const MAX_TEXT: usize = 1024;
+/// Most events held between two [`Recorder::take`]s.
+pub const MAX_EVENTS: usize = 256;
+
+/// A terminal query a program may wait on an answer to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Query {
+    /// `CSI c` / `CSI 0 c`: primary device attributes.
+    PrimaryAttributes,
+    /// `CSI > c`: secondary device attributes.
+    SecondaryAttributes,
+    /// `CSI 5 n`: device status.
+    DeviceStatus,
+    /// `CSI 6 n`: cursor position.
+    CursorPosition,
+    /// `OSC 7501 ; ?`: does the terminal speak the program status protocol.
+    StatusProtocol,
+}
+
+/// One thing the program said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermEvent {
+    /// OSC 0 or OSC 2.
+    Title(String),
+    /// BEL outside a string.
+    Bell,
+    /// A desktop notification: OSC 9 (`ESC ] 9 ; text`) or OSC 777
+    /// (`ESC ] 777 ; notify ; title ; body`).
+    Notify(String),
+    /// An OSC 7501 status record (not the probe), its body after `7501;`.
+    StatusRecord(String),
+    Query(Query),
+}
+
+/// vt100 callbacks that collect [`TermEvent`]s.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    events: Vec<TermEvent>,
+    /// Events dropped since the last take because [`MAX_EVENTS`] were
+    /// already waiting.
+    pub dropped: u64,
+}
+
+impl Recorder {
+    /// The events since the last call, oldest first.
+    pub fn take(&mut self) -> Vec<TermEvent> {
+        self.dropped = 0;
+        std::mem::take(&mut self.events)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn push(&mut self, event: TermEvent) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// Text of at most [`MAX_TEXT`] bytes, cut at a character boundary.
+fn text(bytes: &[u8]) -> String {
+    let mut s = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_TEXT)]).into_owned();
+    if bytes.len() > MAX_TEXT {
+        // The cut may have split a character into U+FFFD; drop it.
+        while s.ends_with('\u{FFFD}') {
+            s.pop();
+        }
+    }
+    s
+}
+
+impl vt100::Callbacks for Recorder {
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.push(TermEvent::Bell);
+    }
+
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.push(TermEvent::Title(text(title)));
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        _: &mut vt100::Screen,
+        i1: Option<u8>,
+        _i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        let first = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
+        let query = match (i1, c, first) {
+            (None, 'c', 0) => Query::PrimaryAttributes,
+            (Some(b'>'), 'c', 0) => Query::SecondaryAttributes,
+            (None, 'n', 5) => Query::DeviceStatus,
+            (None, 'n', 6) => Query::CursorPosition,
+            _ => return,
+        };
+        self.push(TermEvent::Query(query));
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        match params {
+            [b"9", rest @ ..] if !rest.is_empty() && !rest[0].starts_with(b"4") => {
+                // OSC 9 ; 4 ; ... is ConEmu's progress report, not a message.
+                self.push(TermEvent::Notify(text(&rest.join(&b';'))));
+            }
+            [b"777", b"notify", rest @ ..] => {
+                self.push(TermEvent::Notify(text(&rest.join(&b':'))));
+            }
+            [b"7501", body @ ..] => {
+                // vt100 splits the body at every ';'; the protocol's fields
+                // are ':'-separated, so a ';' is part of the data.
+                let body = body.join(&b';');
+                if body.first() == Some(&b'?') {
+                    self.push(TermEvent::Query(Query::StatusProtocol));
+                } else {
+                    self.push(TermEvent::StatusRecord(text(&body)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Size;
+    use crate::vt::term::Term;
+
+    fn events(bytes: &[u8]) -> Vec<TermEvent> {
+        let mut t = Term::with_callbacks(Size { cols: 80, rows: 24 }, Recorder::default());
+        t.feed(bytes);
+        t.callbacks_mut().take()
+    }
+
+    #[test]
+    fn titles_bells_and_notifications_are_recorded_in_order() {
+        assert_eq!(
+            events(b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07a\x07\x1b]9;done\x1b\\\x1b]777;notify;hm;needs you\x07"),
+            vec![
+                TermEvent::Title("✳ Claude Code".into()),
+                TermEvent::Bell,
+                TermEvent::Notify("done".into()),
+                TermEvent::Notify("hm:needs you".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn queries_are_recognised() {
+        assert_eq!(
+            events(b"\x1b]7501;?\x07\x1b[c\x1b[>c\x1b[6n\x1b[5n\x1b[1c"),
+            vec![
+                TermEvent::Query(Query::StatusProtocol),
+                TermEvent::Query(Query::PrimaryAttributes),
+                TermEvent::Query(Query::SecondaryAttributes),
+                TermEvent::Query(Query::CursorPosition),
+                TermEvent::Query(Query::DeviceStatus),
+            ]
+        );
+    }
+
+    #[test]
+    fn status_records_keep_their_body() {
+        assert_eq!(
+            events(b"\x1b]7501;state=idle:app=claude-code\x07"),
+            vec![TermEvent::StatusRecord("state=idle:app=claude-code".into())]
+        );
+    }
+
+    #[test]
+    fn progress_reports_are_not_notifications() {
+        assert_eq!(events(b"\x1b]9;4;1;50\x07"), vec![]);
+    }
+
+    #[test]
+    fn long_titles_are_cut_and_floods_bounded() {
+        let mut long = b"\x1b]2;".to_vec();
+        long.extend(std::iter::repeat_n("é".as_bytes(), 2000).flatten());
+        long.push(7);
+        match &events(&long)[..] {
+            [TermEvent::Title(t)] => assert!(t.len() <= MAX_TEXT && t.chars().all(|c| c == 'é')),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(events(&[7; 1000]).len(), MAX_EVENTS);
+    }
+}
