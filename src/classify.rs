@@ -16,6 +16,8 @@ pub use claude::Claude;
 pub use none::NoneClassifier;
 pub use simple::Simple;
 
+use crate::detect::Primary;
+
 /// What the supervised program appears to be doing.
 ///
 /// The byte values are the union of every classifier's states so a client
@@ -31,19 +33,28 @@ pub enum ProcessState {
     Streaming = 0x02,
     /// A large burst, or a burst after a pause (claude).
     ToolUse = 0x03,
-    /// Producing output (simple).
+    /// Producing output (simple), or working (agent).
     Active = 0x04,
+    /// Blocked on the person: a dialog, a question, a read (agent).
+    Waiting = 0x05,
+    /// Claims to work, but its screen has not changed for a while (agent).
+    Stuck = 0x06,
+    /// The evidence does not decide (agent).
+    Unknown = 0x07,
     /// The child has exited.
     Dead = 0xFF,
 }
 
 impl ProcessState {
-    pub const ALL: [ProcessState; 6] = [
+    pub const ALL: [ProcessState; 9] = [
         ProcessState::Idle,
         ProcessState::Thinking,
         ProcessState::Streaming,
         ProcessState::ToolUse,
         ProcessState::Active,
+        ProcessState::Waiting,
+        ProcessState::Stuck,
+        ProcessState::Unknown,
         ProcessState::Dead,
     ];
 
@@ -63,7 +74,38 @@ impl ProcessState {
             ProcessState::Streaming => "streaming",
             ProcessState::ToolUse => "tool_use",
             ProcessState::Active => "active",
+            ProcessState::Waiting => "waiting",
+            ProcessState::Stuck => "stuck",
+            ProcessState::Unknown => "unknown",
             ProcessState::Dead => "dead",
+        }
+    }
+
+    /// The state byte that stands for an agent verdict's primary state.
+    pub fn of_primary(primary: Primary) -> ProcessState {
+        match primary {
+            Primary::Idle => ProcessState::Idle,
+            Primary::Active => ProcessState::Active,
+            Primary::Waiting => ProcessState::Waiting,
+            Primary::Stuck => ProcessState::Stuck,
+            Primary::Dead => ProcessState::Dead,
+            Primary::Unknown => ProcessState::Unknown,
+        }
+    }
+
+    /// The two-level primary state a classic classifier's state stands
+    /// for, so every session answers `primary` whatever its classifier.
+    pub fn primary(self) -> Primary {
+        match self {
+            ProcessState::Idle => Primary::Idle,
+            ProcessState::Thinking
+            | ProcessState::Streaming
+            | ProcessState::ToolUse
+            | ProcessState::Active => Primary::Active,
+            ProcessState::Waiting => Primary::Waiting,
+            ProcessState::Stuck => Primary::Stuck,
+            ProcessState::Unknown => Primary::Unknown,
+            ProcessState::Dead => Primary::Dead,
         }
     }
 }
@@ -112,10 +154,23 @@ pub enum ClassifierSpec {
         idle_threshold_ms: u64,
         debounce_ms: u64,
     },
+    /// The `agent` classifier ([`crate::detect`]): screen, title, timing
+    /// and process evidence, two-level verdicts with signals.
+    Agent {
+        idle_threshold_ms: u64,
+        stuck_after_ms: u64,
+        process_evidence: bool,
+    },
 }
 
 pub const DEFAULT_IDLE_THRESHOLD_MS: u64 = 3000;
 pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
+pub const DEFAULT_STUCK_AFTER_MS: u64 = 60_000;
+
+/// Commands whose file name says they are a coding agent the `agent`
+/// classifier knows; a session running one gets that classifier unless
+/// one is chosen.
+pub const KNOWN_AGENTS: &[&str] = &["claude", "codex", "gemini", "aider", "opencode"];
 
 impl ClassifierSpec {
     /// The named classifier with its built-in defaults.
@@ -129,6 +184,80 @@ impl ClassifierSpec {
                 idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
                 debounce_ms: DEFAULT_DEBOUNCE_MS,
             }),
+            "agent" => Some(ClassifierSpec::agent()),
+            _ => None,
+        }
+    }
+
+    /// The `agent` classifier with its defaults.
+    pub fn agent() -> Self {
+        ClassifierSpec::Agent {
+            idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
+            stuck_after_ms: DEFAULT_STUCK_AFTER_MS,
+            process_evidence: true,
+        }
+    }
+
+    /// The classifier a session gets when none was chosen: `agent` for a
+    /// known coding agent (by the command's file name), else the default.
+    pub fn for_command(program: &std::ffi::OsStr) -> Self {
+        let name = std::path::Path::new(program)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if KNOWN_AGENTS.contains(&name.as_str()) {
+            ClassifierSpec::agent()
+        } else {
+            ClassifierSpec::default()
+        }
+    }
+
+    /// This classifier with the idle threshold of `other`, where both have
+    /// one (`--idle-threshold-ms` given without `--classifier` tunes the
+    /// classifier a session ends up with).
+    pub fn tuned(mut self, other: &ClassifierSpec) -> Self {
+        if let (
+            ClassifierSpec::Simple { idle_threshold_ms }
+            | ClassifierSpec::Claude {
+                idle_threshold_ms, ..
+            }
+            | ClassifierSpec::Agent {
+                idle_threshold_ms, ..
+            },
+            Some(ms),
+        ) = (&mut self, other.idle_threshold_ms())
+        {
+            *idle_threshold_ms = ms;
+        }
+        self
+    }
+
+    /// The idle threshold, for classifiers that have one.
+    pub fn idle_threshold_ms(&self) -> Option<u64> {
+        match *self {
+            ClassifierSpec::None => None,
+            ClassifierSpec::Simple { idle_threshold_ms }
+            | ClassifierSpec::Claude {
+                idle_threshold_ms, ..
+            }
+            | ClassifierSpec::Agent {
+                idle_threshold_ms, ..
+            } => Some(idle_threshold_ms),
+        }
+    }
+
+    /// The detector's settings, for the `agent` classifier.
+    pub fn agent_settings(&self) -> Option<crate::detect::Settings> {
+        match *self {
+            ClassifierSpec::Agent {
+                idle_threshold_ms,
+                stuck_after_ms,
+                process_evidence,
+            } => Some(crate::detect::Settings {
+                idle_threshold_ms,
+                stuck_after_ms,
+                process_evidence,
+            }),
             _ => None,
         }
     }
@@ -138,6 +267,7 @@ impl ClassifierSpec {
             ClassifierSpec::None => "none",
             ClassifierSpec::Simple { .. } => "simple",
             ClassifierSpec::Claude { .. } => "claude",
+            ClassifierSpec::Agent { .. } => "agent",
         }
     }
 
@@ -152,6 +282,11 @@ impl ClassifierSpec {
                 idle_threshold_ms,
                 debounce_ms,
             } => Box::new(Claude::new(idle_threshold_ms, debounce_ms, now_ms)),
+            // The agent's verdicts come from its detector, which needs the
+            // screen; the byte classifier beside it only keeps time.
+            ClassifierSpec::Agent {
+                idle_threshold_ms, ..
+            } => Box::new(Simple::new(idle_threshold_ms, now_ms)),
         }
     }
 }

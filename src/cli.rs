@@ -78,7 +78,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES")]
     pub scrollback_bytes: Option<usize>,
 
-    /// State classifier: simple, claude or none
+    /// State classifier: simple, claude, agent or none [default: agent for claude, codex, gemini, aider and opencode, else simple]
     #[arg(long, value_name = "NAME")]
     pub classifier: Option<String>,
 

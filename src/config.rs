@@ -31,6 +31,8 @@ pub const MAX_KILL_GRACE_MS: u64 = 600_000;
 pub const DEFAULT_DETACH_KEY: u8 = 0x1c;
 pub const IDLE_THRESHOLD_MS_RANGE: RangeInclusive<u64> = 1..=86_400_000;
 pub const DEBOUNCE_MS_RANGE: RangeInclusive<u64> = 0..=60_000;
+/// `[classifier.agent] stuck_after_ms`: a second to a day.
+pub const STUCK_AFTER_MS_RANGE: RangeInclusive<u64> = 1_000..=86_400_000;
 /// The file name looked for in each search directory.
 pub const FILE_NAME: &str = "heimdall.toml";
 
@@ -49,7 +51,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell"];
 const ENV_KEYS: &[&str] = &["name", "value"];
-const CLASSIFIER_NAMES: &[&str] = &["simple", "claude", "none"];
+const CLASSIFIER_NAMES: &[&str] = &["simple", "claude", "agent", "none"];
 
 /// How much the supervisor logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -185,6 +187,10 @@ pub struct Config {
     /// `None`: detaching is disabled.
     pub detach_key: Option<u8>,
     pub classifier: ClassifierSpec,
+    /// Whether the file or a flag chose the classifier; if not, a session
+    /// running a known agent gets the `agent` classifier
+    /// ([`ClassifierSpec::for_command`]).
+    pub classifier_chosen: bool,
     /// In file order; names are unique and differ from `session_env_var`.
     pub env: Vec<EnvVar>,
     /// `~` is expanded. `None`: `<socket_dir>/<id>.log`, decided by the caller.
@@ -270,6 +276,7 @@ impl Config {
             kill_grace_ms: DEFAULT_KILL_GRACE_MS,
             detach_key: Some(DEFAULT_DETACH_KEY),
             classifier: ClassifierSpec::default(),
+            classifier_chosen: false,
             env: Vec::new(),
             log_file: None,
             log_level: LogLevel::default(),
@@ -306,7 +313,10 @@ impl Config {
                         doc.integer(name, value, 0..=MAX_KILL_GRACE_MS, "milliseconds")?;
                 }
                 "detach_key" => config.detach_key = doc.detach_key(value)?,
-                "classifier" => config.classifier = doc.classifier(value)?,
+                "classifier" => {
+                    config.classifier = doc.classifier(value)?;
+                    config.classifier_chosen = true;
+                }
                 "env" => (config.env, env_spans) = doc.env(value)?,
                 "log_file" => config.log_file = Some(doc.path(name, value)?),
                 "log_level" => {
@@ -405,6 +415,7 @@ impl Config {
         if let Some(name) = &o.classifier {
             self.classifier = ClassifierSpec::by_name(name)
                 .ok_or_else(|| fail("--classifier", unknown_classifier(name)))?;
+            self.classifier_chosen = true;
         }
         let in_use = self.classifier.name();
         if let Some(ms) = o.idle_threshold_ms {
@@ -413,6 +424,9 @@ impl Config {
             match &mut self.classifier {
                 ClassifierSpec::Simple { idle_threshold_ms }
                 | ClassifierSpec::Claude {
+                    idle_threshold_ms, ..
+                }
+                | ClassifierSpec::Agent {
                     idle_threshold_ms, ..
                 } => *idle_threshold_ms = ms,
                 ClassifierSpec::None => {
@@ -789,14 +803,15 @@ impl Doc<'_> {
             }
             DeValue::Table(table) => in_file_order(table),
             _ => {
-                let expected = "\"simple\", \"claude\", \"none\" or a [classifier.<name>] table";
+                let expected =
+                    "\"simple\", \"claude\", \"agent\", \"none\" or a [classifier.<name>] table";
                 return Err(self.mismatch(key, value, expected));
             }
         };
         let [(name, params)] = table[..] else {
             let span = table.get(1).map_or(value.span(), |(extra, _)| extra.span());
             let reason = format!(
-                "the classifier table must have exactly one key (simple, claude or none), \
+                "the classifier table must have exactly one key (simple, claude, agent or none), \
                  got {} (keep a single [classifier.<name>] table)",
                 table.len()
             );
@@ -815,6 +830,9 @@ impl Doc<'_> {
                     ClassifierSpec::Simple { idle_threshold_ms }
                     | ClassifierSpec::Claude {
                         idle_threshold_ms, ..
+                    }
+                    | ClassifierSpec::Agent {
+                        idle_threshold_ms, ..
                     },
                     "idle_threshold_ms",
                 ) => {
@@ -823,6 +841,25 @@ impl Doc<'_> {
                 }
                 (ClassifierSpec::Claude { debounce_ms, .. }, "debounce_ms") => {
                     *debounce_ms = self.integer(&full, value, DEBOUNCE_MS_RANGE, "milliseconds")?;
+                }
+                (ClassifierSpec::Agent { stuck_after_ms, .. }, "stuck_after_ms") => {
+                    *stuck_after_ms =
+                        self.integer(&full, value, STUCK_AFTER_MS_RANGE, "milliseconds")?;
+                }
+                (
+                    ClassifierSpec::Agent {
+                        process_evidence, ..
+                    },
+                    "process_evidence",
+                ) => {
+                    *process_evidence = self.boolean(&full, value)?;
+                }
+                (ClassifierSpec::Agent { .. }, _) => {
+                    return Err(self.unknown(
+                        param,
+                        &prefix,
+                        &["idle_threshold_ms", "stuck_after_ms", "process_evidence"],
+                    ));
                 }
                 (ClassifierSpec::Simple { .. }, _) => {
                     return Err(self.unknown(param, &prefix, &["idle_threshold_ms"]));
@@ -1005,6 +1042,10 @@ mod tests {
         config.socket_dir = None;
         config.log_file = None;
         config.env.clear();
+        // Writing the default classifier out chooses it (known agents then
+        // keep it instead of getting `agent`).
+        assert!(config.classifier_chosen);
+        config.classifier_chosen = false;
         assert_eq!(config, file_defaults());
     }
 
@@ -1306,9 +1347,9 @@ mod tests {
         assert_eq!(
             err("classifier = \"Simple\""),
             "/home/u/heimdall.toml:1: invalid value for 'classifier': unknown classifier \
-             'Simple' (expected one of: simple, claude, none)"
+             'Simple' (expected one of: simple, claude, agent, none)"
         );
-        assert!(err("classifier = 3").contains("'classifier': expected \"simple\", \"claude\", \"none\" or a [classifier.<name>] table, got the integer 3"));
+        assert!(err("classifier = 3").contains("'classifier': expected \"simple\", \"claude\", \"agent\", \"none\" or a [classifier.<name>] table, got the integer 3"));
     }
 
     #[test]
@@ -1351,17 +1392,41 @@ mod tests {
     }
 
     #[test]
+    fn agent_classifier_takes_its_settings() {
+        let c = ok("[classifier.agent]\nstuck_after_ms = 5000\nprocess_evidence = false\n");
+        assert_eq!(
+            c.classifier,
+            ClassifierSpec::Agent {
+                idle_threshold_ms: 3000,
+                stuck_after_ms: 5000,
+                process_evidence: false
+            }
+        );
+        assert!(c.classifier_chosen);
+        assert!(!ok("").classifier_chosen);
+        assert!(err("[classifier.agent]\nstuck_after_ms = 5\n").contains(
+            ":2: invalid value for 'classifier.agent.stuck_after_ms': 5 is out of range"
+        ));
+        assert!(err("[classifier.agent]\ndebounce_ms = 5\n").contains(
+            "unknown key 'classifier.agent.debounce_ms' (expected one of: idle_threshold_ms, stuck_after_ms, process_evidence)"
+        ));
+    }
+
+    #[test]
     fn classifier_table_errors() {
         let e = err("[classifier.simple]\n[classifier.claude]\n");
         assert_eq!(
             e,
             "/home/u/heimdall.toml:2: invalid value for 'classifier': the classifier table must \
-             have exactly one key (simple, claude or none), got 2 (keep a single \
+             have exactly one key (simple, claude, agent or none), got 2 (keep a single \
              [classifier.<name>] table)"
         );
-        assert!(err("classifier = {}").contains("exactly one key (simple, claude or none), got 0"));
+        assert!(
+            err("classifier = {}")
+                .contains("exactly one key (simple, claude, agent or none), got 0")
+        );
         assert!(err("[classifier.fancy]\n").contains(
-            ":1: unknown key 'classifier.fancy' (expected one of: simple, claude, none)"
+            ":1: unknown key 'classifier.fancy' (expected one of: simple, claude, agent, none)"
         ));
         assert!(err("[classifier]\nsimple = 3\n").contains(
             ":2: invalid value for 'classifier.simple': expected a [classifier.simple] table, got the integer 3"
@@ -1689,7 +1754,7 @@ mod tests {
         });
         assert_eq!(
             e,
-            "invalid --classifier: unknown classifier 'fancy' (expected one of: simple, claude, none)"
+            "invalid --classifier: unknown classifier 'fancy' (expected one of: simple, claude, agent, none)"
         );
         let e = bad(Overrides {
             idle_threshold_ms: Some(0),

@@ -112,6 +112,11 @@ impl Detector {
         resolve(self, now_ms)
     }
 
+    /// The evidence table, for `hm explain`.
+    pub fn evidence(&self) -> Vec<Signal> {
+        Vec::new()
+    }
+
     /// The earliest time the verdict can change with no new input (an
     /// idle threshold or `stuck_after` running out); `None` while nothing
     /// is pending, so an idle session needs no timer.

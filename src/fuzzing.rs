@@ -314,6 +314,8 @@ pub fn classifier(data: &[u8]) {
             ProcessState::ToolUse,
             ProcessState::Dead,
         ],
+        // Not drawn above: its verdicts need a screen (see `detect`).
+        ClassifierSpec::Agent { .. } => return,
     };
     let mut boxed = spec.build(start);
     // The same classifier built directly, fed the exact (possibly huge)
@@ -425,6 +427,7 @@ pub fn classifier(data: &[u8]) {
                             assert_eq!(state, ProcessState::Idle, "claude after silence");
                         }
                     }
+                    ClassifierSpec::Agent { .. } => {}
                 }
             };
             check(boxed.as_ref());
@@ -503,6 +506,14 @@ fn valid_config(c: &Config) {
         } => {
             assert!(config::IDLE_THRESHOLD_MS_RANGE.contains(&idle_threshold_ms));
             assert!(config::DEBOUNCE_MS_RANGE.contains(&debounce_ms));
+        }
+        ClassifierSpec::Agent {
+            idle_threshold_ms,
+            stuck_after_ms,
+            ..
+        } => {
+            assert!(config::IDLE_THRESHOLD_MS_RANGE.contains(&idle_threshold_ms));
+            assert!(config::STUCK_AFTER_MS_RANGE.contains(&stuck_after_ms));
         }
     }
     for p in [&c.socket_dir, &c.log_file].into_iter().flatten() {

@@ -49,6 +49,10 @@ pub mod server {
     /// Sent only to subscribers that asked for it (see
     /// [`SUBSCRIBE_MARK_REPLAY`](super::SUBSCRIBE_MARK_REPLAY)).
     pub const REPLAY_END: u8 = 0x86;
+    /// Extension: the session's state changed (a UTF-8 JSON object, see
+    /// `docs/protocol.md`). Sent only to subscribers that asked for it
+    /// (see [`SUBSCRIBE_STATE`](super::SUBSCRIBE_STATE)), first at once.
+    pub const STATE: u8 = 0x87;
 }
 
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
@@ -58,6 +62,12 @@ pub const SUBSCRIBE_MARK_REPLAY: u8 = 0x01;
 /// run`'s attach, or the dashboard), which a supervisor started with
 /// `--await-attach` waits for.
 pub const SUBSCRIBE_LAUNCHER: u8 = 0x02;
+/// SUBSCRIBE flag: this subscriber is a person's terminal (`hm attach`),
+/// which answers the program's terminal queries itself; while none is
+/// subscribed, the supervisor answers them.
+pub const SUBSCRIBE_TERMINAL: u8 = 0x04;
+/// SUBSCRIBE flag: push a STATE frame now and on every state change.
+pub const SUBSCRIBE_STATE: u8 = 0x08;
 
 /// Codes carried by an ERROR frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ mod client;
 mod escalation;
 mod log;
 pub mod pidfile;
+mod process;
 pub mod ring;
 mod state;
 
@@ -42,8 +43,10 @@ use crate::config::LogLevel;
 use crate::paths::{SessionPaths, SocketDir};
 use crate::pty::{self, SpawnSpec};
 
+use crate::detect::Detector;
 use client::Ctx;
 use pidfile::PidFile;
+use process::ProcessProbe;
 use state::{Ended, SessionInfo, Shared};
 
 /// A subscriber that holds back the pty this long without reading a byte
@@ -221,15 +224,9 @@ async fn serve(
         supervisor_pid: std::process::id(),
         started_unix_ms: clock::unix_ms(),
         classifier: opts.classifier.name(),
-        idle_threshold_ms: match opts.classifier {
-            ClassifierSpec::None => None,
-            ClassifierSpec::Simple { idle_threshold_ms }
-            | ClassifierSpec::Claude {
-                idle_threshold_ms, ..
-            } => Some(idle_threshold_ms),
-        },
+        idle_threshold_ms: opts.classifier.idle_threshold_ms(),
     };
-    let shared = Shared::new(
+    let mut shared = Shared::new(
         opts.scrollback,
         opts.classifier.build(clock.now_ms()),
         clock,
@@ -238,6 +235,11 @@ async fn serve(
         opts.kill_grace_ms,
         info,
     );
+    if let Some(settings) = opts.classifier.agent_settings() {
+        let detector = Detector::new(settings, &shared.info.command, shared.clock.now_ms());
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
+        shared = shared.with_detector(detector, probe);
+    }
     let master = match pty::register_fd_for(spawned.master, Interest::READABLE) {
         Ok(m) => m,
         Err(e) => {
@@ -257,6 +259,7 @@ async fn serve(
     let changed_tx = Rc::new(changed_tx);
     let reaped = Rc::new(Notify::new());
     tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
+    tokio::task::spawn_local(track_state(ctx.clone(), changed_tx.clone()));
     tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
     match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
         Ok(code) => code,
@@ -392,6 +395,10 @@ fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()
     let now = s.clock.now_ms();
     s.ended = Some(Ended { code });
     s.classifier.set_dead(now);
+    if let Some(d) = &mut s.detector {
+        d.ended(now);
+    }
+    ctx.output_seen.notify_one();
     drop(s);
     reaped.notify_one();
     changed.send_replace(());
@@ -499,6 +506,15 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
                 if n > 0 {
                     s.note_output(from, from + n as u64);
                 }
+                if !s.answers.is_empty() {
+                    // A program waits for these (fish, neovim and the agent
+                    // CLIs time out without them): a few bytes into a pty
+                    // that has room; one that is full is not waited on.
+                    let answers = std::mem::take(&mut s.answers);
+                    if let Err(e) = nix::unistd::write(fd.get_ref(), &answers) {
+                        tracing::debug!("query answer not delivered: {e}");
+                    }
+                }
                 Ok((n, asked))
             });
             match res {
@@ -528,6 +544,7 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
         }
         if pass > 0 {
             changed.send_replace(());
+            ctx.output_seen.notify_one();
         }
         if eof {
             if ended {
@@ -550,6 +567,54 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
     ctx.shared.borrow_mut().output_closed = true;
     changed.send_replace(());
     ctx.wake_main.notify_one();
+}
+
+/// How long output must pause before the state is re-evaluated, and how
+/// long continuous output may defer it: the verdict is of a settled screen,
+/// not of every read.
+const SETTLE: Duration = Duration::from_millis(50);
+const SETTLE_LIMIT: Duration = Duration::from_millis(150);
+
+/// Keeps the session's reported state current and tells the subscribers
+/// that asked for STATE frames when it changes: after output settles, after
+/// a resize, and when a threshold runs out. While the session is idle
+/// nothing is pending and this task sleeps without a timer.
+async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>) {
+    loop {
+        let wake = {
+            let mut s = ctx.shared.borrow_mut();
+            if s.refresh_report() {
+                changed.send_replace(());
+            }
+            if s.ended.is_some() && s.output_closed {
+                return;
+            }
+            let now = s.clock.now_ms();
+            s.next_state_change_ms()
+                .map(|at| Instant::now() + Duration::from_millis(at.saturating_sub(now)))
+        };
+        tokio::select! {
+            () = ctx.output_seen.notified() => {
+                let first = Instant::now();
+                loop {
+                    tokio::select! {
+                        () = ctx.output_seen.notified() => {
+                            if first.elapsed() >= SETTLE_LIMIT {
+                                break;
+                            }
+                        }
+                        () = tokio::time::sleep(SETTLE) => break,
+                    }
+                }
+            }
+            () = async {
+                match wake {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+    }
 }
 
 /// Accepts connections from our own user, up to [`MAX_CONNECTIONS`].

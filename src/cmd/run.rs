@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+use crate::classify::ClassifierSpec;
 use crate::cli::RunArgs;
 use crate::config::{Config, Overrides};
 use crate::paths::{self, SessionPaths, SocketDir};
@@ -213,7 +214,11 @@ fn supervise(
         },
         paths: session,
         scrollback: config.scrollback_bytes,
-        classifier: config.classifier,
+        classifier: if config.classifier_chosen {
+            config.classifier
+        } else {
+            ClassifierSpec::for_command(program).tuned(&config.classifier)
+        },
         kill_process_group: config.kill_process_group,
         kill_grace_ms: config.kill_grace_ms,
         log_file,

@@ -52,6 +52,9 @@ pub struct Ctx {
     pub wake_main: Rc<Notify>,
     /// Tells the accept loop a connection closed: a descriptor is free.
     pub conn_closed: Rc<Notify>,
+    /// Tells the state tracker that output came, the session was resized
+    /// or the program ended: the state may have changed.
+    pub output_seen: Rc<Notify>,
 }
 
 impl Ctx {
@@ -65,6 +68,7 @@ impl Ctx {
             space: Rc::new(Notify::new()),
             wake_main: Rc::new(Notify::new()),
             conn_closed: Rc::new(Notify::new()),
+            output_seen: Rc::new(Notify::new()),
         }
     }
 }
@@ -105,6 +109,11 @@ struct Conn {
     ctrl: Vec<u8>,
     ctrl_pos: usize,
     subscribed: bool,
+    /// Subscribed as a terminal that answers the program's queries.
+    terminal: bool,
+    /// Subscribed for STATE frames; `state_seen` is the last one sent.
+    wants_state: bool,
+    state_seen: u64,
     wants_exit: bool,
     exit_queued: bool,
     /// After an ERROR: finish writing, then close.
@@ -145,6 +154,9 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         ctrl: vec![MODE_BINARY],
         ctrl_pos: 0,
         subscribed: false,
+        terminal: false,
+        wants_state: false,
+        state_seen: 0,
         wants_exit: false,
         exit_queued: false,
         closing: false,
@@ -165,6 +177,9 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     }
     let mut s = ctx.shared.borrow_mut();
     s.connections -= 1;
+    if conn.terminal {
+        s.terminals -= 1;
+    }
     if s.subs.remove(&id).is_some() || conn.wants_exit {
         ctx.space.notify_one();
     }
@@ -384,6 +399,15 @@ impl Conn {
                     let flags = self.small.first().copied().unwrap_or(0);
                     let mut s = ctx.shared.borrow_mut();
                     s.subscribe(self.id, flags & protocol::SUBSCRIBE_MARK_REPLAY != 0);
+                    if flags & protocol::SUBSCRIBE_TERMINAL != 0 {
+                        self.terminal = true;
+                        s.terminals += 1;
+                    }
+                    if flags & protocol::SUBSCRIBE_STATE != 0 {
+                        self.wants_state = true;
+                        // The state as it is now comes first.
+                        s.refresh_report();
+                    }
                     if !self.wants_exit {
                         s.exit_waiters += 1;
                     }
@@ -411,7 +435,8 @@ impl Conn {
                 if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
                     debug!("resize failed: {e}");
                 }
-                ctx.shared.borrow_mut().size = size;
+                ctx.shared.borrow_mut().resized(size);
+                ctx.output_seen.notify_one();
             }
             client::KILL => {
                 let grace = if self.cur_len == 4 {
@@ -442,7 +467,7 @@ impl Conn {
                 ctx.wake_main.notify_one();
             }
             client::INFO => {
-                let json = ctx.shared.borrow().info_json();
+                let json = ctx.shared.borrow_mut().info_json();
                 self.ctrl.extend(protocol::frame(server::INFO, &json));
             }
             client::INPUT => {}
@@ -479,6 +504,11 @@ impl Conn {
         if self.subscribed {
             if s.take_replay_end(self.id) {
                 self.ctrl.extend(protocol::frame(server::REPLAY_END, &[]));
+            }
+            if self.wants_state && self.state_seen != s.report_seq && !self.closing {
+                self.state_seen = s.report_seq;
+                self.ctrl
+                    .extend(protocol::frame(server::STATE, &s.state_json()));
             }
             s.start_frame(self.id);
         }

@@ -8,8 +8,12 @@ use std::collections::HashMap;
 
 use crate::classify::{ProcessState, StateClassifier};
 use crate::clock::Clock;
+use crate::detect::{Detector, Health, Primary, Verdict};
 use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, Status, server};
+use crate::vt::events::{Recorder, TermEvent};
+use crate::vt::term::Term;
 
+use super::process::ProcessProbe;
 use super::ring::Ring;
 
 /// How far (in bytes) a subscriber may fall behind the newest output before
@@ -107,7 +111,46 @@ pub struct Shared {
     pub kill_requested: Option<u64>,
     pub default_grace_ms: u64,
     pub info: SessionInfo,
+    /// The session's screen: an emulator fed the same bytes as the ring.
+    pub screen: Term<Recorder>,
+    /// The `agent` classifier, when the session has it.
+    pub detector: Option<Detector>,
+    /// Where process facts come from, for the detector.
+    pub process: Option<ProcessProbe>,
+    /// Subscribers whose terminal answers the program's queries itself
+    /// ([`protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
+    /// supervisor answers them from its screen.
+    pub terminals: usize,
+    /// Answers owed to the program, written to the pty by the reader.
+    pub answers: Vec<u8>,
+    /// The state last reported to subscribers that asked for pushes, and
+    /// a number that grows with each change.
+    pub report: Option<StateReport>,
+    pub report_seq: u64,
     next_conn: ConnId,
+}
+
+/// A state as STATE frames and INFO carry it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StateReport {
+    pub state: &'static str,
+    pub state_byte: u8,
+    pub primary: Primary,
+    pub detail: Option<crate::detect::Detail>,
+    pub health: Health,
+    pub agent: Option<String>,
+    /// Milliseconds in this state when reported.
+    pub state_ms: u64,
+    pub signals: Vec<crate::detect::Signal>,
+}
+
+impl StateReport {
+    /// Whether `other` says something different to a person (the time in
+    /// the state and the signals' wording may move without a change).
+    pub fn differs(&self, other: &StateReport) -> bool {
+        (self.state_byte, self.detail, self.health)
+            != (other.state_byte, other.detail, other.health)
+    }
 }
 
 /// What INFO reports besides live values.
@@ -150,9 +193,23 @@ impl Shared {
             connections: 0,
             kill_requested: None,
             default_grace_ms,
+            screen: Term::with_callbacks(size, Recorder::default()),
             info,
+            detector: None,
+            process: None,
+            terminals: 0,
+            answers: Vec::new(),
+            report: None,
+            report_seq: 0,
             next_conn: 1,
         }
+    }
+
+    /// The same, classified by the `agent` classifier.
+    pub fn with_detector(mut self, detector: Detector, process: Option<ProcessProbe>) -> Self {
+        self.detector = Some(detector);
+        self.process = process;
+        self
     }
 
     pub fn new_conn_id(&mut self) -> ConnId {
@@ -164,26 +221,104 @@ impl Shared {
     /// The answer to STATUS, evaluating idle transitions now.
     pub fn status(&mut self) -> Status {
         let now = self.clock.now_ms();
-        self.classifier.tick(now);
         let since = self.last_output_ms.unwrap_or(self.started_ms);
+        let report = self.state_now();
+        Status {
+            pid: self.child_pid,
+            idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
+            alive: self.ended.is_none(),
+            state: report.state_byte,
+            state_ms: u32::try_from(report.state_ms).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The agent's verdict now (with fresh process facts), if the session
+    /// has the `agent` classifier.
+    pub fn verdict(&mut self) -> Option<Verdict> {
+        let now = self.clock.now_ms();
+        let detector = self.detector.as_mut()?;
+        if detector.settings().process_evidence
+            && self.ended.is_none()
+            && let Some(facts) = self.process.as_ref().and_then(ProcessProbe::facts)
+        {
+            detector.process(facts, now);
+        }
+        Some(detector.verdict(self.screen.screen(), now))
+    }
+
+    /// The session's state now, whichever classifier it has.
+    pub fn state_now(&mut self) -> StateReport {
+        let now = self.clock.now_ms();
+        self.classifier.tick(now);
+        if let Some(v) = self.verdict() {
+            let state = ProcessState::of_primary(v.primary);
+            return StateReport {
+                state: state.name(),
+                state_byte: state.as_byte(),
+                primary: v.primary,
+                detail: v.detail,
+                health: v.health,
+                agent: v.agent,
+                state_ms: now.saturating_sub(v.since_ms),
+                signals: v.signals,
+            };
+        }
         let state = if self.ended.is_some() {
             ProcessState::Dead
         } else {
             self.classifier.state()
         };
-        Status {
-            pid: self.child_pid,
-            idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
-            alive: self.ended.is_none(),
-            state: state.as_byte(),
-            state_ms: self.classifier.state_ms(now),
+        StateReport {
+            state: state.name(),
+            state_byte: state.as_byte(),
+            primary: state.primary(),
+            detail: None,
+            health: if self.ended.is_some() {
+                Health::Dead
+            } else {
+                Health::Alive
+            },
+            agent: None,
+            state_ms: u64::from(self.classifier.state_ms(now)),
+            signals: Vec::new(),
         }
     }
 
+    /// Re-evaluates the state; true if it changed since last reported
+    /// (STATE frames are then owed to the subscribers that asked).
+    pub fn refresh_report(&mut self) -> bool {
+        let now = self.state_now();
+        let changed = self.report.as_ref().is_none_or(|old| old.differs(&now));
+        if changed {
+            self.report_seq += 1;
+        }
+        self.report = Some(now);
+        changed
+    }
+
+    /// When the state may next change with no output: an idle threshold
+    /// or the detector's `stuck_after` running out. `None` while nothing is
+    /// pending, so an idle session costs no wake-up.
+    pub fn next_state_change_ms(&self) -> Option<u64> {
+        if self.ended.is_some() {
+            return None;
+        }
+        if let Some(d) = &self.detector {
+            return d.wake_at();
+        }
+        let busy = self
+            .report
+            .as_ref()
+            .is_some_and(|r| r.primary == Primary::Active);
+        let threshold = self.info.idle_threshold_ms?;
+        let last = self.last_output_ms?;
+        busy.then_some(last + threshold + 1)
+    }
+
     /// The INFO payload: a JSON object (see docs/protocol.md).
-    pub fn info_json(&self) -> Vec<u8> {
+    pub fn info_json(&mut self) -> Vec<u8> {
         let i = &self.info;
-        serde_json::to_vec(&serde_json::json!({
+        let mut v = serde_json::json!({
             "id": i.id,
             "pid": self.child_pid,
             "supervisor_pid": i.supervisor_pid,
@@ -196,21 +331,72 @@ impl Shared {
             "rows": self.size.rows,
             "scrollback_bytes": self.scrollback,
             "version": env!("CARGO_PKG_VERSION"),
-        }))
-        .unwrap_or_default()
+        });
+        v["state"] = serde_json::to_value(self.state_now()).unwrap_or_default();
+        if let Some(d) = &self.detector {
+            v["evidence"] = serde_json::to_value(d.evidence()).unwrap_or_default();
+        }
+        serde_json::to_vec(&v).unwrap_or_default()
     }
 
-    /// Records bytes just committed to the ring.
+    /// The STATE payload: the state now, as JSON.
+    pub fn state_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.report).unwrap_or_default()
+    }
+
+    /// Records bytes just committed to the ring: the classifier and the
+    /// screen see them, and queries nobody else will answer are answered.
     pub fn note_output(&mut self, from: u64, to: u64) {
         let now = self.clock.now_ms();
         self.last_output_ms = Some(now);
-        if let Some((a, b)) = self.ring.slices(from, to) {
-            // One record per read, as the classifiers expect; a read never
-            // wraps the ring (see `Ring::spare`), so `b` is empty.
-            self.classifier.record(a, now);
-            if !b.is_empty() {
-                self.classifier.record(b, now);
+        // Field by field: the chunks borrow the ring while the rest moves.
+        let Shared {
+            ring,
+            classifier,
+            screen,
+            detector,
+            answers,
+            terminals,
+            ..
+        } = self;
+        let Some((a, b)) = ring.slices(from, to) else {
+            return;
+        };
+        // One record per read, as the classifiers expect; a read never
+        // wraps the ring (see `Ring::spare`), so `b` is empty.
+        for chunk in [a, b] {
+            if chunk.is_empty() {
+                continue;
             }
+            classifier.record(chunk, now);
+            screen.feed(chunk);
+            if !screen.callbacks_mut().is_empty() {
+                for event in screen.callbacks_mut().take() {
+                    if let TermEvent::Query(query) = &event
+                        && *terminals == 0
+                        && let Some(answer) = query.answer()
+                    {
+                        answers.extend_from_slice(&answer);
+                    }
+                    if let Some(d) = detector.as_mut() {
+                        d.event(&event, now);
+                    }
+                }
+            }
+            if let Some(d) = detector.as_mut() {
+                d.output(chunk, now);
+            }
+        }
+    }
+
+    /// The session was resized: the screen follows, and the redraw that
+    /// answers it is not work.
+    pub fn resized(&mut self, size: Size) {
+        self.size = size;
+        self.screen.resize(size);
+        let now = self.clock.now_ms();
+        if let Some(d) = &mut self.detector {
+            d.resized(now);
         }
     }
 

@@ -102,8 +102,10 @@ impl Theme {
             Some(ProcessState::Streaming) => s.streaming,
             Some(ProcessState::ToolUse) => s.tool_use,
             Some(ProcessState::Active) => s.active,
+            Some(ProcessState::Waiting) => s.waiting,
+            Some(ProcessState::Stuck) => s.stuck,
             Some(ProcessState::Dead) => s.dead,
-            None => s.unknown,
+            Some(ProcessState::Unknown) | None => s.unknown,
         }
     }
 
@@ -171,6 +173,8 @@ struct States<S> {
     streaming: S,
     tool_use: S,
     active: S,
+    waiting: S,
+    stuck: S,
     dead: S,
     unknown: S,
 }
@@ -183,6 +187,8 @@ impl<S> States<S> {
             streaming: f(&self.streaming),
             tool_use: f(&self.tool_use),
             active: f(&self.active),
+            waiting: f(&self.waiting),
+            stuck: f(&self.stuck),
             dead: f(&self.dead),
             unknown: f(&self.unknown),
         }
@@ -255,6 +261,8 @@ mod tests {
             ("streaming", s.streaming),
             ("tool_use", s.tool_use),
             ("active", s.active),
+            ("waiting", s.waiting),
+            ("stuck", s.stuck),
             ("dead", s.dead),
             ("unknown", s.unknown),
         ]
@@ -368,13 +376,16 @@ mod tests {
             (ProcessState::Streaming, s.streaming),
             (ProcessState::ToolUse, s.tool_use),
             (ProcessState::Active, s.active),
+            (ProcessState::Waiting, s.waiting),
+            (ProcessState::Stuck, s.stuck),
+            (ProcessState::Unknown, s.unknown),
             (ProcessState::Dead, s.dead),
         ];
         assert_eq!(expected.len(), ProcessState::ALL.len());
         for (state, style) in expected {
             assert_eq!(t.state(Some(state.as_byte())), style, "{state:?}");
         }
-        for unknown in [None, Some(0x05), Some(0x80), Some(0xFE)] {
+        for unknown in [None, Some(0x08), Some(0x80), Some(0xFE)] {
             assert_eq!(t.state(unknown), s.unknown, "{unknown:?}");
         }
         assert_eq!(t.state(Some(0x04)).bg, Some(Color::Indexed(44)));

@@ -24,10 +24,29 @@ pub enum Query {
     SecondaryAttributes,
     /// `CSI 5 n`: device status.
     DeviceStatus,
-    /// `CSI 6 n`: cursor position.
-    CursorPosition,
+    /// `CSI 6 n`: cursor position; where the cursor was when it was asked
+    /// (0-based), since the answer must not see output that followed.
+    CursorPosition { row: u16, col: u16 },
     /// `OSC 7501 ; ?`: does the terminal speak the program status protocol.
     StatusProtocol,
+}
+
+impl Query {
+    /// What a terminal answers, for the queries hm answers while no
+    /// terminal of a person's is attached: an xterm-like VT220 with
+    /// colours. `None` for queries hm leaves unanswered (the status
+    /// protocol probe belongs to the detector's status channel).
+    pub fn answer(self) -> Option<Vec<u8>> {
+        Some(match self {
+            Query::PrimaryAttributes => b"\x1b[?62;22c".to_vec(),
+            Query::SecondaryAttributes => b"\x1b[>1;10;0c".to_vec(),
+            Query::DeviceStatus => b"\x1b[0n".to_vec(),
+            Query::CursorPosition { row, col } => {
+                format!("\x1b[{};{}R", u32::from(row) + 1, u32::from(col) + 1).into_bytes()
+            }
+            Query::StatusProtocol => return None,
+        })
+    }
 }
 
 /// One thing the program said.
@@ -97,7 +116,7 @@ impl vt100::Callbacks for Recorder {
 
     fn unhandled_csi(
         &mut self,
-        _: &mut vt100::Screen,
+        screen: &mut vt100::Screen,
         i1: Option<u8>,
         _i2: Option<u8>,
         params: &[&[u16]],
@@ -108,7 +127,10 @@ impl vt100::Callbacks for Recorder {
             (None, 'c', 0) => Query::PrimaryAttributes,
             (Some(b'>'), 'c', 0) => Query::SecondaryAttributes,
             (None, 'n', 5) => Query::DeviceStatus,
-            (None, 'n', 6) => Query::CursorPosition,
+            (None, 'n', 6) => {
+                let (row, col) = screen.cursor_position();
+                Query::CursorPosition { row, col }
+            }
             _ => return,
         };
         self.push(TermEvent::Query(query));
@@ -166,15 +188,33 @@ mod tests {
     #[test]
     fn queries_are_recognised() {
         assert_eq!(
-            events(b"\x1b]7501;?\x07\x1b[c\x1b[>c\x1b[6n\x1b[5n\x1b[1c"),
+            events(b"\x1b]7501;?\x07\x1b[c\x1b[>c\x1b[3;5H\x1b[6nab\x1b[5n\x1b[1c"),
             vec![
                 TermEvent::Query(Query::StatusProtocol),
                 TermEvent::Query(Query::PrimaryAttributes),
                 TermEvent::Query(Query::SecondaryAttributes),
-                TermEvent::Query(Query::CursorPosition),
+                TermEvent::Query(Query::CursorPosition { row: 2, col: 4 }),
                 TermEvent::Query(Query::DeviceStatus),
             ]
         );
+    }
+
+    #[test]
+    fn answers_are_what_a_terminal_says() {
+        assert_eq!(
+            Query::CursorPosition { row: 2, col: 4 }.answer().as_deref(),
+            Some(&b"\x1b[3;5R"[..])
+        );
+        assert_eq!(
+            Query::DeviceStatus.answer().as_deref(),
+            Some(&b"\x1b[0n"[..])
+        );
+        assert!(
+            Query::PrimaryAttributes
+                .answer()
+                .is_some_and(|a| a.ends_with(b"c"))
+        );
+        assert_eq!(Query::StatusProtocol.answer(), None);
     }
 
     #[test]
