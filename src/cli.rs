@@ -38,6 +38,10 @@ pub enum Command {
     Kill(KillArgs),
     /// The dashboard: every session at once
     Tui(TuiArgs),
+    /// Why a session is in its state: the signals and the evidence
+    Explain(ExplainArgs),
+    /// Save a session's screen and verdict as a fixture for `hm replay`
+    Capture(CaptureArgs),
 }
 
 /// Where to look for sessions.
@@ -151,6 +155,28 @@ pub struct LsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Directory to write the case to (frame.txt and expected.txt)
+    #[arg(long, value_name = "DIR")]
+    pub fixture: PathBuf,
 }
 
 #[derive(Debug, Args)]

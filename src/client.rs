@@ -62,7 +62,40 @@ pub fn session_json(
             }
         }
     }
+    // The two-level state: from the supervisor's own report where it
+    // gives one (the agent classifier's detail, health and signals), else
+    // what the state byte stands for.
+    let report = info.and_then(|i| i.get("state")).filter(|r| r.is_object());
+    let primary = crate::classify::ProcessState::from_byte(st.state)
+        .map_or("unknown", |s| s.primary().name());
+    v["primary"] = report
+        .and_then(|r| r.get("primary"))
+        .cloned()
+        .unwrap_or_else(|| primary.into());
+    for key in ["detail", "health", "agent", "signals"] {
+        v[key] = report.and_then(|r| r.get(key)).cloned().unwrap_or_default();
+    }
+    if v["health"].is_null() {
+        v["health"] = if st.alive { "alive" } else { "dead" }.into();
+    }
+    if v["signals"].is_null() {
+        v["signals"] = serde_json::json!([]);
+    }
     v
+}
+
+/// A session's state for people: `waiting · permission`, or the state
+/// byte's name when there is no detail (or no report).
+pub fn state_label(st: &crate::protocol::Status, info: Option<&serde_json::Value>) -> String {
+    let name = crate::classify::state_name(st.state);
+    let detail = info
+        .and_then(|i| i.get("state"))
+        .and_then(|r| r.get("detail"))
+        .and_then(|d| d.as_str());
+    match detail {
+        Some(d) if st.alive => format!("{name} · {d}"),
+        _ => name.to_string(),
+    }
 }
 
 /// How long a command waits for a supervisor's answer before saying it does

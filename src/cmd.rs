@@ -2,6 +2,8 @@
 //! codes.
 
 mod attach;
+mod capture;
+mod explain;
 mod kill;
 mod ls;
 mod run;
@@ -26,6 +28,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),
         Command::Tui(args) => tui::tui(args, &config, cli.config.as_deref()),
+        Command::Explain(args) => explain::explain(args, &config),
+        Command::Capture(args) => capture::capture(args, &config),
     }
 }
 

@@ -33,6 +33,8 @@ pub mod client {
     pub const KILL: u8 = 0x05;
     /// Extension: ask for an INFO frame (session metadata as JSON).
     pub const INFO: u8 = 0x06;
+    /// Extension: ask for a SCREEN frame (the session's current screen).
+    pub const SCREEN: u8 = 0x07;
 }
 
 /// Frame types sent by the supervisor.
@@ -53,6 +55,9 @@ pub mod server {
     /// `docs/protocol.md`). Sent only to subscribers that asked for it
     /// (see [`SUBSCRIBE_STATE`](super::SUBSCRIBE_STATE)), first at once.
     pub const STATE: u8 = 0x87;
+    /// Extension: answer to `client::SCREEN`, a UTF-8 JSON object with the
+    /// screen's size, cursor, title and text.
+    pub const SCREEN: u8 = 0x88;
 }
 
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
@@ -157,6 +162,39 @@ impl Status {
             state: p[9],
             state_ms: be32(&p[10..14]),
         })
+    }
+}
+
+/// A session's state as STATE frames, and INFO's `state` field, carry it
+/// (JSON): the state byte and its name, the two-level verdict, and the
+/// signals behind it (empty for the timing classifiers).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StateReport {
+    pub state: String,
+    pub state_byte: u8,
+    pub primary: crate::detect::Primary,
+    pub detail: Option<crate::detect::Detail>,
+    pub health: crate::detect::Health,
+    pub agent: Option<String>,
+    /// Milliseconds in this state when reported.
+    pub state_ms: u64,
+    pub signals: Vec<crate::detect::Signal>,
+}
+
+impl StateReport {
+    /// Whether `other` says something different to a person (the time in
+    /// the state and the signals' wording may move without a change).
+    pub fn differs(&self, other: &StateReport) -> bool {
+        (self.state_byte, self.detail, self.health)
+            != (other.state_byte, other.detail, other.health)
+    }
+
+    /// `waiting · permission`, or the state's name.
+    pub fn label(&self) -> String {
+        match self.detail {
+            Some(d) => format!("{} · {}", self.state, d.name()),
+            None => self.state.clone(),
+        }
     }
 }
 

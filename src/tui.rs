@@ -408,10 +408,11 @@ async fn serve(
     let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
     let mut hello = protocol::frame(ct::INFO, &[]);
     // Started by us: ours is the subscription its supervisor waits for.
+    // State changes are pushed: `waiting` shows the moment it begins.
     let flags: &[u8] = if launched {
-        &[protocol::SUBSCRIBE_LAUNCHER]
+        &[protocol::SUBSCRIBE_LAUNCHER | protocol::SUBSCRIBE_STATE]
     } else {
-        &[]
+        &[protocol::SUBSCRIBE_STATE]
     };
     hello.extend(protocol::frame(ct::SUBSCRIBE, flags));
     hello.extend(protocol::frame(ct::STATUS, &[]));
@@ -441,6 +442,12 @@ async fn serve(
                         Err(e) => return Err(e.to_string()),
                     },
                     server::INFO => SessionMsg::Info(serde_json::from_slice(&f.payload).unwrap_or_default()),
+                    server::STATE => match serde_json::from_slice(&f.payload) {
+                        Ok(report) => SessionMsg::State(report),
+                        // A newer supervisor's report this version cannot
+                        // read: STATUS still gives the state byte.
+                        Err(_) => continue,
+                    },
                     server::EXIT => {
                         exited = true;
                         SessionMsg::Exit(protocol::decode_exit(&f.payload).unwrap_or(-1))

@@ -286,7 +286,7 @@ impl Attach {
         };
         hello.extend(protocol::frame(
             ct::SUBSCRIBE,
-            &[protocol::SUBSCRIBE_MARK_REPLAY | launcher],
+            &[protocol::SUBSCRIBE_MARK_REPLAY | protocol::SUBSCRIBE_TERMINAL | launcher],
         ));
         hello.extend(protocol::frame(ct::STATUS, &[]));
         self.send(&hello).await?;

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::classify;
 use crate::cli::LsArgs;
 use crate::client::{self, human_ms};
 use crate::clock;
@@ -57,7 +56,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             let (pid, state, idle) = match (&r.status, r.orphan) {
                 (Some(s), _) => (
                     s.pid.to_string(),
-                    classify::state_name(s.state).to_string(),
+                    client::state_label(s, r.info.as_ref()),
                     human_ms(u64::from(s.idle_ms)),
                 ),
                 (None, Some(pid)) => (pid.to_string(), "orphaned".into(), "-".into()),

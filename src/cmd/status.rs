@@ -4,7 +4,6 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::classify;
 use crate::cli::StatusArgs;
 use crate::client::{self, find_session, human_ms};
 use crate::config::Config;
@@ -17,7 +16,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         Ok(conn::query_info_status(&mut r, &mut w).await?)
     }))?;
-    let state = classify::state_name(st.state);
+    let state = client::state_label(&st, info.as_ref());
     let mut out = std::io::stdout().lock();
     if args.json {
         let v = client::session_json(&session.id, &st, info.as_ref());
@@ -30,6 +29,17 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             "state:    {state} (for {})",
             human_ms(u64::from(st.state_ms))
         )?;
+        let report = info.as_ref().and_then(|i| i.get("state"));
+        if let Some(health) = report
+            .and_then(|r| r.get("health"))
+            .and_then(|h| h.as_str())
+            .filter(|h| *h != "alive" && *h != "dead")
+        {
+            writeln!(out, "health:   {health}")?;
+        }
+        if let Some(agent) = report.and_then(|r| r.get("agent")).and_then(|a| a.as_str()) {
+            writeln!(out, "agent:    {agent}")?;
+        }
         writeln!(out, "idle:     {}", human_ms(u64::from(st.idle_ms)))?;
         writeln!(out, "alive:    {}", if st.alive { "yes" } else { "no" })?;
     }

@@ -200,6 +200,18 @@ pub async fn query_status(r: &mut Reader, w: &mut Writer) -> Result<Status, Conn
 /// Asks for INFO then STATUS. A supervisor without the INFO extension
 /// ignores the unknown request, so the STATUS answer arriving first means
 /// "no INFO available" rather than a hang.
+/// Asks for the session's current screen (SCREEN), as JSON.
+pub async fn query_screen(r: &mut Reader, w: &mut Writer) -> Result<serde_json::Value, ConnError> {
+    ask(w, &frame(client::SCREEN, &[])).await?;
+    loop {
+        let f = r.expect().await?;
+        if f.ty == server::SCREEN {
+            return serde_json::from_slice(&f.payload)
+                .map_err(|e| ConnError::Unexpected(format!("unreadable SCREEN: {e}")));
+        }
+    }
+}
+
 pub async fn query_info_status(
     r: &mut Reader,
     w: &mut Writer,

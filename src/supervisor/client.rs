@@ -470,6 +470,10 @@ impl Conn {
                 let json = ctx.shared.borrow_mut().info_json();
                 self.ctrl.extend(protocol::frame(server::INFO, &json));
             }
+            client::SCREEN => {
+                let json = ctx.shared.borrow().screen_json();
+                self.ctrl.extend(protocol::frame(server::SCREEN, &json));
+            }
             client::INPUT => {}
             other => debug!(conn = self.id, "ignoring unknown frame type 0x{other:02x}"),
         }

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use crate::classify::{ProcessState, StateClassifier};
 use crate::clock::Clock;
 use crate::detect::{Detector, Health, Primary, Verdict};
-use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, Status, server};
+use crate::protocol::{
+    self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, StateReport, Status, server,
+};
 use crate::vt::events::{Recorder, TermEvent};
 use crate::vt::term::Term;
 
@@ -130,29 +132,6 @@ pub struct Shared {
     next_conn: ConnId,
 }
 
-/// A state as STATE frames and INFO carry it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct StateReport {
-    pub state: &'static str,
-    pub state_byte: u8,
-    pub primary: Primary,
-    pub detail: Option<crate::detect::Detail>,
-    pub health: Health,
-    pub agent: Option<String>,
-    /// Milliseconds in this state when reported.
-    pub state_ms: u64,
-    pub signals: Vec<crate::detect::Signal>,
-}
-
-impl StateReport {
-    /// Whether `other` says something different to a person (the time in
-    /// the state and the signals' wording may move without a change).
-    pub fn differs(&self, other: &StateReport) -> bool {
-        (self.state_byte, self.detail, self.health)
-            != (other.state_byte, other.detail, other.health)
-    }
-}
-
 /// What INFO reports besides live values.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
@@ -253,7 +232,7 @@ impl Shared {
         if let Some(v) = self.verdict() {
             let state = ProcessState::of_primary(v.primary);
             return StateReport {
-                state: state.name(),
+                state: state.name().to_string(),
                 state_byte: state.as_byte(),
                 primary: v.primary,
                 detail: v.detail,
@@ -269,7 +248,7 @@ impl Shared {
             self.classifier.state()
         };
         StateReport {
-            state: state.name(),
+            state: state.name().to_string(),
             state_byte: state.as_byte(),
             primary: state.primary(),
             detail: None,
@@ -337,6 +316,24 @@ impl Shared {
             v["evidence"] = serde_json::to_value(d.evidence()).unwrap_or_default();
         }
         serde_json::to_vec(&v).unwrap_or_default()
+    }
+
+    /// The SCREEN payload: the screen as plain text rows, with its size,
+    /// cursor and title.
+    pub fn screen_json(&self) -> Vec<u8> {
+        let screen = self.screen.screen();
+        let (rows, cols) = screen.size();
+        let (cursor_row, cursor_col) = screen.cursor_position();
+        serde_json::to_vec(&serde_json::json!({
+            "cols": cols,
+            "rows": rows,
+            "cursor_row": cursor_row,
+            "cursor_col": cursor_col,
+            "alternate_screen": screen.alternate_screen(),
+            "title": self.screen.callbacks().title,
+            "text": screen.contents(),
+        }))
+        .unwrap_or_default()
     }
 
     /// The STATE payload: the state now, as JSON.

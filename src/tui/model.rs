@@ -38,6 +38,8 @@ pub enum SessionMsg {
     Output(Vec<u8>),
     Status(Status),
     Info(serde_json::Value),
+    /// A pushed state change (STATE).
+    State(crate::protocol::StateReport),
     Exit(i32),
     /// The connection failed or was refused; it will be retried.
     Problem(String),
@@ -78,6 +80,9 @@ pub enum Mode {
     },
     Filter,
     Help,
+    /// Why the selected session is in its state (the agent classifier's
+    /// signals), over the grid; any key closes it.
+    Explain(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +134,10 @@ pub struct Pane {
     /// When we last resized the session: output right after it is the
     /// program redrawing, not working.
     pub resized_at: Option<Instant>,
+    /// The last state the supervisor pushed, with its detail and signals.
+    pub report: Option<crate::protocol::StateReport>,
+    /// Since when the session has been waiting for its user.
+    pub waiting_since: Option<Instant>,
 }
 
 impl Pane {
@@ -154,7 +163,29 @@ impl Pane {
             busy_since: None,
             last_work: None,
             resized_at: None,
+            report: None,
+            waiting_since: None,
         }
+    }
+
+    /// Whether the session waits for its user (a dialog, a question, a
+    /// program reading input): the strongest call for attention.
+    pub fn waiting(&self) -> bool {
+        !self.ended() && self.state() == Some(ProcessState::Waiting.as_byte())
+    }
+
+    /// The state's name with the agent classifier's detail when it has
+    /// one (`waiting · permission`).
+    pub fn state_label(&self) -> Option<String> {
+        let state = self.state()?;
+        let name = crate::classify::state_name(state);
+        Some(match &self.report {
+            Some(r) if !self.ended() && r.state_byte == state => match r.detail {
+                Some(d) => format!("{name} · {}", d.name()),
+                None => name.to_string(),
+            },
+            _ => name.to_string(),
+        })
     }
 
     /// The state byte to show: dead once exited, else the last answer;
@@ -196,7 +227,16 @@ impl Pane {
     }
 
     pub fn busy(&self) -> bool {
-        matches!(self.state(), Some(s) if s != ProcessState::Idle.as_byte() && s != ProcessState::Dead.as_byte())
+        matches!(
+            self.state().and_then(ProcessState::from_byte),
+            Some(
+                ProcessState::Thinking
+                    | ProcessState::Streaming
+                    | ProcessState::ToolUse
+                    | ProcessState::Active
+                    | ProcessState::Stuck
+            )
+        )
     }
 
     /// When an unanswered STATUS makes the session `unresponsive`.

@@ -314,10 +314,29 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 poll(p, now, size_too, fx);
             }
         }
+        SessionMsg::State(report) => {
+            // The pushed state stands until the next STATUS answer; the
+            // timers keep what STATUS said of them.
+            if let Some((s, at)) = &mut p.status {
+                s.state = report.state_byte;
+                s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+                *at = now;
+            }
+            p.report = Some(report);
+            if note_waiting(p, now) && !selected && !focused && bell {
+                fx.push(Effect::Bell);
+            }
+            if !p.busy() {
+                p.busy_since = None;
+            }
+        }
         SessionMsg::Status(s) => {
             p.poll_in_flight = false;
             p.unresponsive = false;
             p.status = Some((s, now));
+            if note_waiting(p, now) && !selected && !focused && bell {
+                fx.push(Effect::Bell);
+            }
             if p.busy() {
                 // Ask again when the silence so far would reach the idle
                 // threshold, rather than a full threshold after our question.
@@ -563,7 +582,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             }
             _ => {}
         },
-        Mode::Help => m.mode = Mode::Grid,
+        Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,
         Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now),
     }
 }
@@ -636,6 +655,11 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
         }
         KeyCode::Char('/') => m.mode = Mode::Filter,
         KeyCode::Char('?') => m.mode = Mode::Help,
+        KeyCode::Char('e') => {
+            if let Some(id) = m.selected.clone() {
+                m.mode = Mode::Explain(id);
+            }
+        }
         KeyCode::Tab => next_attention(m, now),
         KeyCode::PageDown => {
             let p = placements(m);
@@ -671,19 +695,60 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
     }
 }
 
-/// Tab: the next session (after the selected one) that needs attention.
+/// Notes when a session starts or stops waiting for its user; true when
+/// it has just started (worth a bell). Waiting asks for attention until
+/// the pane is looked at, like finished work.
+fn note_waiting(p: &mut Pane, now: Instant) -> bool {
+    if !p.waiting() {
+        p.waiting_since = None;
+        return false;
+    }
+    if p.waiting_since.is_some() {
+        return false;
+    }
+    p.waiting_since = Some(now);
+    p.attention = true;
+    true
+}
+
+/// Tab: the sessions that need their user, in one round: those waiting
+/// (the longest waiting first), then those that finished work or ended, in
+/// grid order. Each press selects the one after the selected in that round.
 fn next_attention(m: &mut Model, now: Instant) {
     let ids = m.visible_ids();
+    let mut waiting: Vec<(Instant, &String)> = ids
+        .iter()
+        .filter_map(|id| {
+            let p = m.pane(id)?;
+            p.waiting_since.filter(|_| p.waiting()).map(|t| (t, id))
+        })
+        .collect();
+    waiting.sort();
+    // Grid order, from the one after the selected.
     let start = m
         .selected
         .as_ref()
         .and_then(|s| ids.iter().position(|i| i == s))
         .map_or(0, |i| i + 1);
     let n = ids.len();
-    let found = (0..n)
-        .map(|k| &ids[(start + k) % n.max(1)])
-        .find(|id| m.pane(id).is_some_and(|p| p.attention))
-        .cloned();
+    let finished = (0..n)
+        .map(|k| &ids[(start + k) % n])
+        .filter(|id| m.pane(id).is_some_and(|p| p.attention && !p.waiting()));
+    let round: Vec<&String> = waiting
+        .into_iter()
+        .map(|(_, id)| id)
+        .chain(finished)
+        .collect();
+    let after = m
+        .selected
+        .as_ref()
+        .and_then(|s| round.iter().position(|id| *id == s))
+        .map_or(0, |i| i + 1);
+    let found = round
+        .get(after)
+        .or(round.first())
+        .filter(|id| Some(**id) != m.selected.as_ref())
+        .map(|id| (*id).clone());
     match found {
         // The page follows (see `show_selected`).
         Some(id) => m.selected = Some(id),

@@ -8,7 +8,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 use tui_term::widget::{Cursor, PseudoTerminal};
 
-use crate::classify;
 use crate::client::human_ms;
 
 use super::model::{Link, Mode, Model, NewStep, Pane};
@@ -97,8 +96,54 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
             );
         }
         Mode::Help => help(m, f),
+        Mode::Explain(id) => explain(m, f, id, now),
         _ => {}
     }
+}
+
+/// The `e` overlay: the selected session's state, and the signals behind
+/// it as its supervisor reported them.
+fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
+    let Some(p) = m.pane(id) else { return };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(
+            format!(" {} ", p.state_label().unwrap_or_else(|| "…".into())),
+            m.theme.state(p.state()),
+        ),
+        Span::raw(format!(
+            "  for {}",
+            p.state_ms(now).map_or("?".into(), human_ms)
+        )),
+    ])];
+    match &p.report {
+        Some(r) if !p.ended() => {
+            let mut facts = vec![format!("health: {}", r.health.name())];
+            if let Some(agent) = &r.agent {
+                facts.push(format!("agent: {agent}"));
+            }
+            lines.push(Line::from(facts.join("   ")));
+            lines.push(Line::from(""));
+            if r.signals.is_empty() {
+                lines.push(Line::from(
+                    "no signals: this classifier goes by output timing alone",
+                ));
+            }
+            for s in r.signals.iter().take(8) {
+                let text: String = crate::paths::sanitize(&s.text).chars().take(60).collect();
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{:<8}", s.source.name()), m.theme.footer_key),
+                    Span::raw(format!(" {}  ", s.rule)),
+                    Span::styled(format!("{text:?}"), m.theme.dim),
+                ]));
+            }
+        }
+        _ => lines.push(Line::from("no state report from this session")),
+    }
+    lines.push(Line::from(""));
+    lines.push(
+        Line::from(format!("hm explain {id} shows the whole evidence table")).style(m.theme.dim),
+    );
+    popup(m, f, "why", &lines);
 }
 
 fn key(m: &Model, k: &str) -> Span<'static> {
@@ -133,6 +178,11 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let selected = m.selected.as_deref() == Some(p.id.as_str());
     let border = if selected {
         m.theme.border_selected
+    } else if p.waiting() {
+        // Waiting is the strongest call: the pane's frame takes the
+        // waiting state's own colour.
+        m.theme
+            .state(Some(crate::classify::ProcessState::Waiting.as_byte()))
     } else if p.attention {
         m.theme.border_attention
     } else {
@@ -141,10 +191,10 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let state = p.state();
     let badge = match (state, p.state_ms(now)) {
         _ if p.orphan.is_some() => " orphaned ".to_string(),
-        (Some(s), Some(ms)) => {
-            format!(" {} {} ", classify::state_name(s), human_ms(ms))
+        (Some(_), Some(ms)) => {
+            format!(" {} {} ", p.state_label().unwrap_or_default(), human_ms(ms))
         }
-        (Some(s), _) => format!(" {} ", classify::state_name(s)),
+        (Some(_), _) => format!(" {} ", p.state_label().unwrap_or_default()),
         (None, _) => " … ".to_string(),
     };
     let mut title = vec![Span::styled(format!(" {} ", p.id), m.theme.title)];
@@ -229,6 +279,14 @@ fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
             ("q", "quit"),
         ],
     };
+    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
+    if waiting > 0 {
+        let style = m
+            .theme
+            .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        spans.push(Span::styled(format!(" {waiting} need you "), style));
+        spans.push(Span::raw(" "));
+    }
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit
     // on an 80-column terminal.
@@ -318,7 +376,11 @@ fn help(m: &Model, f: &mut Frame<'_>) {
             "/".into(),
             "filter by id (Enter keeps it, Esc clears it, also later)",
         ),
-        ("Tab".into(), "next session that needs attention"),
+        (
+            "Tab".into(),
+            "next session that needs you (waiting first, then finished)",
+        ),
+        ("e".into(), "why the selected session is in its state"),
         ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
     let lines: Vec<Line<'static>> = rows

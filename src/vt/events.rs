@@ -71,6 +71,8 @@ pub struct Recorder {
     /// Events dropped since the last take because [`MAX_EVENTS`] were
     /// already waiting.
     pub dropped: u64,
+    /// The window title now (OSC 0/2), cut as [`TermEvent::Title`] is.
+    pub title: String,
 }
 
 impl Recorder {
@@ -111,7 +113,8 @@ impl vt100::Callbacks for Recorder {
     }
 
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
-        self.push(TermEvent::Title(text(title)));
+        self.title = text(title);
+        self.push(TermEvent::Title(self.title.clone()));
     }
 
     fn unhandled_csi(

@@ -108,6 +108,10 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.parser.screen()
     }
 
+    pub fn callbacks(&self) -> &CB {
+        self.parser.callbacks()
+    }
+
     pub fn callbacks_mut(&mut self) -> &mut CB {
         self.parser.callbacks_mut()
     }

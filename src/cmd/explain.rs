@@ -1,0 +1,106 @@
+//! `hm explain ID`: a session's verdict with the signals that decided it
+//! and the evidence table behind them.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::ExplainArgs;
+use crate::client::{self, find_session, human_ms};
+use crate::config::Config;
+use crate::protocol::conn;
+
+pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    let (info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
+        let (mut r, mut w) = conn::connect(&session.sock).await?;
+        Ok(conn::query_info_status(&mut r, &mut w).await?)
+    }))?;
+    let mut out = std::io::stdout().lock();
+    let mut v = client::session_json(&session.id, &st, info.as_ref());
+    let evidence = info
+        .as_ref()
+        .and_then(|i| i.get("evidence"))
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!([]));
+    if args.json {
+        v["evidence"] = evidence;
+        v["classifier"] = info
+            .as_ref()
+            .and_then(|i| i.get("classifier"))
+            .cloned()
+            .unwrap_or_default();
+        writeln!(out, "{v}")?;
+        return Ok(0);
+    }
+    let classifier = info
+        .as_ref()
+        .and_then(|i| i.get("classifier"))
+        .and_then(|c| c.as_str())
+        .unwrap_or("?");
+    writeln!(
+        out,
+        "{}: {} for {} ({} classifier)",
+        session.id,
+        client::state_label(&st, info.as_ref()),
+        human_ms(u64::from(st.state_ms)),
+        classifier
+    )?;
+    for key in ["health", "agent"] {
+        if let Some(x) = v[key].as_str() {
+            writeln!(out, "  {key}: {x}")?;
+        }
+    }
+    let signals = v["signals"].as_array().cloned().unwrap_or_default();
+    if signals.is_empty() {
+        let why = if classifier == "agent" {
+            "no evidence decided"
+        } else {
+            "this classifier goes by output timing alone; --classifier agent explains itself"
+        };
+        writeln!(out, "signals: none ({why})")?;
+    } else {
+        writeln!(out, "signals, strongest first:")?;
+        for s in &signals {
+            writeln!(out, "  {}", describe_row(s))?;
+        }
+    }
+    if let Some(rows) = evidence.as_array().filter(|r| !r.is_empty()) {
+        writeln!(out, "evidence:")?;
+        for row in rows {
+            writeln!(out, "  {}", describe_row(row))?;
+        }
+    }
+    Ok(0)
+}
+
+/// One signal or evidence row on a line: its source and rule, then the
+/// other fields as `key=value`, the matched text quoted last.
+fn describe_row(row: &serde_json::Value) -> String {
+    let Some(map) = row.as_object() else {
+        return row.to_string();
+    };
+    let mut parts = Vec::new();
+    for key in ["source", "rule"] {
+        if let Some(x) = map.get(key).and_then(|x| x.as_str()) {
+            parts.push(x.to_string());
+        }
+    }
+    for (key, value) in map {
+        if matches!(key.as_str(), "source" | "rule" | "text") {
+            continue;
+        }
+        let value = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        parts.push(format!("{key}={value}"));
+    }
+    if let Some(text) = map.get("text").and_then(|x| x.as_str())
+        && !text.is_empty()
+    {
+        parts.push(format!("{:?}", crate::paths::sanitize(text)));
+    }
+    parts.join("  ")
+}

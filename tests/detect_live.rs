@@ -1,0 +1,220 @@
+//! The agent classifier and the screen model through a real supervisor:
+//! real ptys, real programs, the verdict as `hm status`, `hm explain`,
+//! STATE frames and `hm capture` give it.
+
+mod common;
+
+use common::{Raw, Sandbox, stderr, stdout};
+use heimdall::protocol::{self, client, server};
+
+fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["status", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Waits until `hm status --json` shows `primary` (and `detail`, if
+/// given), and returns that answer.
+fn wait_for_state(
+    sb: &Sandbox,
+    id: &str,
+    primary: &str,
+    detail: Option<&str>,
+) -> serde_json::Value {
+    let what = format!("'{id}' to be {primary} {detail:?}");
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    loop {
+        let last = status_json(sb, id);
+        if last["primary"] == primary && detail.is_none_or(|d| last["detail"] == d) {
+            return last;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}; last answer: {last}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_plain_program_asking_a_question_is_waiting_for_input() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "ask",
+        &["--classifier", "agent"],
+        &[
+            "bash",
+            "-c",
+            "sleep 1; printf 'Apply these changes? [y/N] '; read x; echo \"got $x\"; sleep 30",
+        ],
+    );
+    let v = wait_for_state(&sb, "ask", "waiting", Some("input"));
+    assert_eq!(v["state"], "waiting");
+    assert_eq!(v["state_byte"], 5);
+    let signals = v["signals"].as_array().expect("signals");
+    assert!(!signals.is_empty(), "a verdict carries its reasons: {v}");
+    // People see primary and detail, and why.
+    let text = stdout(&sb.cmd(&["status", "ask"]));
+    assert!(text.contains("state:    waiting · input"), "{text}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("waiting · input"), "{ls}");
+    let why = sb.cmd(&["explain", "ask"]);
+    assert!(why.status.success(), "{}", stderr(&why));
+    let why = stdout(&why);
+    assert!(why.contains("ask: waiting · input"), "{why}");
+    assert!(why.contains("signals, strongest first:"), "{why}");
+    // Answered, it is no longer waiting.
+    let mut raw = Raw::connect(&sb.sock("ask")).expect("connect");
+    raw.send(client::INPUT, b"y\r");
+    let v = wait_for_state(&sb, "ask", "idle", None);
+    assert_ne!(v["primary"], "waiting", "{v}");
+}
+
+#[test]
+fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "typed",
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let mut raw = Raw::connect(&sb.sock("typed")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(client::INPUT, b"echo 'Do you want to proceed? [y/N]'");
+    raw.output_until(b"[y/N]'");
+    // Typed, not submitted: whatever the verdict settles on, it is never
+    // "waiting".
+    for _ in 0..30 {
+        let v = status_json(&sb, "typed");
+        assert_ne!(v["primary"], "waiting", "typed text made a dialog: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    raw.send(client::INPUT, b"\r");
+    raw.output_until(b"\r\n[y/N]");
+    for _ in 0..30 {
+        let v = status_json(&sb, "typed");
+        assert_ne!(v["primary"], "waiting", "echoed text made a dialog: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn state_changes_are_pushed_to_subscribers_that_ask() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "push",
+        &["--classifier", "agent"],
+        &[
+            "bash",
+            "-c",
+            "read go; printf 'Continue? [y/N] '; read x; sleep 30",
+        ],
+    );
+    let mut raw = Raw::connect(&sb.sock("push")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
+    // The state as it is comes at once.
+    let first = raw.expect(server::STATE);
+    let first: serde_json::Value = serde_json::from_slice(&first.payload).expect("json");
+    assert_ne!(first["primary"], "waiting", "{first}");
+    raw.send(client::INPUT, b"go\r");
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    loop {
+        let f = raw.expect(server::STATE);
+        let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
+        if v["primary"] == "waiting" {
+            assert_eq!(v["detail"], "input", "{v}");
+            assert_eq!(v["state_byte"], 5, "{v}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no waiting pushed");
+    }
+}
+
+#[test]
+fn queries_are_answered_while_no_terminal_is_attached() {
+    let sb = Sandbox::new();
+    // Asks where the cursor is after moving it, as fish and the agent CLIs
+    // do at start-up, and says whether an answer came.
+    let script = "read go; printf '\\033[3;5H\\033[6n'; \
+                  if IFS= read -rs -d R -t 3 r; then echo \"answered:${r#?}\"; else echo unanswered; fi; \
+                  sleep 30";
+    let _s = sb.start("q", &[], &["bash", "-c", script]);
+    let mut raw = Raw::connect(&sb.sock("q")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(client::INPUT, b"go\r");
+    raw.output_until(b"answered:[3;5");
+}
+
+#[test]
+fn an_attached_terminal_answers_queries_and_the_supervisor_does_not() {
+    let sb = Sandbox::new();
+    let script = "read go; printf '\\033[6n'; \
+                  if IFS= read -rs -d R -t 2 r; then echo \"answered:${r#?}\"; else echo unanswered; fi; \
+                  sleep 30";
+    let _s = sb.start("t", &[], &["bash", "-c", script]);
+    let mut raw = Raw::connect(&sb.sock("t")).expect("connect");
+    // This subscriber says it is a terminal, but answers nothing: the
+    // program must not get a second answer from the supervisor.
+    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
+    raw.send(client::INPUT, b"go\r");
+    raw.output_until(b"unanswered");
+}
+
+#[test]
+fn the_agent_classifier_is_the_default_for_a_known_agent() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let fake = bin.join("codex");
+    std::fs::write(&fake, "#!/bin/sh\nsleep 30\n").expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let fake = fake.to_str().expect("utf-8");
+    let _a = sb.start("agent", &[], &[fake]);
+    let _b = sb.start("plain", &[], &["sleep", "30"]);
+    let _c = sb.start("chosen", &["--classifier", "simple"], &[fake]);
+    let classifier = |id: &str| {
+        let mut raw = Raw::connect(&sb.sock(id)).expect("connect");
+        raw.send(client::INFO, &[]);
+        let f = raw.expect(server::INFO);
+        let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
+        v["classifier"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(classifier("agent"), "agent");
+    assert_eq!(classifier("plain"), "simple");
+    assert_eq!(classifier("chosen"), "simple");
+}
+
+#[test]
+fn capture_saves_the_screen_and_verdict_as_a_fixture() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "cap",
+        &["--classifier", "agent", "--cols", "60", "--rows", "10"],
+        &[
+            "bash",
+            "-c",
+            "printf 'Overwrite config.toml? [y/N] '; read x; sleep 30",
+        ],
+    );
+    wait_for_state(&sb, "cap", "waiting", Some("input"));
+    let case = sb.path().join("fixtures").join("cap");
+    let out = sb.cmd(&["capture", "cap", "--fixture", case.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let frame = std::fs::read_to_string(case.join("frame.txt")).expect("frame");
+    assert!(
+        frame.starts_with("Overwrite config.toml? [y/N]"),
+        "{frame:?}"
+    );
+    let expected = std::fs::read_to_string(case.join("expected.txt")).expect("expected");
+    assert!(expected.starts_with("waiting input\n"), "{expected}");
+    assert!(expected.contains("size: 60x10"), "{expected}");
+    // A second capture into the same case is refused, not an overwrite.
+    let again = sb.cmd(&["capture", "cap", "--fixture", case.to_str().expect("utf-8")]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("already holds a fixture"),
+        "{}",
+        stderr(&again)
+    );
+}
