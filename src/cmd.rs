@@ -2,8 +2,10 @@
 //! codes.
 
 mod attach;
+pub mod classify;
 mod kill;
 mod ls;
+pub mod replay;
 mod run;
 mod status;
 mod tui;
