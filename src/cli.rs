@@ -42,6 +42,10 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Save a session's screen and verdict as a fixture for `hm replay`
     Capture(CaptureArgs),
+    /// Classify a saved screen or a recording at a given time, offline
+    Classify(crate::cmd::classify::ClassifyArgs),
+    /// Check fixture cases (saved screens, recordings with labels)
+    Replay(crate::cmd::replay::ReplayArgs),
 }
 
 /// Where to look for sessions.

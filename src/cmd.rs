@@ -3,9 +3,11 @@
 
 mod attach;
 mod capture;
+pub mod classify;
 mod explain;
 mod kill;
 mod ls;
+pub mod replay;
 mod run;
 mod status;
 mod tui;
@@ -30,6 +32,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Tui(args) => tui::tui(args, &config, cli.config.as_deref()),
         Command::Explain(args) => explain::explain(args, &config),
         Command::Capture(args) => capture::capture(args, &config),
+        Command::Classify(args) => classify::classify(args),
+        Command::Replay(args) => replay::replay(args),
     }
 }
 

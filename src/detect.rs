@@ -2,21 +2,45 @@
 //! see of it, with the reasons.
 //!
 //! Evidence comes from several channels — the screen (rules over regions of
-//! the settled screen), the window title, notifications (OSC 9/777, BEL),
-//! byte timing, and the process side (who holds the pty's foreground and
-//! whether it is reading the terminal). Each channel writes its latest
-//! finding into an evidence table with the time it was first seen; one pure
-//! function, [`resolve`], turns the table and the current time into a
-//! [`Verdict`]: a primary state, a detail, a health and the signals that
-//! decided it. Nothing here reads the clock or does I/O: time and facts are
-//! passed in, so the supervisor, `hm classify` and the corpus scorer all
-//! run the same code.
+//! the settled screen, [`screen`]), the window title ([`title`]),
+//! notifications (OSC 9/777, BEL), byte timing, and the process side (who
+//! holds the pty's foreground and whether it is reading the terminal).
+//! Each channel writes its latest finding into an [`Evidence`] table with
+//! the time it was first seen; one pure function, [`resolve`], turns the
+//! table and the current time into a [`Verdict`]: a primary state, a
+//! detail, a health and the signals that decided it. The rules are data
+//! ([`rules`]): TOML files compiled in, which a user can override. Nothing
+//! here reads the clock or does I/O: time and facts are passed in, so the
+//! supervisor, `hm classify` and the corpus scorer all run the same code.
 
+pub mod evidence;
+pub mod offline;
+pub mod resolve;
+pub mod rules;
+pub mod screen;
+pub mod title;
 pub mod verdict;
 
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::Arc;
+
+pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
+pub use resolve::{RECOVERED_FOR_MS, resolve};
+pub use rules::{RuleError, RuleSet, load_rules};
 pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 use crate::vt::events::TermEvent;
+
+/// Output this soon after a resize is the program redrawing for the new
+/// size, not work.
+const RESIZE_GRACE_MS: u64 = 1_000;
+/// How long a bell or desktop notification counts as a call for attention.
+const NOTIFICATION_FRESH_MS: u64 = 5_000;
+/// Process facts are read right before each verdict; older ones are stale.
+const PROCESS_FRESH_MS: u64 = 2_000;
+/// The agent name of the interactive shells' rule file.
+const SHELL: &str = "shell";
 
 /// Settings of the `agent` classifier (`[classifier.agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,21 +82,67 @@ pub struct ProcessFacts {
 #[derive(Debug)]
 pub struct Detector {
     settings: Settings,
-    started_ms: u64,
-    last_output_ms: Option<u64>,
-    ended_ms: Option<u64>,
+    rules: Arc<RuleSet>,
+    evidence: Evidence,
+    /// The agent argv names, and whether argv is an interactive shell
+    /// (no script to run), whose reading at its prompt is idleness.
+    command_agent: Option<String>,
+    interactive_shell: bool,
+    title_agent: Option<String>,
+    screen_agent: Option<String>,
+    /// The current title, re-read when the agent becomes known.
+    title_text: String,
+    /// Hash of the last screen read, to skip unchanged screens.
+    screen_hash: Option<u64>,
+    alternate: bool,
+    resized_ms: Option<u64>,
+    last: Option<Verdict>,
 }
 
 impl Detector {
     /// `command` is the session's argv: it names the agent before its
     /// screen does.
     pub fn new(settings: Settings, command: &[String], now_ms: u64) -> Detector {
-        let _ = command;
+        Detector::with_rules(settings, rules::builtin(), command, now_ms)
+    }
+
+    /// A detector using `rules` (e.g. [`load_rules`] with the user's
+    /// directory) instead of the built-in ones.
+    pub fn with_rules(
+        settings: Settings,
+        rules: Arc<RuleSet>,
+        command: &[String],
+        now_ms: u64,
+    ) -> Detector {
+        let command_agent = rules.agent_for_command(command).map(|a| a.name.clone());
+        let interactive_shell = command_agent.as_deref() == Some(SHELL)
+            && command.iter().skip(1).all(|a| a.starts_with('-'))
+            && !command.iter().any(|a| a == "-c");
+        let evidence = Evidence {
+            idle_threshold_ms: settings.idle_threshold_ms,
+            stuck_after_ms: settings.stuck_after_ms,
+            started_ms: now_ms,
+            agent: command_agent.as_ref().map(|name| AgentFinding {
+                name: name.clone(),
+                source: Source::Command,
+                since_ms: now_ms,
+            }),
+            screen_changed_ms: now_ms,
+            ..Evidence::default()
+        };
         Detector {
             settings,
-            started_ms: now_ms,
-            last_output_ms: None,
-            ended_ms: None,
+            rules,
+            evidence,
+            command_agent,
+            interactive_shell,
+            title_agent: None,
+            screen_agent: None,
+            title_text: String::new(),
+            screen_hash: None,
+            alternate: false,
+            resized_ms: None,
+            last: None,
         }
     }
 
@@ -80,65 +150,295 @@ impl Detector {
         &self.settings
     }
 
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// The evidence table as it stands (what `hm explain` prints).
+    pub fn evidence(&self, now_ms: u64) -> Vec<EvidenceRow> {
+        self.evidence.rows(now_ms)
+    }
+
+    /// The evidence table itself, for [`resolve`].
+    pub fn table(&self) -> &Evidence {
+        &self.evidence
+    }
+
+    fn agent_name(&self) -> Option<&str> {
+        self.screen_agent
+            .as_deref()
+            .or(self.title_agent.as_deref())
+            .or(self.command_agent.as_deref())
+    }
+
+    fn set_agent(&mut self, name: &str, source: Source, now_ms: u64) {
+        if self.evidence.agent.as_ref().is_some_and(|a| a.name == name) {
+            return;
+        }
+        self.evidence.agent = Some(AgentFinding {
+            name: name.to_owned(),
+            source,
+            since_ms: now_ms,
+        });
+    }
+
     /// Every read from the pty, after the screen has been fed it.
     pub fn output(&mut self, chunk: &[u8], now_ms: u64) {
-        let _ = chunk;
-        self.last_output_ms = Some(now_ms);
+        if chunk.is_empty() {
+            return;
+        }
+        if self
+            .resized_ms
+            .is_some_and(|t| now_ms.saturating_sub(t) < RESIZE_GRACE_MS)
+        {
+            return;
+        }
+        self.evidence.last_output_ms = Some(now_ms);
     }
 
     /// Something the program said besides drawing (title, bell, ...).
     pub fn event(&mut self, event: &TermEvent, now_ms: u64) {
-        let _ = (event, now_ms);
+        match event {
+            TermEvent::Title(title) => {
+                self.title_text = title.clone();
+                if let Some(a) = title::identify(title, &self.rules) {
+                    self.title_agent = Some(a.name.clone());
+                }
+                self.reclassify_title(now_ms);
+            }
+            TermEvent::Bell | TermEvent::Notify(_) => {
+                let text = match event {
+                    TermEvent::Notify(t) => t.chars().take(120).collect(),
+                    _ => String::new(),
+                };
+                self.evidence.notification = Some(Finding {
+                    source: Source::Notification,
+                    rule: match event {
+                        TermEvent::Bell => "notification.bell".to_owned(),
+                        _ => "notification.osc".to_owned(),
+                    },
+                    primary: Primary::Waiting,
+                    detail: None,
+                    text,
+                    since_ms: now_ms,
+                    fresh_until_ms: Some(now_ms.saturating_add(NOTIFICATION_FRESH_MS)),
+                });
+            }
+            // OSC 7501 records are another channel's (a later change);
+            // queries are the supervisor's to answer.
+            TermEvent::StatusRecord(_) | TermEvent::Query(_) => {}
+        }
+    }
+
+    fn reclassify_title(&mut self, now_ms: u64) {
+        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
+        let found = title::classify(&self.title_text, &self.rules, agent, now_ms);
+        self.evidence.title = match (found, self.evidence.title.take()) {
+            (Some(mut new), Some(old)) if new.same_as(&old) => {
+                new.since_ms = old.since_ms;
+                Some(new)
+            }
+            (found, _) => found,
+        };
     }
 
     /// The session was resized: the redraw that answers it is not work.
     pub fn resized(&mut self, now_ms: u64) {
-        let _ = now_ms;
+        self.resized_ms = Some(now_ms);
     }
 
     /// Fresh process facts (the supervisor reads them when asked).
     pub fn process(&mut self, facts: ProcessFacts, now_ms: u64) {
-        let _ = (facts, now_ms);
+        if !self.settings.process_evidence {
+            return;
+        }
+        let fg = [facts.foreground_command.clone()];
+        let fg_agent = self.rules.agent_for_command(&fg).map(|a| a.name.clone());
+        let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
+        let make = |rule: &str, primary, detail| Finding {
+            source: Source::Process,
+            rule: rule.to_owned(),
+            primary,
+            detail: Some(detail),
+            text: facts.foreground_command.chars().take(120).collect(),
+            since_ms: now_ms,
+            fresh_until_ms: Some(now_ms.saturating_add(PROCESS_FRESH_MS)),
+        };
+        let found = if facts.foreground_is_session {
+            if !facts.reading_terminal || (known_agent && !self.interactive_shell) {
+                // The session's own program: when it is an agent, its
+                // screen says more than "it reads the terminal".
+                None
+            } else if self.interactive_shell || self.alternate {
+                Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
+            } else {
+                Some(make("process.reading", Primary::Waiting, Detail::Input))
+            }
+        } else if fg_agent.as_deref().is_some_and(|a| a != SHELL) {
+            // A known interactive program (an agent, a REPL, an editor) in
+            // the foreground reads the terminal all the time.
+            None
+        } else if facts.reading_terminal {
+            if self.alternate {
+                Some(make("process.fullscreen", Primary::Idle, Detail::Ready))
+            } else {
+                Some(make("process.job_reading", Primary::Waiting, Detail::Input))
+            }
+        } else {
+            Some(make("process.job_running", Primary::Active, Detail::Running))
+        };
+        self.evidence.process = match (found, self.evidence.process.take()) {
+            (Some(mut new), Some(old)) if new.same_as(&old) => {
+                new.since_ms = old.since_ms;
+                Some(new)
+            }
+            (found, _) => found,
+        };
     }
 
     /// The program ended.
     pub fn ended(&mut self, now_ms: u64) {
-        self.ended_ms = Some(now_ms);
+        if self.evidence.ended_ms.is_none() {
+            self.evidence.ended_ms = Some(now_ms);
+        }
+    }
+
+    /// Read `screen` into the evidence if it changed since last time.
+    fn look(&mut self, screen: &vt100::Screen, now_ms: u64) {
+        let contents = screen.contents();
+        let mut hasher = std::hash::DefaultHasher::new();
+        contents.hash(&mut hasher);
+        screen.cursor_position().hash(&mut hasher);
+        screen.alternate_screen().hash(&mut hasher);
+        let hash = hasher.finish();
+        if self.screen_hash == Some(hash) {
+            return;
+        }
+        let first = self.screen_hash.is_none();
+        self.screen_hash = Some(hash);
+        // A stuck session that moves again is `recovered` for a while.
+        let was_busy = self
+            .last
+            .as_ref()
+            .is_some_and(|v| matches!(v.primary, Primary::Active | Primary::Stuck));
+        if !first
+            && was_busy
+            && now_ms.saturating_sub(self.evidence.screen_changed_ms) >= self.settings.stuck_after_ms
+        {
+            self.evidence.recovered_until_ms = Some(now_ms.saturating_add(RECOVERED_FOR_MS));
+        }
+        self.evidence.screen_changed_ms = now_ms;
+
+        let snap = screen::Snapshot::of(screen);
+        self.alternate = snap.alternate;
+        let seen = screen::identify(&snap, &self.rules).map(|a| a.name.clone());
+        if let Some(name) = &seen
+            && self.screen_agent.as_ref() != Some(name)
+        {
+            self.screen_agent = Some(name.clone());
+            self.reclassify_title(now_ms);
+        }
+        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
+        let found = screen::evaluate(&snap, &self.rules, agent);
+        if seen.is_none()
+            && let Some(named) = found.as_ref().and_then(|m| m.agent.clone())
+        {
+            self.screen_agent = Some(named);
+        }
+        if let Some(name) = self.agent_name().map(str::to_owned) {
+            let source = if self.screen_agent.as_deref() == Some(name.as_str()) {
+                Source::Screen
+            } else if self.title_agent.as_deref() == Some(name.as_str()) {
+                Source::Title
+            } else {
+                Source::Command
+            };
+            self.set_agent(&name, source, now_ms);
+        }
+        let found = found.map(|m| Finding {
+            source: Source::Screen,
+            rule: m.rule,
+            primary: m.primary,
+            detail: m.detail,
+            text: m.text,
+            since_ms: now_ms,
+            fresh_until_ms: None,
+        });
+        self.evidence.screen = match (found, self.evidence.screen.take()) {
+            (Some(mut new), Some(old)) if new.same_as(&old) => {
+                new.since_ms = old.since_ms;
+                Some(new)
+            }
+            (found, _) => found,
+        };
     }
 
     /// The verdict now, reading `screen` if it changed since last asked.
     pub fn verdict(&mut self, screen: &vt100::Screen, now_ms: u64) -> Verdict {
-        let _ = screen;
-        resolve(self, now_ms)
-    }
-
-    /// The evidence table, for `hm explain`.
-    pub fn evidence(&self) -> Vec<Signal> {
-        Vec::new()
+        if self.evidence.ended_ms.is_none() {
+            self.look(screen, now_ms);
+        }
+        let mut verdict = resolve(&self.evidence, now_ms);
+        // `since` is when this state began, which the table cannot know
+        // across different rules saying the same state.
+        if let Some(last) = &self.last
+            && last.primary == verdict.primary
+            && last.detail == verdict.detail
+        {
+            verdict.since_ms = last.since_ms;
+        }
+        self.last = Some(verdict.clone());
+        verdict
     }
 
     /// The earliest time the verdict can change with no new input (an
     /// idle threshold or `stuck_after` running out); `None` while nothing
     /// is pending, so an idle session needs no timer.
     pub fn wake_at(&self) -> Option<u64> {
-        None
+        let last = self.last.as_ref()?;
+        let mut at: Option<u64> = None;
+        let mut consider = |t: u64| at = Some(at.map_or(t, |a| a.min(t)));
+        match last.primary {
+            Primary::Active => {
+                consider(
+                    self.evidence
+                        .screen_changed_ms
+                        .saturating_add(self.settings.stuck_after_ms),
+                );
+                if let Some(t) = self.evidence.last_output_ms
+                    && last.signals.first().is_some_and(|s| s.source == Source::Timing)
+                {
+                    consider(t.saturating_add(self.settings.idle_threshold_ms));
+                }
+                if last.health == Health::Recovered
+                    && let Some(t) = self.evidence.recovered_until_ms
+                {
+                    consider(t);
+                }
+            }
+            Primary::Waiting => {
+                if let Some(n) = &self.evidence.notification
+                    && last.signals.first().is_some_and(|s| s.source == Source::Notification)
+                    && let Some(t) = n.fresh_until_ms
+                {
+                    consider(t);
+                }
+            }
+            Primary::Idle
+            | Primary::Stuck
+            | Primary::Dead
+            | Primary::Unknown => {}
+        }
+        at
     }
 }
 
-/// The verdict of the evidence at `now_ms`.
-pub fn resolve(detector: &Detector, now_ms: u64) -> Verdict {
-    let since = detector.ended_ms.unwrap_or(detector.started_ms);
-    let _ = (now_ms, detector.last_output_ms);
-    Verdict {
-        primary: if detector.ended_ms.is_some() {
-            Primary::Dead
-        } else {
-            Primary::Unknown
-        },
-        detail: None,
-        health: Health::Alive,
-        agent: None,
-        since_ms: since,
-        signals: Vec::new(),
-    }
+/// The user's rule directory, `$XDG_CONFIG_HOME/heimdall/rules` (or
+/// `~/.config/heimdall/rules`), from the given environment values.
+pub fn user_rules_dir(xdg_config_home: Option<&Path>, home: Option<&Path>) -> Option<std::path::PathBuf> {
+    xdg_config_home
+        .filter(|p| p.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| home.map(|h| h.join(".config")))
+        .map(|c| c.join("heimdall").join("rules"))
 }

@@ -236,7 +236,20 @@ async fn serve(
         info,
     );
     if let Some(settings) = opts.classifier.agent_settings() {
-        let detector = Detector::new(settings, &shared.info.command, shared.clock.now_ms());
+        // `hm run` checked the user's rule files before starting us.
+        let dir = crate::detect::user_rules_dir(
+            std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).as_deref(),
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        );
+        let rules = crate::detect::load_rules(dir.as_deref()).map_or_else(
+            |e| {
+                warn!("{e}; using the built-in rules");
+                crate::detect::rules::builtin()
+            },
+            std::sync::Arc::new,
+        );
+        let detector =
+            Detector::with_rules(settings, rules, &shared.info.command, shared.clock.now_ms());
         let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
         shared = shared.with_detector(detector, probe);
     }

@@ -226,6 +226,11 @@ fn supervise(
         notify_ready: args.notify_ready,
         await_attach: args.await_attach,
     };
+    if opts.classifier.agent_settings().is_some() {
+        // A broken rule file is the user's to fix, named with its line,
+        // before anything starts.
+        super::classify::user_rules()?;
+    }
     supervisor::run(opts)
 }
 

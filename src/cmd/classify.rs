@@ -1,0 +1,128 @@
+//! `hm classify`: the `agent` classifier's verdict on a saved screen or
+//! recording, with the signals behind it.
+//!
+//! A plain-text file is one screen; a `.cast` recording is replayed (in
+//! its own clock) up to `--at`. The JSON output is exactly the serde form
+//! of [`Verdict`], as `hm status --json` prints it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+use crate::detect::offline::{Cast, Replay, text_screen};
+use crate::detect::{Detector, RuleSet, Settings, Verdict, load_rules, user_rules_dir};
+
+/// Classify a saved screen (plain text) or an asciicast recording.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClassifyArgs {
+    /// A screen saved as text, or an asciicast v2 recording (`.cast`).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// Print the verdict as JSON (the form `hm status --json` uses).
+    #[arg(long)]
+    pub json: bool,
+    /// For a recording: classify the screen at this many seconds
+    /// (default: its end).
+    #[arg(long, value_name = "SECONDS")]
+    pub at: Option<f64>,
+    /// The command the session runs, naming the agent before its screen
+    /// does (e.g. `claude`).
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+    /// Also print the evidence table.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// The rules `hm` uses: built-in plus the user's directory.
+pub fn user_rules() -> Result<Arc<RuleSet>> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let dir = user_rules_dir(xdg.as_deref(), home.as_deref());
+    Ok(Arc::new(load_rules(dir.as_deref())?))
+}
+
+/// Classifies `path` as `hm classify` does (shared with `hm replay`).
+pub fn classify_file(
+    path: &std::path::Path,
+    command: &[String],
+    at_seconds: Option<f64>,
+    rules: Arc<RuleSet>,
+) -> Result<(Verdict, Vec<crate::detect::EvidenceRow>)> {
+    let settings = Settings {
+        process_evidence: false,
+        ..Settings::default()
+    };
+    if path.extension().is_some_and(|e| e == "cast") {
+        let cast = Cast::load(path)?;
+        let end = at_seconds.map_or(cast.end_ms(), |s| (s.max(0.0) * 1000.0).round() as u64);
+        let detector = Detector::with_rules(settings, rules, command, 0);
+        let mut replay = Replay::with_detector(cast, detector, None);
+        // Sample on the way, as the supervisor would, so that `since`
+        // and health are what they would have been live.
+        let mut t = 0;
+        while t < end {
+            replay.verdict_at(t);
+            t += crate::detect::offline::SAMPLE_MS;
+        }
+        let verdict = replay.verdict_at(end);
+        let rows = replay.detector().evidence(end);
+        return Ok((verdict, rows));
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read screen file '{}'", path.display()))?;
+    let term = text_screen(&text);
+    let mut detector = Detector::with_rules(settings, rules, command, 0);
+    let verdict = detector.verdict(term.screen(), 0);
+    let rows = detector.evidence(0);
+    Ok((verdict, rows))
+}
+
+/// The verdict as text: the label, the agent, then one line per signal.
+pub fn describe(verdict: &Verdict) -> String {
+    let mut out = verdict.label();
+    if let Some(agent) = &verdict.agent {
+        out.push_str(&format!(" ({agent})"));
+    }
+    if verdict.health != crate::detect::Health::Alive {
+        out.push_str(&format!(" [{}]", verdict.health.name()));
+    }
+    out.push('\n');
+    for s in &verdict.signals {
+        out.push_str(&format!("  {:<12} {:<28} {}\n", s.source.name(), s.rule, s.text));
+    }
+    out
+}
+
+pub fn classify(args: ClassifyArgs) -> Result<i32> {
+    let command: Vec<String> = args
+        .command
+        .as_deref()
+        .map(|c| c.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let (verdict, rows) = classify_file(&args.path, &command, args.at, user_rules()?)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let text = serde_json::to_string(&verdict).context("cannot encode the verdict")?;
+        writeln!(out, "{text}")?;
+    } else {
+        write!(out, "{}", describe(&verdict))?;
+    }
+    if args.explain {
+        for r in rows {
+            writeln!(
+                out,
+                "  evidence {:<12} {:<28} {:<24} since {} ms{} {}",
+                r.source.name(),
+                r.rule,
+                r.value,
+                r.since_ms,
+                if r.fresh { "" } else { " (stale)" },
+                r.text
+            )?;
+        }
+    }
+    Ok(0)
+}

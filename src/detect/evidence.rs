@@ -1,0 +1,148 @@
+//! The evidence table: each channel's latest finding, with when it was
+//! first seen and how long it stays fresh.
+//!
+//! Channels write here ([`super::Detector`] does the writing); [`super::resolve`]
+//! only reads. The table is plain data so that `hm explain` can print it
+//! and tests can build one by hand.
+
+use serde::{Deserialize, Serialize};
+
+use super::verdict::{Detail, Primary, Source};
+
+/// What one channel says now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub source: Source,
+    /// The rule (or the channel's own name) that produced it.
+    pub rule: String,
+    pub primary: Primary,
+    pub detail: Option<Detail>,
+    /// The text behind it (a screen row, the title), cut to 120 chars.
+    pub text: String,
+    /// When this finding was first seen unchanged.
+    pub since_ms: u64,
+    /// After this it no longer counts (`None`: until replaced).
+    pub fresh_until_ms: Option<u64>,
+}
+
+impl Finding {
+    pub fn fresh(&self, now_ms: u64) -> bool {
+        self.fresh_until_ms.is_none_or(|t| now_ms < t)
+    }
+
+    /// Whether `other` says the same thing (so `since` carries over).
+    pub fn same_as(&self, other: &Finding) -> bool {
+        self.rule == other.rule && self.primary == other.primary && self.detail == other.detail
+    }
+}
+
+/// Which agent runs, and what said so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentFinding {
+    pub name: String,
+    pub source: Source,
+    pub since_ms: u64,
+}
+
+/// Everything the resolver needs, and nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Evidence {
+    /// Output quieter than this is not work by timing alone.
+    pub idle_threshold_ms: u64,
+    /// Active with an unchanged screen this long is stuck.
+    pub stuck_after_ms: u64,
+    pub started_ms: u64,
+    pub agent: Option<AgentFinding>,
+    pub screen: Option<Finding>,
+    pub title: Option<Finding>,
+    pub notification: Option<Finding>,
+    pub process: Option<Finding>,
+    /// The last output that counts as work (not the answer to a resize).
+    pub last_output_ms: Option<u64>,
+    /// When the screen's contents last changed.
+    pub screen_changed_ms: u64,
+    /// Health is `recovered` until then (set when a stuck session moved).
+    pub recovered_until_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+}
+
+/// One row of the table as `hm explain` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceRow {
+    pub source: Source,
+    pub rule: String,
+    /// `active · thinking`, `claude`, `last output 1200 ms ago`, ...
+    pub value: String,
+    pub text: String,
+    pub since_ms: u64,
+    pub fresh: bool,
+}
+
+fn label(primary: Primary, detail: Option<Detail>) -> String {
+    match detail {
+        Some(d) => format!("{} · {}", primary.name(), d.name()),
+        None => primary.name().to_owned(),
+    }
+}
+
+impl Evidence {
+    /// The table as rows, at `now_ms`.
+    pub fn rows(&self, now_ms: u64) -> Vec<EvidenceRow> {
+        let mut rows = Vec::new();
+        if let Some(a) = &self.agent {
+            rows.push(EvidenceRow {
+                source: a.source,
+                rule: "agent".to_owned(),
+                value: a.name.clone(),
+                text: String::new(),
+                since_ms: a.since_ms,
+                fresh: true,
+            });
+        }
+        for f in [&self.screen, &self.title, &self.notification, &self.process]
+            .into_iter()
+            .flatten()
+        {
+            rows.push(EvidenceRow {
+                source: f.source,
+                rule: f.rule.clone(),
+                value: label(f.primary, f.detail),
+                text: f.text.clone(),
+                since_ms: f.since_ms,
+                fresh: f.fresh(now_ms),
+            });
+        }
+        if let Some(t) = self.last_output_ms {
+            rows.push(EvidenceRow {
+                source: Source::Timing,
+                rule: "timing.output".to_owned(),
+                value: format!("last output {} ms ago", now_ms.saturating_sub(t)),
+                text: String::new(),
+                since_ms: t,
+                fresh: now_ms.saturating_sub(t) < self.idle_threshold_ms,
+            });
+        }
+        rows.push(EvidenceRow {
+            source: Source::Timing,
+            rule: "timing.screen_changed".to_owned(),
+            value: format!(
+                "screen unchanged for {} ms",
+                now_ms.saturating_sub(self.screen_changed_ms)
+            ),
+            text: String::new(),
+            since_ms: self.screen_changed_ms,
+            fresh: true,
+        });
+        if let Some(t) = self.ended_ms {
+            rows.push(EvidenceRow {
+                source: Source::Exit,
+                rule: "exit".to_owned(),
+                value: "dead".to_owned(),
+                text: String::new(),
+                since_ms: t,
+                fresh: true,
+            });
+        }
+        rows
+    }
+}

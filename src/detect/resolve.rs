@@ -1,0 +1,318 @@
+//! The one pure function from evidence to verdict.
+//!
+//! Channels disagree all the time (a title lags the screen by half a
+//! second, a spinner keeps turning under a dialog, typed text echoes as
+//! output); this file is the single place that says who wins, in one
+//! ordered list, so the order can be read, tested and documented. It reads
+//! no clock and keeps no state: `since` and health memory live in the
+//! [`Evidence`] the detector keeps.
+
+use super::evidence::{Evidence, Finding};
+use super::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
+
+/// How long after a stuck session moves again it shows `recovered`.
+pub const RECOVERED_FOR_MS: u64 = 10_000;
+
+fn signal(f: &Finding) -> Signal {
+    Signal {
+        source: f.source,
+        rule: f.rule.clone(),
+        text: f.text.clone(),
+        since_ms: f.since_ms,
+    }
+}
+
+/// What decided, before health is applied.
+struct Decision {
+    primary: Primary,
+    detail: Option<Detail>,
+    since_ms: u64,
+    by: Option<Signal>,
+}
+
+impl Decision {
+    fn from(f: &Finding) -> Decision {
+        Decision {
+            primary: f.primary,
+            detail: f.detail,
+            since_ms: f.since_ms,
+            by: Some(signal(f)),
+        }
+    }
+}
+
+/// The verdict of `evidence` at `now_ms`.
+///
+/// Precedence, strongest first:
+/// 1. the program ended: `dead`;
+/// 2. process facts that a job is reading the terminal: `waiting`;
+/// 3. the screen shows a dialog or question: `waiting`;
+/// 4. process facts that the session's own shell reads at its prompt: `idle`;
+/// 5. the title says action is required (unless the screen shows work):
+///    `waiting`;
+/// 6. the screen shows work (a spinner, `esc to interrupt`): `active`;
+/// 7. the title shows a spinner: `active`;
+/// 8. process facts that a job runs without reading: `active`;
+/// 9. the screen shows a prompt or a resting full-screen program: `idle`;
+/// 10. output within the idle threshold: `active · running`;
+/// 11. the title is at rest, or quiet with the process at its prompt: `idle`;
+/// 12. a fresh bell or notification: `waiting`;
+/// 13. otherwise `unknown`.
+pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
+    let agent = evidence.agent.as_ref().map(|a| a.name.clone());
+    if let Some(t) = evidence.ended_ms {
+        return Verdict {
+            primary: Primary::Dead,
+            detail: None,
+            health: Health::Dead,
+            agent,
+            since_ms: t,
+            signals: vec![Signal {
+                source: Source::Exit,
+                rule: "exit".to_owned(),
+                text: String::new(),
+                since_ms: t,
+            }],
+        };
+    }
+    let fresh = |f: &Option<Finding>| f.as_ref().filter(|f| f.fresh(now_ms)).cloned();
+    let screen = fresh(&evidence.screen);
+    let title = fresh(&evidence.title);
+    let process = fresh(&evidence.process);
+    let note = fresh(&evidence.notification);
+    fn says(f: &Option<Finding>, p: Primary) -> Option<&Finding> {
+        f.as_ref().filter(|f| f.primary == p)
+    }
+    let output_recent = evidence
+        .last_output_ms
+        .filter(|&t| now_ms.saturating_sub(t) < evidence.idle_threshold_ms);
+
+    let decision = if let Some(f) = says(&process, Primary::Waiting) {
+        Decision::from(f)
+    } else if let Some(f) = says(&screen, Primary::Waiting) {
+        Decision::from(f)
+    } else if let Some(f) = says(&process, Primary::Idle) {
+        Decision::from(f)
+    } else if let (Some(f), None) = (
+        says(&title, Primary::Waiting),
+        says(&screen, Primary::Active),
+    ) {
+        Decision::from(f)
+    } else if let Some(f) = says(&screen, Primary::Active) {
+        Decision::from(f)
+    } else if let Some(f) = says(&title, Primary::Active) {
+        Decision::from(f)
+    } else if let Some(f) = says(&process, Primary::Active) {
+        Decision::from(f)
+    } else if let Some(f) = says(&screen, Primary::Idle) {
+        Decision::from(f)
+    } else if let Some(t) = output_recent {
+        Decision {
+            primary: Primary::Active,
+            detail: Some(Detail::Running),
+            since_ms: t,
+            by: Some(Signal {
+                source: Source::Timing,
+                rule: "timing.output".to_owned(),
+                text: String::new(),
+                since_ms: t,
+            }),
+        }
+    } else if let Some(f) = says(&title, Primary::Idle) {
+        Decision::from(f)
+    } else if let Some(f) = note.as_ref() {
+        Decision::from(f)
+    } else {
+        Decision {
+            primary: Primary::Unknown,
+            detail: None,
+            since_ms: evidence.started_ms,
+            by: None,
+        }
+    };
+
+    let mut signals: Vec<Signal> = decision.by.iter().cloned().collect();
+    for f in [&screen, &title, &process, &note].into_iter().flatten() {
+        let s = signal(f);
+        if !signals.contains(&s) {
+            signals.push(s);
+        }
+    }
+
+    let unchanged = now_ms.saturating_sub(evidence.screen_changed_ms);
+    let (primary, detail, health, since) =
+        if decision.primary == Primary::Active && unchanged >= evidence.stuck_after_ms {
+            let since = evidence
+                .screen_changed_ms
+                .saturating_add(evidence.stuck_after_ms);
+            signals.insert(
+                0,
+                Signal {
+                    source: Source::Timing,
+                    rule: "timing.stuck".to_owned(),
+                    text: format!("screen unchanged for {} s", unchanged / 1000),
+                    since_ms: since,
+                },
+            );
+            (Primary::Stuck, None, Health::Stuck, since)
+        } else {
+            let health = if evidence.recovered_until_ms.is_some_and(|t| now_ms < t) {
+                Health::Recovered
+            } else {
+                Health::Alive
+            };
+            (
+                decision.primary,
+                decision.detail,
+                health,
+                decision.since_ms.min(now_ms),
+            )
+        };
+    Verdict {
+        primary,
+        detail,
+        health,
+        agent,
+        since_ms: since,
+        signals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(source: Source, primary: Primary, detail: Option<Detail>, since: u64) -> Finding {
+        Finding {
+            source,
+            rule: format!("{}.test", source.name()),
+            primary,
+            detail,
+            text: String::new(),
+            since_ms: since,
+            fresh_until_ms: None,
+        }
+    }
+
+    fn table() -> Evidence {
+        Evidence {
+            idle_threshold_ms: 3_000,
+            stuck_after_ms: 60_000,
+            ..Evidence::default()
+        }
+    }
+
+    #[test]
+    fn nothing_known_is_unknown() {
+        let v = resolve(&table(), 1_000);
+        assert_eq!(v.primary, Primary::Unknown);
+        assert!(v.signals.is_empty());
+    }
+
+    #[test]
+    fn a_dialog_on_screen_beats_a_spinning_title() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Waiting, Some(Detail::Permission), 500));
+        e.title = Some(finding(Source::Title, Primary::Active, None, 100));
+        e.screen_changed_ms = 500;
+        let v = resolve(&e, 1_000);
+        assert_eq!((v.primary, v.detail), (Primary::Waiting, Some(Detail::Permission)));
+        assert_eq!(v.since_ms, 500);
+        assert_eq!(v.signals[0].source, Source::Screen);
+        assert_eq!(v.signals.len(), 2);
+    }
+
+    #[test]
+    fn a_spinning_title_beats_a_prompt_on_screen() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        e.title = Some(finding(Source::Title, Primary::Active, None, 200));
+        e.screen_changed_ms = 900;
+        assert_eq!(resolve(&e, 1_000).primary, Primary::Active);
+    }
+
+    #[test]
+    fn title_action_required_does_not_beat_work_on_screen() {
+        let mut e = table();
+        e.title = Some(finding(Source::Title, Primary::Waiting, None, 0));
+        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Thinking), 0));
+        assert_eq!(resolve(&e, 100).primary, Primary::Active);
+        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        assert_eq!(resolve(&e, 100).primary, Primary::Waiting);
+    }
+
+    #[test]
+    fn recent_output_without_a_screen_finding_is_running() {
+        let mut e = table();
+        e.last_output_ms = Some(1_000);
+        e.screen_changed_ms = 1_000;
+        let v = resolve(&e, 2_000);
+        assert_eq!((v.primary, v.detail), (Primary::Active, Some(Detail::Running)));
+        assert_eq!(resolve(&e, 4_000).primary, Primary::Unknown);
+    }
+
+    #[test]
+    fn a_prompt_on_screen_beats_recent_output() {
+        let mut e = table();
+        e.last_output_ms = Some(1_000);
+        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        assert_eq!(resolve(&e, 1_500).primary, Primary::Idle);
+    }
+
+    #[test]
+    fn a_job_reading_the_terminal_is_waiting_for_input() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Running), 0));
+        e.process = Some(finding(Source::Process, Primary::Waiting, Some(Detail::Input), 10));
+        let v = resolve(&e, 100);
+        assert_eq!((v.primary, v.detail), (Primary::Waiting, Some(Detail::Input)));
+    }
+
+    #[test]
+    fn active_with_an_unchanged_screen_turns_stuck() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Thinking), 0));
+        e.screen_changed_ms = 1_000;
+        assert_eq!(resolve(&e, 60_999).primary, Primary::Active);
+        let v = resolve(&e, 61_000);
+        assert_eq!((v.primary, v.health), (Primary::Stuck, Health::Stuck));
+        assert_eq!(v.since_ms, 61_000);
+    }
+
+    #[test]
+    fn waiting_is_never_stuck() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Waiting, Some(Detail::Question), 0));
+        let v = resolve(&e, 10_000_000);
+        assert_eq!((v.primary, v.health), (Primary::Waiting, Health::Alive));
+    }
+
+    #[test]
+    fn recovered_shows_until_its_time() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Active, None, 0));
+        e.screen_changed_ms = 5_000;
+        e.recovered_until_ms = Some(15_000);
+        assert_eq!(resolve(&e, 6_000).health, Health::Recovered);
+        assert_eq!(resolve(&e, 15_000).health, Health::Alive);
+    }
+
+    #[test]
+    fn ended_is_dead_whatever_else_is_known() {
+        let mut e = table();
+        e.screen = Some(finding(Source::Screen, Primary::Waiting, None, 0));
+        e.ended_ms = Some(7);
+        let v = resolve(&e, 9);
+        assert_eq!((v.primary, v.health, v.since_ms), (Primary::Dead, Health::Dead, 7));
+    }
+
+    #[test]
+    fn a_stale_notification_is_ignored() {
+        let mut e = table();
+        let mut n = finding(Source::Notification, Primary::Waiting, None, 0);
+        n.fresh_until_ms = Some(5_000);
+        e.notification = Some(n);
+        assert_eq!(resolve(&e, 1_000).primary, Primary::Waiting);
+        assert_eq!(resolve(&e, 5_000).primary, Primary::Unknown);
+    }
+}

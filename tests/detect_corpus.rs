@@ -1,0 +1,271 @@
+//! The corpus scorer: every recording in `tests/corpus/` replayed through
+//! the emulator and the `agent` classifier in virtual time, the verdict
+//! sampled every 100 ms as the supervisor would push it, and compared with
+//! the ground-truth labels (see `tests/corpus/README.md`).
+//!
+//! Scores are "screen, title and timing only": process evidence is off
+//! (a replay's process is a player) and OSC 7501 records are ignored. The
+//! test prints the table and fails below target. Set
+//! `DETECT_CORPUS_VERBOSE=1` to also print every wrong stretch.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use heimdall::detect::offline::{Cast, Labels, Replay, SAMPLE_MS, expected_primary};
+use heimdall::detect::{Primary, Settings};
+
+/// Targets on the whole set.
+const MIN_WAITING_PRECISION: f64 = 0.99;
+const MIN_WAITING_RECALL: f64 = 0.98;
+const MIN_PRIMARY_CORRECT: f64 = 0.97;
+const MAX_UNKNOWN: f64 = 0.05;
+const MAX_WRONG_STRETCH_MS: u64 = 1_000;
+
+#[derive(Default, Clone)]
+struct Tally {
+    samples: u64,
+    correct: u64,
+    unknown: u64,
+    /// Samples labelled waiting / predicted waiting / both.
+    waiting_expected: u64,
+    waiting_predicted: u64,
+    waiting_hit: u64,
+    /// Longest run of wrong samples, in ms, and where.
+    worst_ms: u64,
+    worst_at: String,
+    /// Predicted waiting during a `prompt_typed` segment.
+    typed_false_waiting: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.samples += other.samples;
+        self.correct += other.correct;
+        self.unknown += other.unknown;
+        self.waiting_expected += other.waiting_expected;
+        self.waiting_predicted += other.waiting_predicted;
+        self.waiting_hit += other.waiting_hit;
+        self.typed_false_waiting += other.typed_false_waiting;
+        if other.worst_ms > self.worst_ms {
+            self.worst_ms = other.worst_ms;
+            self.worst_at = other.worst_at.clone();
+        }
+    }
+
+    fn ratio(a: u64, b: u64) -> f64 {
+        if b == 0 { 1.0 } else { a as f64 / b as f64 }
+    }
+
+    fn precision(&self) -> f64 {
+        Tally::ratio(self.waiting_hit, self.waiting_predicted)
+    }
+
+    fn recall(&self) -> f64 {
+        Tally::ratio(self.waiting_hit, self.waiting_expected)
+    }
+
+    fn accuracy(&self) -> f64 {
+        Tally::ratio(self.correct, self.samples)
+    }
+
+    fn unknown_share(&self) -> f64 {
+        Tally::ratio(self.unknown, self.samples)
+    }
+
+    fn row(&self, name: &str) -> String {
+        let pct = |x: f64| format!("{:6.2}%", x * 100.0);
+        let opt = |n: u64, x: f64| if n == 0 { "      -".to_owned() } else { pct(x) };
+        format!(
+            "{name:<22} {:>6} {} {} {} {} {:>6.1}s {:>4}  {}",
+            self.samples,
+            pct(self.accuracy()),
+            opt(self.waiting_predicted, self.precision()),
+            opt(self.waiting_expected, self.recall()),
+            pct(self.unknown_share()),
+            self.worst_ms as f64 / 1000.0,
+            self.typed_false_waiting,
+            self.worst_at,
+        )
+    }
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// The agent a recording is about, from its name (`claude330_x` -> `claude330`).
+fn family(name: &str) -> String {
+    name.split('_').next().unwrap_or(name).to_owned()
+}
+
+/// Scores one recording: per expected state, and a list of wrong stretches.
+fn score(name: &str, verbose: bool) -> BTreeMap<String, Tally> {
+    let dir = corpus_dir();
+    let cast = Cast::load(&dir.join(format!("{name}.cast"))).unwrap();
+    let labels = Labels::load(&dir.join(format!("{name}.labels.json"))).unwrap();
+    let mut replay = Replay::new(cast, Settings::default(), &[], labels.exit_ms());
+    let end = (labels.duration * 1000.0) as u64;
+    let mut by_state: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut run_start: Option<u64> = None;
+    let mut run_ms = 0u64;
+    let mut worst = (0u64, 0u64);
+    let mut t = 0;
+    while t < end {
+        let verdict = replay.verdict_at(t);
+        let t_now = t;
+        t += SAMPLE_MS;
+        let Some(segment) = labels.at(t_now) else {
+            continue;
+        };
+        let Some(expected) = expected_primary(&segment.state) else {
+            continue;
+        };
+        let got = verdict.primary;
+        let tally = by_state.entry(expected.name().to_owned()).or_default();
+        tally.samples += 1;
+        let right = got == expected;
+        if right {
+            tally.correct += 1;
+        }
+        if got == Primary::Unknown {
+            tally.unknown += 1;
+        }
+        if expected == Primary::Waiting {
+            tally.waiting_expected += 1;
+        }
+        if got == Primary::Waiting {
+            tally.waiting_predicted += 1;
+            if right {
+                tally.waiting_hit += 1;
+            }
+            if segment.detail == "prompt_typed" {
+                tally.typed_false_waiting += 1;
+            }
+        }
+        if right {
+            if verbose && run_ms > 0 {
+                let s = run_start.unwrap_or(0);
+                eprintln!(
+                    "  {name} {:.1}-{:.1}s wrong ({})",
+                    s as f64 / 1000.0,
+                    t_now as f64 / 1000.0,
+                    segment.state
+                );
+            }
+            run_ms = 0;
+            run_start = None;
+        } else {
+            if run_start.is_none() {
+                run_start = Some(t_now);
+                if verbose {
+                    eprintln!(
+                        "  {name} @{:.1}s expected {} ({}) got {} by {:?}",
+                        t_now as f64 / 1000.0,
+                        expected.name(),
+                        segment.detail,
+                        verdict.label(),
+                        verdict
+                            .signals
+                            .first()
+                            .map(|s| format!("{} {:?}", s.rule, s.text))
+                    );
+                }
+            }
+            run_ms += SAMPLE_MS;
+            if run_ms > worst.0 {
+                worst = (run_ms, run_start.unwrap_or(0));
+            }
+            let _ = tally;
+        }
+    }
+    // The worst stretch belongs to the recording; put it on every state's
+    // tally so that sums keep the maximum.
+    for tally in by_state.values_mut() {
+        tally.worst_ms = worst.0;
+        tally.worst_at = format!("{name}@{:.1}s", worst.1 as f64 / 1000.0);
+    }
+    by_state
+}
+
+fn recordings() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_str()?.strip_suffix(".cast")?.to_owned();
+            p.with_file_name(format!("{name}.labels.json"))
+                .exists()
+                .then_some(name)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn corpus_scores_meet_the_targets() {
+    let verbose = std::env::var_os("DETECT_CORPUS_VERBOSE").is_some();
+    let names = recordings();
+    assert!(names.len() >= 30, "corpus missing: {} recordings", names.len());
+    let mut by_agent: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut by_state: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut by_recording: Vec<(String, Tally)> = Vec::new();
+    let mut total = Tally::default();
+    for name in &names {
+        let scored = score(name, verbose);
+        let mut rec = Tally::default();
+        for (state, tally) in &scored {
+            by_state.entry(state.clone()).or_default().add(tally);
+            rec.add(tally);
+        }
+        by_agent.entry(family(name)).or_default().add(&rec);
+        total.add(&rec);
+        by_recording.push((name.clone(), rec));
+    }
+    let header = format!(
+        "{:<22} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>4}  {}",
+        "", "n", "correct", "w.prec", "w.rec", "unknown", "worst", "typd", "worst at"
+    );
+    let mut out = String::new();
+    out.push_str(&format!("{header}\n-- per agent\n"));
+    for (agent, t) in &by_agent {
+        out.push_str(&t.row(agent));
+        out.push('\n');
+    }
+    out.push_str("-- per state (label)\n");
+    for (state, t) in &by_state {
+        out.push_str(&t.row(state));
+        out.push('\n');
+    }
+    out.push_str(&total.row("ALL"));
+    out.push('\n');
+    if verbose {
+        out.push_str("-- per recording\n");
+        for (name, t) in &by_recording {
+            out.push_str(&t.row(name));
+            out.push('\n');
+        }
+    }
+    println!("{out}");
+    eprintln!("{out}");
+    let mut failures = Vec::new();
+    if total.precision() < MIN_WAITING_PRECISION {
+        failures.push(format!("waiting precision {:.2}%", total.precision() * 100.0));
+    }
+    if total.recall() < MIN_WAITING_RECALL {
+        failures.push(format!("waiting recall {:.2}%", total.recall() * 100.0));
+    }
+    if total.accuracy() < MIN_PRIMARY_CORRECT {
+        failures.push(format!("primary correct {:.2}%", total.accuracy() * 100.0));
+    }
+    if total.unknown_share() > MAX_UNKNOWN {
+        failures.push(format!("unknown {:.2}%", total.unknown_share() * 100.0));
+    }
+    if total.worst_ms > MAX_WRONG_STRETCH_MS {
+        failures.push(format!("worst wrong stretch {} ms at {}", total.worst_ms, total.worst_at));
+    }
+    if total.typed_false_waiting > 0 {
+        failures.push(format!("{} false waiting samples from typed text", total.typed_false_waiting));
+    }
+    assert!(failures.is_empty(), "below target: {}", failures.join(", "));
+}
