@@ -285,7 +285,11 @@ impl Detector {
                 Some(make("process.job_reading", Primary::Waiting, Detail::Input))
             }
         } else {
-            Some(make("process.job_running", Primary::Active, Detail::Running))
+            Some(make(
+                "process.job_running",
+                Primary::Active,
+                Detail::Running,
+            ))
         };
         self.evidence.process = match (found, self.evidence.process.take()) {
             (Some(mut new), Some(old)) if new.same_as(&old) => {
@@ -323,7 +327,8 @@ impl Detector {
             .is_some_and(|v| matches!(v.primary, Primary::Active | Primary::Stuck));
         if !first
             && was_busy
-            && now_ms.saturating_sub(self.evidence.screen_changed_ms) >= self.settings.stuck_after_ms
+            && now_ms.saturating_sub(self.evidence.screen_changed_ms)
+                >= self.settings.stuck_after_ms
         {
             self.evidence.recovered_until_ms = Some(now_ms.saturating_add(RECOVERED_FOR_MS));
         }
@@ -406,7 +411,10 @@ impl Detector {
                         .saturating_add(self.settings.stuck_after_ms),
                 );
                 if let Some(t) = self.evidence.last_output_ms
-                    && last.signals.first().is_some_and(|s| s.source == Source::Timing)
+                    && last
+                        .signals
+                        .first()
+                        .is_some_and(|s| s.source == Source::Timing)
                 {
                     consider(t.saturating_add(self.settings.idle_threshold_ms));
                 }
@@ -418,16 +426,16 @@ impl Detector {
             }
             Primary::Waiting => {
                 if let Some(n) = &self.evidence.notification
-                    && last.signals.first().is_some_and(|s| s.source == Source::Notification)
+                    && last
+                        .signals
+                        .first()
+                        .is_some_and(|s| s.source == Source::Notification)
                     && let Some(t) = n.fresh_until_ms
                 {
                     consider(t);
                 }
             }
-            Primary::Idle
-            | Primary::Stuck
-            | Primary::Dead
-            | Primary::Unknown => {}
+            Primary::Idle | Primary::Stuck | Primary::Dead | Primary::Unknown => {}
         }
         at
     }
@@ -435,7 +443,10 @@ impl Detector {
 
 /// The user's rule directory, `$XDG_CONFIG_HOME/heimdall/rules` (or
 /// `~/.config/heimdall/rules`), from the given environment values.
-pub fn user_rules_dir(xdg_config_home: Option<&Path>, home: Option<&Path>) -> Option<std::path::PathBuf> {
+pub fn user_rules_dir(
+    xdg_config_home: Option<&Path>,
+    home: Option<&Path>,
+) -> Option<std::path::PathBuf> {
     xdg_config_home
         .filter(|p| p.is_absolute())
         .map(Path::to_path_buf)

@@ -9,7 +9,8 @@ use heimdall::protocol::Size;
 use heimdall::vt::events::Recorder;
 use heimdall::vt::term::Term;
 
-const RULE: &str = "────────────────────────────────────────────────────────────────────────────────";
+const RULE: &str =
+    "────────────────────────────────────────────────────────────────────────────────";
 
 /// The verdict on `bytes` drawn on an 80x24 screen, with the detector told
 /// the session runs `command`.
@@ -57,9 +58,15 @@ fn assert_not_waiting(v: &Verdict) {
 
 #[test]
 fn a_dialog_typed_into_claudes_prompt_box_is_not_waiting() {
-    let v = verdict(&["claude"], &claude_box("", &["Do you want to proceed? ❯ 1. Yes"]));
+    let v = verdict(
+        &["claude"],
+        &claude_box("", &["Do you want to proceed? ❯ 1. Yes"]),
+    );
     assert_not_waiting(&v);
-    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::PromptEditing)));
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
 }
 
 #[test]
@@ -107,7 +114,10 @@ fn yes_no_typed_at_a_shell_prompt_is_not_waiting() {
 fn a_program_asking_y_n_on_the_cursor_row_is_waiting_for_input() {
     let screen = "dev@box:~/proj$ bash -c 'sleep 4; echo \"Apply these changes? [y/N]\"; read x'\r\nApply these changes? [y/N] ";
     let v = verdict(&["bash"], screen);
-    assert_eq!((v.primary, v.detail), (Primary::Waiting, Some(Detail::Input)));
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Waiting, Some(Detail::Input))
+    );
     assert_eq!(v.signals[0].rule, "input.yes_no");
     assert!(v.signals[0].text.contains("[y/N]"));
 }

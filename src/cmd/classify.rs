@@ -91,7 +91,12 @@ pub fn describe(verdict: &Verdict) -> String {
     }
     out.push('\n');
     for s in &verdict.signals {
-        out.push_str(&format!("  {:<12} {:<28} {}\n", s.source.name(), s.rule, s.text));
+        out.push_str(&format!(
+            "  {:<12} {:<28} {}\n",
+            s.source.name(),
+            s.rule,
+            s.text
+        ));
     }
     out
 }

@@ -56,7 +56,11 @@ fn parse_expected(path: &Path) -> Result<Expected> {
     };
     let detail = match words.next() {
         Some(w) => Some(Detail::from_name(w).with_context(|| {
-            format!("'{}': unknown detail '{}'", path.display(), w.escape_debug())
+            format!(
+                "'{}': unknown detail '{}'",
+                path.display(),
+                w.escape_debug()
+            )
         })?),
         None => None,
     };
@@ -73,7 +77,12 @@ fn parse_expected(path: &Path) -> Result<Expected> {
 
 fn frame_case(dir: &Path, rules: &Arc<RuleSet>) -> Result<Option<String>> {
     let expected = parse_expected(&dir.join("expected.txt"))?;
-    let (verdict, _) = classify_file(&dir.join("frame.txt"), &expected.command, None, rules.clone())?;
+    let (verdict, _) = classify_file(
+        &dir.join("frame.txt"),
+        &expected.command,
+        None,
+        rules.clone(),
+    )?;
     let ok = verdict.primary == expected.primary
         && (expected.detail.is_none() || verdict.detail == expected.detail);
     Ok((!ok).then(|| {
@@ -119,7 +128,11 @@ fn cast_case(cast_path: &Path, labels_path: &Path, rules: &Arc<RuleSet>) -> Resu
         }
     }
     Ok((!wrong.is_empty()).then(|| {
-        format!("{} of {checked} segments wrong: {}", wrong.len(), wrong.join("; "))
+        format!(
+            "{} of {checked} segments wrong: {}",
+            wrong.len(),
+            wrong.join("; ")
+        )
     }))
 }
 
@@ -135,8 +148,8 @@ pub fn run_cases(path: &Path, rules: &Arc<RuleSet>) -> Result<Vec<CaseResult>> {
             });
             continue;
         }
-        let entries = std::fs::read_dir(&dir)
-            .with_context(|| format!("cannot list '{}'", dir.display()))?;
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list '{}'", dir.display()))?;
         let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         for p in paths.into_iter().rev() {

