@@ -238,7 +238,9 @@ async fn serve(
     if let Some(settings) = opts.classifier.agent_settings() {
         // `hm run` checked the user's rule files before starting us.
         let dir = crate::detect::user_rules_dir(
-            std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).as_deref(),
+            std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .as_deref(),
             std::env::var_os("HOME").map(PathBuf::from).as_deref(),
         );
         let rules = crate::detect::load_rules(dir.as_deref()).map_or_else(

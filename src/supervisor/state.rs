@@ -313,7 +313,8 @@ impl Shared {
         });
         v["state"] = serde_json::to_value(self.state_now()).unwrap_or_default();
         if let Some(d) = &self.detector {
-            v["evidence"] = serde_json::to_value(d.evidence(self.clock.now_ms())).unwrap_or_default();
+            v["evidence"] =
+                serde_json::to_value(d.evidence(self.clock.now_ms())).unwrap_or_default();
         }
         serde_json::to_vec(&v).unwrap_or_default()
     }
