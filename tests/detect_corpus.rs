@@ -202,7 +202,6 @@ fn recordings() -> Vec<String> {
 }
 
 #[test]
-#[ignore = "the rules are not yet tuned to the targets (see docs/classifiers.md, Scores); run with --ignored"]
 fn corpus_scores_meet_the_targets() {
     let verbose = std::env::var_os("DETECT_CORPUS_VERBOSE").is_some();
     let names = recordings();

@@ -344,8 +344,10 @@ fn default_span() -> usize {
     8
 }
 
-// No `deny_unknown_fields` here: serde's `flatten` does not work with it.
+// A rule's own keys plus one condition's, spelled out rather than
+// `#[serde(flatten)]`: flattening loses the spans of `Spanned` values.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RuleSpec {
     name: Spanned<String>,
     state: Spanned<String>,
@@ -353,13 +355,39 @@ struct RuleSpec {
     priority: Option<i32>,
     #[serde(default)]
     names_agent: bool,
-    #[serde(flatten)]
-    condition: ConditionSpec,
+    region: Option<Spanned<String>>,
+    #[serde(default)]
+    lines: usize,
+    #[serde(default)]
+    all: Vec<Spanned<String>>,
+    #[serde(default)]
+    ordered: bool,
+    #[serde(default)]
+    any: Vec<Spanned<String>>,
+    #[serde(default)]
+    none: Vec<Spanned<String>>,
+    alternate: Option<bool>,
     #[serde(default)]
     when: Vec<ConditionSpec>,
 }
 
+impl RuleSpec {
+    /// The condition given by the rule's own keys.
+    fn own_condition(&self) -> ConditionSpec {
+        ConditionSpec {
+            region: self.region.clone(),
+            lines: self.lines,
+            all: self.all.clone(),
+            ordered: self.ordered,
+            any: self.any.clone(),
+            none: self.none.clone(),
+            alternate: self.alternate,
+        }
+    }
+}
+
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct ConditionSpec {
     region: Option<Spanned<String>>,
     #[serde(default)]
@@ -421,8 +449,9 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
     for r in &spec.rule {
         let (primary, detail) = state(&place, &r.state, r.detail.as_ref())?;
         let mut conditions = Vec::new();
-        if !r.condition.is_empty() {
-            conditions.push(condition(&place, &r.condition, &r.name)?);
+        let own = r.own_condition();
+        if !own.is_empty() {
+            conditions.push(condition(&place, &own, &r.name)?);
         }
         for c in &r.when {
             conditions.push(condition(&place, c, &r.name)?);
@@ -642,7 +671,7 @@ mod tests {
 
     #[test]
     fn an_unknown_key_is_refused() {
-        let text = "agnt = \"x\"\n";
+        let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nal = ['a']\n";
         assert!(parse("f.toml", text).is_err());
     }
 
