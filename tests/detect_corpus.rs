@@ -101,8 +101,9 @@ fn family(name: &str) -> String {
 /// Scores one recording: per expected state, and a list of wrong stretches.
 fn score(name: &str, verbose: bool) -> BTreeMap<String, Tally> {
     let dir = corpus_dir();
-    let cast = Cast::load(&dir.join(format!("{name}.cast"))).unwrap();
-    let labels = Labels::load(&dir.join(format!("{name}.labels.json"))).unwrap();
+    let cast = Cast::load(&dir.join(format!("{name}.cast"))).expect("corpus cast loads");
+    let labels =
+        Labels::load(&dir.join(format!("{name}.labels.json"))).expect("corpus labels load");
     let mut replay = Replay::new(cast, Settings::default(), &[], labels.exit_ms());
     let end = (labels.duration * 1000.0) as u64;
     let mut by_state: BTreeMap<String, Tally> = BTreeMap::new();
@@ -188,7 +189,7 @@ fn score(name: &str, verbose: bool) -> BTreeMap<String, Tally> {
 
 fn recordings() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(corpus_dir())
-        .unwrap()
+        .expect("tests/corpus is there")
         .filter_map(|e| {
             let p = e.ok()?.path();
             let name = p.file_name()?.to_str()?.strip_suffix(".cast")?.to_owned();

@@ -1,0 +1,171 @@
+//! The detector's memory in synthetic time: health (stuck, recovered,
+//! dead), wake-ups, and process facts.
+
+use heimdall::detect::{Detail, Detector, Health, Primary, ProcessFacts, Settings};
+use heimdall::protocol::Size;
+use heimdall::vt::events::Recorder;
+use heimdall::vt::term::Term;
+
+const RULE: &str =
+    "────────────────────────────────────────────────────────────────────────────────";
+
+fn term() -> Term<Recorder> {
+    Term::with_callbacks(Size { cols: 80, rows: 24 }, Recorder::default())
+}
+
+/// A Claude Code screen: a spinner line with `counter` seconds when busy,
+/// the empty prompt box always.
+fn claude(busy: Option<u32>) -> String {
+    let spinner = match busy {
+        Some(s) => format!("✶ Pondering… ({s}s · ↓ 3 tokens)"),
+        None => "✻ Worked for 3s".to_owned(),
+    };
+    format!(
+        "\u{1b}[H\u{1b}[2J ▐▛███▜▌   Claude Code v2.1.197\r\n\r\n{spinner}\r\n\r\n{RULE}\r\n❯\u{a0}\r\n{RULE}\r\n  esc to interrupt"
+    )
+}
+
+fn settings() -> Settings {
+    Settings {
+        idle_threshold_ms: 3_000,
+        stuck_after_ms: 60_000,
+        process_evidence: true,
+    }
+}
+
+#[test]
+fn a_spinner_that_stops_moving_turns_stuck_then_recovered() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    t.feed(claude(Some(1)).as_bytes());
+    d.output(b"x", 0);
+    let v = d.verdict(t.screen(), 100);
+    assert_eq!((v.primary, v.health), (Primary::Active, Health::Alive));
+    assert_eq!(d.wake_at(), Some(60_100));
+    let v = d.verdict(t.screen(), 60_100);
+    assert_eq!((v.primary, v.health), (Primary::Stuck, Health::Stuck));
+    assert_eq!(d.wake_at(), None);
+    t.feed(claude(Some(61)).as_bytes());
+    let v = d.verdict(t.screen(), 61_000);
+    assert_eq!((v.primary, v.health), (Primary::Active, Health::Recovered));
+    let v = d.verdict(t.screen(), 71_000);
+    assert_eq!(v.health, Health::Alive);
+}
+
+#[test]
+fn a_counting_spinner_is_never_stuck() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    for s in 0..130u32 {
+        t.feed(claude(Some(s)).as_bytes());
+        d.output(b"x", u64::from(s) * 1_000);
+        let v = d.verdict(t.screen(), u64::from(s) * 1_000 + 500);
+        assert_eq!(v.primary, Primary::Active, "at {s}s");
+    }
+}
+
+#[test]
+fn idle_needs_no_wake_up() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    t.feed(claude(None).as_bytes());
+    // The footer still says esc to interrupt in this synthetic screen only
+    // when busy; without the spinner the prompt box decides.
+    t.feed(b"\x1b[8;1H\x1b[2K  ? for shortcuts");
+    let v = d.verdict(t.screen(), 5_000);
+    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Ready)));
+    assert_eq!(d.wake_at(), None);
+}
+
+#[test]
+fn output_alone_is_running_until_the_idle_threshold() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &[], 0);
+    t.feed(b"compiling module 1\r\ncompiling module 2\r\n");
+    d.output(b"compiling", 1_000);
+    let v = d.verdict(t.screen(), 1_100);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Active, Some(Detail::Running))
+    );
+    assert_eq!(d.wake_at(), Some(4_000));
+}
+
+#[test]
+fn ended_is_dead_and_stays_dead() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    t.feed(b"dev@box:~$ ");
+    assert_eq!(d.verdict(t.screen(), 100).primary, Primary::Idle);
+    d.ended(200);
+    let v = d.verdict(t.screen(), 300);
+    assert_eq!(
+        (v.primary, v.health, v.since_ms),
+        (Primary::Dead, Health::Dead, 200)
+    );
+    assert_eq!(d.wake_at(), None);
+}
+
+#[test]
+fn a_foreground_job_reading_the_terminal_is_waiting_for_input() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    t.feed(b"dev@box:~$ ./deploy\r\n");
+    d.process(
+        ProcessFacts {
+            foreground_is_session: false,
+            reading_terminal: true,
+            foreground_command: "deploy".to_owned(),
+        },
+        1_000,
+    );
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Waiting, Some(Detail::Input))
+    );
+}
+
+#[test]
+fn the_sessions_own_shell_reading_is_idle() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    t.feed(b"weird prompt without a sigil ");
+    d.process(
+        ProcessFacts {
+            foreground_is_session: true,
+            reading_terminal: true,
+            foreground_command: "bash".to_owned(),
+        },
+        1_000,
+    );
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Ready)));
+}
+
+#[test]
+fn an_editor_in_the_foreground_is_not_waiting() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    t.feed(b"\x1b[?1049h\x1b[H~\r\n~\r\n~\r\n\"notes.txt\" 3L");
+    let facts = ProcessFacts {
+        foreground_is_session: false,
+        reading_terminal: true,
+        foreground_command: "vim".to_owned(),
+    };
+    d.verdict(t.screen(), 900);
+    d.process(facts, 1_000);
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!(v.primary, Primary::Idle);
+}
+
+#[test]
+fn the_evidence_table_names_its_rows() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    t.feed(claude(Some(2)).as_bytes());
+    d.verdict(t.screen(), 100);
+    let rows = d.evidence(100);
+    assert!(rows.iter().any(|r| r.rule == "claude.spinner"), "{rows:?}");
+    assert!(serde_json::to_string(&rows).is_ok());
+}
