@@ -566,7 +566,9 @@ fn attach_to_a_missing_session_says_where_it_looked() {
 fn replayed_queries_go_unanswered_while_live_ones_are_answered() {
     let sb = Sandbox::new();
     // The history asks for device attributes, the cursor position and the
-    // background colour; nobody answers while nobody is attached. Then the
+    // background colour while nobody is attached: the supervisor answers the
+    // first three from its own screen (it does not know the colour), and
+    // the terminal that attaches later must not answer them again. Then the
     // child shows what reached its input, asks once more live, and shows
     // every byte it gets after that.
     let script = r#"printf '\033[c\033[6n\033[>c\033]11;?\007history-ready\n'
@@ -590,7 +592,13 @@ exec cat -v"#;
         .into_iter()
         .filter(|l| l.contains("got:"))
         .collect();
-    assert_eq!(got, ["got:probe"], "stale answers reached the child");
+    // Exactly one answer to each replayed query, the supervisor's, given
+    // when it was asked; none from the attached terminal.
+    assert_eq!(
+        got,
+        ["got:^[[?62;22c^[[1;1R^[[>1;10;0cprobe"],
+        "replayed queries were answered twice, or not by the supervisor"
+    );
     // The live query is answered, and the answer reaches the child.
     t.wait_for("the live query", |t| t.has_line("live-query"));
     t.wait_for("the answer to it", |t| t.model().answered == 1);
