@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt;
 use std::time::{Duration, Instant};
 
-use common::{HM, Sandbox, wait_until};
+use common::{HM, Raw, Sandbox, wait_until};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
 use nix::unistd::Pid;
@@ -577,6 +577,13 @@ printf 'got:%s\n' "$line" | cat -v
 printf 'live-query\033[c\n'
 exec cat -v"#;
     let _s = sb.start("q", &[], &["sh", "-c", script]);
+    // The queries must be history when the terminal attaches, not live.
+    Raw::connect(&sb.sock("q"))
+        .map(|mut r| {
+            r.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+            r.output_until(b"history-ready");
+        })
+        .expect("connect");
     let mut t = attach(&sb, "q");
     t.wait_for("the replayed history", |t| t.has_line("history-ready"));
     assert_eq!(
