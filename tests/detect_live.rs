@@ -113,25 +113,40 @@ fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
 #[test]
 fn state_changes_are_pushed_to_subscribers_that_ask() {
     let sb = Sandbox::new();
-    let _s = sb.start(
-        "push",
-        &["--classifier", "agent"],
-        &[
-            "bash",
-            "-c",
-            "read go; printf 'Continue? [y/N] '; read x; sleep 30",
-        ],
+    // The program waits at a fifo, not at the terminal (a program reading
+    // its terminal is already waiting for input), until the test opens it.
+    let gate = sb.path().join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let script = format!(
+        "cat {} >/dev/null; printf 'Continue? [y/N] '; read x; sleep 30",
+        gate.display()
     );
+    let _s = sb.start("push", &["--classifier", "agent"], &["bash", "-c", &script]);
     let mut raw = Raw::connect(&sb.sock("push")).expect("connect");
     raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
-    // The state as it is comes at once, then every change, until the
-    // question is up.
+    // The state as it is comes at once, before the question is asked.
+    let first = raw.expect(server::STATE);
+    let first: serde_json::Value = serde_json::from_slice(&first.payload).expect("json");
+    assert!(first["state_byte"].is_u64(), "{first}");
+    assert_ne!(first["primary"], "waiting", "{first}");
+    // Then every change, until the question is up.
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&gate)
+            .expect("open the gate"),
+    );
     let deadline = std::time::Instant::now() + common::PATIENCE;
     loop {
         let f = raw.expect(server::STATE);
         let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
         assert!(v["state_byte"].is_u64(), "{v}");
-        if v["primary"] == "waiting" && v["detail"] == "input" {
+        if v["primary"] == "waiting" {
+            assert_eq!(v["detail"], "input", "{v}");
             assert_eq!(v["state_byte"], 5, "{v}");
             break;
         }

@@ -44,9 +44,37 @@ fn settle_memory() {
 }
 
 pub fn hm(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
+    hm_with(b, "hm", &[], &["sleep", "1000000"], counts, ls_reps)
+}
+
+/// Sessions classified by `agent`, each with a full 120×40 screen of text
+/// and a question under it: the screen model and the verdict at their
+/// largest for an idle session.
+pub fn hm_agent(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
+    let script = "i=0; while [ $i -lt 60 ]; do \
+                  printf '%03d %s\\n' $i 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'; \
+                  i=$((i+1)); done; printf 'Continue? [y/N] '; exec sleep 1000000";
+    hm_with(
+        b,
+        "hm, agent, full screen",
+        &["--classifier", "agent"],
+        &["sh", "-c", script],
+        counts,
+        ls_reps,
+    )
+}
+
+fn hm_with(
+    b: &Bench,
+    name: &'static str,
+    opts: &[&str],
+    argv: &[&str],
+    counts: &[usize],
+    ls_reps: usize,
+) -> Row {
     let dir = b.path(&b.name("fp"));
     let mut row = Row {
-        name: "hm",
+        name,
         ..Row::default()
     };
     let max = counts.iter().copied().max().unwrap_or(1);
@@ -54,7 +82,7 @@ pub fn hm(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
     for i in 0..max {
         let id = format!("m{i:03}");
         let t0 = Instant::now();
-        let s = b.spawn_hm(&dir, &id, &["sleep", "1000000"]);
+        let s = b.spawn_hm_with(&dir, &id, opts, argv);
         let deadline = t0 + Duration::from_secs(15);
         while !Peer::connect(&s.sock).is_ok_and(|mut p| p.status().is_ok()) {
             assert!(

@@ -21,6 +21,19 @@ pub fn measure(b: &Bench, window: Duration) -> Vec<Row> {
     let detached = b.hm_session(&sleep);
     watched.push(("hm supervisor, detached".into(), detached.pid()));
 
+    // The agent classifier at rest and at a question: no timer may run
+    // for either (health checks only while a session claims to work).
+    let agent = b.hm_session_with(&["--classifier", "agent"], &sleep);
+    watched.push(("hm supervisor, agent, detached".into(), agent.pid()));
+    let asking = b.hm_session_with(
+        &["--classifier", "agent"],
+        &["sh", "-c", "printf 'Continue? [y/N] '; exec sleep 1000000"],
+    );
+    watched.push((
+        "hm supervisor, agent, waiting at a question".into(),
+        asking.pid(),
+    ));
+
     let passive = b.hm_session(&sleep);
     let mut sub = Peer::connect(&passive.sock).expect("connect");
     sub.subscribe(&[]).expect("subscribe");

@@ -7,6 +7,7 @@
 //! directory; every process started is killed by pid at the end, also on
 //! panic and on Ctrl-C.
 
+mod detect;
 mod echo;
 mod footprint;
 mod idle;
@@ -141,6 +142,9 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("replay") {
         sections::replay(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("detect") {
+        sections::detect(b, cfg, &mut checks).print();
     }
     if cfg.wants("tui") {
         tui::section(b, cfg, &mut checks).print();

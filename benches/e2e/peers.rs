@@ -86,10 +86,16 @@ impl Bench {
 
     /// Starts `hm run --detach` in socket dir `dir` without waiting.
     pub fn spawn_hm(&self, dir: &Path, id: &str, argv: &[&str]) -> HmSession {
+        self.spawn_hm_with(dir, id, &[], argv)
+    }
+
+    /// `spawn_hm` with more options for `hm run` (`--classifier agent`).
+    pub fn spawn_hm_with(&self, dir: &Path, id: &str, opts: &[&str], argv: &[&str]) -> HmSession {
         let mut c = self.hm();
         c.args(["run", "--detach", "--id", id, "--socket-dir"])
             .arg(dir)
             .args(["--cols", &COLS.to_string(), "--rows", &ROWS.to_string()])
+            .args(opts)
             .arg("--")
             .args(argv);
         let child = c.spawn().expect("start hm run --detach");
@@ -106,8 +112,13 @@ impl Bench {
 
     /// Starts a session and waits until it answers STATUS.
     pub fn hm_session(&self, argv: &[&str]) -> HmSession {
+        self.hm_session_with(&[], argv)
+    }
+
+    /// `hm_session` with more options for `hm run`.
+    pub fn hm_session_with(&self, opts: &[&str], argv: &[&str]) -> HmSession {
         let dir = self.path("s");
-        let s = self.spawn_hm(&dir, &self.name("hm"), argv);
+        let s = self.spawn_hm_with(&dir, &self.name("hm"), opts, argv);
         s.wait_ready();
         s
     }

@@ -8,7 +8,7 @@ use crate::Config;
 use crate::peers::Bench;
 use crate::report::{Checks, Table, median, num, pct, percentile};
 use crate::throughput::{self, Kind, Run};
-use crate::{echo, footprint, idle, replay, sink, sys};
+use crate::{detect, echo, footprint, idle, replay, sink, sys};
 
 pub fn throughput(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
     let mut want = sink::payload(cfg.mib << 20);
@@ -23,6 +23,7 @@ pub fn throughput(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         Kind::Raw,
         Kind::Relay,
         Kind::Hm,
+        Kind::HmAgent,
         Kind::HmAttach,
     ];
     if b.dtach {
@@ -232,7 +233,14 @@ pub fn idle(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             r.usage.map_or("?".into(), |u| u.ctxsw.to_string()),
             num(r.usage.map(|u| u.cpu_ns as f64 / 1e6)),
         ]);
-        if r.name == "hm supervisor, detached" || r.name == "hm supervisor, 1 passive subscriber" {
+        if [
+            "hm supervisor, detached",
+            "hm supervisor, 1 passive subscriber",
+            "hm supervisor, agent, detached",
+            "hm supervisor, agent, waiting at a question",
+        ]
+        .contains(&r.name.as_str())
+        {
             checks.add(
                 &format!("idle {}", r.name.trim_start_matches("hm supervisor, ")),
                 &format!("0 wake-ups, 0 CPU per {secs} s"),
@@ -259,7 +267,10 @@ pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         .collect();
     counts.dedup();
     let ls_reps = 10;
-    let mut rows = vec![footprint::hm(b, &counts, ls_reps)];
+    let mut rows = vec![
+        footprint::hm(b, &counts, ls_reps),
+        footprint::hm_agent(b, &counts, ls_reps),
+    ];
     if b.dtach {
         rows.push(footprint::dtach(b, &counts));
     }
@@ -272,7 +283,7 @@ pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         .collect::<Vec<_>>()
         .join(" / ");
     let mut t = Table::new(
-        "Footprint (idle sessions running `sleep`; KiB; the serving processes only)",
+        "Footprint (idle sessions running `sleep`, or a screenful and a question under `agent`; KiB; the serving processes only)",
         &[
             "target",
             "start-up ms (median)",
@@ -309,6 +320,13 @@ pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         ]);
     }
     let hm = &rows[0];
+    let agent = &rows[1];
+    checks.add(
+        "marginal PSS per agent-classified session, full 120×40 screen",
+        "≤ 600 KiB",
+        format!("{} KiB", num(agent.marginal_kib())),
+        agent.marginal_kib().map(|m| m <= 600.0),
+    );
     checks.add(
         "idle supervisor RSS",
         "≤ 3584 KiB",
@@ -456,7 +474,7 @@ fn throughput_table(
                 .max()
                 .map_or("–".into(), |h| h.to_string()),
         ]);
-        if matches!(k, Kind::Hm | Kind::HmAttach) {
+        if matches!(k, Kind::Hm | Kind::HmAgent | Kind::HmAttach) {
             let exact = runs.iter().all(|r| r.exact);
             checks.add(
                 &format!("{} delivers every byte", k.name()),
@@ -479,6 +497,30 @@ fn throughput_table(
                 bytes as f64 / frames as f64
             ));
         }
+    }
+    // What reading the screen costs: the same stream, classified by
+    // `agent` and by `simple`, side by side in this run.
+    let cpu_per_mib = |k: Kind| {
+        median(
+            &one.get(k.name())
+                .map(|v| {
+                    v.iter()
+                        .filter_map(|r| r.server.map(|u| u.cpu_ns as f64 / 1e6 / r.mib()))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default(),
+        )
+    };
+    if kinds.contains(&Kind::HmAgent) && kinds.contains(&Kind::Hm) {
+        let r = cpu_per_mib(Kind::HmAgent)
+            .zip(cpu_per_mib(Kind::Hm))
+            .map(|(a, s)| a / s);
+        checks.add(
+            "supervisor CPU per MiB, agent vs simple",
+            "≤ 1.5 ×",
+            format!("{} ×", num(r)),
+            r.map(|r| r <= 1.5),
+        );
     }
     let hm = good(Kind::Hm);
     let ratio = hm.zip(native).map(|(a, b)| a / b);
@@ -505,5 +547,41 @@ fn throughput_table(
         att.map(|r| r >= 0.5),
     );
     t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write). \"× raw pty\" divides by the faster of the two raw readers. Foreign CPU share: {foreign:.2}."));
+    t
+}
+
+pub fn detect(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
+    let load = sys::Load::now();
+    let reps = (cfg.samples / 40).clamp(5, 50);
+    let l = detect::measure(b, reps);
+    let mut t = Table::new(
+        &format!("State-change latency under `--classifier agent` ({reps} questions; ms)"),
+        &["from → to", "p50", "p99", "max"],
+    );
+    let max = |v: &[f64]| {
+        v.iter()
+            .copied()
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    for (what, v) in [
+        ("question on the wire → STATE push `waiting`", &l.push_ms),
+        ("question on the wire → STATUS says waiting", &l.status_ms),
+        ("answer sent → STATE push not `waiting`", &l.clear_ms),
+    ] {
+        t.row(&[
+            what.into(),
+            num(median(v)),
+            num(percentile(v, 99.0)),
+            num(max(v)),
+        ]);
+    }
+    let worst = max(&l.status_ms);
+    checks.add(
+        "a state change visible to `hm status`",
+        "≤ 300 ms after the screen shows it",
+        format!("{} ms at worst", num(worst)),
+        worst.map(|w| w <= 300.0),
+    );
+    t.note(&format!("The verdict waits for the screen to settle (50 ms without output, 150 ms at most) before it is taken; STATUS is polled every millisecond or so on a second connection. Foreign CPU share: {:.2}.", load.foreign_since()));
     t
 }

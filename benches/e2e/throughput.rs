@@ -28,6 +28,8 @@ pub enum Kind {
     Relay,
     /// Protocol subscribers.
     Hm,
+    /// Protocol subscribers of a session classified by `agent`.
+    HmAgent,
     /// `hm attach` in a pty.
     HmAttach,
     Dtach,
@@ -41,6 +43,7 @@ impl Kind {
             Kind::Raw => "raw",
             Kind::Relay => "relay",
             Kind::Hm => "hm",
+            Kind::HmAgent => "hm-agent",
             Kind::HmAttach => "hm-attach",
             Kind::Dtach => "dtach",
             Kind::Tmux => "tmux",
@@ -158,11 +161,16 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
             relays.push(relay);
             streams.push(conn);
         }
-        Kind::Hm | Kind::HmAttach => {
-            let s = b.hm_session(&argv);
+        Kind::Hm | Kind::HmAgent | Kind::HmAttach => {
+            let opts: &[&str] = if kind == Kind::HmAgent {
+                &["--classifier", "agent"]
+            } else {
+                &["--classifier", "simple"]
+            };
+            let s = b.hm_session_with(opts, &argv);
             server_pid = Some(s.pid());
             for _ in 0..clients {
-                if kind == Kind::Hm {
+                if kind != Kind::HmAttach {
                     let mut p = Peer::connect(&s.sock).expect("connect");
                     p.subscribe(&[]).expect("subscribe");
                     socks.push(p.nonblocking());
