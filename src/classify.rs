@@ -160,6 +160,8 @@ pub enum ClassifierSpec {
         idle_threshold_ms: u64,
         stuck_after_ms: u64,
         process_evidence: bool,
+        /// Answer the OSC 7501 probe and read the program's own records.
+        status_protocol: bool,
     },
 }
 
@@ -195,6 +197,7 @@ impl ClassifierSpec {
             idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
             stuck_after_ms: DEFAULT_STUCK_AFTER_MS,
             process_evidence: true,
+            status_protocol: true,
         }
     }
 
@@ -253,10 +256,12 @@ impl ClassifierSpec {
                 idle_threshold_ms,
                 stuck_after_ms,
                 process_evidence,
+                status_protocol,
             } => Some(crate::detect::Settings {
                 idle_threshold_ms,
                 stuck_after_ms,
                 process_evidence,
+                status_protocol,
             }),
             _ => None,
         }

@@ -81,6 +81,10 @@ pub fn session_json(
     if v["signals"].is_null() {
         v["signals"] = serde_json::json!([]);
     }
+    // Subagents and background shells the program reported (OSC 7501).
+    if let Some(c) = report.and_then(|r| r.get("children")) {
+        v["children"] = c.clone();
+    }
     v
 }
 

@@ -854,11 +854,24 @@ impl Doc<'_> {
                 ) => {
                     *process_evidence = self.boolean(&full, value)?;
                 }
+                (
+                    ClassifierSpec::Agent {
+                        status_protocol, ..
+                    },
+                    "status_protocol",
+                ) => {
+                    *status_protocol = self.boolean(&full, value)?;
+                }
                 (ClassifierSpec::Agent { .. }, _) => {
                     return Err(self.unknown(
                         param,
                         &prefix,
-                        &["idle_threshold_ms", "stuck_after_ms", "process_evidence"],
+                        &[
+                            "idle_threshold_ms",
+                            "stuck_after_ms",
+                            "process_evidence",
+                            "status_protocol",
+                        ],
                     ));
                 }
                 (ClassifierSpec::Simple { .. }, _) => {
@@ -1393,13 +1406,16 @@ mod tests {
 
     #[test]
     fn agent_classifier_takes_its_settings() {
-        let c = ok("[classifier.agent]\nstuck_after_ms = 5000\nprocess_evidence = false\n");
+        let c = ok(
+            "[classifier.agent]\nstuck_after_ms = 5000\nprocess_evidence = false\nstatus_protocol = false\n",
+        );
         assert_eq!(
             c.classifier,
             ClassifierSpec::Agent {
                 idle_threshold_ms: 3000,
                 stuck_after_ms: 5000,
-                process_evidence: false
+                process_evidence: false,
+                status_protocol: false
             }
         );
         assert!(c.classifier_chosen);
@@ -1408,7 +1424,7 @@ mod tests {
             ":2: invalid value for 'classifier.agent.stuck_after_ms': 5 is out of range"
         ));
         assert!(err("[classifier.agent]\ndebounce_ms = 5\n").contains(
-            "unknown key 'classifier.agent.debounce_ms' (expected one of: idle_threshold_ms, stuck_after_ms, process_evidence)"
+            "unknown key 'classifier.agent.debounce_ms' (expected one of: idle_threshold_ms, stuck_after_ms, process_evidence, status_protocol)"
         ));
     }
 

@@ -18,6 +18,7 @@ pub mod offline;
 pub mod resolve;
 pub mod rules;
 pub mod screen;
+pub mod status;
 pub mod title;
 pub mod verdict;
 
@@ -30,7 +31,7 @@ pub use resolve::{RECOVERED_FOR_MS, resolve};
 pub use rules::{RuleError, RuleSet, load_rules};
 pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
-use crate::vt::events::TermEvent;
+use crate::vt::events::{Query, TermEvent};
 
 /// Output this soon after a resize is the program redrawing for the new
 /// size, not work.
@@ -53,6 +54,9 @@ pub struct Settings {
     /// Whether process facts are evidence (off for replayed recordings,
     /// whose process is a player, not the agent).
     pub process_evidence: bool,
+    /// Whether the program's own status records (OSC 7501) are read, and
+    /// so whether the supervisor answers the protocol's probe.
+    pub status_protocol: bool,
 }
 
 impl Default for Settings {
@@ -61,6 +65,7 @@ impl Default for Settings {
             idle_threshold_ms: crate::classify::DEFAULT_IDLE_THRESHOLD_MS,
             stuck_after_ms: 60_000,
             process_evidence: true,
+            status_protocol: true,
         }
     }
 }
@@ -96,6 +101,8 @@ pub struct Detector {
     screen_hash: Option<u64>,
     alternate: bool,
     resized_ms: Option<u64>,
+    /// The program asked for the status protocol and was answered.
+    status_asked: bool,
     last: Option<Verdict>,
 }
 
@@ -142,6 +149,7 @@ impl Detector {
             screen_hash: None,
             alternate: false,
             resized_ms: None,
+            status_asked: false,
             last: None,
         }
     }
@@ -224,10 +232,63 @@ impl Detector {
                     fresh_until_ms: Some(now_ms.saturating_add(NOTIFICATION_FRESH_MS)),
                 });
             }
-            // OSC 7501 records are another channel's (a later change);
-            // queries are the supervisor's to answer.
+            // Records count only from a program that asked whether its
+            // terminal speaks the protocol (and so got hm's answer): the
+            // same bytes printed by `cat` say nothing about anyone.
+            TermEvent::StatusRecord(body) if self.status_asked => {
+                self.status_record(body, now_ms);
+            }
+            TermEvent::Query(Query::StatusProtocol) => {
+                self.status_asked = self.settings.status_protocol;
+            }
+            // Other queries are the supervisor's to answer.
             TermEvent::StatusRecord(_) | TermEvent::Query(_) => {}
         }
+    }
+
+    /// An OSC 7501 record: the program's own state, or a child's. A record
+    /// that does not parse leaves the last one standing.
+    fn status_record(&mut self, body: &str, now_ms: u64) {
+        let Ok(record) = status::Record::parse(body) else {
+            return;
+        };
+        let children = &mut self.evidence.children;
+        if let Some(id) = record.id.clone() {
+            children.retain(|c| c.id != id);
+            if record.state != status::State::Clear && children.len() < status::MAX_CHILDREN {
+                children.push(status::Child {
+                    id,
+                    state: record.state.name().to_owned(),
+                    title: record
+                        .title
+                        .clone()
+                        .or(record.msg.clone())
+                        .unwrap_or_default(),
+                    since_ms: now_ms,
+                });
+            }
+            return;
+        }
+        let Some((primary, detail)) = record.status() else {
+            // `clear`: the program withdraws its state (it is exiting, or
+            // a dialog before its first state ended); its children go too.
+            self.evidence.status = None;
+            children.clear();
+            return;
+        };
+        let found = Finding {
+            source: Source::StatusProtocol,
+            rule: format!("status.{}", record.state.name()),
+            primary,
+            detail,
+            text: record.describe().chars().take(120).collect(),
+            since_ms: now_ms,
+            fresh_until_ms: None,
+        };
+        self.evidence.status = match self.evidence.status.take() {
+            Some(old) if old.same_as(&found) && old.text == found.text => Some(old),
+            _ => Some(found),
+        };
     }
 
     fn reclassify_title(&mut self, now_ms: u64) {
@@ -422,6 +483,17 @@ impl Detector {
                     && let Some(t) = self.evidence.recovered_until_ms
                 {
                     consider(t);
+                }
+                // A `working` record outweighs a prompt only for a while.
+                if let (Some(st), Some(sc)) = (&self.evidence.status, &self.evidence.screen)
+                    && st.primary == Primary::Active
+                    && sc.primary == Primary::Idle
+                {
+                    consider(
+                        sc.since_ms
+                            .max(st.since_ms)
+                            .saturating_add(resolve::STATUS_LAG_MS),
+                    );
                 }
             }
             Primary::Waiting => {

@@ -50,6 +50,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("tui_screen", tui_screen),
     ("connection", connection),
     ("attach_output", attach_output),
+    ("status_records", status_records),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.
@@ -578,5 +579,48 @@ pub fn session_id(data: &[u8]) {
             assert!(shown.chars().count() <= 80);
         }
         Err(e) => panic!("unexpected error for a pure check: {e}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// status_records
+
+/// A program's output, cut into reads, through the screen and an `agent`
+/// detector that has answered the status probe: whatever OSC 7501 records
+/// it holds, the detector keeps at most [`status::MAX_CHILDREN`] children
+/// with bounded text, and its verdict carries a bounded explanation.
+pub fn status_records(data: &[u8]) {
+    use crate::detect::{Detector, Settings, status};
+    use crate::vt::events::Recorder;
+    use crate::vt::term::Term;
+
+    let mut term = Term::with_callbacks(Size { cols: 80, rows: 24 }, Recorder::default());
+    let mut detector = Detector::new(Settings::default(), &["claude".to_owned()], 0);
+    // The program asks first, as Claude Code does; the rest is the input.
+    term.feed(b"\x1b]7501;?\x07");
+    let mut now = 0;
+    let mut rest = data;
+    for n in cuts(data.len(), hash(data)) {
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        now += 7;
+        term.feed(chunk);
+        for event in term.callbacks_mut().take() {
+            detector.event(&event, now);
+        }
+        detector.output(chunk, now);
+        let verdict = detector.verdict(term.screen(), now);
+        let table = detector.table();
+        assert!(table.children.len() <= status::MAX_CHILDREN);
+        for c in &table.children {
+            assert!(c.id.len() <= status::MAX_ID);
+            assert!(c.title.chars().count() <= status::MAX_TEXT);
+        }
+        assert!(
+            verdict
+                .signals
+                .iter()
+                .all(|s| s.text.chars().count() <= 240)
+        );
     }
 }

@@ -179,14 +179,27 @@ pub struct StateReport {
     /// Milliseconds in this state when reported.
     pub state_ms: u64,
     pub signals: Vec<crate::detect::Signal>,
+    /// What the program reported of its children (subagents, background
+    /// shells) through the status protocol; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<crate::detect::status::Child>,
 }
 
 impl StateReport {
     /// Whether `other` says something different to a person (the time in
     /// the state and the signals' wording may move without a change).
     pub fn differs(&self, other: &StateReport) -> bool {
-        (self.state_byte, self.detail, self.health)
-            != (other.state_byte, other.detail, other.health)
+        (
+            self.state_byte,
+            self.detail,
+            self.health,
+            self.children.len(),
+        ) != (
+            other.state_byte,
+            other.detail,
+            other.health,
+            other.children.len(),
+        )
     }
 
     /// `waiting · permission`, or the state's name.

@@ -617,6 +617,33 @@ exec cat -v"#;
 }
 
 #[test]
+fn an_attached_terminal_never_sees_the_status_probe_the_supervisor_answers() {
+    let sb = Sandbox::new();
+    let prog = common::StatusProgram::new(&sb);
+    let _s = sb.start(
+        "st",
+        &["--classifier", "agent"],
+        &["bash", "-c", &prog.script],
+    );
+    let mut t = attach(&sb, "st");
+    t.record();
+    common::open_gate(&prog.gates[0]);
+    t.wait_for("the program's verdict on its replies", |t| {
+        t.contains("ANSWERED")
+    });
+    // The terminal answered the DA1 query; the probe never reached it (a
+    // terminal that speaks the protocol would answer it a second time),
+    // and the supervisor's status answer came before the terminal's.
+    let seen = String::from_utf8_lossy(t.recorded()).replace('\u{1b}', "ESC");
+    assert!(
+        !seen.contains("7501"),
+        "the probe reached the terminal: {seen}"
+    );
+    assert_eq!(t.model().answered, 1, "{seen}");
+    assert!(t.contains("ANSWER-FIRST"), "{}", t.screen().contents());
+}
+
+#[test]
 fn status_bar_survives_a_clear_and_a_scroll_region_reset() {
     let sb = Sandbox::new();
     // The reset and the lines after it come in one write.

@@ -30,6 +30,7 @@ fn settings() -> Settings {
         idle_threshold_ms: 3_000,
         stuck_after_ms: 60_000,
         process_evidence: true,
+        status_protocol: true,
     }
 }
 

@@ -242,3 +242,53 @@ fn capture_saves_the_screen_and_verdict_as_a_fixture() {
         stderr(&again)
     );
 }
+
+#[test]
+fn the_status_probe_is_answered_first_and_the_records_decide() {
+    let sb = Sandbox::new();
+    let prog = common::StatusProgram::new(&sb);
+    let _s = sb.start(
+        "st",
+        &["--classifier", "agent"],
+        &["bash", "-c", &prog.script],
+    );
+    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    common::open_gate(&prog.gates[0]);
+    let out = String::from_utf8_lossy(&raw.output_until(b"ANSWERED")).replace('\u{1b}', "ESC");
+    assert!(out.contains("ANSWER-FIRST"), "{out}");
+    common::open_gate(&prog.gates[1]);
+    // The program's own record: waiting for permission, with its text,
+    // though nothing on the screen shows a dialog.
+    let v = wait_for_state(&sb, "st", "waiting", Some("permission"));
+    assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
+    // And a child, in the record that follows.
+    wait_for(&sb, "st", "reporting its child", |v| {
+        v["children"][0]["title"] == "Background sleep"
+    });
+    let why = stdout(&sb.cmd(&["explain", "st"]));
+    assert!(why.contains("approve Bash: rm -rf build"), "{why}");
+    assert!(why.contains("status.child bzytm4a8d"), "{why}");
+    common::open_gate(&prog.gates[2]);
+    wait_for_state(&sb, "st", "active", None);
+}
+
+#[test]
+fn without_the_agent_classifier_the_probe_goes_unanswered() {
+    let sb = Sandbox::new();
+    let prog = common::StatusProgram::new(&sb);
+    let _s = sb.start(
+        "st",
+        &["--classifier", "simple"],
+        &["bash", "-c", &prog.script],
+    );
+    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    common::open_gate(&prog.gates[0]);
+    // Only the supervisor's DA1 answer: nobody reads the records, so the
+    // program is not told to send them.
+    let out = String::from_utf8_lossy(&raw.output_until(b"ANSWERED")).into_owned();
+    let verdict = out.split("ANSWER-").nth(1).unwrap_or_default();
+    assert!(verdict.starts_with("WRONG"), "{out}");
+    assert!(!verdict.contains("7501"), "{out}");
+}

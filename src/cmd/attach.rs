@@ -87,6 +87,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             writer,
             out: Vec::new(),
             filter: Replay::Undecided(QueryFilter::new()),
+            drop_probe: false,
             screens: ScreenRewriter::new(),
             damage: DamageScan::default(),
             size: Size { cols: 80, rows: 24 },
@@ -154,6 +155,10 @@ enum Replay {
     Undecided(QueryFilter),
     Replaying(QueryFilter),
     Live,
+    /// Live output of a supervisor that answers the status protocol's
+    /// probe itself: the probe is kept from the terminal, which might
+    /// answer it a second time.
+    LiveWithoutProbe(QueryFilter),
 }
 
 struct Attach {
@@ -172,6 +177,8 @@ struct Attach {
     /// Bytes owed to the terminal.
     out: Vec<u8>,
     filter: Replay,
+    /// The supervisor answers the status protocol's probe (INFO says).
+    drop_probe: bool,
     /// Keeps the child's screen switches off the terminal.
     screens: ScreenRewriter,
     damage: DamageScan,
@@ -400,11 +407,15 @@ impl Attach {
                 if let Some(ms) = info.get("idle_threshold_ms").and_then(|v| v.as_u64()) {
                     self.idle_threshold = Duration::from_millis(ms);
                 }
+                self.drop_probe = info["status_protocol"].as_bool() == Some(true);
             }
             server::REPLAY_END => {
-                if let Replay::Replaying(mut filt) =
-                    std::mem::replace(&mut self.filter, Replay::Live)
-                {
+                let live = if self.drop_probe {
+                    Replay::LiveWithoutProbe(QueryFilter::status_probe_only())
+                } else {
+                    Replay::Live
+                };
+                if let Replay::Replaying(mut filt) = std::mem::replace(&mut self.filter, live) {
                     let mut rest = Vec::new();
                     filt.finish(&mut rest);
                     self.show(&rest);
@@ -444,6 +455,11 @@ impl Attach {
                 self.show(bytes);
             }
             Replay::Live => self.show(bytes),
+            Replay::LiveWithoutProbe(f) => {
+                let mut kept = Vec::with_capacity(bytes.len());
+                f.filter(bytes, &mut kept);
+                self.show(&kept);
+            }
         }
     }
 

@@ -57,6 +57,10 @@ pub struct Evidence {
     pub title: Option<Finding>,
     pub notification: Option<Finding>,
     pub process: Option<Finding>,
+    /// The program's own record of its state (OSC 7501), until replaced.
+    pub status: Option<Finding>,
+    /// Children the program reported (subagents, background shells).
+    pub children: Vec<super::status::Child>,
     /// The last output that counts as work (not the answer to a resize).
     pub last_output_ms: Option<u64>,
     /// When the screen's contents last changed.
@@ -99,9 +103,15 @@ impl Evidence {
                 fresh: true,
             });
         }
-        for f in [&self.screen, &self.title, &self.notification, &self.process]
-            .into_iter()
-            .flatten()
+        for f in [
+            &self.status,
+            &self.screen,
+            &self.title,
+            &self.notification,
+            &self.process,
+        ]
+        .into_iter()
+        .flatten()
         {
             rows.push(EvidenceRow {
                 source: f.source,
@@ -110,6 +120,16 @@ impl Evidence {
                 text: f.text.clone(),
                 since_ms: f.since_ms,
                 fresh: f.fresh(now_ms),
+            });
+        }
+        for c in &self.children {
+            rows.push(EvidenceRow {
+                source: Source::StatusProtocol,
+                rule: format!("status.child {}", c.id),
+                value: c.state.clone(),
+                text: c.title.clone(),
+                since_ms: c.since_ms,
+                fresh: true,
             });
         }
         if let Some(t) = self.last_output_ms {

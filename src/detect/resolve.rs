@@ -13,6 +13,13 @@ use super::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 /// How long after a stuck session moves again it shows `recovered`.
 pub const RECOVERED_FOR_MS: u64 = 10_000;
 
+/// How long a program's `working` record outweighs a prompt on its
+/// screen. A turn shows its spinner within a tenth of a second of the
+/// record, so a prompt that stays this long means the record lags: Claude
+/// Code keeps reporting `working` while background work it awaits runs and
+/// the prompt is free for the person.
+pub const STATUS_LAG_MS: u64 = 1_000;
+
 fn signal(f: &Finding) -> Signal {
     Signal {
         source: f.source,
@@ -20,6 +27,26 @@ fn signal(f: &Finding) -> Signal {
         text: f.text.clone(),
         since_ms: f.since_ms,
     }
+}
+
+/// The decision of a status record, with the screen's detail where the
+/// two agree on the primary state and the screen knows more: what kind
+/// of work (the record says only `working`), text typed at the prompt (the
+/// record stays `done`), a dialog the record names no kind for.
+fn refined(status: &Finding, screen: &Option<Finding>) -> Decision {
+    let mut d = Decision::from(status);
+    if let Some(sc) = screen.as_ref().filter(|sc| sc.primary == status.primary) {
+        let more = match status.primary {
+            Primary::Active => sc.detail.is_some(),
+            Primary::Idle => sc.detail == Some(Detail::PromptEditing),
+            Primary::Waiting => status.detail.is_none(),
+            _ => false,
+        };
+        if more {
+            d.detail = sc.detail;
+        }
+    }
+    d
 }
 
 /// What decided, before health is applied.
@@ -45,7 +72,15 @@ impl Decision {
 ///
 /// Precedence, strongest first:
 /// 1. the program ended: `dead`;
-/// 2. process facts that a job is reading the terminal: `waiting`;
+/// 2. the program's own status record says it is blocked: `waiting`;
+/// 3. process facts that a job is reading the terminal: `waiting`;
+/// 4. process facts that the session's own shell reads at its prompt: `idle`;
+/// 5. the program's own status record, unless it says `working` while the
+///    screen has shown a prompt for [`STATUS_LAG_MS`]; the screen's detail
+///    is kept when both say the same primary state (the screen tells
+///    `prompt_editing` from `ready`, `responding` from `thinking`);
+///
+/// and without a status record:
 /// 3. the screen shows a dialog or question: `waiting`;
 /// 4. process facts that the session's own shell reads at its prompt: `idle`;
 /// 5. the title says action is required (unless the screen shows work):
@@ -87,8 +122,22 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         .last_output_ms
         .filter(|&t| now_ms.saturating_sub(t) < evidence.idle_threshold_ms);
 
-    let decision = if let Some(f) = says(&process, Primary::Waiting) {
+    let status = evidence.status.clone();
+    let status_lags = |st: &Finding| {
+        st.primary == Primary::Active
+            && says(&screen, Primary::Idle).is_some_and(|sc| {
+                now_ms.saturating_sub(sc.since_ms.max(st.since_ms)) >= STATUS_LAG_MS
+            })
+    };
+
+    let decision = if let Some(f) = says(&status, Primary::Waiting) {
+        refined(f, &screen)
+    } else if let Some(f) = says(&process, Primary::Waiting) {
         Decision::from(f)
+    } else if let (Some(f), true) = (says(&process, Primary::Idle), status.is_some()) {
+        Decision::from(f)
+    } else if let Some(f) = status.as_ref().filter(|st| !status_lags(st)) {
+        refined(f, &screen)
     } else if let Some(f) = says(&screen, Primary::Waiting) {
         Decision::from(f)
     } else if let Some(f) = says(&process, Primary::Idle) {
@@ -132,7 +181,10 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     };
 
     let mut signals: Vec<Signal> = decision.by.iter().cloned().collect();
-    for f in [&screen, &title, &process, &note].into_iter().flatten() {
+    for f in [&status, &screen, &title, &process, &note]
+        .into_iter()
+        .flatten()
+    {
         let s = signal(f);
         if !signals.contains(&s) {
             signals.push(s);
@@ -371,5 +423,98 @@ mod tests {
         e.notification = Some(n);
         assert_eq!(resolve(&e, 1_000).primary, Primary::Waiting);
         assert_eq!(resolve(&e, 5_000).primary, Primary::Unknown);
+    }
+
+    fn status(primary: Primary, detail: Option<Detail>, since: u64) -> Finding {
+        finding(Source::StatusProtocol, primary, detail, since)
+    }
+
+    #[test]
+    fn a_blocked_record_is_waiting_before_the_dialog_is_drawn() {
+        let mut e = table();
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            0,
+        ));
+        e.status = Some(status(Primary::Waiting, Some(Detail::Permission), 900));
+        let v = resolve(&e, 950);
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Waiting, Some(Detail::Permission))
+        );
+        assert_eq!(v.signals[0].source, Source::StatusProtocol);
+    }
+
+    #[test]
+    fn a_working_record_ends_a_dialog_the_screen_still_shows() {
+        let mut e = table();
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Waiting,
+            Some(Detail::Permission),
+            0,
+        ));
+        e.status = Some(status(Primary::Active, Some(Detail::Thinking), 1_000));
+        assert_eq!(resolve(&e, 1_050).primary, Primary::Active);
+    }
+
+    #[test]
+    fn a_working_record_yields_to_a_prompt_that_stays() {
+        // Background work keeps the record `working` while the prompt is
+        // free: after STATUS_LAG_MS of prompt the screen wins.
+        let mut e = table();
+        e.status = Some(status(Primary::Active, Some(Detail::Thinking), 1_000));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            1_200,
+        ));
+        assert_eq!(resolve(&e, 1_500).primary, Primary::Active);
+        let v = resolve(&e, 1_200 + STATUS_LAG_MS);
+        assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Ready)));
+        assert_eq!(v.signals[0].source, Source::Screen);
+    }
+
+    #[test]
+    fn the_screen_adds_detail_the_record_does_not_carry() {
+        let mut e = table();
+        e.status = Some(status(Primary::Active, Some(Detail::Thinking), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Compacting),
+            0,
+        ));
+        assert_eq!(resolve(&e, 10).detail, Some(Detail::Compacting));
+        // `done` stays while the person types at the prompt.
+        e.status = Some(status(Primary::Idle, Some(Detail::Finished), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::PromptEditing),
+            0,
+        ));
+        assert_eq!(resolve(&e, 10).detail, Some(Detail::PromptEditing));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            0,
+        ));
+        assert_eq!(resolve(&e, 10).detail, Some(Detail::Finished));
+    }
+
+    #[test]
+    fn the_shell_back_at_its_prompt_outweighs_a_record_left_behind() {
+        // An agent killed without withdrawing its record.
+        let mut e = table();
+        e.status = Some(status(Primary::Active, Some(Detail::Thinking), 0));
+        let mut p = finding(Source::Process, Primary::Idle, Some(Detail::Ready), 500);
+        p.fresh_until_ms = Some(10_000);
+        e.process = Some(p);
+        assert_eq!(resolve(&e, 600).primary, Primary::Idle);
     }
 }

@@ -12,7 +12,7 @@ use crate::detect::{Detector, Health, Primary, Verdict};
 use crate::protocol::{
     self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, StateReport, Status, server,
 };
-use crate::vt::events::{Recorder, TermEvent};
+use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::Term;
 
 use super::process::ProcessProbe;
@@ -240,6 +240,11 @@ impl Shared {
                 agent: v.agent,
                 state_ms: now.saturating_sub(v.since_ms),
                 signals: v.signals,
+                children: self
+                    .detector
+                    .as_ref()
+                    .map(|d| d.table().children.clone())
+                    .unwrap_or_default(),
             };
         }
         let state = if self.ended.is_some() {
@@ -260,6 +265,7 @@ impl Shared {
             agent: None,
             state_ms: u64::from(self.classifier.state_ms(now)),
             signals: Vec::new(),
+            children: Vec::new(),
         }
     }
 
@@ -310,6 +316,13 @@ impl Shared {
             "rows": self.size.rows,
             "scrollback_bytes": self.scrollback,
             "version": env!("CARGO_PKG_VERSION"),
+            // This supervisor answers the OSC 7501 probe itself: a client
+            // that shows the output on a terminal must drop the probe, so
+            // that the program gets one answer.
+            "status_protocol": self
+                .detector
+                .as_ref()
+                .is_some_and(|d| d.settings().status_protocol),
         });
         v["state"] = serde_json::to_value(self.state_now()).unwrap_or_default();
         if let Some(d) = &self.detector {
@@ -371,10 +384,22 @@ impl Shared {
             if !screen.callbacks_mut().is_empty() {
                 for event in screen.callbacks_mut().take() {
                     if let TermEvent::Query(query) = &event
-                        && *terminals == 0
                         && let Some(answer) = query.answer()
                     {
-                        answers.extend_from_slice(&answer);
+                        // The status probe is answered here whether or not
+                        // a terminal is attached (attached clients drop it,
+                        // see INFO's `status_protocol`), and at once: its
+                        // answer must reach the program before the answer
+                        // to the device-attributes query that follows it.
+                        let ours = match query {
+                            Query::StatusProtocol => detector
+                                .as_ref()
+                                .is_some_and(|d| d.settings().status_protocol),
+                            _ => *terminals == 0,
+                        };
+                        if ours {
+                            answers.extend_from_slice(&answer);
+                        }
                     }
                     if let Some(d) = detector.as_mut() {
                         d.event(&event, now);

@@ -81,6 +81,9 @@ pub struct QueryFilter {
     /// The output ends inside a sequence that the ESC starting the current
     /// one ends, in the terminal.
     open: bool,
+    /// Drop only the status protocol's probe (live output from a
+    /// supervisor that answers it), not every query (replay).
+    probe_only: bool,
 }
 
 impl Default for QueryFilter {
@@ -98,13 +101,36 @@ impl QueryFilter {
             passing: false,
             string_esc: false,
             open: false,
+            probe_only: false,
+        }
+    }
+
+    /// A filter that drops only the OSC 7501 probe: for live output of a
+    /// supervisor that answers the probe itself, so that the program does
+    /// not get a second answer from a terminal that speaks the protocol.
+    pub fn status_probe_only() -> Self {
+        QueryFilter {
+            probe_only: true,
+            ..QueryFilter::new()
         }
     }
 
     /// Appends `input` minus any complete query to `out`.
     pub fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        for &b in input {
+        let mut rest = input;
+        loop {
+            if self.state == State::Ground && !self.string_esc {
+                // Text between sequences goes through as it is, in one
+                // copy: live output is mostly text.
+                let n = rest.iter().position(|&c| c == ESC).unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+            }
+            let Some((&b, tail)) = rest.split_first() else {
+                return;
+            };
             self.byte(b, out);
+            rest = tail;
         }
     }
 
@@ -112,7 +138,10 @@ impl QueryFilter {
     /// that live output continuing it reaches the terminal intact.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         out.append(&mut self.buf);
-        *self = QueryFilter::new();
+        *self = QueryFilter {
+            probe_only: self.probe_only,
+            ..QueryFilter::new()
+        };
     }
 
     fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
@@ -269,7 +298,12 @@ impl QueryFilter {
             End::Aborted => false,
             End::Esc => self.state.is_string(),
         };
-        if !self.passing && acted_on && is_query(&self.seq) {
+        let dropped = if self.probe_only {
+            is_status_probe(&self.seq)
+        } else {
+            is_query(&self.seq)
+        };
+        if !self.passing && acted_on && dropped {
             self.buf.clear();
             // The ESC of the dropped query ended the sequence before it; if
             // the next ESC does not take over (it does when this one ended
@@ -285,6 +319,14 @@ impl QueryFilter {
         self.seq.clear();
         self.passing = false;
         self.state = State::Ground;
+    }
+}
+
+/// Whether a complete escape sequence is the OSC 7501 probe.
+pub fn is_status_probe(seq: &[u8]) -> bool {
+    match seq {
+        [0x1b, b']', body @ ..] => strip_terminator(body).starts_with(b"7501;?"),
+        _ => false,
     }
 }
 
@@ -366,6 +408,25 @@ mod tests {
         assert_eq!(run(input), b"ab");
         let keep = b"\x1b[1;31mred\x1b[0m\x1b]0;title\x07\x1b[2J\x1b[?1049h\x1b(B\x1b7\x1b8\x1b[22;0t\x1b]52;c;aGk=\x07";
         assert_eq!(run(keep), keep.to_vec());
+    }
+
+    #[test]
+    fn the_probe_only_filter_drops_the_status_probe_and_nothing_else() {
+        let mut f = QueryFilter::status_probe_only();
+        let mut out = Vec::new();
+        // Split anywhere, as frames split it.
+        let input =
+            b"a\x1b]7501;?\x07\x1b[cb\x1b]7501;state=idle:app=claude-code\x07c\x1b]7501;?\x1b\\d";
+        for chunk in input.chunks(3) {
+            f.filter(chunk, &mut out);
+        }
+        f.finish(&mut out);
+        assert_eq!(
+            out,
+            b"a\x1b[cb\x1b]7501;state=idle:app=claude-code\x07cd".to_vec()
+        );
+        // Every query is dropped in replay, the probe among them.
+        assert_eq!(run(b"x\x1b]7501;?\x07y"), b"xy");
     }
 
     #[test]

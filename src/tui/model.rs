@@ -175,15 +175,22 @@ impl Pane {
     }
 
     /// The state's name with the agent classifier's detail when it has
-    /// one (`waiting · permission`).
+    /// one (`waiting · permission`), and how many children (subagents,
+    /// background shells) the program reports (`active · thinking +2`).
     pub fn state_label(&self) -> Option<String> {
         let state = self.state()?;
         let name = crate::classify::state_name(state);
         Some(match &self.report {
-            Some(r) if !self.ended() && r.state_byte == state => match r.detail {
-                Some(d) => format!("{name} · {}", d.name()),
-                None => name.to_string(),
-            },
+            Some(r) if !self.ended() && r.state_byte == state => {
+                let mut label = match r.detail {
+                    Some(d) => format!("{name} · {}", d.name()),
+                    None => name.to_string(),
+                };
+                if !r.children.is_empty() {
+                    label.push_str(&format!(" +{}", r.children.len()));
+                }
+                label
+            }
             _ => name.to_string(),
         })
     }

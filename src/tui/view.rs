@@ -136,6 +136,17 @@ fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
                     Span::styled(format!("{text:?}"), m.theme.dim),
                 ]));
             }
+            if !r.children.is_empty() {
+                lines.push(Line::from(""));
+                lines.push(Line::from("reported by the program:"));
+            }
+            for c in r.children.iter().take(6) {
+                let title: String = crate::paths::sanitize(&c.title).chars().take(50).collect();
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{:<8}", c.state), m.theme.footer_key),
+                    Span::raw(format!(" {title}")),
+                ]));
+            }
         }
         _ => lines.push(Line::from("no state report from this session")),
     }

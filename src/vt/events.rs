@@ -34,8 +34,8 @@ pub enum Query {
 impl Query {
     /// What a terminal answers, for the queries hm answers while no
     /// terminal of a person's is attached: an xterm-like VT220 with
-    /// colours. `None` for queries hm leaves unanswered (the status
-    /// protocol probe belongs to the detector's status channel).
+    /// colours; and the status protocol's probe, which the supervisor
+    /// answers itself when its detector reads the records.
     pub fn answer(self) -> Option<Vec<u8>> {
         Some(match self {
             Query::PrimaryAttributes => b"\x1b[?62;22c".to_vec(),
@@ -44,7 +44,9 @@ impl Query {
             Query::CursorPosition { row, col } => {
                 format!("\x1b[{};{}R", u32::from(row) + 1, u32::from(col) + 1).into_bytes()
             }
-            Query::StatusProtocol => return None,
+            // "Yes": a status reply starts with `?` (what follows is the
+            // protocol revision, which no program checks yet).
+            Query::StatusProtocol => b"\x1b]7501;?\x1b\\".to_vec(),
         })
     }
 }
@@ -154,8 +156,11 @@ impl vt100::Callbacks for Recorder {
                 let body = body.join(&b';');
                 if body.first() == Some(&b'?') {
                     self.push(TermEvent::Query(Query::StatusProtocol));
-                } else {
-                    self.push(TermEvent::StatusRecord(text(&body)));
+                } else if body.len() <= crate::detect::status::MAX_BODY {
+                    // Longer than any title: a record carries base64 text.
+                    self.push(TermEvent::StatusRecord(
+                        String::from_utf8_lossy(&body).into_owned(),
+                    ));
                 }
             }
             _ => {}
@@ -217,7 +222,10 @@ mod tests {
                 .answer()
                 .is_some_and(|a| a.ends_with(b"c"))
         );
-        assert_eq!(Query::StatusProtocol.answer(), None);
+        assert_eq!(
+            Query::StatusProtocol.answer().as_deref(),
+            Some(&b"\x1b]7501;?\x1b\\"[..])
+        );
     }
 
     #[test]

@@ -359,3 +359,59 @@ pub fn orphan(sb: &Sandbox, id: &str, marker: &str) -> Orphan {
         marker: marker.to_string(),
     }
 }
+
+/// A program that speaks the status protocol as Claude Code 2.1.330 does,
+/// in steps the test releases by opening `gates` in turn: (0) the probe
+/// and a device-attributes query in one write, then `ANSWER-FIRST
+/// ANSWERED` if the replies were the status answer and then the DA1 answer
+/// and nothing else (`ANSWER-WRONG`, what came, `ANSWERED`, if not); (1) a record that it is
+/// blocked on a permission, and a child's record; (2) a record that it is
+/// working.
+pub struct StatusProgram {
+    pub script: String,
+    pub gates: Vec<PathBuf>,
+}
+
+impl StatusProgram {
+    pub fn new(sb: &Sandbox) -> StatusProgram {
+        let gates: Vec<PathBuf> = (0..3)
+            .map(|i| {
+                let p = sb.path().join(format!("gate{i}"));
+                let ok = Command::new("mkfifo").arg(&p).status().expect("run mkfifo");
+                assert!(ok.success());
+                p
+            })
+            .collect();
+        let script = format!(
+            r#"stty raw -echo
+cat {g0} >/dev/null
+printf '\033]7501;?\007\033[c'
+IFS= read -r -d c -t 5 reply
+case "$reply" in
+  $'\033]7501;?\033\\\033['*) printf '\r\nANSWER-FIRST ANSWERED\r\n' ;;
+  *) printf '\r\nANSWER-WRONG %q ANSWERED\r\n' "$reply" ;;
+esac
+cat {g1} >/dev/null
+printf '\033]7501;state=blocked:app=claude-code:kind=permission:msg=YXBwcm92ZSBCYXNoOiBybSAtcmYgYnVpbGQ=\007'
+printf '\033]7501;state=working:app=claude-code:id=bzytm4a8d:title=QmFja2dyb3VuZCBzbGVlcA==\007'
+cat {g2} >/dev/null
+printf '\033]7501;state=working:app=claude-code\007'
+sleep 30"#,
+            g0 = gates[0].display(),
+            g1 = gates[1].display(),
+            g2 = gates[2].display(),
+        );
+        StatusProgram { script, gates }
+    }
+}
+
+/// Opens a fifo for writing and closes it: the program blocked reading it
+/// goes on.
+pub fn open_gate(gate: &Path) {
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(gate)
+            .expect("open the gate"),
+    );
+}
