@@ -42,6 +42,21 @@ const NOTIFICATION_FRESH_MS: u64 = 5_000;
 const PROCESS_FRESH_MS: u64 = 2_000;
 /// The agent name of the interactive shells' rule file.
 const SHELL: &str = "shell";
+/// The agent name of the interactive programs' rule file (REPLs, editors,
+/// pagers, monitors).
+const PROGRAM: &str = "program";
+/// Interpreters that are a REPL when started bare, and a program like any
+/// other when given a script (`python3 app.py`, `node -e ...`).
+const SCRIPT_HOSTS: &[&str] = &[
+    "python", "python3", "node", "deno", "bun", "lua", "perl", "ruby", "php",
+];
+/// While a job runs silently (the process facts say so, nothing is drawn),
+/// the facts are read again after this at first, so that a job that
+/// starts reading the terminal without a word is noticed; the wait doubles
+/// as the job goes on, up to [`PROCESS_RECHECK_MAX_MS`], so that a quiet
+/// server costs a wake-up every half minute, not every second.
+pub const PROCESS_RECHECK_MS: u64 = 1_000;
+pub const PROCESS_RECHECK_MAX_MS: u64 = 30_000;
 
 /// Settings of the `agent` classifier (`[classifier.agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +94,10 @@ pub struct ProcessFacts {
     pub foreground_is_session: bool,
     /// Whether the foreground process is blocked reading the terminal.
     pub reading_terminal: bool,
+    /// Whether the terminal is in canonical (line) mode: a shell's line
+    /// editor turns it off at its prompt; its `read` builtin, like most
+    /// programs asking a question, leaves it on.
+    pub canonical: bool,
     /// The foreground process's command name (`/proc/PID/comm`).
     pub foreground_command: String,
 }
@@ -122,9 +141,21 @@ impl Detector {
         now_ms: u64,
     ) -> Detector {
         let command_agent = rules.agent_for_command(command).map(|a| a.name.clone());
-        let interactive_shell = command_agent.as_deref() == Some(SHELL)
-            && command.iter().skip(1).all(|a| a.starts_with('-'))
-            && !command.iter().any(|a| a == "-c");
+        let bare = command.iter().skip(1).all(|a| a.starts_with('-'))
+            && !command
+                .iter()
+                .any(|a| matches!(a.as_str(), "-c" | "-e" | "-m"));
+        let interactive_shell = command_agent.as_deref() == Some(SHELL) && bare;
+        // `python3 app.py` is a program, whatever `python3` alone would be.
+        let script = !bare
+            && command.first().is_some_and(|c| {
+                let base = Path::new(c)
+                    .file_name()
+                    .and_then(|b| b.to_str())
+                    .unwrap_or("");
+                SCRIPT_HOSTS.contains(&base)
+            });
+        let command_agent = command_agent.filter(|a| !(script && a == PROGRAM));
         let evidence = Evidence {
             idle_threshold_ms: settings.idle_threshold_ms,
             stuck_after_ms: settings.stuck_after_ms,
@@ -326,13 +357,19 @@ impl Detector {
             fresh_until_ms: Some(now_ms.saturating_add(PROCESS_FRESH_MS)),
         };
         let found = if facts.foreground_is_session {
-            if !facts.reading_terminal || (known_agent && !self.interactive_shell) {
-                // The session's own program: when it is an agent, its
-                // screen says more than "it reads the terminal".
+            if known_agent && !self.interactive_shell {
+                // The session's own program is an agent or an interactive
+                // program: its screen says more than whether it reads.
                 None
-            } else if self.interactive_shell || self.alternate {
+            } else if !facts.reading_terminal {
+                // A script, or the shell itself, busy.
+                Some(make("process.running", Primary::Active, Detail::Running))
+            } else if (self.interactive_shell && !facts.canonical) || self.alternate {
                 Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
             } else {
+                // A script's `read`, or the shell's `read` builtin typed at
+                // its prompt (the line editor would have left canonical
+                // mode).
                 Some(make("process.reading", Primary::Waiting, Detail::Input))
             }
         } else if fg_agent.as_deref().is_some_and(|a| a != SHELL) {
@@ -483,6 +520,19 @@ impl Detector {
                     && let Some(t) = self.evidence.recovered_until_ms
                 {
                     consider(t);
+                }
+                // A silent job: read the facts again, sooner while it is new.
+                if let Some(p) = &self.evidence.process
+                    && let Some(fresh_until) = p.fresh_until_ms
+                    && last
+                        .signals
+                        .first()
+                        .is_some_and(|s| s.source == Source::Process)
+                {
+                    let checked = fresh_until.saturating_sub(PROCESS_FRESH_MS);
+                    let wait = (checked.saturating_sub(p.since_ms) / 2)
+                        .clamp(PROCESS_RECHECK_MS, PROCESS_RECHECK_MAX_MS);
+                    consider(checked.saturating_add(wait));
                 }
                 // A `working` record outweighs a prompt only for a while.
                 if let (Some(st), Some(sc)) = (&self.evidence.status, &self.evidence.screen)

@@ -116,6 +116,7 @@ fn a_foreground_job_reading_the_terminal_is_waiting_for_input() {
         ProcessFacts {
             foreground_is_session: false,
             reading_terminal: true,
+            canonical: true,
             foreground_command: "deploy".to_owned(),
         },
         1_000,
@@ -136,6 +137,7 @@ fn the_sessions_own_shell_reading_is_idle() {
         ProcessFacts {
             foreground_is_session: true,
             reading_terminal: true,
+            canonical: false,
             foreground_command: "bash".to_owned(),
         },
         1_000,
@@ -152,6 +154,7 @@ fn an_editor_in_the_foreground_is_not_waiting() {
     let facts = ProcessFacts {
         foreground_is_session: false,
         reading_terminal: true,
+        canonical: false,
         foreground_command: "vim".to_owned(),
     };
     d.verdict(t.screen(), 900);

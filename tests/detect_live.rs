@@ -233,6 +233,19 @@ fn capture_saves_the_screen_and_verdict_as_a_fixture() {
     let expected = std::fs::read_to_string(case.join("expected.txt")).expect("expected");
     assert!(expected.starts_with("waiting input\n"), "{expected}");
     assert!(expected.contains("size: 60x10"), "{expected}");
+    // What was saved is what `hm replay` checks, and it passes.
+    let replayed = sb
+        .hm()
+        .args(["replay", "--path"])
+        .arg(&case)
+        .output()
+        .expect("run hm replay");
+    assert!(
+        replayed.status.success(),
+        "{}{}",
+        stdout(&replayed),
+        stderr(&replayed)
+    );
     // A second capture into the same case is refused, not an overwrite.
     let again = sb.cmd(&["capture", "cap", "--fixture", case.to_str().expect("utf-8")]);
     assert!(!again.status.success());
@@ -291,4 +304,116 @@ fn without_the_agent_classifier_the_probe_goes_unanswered() {
     let verdict = out.split("ANSWER-").nth(1).unwrap_or_default();
     assert!(verdict.starts_with("WRONG"), "{out}");
     assert!(!verdict.contains("7501"), "{out}");
+}
+
+#[test]
+fn a_capture_of_a_verdict_the_screen_cannot_show_says_so_and_still_replays() {
+    let sb = Sandbox::new();
+    // A silent `read`: waiting by the process facts; the screen is empty.
+    let _s = sb.start(
+        "silent",
+        &["--classifier", "agent"],
+        &["bash", "-c", "read x; sleep 30"],
+    );
+    wait_for_state(&sb, "silent", "waiting", Some("input"));
+    let case = sb.path().join("fixtures").join("silent");
+    let out = sb.cmd(&[
+        "capture",
+        "silent",
+        "--fixture",
+        case.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("live it is waiting · input, decided by process"),
+        "{said}"
+    );
+    let replayed = sb
+        .hm()
+        .args(["replay", "--path"])
+        .arg(&case)
+        .output()
+        .expect("run hm replay");
+    assert!(
+        replayed.status.success(),
+        "{}{}",
+        stdout(&replayed),
+        stderr(&replayed)
+    );
+}
+
+#[test]
+fn a_script_asking_without_a_word_is_pushed_as_waiting() {
+    let sb = Sandbox::new();
+    // Nothing is drawn when the read begins: only the process facts, read
+    // again while the job runs silently, can tell.
+    let _s = sb.start(
+        "silent",
+        &["--classifier", "agent"],
+        &["bash", "-c", "sleep 2; read x; sleep 30"],
+    );
+    let mut raw = Raw::connect(&sb.sock("silent")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    loop {
+        let f = raw.expect(server::STATE);
+        let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
+        if v["primary"] == "waiting" {
+            assert_eq!(v["detail"], "input", "{v}");
+            break;
+        }
+        assert_eq!(v["primary"], "active", "a silent job runs: {v}");
+        assert!(std::time::Instant::now() < deadline, "no waiting pushed");
+    }
+}
+
+#[test]
+fn a_python_script_asking_is_waiting_for_input() {
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        println!("skipped: python3 is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "py",
+        &["--classifier", "agent"],
+        &["python3", "-c", "input('Your name? ')"],
+    );
+    wait_for_state(&sb, "py", "waiting", Some("input"));
+}
+
+#[test]
+fn a_question_typed_after_a_prompt_with_spaces_is_prompt_editing() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "fedora",
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let mut raw = Raw::connect(&sb.sock("fedora")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(client::INPUT, b"PS1='[\\u@\\h \\W]$ '\r");
+    // The echoed command line has `]$ ` once, the new prompt again.
+    let mut seen = 0;
+    while seen < 2 {
+        seen += raw
+            .output_until(b"]$ ")
+            .windows(3)
+            .filter(|w| w == b"]$ ")
+            .count();
+    }
+    raw.send(client::INPUT, b"echo Continue? [y/N]");
+    raw.output_until(b"[y/N]");
+    let v = wait_for_state(&sb, "fedora", "idle", Some("prompt_editing"));
+    assert_eq!(v["signals"][0]["rule"], "process.at_prompt", "{v}");
+    for _ in 0..20 {
+        let v = status_json(&sb, "fedora");
+        assert_ne!(v["primary"], "waiting", "typed text made a dialog: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -173,3 +173,70 @@ fn a_question_typed_into_geminis_composer_is_not_waiting() {
     assert_not_waiting(&v);
     assert_eq!(v.primary, Primary::Idle);
 }
+
+#[test]
+fn a_question_typed_after_any_common_prompt_is_not_waiting() {
+    let prompts = [
+        "[dev@box src]$ ",
+        "dev@box ~/src $ ",
+        "~/src (main) $ ",
+        "λ ",
+        "➜  src git:(main) ",
+        "dev@box ~> ",
+        "dev@box% ",
+        "postgres=# ",
+        "In [1]: ",
+        "irb(main):001> ",
+        ">>> ",
+    ];
+    for prompt in prompts {
+        for typed in [
+            "echo Continue? [y/N]",
+            "# Do you want to proceed?",
+            "echo Password:",
+        ] {
+            for command in [&["bash"][..], &[][..]] {
+                let v = verdict(command, &format!("{prompt}{typed}"));
+                assert_ne!(
+                    v.primary,
+                    Primary::Waiting,
+                    "typed {typed:?} after {prompt:?} ({command:?}) made a dialog: {v:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn real_questions_are_still_waiting() {
+    for question in [
+        "Do you want to continue? [Y/n] ",
+        "Overwrite 'a->b.txt'? [y/N] ",
+        "Step #3 of 5: proceed? (y/n) ",
+        "[sudo] password for dev: ",
+        "Download 50% complete. Continue? [y/N] ",
+    ] {
+        let v = verdict(&[], question);
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Waiting, Some(Detail::Input)),
+            "{question:?}: {v:?}"
+        );
+    }
+}
+
+#[test]
+fn a_monitor_redrawing_is_at_rest_and_a_progress_line_is_no_prompt() {
+    let top = "top - 18:02:11 up 3 days,  2:01,  1 user,  load average: 0.10, 0.20, 0.30\r\n\
+               Tasks: 123 total,   1 running, 122 sleeping,   0 stopped,   0 zombie\r\n\r\n\
+               \u{1b}[7m    PID USER      PR  NI    VIRT    RES  %CPU COMMAND\u{1b}[m\r\n\
+               \u{20}     1 root      20   0  167000  11000   0.0 systemd";
+    let v = verdict(&["top"], top);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::Ready)),
+        "{v:?}"
+    );
+    let v = verdict(&["bash"], "dev@box:~$ make\r\nDownloading deps... 45%");
+    assert_ne!(v.primary, Primary::Idle, "{v:?}");
+}

@@ -71,9 +71,14 @@ fn is_waiting(f: &Frame) -> bool {
 }
 
 pub fn measure(b: &Bench, reps: usize) -> Latencies {
-    let script =
-        "while read go; do printf 'Continue? [y/N] '; read x; printf '\\033[H\\033[2J'; done";
-    let s = b.hm_session_with(&["--classifier", "agent"], &["sh", "-c", script]);
+    // Each question waits for the harness to open a fifo (not the
+    // terminal: a script reading its terminal is itself waiting).
+    let gate = b.fifo();
+    let script = format!(
+        "while :; do cat {} >/dev/null; printf 'Continue? [y/N] '; read x; printf '\\033[H\\033[2J'; done",
+        gate.display()
+    );
+    let s = b.hm_session_with(&["--classifier", "agent"], &["sh", "-c", &script]);
     let peer = Peer::connect(&s.sock).expect("connect");
     let mut watch = Watch {
         stream: peer.nonblocking(),
@@ -87,7 +92,7 @@ pub fn measure(b: &Bench, reps: usize) -> Latencies {
     let mut poll = Peer::connect(&s.sock).expect("connect");
     let mut out = Latencies::default();
     for _ in 0..reps {
-        watch.send(client::INPUT, b"go\r").expect("send");
+        crate::peers::open_gate(&gate);
         let deadline = Instant::now() + PATIENCE;
         let mut seen = Vec::new();
         let (mut shown, mut pushed, mut status) = (None, None, None);

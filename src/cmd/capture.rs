@@ -11,6 +11,8 @@ use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::protocol::conn;
 
+use super::classify::{classify_text, user_rules};
+
 pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
@@ -22,15 +24,28 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     }))?;
     let v = client::session_json(&session.id, &st, info.as_ref());
     let text = screen["text"].as_str().unwrap_or_default();
-    let mut expected = v["primary"].as_str().unwrap_or("unknown").to_string();
-    if let Some(detail) = v["detail"].as_str() {
+    let command: Vec<String> = v["command"]
+        .as_array()
+        .map(|words| {
+            words
+                .iter()
+                .filter_map(|w| w.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    // The case must hold what `hm replay` can check: the verdict on the
+    // saved screen alone. The live verdict may rest on more (the
+    // processes, timing, the title, the program's own records), which a
+    // saved screen cannot show; then both are said.
+    let offline = classify_text(text, &command, user_rules()?).0;
+    let mut expected = offline.primary.name().to_string();
+    if let Some(detail) = offline.detail {
         expected.push(' ');
-        expected.push_str(detail);
+        expected.push_str(detail.name());
     }
     expected.push('\n');
-    if let Some(words) = v["command"].as_array() {
-        let words: Vec<&str> = words.iter().filter_map(|w| w.as_str()).collect();
-        expected.push_str(&format!("command: {}\n", words.join(" ")));
+    if !command.is_empty() {
+        expected.push_str(&format!("command: {}\n", command.join(" ")));
     }
     let size = format!(
         "size: {}x{}\n",
@@ -39,13 +54,22 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     );
     expected.push_str(&size);
     write_case(&args.fixture, text, &expected)?;
+    let live = crate::client::state_label(&st, info.as_ref());
+    let by = v["signals"][0]["source"].as_str().unwrap_or("timing");
+    let mut out = std::io::stdout().lock();
     writeln!(
-        std::io::stdout().lock(),
+        out,
         "saved {} as {} ({})",
         session.id,
         args.fixture.display(),
-        expected.lines().next().unwrap_or_default()
+        offline.label()
     )?;
+    if offline.label() != live {
+        writeln!(
+            out,
+            "note: live it is {live}, decided by {by}, which the saved screen alone does not show"
+        )?;
+    }
     Ok(0)
 }
 

@@ -73,11 +73,25 @@ pub fn classify_file(
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read screen file '{}'", path.display()))?;
-    let term = text_screen(&text);
+    Ok(classify_text(&text, command, rules))
+}
+
+/// Classifies a saved screen (plain text, one row per line), by the
+/// screen alone.
+pub fn classify_text(
+    text: &str,
+    command: &[String],
+    rules: Arc<RuleSet>,
+) -> (Verdict, Vec<crate::detect::EvidenceRow>) {
+    let settings = Settings {
+        process_evidence: false,
+        ..Settings::default()
+    };
+    let term = text_screen(text);
     let mut detector = Detector::with_rules(settings, rules, command, 0);
     let verdict = detector.verdict(term.screen(), 0);
     let rows = detector.evidence(0);
-    Ok((verdict, rows))
+    (verdict, rows)
 }
 
 /// The verdict as text: the label, the agent, then one line per signal.

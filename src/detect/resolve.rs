@@ -81,8 +81,11 @@ impl Decision {
 ///    `prompt_editing` from `ready`, `responding` from `thinking`);
 ///
 /// and without a status record:
-/// 3. the screen shows a dialog or question: `waiting`;
-/// 4. process facts that the session's own shell reads at its prompt: `idle`;
+/// 3. process facts that the session's own shell reads at its prompt, in
+///    its line editor: `idle` (the cursor's row is typed text then, so no
+///    question on it counts);
+/// 4. the screen shows a dialog or question: `waiting`;
+/// 4b. process facts that a full-screen job reads: `idle`;
 /// 5. the title says action is required (unless the screen shows work):
 ///    `waiting`;
 /// 6. the screen shows work (a spinner, `esc to interrupt`): `active`;
@@ -123,6 +126,9 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         .filter(|&t| now_ms.saturating_sub(t) < evidence.idle_threshold_ms);
 
     let status = evidence.status.clone();
+    // The session's own interactive shell, in its line editor: no job runs,
+    // nothing else can be asking.
+    let at_prompt = process.as_ref().filter(|f| f.rule == "process.at_prompt");
     let status_lags = |st: &Finding| {
         st.primary == Primary::Active
             && says(&screen, Primary::Idle).is_some_and(|sc| {
@@ -138,10 +144,17 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         Decision::from(f)
     } else if let Some(f) = status.as_ref().filter(|st| !status_lags(st)) {
         refined(f, &screen)
+    } else if let Some(f) = at_prompt {
+        // Whatever the cursor's row says, it is text typed at the prompt.
+        let mut d = refined(f, &screen);
+        if says(&screen, Primary::Waiting).is_some() {
+            d.detail = Some(Detail::PromptEditing);
+        }
+        d
     } else if let Some(f) = says(&screen, Primary::Waiting) {
         Decision::from(f)
     } else if let Some(f) = says(&process, Primary::Idle) {
-        Decision::from(f)
+        refined(f, &screen)
     } else if let (Some(f), None) = (
         says(&title, Primary::Waiting),
         says(&screen, Primary::Active),

@@ -11,6 +11,8 @@ use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use toml::Spanned;
 
 use super::verdict::{Detail, Primary};
@@ -25,6 +27,71 @@ const BUILTIN: [(&str, &str); 7] = [
     ("programs.toml", include_str!("rules/programs.toml")),
     ("generic.toml", include_str!("rules/generic.toml")),
 ];
+
+/// A rule's regex, checked when its file is read and compiled the first
+/// time it is matched: a session meets only its own agent's rules and the
+/// common ones, and a compiled regex costs a supervisor 10-20 KiB. The
+/// same text in several rules (or files) is one pattern, compiled once.
+#[derive(Clone)]
+pub struct Pattern(Arc<PatternInner>);
+
+struct PatternInner {
+    source: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl Pattern {
+    /// The pattern for `source`, if it is a valid regex (parsed, not
+    /// compiled: the syntax is what a rule's author gets wrong).
+    pub fn checked(source: &str) -> Result<Pattern, regex_syntax::Error> {
+        static INTERNED: OnceLock<Mutex<HashMap<String, Pattern>>> = OnceLock::new();
+        let interned = INTERNED.get_or_init(Default::default);
+        let mut map = interned.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = map.get(source) {
+            return Ok(p.clone());
+        }
+        regex_syntax::Parser::new().parse(source)?;
+        let p = Pattern(Arc::new(PatternInner {
+            source: source.to_owned(),
+            compiled: OnceLock::new(),
+        }));
+        map.insert(source.to_owned(), p.clone());
+        Ok(p)
+    }
+
+    pub fn source(&self) -> &str {
+        &self.0.source
+    }
+}
+
+impl std::ops::Deref for Pattern {
+    type Target = Regex;
+
+    fn deref(&self) -> &Regex {
+        self.0.compiled.get_or_init(|| {
+            // Parsed when loaded; compiling can still exceed the regex
+            // crate's size limit. Such a rule then never matches.
+            Regex::new(&self.0.source).unwrap_or_else(|e| {
+                tracing::warn!("rule pattern {:?} does not compile: {e}", self.0.source);
+                never()
+            })
+        })
+    }
+}
+
+/// A regex that matches nothing.
+fn never() -> Regex {
+    static NEVER: OnceLock<Regex> = OnceLock::new();
+    NEVER
+        .get_or_init(|| Regex::new(r"[^\s\S]").expect("a valid regex"))
+        .clone()
+}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pattern({:?})", self.0.source)
+    }
+}
 
 /// The agent name that makes a file's rules apply to every session.
 pub const ANY_AGENT: &str = "*";
@@ -122,12 +189,12 @@ pub struct Condition {
     pub lines: usize,
     /// Each must match some row; with `ordered`, each on a row below the
     /// previous one's.
-    pub all: Vec<Regex>,
+    pub all: Vec<Pattern>,
     pub ordered: bool,
     /// At least one must match some row (when not empty).
-    pub any: Vec<Regex>,
+    pub any: Vec<Pattern>,
     /// None may match any row.
-    pub none: Vec<Regex>,
+    pub none: Vec<Pattern>,
     /// Only on the alternate screen (`true`) or only on the main one.
     pub alternate: Option<bool>,
 }
@@ -152,7 +219,7 @@ pub struct ScreenRule {
 #[derive(Debug, Clone)]
 pub struct TitleRule {
     pub name: String,
-    pub pattern: Regex,
+    pub pattern: Pattern,
     pub primary: Primary,
     pub detail: Option<Detail>,
 }
@@ -162,12 +229,12 @@ pub struct TitleRule {
 #[derive(Debug, Clone)]
 pub struct InputBox {
     /// The row the user types on.
-    pub prompt: Regex,
+    pub prompt: Pattern,
     /// When set, the row right above the prompt must match.
-    pub above: Option<Regex>,
+    pub above: Option<Pattern>,
     /// A row at most `span` rows below the prompt that ends the box; the
     /// rows between are typed text.
-    pub below: Regex,
+    pub below: Pattern,
     pub span: usize,
 }
 
@@ -180,9 +247,9 @@ pub struct AgentRules {
     /// Program names (argv[0]'s file name) that are this agent.
     pub commands: Vec<String>,
     /// A title matching one of these names the agent.
-    pub identify_title: Vec<Regex>,
+    pub identify_title: Vec<Pattern>,
     /// A screen row matching one of these names the agent.
-    pub identify_screen: Vec<Regex>,
+    pub identify_screen: Vec<Pattern>,
     pub input: Option<InputBox>,
     pub rules: Vec<ScreenRule>,
     pub titles: Vec<TitleRule>,
@@ -433,7 +500,7 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
     if agent.is_empty() {
         return Err(place.invalid(spec.agent.span(), "'agent' must not be empty"));
     }
-    let regexes = |list: &[Spanned<String>]| -> Result<Vec<Regex>, RuleError> {
+    let regexes = |list: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
         list.iter().map(|p| regex(&place, p)).collect()
     };
     let input = match &spec.input {
@@ -520,8 +587,8 @@ fn default_priority(primary: Primary) -> i32 {
     }
 }
 
-fn regex(place: &Place<'_>, pattern: &Spanned<String>) -> Result<Regex, RuleError> {
-    Regex::new(pattern.get_ref()).map_err(|e| {
+fn regex(place: &Place<'_>, pattern: &Spanned<String>) -> Result<Pattern, RuleError> {
+    Pattern::checked(pattern.get_ref()).map_err(|e| {
         let why = e.to_string();
         // The regex crate's message spans lines (a caret diagram); its
         // last line says what is wrong.
@@ -598,7 +665,7 @@ fn condition(
     {
         return Err(place.invalid(rule.span(), "a condition needs all, any or none patterns"));
     }
-    let list = |l: &[Spanned<String>]| -> Result<Vec<Regex>, RuleError> {
+    let list = |l: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
         l.iter().map(|p| regex(place, p)).collect()
     };
     Ok(Condition {

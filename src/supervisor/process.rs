@@ -44,9 +44,14 @@ impl ProcessProbe {
             .map(|c| c.trim_end().to_string())
             .unwrap_or_default();
         let syscall = std::fs::read_to_string(proc_dir.join("syscall")).unwrap_or_default();
+        let canonical = nix::sys::termios::tcgetattr(self.master.as_fd()).is_ok_and(|t| {
+            t.local_flags
+                .contains(nix::sys::termios::LocalFlags::ICANON)
+        });
         Some(ProcessFacts {
             foreground_is_session: fg == self.session,
             reading_terminal: self.reads_terminal(&proc_dir, &syscall),
+            canonical,
             foreground_command: command,
         })
     }

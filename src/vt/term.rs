@@ -274,7 +274,18 @@ impl StringCap {
     }
 
     pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        for &b in input {
+        let mut rest = input;
+        loop {
+            if matches!(self.state, CapState::Ground) {
+                // Text up to the next ESC changes nothing: one copy.
+                let n = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+            }
+            let Some((&b, tail)) = rest.split_first() else {
+                return;
+            };
+            rest = tail;
             self.state = match (self.state, b) {
                 (CapState::Ground, 0x1b) => CapState::Esc,
                 (CapState::Ground, _) => CapState::Ground,
