@@ -43,14 +43,16 @@ struct PatternInner {
 impl Pattern {
     /// The pattern for `source`, if it is a valid regex (parsed, not
     /// compiled: the syntax is what a rule's author gets wrong).
-    pub fn checked(source: &str) -> Result<Pattern, regex_syntax::Error> {
+    pub fn checked(source: &str) -> Result<Pattern, String> {
         static INTERNED: OnceLock<Mutex<HashMap<String, Pattern>>> = OnceLock::new();
         let interned = INTERNED.get_or_init(Default::default);
         let mut map = interned.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = map.get(source) {
             return Ok(p.clone());
         }
-        regex_syntax::Parser::new().parse(source)?;
+        regex_syntax::Parser::new()
+            .parse(source)
+            .map_err(|e| e.to_string())?;
         let p = Pattern(Arc::new(PatternInner {
             source: source.to_owned(),
             compiled: OnceLock::new(),
@@ -589,7 +591,7 @@ fn default_priority(primary: Primary) -> i32 {
 
 fn regex(place: &Place<'_>, pattern: &Spanned<String>) -> Result<Pattern, RuleError> {
     Pattern::checked(pattern.get_ref()).map_err(|e| {
-        let why = e.to_string();
+        let why = e;
         // The regex crate's message spans lines (a caret diagram); its
         // last line says what is wrong.
         let last = why.lines().last().unwrap_or("invalid regex").trim();
