@@ -600,6 +600,15 @@ async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>) {
             let mut s = ctx.shared.borrow_mut();
             if s.refresh_report() {
                 changed.send_replace(());
+                // Come to rest: what the work before freed goes back.
+                if s.report.as_ref().is_some_and(|r| {
+                    matches!(
+                        r.primary,
+                        crate::detect::Primary::Idle | crate::detect::Primary::Waiting
+                    )
+                }) {
+                    crate::pty::release_free_memory();
+                }
             }
             if s.ended.is_some() && s.output_closed {
                 return;

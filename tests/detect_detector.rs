@@ -173,3 +173,36 @@ fn the_evidence_table_names_its_rows() {
     assert!(rows.iter().any(|r| r.rule == "claude.spinner"), "{rows:?}");
     assert!(serde_json::to_string(&rows).is_ok());
 }
+
+#[test]
+fn a_silent_job_is_read_again_ever_more_rarely() {
+    let t = term();
+    let mut d = Detector::new(
+        settings(),
+        &["bash".to_owned(), "-c".to_owned(), "sleep 600".to_owned()],
+        0,
+    );
+    let facts = ProcessFacts {
+        foreground_is_session: true,
+        reading_terminal: false,
+        canonical: true,
+        foreground_command: "sleep".to_owned(),
+    };
+    let mut now = 0;
+    let mut waits = Vec::new();
+    for _ in 0..8 {
+        d.process(facts.clone(), now);
+        let v = d.verdict(t.screen(), now);
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Active, Some(Detail::Running)),
+            "{v:?}"
+        );
+        let next = d.wake_at().expect("a silent job is re-read");
+        waits.push(next - now);
+        now = next;
+    }
+    assert_eq!(waits[0], 1_000, "{waits:?}");
+    assert!(waits.windows(2).all(|w| w[1] >= w[0]), "{waits:?}");
+    assert!(waits[7] >= 7_000, "the waits grow: {waits:?}");
+}

@@ -51,13 +51,29 @@ pub fn hm(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
 /// and a question under it: the screen model and the verdict at their
 /// largest for an idle session.
 pub fn hm_agent(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
+    hm_full_screen(b, "hm, agent, full screen", "agent", counts, ls_reps)
+}
+
+/// The same screenful under `simple`: what the screen costs, apart from
+/// the agent classifier's rules.
+pub fn hm_simple_full(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
+    hm_full_screen(b, "hm, simple, full screen", "simple", counts, ls_reps)
+}
+
+fn hm_full_screen(
+    b: &Bench,
+    name: &'static str,
+    classifier: &str,
+    counts: &[usize],
+    ls_reps: usize,
+) -> Row {
     let script = "i=0; while [ $i -lt 60 ]; do \
                   printf '%03d %s\\n' $i 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'; \
                   i=$((i+1)); done; printf 'Continue? [y/N] '; exec sleep 1000000";
     hm_with(
         b,
-        "hm, agent, full screen",
-        &["--classifier", "agent"],
+        name,
+        &["--classifier", classifier],
         &["sh", "-c", script],
         counts,
         ls_reps,

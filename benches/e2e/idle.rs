@@ -21,10 +21,22 @@ pub fn measure(b: &Bench, window: Duration) -> Vec<Row> {
     let detached = b.hm_session(&sleep);
     watched.push(("hm supervisor, detached".into(), detached.pid()));
 
-    // The agent classifier at rest and at a question: no timer may run
-    // for either (health checks only while a session claims to work).
-    let agent = b.hm_session_with(&["--classifier", "agent"], &sleep);
-    watched.push(("hm supervisor, agent, detached".into(), agent.pid()));
+    // The agent classifier at rest (a shell at its prompt) and at a
+    // question: no timer may run for either. A silent job is re-read with
+    // backoff (docs/classifiers.md), which costs a few wake-ups early on.
+    let agent = b.hm_session_with(
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    watched.push((
+        "hm supervisor, agent, shell at its prompt".into(),
+        agent.pid(),
+    ));
+    let silent = b.hm_session_with(&["--classifier", "agent"], &sleep);
+    watched.push((
+        "hm supervisor, agent, silent job (sleep)".into(),
+        silent.pid(),
+    ));
     let asking = b.hm_session_with(
         &["--classifier", "agent"],
         &["sh", "-c", "printf 'Continue? [y/N] '; exec sleep 1000000"],

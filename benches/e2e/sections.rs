@@ -236,7 +236,7 @@ pub fn idle(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         if [
             "hm supervisor, detached",
             "hm supervisor, 1 passive subscriber",
-            "hm supervisor, agent, detached",
+            "hm supervisor, agent, shell at its prompt",
             "hm supervisor, agent, waiting at a question",
         ]
         .contains(&r.name.as_str())
@@ -270,6 +270,7 @@ pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
     let mut rows = vec![
         footprint::hm(b, &counts, ls_reps),
         footprint::hm_agent(b, &counts, ls_reps),
+        footprint::hm_simple_full(b, &counts, ls_reps),
     ];
     if b.dtach {
         rows.push(footprint::dtach(b, &counts));

@@ -110,11 +110,19 @@ fn cast_case(cast_path: &Path, labels_path: &Path, rules: &Arc<RuleSet>) -> Resu
     let mut replay = Replay::with_detector(cast, detector, labels.exit_ms());
     let mut wrong = Vec::new();
     let mut checked = 0;
+    // Verdicts are taken every SAMPLE_MS on the way, as the supervisor
+    // takes them when output settles: what the detector learns from a
+    // screen it saw (which agent runs, since when) carries to later ones.
+    let mut t = 0;
     for segment in &labels.segments {
         let Some(want) = expected_primary(&segment.state) else {
             continue;
         };
         let mid = ((segment.t0 + segment.t1) / 2.0 * 1000.0).round() as u64;
+        while t < mid {
+            replay.verdict_at(t);
+            t += crate::detect::offline::SAMPLE_MS;
+        }
         let got = replay.verdict_at(mid);
         checked += 1;
         if got.primary != want {
