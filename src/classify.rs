@@ -66,6 +66,11 @@ impl ProcessState {
         Self::ALL.into_iter().find(|s| s.as_byte() == byte)
     }
 
+    /// The state named `name` (as [`name`](Self::name) spells it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     /// The lowercase name shown to people and in JSON output.
     pub fn name(self) -> &'static str {
         match self {

@@ -46,6 +46,67 @@ pub enum Command {
     Classify(crate::cmd::classify::ClassifyArgs),
     /// Check fixture cases (saved screens, recordings with labels)
     Replay(crate::cmd::replay::ReplayArgs),
+    /// Wait until a session is in a state (waiting, idle, ...) or exits
+    Wait(WaitArgs),
+    /// Type text or keys into a session
+    Send(SendArgs),
+    /// Print a session's output history as text, or its current screen
+    Logs(LogsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Session id
+    pub id: String,
+    /// The state to wait for: a primary state (waiting, idle, active,
+    /// stuck, dead, unknown), a detail (permission, input, ...), a state
+    /// name (thinking, ...) or exited; give several to wait for any
+    #[arg(long, required = true, value_name = "NAME")]
+    pub state: Vec<String>,
+    /// Give up after this many seconds (exit 1)
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print the state reached as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// Session id
+    pub id: String,
+    /// Text to type (words are joined with spaces), or key names with --keys
+    #[arg(value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// Press Enter after the text
+    #[arg(long)]
+    pub enter: bool,
+    /// The words are key names as tmux names them: Enter, Tab, Escape,
+    /// BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12,
+    /// C-c (control), M-x (meta), or one character
+    #[arg(long)]
+    pub keys: bool,
+    #[command(flatten)]
+    pub dir: DirArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Session id
+    pub id: String,
+    /// Only the last N lines
+    #[arg(long, value_name = "N")]
+    pub lines: Option<usize>,
+    /// The output as the program wrote it, escape sequences and all
+    #[arg(long)]
+    pub raw: bool,
+    /// The current screen instead of the history
+    #[arg(long)]
+    pub screen: bool,
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 /// Where to look for sessions.
@@ -63,9 +124,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub id: Option<String>,
 
-    /// Run the supervisor in the foreground with no terminal UI
+    /// Run the supervisor in the foreground with no terminal UI (for
+    /// systemd and scripts that keep it)
     #[arg(long)]
     pub detach: bool,
+
+    /// Start the session in the background, independent of this terminal,
+    /// print its id and return
+    #[arg(long, conflicts_with = "detach")]
+    pub bg: bool,
 
     /// Working directory of the command [default: current directory]
     #[arg(long, value_name = "DIR")]

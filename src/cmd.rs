@@ -6,11 +6,14 @@ mod capture;
 pub mod classify;
 mod explain;
 mod kill;
+mod logs;
 mod ls;
 pub mod replay;
 mod run;
+mod send;
 mod status;
 mod tui;
+mod wait;
 
 pub use run::start_detached;
 
@@ -34,6 +37,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Capture(args) => capture::capture(args, &config),
         Command::Classify(args) => classify::classify(args),
         Command::Replay(args) => replay::replay(args),
+        Command::Wait(args) => wait::wait(args, &config),
+        Command::Send(args) => send::send(args, &config),
+        Command::Logs(args) => logs::logs(args, &config),
     }
 }
 

@@ -201,7 +201,10 @@ fn version_and_help_are_there_for_every_command() {
     let sb = Sandbox::new();
     let out = sb.hm().arg("--version").output().expect("run");
     assert_eq!(stdout(&out), format!("hm {}\n", env!("CARGO_PKG_VERSION")));
-    for cmd in ["run", "attach", "status", "ls", "kill"] {
+    for cmd in [
+        "run", "attach", "status", "ls", "kill", "tui", "explain", "capture", "classify", "replay",
+        "wait", "send", "logs",
+    ] {
         let out = sb.hm().args(["help", cmd]).output().expect("run");
         assert!(out.status.success(), "{cmd}");
         assert!(stdout(&out).contains("Usage: hm"), "{cmd}");

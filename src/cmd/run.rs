@@ -43,6 +43,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     // Attaching is checked for before anything starts: a session started
     // for nobody to see would run on unnoticed and hold its id.
     if !args.detach
+        && !args.bg
         && let Some(what) = super::attach::not_a_terminal()
     {
         bail!(
@@ -99,6 +100,11 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
                 None => return Err(e),
             },
         }
+    }
+    if args.bg {
+        // The id alone on stdout, for `id=$(hm run --bg ...)`.
+        println!("{}", session.id);
+        return Ok(0);
     }
     super::attach::attach(&session, &config, true)
 }
@@ -275,7 +281,7 @@ fn launch(
     // Paths the user gave are relative to where they typed the command.
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config_path = config_path.map(|c| cwd.join(c));
-    let mut cmd = supervisor_command(&session.id, dir, config_path.as_deref())?;
+    let mut cmd = supervisor_command(&session.id, dir, config_path.as_deref(), !args.bg)?;
     cmd.arg("--workdir").arg(workdir);
     cmd.args([
         "--cols",
@@ -325,7 +331,7 @@ pub fn start_detached(
     config_path: Option<&Path>,
     command: &str,
 ) -> Result<Child> {
-    let mut cmd = supervisor_command(id, dir, config_path)?;
+    let mut cmd = supervisor_command(id, dir, config_path, true)?;
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();
     match words.as_slice() {
@@ -341,20 +347,22 @@ pub fn start_detached(
 /// keeps a command that ends at once for its launcher's subscription, which
 /// `hm run` and the dashboard make right after (see
 /// `Options::await_attach`).
-fn supervisor_command(id: &str, dir: &Path, config_path: Option<&Path>) -> Result<Command> {
+fn supervisor_command(
+    id: &str,
+    dir: &Path,
+    config_path: Option<&Path>,
+    await_attach: bool,
+) -> Result<Command> {
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = Command::new(exe);
     if let Some(c) = config_path {
         cmd.arg("--config").arg(c);
     }
-    cmd.args([
-        "run",
-        "--detach",
-        "--notify-ready",
-        "--await-attach",
-        "--id",
-        id,
-    ]);
+    cmd.args(["run", "--detach", "--notify-ready"]);
+    if await_attach {
+        cmd.arg("--await-attach");
+    }
+    cmd.args(["--id", id]);
     cmd.arg("--socket-dir").arg(dir);
     Ok(cmd)
 }

@@ -25,6 +25,8 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     parser: vt100::Parser<CB>,
     cap: StringCap,
     size: Size,
+    /// Rows kept after they scroll off (0 but for history readers).
+    scrollback: usize,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
 }
@@ -58,8 +60,46 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks),
             cap: StringCap::default(),
             size: size.clamped(),
+            scrollback: 0,
             resets: 0,
         }
+    }
+
+    /// An emulator that keeps up to `lines` rows that scrolled off the
+    /// top, for reading a session's history as text.
+    pub fn with_scrollback(size: Size, lines: usize) -> Self {
+        let mut t = Term::with_callbacks(size, CB::default());
+        t.scrollback = lines;
+        t.reset();
+        t
+    }
+
+    /// Every row as text, oldest first: the scrollback, then the screen.
+    pub fn history(&mut self) -> Vec<String> {
+        let cols = self.size.cols;
+        let screen = self.parser.screen_mut();
+        let len = screen.scrollback_len();
+        let rows = usize::from(screen.size().0.get());
+        let mut lines: Vec<String> = Vec::with_capacity(len + rows);
+        while lines.len() < len + rows {
+            // Scrolled back `off` rows, the first row shown is row
+            // `len - off` of the whole history.
+            let off = len.saturating_sub(lines.len());
+            screen.set_scrollback(off);
+            let first = len - off;
+            let shown: Vec<String> = screen.rows(0, cols).collect();
+            let before = lines.len();
+            for (i, row) in shown.into_iter().enumerate() {
+                if first + i == lines.len() {
+                    lines.push(row);
+                }
+            }
+            if lines.len() == before {
+                break;
+            }
+        }
+        screen.set_scrollback(0);
+        lines
     }
 
     pub fn size(&self) -> Size {
@@ -95,7 +135,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let (rows, cols) = dims(self.size);
         // The callbacks keep what they collected; only the screen starts over.
         let callbacks = std::mem::take(self.parser.callbacks_mut());
-        self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
+        self.parser = vt100::Parser::new_with_callbacks(rows, cols, self.scrollback, callbacks);
         self.cap = StringCap::default();
     }
 
