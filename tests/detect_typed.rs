@@ -240,3 +240,21 @@ fn a_monitor_redrawing_is_at_rest_and_a_progress_line_is_no_prompt() {
     let v = verdict(&["bash"], "dev@box:~$ make\r\nDownloading deps... 45%");
     assert_ne!(v.primary, Primary::Idle, "{v:?}");
 }
+
+#[test]
+fn opencode_is_read_from_its_documented_texts() {
+    let v = verdict(
+        &["opencode"],
+        "  Build  claude-sonnet\r\n\r\n  △ Permission required\r\n  $ rm -rf build\r\n\r\n  Allow once   Allow always   Reject",
+    );
+    assert_eq!(
+        (v.primary, v.detail, v.agent.as_deref()),
+        (Primary::Waiting, Some(Detail::Permission), Some("opencode")),
+        "{v:?}"
+    );
+    let v = verdict(
+        &["opencode"],
+        "  Thinking...\r\n\r\n  ■⬝⬝⬝⬝⬝⬝⬝  esc interrupt",
+    );
+    assert_eq!(v.primary, Primary::Active, "{v:?}");
+}

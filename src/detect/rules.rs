@@ -18,11 +18,12 @@ use toml::Spanned;
 use super::verdict::{Detail, Primary};
 
 /// The built-in rule files, in the order their agents are tried.
-const BUILTIN: [(&str, &str); 7] = [
+const BUILTIN: [(&str, &str); 8] = [
     ("claude.toml", include_str!("rules/claude.toml")),
     ("codex.toml", include_str!("rules/codex.toml")),
     ("gemini.toml", include_str!("rules/gemini.toml")),
     ("aider.toml", include_str!("rules/aider.toml")),
+    ("opencode.toml", include_str!("rules/opencode.toml")),
     ("shell.toml", include_str!("rules/shell.toml")),
     ("programs.toml", include_str!("rules/programs.toml")),
     ("generic.toml", include_str!("rules/generic.toml")),
