@@ -52,6 +52,16 @@ pub enum Command {
     Send(SendArgs),
     /// Print a session's output history as text, or its current screen
     Logs(LogsArgs),
+    /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): hm man > hm.1
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

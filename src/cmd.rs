@@ -25,6 +25,20 @@ use crate::pty::SpawnError;
 
 /// Runs the command and returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
+    // These describe hm itself: a broken config file must not stop them.
+    match &cli.command {
+        Command::Completions(args) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut cmd, "hm", &mut std::io::stdout());
+            return Ok(0);
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            return Ok(0);
+        }
+        _ => {}
+    }
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
@@ -40,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Wait(args) => wait::wait(args, &config),
         Command::Send(args) => send::send(args, &config),
         Command::Logs(args) => logs::logs(args, &config),
+        Command::Completions(_) | Command::Man => unreachable!("handled before the config"),
     }
 }
 

@@ -266,3 +266,32 @@ fn flags_override_the_config_file() {
     assert!(st.idle_ms < 9000);
     assert_eq!(st.state, 0x00, "idle after 150 ms, not 9 s");
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_line_definition() {
+    let sb = Sandbox::new();
+    // A broken config does not stop them: they describe hm itself.
+    std::fs::write(sb.path().join("heimdall.toml"), "classifier = 7\n").expect("config");
+    for (shell, mark) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef hm"),
+        ("fish", "complete -c hm"),
+    ] {
+        let out = sb.hm().args(["completions", shell]).output().expect("run");
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(mark), "{shell}: {text}");
+        assert!(text.contains("wait"), "{shell} completes the subcommands");
+    }
+    let out = sb.hm().args(["completions", "tcsh"]).output().expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+    let out = sb.hm().arg("man").output().expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let man = stdout(&out);
+    assert!(man.starts_with(".ie") || man.contains(".TH hm"), "{man}");
+    assert!(man.contains("completions"), "{man}");
+}
