@@ -52,10 +52,22 @@ pub enum Command {
     Send(SendArgs),
     /// Print a session's output history as text, or its current screen
     Logs(LogsArgs),
+    /// Print one line per state change of any session, as it happens
+    Events(EventsArgs),
     /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
     Completions(CompletionsArgs),
     /// Print the man page (roff): hm man > hm.1
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// One JSON object per line: time_unix_ms, id, event (state, ended,
+    /// gone), state (as STATE frames carry it), code
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 mod attach;
 mod capture;
 pub mod classify;
+mod events;
 mod explain;
 mod kill;
 mod logs;
@@ -54,6 +55,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Wait(args) => wait::wait(args, &config),
         Command::Send(args) => send::send(args, &config),
         Command::Logs(args) => logs::logs(args, &config),
+        Command::Events(args) => events::events(args, &config),
         Command::Completions(_) | Command::Man => unreachable!("handled before the config"),
     }
 }

@@ -192,3 +192,109 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn events_streams_every_sessions_changes_as_they_happen() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let before = bg(&sb, &["--id", "before"], &["sleep", "20"]);
+    let mut events = sb
+        .hm()
+        .args(["events", "--json", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start hm events");
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stdout_pipe = events.stdout.take().expect("stdout");
+    let _events = KillOnDrop(events);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout_pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| -> serde_json::Value {
+        let deadline = Instant::now() + common::PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no event: {what}"));
+            let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            if ok(&v) {
+                return v;
+            }
+        }
+    };
+    // A session there before: its state now.
+    next("the running session's state", &|v| {
+        v["id"] == before.id.as_str() && v["event"] == "state"
+    });
+    // A session started after: seen as it starts, then each change.
+    let gate = sb.path().join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let script = format!(
+        "cat {} >/dev/null; read -p 'Continue? [y/N] ' x; exit 4",
+        gate.display()
+    );
+    let s = bg(
+        &sb,
+        &["--id", "asks", "--classifier", "agent"],
+        &["bash", "-c", &script],
+    );
+    next("the new session", &|v| {
+        v["id"] == "asks" && v["event"] == "state"
+    });
+    common::open_gate(&gate);
+    let v = next("waiting", &|v| {
+        v["id"] == "asks" && v["state"]["primary"] == "waiting"
+    });
+    assert_eq!(v["state"]["detail"], "input", "{v}");
+    assert!(v["time_unix_ms"].is_u64(), "{v}");
+    let sent = sb.cmd(&["send", &s.id, "y", "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let v = next("the end", &|v| v["id"] == "asks" && v["event"] == "ended");
+    assert_eq!(v["code"], 4, "{v}");
+}
+
+#[test]
+fn events_in_a_fresh_socket_dir_leaves_it_usable() {
+    let sb = Sandbox::new();
+    let fresh = sb.path().join("fresh");
+    let mut events = sb
+        .hm()
+        .arg("events")
+        .arg("--socket-dir")
+        .arg(&fresh)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hm events");
+    common::wait_until("the socket dir", || fresh.is_dir());
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "x", "--socket-dir"])
+        .arg(&fresh)
+        .args(["--", "true"])
+        .output()
+        .expect("run");
+    let _ = events.kill();
+    let _ = events.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -1,0 +1,209 @@
+//! `hm events [--json]`: one line per state change of any session, as the
+//! supervisors push them (STATE frames), with sessions appearing (a new
+//! socket in the socket dir, seen by inotify) and ending (EXIT). Nothing
+//! is polled.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use anyhow::{Context, Result};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+
+use crate::cli::EventsArgs;
+use crate::client;
+use crate::clock;
+use crate::config::Config;
+use crate::paths::{self, SessionPaths};
+use crate::protocol::{self, StateReport, client as to, conn, server};
+use crate::supervisor::pidfile::{self, Liveness};
+
+/// One line of output.
+#[derive(Debug, serde::Serialize)]
+struct Event<'a> {
+    time_unix_ms: u64,
+    id: &'a str,
+    /// `state` (the first one for a session is its state when it was
+    /// found), `ended`, or `gone` (the connection closed with no EXIT).
+    event: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<&'a StateReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<i32>,
+}
+
+fn print(json: bool, e: &Event<'_>) {
+    let mut out = std::io::stdout().lock();
+    let line = if json {
+        serde_json::to_string(e).unwrap_or_default()
+    } else {
+        let what = match (e.event, e.state, e.code) {
+            ("state", Some(s), _) => s.label(),
+            ("ended", _, Some(code)) => format!("exited with code {code}"),
+            ("ended", _, None) => "exited".to_owned(),
+            (other, _, _) => other.to_owned(),
+        };
+        format!(
+            "{}  {:<16} {what}",
+            clock_text(e.time_unix_ms),
+            paths::sanitize(e.id)
+        )
+    };
+    // A closed pipe (`hm events | head`) ends the command: nothing to do.
+    if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+/// `HH:MM:SS.mmm` in UTC.
+fn clock_text(unix_ms: u64) -> String {
+    let s = unix_ms / 1000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        (s / 3600) % 24,
+        (s / 60) % 60,
+        s % 60,
+        unix_ms % 1000
+    )
+}
+
+/// Follows one session until it ends or its supervisor goes.
+async fn follow(sock: PathBuf, id: String, json: bool) {
+    // A socket that has just appeared may not listen yet.
+    let mut tries = 0;
+    let (mut r, mut w) = loop {
+        match conn::connect(&sock).await {
+            Ok(c) => break c,
+            Err(_) if tries < 40 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(_) => return,
+        }
+    };
+    let subscribe = protocol::frame(to::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
+    if conn::ask(&mut w, &subscribe).await.is_err() {
+        return;
+    }
+    loop {
+        let frame = match r.recv().await {
+            Ok(Some(f)) => f,
+            _ => break,
+        };
+        match frame.ty {
+            server::STATE => {
+                if let Ok(report) = serde_json::from_slice::<StateReport>(&frame.payload) {
+                    print(
+                        json,
+                        &Event {
+                            time_unix_ms: clock::unix_ms(),
+                            id: &id,
+                            event: "state",
+                            state: Some(&report),
+                            code: None,
+                        },
+                    );
+                }
+            }
+            server::EXIT => {
+                print(
+                    json,
+                    &Event {
+                        time_unix_ms: clock::unix_ms(),
+                        id: &id,
+                        event: "ended",
+                        state: None,
+                        code: protocol::decode_exit(&frame.payload).ok(),
+                    },
+                );
+                return;
+            }
+            _ => {}
+        }
+    }
+    print(
+        json,
+        &Event {
+            time_unix_ms: clock::unix_ms(),
+            id: &id,
+            event: "gone",
+            state: None,
+            code: None,
+        },
+    );
+}
+
+/// Starts following every live session in `dir` not followed yet.
+fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool) {
+    let Ok(ids) = paths::list_ids(dir) else {
+        return;
+    };
+    for id in ids {
+        if seen.borrow().contains(&id) {
+            continue;
+        }
+        let Ok(session) = SessionPaths::new(dir, &id) else {
+            continue;
+        };
+        if pidfile::probe(&session.pid, &session.sock, false) != Liveness::Running {
+            continue;
+        }
+        seen.borrow_mut().insert(id.clone());
+        let seen = seen.clone();
+        tokio::task::spawn_local(async move {
+            follow(session.sock.clone(), id.clone(), json).await;
+            // A later session may take the same id.
+            seen.borrow_mut().remove(&id);
+        });
+    }
+}
+
+pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    // Made as a supervisor makes it, so that sessions started later use it.
+    paths::SocketDir::ensure(&dir)?;
+    // Watch before listing: a session that starts in between is seen by
+    // one or the other (and followed once).
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)
+        .context("cannot watch the socket dir (inotify)")?;
+    inotify
+        .add_watch(&dir, AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO)
+        .with_context(|| format!("cannot watch '{}'", dir.display()))?;
+    let rt = client::runtime()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        // Readiness on a duplicate; the events are read through `inotify`.
+        let dup = std::os::fd::AsFd::as_fd(&inotify)
+            .try_clone_to_owned()
+            .context("cannot watch the socket dir")?;
+        let watch = crate::pty::register_fd_for(dup, tokio::io::Interest::READABLE)
+            .context("cannot watch the socket dir")?;
+        let seen = Rc::new(RefCell::new(HashSet::new()));
+        follow_new(&dir, &seen, args.json);
+        loop {
+            let mut guard = watch
+                .readable()
+                .await
+                .context("cannot watch the socket dir")?;
+            // Drain, then look: a socket appearing is a session starting
+            // (its pid file lock is taken before the socket is bound).
+            let mut any = false;
+            while let Ok(events) = inotify.read_events() {
+                if events.is_empty() {
+                    break;
+                }
+                any |= events.iter().any(|e| {
+                    e.name
+                        .as_ref()
+                        .is_some_and(|n| n.to_string_lossy().ends_with(".sock"))
+                });
+            }
+            guard.clear_ready();
+            if any {
+                follow_new(&dir, &seen, args.json);
+            }
+        }
+    })
+}
