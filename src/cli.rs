@@ -54,10 +54,30 @@ pub enum Command {
     Logs(LogsArgs),
     /// Print one line per state change of any session, as it happens
     Events(EventsArgs),
+    /// Forget a session that ended (its record and log)
+    Rm(EndedArgs),
+    /// Forget every session that ended
+    Clean(CleanArgs),
+    /// Start a session that ended again: same id, command, directory
+    Restart(EndedArgs),
     /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
     Completions(CompletionsArgs),
     /// Print the man page (roff): hm man > hm.1
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct EndedArgs {
+    /// Session id
+    pub id: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]

@@ -166,6 +166,41 @@ pub fn describe_exit(code: i32) -> String {
     }
 }
 
+/// The record of session `id` that ended, if one is kept in `dir`.
+pub fn ended_session(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
+    paths::validate_id(id).ok()?;
+    crate::supervisor::ended::read(&crate::supervisor::ended::path(dir, id))
+}
+
+/// An ended session as `hm status --json` and `hm ls --json` give it: the
+/// fields of a live one that still mean something, and how it ended.
+pub fn ended_json(r: &crate::supervisor::ended::Ended) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id,
+        "alive": false,
+        "ended": true,
+        "state": "dead",
+        "state_byte": crate::classify::ProcessState::Dead.as_byte(),
+        "primary": "dead",
+        "detail": null,
+        "health": "dead",
+        "signals": [],
+        "exit_code": r.exit_code,
+        "started_unix_ms": r.started_unix_ms,
+        "ended_unix_ms": r.ended_unix_ms,
+        "command": r.command,
+        "workdir": r.workdir,
+        "classifier": r.classifier,
+        "last_lines": r.last_lines,
+    })
+}
+
+/// `exited with code 3, 2m05s ago`.
+pub fn ended_label(r: &crate::supervisor::ended::Ended) -> String {
+    let ago = crate::clock::unix_ms().saturating_sub(r.ended_unix_ms);
+    format!("exited with code {}, {} ago", r.exit_code, human_ms(ago))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

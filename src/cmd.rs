@@ -4,6 +4,7 @@
 mod attach;
 mod capture;
 pub mod classify;
+mod ended;
 mod events;
 mod explain;
 mod kill;
@@ -56,6 +57,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Send(args) => send::send(args, &config),
         Command::Logs(args) => logs::logs(args, &config),
         Command::Events(args) => events::events(args, &config),
+        Command::Rm(args) => ended::rm(args, &config),
+        Command::Clean(args) => ended::clean(args, &config),
+        Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
         Command::Completions(_) | Command::Man => unreachable!("handled before the config"),
     }
 }

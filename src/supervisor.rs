@@ -10,6 +10,7 @@
 //! decides when everything has been delivered.
 
 mod client;
+pub mod ended;
 mod escalation;
 mod log;
 pub mod pidfile;
@@ -97,6 +98,9 @@ pub struct Options {
 /// Must be called while the process has exactly one thread.
 pub fn run(opts: Options) -> Result<i32> {
     let mut pidfile = PidFile::acquire(&opts.paths.pid, &opts.paths.id)?;
+    // The id is ours now: an earlier session's record under it is history
+    // this one replaces.
+    let _ = ended::remove(opts.dir.path(), &opts.paths.id);
     let listener = match bind(&opts.paths.sock) {
         Ok(l) => l,
         Err(e) => {
@@ -276,13 +280,31 @@ async fn serve(
     tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
     tokio::task::spawn_local(track_state(ctx.clone(), changed_tx.clone()));
     tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
-    match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
+    let code = match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
         Ok(code) => code,
         Err(e) => {
             warn!("event loop failed: {e}");
             1
         }
+    };
+    // What is left of the session for `hm ls`, `hm status` and `hm restart`.
+    let record = {
+        let s = ctx.shared.borrow();
+        ended::Ended {
+            id: s.info.id.clone(),
+            command: s.info.command.clone(),
+            workdir: s.info.workdir.clone(),
+            classifier: s.info.classifier.to_owned(),
+            started_unix_ms: s.info.started_unix_ms,
+            ended_unix_ms: crate::clock::unix_ms(),
+            exit_code: s.ended.map_or(code, |e| e.code),
+            last_lines: ended::last_lines(&s.screen.screen().contents()),
+        }
+    };
+    if let Err(e) = ended::write(opts.dir.path(), &record) {
+        warn!("cannot keep the session's record: {e}");
     }
+    code
 }
 
 /// Waits for the child to end (escalating kills as asked) and for its last

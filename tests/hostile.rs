@@ -465,9 +465,13 @@ fn two_hundred_concurrent_starts_all_serve_and_all_stop_cleanly() {
     }
     assert!(sleepers(&mark).is_empty(), "no stray processes");
     let left = files_in(&sb.sock_dir);
+    // The logs, and the records of how the sessions ended, of which a
+    // socket dir keeps the most recent 50.
+    let logs = left.iter().filter(|f| f.ends_with(".log")).count();
+    let records = left.iter().filter(|f| f.ends_with(".ended")).count();
     assert!(
-        left.iter().all(|f| f.ends_with(".log")) && left.len() == CONCURRENT_STARTS,
-        "only the logs stay: {left:?}"
+        logs == CONCURRENT_STARTS && records == 50 && logs + records == left.len(),
+        "only the logs and 50 records stay: {left:?}"
     );
     eprintln!(
         "{CONCURRENT_STARTS} sessions: all serving after {serving:?}, all stopped in {stopped:?}"
@@ -529,7 +533,8 @@ fn kill_ends_a_job_control_shell_and_its_foreground_job() {
     // The foreground job is in a group of its own, so no signal from the
     // supervisor reaches it; the hangup when its session leader dies does.
     wait_until("the foreground job to be hung up", || !fg_job.alive());
-    assert_eq!(files_in(&sb.sock_dir), vec!["jobs.log"]);
+    // The log, and the record of how it ended (`hm ls` shows it).
+    assert_eq!(files_in(&sb.sock_dir), vec!["jobs.ended", "jobs.log"]);
 }
 
 #[test]

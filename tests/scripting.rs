@@ -175,7 +175,7 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     assert!(out.status.success(), "{}", stderr(&out));
     // Ctrl-C ends cat, and with it the session.
     common::wait_until("cat to end", || {
-        !sb.cmd(&["status", &s.id]).status.success()
+        stdout(&sb.cmd(&["status", &s.id])).contains("exited with code")
     });
     let bad = sb.cmd(&["send", "cat", "--keys", "Hyper-x"]);
     assert_eq!(bad.status.code(), Some(1));

@@ -71,7 +71,10 @@ fn the_supervisor_exits_with_the_childs_code() {
     assert_eq!(code, 5, "{}", s.stderr());
     let mut s = sb.spawn("sig", &[], &["sh", "-c", "kill -9 $$"]);
     assert_eq!(s.wait_exit(), 137);
-    assert_eq!(files_in(&sb.sock_dir), vec!["code.log", "sig.log"]);
+    assert_eq!(
+        files_in(&sb.sock_dir),
+        vec!["code.ended", "code.log", "sig.ended", "sig.log"]
+    );
 }
 
 #[test]
@@ -471,7 +474,11 @@ fn signals_to_the_supervisor_stop_the_session_and_clean_up() {
         let mut s = sb.start("sig", &[], &["sleep", "30"]);
         kill(Pid::from_raw(s.child.id() as i32), sig).expect("signal");
         assert_eq!(s.wait_exit(), 143, "{sig}");
-        assert_eq!(files_in(&sb.sock_dir), vec!["sig.log"], "{sig}");
+        assert_eq!(
+            files_in(&sb.sock_dir),
+            vec!["sig.ended", "sig.log"],
+            "{sig}"
+        );
     }
 }
 

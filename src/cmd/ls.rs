@@ -29,16 +29,31 @@ struct Row {
     info: Option<serde_json::Value>,
     /// The supervisor is gone, but its program (this pid) still runs.
     orphan: Option<u32>,
+    /// The session ended; its record is kept (`hm rm` forgets it).
+    ended: Option<crate::supervisor::ended::Ended>,
 }
 
 pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let rows = if dir.exists() {
+    let mut rows = if dir.exists() {
         paths::SocketDir::check(&dir)?;
         client::runtime()?.block_on(query_all(&dir))?
     } else {
         Vec::new()
     };
+    // Sessions that ended, after the running ones, most recent first; an
+    // id that runs again shows only the running session.
+    for r in crate::supervisor::ended::list(&dir) {
+        if !rows.iter().any(|row| row.id == r.id) {
+            rows.push(Row {
+                id: r.id.clone(),
+                status: None,
+                info: None,
+                orphan: None,
+                ended: Some(r),
+            });
+        }
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let list: Vec<_> = rows.iter().map(row_json).collect();
@@ -53,6 +68,16 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
+            if let Some(e) = &r.ended {
+                return [
+                    r.id.clone(),
+                    "-".into(),
+                    format!("exited {}", e.exit_code),
+                    format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
+                    human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
+                    paths::sanitize(&e.command.join(" ")),
+                ];
+            }
             let (pid, state, idle) = match (&r.status, r.orphan) {
                 (Some(s), _) => (
                     s.pid.to_string(),
@@ -124,6 +149,9 @@ fn command(r: &Row) -> String {
 }
 
 fn row_json(r: &Row) -> serde_json::Value {
+    if let Some(e) = &r.ended {
+        return client::ended_json(e);
+    }
     if let Some(s) = &r.status {
         return client::session_json(&r.id, s, r.info.as_ref());
     }
@@ -154,6 +182,7 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                     status: None,
                     info: None,
                     orphan: Some(pid),
+                    ended: None,
                 });
                 continue;
             }
@@ -171,12 +200,14 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                     status: Some(status),
                     info,
                     orphan: None,
+                    ended: None,
                 },
                 _ => Row {
                     id,
                     status: None,
                     info: None,
                     orphan: None,
+                    ended: None,
                 },
             }
         });

@@ -11,7 +11,49 @@ use crate::protocol::conn;
 
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let session = find_session(&dir, &args.id)?;
+    let session = match find_session(&dir, &args.id) {
+        Ok(s) => s,
+        Err(e) => {
+            // Not running: perhaps it ended, and its record is kept.
+            let Some(r) = client::ended_session(&dir, &args.id) else {
+                return Err(e);
+            };
+            let mut out = std::io::stdout().lock();
+            if args.json {
+                writeln!(out, "{}", client::ended_json(&r))?;
+                return Ok(0);
+            }
+            writeln!(out, "session:  {}", r.id)?;
+            writeln!(out, "state:    {}", client::ended_label(&r))?;
+            writeln!(
+                out,
+                "command:  {}",
+                crate::paths::sanitize(&r.command.join(" "))
+            )?;
+            writeln!(out, "workdir:  {}", crate::paths::sanitize(&r.workdir))?;
+            writeln!(
+                out,
+                "ran:      {}",
+                human_ms(r.ended_unix_ms.saturating_sub(r.started_unix_ms))
+            )?;
+            if !r.last_lines.is_empty() {
+                writeln!(out, "last lines:")?;
+                for l in &r.last_lines {
+                    let shown: String = l
+                        .chars()
+                        .map(|c| if c.is_control() { '?' } else { c })
+                        .collect();
+                    writeln!(out, "  {shown}")?;
+                }
+            }
+            writeln!(
+                out,
+                "(hm restart {0} runs it again; hm rm {0} forgets it)",
+                r.id
+            )?;
+            return Ok(0);
+        }
+    };
     let (info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         Ok(conn::query_info_status(&mut r, &mut w).await?)

@@ -1,0 +1,92 @@
+//! What to do with sessions that ended: `hm rm ID`, `hm clean` and
+//! `hm restart ID` (see `supervisor::ended` for the records).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::{CleanArgs, EndedArgs};
+use crate::client;
+use crate::config::Config;
+use crate::paths::{self, SessionPaths};
+use crate::supervisor::ended;
+use crate::supervisor::pidfile::{self, Liveness};
+
+/// Whether a supervisor runs session `id` in `dir` (the lock says).
+fn running(dir: &Path, id: &str) -> bool {
+    SessionPaths::new(dir, id).is_ok_and(|s| {
+        matches!(
+            pidfile::probe(&s.pid, &s.sock, false),
+            Liveness::Running | Liveness::Orphaned(_)
+        )
+    })
+}
+
+/// The record of `id`, or why there is none to act on.
+fn record(dir: &Path, id: &str) -> Result<ended::Ended> {
+    paths::validate_id(id)?;
+    if running(dir, id) {
+        bail!("session '{id}' is running; stop it first with 'hm kill {id}'");
+    }
+    client::ended_session(dir, id).with_context(|| {
+        format!(
+            "no ended session named '{}' in {} (see 'hm ls')",
+            paths::sanitize(id),
+            dir.display()
+        )
+    })
+}
+
+/// Forgets an ended session: its record and its log.
+fn forget(dir: &Path, id: &str) -> Result<()> {
+    ended::remove(dir, id).with_context(|| format!("cannot remove the record of '{id}'"))?;
+    if let Ok(s) = SessionPaths::new(dir, id) {
+        let _ = std::fs::remove_file(s.log);
+    }
+    Ok(())
+}
+
+pub fn rm(args: EndedArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let r = record(&dir, &args.id)?;
+    forget(&dir, &r.id)?;
+    Ok(0)
+}
+
+pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let mut n = 0;
+    for r in ended::list(&dir) {
+        if !running(&dir, &r.id) {
+            forget(&dir, &r.id)?;
+            n += 1;
+        }
+    }
+    let s = if n == 1 { "" } else { "s" };
+    writeln!(std::io::stdout().lock(), "removed {n} ended session{s}")?;
+    Ok(0)
+}
+
+/// Starts the session again with the same id, command, directory and
+/// classifier, in the background, as `hm run --bg` does.
+pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let r = record(&dir, &args.id)?;
+    if r.command.is_empty() {
+        bail!("the record of '{}' has no command", r.id);
+    }
+    let exe = std::env::current_exe().context("cannot find the hm executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(c) = config_path {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.args(["run", "--bg", "--id", &r.id, "--workdir", &r.workdir])
+        .args(["--classifier", &r.classifier])
+        .arg("--socket-dir")
+        .arg(&dir)
+        .arg("--")
+        .args(&r.command);
+    let status = cmd.status().context("cannot start hm run")?;
+    Ok(status.code().unwrap_or(1))
+}

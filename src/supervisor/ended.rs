@@ -1,0 +1,180 @@
+//! What is left of a session that ended: `<socket_dir>/<id>.ended`, a
+//! small JSON record (command, directory, exit code, times, last lines)
+//! that `hm ls`, `hm status` and `hm restart` read until `hm rm` or
+//! `hm clean` removes it, or it ages out.
+//!
+//! A record is written whole (a temporary file renamed into place, mode
+//! 0600) and never trusted for liveness: the pid file's lock says whether
+//! a session runs; a record says only how one ended. A supervisor starting
+//! under an id removes that id's record.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Records kept per socket dir; the oldest beyond go when one is written.
+pub const KEEP: usize = 50;
+/// Records older than this go when one is written (7 days).
+pub const MAX_AGE_MS: u64 = 7 * 24 * 3600 * 1000;
+/// Lines of the last screen kept.
+pub const LAST_LINES: usize = 10;
+/// Longest record read back; anything larger was not written by hm.
+const MAX_RECORD: u64 = 64 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ended {
+    pub id: String,
+    pub command: Vec<String>,
+    pub workdir: String,
+    pub classifier: String,
+    pub started_unix_ms: u64,
+    pub ended_unix_ms: u64,
+    pub exit_code: i32,
+    /// The last non-empty rows of its screen, oldest first.
+    pub last_lines: Vec<String>,
+}
+
+pub fn path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.ended"))
+}
+
+/// The last non-empty rows of `screen_text`, each cut to 200 characters.
+pub fn last_lines(screen_text: &str) -> Vec<String> {
+    let rows: Vec<String> = screen_text
+        .lines()
+        .map(|l| l.trim_end().chars().take(200).collect::<String>())
+        .collect();
+    let end = rows
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    let start = end.saturating_sub(LAST_LINES);
+    rows[start..end].to_vec()
+}
+
+/// Writes `record` whole, then trims the dir to [`KEEP`] records no older
+/// than [`MAX_AGE_MS`].
+pub fn write(dir: &Path, record: &Ended) -> io::Result<()> {
+    let target = path(dir, &record.id);
+    let tmp = dir.join(format!(".{}.ended.tmp", record.id));
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(&serde_json::to_vec(record).map_err(io::Error::other)?)?;
+    f.sync_all()?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600))?;
+    fs::rename(&tmp, &target)?;
+    trim(dir, record.ended_unix_ms);
+    Ok(())
+}
+
+/// Reads one record; `None` if missing, too large or not one of ours.
+pub fn read(file: &Path) -> Option<Ended> {
+    let meta = fs::symlink_metadata(file).ok()?;
+    if !meta.is_file() || meta.len() > MAX_RECORD {
+        return None;
+    }
+    serde_json::from_slice(&fs::read(file).ok()?).ok()
+}
+
+/// Every record in `dir`, most recently ended first.
+pub fn list(dir: &Path) -> Vec<Ended> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut all: Vec<Ended> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name();
+            let id = name.to_str()?.strip_suffix(".ended")?;
+            crate::paths::validate_id(id).ok()?;
+            read(&e.path()).filter(|r| r.id == id)
+        })
+        .collect();
+    all.sort_by(|a, b| b.ended_unix_ms.cmp(&a.ended_unix_ms).then(a.id.cmp(&b.id)));
+    all
+}
+
+/// Removes `id`'s record; false if there was none.
+pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
+    match fs::remove_file(path(dir, id)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn trim(dir: &Path, now_ms: u64) {
+    for (i, r) in list(dir).iter().enumerate() {
+        if i >= KEEP || now_ms.saturating_sub(r.ended_unix_ms) > MAX_AGE_MS {
+            let _ = remove(dir, &r.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, ended: u64) -> Ended {
+        Ended {
+            id: id.into(),
+            command: vec!["sh".into()],
+            workdir: "/".into(),
+            classifier: "simple".into(),
+            started_unix_ms: 0,
+            ended_unix_ms: ended,
+            exit_code: 3,
+            last_lines: vec!["bye".into()],
+        }
+    }
+
+    #[test]
+    fn records_are_written_whole_private_and_read_back() {
+        let dir = tempfile::tempdir().expect("dir");
+        write(dir.path(), &record("a", 10)).expect("write");
+        let f = path(dir.path(), "a");
+        assert_eq!(
+            fs::metadata(&f).expect("meta").permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(read(&f), Some(record("a", 10)));
+        assert!(!dir.path().join(".a.ended.tmp").exists());
+        // Not ours: too large, not JSON, or another id inside.
+        fs::write(path(dir.path(), "b"), "{").expect("write");
+        let mut c = record("c", 5);
+        c.id = "other".into();
+        fs::write(path(dir.path(), "c"), serde_json::to_vec(&c).expect("json")).expect("write");
+        assert_eq!(list(dir.path()), vec![record("a", 10)]);
+        assert!(remove(dir.path(), "a").expect("rm"));
+        assert!(!remove(dir.path(), "a").expect("rm again"));
+    }
+
+    #[test]
+    fn old_and_surplus_records_age_out() {
+        let dir = tempfile::tempdir().expect("dir");
+        for i in 0..(KEEP as u64 + 5) {
+            write(dir.path(), &record(&format!("s{i}"), MAX_AGE_MS + i)).expect("write");
+        }
+        let kept = list(dir.path());
+        assert_eq!(kept.len(), KEEP);
+        assert_eq!(kept[0].id, format!("s{}", KEEP + 4));
+        write(dir.path(), &record("late", 3 * MAX_AGE_MS)).expect("write");
+        assert_eq!(list(dir.path()).len(), 1, "the week-old ones went");
+    }
+
+    #[test]
+    fn last_lines_are_the_end_of_the_screen() {
+        let text = "a\n\nb\nc   \n\n\n";
+        assert_eq!(last_lines(text), vec!["a", "", "b", "c"]);
+        let many: String = (0..30).map(|i| format!("{i}\n")).collect();
+        assert_eq!(last_lines(&many).len(), LAST_LINES);
+        assert_eq!(last_lines("").len(), 0);
+    }
+}

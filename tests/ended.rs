@@ -1,0 +1,121 @@
+//! Sessions that ended stay visible until removed: `hm ls`, `hm status`,
+//! `hm restart`, `hm rm`, `hm clean`, through real supervisors.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{Sandbox, stderr, stdout};
+
+fn bg(sb: &Sandbox, id: &str, command: &[&str]) {
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", id, "--socket-dir", sb.dir(), "--"])
+        .args(command)
+        .output()
+        .expect("run hm run --bg");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn status_text(sb: &Sandbox, id: &str) -> String {
+    let out = sb.cmd(&["status", id]);
+    format!("{}{}", stdout(&out), stderr(&out))
+}
+
+#[test]
+fn an_ended_session_is_listed_explained_restarted_and_removed() {
+    let sb = Sandbox::new();
+    bg(&sb, "exit3", &["sh", "-c", "echo first; echo bye; exit 3"]);
+    common::wait_until("the session to end", || {
+        status_text(&sb, "exit3").contains("exited with code 3")
+    });
+    let text = status_text(&sb, "exit3");
+    assert!(text.contains("state:    exited with code 3, "), "{text}");
+    assert!(text.contains(" ago"), "{text}");
+    assert!(text.contains("last lines:\n  first\n  bye\n"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", "exit3", "--json"]).stdout).expect("json");
+    assert_eq!(
+        (
+            v["exit_code"].as_i64(),
+            v["alive"].as_bool(),
+            v["primary"].as_str()
+        ),
+        (Some(3), Some(false), Some("dead")),
+        "{v}"
+    );
+    assert_eq!(v["command"][0], "sh", "{v}");
+    // The record is private and whole.
+    let record = std::path::Path::new(sb.dir()).join("exit3.ended");
+    let mode = std::fs::metadata(&record)
+        .expect("the record")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    // Listed after the running ones.
+    bg(&sb, "alive", &["sleep", "20"]);
+    let ls = stdout(&sb.cmd(&["ls"]));
+    let rows: Vec<&str> = ls.lines().collect();
+    assert!(rows[1].starts_with("alive"), "{ls}");
+    assert!(
+        rows[2].starts_with("exit3") && rows[2].contains("exited 3"),
+        "{ls}"
+    );
+    let list: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
+
+    // Again: same id, command and directory.
+    let before = v["ended_unix_ms"].as_u64().expect("ended_unix_ms");
+    let out = sb.cmd(&["restart", "exit3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "exit3\n");
+    common::wait_until("the second run to end", || {
+        let v: serde_json::Value =
+            serde_json::from_slice(&sb.cmd(&["status", "exit3", "--json"]).stdout)
+                .unwrap_or_default();
+        v["ended_unix_ms"].as_u64().is_some_and(|t| t > before)
+    });
+
+    // Forgotten: no record, no log; then the id is unknown again.
+    let out = sb.cmd(&["rm", "exit3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!record.exists());
+    let text = status_text(&sb, "exit3");
+    assert!(text.contains("no session named 'exit3'"), "{text}");
+    let out = sb.cmd(&["rm", "alive"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("session 'alive' is running; stop it first with 'hm kill alive'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb.cmd(&["rm", "nope"]);
+    assert!(
+        stderr(&out).contains("no ended session named 'nope'"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = sb.cmd(&["kill", "alive"]);
+}
+
+#[test]
+fn clean_forgets_every_ended_session_and_spares_running_ones() {
+    let sb = Sandbox::new();
+    for id in ["a", "b"] {
+        bg(&sb, id, &["true"]);
+    }
+    bg(&sb, "runs", &["sleep", "20"]);
+    common::wait_until("both to end", || {
+        ["a", "b"]
+            .iter()
+            .all(|id| status_text(&sb, id).contains("exited with code 0"))
+    });
+    let out = sb.cmd(&["clean"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "removed 2 ended sessions\n");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("runs") && !ls.contains("exited"), "{ls}");
+    let _ = sb.cmd(&["kill", "runs"]);
+}
