@@ -1,12 +1,15 @@
-//! The real Claude Code CLI (2.1.330, from npm) under `hm run`, offline
-//! against the corpus's mock API (`tests/corpus/tools/mock_llm.py`): hm
-//! answers its status-protocol probe, and `hm status` follows it to a
-//! permission dialog, through the approval, to the end of the turn.
+//! The real agent CLIs from npm (Claude Code 2.1.330, Codex CLI 0.169.0)
+//! under `hm run`, offline against the corpus's mock API
+//! (`tests/corpus/tools/mock_llm.py`): hm answers Claude Code's
+//! status-protocol probe, and `hm status` follows each CLI to its dialog
+//! (permission, question, plan approval; Codex's command approval) within
+//! 1 s of the dialog being drawn, to `active` within 1 s of the answer, and
+//! to `idle` at the end of the turn.
 //!
-//! The CLI is looked for in `$HM_AGENT_CACHE` (default
-//! `~/.cache/hm-agents`, where `.ci/run` installs it) and installed there
-//! with npm when missing; without node, npm or python3 the test says why
-//! and skips.
+//! The CLIs are looked for in `$HM_AGENT_CACHE` (default
+//! `~/.cache/hm-agents`, where `.ci/run` installs them) and installed there
+//! with npm when missing; without node, npm or python3 a test says why and
+//! skips.
 
 mod common;
 
@@ -17,16 +20,19 @@ use std::time::{Duration, Instant};
 use common::{Sandbox, stderr, stdout};
 
 const CLAUDE_VERSION: &str = "2.1.330";
+const CODEX_VERSION: &str = "0.169.0";
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
 
-fn cache_dir() -> PathBuf {
-    std::env::var_os("HM_AGENT_CACHE").map_or_else(
-        || {
-            let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
-            Path::new(&home).join(".cache/hm-agents")
-        },
-        PathBuf::from,
-    )
+fn cache_dir(sub: &str) -> PathBuf {
+    std::env::var_os("HM_AGENT_CACHE")
+        .map_or_else(
+            || {
+                let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+                Path::new(&home).join(".cache/hm-agents")
+            },
+            PathBuf::from,
+        )
+        .join(sub)
 }
 
 fn works(cmd: &mut Command) -> bool {
@@ -36,23 +42,28 @@ fn works(cmd: &mut Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The CLI's native binary, installed if need be; `Err` says why not.
-fn claude() -> Result<PathBuf, String> {
-    let dir = cache_dir();
-    let bin = dir.join("node_modules/@anthropic-ai/claude-code/bin/claude.exe");
+/// An agent CLI from npm, installed into the cache if need be: the path
+/// of its binary, or why there is none.
+fn install(package: &str, version: &str, sub: &str, bin: &str) -> Result<PathBuf, String> {
+    let missing: Vec<&str> = ["python3", "node", "npm"]
+        .into_iter()
+        .filter(|t| !works(Command::new(t).arg("--version")))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("{} not installed", missing.join(", ")));
+    }
+    let dir = cache_dir(sub);
+    let bin = dir.join(bin);
     let right_version = |bin: &Path| {
         Command::new(bin)
             .arg("--version")
             .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with(CLAUDE_VERSION))
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(version))
     };
     if right_version(&bin) {
         return Ok(bin);
     }
-    if !works(Command::new("npm").arg("--version")) {
-        return Err("npm is not installed".into());
-    }
-    let pkg = format!("@anthropic-ai/claude-code@{CLAUDE_VERSION}");
+    let pkg = format!("{package}@{version}");
     let out = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(&dir)
@@ -69,6 +80,24 @@ fn claude() -> Result<PathBuf, String> {
         ));
     }
     Ok(bin)
+}
+
+fn claude() -> Result<PathBuf, String> {
+    install(
+        "@anthropic-ai/claude-code",
+        CLAUDE_VERSION,
+        "",
+        "node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+    )
+}
+
+fn codex() -> Result<PathBuf, String> {
+    install(
+        "@openai/codex",
+        CODEX_VERSION,
+        "codex",
+        "node_modules/.bin/codex",
+    )
 }
 
 /// The mock API, killed when dropped.
@@ -88,16 +117,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start_mock(sb: &Sandbox, port: u16) -> Mock {
-    // A Bash tool call that writes (read-only commands run without asking),
-    // then a short answer.
-    let scenario = serde_json::json!({"turns": [
-        {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
-         "tool": {"name": "Bash", "input": {
-            "command": "for i in 1 2 3; do echo step $i >> steps.txt; done",
-            "description": "Write three steps to steps.txt"}}},
-        {"kind": "text", "text": "The loop wrote three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
-    ]});
+fn start_mock(sb: &Sandbox, port: u16, scenario: serde_json::Value) -> Mock {
     let path = sb.path().join("scenario.json");
     std::fs::write(&path, scenario.to_string()).expect("write the scenario");
     let log = sb.path().join("mock.jsonl");
@@ -172,31 +192,336 @@ fn on_screen(sb: &Sandbox, text: &str) -> bool {
     stdout(&sb.cmd(&["logs", "cc", "--screen"])).contains(text)
 }
 
-#[test]
-fn claude_code_reports_its_permission_dialog_through_the_status_protocol() {
-    let missing: Vec<&str> = ["python3", "node"]
-        .into_iter()
-        .filter(|t| !works(Command::new(t).arg("--version")))
-        .collect();
-    if !missing.is_empty() {
-        println!("skipped: {} not installed", missing.join(" and "));
-        return;
+/// A session `cc` that `hm kill`s itself when dropped, and (for CLIs that
+/// leave daemons behind, as Codex does) ends every process whose command
+/// line names the sandbox.
+struct Agent<'a> {
+    sb: &'a Sandbox,
+    _mock: Mock,
+}
+
+impl Drop for Agent<'_> {
+    fn drop(&mut self) {
+        let _ = self.sb.cmd(&["kill", "cc", "--grace", "1"]);
+        let mark = self.sb.path().to_string_lossy().into_owned();
+        let me = std::process::id();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(&mark) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
     }
-    let cc = match claude() {
-        Ok(cc) => cc,
-        Err(why) => {
-            println!("skipped: Claude Code {CLAUDE_VERSION} is not available: {why}");
-            return;
+}
+
+/// Starts `argv` (after `env -i` and `env`) as session `cc` under the
+/// agent classifier in `proj`, with the mock API running `scenario`.
+fn start<'a>(
+    sb: &'a Sandbox,
+    scenario: serde_json::Value,
+    proj: &Path,
+    env: &[String],
+    argv: &[&str],
+) -> Agent<'a> {
+    let port = free_port();
+    let mock = start_mock(sb, port, scenario);
+    let env: Vec<String> = env
+        .iter()
+        .map(|e| e.replace("{port}", &port.to_string()))
+        .collect();
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "cc", "--classifier", "agent"])
+        .args([
+            "--cols",
+            "120",
+            "--rows",
+            "40",
+            "--socket-dir",
+            sb.dir(),
+            "--workdir",
+        ])
+        .arg(proj)
+        .args([
+            "--",
+            "env",
+            "-i",
+            "PATH=/usr/local/bin:/usr/bin:/bin",
+            "SHELL=/bin/bash",
+        ])
+        .args([
+            "TERM=xterm-256color",
+            "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
+            "USER=dev",
+        ])
+        .args(&env)
+        .args(argv)
+        .output()
+        .expect("run hm run --bg");
+    assert!(out.status.success(), "{}", stderr(&out));
+    Agent { sb, _mock: mock }
+}
+
+/// Claude Code in a seeded home, talking to the mock, ready at its prompt
+/// with the status protocol on.
+fn start_claude<'a>(
+    sb: &'a Sandbox,
+    cc: &Path,
+    mode: &str,
+    scenario: serde_json::Value,
+) -> (Agent<'a>, PathBuf) {
+    let (home, proj) = seed_home(sb);
+    let env = [
+        format!("HOME={}", home.display()),
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        format!("ANTHROPIC_API_KEY={API_KEY}"),
+        "DISABLE_TELEMETRY=1".to_owned(),
+        "DISABLE_AUTOUPDATER=1".to_owned(),
+        "DISABLE_ERROR_REPORTING=1".to_owned(),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1".to_owned(),
+    ];
+    let cc = cc.to_str().expect("utf-8 path");
+    let agent = start(sb, scenario, &proj, &env, &[cc, "--permission-mode", mode]);
+    // hm answered the probe: the CLI reports its own state.
+    until(
+        sb,
+        "the status protocol's idle record",
+        Duration::from_secs(30),
+        |v| {
+            v["signals"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["rule"] == "status.idle"))
+        },
+    );
+    (agent, proj)
+}
+
+/// Waits for `primary · detail` and for `dialog` on the screen, and checks
+/// that the state came no later than 1 s after the dialog.
+fn dialog_state(sb: &Sandbox, primary: &str, detail: &str, dialog: &str) -> serde_json::Value {
+    let (v, at) = until(
+        sb,
+        &format!("{primary} · {detail}"),
+        Duration::from_secs(30),
+        |v| v["primary"] == primary && v["detail"] == detail,
+    );
+    let by = Instant::now() + Duration::from_secs(5);
+    while !on_screen(sb, dialog) {
+        assert!(Instant::now() < by, "{dialog:?} never showed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let shown = Instant::now();
+    assert!(
+        at <= shown + Duration::from_secs(1),
+        "{primary} came {:?} after the dialog",
+        at - shown
+    );
+    v
+}
+
+/// Presses `keys`, and checks the session is active within 1 s and idle
+/// again when the turn ends. A dialog that has just been drawn may not
+/// take keys yet (Claude Code's plan approval ignores them for a moment):
+/// keys not taken within 1 s are pressed again, a few times.
+fn answer_then_active_then_idle(sb: &Sandbox, keys: &[&str]) -> serde_json::Value {
+    let mut args = vec!["send", "cc", "--keys"];
+    args.extend(keys);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let sent = sb.cmd(&args);
+        assert!(sent.status.success(), "{}", stderr(&sent));
+        let pressed = Instant::now();
+        let taken = loop {
+            if status(sb)["primary"] == "active" {
+                break true;
+            }
+            if pressed.elapsed() > Duration::from_secs(1) {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if taken {
+            break;
+        }
+        assert!(
+            tries < 5,
+            "not active within 1 s of the answer, {tries} times; screen:\n{}",
+            stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+        );
+    }
+    until(
+        sb,
+        "idle at the end of the turn",
+        Duration::from_secs(60),
+        |v| v["primary"] == "idle",
+    )
+    .0
+}
+
+fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
+    common::wait_until("the prompt", || on_screen(sb, ready));
+    let sent = sb.cmd(&["send", "cc", prompt, "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+}
+
+macro_rules! or_skip {
+    ($found:expr, $what:expr) => {
+        match $found {
+            Ok(bin) => bin,
+            Err(why) => {
+                println!("skipped: {} is not available: {why}", $what);
+                return;
+            }
         }
     };
+}
+
+#[test]
+fn claude_code_reports_its_permission_dialog_through_the_status_protocol() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
     let sb = Sandbox::new();
+    // A Bash tool call that writes (read-only commands run without asking),
+    // then a short answer.
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Bash", "input": {
+            "command": "for i in 1 2 3; do echo step $i >> steps.txt; done",
+            "description": "Write three steps to steps.txt"}}},
+        {"kind": "text", "text": "The loop wrote three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "run the loop that writes steps.txt");
+    // waiting · permission, first on the program's own word.
+    let v = dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
+    assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
+    let why = stdout(&sb.cmd(&["explain", "cc"]));
+    assert!(why.contains("approve Bash: for i in 1 2 3"), "{why}");
+    // "1. Yes" is selected.
+    let v = answer_then_active_then_idle(&sb, &["Enter"]);
+    assert!(
+        matches!(v["detail"].as_str(), Some("finished" | "ready")),
+        "{v}"
+    );
+    let steps = std::fs::read_to_string(proj.join("steps.txt")).unwrap_or_default();
+    assert_eq!(
+        steps, "step 1\nstep 2\nstep 3\n",
+        "the approved command ran"
+    );
+}
+
+#[test]
+fn claude_code_asking_a_question_is_waiting_for_an_answer() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "AskUserQuestion", "input": {"questions": [{
+            "question": "Which greeting should hello.py print?", "header": "Greeting",
+            "multiSelect": false,
+            "options": [{"label": "Hello, world", "description": "The classic greeting"},
+                        {"label": "Hi there", "description": "A casual greeting"}]}]}}},
+        {"kind": "text", "text": "Great, the casual greeting.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(
+        &sb,
+        "? for shortcuts",
+        "change the greeting, ask me which one",
+    );
+    let v = dialog_state(
+        &sb,
+        "waiting",
+        "question",
+        "Which greeting should hello.py print?",
+    );
+    assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
+    answer_then_active_then_idle(&sb, &["Down", "Enter"]);
+    assert!(on_screen(&sb, "Hi there"));
+}
+
+#[test]
+fn claude_code_asking_to_approve_its_plan_is_waiting_for_plan_approval() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "Writing the plan.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Write", "input": {"file_path": "{plan_file}",
+            "content": "# Plan\n\n1. Print a friendlier greeting.\n2. Run it.\n"}}},
+        {"kind": "tool", "text": "The plan is ready.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "ExitPlanMode", "input": {}}},
+        {"kind": "text", "text": "Plan approved; starting.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "plan", scenario);
+    type_prompt(&sb, "plan mode on", "plan a friendlier greeting");
+    let v = dialog_state(
+        &sb,
+        "waiting",
+        "plan_approval",
+        "Would you like to proceed?",
+    );
+    assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
+    // "1. Yes, and use auto mode" is selected; the turn after it calls no
+    // tool, which auto mode could not check offline.
+    answer_then_active_then_idle(&sb, &["Enter"]);
+}
+
+#[test]
+fn codex_at_its_command_approval_is_waiting_for_permission() {
+    let codex = or_skip!(codex(), format!("Codex CLI {CODEX_VERSION}"));
+    let sb = Sandbox::new();
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".codex")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    assert!(
+        works(Command::new("git").args(["init", "-q"]).arg(&proj)),
+        "git init"
+    );
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "pre_delay": 0.5, "tool": {"name": "exec_command", "input": {
+            "cmd": "for i in 1 2 3; do echo step $i; done",
+            "sandbox_permissions": "require_escalated",
+            "justification": "Run the loop outside the sandbox?"}}},
+        {"kind": "text", "text": "The loop printed three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    // The config is written once the port is known: `start` fills it in.
+    let config = format!(
+        "model = \"gpt-5-codex\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+         [model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:{{port}}/v1\"\n\
+         wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 2\n\
+         stream_max_retries = 1\n[analytics]\nenabled = false\n\
+         [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        proj.display()
+    );
     let port = free_port();
-    let _mock = start_mock(&sb, port);
-    let (home, proj) = seed_home(&sb);
-    let base_url = format!("http://127.0.0.1:{port}");
-    let home_var = format!("HOME={}", home.display());
-    let url_var = format!("ANTHROPIC_BASE_URL={base_url}");
-    let key_var = format!("ANTHROPIC_API_KEY={API_KEY}");
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        config.replace("{port}", &port.to_string()),
+    )
+    .expect("codex config");
+    let mock = start_mock(&sb, port, scenario);
+    let env = [
+        format!("HOME={}", home.display()),
+        format!("CODEX_HOME={}", home.join(".codex").display()),
+        "MOCK_API_KEY=mock-key".to_owned(),
+        "COLORTERM=truecolor".to_owned(),
+        "RUST_LOG=error".to_owned(),
+    ];
     let out = sb
         .hm()
         .args(["run", "--bg", "--id", "cc", "--classifier", "agent"])
@@ -214,106 +539,56 @@ fn claude_code_reports_its_permission_dialog_through_the_status_protocol() {
             "--",
             "env",
             "-i",
-            &home_var,
             "PATH=/usr/local/bin:/usr/bin:/bin",
+            "SHELL=/bin/bash",
         ])
         .args([
-            "SHELL=/bin/bash",
             "TERM=xterm-256color",
             "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
             "USER=dev",
         ])
-        .args([
-            &url_var,
-            &key_var,
-            "DISABLE_TELEMETRY=1",
-            "DISABLE_AUTOUPDATER=1",
-        ])
-        .args([
-            "DISABLE_ERROR_REPORTING=1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-        ])
-        .arg(&cc)
-        .args(["--permission-mode", "default"])
+        .args(&env)
+        .arg(&codex)
         .output()
         .expect("run hm run --bg");
     assert!(out.status.success(), "{}", stderr(&out));
-    struct Kill<'a>(&'a Sandbox);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.cmd(&["kill", "cc", "--grace", "1"]);
+    let _agent = Agent {
+        sb: &sb,
+        _mock: mock,
+    };
+    until(&sb, "Codex at its prompt", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    common::wait_until("the composer", || on_screen(&sb, "›"));
+    // Codex takes text followed at once by Enter as a paste (the Enter
+    // becomes a newline): the text first, then Enter until it is taken.
+    let sent = sb.cmd(&["send", "cc", "run the loop"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    common::wait_until("the typed prompt", || on_screen(&sb, "› run the loop"));
+    // Taken when the mock gets the turn's request (one with a `seq`).
+    let log = sb.path().join("mock.jsonl");
+    let asked = || {
+        std::fs::read_to_string(&log).is_ok_and(|l| {
+            l.lines()
+                .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !asked() {
+        assert!(Instant::now() < deadline, "Codex never took the prompt");
+        let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+        let taken = Instant::now() + Duration::from_millis(700);
+        while Instant::now() < taken && !asked() {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
-    let _kill = Kill(&sb);
-
-    // hm answered the probe: the CLI reports its own state.
-    until(
+    dialog_state(
         &sb,
-        "the status protocol's idle record",
-        Duration::from_secs(30),
-        |v| {
-            v["signals"]
-                .as_array()
-                .is_some_and(|s| s.iter().any(|s| s["rule"] == "status.idle"))
-        },
+        "waiting",
+        "permission",
+        "Would you like to run the following command?",
     );
-    common::wait_until("the prompt", || on_screen(&sb, "? for shortcuts"));
-    let sent = sb.cmd(&[
-        "send",
-        "cc",
-        "run the loop that writes steps.txt",
-        "--enter",
-    ]);
-    assert!(sent.status.success(), "{}", stderr(&sent));
-
-    // The dialog: waiting · permission, first on the program's own word,
-    // within 1 s of the dialog being on the screen.
-    let (v, waiting_at) = until(&sb, "waiting · permission", Duration::from_secs(30), |v| {
-        v["primary"] == "waiting" && v["detail"] == "permission"
-    });
-    assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
-    let shown_by = Instant::now() + Duration::from_secs(5);
-    while !on_screen(&sb, "Do you want to proceed?") {
-        assert!(Instant::now() < shown_by, "the dialog never showed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let shown_at = Instant::now();
-    assert!(
-        waiting_at <= shown_at + Duration::from_secs(1),
-        "waiting came {:?} after the dialog",
-        waiting_at - shown_at
-    );
-    let why = stdout(&sb.cmd(&["explain", "cc"]));
-    assert!(why.contains("approve Bash: for i in 1 2 3"), "{why}");
-
-    // Approve ("1. Yes" is selected): active within 1 s, then idle.
-    let approved = Instant::now();
-    let sent = sb.cmd(&["send", "cc", "--keys", "Enter"]);
-    assert!(sent.status.success(), "{}", stderr(&sent));
-    let (_, active_at) = until(
-        &sb,
-        "active after the approval",
-        Duration::from_secs(10),
-        |v| v["primary"] == "active",
-    );
-    assert!(
-        active_at - approved <= Duration::from_secs(1),
-        "active came {:?} after the approval",
-        active_at - approved
-    );
-    let (v, _) = until(
-        &sb,
-        "idle at the end of the turn",
-        Duration::from_secs(60),
-        |v| v["primary"] == "idle",
-    );
-    assert!(
-        matches!(v["detail"].as_str(), Some("finished" | "ready")),
-        "{v}"
-    );
-    let steps = std::fs::read_to_string(proj.join("steps.txt")).unwrap_or_default();
-    assert_eq!(
-        steps, "step 1\nstep 2\nstep 3\n",
-        "the approved command ran"
-    );
+    answer_then_active_then_idle(&sb, &["y"]);
+    assert!(on_screen(&sb, "The loop printed three steps."));
 }
