@@ -211,11 +211,37 @@ async fn dashboard(opts: Options) -> Result<i32> {
     Ok(code)
 }
 
+/// `hm restart ID`, as a child of ours: its result is the session's start.
+fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
+    let out = cmd
+        .args(["restart", id, "--socket-dir"])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        Err(said.trim().trim_start_matches("hm: ").to_owned())
+    }
+}
+
 /// Tells the model what the socket dir holds now (see [`scan`]).
 fn discover(m: &mut Model, dir: &Path, now: Instant) -> Vec<Effect> {
     let (ids, orphans) = scan(dir);
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));
+    fx.extend(update::update(
+        m,
+        Msg::Ended(crate::supervisor::ended::list(dir)),
+        now,
+    ));
     fx
 }
 
@@ -286,6 +312,21 @@ fn apply(
             }
             Effect::Bell => {
                 let _ = std::io::stdout().write_all(b"\x07");
+            }
+            Effect::Forget(id) => {
+                let _ = crate::supervisor::ended::remove(&opts.dir, &id);
+                if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
+                    let _ = std::fs::remove_file(p.log);
+                }
+            }
+            Effect::Restart(id) => {
+                let tx = tx.clone();
+                let dir = opts.dir.clone();
+                let config = opts.config_path.clone();
+                std::thread::spawn(move || {
+                    let result = restart(&id, &dir, config.as_deref());
+                    let _ = tx.blocking_send(Msg::Started(id, result));
+                });
             }
         }
     }

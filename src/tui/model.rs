@@ -26,6 +26,9 @@ pub enum Msg {
     Found(Vec<String>),
     /// The ids whose supervisor is gone while their program runs on.
     Orphans(Vec<String>),
+    /// Sessions that ended before this dashboard saw them end: their
+    /// records (`hm ls` lists the same).
+    Ended(Vec<crate::supervisor::ended::Ended>),
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
@@ -63,6 +66,10 @@ pub enum Effect {
         command: String,
     },
     Bell,
+    /// Forget an ended session: its record and log (`hm rm`).
+    Forget(String),
+    /// Start an ended session again (`hm restart`).
+    Restart(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

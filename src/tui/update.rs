@@ -107,6 +107,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Tick => tick(m, now, &mut fx),
         Msg::Found(ids) => found(m, ids, &mut fx),
         Msg::Orphans(ids) => orphans(m, ids, &mut fx),
+        Msg::Ended(records) => ended(m, records, now),
         Msg::Session(id, sm) => session(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => {
             m.starting.remove(&id);
@@ -281,6 +282,35 @@ fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
         .collect();
     if !new.is_empty() {
         found(m, new, fx);
+    }
+}
+
+/// Ended sessions get a pane showing how they ended and their last
+/// lines, as if the dashboard had watched them end (`x` forgets one, `r`
+/// starts it again).
+fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
+    let unix_now = crate::clock::unix_ms();
+    let mut added = false;
+    for r in records {
+        if m.pane(&r.id).is_some() || m.starting.contains(&r.id) {
+            continue;
+        }
+        let mut p = Pane::new(r.id.clone());
+        p.exit = Some(r.exit_code);
+        p.link = Link::Gone;
+        p.command = Some(r.command.join(" "));
+        let ago = std::time::Duration::from_millis(unix_now.saturating_sub(r.ended_unix_ms));
+        p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
+        let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
+        p.term.feed(text.concat().as_bytes());
+        m.panes.push(p);
+        added = true;
+    }
+    if added {
+        m.panes.sort_by(|a, b| a.id.cmp(&b.id));
+        if m.selected.is_none() {
+            m.selected = m.visible_ids().first().cloned();
+        }
     }
 }
 
@@ -583,11 +613,11 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             _ => {}
         },
         Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,
-        Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now),
+        Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now, fx),
     }
 }
 
-fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
+fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     match k.code {
         KeyCode::Char('q') => m.quit = true,
@@ -601,14 +631,27 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant) {
                 focus(m, id, now);
             }
         }
+        KeyCode::Char('r') => {
+            if let Some(id) = m.selected.clone()
+                && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())
+            {
+                // The pane gives way to the new session when it is found.
+                m.starting.insert(id.clone());
+                m.panes.retain(|p| p.id != id);
+                fx.push(Effect::Restart(id));
+            }
+        }
         KeyCode::Char('x') => {
             if let Some(id) = m.selected.clone() {
                 match m.pane(&id) {
                     Some(p) if p.ended() => {
-                        // Already over: `x` just clears the pane away (and
-                        // an orphan's stays away while it is one).
+                        // Already over: `x` clears the pane away and
+                        // forgets the session's record (an orphan's pane
+                        // stays away while it is one).
                         if p.orphan.is_some() {
                             m.dismissed.insert(id.clone());
+                        } else {
+                            fx.push(Effect::Forget(id.clone()));
                         }
                         // The neighbour takes the selection, not the first
                         // pane: a second `x` must not land far away.
@@ -1254,6 +1297,55 @@ mod tests {
             assert!(m.pane(gone).is_none());
             assert_eq!(sel(&m), next);
         }
+    }
+
+    #[test]
+    fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a"], now);
+        let record = |id: &str| crate::supervisor::ended::Ended {
+            id: id.into(),
+            command: vec!["sh".into(), "-c".into(), "exit 3".into()],
+            workdir: "/".into(),
+            classifier: "simple".into(),
+            started_unix_ms: 0,
+            ended_unix_ms: crate::clock::unix_ms(),
+            exit_code: 3,
+            last_lines: vec!["bye".into()],
+        };
+        update(
+            &mut m,
+            Msg::Ended(vec![record("b"), record("c"), record("a")]),
+            now,
+        );
+        let b = m.pane("b").expect("a pane for an ended session");
+        assert!(b.ended());
+        assert_eq!(b.exit, Some(3));
+        assert!(b.term.screen().contents().contains("bye"));
+        assert!(
+            !m.pane("a").is_some_and(Pane::ended),
+            "a live pane stays live"
+        );
+        m.selected = Some("b".into());
+        let fx = update(&mut m, press(KeyCode::Char('x')), now);
+        // (The layout changed: the others may be resized too.)
+        assert!(fx.contains(&Effect::Forget("b".into())), "{fx:?}");
+        assert!(m.pane("b").is_none());
+        m.selected = Some("c".into());
+        let fx = update(&mut m, press(KeyCode::Char('r')), now);
+        assert!(fx.contains(&Effect::Restart("c".into())), "{fx:?}");
+        assert!(m.starting.contains("c"));
+        // Until it starts, its record does not bring the old pane back.
+        update(&mut m, Msg::Ended(vec![record("c")]), now);
+        assert!(m.pane("c").is_none());
+        // `r` on a live session does nothing.
+        m.selected = Some("a".into());
+        let fx = update(&mut m, press(KeyCode::Char('r')), now);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Restart(_))),
+            "{fx:?}"
+        );
     }
 
     #[test]

@@ -392,6 +392,7 @@ fn help(m: &Model, f: &mut Frame<'_>) {
             "next session that needs you (waiting first, then finished)",
         ),
         ("e".into(), "why the selected session is in its state"),
+        ("r".into(), "run an ended session again (x forgets it)"),
         ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
     let lines: Vec<Line<'static>> = rows
