@@ -72,6 +72,10 @@ pub struct EndedArgs {
     pub id: String,
     #[command(flatten)]
     pub dir: DirArgs,
+    /// Internal: keep the session's end for the caller's subscription
+    /// (the dashboard's `r`, which connects right after)
+    #[arg(long, hide = true)]
+    pub await_attach: bool,
 }
 
 #[derive(Debug, Args)]

@@ -219,7 +219,7 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
         cmd.arg("--config").arg(c);
     }
     let out = cmd
-        .args(["restart", id, "--socket-dir"])
+        .args(["restart", id, "--await-attach", "--socket-dir"])
         .arg(dir)
         .stdin(std::process::Stdio::null())
         .output()

@@ -81,8 +81,11 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     if let Some(c) = config_path {
         cmd.arg("--config").arg(c);
     }
-    cmd.args(["run", "--bg", "--id", &r.id, "--workdir", &r.workdir])
-        .args(["--classifier", &r.classifier])
+    cmd.args(["run", "--bg", "--id", &r.id, "--workdir", &r.workdir]);
+    if args.await_attach {
+        cmd.arg("--await-attach");
+    }
+    cmd.args(["--classifier", &r.classifier])
         .arg("--socket-dir")
         .arg(&dir)
         .arg("--")

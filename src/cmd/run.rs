@@ -281,7 +281,12 @@ fn launch(
     // Paths the user gave are relative to where they typed the command.
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config_path = config_path.map(|c| cwd.join(c));
-    let mut cmd = supervisor_command(&session.id, dir, config_path.as_deref(), !args.bg)?;
+    let mut cmd = supervisor_command(
+        &session.id,
+        dir,
+        config_path.as_deref(),
+        !args.bg || args.await_attach,
+    )?;
     cmd.arg("--workdir").arg(workdir);
     cmd.args([
         "--cols",
