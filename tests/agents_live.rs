@@ -229,14 +229,18 @@ impl Drop for Agent<'_> {
 
 /// Starts `argv` (after `env -i` and `env`) as session `cc` under the
 /// agent classifier in `proj`, with the mock API running `scenario`.
+/// `prepare` gets the mock's port before the CLI starts (for a config
+/// file that names it).
 fn start<'a>(
     sb: &'a Sandbox,
     scenario: serde_json::Value,
     proj: &Path,
     env: &[String],
     argv: &[&str],
+    prepare: impl FnOnce(u16),
 ) -> Agent<'a> {
     let port = free_port();
+    prepare(port);
     let mock = start_mock(sb, port, scenario);
     let env: Vec<String> = env
         .iter()
@@ -295,7 +299,14 @@ fn start_claude<'a>(
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1".to_owned(),
     ];
     let cc = cc.to_str().expect("utf-8 path");
-    let agent = start(sb, scenario, &proj, &env, &[cc, "--permission-mode", mode]);
+    let agent = start(
+        sb,
+        scenario,
+        &proj,
+        &env,
+        &[cc, "--permission-mode", mode],
+        |_| {},
+    );
     // hm answered the probe: the CLI reports its own state.
     until(
         sb,
@@ -508,13 +519,6 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
          [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
         proj.display()
     );
-    let port = free_port();
-    std::fs::write(
-        home.join(".codex/config.toml"),
-        config.replace("{port}", &port.to_string()),
-    )
-    .expect("codex config");
-    let mock = start_mock(&sb, port, scenario);
     let env = [
         format!("HOME={}", home.display()),
         format!("CODEX_HOME={}", home.join(".codex").display()),
@@ -522,41 +526,14 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
         "COLORTERM=truecolor".to_owned(),
         "RUST_LOG=error".to_owned(),
     ];
-    let out = sb
-        .hm()
-        .args(["run", "--bg", "--id", "cc", "--classifier", "agent"])
-        .args([
-            "--cols",
-            "120",
-            "--rows",
-            "40",
-            "--socket-dir",
-            sb.dir(),
-            "--workdir",
-        ])
-        .arg(&proj)
-        .args([
-            "--",
-            "env",
-            "-i",
-            "PATH=/usr/local/bin:/usr/bin:/bin",
-            "SHELL=/bin/bash",
-        ])
-        .args([
-            "TERM=xterm-256color",
-            "LANG=C.UTF-8",
-            "LC_ALL=C.UTF-8",
-            "USER=dev",
-        ])
-        .args(&env)
-        .arg(&codex)
-        .output()
-        .expect("run hm run --bg");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let _agent = Agent {
-        sb: &sb,
-        _mock: mock,
-    };
+    let codex = codex.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[codex], |port| {
+        std::fs::write(
+            home.join(".codex/config.toml"),
+            config.replace("{port}", &port.to_string()),
+        )
+        .expect("codex config");
+    });
     until(&sb, "Codex at its prompt", Duration::from_secs(30), |v| {
         v["primary"] == "idle"
     });

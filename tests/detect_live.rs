@@ -209,6 +209,22 @@ fn the_agent_classifier_is_the_default_for_a_known_agent() {
     assert_eq!(classifier("chosen"), "simple");
 }
 
+/// `hm replay --path CASE` passes.
+fn assert_replays(sb: &Sandbox, case: &std::path::Path) {
+    let replayed = sb
+        .hm()
+        .args(["replay", "--path"])
+        .arg(case)
+        .output()
+        .expect("run hm replay");
+    assert!(
+        replayed.status.success(),
+        "{}{}",
+        stdout(&replayed),
+        stderr(&replayed)
+    );
+}
+
 #[test]
 fn capture_saves_the_screen_and_verdict_as_a_fixture() {
     let sb = Sandbox::new();
@@ -234,18 +250,7 @@ fn capture_saves_the_screen_and_verdict_as_a_fixture() {
     assert!(expected.starts_with("waiting input\n"), "{expected}");
     assert!(expected.contains("size: 60x10"), "{expected}");
     // What was saved is what `hm replay` checks, and it passes.
-    let replayed = sb
-        .hm()
-        .args(["replay", "--path"])
-        .arg(&case)
-        .output()
-        .expect("run hm replay");
-    assert!(
-        replayed.status.success(),
-        "{}{}",
-        stdout(&replayed),
-        stderr(&replayed)
-    );
+    assert_replays(&sb, &case);
     // A second capture into the same case is refused, not an overwrite.
     let again = sb.cmd(&["capture", "cap", "--fixture", case.to_str().expect("utf-8")]);
     assert!(!again.status.success());
@@ -256,19 +261,29 @@ fn capture_saves_the_screen_and_verdict_as_a_fixture() {
     );
 }
 
-#[test]
-fn the_status_probe_is_answered_first_and_the_records_decide() {
-    let sb = Sandbox::new();
-    let prog = common::StatusProgram::new(&sb);
-    let _s = sb.start(
+/// Starts the status-protocol program under `classifier` and lets it ask:
+/// what it printed about the replies it got (ESC shown as `ESC`).
+fn probe_exchange(
+    sb: &Sandbox,
+    classifier: &str,
+) -> (common::StatusProgram, common::Session, String) {
+    let prog = common::StatusProgram::new(sb);
+    let s = sb.start(
         "st",
-        &["--classifier", "agent"],
+        &["--classifier", classifier],
         &["bash", "-c", &prog.script],
     );
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
     raw.send(client::SUBSCRIBE, &[]);
     common::open_gate(&prog.gates[0]);
     let out = String::from_utf8_lossy(&raw.output_until(b"ANSWERED")).replace('\u{1b}', "ESC");
+    (prog, s, out)
+}
+
+#[test]
+fn the_status_probe_is_answered_first_and_the_records_decide() {
+    let sb = Sandbox::new();
+    let (prog, _s, out) = probe_exchange(&sb, "agent");
     assert!(out.contains("ANSWER-FIRST"), "{out}");
     common::open_gate(&prog.gates[1]);
     // The program's own record: waiting for permission, with its text,
@@ -289,18 +304,9 @@ fn the_status_probe_is_answered_first_and_the_records_decide() {
 #[test]
 fn without_the_agent_classifier_the_probe_goes_unanswered() {
     let sb = Sandbox::new();
-    let prog = common::StatusProgram::new(&sb);
-    let _s = sb.start(
-        "st",
-        &["--classifier", "simple"],
-        &["bash", "-c", &prog.script],
-    );
-    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
-    common::open_gate(&prog.gates[0]);
     // Only the supervisor's DA1 answer: nobody reads the records, so the
     // program is not told to send them.
-    let out = String::from_utf8_lossy(&raw.output_until(b"ANSWERED")).into_owned();
+    let (_prog, _s, out) = probe_exchange(&sb, "simple");
     let verdict = out.split("ANSWER-").nth(1).unwrap_or_default();
     assert!(verdict.starts_with("WRONG"), "{out}");
     assert!(!verdict.contains("7501"), "{out}");
@@ -329,18 +335,7 @@ fn a_capture_of_a_verdict_the_screen_cannot_show_says_so_and_still_replays() {
         said.contains("live it is waiting · input, decided by process"),
         "{said}"
     );
-    let replayed = sb
-        .hm()
-        .args(["replay", "--path"])
-        .arg(&case)
-        .output()
-        .expect("run hm replay");
-    assert!(
-        replayed.status.success(),
-        "{}{}",
-        stdout(&replayed),
-        stderr(&replayed)
-    );
+    assert_replays(&sb, &case);
 }
 
 #[test]
