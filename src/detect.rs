@@ -123,6 +123,8 @@ pub struct Detector {
     /// The program asked for the status protocol and was answered.
     status_asked: bool,
     last: Option<Verdict>,
+    /// When `last` was taken.
+    last_ms: u64,
 }
 
 impl Detector {
@@ -182,6 +184,7 @@ impl Detector {
             resized_ms: None,
             status_asked: false,
             last: None,
+            last_ms: now_ms,
         }
     }
 
@@ -484,13 +487,18 @@ impl Detector {
         let mut verdict = resolve(&self.evidence, now_ms);
         // `since` is when this state began, which the table cannot know
         // across different rules saying the same state.
-        if let Some(last) = &self.last
-            && last.primary == verdict.primary
-            && last.detail == verdict.detail
-        {
-            verdict.since_ms = last.since_ms;
+        if let Some(last) = &self.last {
+            if last.primary == verdict.primary && last.detail == verdict.detail {
+                verdict.since_ms = last.since_ms;
+            } else {
+                // A different state began after the last verdict, whatever
+                // the evidence behind it says of itself (a spinner seen
+                // before the session was stuck is not when it recovered).
+                verdict.since_ms = verdict.since_ms.max(self.last_ms);
+            }
         }
         self.last = Some(verdict.clone());
+        self.last_ms = now_ms;
         verdict
     }
 

@@ -49,6 +49,8 @@ fn a_spinner_that_stops_moving_turns_stuck_then_recovered() {
     t.feed(claude(Some(61)).as_bytes());
     let v = d.verdict(t.screen(), 61_000);
     assert_eq!((v.primary, v.health), (Primary::Active, Health::Recovered));
+    // Active again since it moved, not since before it was stuck.
+    assert!(v.since_ms >= 60_100, "{v:?}");
     let v = d.verdict(t.screen(), 71_000);
     assert_eq!(v.health, Health::Alive);
 }

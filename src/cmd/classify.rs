@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::detect::offline::{Cast, Replay, text_screen};
 use crate::detect::{Detector, RuleSet, Settings, Verdict, load_rules, user_rules_dir};
@@ -57,7 +57,10 @@ pub fn classify_file(
     };
     if path.extension().is_some_and(|e| e == "cast") {
         let cast = Cast::load(path)?;
-        let end = at_seconds.map_or(cast.end_ms(), |s| (s.max(0.0) * 1000.0).round() as u64);
+        // Past the end the screen is the last one.
+        let end = at_seconds.map_or(cast.end_ms(), |s| {
+            ((s.max(0.0) * 1000.0).round() as u64).min(cast.end_ms())
+        });
         let detector = Detector::with_rules(settings, rules, command, 0);
         let mut replay = Replay::with_detector(cast, detector, None);
         // Sample on the way, as the supervisor would, so that `since`
@@ -70,6 +73,12 @@ pub fn classify_file(
         let verdict = replay.verdict_at(end);
         let rows = replay.detector().evidence(end);
         return Ok((verdict, rows));
+    }
+    if at_seconds.is_some() {
+        bail!(
+            "--at is for .cast recordings; '{}' is a saved screen",
+            path.display()
+        );
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read screen file '{}'", path.display()))?;
