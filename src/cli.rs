@@ -62,8 +62,16 @@ pub enum Command {
     Restart(EndedArgs),
     /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
     Completions(CompletionsArgs),
-    /// Print the man page (roff): hm man > hm.1
-    Man,
+    /// Print the man page (roff): hm man > hm.1; or write one page per
+    /// command into a directory: hm man --dir ~/.local/share/man/man1
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write hm.1 and hm-COMMAND.1 for every command into DIR
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -106,11 +114,13 @@ pub struct WaitArgs {
     pub id: String,
     /// The state to wait for: a primary state (waiting, idle, active,
     /// stuck, dead, unknown), a detail (permission, input, ...), a state
-    /// name (thinking, ...) or exited; give several to wait for any
-    #[arg(long, required = true, value_name = "NAME")]
+    /// name (thinking, ...) or exited; several (repeated, or with commas)
+    /// to wait for any
+    #[arg(long, required = true, value_name = "NAME", value_delimiter = ',',
+          value_parser = clap::builder::PossibleValuesParser::new(crate::cmd::wait::STATE_NAMES))]
     pub state: Vec<String>,
     /// Give up after this many seconds (exit 1)
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub timeout: Option<f64>,
     #[command(flatten)]
     pub dir: DirArgs,

@@ -28,7 +28,36 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
     match pidfile::probe(&paths.pid, &paths.sock, true) {
         Liveness::Running => Ok(paths),
         Liveness::Orphaned(pid) => bail!(orphaned(id, pid)),
-        Liveness::Stale | Liveness::Missing => bail!(no_session(id, dir)),
+        Liveness::Stale | Liveness::Missing => match ended_session(dir, id) {
+            Some(r) => bail!(
+                "session '{}' has ended ({}); 'hm status {}' shows how, 'hm restart {}' runs it again",
+                paths::sanitize(id),
+                ended_label(&r),
+                r.id,
+                r.id
+            ),
+            None => bail!(no_session(id, dir)),
+        },
+    }
+}
+
+/// The record of a session that has just ended or ends in the next
+/// moments: a client that found it running but lost it while asking
+/// (the supervisor closes connections as it goes) looks here.
+pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
+    // The record is written before the supervisor lets go of its lock.
+    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
+    loop {
+        if let Some(r) = ended_session(dir, id) {
+            return Some(r);
+        }
+        let gone = SessionPaths::new(dir, id)
+            .is_ok_and(|s| !matches!(pidfile::probe(&s.pid, &s.sock, false), Liveness::Running));
+        if gone || std::time::Instant::now() >= deadline {
+            // One more look: it may have been written as the lock went.
+            return ended_session(dir, id);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 

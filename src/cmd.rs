@@ -15,7 +15,7 @@ mod run;
 mod send;
 mod status;
 mod tui;
-mod wait;
+pub mod wait;
 
 pub use run::start_detached;
 
@@ -34,10 +34,13 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             clap_complete::generate(args.shell, &mut cmd, "hm", &mut std::io::stdout());
             return Ok(0);
         }
-        Command::Man => {
+        Command::Man(args) => {
             let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-            return Ok(0);
+            let Some(dir) = &args.dir else {
+                clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+                return Ok(0);
+            };
+            return man_pages(cmd, dir).map(|()| 0);
         }
         _ => {}
     }
@@ -60,8 +63,31 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
-        Command::Completions(_) | Command::Man => unreachable!("handled before the config"),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config"),
     }
+}
+
+/// Writes `hm.1` and `hm-COMMAND.1` for every subcommand into `dir`, each
+/// whole (a temporary file renamed into place).
+fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    let cmd = cmd.name("hm");
+    let mut pages = vec![("hm".to_owned(), cmd.clone())];
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("hm-{}", sub.get_name());
+        pages.push((name.clone(), sub.clone().display_name(name)));
+    }
+    for (name, page) in pages {
+        let mut roff = Vec::new();
+        clap_mangen::Man::new(page).render(&mut roff)?;
+        let path = dir.join(format!("{name}.1"));
+        let tmp = dir.join(format!(".{name}.1.tmp"));
+        std::fs::write(&tmp, roff).with_context(|| format!("cannot write '{}'", tmp.display()))?;
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The exit code for a failed command: 126/127 for a command that could

@@ -299,6 +299,8 @@ async fn serve(
             ended_unix_ms: crate::clock::unix_ms(),
             exit_code: s.ended.map_or(code, |e| e.code),
             last_lines: ended::last_lines(&s.screen.screen().contents()),
+            cols: s.size.cols,
+            rows: s.size.rows,
         }
     };
     if let Err(e) = ended::write(opts.dir.path(), &record) {

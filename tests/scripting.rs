@@ -185,9 +185,9 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
         stderr(&bad)
     );
     let bad = sb.cmd(&["wait", "cat", "--state", "sleepy"]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(
-        stderr(&bad).contains("unknown state 'sleepy'"),
+        stderr(&bad).contains("invalid value 'sleepy'"),
         "{}",
         stderr(&bad)
     );
@@ -297,4 +297,92 @@ fn events_in_a_fresh_socket_dir_leaves_it_usable() {
     let _ = events.kill();
     let _ = events.wait();
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn arrow_keys_follow_the_programs_cursor_key_mode() {
+    let sb = Sandbox::new();
+    // The program turns on application cursor keys (as less and vim do),
+    // then shows what it reads.
+    let s = bg(
+        &sb,
+        &["--id", "keys"],
+        &["sh", "-c", "printf '\\033[?1h'; stty -icanon -echo; cat -v"],
+    );
+    common::wait_until("the mode to be set", || {
+        stdout(&sb.cmd(&["logs", &s.id, "--raw"])).contains("\u{1b}[?1h")
+    });
+    let out = sb.cmd(&["send", &s.id, "--keys", "Up", "C-M-x"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the keys as the program got them", || {
+        stdout(&sb.cmd(&["logs", &s.id, "--screen"])).contains("^[OA^[^X")
+    });
+}
+
+#[test]
+fn wait_refuses_unknown_states_as_a_usage_error_and_takes_lists() {
+    let sb = Sandbox::new();
+    let s = bg(&sb, &["--id", "ends"], &["sh", "-c", "exit 4"]);
+    let bad = sb.cmd(&["wait", &s.id, "--state", "Waiting"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("invalid value 'Waiting'"),
+        "{}",
+        stderr(&bad)
+    );
+    // Ended before the wait began: that answers "exited", and not
+    // "waiting".
+    common::wait_until("the end", || {
+        stdout(&sb.cmd(&["status", &s.id])).contains("exited with code 4")
+    });
+    let out = sb.cmd(&["wait", &s.id, "--state", "waiting,exited"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ends: exited with code 4\n");
+    let out = sb.cmd(&["wait", &s.id, "--state", "waiting"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("'ends' exited with code 4 before it was waiting"),
+        "{}",
+        stderr(&out)
+    );
+    // What is kept of it, and a clear word from commands that need it
+    // running.
+    let out = sb.cmd(&["send", &s.id, "hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("session 'ends' has ended (exited with code 4"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn logs_raw_takes_the_last_lines_as_written() {
+    let sb = Sandbox::new();
+    let s = bg(&sb, &["--id", "seq"], &["sh", "-c", "seq 1 5; sleep 20"]);
+    common::wait_until("the output", || {
+        stdout(&sb.cmd(&["logs", &s.id])).contains("5")
+    });
+    let raw = sb.cmd(&["logs", &s.id, "--raw", "--lines", "2"]);
+    assert_eq!(String::from_utf8_lossy(&raw.stdout), "4\r\n5\r\n");
+}
+
+#[test]
+fn man_writes_a_page_per_command() {
+    let sb = Sandbox::new();
+    let dir = sb.path().join("man1");
+    let out = sb
+        .hm()
+        .arg("man")
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    for page in ["hm.1", "hm-run.1", "hm-wait.1", "hm-logs.1"] {
+        let text = std::fs::read_to_string(dir.join(page)).expect(page);
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let wait = std::fs::read_to_string(dir.join("hm-wait.1")).expect("page");
+    assert!(wait.contains("timeout"), "{wait}");
 }

@@ -21,9 +21,24 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         bail!("--screen prints the current screen; it takes neither --raw nor --lines");
     }
     let dir = client::socket_dir(&args.dir, config);
-    let session = find_session(&dir, &args.id)?;
-    let rt = client::runtime()?;
     let mut out = std::io::stdout().lock();
+    let session = match find_session(&dir, &args.id) {
+        Ok(s) => s,
+        Err(e) => {
+            // Ended: what is kept of it is the end of its last screen.
+            let Some(r) = client::ended_session(&dir, &args.id) else {
+                return Err(e);
+            };
+            let skip = args
+                .lines
+                .map_or(0, |n| r.last_lines.len().saturating_sub(n));
+            for line in &r.last_lines[skip..] {
+                writeln!(out, "{line}")?;
+            }
+            return Ok(0);
+        }
+    };
+    let rt = client::runtime()?;
     if args.screen {
         let screen = rt.block_on(client::answered(&session.id, async {
             let (mut r, mut w) = conn::connect(&session.sock).await?;
@@ -71,7 +86,23 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         }
     }))?;
     if args.raw {
-        out.write_all(&history)?;
+        // The last N lines as written: from after the (N+1)th newline from
+        // the end (a final newline ends the last line, it starts none).
+        let from = args.lines.map_or(0, |n| {
+            let body = history.strip_suffix(b"\n").unwrap_or(&history);
+            body.iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(n.saturating_sub(1))
+                .map_or(0, |(i, _)| i + 1)
+        });
+        let from = if args.lines == Some(0) {
+            history.len()
+        } else {
+            from
+        };
+        out.write_all(&history[from..])?;
         return Ok(0);
     }
     let mut term: Term = Term::with_scrollback(size, MAX_HISTORY_ROWS);

@@ -13,15 +13,33 @@ use crate::protocol::{self, client as to, conn};
 /// `PageDown` (`PPage`, `NPage`), `Delete` (`DC`), `Insert` (`IC`),
 /// `F1`-`F12`, `C-x` (control), `M-x` (meta: ESC first), or a single
 /// character for itself.
-pub fn key_bytes(name: &str) -> Option<Vec<u8>> {
-    if let Some(rest) = name.strip_prefix("M-")
+///
+/// With `app_cursor` (the program turned on application cursor keys, as
+/// `less` and `vim` do) arrows, Home and End are sent as a terminal sends
+/// them then: `ESC O A`, not `ESC [ A`.
+pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
+    let prefix = |p: &str| {
+        name.get(..2)
+            .filter(|h| h.eq_ignore_ascii_case(p))
+            .map(|_| &name[2..])
+    };
+    if let Some(rest) = prefix("M-")
         && !rest.is_empty()
     {
         let mut b = vec![0x1b];
-        b.extend(key_bytes(rest)?);
+        b.extend(key_bytes(rest, app_cursor)?);
         return Some(b);
     }
-    if let Some(rest) = name.strip_prefix("C-") {
+    if let Some(rest) = prefix("C-") {
+        if rest.get(..2).is_some_and(|h| h.eq_ignore_ascii_case("M-")) {
+            // C-M-x: meta of control-x.
+            let mut b = vec![0x1b];
+            b.extend(key_bytes(&format!("C-{}", &rest[2..]), app_cursor)?);
+            return Some(b);
+        }
+        if rest == "Space" {
+            return Some(vec![0]);
+        }
         let mut chars = rest.chars();
         let (Some(c), None) = (chars.next(), chars.next()) else {
             return None;
@@ -38,19 +56,29 @@ pub fn key_bytes(name: &str) -> Option<Vec<u8>> {
             _ => return None,
         }]);
     }
+    let arrow = |c: u8| {
+        Some(if app_cursor {
+            vec![0x1b, b'O', c]
+        } else {
+            vec![0x1b, b'[', c]
+        })
+    };
+    match name {
+        "Up" => return arrow(b'A'),
+        "Down" => return arrow(b'B'),
+        "Right" => return arrow(b'C'),
+        "Left" => return arrow(b'D'),
+        "Home" => return arrow(b'H'),
+        "End" => return arrow(b'F'),
+        _ => {}
+    }
     let fixed: &[u8] = match name {
         "Enter" => b"\r",
         "Tab" => b"\t",
-        "BTab" => b"\x1b[Z",
+        "BTab" | "S-Tab" => b"\x1b[Z",
         "Escape" | "Esc" => b"\x1b",
         "BSpace" | "Backspace" => b"\x7f",
         "Space" => b" ",
-        "Up" => b"\x1b[A",
-        "Down" => b"\x1b[B",
-        "Right" => b"\x1b[C",
-        "Left" => b"\x1b[D",
-        "Home" => b"\x1b[H",
-        "End" => b"\x1b[F",
         "PageUp" | "PPage" => b"\x1b[5~",
         "PageDown" | "NPage" => b"\x1b[6~",
         "Delete" | "DC" => b"\x1b[3~",
@@ -79,10 +107,34 @@ pub fn key_bytes(name: &str) -> Option<Vec<u8>> {
 }
 
 pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
+    // Names are checked before anything is asked of the session.
+    if args.keys
+        && let Some(k) = args.text.iter().find(|k| key_bytes(k, false).is_none())
+    {
+        bail!(
+            "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, C-c, M-x, F1, ...)"
+        );
+    }
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    let rt = client::runtime()?;
+    // Arrow keys depend on the mode the program put its terminal in.
+    let cursor_keys = ["Up", "Down", "Left", "Right", "Home", "End"];
+    let app_cursor = args.keys
+        && args
+            .text
+            .iter()
+            .any(|k| cursor_keys.iter().any(|c| k.ends_with(c)))
+        && rt
+            .block_on(client::answered(&session.id, async {
+                let (mut r, mut w) = conn::connect(&session.sock).await?;
+                Ok(conn::query_screen(&mut r, &mut w).await?)
+            }))
+            .is_ok_and(|s| s["application_cursor"] == true);
     let mut bytes = Vec::new();
     if args.keys {
         for k in &args.text {
-            let Some(b) = key_bytes(k) else {
+            let Some(b) = key_bytes(k, app_cursor) else {
                 bail!(
                     "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, C-c, M-x, F1, ...)"
                 );
@@ -98,9 +150,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
     if bytes.is_empty() {
         bail!("nothing to send (give TEXT, or --enter)");
     }
-    let dir = client::socket_dir(&args.dir, config);
-    let session = find_session(&dir, &args.id)?;
-    client::runtime()?.block_on(client::answered(&session.id, async {
+    rt.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         // INPUT has no answer; the STATUS after it is answered only once
         // the supervisor has taken the input, so the command returns when
@@ -123,11 +173,23 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::key_bytes;
 
     #[test]
     fn keys_are_named_as_tmux_names_them() {
+        let key_bytes = |k: &str| super::key_bytes(k, false);
         assert_eq!(key_bytes("Enter").as_deref(), Some(&b"\r"[..]));
+        assert_eq!(key_bytes("c-c").as_deref(), Some(&[3u8][..]));
+        assert_eq!(key_bytes("C-Space").as_deref(), Some(&[0u8][..]));
+        assert_eq!(key_bytes("C-M-x").as_deref(), Some(&[0x1b, 0x18][..]));
+        assert_eq!(key_bytes("S-Tab").as_deref(), Some(&b"\x1b[Z"[..]));
+        assert_eq!(
+            super::key_bytes("Down", true).as_deref(),
+            Some(&b"\x1bOB"[..])
+        );
+        assert_eq!(
+            super::key_bytes("Down", false).as_deref(),
+            Some(&b"\x1b[B"[..])
+        );
         assert_eq!(key_bytes("C-c").as_deref(), Some(&[3u8][..]));
         assert_eq!(key_bytes("C-C").as_deref(), Some(&[3u8][..]));
         assert_eq!(key_bytes("M-x").as_deref(), Some(&b"\x1bx"[..]));

@@ -11,11 +11,18 @@ use crate::protocol::conn;
 
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let session = match find_session(&dir, &args.id) {
-        Ok(s) => s,
+    let asked = find_session(&dir, &args.id).and_then(|session| {
+        client::runtime()?.block_on(client::answered(&session.id, async {
+            let (mut r, mut w) = conn::connect(&session.sock).await?;
+            Ok(conn::query_info_status(&mut r, &mut w).await?)
+        }))
+    });
+    let (info, st) = match asked {
+        Ok(answer) => answer,
         Err(e) => {
-            // Not running: perhaps it ended, and its record is kept.
-            let Some(r) = client::ended_session(&dir, &args.id) else {
+            // Not running: perhaps it ended (or is ending as we ask), and
+            // its record is kept.
+            let Some(r) = client::ended_meanwhile(&dir, &args.id) else {
                 return Err(e);
             };
             let mut out = std::io::stdout().lock();
@@ -54,17 +61,14 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             return Ok(0);
         }
     };
-    let (info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        Ok(conn::query_info_status(&mut r, &mut w).await?)
-    }))?;
+    let session_id = args.id.clone();
     let state = client::state_label(&st, info.as_ref());
     let mut out = std::io::stdout().lock();
     if args.json {
-        let v = client::session_json(&session.id, &st, info.as_ref());
+        let v = client::session_json(&session_id, &st, info.as_ref());
         writeln!(out, "{v}")?;
     } else {
-        writeln!(out, "session:  {}", session.id)?;
+        writeln!(out, "session:  {}", session_id)?;
         writeln!(out, "pid:      {}", st.pid)?;
         writeln!(
             out,

@@ -10,15 +10,49 @@ use anyhow::{Result, bail};
 use crate::cli::WaitArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
-use crate::detect::{Detail, Primary};
+use crate::detect::Primary;
 use crate::protocol::{self, StateReport, client as to, conn, server};
 
-/// What `--state` may name: a primary state, a detail, a state byte's
-/// name, or `exited`.
+/// What `--state` may name: the primary states, the details, the state
+/// bytes' names, and `exited` (checked by clap, and offered by the shell
+/// completions).
+pub const STATE_NAMES: &[&str] = &[
+    "idle",
+    "active",
+    "waiting",
+    "stuck",
+    "dead",
+    "unknown",
+    "exited",
+    "thinking",
+    "streaming",
+    "tool_use",
+    "using_tools",
+    "responding",
+    "compacting",
+    "retrying",
+    "running",
+    "permission",
+    "question",
+    "plan_approval",
+    "folder_trust",
+    "survey",
+    "diff",
+    "external_editor",
+    "onboarding",
+    "input",
+    "ready",
+    "prompt_editing",
+    "finished",
+    "error",
+];
+
+/// Every name above is one hm knows (kept in step by a test).
+#[cfg(test)]
 fn known(name: &str) -> bool {
     name == "exited"
         || Primary::from_name(name).is_some()
-        || Detail::from_name(name).is_some()
+        || crate::detect::Detail::from_name(name).is_some()
         || crate::classify::ProcessState::from_name(name).is_some()
 }
 
@@ -40,19 +74,37 @@ enum Outcome {
 }
 
 pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
-    if let Some(bad) = args.state.iter().find(|s| !known(s)) {
-        bail!(
-            "unknown state '{bad}' (a primary state such as waiting, idle, active, stuck, dead; \
-             a detail such as permission or input; or exited)"
-        );
-    }
     if let Some(t) = args.timeout
         && !(t.is_finite() && t >= 0.0)
     {
         bail!("--timeout must be a number of seconds, 0 or more (got {t})");
     }
     let dir = client::socket_dir(&args.dir, config);
-    let session = find_session(&dir, &args.id)?;
+    let wants_end = args.state.iter().any(|s| s == "exited" || s == "dead");
+    let what = args.state.join(" or ");
+    let session = match find_session(&dir, &args.id) {
+        Ok(s) => s,
+        Err(e) => {
+            // Ended before we asked: that is an answer too.
+            let Some(r) = client::ended_session(&dir, &args.id) else {
+                return Err(e);
+            };
+            if !wants_end {
+                bail!(
+                    "'{}' exited with code {} before it was {what}",
+                    r.id,
+                    r.exit_code
+                );
+            }
+            writeln!(
+                std::io::stdout().lock(),
+                "{}: exited with code {}",
+                r.id,
+                r.exit_code
+            )?;
+            return Ok(0);
+        }
+    };
     let wanted = args.state.clone();
     let watch = async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
@@ -99,20 +151,19 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             None => Some(watch.await),
         }
     });
-    let what = args.state.join(" or ");
     let mut out = std::io::stdout().lock();
     match ended {
         Some(Ok((Outcome::Reached(report), _))) => {
             if args.json {
-                writeln!(out, "{}", serde_json::to_string(&report)?)?;
+                let mut v = serde_json::to_value(&report)?;
+                v["id"] = session.id.clone().into();
+                writeln!(out, "{v}")?;
             } else {
                 writeln!(out, "{}: {}", session.id, report.label())?;
             }
             Ok(0)
         }
-        Some(Ok((Outcome::Exited(code), _)))
-            if args.state.iter().any(|s| s == "exited" || s == "dead") =>
-        {
+        Some(Ok((Outcome::Exited(code), _))) if wants_end => {
             writeln!(out, "{}: exited with code {code}", session.id)?;
             Ok(0)
         }
@@ -135,6 +186,16 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
                 "timed out after {secs}s waiting for '{}' to be {what}",
                 session.id
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_state_name_is_one_hm_knows() {
+        for name in super::STATE_NAMES {
+            assert!(super::known(name), "{name}");
         }
     }
 }

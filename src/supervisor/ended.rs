@@ -35,6 +35,11 @@ pub struct Ended {
     pub exit_code: i32,
     /// The last non-empty rows of its screen, oldest first.
     pub last_lines: Vec<String>,
+    /// Its terminal size when it ended (0 if not known), for a restart.
+    #[serde(default)]
+    pub cols: u16,
+    #[serde(default)]
+    pub rows: u16,
 }
 
 pub fn path(dir: &Path, id: &str) -> PathBuf {
@@ -132,6 +137,8 @@ mod tests {
             ended_unix_ms: ended,
             exit_code: 3,
             last_lines: vec!["bye".into()],
+            cols: 80,
+            rows: 24,
         }
     }
 

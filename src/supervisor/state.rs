@@ -344,6 +344,8 @@ impl Shared {
             "cursor_row": cursor_row,
             "cursor_col": cursor_col,
             "alternate_screen": screen.alternate_screen(),
+            // Arrow keys are sent as SS3 (`ESC O A`) in this mode.
+            "application_cursor": screen.application_cursor(),
             "title": self.screen.callbacks().title,
             "text": screen.contents(),
         }))

@@ -1313,6 +1313,8 @@ mod tests {
             ended_unix_ms: crate::clock::unix_ms(),
             exit_code: 3,
             last_lines: vec!["bye".into()],
+            cols: 80,
+            rows: 24,
         };
         update(
             &mut m,

@@ -148,12 +148,21 @@ fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
                 ]));
             }
         }
+        _ if p.ended() => {
+            let how = p
+                .exit
+                .map_or("it ended".to_owned(), |c| format!("exited with code {c}"));
+            lines.push(Line::from(how));
+        }
         _ => lines.push(Line::from("no state report from this session")),
     }
     lines.push(Line::from(""));
-    lines.push(
-        Line::from(format!("hm explain {id} shows the whole evidence table")).style(m.theme.dim),
-    );
+    let more = if p.ended() {
+        format!("hm status {id} shows how it ended; r runs it again")
+    } else {
+        format!("hm explain {id} shows the whole evidence table")
+    };
+    lines.push(Line::from(more).style(m.theme.dim));
     popup(m, f, "why", &lines);
 }
 
