@@ -187,7 +187,3 @@ fn codex_approval_played_live_gets_the_scorers_verdicts() {
     played_live_agrees("codex_exec_approval");
 }
 
-#[test]
-fn gemini_question_played_live_gets_the_scorers_verdicts() {
-    played_live_agrees("gemini_question_deny");
-}
