@@ -186,4 +186,3 @@ fn claude_permission_played_live_gets_the_scorers_verdicts() {
 fn codex_approval_played_live_gets_the_scorers_verdicts() {
     played_live_agrees("codex_exec_approval");
 }
-
