@@ -48,9 +48,15 @@ const TOP_KEYS: &[&str] = &[
     "log_file",
     "log_level",
     "tui",
+    "notify",
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell"];
 const ENV_KEYS: &[&str] = &["name", "value"];
+const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
+/// The events a `[[notify]]` entry can be for.
+pub const NOTIFY_EVENTS: &[&str] = &["waiting", "finished", "exited"];
+/// Default time between two runs of one entry for one session's event.
+pub const DEFAULT_NOTIFY_INTERVAL_MS: u64 = 30_000;
 const CLASSIFIER_NAMES: &[&str] = &["simple", "claude", "agent", "none"];
 
 /// How much the supervisor logs.
@@ -150,6 +156,19 @@ impl Default for TuiConfig {
     }
 }
 
+/// One `[[notify]]` entry: a command run (by `sh -c`, in the session's
+/// supervisor) when the session starts waiting, finishes its work or
+/// exits, with `HM_SESSION_ID`, `HM_EVENT`, `HM_STATE`, `HM_DETAIL` and
+/// (on exit) `HM_EXIT_CODE` in its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyRule {
+    pub command: String,
+    /// Some of [`NOTIFY_EVENTS`].
+    pub on: Vec<String>,
+    /// Not run again for the same session and event sooner than this.
+    pub min_interval_ms: u64,
+}
+
 /// One `[[env]]` entry: a variable set in the child's environment.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EnvVar {
@@ -197,6 +216,8 @@ pub struct Config {
     pub log_file: Option<PathBuf>,
     pub log_level: LogLevel,
     pub tui: TuiConfig,
+    /// In file order.
+    pub notify: Vec<NotifyRule>,
 }
 
 impl Default for Config {
@@ -281,6 +302,7 @@ impl Config {
             log_file: None,
             log_level: LogLevel::default(),
             tui: TuiConfig::default(),
+            notify: Vec::new(),
         }
     }
 
@@ -326,6 +348,7 @@ impl Config {
                         .map_err(|r: String| doc.invalid(value.span(), name, r))?;
                 }
                 "tui" => config.tui = doc.tui(value)?,
+                "notify" => config.notify = doc.notify(value)?,
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -944,6 +967,68 @@ impl Doc<'_> {
         Ok((vars, spans))
     }
 
+    /// The `[[notify]]` entries.
+    fn notify(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<NotifyRule>, ConfigError> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.mismatch("notify", value, "[[notify]] tables with a command"));
+        };
+        let mut rules = Vec::new();
+        for item in items.iter() {
+            let entry = self.table("notify", "[[notify]]", item)?;
+            let mut rule = NotifyRule {
+                command: String::new(),
+                on: NOTIFY_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
+                min_interval_ms: DEFAULT_NOTIFY_INTERVAL_MS,
+            };
+            let mut has_command = false;
+            for (key, value) in in_file_order(entry) {
+                let full = format!("notify.{}", key.get_ref());
+                match key.get_ref().as_ref() {
+                    "command" => {
+                        rule.command = self.string(&full, value)?;
+                        if rule.command.trim().is_empty() || rule.command.contains('\0') {
+                            let reason = "the command is empty or holds a NUL character";
+                            return Err(self.invalid(value.span(), &full, reason));
+                        }
+                        has_command = true;
+                    }
+                    "on" => {
+                        let DeValue::Array(events) = value.get_ref() else {
+                            return Err(self.mismatch(
+                                &full,
+                                value,
+                                "a list such as [\"waiting\", \"exited\"]",
+                            ));
+                        };
+                        rule.on.clear();
+                        for e in events.iter() {
+                            let name = self.string(&full, e)?;
+                            if !NOTIFY_EVENTS.contains(&name.as_str()) {
+                                let reason = format!(
+                                    "unknown event '{name}' (expected one of: {})",
+                                    NOTIFY_EVENTS.join(", ")
+                                );
+                                return Err(self.invalid(e.span(), &full, reason));
+                            }
+                            rule.on.push(name);
+                        }
+                    }
+                    "min_interval_ms" => {
+                        rule.min_interval_ms =
+                            self.integer(&full, value, 0..=86_400_000, "milliseconds")?;
+                    }
+                    _ => return Err(self.unknown(key, "notify", NOTIFY_KEYS)),
+                }
+            }
+            if !has_command {
+                let reason = "the entry has no 'command' (each [[notify]] runs one)";
+                return Err(self.invalid(item.span(), "notify", reason));
+            }
+            rules.push(rule);
+        }
+        Ok(rules)
+    }
+
     fn tui(&self, value: &Spanned<DeValue<'_>>) -> Result<TuiConfig, ConfigError> {
         let mut tui = TuiConfig::default();
         for (key, value) in in_file_order(self.table("tui", "[tui]", value)?) {
@@ -1052,6 +1137,10 @@ mod tests {
                 value: "vim".into()
             }]
         );
+        assert_eq!(config.notify.len(), 1, "{text}");
+        assert_eq!(config.notify[0].on, vec!["waiting", "finished", "exited"]);
+        assert_eq!(config.notify[0].min_interval_ms, DEFAULT_NOTIFY_INTERVAL_MS);
+        config.notify.clear();
         config.socket_dir = None;
         config.log_file = None;
         config.env.clear();
@@ -1111,13 +1200,35 @@ mod tests {
     }
 
     #[test]
+    fn notify_entries_take_a_command_events_and_an_interval() {
+        let c = ok(
+            "[[notify]]\ncommand = 'notify-send hm \"$HM_SESSION_ID\"'\non = [\"waiting\"]\nmin_interval_ms = 0\n\n[[notify]]\ncommand = 'true'\n",
+        );
+        assert_eq!(c.notify.len(), 2);
+        assert_eq!(c.notify[0].on, vec!["waiting"]);
+        assert_eq!(c.notify[0].min_interval_ms, 0);
+        assert_eq!(c.notify[1].on, vec!["waiting", "finished", "exited"]);
+        assert_eq!(c.notify[1].min_interval_ms, DEFAULT_NOTIFY_INTERVAL_MS);
+        assert!(
+            err("[[notify]]\non = [\"exited\"]\n")
+                .contains(":1: invalid value for 'notify': the entry has no 'command'")
+        );
+        assert!(
+            err("[[notify]]\ncommand = 'x'\nwhen = 1\n").contains(":3: unknown key 'notify.when'")
+        );
+        assert!(
+            err("[[notify]]\ncommand = 'x'\non = [\"done\"]\n").contains("unknown event 'done'")
+        );
+    }
+
+    #[test]
     fn unknown_top_level_key_lists_the_valid_ones() {
         let e = err("log_level = \"info\"\n\nscrollback = 5\n");
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             classifier, env, log_file, log_level, tui)"
+             classifier, env, log_file, log_level, tui, notify)"
         );
     }
 

@@ -91,6 +91,8 @@ pub struct Options {
     /// up to [`AWAIT_ATTACH`]: `hm run` and the dashboard connect only after
     /// the program has started, and a short one may be over by then.
     pub await_attach: bool,
+    /// `[[notify]]` commands, run on the session's events.
+    pub notify: Vec<crate::config::NotifyRule>,
 }
 
 /// Runs a session to its end and returns the exit code to exit with.
@@ -278,7 +280,11 @@ async fn serve(
     let changed_tx = Rc::new(changed_tx);
     let reaped = Rc::new(Notify::new());
     tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
-    tokio::task::spawn_local(track_state(ctx.clone(), changed_tx.clone()));
+    tokio::task::spawn_local(track_state(
+        ctx.clone(),
+        changed_tx.clone(),
+        Notifier::new(opts.notify.clone()),
+    ));
     tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
     let code = match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
         Ok(code) => code,
@@ -306,6 +312,9 @@ async fn serve(
     if let Err(e) = ended::write(opts.dir.path(), &record) {
         warn!("cannot keep the session's record: {e}");
     }
+    // Told here, not by the state task, which may not run again.
+    let last = ctx.shared.borrow_mut().state_now();
+    Notifier::new(opts.notify.clone()).changed(&record.id, None, &last, Some(record.exit_code));
     code
 }
 
@@ -608,6 +617,84 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
     ctx.wake_main.notify_one();
 }
 
+/// Runs the `[[notify]]` commands when a session starts waiting, finishes
+/// its work (active, then idle) or exits, each at most once per
+/// `min_interval_ms` per event.
+#[derive(Debug)]
+struct Notifier {
+    rules: Vec<crate::config::NotifyRule>,
+    /// When each (rule, event) last ran.
+    last: std::collections::HashMap<(usize, &'static str), Instant>,
+}
+
+impl Notifier {
+    fn new(rules: Vec<crate::config::NotifyRule>) -> Notifier {
+        Notifier {
+            rules,
+            last: std::collections::HashMap::new(),
+        }
+    }
+
+    fn changed(
+        &mut self,
+        id: &str,
+        before: Option<crate::detect::Primary>,
+        now: &crate::protocol::StateReport,
+        exit: Option<i32>,
+    ) {
+        use crate::detect::Primary;
+        if self.rules.is_empty() {
+            return;
+        }
+        // The end is told once, by the supervisor as it ends (`exit` is
+        // given only there): the state task may not run again before.
+        let event = match (before, now.primary, exit) {
+            (_, _, Some(_)) => "exited",
+            (_, Primary::Dead, None) => return,
+            (Some(p), Primary::Waiting, None) if p != Primary::Waiting => "waiting",
+            (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
+            _ => return,
+        };
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.on.iter().any(|e| e == event) {
+                continue;
+            }
+            let due = self
+                .last
+                .get(&(i, event))
+                .is_none_or(|t| t.elapsed() >= Duration::from_millis(rule.min_interval_ms));
+            if !due {
+                continue;
+            }
+            self.last.insert((i, event), Instant::now());
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg(&rule.command)
+                .env("HM_SESSION_ID", id)
+                .env("HM_EVENT", event)
+                .env("HM_STATE", now.primary.name())
+                .env("HM_DETAIL", now.detail.map_or("", |d| d.name()))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            if let Some(code) = exit {
+                cmd.env("HM_EXIT_CODE", code.to_string());
+            }
+            match cmd.spawn() {
+                // Reaped by a thread of its own, so that no zombie stays
+                // and the supervisor's own waitpid (of its program) is not
+                // confused.
+                Ok(mut child) => {
+                    std::thread::spawn(move || {
+                        let _ = child.wait();
+                    });
+                }
+                Err(e) => warn!("cannot run the notify command: {e}"),
+            }
+        }
+    }
+}
+
 /// How long output must pause before the state is re-evaluated, and how
 /// long continuous output may defer it: the verdict is of a settled screen,
 /// not of every read.
@@ -618,11 +705,15 @@ const SETTLE_LIMIT: Duration = Duration::from_millis(150);
 /// that asked for STATE frames when it changes: after output settles, after
 /// a resize, and when a threshold runs out. While the session is idle
 /// nothing is pending and this task sleeps without a timer.
-async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>) {
+async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, mut notifier: Notifier) {
     loop {
         let wake = {
             let mut s = ctx.shared.borrow_mut();
+            let before = s.report.as_ref().map(|r| r.primary);
             if s.refresh_report() {
+                if let Some(now) = &s.report {
+                    notifier.changed(&s.info.id, before, now, None);
+                }
                 changed.send_replace(());
                 // Come to rest: what the work before freed goes back.
                 if s.report.as_ref().is_some_and(|r| {

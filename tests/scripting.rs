@@ -386,3 +386,83 @@ fn man_writes_a_page_per_command() {
     let wait = std::fs::read_to_string(dir.join("hm-wait.1")).expect("page");
     assert!(wait.contains("timeout"), "{wait}");
 }
+
+#[test]
+fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
+    let sb = Sandbox::new();
+    let log = sb.path().join("notified.txt");
+    let config = sb.path().join("notify.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[notify]]\ncommand = 'echo \"$HM_EVENT $HM_SESSION_ID $HM_STATE $HM_DETAIL $HM_EXIT_CODE\" >> {}'\n\
+             on = [\"waiting\", \"exited\"]\n",
+            log.display()
+        ),
+    )
+    .expect("config");
+    let gate = sb.path().join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let script = format!(
+        "cat {} >/dev/null; read -p 'Continue? [y/N] ' x; exit 5",
+        gate.display()
+    );
+    let out = sb
+        .hm()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "run",
+            "--bg",
+            "--id",
+            "asks",
+            "--classifier",
+            "agent",
+            "--socket-dir",
+            sb.dir(),
+        ])
+        .args(["--", "bash", "-c", &script])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _s = Bg {
+        sb: &sb,
+        id: "asks".into(),
+    };
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    common::open_gate(&gate);
+    common::wait_until("the waiting notice", || {
+        said().contains("waiting asks waiting input")
+    });
+    let sent = sb.cmd(&["send", "asks", "y", "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    common::wait_until("the exit notice", || said().contains("exited asks dead  5"));
+    assert_eq!(said().lines().count(), 2, "once each: {}", said());
+}
+
+#[test]
+fn a_bad_notify_entry_names_its_line() {
+    let sb = Sandbox::new();
+    let config = sb.path().join("bad.toml");
+    std::fs::write(&config, "[[notify]]\ncommand = 'true'\non = [\"sleepy\"]\n").expect("config");
+    let out = sb
+        .hm()
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--bg", "--socket-dir", sb.dir(), "--", "true"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(":3:") && err.contains("unknown event 'sleepy'"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

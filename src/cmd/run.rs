@@ -231,6 +231,7 @@ fn supervise(
         log_level: config.log_level,
         notify_ready: args.notify_ready,
         await_attach: args.await_attach,
+        notify: config.notify.clone(),
     };
     if opts.classifier.agent_settings().is_some() {
         // A broken rule file is the user's to fix, named with its line,
