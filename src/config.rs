@@ -50,7 +50,7 @@ const TOP_KEYS: &[&str] = &[
     "tui",
     "notify",
 ];
-const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell"];
+const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify"];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
 /// The events a `[[notify]]` entry can be for.
@@ -125,6 +125,19 @@ pub struct TuiConfig {
     pub fit_sessions: bool,
     /// Ring the terminal bell when a session changes state.
     pub bell: bool,
+    /// Send a desktop notification through the terminal the dashboard
+    /// runs in (`osc9` or `osc777`), when a session starts waiting,
+    /// finishes or exits; `None`: off.
+    pub desktop_notify: Option<DesktopNotify>,
+}
+
+/// Which escape sequence asks the terminal for a desktop notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DesktopNotify {
+    /// `ESC ] 9 ; text BEL` (iTerm2, WezTerm, kitty, Windows Terminal, ...).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; text BEL` (foot, Ghostty, urxvt, ...).
+    Osc777,
 }
 
 impl TuiConfig {
@@ -152,6 +165,7 @@ impl Default for TuiConfig {
             theme_at: None,
             fit_sessions: true,
             bell: false,
+            desktop_notify: None,
         }
     }
 }
@@ -1046,6 +1060,17 @@ impl Doc<'_> {
                 }
                 "fit_sessions" => tui.fit_sessions = self.boolean(&full, value)?,
                 "bell" => tui.bell = self.boolean(&full, value)?,
+                "desktop_notify" => {
+                    tui.desktop_notify = match self.string(&full, value)?.as_str() {
+                        "osc9" => Some(DesktopNotify::Osc9),
+                        "osc777" => Some(DesktopNotify::Osc777),
+                        "off" => None,
+                        other => {
+                            let reason = format!("'{other}' is not one of osc9, osc777 or off");
+                            return Err(self.invalid(value.span(), &full, reason));
+                        }
+                    };
+                }
                 _ => return Err(self.unknown(key, "tui", TUI_KEYS)),
             }
         }
@@ -1179,7 +1204,8 @@ mod tests {
                 theme: None,
                 theme_at: None,
                 fit_sessions: true,
-                bell: false
+                bell: false,
+                desktop_notify: None
             }
         );
     }
@@ -1244,7 +1270,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, bell)"
+             fit_sessions, bell, desktop_notify)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -1640,7 +1666,9 @@ mod tests {
 
     #[test]
     fn tui_table() {
-        let c = ok("[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\n");
+        let c = ok(
+            "[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\ndesktop_notify = \"osc777\"\n",
+        );
         assert_eq!(
             c.tui,
             TuiConfig {
@@ -1650,7 +1678,8 @@ mod tests {
                     line: Some(2),
                 }),
                 fit_sessions: false,
-                bell: true
+                bell: true,
+                desktop_notify: Some(DesktopNotify::Osc777),
             }
         );
         assert_eq!(

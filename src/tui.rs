@@ -53,6 +53,7 @@ pub struct Options {
     pub theme: Theme,
     pub fit: bool,
     pub bell: bool,
+    pub desktop_notify: Option<crate::config::DesktopNotify>,
     pub detach_key: Option<u8>,
     pub config_path: Option<PathBuf>,
     /// `dir`, when it came from `--socket-dir` (not the config).
@@ -86,6 +87,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
     m.fit = opts.fit;
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
+    m.desktop = opts.desktop_notify.is_some();
     m.detach_key = opts.detach_key;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 
@@ -312,6 +314,18 @@ fn apply(
             }
             Effect::Bell => {
                 let _ = std::io::stdout().write_all(b"\x07");
+            }
+            Effect::Desktop(text) => {
+                // Text only: nothing of a session's may end the sequence.
+                let text: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
+                let seq = match opts.desktop_notify {
+                    Some(crate::config::DesktopNotify::Osc9) => format!("\x1b]9;{text}\x07"),
+                    Some(crate::config::DesktopNotify::Osc777) => {
+                        format!("\x1b]777;notify;hm;{text}\x07")
+                    }
+                    None => String::new(),
+                };
+                let _ = std::io::stdout().write_all(seq.as_bytes());
             }
             Effect::Forget(id) => {
                 let _ = crate::supervisor::ended::remove(&opts.dir, &id);

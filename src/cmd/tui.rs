@@ -22,6 +22,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         theme,
         fit: config.tui.fit_sessions && !args.no_fit,
         bell: config.tui.bell,
+        desktop_notify: config.tui.desktop_notify,
         detach_key: config.detach_key,
         config_path: config_path.map(|p| cwd.join(p)),
         dir_flag: args

@@ -66,6 +66,8 @@ pub enum Effect {
         command: String,
     },
     Bell,
+    /// A desktop notification through the dashboard's terminal.
+    Desktop(String),
     /// Forget an ended session: its record and log (`hm rm`).
     Forget(String),
     /// Start an ended session again (`hm restart`).
@@ -289,6 +291,8 @@ pub struct Model {
     pub size: (u16, u16),
     pub fit: bool,
     pub bell: bool,
+    /// Desktop notifications on (`[tui] desktop_notify`).
+    pub desktop: bool,
     pub detach_key: Option<u8>,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
@@ -320,6 +324,7 @@ impl Model {
             size,
             fit: true,
             bell: false,
+            desktop: false,
             detach_key: Some(0x1c),
             theme,
             notice: None,

@@ -318,7 +318,17 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
     let bell = m.bell;
+    let desktop = m.desktop;
     let size_too = !m.fit;
+    // The bell and the desktop notification, as configured.
+    let alert = |fx: &mut Vec<Effect>, what: String| {
+        if bell {
+            fx.push(Effect::Bell);
+        }
+        if desktop {
+            fx.push(Effect::Desktop(format!("{id}: {what}")));
+        }
+    };
     let Some(p) = m.pane_mut(id) else { return };
     match sm {
         SessionMsg::Connected => {
@@ -353,8 +363,8 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 *at = now;
             }
             p.report = Some(report);
-            if note_waiting(p, now) && !selected && !focused && bell {
-                fx.push(Effect::Bell);
+            if note_waiting(p, now) && !selected && !focused {
+                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
             if !p.busy() {
                 p.busy_since = None;
@@ -364,8 +374,8 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             p.poll_in_flight = false;
             p.unresponsive = false;
             p.status = Some((s, now));
-            if note_waiting(p, now) && !selected && !focused && bell {
-                fx.push(Effect::Bell);
+            if note_waiting(p, now) && !selected && !focused {
+                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
             if p.busy() {
                 // Ask again when the silence so far would reach the idle
@@ -395,9 +405,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
             if worked && !selected && !focused {
                 p.attention = true;
-                if bell {
-                    fx.push(Effect::Bell);
-                }
+                alert(fx, "finished".into());
             }
         }
         SessionMsg::Info(v) => {
@@ -428,8 +436,8 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             p.ended_at.get_or_insert(now);
             if !focused {
                 p.attention = !selected;
-                if bell && !selected {
-                    fx.push(Effect::Bell);
+                if !selected {
+                    alert(fx, format!("exited with code {code}"));
                 }
             }
             // Focused, or being asked about a kill that is now moot.
@@ -1424,6 +1432,22 @@ mod tests {
         assert!(!m.pane("a").expect("pane").attention, "selected");
         assert!(m.pane("b").expect("pane").attention);
         assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+    }
+
+    #[test]
+    fn desktop_notifications_tell_what_happened_to_which_session() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        m.desktop = true;
+        live(&mut m, &["a", "b"], now);
+        let fx = update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(3)), now);
+        assert_eq!(fx, vec![Effect::Desktop("b: exited with code 3".into())]);
+        // Not for the session being looked at.
+        let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Desktop(_))),
+            "{fx:?}"
+        );
     }
 
     #[test]
