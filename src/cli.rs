@@ -161,6 +161,9 @@ pub struct LogsArgs {
     /// The current screen instead of the history
     #[arg(long)]
     pub screen: bool,
+    /// Keep printing lines as the session writes them, until it ends
+    #[arg(long, short = 'f')]
+    pub follow: bool,
     #[command(flatten)]
     pub dir: DirArgs,
 }

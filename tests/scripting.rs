@@ -466,3 +466,59 @@ fn a_bad_notify_entry_names_its_line() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let gate = sb.path().join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let script = format!(
+        "echo one; cat {} >/dev/null; echo two; printf 'three'; sleep 0.2; echo; exit 0",
+        gate.display()
+    );
+    let s = bg(&sb, &["--id", "f"], &["sh", "-c", &script]);
+    common::wait_until("the first line", || {
+        stdout(&sb.cmd(&["logs", &s.id])).contains("one")
+    });
+    let mut follow = sb
+        .hm()
+        .args(["logs", &s.id, "--follow", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hm logs -f");
+    let pipe = follow.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || rx.recv_timeout(common::PATIENCE).expect("a line");
+    assert_eq!(next(), "one");
+    common::open_gate(&gate);
+    assert_eq!(next(), "two");
+    assert_eq!(next(), "three", "a line is printed once it is finished");
+    let deadline = Instant::now() + common::PATIENCE;
+    let status = loop {
+        if let Some(st) = follow.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hm logs -f did not end with the session"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+}

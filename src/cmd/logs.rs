@@ -12,13 +12,9 @@ use crate::config::Config;
 use crate::protocol::{self, Size, client as to, conn, server};
 use crate::vt::term::Term;
 
-/// Rows of history a plain-text rendering keeps at most; the supervisor's
-/// scrollback (64 KiB by default) is far less.
-const MAX_HISTORY_ROWS: usize = 100_000;
-
 pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
-    if args.screen && (args.raw || args.lines.is_some()) {
-        bail!("--screen prints the current screen; it takes neither --raw nor --lines");
+    if args.screen && (args.raw || args.lines.is_some() || args.follow) {
+        bail!("--screen prints the current screen; it takes none of --raw, --lines, --follow");
     }
     let dir = client::socket_dir(&args.dir, config);
     let mut out = std::io::stdout().lock();
@@ -52,67 +48,135 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     }
     // The history is the replay a subscriber gets, up to its end mark; the
     // size is the session's, so lines wrap as they did on its screen.
-    let (history, size) = rt.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
+    rt.block_on(async {
+        let (mut r, mut w) = client::answered(&session.id, async {
+            Ok(conn::connect(&session.sock).await?)
+        })
+        .await?;
         let mut ask = protocol::frame(to::INFO, &[]);
         ask.extend(protocol::frame(
             to::SUBSCRIBE,
             &[protocol::SUBSCRIBE_MARK_REPLAY],
         ));
         conn::ask(&mut w, &ask).await?;
-        let mut bytes = Vec::new();
-        let mut size = Size { cols: 80, rows: 24 };
-        loop {
-            let f = r.expect().await?;
+        let (history, size, ended) = client::answered(&session.id, read_history(&mut r)).await?;
+        let mut text: Term = Term::with_scrollback(size, FOLLOW_ROWS);
+        if args.raw {
+            write_raw(&mut out, &history, args.lines)?;
+        } else {
+            text.feed(&history);
+            let lines = trimmed(text.history());
+            // Following, the cursor's row is not finished: it is printed
+            // once it is.
+            let end = if args.follow && !ended {
+                text.cursor_history_row().min(lines.len())
+            } else {
+                lines.len()
+            };
+            let skip = args.lines.map_or(0, |n| end.saturating_sub(n));
+            for line in &lines[skip..end] {
+                writeln!(out, "{}", line.trim_end())?;
+            }
+            out.flush()?;
+        }
+        if !args.follow || ended {
+            return Ok(0);
+        }
+        let mut printed = text.cursor_history_row();
+        while let Some(f) = r.recv().await? {
             match f.ty {
-                server::INFO => {
-                    let info: serde_json::Value =
-                        serde_json::from_slice(&f.payload).unwrap_or_default();
-                    let dim = |k: &str, d: u16| {
-                        info[k]
-                            .as_u64()
-                            .and_then(|v| u16::try_from(v).ok())
-                            .unwrap_or(d)
-                    };
-                    size = Size {
-                        cols: dim("cols", 80),
-                        rows: dim("rows", 24),
-                    };
+                server::OUTPUT if args.raw => {
+                    out.write_all(&f.payload)?;
+                    out.flush()?;
                 }
-                server::OUTPUT => bytes.extend_from_slice(&f.payload),
-                server::REPLAY_END | server::EXIT => return Ok((bytes, size)),
+                server::OUTPUT => {
+                    text.feed(&f.payload);
+                    let done = text.cursor_history_row();
+                    if done < printed {
+                        // The screen was cleared or the history trimmed:
+                        // start counting from here.
+                        printed = done;
+                    }
+                    for line in text.history_between(printed, done) {
+                        writeln!(out, "{}", line.trim_end())?;
+                    }
+                    out.flush()?;
+                    printed = done;
+                    if text.cursor_history_row() > FOLLOW_ROWS / 2 {
+                        // Keep the emulator small: what was printed is
+                        // not needed again.
+                        text = Term::with_scrollback(size, FOLLOW_ROWS);
+                        printed = 0;
+                    }
+                }
+                server::EXIT => {
+                    if !args.raw {
+                        let rest = text.history_between(printed, usize::MAX);
+                        for line in trimmed(rest) {
+                            writeln!(out, "{}", line.trim_end())?;
+                        }
+                    }
+                    return Ok(0);
+                }
                 _ => {}
             }
         }
-    }))?;
-    if args.raw {
-        // The last N lines as written: from after the (N+1)th newline from
-        // the end (a final newline ends the last line, it starts none).
-        let from = args.lines.map_or(0, |n| {
-            let body = history.strip_suffix(b"\n").unwrap_or(&history);
+        Ok(0)
+    })
+}
+
+/// Rows an emulator following a session keeps before it starts afresh.
+const FOLLOW_ROWS: usize = 20_000;
+
+/// The replay up to its end mark (or the session's end), with the
+/// session's size, and whether the session ended.
+async fn read_history(r: &mut conn::Reader) -> Result<(Vec<u8>, Size, bool)> {
+    let mut bytes = Vec::new();
+    let mut size = Size { cols: 80, rows: 24 };
+    loop {
+        let f = r.expect().await?;
+        match f.ty {
+            server::INFO => {
+                let info: serde_json::Value =
+                    serde_json::from_slice(&f.payload).unwrap_or_default();
+                let dim = |k: &str, d: u16| {
+                    info[k]
+                        .as_u64()
+                        .and_then(|v| u16::try_from(v).ok())
+                        .unwrap_or(d)
+                };
+                size = Size {
+                    cols: dim("cols", 80),
+                    rows: dim("rows", 24),
+                };
+            }
+            server::OUTPUT => bytes.extend_from_slice(&f.payload),
+            server::REPLAY_END => return Ok((bytes, size, false)),
+            server::EXIT => return Ok((bytes, size, true)),
+            _ => {}
+        }
+    }
+}
+
+/// The last `lines` lines as written: from after the (N+1)th newline from
+/// the end (a final newline ends the last line, it starts none).
+fn write_raw(out: &mut impl Write, history: &[u8], lines: Option<usize>) -> Result<()> {
+    let from = match lines {
+        None => 0,
+        Some(0) => history.len(),
+        Some(n) => {
+            let body = history.strip_suffix(b"\n").unwrap_or(history);
             body.iter()
                 .enumerate()
                 .rev()
                 .filter(|(_, b)| **b == b'\n')
-                .nth(n.saturating_sub(1))
+                .nth(n - 1)
                 .map_or(0, |(i, _)| i + 1)
-        });
-        let from = if args.lines == Some(0) {
-            history.len()
-        } else {
-            from
-        };
-        out.write_all(&history[from..])?;
-        return Ok(0);
-    }
-    let mut term: Term = Term::with_scrollback(size, MAX_HISTORY_ROWS);
-    term.feed(&history);
-    let lines = trimmed(term.history());
-    let skip = args.lines.map_or(0, |n| lines.len().saturating_sub(n));
-    for line in &lines[skip..] {
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(0)
+        }
+    };
+    out.write_all(&history[from..])?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Without the blank rows at the end (an unused screen bottom).

@@ -76,30 +76,44 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 
     /// Every row as text, oldest first: the scrollback, then the screen.
     pub fn history(&mut self) -> Vec<String> {
+        self.history_between(0, usize::MAX)
+    }
+
+    /// Rows `from..to` of [`history`](Self::history) (clamped).
+    pub fn history_between(&mut self, from: usize, to: usize) -> Vec<String> {
         let cols = self.size.cols;
         let screen = self.parser.screen_mut();
         let len = screen.scrollback_len();
         let rows = usize::from(screen.size().0.get());
-        let mut lines: Vec<String> = Vec::with_capacity(len + rows);
-        while lines.len() < len + rows {
+        let to = to.min(len + rows);
+        let mut lines: Vec<String> = Vec::new();
+        let mut next = from;
+        while next < to {
             // Scrolled back `off` rows, the first row shown is row
             // `len - off` of the whole history.
-            let off = len.saturating_sub(lines.len());
+            let off = len.saturating_sub(next);
             screen.set_scrollback(off);
             let first = len - off;
-            let shown: Vec<String> = screen.rows(0, cols).collect();
-            let before = lines.len();
-            for (i, row) in shown.into_iter().enumerate() {
-                if first + i == lines.len() {
+            let before = next;
+            for (i, row) in screen.rows(0, cols).enumerate() {
+                if first + i == next && next < to {
                     lines.push(row);
+                    next += 1;
                 }
             }
-            if lines.len() == before {
+            if next == before {
                 break;
             }
         }
         screen.set_scrollback(0);
         lines
+    }
+
+    /// The history row the cursor is on: the rows before it are finished
+    /// lines (for following output as text).
+    pub fn cursor_history_row(&self) -> usize {
+        let screen = self.parser.screen();
+        screen.scrollback_len() + usize::from(screen.cursor_position().0)
     }
 
     pub fn size(&self) -> Size {
