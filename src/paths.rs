@@ -216,14 +216,67 @@ pub fn list_ids(dir: &Path) -> io::Result<Vec<String>> {
             ids.push(id.to_string());
         }
     }
-    ids.sort();
+    ids.sort_by(|a, b| natural_cmp(a, b));
     Ok(ids)
+}
+
+/// Orders ids as people count: `agent2` before `agent10` (runs of digits
+/// compare as numbers, the rest as text).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> impl Iterator<Item = (bool, &str)> {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digit = first.is_ascii_digit();
+            let end = rest
+                .find(|c: char| c.is_ascii_digit() != digit)
+                .unwrap_or(rest.len());
+            let (chunk, tail) = rest.split_at(end);
+            rest = tail;
+            Some((digit, chunk))
+        })
+    }
+    let mut x = chunks(a);
+    let mut y = chunks(b);
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some((true, p)), Some((true, q))) => {
+                let (p0, q0) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                let by_value = p0.len().cmp(&q0.len()).then_with(|| p0.cmp(q0));
+                if by_value != std::cmp::Ordering::Equal {
+                    return by_value;
+                }
+            }
+            (Some((_, p)), Some((_, q))) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn ids_sort_as_people_count() {
+        let mut ids = vec![
+            "agent10", "agent2", "agent1", "b", "a", "agent02", "x9y", "x10y",
+        ];
+        ids.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            ids,
+            vec![
+                "a", "agent1", "agent02", "agent2", "agent10", "b", "x9y", "x10y"
+            ]
+        );
+    }
 
     #[test]
     fn ids_follow_the_pattern() {

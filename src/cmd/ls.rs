@@ -217,6 +217,6 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
             rows.push(row);
         }
     }
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    rows.sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
     Ok(rows)
 }

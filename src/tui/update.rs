@@ -268,7 +268,8 @@ fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
             fx.push(Effect::Connect(id));
         }
     }
-    m.panes.sort_by(|a, b| a.id.cmp(&b.id));
+    m.panes
+        .sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
 }
 
 /// Sessions whose program outlived its supervisor get a pane too (its
@@ -307,7 +308,8 @@ fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Inst
         added = true;
     }
     if added {
-        m.panes.sort_by(|a, b| a.id.cmp(&b.id));
+        m.panes
+            .sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
         if m.selected.is_none() {
             m.selected = m.visible_ids().first().cloned();
         }
@@ -627,6 +629,14 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
 
 fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    let other = k.modifiers.intersects(
+        KeyModifiers::ALT | KeyModifiers::SUPER | KeyModifiers::HYPER | KeyModifiers::META,
+    );
+    // Keys mean what they say: Ctrl-Z is not `z`, Alt-x is not `x`. The one
+    // combination the grid takes is Ctrl-C; others are ignored.
+    if other || (ctrl && k.code != KeyCode::Char('c')) {
+        return;
+    }
     match k.code {
         KeyCode::Char('q') => m.quit = true,
         KeyCode::Char('c') if ctrl => m.quit = true,
@@ -1432,6 +1442,24 @@ mod tests {
         assert!(!m.pane("a").expect("pane").attention, "selected");
         assert!(m.pane("b").expect("pane").attention);
         assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+    }
+
+    #[test]
+    fn control_and_alt_combinations_are_not_the_plain_letter() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b"], now);
+        let with = |c: char, mods: KeyModifiers| Msg::Key(KeyEvent::new(KeyCode::Char(c), mods));
+        update(&mut m, with('z', KeyModifiers::CONTROL), now);
+        assert_eq!(m.mode, Mode::Grid, "Ctrl-Z does not zoom");
+        update(&mut m, with('x', KeyModifiers::CONTROL), now);
+        assert_eq!(m.mode, Mode::Grid, "Ctrl-X does not ask to kill");
+        update(&mut m, with('q', KeyModifiers::ALT), now);
+        assert!(!m.quit, "Alt-Q does not quit");
+        update(&mut m, with('q', KeyModifiers::CONTROL), now);
+        assert!(!m.quit, "Ctrl-Q does not quit");
+        update(&mut m, with('c', KeyModifiers::CONTROL), now);
+        assert!(m.quit, "Ctrl-C quits");
     }
 
     #[test]
