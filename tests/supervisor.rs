@@ -104,7 +104,7 @@ fn detach_without_an_id_or_dashes_says_the_name_it_chose() {
         let out = sb.cmd(&["kill", id, "--grace", "0"]);
         assert!(out.status.success(), "{}", stderr(&out));
         s.wait_exit();
-        assert_eq!(s.stderr(), format!("hm: session id '{id}'\n"));
+        assert_eq!(s.stderr(), format!("session id: {id}\n"));
     }
 }
 

@@ -71,7 +71,8 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
             // Started by hand, not by a launcher (which has said all this).
             if !args.notify_ready {
                 if base.is_some() {
-                    eprintln!("hm: session id '{}'", session.id);
+                    // Information, not an error: no `hm:` in front.
+                    eprintln!("session id: {}", session.id);
                 }
                 if let Some(pidfile::Liveness::Orphaned(pid)) = probe(&dir, &session) {
                     warn_orphaned(&session, pid);
