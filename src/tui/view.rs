@@ -324,14 +324,31 @@ fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
     // drawn over by the page number.
     let used: usize = spans.iter().map(Span::width).sum();
     let mut room = usize::from(area.width).saturating_sub(used + right.chars().count());
-    for (k, what) in hints {
-        let hint = [key(m, k), Span::raw(format!(" {what}  "))];
-        let w: usize = hint.iter().map(Span::width).sum();
-        if w.saturating_sub(2) > room {
-            break;
+    // `? help` and `q quit` are kept first (without them a person is
+    // stuck), then the others in order while they fit.
+    let width = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 3;
+    let essential = |i: usize| i + 2 >= hints.len();
+    let mut shown = vec![false; hints.len()];
+    for pass in [true, false] {
+        for (i, h) in hints.iter().enumerate() {
+            if essential(i) != pass || shown[i] {
+                continue;
+            }
+            let w = width(h);
+            if w.saturating_sub(2) > room {
+                if pass {
+                    continue;
+                }
+                break;
+            }
+            room = room.saturating_sub(w);
+            shown[i] = true;
         }
-        room = room.saturating_sub(w);
-        spans.extend(hint);
+    }
+    for (i, (k, what)) in hints.iter().enumerate() {
+        if shown[i] {
+            spans.extend([key(m, k), Span::raw(format!(" {what}  "))]);
+        }
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
     if !right.is_empty() {
