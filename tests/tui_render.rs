@@ -404,3 +404,16 @@ fn the_empty_dashboard_names_its_socket_dir_when_given_one() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_long_command_in_the_new_session_prompt_shows_its_end() {
+    let mut s = Scene::new(60, 16);
+    s.live(&["s1"]);
+    s.key(KeyCode::Char('n')).key(KeyCode::Enter);
+    for c in "make -C build/release all check install DESTDIR=/tmp/stage-area".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let text = s.text();
+    assert!(text.contains("DESTDIR=/tmp/stage-area▏"), "{text}");
+    assert!(text.contains("command: …"), "{text}");
+}

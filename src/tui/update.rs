@@ -616,6 +616,11 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 m.filter.pop();
                 m.page = 0;
             }
+            // Ctrl-U clears the field, as in a shell.
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                m.filter.clear();
+                m.page = 0;
+            }
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
                 m.filter.push(c);
                 m.page = 0;
@@ -1442,6 +1447,23 @@ mod tests {
         assert!(!m.pane("a").expect("pane").attention, "selected");
         assert!(m.pane("b").expect("pane").attention);
         assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+    }
+
+    #[test]
+    fn slash_again_edits_the_filter_and_ctrl_u_clears_it() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["api", "app", "db"], now);
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "ap", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, press(KeyCode::Char('/')), now);
+        typed(&mut m, "i", now);
+        assert_eq!(m.filter, "api", "the filter is edited, not replaced");
+        let ctrl_u = Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        update(&mut m, ctrl_u, now);
+        assert_eq!(m.filter, "");
+        assert_eq!(m.mode, Mode::Filter);
     }
 
     #[test]

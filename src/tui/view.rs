@@ -67,6 +67,18 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
             ],
         ),
         Mode::NewSession { step, id, command } => {
+            // A long command shows its end, where the typing is.
+            let room = usize::from(f.area().width.saturating_sub(18)).max(8);
+            let tail = |text: &str| {
+                let n = text.chars().count();
+                if n <= room {
+                    text.to_owned()
+                } else {
+                    let kept: String = text.chars().skip(n - (room - 1)).collect();
+                    format!("…{kept}")
+                }
+            };
+            let (id, command) = (&tail(id), &tail(command));
             let (id_line, cmd_line) = match step {
                 NewStep::Id => (format!("id:      {id}▏"), String::new()),
                 NewStep::Command => (
