@@ -22,30 +22,56 @@ use crate::tui::theme::Theme;
 /// moving the cursor the child sees. The label takes the theme's footer key
 /// style, the rest the footer's, and the state its badge style, as in the
 /// dashboard.
-pub fn render(id: &str, cols: u16, row: u16, state: Option<(u8, u64)>, theme: &Theme) -> Vec<u8> {
-    let right = match state {
+pub fn render(
+    id: &str,
+    cols: u16,
+    row: u16,
+    state: Option<(u8, u64)>,
+    hint: &str,
+    theme: &Theme,
+) -> Vec<u8> {
+    let state_text = match state {
         Some((s, ms)) => format!(" {} {} ", classify::state_name(s), human_ms(ms)),
         None => " … ".to_string(),
     };
+    // The hint (how to detach) goes before the state when both fit.
+    let left_len = id.chars().count() + 6;
+    let hint = if !hint.is_empty()
+        && left_len + hint.chars().count() + state_text.chars().count() + 4 <= usize::from(cols)
+    {
+        format!("{hint}  ")
+    } else {
+        String::new()
+    };
     let badge = theme.footer.patch(theme.state(state.map(|(s, _)| s)));
-    draw(id, cols, row, &right, badge, theme)
+    draw(id, cols, row, &hint, &state_text, badge, theme)
 }
 
 /// The bar with a problem (`not responding`) where the state would be, in
 /// the theme's error style.
 pub fn render_problem(id: &str, cols: u16, row: u16, problem: &str, theme: &Theme) -> Vec<u8> {
     let badge = theme.footer.patch(theme.error);
-    draw(id, cols, row, &format!(" {problem} "), badge, theme)
+    draw(id, cols, row, "", &format!(" {problem} "), badge, theme)
 }
 
-fn draw(id: &str, cols: u16, row: u16, right: &str, badge: Style, theme: &Theme) -> Vec<u8> {
+fn draw(
+    id: &str,
+    cols: u16,
+    row: u16,
+    hint: &str,
+    right: &str,
+    badge: Style,
+    theme: &Theme,
+) -> Vec<u8> {
     let cols = usize::from(cols);
     let left = format!(" hm · {id} ");
     let label = theme.footer.patch(theme.footer_key);
     let left: String = left.chars().take(cols).collect();
     let room = cols - left.chars().count();
     let right: String = right.chars().take(room).collect();
-    let fill = room - right.chars().count();
+    let room = room - right.chars().count();
+    let hint: String = hint.chars().take(room).collect();
+    let fill = room - hint.chars().count();
     let mut out = Vec::with_capacity(64 + cols);
     // Save the cursor, draw with wrapping off so the last column cannot
     // scroll the screen, then put everything back.
@@ -53,6 +79,7 @@ fn draw(id: &str, cols: u16, row: u16, right: &str, badge: Style, theme: &Theme)
     out.extend_from_slice(left.as_bytes());
     out.extend_from_slice(sgr(theme.footer).as_bytes());
     out.extend(std::iter::repeat_n(b' ', fill));
+    out.extend_from_slice(hint.as_bytes());
     out.extend_from_slice(sgr(badge).as_bytes());
     out.extend_from_slice(right.as_bytes());
     out.extend_from_slice(b"\x1b[0m\x1b[?7h\x1b8");
@@ -379,20 +406,47 @@ mod tests {
     #[test]
     fn bar_fits_the_width() {
         let theme = dark();
-        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), &theme), 30);
+        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &theme), 30);
         let row = p.screen().contents_between(23, 0, 23, 30);
         assert!(row.starts_with(" hm · api"), "{row:?}");
         assert!(row.trim_end().ends_with("active 3.2s"), "{row:?}");
         // Too narrow for both: the id wins, the state is cut.
-        let p = screen(&render("api", 12, 24, Some((0x04, 3200)), &theme), 12);
+        let p = screen(
+            &render(
+                "api",
+                12,
+                24,
+                Some((0x04, 3200)),
+                "Ctrl-\\ detaches",
+                &theme,
+            ),
+            12,
+        );
         assert_eq!(p.screen().contents_between(23, 0, 23, 12), " hm · api  a");
         assert_eq!(p.screen().cursor_position(), (0, 0));
+        // With room, the way out is named before the state.
+        let p = screen(
+            &render(
+                "api",
+                50,
+                24,
+                Some((0x04, 3200)),
+                "Ctrl-\\ detaches",
+                &theme,
+            ),
+            50,
+        );
+        let row = p.screen().contents_between(23, 0, 23, 50);
+        assert!(
+            row.trim_end().ends_with("Ctrl-\\ detaches   active 3.2s"),
+            "{row:?}"
+        );
     }
 
     #[test]
     fn bar_takes_its_colours_from_the_theme() {
         use vt100::Color::Idx;
-        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), &dark()), 30);
+        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &dark()), 30);
         let cell = |col| p.screen().cell(23, col).expect("cell").clone();
         // Label, fill, badge: the dark theme's footer key, footer, active.
         let (label, fill, badge) = (cell(1), cell(12), cell(18));
@@ -405,7 +459,7 @@ mod tests {
         // The badge follows the theme, for every state and for none yet.
         let light = Theme::by_name("light").expect("built-in theme");
         for state in [Some((0xFF, 0)), Some((0x42, 0)), None] {
-            let p = screen(&render("api", 30, 24, state, &light), 30);
+            let p = screen(&render("api", 30, 24, state, "", &light), 30);
             let badge = p.screen().cell(23, 29).expect("cell").clone();
             let want = light.state(state.map(|(s, _)| s)).bg;
             assert_eq!(Some(badge.bgcolor()), want.map(vt100_colour), "{state:?}");
@@ -423,7 +477,7 @@ mod tests {
     #[test]
     fn without_colour_the_bar_is_reverse_video() {
         let mono = Theme::load(None, true).expect("built-in theme");
-        let bar = render("api", 30, 24, Some((0x00, 0)), &mono);
+        let bar = render("api", 30, 24, Some((0x00, 0)), "", &mono);
         assert!(
             !bar.windows(3).any(|w| w == b"38;" || w == b"48;"),
             "{bar:?}"

@@ -140,14 +140,15 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
         "attach uses the alternate screen"
     );
     // Once the state is known the bar shows it, with the time in it, on
-    // the right.
+    // the right, after the way out.
     t.wait_for("the state in the bar", |t| {
         let bar = t.last_row();
         let words: Vec<&str> = bar.split_whitespace().collect();
-        words.len() == 5
-            && ["idle", "active"].contains(&words[3])
-            && words[4].ends_with('s')
-            && words[4].starts_with(|c: char| c.is_ascii_digit())
+        words.len() == 7
+            && words[3..5] == ["Ctrl-\\", "detaches"]
+            && ["idle", "active"].contains(&words[5])
+            && words[6].ends_with('s')
+            && words[6].starts_with(|c: char| c.is_ascii_digit())
     });
     t.send(b"\r");
     t.wait_for("stty size", |t| {

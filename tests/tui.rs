@@ -304,8 +304,12 @@ fn focus_sends_keys_to_the_session_and_the_detach_key_returns() {
         pane(t, "sh").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("connecting"))
     });
     t.send(b"\r");
-    t.wait_for("focus: the session on the whole screen", |t| {
+    t.wait_for("focus: the session on the screen, a bar under it", |t| {
         !t.last_row().contains("move") && pane(t, "sh").is_none()
+    });
+    t.wait_for("the bar: the session, its state, the way back", |t| {
+        let bar = t.last_row();
+        bar.starts_with(" sh ") && bar.contains("back to the grid")
     });
     t.send(b"echo typed-$((6*7))\r");
     t.wait_for("the command's output", |t| t.has_line("typed-42"));
@@ -422,7 +426,7 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
 }
 
 #[test]
-fn panes_resize_their_sessions_and_focus_takes_the_whole_terminal() {
+fn panes_resize_their_sessions_and_focus_takes_all_but_its_bar() {
     let sb = Sandbox::new();
     // Says its size at start and on every change.
     let _s = sb.start(
@@ -445,9 +449,10 @@ fn panes_resize_their_sessions_and_focus_takes_the_whole_terminal() {
     assert_eq!(pane(&t, "size").expect("pane").inner(), (27, 98));
 
     t.send(b"\r");
-    t.wait_for("the session at the terminal's size", |t| {
-        t.has_line("30 100")
-    });
+    t.wait_for(
+        "the session at the terminal's size, less the focus bar",
+        |t| t.has_line("29 100"),
+    );
     t.send(DETACH);
     t.wait_for("the grid", footer_shown);
 
@@ -645,10 +650,10 @@ fn hostile_output_never_crashes_the_dashboard() {
     });
     t.send(b"l");
     t.send(b"\r");
-    t.wait_for("focus", |_| session_size(&sb, "evil") == Some((24, 80)));
+    t.wait_for("focus", |_| session_size(&sb, "evil") == Some((23, 80)));
     t.resize(24, 79);
     t.wait_for("the focused session resized", |_| {
-        session_size(&sb, "evil") == Some((24, 79))
+        session_size(&sb, "evil") == Some((23, 79))
     });
     t.send(DETACH);
     t.wait_for("the grid", footer_shown);

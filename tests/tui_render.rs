@@ -228,7 +228,7 @@ fn help_lists_the_keys() {
 }
 
 #[test]
-fn focus_shows_the_session_on_the_whole_screen() {
+fn focus_shows_the_session_and_a_bar_under_it() {
     let mut s = Scene::new(60, 12);
     s.live(&["api", "db"]);
     s.key(KeyCode::Enter);

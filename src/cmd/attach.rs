@@ -513,11 +513,15 @@ impl Attach {
             let ms = u64::from(s.state_ms) + at.elapsed().as_millis() as u64;
             (s.state, ms)
         });
+        let hint = self.detach_key.map_or(String::new(), |k| {
+            format!("{} detaches", crate::config::describe_key(k))
+        });
         self.out.extend(statusbar::render(
             &self.id,
             self.size.cols,
             self.size.rows,
             state,
+            &hint,
             &self.theme,
         ));
     }

@@ -167,14 +167,21 @@ fn clear_attention_of_selected(m: &mut Model) {
     }
 }
 
+/// The rows a focused session gets: the terminal's, less the bar's (a
+/// terminal of one row has no bar).
+pub fn focus_rows(rows: u16) -> u16 {
+    if rows >= 2 { rows - 1 } else { rows }
+}
+
 /// Resizes sessions (and their emulators) to what they are shown in.
 fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let targets: Vec<(String, Size)> = match &m.mode {
+        // All but the bottom row, which says where you are.
         Mode::Focus(id) => vec![(
             id.clone(),
             Size {
                 cols: m.size.0,
-                rows: m.size.1,
+                rows: focus_rows(m.size.1),
             },
         )],
         _ => placements(m)
@@ -2024,7 +2031,7 @@ mod tests {
         got.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(got, inner_sizes(&m));
 
-        // Focus takes the whole terminal, and back.
+        // Focus takes the whole terminal but the bar's row, and back.
         let fx = update(&mut m, press(KeyCode::Enter), now);
         assert_eq!(
             resizes(&fx),
@@ -2032,7 +2039,7 @@ mod tests {
                 "a".to_string(),
                 Size {
                     cols: 120,
-                    rows: 41
+                    rows: 40
                 }
             )]
         );

@@ -18,8 +18,19 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     if let Mode::Focus(id) = &m.mode
         && let Some(p) = m.pane(id)
     {
-        let v = p.term.view(area.height, area.width);
-        f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), area);
+        let rows = super::update::focus_rows(area.height);
+        let top = Rect::new(area.x, area.y, area.width, rows);
+        let v = p.term.view(rows, area.width);
+        f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), top);
+        if rows < area.height {
+            focus_bar(
+                m,
+                p,
+                f,
+                Rect::new(area.x, area.y + rows, area.width, 1),
+                now,
+            );
+        }
         return;
     }
     // The frame's own size, not the model's: the terminal may have been
@@ -176,6 +187,36 @@ fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
     };
     lines.push(Line::from(more).style(m.theme.dim));
     popup(m, f, "why", &lines);
+}
+
+/// The focused session's bar: which session, its state, how to get back,
+/// and how many others need you.
+fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
+    let state = p.state_label().unwrap_or_else(|| "…".into());
+    let timer = p
+        .state_ms(now)
+        .map_or(String::new(), |ms| format!(" {}", human_ms(ms)));
+    let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
+        format!("{} back to the grid", crate::config::describe_key(k))
+    });
+    let others = m
+        .panes
+        .iter()
+        .filter(|o| o.id != p.id && o.waiting())
+        .count();
+    let mut spans = vec![
+        Span::styled(format!(" {} ", p.id), m.theme.footer_key),
+        Span::styled(format!(" {state}{timer} "), m.theme.state(p.state())),
+        Span::raw(format!("  {back}")),
+    ];
+    if others > 0 {
+        let style = m
+            .theme
+            .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(format!(" {others} need you "), style));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
 }
 
 fn key(m: &Model, k: &str) -> Span<'static> {
