@@ -110,21 +110,16 @@ impl Drop for Mock {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-fn start_mock(sb: &Sandbox, port: u16, scenario: serde_json::Value) -> Mock {
+/// Starts the mock API on a port it chooses (two tests choosing free
+/// ports themselves could choose the same one): the mock and its port.
+fn start_mock(sb: &Sandbox, scenario: serde_json::Value) -> (Mock, u16) {
     let path = sb.path().join("scenario.json");
     std::fs::write(&path, scenario.to_string()).expect("write the scenario");
     let log = sb.path().join("mock.jsonl");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/tools/mock_llm.py");
     let child = Command::new("python3")
         .arg(script)
-        .args(["--port", &port.to_string(), "--scenario"])
+        .args(["--port", "0", "--scenario"])
         .arg(&path)
         .arg("--log")
         .arg(&log)
@@ -133,10 +128,19 @@ fn start_mock(sb: &Sandbox, port: u16, scenario: serde_json::Value) -> Mock {
         .spawn()
         .expect("start the mock API");
     let mock = Mock(child);
+    let port = std::cell::Cell::new(0u16);
     common::wait_until("the mock API to listen", || {
-        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("server_start"))
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let found = text.lines().find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            (v["ev"] == "server_start").then(|| v["port"].as_u64())?
+        });
+        if let Some(p) = found.and_then(|p| u16::try_from(p).ok()) {
+            port.set(p);
+        }
+        port.get() != 0
     });
-    mock
+    (mock, port.get())
 }
 
 /// A home in which Claude Code has been set up: no onboarding, the key
@@ -239,9 +243,8 @@ fn start<'a>(
     argv: &[&str],
     prepare: impl FnOnce(u16),
 ) -> Agent<'a> {
-    let port = free_port();
+    let (mock, port) = start_mock(sb, scenario);
     prepare(port);
-    let mock = start_mock(sb, port, scenario);
     let env: Vec<String> = env
         .iter()
         .map(|e| e.replace("{port}", &port.to_string()))
