@@ -115,6 +115,8 @@ pub struct Pane {
     pub term: Term,
     pub status: Option<(Status, Instant)>,
     pub command: Option<String>,
+    /// The program's starting directory (INFO, or the ended record).
+    pub workdir: Option<String>,
     /// The session's own size when we do not resize it.
     pub session_size: Option<Size>,
     pub idle_threshold: Duration,
@@ -156,6 +158,7 @@ impl Pane {
             term: Term::new(Size { cols: 80, rows: 24 }),
             status: None,
             command: None,
+            workdir: None,
             session_size: None,
             idle_threshold: Duration::from_millis(3000),
             exit: None,
@@ -293,6 +296,8 @@ pub struct Model {
     pub bell: bool,
     /// Desktop notifications on (`[tui] desktop_notify`).
     pub desktop: bool,
+    /// Panes ordered by state (`s`) rather than by id.
+    pub by_state: bool,
     pub detach_key: Option<u8>,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
@@ -325,6 +330,7 @@ impl Model {
             fit: true,
             bell: false,
             desktop: false,
+            by_state: false,
             detach_key: Some(0x1c),
             theme,
             notice: None,
@@ -358,10 +364,26 @@ impl Model {
 
     /// Panes shown in the grid (the filter applied), in id order.
     pub fn visible(&self) -> Vec<&Pane> {
-        self.panes
+        let mut shown: Vec<&Pane> = self
+            .panes
             .iter()
             .filter(|p| self.filter.is_empty() || p.id.contains(&self.filter))
-            .collect()
+            .collect();
+        if self.by_state {
+            // Needs you first (the longest waiting first), then the most
+            // recently active, then the ended.
+            shown.sort_by_key(|p| {
+                let rank = if p.waiting() {
+                    0
+                } else if p.ended() {
+                    2
+                } else {
+                    1
+                };
+                (rank, p.waiting_since, std::cmp::Reverse(p.last_output))
+            });
+        }
+        shown
     }
 
     pub fn visible_ids(&self) -> Vec<String> {

@@ -307,6 +307,7 @@ fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Inst
         p.exit = Some(r.exit_code);
         p.link = Link::Gone;
         p.command = Some(r.command.join(" "));
+        p.workdir = Some(r.workdir.clone());
         let ago = std::time::Duration::from_millis(unix_now.saturating_sub(r.ended_unix_ms));
         p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
         let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
@@ -424,6 +425,9 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             if let Some(cmd) = v.get("command").and_then(|c| c.as_array()) {
                 let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
                 p.command = Some(paths::sanitize(&words.join(" ")));
+            }
+            if let Some(dir) = v.get("workdir").and_then(|d| d.as_str()) {
+                p.workdir = Some(dir.to_owned());
             }
             let dim = |k: &str| {
                 v.get(k)
@@ -725,6 +729,16 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 id,
                 command: String::new(),
             };
+        }
+        KeyCode::Char('s') => {
+            m.by_state = !m.by_state;
+            m.page = 0;
+            let how = if m.by_state {
+                "sorted by state: needs you first, then the most recently active"
+            } else {
+                "sorted by id"
+            };
+            m.notify(how, now);
         }
         KeyCode::Char('/') => m.mode = Mode::Filter,
         KeyCode::Char('?') => m.mode = Mode::Help,
@@ -1454,6 +1468,35 @@ mod tests {
         assert!(!m.pane("a").expect("pane").attention, "selected");
         assert!(m.pane("b").expect("pane").attention);
         assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+    }
+
+    #[test]
+    fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
+        let t0 = Instant::now();
+        let mut m = model(160, 49);
+        live(&mut m, &["a", "b", "c", "d"], t0);
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        m.pane_mut("a").expect("a").last_output = Some(at(10));
+        m.pane_mut("b").expect("b").last_output = Some(at(30));
+        for (id, since) in [("c", 20), ("d", 5)] {
+            let p = m.pane_mut(id).expect("pane");
+            p.status = Some((
+                Status {
+                    pid: 1,
+                    idle_ms: 0,
+                    alive: true,
+                    state: ProcessState::Waiting.as_byte(),
+                    state_ms: 0,
+                },
+                at(since),
+            ));
+            p.waiting_since = Some(at(since));
+        }
+        assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+        update(&mut m, press(KeyCode::Char('s')), at(40));
+        assert_eq!(m.visible_ids(), ["d", "c", "b", "a"]);
+        update(&mut m, press(KeyCode::Char('s')), at(40));
+        assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
     }
 
     #[test]

@@ -219,6 +219,31 @@ fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
 }
 
+/// A pane's directory for its border: `~` for the home directory, and as
+/// many of the last components as fit in `room` columns.
+fn short_dir(dir: Option<&str>, room: usize) -> String {
+    let Some(dir) = dir else {
+        return String::new();
+    };
+    let home = std::env::var("HOME").unwrap_or_default();
+    let dir = match dir.strip_prefix(&home) {
+        Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => dir.to_owned(),
+    };
+    let dir = crate::paths::sanitize(&dir);
+    if room < 6 {
+        return String::new();
+    }
+    let n = dir.chars().count();
+    if n + 2 <= room {
+        return format!(" {dir} ");
+    }
+    let kept: String = dir.chars().skip(n + 4 - room).collect();
+    format!(" …{kept} ")
+}
+
 fn key(m: &Model, k: &str) -> Span<'static> {
     Span::styled(k.to_string(), m.theme.footer_key)
 }
@@ -301,7 +326,14 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
         .border_style(border)
         .title(Line::from(title))
         .title(Line::from(Span::styled(badge, m.theme.state(state))).alignment(Alignment::Right))
-        .title_bottom(Line::from(bottom).alignment(Alignment::Right));
+        .title_bottom(Line::from(bottom).alignment(Alignment::Right))
+        .title_bottom(
+            Line::from(Span::styled(
+                short_dir(p.workdir.as_deref(), usize::from(r.width) / 2),
+                m.theme.dim,
+            ))
+            .alignment(Alignment::Left),
+        );
     f.render_widget(block, r);
     let body = inner(r);
     if body.width == 0 || body.height == 0 {
@@ -472,6 +504,7 @@ fn help(m: &Model, f: &mut Frame<'_>) {
         ),
         ("e".into(), "why the selected session is in its state"),
         ("r".into(), "run an ended session again (x forgets it)"),
+        ("s".into(), "sort by state (needs you first) / by id"),
         ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
     let lines: Vec<Line<'static>> = rows
