@@ -87,6 +87,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
     m.fit = opts.fit;
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
+    m.cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
     m.desktop = opts.desktop_notify.is_some();
     m.detach_key = opts.detach_key;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
@@ -300,15 +303,25 @@ fn apply(
             }
             Effect::Connect(id) => connect(id, false, opts, tx, senders),
             Effect::ConnectStarted(id) => connect(id, true, opts, tx, senders),
-            Effect::Spawn { id, command } => {
+            Effect::Spawn {
+                id,
+                command,
+                workdir,
+            } => {
                 let tx = tx.clone();
                 let dir = opts.dir.clone();
                 let config = opts.config_path.clone();
                 let started = started.clone();
                 std::thread::spawn(move || {
-                    let result = crate::cmd::start_detached(&id, &dir, config.as_deref(), &command)
-                        .map(|child| started.adopt(child))
-                        .map_err(|e| crate::cmd::describe(&e));
+                    let result = crate::cmd::start_detached(
+                        &id,
+                        &dir,
+                        config.as_deref(),
+                        &command,
+                        workdir.as_deref().map(Path::new),
+                    )
+                    .map(|child| started.adopt(child))
+                    .map_err(|e| crate::cmd::describe(&e));
                     let _ = tx.blocking_send(Msg::Started(id, result));
                 });
             }

@@ -337,8 +337,12 @@ pub fn start_detached(
     dir: &Path,
     config_path: Option<&Path>,
     command: &str,
+    workdir: Option<&Path>,
 ) -> Result<Child> {
     let mut cmd = supervisor_command(id, dir, config_path, true)?;
+    if let Some(w) = workdir {
+        cmd.arg("--workdir").arg(w);
+    }
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();
     match words.as_slice() {

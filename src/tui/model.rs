@@ -64,6 +64,8 @@ pub enum Effect {
     Spawn {
         id: String,
         command: String,
+        /// Where it starts; `None`: the dashboard's directory.
+        workdir: Option<String>,
     },
     Bell,
     /// A desktop notification through the dashboard's terminal.
@@ -98,6 +100,8 @@ pub enum Mode {
 pub enum NewStep {
     Id,
     Command,
+    /// The directory to start in (`Tab` from the command, and back).
+    Dir,
 }
 
 /// How the dashboard is connected to a session.
@@ -298,6 +302,10 @@ pub struct Model {
     pub desktop: bool,
     /// Panes ordered by state (`s`) rather than by id.
     pub by_state: bool,
+    /// The dashboard's directory, where `n` starts sessions unless told.
+    pub cwd: String,
+    /// The directory field of the new-session prompt.
+    pub new_dir: String,
     pub detach_key: Option<u8>,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
@@ -331,6 +339,8 @@ impl Model {
             bell: false,
             desktop: false,
             by_state: false,
+            cwd: String::new(),
+            new_dir: String::new(),
             detach_key: Some(0x1c),
             theme,
             notice: None,

@@ -573,16 +573,26 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     };
                 }
             }
-            (KeyCode::Enter, NewStep::Command) => {
+            (KeyCode::Tab, NewStep::Command | NewStep::Dir) => {
+                let step = if step == NewStep::Dir {
+                    NewStep::Command
+                } else {
+                    NewStep::Dir
+                };
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Enter, NewStep::Command | NewStep::Dir) => {
                 let command = if command.trim().is_empty() {
                     m.shell.clone()
                 } else {
                     command
                 };
                 m.starting.insert(id.clone());
+                let dir = m.new_dir.trim();
                 fx.push(Effect::Spawn {
                     id: id.clone(),
                     command,
+                    workdir: (!dir.is_empty() && dir != m.cwd).then(|| dir.to_owned()),
                 });
                 m.notify(format!("starting '{id}'…"), now);
                 m.mode = Mode::Grid;
@@ -592,7 +602,16 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 match step {
                     NewStep::Id => id.clear(),
                     NewStep::Command => command.clear(),
+                    NewStep::Dir => m.new_dir.clear(),
                 }
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Backspace, NewStep::Dir) => {
+                m.new_dir.pop();
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Char(c), NewStep::Dir) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                m.new_dir.push(c);
                 m.mode = Mode::NewSession { step, id, command };
             }
             (KeyCode::Backspace, NewStep::Id) => {
@@ -724,6 +743,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 .map(|i| format!("s{i}"))
                 .find(|c| m.pane(c).is_none())
                 .unwrap_or_else(|| "s".into());
+            m.new_dir = m.cwd.clone();
             m.mode = Mode::NewSession {
                 step: NewStep::Id,
                 id,
@@ -865,6 +885,7 @@ fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
             match step {
                 NewStep::Id => id.push_str(text.trim()),
                 NewStep::Command => command.push_str(text),
+                NewStep::Dir => m.new_dir.push_str(text.trim()),
             }
             m.mode = Mode::NewSession {
                 step: *step,
@@ -1471,6 +1492,30 @@ mod tests {
     }
 
     #[test]
+    fn the_new_session_prompt_takes_a_directory_after_tab() {
+        let now = Instant::now();
+        let mut m = model(160, 49);
+        m.cwd = "/home/u/here".into();
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Char('n')), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        typed(&mut m, "make", now);
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(m.new_dir, "/home/u/here", "the dashboard's directory first");
+        let ctrl_u = Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        update(&mut m, ctrl_u, now);
+        typed(&mut m, "/srv/app", now);
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert!(
+            fx.iter().any(
+                |e| matches!(e, Effect::Spawn { command, workdir: Some(w), .. }
+                if command == "make" && w == "/srv/app")
+            ),
+            "{fx:?}"
+        );
+    }
+
+    #[test]
     fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
         let t0 = Instant::now();
         let mut m = model(160, 49);
@@ -1941,6 +1986,7 @@ mod tests {
         assert_eq!(
             fx,
             vec![Effect::Spawn {
+                workdir: None,
                 id: "s1".into(),
                 command: "/bin/test-shell".into()
             }]
@@ -1972,7 +2018,8 @@ mod tests {
             fx,
             vec![Effect::Spawn {
                 id: "api".into(),
-                command: "make test".into()
+                command: "make test".into(),
+                workdir: None,
             }]
         );
         // Up before the next scan finds it, and selected among the others.

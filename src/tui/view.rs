@@ -89,34 +89,52 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
                     format!("…{kept}")
                 }
             };
-            let (id, command) = (&tail(id), &tail(command));
+            let (id, command, dir) = (&tail(id), &tail(command), &tail(&m.new_dir));
+            let cursor = |on: bool| if on { "▏" } else { "" };
             let (id_line, cmd_line) = match step {
                 NewStep::Id => (format!("id:      {id}▏"), String::new()),
-                NewStep::Command => (
+                NewStep::Command | NewStep::Dir => (
                     format!("id:      {id}"),
                     if command.is_empty() {
-                        format!("command: ▏ (empty: {})", m.shell)
+                        format!(
+                            "command: {} (empty: {})",
+                            cursor(*step == NewStep::Command),
+                            m.shell
+                        )
                     } else {
-                        format!("command: {command}▏")
+                        format!("command: {command}{}", cursor(*step == NewStep::Command))
                     },
                 ),
             };
-            popup(
-                m,
-                f,
-                "new session",
-                &[
-                    Line::from(id_line),
-                    Line::from(cmd_line),
-                    Line::from(""),
-                    Line::from(vec![
-                        key(m, "Enter"),
-                        Span::raw(" next   "),
-                        key(m, "Esc"),
-                        Span::raw(" cancel"),
-                    ]),
-                ],
-            );
+            let mut lines = vec![Line::from(id_line), Line::from(cmd_line)];
+            if *step != NewStep::Id {
+                let dir = if dir.is_empty() && *step != NewStep::Dir {
+                    "(the dashboard's)"
+                } else {
+                    dir.as_str()
+                };
+                lines.push(Line::from(format!(
+                    "dir:     {dir}{}",
+                    cursor(*step == NewStep::Dir)
+                )));
+            }
+            lines.push(Line::from(""));
+            let mut hints = vec![key(m, "Enter")];
+            if *step == NewStep::Id {
+                hints.push(Span::raw(" next   "));
+            } else {
+                hints.push(Span::raw(" start   "));
+                hints.push(key(m, "Tab"));
+                hints.push(Span::raw(if *step == NewStep::Dir {
+                    " command   "
+                } else {
+                    " directory   "
+                }));
+            }
+            hints.push(key(m, "Esc"));
+            hints.push(Span::raw(" cancel"));
+            lines.push(Line::from(hints));
+            popup(m, f, "new session", &lines);
         }
         Mode::Help => help(m, f),
         Mode::Explain(id) => explain(m, f, id, now),
