@@ -50,7 +50,7 @@ const TOP_KEYS: &[&str] = &[
     "tui",
     "notify",
 ];
-const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify"];
+const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
 /// The events a `[[notify]]` entry can be for.
@@ -129,6 +129,9 @@ pub struct TuiConfig {
     /// runs in (`osc9` or `osc777`), when a session starts waiting,
     /// finishes or exits; `None`: off.
     pub desktop_notify: Option<DesktopNotify>,
+    /// Panes per row, 1 to 16; `None`: automatic, or what the dashboard
+    /// last used (it remembers `+`/`-`/`=` across runs).
+    pub columns: Option<u16>,
 }
 
 /// Which escape sequence asks the terminal for a desktop notification.
@@ -166,6 +169,7 @@ impl Default for TuiConfig {
             fit_sessions: true,
             bell: false,
             desktop_notify: None,
+            columns: None,
         }
     }
 }
@@ -1060,6 +1064,9 @@ impl Doc<'_> {
                 }
                 "fit_sessions" => tui.fit_sessions = self.boolean(&full, value)?,
                 "bell" => tui.bell = self.boolean(&full, value)?,
+                "columns" => {
+                    tui.columns = Some(self.integer(&full, value, 1..=16, "columns")? as u16)
+                }
                 "desktop_notify" => {
                     tui.desktop_notify = match self.string(&full, value)?.as_str() {
                         "osc9" => Some(DesktopNotify::Osc9),
@@ -1205,7 +1212,8 @@ mod tests {
                 theme_at: None,
                 fit_sessions: true,
                 bell: false,
-                desktop_notify: None
+                desktop_notify: None,
+                columns: None,
             }
         );
     }
@@ -1270,7 +1278,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, bell, desktop_notify)"
+             fit_sessions, bell, desktop_notify, columns)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -1667,7 +1675,7 @@ mod tests {
     #[test]
     fn tui_table() {
         let c = ok(
-            "[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\ndesktop_notify = \"osc777\"\n",
+            "[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\ndesktop_notify = \"osc777\"\ncolumns = 3\n",
         );
         assert_eq!(
             c.tui,
@@ -1680,6 +1688,7 @@ mod tests {
                 fit_sessions: false,
                 bell: true,
                 desktop_notify: Some(DesktopNotify::Osc777),
+                columns: Some(3),
             }
         );
         assert_eq!(

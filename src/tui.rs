@@ -54,6 +54,8 @@ pub struct Options {
     pub fit: bool,
     pub bell: bool,
     pub desktop_notify: Option<crate::config::DesktopNotify>,
+    /// `[tui] columns`: wins over the remembered layout.
+    pub columns: Option<u16>,
     pub detach_key: Option<u8>,
     pub config_path: Option<PathBuf>,
     /// `dir`, when it came from `--socket-dir` (not the config).
@@ -85,6 +87,9 @@ async fn dashboard(opts: Options) -> Result<i32> {
     let size = crossterm::terminal::size().unwrap_or((80, 24));
     let mut m = Model::new(opts.theme.clone(), size);
     m.fit = opts.fit;
+    let remembered = layout_state::load();
+    m.columns = opts.columns.or(remembered.columns);
+    m.by_state = remembered.by_state;
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
     m.cwd = std::env::current_dir()
@@ -213,7 +218,63 @@ async fn dashboard(opts: Options) -> Result<i32> {
             break;
         }
     }
+    // The layout as it was left, for next time (best effort).
+    layout_state::save(&layout_state::Layout {
+        columns: m.columns,
+        by_state: m.by_state,
+    });
     Ok(code)
+}
+
+/// The dashboard's layout remembered across runs, in
+/// `$XDG_STATE_HOME/heimdall/tui.json` (or `~/.local/state/heimdall/`).
+mod layout_state {
+    use std::path::PathBuf;
+
+    #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+    pub struct Layout {
+        pub columns: Option<u16>,
+        #[serde(default)]
+        pub by_state: bool,
+    }
+
+    fn path() -> Option<PathBuf> {
+        let dir = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+        Some(dir.join("heimdall").join("tui.json"))
+    }
+
+    /// What was saved, or the defaults (a missing or broken file is no
+    /// reason not to start).
+    pub fn load() -> Layout {
+        let Some(p) = path() else {
+            return Layout::default();
+        };
+        let Ok(text) = std::fs::read(&p) else {
+            return Layout::default();
+        };
+        let mut l: Layout = serde_json::from_slice(&text).unwrap_or_default();
+        l.columns = l.columns.filter(|c| (1..=16).contains(c));
+        l
+    }
+
+    /// Written whole (a temporary file renamed into place).
+    pub fn save(l: &Layout) {
+        let Some(p) = path() else { return };
+        let Some(dir) = p.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let tmp = dir.join(".tui.json.tmp");
+        let Ok(text) = serde_json::to_vec(l) else {
+            return;
+        };
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &p);
+        }
+    }
 }
 
 /// `hm restart ID`, as a child of ours: its result is the session's start.

@@ -23,6 +23,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         fit: config.tui.fit_sessions && !args.no_fit,
         bell: config.tui.bell,
         desktop_notify: config.tui.desktop_notify,
+        columns: config.tui.columns,
         detach_key: config.detach_key,
         config_path: config_path.map(|p| cwd.join(p)),
         dir_flag: args
