@@ -197,6 +197,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
+    /// A name for people, shown beside the id (hm ls, hm status, the
+    /// dashboard)
+    #[arg(long, value_name = "TEXT", value_parser = parse_label)]
+    pub label: Option<String>,
+
     #[command(flatten)]
     pub dir: DirArgs,
 
@@ -330,4 +335,15 @@ pub struct TuiArgs {
     /// Leave session sizes alone instead of fitting each to its pane
     #[arg(long)]
     pub no_fit: bool,
+}
+
+/// A label is one line of at most 60 printable characters.
+fn parse_label(s: &str) -> Result<String, String> {
+    if s.chars().any(char::is_control) {
+        return Err("a label is one line of printable text".into());
+    }
+    if s.chars().count() > 60 {
+        return Err("a label is at most 60 characters".into());
+    }
+    Ok(s.trim().to_owned())
 }

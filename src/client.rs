@@ -79,6 +79,7 @@ pub fn session_json(
     });
     if let Some(info) = info {
         for key in [
+            "label",
             "command",
             "started_unix_ms",
             "supervisor_pid",
@@ -220,6 +221,7 @@ pub fn ended_json(r: &crate::supervisor::ended::Ended) -> serde_json::Value {
         "command": r.command,
         "workdir": r.workdir,
         "classifier": r.classifier,
+        "label": r.label,
         "last_lines": r.last_lines,
     })
 }

@@ -93,6 +93,8 @@ pub struct Options {
     pub await_attach: bool,
     /// `[[notify]]` commands, run on the session's events.
     pub notify: Vec<crate::config::NotifyRule>,
+    /// A person's name for the session (`--label`).
+    pub label: Option<String>,
 }
 
 /// Runs a session to its end and returns the exit code to exit with.
@@ -231,6 +233,7 @@ async fn serve(
         started_unix_ms: clock::unix_ms(),
         classifier: opts.classifier.name(),
         idle_threshold_ms: opts.classifier.idle_threshold_ms(),
+        label: opts.label.clone(),
     };
     let mut shared = Shared::new(
         opts.scrollback,
@@ -305,6 +308,7 @@ async fn serve(
             ended_unix_ms: crate::clock::unix_ms(),
             exit_code: s.ended.map_or(code, |e| e.code),
             last_lines: ended::last_lines(&s.screen.screen().contents()),
+            label: s.info.label.clone(),
             cols: s.size.cols,
             rows: s.size.rows,
         }
@@ -828,6 +832,7 @@ impl Core {
             started_unix_ms: 0,
             classifier: "simple",
             idle_threshold_ms: Some(3000),
+            label: None,
         };
         let size = crate::protocol::Size { cols: 80, rows: 24 };
         let classifier = ClassifierSpec::Simple {

@@ -522,3 +522,32 @@ fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
     };
     assert!(status.success());
 }
+
+#[test]
+fn a_label_is_shown_beside_the_id_and_kept_when_the_session_ends() {
+    let sb = Sandbox::new();
+    let s = bg(
+        &sb,
+        &["--id", "api", "--label", "web server (staging)"],
+        &["sh", "-c", "read x; exit 0"],
+    );
+    let st = stdout(&sb.cmd(&["status", &s.id]));
+    assert!(st.contains("label:    web server (staging)"), "{st}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("[web server (staging)] sh -c"), "{ls}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", &s.id, "--json"]).stdout).expect("json");
+    assert_eq!(v["label"], "web server (staging)", "{v}");
+    sb.cmd(&["send", &s.id, "--enter"]);
+    common::wait_until("the end", || {
+        stdout(&sb.cmd(&["status", &s.id])).contains("exited with code 0")
+    });
+    let st = stdout(&sb.cmd(&["status", &s.id]));
+    assert!(st.contains("label:    web server (staging)"), "{st}");
+    let bad = sb
+        .hm()
+        .args(["run", "--bg", "--label", "a\tb", "--", "true"])
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

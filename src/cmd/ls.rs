@@ -75,7 +75,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     format!("exited {}", e.exit_code),
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
-                    paths::sanitize(&e.command.join(" ")),
+                    labelled(e.label.as_deref(), paths::sanitize(&e.command.join(" "))),
                 ];
             }
             let (pid, state, idle) = match (&r.status, r.orphan) {
@@ -89,7 +89,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             };
             let uptime = info_u64(r, "started_unix_ms")
                 .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
-            [r.id.clone(), pid, state, idle, uptime, command(r)]
+            let label = r.info.as_ref().and_then(|i| i["label"].as_str());
+            [
+                r.id.clone(),
+                pid,
+                state,
+                idle,
+                uptime,
+                labelled(label, command(r)),
+            ]
         })
         .collect();
     let header = ["ID", "PID", "STATE", "IDLE", "UPTIME", "COMMAND"].map(String::from);
@@ -113,6 +121,14 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The command, after the session's label when it has one.
+fn labelled(label: Option<&str>, command: String) -> String {
+    match label {
+        Some(l) if !l.is_empty() => format!("[{}] {command}", paths::sanitize(l)),
+        _ => command,
+    }
 }
 
 fn info_u64(r: &Row, key: &str) -> Option<u64> {

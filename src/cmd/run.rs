@@ -233,6 +233,7 @@ fn supervise(
         notify_ready: args.notify_ready,
         await_attach: args.await_attach,
         notify: config.notify.clone(),
+        label: args.label.clone(),
     };
     if opts.classifier.agent_settings().is_some() {
         // A broken rule file is the user's to fix, named with its line,
@@ -316,6 +317,7 @@ fn launch(
         args.kill_process_group.map(|v| v.to_string()),
     );
     opt("--session-env-var", args.session_env_var.clone());
+    opt("--label", args.label.clone());
     opt(
         "--log-level",
         args.log_level.map(|v| v.as_str().to_string()),

@@ -31,6 +31,9 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 return Ok(0);
             }
             writeln!(out, "session:  {}", r.id)?;
+            if let Some(label) = &r.label {
+                writeln!(out, "label:    {label}")?;
+            }
             writeln!(out, "state:    {}", client::ended_label(&r))?;
             writeln!(
                 out,
@@ -69,6 +72,9 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         writeln!(out, "{v}")?;
     } else {
         writeln!(out, "session:  {}", session_id)?;
+        if let Some(label) = info.as_ref().and_then(|i| i["label"].as_str()) {
+            writeln!(out, "label:    {label}")?;
+        }
         writeln!(out, "pid:      {}", st.pid)?;
         writeln!(
             out,

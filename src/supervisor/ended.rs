@@ -35,6 +35,9 @@ pub struct Ended {
     pub exit_code: i32,
     /// The last non-empty rows of its screen, oldest first.
     pub last_lines: Vec<String>,
+    /// A person's name for it (`--label`).
+    #[serde(default)]
+    pub label: Option<String>,
     /// Its terminal size when it ended (0 if not known), for a restart.
     #[serde(default)]
     pub cols: u16,
@@ -141,6 +144,7 @@ mod tests {
             ended_unix_ms: ended,
             exit_code: 3,
             last_lines: vec!["bye".into()],
+            label: None,
             cols: 80,
             rows: 24,
         }

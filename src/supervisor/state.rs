@@ -142,6 +142,8 @@ pub struct SessionInfo {
     pub started_unix_ms: u64,
     pub classifier: &'static str,
     pub idle_threshold_ms: Option<u64>,
+    /// A person's name for the session, besides its id.
+    pub label: Option<String>,
 }
 
 impl Shared {
@@ -316,6 +318,7 @@ impl Shared {
             "rows": self.size.rows,
             "scrollback_bytes": self.scrollback,
             "version": env!("CARGO_PKG_VERSION"),
+            "label": i.label,
             // This supervisor answers the OSC 7501 probe itself: a client
             // that shows the output on a terminal must drop the probe, so
             // that the program gets one answer.
@@ -611,6 +614,7 @@ mod tests {
             started_unix_ms: 0,
             classifier: "none",
             idle_threshold_ms: None,
+            label: None,
         };
         let size = Size { cols: 80, rows: 24 };
         Shared::new(

@@ -121,6 +121,8 @@ pub struct Pane {
     pub command: Option<String>,
     /// The program's starting directory (INFO, or the ended record).
     pub workdir: Option<String>,
+    /// A person's name for the session (`hm run --label`).
+    pub label: Option<String>,
     /// The session's own size when we do not resize it.
     pub session_size: Option<Size>,
     pub idle_threshold: Duration,
@@ -163,6 +165,7 @@ impl Pane {
             status: None,
             command: None,
             workdir: None,
+            label: None,
             session_size: None,
             idle_threshold: Duration::from_millis(3000),
             exit: None,

@@ -308,6 +308,7 @@ fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Inst
         p.link = Link::Gone;
         p.command = Some(r.command.join(" "));
         p.workdir = Some(r.workdir.clone());
+        p.label = r.label.clone();
         let ago = std::time::Duration::from_millis(unix_now.saturating_sub(r.ended_unix_ms));
         p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
         let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
@@ -429,6 +430,11 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
             if let Some(dir) = v.get("workdir").and_then(|d| d.as_str()) {
                 p.workdir = Some(dir.to_owned());
             }
+            p.label = v
+                .get("label")
+                .and_then(|l| l.as_str())
+                .filter(|l| !l.is_empty())
+                .map(paths::sanitize);
             let dim = |k: &str| {
                 v.get(k)
                     .and_then(|x| x.as_u64())
@@ -1378,6 +1384,7 @@ mod tests {
             ended_unix_ms: crate::clock::unix_ms(),
             exit_code: 3,
             last_lines: vec!["bye".into()],
+            label: None,
             cols: 80,
             rows: 24,
         };

@@ -314,6 +314,9 @@ fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
         (None, _) => " … ".to_string(),
     };
     let mut title = vec![Span::styled(format!(" {} ", p.id), m.theme.title)];
+    if let Some(label) = &p.label {
+        title.push(Span::styled(format!("{label} "), m.theme.dim));
+    }
     if p.attention {
         title.push(Span::styled("● ", m.theme.border_attention));
     }
