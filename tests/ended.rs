@@ -119,3 +119,28 @@ fn clean_forgets_every_ended_session_and_spares_running_ones() {
     assert!(ls.contains("runs") && !ls.contains("exited"), "{ls}");
     let _ = sb.cmd(&["kill", "runs"]);
 }
+
+#[test]
+fn restart_keeps_the_size_and_the_label() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "sz", "--cols", "80", "--rows", "20"])
+        .args(["--label", "sizes", "--socket-dir", sb.dir(), "--"])
+        .args(["sh", "-c", "stty size; exit 0"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ended = || stdout(&sb.cmd(&["status", "sz", "--json"]));
+    common::wait_until("the end", || ended().contains("\"ended\":true"));
+    let first: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    let out = sb.cmd(&["restart", "sz"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the second end", || {
+        let v: serde_json::Value = serde_json::from_str(&ended()).unwrap_or_default();
+        v["ended_unix_ms"].as_u64() > first["ended_unix_ms"].as_u64()
+    });
+    let v: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    assert_eq!(v["last_lines"][0], "20 80", "{v}");
+    assert_eq!(v["label"], "sizes", "{v}");
+}

@@ -85,11 +85,14 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     if args.await_attach {
         cmd.arg("--await-attach");
     }
-    cmd.args(["--classifier", &r.classifier])
-        .arg("--socket-dir")
-        .arg(&dir)
-        .arg("--")
-        .args(&r.command);
+    cmd.args(["--classifier", &r.classifier]);
+    if let Some(label) = &r.label {
+        cmd.args(["--label", label]);
+    }
+    if r.cols > 0 && r.rows > 0 {
+        cmd.args(["--cols", &r.cols.to_string(), "--rows", &r.rows.to_string()]);
+    }
+    cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
     let status = cmd.status().context("cannot start hm run")?;
     Ok(status.code().unwrap_or(1))
 }
