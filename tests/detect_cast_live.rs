@@ -70,12 +70,7 @@ fn played_live_agrees(name: &str) {
     // recording's clock can be set from the first output that arrives (a
     // gate on the terminal would race with the player's raw mode, which
     // flushes pending input).
-    let fifo = sb.path().join("gate");
-    let made = Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("run mkfifo");
-    assert!(made.success());
+    let fifo = common::gate(&sb, "gate");
     let gate = format!(
         "import os; open({:?}).read(); \
          os.execvp('python3', ['python3', {:?}, {:?}, '--hold', '3'])",

@@ -115,12 +115,7 @@ fn state_changes_are_pushed_to_subscribers_that_ask() {
     let sb = Sandbox::new();
     // The program waits at a fifo, not at the terminal (a program reading
     // its terminal is already waiting for input), until the test opens it.
-    let gate = sb.path().join("gate");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&gate)
-        .status()
-        .expect("run mkfifo");
-    assert!(made.success());
+    let gate = common::gate(&sb, "gate");
     let script = format!(
         "cat {} >/dev/null; printf 'Continue? [y/N] '; read x; sleep 30",
         gate.display()

@@ -19,6 +19,12 @@ impl Drop for Bg<'_> {
     }
 }
 
+/// The command failed with `code`, saying `text` on stderr.
+fn fails_with(out: &std::process::Output, code: i32, text: &str) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
+    assert!(stderr(out).contains(text), "{}", stderr(out));
+}
+
 fn bg<'a>(sb: &'a Sandbox, opts: &[&str], command: &[&str]) -> Bg<'a> {
     let out = sb
         .hm()
@@ -137,19 +143,13 @@ fn wait_gives_up_at_its_time_out_and_knows_an_ending() {
         &["sh", "-c", "sleep 2; exit 3"],
     );
     let out = sb.cmd(&["wait", &s.id, "--state", "waiting", "--timeout", "0.3"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("timed out after 0.3s waiting for 'ends' to be waiting"),
-        "{}",
-        stderr(&out)
+    fails_with(
+        &out,
+        1,
+        "timed out after 0.3s waiting for 'ends' to be waiting",
     );
     let out = sb.cmd(&["wait", &s.id, "--state", "waiting", "--timeout", "20"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("'ends' exited with code 3 before it was waiting"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 1, "'ends' exited with code 3 before it was waiting");
 }
 
 #[test]
@@ -178,19 +178,9 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
         stdout(&sb.cmd(&["status", &s.id])).contains("exited with code")
     });
     let bad = sb.cmd(&["send", "cat", "--keys", "Hyper-x"]);
-    assert_eq!(bad.status.code(), Some(1));
-    assert!(
-        stderr(&bad).contains("unknown key 'Hyper-x'"),
-        "{}",
-        stderr(&bad)
-    );
+    fails_with(&bad, 1, "unknown key 'Hyper-x'");
     let bad = sb.cmd(&["wait", "cat", "--state", "sleepy"]);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("invalid value 'sleepy'"),
-        "{}",
-        stderr(&bad)
-    );
+    fails_with(&bad, 2, "invalid value 'sleepy'");
 }
 
 #[test]
@@ -241,14 +231,7 @@ fn events_streams_every_sessions_changes_as_they_happen() {
         v["id"] == before.id.as_str() && v["event"] == "state"
     });
     // A session started after: seen as it starts, then each change.
-    let gate = sb.path().join("gate");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&gate)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    let gate = common::gate(&sb, "gate");
     let script = format!(
         "cat {} >/dev/null; read -p 'Continue? [y/N] ' x; exit 4",
         gate.display()
@@ -324,12 +307,7 @@ fn wait_refuses_unknown_states_as_a_usage_error_and_takes_lists() {
     let sb = Sandbox::new();
     let s = bg(&sb, &["--id", "ends"], &["sh", "-c", "exit 4"]);
     let bad = sb.cmd(&["wait", &s.id, "--state", "Waiting"]);
-    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(
-        stderr(&bad).contains("invalid value 'Waiting'"),
-        "{}",
-        stderr(&bad)
-    );
+    fails_with(&bad, 2, "invalid value 'Waiting'");
     // Ended before the wait began: that answers "exited", and not
     // "waiting".
     common::wait_until("the end", || {
@@ -339,21 +317,11 @@ fn wait_refuses_unknown_states_as_a_usage_error_and_takes_lists() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "ends: exited with code 4\n");
     let out = sb.cmd(&["wait", &s.id, "--state", "waiting"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("'ends' exited with code 4 before it was waiting"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 1, "'ends' exited with code 4 before it was waiting");
     // What is kept of it, and a clear word from commands that need it
     // running.
     let out = sb.cmd(&["send", &s.id, "hi"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("session 'ends' has ended (exited with code 4"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 1, "session 'ends' has ended (exited with code 4");
 }
 
 #[test]
@@ -401,14 +369,7 @@ fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
         ),
     )
     .expect("config");
-    let gate = sb.path().join("gate");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&gate)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    let gate = common::gate(&sb, "gate");
     let script = format!(
         "cat {} >/dev/null; read -p 'Continue? [y/N] ' x; exit 5",
         gate.display()
@@ -471,14 +432,7 @@ fn a_bad_notify_entry_names_its_line() {
 fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
     use std::io::BufRead;
     let sb = Sandbox::new();
-    let gate = sb.path().join("gate");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&gate)
-            .status()
-            .expect("mkfifo")
-            .success()
-    );
+    let gate = common::gate(&sb, "gate");
     let script = format!(
         "echo one; cat {} >/dev/null; echo two; printf 'three'; sleep 0.2; echo; exit 0",
         gate.display()

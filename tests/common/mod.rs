@@ -374,14 +374,7 @@ pub struct StatusProgram {
 
 impl StatusProgram {
     pub fn new(sb: &Sandbox) -> StatusProgram {
-        let gates: Vec<PathBuf> = (0..3)
-            .map(|i| {
-                let p = sb.path().join(format!("gate{i}"));
-                let ok = Command::new("mkfifo").arg(&p).status().expect("run mkfifo");
-                assert!(ok.success());
-                p
-            })
-            .collect();
+        let gates: Vec<PathBuf> = (0..3).map(|i| gate(sb, &format!("gate{i}"))).collect();
         let script = format!(
             r#"stty raw -echo
 cat {g0} >/dev/null
@@ -414,4 +407,14 @@ pub fn open_gate(gate: &Path) {
             .open(gate)
             .expect("open the gate"),
     );
+}
+
+/// A fifo in the sandbox: a program that reads it waits (not at its
+/// terminal, which would make it look like it waits for input) until the
+/// test opens it with [`open_gate`].
+pub fn gate(sb: &Sandbox, name: &str) -> PathBuf {
+    let p = sb.path().join(name);
+    let ok = Command::new("mkfifo").arg(&p).status().expect("run mkfifo");
+    assert!(ok.success(), "mkfifo {}", p.display());
+    p
 }
