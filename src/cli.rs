@@ -316,8 +316,9 @@ pub struct CaptureArgs {
 
 #[derive(Debug, Args)]
 pub struct KillArgs {
-    /// Session id
-    pub id: String,
+    /// Session ids (several are stopped at once)
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
     #[command(flatten)]
     pub dir: DirArgs,
     /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]

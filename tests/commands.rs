@@ -197,6 +197,25 @@ fn kill_waits_until_the_session_is_gone() {
 }
 
 #[test]
+fn kill_stops_several_sessions_at_once_and_says_which_it_could_not() {
+    let sb = Sandbox::new();
+    let mut a = sb.start("a", &[], &["sleep", "30"]);
+    let mut b = sb.start("b", &[], &["sleep", "30"]);
+    let out = sb.cmd(&["kill", "a", "nope", "b"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("session 'a' ended (exit code 143"), "{said}");
+    assert!(said.contains("session 'b' ended (exit code 143"), "{said}");
+    assert!(
+        stderr(&out).contains("no session named 'nope'"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(a.wait_exit(), 143);
+    assert_eq!(b.wait_exit(), 143);
+}
+
+#[test]
 fn version_and_help_are_there_for_every_command() {
     let sb = Sandbox::new();
     let out = sb.hm().arg("--version").output().expect("run");

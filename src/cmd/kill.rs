@@ -24,7 +24,42 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
         None => u32::MAX,
     };
     let dir = client::socket_dir(&args.dir, config);
-    let session = find_session(&dir, &args.id)?;
+    if let [one] = args.ids.as_slice() {
+        println!("{}", kill_one(&dir, one, grace_ms)?);
+        return Ok(0);
+    }
+    // Several: stopped at once (each may take its grace period), each
+    // told on its own line, an error about one not stopping the others.
+    let results: Vec<Result<String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = args
+            .ids
+            .iter()
+            .map(|id| scope.spawn(|| kill_one(&dir, id, grace_ms)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the kill failed")))
+            })
+            .collect()
+    });
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                failed = true;
+                eprintln!("hm: {}", super::describe(&e));
+            }
+        }
+    }
+    Ok(i32::from(failed))
+}
+
+/// Stops one session and waits until it is gone: what to tell the user.
+fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
+    let session = find_session(dir, id)?;
     // Long enough for the grace period, SIGKILL and delivery of the last
     // output; a supervisor that is itself stuck is reported, not waited on
     // forever.
@@ -71,9 +106,8 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    match code {
-        Some(c) => println!("session '{}' ended ({})", session.id, describe_exit(c)),
-        None => println!("session '{}' ended", session.id),
-    }
-    Ok(0)
+    Ok(match code {
+        Some(c) => format!("session '{}' ended ({})", session.id, describe_exit(c)),
+        None => format!("session '{}' ended", session.id),
+    })
 }
