@@ -402,10 +402,7 @@ fn apply(
                 let _ = std::io::stdout().write_all(seq.as_bytes());
             }
             Effect::Forget(id) => {
-                let _ = crate::supervisor::ended::remove(&opts.dir, &id);
-                if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
-                    let _ = std::fs::remove_file(p.log);
-                }
+                let _ = crate::supervisor::ended::forget(&opts.dir, &id);
             }
             Effect::Restart(id) => {
                 let tx = tx.clone();

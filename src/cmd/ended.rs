@@ -40,11 +40,7 @@ fn record(dir: &Path, id: &str) -> Result<ended::Ended> {
 
 /// Forgets an ended session: its record and its log.
 fn forget(dir: &Path, id: &str) -> Result<()> {
-    ended::remove(dir, id).with_context(|| format!("cannot remove the record of '{id}'"))?;
-    if let Ok(s) = SessionPaths::new(dir, id) {
-        let _ = std::fs::remove_file(s.log);
-    }
-    Ok(())
+    ended::forget(dir, id).with_context(|| format!("cannot remove the record of '{id}'"))
 }
 
 pub fn rm(args: EndedArgs, config: &Config) -> Result<i32> {

@@ -118,14 +118,23 @@ pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
     }
 }
 
+/// Forgets `id`: its record and its log. The log goes only with the
+/// record; a failure to remove the record is the error to report.
+pub fn forget(dir: &Path, id: &str) -> io::Result<()> {
+    remove(dir, id)?;
+    if let Ok(p) = crate::paths::SessionPaths::new(dir, id) {
+        let _ = fs::remove_file(p.log);
+    }
+    Ok(())
+}
+
 /// Trims the records to [`KEEP`], none older than [`MAX_AGE_MS`]; the log
 /// of a session whose record goes, goes with it (a record exists only
 /// while no session of its id runs: one that starts removes it).
 fn trim(dir: &Path, now_ms: u64) {
     for (i, r) in list(dir).iter().enumerate() {
         if i >= KEEP || now_ms.saturating_sub(r.ended_unix_ms) > MAX_AGE_MS {
-            let _ = remove(dir, &r.id);
-            let _ = fs::remove_file(dir.join(format!("{}.log", r.id)));
+            let _ = forget(dir, &r.id);
         }
     }
 }
