@@ -11,6 +11,7 @@ use crate::cli::WaitArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::detect::Primary;
+use crate::paths::SessionPaths;
 use crate::protocol::{self, StateReport, client as to, conn, server};
 
 /// What `--state` may name: the primary states, the details, the state
@@ -80,112 +81,90 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         bail!("--timeout must be a number of seconds, 0 or more (got {t})");
     }
     let dir = client::socket_dir(&args.dir, config);
+    let (id, ended) = match find_session(&dir, &args.id) {
+        Ok(session) => {
+            let rt = client::runtime()?;
+            let limit = args.timeout.map(Duration::from_secs_f64);
+            let ended = rt.block_on(async {
+                let watch = watch(&session, &args.state);
+                match limit {
+                    Some(d) => tokio::time::timeout(d, watch).await.ok(),
+                    None => Some(watch.await),
+                }
+            });
+            (session.id, ended.transpose()?)
+        }
+        // Ended before we asked: that is an answer too.
+        Err(e) => match client::ended_session(&dir, &args.id) {
+            Some(r) => (r.id, Some(Outcome::Exited(r.exit_code))),
+            None => return Err(e),
+        },
+    };
     let wants_end = args.state.iter().any(|s| s == "exited" || s == "dead");
     let what = args.state.join(" or ");
-    let session = match find_session(&dir, &args.id) {
-        Ok(s) => s,
-        Err(e) => {
-            // Ended before we asked: that is an answer too.
-            let Some(r) = client::ended_session(&dir, &args.id) else {
-                return Err(e);
-            };
-            if !wants_end {
-                bail!(
-                    "'{}' exited with code {} before it was {what}",
-                    r.id,
-                    r.exit_code
-                );
-            }
-            writeln!(
-                std::io::stdout().lock(),
-                "{}: exited with code {}",
-                r.id,
-                r.exit_code
-            )?;
-            return Ok(0);
-        }
-    };
-    let wanted = args.state.clone();
-    let watch = async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        conn::ask(
-            &mut w,
-            &protocol::frame(to::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]),
-        )
-        .await?;
-        let mut last: Option<StateReport> = None;
-        loop {
-            let Some(f) = r.recv().await? else {
-                return Ok::<_, anyhow::Error>((Outcome::Closed, last));
-            };
-            match f.ty {
-                server::STATE => {
-                    let Ok(report) = serde_json::from_slice::<StateReport>(&f.payload) else {
-                        continue;
-                    };
-                    if reached(&report, &wanted) {
-                        return Ok((Outcome::Reached(report), None));
-                    }
-                    last = Some(report);
-                }
-                server::EXIT => {
-                    let code = protocol::decode_exit(&f.payload).unwrap_or(-1);
-                    return Ok((Outcome::Exited(code), last));
-                }
-                server::ERROR => {
-                    bail!(
-                        "'{}' refused: {}",
-                        session.id,
-                        crate::paths::sanitize(&protocol::decode_error(&f.payload).1)
-                    );
-                }
-                _ => {}
-            }
-        }
-    };
-    let rt = client::runtime()?;
-    let limit = args.timeout.map(Duration::from_secs_f64);
-    let ended = rt.block_on(async {
-        match limit {
-            Some(d) => tokio::time::timeout(d, watch).await.ok(),
-            None => Some(watch.await),
-        }
-    });
     let mut out = std::io::stdout().lock();
     match ended {
-        Some(Ok((Outcome::Reached(report), _))) => {
+        Some(Outcome::Reached(report)) => {
             if args.json {
                 let mut v = serde_json::to_value(&report)?;
-                v["id"] = session.id.clone().into();
+                v["id"] = id.into();
                 writeln!(out, "{v}")?;
             } else {
-                writeln!(out, "{}: {}", session.id, report.label())?;
+                writeln!(out, "{id}: {}", report.label())?;
             }
             Ok(0)
         }
-        Some(Ok((Outcome::Exited(code), _))) if wants_end => {
-            writeln!(out, "{}: exited with code {code}", session.id)?;
+        Some(Outcome::Exited(code)) if wants_end => {
+            writeln!(out, "{id}: exited with code {code}")?;
             Ok(0)
         }
-        Some(Ok((Outcome::Exited(code), _))) => {
-            bail!(
-                "'{}' exited with code {code} before it was {what}",
-                session.id
-            )
+        Some(Outcome::Exited(code)) => {
+            bail!("'{id}' exited with code {code} before it was {what}")
         }
-        Some(Ok((Outcome::Closed, _))) => {
-            bail!(
-                "'{}' closed the connection before it was {what}",
-                session.id
-            )
+        Some(Outcome::Closed) => {
+            bail!("'{id}' closed the connection before it was {what}")
         }
-        Some(Err(e)) => Err(e),
         None => {
             let secs = args.timeout.unwrap_or_default();
-            bail!(
-                "timed out after {secs}s waiting for '{}' to be {what}",
-                session.id
-            )
+            bail!("timed out after {secs}s waiting for '{id}' to be {what}")
+        }
+    }
+}
+
+/// Follows `session`'s pushed states until one of `wanted`, its end, or
+/// the connection's.
+async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
+    let (mut r, mut w) = conn::connect(&session.sock).await?;
+    conn::ask(
+        &mut w,
+        &protocol::frame(to::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]),
+    )
+    .await?;
+    loop {
+        let Some(f) = r.recv().await? else {
+            return Ok(Outcome::Closed);
+        };
+        match f.ty {
+            server::STATE => {
+                let Ok(report) = serde_json::from_slice::<StateReport>(&f.payload) else {
+                    continue;
+                };
+                if reached(&report, wanted) {
+                    return Ok(Outcome::Reached(report));
+                }
+            }
+            server::EXIT => {
+                let code = protocol::decode_exit(&f.payload).unwrap_or(-1);
+                return Ok(Outcome::Exited(code));
+            }
+            server::ERROR => {
+                bail!(
+                    "'{}' refused: {}",
+                    session.id,
+                    crate::paths::sanitize(&protocol::decode_error(&f.payload).1)
+                );
+            }
+            _ => {}
         }
     }
 }
