@@ -245,6 +245,16 @@ impl Size {
         }
     }
 
+    /// The session's size as an INFO reply states it (`cols`, `rows`);
+    /// None unless both are there and fit.
+    pub fn from_info(info: &serde_json::Value) -> Option<Self> {
+        let dim = |k: &str| info.get(k)?.as_u64().and_then(|x| u16::try_from(x).ok());
+        Some(Size {
+            cols: dim("cols")?,
+            rows: dim("rows")?,
+        })
+    }
+
     pub fn clamped(self) -> Self {
         Size {
             cols: self.cols.clamp(MIN_DIM, MAX_DIM),

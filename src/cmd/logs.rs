@@ -139,16 +139,9 @@ async fn read_history(r: &mut conn::Reader) -> Result<(Vec<u8>, Size, bool)> {
             server::INFO => {
                 let info: serde_json::Value =
                     serde_json::from_slice(&f.payload).unwrap_or_default();
-                let dim = |k: &str, d: u16| {
-                    info[k]
-                        .as_u64()
-                        .and_then(|v| u16::try_from(v).ok())
-                        .unwrap_or(d)
-                };
-                size = Size {
-                    cols: dim("cols", 80),
-                    rows: dim("rows", 24),
-                };
+                if let Some(s) = Size::from_info(&info) {
+                    size = s;
+                }
             }
             server::OUTPUT => bytes.extend_from_slice(&f.payload),
             server::REPLAY_END => return Ok((bytes, size, false)),

@@ -435,12 +435,7 @@ fn session(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<E
                 .and_then(|l| l.as_str())
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
-            let dim = |k: &str| {
-                v.get(k)
-                    .and_then(|x| x.as_u64())
-                    .and_then(|x| u16::try_from(x).ok())
-            };
-            if let (Some(cols), Some(rows)) = (dim("cols"), dim("rows")) {
+            if let Some(Size { cols, rows }) = Size::from_info(&v) {
                 // An emulator holds its whole screen (32 bytes a cell), so a
                 // session sized absurdly by some client is shown at most
                 // this big rather than costing gigabytes.
