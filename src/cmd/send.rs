@@ -2,6 +2,7 @@
 //! into a session, as if at its terminal.
 
 use anyhow::{Result, bail};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::cli::SendArgs;
 use crate::client::{self, find_session};
@@ -44,66 +45,48 @@ pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
         let (Some(c), None) = (chars.next(), chars.next()) else {
             return None;
         };
-        return Some(vec![match c.to_ascii_lowercase() {
-            c @ 'a'..='z' => c as u8 - b'a' + 1,
-            '@' | ' ' | '2' => 0,
-            '[' | '3' => 0x1b,
-            '\\' | '4' => 0x1c,
-            ']' | '5' => 0x1d,
-            '^' | '6' => 0x1e,
-            '_' | '7' | '/' => 0x1f,
-            '?' | '8' => 0x7f,
-            _ => return None,
-        }]);
+        // Only characters with a control form have a C- name; the rest
+        // would come out as themselves.
+        let bytes = encode(KeyCode::Char(c), KeyModifiers::CONTROL, app_cursor)?;
+        return (bytes != c.to_string().into_bytes()).then_some(bytes);
     }
-    let arrow = |c: u8| {
-        Some(if app_cursor {
-            vec![0x1b, b'O', c]
-        } else {
-            vec![0x1b, b'[', c]
-        })
+    let code = match name {
+        "Up" => KeyCode::Up,
+        "Down" => KeyCode::Down,
+        "Right" => KeyCode::Right,
+        "Left" => KeyCode::Left,
+        "Home" => KeyCode::Home,
+        "End" => KeyCode::End,
+        "Enter" => KeyCode::Enter,
+        "Tab" => KeyCode::Tab,
+        "BTab" | "S-Tab" => KeyCode::BackTab,
+        "Escape" | "Esc" => KeyCode::Esc,
+        "BSpace" | "Backspace" => KeyCode::Backspace,
+        "Space" => KeyCode::Char(' '),
+        "PageUp" | "PPage" => KeyCode::PageUp,
+        "PageDown" | "NPage" => KeyCode::PageDown,
+        "Delete" | "DC" => KeyCode::Delete,
+        "Insert" | "IC" => KeyCode::Insert,
+        _ => match (name.strip_prefix('F'))
+            .and_then(|n| n.parse::<u8>().ok())
+            .filter(|n| format!("F{n}") == name)
+        {
+            Some(n @ 1..=12) => KeyCode::F(n),
+            _ => {
+                let mut chars = name.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => KeyCode::Char(c),
+                    _ => return None,
+                }
+            }
+        },
     };
-    match name {
-        "Up" => return arrow(b'A'),
-        "Down" => return arrow(b'B'),
-        "Right" => return arrow(b'C'),
-        "Left" => return arrow(b'D'),
-        "Home" => return arrow(b'H'),
-        "End" => return arrow(b'F'),
-        _ => {}
-    }
-    let fixed: &[u8] = match name {
-        "Enter" => b"\r",
-        "Tab" => b"\t",
-        "BTab" | "S-Tab" => b"\x1b[Z",
-        "Escape" | "Esc" => b"\x1b",
-        "BSpace" | "Backspace" => b"\x7f",
-        "Space" => b" ",
-        "PageUp" | "PPage" => b"\x1b[5~",
-        "PageDown" | "NPage" => b"\x1b[6~",
-        "Delete" | "DC" => b"\x1b[3~",
-        "Insert" | "IC" => b"\x1b[2~",
-        "F1" => b"\x1bOP",
-        "F2" => b"\x1bOQ",
-        "F3" => b"\x1bOR",
-        "F4" => b"\x1bOS",
-        "F5" => b"\x1b[15~",
-        "F6" => b"\x1b[17~",
-        "F7" => b"\x1b[18~",
-        "F8" => b"\x1b[19~",
-        "F9" => b"\x1b[20~",
-        "F10" => b"\x1b[21~",
-        "F11" => b"\x1b[23~",
-        "F12" => b"\x1b[24~",
-        _ => {
-            let mut chars = name.chars();
-            return match (chars.next(), chars.next()) {
-                (Some(c), None) => Some(c.to_string().into_bytes()),
-                _ => None,
-            };
-        }
-    };
-    Some(fixed.to_vec())
+    encode(code, KeyModifiers::NONE, app_cursor)
+}
+
+/// The bytes the dashboard would send for this key pressed in a session.
+fn encode(code: KeyCode, mods: KeyModifiers, app_cursor: bool) -> Option<Vec<u8>> {
+    crate::tui::keys::encode(&KeyEvent::new(code, mods), app_cursor)
 }
 
 pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
@@ -200,5 +183,13 @@ mod tests {
         assert_eq!(key_bytes("Nope"), None);
         assert_eq!(key_bytes("C-"), None);
         assert_eq!(key_bytes("C-ab"), None);
+        assert_eq!(key_bytes("C-é"), None);
+        assert_eq!(key_bytes("F13"), None);
+        assert_eq!(key_bytes("F05"), None);
+        assert_eq!(key_bytes("F1").as_deref(), Some(&b"\x1bOP"[..]));
+        assert_eq!(
+            super::key_bytes("Home", true).as_deref(),
+            Some(&b"\x1bOH"[..])
+        );
     }
 }
