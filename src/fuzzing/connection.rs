@@ -22,7 +22,8 @@
 //!   client stops writing and the program exits at once; the replies may
 //!   stop anywhere, so only their shape is checked: well-formed frames, at
 //!   most one ERROR or EXIT and nothing after it, no more answers than
-//!   requests, input delivered a prefix of what was sent.
+//!   requests, input delivered a prefix of what the whole INPUT frames
+//!   carried (a cut-off frame is never typed).
 //! - Bit 1: the program prints a line after every chunk.
 
 use std::cell::RefCell;
@@ -105,13 +106,13 @@ fn expect(stream: &[u8]) -> Expect {
         }
         let start = at + HEADER_LEN;
         let payload = &stream[start..(start + len as usize).min(stream.len())];
-        // INPUT is streamed to the program as it arrives, a cut-off frame's
-        // first bytes too.
-        if ty == client::INPUT {
-            e.input.extend_from_slice(payload);
-        }
+        // Only a whole frame takes effect: of a cut-off INPUT frame the
+        // program gets nothing.
         if payload.len() < len as usize {
             break;
+        }
+        if ty == client::INPUT {
+            e.input.extend_from_slice(payload);
         }
         at = start + payload.len();
         e.end = at;

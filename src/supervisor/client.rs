@@ -1,15 +1,17 @@
 //! One client connection to the supervisor: reads its frames, writes the
 //! frames it is owed, and keeps both directions flowing independently.
 //!
-//! INPUT is written straight to the pty master from this task (no thread
-//! hop); when the pty is full the rest waits here and the client's socket
-//! is not read until it drains, which is backpressure rather than loss.
+//! INPUT is written to the pty master from this task (no thread hop) once
+//! its frame is complete: a client that hangs up half-way through a frame
+//! must not have half a command line typed. When the pty is full the rest
+//! waits here and the client's socket is not read until it drains, which
+//! is backpressure rather than loss.
 //! Output is written with one `writev` per frame straight from the ring.
 //! A client that never reads costs at most one in-flight frame: the reader
 //! task stops at the lag window and, if this client makes no progress for
 //! too long, cuts it off with an ERROR frame.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io::{self, IoSlice};
 use std::ops::Range;
 use std::os::fd::{AsFd, OwnedFd};
@@ -37,6 +39,11 @@ const CTRL_LIMIT: usize = 64 * 1024;
 /// read what it is owed before it is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 const READ_BUF: usize = 8 * 1024;
+/// Unfinished INPUT payloads all connections together may hold. A frame
+/// may declare up to [`MAX_PAYLOAD`], and a payload takes effect only when
+/// it is whole, so what has arrived is kept; this bounds what clients that
+/// never finish their frames can make the supervisor hold.
+const INPUT_HELD_LIMIT: usize = 8 * 1024 * 1024;
 
 /// What every connection task shares.
 #[derive(Debug)]
@@ -55,6 +62,9 @@ pub struct Ctx {
     /// Tells the state tracker that output came, the session was resized
     /// or the program ended: the state may have changed.
     pub output_seen: Rc<Notify>,
+    /// Bytes of INPUT payload held by all connections, complete or not,
+    /// that the pty has not taken yet (bounded by [`INPUT_HELD_LIMIT`]).
+    pub input_held: Cell<usize>,
 }
 
 impl Ctx {
@@ -69,6 +79,7 @@ impl Ctx {
             wake_main: Rc::new(Notify::new()),
             conn_closed: Rc::new(Notify::new()),
             output_seen: Rc::new(Notify::new()),
+            input_held: Cell::new(0),
         }
     }
 }
@@ -91,11 +102,14 @@ struct Conn {
     read_eof: bool,
     /// Type and length of the frame being received, and the start of its
     /// payload (RESIZE, KILL, SUBSCRIBE flags); other payloads are
-    /// streamed (INPUT) or discarded.
+    /// collected (INPUT) or discarded.
     cur: u8,
     cur_len: u32,
     small: Vec<u8>,
-    /// INPUT bytes in `rbuf` the pty has not taken yet.
+    /// The INPUT payload received so far, written to the pty only once
+    /// its frame is complete; counted in [`Ctx::input_held`].
+    input: Vec<u8>,
+    /// The part of `input` the pty has refused so far.
     blocked: Option<Range<usize>>,
     /// The pty master watched for room, only while INPUT is blocked: the
     /// shared one is watched for reading only, or every read the child
@@ -148,6 +162,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         cur: 0,
         cur_len: 0,
         small: Vec::new(),
+        input: Vec::new(),
         blocked: None,
         pty_w: None,
         hup_w: None,
@@ -175,6 +190,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
             warn!(conn = id, "connection dropped: {e}");
         }
     }
+    conn.release_input(&ctx);
     let mut s = ctx.shared.borrow_mut();
     s.connections -= 1;
     if conn.terminal {
@@ -328,7 +344,7 @@ impl Conn {
                     }
                 }
                 Some(Owned::Data) => match self.cur {
-                    client::INPUT => self.input(at..at + used, ctx),
+                    client::INPUT => self.hold_input(at..at + used, ctx),
                     client::RESIZE | client::KILL | client::SUBSCRIBE => {
                         let take = used.min(4 - self.small.len().min(4));
                         self.small.extend_from_slice(&self.rbuf[at..at + take]);
@@ -340,8 +356,38 @@ impl Conn {
         }
     }
 
+    /// Keeps part of an INPUT payload until its frame is complete.
+    fn hold_input(&mut self, range: Range<usize>, ctx: &Ctx) {
+        let held = ctx.input_held.get() + range.len();
+        if held > INPUT_HELD_LIMIT {
+            let msg = format!(
+                "clients hold {} KiB of unfinished input, the most the session keeps; this frame was dropped",
+                INPUT_HELD_LIMIT / 1024
+            );
+            self.fail(ctx, ErrorCode::Unavailable, &msg);
+            return;
+        }
+        ctx.input_held.set(held);
+        self.input.extend_from_slice(&self.rbuf[range]);
+    }
+
+    /// Forgets the INPUT payload held, written or not.
+    fn release_input(&mut self, ctx: &Ctx) {
+        ctx.input_held.set(ctx.input_held.get() - self.input.len());
+        self.blocked = None;
+        // A pasted megabyte need not stay allocated for the next keystroke.
+        if self.input.capacity() > READ_BUF {
+            self.input = Vec::new();
+        } else {
+            self.input.clear();
+        }
+    }
+
+    /// Writes the held INPUT payload (or the part of it in `range`) to the
+    /// pty, until the pty pushes back.
     fn input(&mut self, mut range: Range<usize>, ctx: &Ctx) {
         if ctx.shared.borrow().ended.is_some() {
+            self.release_input(ctx);
             // A subscriber is owed its EXIT, which says as much (a key
             // typed as the program ends must not cost the exit code).
             if self.subscribed {
@@ -356,7 +402,7 @@ impl Conn {
             return;
         }
         while !range.is_empty() {
-            match nix::unistd::write(ctx.master.get_ref(), &self.rbuf[range.clone()]) {
+            match nix::unistd::write(ctx.master.get_ref(), &self.input[range.clone()]) {
                 Ok(n) => range.start += n,
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => {
@@ -377,11 +423,12 @@ impl Conn {
                 }
                 Err(e) => {
                     debug!(conn = self.id, "pty write failed: {e}");
-                    return;
+                    break;
                 }
             }
         }
         self.pty_w = None;
+        self.release_input(ctx);
     }
 
     /// Writes INPUT that the pty refused, once it has room again.
@@ -474,7 +521,7 @@ impl Conn {
                 let json = ctx.shared.borrow().screen_json();
                 self.ctrl.extend(protocol::frame(server::SCREEN, &json));
             }
-            client::INPUT => {}
+            client::INPUT => self.input(0..self.input.len(), ctx),
             other => debug!(conn = self.id, "ignoring unknown frame type 0x{other:02x}"),
         }
     }
@@ -488,6 +535,7 @@ impl Conn {
         ));
         self.closing = true;
         self.close_by = Some(Instant::now() + CLOSE_GRACE);
+        self.release_input(ctx);
         if ctx.shared.borrow_mut().subs.remove(&self.id).is_some() {
             ctx.space.notify_one();
         }

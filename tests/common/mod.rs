@@ -185,7 +185,7 @@ impl Drop for Session {
 /// client would be.
 pub struct Raw {
     pub stream: UnixStream,
-    asm: Assembler,
+    pub asm: Assembler,
     frames: std::collections::VecDeque<Frame>,
     pub eof: bool,
 }
