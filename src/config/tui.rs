@@ -1,0 +1,67 @@
+//! The `[tui]` table as resolved: settings for `hm tui` only. How the table
+//! is read from the file is in `schema`.
+
+use std::fmt;
+
+use super::{ConfigError, Location};
+
+/// The `[tui]` table: settings for `hm tui` only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuiConfig {
+    /// Colour theme name; `None` is the built-in theme.
+    pub theme: Option<String>,
+    /// Where `theme` was set, for an error about a theme that does not load
+    /// (known only when the dashboard or attach loads it).
+    pub theme_at: Option<Location>,
+    /// Shrink or grow session panes to fit the dashboard.
+    pub fit_sessions: bool,
+    /// Ring the terminal bell when a session changes state.
+    pub bell: bool,
+    /// Send a desktop notification through the terminal the dashboard
+    /// runs in (`osc9` or `osc777`), when a session starts waiting,
+    /// finishes or exits; `None`: off.
+    pub desktop_notify: Option<DesktopNotify>,
+    /// Panes per row, 1 to 16; `None`: automatic, or what the dashboard
+    /// last used (it remembers `+`/`-`/`=` across runs).
+    pub columns: Option<u16>,
+}
+
+/// Which escape sequence asks the terminal for a desktop notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DesktopNotify {
+    /// `ESC ] 9 ; text BEL` (iTerm2, WezTerm, kitty, Windows Terminal, ...).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; text BEL` (foot, Ghostty, urxvt, ...).
+    Osc777,
+}
+
+impl TuiConfig {
+    /// The error for a `theme` that did not load, at its line in the file.
+    pub fn bad_theme(&self, reason: impl fmt::Display) -> ConfigError {
+        let reason = reason.to_string();
+        match &self.theme_at {
+            Some(at) => ConfigError::InvalidValue {
+                at: at.clone(),
+                key: "tui.theme".into(),
+                reason,
+            },
+            None => ConfigError::Override {
+                flag: "tui.theme",
+                reason,
+            },
+        }
+    }
+}
+
+impl Default for TuiConfig {
+    fn default() -> Self {
+        TuiConfig {
+            theme: None,
+            theme_at: None,
+            fit_sessions: true,
+            bell: false,
+            desktop_notify: None,
+            columns: None,
+        }
+    }
+}
