@@ -17,6 +17,7 @@ use ratatui::style::{Color, Modifier, Style};
 use crate::classify;
 use crate::client::human_ms;
 use crate::tui::theme::Theme;
+use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer};
 
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
 /// moving the cursor the child sees. The label takes the theme's footer key
@@ -191,29 +192,33 @@ pub enum Damage {
     Region,
 }
 
-/// Incremental scanner for damaging sequences (split across chunks too).
-#[derive(Debug, Default)]
+/// Incremental scanner for damaging sequences (split across chunks too),
+/// which reads the output as the terminal does ([`Tokenizer`]).
+#[derive(Debug)]
 pub struct DamageScan {
-    state: ScanState,
-    params: Vec<u8>,
+    tokens: Tokenizer,
     /// The last scroll region the child set, as given; `None` for none
     /// (or one undone by a reset).
     region: Option<(u16, u16)>,
-    /// The region set by the byte just scanned.
-    just_set: Option<(u16, u16)>,
 }
+
+impl Default for DamageScan {
+    fn default() -> Self {
+        DamageScan {
+            // Longer parameters than this are no sequence the bar cares
+            // about, except a padded scroll region: see `csi`.
+            tokens: Tokenizer::new(PARAMS_KEPT),
+            region: None,
+        }
+    }
+}
+
+/// What of a sequence the scanner keeps.
+const PARAMS_KEPT: usize = 32;
 
 /// Where in scanned bytes the child set a scroll region: the offset just
 /// past the sequence, and the region as given.
 pub type RegionAt = (usize, (u16, u16));
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum ScanState {
-    #[default]
-    Ground,
-    Esc,
-    Csi,
-}
 
 impl DamageScan {
     /// Scans output; returns the worst damage, and appends to `regions`
@@ -224,18 +229,18 @@ impl DamageScan {
         let mut i = 0;
         while i < bytes.len() {
             // Skip plain text in bulk: only escape sequences can damage.
-            if self.state == ScanState::Ground {
+            if self.tokens.in_ground() {
                 match bytes[i..].iter().position(|&b| b == 0x1b) {
                     Some(k) => i += k,
                     None => break,
                 }
             }
-            let b = bytes[i];
+            let step = self.tokens.advance(bytes[i]);
             i += 1;
-            let d = self.byte(b);
-            if let Some(r) = self.just_set.take() {
-                regions.push((i, r));
+            if step != Step::End(Ended::Acted) {
+                continue;
             }
+            let d = self.sequence(&mut |r| regions.push((i, r)));
             worst = worst.max(d);
         }
         worst
@@ -251,90 +256,75 @@ impl DamageScan {
         self.region = None;
     }
 
-    fn byte(&mut self, b: u8) -> Damage {
-        match self.state {
-            ScanState::Ground => {
-                if b == 0x1b {
-                    self.state = ScanState::Esc;
-                }
-                Damage::None
-            }
-            ScanState::Esc => {
-                self.state = ScanState::Ground;
-                match b {
-                    b'[' => {
-                        self.params.clear();
-                        self.state = ScanState::Csi;
-                        Damage::None
-                    }
-                    // RIS: full reset.
-                    b'c' => {
-                        self.region = None;
-                        Damage::Region
-                    }
-                    // ESC ESC and ignored high bytes keep the escape open,
-                    // as in vte.
-                    0x1b | 0x80..=0xff => {
-                        self.state = ScanState::Esc;
-                        Damage::None
-                    }
-                    _ => Damage::None,
-                }
-            }
-            ScanState::Csi => {
-                if (0x40..=0x7e).contains(&b) {
-                    self.state = ScanState::Ground;
-                    return self.csi(b);
-                }
-                if b == 0x1b {
-                    // An unfinished sequence is abandoned for a new one.
-                    self.state = ScanState::Esc;
-                    return Damage::None;
-                }
-                // vte ignores bytes from 0x80 up inside a sequence.
-                if b < 0x80 && self.params.len() < 32 {
-                    self.params.push(b);
-                }
-                Damage::None
-            }
-        }
-    }
-
-    fn csi(&mut self, fin: u8) -> Damage {
-        let p = self.params.as_slice();
-        match fin {
-            // DECSTBM (digits and `;` only; others are private sequences).
-            b'r' if p.iter().all(|c| c.is_ascii_digit() || *c == b';') => {
-                let mut n = p
-                    .split(|&c| c == b';')
-                    .map(|v| std::str::from_utf8(v).ok()?.parse::<u16>().ok());
-                let top = n.next().flatten().unwrap_or(0);
-                let bottom = n.next().flatten().unwrap_or(0);
-                self.region = Some((top, bottom));
-                self.just_set = self.region;
-                Damage::None
-            }
-            b'J' if matches!(p, b"" | b"0" | b"2" | b"3") => Damage::Redraw,
-            // DECCOLM clears the screen and the margins. (Screen switches
-            // were rewritten into clears before the scan.)
-            b'h' | b'l' if p.starts_with(b"?") => {
-                let modes = &p[1..];
-                if modes.split(|&c| c == b';').any(|m| m == b"3") {
-                    Damage::Region
-                } else {
-                    Damage::None
-                }
-            }
-            b'S' | b'T' => Damage::Redraw,
-            // DECSTR, a soft reset, drops the margins (and is what a full
-            // reset from the child is rewritten to).
-            b'p' if p == b"!" => {
+    /// What the sequence that just ended did to the bar.
+    fn sequence(&mut self, set_region: &mut dyn FnMut((u16, u16))) -> Damage {
+        let seq = self.tokens.seq();
+        match seq.kind {
+            // RIS: full reset.
+            Kind::Esc if seq.collected == b"c" => {
                 self.region = None;
                 Damage::Region
+            }
+            Kind::Csi => {
+                let Some((&fin, p)) = seq.collected.split_last() else {
+                    return Damage::None;
+                };
+                if seq.truncated {
+                    // Only padding makes parameters this long; a region set
+                    // this way is not known, so the bar's is set again.
+                    return if fin == b'r' {
+                        self.region = None;
+                        Damage::Region
+                    } else {
+                        Damage::Redraw
+                    };
+                }
+                let (damage, region) = csi(p, fin, &mut self.region);
+                if let Some(r) = region {
+                    set_region(r);
+                }
+                damage
             }
             _ => Damage::None,
         }
     }
+}
+
+/// What a CSI with parameters `p` and final byte `fin` does to the bar,
+/// and the scroll region it sets, if it sets one.
+fn csi(p: &[u8], fin: u8, region: &mut Option<(u16, u16)>) -> (Damage, Option<(u16, u16)>) {
+    let damage = match fin {
+        // DECSTBM (digits and `;` only; others are private sequences).
+        b'r' if p.iter().all(|c| c.is_ascii_digit() || *c == b';') => {
+            let mut n = p
+                .split(|&c| c == b';')
+                .map(|v| std::str::from_utf8(v).ok()?.parse::<u16>().ok());
+            let top = n.next().flatten().unwrap_or(0);
+            let bottom = n.next().flatten().unwrap_or(0);
+            *region = Some((top, bottom));
+            return (Damage::None, *region);
+        }
+        b'J' if matches!(p, b"" | b"0" | b"2" | b"3") => Damage::Redraw,
+        // DECCOLM clears the screen and the margins. (Screen switches
+        // were rewritten into clears before the scan.)
+        b'h' | b'l' if p.starts_with(b"?") => {
+            let modes = &p[1..];
+            if modes.split(|&c| c == b';').any(|m| m == b"3") {
+                Damage::Region
+            } else {
+                Damage::None
+            }
+        }
+        b'S' | b'T' => Damage::Redraw,
+        // DECSTR, a soft reset, drops the margins (and is what a full
+        // reset from the child is rewritten to).
+        b'p' if p == b"!" => {
+            *region = None;
+            Damage::Region
+        }
+        _ => Damage::None,
+    };
+    (damage, None)
 }
 
 #[cfg(test)]
@@ -358,6 +348,20 @@ mod tests {
         // Bytes vte ignores inside a sequence do not hide it.
         assert_eq!(scan(&mut s, b"\x1b[\x802J"), Damage::Redraw);
         assert_eq!(scan(&mut s, b"\x1b\x80c"), Damage::Region);
+    }
+
+    /// A terminal executes a control inside a sequence and goes on with
+    /// it: the erase and the scroll region after a CR still count.
+    #[test]
+    fn controls_inside_a_sequence_do_not_hide_it() {
+        let mut s = DamageScan::default();
+        assert_eq!(scan(&mut s, b"\x1b[\r2J"), Damage::Redraw);
+        let mut at = Vec::new();
+        assert_eq!(s.scan(b"\x1b[1;5\rr", &mut at), Damage::None);
+        assert_eq!(at, [(7, (1, 5))]);
+        assert_eq!(s.region(), Some((1, 5)));
+        // As vt100 reads it: the screen is erased.
+        assert_eq!(screen(b"abc\x1b[\r2J", 20).screen().contents(), "");
     }
 
     #[test]

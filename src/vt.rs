@@ -7,3 +7,4 @@
 
 pub mod events;
 pub mod term;
+pub mod tokenizer;

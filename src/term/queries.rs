@@ -21,63 +21,44 @@
 //! CSI, a string ended by ESC), an ST takes its place, so that what
 //! follows cannot join that sequence.
 
+use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
+
 /// Longest escape sequence held back while deciding.
 pub const MAX_SEQ: usize = 4096;
 
 const ESC: u8 = 0x1b;
 const ST: &[u8] = b"\x1b\\";
 
-/// Where in a sequence the terminal is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ground,
-    /// After ESC (and any controls, which the terminal executes there).
-    Esc,
-    /// After ESC and intermediate bytes.
-    EscInt,
-    Csi,
-    Osc,
-    /// DCS before its final byte.
-    DcsHead,
-    /// DCS data, after the final byte.
-    DcsData,
-    /// SOS, PM or APC.
-    OtherString,
-}
-
-impl State {
-    /// Strings are dispatched when an ESC ends them; other sequences are
-    /// abandoned.
-    fn is_string(self) -> bool {
-        matches!(self, State::Osc | State::DcsData | State::OtherString)
-    }
-}
-
 /// How a sequence ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
     /// By its own last byte (final byte, BEL, ST, CAN or SUB in a string).
     Complete,
-    /// Abandoned at CAN or SUB: the terminal does not act on it.
+    /// Abandoned at CAN or SUB, or malformed: the terminal does not act on
+    /// it.
     Aborted,
-    /// By the ESC that starts the next sequence.
-    Esc,
+    /// By the ESC that starts the next sequence; a string is dispatched
+    /// then, anything else abandoned.
+    Esc { string: bool },
 }
 
 /// Streaming filter; feed chunks with [`filter`](Self::filter), call
 /// [`finish`](Self::finish) when the replay ends.
 #[derive(Debug)]
 pub struct QueryFilter {
-    state: State,
+    tokens: Tokenizer,
+    /// A sequence is open (held or passing).
+    in_seq: bool,
     /// The raw bytes of the sequence being held, from its ESC.
     buf: Vec<u8>,
-    /// What the terminal collects of it (no executed controls), which is
-    /// what [`is_query`] classifies.
+    /// The sequence in the form [`is_query`] reads (ESC, introducer, what
+    /// the terminal collected), rebuilt for each decision.
     seq: Vec<u8>,
     /// The sequence is too long to hold and is being passed through.
     passing: bool,
-    /// A string has just seen ESC: the next byte tells whether it was ST.
-    string_esc: bool,
+    /// A string has just been ended by ESC, and was a query if `Some(true)`:
+    /// the next byte tells whether the ESC was the start of ST.
+    string_esc: Option<bool>,
     /// The output ends inside a sequence that the ESC starting the current
     /// one ends, in the terminal.
     open: bool,
@@ -95,11 +76,12 @@ impl Default for QueryFilter {
 impl QueryFilter {
     pub fn new() -> Self {
         QueryFilter {
-            state: State::Ground,
+            tokens: Tokenizer::new(MAX_SEQ),
+            in_seq: false,
             buf: Vec::new(),
             seq: Vec::new(),
             passing: false,
-            string_esc: false,
+            string_esc: None,
             open: false,
             probe_only: false,
         }
@@ -119,7 +101,7 @@ impl QueryFilter {
     pub fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut rest = input;
         loop {
-            if self.state == State::Ground && !self.string_esc {
+            if self.tokens.in_ground() && self.string_esc.is_none() {
                 // Text between sequences goes through as it is, in one
                 // copy: live output is mostly text.
                 let n = rest.iter().position(|&c| c == ESC).unwrap_or(rest.len());
@@ -145,115 +127,70 @@ impl QueryFilter {
     }
 
     fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
-        if self.string_esc {
-            self.string_esc = false;
-            if b == b'\\' {
+        let step = self.tokens.advance(b);
+        if let Some(query) = self.string_esc.take() {
+            let seq = self.tokens.seq();
+            if step == Step::End(Ended::Acted) && seq.kind == Kind::Esc && seq.collected == b"\\" {
+                // ST: the string ends here, its terminator included.
                 self.hold(b, out);
-                self.seq.extend_from_slice(ST);
-                return self.end(End::Complete, out);
+                return self.end(End::Complete, query, out);
             }
             // Any other byte: the ESC ended the string and starts the next
             // sequence, which this byte continues.
             self.buf.pop();
-            self.seq.extend_from_slice(ST);
-            self.end(End::Esc, out);
+            self.end(End::Esc { string: true }, query, out);
             self.begin();
         }
-        match b {
-            ESC if self.state.is_string() => {
+        match step {
+            Step::Text => out.push(b),
+            Step::Control if !self.in_seq => out.push(b),
+            Step::Control | Step::Part | Step::Ignored => self.hold(b, out),
+            Step::Open(None) => self.begin(),
+            Step::Open(Some(_)) if self.tokens.seq().kind.is_string() => {
                 // Held even when passing, until the next byte says whether
                 // it is ST or the start of a sequence to look at.
+                self.string_esc = Some(self.is_dropped());
                 self.buf.push(b);
-                self.string_esc = true;
-                return;
             }
-            ESC => {
-                if self.state != State::Ground {
-                    self.end(End::Esc, out);
-                }
-                return self.begin();
+            Step::Open(Some(_)) => {
+                self.end(End::Esc { string: false }, false, out);
+                self.begin();
             }
-            0x18 | 0x1a if self.state != State::Ground => {
+            Step::End(ended) => {
                 self.hold(b, out);
-                return if self.state.is_string() {
-                    self.seq.extend_from_slice(ST);
-                    self.end(End::Complete, out)
+                let query = self.is_dropped();
+                let how = if ended == Ended::Acted {
+                    End::Complete
                 } else {
-                    self.end(End::Aborted, out)
+                    End::Aborted
                 };
+                self.end(how, query, out);
             }
-            _ => {}
+            Step::Cancel(_) => {
+                self.hold(b, out);
+                // A string is dispatched when cancelled; anything else is
+                // abandoned.
+                if self.tokens.seq().kind.is_string() {
+                    let query = self.is_dropped();
+                    self.end(End::Complete, query, out);
+                } else {
+                    self.end(End::Aborted, false, out);
+                }
+            }
         }
-        let control = b < 0x20;
-        match self.state {
-            State::Ground => out.push(b),
-            State::Esc | State::EscInt if control || b >= 0x7f => self.hold(b, out),
-            State::Esc => {
-                self.hold(b, out);
-                self.collect(b);
-                self.state = match b {
-                    0x20..=0x2f => State::EscInt,
-                    b'[' => State::Csi,
-                    b']' => State::Osc,
-                    b'P' => State::DcsHead,
-                    b'X' | b'^' | b'_' => State::OtherString,
-                    _ => return self.end(End::Complete, out),
-                };
-            }
-            State::EscInt => {
-                self.hold(b, out);
-                self.collect(b);
-                if b >= 0x30 {
-                    self.end(End::Complete, out);
-                }
-            }
-            State::Csi => {
-                self.hold(b, out);
-                match b {
-                    0x20..=0x3f => self.collect(b),
-                    0x40..=0x7e => {
-                        self.collect(b);
-                        self.end(End::Complete, out);
-                    }
-                    _ => {}
-                }
-            }
-            State::Osc => {
-                self.hold(b, out);
-                if b == 0x07 {
-                    self.collect(b);
-                    self.end(End::Complete, out);
-                } else if !control {
-                    self.collect(b);
-                }
-            }
-            State::DcsHead => {
-                self.hold(b, out);
-                match b {
-                    0x20..=0x3f => self.collect(b),
-                    0x40..=0x7e => {
-                        self.collect(b);
-                        self.state = State::DcsData;
-                    }
-                    _ => {}
-                }
-            }
-            State::DcsData => {
-                self.hold(b, out);
-                match b {
-                    // 8-bit ST, which ends DCS data in vte.
-                    0x9c => {
-                        self.seq.extend_from_slice(ST);
-                        self.end(End::Complete, out);
-                    }
-                    0x00..=0x7e => self.collect(b),
-                    _ => {}
-                }
-            }
-            State::OtherString => {
-                self.hold(b, out);
-                self.collect(b);
-            }
+    }
+
+    /// Whether the sequence just read is one this filter drops.
+    fn is_dropped(&mut self) -> bool {
+        if self.passing {
+            return false;
+        }
+        let seq = self.tokens.seq();
+        as_escape(seq, &mut self.seq);
+        if self.probe_only {
+            is_status_probe(&self.seq)
+        } else {
+            is_query(&self.seq)
         }
     }
 
@@ -261,10 +198,8 @@ impl QueryFilter {
     fn begin(&mut self) {
         self.buf.clear();
         self.buf.push(ESC);
-        self.seq.clear();
-        self.seq.push(ESC);
         self.passing = false;
-        self.state = State::Esc;
+        self.in_seq = true;
     }
 
     /// Takes a byte of the current sequence: held while the sequence is
@@ -278,32 +213,19 @@ impl QueryFilter {
         self.buf.push(b);
         if self.buf.len() > MAX_SEQ {
             out.append(&mut self.buf);
-            self.seq.clear();
             self.passing = true;
         }
     }
 
-    /// Adds a byte to what the terminal collects of the sequence.
-    fn collect(&mut self, b: u8) {
-        if !self.passing {
-            self.seq.push(b);
-        }
-    }
-
-    /// The current sequence has ended: drop it if it is a query, else
-    /// release it.
-    fn end(&mut self, how: End, out: &mut Vec<u8>) {
+    /// The current sequence has ended: drop it if it is a query (and the
+    /// terminal would act on it), else release it.
+    fn end(&mut self, how: End, query: bool, out: &mut Vec<u8>) {
         let acted_on = match how {
             End::Complete => true,
             End::Aborted => false,
-            End::Esc => self.state.is_string(),
+            End::Esc { string } => string,
         };
-        let dropped = if self.probe_only {
-            is_status_probe(&self.seq)
-        } else {
-            is_query(&self.seq)
-        };
-        if !self.passing && acted_on && dropped {
+        if acted_on && query {
             self.buf.clear();
             // The ESC of the dropped query ended the sequence before it; if
             // the next ESC does not take over (it does when this one ended
@@ -314,12 +236,28 @@ impl QueryFilter {
             }
         } else {
             out.append(&mut self.buf);
-            self.open = how == End::Esc;
+            self.open = matches!(how, End::Esc { .. });
         }
-        self.seq.clear();
         self.passing = false;
-        self.state = State::Ground;
+        self.in_seq = false;
     }
+}
+
+/// A sequence as raw bytes in the form [`is_query`] reads: ESC, the
+/// introducer, and what the terminal collected (terminator left out).
+fn as_escape(seq: Seq<'_>, out: &mut Vec<u8>) {
+    out.clear();
+    out.push(ESC);
+    match seq.kind {
+        Kind::Esc => {}
+        Kind::Csi => out.push(b'['),
+        Kind::Osc => out.push(b']'),
+        Kind::Dcs => out.push(b'P'),
+        Kind::Sos => out.push(b'X'),
+        Kind::Pm => out.push(b'^'),
+        Kind::Apc => out.push(b'_'),
+    }
+    out.extend_from_slice(seq.collected);
 }
 
 /// Whether a complete escape sequence is the OSC 7501 probe.

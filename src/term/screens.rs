@@ -15,10 +15,10 @@
 //! leave the alternate screen, so it becomes a soft reset and a clear. It
 //! owns no I/O: bytes in, bytes out.
 //!
-//! Sequences are split as vte splits them: bytes from 0x80 up inside an
-//! escape or control sequence are ignored by vte-based terminals, so they
-//! are dropped here (they change nothing there), or `ESC [ 0x80 ? 1049 l`
-//! would slip by.
+//! Sequences are split as a terminal splits them ([`Tokenizer`]): bytes
+//! from 0x80 up inside an escape or control sequence are ignored by
+//! vte-based terminals, so they are dropped here (they change nothing
+//! there), or `ESC [ 0x80 ? 1049 l` would slip by.
 //!
 //! It is incremental (a sequence split across chunks is held back until
 //! its final byte says what it is) and bounded: a mode sequence longer
@@ -27,6 +27,8 @@
 //! Passing it on instead would let padding carry a switch past the check
 //! (`ESC [ ? 0000…0047 l`). Only what may still become a screen switch is
 //! ever held, and the terminal would not act on it before its end either.
+
+use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
 
 /// Longest mode-setting sequence held back while deciding; longer ones
 /// are dropped.
@@ -49,27 +51,17 @@ pub const LEAVE: &[u8] = b"\x1b[2J\x1b[H";
 /// attributes, saved cursor) and a clear, which stay on the screen.
 pub const RESET: &[u8] = b"\x1b[!p\x1b[2J\x1b[H";
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum State {
-    #[default]
-    Ground,
-    /// `ESC` held.
-    Esc,
-    /// `ESC [` held.
-    Csi,
-    /// `ESC [ ?` and parameters held: a DEC private mode set or reset.
-    Private,
-    /// Inside an over-long mode sequence, dropped up to its final byte.
-    Discard,
-}
-
 /// Streaming rewriter; feed it every chunk of output with
 /// [`rewrite`](Self::rewrite).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ScreenRewriter {
-    state: State,
-    /// The sequence held back so far.
-    buf: Vec<u8>,
+    tokens: Tokenizer,
+    /// The sequence held back so far, from its ESC, while it may still be
+    /// a screen switch (bytes the terminal ignores left out).
+    held: Vec<u8>,
+    holding: bool,
+    /// Inside an over-long mode sequence, dropped up to its final byte.
+    discarding: bool,
     /// Which screen the child is on, as far as this rewriter saw it go
     /// there: `None` until then (output replayed from the middle of a
     /// session does not say), `Some(true)` for the alternate one.
@@ -80,6 +72,20 @@ pub struct ScreenRewriter {
     /// Where in the `out` of the latest [`ScreenRewriter::rewrite`] call
     /// its last screen change ended.
     switched_at: usize,
+}
+
+impl Default for ScreenRewriter {
+    fn default() -> Self {
+        ScreenRewriter {
+            tokens: Tokenizer::new(MAX_SEQ),
+            held: Vec::new(),
+            holding: false,
+            discarding: false,
+            alternate: None,
+            switches: 0,
+            switched_at: 0,
+        }
+    }
 }
 
 impl ScreenRewriter {
@@ -120,7 +126,7 @@ impl ScreenRewriter {
         while !rest.is_empty() {
             // Plain text between escape sequences is copied in bulk: this
             // is on the path of every byte `hm attach` shows.
-            if self.state == State::Ground {
+            if self.tokens.in_ground() {
                 let plain = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
                 out.extend_from_slice(&rest[..plain]);
                 rest = &rest[plain..];
@@ -134,85 +140,101 @@ impl ScreenRewriter {
     }
 
     fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
-        if self.state == State::Ground {
-            if b == 0x1b {
-                self.buf.push(b);
-                self.state = State::Esc;
-            } else {
-                out.push(b);
-            }
-            return;
-        }
-        match (self.state, b) {
+        match self.tokens.advance(b) {
+            // Controls take effect where they stand without ending the
+            // sequence, so they can go out at once: what is held does
+            // nothing until its final byte.
+            Step::Text | Step::Control => out.push(b),
             // A new escape sequence abandons the one held.
-            (_, 0x1b) => {
-                out.append(&mut self.buf);
-                self.buf.push(b);
-                self.state = State::Esc;
+            Step::Open(_) => {
+                self.release(out);
+                self.discarding = false;
+                self.held.push(b);
+                self.holding = true;
             }
             // CAN and SUB cancel it.
-            (_, 0x18 | 0x1a) => self.release(b, out),
-            // Other controls take effect where they stand without ending
-            // the sequence, so they can go out at once: what is held does
-            // nothing until its final byte.
-            (_, 0x00..=0x1f | 0x7f) => out.push(b),
-            // Ignored inside a sequence, as vte does (see the module doc).
-            (_, 0x80..=0xff) => {}
-            (State::Discard, 0x40..=0x7e) => self.state = State::Ground,
-            (State::Discard, _) => {}
-            (State::Esc, b'c') => {
-                self.buf.clear();
-                out.extend_from_slice(RESET);
-                self.state = State::Ground;
-                self.changed(false, out);
+            Step::Cancel(_) => {
+                self.release(out);
+                self.discarding = false;
+                out.push(b);
             }
-            (State::Esc, b'[') => {
-                self.buf.push(b);
-                self.state = State::Csi;
+            // Ignored inside a sequence, as vte does (see the module doc):
+            // dropped from what is held.
+            Step::Ignored => {
+                if !self.holding && !self.discarding {
+                    out.push(b);
+                }
             }
-            (State::Csi, b'?') => {
-                self.buf.push(b);
-                self.state = State::Private;
-            }
-            // Intermediates too: vt100 acts on `CSI ? 1049 . l` as on
-            // `CSI ? 1049 l`, whatever a stricter terminal would do.
-            (State::Private, b'0'..=b'9' | b';' | b':' | 0x20..=0x2f) => {
-                if self.buf.len() < MAX_SEQ {
-                    self.buf.push(b);
-                } else {
+            Step::Part => {
+                if self.discarding {
+                    // Dropped, see below.
+                } else if !self.holding {
+                    out.push(b);
+                } else if self.held.len() >= MAX_SEQ {
                     // What was held goes, ESC included; a CAN tells the
                     // terminal to drop whatever sequence it still has open
                     // (one given out before this ESC would otherwise run
                     // on into the bytes after the dropped one).
-                    self.buf.clear();
+                    self.held.clear();
+                    self.holding = false;
                     out.push(0x18);
-                    self.state = State::Discard;
+                    self.discarding = true;
+                } else {
+                    self.held.push(b);
+                    if !may_switch(self.tokens.seq()) {
+                        self.release(out);
+                    }
                 }
             }
-            (State::Private, b'h' | b'l') => self.complete(b, out),
-            // Anything else cannot be a screen switch.
-            _ => self.release(b, out),
+            Step::End(ended) => {
+                if self.discarding {
+                    // The final byte of the over-long sequence goes too.
+                    self.discarding = false;
+                    return;
+                }
+                if !self.holding {
+                    out.push(b);
+                    return;
+                }
+                let seq = self.tokens.seq();
+                if seq.kind == Kind::Esc && seq.collected == b"c" {
+                    self.held.clear();
+                    self.holding = false;
+                    out.extend_from_slice(RESET);
+                    self.changed(false, out);
+                } else if ended == Ended::Acted
+                    && seq.kind == Kind::Csi
+                    && matches!(b, b'h' | b'l')
+                    && seq.collected.first() == Some(&b'?')
+                {
+                    self.complete(b, out);
+                } else {
+                    self.held.push(b);
+                    self.release(out);
+                }
+            }
         }
     }
 
-    /// Lets the held bytes and `b` through unchanged.
-    fn release(&mut self, b: u8, out: &mut Vec<u8>) {
-        out.append(&mut self.buf);
-        out.push(b);
-        self.state = State::Ground;
+    /// Lets the held bytes through unchanged.
+    fn release(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.held);
+        self.holding = false;
     }
 
     /// Ends `ESC [ ? params` with `fin` (`h` sets, `l` resets). A parameter
     /// with sub-parameters (`1049:1`) is no screen switch and is kept.
     fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
-        self.state = State::Ground;
-        let held = std::mem::take(&mut self.buf);
-        // Bytes a terminal ignores (from 0x80 up) or that only qualify the
-        // sequence (intermediates) are left out of the parameters.
-        let odd = |c: u8| c >= 0x80 || (0x20..=0x2f).contains(&c);
+        self.holding = false;
+        let held = std::mem::take(&mut self.held);
+        // Intermediates only qualify the sequence: they are left out of
+        // the parameters. (Bytes a terminal ignores were never held.)
         let qualified = held.iter().any(|&c| (0x20..=0x2f).contains(&c));
-        let clean: std::borrow::Cow<'_, [u8]> = if held.iter().any(|&c| odd(c)) {
-            held.iter().copied().filter(|&c| !odd(c)).collect()
+        let clean: std::borrow::Cow<'_, [u8]> = if qualified {
+            held.iter()
+                .copied()
+                .filter(|c| !(0x20..=0x2f).contains(c))
+                .collect()
         } else {
             (&held[..]).into()
         };
@@ -251,8 +273,18 @@ impl ScreenRewriter {
         }
         drop(clean);
         // Keep the allocation for the next sequence.
-        self.buf = held;
-        self.buf.clear();
+        self.held = held;
+        self.held.clear();
+    }
+}
+
+/// Whether a sequence read so far may still become a screen switch:
+/// `ESC` alone, `ESC [`, or a DEC private mode (`ESC [ ?`...).
+fn may_switch(seq: Seq<'_>) -> bool {
+    match seq.kind {
+        Kind::Esc => seq.collected.is_empty(),
+        Kind::Csi => seq.collected.first().is_none_or(|&c| c == b'?'),
+        _ => false,
     }
 }
 

@@ -16,6 +16,7 @@ use bytemuck::TransparentWrapper;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::protocol::{MAX_DIM, Size};
+use crate::vt::tokenizer::{Kind, Step, Tokenizer};
 
 /// Longest escape string passed to the parser; the rest is dropped.
 pub const MAX_STRING: usize = 64 * 1024;
@@ -287,14 +288,13 @@ fn color(c: vt100::Color) -> Color {
 }
 
 /// Cuts OSC strings longer than [`MAX_STRING`], keeping their terminator
-/// so the parser leaves the string state. It follows the parser's own
-/// state machine as far as OSC goes: counting any other string as well
-/// would drop output after one the parser has already left (a DCS ends
-/// at an 8-bit ST, a byte that is OSC text), as the tui_screen fuzz target
-/// found.
+/// so the parser leaves the string state. It reads the output as the
+/// parser does ([`Tokenizer`]): counting any other string as well would
+/// drop output after one the parser has already left (a DCS ends at an
+/// 8-bit ST, a byte that is OSC text), as the tui_screen fuzz target found.
 #[derive(Debug)]
 pub(crate) struct StringCap {
-    state: CapState,
+    tokens: Tokenizer,
     /// [`MAX_STRING`]; smaller in the fuzz target, so that cutting shows up
     /// in short inputs.
     limit: usize,
@@ -306,23 +306,11 @@ impl Default for StringCap {
     }
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum CapState {
-    #[default]
-    Ground,
-    Esc,
-    Str {
-        len: usize,
-    },
-    StrEsc {
-        len: usize,
-    },
-}
-
 impl StringCap {
     pub(crate) fn with_limit(limit: usize) -> Self {
         StringCap {
-            state: CapState::Ground,
+            // Only the length of a string matters here, not its text.
+            tokens: Tokenizer::new(0),
             limit,
         }
     }
@@ -330,7 +318,7 @@ impl StringCap {
     pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut rest = input;
         loop {
-            if matches!(self.state, CapState::Ground) {
+            if self.tokens.in_ground() {
                 // Text up to the next ESC changes nothing: one copy.
                 let n = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
                 out.extend_from_slice(&rest[..n]);
@@ -340,33 +328,10 @@ impl StringCap {
                 return;
             };
             rest = tail;
-            self.state = match (self.state, b) {
-                (CapState::Ground, 0x1b) => CapState::Esc,
-                (CapState::Ground, _) => CapState::Ground,
-                (CapState::Esc, b']') => CapState::Str { len: 0 },
-                (CapState::Esc, 0x1b) => CapState::Esc,
-                // The parser executes other controls after ESC, and ignores
-                // DEL and 8-bit bytes, and stays in its escape state: so
-                // `ESC NUL ]` still starts an OSC (found by the tui_screen
-                // fuzz target: it got past the cap before).
-                (
-                    CapState::Esc | CapState::StrEsc { .. },
-                    0x00..=0x17 | 0x19 | 0x1c..=0x1f | 0x7f..=0xff,
-                ) => CapState::Esc,
-                (CapState::Esc, _) => CapState::Ground,
-                // BEL, CAN and SUB end a string; so does ESC, whatever
-                // follows it (`ESC \` is ST, anything else starts a new
-                // sequence), as in the parser: staying in the string here
-                // would drop the output after it.
-                (CapState::Str { .. }, 0x07 | 0x18 | 0x1a) => CapState::Ground,
-                (CapState::Str { len }, 0x1b) => CapState::StrEsc { len },
-                (CapState::Str { len }, _) => CapState::Str { len: len + 1 },
-                (CapState::StrEsc { .. }, b']') => CapState::Str { len: 0 },
-                (CapState::StrEsc { .. }, 0x1b) => CapState::Esc,
-                (CapState::StrEsc { .. }, _) => CapState::Ground,
-            };
-            let over = matches!(self.state, CapState::Str { len } | CapState::StrEsc { len } if len > self.limit);
-            if !over || b == 0x1b {
+            let step = self.tokens.advance(b);
+            let seq = self.tokens.seq();
+            let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
+            if !over {
                 out.push(b);
             }
         }
