@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 
 use crate::classify::ProcessState;
 use crate::paths;
-use crate::protocol::{self, Size, client as ct};
+use crate::protocol::Size;
 
 use super::keys;
 use super::layout::{self, Grid};
@@ -211,10 +211,7 @@ fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
                 p.applied = Some(size);
                 p.resized_at = Some(now);
                 p.term.resize(size);
-                fx.push(Effect::Send(
-                    id,
-                    protocol::frame(ct::RESIZE, &size.encode()),
-                ));
+                fx.push(Effect::Resize(id, size));
             }
         } else if let Some(s) = p.session_size {
             p.term.resize(s);
@@ -229,11 +226,10 @@ fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
     if !p.poll_in_flight && p.link == Link::Live && p.exit.is_none() {
         p.poll_in_flight = true;
         p.last_poll = Some(now);
-        let mut ask = protocol::frame(ct::STATUS, &[]);
+        fx.push(Effect::Status(p.id.clone()));
         if size_too {
-            ask.extend(protocol::frame(ct::INFO, &[]));
+            fx.push(Effect::Info(p.id.clone()));
         }
-        fx.push(Effect::Send(p.id.clone(), ask));
     }
 }
 
@@ -522,7 +518,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 .pane(&id)
                 .is_some_and(|p| p.term.screen().application_cursor());
             if let Some(bytes) = keys::encode(&k, app_cursor) {
-                fx.push(Effect::Send(id, protocol::frame(ct::INPUT, &bytes)));
+                fx.push(Effect::Input(id, bytes));
             }
         }
         Mode::ConfirmKill(id) => {
@@ -534,11 +530,7 @@ fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     // It ended while we asked.
                     return;
                 }
-                // u32::MAX: the session's own grace period, and EXIT back.
-                fx.push(Effect::Send(
-                    id.clone(),
-                    protocol::frame(ct::KILL, &u32::MAX.to_be_bytes()),
-                ));
+                fx.push(Effect::Kill(id.clone()));
                 // A question too: a supervisor that cannot act on the
                 // kill (stopped) is then shown as not responding.
                 poll(p, now, size_too, fx);
@@ -878,7 +870,7 @@ fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
             if bracketed {
                 bytes.extend_from_slice(b"\x1b[201~");
             }
-            fx.push(Effect::Send(id.clone(), protocol::frame(ct::INPUT, &bytes)));
+            fx.push(Effect::Input(id.clone(), bytes));
         }
         Mode::Filter => m.filter.push_str(text.trim()),
         Mode::NewSession { step, id, command } => {
@@ -1009,36 +1001,43 @@ mod tests {
         )
     }
 
-    /// The (id, type, payload) of every frame the effects send.
-    /// Every frame sent, in order, as (session, type, payload).
-    fn frames(fx: &[Effect]) -> Vec<(String, u8, Vec<u8>)> {
-        let mut all = Vec::new();
-        for e in fx {
-            if let Effect::Send(id, bytes) = e {
-                let mut frames = Vec::new();
-                protocol::Assembler::new(protocol::MAX_PAYLOAD)
-                    .push(bytes, &mut frames)
-                    .expect("well-formed frames");
-                all.extend(frames.into_iter().map(|f| (id.clone(), f.ty, f.payload)));
-            }
-        }
-        all
+    /// What the effects ask of sessions, in order: input, resizes,
+    /// questions and kills (connections, alerts and starts left out).
+    fn requests(fx: &[Effect]) -> Vec<&Effect> {
+        fx.iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    Effect::Input(..)
+                        | Effect::Resize(..)
+                        | Effect::Status(_)
+                        | Effect::Info(_)
+                        | Effect::Kill(_)
+                )
+            })
+            .collect()
     }
 
     fn resizes(fx: &[Effect]) -> Vec<(String, Size)> {
-        frames(fx)
-            .into_iter()
-            .filter(|(_, ty, _)| *ty == ct::RESIZE)
-            .map(|(id, _, p)| (id, Size::decode(&p).expect("a RESIZE payload")))
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Resize(id, size) => Some((id.clone(), *size)),
+                _ => None,
+            })
             .collect()
     }
 
     fn inputs(fx: &[Effect]) -> Vec<Vec<u8>> {
-        frames(fx)
-            .into_iter()
-            .filter(|(_, ty, _)| *ty == ct::INPUT)
-            .map(|(_, _, p)| p)
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Input(_, bytes) => Some(bytes.clone()),
+                _ => None,
+            })
             .collect()
+    }
+
+    fn kills(fx: &[Effect]) -> usize {
+        fx.iter().filter(|e| matches!(e, Effect::Kill(_))).count()
     }
 
     /// What each pane on the current page should be resized to.
@@ -1434,7 +1433,7 @@ mod tests {
             let fx = update(&mut m, press(key), at(t));
             assert!(
                 fx.iter()
-                    .any(|e| matches!(e, Effect::Send(id, _) if id == "b")),
+                    .any(|e| matches!(e, Effect::Resize(id, _) if id == "b")),
                 "b resized: {fx:?}"
             );
             update(&mut m, out("b"), at(t + 10));
@@ -1624,10 +1623,7 @@ mod tests {
         assert!(fx.is_empty(), "nothing happens before the answer: {fx:?}");
         let fx = update(&mut m, press(KeyCode::Char('y')), now);
         assert_eq!(m.mode, Mode::Grid);
-        assert_eq!(
-            frames(&fx),
-            vec![("a".to_string(), ct::KILL, vec![0xff, 0xff, 0xff, 0xff])]
-        );
+        assert_eq!(requests(&fx), [&Effect::Kill("a".into())]);
     }
 
     #[test]
@@ -1641,8 +1637,10 @@ mod tests {
         // The kill asks a question too.
         update(&mut m, press(KeyCode::Char('x')), at(1000));
         let fx = update(&mut m, press(KeyCode::Char('y')), at(1000));
-        let sent: Vec<u8> = frames(&fx).into_iter().map(|(_, ty, _)| ty).collect();
-        assert_eq!(sent, [ct::KILL, ct::STATUS]);
+        assert_eq!(
+            requests(&fx),
+            [&Effect::Kill("a".into()), &Effect::Status("a".into())]
+        );
         assert_eq!(m.next_check(), Some(at(3000)));
         update(&mut m, Msg::Tick, at(3000));
         assert!(m.pane("a").expect("pane").unresponsive);
@@ -1677,7 +1675,7 @@ mod tests {
         assert_eq!(notice(&m), "session 'a' exited with code 9");
         // A late `y` kills nothing.
         let fx = update(&mut m, press(KeyCode::Char('y')), now);
-        assert!(frames(&fx).is_empty(), "{fx:?}");
+        assert!(requests(&fx).is_empty(), "{fx:?}");
     }
 
     #[test]
@@ -1787,7 +1785,7 @@ mod tests {
         );
         let fx = update(&mut m, press(KeyCode::Char('x')), now);
         assert_eq!(m.mode, Mode::Grid);
-        assert!(frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL));
+        assert_eq!(kills(&fx), 0, "{fx:?}");
         assert_eq!(m.visible_ids(), ["b"]);
         assert_eq!(sel(&m), "b");
     }
@@ -1818,10 +1816,7 @@ mod tests {
         assert_eq!(p.state(), Some(ProcessState::Dead.as_byte()));
         assert!(!p.attention);
         let fx = update(&mut m, press(KeyCode::Char('x')), now);
-        assert!(
-            frames(&fx).iter().all(|(_, ty, _)| *ty != ct::KILL),
-            "the program is not the dashboard's to kill"
-        );
+        assert_eq!(kills(&fx), 0, "the program is not the dashboard's to kill");
         assert_eq!(m.visible_ids(), ["b"]);
     }
 
@@ -1913,7 +1908,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_in_focus_become_input_frames_for_that_session_only() {
+    fn keys_in_focus_become_input_for_that_session_only() {
         let now = Instant::now();
         let mut m = model(100, 31);
         live(&mut m, &["a", "b"], now);
@@ -1933,8 +1928,12 @@ mod tests {
         }
         assert!(!m.quit, "q and Ctrl-C are the session's in focus");
         assert_eq!(m.mode, Mode::Focus("b".into()));
-        let sent = frames(&fx);
-        assert!(sent.iter().all(|(id, ty, _)| id == "b" && *ty == ct::INPUT));
+        assert!(
+            requests(&fx)
+                .iter()
+                .all(|e| matches!(e, Effect::Input(id, _) if id == "b")),
+            "{fx:?}"
+        );
         assert_eq!(
             inputs(&fx),
             [
@@ -2210,8 +2209,10 @@ mod tests {
             Msg::Session("a".into(), SessionMsg::Output(b"redraw".to_vec())),
             at(20),
         );
-        let asked: Vec<u8> = frames(&fx).into_iter().map(|(_, ty, _)| ty).collect();
-        assert_eq!(asked, [ct::STATUS, ct::INFO]);
+        assert_eq!(
+            requests(&fx),
+            [&Effect::Status("a".into()), &Effect::Info("a".into())]
+        );
         let info = serde_json::json!({ "cols": 100, "rows": 30 });
         update(
             &mut m,
@@ -2234,7 +2235,7 @@ mod tests {
             Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
             at(20),
         );
-        assert!(!frames(&fx).iter().any(|(_, ty, _)| *ty == ct::INFO));
+        assert!(!fx.iter().any(|e| matches!(e, Effect::Info(_))), "{fx:?}");
     }
 
     #[test]
@@ -2299,10 +2300,7 @@ mod tests {
                 Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
                 t,
             );
-            frames(&fx)
-                .iter()
-                .filter(|(_, ty, _)| *ty == ct::STATUS)
-                .count()
+            fx.iter().filter(|e| matches!(e, Effect::Status(_))).count()
         };
         assert_eq!(out(&mut m, at(10)), 0);
         update(&mut m, st("a", ProcessState::Idle, 0), at(20));
@@ -2313,6 +2311,6 @@ mod tests {
         // Quiet for the idle threshold: the tick asks again.
         update(&mut m, st("a", ProcessState::Active, 1000), at(1200));
         let fx = update(&mut m, Msg::Tick, at(1100 + 3000 + 200));
-        assert_eq!(frames(&fx), [("a".to_string(), ct::STATUS, vec![])]);
+        assert_eq!(requests(&fx), [&Effect::Status("a".into())]);
     }
 }
