@@ -9,9 +9,12 @@
 //! holding one connection (SUBSCRIBE for output, STATUS for state) that
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
+pub mod focus;
+pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod model;
+pub mod sessions;
 pub mod theme;
 pub mod update;
 pub mod view;
