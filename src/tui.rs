@@ -9,9 +9,12 @@
 //! holding one connection (SUBSCRIBE for output, STATUS for state) that
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
+pub mod focus;
+pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod model;
+pub mod sessions;
 pub mod theme;
 pub mod update;
 pub mod view;
@@ -357,10 +360,21 @@ fn apply(
 ) {
     for e in fx {
         match e {
-            Effect::Send(id, bytes) => {
-                if let Some(s) = senders.get(&id) {
-                    let _ = s.send(bytes);
-                }
+            // Requests become frames here, where they are written, and
+            // nowhere else: the dashboard's decisions know no wire format.
+            Effect::Input(id, bytes) => write(senders, &id, protocol::frame(ct::INPUT, &bytes)),
+            Effect::Resize(id, size) => {
+                write(senders, &id, protocol::frame(ct::RESIZE, &size.encode()));
+            }
+            Effect::Status(id) => write(senders, &id, protocol::frame(ct::STATUS, &[])),
+            Effect::Info(id) => write(senders, &id, protocol::frame(ct::INFO, &[])),
+            // u32::MAX: the session's own grace period, and EXIT back.
+            Effect::Kill(id) => {
+                write(
+                    senders,
+                    &id,
+                    protocol::frame(ct::KILL, &u32::MAX.to_be_bytes()),
+                );
             }
             Effect::Connect(id) => connect(id, false, opts, tx, senders),
             Effect::ConnectStarted(id) => connect(id, true, opts, tx, senders),
@@ -414,6 +428,14 @@ fn apply(
                 });
             }
         }
+    }
+}
+
+/// Hands a frame to the task holding `id`'s connection, if there is one:
+/// a session whose connection is gone has nobody to tell.
+fn write(senders: &HashMap<String, mpsc::UnboundedSender<Vec<u8>>>, id: &str, frame: Vec<u8>) {
+    if let Some(s) = senders.get(id) {
+        let _ = s.send(frame);
     }
 }
 

@@ -1,7 +1,13 @@
 //! Where panes go: a near-square grid that fills the screen, paged when
-//! panes would be too small to read. Pure arithmetic on rectangles.
+//! panes would be too small to read, and which session's pane is where on
+//! the page shown. Pure arithmetic on rectangles: it reads the model and
+//! changes nothing, so `update` and `view` agree on every position.
 
 use ratatui::layout::Rect;
+
+use crate::protocol::Size;
+
+use super::model::{Mode, Model};
 
 /// Smallest pane (including its border) worth showing.
 pub const MIN_PANE_W: u16 = 24;
@@ -76,6 +82,74 @@ pub fn cells(area: Rect, g: Grid, count: usize) -> Vec<Rect> {
     }
     out
 }
+
+/// Where the visible panes of the current page are drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub grid: Grid,
+    pub pages: usize,
+    pub page: usize,
+    pub rects: Vec<(String, Rect)>,
+}
+
+/// The area above the footer.
+pub fn grid_area(size: (u16, u16)) -> Rect {
+    Rect::new(0, 0, size.0, size.1.saturating_sub(1))
+}
+
+pub fn placements(m: &Model) -> Placement {
+    placements_in(m, m.size)
+}
+
+/// Placements on a screen of `size`, which the frame being drawn may have
+/// even when the model has not heard of the change yet.
+pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
+    let area = grid_area(size);
+    if let Mode::Zoom(id) = &m.mode {
+        return Placement {
+            grid: Grid { cols: 1, rows: 1 },
+            pages: 1,
+            page: 0,
+            rects: vec![(id.clone(), area)],
+        };
+    }
+    let ids = m.visible_ids();
+    let g = grid(area, ids.len(), m.columns);
+    let per = g.per_page().max(1);
+    let pages = ids.len().div_ceil(per).max(1);
+    let page = m.page.min(pages - 1);
+    let on_page: Vec<String> = ids.into_iter().skip(page * per).take(per).collect();
+    let rects = cells(area, g, on_page.len());
+    Placement {
+        grid: g,
+        pages,
+        page,
+        rects: on_page.into_iter().zip(rects).collect(),
+    }
+}
+
+/// The inside of a bordered pane.
+pub fn inner(r: Rect) -> Rect {
+    Rect::new(
+        r.x.saturating_add(1),
+        r.y.saturating_add(1),
+        r.width.saturating_sub(2),
+        r.height.saturating_sub(2),
+    )
+}
+
+/// The rows a focused session gets: the terminal's, less the bar's (a
+/// terminal of one row has no bar).
+pub fn focus_rows(rows: u16) -> u16 {
+    if rows >= 2 { rows - 1 } else { rows }
+}
+
+/// The largest emulator a session keeping its own size (no fit) gets:
+/// wider than any real terminal, 4 MiB a screen.
+pub const MAX_UNFIT: Size = Size {
+    cols: 512,
+    rows: 256,
+};
 
 #[cfg(test)]
 mod tests {

@@ -51,11 +51,23 @@ pub enum SessionMsg {
     Closed(Option<u32>),
 }
 
-/// Something for the run loop to do.
+/// Something for the run loop to do. What is asked of a session is named
+/// here and encoded into frames only where the run loop writes them, so
+/// the decisions are tested by what they mean, not by their bytes.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// Frames to write to a session.
-    Send(String, Vec<u8>),
+    /// Bytes for the session's program, as if typed (INPUT).
+    Input(String, Vec<u8>),
+    /// Give the session's terminal this size (RESIZE).
+    Resize(String, Size),
+    /// Ask the session for its state and timers (STATUS).
+    Status(String),
+    /// Ask the session for its metadata: command, size, idle threshold
+    /// (INFO).
+    Info(String),
+    /// Stop the session: SIGTERM, then SIGKILL after the session's own
+    /// grace period, with its EXIT sent back (KILL).
+    Kill(String),
     Connect(String),
     /// Connect to a session this dashboard has just started: its first
     /// subscription is the one the supervisor waits for (a program that

@@ -10,15 +10,15 @@ use tui_term::widget::{Cursor, PseudoTerminal};
 
 use crate::client::human_ms;
 
+use super::layout::{focus_rows, inner, placements_in};
 use super::model::{Link, Mode, Model, NewStep, Pane};
-use super::update::{inner, placements_in};
 
 pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     let area = f.area();
     if let Mode::Focus(id) = &m.mode
         && let Some(p) = m.pane(id)
     {
-        let rows = super::update::focus_rows(area.height);
+        let rows = focus_rows(area.height);
         let top = Rect::new(area.x, area.y, area.width, rows);
         let v = p.term.view(rows, area.width);
         f.render_widget(PseudoTerminal::new(&v).cursor(cursor()), top);

@@ -1,0 +1,214 @@
+//! Focus: one session on the whole screen gets every key and every paste,
+//! as its own terminal would send them, until the detach key brings back
+//! the grid. Entering and leaving focus, and what the session is sent;
+//! the bytes for a key are [`super::keys`]'s to make.
+
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+
+use super::keys;
+use super::model::{Effect, Link, Mode, Model};
+
+/// Focuses a live session, unless there would be no key to come back with.
+pub fn enter(m: &mut Model, id: String, now: Instant) {
+    let Some(p) = m.pane(&id) else { return };
+    let refused = match &p.link {
+        _ if p.exit.is_some() => Some(format!("'{id}' has exited")),
+        Link::Gone => Some(format!("'{id}' has no supervisor")),
+        Link::Problem(why) => Some(format!("'{id}': {why}")),
+        Link::Connecting => Some(format!("'{id}' is still connecting")),
+        Link::Live => None,
+    };
+    if let Some(why) = refused {
+        m.notify(why, now);
+        return;
+    }
+    // Focused all the same (keys wait for it), but told.
+    if p.unresponsive {
+        m.notify(format!("'{id}' is not responding"), now);
+    }
+    if m.detach_key.is_none() {
+        // Every key would go to the session, with no way back to the grid.
+        m.notify(
+            "focus needs a detach key: detach_key is \"none\" in the config",
+            now,
+        );
+        return;
+    }
+    m.zoom_after_focus = matches!(m.mode, Mode::Zoom(_));
+    m.mode = Mode::Focus(id);
+}
+
+/// Back from focus to where it was entered: the zoomed pane or the grid.
+pub fn leave(m: &mut Model, id: &str) {
+    m.mode = if m.zoom_after_focus {
+        Mode::Zoom(id.to_string())
+    } else {
+        Mode::Grid
+    };
+}
+
+/// A key in focus: the detach key leaves, any other is typed into the
+/// session as its terminal would encode it.
+pub fn key(m: &mut Model, id: String, k: KeyEvent, fx: &mut Vec<Effect>) {
+    if m.detach_key.is_some_and(|b| keys::is_byte(&k, b)) {
+        leave(m, &id);
+        return;
+    }
+    let app_cursor = m
+        .pane(&id)
+        .is_some_and(|p| p.term.screen().application_cursor());
+    if let Some(bytes) = keys::encode(&k, app_cursor) {
+        fx.push(Effect::Input(id, bytes));
+    }
+}
+
+/// Text pasted in focus, bracketed when the session's program asked for
+/// bracketed paste.
+pub fn paste(m: &Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
+    let bracketed = m
+        .pane(id)
+        .is_some_and(|p| p.term.screen().bracketed_paste());
+    let mut bytes = Vec::new();
+    if bracketed {
+        bytes.extend_from_slice(b"\x1b[200~");
+    }
+    bytes.extend_from_slice(text.as_bytes());
+    if bracketed {
+        bytes.extend_from_slice(b"\x1b[201~");
+    }
+    fx.push(Effect::Input(id.to_owned(), bytes));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use crossterm::event::KeyCode;
+
+    use crate::tui::model::{Effect, Mode, Msg, SessionMsg};
+    use crate::tui::update::harness::*;
+    use crate::tui::update::update;
+
+    #[test]
+    fn without_a_detach_key_focus_is_refused_not_a_trap() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.detach_key = None;
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Grid);
+        let notice = notice(&m);
+        assert!(notice.contains("detach key"), "{notice}");
+    }
+
+    #[test]
+    fn enter_focuses_a_live_session_and_the_detach_key_returns() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        update(&mut m, Msg::Found(vec!["a".into()]), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Grid, "not connected yet");
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        let fx = update(&mut m, ctrl('\\'), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(inputs(&fx).is_empty(), "the detach key is not typed");
+
+        // Another detach key; the default one is then just a key.
+        m.detach_key = Some(0x1d);
+        update(&mut m, press(KeyCode::Enter), now);
+        let fx = update(&mut m, ctrl('\\'), now);
+        assert_eq!(inputs(&fx), [vec![0x1c]]);
+        update(&mut m, ctrl(']'), now);
+        assert_eq!(m.mode, Mode::Grid);
+    }
+
+    #[test]
+    fn keys_in_focus_become_input_for_that_session_only() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, press(KeyCode::Right), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("b".into()));
+        let mut fx = Vec::new();
+        for msg in [
+            press(KeyCode::Char('q')),
+            ctrl('c'),
+            press(KeyCode::Up),
+            press(KeyCode::Enter),
+            press(KeyCode::Char('x')),
+            press(KeyCode::Tab),
+        ] {
+            fx.extend(update(&mut m, msg, now));
+        }
+        assert!(!m.quit, "q and Ctrl-C are the session's in focus");
+        assert_eq!(m.mode, Mode::Focus("b".into()));
+        assert!(
+            requests(&fx)
+                .iter()
+                .all(|e| matches!(e, Effect::Input(id, _) if id == "b")),
+            "{fx:?}"
+        );
+        assert_eq!(
+            inputs(&fx),
+            [
+                b"q".to_vec(),
+                vec![3],
+                b"\x1b[A".to_vec(),
+                b"\r".to_vec(),
+                b"x".to_vec(),
+                b"\t".to_vec()
+            ]
+        );
+        // The session's own modes decide the encoding.
+        update(
+            &mut m,
+            Msg::Session(
+                "b".into(),
+                SessionMsg::Output(b"\x1b[?1h\x1b[?2004h".to_vec()),
+            ),
+            now,
+        );
+        let fx = update(&mut m, press(KeyCode::Up), now);
+        assert_eq!(inputs(&fx), [b"\x1bOA".to_vec()]);
+        let fx = update(&mut m, Msg::Paste("hi".into()), now);
+        assert_eq!(inputs(&fx), [b"\x1b[200~hi\x1b[201~".to_vec()]);
+    }
+
+    #[test]
+    fn focus_entered_from_zoom_returns_to_it() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, press(KeyCode::Char('z')), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        update(&mut m, ctrl('\\'), now);
+        assert_eq!(m.mode, Mode::Zoom("a".into()));
+        // From the grid, back to the grid; also when the session ends.
+        update(&mut m, press(KeyCode::Esc), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+        assert_eq!(m.mode, Mode::Grid);
+    }
+
+    #[test]
+    fn focus_ends_when_the_session_exits() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Enter), now);
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(7)), now);
+        assert_eq!(m.mode, Mode::Grid);
+        assert!(
+            !m.pane("a").expect("pane").attention,
+            "it was being looked at"
+        );
+        let notice = notice(&m);
+        assert!(notice.contains("exited with code 7"), "{notice}");
+    }
+}

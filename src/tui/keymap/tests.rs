@@ -1,0 +1,460 @@
+//! The keymap driven through `update`, as the run loop drives it.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::classify::ProcessState;
+use crate::protocol::Status;
+use crate::tui::layout::{Grid, placements};
+use crate::tui::model::{Effect, Mode, Model, Msg, NewStep, SessionMsg};
+use crate::tui::update::harness::*;
+use crate::tui::update::update;
+
+#[test]
+fn arrows_and_hjkl_move_the_selection_by_grid_cells() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d"], now);
+    assert_eq!(placements(&m).grid, Grid { cols: 2, rows: 2 });
+    assert_eq!(sel(&m), "a");
+    let moves = [
+        (KeyCode::Right, "b"),
+        (KeyCode::Down, "d"),
+        (KeyCode::Left, "c"),
+        (KeyCode::Up, "a"),
+        (KeyCode::Left, "a"),
+        (KeyCode::Up, "a"),
+        (KeyCode::Char('l'), "b"),
+        (KeyCode::Char('j'), "d"),
+        (KeyCode::Down, "d"),
+        (KeyCode::Right, "d"),
+        (KeyCode::Char('h'), "c"),
+        (KeyCode::Char('k'), "a"),
+    ];
+    for (code, want) in moves {
+        let fx = update(&mut m, press(code), now);
+        assert_eq!(sel(&m), want, "after {code:?}");
+        assert!(resizes(&fx).is_empty(), "moving resizes nothing");
+    }
+}
+
+#[test]
+fn pages_turn_with_pgdn_pgup_and_follow_the_selection() {
+    let now = Instant::now();
+    let mut m = model(80, 25);
+    let names = ids(30);
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    live(&mut m, &refs, now);
+    let p = placements(&m);
+    let per = p.grid.per_page();
+    assert!(p.pages > 1 && per < 30, "{p:?}");
+    assert_eq!((p.page, p.rects[0].0.as_str()), (0, "p00"));
+
+    update(&mut m, press(KeyCode::PageDown), now);
+    let p = placements(&m);
+    assert_eq!(p.page, 1);
+    assert_eq!(sel(&m), names[per]);
+    assert_eq!(p.rects[0].0, names[per]);
+
+    update(&mut m, press(KeyCode::PageUp), now);
+    assert_eq!((placements(&m).page, sel(&m)), (0, "p00"));
+    update(&mut m, press(KeyCode::PageUp), now);
+    assert_eq!(placements(&m).page, 0, "no page before the first");
+
+    // Walking off the end of a page turns it.
+    for _ in 0..per {
+        update(&mut m, press(KeyCode::Right), now);
+    }
+    assert_eq!((placements(&m).page, sel(&m)), (1, names[per].as_str()));
+
+    for _ in 0..10 {
+        update(&mut m, press(KeyCode::PageDown), now);
+    }
+    let p = placements(&m);
+    assert_eq!(p.page, p.pages - 1, "no page after the last");
+}
+
+#[test]
+fn tab_goes_to_the_next_session_that_needs_attention() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d"], now);
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "a");
+    assert_eq!(
+        m.notice.as_ref().map(|(t, _)| t.as_str()),
+        Some("no session needs attention")
+    );
+    for id in ["b", "d"] {
+        m.pane_mut(id).expect("pane").attention = true;
+    }
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "b");
+    assert!(!m.pane("b").expect("pane").attention, "looking clears it");
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "d");
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "d", "nothing left to look at");
+}
+
+#[test]
+fn tab_turns_to_the_page_of_the_session() {
+    let now = Instant::now();
+    let mut m = model(80, 25);
+    let names = ids(30);
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    live(&mut m, &refs, now);
+    m.pane_mut("p29").expect("pane").attention = true;
+    update(&mut m, press(KeyCode::Tab), now);
+    let p = placements(&m);
+    assert_eq!(sel(&m), "p29");
+    assert_eq!(p.page, p.pages - 1);
+    assert!(p.rects.iter().any(|(id, _)| id == "p29"));
+}
+
+#[test]
+fn a_click_selects_and_a_double_click_focuses() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d"], t0);
+    let rect = |m: &Model, id: &str| {
+        placements(m)
+            .rects
+            .into_iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, r)| r)
+            .expect("placed")
+    };
+    let d = rect(&m, "d");
+    let (x, y) = (d.x + 3, d.y + 2);
+    update(&mut m, click(x, y), at(0));
+    assert_eq!((sel(&m), &m.mode), ("d", &Mode::Grid));
+    // Too slow for a double click.
+    update(&mut m, click(x, y), at(500));
+    assert_eq!(m.mode, Mode::Grid);
+    update(&mut m, click(x, y), at(700));
+    assert_eq!(m.mode, Mode::Focus("d".into()));
+    update(&mut m, ctrl('\\'), at(800));
+
+    // Two quick clicks in different places are two single clicks.
+    let b = rect(&m, "b");
+    update(&mut m, click(b.x + 1, b.y + 1), at(2000));
+    update(&mut m, click(b.x + 2, b.y + 1), at(2100));
+    assert_eq!((sel(&m), &m.mode), ("b", &Mode::Grid));
+    // The footer is no pane.
+    let footer = m.size.1 - 1;
+    update(&mut m, click(1, footer), at(3000));
+    assert_eq!(sel(&m), "b");
+}
+
+#[test]
+fn q_quits_and_help_closes_on_any_key() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    update(&mut m, press(KeyCode::Char('?')), now);
+    assert_eq!(m.mode, Mode::Help);
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(!m.quit, "the key that closes help does only that");
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert!(m.quit);
+}
+
+#[test]
+fn control_and_alt_combinations_are_not_the_plain_letter() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    let with = |c: char, mods: KeyModifiers| Msg::Key(KeyEvent::new(KeyCode::Char(c), mods));
+    update(&mut m, with('z', KeyModifiers::CONTROL), now);
+    assert_eq!(m.mode, Mode::Grid, "Ctrl-Z does not zoom");
+    update(&mut m, with('x', KeyModifiers::CONTROL), now);
+    assert_eq!(m.mode, Mode::Grid, "Ctrl-X does not ask to kill");
+    update(&mut m, with('q', KeyModifiers::ALT), now);
+    assert!(!m.quit, "Alt-Q does not quit");
+    update(&mut m, with('q', KeyModifiers::CONTROL), now);
+    assert!(!m.quit, "Ctrl-Q does not quit");
+    update(&mut m, with('c', KeyModifiers::CONTROL), now);
+    assert!(m.quit, "Ctrl-C quits");
+}
+
+#[test]
+fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+    assert!(fx.is_empty(), "nothing happens before the answer: {fx:?}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert_eq!(requests(&fx), [&Effect::Kill("a".into())]);
+}
+
+#[test]
+fn kill_answered_n_or_anything_else_kills_nothing() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    for answer in [KeyCode::Char('n'), KeyCode::Esc, KeyCode::Enter] {
+        update(&mut m, press(KeyCode::Char('x')), now);
+        assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+        let fx = update(&mut m, press(answer), now);
+        assert_eq!(m.mode, Mode::Grid, "{answer:?}");
+        assert!(fx.is_empty(), "{answer:?}: {fx:?}");
+    }
+    assert!(m.pane("a").is_some());
+}
+
+#[test]
+fn x_on_a_finished_session_clears_its_pane_without_asking() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert_eq!(kills(&fx), 0, "{fx:?}");
+    assert_eq!(m.visible_ids(), ["b"]);
+    assert_eq!(sel(&m), "b");
+}
+
+#[test]
+fn clearing_an_ended_pane_selects_its_neighbour() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d"], now);
+    for (gone, next) in [("b", "c"), ("d", "c")] {
+        update(&mut m, Msg::Session(gone.into(), SessionMsg::Exit(0)), now);
+        m.selected = Some(gone.into());
+        update(&mut m, press(KeyCode::Char('x')), now);
+        assert!(m.pane(gone).is_none());
+        assert_eq!(sel(&m), next);
+    }
+}
+
+#[test]
+fn new_session_prompt_defaults_to_s1_and_the_shell() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    m.shell = "/bin/test-shell".into();
+    update(&mut m, press(KeyCode::Char('n')), now);
+    assert_eq!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Id,
+            id: "s1".into(),
+            command: String::new()
+        }
+    );
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert!(fx.is_empty());
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Command,
+            ..
+        }
+    ));
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(
+        fx,
+        vec![Effect::Spawn {
+            workdir: None,
+            id: "s1".into(),
+            command: "/bin/test-shell".into()
+        }]
+    );
+    assert_eq!(m.mode, Mode::Grid);
+    let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+    assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
+    assert_eq!(sel(&m), "s1");
+}
+
+#[test]
+fn new_session_takes_a_typed_id_and_command() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1"], now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    let Mode::NewSession { id, .. } = &m.mode else {
+        panic!("{:?}", m.mode)
+    };
+    assert_eq!(id, "s2", "the first free default");
+    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    update(&mut m, Msg::Key(ctrl_u), now);
+    typed(&mut m, "api", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "make testx", now);
+    update(&mut m, press(KeyCode::Backspace), now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(
+        fx,
+        vec![Effect::Spawn {
+            id: "api".into(),
+            command: "make test".into(),
+            workdir: None,
+        }]
+    );
+    // Up before the next scan finds it, and selected among the others.
+    let fx = update(&mut m, Msg::Started("api".into(), Ok(())), now);
+    assert_eq!(fx[0], Effect::ConnectStarted("api".into()));
+    assert_eq!(sel(&m), "api");
+    let fx = update(&mut m, Msg::Found(vec!["api".into(), "s1".into()]), now);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Connect(_))),
+        "{fx:?}"
+    );
+    let fx = update(&mut m, Msg::Started("x".into(), Err("no".into())), now);
+    assert!(fx.is_empty());
+    assert_eq!(sel(&m), "api");
+}
+
+#[test]
+fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1"], now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    update(&mut m, press(KeyCode::Backspace), now);
+    typed(&mut m, "1", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Id,
+            ..
+        }
+    ));
+    let notice = notice(&m);
+    assert!(notice.contains("already exists"), "{notice}");
+    typed(&mut m, "/x", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Id,
+            ..
+        }
+    ));
+    let fx = update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(fx.is_empty());
+    assert!(!m.quit);
+}
+
+#[test]
+fn the_new_session_prompt_takes_a_directory_after_tab() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.cwd = "/home/u/here".into();
+    live(&mut m, &["a"], now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "make", now);
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(m.new_dir, "/home/u/here", "the dashboard's directory first");
+    let ctrl_u = Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    update(&mut m, ctrl_u, now);
+    typed(&mut m, "/srv/app", now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        fx.iter().any(
+            |e| matches!(e, Effect::Spawn { command, workdir: Some(w), .. }
+            if command == "make" && w == "/srv/app")
+        ),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn filter_narrows_the_grid_and_esc_clears_it() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["api", "db", "web-api"], now);
+    update(&mut m, press(KeyCode::Char('/')), now);
+    assert_eq!(m.mode, Mode::Filter);
+    typed(&mut m, "apx", now);
+    assert!(m.visible_ids().is_empty());
+    assert!(placements(&m).rects.is_empty());
+    update(&mut m, press(KeyCode::Backspace), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    assert_eq!(m.visible_ids(), ["api", "web-api"]);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!((m.mode.clone(), m.filter.as_str()), (Mode::Grid, "api"));
+    assert_eq!(placements(&m).rects.len(), 2);
+    // q in the filter is text, not quit.
+    update(&mut m, press(KeyCode::Char('/')), now);
+    typed(&mut m, "q", now);
+    assert!(!m.quit);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.filter, "");
+    assert_eq!(m.visible_ids().len(), 3);
+}
+
+#[test]
+fn slash_again_edits_the_filter_and_ctrl_u_clears_it() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["api", "app", "db"], now);
+    update(&mut m, press(KeyCode::Char('/')), now);
+    typed(&mut m, "ap", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(&mut m, press(KeyCode::Char('/')), now);
+    typed(&mut m, "i", now);
+    assert_eq!(m.filter, "api", "the filter is edited, not replaced");
+    let ctrl_u = Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    update(&mut m, ctrl_u, now);
+    assert_eq!(m.filter, "");
+    assert_eq!(m.mode, Mode::Filter);
+}
+
+#[test]
+fn esc_in_the_grid_clears_a_kept_filter() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["api", "db"], now);
+    update(&mut m, press(KeyCode::Char('/')), now);
+    typed(&mut m, "db", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.visible_ids(), ["db"]);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.filter, "");
+    assert_eq!(m.visible_ids(), ["api", "db"]);
+}
+
+#[test]
+fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
+    let t0 = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d"], t0);
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    m.pane_mut("a").expect("a").last_output = Some(at(10));
+    m.pane_mut("b").expect("b").last_output = Some(at(30));
+    for (id, since) in [("c", 20), ("d", 5)] {
+        let p = m.pane_mut(id).expect("pane");
+        p.status = Some((
+            Status {
+                pid: 1,
+                idle_ms: 0,
+                alive: true,
+                state: ProcessState::Waiting.as_byte(),
+                state_ms: 0,
+            },
+            at(since),
+        ));
+        p.waiting_since = Some(at(since));
+    }
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+    update(&mut m, press(KeyCode::Char('s')), at(40));
+    assert_eq!(m.visible_ids(), ["d", "c", "b", "a"]);
+    update(&mut m, press(KeyCode::Char('s')), at(40));
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+}

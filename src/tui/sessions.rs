@@ -1,0 +1,349 @@
+//! What sessions say and what the dashboard makes of it: sessions found
+//! in the socket dir, orphaned, ended before we saw them or started from
+//! here; their output, state, metadata and end; when to ask a session its
+//! state; and when its news calls for the user's attention.
+
+use std::time::{Duration, Instant};
+
+use crate::classify::ProcessState;
+use crate::paths;
+use crate::protocol::Size;
+
+use super::focus;
+use super::layout;
+use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
+
+/// While output flows, a session's state is asked at most this often.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+/// Busy for less than this and then idle is not "work finished": a prompt
+/// redrawn after a resize, say. It does not ask for attention.
+const MIN_WORK: Duration = Duration::from_secs(2);
+
+/// A session started from the dashboard came up, or why it did not.
+pub fn started(
+    m: &mut Model,
+    id: String,
+    result: Result<(), String>,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
+    m.starting.remove(&id);
+    match result {
+        Ok(()) => {
+            // It is serving now: show it without waiting for the next
+            // scan, or the selection would fall back to another pane.
+            let mut connect = Vec::new();
+            found(m, vec![id.clone()], &mut connect);
+            fx.extend(connect.into_iter().map(|e| match e {
+                Effect::Connect(id) => Effect::ConnectStarted(id),
+                e => e,
+            }));
+            // The user asked to see it: a filter hiding it goes.
+            if !m.visible_ids().contains(&id) {
+                m.filter.clear();
+            }
+            m.selected = Some(id.clone());
+            m.notify(format!("started session '{id}'"), now);
+        }
+        Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
+    }
+}
+
+/// Sessions with a live supervisor: a pane and a connection each, for
+/// those that have none yet.
+pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
+    for id in ids {
+        if m.starting.contains(&id) {
+            continue;
+        }
+        // A pane whose session is over gives way to a new one of its id.
+        if m.pane(&id).is_none_or(|p| p.link == Link::Gone) {
+            m.panes.retain(|p| p.id != id);
+            m.panes.push(Pane::new(id.clone()));
+            fx.push(Effect::Connect(id));
+        }
+    }
+    m.panes
+        .sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
+}
+
+/// Sessions whose program outlived its supervisor get a pane too (its
+/// connection finds the supervisor gone and names the program), unless
+/// cleared while orphaned; a cleared one is forgotten once it is not.
+pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
+    m.dismissed.retain(|d| ids.contains(d));
+    let new: Vec<String> = ids
+        .into_iter()
+        .filter(|id| m.pane(id).is_none() && !m.dismissed.contains(id))
+        .collect();
+    if !new.is_empty() {
+        found(m, new, fx);
+    }
+}
+
+/// Ended sessions get a pane showing how they ended and their last
+/// lines, as if the dashboard had watched them end (`x` forgets one, `r`
+/// starts it again).
+pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
+    let unix_now = crate::clock::unix_ms();
+    let mut added = false;
+    for r in records {
+        if m.pane(&r.id).is_some() || m.starting.contains(&r.id) {
+            continue;
+        }
+        let mut p = Pane::new(r.id.clone());
+        p.exit = Some(r.exit_code);
+        p.link = Link::Gone;
+        p.command = Some(r.command.join(" "));
+        p.workdir = Some(r.workdir.clone());
+        p.label = r.label.clone();
+        let ago = std::time::Duration::from_millis(unix_now.saturating_sub(r.ended_unix_ms));
+        p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
+        let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
+        p.term.feed(text.concat().as_bytes());
+        m.panes.push(p);
+        added = true;
+    }
+    if added {
+        m.panes
+            .sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
+        if m.selected.is_none() {
+            m.selected = m.visible_ids().first().cloned();
+        }
+    }
+}
+
+/// What a session's connection reports: its output, state, metadata and
+/// end, and what the dashboard makes of them.
+pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
+    let selected = m.selected.as_deref() == Some(id);
+    let focused = m.mode == Mode::Focus(id.to_string());
+    let bell = m.bell;
+    let desktop = m.desktop;
+    let size_too = !m.fit;
+    // The bell and the desktop notification, as configured.
+    let alert = |fx: &mut Vec<Effect>, what: String| {
+        if bell {
+            fx.push(Effect::Bell);
+        }
+        if desktop {
+            fx.push(Effect::Desktop(format!("{id}: {what}")));
+        }
+    };
+    let Some(p) = m.pane_mut(id) else { return };
+    match sm {
+        SessionMsg::Connected => {
+            p.link = Link::Live;
+            p.applied = None;
+            p.term.reset();
+            p.poll_in_flight = true;
+            p.last_poll = Some(now);
+        }
+        SessionMsg::Output(bytes) => {
+            p.term.feed(&bytes);
+            p.last_output = Some(now);
+            // Once work is under way, all its output is work.
+            if p.busy_since.is_some() || !p.redrawing(now) {
+                p.last_work = Some(now);
+                p.busy_since.get_or_insert(now);
+            }
+            p.idle_check = Some(now + p.idle_threshold + Duration::from_millis(100));
+            let shown_idle = p
+                .status
+                .is_none_or(|(s, _)| s.state == ProcessState::Idle.as_byte());
+            if shown_idle || p.last_poll.is_none_or(|t| now >= t + POLL_EVERY) {
+                poll(p, now, size_too, fx);
+            }
+        }
+        SessionMsg::State(report) => {
+            // The pushed state stands until the next STATUS answer; the
+            // timers keep what STATUS said of them.
+            if let Some((s, at)) = &mut p.status {
+                s.state = report.state_byte;
+                s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+                *at = now;
+            }
+            p.report = Some(report);
+            if note_waiting(p, now) && !selected && !focused {
+                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
+            }
+            if !p.busy() {
+                p.busy_since = None;
+            }
+        }
+        SessionMsg::Status(s) => {
+            p.poll_in_flight = false;
+            p.unresponsive = false;
+            p.status = Some((s, now));
+            if note_waiting(p, now) && !selected && !focused {
+                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
+            }
+            if p.busy() {
+                // Ask again when the silence so far would reach the idle
+                // threshold, rather than a full threshold after our question.
+                let left = p
+                    .idle_threshold
+                    .saturating_sub(Duration::from_millis(u64::from(s.idle_ms)));
+                let at = now + left + Duration::from_millis(100);
+                p.idle_check = Some(p.idle_check.map_or(at, |t| t.min(at)));
+                // Dated from when the state began, not when we asked.
+                let began = now
+                    .checked_sub(Duration::from_millis(u64::from(s.state_ms)))
+                    .unwrap_or(now);
+                if p.busy_since.is_some() || !p.redrawing(began) {
+                    p.busy_since = Some(p.busy_since.map_or(began, |b| b.min(began)));
+                }
+                return;
+            }
+            // Work is measured to the last output, not to when idle was
+            // seen: the `simple` classifier stays busy for its whole idle
+            // threshold after any output, so a prompt redrawn after a
+            // resize would otherwise always count as 3 s of work.
+            let worked = p
+                .busy_since
+                .take()
+                .zip(p.last_work)
+                .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
+            if worked && !selected && !focused {
+                p.attention = true;
+                alert(fx, "finished".into());
+            }
+        }
+        SessionMsg::Info(v) => {
+            if let Some(ms) = v.get("idle_threshold_ms").and_then(|x| x.as_u64()) {
+                p.idle_threshold = Duration::from_millis(ms);
+            }
+            if let Some(cmd) = v.get("command").and_then(|c| c.as_array()) {
+                let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
+                p.command = Some(paths::sanitize(&words.join(" ")));
+            }
+            if let Some(dir) = v.get("workdir").and_then(|d| d.as_str()) {
+                p.workdir = Some(dir.to_owned());
+            }
+            p.label = v
+                .get("label")
+                .and_then(|l| l.as_str())
+                .filter(|l| !l.is_empty())
+                .map(paths::sanitize);
+            if let Some(Size { cols, rows }) = Size::from_info(&v) {
+                // An emulator holds its whole screen (32 bytes a cell), so a
+                // session sized absurdly by some client is shown at most
+                // this big rather than costing gigabytes.
+                p.session_size = Some(Size {
+                    cols: cols.clamp(1, layout::MAX_UNFIT.cols),
+                    rows: rows.clamp(1, layout::MAX_UNFIT.rows),
+                });
+            }
+        }
+        SessionMsg::Exit(code) => {
+            p.exit = Some(code);
+            p.ended_at.get_or_insert(now);
+            if !focused {
+                p.attention = !selected;
+                if !selected {
+                    alert(fx, format!("exited with code {code}"));
+                }
+            }
+            // Focused, or being asked about a kill that is now moot.
+            let asked = m.mode == Mode::ConfirmKill(id.to_string());
+            if focused {
+                focus::leave(m, id);
+            } else if asked {
+                m.mode = Mode::Grid;
+            }
+            if focused || asked {
+                m.notify(format!("session '{id}' exited with code {code}"), now);
+            }
+        }
+        SessionMsg::Problem(why) => {
+            p.link = Link::Problem(why);
+        }
+        SessionMsg::Closed(orphan) => {
+            let was_orphan = p.orphan.is_some();
+            p.link = Link::Gone;
+            p.ended_at.get_or_insert(now);
+            p.orphan = orphan.filter(|_| p.exit.is_none());
+            // An orphan that ended is old news, not a new call for attention.
+            if p.exit.is_none() && !was_orphan {
+                p.attention = !selected;
+            }
+            let orphan_ended = was_orphan && p.orphan.is_none();
+            let lost = format!("'{id}' lost its supervisor");
+            if orphan_ended {
+                // The pid it names is gone, and may soon be another's.
+                if m.notice.as_ref().is_some_and(|(n, _)| n.starts_with(&lost)) {
+                    m.notice = None;
+                }
+            } else if let Some(pid) = p.orphan {
+                // Short enough for the footer; `hm ls` says it at length.
+                m.notify(
+                    format!(
+                        "'{id}' lost its supervisor; pid {pid} runs on ('kill {pid}' stops it)"
+                    ),
+                    now,
+                );
+            }
+            if focused {
+                focus::leave(m, id);
+            } else if m.mode == Mode::ConfirmKill(id.to_string()) {
+                m.mode = Mode::Grid;
+            }
+        }
+    }
+}
+
+/// Asks a session for its state. With `size_too` (sessions keep their own
+/// size) INFO is asked as well: the protocol does not announce a resize
+/// by another client, and a stale size would misdraw the pane.
+pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
+    if !p.poll_in_flight && p.link == Link::Live && p.exit.is_none() {
+        p.poll_in_flight = true;
+        p.last_poll = Some(now);
+        fx.push(Effect::Status(p.id.clone()));
+        if size_too {
+            fx.push(Effect::Info(p.id.clone()));
+        }
+    }
+}
+
+/// The tick: sessions that leave a question unanswered too long are
+/// not responding, and those quiet for their idle threshold are asked
+/// whether they went idle.
+pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
+    let size_too = !m.fit;
+    let mut silent = Vec::new();
+    for p in &mut m.panes {
+        if p.answer_due().is_some_and(|t| now >= t) {
+            p.unresponsive = true;
+            silent.push(p.id.clone());
+        }
+        if p.idle_check.is_some_and(|t| now >= t) {
+            p.idle_check = None;
+            poll(p, now, size_too, fx);
+        }
+    }
+    match silent.as_slice() {
+        [] => {}
+        [id] => m.notify(format!("'{id}' is not responding"), now),
+        many => m.notify(format!("{} sessions are not responding", many.len()), now),
+    }
+}
+
+/// Notes when a session starts or stops waiting for its user; true when
+/// it has just started (worth a bell). Waiting asks for attention until
+/// the pane is looked at, like finished work.
+fn note_waiting(p: &mut Pane, now: Instant) -> bool {
+    if !p.waiting() {
+        p.waiting_since = None;
+        return false;
+    }
+    if p.waiting_since.is_some() {
+        return false;
+    }
+    p.waiting_since = Some(now);
+    p.attention = true;
+    true
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,534 @@
+//! Session handling driven through `update`, as the run loop drives it.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+
+use crate::classify::ProcessState;
+use crate::protocol::Size;
+use crate::tui::model::{Effect, Link, Mode, Model, Msg, NewStep, Pane, SessionMsg};
+use crate::tui::update::harness::*;
+use crate::tui::update::update;
+
+#[test]
+fn found_sessions_get_one_connection_each_and_the_first_is_selected() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    let fx = update(&mut m, Msg::Found(vec!["b".into(), "a".into()]), now);
+    assert_eq!(
+        fx,
+        vec![Effect::Connect("b".into()), Effect::Connect("a".into())]
+    );
+    assert_eq!(m.visible_ids(), ["a", "b"]);
+    assert_eq!(sel(&m), "a");
+    let again = update(&mut m, Msg::Found(vec!["a".into(), "b".into()]), now);
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[test]
+fn a_session_being_started_is_left_to_its_own_connection() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.shell = "/bin/sh".into();
+    update(&mut m, press(KeyCode::Char('n')), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    // The scan finds it before the start says it is serving.
+    let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+    assert!(fx.is_empty(), "{fx:?}");
+    let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+    assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
+    // Once started, it is like any other.
+    let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+    assert!(fx.is_empty(), "{fx:?}");
+}
+
+#[test]
+fn a_pane_whose_supervisor_is_gone_gives_way_to_a_new_session_of_its_id() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c"], now);
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    update(
+        &mut m,
+        Msg::Session("c".into(), SessionMsg::Closed(Some(42))),
+        now,
+    );
+    // `n` may take b's id; c's program still runs under it.
+    for (id, refused) in [("b", false), ("c", true)] {
+        update(&mut m, press(KeyCode::Char('n')), now);
+        update(&mut m, ctrl('u'), now);
+        typed(&mut m, id, now);
+        update(&mut m, press(KeyCode::Enter), now);
+        let asks_command = matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Command,
+                ..
+            }
+        );
+        assert_eq!(asks_command, !refused, "{id}: {}", notice(&m));
+        update(&mut m, press(KeyCode::Esc), now);
+    }
+    assert!(notice(&m).contains("pid 42"), "{}", notice(&m));
+    // A session of b's id found running replaces the pane.
+    let fx = update(&mut m, Msg::Found(vec!["a".into(), "b".into()]), now);
+    assert_eq!(fx, vec![Effect::Connect("b".into())]);
+    assert_eq!(m.pane("b").expect("pane").link, Link::Connecting);
+}
+
+#[test]
+fn orphans_get_a_pane_until_cleared_and_a_cleared_one_is_forgotten_once_gone() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    let fx = update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+    assert!(fx.contains(&Effect::Connect("o".into())), "{fx:?}");
+    update(
+        &mut m,
+        Msg::Session("o".into(), SessionMsg::Closed(Some(77))),
+        now,
+    );
+    m.selected = Some("o".into());
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.visible_ids(), ["a"]);
+    let fx = update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+    assert!(fx.is_empty() && m.pane("o").is_none(), "stays cleared");
+    // No longer an orphan, then one again (another program): shown.
+    update(&mut m, Msg::Orphans(Vec::new()), now);
+    update(&mut m, Msg::Orphans(vec!["o".into()]), now);
+    assert!(m.pane("o").is_some());
+}
+
+#[test]
+fn a_program_outliving_its_supervisor_is_named_and_cleared_like_an_ended_one() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(Some(4321))),
+        now,
+    );
+    let p = m.pane("a").expect("pane");
+    assert_eq!((p.orphan, p.state()), (Some(4321), None), "not dead");
+    let notice = notice(&m);
+    assert!(notice.contains("kill 4321"), "{notice}");
+    // Its end: no pid named any more, dead, and no new call.
+    m.pane_mut("a").expect("pane").attention = false;
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    let p = m.pane("a").expect("pane");
+    assert_eq!(p.orphan, None);
+    assert_eq!(p.state(), Some(ProcessState::Dead.as_byte()));
+    assert!(!p.attention);
+    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(kills(&fx), 0, "the program is not the dashboard's to kill");
+    assert_eq!(m.visible_ids(), ["b"]);
+}
+
+#[test]
+fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(Some(42))),
+        now,
+    );
+    assert!(notice(&m).contains("pid 42"), "{}", notice(&m));
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    assert_eq!(notice(&m), "");
+    assert_eq!(m.pane("a").and_then(|p| p.orphan), None);
+}
+
+#[test]
+fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    let record = |id: &str| crate::supervisor::ended::Ended {
+        id: id.into(),
+        command: vec!["sh".into(), "-c".into(), "exit 3".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms: crate::clock::unix_ms(),
+        exit_code: 3,
+        last_lines: vec!["bye".into()],
+        label: None,
+        cols: 80,
+        rows: 24,
+    };
+    update(
+        &mut m,
+        Msg::Ended(vec![record("b"), record("c"), record("a")]),
+        now,
+    );
+    let b = m.pane("b").expect("a pane for an ended session");
+    assert!(b.ended());
+    assert_eq!(b.exit, Some(3));
+    assert!(b.term.screen().contents().contains("bye"));
+    assert!(
+        !m.pane("a").is_some_and(Pane::ended),
+        "a live pane stays live"
+    );
+    m.selected = Some("b".into());
+    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    // (The layout changed: the others may be resized too.)
+    assert!(fx.contains(&Effect::Forget("b".into())), "{fx:?}");
+    assert!(m.pane("b").is_none());
+    m.selected = Some("c".into());
+    let fx = update(&mut m, press(KeyCode::Char('r')), now);
+    assert!(fx.contains(&Effect::Restart("c".into())), "{fx:?}");
+    assert!(m.starting.contains("c"));
+    // Until it starts, its record does not bring the old pane back.
+    update(&mut m, Msg::Ended(vec![record("c")]), now);
+    assert!(m.pane("c").is_none());
+    // `r` on a live session does nothing.
+    m.selected = Some("a".into());
+    let fx = update(&mut m, press(KeyCode::Char('r')), now);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Restart(_))),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn an_ended_sessions_timer_counts_from_its_end() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], t0);
+    for id in ["a", "b"] {
+        update(&mut m, st(id, ProcessState::Idle, 25_000), t0);
+    }
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Closed(None)),
+        at(1000),
+    );
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Exit(0)),
+        at(2000),
+    );
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Closed(None)),
+        at(2500),
+    );
+    assert_eq!(m.pane("a").and_then(|p| p.state_ms(at(4000))), Some(3000));
+    assert_eq!(m.pane("b").and_then(|p| p.state_ms(at(4000))), Some(2000));
+}
+
+#[test]
+fn exit_asks_for_attention_unless_the_pane_is_selected() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b"], now);
+    let fx = update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(3)), now);
+    let b = m.pane("b").expect("pane");
+    assert!(b.attention);
+    assert_eq!(b.exit, Some(3));
+    assert_eq!(b.state(), Some(ProcessState::Dead.as_byte()));
+    assert_eq!(fx, vec![Effect::Bell]);
+    let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+    assert!(!m.pane("a").expect("pane").attention);
+    assert!(fx.is_empty(), "{fx:?}");
+}
+
+#[test]
+fn desktop_notifications_tell_what_happened_to_which_session() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.desktop = true;
+    live(&mut m, &["a", "b"], now);
+    let fx = update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(3)), now);
+    assert_eq!(fx, vec![Effect::Desktop("b: exited with code 3".into())]);
+    // Not for the session being looked at.
+    let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Desktop(_))),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn a_kill_question_about_a_session_that_exits_goes_away() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(9)), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert_eq!(notice(&m), "session 'a' exited with code 9");
+    // A late `y` kills nothing.
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+}
+
+#[test]
+fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b"], t0);
+    assert_eq!(sel(&m), "a");
+
+    let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+    // A prompt redrawn: one burst of output, busy until the idle
+    // threshold (3 s) has passed in silence, then idle. Not work.
+    update(&mut m, out("b"), at(0));
+    update(&mut m, st("b", ProcessState::Active, 0), at(0));
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(3100));
+    assert!(!m.pane("b").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell));
+
+    // Output for 1.9 s: still not work.
+    update(&mut m, out("b"), at(4000));
+    update(&mut m, st("b", ProcessState::Active, 0), at(4000));
+    update(&mut m, out("b"), at(5900));
+    update(&mut m, st("b", ProcessState::Idle, 0), at(9000));
+    assert!(!m.pane("b").expect("pane").attention);
+
+    // Output for two seconds, then idle: done, and it rings.
+    update(&mut m, out("b"), at(10_000));
+    update(&mut m, st("b", ProcessState::Active, 0), at(10_000));
+    update(&mut m, out("b"), at(11_000));
+    update(&mut m, st("b", ProcessState::Active, 1000), at(11_000));
+    update(&mut m, out("b"), at(12_000));
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(15_100));
+    assert!(m.pane("b").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell));
+
+    // Idle again after idle is no new news.
+    m.pane_mut("b").expect("pane").attention = false;
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(16_000));
+    assert!(!m.pane("b").expect("pane").attention);
+    assert!(fx.is_empty(), "{fx:?}");
+}
+
+#[test]
+fn redraws_after_our_resizes_are_not_work() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b"], t0);
+    let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"$ ".to_vec()));
+    // The prompt redrawn after the resize that came with connecting,
+    // then after two layout changes, each while the last redraw still
+    // keeps the classifier busy.
+    update(&mut m, out("b"), at(10));
+    update(&mut m, st("b", ProcessState::Active, 0), at(20));
+    for (key, t) in [(KeyCode::Char('-'), 2500), (KeyCode::Char('='), 5000)] {
+        let fx = update(&mut m, press(key), at(t));
+        assert!(
+            fx.iter()
+                .any(|e| matches!(e, Effect::Resize(id, _) if id == "b")),
+            "b resized: {fx:?}"
+        );
+        update(&mut m, out("b"), at(t + 10));
+        update(&mut m, st("b", ProcessState::Active, 0), at(t + 20));
+    }
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(8100));
+    assert!(!m.pane("b").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell));
+    // Work after that still counts.
+    update(&mut m, out("b"), at(10_000));
+    update(&mut m, st("b", ProcessState::Active, 0), at(10_010));
+    update(&mut m, out("b"), at(12_500));
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(15_600));
+    assert!(m.pane("b").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell));
+}
+
+#[test]
+fn work_is_dated_from_when_the_state_began_not_when_it_was_seen() {
+    let t0 = Instant::now() + Duration::from_secs(10);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], t0);
+    // First seen busy, but it has been for 5 s already.
+    update(&mut m, st("b", ProcessState::Streaming, 5000), t0);
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Output(b"x".to_vec())),
+        t0,
+    );
+    update(
+        &mut m,
+        st("b", ProcessState::Idle, 0),
+        t0 + Duration::from_millis(100),
+    );
+    assert!(m.pane("b").expect("pane").attention);
+}
+
+#[test]
+fn the_selected_session_never_asks_for_attention_and_bell_is_opt_in() {
+    let t0 = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], t0);
+    // Well after the resizes that came with connecting.
+    let w = t0 + Duration::from_millis(1500);
+    update(&mut m, st("a", ProcessState::Active, 0), w);
+    update(&mut m, st("b", ProcessState::Active, 0), w);
+    for id in ["a", "b"] {
+        let out = Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+        update(&mut m, out, w + Duration::from_millis(2500));
+    }
+    let later = w + Duration::from_secs(6);
+    update(&mut m, st("a", ProcessState::Idle, 0), later);
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), later);
+    assert!(!m.pane("a").expect("pane").attention, "selected");
+    assert!(m.pane("b").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "bell is off by default");
+}
+
+#[test]
+fn output_asks_for_the_state_at_most_once_a_second_while_busy() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(100, 31);
+    live(&mut m, &["a"], t0);
+    // The hello's STATUS is in flight until answered.
+    let out = |m: &mut Model, t| {
+        let fx = update(
+            m,
+            Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
+            t,
+        );
+        fx.iter().filter(|e| matches!(e, Effect::Status(_))).count()
+    };
+    assert_eq!(out(&mut m, at(10)), 0);
+    update(&mut m, st("a", ProcessState::Idle, 0), at(20));
+    assert_eq!(out(&mut m, at(30)), 1, "shown idle: ask at once");
+    update(&mut m, st("a", ProcessState::Active, 0), at(40));
+    assert_eq!(out(&mut m, at(500)), 0);
+    assert_eq!(out(&mut m, at(1100)), 1);
+    // Quiet for the idle threshold: the tick asks again.
+    update(&mut m, st("a", ProcessState::Active, 1000), at(1200));
+    let fx = update(&mut m, Msg::Tick, at(1100 + 3000 + 200));
+    assert_eq!(requests(&fx), [&Effect::Status("a".into())]);
+}
+
+#[test]
+fn the_next_idle_check_is_the_earliest_pane_due() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    // Answered: no question is waiting for one.
+    update(&mut m, st("a", ProcessState::Idle, 0), now);
+    update(&mut m, st("b", ProcessState::Idle, 0), now);
+    for p in &mut m.panes {
+        p.idle_check = None;
+    }
+    assert_eq!(m.next_check(), None, "an idle dashboard arms nothing");
+    let soon = now + Duration::from_millis(1500);
+    let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+    update(&mut m, out("b"), now);
+    update(&mut m, st("b", ProcessState::Active, 0), now);
+    update(&mut m, out("a"), soon);
+    update(&mut m, st("a", ProcessState::Active, 0), soon);
+    let due = m.next_check().expect("armed");
+    assert_eq!(Some(due), m.pane("b").and_then(|p| p.idle_check));
+    update(&mut m, Msg::Tick, due);
+    assert_eq!(m.next_check(), m.pane("a").and_then(|p| p.idle_check));
+    assert!(m.next_check().is_some_and(|t| t > due));
+}
+
+#[test]
+fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], t0);
+    update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+    update(&mut m, st("b", ProcessState::Idle, 0), at(10));
+    // The kill asks a question too.
+    update(&mut m, press(KeyCode::Char('x')), at(1000));
+    let fx = update(&mut m, press(KeyCode::Char('y')), at(1000));
+    assert_eq!(
+        requests(&fx),
+        [&Effect::Kill("a".into()), &Effect::Status("a".into())]
+    );
+    assert_eq!(m.next_check(), Some(at(3000)));
+    update(&mut m, Msg::Tick, at(3000));
+    assert!(m.pane("a").expect("pane").unresponsive);
+    assert!(!m.pane("b").expect("pane").unresponsive);
+    assert_eq!(notice(&m), "'a' is not responding");
+    // Enter focuses (keys wait for it) but says so.
+    update(&mut m, press(KeyCode::Enter), at(3100));
+    assert_eq!(m.mode, Mode::Focus("a".into()));
+    assert_eq!(notice(&m), "'a' is not responding");
+    update(&mut m, ctrl('\\'), at(3150));
+    update(&mut m, press(KeyCode::Char('x')), at(3200));
+    update(&mut m, press(KeyCode::Char('y')), at(3200));
+    assert!(
+        notice(&m).contains("killed once it resumes"),
+        "{}",
+        notice(&m)
+    );
+    // An answer ends it.
+    update(&mut m, st("a", ProcessState::Idle, 0), at(4000));
+    assert!(!m.pane("a").expect("pane").unresponsive);
+}
+
+#[test]
+fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(100, 31);
+    m.fit = false;
+    live(&mut m, &["a"], t0);
+    update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+    // The program redraws after someone else resized it; the poll that
+    // output causes asks the size as well.
+    let fx = update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(b"redraw".to_vec())),
+        at(20),
+    );
+    assert_eq!(
+        requests(&fx),
+        [&Effect::Status("a".into()), &Effect::Info("a".into())]
+    );
+    let info = serde_json::json!({ "cols": 100, "rows": 30 });
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Info(info)),
+        at(30),
+    );
+    assert_eq!(
+        m.pane("a").expect("pane").term.size(),
+        Size {
+            cols: 100,
+            rows: 30
+        }
+    );
+    // With fit on, the dashboard sets sizes itself and asks no INFO.
+    let mut m = model(100, 31);
+    live(&mut m, &["a"], t0);
+    update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+    let fx = update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
+        at(20),
+    );
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Info(_))), "{fx:?}");
+}
