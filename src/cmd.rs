@@ -103,46 +103,9 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
         .unwrap_or(1)
 }
 
-/// The error and its causes on one line, each cause once: many of our
-/// errors already end with their cause's text ("cannot connect to 'x':
-/// No such file or directory"), which the chain would otherwise repeat.
-pub fn describe(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if line.ends_with(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn describe_says_each_cause_once() {
-        let io = std::io::Error::other("No such file");
-        let err = anyhow::Error::new(io).context("cannot connect to 'x': No such file");
-        assert_eq!(describe(&err), "cannot connect to 'x': No such file");
-        let err = err.context("starting");
-        assert_eq!(
-            describe(&err),
-            "starting: cannot connect to 'x': No such file"
-        );
-        let plain = anyhow::Error::new(std::io::Error::other("inner")).context("outer");
-        assert_eq!(describe(&plain), "outer: inner");
-    }
 }

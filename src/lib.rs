@@ -20,6 +20,7 @@
 //! - [`supervisor`]: the per-session server.
 //! - [`classify`]: state classifiers.
 //! - [`client`]: what the client commands share.
+//! - [`error`]: errors on one line, each cause once.
 //! - [`alarm`]: timerfd timers, one wake-up per expiry.
 //! - [`term`]: raw mode, restoring the terminal, the replay query filter.
 //! - [`statusbar`]: the attach status bar and what can damage it.
@@ -34,6 +35,7 @@ pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod detect;
+pub mod error;
 pub mod fuzzing;
 pub mod paths;
 pub mod protocol;

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
             if heimdall::cmd::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("hm: {}", heimdall::cmd::describe(&err));
+            eprintln!("hm: {}", heimdall::error::describe(&err));
             ExitCode::from(heimdall::cmd::exit_code_for(&err))
         }
     }

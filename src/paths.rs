@@ -27,7 +27,7 @@ pub enum PathError {
         path.display()
     )]
     SocketPathTooLong { path: PathBuf, len: usize },
-    #[error("cannot create socket dir '{}': {source}", path.display())]
+    #[error("cannot create socket dir '{}'", path.display())]
     Create { path: PathBuf, source: io::Error },
     #[error("socket dir '{}' is not a directory", path.display())]
     NotADirectory { path: PathBuf },

@@ -142,7 +142,7 @@ pub fn run(opts: Options) -> Result<i32> {
     };
     if let Err(e) = pidfile.write_child(me, spawned.pid.as_raw() as u32) {
         // The pid file is informational; the lock is what matters.
-        let _ = writeln!(io::stderr(), "hm: warning: {e}");
+        let _ = writeln!(io::stderr(), "hm: warning: {}", crate::error::one_line(&e));
     }
     log::init(log_file, opts.log_level);
     info!(

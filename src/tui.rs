@@ -396,7 +396,7 @@ fn apply(
                         workdir.as_deref().map(Path::new),
                     )
                     .map(|child| started.adopt(child))
-                    .map_err(|e| crate::cmd::describe(&e));
+                    .map_err(|e| crate::error::describe(&e));
                     let _ = tx.blocking_send(Msg::Started(id, result));
                 });
             }
@@ -486,7 +486,7 @@ async fn session_task(
                 Ok(Ended::Closed) => None,
                 Err(why) => Some(why),
             },
-            Ok(Err(e)) => Some(e.to_string()),
+            Ok(Err(e)) => Some(crate::error::one_line(&e)),
             Err(_) => Some("not responding".to_string()),
         };
         // Only the first subscription is the launcher's: a later one may

@@ -275,7 +275,7 @@ impl Attach {
     async fn run(&mut self) -> Outcome {
         match self.session().await {
             Ok(o) => o,
-            Err(e) => Outcome::Lost(e.to_string()),
+            Err(e) => Outcome::Lost(crate::error::describe(&e)),
         }
     }
 

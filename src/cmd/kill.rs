@@ -50,7 +50,7 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 failed = true;
-                eprintln!("hm: {}", super::describe(&e));
+                eprintln!("hm: {}", crate::error::describe(&e));
             }
         }
     }

@@ -26,7 +26,7 @@ use super::{
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnError {
-    #[error("cannot connect to '{}': {source}", path.display())]
+    #[error("cannot connect to '{}'", path.display())]
     Connect { path: PathBuf, source: io::Error },
     #[error("'{}' is served by uid {uid}, not by you; refusing to talk to it", path.display())]
     ForeignServer { path: PathBuf, uid: u32 },
@@ -34,7 +34,7 @@ pub enum ConnError {
     NotHeimdall { path: PathBuf, mode: u8 },
     #[error("the session closed the connection")]
     Closed,
-    #[error("the session sent a bad frame: {0}")]
+    #[error("the session sent a bad frame")]
     Protocol(#[from] FrameError),
     #[error("the session refused the request: {0}")]
     Refused(String),

@@ -21,9 +21,9 @@ use nix::fcntl::{Flock, FlockArg};
 pub enum PidFileError {
     #[error("session '{id}' is already running{}; stop it with 'hm kill {id}' first", holder.map(|p| format!(" (supervisor pid {p})")).unwrap_or_default())]
     Locked { id: String, holder: Option<u32> },
-    #[error("cannot open pid file '{}': {source}", path.display())]
+    #[error("cannot open pid file '{}'", path.display())]
     Open { path: PathBuf, source: io::Error },
-    #[error("cannot write pid file '{}': {source}", path.display())]
+    #[error("cannot write pid file '{}'", path.display())]
     Write { path: PathBuf, source: io::Error },
 }
 

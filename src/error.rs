@@ -1,0 +1,91 @@
+//! Errors shown to people: one line, the error and then each cause.
+//!
+//! Our error types never repeat their cause's text in their own message:
+//! a cause is returned by `source()` and printed from there, once. So a
+//! chain can be joined as it is, with no guessing about repeats (a test
+//! below holds the types that carry a source to that).
+
+use std::error::Error;
+
+/// An error and its causes on one line: `outer: inner: innermost`.
+pub fn one_line(err: &(dyn Error + 'static)) -> String {
+    let mut line = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        line.push_str(": ");
+        line.push_str(&c.to_string());
+        cause = c.source();
+    }
+    line
+}
+
+/// [`one_line`] for the `anyhow` errors of command code.
+pub fn describe(err: &anyhow::Error) -> String {
+    let parts: Vec<String> = err.chain().map(ToString::to_string).collect();
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::PathError;
+    use crate::protocol::conn::ConnError;
+    use crate::supervisor::pidfile::PidFileError;
+    use std::io;
+    use std::path::PathBuf;
+
+    fn missing() -> io::Error {
+        io::Error::from(io::ErrorKind::NotFound)
+    }
+
+    /// Every error type with a source says its own part only.
+    #[test]
+    fn each_cause_is_said_once() {
+        let path = PathBuf::from("/run/x.sock");
+        let errors: Vec<Box<dyn Error>> = vec![
+            Box::new(ConnError::Connect {
+                path: path.clone(),
+                source: missing(),
+            }),
+            Box::new(ConnError::Protocol(crate::protocol::FrameError::TooLarge {
+                ty: 1,
+                len: 9,
+                max: 4,
+            })),
+            Box::new(PathError::Create {
+                path: path.clone(),
+                source: missing(),
+            }),
+            Box::new(PidFileError::Open {
+                path: path.clone(),
+                source: missing(),
+            }),
+            Box::new(PidFileError::Write {
+                path,
+                source: missing(),
+            }),
+        ];
+        for e in &errors {
+            let cause = e.source().expect("a cause").to_string();
+            assert!(
+                !e.to_string().contains(&cause),
+                "{e} repeats its cause '{cause}'"
+            );
+            let line = one_line(e.as_ref());
+            assert_eq!(line.matches(&cause).count(), 1, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_chain_reads_outermost_first() {
+        let err = anyhow::Error::new(ConnError::Connect {
+            path: PathBuf::from("x"),
+            source: missing(),
+        })
+        .context("starting");
+        assert_eq!(
+            describe(&err),
+            "starting: cannot connect to 'x': entity not found"
+        );
+    }
+}
