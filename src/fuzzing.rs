@@ -18,6 +18,7 @@ mod attach;
 mod connection;
 mod replay;
 mod screen;
+pub mod tokenizer;
 
 use std::path::Path;
 
@@ -35,6 +36,7 @@ pub use attach::attach_output;
 pub use connection::connection;
 pub use replay::query_filter;
 pub use screen::tui_screen;
+pub use tokenizer::tokenizer;
 
 /// A fuzz target: any bytes in, a panic when an invariant breaks.
 pub type Target = fn(&[u8]);
@@ -48,6 +50,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("session_id", session_id),
     ("query_filter", query_filter),
     ("tui_screen", tui_screen),
+    ("tokenizer", tokenizer),
     ("connection", connection),
     ("attach_output", attach_output),
     ("status_records", status_records),

@@ -36,6 +36,7 @@ pub mod cmd;
 pub mod config;
 pub mod detect;
 pub mod error;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod paths;
 pub mod protocol;

@@ -813,12 +813,14 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
 /// the accept loop and the reaping is the code `hm run` runs. Must be used
 /// inside a `LocalSet`.
 #[derive(Debug)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) struct Core {
     ctx: Rc<Ctx>,
     changed: Rc<watch::Sender<()>>,
     reaped: Rc<Notify>,
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
 impl Core {
     /// Starts reading `master` (non-blocking) into a ring that keeps
     /// `scrollback` bytes.

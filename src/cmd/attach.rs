@@ -25,7 +25,9 @@ use crate::statusbar::{self, Damage, DamageScan};
 use crate::term::{self, queries::QueryFilter, screens::ScreenRewriter};
 use crate::tui::theme::Theme;
 
-/// Set in tests only: Ctrl-G then panics the client on purpose.
+/// Set in tests only: Ctrl-G then panics the client on purpose (built
+/// with the `test-hooks` feature only).
+#[cfg(feature = "test-hooks")]
 const TEST_PANIC_VAR: &str = "HEIMDALL_TEST_PANIC";
 /// Bytes read from the keyboard at once.
 const KEY_BUF: usize = 4096;
@@ -343,6 +345,7 @@ impl Attach {
                     }
                     // Test hook: proves that a panic restores the terminal.
                     // Only with the variable set, and only on Ctrl-G alone.
+                    #[cfg(feature = "test-hooks")]
                     if keys[..n] == [0x07] && std::env::var_os(TEST_PANIC_VAR).is_some() {
                         panic!("test panic");
                     }
