@@ -7,12 +7,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use heimdall::attach::queries::QueryFilter;
+use heimdall::attach::screens::ScreenRewriter;
+use heimdall::attach::statusbar::DamageScan;
 use heimdall::classify::ClassifierSpec;
 use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
-use heimdall::statusbar::DamageScan;
 use heimdall::supervisor::ring::Ring;
-use heimdall::term::queries::QueryFilter;
-use heimdall::term::screens::ScreenRewriter;
 use heimdall::vt::term::Term;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

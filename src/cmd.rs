@@ -17,8 +17,6 @@ mod status;
 mod tui;
 pub mod wait;
 
-pub use run::start_detached;
-
 use anyhow::Result;
 
 use crate::cli::{Cli, Command};
@@ -96,7 +94,10 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
     let code = err.chain().find_map(|e| {
         e.downcast_ref::<SpawnError>()
             .map(SpawnError::exit_code)
-            .or_else(|| e.downcast_ref::<run::LaunchFailed>().map(|l| l.code))
+            .or_else(|| {
+                e.downcast_ref::<crate::launch::LaunchFailed>()
+                    .map(|l| l.code)
+            })
     });
     code.and_then(|c| u8::try_from(c).ok())
         .filter(|c| *c != 0)

@@ -21,13 +21,16 @@
 //! - [`classify`]: state classifiers.
 //! - [`client`]: what the client commands share.
 //! - [`error`]: errors on one line, each cause once.
+//! - [`launch`]: starting a supervisor in the background.
 //! - [`alarm`]: timerfd timers, one wake-up per expiry.
-//! - [`term`]: raw mode, restoring the terminal, the replay query filter.
-//! - [`statusbar`]: the attach status bar and what can damage it.
+//! - [`term`]: raw mode and restoring the user's terminal.
+//! - [`attach`]: the replay query filter, screen-switch rewriting and the
+//!   status bar that `hm attach` puts between a session and the terminal.
 //! - [`tui`]: the dashboard (model, update, view, layout, themes).
 //! - [`fuzzing`]: fuzz target bodies, shared by `fuzz/` and the corpus test.
 
 pub mod alarm;
+pub mod attach;
 pub mod classify;
 pub mod cli;
 pub mod client;
@@ -38,10 +41,10 @@ pub mod detect;
 pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod launch;
 pub mod paths;
 pub mod protocol;
 pub mod pty;
-pub mod statusbar;
 pub mod supervisor;
 pub mod term;
 pub mod tui;

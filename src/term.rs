@@ -8,9 +8,6 @@
 //! title). Restoring happens exactly once, from whichever comes first: the
 //! guard's drop, an explicit call on a signal, or the panic hook.
 
-pub mod queries;
-pub mod screens;
-
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Mutex;

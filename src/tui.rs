@@ -15,7 +15,6 @@ pub mod keys;
 pub mod layout;
 pub mod model;
 pub mod sessions;
-pub mod theme;
 pub mod update;
 pub mod view;
 
@@ -36,8 +35,8 @@ use crate::paths::{self, SessionPaths, SocketDir};
 use crate::protocol::{self, Status, client as ct, conn, server};
 use crate::supervisor::pidfile::{self, Liveness};
 
+use crate::vt::theme::Theme;
 use model::{Effect, Model, Msg, SessionMsg};
-use theme::Theme;
 
 /// Redraws per second at most.
 pub const FRAME_RATE: u32 = 30;
@@ -388,7 +387,7 @@ fn apply(
                 let config = opts.config_path.clone();
                 let started = started.clone();
                 std::thread::spawn(move || {
-                    let result = crate::cmd::start_detached(
+                    let result = crate::launch::start_detached(
                         &id,
                         &dir,
                         config.as_deref(),

@@ -7,4 +7,5 @@
 
 pub mod events;
 pub mod term;
+pub mod theme;
 pub mod tokenizer;

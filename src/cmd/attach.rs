@@ -16,14 +16,15 @@ use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
+use crate::attach::statusbar::{self, Damage, DamageScan};
+use crate::attach::{queries::QueryFilter, screens::ScreenRewriter};
 use crate::cli::AttachArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::paths::SessionPaths;
 use crate::protocol::{self, Frame, Size, Status, client as ct, conn, server};
-use crate::statusbar::{self, Damage, DamageScan};
-use crate::term::{self, queries::QueryFilter, screens::ScreenRewriter};
-use crate::tui::theme::Theme;
+use crate::term;
+use crate::vt::theme::Theme;
 
 /// Set in tests only: Ctrl-G then panics the client on purpose (built
 /// with the `test-hooks` feature only).

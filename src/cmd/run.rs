@@ -3,18 +3,17 @@
 //! own session, so closing the terminal does not kill it) and attaches.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
 use crate::classify::ClassifierSpec;
 use crate::cli::RunArgs;
 use crate::config::{Config, Overrides};
+use crate::launch::{supervisor_command, wait_ready};
 use crate::paths::{self, SessionPaths, SocketDir};
 use crate::protocol::Size;
-use crate::pty::{self, SpawnSpec};
+use crate::pty::SpawnSpec;
 use crate::supervisor::{self, pidfile};
 
 pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<i32> {
@@ -243,14 +242,6 @@ fn supervise(
     supervisor::run(opts)
 }
 
-/// A background supervisor that failed to start; its own message is shown.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct LaunchFailed {
-    pub message: String,
-    pub code: i32,
-}
-
 /// What holds the session's id now, if its dir exists.
 fn probe(dir: &Path, session: &SessionPaths) -> Option<pidfile::Liveness> {
     dir.exists()
@@ -329,93 +320,6 @@ fn launch(
     // `hm run` exits when its attach does; the supervisor then passes to
     // init, which reaps it.
     wait_ready(cmd).map(drop)
-}
-
-/// Starts a background supervisor for `command` (run by `sh -c` when it
-/// has more than one word) and waits until it runs. Used by the dashboard,
-/// which must reap the supervisor it gets back once it exits.
-pub fn start_detached(
-    id: &str,
-    dir: &Path,
-    config_path: Option<&Path>,
-    command: &str,
-    workdir: Option<&Path>,
-) -> Result<Child> {
-    let mut cmd = supervisor_command(id, dir, config_path, true)?;
-    if let Some(w) = workdir {
-        cmd.arg("--workdir").arg(w);
-    }
-    cmd.arg("--");
-    let words: Vec<&str> = command.split_whitespace().collect();
-    match words.as_slice() {
-        [] => bail!("no command given"),
-        [one] => cmd.arg(one),
-        _ => cmd.args(["sh", "-c", command]),
-    };
-    wait_ready(cmd)
-}
-
-/// `hm [--config PATH] run --detach ...` for a background supervisor of
-/// session `id` in `dir`. It says when it is ready (see [`wait_ready`]) and
-/// keeps a command that ends at once for its launcher's subscription, which
-/// `hm run` and the dashboard make right after (see
-/// `Options::await_attach`).
-fn supervisor_command(
-    id: &str,
-    dir: &Path,
-    config_path: Option<&Path>,
-    await_attach: bool,
-) -> Result<Command> {
-    let exe = std::env::current_exe().context("cannot find the hm executable")?;
-    let mut cmd = Command::new(exe);
-    if let Some(c) = config_path {
-        cmd.arg("--config").arg(c);
-    }
-    cmd.args(["run", "--detach", "--notify-ready"]);
-    if await_attach {
-        cmd.arg("--await-attach");
-    }
-    cmd.args(["--id", id]);
-    cmd.arg("--socket-dir").arg(dir);
-    Ok(cmd)
-}
-
-/// Runs `cmd` (an `hm run --detach --notify-ready`) in its own session and
-/// waits for its readiness line, or returns its own error message. The
-/// supervisor stays our child.
-fn wait_ready(mut cmd: Command) -> Result<Child> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    pty::new_session_on_spawn(&mut cmd);
-    let mut child = cmd.spawn().context("cannot start the supervisor")?;
-    let Some(stderr) = child.stderr.take() else {
-        bail!("cannot read the supervisor's output");
-    };
-    let mut said = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap_or_default();
-        if line == "ready" {
-            return Ok(child);
-        }
-        said.push_str(&line);
-        said.push('\n');
-    }
-    let status = child.wait().context("cannot wait for the supervisor")?;
-    let message = said
-        .trim()
-        .strip_prefix("hm: ")
-        .unwrap_or(said.trim())
-        .to_string();
-    Err(LaunchFailed {
-        message: if message.is_empty() {
-            format!("the supervisor exited ({status}) without saying why")
-        } else {
-            message
-        },
-        code: status.code().unwrap_or(1),
-    }
-    .into())
 }
 
 #[cfg(test)]

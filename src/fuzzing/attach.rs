@@ -14,8 +14,8 @@
 
 use std::num::NonZeroU16;
 
-use crate::statusbar::{Damage, DamageScan, RegionAt};
-use crate::term::screens::ScreenRewriter;
+use crate::attach::screens::ScreenRewriter;
+use crate::attach::statusbar::{Damage, DamageScan, RegionAt};
 
 use super::{cuts, hash};
 

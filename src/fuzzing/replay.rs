@@ -7,10 +7,10 @@
 //! one, controls inside a sequence are executed or ignored rather than
 //! collected, and an escape string ends at BEL (OSC only), ST, any other
 //! ESC, CAN or SUB. It is written separately from
-//! [`QueryFilter`](crate::term::queries::QueryFilter), so that a sequence
+//! [`QueryFilter`](crate::attach::queries::QueryFilter), so that a sequence
 //! the filter mis-splits shows up as a query in its output.
 
-use crate::term::queries::{MAX_SEQ, QueryFilter, is_query};
+use crate::attach::queries::{MAX_SEQ, QueryFilter, is_query};
 
 use super::{cuts, hash};
 

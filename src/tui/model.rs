@@ -9,8 +9,8 @@ use crate::classify::ProcessState;
 use crate::client::ANSWER_TIMEOUT;
 use crate::protocol::{Size, Status};
 
-use super::theme::Theme;
 use crate::vt::term::Term;
+use crate::vt::theme::Theme;
 
 /// Something that happened.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use crate::classify::ProcessState;
 use crate::protocol::{Size, Status};
 use crate::tui::layout::{inner, placements};
 use crate::tui::model::{Effect, Model, Msg, SessionMsg};
-use crate::tui::theme::Theme;
+use crate::vt::theme::Theme;
 
 use super::update;
 

@@ -8,7 +8,7 @@
 //! screen, switches its width or resets the terminal would damage the bar,
 //! so the attach client scans what reaches the terminal for those
 //! sequences and redraws after them. The child's own screen switches never
-//! reach it: [`crate::term::screens`] turns them into clears first.
+//! reach it: [`crate::attach::screens`] turns them into clears first.
 
 use std::fmt::Write;
 
@@ -16,7 +16,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 use crate::classify;
 use crate::client::human_ms;
-use crate::tui::theme::Theme;
+use crate::vt::theme::Theme;
 use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer};
 
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(scan(&mut s, b"\x1b[?1;3h"), Damage::Region);
         assert_eq!(scan(&mut s, b"\x1b[?25l\x1b[H"), Damage::None);
         assert_eq!(scan(&mut s, b"\x1bc"), Damage::Region);
-        assert_eq!(scan(&mut s, crate::term::screens::RESET), Damage::Region);
+        assert_eq!(scan(&mut s, crate::attach::screens::RESET), Damage::Region);
         // Bytes vte ignores inside a sequence do not hide it.
         assert_eq!(scan(&mut s, b"\x1b[\x802J"), Damage::Redraw);
         assert_eq!(scan(&mut s, b"\x1b\x80c"), Damage::Region);
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn rewritten_screen_switches_are_noticed() {
-        use crate::term::screens;
+        use crate::attach::screens;
         let mut s = DamageScan::default();
         assert_eq!(scan(&mut s, screens::ENTER), Damage::Redraw);
         assert_eq!(scan(&mut s, screens::LEAVE), Damage::Redraw);

@@ -1,0 +1,13 @@
+//! What stands between a session's output and the user's own terminal in
+//! `hm attach`: the replay filter that drops old terminal queries
+//! ([`queries`]), the rewriter that keeps the program's screen switches
+//! off the user's main screen ([`screens`]), and the status bar with the
+//! scanner for what output does to it ([`statusbar`]). All three read the
+//! output through [`crate::vt::tokenizer`], as the terminal will.
+//!
+//! The command itself (connecting, keys, the detach key, resizing) is
+//! `cmd::attach`.
+
+pub mod queries;
+pub mod screens;
+pub mod statusbar;
