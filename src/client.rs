@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use crate::cli::DirArgs;
 use crate::config::Config;
 use crate::paths::{self, SessionPaths};
+use crate::protocol::{Info, Status};
 use crate::supervisor::pidfile::{self, Liveness};
 
 /// The socket dir a client command should look in.
@@ -63,11 +64,7 @@ pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended:
 
 /// One session as `hm status --json` and each entry of `hm ls --json` give
 /// it: STATUS, then what INFO adds (when the supervisor answers INFO).
-pub fn session_json(
-    id: &str,
-    st: &crate::protocol::Status,
-    info: Option<&serde_json::Value>,
-) -> serde_json::Value {
+pub fn session_json(id: &str, st: &Status, info: Option<&Info>) -> serde_json::Value {
     let mut v = serde_json::json!({
         "id": id,
         "pid": st.pid,
@@ -77,57 +74,43 @@ pub fn session_json(
         "state_ms": st.state_ms,
         "idle_ms": st.idle_ms,
     });
-    if let Some(info) = info {
-        for key in [
-            "label",
-            "command",
-            "started_unix_ms",
-            "supervisor_pid",
-            "workdir",
-            "cols",
-            "rows",
-        ] {
-            if let Some(x) = info.get(key) {
-                v[key] = x.clone();
-            }
-        }
+    if let Some(i) = info {
+        v["label"] = i.label.as_deref().into();
+        v["command"] = i.command.clone().into();
+        v["started_unix_ms"] = i.started_unix_ms.into();
+        v["supervisor_pid"] = i.supervisor_pid.into();
+        v["workdir"] = i.workdir.clone().into();
+        v["cols"] = i.cols.into();
+        v["rows"] = i.rows.into();
     }
     // The two-level state: from the supervisor's own report where it
     // gives one (the agent classifier's detail, health and signals), else
     // what the state byte stands for.
-    let report = info.and_then(|i| i.get("state")).filter(|r| r.is_object());
+    let report = info.and_then(|i| i.state.as_ref());
     let primary = crate::classify::ProcessState::from_byte(st.state)
         .map_or("unknown", |s| s.primary().name());
-    v["primary"] = report
-        .and_then(|r| r.get("primary"))
-        .cloned()
-        .unwrap_or_else(|| primary.into());
-    for key in ["detail", "health", "agent", "signals"] {
-        v[key] = report.and_then(|r| r.get(key)).cloned().unwrap_or_default();
-    }
-    if v["health"].is_null() {
-        v["health"] = if st.alive { "alive" } else { "dead" }.into();
-    }
-    if v["signals"].is_null() {
-        v["signals"] = serde_json::json!([]);
-    }
+    v["primary"] = report.map_or(primary, |r| r.primary.name()).into();
+    v["detail"] = report.and_then(|r| r.detail).map(|d| d.name()).into();
+    let health = if st.alive { "alive" } else { "dead" };
+    v["health"] = report.map_or(health, |r| r.health.name()).into();
+    v["agent"] = report.and_then(|r| r.agent.as_deref()).into();
+    v["signals"] = report
+        .and_then(|r| serde_json::to_value(&r.signals).ok())
+        .unwrap_or_else(|| serde_json::json!([]));
     // Subagents and background shells the program reported (OSC 7501).
-    if let Some(c) = report.and_then(|r| r.get("children")) {
-        v["children"] = c.clone();
+    if let Some(r) = report.filter(|r| !r.children.is_empty()) {
+        v["children"] = serde_json::to_value(&r.children).unwrap_or_default();
     }
     v
 }
 
 /// A session's state for people: `waiting · permission`, or the state
 /// byte's name when there is no detail (or no report).
-pub fn state_label(st: &crate::protocol::Status, info: Option<&serde_json::Value>) -> String {
+pub fn state_label(st: &Status, info: Option<&Info>) -> String {
     let name = crate::classify::state_name(st.state);
-    let detail = info
-        .and_then(|i| i.get("state"))
-        .and_then(|r| r.get("detail"))
-        .and_then(|d| d.as_str());
+    let detail = info.and_then(|i| i.state.as_ref()).and_then(|r| r.detail);
     match detail {
-        Some(d) if st.alive => format!("{name} · {d}"),
+        Some(d) if st.alive => format!("{name} · {}", d.name()),
         _ => name.to_string(),
     }
 }

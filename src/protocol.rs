@@ -7,6 +7,9 @@
 //! no I/O: [`conn`] wraps it for async sockets.
 
 pub mod conn;
+pub mod message;
+
+pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
 use std::fmt;
 
@@ -245,16 +248,6 @@ impl Size {
         }
     }
 
-    /// The session's size as an INFO reply states it (`cols`, `rows`);
-    /// None unless both are there and fit.
-    pub fn from_info(info: &serde_json::Value) -> Option<Self> {
-        let dim = |k: &str| info.get(k)?.as_u64().and_then(|x| u16::try_from(x).ok());
-        Some(Size {
-            cols: dim("cols")?,
-            rows: dim("rows")?,
-        })
-    }
-
     pub fn clamped(self) -> Self {
         Size {
             cols: self.cols.clamp(MIN_DIM, MAX_DIM),
@@ -322,6 +315,8 @@ pub enum PayloadError {
         expected: usize,
         got: usize,
     },
+    #[error("unreadable {what} payload: {reason}")]
+    Json { what: &'static str, reason: String },
 }
 
 /// A frame header that cannot be accepted.

@@ -32,7 +32,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::paths::{self, SessionPaths, SocketDir};
-use crate::protocol::{self, Status, client as ct, conn, server};
+use crate::protocol::{Kill, Reply, Request, ServerType, Subscribe, conn};
 use crate::supervisor::pidfile::{self, Liveness};
 
 use crate::vt::theme::Theme;
@@ -361,20 +361,14 @@ fn apply(
         match e {
             // Requests become frames here, where they are written, and
             // nowhere else: the dashboard's decisions know no wire format.
-            Effect::Input(id, bytes) => write(senders, &id, protocol::frame(ct::INPUT, &bytes)),
+            Effect::Input(id, bytes) => write(senders, &id, Request::Input(&bytes).encode()),
             Effect::Resize(id, size) => {
-                write(senders, &id, protocol::frame(ct::RESIZE, &size.encode()));
+                write(senders, &id, Request::Resize(size).encode());
             }
-            Effect::Status(id) => write(senders, &id, protocol::frame(ct::STATUS, &[])),
-            Effect::Info(id) => write(senders, &id, protocol::frame(ct::INFO, &[])),
-            // u32::MAX: the session's own grace period, and EXIT back.
-            Effect::Kill(id) => {
-                write(
-                    senders,
-                    &id,
-                    protocol::frame(ct::KILL, &u32::MAX.to_be_bytes()),
-                );
-            }
+            Effect::Status(id) => write(senders, &id, Request::Status.encode()),
+            Effect::Info(id) => write(senders, &id, Request::Info.encode()),
+            // The session's own grace period, and EXIT back.
+            Effect::Kill(id) => write(senders, &id, Request::Kill(Kill::AwaitExit).encode()),
             Effect::Connect(id) => connect(id, false, opts, tx, senders),
             Effect::ConnectStarted(id) => connect(id, true, opts, tx, senders),
             Effect::Spawn {
@@ -553,17 +547,19 @@ async fn serve(
     launched: bool,
 ) -> Result<Ended, String> {
     let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
-    let mut hello = protocol::frame(ct::INFO, &[]);
     // Started by us: ours is the subscription its supervisor waits for.
     // State changes are pushed: `waiting` shows the moment it begins.
-    let flags: &[u8] = if launched {
-        &[protocol::SUBSCRIBE_LAUNCHER | protocol::SUBSCRIBE_STATE]
-    } else {
-        &[protocol::SUBSCRIBE_STATE]
+    let subscribe = Subscribe {
+        launcher: launched,
+        state: true,
+        ..Subscribe::default()
     };
-    hello.extend(protocol::frame(ct::SUBSCRIBE, flags));
-    hello.extend(protocol::frame(ct::STATUS, &[]));
-    w.send_raw(&hello).await.map_err(|e| e.to_string())?;
+    let hello = [
+        Request::Info,
+        Request::Subscribe(subscribe),
+        Request::Status,
+    ];
+    w.requests(&hello).await.map_err(|e| e.to_string())?;
     send(SessionMsg::Connected)
         .await
         .map_err(|e| e.to_string())?;
@@ -575,31 +571,33 @@ async fn serve(
     loop {
         tokio::select! {
             f = r.recv() => {
-                let Some(f) = f.map_err(|e| e.to_string())? else {
+                let Some(f) = f.map_err(|e| crate::error::one_line(&e))? else {
                     return match broken {
                         Some(why) if !exited => Err(why),
                         _ if exited => Ok(Ended::Exited),
                         _ => Ok(Ended::Closed),
                     };
                 };
-                let msg = match f.ty {
-                    server::OUTPUT => SessionMsg::Output(f.payload),
-                    server::STATUS_RESP => match Status::decode(&f.payload) {
-                        Ok(s) => SessionMsg::Status(s),
-                        Err(e) => return Err(e.to_string()),
-                    },
-                    server::INFO => SessionMsg::Info(serde_json::from_slice(&f.payload).unwrap_or_default()),
-                    server::STATE => match serde_json::from_slice(&f.payload) {
-                        Ok(report) => SessionMsg::State(report),
-                        // A newer supervisor's report this version cannot
-                        // read: STATUS still gives the state byte.
-                        Err(_) => continue,
-                    },
-                    server::EXIT => {
+                let status = f.ty == ServerType::StatusResp as u8;
+                let reply = match conn::decode(f) {
+                    Ok(r) => r,
+                    // A STATUS that cannot be read is a broken session;
+                    // a newer supervisor's INFO or STATE this version
+                    // cannot read is passed over (STATUS still gives the
+                    // state byte).
+                    Err(e) if status => return Err(crate::error::one_line(&e)),
+                    Err(_) => continue,
+                };
+                let msg = match reply {
+                    Reply::Output(bytes) => SessionMsg::Output(bytes),
+                    Reply::Status(s) => SessionMsg::Status(s),
+                    Reply::Info(info) => SessionMsg::Info(info),
+                    Reply::State(report) => SessionMsg::State(*report),
+                    Reply::Exit(code) => {
                         exited = true;
-                        SessionMsg::Exit(protocol::decode_exit(&f.payload).unwrap_or(-1))
+                        SessionMsg::Exit(code)
                     }
-                    server::ERROR => return Err(protocol::decode_error(&f.payload).1),
+                    Reply::Error { message, .. } => return Err(message),
                     _ => continue,
                 };
                 if send(msg).await.is_err() {

@@ -134,7 +134,7 @@ fn four() -> Scene {
     s.live(&["api", "build", "db", "web"]);
     s.to(
         "api",
-        SessionMsg::Info(serde_json::json!({ "command": ["bash"], "cols": 48, "rows": 12 })),
+        SessionMsg::Info(Box::new(heimdall::protocol::Info { command: vec!["bash".into()], cols: 48, rows: 12, ..Default::default() })),
     )
     .output("api", "$ make run\r\nlistening on :8080\r\n\x1b[1;32mGET /health 200\x1b[m\r\n$ ")
     .state("api", ProcessState::Idle, 4000)
@@ -365,7 +365,11 @@ fn a_wide_character_cut_by_the_pane_edge_leaves_the_border_whole() {
     s.live(&["wide"]);
     s.to(
         "wide",
-        SessionMsg::Info(serde_json::json!({ "cols": 80, "rows": 6 })),
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 80,
+            rows: 6,
+            ..Default::default()
+        })),
     )
     .output(
         "wide",

@@ -22,7 +22,7 @@ use crate::cli::AttachArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::paths::SessionPaths;
-use crate::protocol::{self, Frame, Size, Status, client as ct, conn, server};
+use crate::protocol::{Frame, Reply, Request, Size, Status, Subscribe, conn};
 use crate::term;
 use crate::vt::theme::Theme;
 
@@ -288,18 +288,18 @@ impl Attach {
         let mut hup = signal(SignalKind::hangup())?;
         let mut int = signal(SignalKind::interrupt())?;
         self.resize().await?;
-        let mut hello = protocol::frame(ct::INFO, &[]);
-        let launcher = if self.launcher {
-            protocol::SUBSCRIBE_LAUNCHER
-        } else {
-            0
+        let subscribe = Subscribe {
+            mark_replay: true,
+            terminal: true,
+            launcher: self.launcher,
+            state: false,
         };
-        hello.extend(protocol::frame(
-            ct::SUBSCRIBE,
-            &[protocol::SUBSCRIBE_MARK_REPLAY | protocol::SUBSCRIBE_TERMINAL | launcher],
-        ));
-        hello.extend(protocol::frame(ct::STATUS, &[]));
-        self.send(&hello).await?;
+        self.send(&[
+            Request::Info,
+            Request::Subscribe(subscribe),
+            Request::Status,
+        ])
+        .await?;
         self.poll_in_flight = true;
         self.last_poll = Some(Instant::now());
         let mut keys = vec![0u8; KEY_BUF];
@@ -350,7 +350,7 @@ impl Attach {
                     if keys[..n] == [0x07] && std::env::var_os(TEST_PANIC_VAR).is_some() {
                         panic!("test panic");
                     }
-                    self.send(&protocol::frame(ct::INPUT, &keys[..n])).await?;
+                    self.send(&[Request::Input(&keys[..n])]).await?;
                     // Keys into a session that has said nothing since the
                     // last ones, or the first after a quiet second: ask
                     // whether it still answers, so the bar can say if it
@@ -390,9 +390,14 @@ impl Attach {
     /// Handles one frame; `Some` ends the attachment.
     async fn frame(&mut self, f: Frame) -> Result<Option<Outcome>> {
         self.heard_since_key = true;
-        match f.ty {
-            server::OUTPUT => {
-                self.output(&f.payload);
+        // A frame this client cannot read (from a newer or broken
+        // supervisor) is passed over, as unknown types are.
+        let Ok(reply) = conn::decode(f) else {
+            return Ok(None);
+        };
+        match reply {
+            Reply::Output(bytes) => {
+                self.output(&bytes);
                 let now = Instant::now();
                 self.idle_check = Some(now + self.idle_threshold + Duration::from_millis(50));
                 let shown_idle = self.status.is_none_or(|(s, _)| s.state == 0x00);
@@ -402,18 +407,16 @@ impl Attach {
                     self.poll().await?;
                 }
             }
-            server::INFO => {
+            Reply::Info(info) => {
                 if let Replay::Undecided(f) = std::mem::replace(&mut self.filter, Replay::Live) {
                     self.filter = Replay::Replaying(f);
                 }
-                let info: serde_json::Value =
-                    serde_json::from_slice(&f.payload).unwrap_or_default();
-                if let Some(ms) = info.get("idle_threshold_ms").and_then(|v| v.as_u64()) {
+                if let Some(ms) = info.idle_threshold_ms {
                     self.idle_threshold = Duration::from_millis(ms);
                 }
-                self.drop_probe = info["status_protocol"].as_bool() == Some(true);
+                self.drop_probe = info.status_protocol;
             }
-            server::REPLAY_END => {
+            Reply::ReplayEnd => {
                 let live = if self.drop_probe {
                     Replay::LiveWithoutProbe(QueryFilter::status_probe_only())
                 } else {
@@ -425,21 +428,15 @@ impl Attach {
                     self.show(&rest);
                 }
             }
-            server::STATUS_RESP => {
+            Reply::Status(s) => {
                 self.poll_in_flight = false;
                 self.unresponsive = false;
-                if let Ok(s) = Status::decode(&f.payload) {
-                    self.status = Some((s, Instant::now()));
-                    self.draw_bar();
-                }
+                self.status = Some((s, Instant::now()));
+                self.draw_bar();
             }
-            server::EXIT => {
-                let code = protocol::decode_exit(&f.payload).unwrap_or(1);
-                return Ok(Some(Outcome::Exited(code)));
-            }
-            server::ERROR => {
-                let (_, msg) = protocol::decode_error(&f.payload);
-                return Ok(Some(Outcome::Lost(crate::paths::sanitize(&msg))));
+            Reply::Exit(code) => return Ok(Some(Outcome::Exited(code))),
+            Reply::Error { message, .. } => {
+                return Ok(Some(Outcome::Lost(crate::paths::sanitize(&message))));
             }
             _ => {}
         }
@@ -549,13 +546,13 @@ impl Attach {
     /// Sends frames to the supervisor. A write that finds the connection
     /// closed is not the end: the supervisor closes right after its EXIT,
     /// which may still be unread, so the reader tells how it ended.
-    async fn send(&mut self, frames: &[u8]) -> Result<()> {
-        Ok(conn::ask(&mut self.writer, frames).await?)
+    async fn send(&mut self, requests: &[Request<'_>]) -> Result<()> {
+        Ok(conn::ask(&mut self.writer, requests).await?)
     }
 
     async fn poll(&mut self) -> Result<()> {
         if !self.poll_in_flight {
-            self.send(&protocol::frame(ct::STATUS, &[])).await?;
+            self.send(&[Request::Status]).await?;
             self.poll_in_flight = true;
             self.last_poll = Some(Instant::now());
         }
@@ -572,8 +569,7 @@ impl Attach {
             rows: child_rows,
         }
         .clamped();
-        self.send(&protocol::frame(ct::RESIZE, &child.encode()))
-            .await?;
+        self.send(&[Request::Resize(child)]).await?;
         if self.bar_visible() {
             self.out.extend(statusbar::scroll_region(child_rows));
             self.draw_bar();

@@ -23,16 +23,8 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
         Ok((screen, info, st))
     }))?;
     let v = client::session_json(&session.id, &st, info.as_ref());
-    let text = screen["text"].as_str().unwrap_or_default();
-    let command: Vec<String> = v["command"]
-        .as_array()
-        .map(|words| {
-            words
-                .iter()
-                .filter_map(|w| w.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let text = screen.text.as_str();
+    let command: Vec<String> = info.as_ref().map(|i| i.command.clone()).unwrap_or_default();
     // The case must hold what `hm replay` can check: the verdict on the
     // saved screen alone. The live verdict may rest on more (the
     // processes, timing, the title, the program's own records), which a
@@ -47,11 +39,7 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     if !command.is_empty() {
         expected.push_str(&format!("command: {}\n", command.join(" ")));
     }
-    let size = format!(
-        "size: {}x{}\n",
-        screen["cols"].as_u64().unwrap_or(80),
-        screen["rows"].as_u64().unwrap_or(24)
-    );
+    let size = format!("size: {}x{}\n", screen.cols, screen.rows);
     expected.push_str(&size);
     write_case(&args.fixture, text, &expected)?;
     let live = crate::client::state_label(&st, info.as_ref());

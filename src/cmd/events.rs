@@ -17,7 +17,7 @@ use crate::client;
 use crate::clock;
 use crate::config::Config;
 use crate::paths::{self, SessionPaths};
-use crate::protocol::{self, StateReport, client as to, conn, server};
+use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
 use crate::supervisor::pidfile::{self, Liveness};
 
 /// One line of output.
@@ -83,8 +83,14 @@ async fn follow(sock: PathBuf, id: String, json: bool) {
             Err(_) => return,
         }
     };
-    let subscribe = protocol::frame(to::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
-    if conn::ask(&mut w, &subscribe).await.is_err() {
+    let states = Subscribe {
+        state: true,
+        ..Subscribe::default()
+    };
+    if conn::ask(&mut w, &[Request::Subscribe(states)])
+        .await
+        .is_err()
+    {
         return;
     }
     loop {
@@ -92,22 +98,19 @@ async fn follow(sock: PathBuf, id: String, json: bool) {
             Ok(Some(f)) => f,
             _ => break,
         };
-        match frame.ty {
-            server::STATE => {
-                if let Ok(report) = serde_json::from_slice::<StateReport>(&frame.payload) {
-                    print(
-                        json,
-                        &Event {
-                            time_unix_ms: clock::unix_ms(),
-                            id: &id,
-                            event: "state",
-                            state: Some(&report),
-                            code: None,
-                        },
-                    );
-                }
-            }
-            server::EXIT => {
+        // What this client cannot read is skipped.
+        match conn::decode(frame) {
+            Ok(Reply::State(report)) => print(
+                json,
+                &Event {
+                    time_unix_ms: clock::unix_ms(),
+                    id: &id,
+                    event: "state",
+                    state: Some(&report),
+                    code: None,
+                },
+            ),
+            Ok(Reply::Exit(code)) => {
                 print(
                     json,
                     &Event {
@@ -115,7 +118,7 @@ async fn follow(sock: PathBuf, id: String, json: bool) {
                         id: &id,
                         event: "ended",
                         state: None,
-                        code: protocol::decode_exit(&frame.payload).ok(),
+                        code: Some(code),
                     },
                 );
                 return;

@@ -21,24 +21,16 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     let mut v = client::session_json(&session.id, &st, info.as_ref());
     let evidence = info
         .as_ref()
-        .and_then(|i| i.get("evidence"))
-        .cloned()
+        .and_then(|i| i.evidence.clone())
         .unwrap_or_else(|| serde_json::json!([]));
+    let classifier = info.as_ref().map(|i| i.classifier.as_str());
     if args.json {
         v["evidence"] = evidence;
-        v["classifier"] = info
-            .as_ref()
-            .and_then(|i| i.get("classifier"))
-            .cloned()
-            .unwrap_or_default();
+        v["classifier"] = classifier.into();
         writeln!(out, "{v}")?;
         return Ok(0);
     }
-    let classifier = info
-        .as_ref()
-        .and_then(|i| i.get("classifier"))
-        .and_then(|c| c.as_str())
-        .unwrap_or("?");
+    let classifier = classifier.unwrap_or("?");
     writeln!(
         out,
         "{}: {} for {} ({} classifier)",

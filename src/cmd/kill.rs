@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::KillArgs;
 use crate::client::{self, describe_exit, find_session};
 use crate::config::Config;
-use crate::protocol::{self, client as ct, conn, server};
+use crate::protocol::{Kill, Reply, Request, conn};
 use crate::supervisor::pidfile::{self, Liveness};
 
 const MAX_GRACE_S: f64 = crate::config::MAX_KILL_GRACE_MS as f64 / 1000.0;
@@ -80,13 +80,17 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
         })
         .await?;
         // A session ending on its own just now is told by the reader.
-        conn::ask(&mut w, &protocol::frame(ct::KILL, &grace_ms.to_be_bytes())).await?;
+        let kill = match grace_ms {
+            u32::MAX => Kill::AwaitExit,
+            g => Kill::Grace(g),
+        };
+        conn::ask(&mut w, &[Request::Kill(kill)]).await?;
         let wait = async {
             let mut code = None;
             // EXIT (our supervisors) or end of stream (any supervisor).
-            while let Some(f) = r.recv().await? {
-                if f.ty == server::EXIT {
-                    code = protocol::decode_exit(&f.payload).ok();
+            while let Some(reply) = r.reply().await? {
+                if let Reply::Exit(c) = reply {
+                    code = Some(c);
                 }
             }
             anyhow::Ok(code)

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use crate::cli::LogsArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
-use crate::protocol::{self, Size, client as to, conn, server};
+use crate::protocol::{Reply, Request, Size, Subscribe, conn};
 use crate::vt::term::Term;
 
 pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
@@ -40,8 +40,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             let (mut r, mut w) = conn::connect(&session.sock).await?;
             Ok(conn::query_screen(&mut r, &mut w).await?)
         }))?;
-        let text = screen["text"].as_str().unwrap_or_default();
-        for line in trimmed(text.lines().map(str::to_owned).collect()) {
+        for line in trimmed(screen.text.lines().map(str::to_owned).collect()) {
             writeln!(out, "{}", line.trim_end())?;
         }
         return Ok(0);
@@ -53,12 +52,11 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             Ok(conn::connect(&session.sock).await?)
         })
         .await?;
-        let mut ask = protocol::frame(to::INFO, &[]);
-        ask.extend(protocol::frame(
-            to::SUBSCRIBE,
-            &[protocol::SUBSCRIBE_MARK_REPLAY],
-        ));
-        conn::ask(&mut w, &ask).await?;
+        let subscribe = Subscribe {
+            mark_replay: true,
+            ..Subscribe::default()
+        };
+        conn::ask(&mut w, &[Request::Info, Request::Subscribe(subscribe)]).await?;
         let (history, size, ended) = client::answered(&session.id, read_history(&mut r)).await?;
         let mut text: Term = Term::with_scrollback(size, FOLLOW_ROWS);
         if args.raw {
@@ -83,14 +81,14 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             return Ok(0);
         }
         let mut printed = text.cursor_history_row();
-        while let Some(f) = r.recv().await? {
-            match f.ty {
-                server::OUTPUT if args.raw => {
-                    out.write_all(&f.payload)?;
+        while let Some(reply) = r.reply().await? {
+            match reply {
+                Reply::Output(bytes) if args.raw => {
+                    out.write_all(&bytes)?;
                     out.flush()?;
                 }
-                server::OUTPUT => {
-                    text.feed(&f.payload);
+                Reply::Output(bytes) => {
+                    text.feed(&bytes);
                     let done = text.cursor_history_row();
                     if done < printed {
                         // The screen was cleared or the history trimmed:
@@ -109,7 +107,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         printed = 0;
                     }
                 }
-                server::EXIT => {
+                Reply::Exit(_) => {
                     if !args.raw {
                         let rest = text.history_between(printed, usize::MAX);
                         for line in trimmed(rest) {
@@ -134,18 +132,15 @@ async fn read_history(r: &mut conn::Reader) -> Result<(Vec<u8>, Size, bool)> {
     let mut bytes = Vec::new();
     let mut size = Size { cols: 80, rows: 24 };
     loop {
-        let f = r.expect().await?;
-        match f.ty {
-            server::INFO => {
-                let info: serde_json::Value =
-                    serde_json::from_slice(&f.payload).unwrap_or_default();
-                if let Some(s) = Size::from_info(&info) {
+        match r.expect().await? {
+            Reply::Info(info) => {
+                if let Some(s) = info.size() {
                     size = s;
                 }
             }
-            server::OUTPUT => bytes.extend_from_slice(&f.payload),
-            server::REPLAY_END => return Ok((bytes, size, false)),
-            server::EXIT => return Ok((bytes, size, true)),
+            Reply::Output(b) => bytes.extend_from_slice(&b),
+            Reply::ReplayEnd => return Ok((bytes, size, false)),
+            Reply::Exit(_) => return Ok((bytes, size, true)),
             _ => {}
         }
     }

@@ -15,7 +15,7 @@ use crate::client::{self, human_ms};
 use crate::clock;
 use crate::config::Config;
 use crate::paths::{self, SessionPaths};
-use crate::protocol::{Status, conn};
+use crate::protocol::{Info, Status, conn};
 use crate::supervisor::pidfile::{self, Liveness};
 
 /// A session that does not answer within this time is listed as such
@@ -26,7 +26,7 @@ const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
 struct Row {
     id: String,
     status: Option<Status>,
-    info: Option<serde_json::Value>,
+    info: Option<Info>,
     /// The supervisor is gone, but its program (this pid) still runs.
     orphan: Option<u32>,
     /// The session ended; its record is kept (`hm rm` forgets it).
@@ -87,9 +87,13 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 (None, Some(pid)) => (pid.to_string(), "orphaned".into(), "-".into()),
                 (None, None) => ("-".into(), "no answer".into(), "-".into()),
             };
-            let uptime = info_u64(r, "started_unix_ms")
+            let uptime = r
+                .info
+                .as_ref()
+                .map(|i| i.started_unix_ms)
+                .filter(|t| *t > 0)
                 .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
-            let label = r.info.as_ref().and_then(|i| i["label"].as_str());
+            let label = r.info.as_ref().and_then(|i| i.label.as_deref());
             [
                 r.id.clone(),
                 pid,
@@ -131,10 +135,6 @@ fn labelled(label: Option<&str>, command: String) -> String {
     }
 }
 
-fn info_u64(r: &Row, key: &str) -> Option<u64> {
-    r.info.as_ref()?.get(key)?.as_u64()
-}
-
 fn command(r: &Row) -> String {
     if let Some(pid) = r.orphan {
         // No supervisor to ask: the kernel's record of the program.
@@ -150,17 +150,7 @@ fn command(r: &Row) -> String {
             paths::sanitize(&words.join(" "))
         };
     }
-    let words = r
-        .info
-        .as_ref()
-        .and_then(|i| i.get("command"))
-        .and_then(|c| c.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|w| w.as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
+    let words = r.info.as_ref().map(|i| i.command.join(" "));
     words.map_or_else(|| "-".into(), |w| paths::sanitize(&w))
 }
 

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::cli::SendArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
-use crate::protocol::{self, client as to, conn};
+use crate::protocol::{self, Reply, Request, conn};
 
 /// The bytes a terminal sends for a key named as tmux names them: `Enter`,
 /// `Tab`, `Escape`, `BSpace`, `Space`, arrows, `Home`, `End`, `PageUp`,
@@ -113,7 +113,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 let (mut r, mut w) = conn::connect(&session.sock).await?;
                 Ok(conn::query_screen(&mut r, &mut w).await?)
             }))
-            .is_ok_and(|s| s["application_cursor"] == true);
+            .is_ok_and(|s| s.application_cursor);
     let mut bytes = Vec::new();
     if args.keys {
         for k in &args.text {
@@ -138,15 +138,14 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         // INPUT has no answer; the STATUS after it is answered only once
         // the supervisor has taken the input, so the command returns when
         // the bytes are on their way to the program.
-        let mut frames = Vec::new();
-        for chunk in bytes.chunks(protocol::MAX_PAYLOAD as usize / 2) {
-            frames.extend(protocol::frame(to::INPUT, chunk));
-        }
-        frames.extend(protocol::frame(to::STATUS, &[]));
-        conn::ask(&mut w, &frames).await?;
+        let mut requests: Vec<Request<'_>> = bytes
+            .chunks(protocol::MAX_PAYLOAD as usize / 2)
+            .map(Request::Input)
+            .collect();
+        requests.push(Request::Status);
+        conn::ask(&mut w, &requests).await?;
         loop {
-            let f = r.expect().await?;
-            if f.ty == protocol::server::STATUS_RESP {
+            if let Reply::Status(_) = r.expect().await? {
                 return Ok(());
             }
         }

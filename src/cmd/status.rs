@@ -72,7 +72,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         writeln!(out, "{v}")?;
     } else {
         writeln!(out, "session:  {}", session_id)?;
-        if let Some(label) = info.as_ref().and_then(|i| i["label"].as_str()) {
+        if let Some(label) = info.as_ref().and_then(|i| i.label.as_deref()) {
             writeln!(out, "label:    {label}")?;
         }
         writeln!(out, "pid:      {}", st.pid)?;
@@ -81,15 +81,14 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             "state:    {state} (for {})",
             human_ms(u64::from(st.state_ms))
         )?;
-        let report = info.as_ref().and_then(|i| i.get("state"));
+        let report = info.as_ref().and_then(|i| i.state.as_ref());
         if let Some(health) = report
-            .and_then(|r| r.get("health"))
-            .and_then(|h| h.as_str())
+            .map(|r| r.health.name())
             .filter(|h| *h != "alive" && *h != "dead")
         {
             writeln!(out, "health:   {health}")?;
         }
-        if let Some(agent) = report.and_then(|r| r.get("agent")).and_then(|a| a.as_str()) {
+        if let Some(agent) = report.and_then(|r| r.agent.as_deref()) {
             writeln!(out, "agent:    {agent}")?;
         }
         writeln!(out, "idle:     {}", human_ms(u64::from(st.idle_ms)))?;

@@ -12,7 +12,7 @@ use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::detect::Primary;
 use crate::paths::SessionPaths;
-use crate::protocol::{self, StateReport, client as to, conn, server};
+use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
 
 /// What `--state` may name: the primary states, the details, the state
 /// bytes' names, and `exited` (checked by clap, and offered by the shell
@@ -135,33 +135,30 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
 /// the connection's.
 async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
     let (mut r, mut w) = conn::connect(&session.sock).await?;
-    conn::ask(
-        &mut w,
-        &protocol::frame(to::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]),
-    )
-    .await?;
+    let states = Subscribe {
+        state: true,
+        ..Subscribe::default()
+    };
+    conn::ask(&mut w, &[Request::Subscribe(states)]).await?;
     loop {
         let Some(f) = r.recv().await? else {
             return Ok(Outcome::Closed);
         };
-        match f.ty {
-            server::STATE => {
-                let Ok(report) = serde_json::from_slice::<StateReport>(&f.payload) else {
-                    continue;
-                };
-                if reached(&report, wanted) {
-                    return Ok(Outcome::Reached(report));
-                }
+        // A STATE this client cannot read is skipped, not fatal: the next
+        // one may be readable.
+        let Ok(reply) = conn::decode(f) else {
+            continue;
+        };
+        match reply {
+            Reply::State(report) if reached(&report, wanted) => {
+                return Ok(Outcome::Reached(*report));
             }
-            server::EXIT => {
-                let code = protocol::decode_exit(&f.payload).unwrap_or(-1);
-                return Ok(Outcome::Exited(code));
-            }
-            server::ERROR => {
+            Reply::Exit(code) => return Ok(Outcome::Exited(code)),
+            Reply::Error { message, .. } => {
                 bail!(
                     "'{}' refused: {}",
                     session.id,
-                    crate::paths::sanitize(&protocol::decode_error(&f.payload).1)
+                    crate::paths::sanitize(&message)
                 );
             }
             _ => {}

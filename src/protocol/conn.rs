@@ -21,7 +21,8 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 
 use super::{
-    Assembler, Frame, FrameError, MAX_PAYLOAD, MODE_BINARY, Status, client, frame, server,
+    Assembler, Frame, FrameError, Info, MAX_PAYLOAD, MODE_BINARY, Reply, Request, Screen, Status,
+    server,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -126,22 +127,45 @@ impl Reader {
         self.ready.drain(..)
     }
 
-    /// Like [`recv`](Self::recv) but an ERROR frame becomes `Err(Refused)`
-    /// and end of stream becomes `Err(Closed)`.
-    pub async fn expect(&mut self) -> Result<Frame, ConnError> {
+    /// The next message, or `None` when the supervisor closed the
+    /// connection at a frame boundary.
+    pub async fn reply(&mut self) -> Result<Option<Reply>, ConnError> {
         match self.recv().await? {
-            Some(f) if f.ty == server::ERROR => {
-                Err(ConnError::Refused(super::decode_error(&f.payload).1))
-            }
-            Some(f) => Ok(f),
+            Some(f) => decode(f).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Like [`reply`](Self::reply) but an ERROR becomes `Err(Refused)` and
+    /// end of stream becomes `Err(Closed)`.
+    pub async fn expect(&mut self) -> Result<Reply, ConnError> {
+        match self.reply().await? {
+            Some(Reply::Error { message, .. }) => Err(ConnError::Refused(message)),
+            Some(r) => Ok(r),
             None => Err(ConnError::Closed),
         }
     }
 }
 
+/// A frame as a [`Reply`]; a payload that does not fit its type is the
+/// session's mistake.
+pub fn decode(f: Frame) -> Result<Reply, ConnError> {
+    Reply::decode(f).map_err(|e| ConnError::Unexpected(e.to_string()))
+}
+
 impl Writer {
-    pub async fn send(&mut self, ty: u8, payload: &[u8]) -> io::Result<()> {
-        self.send_raw(&frame(ty, payload)).await
+    /// Sends one request.
+    pub async fn request(&mut self, req: &Request<'_>) -> io::Result<()> {
+        self.send_raw(&req.encode()).await
+    }
+
+    /// Sends requests in one write.
+    pub async fn requests(&mut self, reqs: &[Request<'_>]) -> io::Result<()> {
+        let mut frames = Vec::new();
+        for r in reqs {
+            r.encode_into(&mut frames);
+        }
+        self.send_raw(&frames).await
     }
 
     /// Writes already-encoded frames, all of them. Cancel-safe only in
@@ -177,10 +201,10 @@ pub fn closed_by_peer(e: &io::Error) -> bool {
     )
 }
 
-/// Sends a question whose answer is read next: a connection the session
+/// Sends questions whose answers are read next: a connection the session
 /// has closed is told by the reader (end of stream, or an EXIT before it).
-pub async fn ask(w: &mut Writer, frames: &[u8]) -> Result<(), ConnError> {
-    match w.send_raw(frames).await {
+pub async fn ask(w: &mut Writer, reqs: &[Request<'_>]) -> Result<(), ConnError> {
+    match w.requests(reqs).await {
         Err(e) if !closed_by_peer(&e) => Err(e.into()),
         _ => Ok(()),
     }
@@ -188,47 +212,45 @@ pub async fn ask(w: &mut Writer, frames: &[u8]) -> Result<(), ConnError> {
 
 /// Asks for STATUS on an otherwise idle connection.
 pub async fn query_status(r: &mut Reader, w: &mut Writer) -> Result<Status, ConnError> {
-    ask(w, &frame(client::STATUS, &[])).await?;
+    ask(w, &[Request::Status]).await?;
     loop {
-        let f = r.expect().await?;
-        if f.ty == server::STATUS_RESP {
-            return Status::decode(&f.payload).map_err(|e| ConnError::Unexpected(e.to_string()));
+        if let Reply::Status(s) = r.expect().await? {
+            return Ok(s);
+        }
+    }
+}
+
+/// Asks for the session's current screen (SCREEN).
+pub async fn query_screen(r: &mut Reader, w: &mut Writer) -> Result<Screen, ConnError> {
+    ask(w, &[Request::Screen]).await?;
+    loop {
+        if let Reply::Screen(s) = r.expect().await? {
+            return Ok(*s);
         }
     }
 }
 
 /// Asks for INFO then STATUS. A supervisor without the INFO extension
 /// ignores the unknown request, so the STATUS answer arriving first means
-/// "no INFO available" rather than a hang.
-/// Asks for the session's current screen (SCREEN), as JSON.
-pub async fn query_screen(r: &mut Reader, w: &mut Writer) -> Result<serde_json::Value, ConnError> {
-    ask(w, &frame(client::SCREEN, &[])).await?;
-    loop {
-        let f = r.expect().await?;
-        if f.ty == server::SCREEN {
-            return serde_json::from_slice(&f.payload)
-                .map_err(|e| ConnError::Unexpected(format!("unreadable SCREEN: {e}")));
-        }
-    }
-}
-
+/// "no INFO available" rather than a hang; nor does an INFO this client
+/// cannot read cost the STATUS.
 pub async fn query_info_status(
     r: &mut Reader,
     w: &mut Writer,
-) -> Result<(Option<serde_json::Value>, Status), ConnError> {
-    let mut both = frame(client::INFO, &[]);
-    both.extend(frame(client::STATUS, &[]));
-    ask(w, &both).await?;
+) -> Result<(Option<Info>, Status), ConnError> {
+    ask(w, &[Request::Info, Request::Status]).await?;
     let mut info = None;
     loop {
-        let f = r.expect().await?;
-        match f.ty {
-            server::INFO => info = serde_json::from_slice(&f.payload).ok(),
-            server::STATUS_RESP => {
-                let s =
-                    Status::decode(&f.payload).map_err(|e| ConnError::Unexpected(e.to_string()))?;
-                return Ok((info, s));
-            }
+        let Some(f) = r.recv().await? else {
+            return Err(ConnError::Closed);
+        };
+        if f.ty == server::INFO {
+            info = serde_json::from_slice(&f.payload).ok();
+            continue;
+        }
+        match decode(f)? {
+            Reply::Status(s) => return Ok((info, s)),
+            Reply::Error { message, .. } => return Err(ConnError::Refused(message)),
             _ => {}
         }
     }

@@ -40,7 +40,7 @@ pub enum SessionMsg {
     Connected,
     Output(Vec<u8>),
     Status(Status),
-    Info(serde_json::Value),
+    Info(Box<crate::protocol::Info>),
     /// A pushed state change (STATE).
     State(crate::protocol::StateReport),
     Exit(i32),

@@ -209,23 +209,22 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 alert(fx, "finished".into());
             }
         }
-        SessionMsg::Info(v) => {
-            if let Some(ms) = v.get("idle_threshold_ms").and_then(|x| x.as_u64()) {
+        SessionMsg::Info(info) => {
+            if let Some(ms) = info.idle_threshold_ms {
                 p.idle_threshold = Duration::from_millis(ms);
             }
-            if let Some(cmd) = v.get("command").and_then(|c| c.as_array()) {
-                let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
-                p.command = Some(paths::sanitize(&words.join(" ")));
+            if !info.command.is_empty() {
+                p.command = Some(paths::sanitize(&info.command.join(" ")));
             }
-            if let Some(dir) = v.get("workdir").and_then(|d| d.as_str()) {
-                p.workdir = Some(dir.to_owned());
+            if !info.workdir.is_empty() {
+                p.workdir = Some(info.workdir.clone());
             }
-            p.label = v
-                .get("label")
-                .and_then(|l| l.as_str())
+            p.label = info
+                .label
+                .as_deref()
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
-            if let Some(Size { cols, rows }) = Size::from_info(&v) {
+            if let Some(Size { cols, rows }) = info.size() {
                 // An emulator holds its whole screen (32 bytes a cell), so a
                 // session sized absurdly by some client is shown at most
                 // this big rather than costing gigabytes.

@@ -271,7 +271,12 @@ mod tests {
         fx.extend(update(&mut m, press(KeyCode::Enter), now));
         fx.extend(update(&mut m, ctrl('\\'), now));
         assert!(resizes(&fx).is_empty(), "{fx:?}");
-        let info = serde_json::json!({ "cols": 132, "rows": 43, "command": ["vim"] });
+        let info = Box::new(crate::protocol::Info {
+            cols: 132,
+            rows: 43,
+            command: vec!["vim".into()],
+            ..Default::default()
+        });
         update(
             &mut m,
             Msg::Session("a".into(), SessionMsg::Info(info)),

@@ -508,7 +508,11 @@ fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() 
         requests(&fx),
         [&Effect::Status("a".into()), &Effect::Info("a".into())]
     );
-    let info = serde_json::json!({ "cols": 100, "rows": 30 });
+    let info = Box::new(crate::protocol::Info {
+        cols: 100,
+        rows: 30,
+        ..Default::default()
+    });
     update(
         &mut m,
         Msg::Session("a".into(), SessionMsg::Info(info)),

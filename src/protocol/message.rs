@@ -1,0 +1,397 @@
+//! The wire's messages, typed: frame types as enums, what a client asks
+//! ([`Request`]) and what a supervisor sends ([`Reply`]), with the JSON
+//! payloads of the extensions (INFO, SCREEN, STATE) as serde structs.
+//!
+//! Bytes are made and read only here (and in the supervisor's streaming
+//! reader, which must not hold a whole OUTPUT or INPUT frame twice), so a
+//! client says `Request::Resize(size)` and matches on `Reply::Exit(code)`.
+//! The layouts are those of `docs/protocol.md`; the golden tests in
+//! `protocol.rs` pin them.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ErrorCode, Frame, PayloadError, Size, StateReport, Status, frame};
+
+/// Frame types sent by clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ClientType {
+    Input = 0x01,
+    Subscribe = 0x02,
+    Status = 0x03,
+    Resize = 0x04,
+    Kill = 0x05,
+    /// Extension: ask for INFO.
+    Info = 0x06,
+    /// Extension: ask for SCREEN.
+    Screen = 0x07,
+}
+
+impl ClientType {
+    pub const ALL: [ClientType; 7] = [
+        ClientType::Input,
+        ClientType::Subscribe,
+        ClientType::Status,
+        ClientType::Resize,
+        ClientType::Kill,
+        ClientType::Info,
+        ClientType::Screen,
+    ];
+}
+
+impl TryFrom<u8> for ClientType {
+    /// The unknown type byte.
+    type Error = u8;
+
+    fn try_from(b: u8) -> Result<Self, u8> {
+        ClientType::ALL.into_iter().find(|t| *t as u8 == b).ok_or(b)
+    }
+}
+
+/// Frame types sent by the supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ServerType {
+    Output = 0x81,
+    StatusResp = 0x82,
+    Exit = 0x83,
+    /// Extension: `[code u16 BE][utf-8 message]`, before the supervisor
+    /// closes a connection because of something the client did.
+    Error = 0x84,
+    /// Extension: the answer to INFO.
+    Info = 0x85,
+    /// Extension: the scrollback replay is over; what follows is live.
+    ReplayEnd = 0x86,
+    /// Extension: the session's state changed.
+    State = 0x87,
+    /// Extension: the answer to SCREEN.
+    Screen = 0x88,
+}
+
+impl ServerType {
+    pub const ALL: [ServerType; 8] = [
+        ServerType::Output,
+        ServerType::StatusResp,
+        ServerType::Exit,
+        ServerType::Error,
+        ServerType::Info,
+        ServerType::ReplayEnd,
+        ServerType::State,
+        ServerType::Screen,
+    ];
+}
+
+impl TryFrom<u8> for ServerType {
+    /// The unknown type byte.
+    type Error = u8;
+
+    fn try_from(b: u8) -> Result<Self, u8> {
+        ServerType::ALL.into_iter().find(|t| *t as u8 == b).ok_or(b)
+    }
+}
+
+/// SUBSCRIBE's flags. None set is the seed protocol's empty payload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Subscribe {
+    /// Send REPLAY_END where the replay of the scrollback ends.
+    pub mark_replay: bool,
+    /// This is whoever launched the session (see `SUBSCRIBE_LAUNCHER`).
+    pub launcher: bool,
+    /// This is a person's terminal, which answers the program's queries.
+    pub terminal: bool,
+    /// Push STATE now and on every change of state.
+    pub state: bool,
+}
+
+impl Subscribe {
+    pub fn flags(self) -> u8 {
+        let bit = |on: bool, flag: u8| if on { flag } else { 0 };
+        bit(self.mark_replay, super::SUBSCRIBE_MARK_REPLAY)
+            | bit(self.launcher, super::SUBSCRIBE_LAUNCHER)
+            | bit(self.terminal, super::SUBSCRIBE_TERMINAL)
+            | bit(self.state, super::SUBSCRIBE_STATE)
+    }
+
+    pub fn from_flags(flags: u8) -> Self {
+        Subscribe {
+            mark_replay: flags & super::SUBSCRIBE_MARK_REPLAY != 0,
+            launcher: flags & super::SUBSCRIBE_LAUNCHER != 0,
+            terminal: flags & super::SUBSCRIBE_TERMINAL != 0,
+            state: flags & super::SUBSCRIBE_STATE != 0,
+        }
+    }
+}
+
+/// How a KILL asks the session to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// The seed form (empty payload): the session's own grace period, and
+    /// nothing sent back.
+    Plain,
+    /// The session's own grace period, and EXIT sent back on this
+    /// connection.
+    AwaitExit,
+    /// SIGTERM, then SIGKILL after this many milliseconds, and EXIT sent
+    /// back on this connection.
+    Grace(u32),
+}
+
+/// What a client asks of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// Bytes for the program, as typed.
+    Input(&'a [u8]),
+    Subscribe(Subscribe),
+    Status,
+    Resize(Size),
+    Kill(Kill),
+    Info,
+    Screen,
+}
+
+impl Request<'_> {
+    pub fn kind(&self) -> ClientType {
+        match self {
+            Request::Input(_) => ClientType::Input,
+            Request::Subscribe(_) => ClientType::Subscribe,
+            Request::Status => ClientType::Status,
+            Request::Resize(_) => ClientType::Resize,
+            Request::Kill(_) => ClientType::Kill,
+            Request::Info => ClientType::Info,
+            Request::Screen => ClientType::Screen,
+        }
+    }
+
+    /// The whole frame.
+    pub fn encode(&self) -> Vec<u8> {
+        let ty = self.kind() as u8;
+        match self {
+            Request::Input(bytes) => frame(ty, bytes),
+            Request::Subscribe(s) if *s == Subscribe::default() => frame(ty, &[]),
+            Request::Subscribe(s) => frame(ty, &[s.flags()]),
+            Request::Resize(size) => frame(ty, &size.encode()),
+            Request::Kill(Kill::Plain) => frame(ty, &[]),
+            Request::Kill(Kill::AwaitExit) => frame(ty, &u32::MAX.to_be_bytes()),
+            Request::Kill(Kill::Grace(ms)) => frame(ty, &ms.to_be_bytes()),
+            Request::Status | Request::Info | Request::Screen => frame(ty, &[]),
+        }
+    }
+
+    /// Appends the whole frame to `out` (several requests, one write).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend(self.encode());
+    }
+}
+
+/// What a supervisor sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Program output (scrollback replay first, then live).
+    Output(Vec<u8>),
+    Status(Status),
+    /// The program's exit code (128 + signal when killed by one).
+    Exit(i32),
+    /// Why the supervisor is closing this connection; `code` is an
+    /// [`ErrorCode`] when known.
+    Error {
+        code: u16,
+        message: String,
+    },
+    Info(Box<Info>),
+    ReplayEnd,
+    State(Box<StateReport>),
+    Screen(Box<Screen>),
+    /// A frame type this client does not know; ignored, as the protocol
+    /// says unknown frames must be.
+    Unknown(u8),
+}
+
+impl Reply {
+    /// Reads a frame; a known type with a payload it cannot have is an
+    /// error.
+    pub fn decode(f: Frame) -> Result<Reply, PayloadError> {
+        let Ok(ty) = ServerType::try_from(f.ty) else {
+            return Ok(Reply::Unknown(f.ty));
+        };
+        let json = |what: &'static str, e: serde_json::Error| PayloadError::Json {
+            what,
+            reason: e.to_string(),
+        };
+        Ok(match ty {
+            ServerType::Output => Reply::Output(f.payload),
+            ServerType::StatusResp => Reply::Status(Status::decode(&f.payload)?),
+            ServerType::Exit => Reply::Exit(super::decode_exit(&f.payload)?),
+            ServerType::Error => {
+                let (code, message) = super::decode_error(&f.payload);
+                Reply::Error { code, message }
+            }
+            ServerType::Info => Reply::Info(Box::new(
+                serde_json::from_slice(&f.payload).map_err(|e| json("INFO", e))?,
+            )),
+            ServerType::ReplayEnd => Reply::ReplayEnd,
+            ServerType::State => Reply::State(Box::new(
+                serde_json::from_slice(&f.payload).map_err(|e| json("STATE", e))?,
+            )),
+            ServerType::Screen => Reply::Screen(Box::new(
+                serde_json::from_slice(&f.payload).map_err(|e| json("SCREEN", e))?,
+            )),
+        })
+    }
+
+    /// Whether this is an ERROR with the given code.
+    pub fn is_error(&self, want: ErrorCode) -> bool {
+        matches!(self, Reply::Error { code, .. } if *code == want as u16)
+    }
+}
+
+/// The INFO payload: what a session is. Fields a supervisor does not send
+/// (an older one) read as their defaults, and fields this client does not
+/// know are ignored, so the extension can grow.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Info {
+    pub id: String,
+    /// The program's pid.
+    pub pid: u32,
+    pub supervisor_pid: u32,
+    pub command: Vec<String>,
+    pub workdir: String,
+    /// Wall-clock start, for display only.
+    pub started_unix_ms: u64,
+    pub classifier: String,
+    pub idle_threshold_ms: Option<u64>,
+    pub cols: u16,
+    pub rows: u16,
+    pub scrollback_bytes: u64,
+    /// The supervisor's hm version.
+    pub version: String,
+    /// A person's name for the session, besides its id.
+    pub label: Option<String>,
+    /// The supervisor answers the OSC 7501 probe itself: a client showing
+    /// the output on a terminal must drop the probe, so that the program
+    /// gets one answer.
+    pub status_protocol: bool,
+    /// The state now, as STATE would say it.
+    pub state: Option<StateReport>,
+    /// What the detector holds as evidence (for `hm explain`); agents only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<serde_json::Value>,
+}
+
+impl Info {
+    /// The session's terminal size.
+    pub fn size(&self) -> Option<Size> {
+        (self.cols > 0 && self.rows > 0).then_some(Size {
+            cols: self.cols,
+            rows: self.rows,
+        })
+    }
+}
+
+/// The SCREEN payload: the session's screen as text, with its size, the
+/// cursor and the modes a client sending keys needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Screen {
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    pub alternate_screen: bool,
+    /// Arrow keys are sent as SS3 (`ESC O A`) in this mode.
+    pub application_cursor: bool,
+    pub title: String,
+    /// The rows, newline-separated, trailing blanks trimmed.
+    pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Assembler, client, server};
+
+    #[test]
+    fn types_round_trip_through_their_bytes_and_match_the_seed_constants() {
+        for t in ClientType::ALL {
+            assert_eq!(ClientType::try_from(t as u8), Ok(t));
+        }
+        for t in ServerType::ALL {
+            assert_eq!(ServerType::try_from(t as u8), Ok(t));
+        }
+        assert_eq!(ClientType::try_from(0x7e), Err(0x7e));
+        assert_eq!(ServerType::try_from(0x01), Err(0x01));
+        assert_eq!(ClientType::Input as u8, client::INPUT);
+        assert_eq!(ClientType::Screen as u8, client::SCREEN);
+        assert_eq!(ServerType::Output as u8, server::OUTPUT);
+        assert_eq!(ServerType::Screen as u8, server::SCREEN);
+    }
+
+    fn one_frame(bytes: &[u8]) -> Frame {
+        let mut out = Vec::new();
+        Assembler::default().push(bytes, &mut out).expect("a frame");
+        assert_eq!(out.len(), 1);
+        out.remove(0)
+    }
+
+    #[test]
+    fn requests_encode_as_the_seed_protocol_does() {
+        let size = Size { cols: 80, rows: 24 };
+        assert_eq!(
+            Request::Resize(size).encode(),
+            [0x04, 0, 0, 0, 4, 0, 80, 0, 24]
+        );
+        assert_eq!(Request::Kill(Kill::Plain).encode(), [0x05, 0, 0, 0, 0]);
+        assert_eq!(
+            Request::Kill(Kill::Grace(500)).encode(),
+            [0x05, 0, 0, 0, 4, 0, 0, 1, 0xf4]
+        );
+        assert_eq!(
+            Request::Subscribe(Subscribe::default()).encode(),
+            [0x02, 0, 0, 0, 0]
+        );
+        let flags = Subscribe {
+            mark_replay: true,
+            state: true,
+            ..Subscribe::default()
+        };
+        assert_eq!(Request::Subscribe(flags).encode(), [0x02, 0, 0, 0, 1, 0x09]);
+        assert_eq!(Subscribe::from_flags(0x09), flags);
+        assert_eq!(
+            Request::Input(b"ls\r").encode(),
+            [1, 0, 0, 0, 3, b'l', b's', b'\r']
+        );
+    }
+
+    #[test]
+    fn replies_decode_typed_and_unknown_types_pass() {
+        let exit = one_frame(&frame(server::EXIT, &3i32.to_be_bytes()));
+        assert_eq!(Reply::decode(exit), Ok(Reply::Exit(3)));
+        let err = one_frame(&frame(
+            server::ERROR,
+            &super::super::encode_error(ErrorCode::TooSlow, "slow"),
+        ));
+        let reply = Reply::decode(err).expect("ERROR");
+        assert!(reply.is_error(ErrorCode::TooSlow), "{reply:?}");
+        let unknown = one_frame(&frame(0xee, b"x"));
+        assert_eq!(Reply::decode(unknown), Ok(Reply::Unknown(0xee)));
+        let bad = one_frame(&frame(server::EXIT, &[1]));
+        assert!(Reply::decode(bad).is_err());
+    }
+
+    #[test]
+    fn info_reads_what_an_older_or_newer_supervisor_sends() {
+        let old = br#"{"id":"a","pid":7,"cols":100,"rows":30,"command":["sh"]}"#;
+        let info: Info = serde_json::from_slice(old).expect("old INFO");
+        assert_eq!(
+            info.size(),
+            Some(Size {
+                cols: 100,
+                rows: 30
+            })
+        );
+        assert_eq!((info.pid, info.label.as_deref()), (7, None));
+        let newer = br#"{"id":"a","some_future_field":{"x":1}}"#;
+        let info: Info = serde_json::from_slice(newer).expect("newer INFO");
+        assert_eq!(info.size(), None);
+    }
+}
