@@ -4,10 +4,15 @@
 //! nothing has started yet: the socket dir is checked, the pid file locked,
 //! the socket bound and the log opened. Then the child is forked (the
 //! process still has one thread), and only then does a current-thread
-//! tokio runtime start. Three tasks share one [`state::Shared`]: the pty
-//! reader ([`pump_output`]), the accept loop, and one task per client
-//! ([`client::serve`]); the main loop reaps the child, escalates kills and
-//! decides when everything has been delivered.
+//! tokio runtime start. Four tasks share one [`state::Shared`]: the pty
+//! reader ([`pump_output`]), the state tracker ([`track_state`]), the
+//! accept loop, and one task per client ([`client::serve`]); the main loop
+//! reaps the child, escalates kills and decides when everything has been
+//! delivered.
+//!
+//! Every task reads the time from the session's [`Clock`] and waits on
+//! tokio timers, so a test can run all of it but the fork with paused time
+//! ([`Core`], `supervisor/tests.rs`).
 
 mod client;
 pub mod ended;
@@ -17,6 +22,8 @@ pub mod pidfile;
 mod process;
 pub mod ring;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::fs;
 use std::io::{self, Write};
@@ -24,6 +31,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -35,11 +43,10 @@ use tokio::io::Interest;
 use tokio::net::UnixListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Notify, watch};
-use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::classify::ClassifierSpec;
-use crate::clock::{self, Clock};
+use crate::clock::{self, Clock, Instant};
 use crate::config::LogLevel;
 use crate::paths::{SessionPaths, SocketDir};
 use crate::pty::{self, SpawnSpec};
@@ -289,7 +296,26 @@ async fn serve(
         Notifier::new(opts.notify.clone()),
     ));
     tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
-    let code = match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
+    let program = Program {
+        pid: spawned.pid,
+        group: opts.kill_process_group,
+        slave: spawned.slave,
+    };
+    let outcome = match StopSignals::install() {
+        Ok(mut stop) => {
+            main_loop(
+                &ctx,
+                program,
+                opts.await_attach,
+                &mut stop,
+                &changed_tx,
+                &reaped,
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => {
             warn!("event loop failed: {e}");
@@ -318,26 +344,78 @@ async fn serve(
     }
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
-    Notifier::new(opts.notify.clone()).changed(&record.id, None, &last, Some(record.exit_code));
+    Notifier::new(opts.notify.clone()).changed(
+        &record.id,
+        None,
+        &last,
+        Some(record.exit_code),
+        ctx.clock.now(),
+    );
     code
+}
+
+/// The session's program, as the main loop needs it.
+#[derive(Debug)]
+struct Program {
+    pid: Pid,
+    /// Signal its whole session (`kill_process_group`), not only it.
+    group: bool,
+    /// Our copy of the pty's slave, closed once the program is reaped.
+    slave: OwnedFd,
+}
+
+/// The signals that ask the supervisor itself to stop its session:
+/// SIGTERM, SIGINT, SIGHUP and SIGQUIT.
+#[derive(Debug)]
+struct StopSignals(Vec<tokio::signal::unix::Signal>);
+
+impl StopSignals {
+    fn install() -> io::Result<StopSignals> {
+        [
+            SignalKind::terminate(),
+            SignalKind::interrupt(),
+            SignalKind::hangup(),
+            SignalKind::quit(),
+        ]
+        .into_iter()
+        .map(signal)
+        .collect::<io::Result<_>>()
+        .map(StopSignals)
+    }
+
+    /// None at all: a supervisor run inside a test process must leave the
+    /// test harness's own signals alone.
+    #[cfg(test)]
+    fn none() -> StopSignals {
+        StopSignals(Vec::new())
+    }
+
+    /// Waits for the next of them; forever if there are none.
+    async fn recv(&mut self) {
+        std::future::poll_fn(|cx| {
+            if self.0.iter_mut().any(|s| s.poll_recv(cx).is_ready()) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    }
 }
 
 /// Waits for the child to end (escalating kills as asked) and for its last
 /// output to be delivered; returns the exit code.
 async fn main_loop(
     ctx: &Ctx,
-    opts: &Options,
-    slave: OwnedFd,
-    child: Pid,
+    program: Program,
+    await_attach: bool,
+    stop: &mut StopSignals,
     changed: &watch::Sender<()>,
     reaped: &Notify,
 ) -> io::Result<i32> {
     let mut sigchld = signal(SignalKind::child())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigquit = signal(SignalKind::quit())?;
-    let mut slave = Some(slave);
+    let child = program.pid;
+    let mut slave = Some(program.slave);
     let mut escalation = escalation::Escalation::default();
     // The child may have exited before the SIGCHLD handler existed.
     let mut check_child = true;
@@ -371,26 +449,22 @@ async fn main_loop(
             && !ended
         {
             asked_to_stop = true;
-            let now = std::time::Instant::now();
+            let now = ctx.clock.now();
             for &sig in escalation.request(now, Duration::from_millis(grace)) {
                 if sig == Signal::SIGTERM {
                     info!(grace_ms = grace, "stopping the session");
                 }
-                signal_child(child, opts.kill_process_group, sig);
+                signal_child(child, program.group, sig);
             }
         }
         let kill_at = escalation.deadline();
-        let deadline = kill_at.map_or_else(Instant::now, Instant::from_std);
         tokio::select! {
             _ = sigchld.recv() => check_child = true,
-            _ = sigterm.recv() => request_kill(ctx),
-            _ = sigint.recv() => request_kill(ctx),
-            _ = sighup.recv() => request_kill(ctx),
-            _ = sigquit.recv() => request_kill(ctx),
-            () = tokio::time::sleep_until(deadline), if kill_at.is_some() => {
-                if let Some(sig) = escalation.expire(std::time::Instant::now()) {
+            () = stop.recv() => request_kill(ctx),
+            () = sleep_until(kill_at) => {
+                if let Some(sig) = escalation.expire(ctx.clock.now()) {
                     warn!("grace period over; sending SIGKILL");
-                    signal_child(child, opts.kill_process_group, sig);
+                    signal_child(child, program.group, sig);
                 }
             }
             () = ctx.wake_main.notified() => {}
@@ -400,9 +474,9 @@ async fn main_loop(
 
     // The launcher's attach may not have connected yet: a program that
     // ended at once still owes it its output and exit code.
-    if opts.await_attach && !asked_to_stop && !ctx.shared.borrow().end_awaited {
+    if await_attach && !asked_to_stop && !ctx.shared.borrow().end_awaited {
         info!("keeping the ended session for its launcher's attach");
-        let by = Instant::now() + AWAIT_ATTACH;
+        let by = ctx.clock.now() + AWAIT_ATTACH;
         loop {
             {
                 // A KILL (with or without a wait for EXIT) or a signal
@@ -414,10 +488,7 @@ async fn main_loop(
             }
             tokio::select! {
                 () = ctx.wake_main.notified() => {}
-                _ = sigterm.recv() => break,
-                _ = sigint.recv() => break,
-                _ = sighup.recv() => break,
-                _ = sigquit.recv() => break,
+                () = stop.recv() => break,
                 () = tokio::time::sleep_until(by) => {
                     warn!("nobody attached to see the end of the session");
                     break;
@@ -427,7 +498,7 @@ async fn main_loop(
     }
 
     // Give every subscriber the chance to read its last bytes and EXIT.
-    let flush_by = Instant::now() + EXIT_FLUSH;
+    let flush_by = ctx.clock.now() + EXIT_FLUSH;
     while ctx.shared.borrow().exit_waiters > 0 {
         tokio::select! {
             () = ctx.wake_main.notified() => {}
@@ -454,6 +525,14 @@ fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()
     drop(s);
     reaped.notify_one();
     changed.send_replace(());
+}
+
+/// Sleeps until `at`, or forever if there is no deadline.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn request_kill(ctx: &Ctx) {
@@ -505,7 +584,7 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
             let deadline = match stall {
                 Some((at, d)) if at == oldest_needed => d,
                 _ => {
-                    let d = Instant::now() + STALL_TIMEOUT;
+                    let d = ctx.clock.now() + STALL_TIMEOUT;
                     stall = Some((oldest_needed, d));
                     d
                 }
@@ -524,8 +603,9 @@ async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<No
         }
         stall = None;
         let guard = if ended {
-            let hard = *drain_until.get_or_insert_with(|| Instant::now() + DRAIN_LIMIT);
-            let quiet = (Instant::now() + QUIET_AFTER_EXIT).min(hard);
+            let now = ctx.clock.now();
+            let hard = *drain_until.get_or_insert(now + DRAIN_LIMIT);
+            let quiet = (now + QUIET_AFTER_EXIT).min(hard);
             tokio::select! {
                 g = ctx.master.readable() => g,
                 () = tokio::time::sleep_until(quiet) => break,
@@ -645,6 +725,7 @@ impl Notifier {
         before: Option<crate::detect::Primary>,
         now: &crate::protocol::StateReport,
         exit: Option<i32>,
+        at: Instant,
     ) {
         use crate::detect::Primary;
         if self.rules.is_empty() {
@@ -666,11 +747,11 @@ impl Notifier {
             let due = self
                 .last
                 .get(&(i, event))
-                .is_none_or(|t| t.elapsed() >= Duration::from_millis(rule.min_interval_ms));
+                .is_none_or(|&t| at - t >= Duration::from_millis(rule.min_interval_ms));
             if !due {
                 continue;
             }
-            self.last.insert((i, event), Instant::now());
+            self.last.insert((i, event), at);
             let mut cmd = std::process::Command::new("/bin/sh");
             cmd.arg("-c")
                 .arg(&rule.command)
@@ -716,7 +797,7 @@ async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, mut notifier:
             let before = s.report.as_ref().map(|r| r.primary);
             if s.refresh_report() {
                 if let Some(now) = &s.report {
-                    notifier.changed(&s.info.id, before, now, None);
+                    notifier.changed(&s.info.id, before, now, None, s.clock.now());
                 }
                 changed.send_replace(());
                 // Come to rest: what the work before freed goes back.
@@ -732,17 +813,15 @@ async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, mut notifier:
             if s.ended.is_some() && s.output_closed {
                 return;
             }
-            let now = s.clock.now_ms();
-            s.next_state_change_ms()
-                .map(|at| Instant::now() + Duration::from_millis(at.saturating_sub(now)))
+            s.next_state_change_ms().map(|at| s.clock.at_ms(at))
         };
         tokio::select! {
             () = ctx.output_seen.notified() => {
-                let first = Instant::now();
+                let first = ctx.clock.now();
                 loop {
                     tokio::select! {
                         () = ctx.output_seen.notified() => {
-                            if first.elapsed() >= SETTLE_LIMIT {
+                            if ctx.clock.now() - first >= SETTLE_LIMIT {
                                 break;
                             }
                         }
@@ -750,12 +829,7 @@ async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, mut notifier:
                     }
                 }
             }
-            () = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            } => {}
+            () = sleep_until(wake) => {}
         }
     }
 }
@@ -807,11 +881,12 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
     }
 }
 
-/// A supervisor's serving half with no child: the pty reader and the
-/// connection tasks over a pty whose slave the caller holds, playing the
-/// program. The connection fuzz target drives it; everything but the fork,
-/// the accept loop and the reaping is the code `hm run` runs. Must be used
-/// inside a `LocalSet`.
+/// A supervisor's serving half without the fork: the pty reader, the state
+/// tracker and the connection tasks over a pty whose slave the caller
+/// holds, playing the program. The connection fuzz target drives it, and
+/// the in-process tests (`supervisor/tests.rs`) run it with paused time;
+/// everything but the fork, the accept loop and the stop signals is the
+/// code `hm run` runs. Must be used inside a `LocalSet`.
 #[derive(Debug)]
 pub(crate) struct Core {
     ctx: Rc<Ctx>,
@@ -820,8 +895,11 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// The idle threshold of a core's `simple` classifier.
+    pub(crate) const IDLE_THRESHOLD_MS: u64 = 3000;
+
     /// Starts reading `master` (non-blocking) into a ring that keeps
-    /// `scrollback` bytes.
+    /// `scrollback` bytes. Its clock starts now.
     pub(crate) fn start(master: OwnedFd, scrollback: usize) -> io::Result<Core> {
         let clock = Clock::new();
         let info = SessionInfo {
@@ -831,12 +909,12 @@ impl Core {
             supervisor_pid: std::process::id(),
             started_unix_ms: 0,
             classifier: "simple",
-            idle_threshold_ms: Some(3000),
+            idle_threshold_ms: Some(Self::IDLE_THRESHOLD_MS),
             label: None,
         };
         let size = crate::protocol::Size { cols: 80, rows: 24 };
         let classifier = ClassifierSpec::Simple {
-            idle_threshold_ms: 3000,
+            idle_threshold_ms: Self::IDLE_THRESHOLD_MS,
         }
         .build(clock.now_ms());
         let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
@@ -852,6 +930,11 @@ impl Core {
             core.changed.clone(),
             core.reaped.clone(),
         ));
+        tokio::task::spawn_local(track_state(
+            core.ctx.clone(),
+            core.changed.clone(),
+            Notifier::new(Vec::new()),
+        ));
         Ok(core)
     }
 
@@ -866,5 +949,29 @@ impl Core {
     /// the output and subscribers get EXIT.
     pub(crate) fn end(&self, code: i32) {
         record_exit(&self.ctx, code, &self.reaped, &self.changed);
+    }
+
+    /// Runs the main loop for `child`, a process the caller started on
+    /// the pty (it must be our child, so that it can be reaped) and left
+    /// `slave` to us: kill requests are escalated and the exit is recorded
+    /// as `hm run` does, until every subscriber has had its EXIT. Signals
+    /// only the child itself, and takes no stop signals.
+    #[cfg(test)]
+    pub(crate) async fn supervise(&self, child: Pid, slave: OwnedFd) -> io::Result<i32> {
+        let program = Program {
+            pid: child,
+            group: false,
+            slave,
+        };
+        let mut stop = StopSignals::none();
+        main_loop(
+            &self.ctx,
+            program,
+            false,
+            &mut stop,
+            &self.changed,
+            &self.reaped,
+        )
+        .await
     }
 }

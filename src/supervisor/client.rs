@@ -22,9 +22,9 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::UnixStream;
 use tokio::sync::{Notify, watch};
-use tokio::time::Instant;
 use tracing::{debug, warn};
 
+use crate::clock::{Clock, Instant};
 use crate::protocol::{
     self, ErrorCode, HEADER_LEN, MAX_PAYLOAD, MODE_BINARY, Piece, Size, Splitter, client, server,
 };
@@ -49,6 +49,9 @@ const INPUT_HELD_LIMIT: usize = 8 * 1024 * 1024;
 #[derive(Debug)]
 pub struct Ctx {
     pub shared: Rc<RefCell<Shared>>,
+    /// The session's clock (the one `shared` keeps), readable without a
+    /// borrow: every task's "now" and timer deadlines come from it.
+    pub clock: Clock,
     pub master: Rc<AsyncFd<OwnedFd>>,
     /// Bumped whenever output, the child's fate or a subscriber's eviction
     /// changes.
@@ -72,6 +75,7 @@ impl Ctx {
     /// (watched for reading only), with `changed` bumped by its pty reader.
     pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
         Ctx {
+            clock: shared.clock,
             shared: Rc::new(RefCell::new(shared)),
             master: Rc::new(master),
             changed,
@@ -240,7 +244,7 @@ impl Conn {
                 && self.rpos == self.rlen
                 && self.ctrl.len() - self.ctrl_pos < CTRL_LIMIT;
             let watching = (self.subscribed || self.wants_exit) && !pending;
-            let close_by = self.close_by.unwrap_or_else(Instant::now);
+            let close_by = self.close_by.unwrap_or_else(|| ctx.clock.now());
             tokio::select! {
                 r = pty::room(self.sock_w.as_ref()), if pending => {
                     r?;
@@ -534,7 +538,7 @@ impl Conn {
             &protocol::encode_error(code, msg),
         ));
         self.closing = true;
-        self.close_by = Some(Instant::now() + CLOSE_GRACE);
+        self.close_by = Some(ctx.clock.now() + CLOSE_GRACE);
         self.release_input(ctx);
         if ctx.shared.borrow_mut().subs.remove(&self.id).is_some() {
             ctx.space.notify_one();
@@ -548,7 +552,7 @@ impl Conn {
             && let Some(tail) = &sub.evicted
         {
             if self.close_by.is_none() {
-                self.close_by = Some(Instant::now() + CLOSE_GRACE);
+                self.close_by = Some(ctx.clock.now() + CLOSE_GRACE);
                 self.closing = true;
             }
             return self.evicted_pos < tail.len() || self.ctrl_pos < self.ctrl.len();
@@ -592,7 +596,7 @@ impl Conn {
             self.evicted_pos += n;
             if self.evicted_pos == tail.len() {
                 self.closing = true;
-                self.close_by = Some(Instant::now());
+                self.close_by = Some(ctx.clock.now());
             }
             return Ok(n > 0);
         }
