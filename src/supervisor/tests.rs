@@ -24,7 +24,9 @@ use tokio::net::UnixStream;
 use tokio::task::LocalSet;
 use tokio::time::sleep_until;
 
-use super::{Core, QUIET_AFTER_EXIT};
+use super::Core;
+use super::reader::QUIET_AFTER_EXIT;
+use super::tracker::SETTLE;
 use crate::classify::ProcessState;
 use crate::clock::Instant;
 use crate::detect::Primary;
@@ -230,7 +232,7 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
                 c.until(|f| f.ty == server::STATE).await;
             }
             assert_eq!(c.states()[3], Primary::Active);
-            assert_eq!(Instant::now() - t1, super::SETTLE, "reported once settled");
+            assert_eq!(Instant::now() - t1, SETTLE, "reported once settled");
         })
         .await;
 }
