@@ -1,27 +1,83 @@
-//! The only place that reads the time.
+//! The supervisor's clock, and the list of everything that reads the time.
 //!
-//! Everything that reasons about time (classifiers, idle timers, kill grace
-//! periods) takes a `now_ms: u64` argument instead of calling the clock, so
-//! tests can drive it with synthetic timestamps.
+//! The supervisor (`supervisor.rs`, `supervisor/*`) reads "now" only
+//! through a [`Clock`], and everything that reasons about time below it
+//! (classifiers, the detector, the idle thresholds, kill escalation) takes
+//! the reading as an argument (`now_ms: u64` or an [`Instant`]), so tests
+//! drive it with synthetic timestamps.
+//!
+//! A [`Clock`] reads tokio's clock, not the system's. Inside a runtime the
+//! two agree; in a test runtime whose time is paused
+//! (`#[tokio::test(start_paused = true)]`, `tokio::time::advance`) the
+//! clock moves only when the test lets it, and it moves together with the
+//! supervisor's timers, which are tokio timers (`sleep_until` on an
+//! [`Instant`] from this clock). That is why the supervisor's timers stay
+//! on tokio rather than on the timerfds of [`crate::alarm`]: a timerfd
+//! follows the kernel's clock, which paused time does not move. They cost
+//! no idle wake-ups: each is armed only while something is pending (a kill
+//! grace period, output settling, an idle threshold not yet reached, a
+//! stalled subscriber, the drain after the program ended), never as a
+//! periodic tick, so a supervisor with nothing pending has no timer armed.
+//! The one periodic timer in `hm`, the dashboard's clock, is a timerfd.
+//!
+//! Outside the supervisor's clock, these read the time, each for a reason:
+//!
+//! - [`unix_ms`]: wall-clock time, only to show and compare with other
+//!   processes' records (a session's start and end, `hm ls`'s ages,
+//!   `hm events` timestamps); never for ordering or timers.
+//! - `supervisor/pidfile.rs`: how long `hm run` waits for a session's lock
+//!   (`std::time::Instant`). It runs before the fork, when no runtime
+//!   exists yet, and its wait is real.
+//! - The client commands (`client.rs`, `cmd/attach.rs`, `cmd/kill.rs`) and
+//!   the dashboard (`tui.rs`, `tui/*`) read `std::time::Instant` (attach
+//!   through `tokio::time::Instant`) and pass it down (the dashboard's pure
+//!   `update` and `view` take `now`). Their timers are timerfds
+//!   ([`crate::alarm`], which reads `std::time::Instant` to arm them), so
+//!   paused time could not drive them anyway; they are tested end to end.
+//! - The log's timestamps come from `tracing-subscriber`.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A monotonic millisecond clock anchored at the moment it was created.
+/// The instant the supervisor's clock reads: tokio's, so that it follows
+/// paused time in tests.
+pub use tokio::time::Instant;
+
+/// A monotonic clock anchored at the moment it was created, read in
+/// milliseconds (for the classifiers) or as an [`Instant`] (for timers).
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
     epoch: Instant,
 }
 
 impl Clock {
+    /// A clock whose millisecond zero is now. Inside a runtime with paused
+    /// time, "now" is the paused time.
     pub fn new() -> Self {
         Self {
             epoch: Instant::now(),
         }
     }
 
+    /// The time now.
+    pub fn now(&self) -> Instant {
+        Instant::now()
+    }
+
     /// Milliseconds since this clock was created.
     pub fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.ms_at(self.now())
+    }
+
+    /// The millisecond reading of `at` (0 for a moment before the epoch).
+    pub fn ms_at(&self, at: Instant) -> u64 {
+        let since = at.saturating_duration_since(self.epoch);
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The instant at which [`Clock::now_ms`] reads `ms`: how a deadline
+    /// given in milliseconds (an idle threshold) becomes a timer.
+    pub fn at_ms(&self, ms: u64) -> Instant {
+        self.epoch + Duration::from_millis(ms)
     }
 }
 
@@ -38,4 +94,21 @@ pub fn unix_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn follows_paused_time_and_nothing_else() {
+        let clock = Clock::new();
+        assert_eq!(clock.now_ms(), 0);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(clock.now_ms(), 0, "real time passing moved a paused clock");
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        assert_eq!(clock.now_ms(), 1500);
+        assert_eq!(clock.at_ms(1500), clock.now());
+        assert_eq!(clock.ms_at(clock.at_ms(42)), 42);
+    }
 }

@@ -14,7 +14,8 @@
 //! - [`cli`]: clap types; [`cmd`]: one file per subcommand.
 //! - [`config`]: heimdall.toml and command-line overrides, resolved.
 //! - [`paths`]: socket dir, session ids, file names.
-//! - [`clock`]: the only place that reads the time.
+//! - [`clock`]: the supervisor's clock (tokio time, so tests can pause
+//!   it), and the list of everything that reads the time.
 //! - [`protocol`]: wire format, pure; `protocol::conn` for async clients.
 //! - [`pty`]: openpty and fork/exec, the only unsafe code.
 //! - [`supervisor`]: the per-session server.

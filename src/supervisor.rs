@@ -4,71 +4,65 @@
 //! nothing has started yet: the socket dir is checked, the pid file locked,
 //! the socket bound and the log opened. Then the child is forked (the
 //! process still has one thread), and only then does a current-thread
-//! tokio runtime start. Three tasks share one [`state::Shared`]: the pty
-//! reader ([`pump_output`]), the accept loop, and one task per client
-//! ([`client::serve`]); the main loop reaps the child, escalates kills and
-//! decides when everything has been delivered.
+//! tokio runtime start. Four tasks share one [`state::Shared`]: the pty
+//! reader ([`reader`]), the state tracker ([`tracker`]), the accept loop
+//! (here), and one task per client ([`client`]); the main loop
+//! ([`lifecycle`]) reaps the child, escalates kills and decides when
+//! everything has been delivered.
+//!
+//! Every task reads the time from the session's [`Clock`] and waits on
+//! tokio timers, so a test can run all of it but the fork with paused time
+//! ([`Core`], `supervisor/tests.rs`).
 
 mod client;
 pub mod ended;
 mod escalation;
+#[cfg(any(test, feature = "fuzzing"))]
+mod in_process;
+mod lifecycle;
 mod log;
+mod output;
 pub mod pidfile;
 mod process;
+mod reader;
 pub mod ring;
 mod state;
+#[cfg(test)]
+mod tests;
+mod tracker;
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use nix::sys::signal::Signal;
 use nix::sys::stat::{Mode, umask};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::Pid;
 use tokio::io::Interest;
 use tokio::net::UnixListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Notify, watch};
-use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::classify::ClassifierSpec;
-use crate::clock::{self, Clock};
+use crate::clock::{self, Clock, Instant};
 use crate::config::LogLevel;
 use crate::paths::{SessionPaths, SocketDir};
 use crate::pty::{self, SpawnSpec};
 
 use crate::detect::Detector;
 use client::Ctx;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use in_process::Core;
+use lifecycle::{Program, StopSignals, main_loop};
 use pidfile::PidFile;
 use process::ProcessProbe;
-use state::{Ended, SessionInfo, Shared};
+use state::{SessionInfo, Shared};
+use tracker::{Notifier, track_state};
 
-/// A subscriber that holds back the pty this long without reading a byte
-/// is cut off, so one stuck client cannot freeze the session.
-const STALL_TIMEOUT: Duration = Duration::from_secs(5);
-/// After the child is reaped, output still arriving from grandchildren
-/// holding the pty is read until it has been quiet this long.
-const QUIET_AFTER_EXIT: Duration = Duration::from_millis(200);
-/// After the child is reaped, its descendants' output is drained for at
-/// most this long in all, so a background process that keeps writing cannot
-/// keep a finished session open.
-const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-/// How long subscribers get to read their last bytes and EXIT.
-const EXIT_FLUSH: Duration = Duration::from_secs(5);
-/// How long a session whose launcher is about to attach waits for it after
-/// the program ended (see [`Options::await_attach`]).
-const AWAIT_ATTACH: Duration = Duration::from_secs(5);
 /// The most connections served at once; more are told so and closed.
 const MAX_CONNECTIONS: usize = 1024;
-/// A read pass takes at most this much before publishing it to subscribers.
-const READ_PASS: usize = 64 * 1024;
 
 /// Everything the supervisor needs, resolved and validated.
 #[derive(Debug, Clone)]
@@ -259,8 +253,12 @@ async fn serve(
             },
             std::sync::Arc::new,
         );
-        let detector =
-            Detector::with_rules(settings, rules, &shared.info.command, shared.clock.now_ms());
+        let detector = Detector::with_rules(
+            settings,
+            rules,
+            &shared.info().command,
+            shared.clock().now_ms(),
+        );
         let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
         shared = shared.with_detector(detector, probe);
     }
@@ -282,14 +280,37 @@ async fn serve(
     let ctx = Rc::new(Ctx::new(shared, master, changed_rx));
     let changed_tx = Rc::new(changed_tx);
     let reaped = Rc::new(Notify::new());
-    tokio::task::spawn_local(pump_output(ctx.clone(), changed_tx.clone(), reaped.clone()));
+    tokio::task::spawn_local(reader::pump_output(
+        ctx.clone(),
+        changed_tx.clone(),
+        reaped.clone(),
+    ));
     tokio::task::spawn_local(track_state(
         ctx.clone(),
         changed_tx.clone(),
         Notifier::new(opts.notify.clone()),
     ));
     tokio::task::spawn_local(accept_loop(ctx.clone(), listener));
-    let code = match main_loop(&ctx, opts, spawned.slave, spawned.pid, &changed_tx, &reaped).await {
+    let program = Program {
+        pid: spawned.pid,
+        group: opts.kill_process_group,
+        slave: spawned.slave,
+    };
+    let outcome = match StopSignals::install() {
+        Ok(mut stop) => {
+            main_loop(
+                &ctx,
+                program,
+                opts.await_attach,
+                &mut stop,
+                &changed_tx,
+                &reaped,
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => {
             warn!("event loop failed: {e}");
@@ -297,467 +318,20 @@ async fn serve(
         }
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
-    let record = {
-        let s = ctx.shared.borrow();
-        ended::Ended {
-            id: s.info.id.clone(),
-            command: s.info.command.clone(),
-            workdir: s.info.workdir.clone(),
-            classifier: s.info.classifier.to_owned(),
-            started_unix_ms: s.info.started_unix_ms,
-            ended_unix_ms: crate::clock::unix_ms(),
-            exit_code: s.ended.map_or(code, |e| e.code),
-            last_lines: ended::last_lines(&s.screen.screen().contents()),
-            label: s.info.label.clone(),
-            cols: s.size.cols,
-            rows: s.size.rows,
-        }
-    };
+    let record = ctx.shared.borrow().ended_record(code, clock::unix_ms());
     if let Err(e) = ended::write(opts.dir.path(), &record) {
         warn!("cannot keep the session's record: {e}");
     }
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
-    Notifier::new(opts.notify.clone()).changed(&record.id, None, &last, Some(record.exit_code));
+    Notifier::new(opts.notify.clone()).changed(
+        &record.id,
+        None,
+        &last,
+        Some(record.exit_code),
+        ctx.clock.now(),
+    );
     code
-}
-
-/// Waits for the child to end (escalating kills as asked) and for its last
-/// output to be delivered; returns the exit code.
-async fn main_loop(
-    ctx: &Ctx,
-    opts: &Options,
-    slave: OwnedFd,
-    child: Pid,
-    changed: &watch::Sender<()>,
-    reaped: &Notify,
-) -> io::Result<i32> {
-    let mut sigchld = signal(SignalKind::child())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigquit = signal(SignalKind::quit())?;
-    let mut slave = Some(slave);
-    let mut escalation = escalation::Escalation::default();
-    // The child may have exited before the SIGCHLD handler existed.
-    let mut check_child = true;
-    // Whether someone asked for the end (KILL, `hm kill`, a signal): then
-    // nobody is owed a look at it (see `Options::await_attach`).
-    let mut asked_to_stop = false;
-
-    loop {
-        // Once reaped, a later SIGCHLD (a continued child that then died
-        // raises two) must not reap again: waitpid would say ECHILD, and
-        // that is not the child's exit code.
-        if check_child && ctx.shared.borrow().ended.is_none() {
-            check_child = false;
-            if let Some(code) = try_reap(child) {
-                record_exit(ctx, code, reaped, changed);
-                info!(code, "child exited");
-                // Closing our copy of the slave lets the master report EOF
-                // once the child's last bytes have been read.
-                slave = None;
-                escalation.reaped();
-            }
-        }
-        let (ended, closed) = {
-            let s = ctx.shared.borrow();
-            (s.ended.is_some(), s.output_closed)
-        };
-        if ended && closed {
-            break;
-        }
-        if let Some(grace) = ctx.shared.borrow_mut().kill_requested.take()
-            && !ended
-        {
-            asked_to_stop = true;
-            let now = std::time::Instant::now();
-            for &sig in escalation.request(now, Duration::from_millis(grace)) {
-                if sig == Signal::SIGTERM {
-                    info!(grace_ms = grace, "stopping the session");
-                }
-                signal_child(child, opts.kill_process_group, sig);
-            }
-        }
-        let kill_at = escalation.deadline();
-        let deadline = kill_at.map_or_else(Instant::now, Instant::from_std);
-        tokio::select! {
-            _ = sigchld.recv() => check_child = true,
-            _ = sigterm.recv() => request_kill(ctx),
-            _ = sigint.recv() => request_kill(ctx),
-            _ = sighup.recv() => request_kill(ctx),
-            _ = sigquit.recv() => request_kill(ctx),
-            () = tokio::time::sleep_until(deadline), if kill_at.is_some() => {
-                if let Some(sig) = escalation.expire(std::time::Instant::now()) {
-                    warn!("grace period over; sending SIGKILL");
-                    signal_child(child, opts.kill_process_group, sig);
-                }
-            }
-            () = ctx.wake_main.notified() => {}
-        }
-    }
-    drop(slave);
-
-    // The launcher's attach may not have connected yet: a program that
-    // ended at once still owes it its output and exit code.
-    if opts.await_attach && !asked_to_stop && !ctx.shared.borrow().end_awaited {
-        info!("keeping the ended session for its launcher's attach");
-        let by = Instant::now() + AWAIT_ATTACH;
-        loop {
-            {
-                // A KILL (with or without a wait for EXIT) or a signal
-                // now ends the wait: the end was asked for after all.
-                let s = ctx.shared.borrow();
-                if s.end_awaited || s.kill_requested.is_some() {
-                    break;
-                }
-            }
-            tokio::select! {
-                () = ctx.wake_main.notified() => {}
-                _ = sigterm.recv() => break,
-                _ = sigint.recv() => break,
-                _ = sighup.recv() => break,
-                _ = sigquit.recv() => break,
-                () = tokio::time::sleep_until(by) => {
-                    warn!("nobody attached to see the end of the session");
-                    break;
-                }
-            }
-        }
-    }
-
-    // Give every subscriber the chance to read its last bytes and EXIT.
-    let flush_by = Instant::now() + EXIT_FLUSH;
-    while ctx.shared.borrow().exit_waiters > 0 {
-        tokio::select! {
-            () = ctx.wake_main.notified() => {}
-            () = tokio::time::sleep_until(flush_by) => {
-                warn!("some subscribers did not read their last output in time");
-                break;
-            }
-        }
-    }
-    Ok(ctx.shared.borrow().ended.map_or(1, |e| e.code))
-}
-
-/// Records the program's end: STATUS says dead from now on, and the pty
-/// reader and the subscribers are told (they drain, then send EXIT).
-fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()>) {
-    let mut s = ctx.shared.borrow_mut();
-    let now = s.clock.now_ms();
-    s.ended = Some(Ended { code });
-    s.classifier.set_dead(now);
-    if let Some(d) = &mut s.detector {
-        d.ended(now);
-    }
-    ctx.output_seen.notify_one();
-    drop(s);
-    reaped.notify_one();
-    changed.send_replace(());
-}
-
-fn request_kill(ctx: &Ctx) {
-    let mut s = ctx.shared.borrow_mut();
-    let grace = s.default_grace_ms;
-    s.kill_requested = Some(s.kill_requested.map_or(grace, |g| g.min(grace)));
-}
-
-fn signal_child(child: Pid, group: bool, sig: Signal) {
-    let sent = if group {
-        pty::signal_session(child, sig)
-    } else {
-        pty::signal(child, false, sig)
-    };
-    if let Err(e) = sent {
-        // ESRCH: the group is already gone, which is what we wanted.
-        if e != nix::Error::ESRCH {
-            warn!("cannot send {sig} to the session: {e}");
-        }
-    }
-}
-
-/// Reaps the child if it has ended, without ever blocking: a stopped child
-/// is not an ended one.
-fn try_reap(child: Pid) -> Option<i32> {
-    loop {
-        match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => return Some(code),
-            Ok(WaitStatus::Signaled(_, sig, _)) => return Some(128 + sig as i32),
-            Ok(_) => return None,
-            Err(nix::Error::EINTR) => {}
-            // ECHILD: someone else reaped it; nothing more will come.
-            Err(_) => return Some(1),
-        }
-    }
-}
-
-/// Reads the pty into the ring, never past what the slowest subscriber
-/// still needs, and wakes subscribers once per read pass.
-async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<Notify>) {
-    let mut stall: Option<(u64, Instant)> = None;
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        let (budget, oldest_needed, ended) = {
-            let s = ctx.shared.borrow();
-            (s.read_budget(), s.min_retained(), s.ended.is_some())
-        };
-        if budget == 0 {
-            let deadline = match stall {
-                Some((at, d)) if at == oldest_needed => d,
-                _ => {
-                    let d = Instant::now() + STALL_TIMEOUT;
-                    stall = Some((oldest_needed, d));
-                    d
-                }
-            };
-            tokio::select! {
-                () = ctx.space.notified() => {}
-                () = tokio::time::sleep_until(deadline) => {
-                    tracing::debug!(subs = ?ctx.shared.borrow().subs.iter().map(|(id, s)| (*id, s.retains(), s.offset)).collect::<Vec<_>>(), "stalled");
-                    let n = ctx.shared.borrow_mut().evict_at(oldest_needed, STALL_TIMEOUT.as_millis() as u64);
-                    warn!(subscribers = n, "cut off subscribers that stopped reading");
-                    stall = None;
-                    changed.send_replace(());
-                }
-            }
-            continue;
-        }
-        stall = None;
-        let guard = if ended {
-            let hard = *drain_until.get_or_insert_with(|| Instant::now() + DRAIN_LIMIT);
-            let quiet = (Instant::now() + QUIET_AFTER_EXIT).min(hard);
-            tokio::select! {
-                g = ctx.master.readable() => g,
-                () = tokio::time::sleep_until(quiet) => break,
-            }
-        } else {
-            tokio::select! {
-                g = ctx.master.readable() => g,
-                () = reaped.notified() => continue,
-            }
-        };
-        let mut guard = match guard {
-            Ok(g) => g,
-            Err(e) => {
-                warn!("cannot wait for pty output: {e}");
-                break;
-            }
-        };
-        let limit = budget.min(READ_PASS);
-        let mut pass = 0;
-        let mut eof = false;
-        let mut drained = false;
-        while pass < limit {
-            let res = guard.try_io(|fd| {
-                let mut s = ctx.shared.borrow_mut();
-                let from = s.ring.head();
-                let spare = s.ring.spare(limit - pass);
-                let asked = spare.len();
-                let n = nix::unistd::read(fd.get_ref(), spare).map_err(io::Error::from)?;
-                s.ring.commit(n);
-                if n > 0 {
-                    s.note_output(from, from + n as u64);
-                }
-                if !s.answers.is_empty() {
-                    // A program waits for these (fish, neovim and the agent
-                    // CLIs time out without them): a few bytes into a pty
-                    // that has room; one that is full is not waited on.
-                    let answers = std::mem::take(&mut s.answers);
-                    if let Err(e) = nix::unistd::write(fd.get_ref(), &answers) {
-                        tracing::debug!("query answer not delivered: {e}");
-                    }
-                }
-                Ok((n, asked))
-            });
-            match res {
-                Ok(Ok((0, _))) => {
-                    eof = true;
-                    break;
-                }
-                // A short read took all there was: waiting for the next
-                // edge saves reading again just to see EAGAIN (bytes the
-                // tty pushes later raise a new edge, which this does not
-                // clear).
-                Ok(Ok((n, asked))) if n < asked => {
-                    pass += n;
-                    guard.clear_ready();
-                    drained = true;
-                    break;
-                }
-                Ok(Ok((n, _))) => pass += n,
-                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                // EIO: every slave descriptor is closed; the output is over.
-                Ok(Err(_)) => {
-                    eof = true;
-                    break;
-                }
-                Err(_would_block) => break,
-            }
-        }
-        if pass > 0 {
-            changed.send_replace(());
-            ctx.output_seen.notify_one();
-        }
-        if eof {
-            if ended {
-                break;
-            }
-            // EOF before the child is reaped (it closed the pty itself):
-            // nothing more can come, but keep waiting for the child.
-            ctx.shared.borrow_mut().output_closed = true;
-            changed.send_replace(());
-            ctx.wake_main.notify_one();
-            return;
-        }
-        // Let subscribers run between passes so a fast child cannot starve
-        // them (pty readiness does not consume tokio's task budget). After
-        // a drained read the wait for the next edge does that already.
-        if !drained {
-            tokio::task::yield_now().await;
-        }
-    }
-    ctx.shared.borrow_mut().output_closed = true;
-    changed.send_replace(());
-    ctx.wake_main.notify_one();
-}
-
-/// Runs the `[[notify]]` commands when a session starts waiting, finishes
-/// its work (active, then idle) or exits, each at most once per
-/// `min_interval_ms` per event.
-#[derive(Debug)]
-struct Notifier {
-    rules: Vec<crate::config::NotifyRule>,
-    /// When each (rule, event) last ran.
-    last: std::collections::HashMap<(usize, &'static str), Instant>,
-}
-
-impl Notifier {
-    fn new(rules: Vec<crate::config::NotifyRule>) -> Notifier {
-        Notifier {
-            rules,
-            last: std::collections::HashMap::new(),
-        }
-    }
-
-    fn changed(
-        &mut self,
-        id: &str,
-        before: Option<crate::detect::Primary>,
-        now: &crate::protocol::StateReport,
-        exit: Option<i32>,
-    ) {
-        use crate::detect::Primary;
-        if self.rules.is_empty() {
-            return;
-        }
-        // The end is told once, by the supervisor as it ends (`exit` is
-        // given only there): the state task may not run again before.
-        let event = match (before, now.primary, exit) {
-            (_, _, Some(_)) => "exited",
-            (_, Primary::Dead, None) => return,
-            (Some(p), Primary::Waiting, None) if p != Primary::Waiting => "waiting",
-            (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
-            _ => return,
-        };
-        for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.on.iter().any(|e| e == event) {
-                continue;
-            }
-            let due = self
-                .last
-                .get(&(i, event))
-                .is_none_or(|t| t.elapsed() >= Duration::from_millis(rule.min_interval_ms));
-            if !due {
-                continue;
-            }
-            self.last.insert((i, event), Instant::now());
-            let mut cmd = std::process::Command::new("/bin/sh");
-            cmd.arg("-c")
-                .arg(&rule.command)
-                .env("HM_SESSION_ID", id)
-                .env("HM_EVENT", event)
-                .env("HM_STATE", now.primary.name())
-                .env("HM_DETAIL", now.detail.map_or("", |d| d.name()))
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            if let Some(code) = exit {
-                cmd.env("HM_EXIT_CODE", code.to_string());
-            }
-            match cmd.spawn() {
-                // Reaped by a thread of its own, so that no zombie stays
-                // and the supervisor's own waitpid (of its program) is not
-                // confused.
-                Ok(mut child) => {
-                    std::thread::spawn(move || {
-                        let _ = child.wait();
-                    });
-                }
-                Err(e) => warn!("cannot run the notify command: {e}"),
-            }
-        }
-    }
-}
-
-/// How long output must pause before the state is re-evaluated, and how
-/// long continuous output may defer it: the verdict is of a settled screen,
-/// not of every read.
-const SETTLE: Duration = Duration::from_millis(50);
-const SETTLE_LIMIT: Duration = Duration::from_millis(150);
-
-/// Keeps the session's reported state current and tells the subscribers
-/// that asked for STATE frames when it changes: after output settles, after
-/// a resize, and when a threshold runs out. While the session is idle
-/// nothing is pending and this task sleeps without a timer.
-async fn track_state(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, mut notifier: Notifier) {
-    loop {
-        let wake = {
-            let mut s = ctx.shared.borrow_mut();
-            let before = s.report.as_ref().map(|r| r.primary);
-            if s.refresh_report() {
-                if let Some(now) = &s.report {
-                    notifier.changed(&s.info.id, before, now, None);
-                }
-                changed.send_replace(());
-                // Come to rest: what the work before freed goes back.
-                if s.report.as_ref().is_some_and(|r| {
-                    matches!(
-                        r.primary,
-                        crate::detect::Primary::Idle | crate::detect::Primary::Waiting
-                    )
-                }) {
-                    crate::pty::release_free_memory();
-                }
-            }
-            if s.ended.is_some() && s.output_closed {
-                return;
-            }
-            let now = s.clock.now_ms();
-            s.next_state_change_ms()
-                .map(|at| Instant::now() + Duration::from_millis(at.saturating_sub(now)))
-        };
-        tokio::select! {
-            () = ctx.output_seen.notified() => {
-                let first = Instant::now();
-                loop {
-                    tokio::select! {
-                        () = ctx.output_seen.notified() => {
-                            if first.elapsed() >= SETTLE_LIMIT {
-                                break;
-                            }
-                        }
-                        () = tokio::time::sleep(SETTLE) => break,
-                    }
-                }
-            }
-            () = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            } => {}
-        }
-    }
 }
 
 /// Accepts connections from our own user, up to [`MAX_CONNECTIONS`].
@@ -771,7 +345,7 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                     warn!(?uid, "refused a connection from another user");
                     continue;
                 }
-                if ctx.shared.borrow().connections >= MAX_CONNECTIONS {
+                if ctx.shared.borrow().connections() >= MAX_CONNECTIONS {
                     warn!("refused a connection: {MAX_CONNECTIONS} already open");
                     let mut msg = vec![crate::protocol::MODE_BINARY];
                     msg.extend(crate::protocol::frame(
@@ -786,7 +360,7 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                 }
                 // Counted here, not in the task, so a burst of connections
                 // accepted before any task runs cannot overshoot the cap.
-                ctx.shared.borrow_mut().connections += 1;
+                ctx.shared.borrow_mut().connection_opened();
                 tokio::task::spawn_local(client::serve(ctx.clone(), stream));
             }
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
@@ -807,66 +381,10 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
     }
 }
 
-/// A supervisor's serving half with no child: the pty reader and the
-/// connection tasks over a pty whose slave the caller holds, playing the
-/// program. The connection fuzz target drives it; everything but the fork,
-/// the accept loop and the reaping is the code `hm run` runs. Must be used
-/// inside a `LocalSet`.
-#[derive(Debug)]
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) struct Core {
-    ctx: Rc<Ctx>,
-    changed: Rc<watch::Sender<()>>,
-    reaped: Rc<Notify>,
-}
-
-#[cfg(any(test, feature = "fuzzing"))]
-impl Core {
-    /// Starts reading `master` (non-blocking) into a ring that keeps
-    /// `scrollback` bytes.
-    pub(crate) fn start(master: OwnedFd, scrollback: usize) -> io::Result<Core> {
-        let clock = Clock::new();
-        let info = SessionInfo {
-            id: "fuzz".into(),
-            command: vec!["fuzz".into()],
-            workdir: "/".into(),
-            supervisor_pid: std::process::id(),
-            started_unix_ms: 0,
-            classifier: "simple",
-            idle_threshold_ms: Some(3000),
-            label: None,
-        };
-        let size = crate::protocol::Size { cols: 80, rows: 24 };
-        let classifier = ClassifierSpec::Simple {
-            idle_threshold_ms: 3000,
-        }
-        .build(clock.now_ms());
-        let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
-        let (changed, changed_rx) = watch::channel(());
-        let master = pty::register_fd_for(master, Interest::READABLE)?;
-        let core = Core {
-            ctx: Rc::new(Ctx::new(shared, master, changed_rx)),
-            changed: Rc::new(changed),
-            reaped: Rc::new(Notify::new()),
-        };
-        tokio::task::spawn_local(pump_output(
-            core.ctx.clone(),
-            core.changed.clone(),
-            core.reaped.clone(),
-        ));
-        Ok(core)
-    }
-
-    /// Serves one connection until it closes, as an accepted one is.
-    pub(crate) async fn serve(&self, stream: tokio::net::UnixStream) {
-        self.ctx.shared.borrow_mut().connections += 1;
-        client::serve(self.ctx.clone(), stream).await;
-    }
-
-    /// The program exited with `code`, as the main loop records a reaped
-    /// child. Once the caller closes the slave, the reader sees the end of
-    /// the output and subscribers get EXIT.
-    pub(crate) fn end(&self, code: i32) {
-        record_exit(&self.ctx, code, &self.reaped, &self.changed);
+/// Sleeps until `at`, or forever if there is no deadline.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }

@@ -8,10 +8,16 @@
 //! sent once, when the deadline passes (requests after it change nothing:
 //! the program is dying); once the program is reaped nothing
 //! is ever sent again, because its pid (and group) may then be reused.
+//!
+//! Time comes in as an argument (the supervisor's [`crate::clock::Clock`]),
+//! so the property test below and the in-process tests with paused time
+//! (`supervisor/tests.rs`) decide when it passes.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
+
+use crate::clock::Instant;
 
 #[derive(Debug, Default)]
 pub struct Escalation {
@@ -92,8 +98,7 @@ mod tests {
         fn term_then_kill_after_the_grace_and_never_after_the_reap(
             ops in prop::collection::vec(op(), 0..40),
         ) {
-            let t0 = Instant::now();
-            let mut now = t0;
+            let mut now = crate::clock::Clock::new().now();
             let mut e = Escalation::default();
             let mut sent: Vec<(Signal, Instant)> = Vec::new();
             let mut due: Option<Instant> = None;

@@ -1,134 +1,66 @@
-//! The state one supervisor shares between its tasks: the output ring,
-//! the classifier, the child's fate and every subscriber's position.
+//! The state one supervisor shares between its tasks: the output and its
+//! subscribers ([`Output`]), the screen and the classifier that say what
+//! state the session is in, the program's fate, the pending kill, and the
+//! counts the connections keep.
 //!
 //! All tasks run on one thread, so this lives in an `Rc<RefCell<_>>`;
-//! borrows are short and never held across an `.await`.
+//! borrows are short and never held across an `.await`. Its fields are
+//! private: each task changes it through a method named for what happened
+//! (output was read, the program exited, a kill was asked for, a terminal
+//! subscribed), so the rules that tie fields together live here.
 
-use std::collections::HashMap;
+use std::io;
 
 use crate::classify::{ProcessState, StateClassifier};
 use crate::clock::Clock;
 use crate::detect::{Detector, Health, Primary, Verdict};
-use crate::protocol::{
-    self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Size, StateReport, Status, server,
-};
+use crate::protocol::{Size, StateReport, Status};
 use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::Term;
 
+use super::ended;
+use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
-use super::ring::Ring;
-
-/// How far (in bytes) a subscriber may fall behind the newest output before
-/// the supervisor stops reading the pty, on top of the scrollback.
-pub const LAG_WINDOW: usize = 1 << 20;
-
-pub type ConnId = u64;
-
-/// An OUTPUT frame partly written to a subscriber's socket.
-#[derive(Debug, Clone, Copy)]
-pub struct Inflight {
-    pub header: [u8; HEADER_LEN],
-    /// Ring offset of the first payload byte.
-    pub start: u64,
-    pub len: usize,
-    /// Bytes of header plus payload already written.
-    pub sent: usize,
-}
-
-impl Inflight {
-    pub fn done(&self) -> bool {
-        self.sent == HEADER_LEN + self.len
-    }
-
-    /// What is left to write: the rest of the header, then the unsent
-    /// payload as one or two ring slices. Only the unsent part is asked of
-    /// the ring: the sent part may already have been overwritten, since
-    /// [`Sub::retains`] releases it as it goes.
-    pub fn unsent<'a>(&'a self, ring: &'a Ring) -> [&'a [u8]; 3] {
-        let header = &self.header[self.sent.min(HEADER_LEN)..];
-        let paid = self.sent.saturating_sub(HEADER_LEN) as u64;
-        let held = ring.slices(self.start + paid, self.start + self.len as u64);
-        debug_assert!(held.is_some(), "unsent frame bytes were overwritten");
-        let (a, b) = held.unwrap_or((&[], &[]));
-        [header, a, b]
-    }
-}
-
-/// A subscribed connection's position in the output log.
-#[derive(Debug)]
-pub struct Sub {
-    /// The next byte not yet framed.
-    pub offset: u64,
-    pub inflight: Option<Inflight>,
-    /// Set when the subscriber was cut off: what is left of its current
-    /// frame followed by an ERROR frame, copied out of the ring so the ring
-    /// can move on.
-    pub evicted: Option<Vec<u8>>,
-    /// Where the scrollback replay ends, while a REPLAY_END frame is owed.
-    pub replay_end: Option<u64>,
-}
-
-impl Sub {
-    /// The oldest ring byte this subscriber still needs.
-    pub fn retains(&self) -> Option<u64> {
-        if self.evicted.is_some() {
-            return None;
-        }
-        // Bytes of a frame already on the wire are released as they go, so
-        // a slow but steady reader shows progress within a frame.
-        Some(self.inflight.map_or(self.offset, |f| {
-            f.start + f.sent.saturating_sub(HEADER_LEN) as u64
-        }))
-    }
-}
-
-/// How the child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ended {
-    pub code: i32,
-}
 
 #[derive(Debug)]
 pub struct Shared {
-    pub ring: Ring,
-    pub scrollback: usize,
-    pub classifier: Box<dyn StateClassifier>,
-    pub clock: Clock,
-    pub started_ms: u64,
-    pub last_output_ms: Option<u64>,
-    pub child_pid: u32,
+    output: Output,
+    classifier: Box<dyn StateClassifier>,
+    clock: Clock,
+    started_ms: u64,
+    last_output_ms: Option<u64>,
+    child_pid: u32,
     /// Set once the child has been reaped.
-    pub ended: Option<Ended>,
+    exit_code: Option<i32>,
     /// Set once every byte the child wrote has been read from the pty.
-    pub output_closed: bool,
-    pub size: Size,
-    pub subs: HashMap<ConnId, Sub>,
+    output_closed: bool,
+    size: Size,
     /// Connections that want an EXIT frame and have not had it yet.
-    pub exit_waiters: usize,
+    exit_waiters: usize,
     /// Whether the launcher's attach has subscribed, or a client asked
     /// for EXIT with its KILL (see `Options::await_attach`).
-    pub end_awaited: bool,
-    pub connections: usize,
+    end_awaited: bool,
+    connections: usize,
     /// A pending kill: the grace period before SIGKILL, in ms.
-    pub kill_requested: Option<u64>,
-    pub default_grace_ms: u64,
-    pub info: SessionInfo,
+    kill_requested: Option<u64>,
+    default_grace_ms: u64,
+    info: SessionInfo,
     /// The session's screen: an emulator fed the same bytes as the ring.
-    pub screen: Term<Recorder>,
+    screen: Term<Recorder>,
     /// The `agent` classifier, when the session has it.
-    pub detector: Option<Detector>,
+    detector: Option<Detector>,
     /// Where process facts come from, for the detector.
-    pub process: Option<ProcessProbe>,
+    process: Option<ProcessProbe>,
     /// Subscribers whose terminal answers the program's queries itself
-    /// ([`protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
+    /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
-    pub terminals: usize,
+    terminals: usize,
     /// Answers owed to the program, written to the pty by the reader.
-    pub answers: Vec<u8>,
+    answers: Vec<u8>,
     /// The state last reported to subscribers that asked for pushes, and
     /// a number that grows with each change.
-    pub report: Option<StateReport>,
-    pub report_seq: u64,
+    report: Option<StateReport>,
+    report_seq: u64,
     next_conn: ConnId,
 }
 
@@ -158,17 +90,15 @@ impl Shared {
     ) -> Self {
         let started_ms = clock.now_ms();
         Shared {
-            ring: Ring::new(scrollback.saturating_add(LAG_WINDOW)),
-            scrollback,
+            output: Output::new(scrollback),
             classifier,
             clock,
             started_ms,
             last_output_ms: None,
             child_pid,
-            ended: None,
+            exit_code: None,
             output_closed: false,
             size,
-            subs: HashMap::new(),
             exit_waiters: 0,
             end_awaited: false,
             connections: 0,
@@ -193,10 +123,185 @@ impl Shared {
         self
     }
 
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// What INFO reports that never changes.
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    pub fn output(&self) -> &Output {
+        &self.output
+    }
+
+    pub fn output_mut(&mut self) -> &mut Output {
+        &mut self.output
+    }
+
+    /// Reads at most `max` bytes of the program's output with `read`
+    /// straight into the ring, and shows them to the screen and the
+    /// classifier: bytes read, and how many `read` was offered.
+    pub fn read_output(
+        &mut self,
+        max: usize,
+        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+    ) -> io::Result<(usize, usize)> {
+        let (range, offered) = self.output.read(max, read)?;
+        let n = (range.end - range.start) as usize;
+        if n > 0 {
+            self.note_output(range.start, range.end);
+        }
+        Ok((n, offered))
+    }
+
+    /// Takes the answers to the program's queries that are owed to it.
+    pub fn take_answers(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.answers)
+    }
+
     pub fn new_conn_id(&mut self) -> ConnId {
         let id = self.next_conn;
         self.next_conn += 1;
         id
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections
+    }
+
+    pub fn connection_opened(&mut self) {
+        self.connections += 1;
+    }
+
+    pub fn connection_closed(&mut self) {
+        self.connections -= 1;
+    }
+
+    /// A subscriber whose terminal answers the program's queries came:
+    /// the supervisor stops answering them.
+    pub fn add_terminal(&mut self) {
+        self.terminals += 1;
+    }
+
+    pub fn remove_terminal(&mut self) {
+        self.terminals -= 1;
+    }
+
+    /// The program was reaped with `code`: STATUS says dead from now on.
+    pub fn record_exit(&mut self, code: i32) {
+        let now = self.clock.now_ms();
+        self.exit_code = Some(code);
+        self.classifier.set_dead(now);
+        if let Some(d) = &mut self.detector {
+            d.ended(now);
+        }
+    }
+
+    /// The program's exit code, once it has been reaped.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit_code
+    }
+
+    pub fn has_ended(&self) -> bool {
+        self.exit_code.is_some()
+    }
+
+    /// Every byte the program wrote has been read: nothing more will come.
+    pub fn close_output(&mut self) {
+        self.output_closed = true;
+    }
+
+    /// The program has ended and all its output has been read.
+    pub fn is_over(&self) -> bool {
+        self.has_ended() && self.output_closed
+    }
+
+    /// A kill was asked for, with a grace period in ms or `None` for the
+    /// configured one. Of several requests the shortest grace wins; one
+    /// without a grace of its own does not shorten a pending one.
+    pub fn request_kill(&mut self, grace_ms: Option<u64>) {
+        self.kill_requested = Some(match (self.kill_requested, grace_ms) {
+            (Some(old), Some(new)) => old.min(new),
+            (Some(old), None) => old,
+            (None, g) => g.unwrap_or(self.default_grace_ms),
+        });
+    }
+
+    /// A signal asked the supervisor to stop: the configured grace, or a
+    /// shorter one already pending.
+    pub fn request_stop(&mut self) {
+        self.request_kill(Some(self.default_grace_ms));
+    }
+
+    /// The grace of the kill asked for since the last call, if any.
+    pub fn take_kill_request(&mut self) -> Option<u64> {
+        self.kill_requested.take()
+    }
+
+    pub fn kill_requested(&self) -> bool {
+        self.kill_requested.is_some()
+    }
+
+    /// Someone will see the session's end: the launcher's attach, or a
+    /// KILL waiting for EXIT. True if nobody was awaiting it before.
+    pub fn await_end(&mut self) -> bool {
+        !std::mem::replace(&mut self.end_awaited, true)
+    }
+
+    pub fn end_awaited(&self) -> bool {
+        self.end_awaited
+    }
+
+    /// One more connection is owed an EXIT frame.
+    pub fn await_exit(&mut self) {
+        self.exit_waiters += 1;
+    }
+
+    /// A connection owed an EXIT frame had it, or is gone.
+    pub fn exit_settled(&mut self) {
+        self.exit_waiters = self.exit_waiters.saturating_sub(1);
+    }
+
+    /// Whether any connection is still owed an EXIT frame.
+    pub fn exits_owed(&self) -> bool {
+        self.exit_waiters > 0
+    }
+
+    /// True when a subscriber has had every byte and the child's output is
+    /// over, so its EXIT frame is due.
+    pub fn exit_due(&self, id: ConnId) -> bool {
+        self.is_over() && self.output.caught_up(id)
+    }
+
+    /// The state last reported (see [`Shared::refresh_report`]).
+    pub fn reported(&self) -> Option<&StateReport> {
+        self.report.as_ref()
+    }
+
+    /// Grows by one with each change of the reported state.
+    pub fn report_seq(&self) -> u64 {
+        self.report_seq
+    }
+
+    /// What is left of the session once it is over, for `hm ls`,
+    /// `hm status` and `hm restart`; `code` if the program was not reaped.
+    pub fn ended_record(&self, code: i32, ended_unix_ms: u64) -> ended::Ended {
+        let i = &self.info;
+        ended::Ended {
+            id: i.id.clone(),
+            command: i.command.clone(),
+            workdir: i.workdir.clone(),
+            classifier: i.classifier.to_owned(),
+            started_unix_ms: i.started_unix_ms,
+            ended_unix_ms,
+            exit_code: self.exit_code.unwrap_or(code),
+            last_lines: ended::last_lines(&self.screen.screen().contents()),
+            label: i.label.clone(),
+            cols: self.size.cols,
+            rows: self.size.rows,
+        }
     }
 
     /// The answer to STATUS, evaluating idle transitions now.
@@ -207,7 +312,7 @@ impl Shared {
         Status {
             pid: self.child_pid,
             idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
-            alive: self.ended.is_none(),
+            alive: self.exit_code.is_none(),
             state: report.state_byte,
             state_ms: u32::try_from(report.state_ms).unwrap_or(u32::MAX),
         }
@@ -219,7 +324,7 @@ impl Shared {
         let now = self.clock.now_ms();
         let detector = self.detector.as_mut()?;
         if detector.settings().process_evidence
-            && self.ended.is_none()
+            && self.exit_code.is_none()
             && let Some(facts) = self.process.as_ref().and_then(ProcessProbe::facts)
         {
             detector.process(facts, now);
@@ -249,7 +354,7 @@ impl Shared {
                     .unwrap_or_default(),
             };
         }
-        let state = if self.ended.is_some() {
+        let state = if self.exit_code.is_some() {
             ProcessState::Dead
         } else {
             self.classifier.state()
@@ -259,7 +364,7 @@ impl Shared {
             state_byte: state.as_byte(),
             primary: state.primary(),
             detail: None,
-            health: if self.ended.is_some() {
+            health: if self.exit_code.is_some() {
                 Health::Dead
             } else {
                 Health::Alive
@@ -287,7 +392,7 @@ impl Shared {
     /// or the detector's `stuck_after` running out. `None` while nothing is
     /// pending, so an idle session costs no wake-up.
     pub fn next_state_change_ms(&self) -> Option<u64> {
-        if self.ended.is_some() {
+        if self.exit_code.is_some() {
             return None;
         }
         if let Some(d) = &self.detector {
@@ -316,7 +421,7 @@ impl Shared {
             "idle_threshold_ms": i.idle_threshold_ms,
             "cols": self.size.cols,
             "rows": self.size.rows,
-            "scrollback_bytes": self.scrollback,
+            "scrollback_bytes": self.output.scrollback(),
             "version": env!("CARGO_PKG_VERSION"),
             "label": i.label,
             // This supervisor answers the OSC 7501 probe itself: a client
@@ -362,12 +467,12 @@ impl Shared {
 
     /// Records bytes just committed to the ring: the classifier and the
     /// screen see them, and queries nobody else will answer are answered.
-    pub fn note_output(&mut self, from: u64, to: u64) {
+    fn note_output(&mut self, from: u64, to: u64) {
         let now = self.clock.now_ms();
         self.last_output_ms = Some(now);
         // Field by field: the chunks borrow the ring while the rest moves.
         let Shared {
-            ring,
+            output,
             classifier,
             screen,
             detector,
@@ -375,7 +480,7 @@ impl Shared {
             terminals,
             ..
         } = self;
-        let Some((a, b)) = ring.slices(from, to) else {
+        let Some((a, b)) = output.slices(from, to) else {
             return;
         };
         // One record per read, as the classifiers expect; a read never
@@ -425,350 +530,6 @@ impl Shared {
         let now = self.clock.now_ms();
         if let Some(d) = &mut self.detector {
             d.resized(now);
-        }
-    }
-
-    /// Registers a subscriber at the start of the scrollback: replay and
-    /// live output are then one contiguous read of the log.
-    pub fn subscribe(&mut self, id: ConnId, mark_replay: bool) {
-        let head = self.ring.head();
-        let start = head
-            .saturating_sub(self.scrollback as u64)
-            .max(self.ring.oldest());
-        self.subs.insert(
-            id,
-            Sub {
-                offset: start,
-                inflight: None,
-                evicted: None,
-                replay_end: mark_replay.then_some(head),
-            },
-        );
-    }
-
-    /// The oldest byte any subscriber still needs.
-    pub fn min_retained(&self) -> u64 {
-        self.subs
-            .values()
-            .filter_map(Sub::retains)
-            .min()
-            .unwrap_or(self.ring.head())
-    }
-
-    /// How many bytes the pty reader may read without overwriting anything
-    /// a subscriber still needs.
-    pub fn read_budget(&self) -> usize {
-        let used = self.ring.head() - self.min_retained();
-        self.ring.capacity().saturating_sub(used as usize)
-    }
-
-    /// Cuts off every subscriber still holding `offset`: it is told why in
-    /// an ERROR frame queued after the rest of its current frame.
-    pub fn evict_at(&mut self, offset: u64, stalled_ms: u64) -> usize {
-        let ids: Vec<ConnId> = self
-            .subs
-            .iter()
-            .filter(|(_, sub)| sub.retains() == Some(offset))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &ids {
-            tracing::debug!(conn = id, offset, head = self.ring.head(), "evicting");
-            let lost = self
-                .subs
-                .get(id)
-                .map_or(0, |sub| self.ring.head() - sub.offset);
-            let msg = format!(
-                "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
-            );
-            let error = protocol::frame(
-                server::ERROR,
-                &protocol::encode_error(ErrorCode::TooSlow, &msg),
-            );
-            self.cut_off(*id, &[], &error);
-        }
-        ids.len()
-    }
-
-    /// Ends a subscription without corrupting the stream: the rest of a
-    /// frame already partly written is copied out of the ring, followed by
-    /// `queued` (answers owed) and `last` (an ERROR frame); the connection
-    /// writes that tail and closes.
-    pub fn cut_off(&mut self, id: ConnId, queued: &[u8], last: &[u8]) {
-        let Some(sub) = self.subs.get_mut(&id) else {
-            return;
-        };
-        let mut tail = Vec::new();
-        if let Some(f) = sub.inflight.take().filter(|f| f.sent > 0) {
-            for part in f.unsent(&self.ring) {
-                tail.extend_from_slice(part);
-            }
-        }
-        tail.extend_from_slice(queued);
-        tail.extend_from_slice(last);
-        sub.evicted = Some(tail);
-    }
-
-    /// Starts the next OUTPUT frame for a subscriber if it has bytes
-    /// waiting and nothing in flight.
-    pub fn start_frame(&mut self, id: ConnId) {
-        let head = self.ring.head();
-        let Some(sub) = self.subs.get_mut(&id) else {
-            return;
-        };
-        if sub.inflight.is_some() || sub.evicted.is_some() || sub.offset >= head {
-            return;
-        }
-        // A frame never straddles the end of the replay, so the marker can
-        // be sent exactly between replayed and live bytes.
-        let end = match sub.replay_end {
-            Some(r) if r > sub.offset => r,
-            Some(_) => return,
-            None => head,
-        };
-        let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
-        sub.inflight = Some(Inflight {
-            header: protocol::header(server::OUTPUT, len as u32),
-            start: sub.offset,
-            len,
-            sent: 0,
-        });
-        sub.offset += len as u64;
-    }
-
-    /// Takes the replay-end marker if it is due now (all replayed bytes
-    /// framed and written).
-    pub fn take_replay_end(&mut self, id: ConnId) -> bool {
-        match self.subs.get_mut(&id) {
-            Some(sub)
-                if sub.inflight.is_none() && sub.replay_end.is_some_and(|r| sub.offset >= r) =>
-            {
-                sub.replay_end = None;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// True when a subscriber has had every byte and the child's output is
-    /// over, so its EXIT frame is due.
-    pub fn exit_due(&self, id: ConnId) -> bool {
-        let head = self.ring.head();
-        self.output_closed
-            && self.ended.is_some()
-            && self
-                .subs
-                .get(&id)
-                .is_none_or(|s| s.inflight.is_none() && s.offset >= head)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::classify::ClassifierSpec;
-    use crate::protocol::{Assembler, MAX_PAYLOAD};
-    use proptest::prelude::*;
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        /// The program prints this many bytes (as much as the reader may
-        /// take without overwriting what a subscriber needs).
-        Print(usize),
-        /// Connection `k` subscribes, asking for REPLAY_END or not.
-        Subscribe(usize, bool),
-        /// Connection `k`'s socket takes at most this many bytes.
-        Send(usize, usize),
-        /// Connection `k` is cut off, as a stalled one is.
-        CutOff(usize),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            (1usize..3000).prop_map(Op::Print),
-            (0usize..3, any::<bool>()).prop_map(|(k, m)| Op::Subscribe(k, m)),
-            (0usize..3, 1usize..5000).prop_map(|(k, n)| Op::Send(k, n)),
-            (0usize..3).prop_map(Op::CutOff),
-        ]
-    }
-
-    /// One subscriber as its client sees it.
-    #[derive(Debug, Default)]
-    struct Client {
-        /// Ring offset where its replay starts, and where live output
-        /// begins if it asked for the marker.
-        start: u64,
-        replay_end: Option<u64>,
-        wire: Vec<u8>,
-        cut: bool,
-        /// The output's end when it was cut off.
-        cut_at: Option<u64>,
-    }
-
-    fn shared(scrollback: usize) -> Shared {
-        let clock = Clock::new();
-        let info = SessionInfo {
-            id: "p".into(),
-            command: vec![],
-            workdir: "/".into(),
-            supervisor_pid: 1,
-            started_unix_ms: 0,
-            classifier: "none",
-            idle_threshold_ms: None,
-            label: None,
-        };
-        let size = Size { cols: 80, rows: 24 };
-        Shared::new(
-            scrollback,
-            ClassifierSpec::None.build(0),
-            clock,
-            2,
-            size,
-            0,
-            info,
-        )
-    }
-
-    /// What `client.rs` does when a socket takes `room` bytes: the rest of
-    /// a frame in flight, then a new one; REPLAY_END between frames.
-    fn send(s: &mut Shared, id: ConnId, room: usize, c: &mut Client) {
-        let mut room = room;
-        while room > 0 {
-            if let Some(tail) = s.subs.get(&id).and_then(|sub| sub.evicted.clone()) {
-                c.wire.extend(tail);
-                s.subs.remove(&id);
-                c.cut = true;
-                return;
-            }
-            if s.take_replay_end(id) {
-                c.wire.extend(protocol::frame(server::REPLAY_END, &[]));
-            }
-            s.start_frame(id);
-            let Some(f) = s.subs.get(&id).and_then(|sub| sub.inflight) else {
-                return;
-            };
-            let unsent: Vec<u8> = f.unsent(&s.ring).concat();
-            let n = unsent.len().min(room);
-            c.wire.extend_from_slice(&unsent[..n]);
-            room -= n;
-            let sub = s.subs.get_mut(&id).expect("subscribed");
-            let f = sub.inflight.as_mut().expect("in flight");
-            f.sent += n;
-            if f.done() {
-                sub.inflight = None;
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        /// Subscribing while the program writes: each subscriber gets the
-        /// scrollback at its start and every byte after, no gap, no
-        /// duplicate, REPLAY_END exactly where live output begins; one cut
-        /// off gets whole frames, then ERROR, and what it got plus what
-        /// the ERROR reports lost is everything from its start.
-        #[test]
-        fn subscribers_get_a_gapless_suffix_or_are_told_what_they_lost(
-            scrollback in 1usize..6000,
-            ops in prop::collection::vec(op(), 1..120),
-        ) {
-            let mut s = shared(scrollback);
-            let mut produced: Vec<u8> = Vec::new();
-            let mut clients: Vec<Option<Client>> = vec![None, None, None];
-            for op in ops {
-                match op {
-                    Op::Print(n) => {
-                        let n = n.min(s.read_budget());
-                        let mut left = n;
-                        while left > 0 {
-                            let from = s.ring.head();
-                            let spare = s.ring.spare(left);
-                            let k = spare.len();
-                            for (i, b) in spare.iter_mut().enumerate() {
-                                *b = (produced.len() + i) as u8 ^ 0x5a;
-                            }
-                            produced.extend_from_slice(spare);
-                            s.ring.commit(k);
-                            s.note_output(from, from + k as u64);
-                            left -= k;
-                        }
-                    }
-                    Op::Subscribe(k, mark) => {
-                        if clients[k].is_none() {
-                            let id = k as ConnId;
-                            s.subscribe(id, mark);
-                            let sub = &s.subs[&id];
-                            clients[k] = Some(Client {
-                                start: sub.offset,
-                                replay_end: sub.replay_end,
-                                ..Client::default()
-                            });
-                            // The scrollback is the last `scrollback` bytes.
-                            let head = s.ring.head();
-                            prop_assert_eq!(sub.offset, head - (scrollback as u64).min(head));
-                        }
-                    }
-                    Op::Send(k, room) => {
-                        if let Some(c) = clients[k].as_mut().filter(|c| !c.cut) {
-                            send(&mut s, k as ConnId, room, c);
-                        }
-                    }
-                    Op::CutOff(k) => {
-                        if let Some(at) = s.subs.get(&(k as ConnId)).and_then(Sub::retains) {
-                            s.evict_at(at, 1);
-                            let head = s.ring.head();
-                            for (j, c) in clients.iter_mut().enumerate() {
-                                let evicted = s.subs.get(&(j as ConnId)).is_some_and(|sub| sub.evicted.is_some());
-                                if let Some(c) = c.as_mut().filter(|c| evicted && c.cut_at.is_none()) {
-                                    c.cut_at = Some(head);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            // Every client that was not cut off reads to the end.
-            for (k, c) in clients.iter_mut().enumerate() {
-                if let Some(c) = c.as_mut().filter(|c| !c.cut) {
-                    send(&mut s, k as ConnId, usize::MAX, c);
-                }
-            }
-            let head = s.ring.head();
-            for c in clients.iter().flatten() {
-                let mut frames = Vec::new();
-                Assembler::new(MAX_PAYLOAD).push(&c.wire, &mut frames).expect("whole frames");
-                let mut got: Vec<u8> = Vec::new();
-                let mut marker_at = None;
-                let mut lost = None;
-                for (i, f) in frames.iter().enumerate() {
-                    match f.ty {
-                        server::OUTPUT => got.extend_from_slice(&f.payload),
-                        server::REPLAY_END => {
-                            prop_assert!(marker_at.is_none(), "REPLAY_END twice");
-                            marker_at = Some(got.len() as u64);
-                        }
-                        server::ERROR => {
-                            prop_assert_eq!(i + 1, frames.len(), "frames after ERROR");
-                            let msg = protocol::decode_error(&f.payload).1;
-                            let n = msg.split(" while ").nth(1).and_then(|r| r.split(' ').next());
-                            lost = n.and_then(|n| n.parse::<u64>().ok());
-                        }
-                        other => prop_assert!(false, "frame type {other:#x}"),
-                    }
-                }
-                let start = c.start as usize;
-                prop_assert_eq!(&got[..], &produced[start..start + got.len()], "gap or duplicate");
-                if c.cut {
-                    let lost = lost.expect("a cut-off client is told what it lost");
-                    let cut_at = c.cut_at.expect("cut off by an eviction");
-                    prop_assert_eq!(got.len() as u64 + lost, cut_at - c.start);
-                } else {
-                    prop_assert_eq!(got.len() as u64, head - c.start, "bytes missing");
-                    if let Some(end) = c.replay_end {
-                        prop_assert_eq!(marker_at, Some(end - c.start), "REPLAY_END misplaced");
-                    }
-                }
-            }
         }
     }
 }

@@ -1,0 +1,368 @@
+//! A connection's inbound half: reads the client's bytes, splits them into
+//! frames, holds an INPUT payload until its frame is complete, and carries
+//! out each complete frame. Answers go to the outbound half's queue; a
+//! frame it must refuse closes the connection through it.
+
+use std::io;
+use std::ops::Range;
+use std::os::fd::OwnedFd;
+
+use tokio::io::unix::AsyncFd;
+use tracing::debug;
+
+use crate::protocol::{self, ErrorCode, MAX_PAYLOAD, Piece, Size, Splitter, client, server};
+use crate::pty;
+
+use super::outbound::Outbound;
+use super::{Ctx, Role};
+use crate::supervisor::output::ConnId;
+
+const READ_BUF: usize = 8 * 1024;
+/// Unfinished INPUT payloads all connections together may hold. A frame
+/// may declare up to [`MAX_PAYLOAD`], and a payload takes effect only when
+/// it is whole, so what has arrived is kept; this bounds what clients that
+/// never finish their frames can make the supervisor hold.
+pub const INPUT_HELD_LIMIT: usize = 8 * 1024 * 1024;
+
+#[derive(Debug)]
+pub(super) struct Inbound {
+    /// The client's bytes read and not yet split.
+    pub(super) buf: ReadBuf,
+    /// The INPUT payload of the frame being received.
+    pub(super) input: HeldInput,
+    splitter: Splitter,
+    /// Type and length of the frame being received, and the start of its
+    /// payload (RESIZE, KILL, SUBSCRIBE flags); other payloads are
+    /// collected (INPUT) or discarded.
+    cur: u8,
+    cur_len: u32,
+    small: Vec<u8>,
+}
+
+impl Inbound {
+    pub(super) fn new() -> Inbound {
+        Inbound {
+            buf: ReadBuf::default(),
+            input: HeldInput::default(),
+            splitter: Splitter::new(MAX_PAYLOAD),
+            cur: 0,
+            cur_len: 0,
+            small: Vec::new(),
+        }
+    }
+
+    /// Whether the socket should be read: everything read so far has been
+    /// handled and the pty is not pushing back.
+    pub(super) fn wants_bytes(&self) -> bool {
+        !self.buf.eof && !self.input.blocked() && self.buf.drained()
+    }
+
+    /// True when the client's input has ended and all of it was handled.
+    pub(super) fn finished(&self) -> bool {
+        self.buf.eof && self.buf.drained() && !self.input.blocked()
+    }
+
+    /// Handles buffered client bytes until they run out, the pty pushes
+    /// back, or too many answers are waiting to be read.
+    pub(super) fn process(&mut self, ctx: &Ctx, id: ConnId, role: &mut Role, out: &mut Outbound) {
+        while (!self.buf.drained() || self.splitter.end_pending())
+            && !self.input.blocked()
+            && out.takes_requests()
+        {
+            let at = self.buf.pos;
+            let step = self.splitter.next(&self.buf.bytes[at..self.buf.len]);
+            let (used, piece) = match step {
+                Ok((used, piece)) => (used, piece.map(Owned::from)),
+                Err(e) => {
+                    self.fail(ctx, id, out, ErrorCode::FrameTooLarge, &e.to_string());
+                    return;
+                }
+            };
+            self.buf.pos += used;
+            match piece {
+                None => {}
+                Some(Owned::Start(ty, len)) => {
+                    self.cur = ty;
+                    self.cur_len = len;
+                    self.small.clear();
+                    if ty == client::RESIZE && len != 4 {
+                        let msg = format!("RESIZE payload must be 4 bytes, got {len}");
+                        self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
+                        return;
+                    }
+                }
+                Some(Owned::Data) => match self.cur {
+                    client::INPUT => {
+                        let bytes = &self.buf.bytes[at..at + used];
+                        if let Err(msg) = self.input.hold(bytes, ctx) {
+                            self.fail(ctx, id, out, ErrorCode::Unavailable, &msg);
+                            return;
+                        }
+                    }
+                    client::RESIZE | client::KILL | client::SUBSCRIBE => {
+                        let take = used.min(4 - self.small.len().min(4));
+                        self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
+                    }
+                    _ => {}
+                },
+                Some(Owned::End(ty)) => self.dispatch(ty, ctx, id, role, out),
+            }
+        }
+    }
+
+    /// Writes INPUT that the pty refused, once it has room again.
+    pub(super) fn flush_input(&mut self, ctx: &Ctx, id: ConnId, role: &Role, out: &mut Outbound) {
+        if let Some(range) = self.input.blocked.take() {
+            self.input(range, ctx, id, role, out);
+        }
+    }
+
+    /// Writes the held INPUT payload (or the part of it in `range`) to the
+    /// pty, until the pty pushes back.
+    fn input(
+        &mut self,
+        range: Range<usize>,
+        ctx: &Ctx,
+        id: ConnId,
+        role: &Role,
+        out: &mut Outbound,
+    ) {
+        if ctx.shared.borrow().has_ended() {
+            self.input.release(ctx);
+            // A subscriber is owed its EXIT, which says as much (a key
+            // typed as the program ends must not cost the exit code).
+            if role.subscribed {
+                debug!(conn = id, "input after the end dropped");
+                return;
+            }
+            let msg = "the session has exited; input was not delivered";
+            self.fail(ctx, id, out, ErrorCode::Unavailable, msg);
+            return;
+        }
+        if let Err(msg) = self.input.write(range, ctx, id) {
+            self.fail(ctx, id, out, ErrorCode::Unavailable, &msg);
+        }
+    }
+
+    fn dispatch(&mut self, ty: u8, ctx: &Ctx, id: ConnId, role: &mut Role, out: &mut Outbound) {
+        match ty {
+            client::SUBSCRIBE => {
+                if !role.subscribed {
+                    role.subscribed = true;
+                    let flags = self.small.first().copied().unwrap_or(0);
+                    let mut s = ctx.shared.borrow_mut();
+                    let mark = flags & protocol::SUBSCRIBE_MARK_REPLAY != 0;
+                    s.output_mut().subscribe(id, mark);
+                    if flags & protocol::SUBSCRIBE_TERMINAL != 0 {
+                        role.terminal = true;
+                        s.add_terminal();
+                    }
+                    if flags & protocol::SUBSCRIBE_STATE != 0 {
+                        role.wants_state = true;
+                        // The state as it is now comes first.
+                        s.refresh_report();
+                    }
+                    if !role.wants_exit {
+                        s.await_exit();
+                    }
+                    // A session kept for its launcher (the `hm run` attach
+                    // or the dashboard that started it) ends once that has
+                    // come (see `Options::await_attach`); anyone else
+                    // subscribing does not count.
+                    if flags & protocol::SUBSCRIBE_LAUNCHER != 0 && s.await_end() {
+                        drop(s);
+                        ctx.wake_main.notify_one();
+                    }
+                }
+            }
+            client::STATUS => {
+                let st = ctx.shared.borrow_mut().status();
+                out.queue(server::STATUS_RESP, &st.encode());
+            }
+            client::RESIZE => {
+                let Ok(size) = Size::decode(&self.small) else {
+                    return;
+                };
+                let size = size.clamped();
+                if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
+                    debug!("resize failed: {e}");
+                }
+                ctx.shared.borrow_mut().resized(size);
+                ctx.output_seen.notify_one();
+            }
+            client::KILL => {
+                let grace = if self.cur_len == 4 {
+                    protocol::decode_kill(&self.small)
+                } else {
+                    None
+                };
+                // u32::MAX asks for EXIT on this connection with the
+                // supervisor's own grace period.
+                let explicit = grace.filter(|g| *g != u32::MAX);
+                let mut s = ctx.shared.borrow_mut();
+                s.request_kill(explicit.map(u64::from));
+                // Our own `hm kill` sends an explicit grace and waits for
+                // EXIT on this connection; plain KILL keeps the original
+                // fire-and-forget behaviour.
+                if grace.is_some() {
+                    if !role.awaits_exit() {
+                        s.await_exit();
+                    }
+                    s.await_end();
+                    role.wants_exit = true;
+                }
+                drop(s);
+                ctx.wake_main.notify_one();
+            }
+            client::INFO => {
+                let json = ctx.shared.borrow_mut().info_json();
+                out.queue(server::INFO, &json);
+            }
+            client::SCREEN => {
+                let json = ctx.shared.borrow().screen_json();
+                out.queue(server::SCREEN, &json);
+            }
+            client::INPUT => self.input(0..self.input.bytes.len(), ctx, id, role, out),
+            other => debug!(conn = id, "ignoring unknown frame type 0x{other:02x}"),
+        }
+    }
+
+    /// Closes the connection with an ERROR frame; held input is dropped.
+    fn fail(&mut self, ctx: &Ctx, id: ConnId, out: &mut Outbound, code: ErrorCode, msg: &str) {
+        self.input.release(ctx);
+        out.fail(ctx, id, code, msg);
+    }
+}
+
+/// The client's bytes read from its socket and not yet split into frames.
+#[derive(Debug, Default)]
+pub(super) struct ReadBuf {
+    bytes: Vec<u8>,
+    pos: usize,
+    len: usize,
+    eof: bool,
+}
+
+impl ReadBuf {
+    fn drained(&self) -> bool {
+        self.pos == self.len
+    }
+
+    /// Reads what the socket has, once everything before was handled; 0
+    /// at the end of the client's input. Cancel-safe: nothing changes
+    /// until the read is done.
+    pub(super) async fn read(&mut self, sock: &AsyncFd<OwnedFd>) -> io::Result<usize> {
+        if self.bytes.is_empty() {
+            self.bytes = vec![0; READ_BUF];
+        }
+        let n = pty::read_some(sock, &mut self.bytes).await?;
+        if n == 0 {
+            self.eof = true;
+        } else {
+            self.pos = 0;
+            self.len = n;
+        }
+        Ok(n)
+    }
+}
+
+/// An INPUT payload held until its frame is complete, then written to the
+/// pty; counted in [`Ctx::input_held`] until the pty has taken it.
+#[derive(Debug, Default)]
+pub(super) struct HeldInput {
+    bytes: Vec<u8>,
+    /// The part of `bytes` the pty has refused so far.
+    blocked: Option<Range<usize>>,
+    /// The pty master watched for room, only while INPUT is blocked: the
+    /// shared one is watched for reading only, or every read the child
+    /// makes of its input would wake the supervisor (an EPOLLOUT edge) in
+    /// the middle of each keystroke's echo.
+    pty_w: Option<AsyncFd<OwnedFd>>,
+}
+
+impl HeldInput {
+    /// Whether the pty pushed back and the rest waits for room.
+    pub(super) fn blocked(&self) -> bool {
+        self.blocked.is_some()
+    }
+
+    /// Waits for the pty to have room (forever unless blocked).
+    pub(super) async fn room(&self) -> io::Result<()> {
+        pty::room(self.pty_w.as_ref()).await
+    }
+
+    /// Keeps part of an INPUT payload until its frame is complete; the
+    /// reason if all connections together already hold the most allowed.
+    fn hold(&mut self, bytes: &[u8], ctx: &Ctx) -> Result<(), String> {
+        let held = ctx.input_held.get() + bytes.len();
+        if held > INPUT_HELD_LIMIT {
+            return Err(format!(
+                "clients hold {} KiB of unfinished input, the most the session keeps; this frame was dropped",
+                INPUT_HELD_LIMIT / 1024
+            ));
+        }
+        ctx.input_held.set(held);
+        self.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Forgets the payload held, written or not.
+    pub(super) fn release(&mut self, ctx: &Ctx) {
+        ctx.input_held.set(ctx.input_held.get() - self.bytes.len());
+        self.blocked = None;
+        // A pasted megabyte need not stay allocated for the next keystroke.
+        if self.bytes.capacity() > READ_BUF {
+            self.bytes = Vec::new();
+        } else {
+            self.bytes.clear();
+        }
+    }
+
+    /// Writes `range` of the payload to the pty until it pushes back (the
+    /// rest then waits for [`HeldInput::room`]), releasing it once all is
+    /// written; the reason if the pty is full and cannot be waited on.
+    fn write(&mut self, mut range: Range<usize>, ctx: &Ctx, id: ConnId) -> Result<(), String> {
+        while !range.is_empty() {
+            match nix::unistd::write(ctx.master.get_ref(), &self.bytes[range.clone()]) {
+                Ok(n) => range.start += n,
+                Err(nix::Error::EINTR) => {}
+                Err(nix::Error::EAGAIN) => {
+                    if self.pty_w.is_none() {
+                        // Out of descriptors: say the input was not all
+                        // delivered rather than drop it unannounced.
+                        let w = pty::watch_room(ctx.master.get_ref())
+                            .map_err(|e| format!("the pty is full and cannot be waited on: {e}"))?;
+                        self.pty_w = Some(w);
+                    }
+                    self.blocked = Some(range);
+                    return Ok(());
+                }
+                Err(e) => {
+                    debug!(conn = id, "pty write failed: {e}");
+                    break;
+                }
+            }
+        }
+        self.pty_w = None;
+        self.release(ctx);
+        Ok(())
+    }
+}
+
+/// A [`Piece`] without its borrow, so the connection can be mutated while
+/// handling it; data bytes are addressed by position in the read buffer.
+enum Owned {
+    Start(u8, u32),
+    Data,
+    End(u8),
+}
+
+impl From<Piece<'_>> for Owned {
+    fn from(p: Piece<'_>) -> Self {
+        match p {
+            Piece::Start { ty, len } => Owned::Start(ty, len),
+            Piece::Data(_) => Owned::Data,
+            Piece::End { ty } => Owned::End(ty),
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The state tracker: keeps the session's reported state current, pushes
+//! STATE frames to the subscribers that asked when it changes, and runs
+//! the `[[notify]]` commands on its events.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::warn;
+
+use crate::clock::Instant;
+
+use super::client::Ctx;
+
+/// Runs the `[[notify]]` commands when a session starts waiting, finishes
+/// its work (active, then idle) or exits, each at most once per
+/// `min_interval_ms` per event.
+#[derive(Debug)]
+pub(super) struct Notifier {
+    rules: Vec<crate::config::NotifyRule>,
+    /// When each (rule, event) last ran.
+    last: std::collections::HashMap<(usize, &'static str), Instant>,
+}
+
+impl Notifier {
+    pub(super) fn new(rules: Vec<crate::config::NotifyRule>) -> Notifier {
+        Notifier {
+            rules,
+            last: std::collections::HashMap::new(),
+        }
+    }
+
+    pub(super) fn changed(
+        &mut self,
+        id: &str,
+        before: Option<crate::detect::Primary>,
+        now: &crate::protocol::StateReport,
+        exit: Option<i32>,
+        at: Instant,
+    ) {
+        use crate::detect::Primary;
+        if self.rules.is_empty() {
+            return;
+        }
+        // The end is told once, by the supervisor as it ends (`exit` is
+        // given only there): the state task may not run again before.
+        let event = match (before, now.primary, exit) {
+            (_, _, Some(_)) => "exited",
+            (_, Primary::Dead, None) => return,
+            (Some(p), Primary::Waiting, None) if p != Primary::Waiting => "waiting",
+            (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
+            _ => return,
+        };
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.on.iter().any(|e| e == event) {
+                continue;
+            }
+            let due = self
+                .last
+                .get(&(i, event))
+                .is_none_or(|&t| at - t >= Duration::from_millis(rule.min_interval_ms));
+            if !due {
+                continue;
+            }
+            self.last.insert((i, event), at);
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg(&rule.command)
+                .env("HM_SESSION_ID", id)
+                .env("HM_EVENT", event)
+                .env("HM_STATE", now.primary.name())
+                .env("HM_DETAIL", now.detail.map_or("", |d| d.name()))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            if let Some(code) = exit {
+                cmd.env("HM_EXIT_CODE", code.to_string());
+            }
+            match cmd.spawn() {
+                // Reaped by a thread of its own, so that no zombie stays
+                // and the supervisor's own waitpid (of its program) is not
+                // confused.
+                Ok(mut child) => {
+                    std::thread::spawn(move || {
+                        let _ = child.wait();
+                    });
+                }
+                Err(e) => warn!("cannot run the notify command: {e}"),
+            }
+        }
+    }
+}
+
+/// How long output must pause before the state is re-evaluated, and how
+/// long continuous output may defer it: the verdict is of a settled screen,
+/// not of every read.
+pub(super) const SETTLE: Duration = Duration::from_millis(50);
+const SETTLE_LIMIT: Duration = Duration::from_millis(150);
+
+/// Keeps the session's reported state current and tells the subscribers
+/// that asked for STATE frames when it changes: after output settles, after
+/// a resize, and when a threshold runs out. While the session is idle
+/// nothing is pending and this task sleeps without a timer.
+pub(super) async fn track_state(
+    ctx: Rc<Ctx>,
+    changed: Rc<watch::Sender<()>>,
+    mut notifier: Notifier,
+) {
+    loop {
+        let wake = {
+            let mut s = ctx.shared.borrow_mut();
+            let before = s.reported().map(|r| r.primary);
+            if s.refresh_report() {
+                if let Some(now) = s.reported() {
+                    notifier.changed(&s.info().id, before, now, None, ctx.clock.now());
+                }
+                changed.send_replace(());
+                // Come to rest: what the work before freed goes back.
+                if s.reported().is_some_and(|r| {
+                    matches!(
+                        r.primary,
+                        crate::detect::Primary::Idle | crate::detect::Primary::Waiting
+                    )
+                }) {
+                    crate::pty::release_free_memory();
+                }
+            }
+            if s.is_over() {
+                return;
+            }
+            s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
+        };
+        tokio::select! {
+            () = ctx.output_seen.notified() => {
+                let first = ctx.clock.now();
+                loop {
+                    tokio::select! {
+                        () = ctx.output_seen.notified() => {
+                            if ctx.clock.now() - first >= SETTLE_LIMIT {
+                                break;
+                            }
+                        }
+                        () = tokio::time::sleep(SETTLE) => break,
+                    }
+                }
+            }
+            () = super::sleep_until(wake) => {}
+        }
+    }
+}
