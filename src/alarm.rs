@@ -37,7 +37,7 @@ impl Alarm {
         let dup = timer.as_fd().try_clone_to_owned()?;
         Ok(Self {
             timer,
-            fd: crate::pty::register_fd_for(dup, tokio::io::Interest::READABLE)?,
+            fd: crate::fd::register(dup, tokio::io::Interest::READABLE)?,
             armed: None,
         })
     }

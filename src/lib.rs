@@ -17,7 +17,8 @@
 //! - [`clock`]: the supervisor's clock (tokio time, so tests can pause
 //!   it), and the list of everything that reads the time.
 //! - [`protocol`]: wire format, pure; `protocol::conn` for async clients.
-//! - [`pty`]: openpty and fork/exec, the only unsafe code.
+//! - [`pty`]: openpty and fork/exec; [`fd`]: descriptors on the runtime.
+//!   These two hold all the unsafe code.
 //! - [`supervisor`]: the per-session server.
 //! - [`classify`]: state classifiers.
 //! - [`client`]: what the client commands share.
@@ -40,6 +41,7 @@ pub mod cmd;
 pub mod config;
 pub mod detect;
 pub mod error;
+pub mod fd;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod launch;

@@ -262,7 +262,7 @@ async fn serve(
         let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
         shared = shared.with_detector(detector, probe);
     }
-    let master = match pty::register_fd_for(spawned.master, Interest::READABLE) {
+    let master = match crate::fd::register(spawned.master, Interest::READABLE) {
         Ok(m) => m,
         Err(e) => {
             warn!("cannot watch the pty: {e}");

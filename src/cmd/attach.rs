@@ -78,7 +78,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             Ok(conn::connect(&session.sock).await?)
         })
         .await?;
-        let tty = crate::pty::register_fd_for(term::reopen_tty()?, Interest::READABLE)?;
+        let tty = crate::fd::register(term::reopen_tty()?, Interest::READABLE)?;
         let guard = term::Guard::enter()?;
         let mut a = Attach {
             id: session.id.clone(),
@@ -309,7 +309,7 @@ impl Attach {
             let tick = self.next_tick(now);
             clock.arm(tick.map(Instant::into_std))?;
             if !self.out.is_empty() && self.tty_writable.is_none() {
-                self.tty_writable = Some(crate::pty::watch_room(self.tty.get_ref())?);
+                self.tty_writable = Some(crate::fd::watch_room(self.tty.get_ref())?);
             }
             let poll_at = self.idle_check;
             let silent_at = self
@@ -332,11 +332,11 @@ impl Attach {
                     }
                     self.flush_some()?;
                 }
-                r = crate::pty::room(self.tty_writable.as_ref()), if !self.out.is_empty() => {
+                r = crate::fd::room(self.tty_writable.as_ref()), if !self.out.is_empty() => {
                     r?;
                     self.flush_some()?;
                 }
-                r = crate::pty::read_some(&self.tty, &mut keys) => {
+                r = crate::fd::read_some(&self.tty, &mut keys) => {
                     let n = r?;
                     if n == 0 {
                         return Ok(Outcome::Lost("the terminal closed".into()));

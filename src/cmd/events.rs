@@ -181,7 +181,7 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
         let dup = std::os::fd::AsFd::as_fd(&inotify)
             .try_clone_to_owned()
             .context("cannot watch the socket dir")?;
-        let watch = crate::pty::register_fd_for(dup, tokio::io::Interest::READABLE)
+        let watch = crate::fd::register(dup, tokio::io::Interest::READABLE)
             .context("cannot watch the socket dir")?;
         let seen = Rc::new(RefCell::new(HashSet::new()));
         follow_new(&dir, &seen, args.json);

@@ -170,7 +170,7 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
     nonblocking(&pty.slave);
     let core = Rc::new(Core::start(pty.master, 64 * 1024).expect("the serving core"));
     let slave = Rc::new(
-        crate::pty::register_fd_for(
+        crate::fd::register(
             pty.slave,
             tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
         )

@@ -95,7 +95,7 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
     };
     Ok((
         Reader {
-            sock: crate::pty::register_fd_for(sock, Interest::READABLE)?,
+            sock: crate::fd::register(sock, Interest::READABLE)?,
             asm: Assembler::new(MAX_PAYLOAD),
             ready: VecDeque::new(),
             buf: vec![0; 64 * 1024],
@@ -112,7 +112,7 @@ impl Reader {
             if let Some(f) = self.ready.pop_front() {
                 return Ok(Some(f));
             }
-            let n = crate::pty::read_some(&self.sock, &mut self.buf).await?;
+            let n = crate::fd::read_some(&self.sock, &mut self.buf).await?;
             if n == 0 {
                 return Ok(None);
             }
@@ -180,9 +180,9 @@ impl Writer {
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => {
                     if watch.is_none() {
-                        watch = Some(crate::pty::watch_room(&self.sock)?);
+                        watch = Some(crate::fd::watch_room(&self.sock)?);
                     }
-                    crate::pty::room(watch.as_ref()).await?;
+                    crate::fd::room(watch.as_ref()).await?;
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -29,7 +29,6 @@ use tokio::sync::{Notify, watch};
 use tracing::{debug, warn};
 
 use crate::clock::Clock;
-use crate::pty;
 
 use super::output::ConnId;
 use super::state::Shared;
@@ -121,7 +120,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     let id = ctx.shared.borrow_mut().new_conn_id();
     let sock = match stream
         .into_std()
-        .and_then(|s| pty::register_fd_for(OwnedFd::from(s), Interest::READABLE))
+        .and_then(|s| crate::fd::register(OwnedFd::from(s), Interest::READABLE))
     {
         Ok(sock) => sock,
         Err(e) => {
@@ -215,7 +214,7 @@ impl Conn {
                         // watch a duplicate for that. Out of descriptors
                         // it is noticed at the next output instead, as
                         // before.
-                        self.hup_w = pty::watch_room(self.sock.get_ref())
+                        self.hup_w = crate::fd::watch_room(self.sock.get_ref())
                             .inspect_err(|e| debug!(conn = self.id, "cannot watch for a hang-up: {e}"))
                             .ok();
                     }
@@ -224,7 +223,7 @@ impl Conn {
                 // still owed output and EXIT; this notices when it then
                 // closes entirely, so a silent session does not hold the
                 // connection until its next output.
-                r = pty::room(self.hup_w.as_ref()), if self.hup_w.is_some() => {
+                r = crate::fd::room(self.hup_w.as_ref()), if self.hup_w.is_some() => {
                     r?;
                     if hung_up(&self.sock) {
                         debug!(conn = self.id, "the client hung up");

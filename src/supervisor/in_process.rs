@@ -10,7 +10,6 @@ use tokio::sync::{Notify, watch};
 
 use crate::classify::ClassifierSpec;
 use crate::clock::Clock;
-use crate::pty;
 
 use super::client::{self, Ctx};
 use super::lifecycle::record_exit;
@@ -56,7 +55,7 @@ impl Core {
         .build(clock.now_ms());
         let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
         let (changed, changed_rx) = watch::channel(());
-        let master = pty::register_fd_for(master, Interest::READABLE)?;
+        let master = crate::fd::register(master, Interest::READABLE)?;
         let core = Core {
             ctx: Rc::new(Ctx::new(shared, master, changed_rx)),
             changed: Rc::new(changed),

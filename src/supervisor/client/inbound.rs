@@ -255,7 +255,7 @@ impl ReadBuf {
         if self.bytes.is_empty() {
             self.bytes = vec![0; READ_BUF];
         }
-        let n = pty::read_some(sock, &mut self.bytes).await?;
+        let n = crate::fd::read_some(sock, &mut self.bytes).await?;
         if n == 0 {
             self.eof = true;
         } else {
@@ -288,7 +288,7 @@ impl HeldInput {
 
     /// Waits for the pty to have room (forever unless blocked).
     pub(super) async fn room(&self) -> io::Result<()> {
-        pty::room(self.pty_w.as_ref()).await
+        crate::fd::room(self.pty_w.as_ref()).await
     }
 
     /// Keeps part of an INPUT payload until its frame is complete; the
@@ -330,7 +330,7 @@ impl HeldInput {
                     if self.pty_w.is_none() {
                         // Out of descriptors: say the input was not all
                         // delivered rather than drop it unannounced.
-                        let w = pty::watch_room(ctx.master.get_ref())
+                        let w = crate::fd::watch_room(ctx.master.get_ref())
                             .map_err(|e| format!("the pty is full and cannot be waited on: {e}"))?;
                         self.pty_w = Some(w);
                     }

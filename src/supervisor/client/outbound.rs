@@ -12,7 +12,6 @@ use tracing::warn;
 
 use crate::clock::Instant;
 use crate::protocol::{self, ErrorCode, MODE_BINARY, server};
-use crate::pty;
 
 use super::{Ctx, Role};
 use crate::supervisor::output::ConnId;
@@ -204,7 +203,7 @@ impl Outbound {
 
     /// Watches `sock` for room to write: a write found it full.
     pub(super) fn watch_room(&mut self, sock: &AsyncFd<OwnedFd>) -> io::Result<()> {
-        self.sock_w = Some(pty::watch_room(sock.get_ref())?);
+        self.sock_w = Some(crate::fd::watch_room(sock.get_ref())?);
         Ok(())
     }
 
@@ -215,7 +214,7 @@ impl Outbound {
 
     /// Waits for room to write (forever unless watching for it).
     pub(super) async fn room(&self) -> io::Result<()> {
-        pty::room(self.sock_w.as_ref()).await
+        crate::fd::room(self.sock_w.as_ref()).await
     }
 }
 
