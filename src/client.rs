@@ -7,9 +7,9 @@ use anyhow::{Result, bail};
 
 use crate::cli::DirArgs;
 use crate::config::Config;
+use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::{Info, Status};
-use crate::supervisor::pidfile::{self, Liveness};
 
 /// The socket dir a client command should look in.
 pub fn socket_dir(args: &DirArgs, config: &Config) -> PathBuf {
@@ -26,7 +26,7 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
         bail!(no_session(id, dir));
     }
     paths::SocketDir::check(dir)?;
-    match pidfile::probe(&paths.pid, &paths.sock, true) {
+    match liveness::probe(&paths.pid, &paths.sock, true) {
         Liveness::Running => Ok(paths),
         Liveness::Orphaned(pid) => bail!(orphaned(id, pid)),
         Liveness::Stale | Liveness::Missing => match ended_session(dir, id) {
@@ -53,7 +53,7 @@ pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended:
             return Some(r);
         }
         let gone = SessionPaths::new(dir, id)
-            .is_ok_and(|s| !matches!(pidfile::probe(&s.pid, &s.sock, false), Liveness::Running));
+            .is_ok_and(|s| !matches!(liveness::probe(&s.pid, &s.sock, false), Liveness::Running));
         if gone || std::time::Instant::now() >= deadline {
             // One more look: it may have been written as the lock went.
             return ended_session(dir, id);

@@ -24,6 +24,7 @@
 //! - [`client`]: what the client commands share.
 //! - [`error`]: errors on one line, each cause once.
 //! - [`launch`]: starting a supervisor in the background.
+//! - [`liveness`]: whether a session's supervisor is alive (its lock).
 //! - [`alarm`]: timerfd timers, one wake-up per expiry.
 //! - [`term`]: raw mode and restoring the user's terminal.
 //! - [`attach`]: the replay query filter, screen-switch rewriting and the
@@ -45,6 +46,7 @@ pub mod fd;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod launch;
+pub mod liveness;
 pub mod paths;
 pub mod protocol;
 pub mod pty;

@@ -31,9 +31,9 @@ use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
+use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths, SocketDir};
 use crate::protocol::{Kill, Reply, Request, ServerType, Subscribe, conn};
-use crate::supervisor::pidfile::{self, Liveness};
 
 use crate::vt::theme::Theme;
 use model::{Effect, Model, Msg, SessionMsg};
@@ -321,7 +321,7 @@ fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
         let Ok(p) = SessionPaths::new(dir, &id) else {
             continue;
         };
-        match pidfile::probe(&p.pid, &p.sock, false) {
+        match liveness::probe(&p.pid, &p.sock, false) {
             Liveness::Running => live.push(id),
             Liveness::Orphaned(_) => orphans.push(id),
             Liveness::Stale | Liveness::Missing => {}
@@ -467,7 +467,7 @@ async fn session_task(
                     // supervisor may stay a moment (for a launcher's
                     // attach, say), and the pane is gone once it has left.
                     let mut pause = Duration::from_millis(50);
-                    while pidfile::probe(&paths.pid, &paths.sock, false) == Liveness::Running {
+                    while liveness::probe(&paths.pid, &paths.sock, false) == Liveness::Running {
                         tokio::time::sleep(pause).await;
                         pause = (pause * 2).min(Duration::from_secs(1));
                     }
@@ -485,7 +485,7 @@ async fn session_task(
         // Only the first subscription is the launcher's: a later one may
         // reach a newer session of the id, which waits for its own.
         launched = false;
-        let gone = match pidfile::probe(&paths.pid, &paths.sock, false) {
+        let gone = match liveness::probe(&paths.pid, &paths.sock, false) {
             Liveness::Running => None,
             Liveness::Orphaned(pid) => Some(Some(pid)),
             Liveness::Stale | Liveness::Missing => Some(None),
@@ -520,7 +520,7 @@ async fn session_task(
 async fn watch_orphan(id: &str, paths: &SessionPaths, tx: &mpsc::Sender<Msg>) {
     loop {
         tokio::time::sleep(ORPHAN_RECHECK).await;
-        match pidfile::probe(&paths.pid, &paths.sock, false) {
+        match liveness::probe(&paths.pid, &paths.sock, false) {
             Liveness::Orphaned(_) => continue,
             // A new session took the id; its own connection speaks for it.
             Liveness::Running => return,

@@ -9,15 +9,15 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{CleanArgs, EndedArgs};
 use crate::client;
 use crate::config::Config;
+use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 use crate::supervisor::ended;
-use crate::supervisor::pidfile::{self, Liveness};
 
 /// Whether a supervisor runs session `id` in `dir` (the lock says).
 fn running(dir: &Path, id: &str) -> bool {
     SessionPaths::new(dir, id).is_ok_and(|s| {
         matches!(
-            pidfile::probe(&s.pid, &s.sock, false),
+            liveness::probe(&s.pid, &s.sock, false),
             Liveness::Running | Liveness::Orphaned(_)
         )
     })

@@ -16,9 +16,9 @@ use crate::cli::EventsArgs;
 use crate::client;
 use crate::clock;
 use crate::config::Config;
+use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
-use crate::supervisor::pidfile::{self, Liveness};
 
 /// One line of output.
 #[derive(Debug, serde::Serialize)]
@@ -150,7 +150,7 @@ fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool) {
         let Ok(session) = SessionPaths::new(dir, &id) else {
             continue;
         };
-        if pidfile::probe(&session.pid, &session.sock, false) != Liveness::Running {
+        if liveness::probe(&session.pid, &session.sock, false) != Liveness::Running {
             continue;
         }
         seen.borrow_mut().insert(id.clone());

@@ -14,9 +14,9 @@ use crate::cli::LsArgs;
 use crate::client::{self, human_ms};
 use crate::clock;
 use crate::config::Config;
+use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::{Info, Status, conn};
-use crate::supervisor::pidfile::{self, Liveness};
 
 /// A session that does not answer within this time is listed as such
 /// rather than holding up the whole listing.
@@ -179,7 +179,7 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
         let Ok(session) = SessionPaths::new(dir, &id) else {
             continue;
         };
-        match pidfile::probe(&session.pid, &session.sock, true) {
+        match liveness::probe(&session.pid, &session.sock, true) {
             Liveness::Running => {}
             // No supervisor to ask.
             Liveness::Orphaned(pid) => {

@@ -11,6 +11,7 @@ use crate::classify::ClassifierSpec;
 use crate::cli::RunArgs;
 use crate::config::{Config, Overrides};
 use crate::launch::{supervisor_command, wait_ready};
+use crate::liveness;
 use crate::paths::{self, SessionPaths, SocketDir};
 use crate::protocol::Size;
 use crate::pty::SpawnSpec;
@@ -57,7 +58,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         match &base {
             Some(base)
                 if tries < 5
-                    && matches!(probe(&dir, session), Some(pidfile::Liveness::Running)) =>
+                    && matches!(probe(&dir, session), Some(liveness::Liveness::Running)) =>
             {
                 tries += 1;
                 free_session(&dir, base).map(Some)
@@ -73,7 +74,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
                     // Information, not an error: no `hm:` in front.
                     eprintln!("session id: {}", session.id);
                 }
-                if let Some(pidfile::Liveness::Orphaned(pid)) = probe(&dir, &session) {
+                if let Some(liveness::Liveness::Orphaned(pid)) = probe(&dir, &session) {
                     warn_orphaned(&session, pid);
                 }
             }
@@ -154,7 +155,7 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
         let session = SessionPaths::new(dir, &id)?;
         let taken = matches!(
             probe(dir, &session),
-            Some(pidfile::Liveness::Running | pidfile::Liveness::Orphaned(_))
+            Some(liveness::Liveness::Running | liveness::Liveness::Orphaned(_))
         );
         if !taken {
             return Ok(session);
@@ -243,9 +244,9 @@ fn supervise(
 }
 
 /// What holds the session's id now, if its dir exists.
-fn probe(dir: &Path, session: &SessionPaths) -> Option<pidfile::Liveness> {
+fn probe(dir: &Path, session: &SessionPaths) -> Option<liveness::Liveness> {
     dir.exists()
-        .then(|| pidfile::probe(&session.pid, &session.sock, false))
+        .then(|| liveness::probe(&session.pid, &session.sock, false))
 }
 
 /// The new session takes the id, and with it the only record of a program
@@ -264,12 +265,12 @@ fn launch(
     workdir: &Path,
 ) -> Result<()> {
     match probe(dir, session) {
-        Some(pidfile::Liveness::Running) => bail!(
+        Some(liveness::Liveness::Running) => bail!(
             "session '{}' is already running; attach to it with 'hm attach {}'",
             session.id,
             session.id
         ),
-        Some(pidfile::Liveness::Orphaned(pid)) => warn_orphaned(session, pid),
+        Some(liveness::Liveness::Orphaned(pid)) => warn_orphaned(session, pid),
         _ => {}
     }
     // Paths the user gave are relative to where they typed the command.
