@@ -1,6 +1,8 @@
 //! What the client commands (`attach`, `status`, `ls`, `kill`, `tui`) share:
 //! finding a session and talking to it.
 
+pub mod poll;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};

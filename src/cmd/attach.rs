@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::attach::statusbar::{self, Damage, DamageScan};
 use crate::attach::{queries::QueryFilter, screens::ScreenRewriter};
 use crate::cli::AttachArgs;
+use crate::client::poll::StatusPoll;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::paths::SessionPaths;
@@ -32,8 +33,6 @@ use crate::vt::theme::Theme;
 const TEST_PANIC_VAR: &str = "HEIMDALL_TEST_PANIC";
 /// Bytes read from the keyboard at once.
 const KEY_BUF: usize = 4096;
-/// While output flows, the state is refreshed at most this often.
-const POLL_EVERY: Duration = Duration::from_secs(1);
 
 pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
@@ -95,12 +94,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             damage: DamageScan::default(),
             size: Size { cols: 80, rows: 24 },
             status: None,
-            idle_threshold: Duration::from_millis(3000),
-            poll_in_flight: false,
-            last_poll: None,
-            unresponsive: false,
-            heard_since_key: true,
-            idle_check: None,
+            poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
             tail: Vec::new(),
             launcher,
@@ -188,18 +182,12 @@ struct Attach {
     size: Size,
     /// Last state seen, with when it was seen.
     status: Option<(Status, Instant)>,
-    idle_threshold: Duration,
-    poll_in_flight: bool,
-    last_poll: Option<Instant>,
-    /// A STATUS asked has gone unanswered for [`client::ANSWER_TIMEOUT`]:
-    /// the bar says so instead of a state (a stopped supervisor leaves the
-    /// screen blank otherwise).
-    unresponsive: bool,
-    /// Whether any frame came since the last keys were sent.
-    heard_since_key: bool,
+    /// When to ask for the state. A question unanswered for
+    /// [`client::ANSWER_TIMEOUT`] makes the bar say so instead of a state
+    /// (a stopped supervisor leaves the screen blank otherwise).
+    poll: StatusPoll,
     /// `hm run` attaching to the session it started.
     launcher: bool,
-    idle_check: Option<Instant>,
     in_paste: bool,
     /// The child's latest output on its main screen since its last screen
     /// change (the last [`TAIL`] to 2 x [`TAIL`] bytes, cut at a line
@@ -300,8 +288,7 @@ impl Attach {
             Request::Status,
         ])
         .await?;
-        self.poll_in_flight = true;
-        self.last_poll = Some(Instant::now());
+        self.poll.asked(std::time::Instant::now());
         let mut keys = vec![0u8; KEY_BUF];
         let mut clock = crate::alarm::Alarm::new()?;
         loop {
@@ -311,11 +298,7 @@ impl Attach {
             if !self.out.is_empty() && self.tty_writable.is_none() {
                 self.tty_writable = Some(crate::fd::watch_room(self.tty.get_ref())?);
             }
-            let poll_at = self.idle_check;
-            let silent_at = self
-                .last_poll
-                .filter(|_| self.poll_in_flight && !self.unresponsive)
-                .map(|t| t + client::ANSWER_TIMEOUT);
+            let poll_at = self.poll.next_due().map(Instant::from_std);
             tokio::select! {
                 f = self.reader.recv(), if self.out.is_empty() => {
                     let Some(f) = f? else {
@@ -356,11 +339,9 @@ impl Attach {
                     // whether it still answers, so the bar can say if it
                     // does not (a stopped supervisor). A user who presses
                     // Enter once and waits is told too.
-                    let quiet = self.last_poll.is_none_or(|t| t.elapsed() >= POLL_EVERY);
-                    if !self.heard_since_key || quiet {
-                        self.poll().await?;
+                    if self.poll.keys(std::time::Instant::now()) {
+                        self.send(&[Request::Status]).await?;
                     }
-                    self.heard_since_key = false;
                 }
                 _ = winch.recv() => self.resize().await?,
                 _ = term.recv() => return Ok(Outcome::Signalled("SIGTERM", 143)),
@@ -375,13 +356,14 @@ impl Attach {
                     }
                 }
                 () = tokio::time::sleep_until(poll_at.unwrap_or(now)), if poll_at.is_some() => {
-                    self.idle_check = None;
-                    self.poll().await?;
-                }
-                () = tokio::time::sleep_until(silent_at.unwrap_or(now)), if silent_at.is_some() => {
-                    self.unresponsive = true;
-                    self.draw_bar();
-                    self.flush_some()?;
+                    let tick = self.poll.tick(std::time::Instant::now());
+                    if tick.ask {
+                        self.send(&[Request::Status]).await?;
+                    }
+                    if tick.went_silent {
+                        self.draw_bar();
+                        self.flush_some()?;
+                    }
                 }
             }
         }
@@ -389,7 +371,7 @@ impl Attach {
 
     /// Handles one frame; `Some` ends the attachment.
     async fn frame(&mut self, f: Frame) -> Result<Option<Outcome>> {
-        self.heard_since_key = true;
+        self.poll.heard();
         // A frame this client cannot read (from a newer or broken
         // supervisor) is passed over, as unknown types are.
         let Ok(reply) = conn::decode(f) else {
@@ -398,13 +380,9 @@ impl Attach {
         match reply {
             Reply::Output(bytes) => {
                 self.output(&bytes);
-                let now = Instant::now();
-                self.idle_check = Some(now + self.idle_threshold + Duration::from_millis(50));
                 let shown_idle = self.status.is_none_or(|(s, _)| s.state == 0x00);
-                if !self.poll_in_flight
-                    && (shown_idle || self.last_poll.is_none_or(|t| now >= t + POLL_EVERY))
-                {
-                    self.poll().await?;
+                if self.poll.output(std::time::Instant::now(), shown_idle) {
+                    self.send(&[Request::Status]).await?;
                 }
             }
             Reply::Info(info) => {
@@ -412,7 +390,7 @@ impl Attach {
                     self.filter = Replay::Replaying(f);
                 }
                 if let Some(ms) = info.idle_threshold_ms {
-                    self.idle_threshold = Duration::from_millis(ms);
+                    self.poll.set_idle_threshold(Duration::from_millis(ms));
                 }
                 self.drop_probe = info.status_protocol;
             }
@@ -429,8 +407,7 @@ impl Attach {
                 }
             }
             Reply::Status(s) => {
-                self.poll_in_flight = false;
-                self.unresponsive = false;
+                self.poll.answered(std::time::Instant::now(), &s);
                 self.status = Some((s, Instant::now()));
                 self.draw_bar();
             }
@@ -500,7 +477,7 @@ impl Attach {
         if !self.bar_visible() {
             return;
         }
-        if self.unresponsive {
+        if self.poll.unresponsive() {
             self.out.extend(statusbar::render_problem(
                 &self.id,
                 self.size.cols,
@@ -548,15 +525,6 @@ impl Attach {
     /// which may still be unread, so the reader tells how it ended.
     async fn send(&mut self, requests: &[Request<'_>]) -> Result<()> {
         Ok(conn::ask(&mut self.writer, requests).await?)
-    }
-
-    async fn poll(&mut self) -> Result<()> {
-        if !self.poll_in_flight {
-            self.send(&[Request::Status]).await?;
-            self.poll_in_flight = true;
-            self.last_poll = Some(Instant::now());
-        }
-        Ok(())
     }
 
     async fn resize(&mut self) -> Result<()> {

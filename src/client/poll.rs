@@ -1,0 +1,273 @@
+//! When to ask a session for its state: the one status-polling state
+//! machine of `hm attach` and the dashboard.
+//!
+//! STATE pushes say when the state changes, but the timers (idle for, in
+//! this state for) and the `simple` classifier's drift to idle are only
+//! known by asking (STATUS). Asking after every chunk of output would cost
+//! a round trip per chunk, so a session is asked
+//!
+//! - when output comes and the state shown is idle (work has begun), or at
+//!   most once a [`POLL_EVERY`] while output flows;
+//! - when the silence since its last output would reach its idle threshold
+//!   (it may have gone idle), a little after, so that the answer is past
+//!   the classifier's own threshold;
+//! - when keys are typed into it and nothing was heard since the last keys
+//!   (is it still answering?), or a quiet [`POLL_EVERY`] has passed.
+//!
+//! One question is in flight at a time; one unanswered for
+//! [`ANSWER_TIMEOUT`] makes the session unresponsive until it answers.
+//! Pure: time is passed in, the caller sends STATUS when told to.
+
+use std::time::{Duration, Instant};
+
+use crate::classify::ProcessState;
+use crate::protocol::Status;
+
+use super::ANSWER_TIMEOUT;
+
+/// While output flows, a session's state is asked at most this often.
+pub const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// How long after the idle threshold is reached the session is asked: the
+/// classifier turns idle at its threshold, and an answer just before it
+/// would say "active" and cost another round.
+pub const IDLE_MARGIN: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone)]
+pub struct StatusPoll {
+    idle_threshold: Duration,
+    in_flight: bool,
+    last_asked: Option<Instant>,
+    /// When to ask whether the session went idle.
+    idle_check: Option<Instant>,
+    unresponsive: bool,
+    /// Something came from the session since the last keys were typed.
+    heard_since_keys: bool,
+}
+
+impl StatusPoll {
+    pub fn new(idle_threshold: Duration) -> Self {
+        StatusPoll {
+            idle_threshold,
+            in_flight: false,
+            last_asked: None,
+            idle_check: None,
+            unresponsive: false,
+            heard_since_keys: true,
+        }
+    }
+
+    /// The session's idle threshold, as its INFO says.
+    pub fn set_idle_threshold(&mut self, threshold: Duration) {
+        self.idle_threshold = threshold;
+    }
+
+    /// A STATUS has been sent (the opening frames carry one).
+    pub fn asked(&mut self, now: Instant) {
+        self.in_flight = true;
+        self.last_asked = Some(now);
+    }
+
+    /// Whether to send STATUS now; if so it counts as sent.
+    fn ask(&mut self, now: Instant) -> bool {
+        if self.in_flight {
+            return false;
+        }
+        self.asked(now);
+        true
+    }
+
+    /// Anything came from the session.
+    pub fn heard(&mut self) {
+        self.heard_since_keys = true;
+    }
+
+    /// Output came; `shown_idle`: the state shown is idle (or none yet).
+    /// True when STATUS is to be sent now.
+    pub fn output(&mut self, now: Instant, shown_idle: bool) -> bool {
+        self.heard();
+        self.idle_check = Some(now + self.idle_threshold + IDLE_MARGIN);
+        let due = self.last_asked.is_none_or(|t| now >= t + POLL_EVERY);
+        (shown_idle || due) && self.ask(now)
+    }
+
+    /// The answer came. A busy session is asked again when its silence so
+    /// far would reach the idle threshold, rather than a full threshold
+    /// after the question.
+    pub fn answered(&mut self, now: Instant, status: &Status) {
+        self.heard();
+        self.in_flight = false;
+        self.unresponsive = false;
+        if is_busy(status.state) {
+            let silent = Duration::from_millis(u64::from(status.idle_ms));
+            let at = now + self.idle_threshold.saturating_sub(silent) + IDLE_MARGIN;
+            self.idle_check = Some(self.idle_check.map_or(at, |t| t.min(at)));
+        }
+    }
+
+    /// Keys were sent to the session. True when STATUS is to be sent now.
+    pub fn keys(&mut self, now: Instant) -> bool {
+        let quiet = self.last_asked.is_none_or(|t| now >= t + POLL_EVERY);
+        let ask = (!self.heard_since_keys || quiet) && self.ask(now);
+        self.heard_since_keys = false;
+        ask
+    }
+
+    /// The next moment [`tick`](Self::tick) has something to do.
+    pub fn next_due(&self) -> Option<Instant> {
+        [self.idle_check, self.answer_due()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When an unanswered question makes the session unresponsive.
+    pub fn answer_due(&self) -> Option<Instant> {
+        self.last_asked
+            .filter(|_| self.in_flight && !self.unresponsive)
+            .map(|t| t + ANSWER_TIMEOUT)
+    }
+
+    /// Time has come to `now`: whether to send STATUS, and whether the
+    /// session just became unresponsive.
+    pub fn tick(&mut self, now: Instant) -> Tick {
+        let mut t = Tick::default();
+        if self.answer_due().is_some_and(|due| now >= due) {
+            self.unresponsive = true;
+            t.went_silent = true;
+        }
+        if self.idle_check.is_some_and(|due| now >= due) {
+            self.idle_check = None;
+            t.ask = self.ask(now);
+        }
+        t
+    }
+
+    /// A question has gone unanswered for [`ANSWER_TIMEOUT`].
+    pub fn unresponsive(&self) -> bool {
+        self.unresponsive
+    }
+
+    /// The connection is new (or back): nothing is in flight on it.
+    pub fn reset(&mut self) {
+        *self = StatusPoll::new(self.idle_threshold);
+    }
+
+    /// When it will ask whether the session went idle.
+    pub fn idle_check(&self) -> Option<Instant> {
+        self.idle_check
+    }
+
+    /// Forget the idle check (the session ended, say).
+    pub fn clear_idle_check(&mut self) {
+        self.idle_check = None;
+    }
+}
+
+/// What [`StatusPoll::tick`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tick {
+    /// Send STATUS now.
+    pub ask: bool,
+    /// The session just became unresponsive.
+    pub went_silent: bool,
+}
+
+/// States in which a session may still go idle by itself.
+pub fn is_busy(state: u8) -> bool {
+    matches!(
+        ProcessState::from_byte(state),
+        Some(
+            ProcessState::Thinking
+                | ProcessState::Streaming
+                | ProcessState::ToolUse
+                | ProcessState::Active
+                | ProcessState::Stuck
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THRESHOLD: Duration = Duration::from_secs(3);
+
+    fn ms(t0: Instant, n: u64) -> Instant {
+        t0 + Duration::from_millis(n)
+    }
+
+    fn status(state: ProcessState, idle_ms: u32) -> Status {
+        Status {
+            pid: 1,
+            idle_ms,
+            alive: true,
+            state: state.as_byte(),
+            state_ms: 0,
+        }
+    }
+
+    #[test]
+    fn output_asks_at_once_when_idle_and_at_most_once_a_second_while_busy() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        assert!(p.output(t0, true), "work began");
+        assert!(!p.output(ms(t0, 10), true), "one question at a time");
+        p.answered(ms(t0, 20), &status(ProcessState::Active, 0));
+        assert!(!p.output(ms(t0, 500), false));
+        assert!(p.output(ms(t0, 1000), false));
+    }
+
+    #[test]
+    fn a_busy_session_is_asked_when_its_silence_reaches_the_threshold() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        assert!(p.output(t0, true));
+        // Silent for 1 s already when it answers: 2 s (and the margin) left.
+        p.answered(ms(t0, 1000), &status(ProcessState::Active, 1000));
+        assert_eq!(p.next_due(), Some(ms(t0, 3000) + IDLE_MARGIN));
+        assert_eq!(p.tick(ms(t0, 3000)), Tick::default());
+        assert_eq!(
+            p.tick(ms(t0, 3100)),
+            Tick {
+                ask: true,
+                went_silent: false
+            }
+        );
+        // An idle answer schedules nothing.
+        p.answered(ms(t0, 3110), &status(ProcessState::Idle, 3110));
+        assert_eq!(p.next_due(), None);
+    }
+
+    #[test]
+    fn an_unanswered_question_makes_the_session_unresponsive_until_it_answers() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        p.asked(t0);
+        assert_eq!(p.next_due(), Some(t0 + ANSWER_TIMEOUT));
+        assert!(
+            !p.tick(t0 + ANSWER_TIMEOUT - Duration::from_millis(1))
+                .went_silent
+        );
+        assert!(p.tick(t0 + ANSWER_TIMEOUT).went_silent);
+        assert!(p.unresponsive());
+        assert!(!p.tick(t0 + ANSWER_TIMEOUT * 2).went_silent, "said once");
+        p.answered(ms(t0, 9000), &status(ProcessState::Idle, 0));
+        assert!(!p.unresponsive());
+    }
+
+    #[test]
+    fn keys_ask_whether_the_session_still_answers() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        p.asked(t0);
+        p.answered(ms(t0, 5), &status(ProcessState::Idle, 0));
+        // Heard from since the last keys and asked recently: no question.
+        assert!(!p.keys(ms(t0, 100)));
+        // Nothing heard since those keys: ask.
+        assert!(p.keys(ms(t0, 200)));
+        // A quiet second later, ask even after an answer.
+        p.answered(ms(t0, 210), &status(ProcessState::Idle, 0));
+        assert!(p.keys(ms(t0, 1300)));
+    }
+}
