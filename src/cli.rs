@@ -43,9 +43,9 @@ pub enum Command {
     /// Save a session's screen and verdict as a fixture for `hm replay`
     Capture(CaptureArgs),
     /// Classify a saved screen or a recording at a given time, offline
-    Classify(crate::cmd::classify::ClassifyArgs),
+    Classify(ClassifyArgs),
     /// Check fixture cases (saved screens, recordings with labels)
-    Replay(crate::cmd::replay::ReplayArgs),
+    Replay(ReplayArgs),
     /// Wait until a session is in a state (waiting, idle, ...) or exits
     Wait(WaitArgs),
     /// Type text or keys into a session
@@ -117,7 +117,7 @@ pub struct WaitArgs {
     /// name (thinking, ...) or exited; several (repeated, or with commas)
     /// to wait for any
     #[arg(long, required = true, value_name = "NAME", value_delimiter = ',',
-          value_parser = clap::builder::PossibleValuesParser::new(crate::cmd::wait::STATE_NAMES))]
+          value_parser = clap::builder::PossibleValuesParser::new(STATE_NAMES))]
     pub state: Vec<String>,
     /// Give up after this many seconds (exit 1)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
@@ -348,3 +348,67 @@ fn parse_label(s: &str) -> Result<String, String> {
     }
     Ok(s.trim().to_owned())
 }
+
+/// Classify a saved screen (plain text) or an asciicast recording.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClassifyArgs {
+    /// A screen saved as text, or an asciicast v2 recording (`.cast`).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// Print the verdict as JSON (the form `hm status --json` uses).
+    #[arg(long)]
+    pub json: bool,
+    /// For a recording: classify the screen at this many seconds
+    /// (default: its end).
+    #[arg(long, value_name = "SECONDS")]
+    pub at: Option<f64>,
+    /// The command the session runs, naming the agent before its screen
+    /// does (e.g. `claude`).
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+    /// Also print the evidence table.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Check the classifier against saved fixture cases.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// A case directory, or a directory searched for cases.
+    #[arg(long)]
+    pub path: PathBuf,
+}
+
+/// What `--state` may name: the primary states, the details, the state
+/// bytes' names, and `exited` (checked by clap, and offered by the shell
+/// completions).
+pub const STATE_NAMES: &[&str] = &[
+    "idle",
+    "active",
+    "waiting",
+    "stuck",
+    "dead",
+    "unknown",
+    "exited",
+    "thinking",
+    "streaming",
+    "tool_use",
+    "using_tools",
+    "responding",
+    "compacting",
+    "retrying",
+    "running",
+    "permission",
+    "question",
+    "plan_approval",
+    "folder_trust",
+    "survey",
+    "diff",
+    "external_editor",
+    "onboarding",
+    "input",
+    "ready",
+    "prompt_editing",
+    "finished",
+    "error",
+];

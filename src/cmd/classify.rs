@@ -11,30 +11,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
+use crate::cli::ClassifyArgs;
 use crate::detect::offline::{Cast, Replay, text_screen};
 use crate::detect::{Detector, RuleSet, Settings, Verdict, load_rules, user_rules_dir};
-
-/// Classify a saved screen (plain text) or an asciicast recording.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ClassifyArgs {
-    /// A screen saved as text, or an asciicast v2 recording (`.cast`).
-    #[arg(long)]
-    pub path: PathBuf,
-    /// Print the verdict as JSON (the form `hm status --json` uses).
-    #[arg(long)]
-    pub json: bool,
-    /// For a recording: classify the screen at this many seconds
-    /// (default: its end).
-    #[arg(long, value_name = "SECONDS")]
-    pub at: Option<f64>,
-    /// The command the session runs, naming the agent before its screen
-    /// does (e.g. `claude`).
-    #[arg(long, value_name = "CMD")]
-    pub command: Option<String>,
-    /// Also print the evidence table.
-    #[arg(long)]
-    pub explain: bool,
-}
 
 /// The rules `hm` uses: built-in plus the user's directory.
 pub fn user_rules() -> Result<Arc<RuleSet>> {

@@ -14,16 +14,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 use super::classify::{classify_file, user_rules};
+use crate::cli::ReplayArgs;
 use crate::detect::offline::{Cast, Labels, Replay, expected_primary};
 use crate::detect::{Detail, Detector, Primary, RuleSet, Settings};
-
-/// Check the classifier against saved fixture cases.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ReplayArgs {
-    /// A case directory, or a directory searched for cases.
-    #[arg(long)]
-    pub path: PathBuf,
-}
 
 /// One case's result.
 #[derive(Debug, Clone, PartialEq, Eq)]

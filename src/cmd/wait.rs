@@ -14,40 +14,6 @@ use crate::detect::Primary;
 use crate::paths::SessionPaths;
 use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
 
-/// What `--state` may name: the primary states, the details, the state
-/// bytes' names, and `exited` (checked by clap, and offered by the shell
-/// completions).
-pub const STATE_NAMES: &[&str] = &[
-    "idle",
-    "active",
-    "waiting",
-    "stuck",
-    "dead",
-    "unknown",
-    "exited",
-    "thinking",
-    "streaming",
-    "tool_use",
-    "using_tools",
-    "responding",
-    "compacting",
-    "retrying",
-    "running",
-    "permission",
-    "question",
-    "plan_approval",
-    "folder_trust",
-    "survey",
-    "diff",
-    "external_editor",
-    "onboarding",
-    "input",
-    "ready",
-    "prompt_editing",
-    "finished",
-    "error",
-];
-
 /// Every name above is one hm knows (kept in step by a test).
 #[cfg(test)]
 fn known(name: &str) -> bool {
@@ -170,7 +136,7 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
 mod tests {
     #[test]
     fn every_state_name_is_one_hm_knows() {
-        for name in super::STATE_NAMES {
+        for name in crate::cli::STATE_NAMES {
             assert!(super::known(name), "{name}");
         }
     }
