@@ -9,6 +9,7 @@
 //! holding one connection (SUBSCRIBE for output, STATUS for state) that
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
+mod connection;
 pub mod focus;
 pub mod keymap;
 pub mod keys;
@@ -33,20 +34,15 @@ use tokio::sync::mpsc;
 
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths, SocketDir};
-use crate::protocol::{Kill, Reply, Request, ServerType, Subscribe, conn};
+use crate::protocol::{Kill, Request};
 
 use crate::vt::theme::Theme;
-use model::{Effect, Model, Msg, SessionMsg};
+use model::{Effect, Model, Msg};
 
 /// Redraws per second at most.
 pub const FRAME_RATE: u32 = 30;
 /// How often timers refresh and the socket dir is scanned for sessions.
 const TICK: Duration = Duration::from_secs(1);
-/// How often an orphaned program is looked at again (see [`watch_orphan`]).
-const ORPHAN_RECHECK: Duration = Duration::from_secs(2);
-/// A session that does not answer its connection this fast is "not
-/// responding" (and retried), rather than holding anything up.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What `hm tui` was asked for.
 #[derive(Debug, Clone)]
@@ -361,16 +357,20 @@ fn apply(
         match e {
             // Requests become frames here, where they are written, and
             // nowhere else: the dashboard's decisions know no wire format.
-            Effect::Input(id, bytes) => write(senders, &id, Request::Input(&bytes).encode()),
-            Effect::Resize(id, size) => {
-                write(senders, &id, Request::Resize(size).encode());
+            Effect::Input(id, bytes) => {
+                connection::write(senders, &id, Request::Input(&bytes).encode())
             }
-            Effect::Status(id) => write(senders, &id, Request::Status.encode()),
-            Effect::Info(id) => write(senders, &id, Request::Info.encode()),
+            Effect::Resize(id, size) => {
+                connection::write(senders, &id, Request::Resize(size).encode());
+            }
+            Effect::Status(id) => connection::write(senders, &id, Request::Status.encode()),
+            Effect::Info(id) => connection::write(senders, &id, Request::Info.encode()),
             // The session's own grace period, and EXIT back.
-            Effect::Kill(id) => write(senders, &id, Request::Kill(Kill::AwaitExit).encode()),
-            Effect::Connect(id) => connect(id, false, opts, tx, senders),
-            Effect::ConnectStarted(id) => connect(id, true, opts, tx, senders),
+            Effect::Kill(id) => {
+                connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
+            }
+            Effect::Connect(id) => connection::connect(id, false, &opts.dir, tx, senders),
+            Effect::ConnectStarted(id) => connection::connect(id, true, &opts.dir, tx, senders),
             Effect::Spawn {
                 id,
                 command,
@@ -420,198 +420,6 @@ fn apply(
                     let _ = tx.blocking_send(Msg::Started(id, result));
                 });
             }
-        }
-    }
-}
-
-/// Hands a frame to the task holding `id`'s connection, if there is one:
-/// a session whose connection is gone has nobody to tell.
-fn write(senders: &HashMap<String, mpsc::UnboundedSender<Vec<u8>>>, id: &str, frame: Vec<u8>) {
-    if let Some(s) = senders.get(id) {
-        let _ = s.send(frame);
-    }
-}
-
-/// Starts the task that keeps `id`'s connection; `launched` if we started
-/// the session.
-fn connect(
-    id: String,
-    launched: bool,
-    opts: &Options,
-    tx: &mpsc::Sender<Msg>,
-    senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
-) {
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    senders.insert(id.clone(), cmd_tx);
-    if let Ok(p) = SessionPaths::new(&opts.dir, &id) {
-        tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx, launched));
-    }
-}
-
-/// One session's connection: subscribe, forward what comes, send what the
-/// dashboard asks, reconnect after errors until the session is gone.
-async fn session_task(
-    id: String,
-    paths: SessionPaths,
-    tx: mpsc::Sender<Msg>,
-    mut cmds: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut launched: bool,
-) {
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        let problem = match tokio::time::timeout(CONNECT_TIMEOUT, conn::connect(&paths.sock)).await
-        {
-            Ok(Ok((r, w))) => match serve(&id, r, w, &tx, &mut cmds, launched).await {
-                Ok(Ended::Exited) => {
-                    // Over. Connecting again would replay its end; its
-                    // supervisor may stay a moment (for a launcher's
-                    // attach, say), and the pane is gone once it has left.
-                    let mut pause = Duration::from_millis(50);
-                    while liveness::probe(&paths.pid, &paths.sock, false) == Liveness::Running {
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(1));
-                    }
-                    let _ = tx
-                        .send(Msg::Session(id.clone(), SessionMsg::Closed(None)))
-                        .await;
-                    return;
-                }
-                Ok(Ended::Closed) => None,
-                Err(why) => Some(why),
-            },
-            Ok(Err(e)) => Some(crate::error::one_line(&e)),
-            Err(_) => Some("not responding".to_string()),
-        };
-        // Only the first subscription is the launcher's: a later one may
-        // reach a newer session of the id, which waits for its own.
-        launched = false;
-        let gone = match liveness::probe(&paths.pid, &paths.sock, false) {
-            Liveness::Running => None,
-            Liveness::Orphaned(pid) => Some(Some(pid)),
-            Liveness::Stale | Liveness::Missing => Some(None),
-        };
-        if let Some(orphan) = gone {
-            let _ = tx
-                .send(Msg::Session(id.clone(), SessionMsg::Closed(orphan)))
-                .await;
-            if orphan.is_some() {
-                watch_orphan(&id, &paths, &tx).await;
-            }
-            return;
-        }
-        if let Some(why) = problem {
-            let why = paths::sanitize(&why);
-            if tx
-                .send(Msg::Session(id.clone(), SessionMsg::Problem(why)))
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
-}
-
-/// Looks again, every [`ORPHAN_RECHECK`], at a session whose program
-/// outlived its supervisor, and says once it has ended: the pane must not
-/// name a pid that may since belong to another process.
-async fn watch_orphan(id: &str, paths: &SessionPaths, tx: &mpsc::Sender<Msg>) {
-    loop {
-        tokio::time::sleep(ORPHAN_RECHECK).await;
-        match liveness::probe(&paths.pid, &paths.sock, false) {
-            Liveness::Orphaned(_) => continue,
-            // A new session took the id; its own connection speaks for it.
-            Liveness::Running => return,
-            Liveness::Stale | Liveness::Missing => {}
-        }
-        let _ = tx
-            .send(Msg::Session(id.to_string(), SessionMsg::Closed(None)))
-            .await;
-        return;
-    }
-}
-
-enum Ended {
-    Exited,
-    Closed,
-}
-
-async fn serve(
-    id: &str,
-    mut r: conn::Reader,
-    mut w: conn::Writer,
-    tx: &mpsc::Sender<Msg>,
-    cmds: &mut mpsc::UnboundedReceiver<Vec<u8>>,
-    launched: bool,
-) -> Result<Ended, String> {
-    let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
-    // Started by us: ours is the subscription its supervisor waits for.
-    // State changes are pushed: `waiting` shows the moment it begins.
-    let subscribe = Subscribe {
-        launcher: launched,
-        state: true,
-        ..Subscribe::default()
-    };
-    let hello = [
-        Request::Info,
-        Request::Subscribe(subscribe),
-        Request::Status,
-    ];
-    w.requests(&hello).await.map_err(|e| e.to_string())?;
-    send(SessionMsg::Connected)
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut exited = false;
-    // A write fails when the supervisor has just closed, typically right
-    // after it sent EXIT: what it sent is still read before giving up, or
-    // the pane would lose its exit code.
-    let mut broken: Option<String> = None;
-    loop {
-        tokio::select! {
-            f = r.recv() => {
-                let Some(f) = f.map_err(|e| crate::error::one_line(&e))? else {
-                    return match broken {
-                        Some(why) if !exited => Err(why),
-                        _ if exited => Ok(Ended::Exited),
-                        _ => Ok(Ended::Closed),
-                    };
-                };
-                let status = f.ty == ServerType::StatusResp as u8;
-                let reply = match conn::decode(f) {
-                    Ok(r) => r,
-                    // A STATUS that cannot be read is a broken session;
-                    // a newer supervisor's INFO or STATE this version
-                    // cannot read is passed over (STATUS still gives the
-                    // state byte).
-                    Err(e) if status => return Err(crate::error::one_line(&e)),
-                    Err(_) => continue,
-                };
-                let msg = match reply {
-                    Reply::Output(bytes) => SessionMsg::Output(bytes),
-                    Reply::Status(s) => SessionMsg::Status(s),
-                    Reply::Info(info) => SessionMsg::Info(info),
-                    Reply::State(report) => SessionMsg::State(*report),
-                    Reply::Exit(code) => {
-                        exited = true;
-                        SessionMsg::Exit(code)
-                    }
-                    Reply::Error { message, .. } => return Err(message),
-                    _ => continue,
-                };
-                if send(msg).await.is_err() {
-                    return Ok(Ended::Closed);
-                }
-            }
-            c = cmds.recv(), if broken.is_none() => match c {
-                Some(bytes) => {
-                    if let Err(e) = w.send_raw(&bytes).await {
-                        broken = Some(e.to_string());
-                    }
-                }
-                None => return Ok(Ended::Closed),
-            },
         }
     }
 }
