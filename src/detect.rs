@@ -37,7 +37,7 @@ pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
 pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts};
 pub use resolve::{RECOVERED_FOR_MS, resolve};
 pub use rules::{RuleError, RuleSet, load_rules, user_rules_dir};
-pub use settings::Settings;
+pub use settings::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Settings};
 pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 use crate::vt::events::{Query, TermEvent};

@@ -2,6 +2,18 @@
 //! detector is tuned by, apart from the rules. Separate so that the code
 //! that builds a detector (the classifier registry, `hm classify`, the
 //! corpus scorer) names its settings without reaching into the detector.
+//!
+//! The default idle threshold is here too, though every timing classifier
+//! starts from it: `classify`, which builds them all, already reads the
+//! agent's settings and primary states from `detect`, so the constant
+//! lives on that lower side and the dependency runs one way.
+
+/// Output quieter than this is not work by timing alone, unless the
+/// session says otherwise (`simple`, `claude` and `agent` alike).
+pub const DEFAULT_IDLE_THRESHOLD_MS: u64 = 3000;
+/// How long a session may claim to work with an unchanged screen before
+/// it is `stuck`, unless the session says otherwise.
+pub const DEFAULT_STUCK_AFTER_MS: u64 = 60_000;
 
 /// Settings of the `agent` classifier (`[classifier.agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +34,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            idle_threshold_ms: crate::classify::DEFAULT_IDLE_THRESHOLD_MS,
-            stuck_after_ms: 60_000,
+            idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
+            stuck_after_ms: DEFAULT_STUCK_AFTER_MS,
             process_evidence: true,
             status_protocol: true,
         }
