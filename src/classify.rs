@@ -16,7 +16,7 @@ pub use claude::Claude;
 pub use none::NoneClassifier;
 pub use simple::Simple;
 
-use crate::detect::Primary;
+use crate::detect::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Primary};
 
 /// What the supervised program appears to be doing.
 ///
@@ -170,9 +170,7 @@ pub enum ClassifierSpec {
     },
 }
 
-pub const DEFAULT_IDLE_THRESHOLD_MS: u64 = 3000;
 pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
-pub const DEFAULT_STUCK_AFTER_MS: u64 = 60_000;
 
 /// Commands whose file name says they are a coding agent the `agent`
 /// classifier knows; a session running one gets that classifier unless

@@ -12,12 +12,19 @@
 //! ([`rules`]): TOML files compiled in, which a user can override. Nothing
 //! here reads the clock or does I/O: time and facts are passed in, so the
 //! supervisor, `hm classify` and the corpus scorer all run the same code.
+//!
+//! This file holds the [`Detector`], which owns the evidence table and
+//! feeds it from the output, the screen, the title and notifications. Its
+//! [`Settings`] are in `settings`, and the process channel
+//! ([`ProcessFacts`]) is in `process`.
 
 pub mod evidence;
 pub mod offline;
+mod process;
 pub mod resolve;
 pub mod rules;
 pub mod screen;
+mod settings;
 pub mod status;
 pub mod title;
 pub mod verdict;
@@ -27,19 +34,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
+pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts};
 pub use resolve::{RECOVERED_FOR_MS, resolve};
-pub use rules::{RuleError, RuleSet, load_rules};
+pub use rules::{RuleError, RuleSet, load_rules, user_rules_dir};
+pub use settings::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Settings};
 pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 use crate::vt::events::{Query, TermEvent};
+use process::PROCESS_FRESH_MS;
 
 /// Output this soon after a resize is the program redrawing for the new
 /// size, not work.
 const RESIZE_GRACE_MS: u64 = 1_000;
 /// How long a bell or desktop notification counts as a call for attention.
 const NOTIFICATION_FRESH_MS: u64 = 5_000;
-/// Process facts are read right before each verdict; older ones are stale.
-const PROCESS_FRESH_MS: u64 = 2_000;
 /// The agent name of the interactive shells' rule file.
 const SHELL: &str = "shell";
 /// The agent name of the interactive programs' rule file (REPLs, editors,
@@ -50,57 +58,6 @@ const PROGRAM: &str = "program";
 const SCRIPT_HOSTS: &[&str] = &[
     "python", "python3", "node", "deno", "bun", "lua", "perl", "ruby", "php",
 ];
-/// While a job runs silently (the process facts say so, nothing is drawn),
-/// the facts are read again after this at first, so that a job that
-/// starts reading the terminal without a word is noticed; the wait doubles
-/// as the job goes on, up to [`PROCESS_RECHECK_MAX_MS`], so that a quiet
-/// server costs a wake-up every half minute, not every second.
-pub const PROCESS_RECHECK_MS: u64 = 1_000;
-pub const PROCESS_RECHECK_MAX_MS: u64 = 30_000;
-
-/// Settings of the `agent` classifier (`[classifier.agent]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
-    /// Output quieter than this is not work by timing alone.
-    pub idle_threshold_ms: u64,
-    /// A session that claims to work with an unchanged screen this long is
-    /// `stuck`.
-    pub stuck_after_ms: u64,
-    /// Whether process facts are evidence (off for replayed recordings,
-    /// whose process is a player, not the agent).
-    pub process_evidence: bool,
-    /// Whether the program's own status records (OSC 7501) are read, and
-    /// so whether the supervisor answers the protocol's probe.
-    pub status_protocol: bool,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            idle_threshold_ms: crate::classify::DEFAULT_IDLE_THRESHOLD_MS,
-            stuck_after_ms: 60_000,
-            process_evidence: true,
-            status_protocol: true,
-        }
-    }
-}
-
-/// What the supervisor knows of the processes on the session's pty.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ProcessFacts {
-    /// Whether the pty's foreground process group is the session's own
-    /// program (a shell at its prompt, or the agent itself) rather than a
-    /// job it started.
-    pub foreground_is_session: bool,
-    /// Whether the foreground process is blocked reading the terminal.
-    pub reading_terminal: bool,
-    /// Whether the terminal is in canonical (line) mode: a shell's line
-    /// editor turns it off at its prompt; its `read` builtin, like most
-    /// programs asking a question, leaves it on.
-    pub canonical: bool,
-    /// The foreground process's command name (`/proc/PID/comm`).
-    pub foreground_command: String,
-}
 
 /// Watches one session and explains what it is doing.
 #[derive(Debug)]
@@ -342,65 +299,6 @@ impl Detector {
         self.resized_ms = Some(now_ms);
     }
 
-    /// Fresh process facts (the supervisor reads them when asked).
-    pub fn process(&mut self, facts: ProcessFacts, now_ms: u64) {
-        if !self.settings.process_evidence {
-            return;
-        }
-        let fg = [facts.foreground_command.clone()];
-        let fg_agent = self.rules.agent_for_command(&fg).map(|a| a.name.clone());
-        let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
-        let make = |rule: &str, primary, detail| Finding {
-            source: Source::Process,
-            rule: rule.to_owned(),
-            primary,
-            detail: Some(detail),
-            text: facts.foreground_command.chars().take(120).collect(),
-            since_ms: now_ms,
-            fresh_until_ms: Some(now_ms.saturating_add(PROCESS_FRESH_MS)),
-        };
-        let found = if facts.foreground_is_session {
-            if known_agent && !self.interactive_shell {
-                // The session's own program is an agent or an interactive
-                // program: its screen says more than whether it reads.
-                None
-            } else if !facts.reading_terminal {
-                // A script, or the shell itself, busy.
-                Some(make("process.running", Primary::Active, Detail::Running))
-            } else if (self.interactive_shell && !facts.canonical) || self.alternate {
-                Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
-            } else {
-                // A script's `read`, or the shell's `read` builtin typed at
-                // its prompt (the line editor would have left canonical
-                // mode).
-                Some(make("process.reading", Primary::Waiting, Detail::Input))
-            }
-        } else if fg_agent.as_deref().is_some_and(|a| a != SHELL) {
-            // A known interactive program (an agent, a REPL, an editor) in
-            // the foreground reads the terminal all the time.
-            None
-        } else if facts.reading_terminal {
-            if self.alternate {
-                Some(make("process.fullscreen", Primary::Idle, Detail::Ready))
-            } else {
-                Some(make("process.job_reading", Primary::Waiting, Detail::Input))
-            }
-        } else {
-            Some(make(
-                "process.job_running",
-                Primary::Active,
-                Detail::Running,
-            ))
-        };
-        self.evidence.process = match (found, self.evidence.process.take()) {
-            (Some(mut new), Some(old)) if new.same_as(&old) => {
-                new.since_ms = old.since_ms;
-                Some(new)
-            }
-            (found, _) => found,
-        };
-    }
-
     /// The program ended.
     pub fn ended(&mut self, now_ms: u64) {
         if self.evidence.ended_ms.is_none() {
@@ -569,17 +467,4 @@ impl Detector {
         }
         at
     }
-}
-
-/// The user's rule directory, `$XDG_CONFIG_HOME/heimdall/rules` (or
-/// `~/.config/heimdall/rules`), from the given environment values.
-pub fn user_rules_dir(
-    xdg_config_home: Option<&Path>,
-    home: Option<&Path>,
-) -> Option<std::path::PathBuf> {
-    xdg_config_home
-        .filter(|p| p.is_absolute())
-        .map(Path::to_path_buf)
-        .or_else(|| home.map(|h| h.join(".config")))
-        .map(|c| c.join("heimdall").join("rules"))
 }

@@ -11,7 +11,7 @@ use ratatui::widgets::Widget;
 use tui_term::widget::{Cursor, PseudoTerminal};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::vt::term::{StringCap, Term};
+use crate::vt::term::{StringCap, Term, unfinished_utf8};
 
 /// The reference cap's limit: small, so that cutting happens in short inputs.
 const LIMIT: usize = 32;
@@ -51,8 +51,20 @@ impl vt100::Callbacks for Osc {
 
 /// A bare vt100 parser; `None` once it has panicked (then it no longer
 /// serves as a reference).
+///
+/// It is fed whole characters: an unfinished UTF-8 character at the end of
+/// a read waits for the next one, as in [`Term::feed`], because vte 0.15
+/// mishandles a character completed by a later read (alacritty/vte#159),
+/// and a reference fed the reads as they are would show that bug where
+/// `Term` does not. Unlike `Term`, it holds such bytes back whatever the
+/// parser's state, and that changes nothing it shows: vte would keep them
+/// too in ground state, and inside a sequence bytes from 0x80 up draw
+/// nothing (they are ignored, or string data, or an 8-bit ST ending a DCS,
+/// which vt100 does not act on); they are only handled a read later, in
+/// the same order with everything else.
 struct Reference<CB: vt100::Callbacks> {
     parser: Option<vt100::Parser<CB>>,
+    held: Vec<u8>,
 }
 
 impl<CB: vt100::Callbacks + Default> Reference<CB> {
@@ -62,7 +74,17 @@ impl<CB: vt100::Callbacks + Default> Reference<CB> {
         });
         Reference {
             parser: parser.ok(),
+            held: Vec::new(),
         }
+    }
+
+    /// One read of session output, in whole characters.
+    fn feed(&mut self, bytes: &[u8]) {
+        let mut whole = std::mem::take(&mut self.held);
+        whole.extend_from_slice(bytes);
+        let cut = whole.len() - unfinished_utf8(&whole);
+        self.held = whole.split_off(cut);
+        self.run(|p| p.process(&whole));
     }
 
     fn run(&mut self, f: impl FnOnce(&mut vt100::Parser<CB>)) {
@@ -153,7 +175,8 @@ fn render(t: &Term, area: Rect, cursor: bool) {
 /// Checks: no panic escapes `Term` or the renderer (vt100's own panics are
 /// caught in `Term` and counted in `resets`); rendering stays inside its
 /// area; `Term` shows exactly what a bare parser shows for the same input
-/// (while neither has panicked); and with a cap of [`LIMIT`] bytes in front
+/// (fed in whole characters, see [`Reference`]; while neither has
+/// panicked); and with a cap of [`LIMIT`] bytes in front
 /// of a parser, no OSC longer than the cap reaches it and the screen is
 /// the same as without the cap (so the cap only ever drops string bytes).
 pub fn tui_screen(data: &[u8]) {
@@ -172,11 +195,11 @@ pub fn tui_screen(data: &[u8]) {
                 let n = usize::from(u.arbitrary::<u16>().unwrap_or(0));
                 let bytes = u.bytes(n.min(u.len())).unwrap_or_default();
                 term.feed(bytes);
-                raw.run(|p| p.process(bytes));
+                raw.feed(bytes);
                 let mut out = Vec::new();
                 cap.filter(bytes, &mut out);
                 assert!(out.len() <= bytes.len());
-                capped.run(|p| p.process(&out));
+                capped.feed(&out);
             }
             1 => {
                 let s = size(&mut u);

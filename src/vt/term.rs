@@ -9,6 +9,11 @@
 //! the rest of the dashboard carries on. Sizes are clamped before they reach
 //! the parser. The views implement tui-term's `Screen` trait, so tui-term
 //! renders vt100 0.18 screens (its own default backend is vt100 0.16).
+//!
+//! A UTF-8 character cut by the end of a read is held back and fed with the
+//! next read, whole: vte 0.15, the parser inside vt100, can lose the byte
+//! after a character completed by a later read (alacritty/vte#159), and a
+//! pty read can end anywhere.
 
 use std::num::NonZeroU16;
 
@@ -30,6 +35,9 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     scrollback: usize,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
+    /// The start of a UTF-8 character that ended the last read (at most
+    /// three bytes), not yet given to the parser; see [`Term::feed`].
+    held: Vec<u8>,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -63,6 +71,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             size: size.clamped(),
             scrollback: 0,
             resets: 0,
+            held: Vec::new(),
         }
     }
 
@@ -122,9 +131,24 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     /// Feeds session output; never panics.
+    ///
+    /// The parser never gets a read that ends inside a UTF-8 character of
+    /// text: vte 0.15 would keep the start and complete it from the next
+    /// read, but it counts the bytes of that read it checked, not those
+    /// the character took, so when another non-ASCII character follows
+    /// closely it skips the byte after the first (`é` cut after its first
+    /// byte, then `\x07é`, loses the bell; alacritty/vte#159). So those bytes are held back
+    /// here and go first in the next read, and vte only ever sees whole
+    /// characters. Bytes of an escape sequence are not text and are never
+    /// held.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let mut filtered = Vec::with_capacity(bytes.len());
+        let mut filtered = Vec::with_capacity(self.held.len() + bytes.len());
+        filtered.extend_from_slice(&self.held);
+        self.held.clear();
         self.cap.filter(bytes, &mut filtered);
+        let whole = filtered.len() - self.cap.unfinished_char(&filtered);
+        self.held.extend_from_slice(&filtered[whole..]);
+        filtered.truncate(whole);
         let parser = &mut self.parser;
         if crate::term::contain(|| parser.process(&filtered)).is_none() {
             self.rebuild();
@@ -138,6 +162,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             return;
         }
         self.size = size;
+        // A held half character stays held: the parser, too, would keep
+        // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
         if crate::term::contain(|| parser.screen_mut().set_size(rows, cols)).is_none() {
@@ -152,6 +178,9 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let callbacks = std::mem::take(self.parser.callbacks_mut());
         self.parser = vt100::Parser::new_with_callbacks(rows, cols, self.scrollback, callbacks);
         self.cap = StringCap::default();
+        // Half a character from before is no part of the new screen, as a
+        // fresh parser would have none.
+        self.held.clear();
     }
 
     fn rebuild(&mut self) {
@@ -292,12 +321,21 @@ fn color(c: vt100::Color) -> Color {
 /// parser does ([`Tokenizer`]): counting any other string as well would
 /// drop output after one the parser has already left (a DCS ends at an
 /// 8-bit ST, a byte that is OSC text), as the tui_screen fuzz target found.
+///
+/// Since it reads every byte as the parser will, it also tells where a
+/// read ends inside a UTF-8 character of text ([`unfinished_char`]).
+///
+/// [`unfinished_char`]: StringCap::unfinished_char
 #[derive(Debug)]
 pub(crate) struct StringCap {
     tokens: Tokenizer,
     /// [`MAX_STRING`]; smaller in the fuzz target, so that cutting shows up
     /// in short inputs.
     limit: usize,
+    /// How many of the last bytes passed on are ones the parser reads in
+    /// ground state, as text or controls (saturating): only those can be
+    /// the start of a character.
+    ground_run: usize,
 }
 
 impl Default for StringCap {
@@ -312,7 +350,23 @@ impl StringCap {
             // Only the length of a string matters here, not its text.
             tokens: Tokenizer::new(0),
             limit,
+            ground_run: 0,
         }
+    }
+
+    /// How many bytes at the end of `out`, what [`filter`](Self::filter)
+    /// passed on, begin a UTF-8 character whose rest has not come: bytes
+    /// the parser reads as text, in ground state, and would wait on. An
+    /// unfinished character inside an escape sequence is not text (vte
+    /// ignores those bytes, or keeps them as the string's), and neither
+    /// is a lead byte before an 8-bit ST that took the parser back to
+    /// ground.
+    pub(crate) fn unfinished_char(&self, out: &[u8]) -> usize {
+        if !self.tokens.in_ground() {
+            return 0;
+        }
+        let text = out.len().min(self.ground_run).min(3);
+        unfinished_utf8(&out[out.len() - text..])
     }
 
     pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
@@ -323,11 +377,14 @@ impl StringCap {
                 let n = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
                 out.extend_from_slice(&rest[..n]);
                 rest = &rest[n..];
+                self.ground_run = self.ground_run.saturating_add(n);
             }
             let Some((&b, tail)) = rest.split_first() else {
                 return;
             };
             rest = tail;
+            // ESC, or a byte of a sequence: not text.
+            self.ground_run = 0;
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
@@ -338,9 +395,28 @@ impl StringCap {
     }
 }
 
+/// The length of the unfinished UTF-8 character that ends `bytes` (0 if
+/// none): the suffix of at most three bytes that `str::from_utf8` finds
+/// cut short rather than invalid. Invalid bytes are not held: vte draws
+/// them as they come, read whole or in parts.
+pub(crate) fn unfinished_utf8(bytes: &[u8]) -> usize {
+    if bytes.last().is_none_or(u8::is_ascii) {
+        return 0;
+    }
+    (1..=bytes.len().min(3))
+        .find(|&k| {
+            matches!(
+                std::str::from_utf8(&bytes[bytes.len() - k..]),
+                Err(e) if e.valid_up_to() == 0 && e.error_len().is_none()
+            )
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vt::events::{Recorder, TermEvent};
 
     fn text(t: &Term) -> String {
         t.screen().contents()
@@ -434,6 +510,104 @@ mod tests {
         t.feed(&vec![b'#'; MAX_STRING * 2]);
         t.feed(b"\x9cafter-dcs");
         assert!(text(&t).contains("after-dcs"), "{:?}", text(&t));
+    }
+
+    /// What a screen shows and what the program said besides, after
+    /// `chunks` were fed one read each.
+    fn fed(chunks: &[&[u8]]) -> (String, Vec<TermEvent>) {
+        let mut t = Term::with_callbacks(Size { cols: 20, rows: 2 }, Recorder::default());
+        for chunk in chunks {
+            t.feed(chunk);
+        }
+        let events = t.callbacks_mut().take();
+        (t.screen().contents(), events)
+    }
+
+    #[test]
+    fn a_character_split_between_reads_keeps_what_follows_it() {
+        // vte 0.15 completes a character cut by a read from the next read,
+        // and then skips the bytes it checked, not those the character
+        // took: the BEL after it was lost (alacritty/vte#159).
+        assert_eq!(
+            fed(&[b"\xc3", b"\xa9\x07\xc3\xa9"]),
+            ("\u{e9}\u{e9}".to_owned(), vec![TermEvent::Bell])
+        );
+        // So was the text after it: the upstream report's example.
+        assert_eq!(
+            fed(&[b"B\xcc", b"\x81C\xe2\x94\x80"]).0,
+            "B\u{301}C\u{2500}"
+        );
+        // Cut anywhere, a stream shows what it shows whole.
+        for whole in [
+            "\u{e9}A\u{2500}\x1b[31mX\u{1f600}\x07\u{e9}".as_bytes(),
+            "B\u{301}C\u{2500}\u{e9}\x1b]0;t\u{e9}\x07\u{e9}".as_bytes(),
+            b"\xc3\x1b[32mY\xe2\x94Z\xf0\x9f\x98",
+        ] {
+            for at in 0..=whole.len() {
+                let (a, b) = whole.split_at(at);
+                assert_eq!(fed(&[a, b]), fed(&[whole]), "{whole:?} cut at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_text_is_held_back() {
+        let held = |input: &[u8]| {
+            let mut cap = StringCap::default();
+            let mut out = Vec::new();
+            cap.filter(input, &mut out);
+            cap.unfinished_char(&out)
+        };
+        assert_eq!(held(b"ab\xf0\x9f"), 2);
+        assert_eq!(held(b"ab\xf0\x9f\x98\x80"), 0);
+        assert_eq!(held(b"ab\xc3"), 1);
+        // Inside a sequence these bytes are no text; the parser drops them
+        // or keeps them as the string's, and must have them now.
+        assert_eq!(held(b"\x1b]0;caf\xc3"), 0);
+        assert_eq!(held(b"\x1b[\xe2"), 0);
+        // An 8-bit ST ends DCS data: the lead byte before it was data.
+        assert_eq!(held(b"\x1bPq\xf0\x9c"), 0);
+    }
+
+    #[test]
+    fn unfinished_means_cut_short_not_invalid() {
+        for (bytes, held) in [
+            (&b""[..], 0),
+            (b"abc", 0),
+            (b"a\xc3", 1),
+            (b"\xe2\x94", 2),
+            (b"\xf0\x9f\x98", 3),
+            (b"\xc3\xa9", 0),
+            (b"\xa9", 0),
+            // Never the start of a character: vte draws them at once.
+            (b"\xe0\x80", 0),
+            (b"\xed\xa0", 0),
+            (b"\xf4\x90", 0),
+            (b"\xf8", 0),
+        ] {
+            assert_eq!(unfinished_utf8(bytes), held, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn a_reset_drops_a_held_half_character() {
+        let mut t = Term::new(Size { cols: 20, rows: 2 });
+        t.feed(b"\xc3");
+        t.reset();
+        t.feed(b"\xa9ok");
+        let mut fresh = Term::new(Size { cols: 20, rows: 2 });
+        fresh.feed(b"\xa9ok");
+        assert_eq!(text(&t), text(&fresh));
+        assert!(!text(&t).contains('\u{e9}'), "{:?}", text(&t));
+    }
+
+    #[test]
+    fn a_resize_keeps_a_held_half_character() {
+        let mut t = Term::new(Size { cols: 20, rows: 2 });
+        t.feed(b"\xc3");
+        t.resize(Size { cols: 30, rows: 3 });
+        t.feed(b"\xa9ok");
+        assert_eq!(text(&t), "\u{e9}ok");
     }
 
     #[test]

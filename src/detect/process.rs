@@ -1,0 +1,95 @@
+//! The process channel of evidence: what the supervisor reads of the
+//! processes on the pty ([`ProcessFacts`]) and what the detector makes of
+//! it. Separate from the other channels because it is the only one that
+//! comes from outside the output stream, on the supervisor's schedule,
+//! and the only one whose findings go stale on their own.
+
+use super::{Detail, Detector, Finding, Primary, SHELL, Source};
+
+/// Process facts are read right before each verdict; older ones are stale.
+pub(super) const PROCESS_FRESH_MS: u64 = 2_000;
+/// While a job runs silently (the process facts say so, nothing is drawn),
+/// the facts are read again after this at first, so that a job that
+/// starts reading the terminal without a word is noticed; the wait doubles
+/// as the job goes on, up to [`PROCESS_RECHECK_MAX_MS`], so that a quiet
+/// server costs a wake-up every half minute, not every second.
+pub const PROCESS_RECHECK_MS: u64 = 1_000;
+pub const PROCESS_RECHECK_MAX_MS: u64 = 30_000;
+
+/// What the supervisor knows of the processes on the session's pty.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessFacts {
+    /// Whether the pty's foreground process group is the session's own
+    /// program (a shell at its prompt, or the agent itself) rather than a
+    /// job it started.
+    pub foreground_is_session: bool,
+    /// Whether the foreground process is blocked reading the terminal.
+    pub reading_terminal: bool,
+    /// Whether the terminal is in canonical (line) mode: a shell's line
+    /// editor turns it off at its prompt; its `read` builtin, like most
+    /// programs asking a question, leaves it on.
+    pub canonical: bool,
+    /// The foreground process's command name (`/proc/PID/comm`).
+    pub foreground_command: String,
+}
+
+impl Detector {
+    /// Fresh process facts (the supervisor reads them when asked).
+    pub fn process(&mut self, facts: ProcessFacts, now_ms: u64) {
+        if !self.settings.process_evidence {
+            return;
+        }
+        let fg = [facts.foreground_command.clone()];
+        let fg_agent = self.rules.agent_for_command(&fg).map(|a| a.name.clone());
+        let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
+        let make = |rule: &str, primary, detail| Finding {
+            source: Source::Process,
+            rule: rule.to_owned(),
+            primary,
+            detail: Some(detail),
+            text: facts.foreground_command.chars().take(120).collect(),
+            since_ms: now_ms,
+            fresh_until_ms: Some(now_ms.saturating_add(PROCESS_FRESH_MS)),
+        };
+        let found = if facts.foreground_is_session {
+            if known_agent && !self.interactive_shell {
+                // The session's own program is an agent or an interactive
+                // program: its screen says more than whether it reads.
+                None
+            } else if !facts.reading_terminal {
+                // A script, or the shell itself, busy.
+                Some(make("process.running", Primary::Active, Detail::Running))
+            } else if (self.interactive_shell && !facts.canonical) || self.alternate {
+                Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
+            } else {
+                // A script's `read`, or the shell's `read` builtin typed at
+                // its prompt (the line editor would have left canonical
+                // mode).
+                Some(make("process.reading", Primary::Waiting, Detail::Input))
+            }
+        } else if fg_agent.as_deref().is_some_and(|a| a != SHELL) {
+            // A known interactive program (an agent, a REPL, an editor) in
+            // the foreground reads the terminal all the time.
+            None
+        } else if facts.reading_terminal {
+            if self.alternate {
+                Some(make("process.fullscreen", Primary::Idle, Detail::Ready))
+            } else {
+                Some(make("process.job_reading", Primary::Waiting, Detail::Input))
+            }
+        } else {
+            Some(make(
+                "process.job_running",
+                Primary::Active,
+                Detail::Running,
+            ))
+        };
+        self.evidence.process = match (found, self.evidence.process.take()) {
+            (Some(mut new), Some(old)) if new.same_as(&old) => {
+                new.since_ms = old.since_ms;
+                Some(new)
+            }
+            (found, _) => found,
+        };
+    }
+}

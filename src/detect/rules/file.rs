@@ -1,0 +1,390 @@
+//! The rule file format: what a `*.toml` rule file may say, as serde sees
+//! it, and [`parse`], which turns one file into an agent's validated
+//! [`AgentRules`]. Every error names the file and line (`file:line:
+//! message`). It is separate from the rule model in `rules` because it is
+//! the only part that knows TOML, spans and the spelling of states,
+//! details and regions; merging files and the built-in set stay there.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{
+    ANY_AGENT, AgentRules, Condition, InputBox, Pattern, Region, RuleError, ScreenRule, TitleRule,
+};
+use crate::detect::verdict::{Detail, Primary};
+
+/// Where in a rule file: `file:line`.
+struct Place<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl Place<'_> {
+    fn line(&self, span: Option<std::ops::Range<usize>>) -> String {
+        match span {
+            Some(span) => {
+                let end = span.start.min(self.text.len());
+                let line = 1 + self.text.as_bytes()[..end]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                format!("{}:{line}", self.name)
+            }
+            None => self.name.to_owned(),
+        }
+    }
+
+    fn invalid(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> RuleError {
+        RuleError::Invalid {
+            at: self.line(Some(span)),
+            message: message.into(),
+        }
+    }
+}
+
+// The file format, as serde sees it; spans keep line numbers for errors.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    agent: Spanned<String>,
+    #[serde(default)]
+    identify: IdentifySpec,
+    input: Option<InputSpec>,
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+    #[serde(default)]
+    title: Vec<TitleSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct IdentifySpec {
+    #[serde(default)]
+    commands: Vec<String>,
+    #[serde(default)]
+    title: Vec<Spanned<String>>,
+    #[serde(default)]
+    screen: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InputSpec {
+    prompt: Spanned<String>,
+    above: Option<Spanned<String>>,
+    below: Spanned<String>,
+    #[serde(default = "default_span")]
+    span: usize,
+}
+
+fn default_span() -> usize {
+    8
+}
+
+// A rule's own keys plus one condition's, spelled out rather than
+// `#[serde(flatten)]`: flattening loses the spans of `Spanned` values.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    name: Spanned<String>,
+    state: Spanned<String>,
+    detail: Option<Spanned<String>>,
+    priority: Option<i32>,
+    #[serde(default)]
+    names_agent: bool,
+    region: Option<Spanned<String>>,
+    #[serde(default)]
+    lines: usize,
+    #[serde(default)]
+    all: Vec<Spanned<String>>,
+    #[serde(default)]
+    ordered: bool,
+    #[serde(default)]
+    any: Vec<Spanned<String>>,
+    #[serde(default)]
+    none: Vec<Spanned<String>>,
+    alternate: Option<bool>,
+    #[serde(default)]
+    when: Vec<ConditionSpec>,
+}
+
+impl RuleSpec {
+    /// The condition given by the rule's own keys.
+    fn own_condition(&self) -> ConditionSpec {
+        ConditionSpec {
+            region: self.region.clone(),
+            lines: self.lines,
+            all: self.all.clone(),
+            ordered: self.ordered,
+            any: self.any.clone(),
+            none: self.none.clone(),
+            alternate: self.alternate,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ConditionSpec {
+    region: Option<Spanned<String>>,
+    #[serde(default)]
+    lines: usize,
+    #[serde(default)]
+    all: Vec<Spanned<String>>,
+    #[serde(default)]
+    ordered: bool,
+    #[serde(default)]
+    any: Vec<Spanned<String>>,
+    #[serde(default)]
+    none: Vec<Spanned<String>>,
+    alternate: Option<bool>,
+}
+
+impl ConditionSpec {
+    fn is_empty(&self) -> bool {
+        self.region.is_none()
+            && self.all.is_empty()
+            && self.any.is_empty()
+            && self.none.is_empty()
+            && self.alternate.is_none()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TitleSpec {
+    name: Spanned<String>,
+    pattern: Spanned<String>,
+    state: Spanned<String>,
+    detail: Option<Spanned<String>>,
+}
+
+/// One rule file's agent, validated. `name` is how errors name the file.
+pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
+    let place = Place { name, text };
+    let spec: FileSpec = toml::from_str(text).map_err(|e| RuleError::Invalid {
+        at: place.line(e.span()),
+        message: e.message().trim().replace('\n', "; "),
+    })?;
+    let agent = spec.agent.get_ref().clone();
+    if agent.is_empty() {
+        return Err(place.invalid(spec.agent.span(), "'agent' must not be empty"));
+    }
+    let regexes = |list: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
+        list.iter().map(|p| regex(&place, p)).collect()
+    };
+    let input = match &spec.input {
+        Some(i) => Some(InputBox {
+            prompt: regex(&place, &i.prompt)?,
+            above: i.above.as_ref().map(|a| regex(&place, a)).transpose()?,
+            below: regex(&place, &i.below)?,
+            span: i.span,
+        }),
+        None => None,
+    };
+    let mut rules = Vec::new();
+    for r in &spec.rule {
+        let (primary, detail) = state(&place, &r.state, r.detail.as_ref())?;
+        let mut conditions = Vec::new();
+        let own = r.own_condition();
+        if !own.is_empty() {
+            conditions.push(condition(&place, &own, &r.name)?);
+        }
+        for c in &r.when {
+            conditions.push(condition(&place, c, &r.name)?);
+        }
+        if conditions.is_empty() {
+            return Err(place.invalid(r.name.span(), "a rule needs a region and patterns"));
+        }
+        let names_agent = if agent != ANY_AGENT || r.names_agent {
+            Some(if agent == ANY_AGENT {
+                r.name.get_ref().split('.').next().unwrap_or("").to_owned()
+            } else {
+                agent.clone()
+            })
+        } else {
+            None
+        };
+        rules.push(ScreenRule {
+            name: rule_name(&agent, r.name.get_ref()),
+            primary,
+            detail,
+            priority: r.priority.unwrap_or_else(|| default_priority(primary)),
+            conditions,
+            names_agent,
+        });
+    }
+    let mut titles = Vec::new();
+    for t in &spec.title {
+        let (primary, detail) = state(&place, &t.state, t.detail.as_ref())?;
+        titles.push(TitleRule {
+            name: rule_name(&agent, t.name.get_ref()),
+            pattern: regex(&place, &t.pattern)?,
+            primary,
+            detail,
+        });
+    }
+    Ok(AgentRules {
+        name: agent,
+        origin: name.to_owned(),
+        commands: spec.identify.commands,
+        identify_title: regexes(&spec.identify.title)?,
+        identify_screen: regexes(&spec.identify.screen)?,
+        input,
+        rules,
+        titles,
+    })
+}
+
+/// `agent.rule`; the `*` files' rules keep their own names, which start
+/// with what they recognise (`shell.prompt`, `input.yes_no`).
+fn rule_name(agent: &str, rule: &str) -> String {
+    if agent == ANY_AGENT {
+        rule.to_owned()
+    } else {
+        format!("{agent}.{rule}")
+    }
+}
+
+/// Waiting before active before idle, unless a rule says otherwise: a
+/// dialog drawn over a busy screen is what the person must see.
+fn default_priority(primary: Primary) -> i32 {
+    match primary {
+        Primary::Waiting => 300,
+        Primary::Active | Primary::Stuck => 200,
+        Primary::Idle => 100,
+        Primary::Dead | Primary::Unknown => 0,
+    }
+}
+
+fn regex(place: &Place<'_>, pattern: &Spanned<String>) -> Result<Pattern, RuleError> {
+    Pattern::checked(pattern.get_ref()).map_err(|e| {
+        let why = e;
+        // The regex crate's message spans lines (a caret diagram); its
+        // last line says what is wrong.
+        let last = why.lines().last().unwrap_or("invalid regex").trim();
+        place.invalid(pattern.span(), format!("bad regex: {last}"))
+    })
+}
+
+fn state(
+    place: &Place<'_>,
+    state: &Spanned<String>,
+    detail: Option<&Spanned<String>>,
+) -> Result<(Primary, Option<Detail>), RuleError> {
+    let primary = match Primary::from_name(state.get_ref()) {
+        Some(p @ (Primary::Idle | Primary::Active | Primary::Waiting)) => p,
+        _ => {
+            return Err(place.invalid(
+                state.span(),
+                format!(
+                    "unknown state '{}' (expected idle, active or waiting)",
+                    state.get_ref().escape_debug()
+                ),
+            ));
+        }
+    };
+    let detail = match detail {
+        None => None,
+        Some(d) => {
+            let parsed = Detail::from_name(d.get_ref()).ok_or_else(|| {
+                place.invalid(
+                    d.span(),
+                    format!("unknown detail '{}'", d.get_ref().escape_debug()),
+                )
+            })?;
+            if parsed.primary() != primary {
+                return Err(place.invalid(
+                    d.span(),
+                    format!(
+                        "detail '{}' belongs to '{}', not '{}'",
+                        parsed.name(),
+                        parsed.primary().name(),
+                        primary.name()
+                    ),
+                ));
+            }
+            Some(parsed)
+        }
+    };
+    Ok((primary, detail))
+}
+
+fn condition(
+    place: &Place<'_>,
+    spec: &ConditionSpec,
+    rule: &Spanned<String>,
+) -> Result<Condition, RuleError> {
+    let region = match &spec.region {
+        Some(r) => Region::parse(r.get_ref()).ok_or_else(|| {
+            place.invalid(
+                r.span(),
+                format!(
+                    "unknown region '{}' (expected screen, bottom, below_input, above_input, \
+                     input, cursor_line or above_cursor)",
+                    r.get_ref().escape_debug()
+                ),
+            )
+        })?,
+        None => Region::Screen,
+    };
+    if spec.all.is_empty()
+        && spec.any.is_empty()
+        && spec.none.is_empty()
+        && spec.alternate.is_none()
+    {
+        return Err(place.invalid(rule.span(), "a condition needs all, any or none patterns"));
+    }
+    let list = |l: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
+        l.iter().map(|p| regex(place, p)).collect()
+    };
+    Ok(Condition {
+        region,
+        lines: spec.lines,
+        all: list(&spec.all)?,
+        ordered: spec.ordered,
+        any: list(&spec.any)?,
+        none: list(&spec.none)?,
+        alternate: spec.alternate,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_regex_names_file_and_line() {
+        let text = "agent = \"x\"\n\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nall = ['(']\n";
+        let err = parse("mine.toml", text).unwrap_err().to_string();
+        assert!(err.starts_with("mine.toml:6: bad regex"), "{err}");
+        assert_eq!(err.lines().count(), 1);
+    }
+
+    #[test]
+    fn a_syntax_error_names_file_and_line() {
+        let text = "agent = \"x\"\n[[rule]\n";
+        let err = parse("mine.toml", text).unwrap_err().to_string();
+        assert!(err.starts_with("mine.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_state_or_misplaced_detail_is_refused() {
+        let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"busy\"\nall = ['a']\n";
+        let err = parse("f.toml", text).unwrap_err().to_string();
+        assert!(err.contains("f.toml:4: unknown state 'busy'"), "{err}");
+        let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\ndetail = \"permission\"\nall = ['a']\n";
+        let err = parse("f.toml", text).unwrap_err().to_string();
+        assert!(
+            err.contains("f.toml:5: detail 'permission' belongs to 'waiting'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused() {
+        let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nal = ['a']\n";
+        assert!(parse("f.toml", text).is_err());
+    }
+}

@@ -1,0 +1,131 @@
+//! The one-line bars at the bottom of the screen: the grid's footer (key
+//! hints, sessions that need you, the notice, the page) and the focused
+//! session's bar. Separate because fitting hints into the width is its own
+//! small layout problem.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::key;
+use crate::client::human_ms;
+use crate::tui::model::{Mode, Model, Pane};
+
+/// The focused session's bar: which session, its state, how to get back,
+/// and how many others need you.
+pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
+    let state = p.state_label().unwrap_or_else(|| "…".into());
+    let timer = p
+        .state_ms(now)
+        .map_or(String::new(), |ms| format!(" {}", human_ms(ms)));
+    let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
+        format!("{} back to the grid", crate::config::describe_key(k))
+    });
+    let others = m
+        .panes
+        .iter()
+        .filter(|o| o.id != p.id && o.waiting())
+        .count();
+    let mut spans = vec![
+        Span::styled(format!(" {} ", p.id), m.theme.footer_key),
+        Span::styled(format!(" {state}{timer} "), m.theme.state(p.state())),
+        Span::raw(format!("  {back}")),
+    ];
+    if others > 0 {
+        let style = m
+            .theme
+            .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(format!(" {others} need you "), style));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
+}
+
+pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
+    let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    if m.mode == Mode::Filter || !m.filter.is_empty() {
+        spans.push(key(m, "/"));
+        spans.push(Span::raw(format!(
+            "{}{} ",
+            m.filter,
+            if m.mode == Mode::Filter { "▏" } else { "" }
+        )));
+    }
+    let hints: &[(&str, &str)] = match &m.mode {
+        Mode::Filter => &[("Enter", "keep"), ("Esc", "clear")],
+        _ => &[
+            ("←↓↑→", "move"),
+            ("⏎", "focus"),
+            ("x", "kill"),
+            ("n", "new"),
+            ("z", "zoom"),
+            ("/", "filter"),
+            ("⇥", "next"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
+    };
+    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
+    if waiting > 0 {
+        let style = m
+            .theme
+            .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        spans.push(Span::styled(format!(" {waiting} need you "), style));
+        spans.push(Span::raw(" "));
+    }
+    // The notice goes before the hints: it says what just happened (a
+    // session that could not start, say), and after them it would not fit
+    // on an 80-column terminal.
+    if let Some((text, _)) = &m.notice {
+        spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+        spans.push(Span::raw(" "));
+    }
+    let right = if pages > 1 {
+        // The leading space keeps it off a hint that fits exactly.
+        format!(" page {}/{} ", page + 1, pages)
+    } else {
+        String::new()
+    };
+    // Hints that do not fit whole are left out, rather than cut off or
+    // drawn over by the page number.
+    let used: usize = spans.iter().map(Span::width).sum();
+    let mut room = usize::from(area.width).saturating_sub(used + right.chars().count());
+    // `? help` and `q quit` are kept first (without them a person is
+    // stuck), then the others in order while they fit.
+    let width = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 3;
+    let essential = |i: usize| i + 2 >= hints.len();
+    let mut shown = vec![false; hints.len()];
+    for pass in [true, false] {
+        for (i, h) in hints.iter().enumerate() {
+            if essential(i) != pass || shown[i] {
+                continue;
+            }
+            let w = width(h);
+            if w.saturating_sub(2) > room {
+                if pass {
+                    continue;
+                }
+                break;
+            }
+            room = room.saturating_sub(w);
+            shown[i] = true;
+        }
+    }
+    for (i, (k, what)) in hints.iter().enumerate() {
+        if shown[i] {
+            spans.extend([key(m, k), Span::raw(format!(" {what}  "))]);
+        }
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
+    if !right.is_empty() {
+        let w = right.chars().count() as u16;
+        f.render_widget(
+            Paragraph::new(right).style(m.theme.footer),
+            Rect::new(area.width.saturating_sub(w), row.y, w.min(area.width), 1),
+        );
+    }
+}
