@@ -68,8 +68,9 @@ impl StatusPoll {
         self.last_asked = Some(now);
     }
 
-    /// Whether to send STATUS now; if so it counts as sent.
-    fn ask(&mut self, now: Instant) -> bool {
+    /// Whether to send STATUS now (nothing is in flight); if so it counts
+    /// as sent.
+    pub fn ask(&mut self, now: Instant) -> bool {
         if self.in_flight {
             return false;
         }
@@ -91,14 +92,15 @@ impl StatusPoll {
         (shown_idle || due) && self.ask(now)
     }
 
-    /// The answer came. A busy session is asked again when its silence so
-    /// far would reach the idle threshold, rather than a full threshold
-    /// after the question.
-    pub fn answered(&mut self, now: Instant, status: &Status) {
+    /// The answer came; `busy`: the state shown now may still turn idle by
+    /// itself ([`is_busy`] of its state). A busy session is asked again
+    /// when its silence so far would reach the idle threshold, rather than
+    /// a full threshold after the question.
+    pub fn answered(&mut self, now: Instant, status: &Status, busy: bool) {
         self.heard();
         self.in_flight = false;
         self.unresponsive = false;
-        if is_busy(status.state) {
+        if busy {
             let silent = Duration::from_millis(u64::from(status.idle_ms));
             let at = now + self.idle_threshold.saturating_sub(silent) + IDLE_MARGIN;
             self.idle_check = Some(self.idle_check.map_or(at, |t| t.min(at)));
@@ -213,7 +215,11 @@ mod tests {
         let mut p = StatusPoll::new(THRESHOLD);
         assert!(p.output(t0, true), "work began");
         assert!(!p.output(ms(t0, 10), true), "one question at a time");
-        p.answered(ms(t0, 20), &status(ProcessState::Active, 0));
+        p.answered(
+            ms(t0, 20),
+            &status(ProcessState::Active, 0),
+            is_busy(ProcessState::Active.as_byte()),
+        );
         assert!(!p.output(ms(t0, 500), false));
         assert!(p.output(ms(t0, 1000), false));
     }
@@ -224,7 +230,11 @@ mod tests {
         let mut p = StatusPoll::new(THRESHOLD);
         assert!(p.output(t0, true));
         // Silent for 1 s already when it answers: 2 s (and the margin) left.
-        p.answered(ms(t0, 1000), &status(ProcessState::Active, 1000));
+        p.answered(
+            ms(t0, 1000),
+            &status(ProcessState::Active, 1000),
+            is_busy(ProcessState::Active.as_byte()),
+        );
         assert_eq!(p.next_due(), Some(ms(t0, 3000) + IDLE_MARGIN));
         assert_eq!(p.tick(ms(t0, 3000)), Tick::default());
         assert_eq!(
@@ -235,7 +245,11 @@ mod tests {
             }
         );
         // An idle answer schedules nothing.
-        p.answered(ms(t0, 3110), &status(ProcessState::Idle, 3110));
+        p.answered(
+            ms(t0, 3110),
+            &status(ProcessState::Idle, 3110),
+            is_busy(ProcessState::Idle.as_byte()),
+        );
         assert_eq!(p.next_due(), None);
     }
 
@@ -252,7 +266,11 @@ mod tests {
         assert!(p.tick(t0 + ANSWER_TIMEOUT).went_silent);
         assert!(p.unresponsive());
         assert!(!p.tick(t0 + ANSWER_TIMEOUT * 2).went_silent, "said once");
-        p.answered(ms(t0, 9000), &status(ProcessState::Idle, 0));
+        p.answered(
+            ms(t0, 9000),
+            &status(ProcessState::Idle, 0),
+            is_busy(ProcessState::Idle.as_byte()),
+        );
         assert!(!p.unresponsive());
     }
 
@@ -261,13 +279,21 @@ mod tests {
         let t0 = Instant::now();
         let mut p = StatusPoll::new(THRESHOLD);
         p.asked(t0);
-        p.answered(ms(t0, 5), &status(ProcessState::Idle, 0));
+        p.answered(
+            ms(t0, 5),
+            &status(ProcessState::Idle, 0),
+            is_busy(ProcessState::Idle.as_byte()),
+        );
         // Heard from since the last keys and asked recently: no question.
         assert!(!p.keys(ms(t0, 100)));
         // Nothing heard since those keys: ask.
         assert!(p.keys(ms(t0, 200)));
         // A quiet second later, ask even after an answer.
-        p.answered(ms(t0, 210), &status(ProcessState::Idle, 0));
+        p.answered(
+            ms(t0, 210),
+            &status(ProcessState::Idle, 0),
+            is_busy(ProcessState::Idle.as_byte()),
+        );
         assert!(p.keys(ms(t0, 1300)));
     }
 }

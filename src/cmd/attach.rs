@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use crate::attach::statusbar::{self, Damage, DamageScan};
 use crate::attach::{queries::QueryFilter, screens::ScreenRewriter};
 use crate::cli::AttachArgs;
-use crate::client::poll::StatusPoll;
+use crate::client::poll::{self, StatusPoll};
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::paths::SessionPaths;
@@ -407,7 +407,8 @@ impl Attach {
                 }
             }
             Reply::Status(s) => {
-                self.poll.answered(std::time::Instant::now(), &s);
+                self.poll
+                    .answered(std::time::Instant::now(), &s, poll::is_busy(s.state));
                 self.status = Some((s, Instant::now()));
                 self.draw_bar();
             }

@@ -25,7 +25,7 @@ pub fn enter(m: &mut Model, id: String, now: Instant) {
         return;
     }
     // Focused all the same (keys wait for it), but told.
-    if p.unresponsive {
+    if p.unresponsive() {
         m.notify(format!("'{id}' is not responding"), now);
     }
     if m.detach_key.is_none() {

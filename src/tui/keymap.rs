@@ -35,7 +35,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 // A question too: a supervisor that cannot act on the
                 // kill (stopped) is then shown as not responding.
                 sessions::poll(p, now, size_too, fx);
-                if p.unresponsive {
+                if p.unresponsive() {
                     m.notify(
                         format!("'{id}' is not responding; killed once it resumes"),
                         now,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::classify::ProcessState;
-use crate::client::ANSWER_TIMEOUT;
+use crate::client::poll::StatusPoll;
 use crate::protocol::{Size, Status};
 
 use crate::vt::term::Term;
@@ -137,7 +137,6 @@ pub struct Pane {
     pub label: Option<String>,
     /// The session's own size when we do not resize it.
     pub session_size: Option<Size>,
-    pub idle_threshold: Duration,
     pub exit: Option<i32>,
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.
@@ -145,14 +144,10 @@ pub struct Pane {
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
-    pub poll_in_flight: bool,
-    pub last_poll: Option<Instant>,
-    /// A STATUS asked has gone unanswered for [`ANSWER_TIMEOUT`]: its
-    /// supervisor is stopped or stuck.
-    pub unresponsive: bool,
+    /// When to ask the session for its state, and whether it answers.
+    pub poll: StatusPoll,
     /// When the session was seen to end (EXIT, or its supervisor gone).
     pub ended_at: Option<Instant>,
-    pub idle_check: Option<Instant>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
     /// When the current stretch of work began (output or a busy state
@@ -179,17 +174,13 @@ impl Pane {
             workdir: None,
             label: None,
             session_size: None,
-            idle_threshold: Duration::from_millis(3000),
             exit: None,
             link: Link::Connecting,
             orphan: None,
             attention: false,
             last_output: None,
-            poll_in_flight: false,
-            last_poll: None,
-            unresponsive: false,
+            poll: StatusPoll::new(Duration::from_millis(3000)),
             ended_at: None,
-            idle_check: None,
             applied: None,
             busy_since: None,
             last_work: None,
@@ -277,16 +268,19 @@ impl Pane {
         )
     }
 
-    /// When an unanswered STATUS makes the session `unresponsive`.
+    /// When an unanswered STATUS makes the session unresponsive (only
+    /// while it is connected and running).
     pub fn answer_due(&self) -> Option<Instant> {
-        self.last_poll
-            .filter(|_| {
-                self.poll_in_flight
-                    && !self.unresponsive
-                    && self.link == Link::Live
-                    && self.exit.is_none()
-            })
-            .map(|t| t + ANSWER_TIMEOUT)
+        self.poll
+            .answer_due()
+            .filter(|_| self.link == Link::Live && self.exit.is_none())
+    }
+
+    /// A question has gone unanswered for
+    /// [`ANSWER_TIMEOUT`](crate::client::ANSWER_TIMEOUT): its
+    /// supervisor is stopped or stuck.
+    pub fn unresponsive(&self) -> bool {
+        self.poll.unresponsive()
     }
 
     /// Whether something at `at` falls in the redraw that our last resize
@@ -382,7 +376,7 @@ impl Model {
     pub fn next_check(&self) -> Option<Instant> {
         self.panes
             .iter()
-            .flat_map(|p| [p.idle_check, p.answer_due()])
+            .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
             .flatten()
             .min()
     }

@@ -13,8 +13,6 @@ use super::focus;
 use super::layout;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
 
-/// While output flows, a session's state is asked at most this often.
-const POLL_EVERY: Duration = Duration::from_secs(1);
 /// Busy for less than this and then idle is not "work finished": a prompt
 /// redrawn after a resize, say. It does not ask for attention.
 const MIN_WORK: Duration = Duration::from_secs(2);
@@ -136,8 +134,8 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.link = Link::Live;
             p.applied = None;
             p.term.reset();
-            p.poll_in_flight = true;
-            p.last_poll = Some(now);
+            p.poll.reset();
+            p.poll.asked(now);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
@@ -147,12 +145,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 p.last_work = Some(now);
                 p.busy_since.get_or_insert(now);
             }
-            p.idle_check = Some(now + p.idle_threshold + Duration::from_millis(100));
             let shown_idle = p
                 .status
                 .is_none_or(|(s, _)| s.state == ProcessState::Idle.as_byte());
-            if shown_idle || p.last_poll.is_none_or(|t| now >= t + POLL_EVERY) {
-                poll(p, now, size_too, fx);
+            if p.exit.is_none() && p.poll.output(now, shown_idle) {
+                ask(p, size_too, fx);
             }
         }
         SessionMsg::State(report) => {
@@ -172,20 +169,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::Status(s) => {
-            p.poll_in_flight = false;
-            p.unresponsive = false;
             p.status = Some((s, now));
+            let busy = p.busy();
+            p.poll.answered(now, &s, busy);
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
-            if p.busy() {
-                // Ask again when the silence so far would reach the idle
-                // threshold, rather than a full threshold after our question.
-                let left = p
-                    .idle_threshold
-                    .saturating_sub(Duration::from_millis(u64::from(s.idle_ms)));
-                let at = now + left + Duration::from_millis(100);
-                p.idle_check = Some(p.idle_check.map_or(at, |t| t.min(at)));
+            if busy {
                 // Dated from when the state began, not when we asked.
                 let began = now
                     .checked_sub(Duration::from_millis(u64::from(s.state_ms)))
@@ -211,7 +201,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         }
         SessionMsg::Info(info) => {
             if let Some(ms) = info.idle_threshold_ms {
-                p.idle_threshold = Duration::from_millis(ms);
+                p.poll.set_idle_threshold(Duration::from_millis(ms));
             }
             if !info.command.is_empty() {
                 p.command = Some(paths::sanitize(&info.command.join(" ")));
@@ -295,13 +285,17 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
 /// size) INFO is asked as well: the protocol does not announce a resize
 /// by another client, and a stale size would misdraw the pane.
 pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
-    if !p.poll_in_flight && p.link == Link::Live && p.exit.is_none() {
-        p.poll_in_flight = true;
-        p.last_poll = Some(now);
-        fx.push(Effect::Status(p.id.clone()));
-        if size_too {
-            fx.push(Effect::Info(p.id.clone()));
-        }
+    if p.link == Link::Live && p.exit.is_none() && p.poll.ask(now) {
+        ask(p, size_too, fx);
+    }
+}
+
+/// The question itself, once [`StatusPoll`](crate::client::poll::StatusPoll)
+/// has said to ask.
+fn ask(p: &Pane, size_too: bool, fx: &mut Vec<Effect>) {
+    fx.push(Effect::Status(p.id.clone()));
+    if size_too {
+        fx.push(Effect::Info(p.id.clone()));
     }
 }
 
@@ -312,13 +306,15 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let size_too = !m.fit;
     let mut silent = Vec::new();
     for p in &mut m.panes {
-        if p.answer_due().is_some_and(|t| now >= t) {
-            p.unresponsive = true;
+        if p.link != Link::Live || p.exit.is_some() {
+            continue;
+        }
+        let tick = p.poll.tick(now);
+        if tick.went_silent {
             silent.push(p.id.clone());
         }
-        if p.idle_check.is_some_and(|t| now >= t) {
-            p.idle_check = None;
-            poll(p, now, size_too, fx);
+        if tick.ask {
+            ask(p, size_too, fx);
         }
     }
     match silent.as_slice() {

@@ -436,7 +436,7 @@ fn the_next_idle_check_is_the_earliest_pane_due() {
     update(&mut m, st("a", ProcessState::Idle, 0), now);
     update(&mut m, st("b", ProcessState::Idle, 0), now);
     for p in &mut m.panes {
-        p.idle_check = None;
+        p.poll.clear_idle_check();
     }
     assert_eq!(m.next_check(), None, "an idle dashboard arms nothing");
     let soon = now + Duration::from_millis(1500);
@@ -446,9 +446,12 @@ fn the_next_idle_check_is_the_earliest_pane_due() {
     update(&mut m, out("a"), soon);
     update(&mut m, st("a", ProcessState::Active, 0), soon);
     let due = m.next_check().expect("armed");
-    assert_eq!(Some(due), m.pane("b").and_then(|p| p.idle_check));
+    assert_eq!(Some(due), m.pane("b").and_then(|p| p.poll.idle_check()));
     update(&mut m, Msg::Tick, due);
-    assert_eq!(m.next_check(), m.pane("a").and_then(|p| p.idle_check));
+    assert_eq!(
+        m.next_check(),
+        m.pane("a").and_then(|p| p.poll.idle_check())
+    );
     assert!(m.next_check().is_some_and(|t| t > due));
 }
 
@@ -469,8 +472,8 @@ fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
     );
     assert_eq!(m.next_check(), Some(at(3000)));
     update(&mut m, Msg::Tick, at(3000));
-    assert!(m.pane("a").expect("pane").unresponsive);
-    assert!(!m.pane("b").expect("pane").unresponsive);
+    assert!(m.pane("a").expect("pane").unresponsive());
+    assert!(!m.pane("b").expect("pane").unresponsive());
     assert_eq!(notice(&m), "'a' is not responding");
     // Enter focuses (keys wait for it) but says so.
     update(&mut m, press(KeyCode::Enter), at(3100));
@@ -486,7 +489,7 @@ fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
     );
     // An answer ends it.
     update(&mut m, st("a", ProcessState::Idle, 0), at(4000));
-    assert!(!m.pane("a").expect("pane").unresponsive);
+    assert!(!m.pane("a").expect("pane").unresponsive());
 }
 
 #[test]

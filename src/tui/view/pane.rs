@@ -56,7 +56,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             None => Span::styled(" supervisor gone ", m.theme.error),
         },
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
-        (Link::Live, _) if p.unresponsive => Span::styled(" not responding ", m.theme.error),
+        (Link::Live, _) if p.unresponsive() => Span::styled(" not responding ", m.theme.error),
         (Link::Live, _) => match p.idle_ms(now) {
             Some(ms) => Span::styled(format!(" idle {} ", human_ms(ms)), m.theme.dim),
             None => Span::raw(""),
