@@ -14,7 +14,7 @@ use std::io;
 use crate::classify::{ProcessState, StateClassifier};
 use crate::clock::Clock;
 use crate::detect::{Detector, Health, Primary, Verdict};
-use crate::protocol::{Size, StateReport, Status};
+use crate::protocol::{Info, Screen, Size, StateReport, Status};
 use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::Term;
 
@@ -410,34 +410,35 @@ impl Shared {
     /// The INFO payload: a JSON object (see docs/protocol.md).
     pub fn info_json(&mut self) -> Vec<u8> {
         let i = &self.info;
-        let mut v = serde_json::json!({
-            "id": i.id,
-            "pid": self.child_pid,
-            "supervisor_pid": i.supervisor_pid,
-            "command": i.command,
-            "workdir": i.workdir,
-            "started_unix_ms": i.started_unix_ms,
-            "classifier": i.classifier,
-            "idle_threshold_ms": i.idle_threshold_ms,
-            "cols": self.size.cols,
-            "rows": self.size.rows,
-            "scrollback_bytes": self.output.scrollback(),
-            "version": env!("CARGO_PKG_VERSION"),
-            "label": i.label,
+        let mut info = Info {
+            id: i.id.clone(),
+            pid: self.child_pid,
+            supervisor_pid: i.supervisor_pid,
+            command: i.command.clone(),
+            workdir: i.workdir.clone(),
+            started_unix_ms: i.started_unix_ms,
+            classifier: i.classifier.to_string(),
+            idle_threshold_ms: i.idle_threshold_ms,
+            cols: self.size.cols,
+            rows: self.size.rows,
+            scrollback_bytes: self.output.scrollback() as u64,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            label: i.label.clone(),
             // This supervisor answers the OSC 7501 probe itself: a client
             // that shows the output on a terminal must drop the probe, so
             // that the program gets one answer.
-            "status_protocol": self
+            status_protocol: self
                 .detector
                 .as_ref()
                 .is_some_and(|d| d.settings().status_protocol),
-        });
-        v["state"] = serde_json::to_value(self.state_now()).unwrap_or_default();
+            state: None,
+            evidence: None,
+        };
+        info.state = Some(self.state_now());
         if let Some(d) = &self.detector {
-            v["evidence"] =
-                serde_json::to_value(d.evidence(self.clock.now_ms())).unwrap_or_default();
+            info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
         }
-        serde_json::to_vec(&v).unwrap_or_default()
+        serde_json::to_vec(&info).unwrap_or_default()
     }
 
     /// The SCREEN payload: the screen as plain text rows, with its size,
@@ -446,18 +447,17 @@ impl Shared {
         let screen = self.screen.screen();
         let (rows, cols) = screen.size();
         let (cursor_row, cursor_col) = screen.cursor_position();
-        serde_json::to_vec(&serde_json::json!({
-            "cols": cols,
-            "rows": rows,
-            "cursor_row": cursor_row,
-            "cursor_col": cursor_col,
-            "alternate_screen": screen.alternate_screen(),
-            // Arrow keys are sent as SS3 (`ESC O A`) in this mode.
-            "application_cursor": screen.application_cursor(),
-            "title": self.screen.callbacks().title,
-            "text": screen.contents(),
-        }))
-        .unwrap_or_default()
+        let payload = Screen {
+            cols: cols.get(),
+            rows: rows.get(),
+            cursor_row,
+            cursor_col,
+            alternate_screen: screen.alternate_screen(),
+            application_cursor: screen.application_cursor(),
+            title: self.screen.callbacks().title.clone(),
+            text: screen.contents(),
+        };
+        serde_json::to_vec(&payload).unwrap_or_default()
     }
 
     /// The STATE payload: the state now, as JSON.

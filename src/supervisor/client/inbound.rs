@@ -10,7 +10,9 @@ use std::os::fd::OwnedFd;
 use tokio::io::unix::AsyncFd;
 use tracing::debug;
 
-use crate::protocol::{self, ErrorCode, MAX_PAYLOAD, Piece, Size, Splitter, client, server};
+use crate::protocol::{
+    self, ClientType, ErrorCode, MAX_PAYLOAD, Piece, ServerType, Size, Splitter, Subscribe,
+};
 use crate::pty;
 
 use super::outbound::Outbound;
@@ -31,10 +33,11 @@ pub(super) struct Inbound {
     /// The INPUT payload of the frame being received.
     pub(super) input: HeldInput,
     splitter: Splitter,
-    /// Type and length of the frame being received, and the start of its
-    /// payload (RESIZE, KILL, SUBSCRIBE flags); other payloads are
-    /// collected (INPUT) or discarded.
-    cur: u8,
+    /// Type (`None`: one this supervisor does not know) and length of the
+    /// frame being received, and the start of its payload (RESIZE, KILL,
+    /// SUBSCRIBE flags); other payloads are collected (INPUT) or
+    /// discarded.
+    cur: Option<ClientType>,
     cur_len: u32,
     small: Vec<u8>,
 }
@@ -45,7 +48,7 @@ impl Inbound {
             buf: ReadBuf::default(),
             input: HeldInput::default(),
             splitter: Splitter::new(MAX_PAYLOAD),
-            cur: 0,
+            cur: None,
             cur_len: 0,
             small: Vec::new(),
         }
@@ -82,30 +85,34 @@ impl Inbound {
             match piece {
                 None => {}
                 Some(Owned::Start(ty, len)) => {
-                    self.cur = ty;
+                    // An unknown type is skipped, as the protocol says.
+                    self.cur = ClientType::try_from(ty).ok();
                     self.cur_len = len;
                     self.small.clear();
-                    if ty == client::RESIZE && len != 4 {
+                    if self.cur == Some(ClientType::Resize) && len != 4 {
                         let msg = format!("RESIZE payload must be 4 bytes, got {len}");
                         self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
                         return;
                     }
                 }
                 Some(Owned::Data) => match self.cur {
-                    client::INPUT => {
+                    Some(ClientType::Input) => {
                         let bytes = &self.buf.bytes[at..at + used];
                         if let Err(msg) = self.input.hold(bytes, ctx) {
                             self.fail(ctx, id, out, ErrorCode::Unavailable, &msg);
                             return;
                         }
                     }
-                    client::RESIZE | client::KILL | client::SUBSCRIBE => {
+                    Some(ClientType::Resize | ClientType::Kill | ClientType::Subscribe) => {
                         let take = used.min(4 - self.small.len().min(4));
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
                     }
                     _ => {}
                 },
-                Some(Owned::End(ty)) => self.dispatch(ty, ctx, id, role, out),
+                Some(Owned::End(ty)) => match self.cur {
+                    Some(kind) => self.dispatch(kind, ctx, id, role, out),
+                    None => debug!(conn = id, "ignoring unknown frame type 0x{ty:02x}"),
+                },
             }
         }
     }
@@ -144,20 +151,26 @@ impl Inbound {
         }
     }
 
-    fn dispatch(&mut self, ty: u8, ctx: &Ctx, id: ConnId, role: &mut Role, out: &mut Outbound) {
-        match ty {
-            client::SUBSCRIBE => {
+    fn dispatch(
+        &mut self,
+        kind: ClientType,
+        ctx: &Ctx,
+        id: ConnId,
+        role: &mut Role,
+        out: &mut Outbound,
+    ) {
+        match kind {
+            ClientType::Subscribe => {
                 if !role.subscribed {
                     role.subscribed = true;
-                    let flags = self.small.first().copied().unwrap_or(0);
+                    let flags = Subscribe::from_flags(self.small.first().copied().unwrap_or(0));
                     let mut s = ctx.shared.borrow_mut();
-                    let mark = flags & protocol::SUBSCRIBE_MARK_REPLAY != 0;
-                    s.output_mut().subscribe(id, mark);
-                    if flags & protocol::SUBSCRIBE_TERMINAL != 0 {
+                    s.output_mut().subscribe(id, flags.mark_replay);
+                    if flags.terminal {
                         role.terminal = true;
                         s.add_terminal();
                     }
-                    if flags & protocol::SUBSCRIBE_STATE != 0 {
+                    if flags.state {
                         role.wants_state = true;
                         // The state as it is now comes first.
                         s.refresh_report();
@@ -169,17 +182,17 @@ impl Inbound {
                     // or the dashboard that started it) ends once that has
                     // come (see `Options::await_attach`); anyone else
                     // subscribing does not count.
-                    if flags & protocol::SUBSCRIBE_LAUNCHER != 0 && s.await_end() {
+                    if flags.launcher && s.await_end() {
                         drop(s);
                         ctx.wake_main.notify_one();
                     }
                 }
             }
-            client::STATUS => {
+            ClientType::Status => {
                 let st = ctx.shared.borrow_mut().status();
-                out.queue(server::STATUS_RESP, &st.encode());
+                out.queue(ServerType::StatusResp, &st.encode());
             }
-            client::RESIZE => {
+            ClientType::Resize => {
                 let Ok(size) = Size::decode(&self.small) else {
                     return;
                 };
@@ -190,7 +203,7 @@ impl Inbound {
                 ctx.shared.borrow_mut().resized(size);
                 ctx.output_seen.notify_one();
             }
-            client::KILL => {
+            ClientType::Kill => {
                 let grace = if self.cur_len == 4 {
                     protocol::decode_kill(&self.small)
                 } else {
@@ -214,16 +227,15 @@ impl Inbound {
                 drop(s);
                 ctx.wake_main.notify_one();
             }
-            client::INFO => {
+            ClientType::Info => {
                 let json = ctx.shared.borrow_mut().info_json();
-                out.queue(server::INFO, &json);
+                out.queue(ServerType::Info, &json);
             }
-            client::SCREEN => {
+            ClientType::Screen => {
                 let json = ctx.shared.borrow().screen_json();
-                out.queue(server::SCREEN, &json);
+                out.queue(ServerType::Screen, &json);
             }
-            client::INPUT => self.input(0..self.input.bytes.len(), ctx, id, role, out),
-            other => debug!(conn = id, "ignoring unknown frame type 0x{other:02x}"),
+            ClientType::Input => self.input(0..self.input.bytes.len(), ctx, id, role, out),
         }
     }
 
