@@ -52,5 +52,6 @@ pub mod protocol;
 pub mod pty;
 pub mod supervisor;
 pub mod term;
+pub mod theme;
 pub mod tui;
 pub mod vt;

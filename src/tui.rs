@@ -36,7 +36,7 @@ use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths, SocketDir};
 use crate::protocol::{Kill, Request};
 
-use crate::vt::theme::Theme;
+use crate::theme::Theme;
 use model::{Effect, Model, Msg};
 
 /// Redraws per second at most.

@@ -7,5 +7,4 @@
 
 pub mod events;
 pub mod term;
-pub mod theme;
 pub mod tokenizer;

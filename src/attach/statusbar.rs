@@ -16,7 +16,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 use crate::classify;
 use crate::client::human_ms;
-use crate::vt::theme::Theme;
+use crate::theme::Theme;
 use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer};
 
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without

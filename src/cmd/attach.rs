@@ -25,7 +25,7 @@ use crate::config::Config;
 use crate::paths::SessionPaths;
 use crate::protocol::{Frame, Reply, Request, Size, Status, Subscribe, conn};
 use crate::term;
-use crate::vt::theme::Theme;
+use crate::theme::Theme;
 
 /// Set in tests only: Ctrl-G then panics the client on purpose (built
 /// with the `test-hooks` feature only).

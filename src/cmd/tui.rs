@@ -7,8 +7,8 @@ use anyhow::Result;
 use crate::cli::TuiArgs;
 use crate::client;
 use crate::config::Config;
+use crate::theme::Theme;
 use crate::tui;
-use crate::vt::theme::Theme;
 
 pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
     let theme = match &args.theme {

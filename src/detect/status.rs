@@ -18,7 +18,7 @@ use super::verdict::{Detail, Primary};
 
 /// Longest record body parsed, in bytes (a 2048-character message in
 /// base64 fits, with room for the other fields).
-pub const MAX_BODY: usize = 16 * 1024;
+pub const MAX_BODY: usize = crate::vt::events::MAX_RECORD;
 /// Longest decoded `title` or `msg` kept, in characters.
 pub const MAX_TEXT: usize = 240;
 /// Longest child id accepted.

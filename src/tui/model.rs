@@ -9,8 +9,8 @@ use crate::classify::ProcessState;
 use crate::client::poll::StatusPoll;
 use crate::protocol::{Size, Status};
 
+use crate::theme::Theme;
 use crate::vt::term::Term;
-use crate::vt::theme::Theme;
 
 /// Something that happened.
 #[derive(Debug)]

@@ -15,6 +15,10 @@ pub const MAX_TEXT: usize = 1024;
 /// Most events held between two [`Recorder::take`]s.
 pub const MAX_EVENTS: usize = 256;
 
+/// Longest OSC 7501 status record passed on (longer than any title: a
+/// record carries base64 text); `detect::status` parses what is passed.
+pub const MAX_RECORD: usize = 16 * 1024;
+
 /// A terminal query a program may wait on an answer to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {
@@ -156,7 +160,7 @@ impl vt100::Callbacks for Recorder {
                 let body = body.join(&b';');
                 if body.first() == Some(&b'?') {
                     self.push(TermEvent::Query(Query::StatusProtocol));
-                } else if body.len() <= crate::detect::status::MAX_BODY {
+                } else if body.len() <= MAX_RECORD {
                     // Longer than any title: a record carries base64 text.
                     self.push(TermEvent::StatusRecord(
                         String::from_utf8_lossy(&body).into_owned(),

@@ -8,9 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 
 use crate::classify::ProcessState;
 use crate::protocol::{Size, Status};
+use crate::theme::Theme;
 use crate::tui::layout::{inner, placements};
 use crate::tui::model::{Effect, Model, Msg, SessionMsg};
-use crate::vt::theme::Theme;
 
 use super::update;
 

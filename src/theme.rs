@@ -17,11 +17,11 @@ use crate::classify::ProcessState;
 
 /// The built-in themes, by name, in the order of [`Theme::NAMES`].
 const BUILT_IN: [(&str, &str); 3] = [
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
+    ("dark", include_str!("../themes/dark.toml")),
+    ("light", include_str!("../themes/light.toml")),
     (
         "high-contrast",
-        include_str!("../../themes/high-contrast.toml"),
+        include_str!("../themes/high-contrast.toml"),
     ),
 ];
 
