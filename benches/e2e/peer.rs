@@ -5,10 +5,12 @@
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::time::Duration;
 
 use heimdall::protocol::{self, Assembler, Frame, client, server};
 
-use crate::peers::PATIENCE;
+/// How long anything may take to come up before the harness gives up.
+pub const PATIENCE: Duration = Duration::from_secs(15);
 
 /// A minimal protocol client, blocking until [`Peer::nonblocking`].
 #[derive(Debug)]

@@ -25,8 +25,7 @@ use crate::sys;
 /// Size of every pty: the session's and the clients'.
 pub const COLS: u16 = 120;
 pub const ROWS: u16 = 40;
-/// How long anything may take to come up before the harness gives up.
-pub const PATIENCE: Duration = Duration::from_secs(15);
+pub use crate::peer::PATIENCE;
 
 /// The sandbox and the programs under test.
 #[derive(Debug)]
