@@ -6,31 +6,27 @@
 //! daemon; every other command is a client of that socket.
 //!
 //! Data flow: pty output goes into one byte ring ([`supervisor::ring`]) and
-//! from there, by offset, to every subscriber; client INPUT goes straight to
-//! the pty; the classifier sees every read and is asked for its state only
-//! when someone sends STATUS.
+//! from there, by offset, to every subscriber; client INPUT goes to the pty
+//! once its frame is whole; the detector sees every read, and the state is
+//! pushed to those who asked (STATE) or answered when asked (STATUS).
 //!
-//! Modules:
-//! - [`cli`]: clap types; [`cmd`]: one file per subcommand.
-//! - [`config`]: heimdall.toml and command-line overrides, resolved.
-//! - [`paths`]: socket dir, session ids, file names.
-//! - [`clock`]: the supervisor's clock (tokio time, so tests can pause
-//!   it), and the list of everything that reads the time.
-//! - [`protocol`]: wire format, pure; `protocol::conn` for async clients.
-//! - [`pty`]: openpty and fork/exec; [`fd`]: descriptors on the runtime.
-//!   These two hold all the unsafe code.
+//! Modules, from the bottom up (imports only go up this list; the path of
+//! a chunk of output and of a key is in `docs/architecture.md`):
+//! - [`error`], [`clock`], [`paths`], [`fd`] and [`pty`] (these two hold
+//!   all the unsafe code), [`alarm`].
+//! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
+//!   async clients.
+//! - [`config`]: heimdall.toml and command-line overrides, resolved;
+//!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive.
+//! - [`vt`]: how a terminal reads output (the tokenizer every filter
+//!   uses, the emulator, terminal events); [`term`]: the user's terminal.
+//! - [`detect`] and [`classify`]: what a session is doing.
 //! - [`supervisor`]: the per-session server.
-//! - [`classify`]: state classifiers.
-//! - [`client`]: what the client commands share.
-//! - [`error`]: errors on one line, each cause once.
-//! - [`launch`]: starting a supervisor in the background.
-//! - [`liveness`]: whether a session's supervisor is alive (its lock).
-//! - [`alarm`]: timerfd timers, one wake-up per expiry.
-//! - [`term`]: raw mode and restoring the user's terminal.
-//! - [`attach`]: the replay query filter, screen-switch rewriting and the
-//!   status bar that `hm attach` puts between a session and the terminal.
-//! - [`tui`]: the dashboard (model, update, view, layout, themes).
-//! - [`fuzzing`]: fuzz target bodies, shared by `fuzz/` and the corpus test.
+//! - [`client`] (with the one status-polling state machine), [`launch`],
+//!   [`theme`], [`attach`] (what sits between a session and the user's
+//!   terminal), [`tui`] (the dashboard).
+//! - [`cmd`]: one file per subcommand.
+//! - [`fuzzing`]: fuzz target bodies (the `fuzzing` feature, for tests).
 
 pub mod alarm;
 pub mod attach;
