@@ -376,6 +376,7 @@ impl Model {
     pub fn next_check(&self) -> Option<Instant> {
         self.panes
             .iter()
+            .filter(|p| p.link == Link::Live && p.exit.is_none())
             .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
             .flatten()
             .min()

@@ -307,6 +307,9 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let mut silent = Vec::new();
     for p in &mut m.panes {
         if p.link != Link::Live || p.exit.is_some() {
+            // Nothing to ask a session that is gone or over: a check left
+            // due would make the run loop wake at once, again and again.
+            p.poll.clear_idle_check();
             continue;
         }
         let tick = p.poll.tick(now);

@@ -453,6 +453,13 @@ fn the_next_idle_check_is_the_earliest_pane_due() {
         m.pane("a").and_then(|p| p.poll.idle_check())
     );
     assert!(m.next_check().is_some_and(|t| t > due));
+    // A session that ends with a check armed arms nothing more: a check
+    // left due would wake the run loop at once, over and over.
+    update(&mut m, st("b", ProcessState::Idle, 0), due);
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), due);
+    assert_eq!(m.next_check(), None);
+    update(&mut m, Msg::Tick, due + Duration::from_secs(10));
+    assert_eq!(m.next_check(), None);
 }
 
 #[test]
