@@ -3,11 +3,13 @@
 //! ([`queries`]), the rewriter that keeps the program's screen switches
 //! off the user's main screen ([`screens`]), and the status bar with the
 //! scanner for what output does to it ([`statusbar`]). All three read the
-//! output through [`crate::vt::tokenizer`], as the terminal will.
+//! output through [`crate::vt::tokenizer`], as the terminal will, and
+//! [`shown`] puts them in order for each chunk of output.
 //!
 //! The command itself (connecting, keys, the detach key, resizing) is
 //! `cmd::attach`.
 
 pub mod queries;
 pub mod screens;
+pub mod shown;
 pub mod statusbar;

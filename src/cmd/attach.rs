@@ -16,8 +16,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
-use crate::attach::statusbar::{self, Damage, DamageScan};
-use crate::attach::{queries::QueryFilter, screens::ScreenRewriter};
+use crate::attach::shown::Shown;
+use crate::attach::statusbar;
 use crate::cli::AttachArgs;
 use crate::client::poll::{self, StatusPoll};
 use crate::client::{self, find_session};
@@ -88,15 +88,11 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             reader,
             writer,
             out: Vec::new(),
-            filter: Replay::Undecided(QueryFilter::new()),
-            drop_probe: false,
-            screens: ScreenRewriter::new(),
-            damage: DamageScan::default(),
+            shown: Shown::new(),
             size: Size { cols: 80, rows: 24 },
             status: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
-            tail: Vec::new(),
             launcher,
         };
         let outcome = a.run().await;
@@ -104,7 +100,10 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
         a.flush_blocking();
         drop(guard);
         let last = match outcome {
-            Outcome::Exited(_) if !a.screens.alternate() => a.last_screen(),
+            Outcome::Exited(_) if !a.shown.alternate() => a.shown.last_screen(Size {
+                cols: a.size.cols,
+                rows: a.child_rows(),
+            }),
             _ => Vec::new(),
         };
         anyhow::Ok((outcome, last))
@@ -143,21 +142,6 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
     })
 }
 
-/// Whether output is still scrollback replay (filtered for queries).
-#[derive(Debug)]
-enum Replay {
-    /// Until the first frame tells whether the supervisor marks the end of
-    /// replay (it answers INFO first) or not (a seed-protocol supervisor:
-    /// then nothing can be filtered safely).
-    Undecided(QueryFilter),
-    Replaying(QueryFilter),
-    Live,
-    /// Live output of a supervisor that answers the status protocol's
-    /// probe itself: the probe is kept from the terminal, which might
-    /// answer it a second time.
-    LiveWithoutProbe(QueryFilter),
-}
-
 struct Attach {
     id: String,
     detach_key: Option<u8>,
@@ -173,12 +157,8 @@ struct Attach {
     writer: conn::Writer,
     /// Bytes owed to the terminal.
     out: Vec<u8>,
-    filter: Replay,
-    /// The supervisor answers the status protocol's probe (INFO says).
-    drop_probe: bool,
-    /// Keeps the child's screen switches off the terminal.
-    screens: ScreenRewriter,
-    damage: DamageScan,
+    /// The session's output on its way to the terminal.
+    shown: Shown,
     size: Size,
     /// Last state seen, with when it was seen.
     status: Option<(Status, Instant)>,
@@ -189,14 +169,7 @@ struct Attach {
     /// `hm run` attaching to the session it started.
     launcher: bool,
     in_paste: bool,
-    /// The child's latest output on its main screen since its last screen
-    /// change (the last [`TAIL`] to 2 x [`TAIL`] bytes, cut at a line
-    /// start): its last screen, if it ends there.
-    tail: Vec<u8>,
 }
-
-/// How much of the child's latest output is kept for its last screen.
-const TAIL: usize = 64 * 1024;
 
 impl std::fmt::Debug for Attach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -209,6 +182,11 @@ impl Attach {
         self.size.rows >= 2
     }
 
+    /// The rows above the status bar, when there is one.
+    fn bar_rows(&self) -> Option<u16> {
+        self.bar_visible().then(|| self.child_rows())
+    }
+
     /// The rows the child gets: the terminal's, less the bar's.
     fn child_rows(&self) -> u16 {
         if self.bar_visible() {
@@ -216,51 +194,6 @@ impl Attach {
         } else {
             self.size.rows
         }
-    }
-
-    /// Adds the child's output queued from `start` to the tail, or starts
-    /// the tail afresh if it switched screens (`switches` was the count
-    /// before): a screen left behind is not the last one.
-    fn keep_tail(&mut self, start: usize, switches: u64) {
-        let from = if self.screens.switches() == switches {
-            start
-        } else {
-            self.tail.clear();
-            self.screens.switched_at()
-        };
-        // What is drawn on the alternate screen is never printed.
-        if self.screens.alternate() {
-            return;
-        }
-        self.tail.extend_from_slice(&self.out[from..]);
-        if self.tail.len() > 2 * TAIL {
-            // Cut at a line start, so no escape sequence is cut in two.
-            let from = self.tail.len() - TAIL;
-            let from = self.tail[from..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(from, |i| from + i + 1);
-            self.tail.drain(..from);
-        }
-    }
-
-    /// The child's last screen as plain text: its tail run through a
-    /// terminal emulator the size of the child's screen, trailing blank
-    /// lines dropped.
-    fn last_screen(&self) -> Vec<String> {
-        // The dashboard's pane emulator: its caps and panic containment
-        // serve hostile output here too.
-        let mut term = crate::vt::term::Term::new(Size {
-            cols: self.size.cols,
-            rows: self.child_rows(),
-        });
-        term.feed(&self.tail);
-        let text = term.screen().contents();
-        let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_string()).collect();
-        while lines.last().is_some_and(String::is_empty) {
-            lines.pop();
-        }
-        lines
     }
 
     async fn run(&mut self) -> Outcome {
@@ -379,31 +312,25 @@ impl Attach {
         };
         match reply {
             Reply::Output(bytes) => {
-                self.output(&bytes);
+                let bar = self.bar_rows();
+                if self.shown.output(&bytes, &mut self.out, bar) {
+                    self.draw_bar();
+                }
                 let shown_idle = self.status.is_none_or(|(s, _)| s.state == 0x00);
                 if self.poll.output(std::time::Instant::now(), shown_idle) {
                     self.send(&[Request::Status]).await?;
                 }
             }
             Reply::Info(info) => {
-                if let Replay::Undecided(f) = std::mem::replace(&mut self.filter, Replay::Live) {
-                    self.filter = Replay::Replaying(f);
-                }
+                self.shown.info(info.status_protocol);
                 if let Some(ms) = info.idle_threshold_ms {
                     self.poll.set_idle_threshold(Duration::from_millis(ms));
                 }
-                self.drop_probe = info.status_protocol;
             }
             Reply::ReplayEnd => {
-                let live = if self.drop_probe {
-                    Replay::LiveWithoutProbe(QueryFilter::status_probe_only())
-                } else {
-                    Replay::Live
-                };
-                if let Replay::Replaying(mut filt) = std::mem::replace(&mut self.filter, live) {
-                    let mut rest = Vec::new();
-                    filt.finish(&mut rest);
-                    self.show(&rest);
+                let bar = self.bar_rows();
+                if self.shown.replay_end(&mut self.out, bar) {
+                    self.draw_bar();
                 }
             }
             Reply::Status(s) => {
@@ -419,59 +346,6 @@ impl Attach {
             _ => {}
         }
         Ok(None)
-    }
-
-    fn output(&mut self, bytes: &[u8]) {
-        match &mut self.filter {
-            Replay::Replaying(f) => {
-                let mut kept = Vec::with_capacity(bytes.len());
-                f.filter(bytes, &mut kept);
-                self.show(&kept);
-            }
-            Replay::Undecided(_) => {
-                // A supervisor that answers no INFO cannot mark the replay.
-                self.filter = Replay::Live;
-                self.show(bytes);
-            }
-            Replay::Live => self.show(bytes),
-            Replay::LiveWithoutProbe(f) => {
-                let mut kept = Vec::with_capacity(bytes.len());
-                f.filter(bytes, &mut kept);
-                self.show(&kept);
-            }
-        }
-    }
-
-    /// Queues the child's output (replay already filtered) for the
-    /// terminal: screen switches rewritten, then every scroll region
-    /// clamped and the bar redrawn where what reaches the terminal
-    /// damaged it.
-    fn show(&mut self, bytes: &[u8]) {
-        let start = self.out.len();
-        let switches = self.screens.switches();
-        self.screens.rewrite(bytes, &mut self.out);
-        self.keep_tail(start, switches);
-        let mut regions = Vec::new();
-        let damage = self.damage.scan(&self.out[start..], &mut regions);
-        if self.bar_visible() {
-            let rows = self.child_rows();
-            // Each scroll region the child sets is clamped right after it,
-            // before any output that would scroll the bar away.
-            for &(at, region) in regions.iter().rev() {
-                let fix = statusbar::set_region(statusbar::clamp_region(region, rows));
-                self.out.splice(start + at..start + at, fix);
-            }
-            if damage == Damage::Region {
-                let region = self.damage.region().unwrap_or((0, 0));
-                let (top, bottom) = statusbar::clamp_region(region, rows);
-                self.out.extend(b"\x1b7");
-                self.out.extend(statusbar::set_region((top, bottom)));
-                self.out.extend(b"\x1b8");
-            }
-            if damage != Damage::None {
-                self.draw_bar();
-            }
-        }
     }
 
     fn draw_bar(&mut self) {
@@ -531,7 +405,7 @@ impl Attach {
     async fn resize(&mut self) -> Result<()> {
         let (cols, rows) = term::size(self.tty.get_ref().as_fd()).unwrap_or((80, 24));
         self.size = Size { cols, rows };
-        self.damage.forget_region();
+        self.shown.resized();
         let child_rows = self.child_rows();
         let child = Size {
             cols,

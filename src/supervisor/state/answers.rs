@@ -1,0 +1,173 @@
+//! What a supervisor says about its session when asked: the STATUS,
+//! INFO, SCREEN and STATE payloads, and the state they all report
+//! (classifier or detector verdict, health, when it next changes).
+
+use crate::classify::ProcessState;
+use crate::detect::{Health, Primary, Verdict};
+use crate::protocol::{Info, Screen, StateReport, Status};
+
+use super::super::process::ProcessProbe;
+use super::Shared;
+
+impl Shared {
+    /// The answer to STATUS, evaluating idle transitions now.
+    pub fn status(&mut self) -> Status {
+        let now = self.clock.now_ms();
+        let since = self.last_output_ms.unwrap_or(self.started_ms);
+        let report = self.state_now();
+        Status {
+            pid: self.child_pid,
+            idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
+            alive: self.exit_code.is_none(),
+            state: report.state_byte,
+            state_ms: u32::try_from(report.state_ms).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The agent's verdict now (with fresh process facts), if the session
+    /// has the `agent` classifier.
+    pub fn verdict(&mut self) -> Option<Verdict> {
+        let now = self.clock.now_ms();
+        let detector = self.detector.as_mut()?;
+        if detector.settings().process_evidence
+            && self.exit_code.is_none()
+            && let Some(facts) = self.process.as_ref().and_then(ProcessProbe::facts)
+        {
+            detector.process(facts, now);
+        }
+        Some(detector.verdict(self.screen.screen(), now))
+    }
+
+    /// The session's state now, whichever classifier it has.
+    pub fn state_now(&mut self) -> StateReport {
+        let now = self.clock.now_ms();
+        self.classifier.tick(now);
+        if let Some(v) = self.verdict() {
+            let state = ProcessState::of_primary(v.primary);
+            return StateReport {
+                state: state.name().to_string(),
+                state_byte: state.as_byte(),
+                primary: v.primary,
+                detail: v.detail,
+                health: v.health,
+                agent: v.agent,
+                state_ms: now.saturating_sub(v.since_ms),
+                signals: v.signals,
+                children: self
+                    .detector
+                    .as_ref()
+                    .map(|d| d.table().children.clone())
+                    .unwrap_or_default(),
+            };
+        }
+        let state = if self.exit_code.is_some() {
+            ProcessState::Dead
+        } else {
+            self.classifier.state()
+        };
+        StateReport {
+            state: state.name().to_string(),
+            state_byte: state.as_byte(),
+            primary: state.primary(),
+            detail: None,
+            health: if self.exit_code.is_some() {
+                Health::Dead
+            } else {
+                Health::Alive
+            },
+            agent: None,
+            state_ms: u64::from(self.classifier.state_ms(now)),
+            signals: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Re-evaluates the state; true if it changed since last reported
+    /// (STATE frames are then owed to the subscribers that asked).
+    pub fn refresh_report(&mut self) -> bool {
+        let now = self.state_now();
+        let changed = self.report.as_ref().is_none_or(|old| old.differs(&now));
+        if changed {
+            self.report_seq += 1;
+        }
+        self.report = Some(now);
+        changed
+    }
+
+    /// When the state may next change with no output: an idle threshold
+    /// or the detector's `stuck_after` running out. `None` while nothing is
+    /// pending, so an idle session costs no wake-up.
+    pub fn next_state_change_ms(&self) -> Option<u64> {
+        if self.exit_code.is_some() {
+            return None;
+        }
+        if let Some(d) = &self.detector {
+            return d.wake_at();
+        }
+        let busy = self
+            .report
+            .as_ref()
+            .is_some_and(|r| r.primary == Primary::Active);
+        let threshold = self.info.idle_threshold_ms?;
+        let last = self.last_output_ms?;
+        busy.then_some(last + threshold + 1)
+    }
+
+    /// The INFO payload: a JSON object (see docs/protocol.md).
+    pub fn info_json(&mut self) -> Vec<u8> {
+        let i = &self.info;
+        let mut info = Info {
+            id: i.id.clone(),
+            pid: self.child_pid,
+            supervisor_pid: i.supervisor_pid,
+            command: i.command.clone(),
+            workdir: i.workdir.clone(),
+            started_unix_ms: i.started_unix_ms,
+            classifier: i.classifier.to_string(),
+            idle_threshold_ms: i.idle_threshold_ms,
+            cols: self.size.cols,
+            rows: self.size.rows,
+            scrollback_bytes: self.output.scrollback() as u64,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            label: i.label.clone(),
+            // This supervisor answers the OSC 7501 probe itself: a client
+            // that shows the output on a terminal must drop the probe, so
+            // that the program gets one answer.
+            status_protocol: self
+                .detector
+                .as_ref()
+                .is_some_and(|d| d.settings().status_protocol),
+            state: None,
+            evidence: None,
+        };
+        info.state = Some(self.state_now());
+        if let Some(d) = &self.detector {
+            info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
+        }
+        serde_json::to_vec(&info).unwrap_or_default()
+    }
+
+    /// The SCREEN payload: the screen as plain text rows, with its size,
+    /// cursor and title.
+    pub fn screen_json(&self) -> Vec<u8> {
+        let screen = self.screen.screen();
+        let (rows, cols) = screen.size();
+        let (cursor_row, cursor_col) = screen.cursor_position();
+        let payload = Screen {
+            cols: cols.get(),
+            rows: rows.get(),
+            cursor_row,
+            cursor_col,
+            alternate_screen: screen.alternate_screen(),
+            application_cursor: screen.application_cursor(),
+            title: self.screen.callbacks().title.clone(),
+            text: screen.contents(),
+        };
+        serde_json::to_vec(&payload).unwrap_or_default()
+    }
+
+    /// The STATE payload: the state now, as JSON.
+    pub fn state_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.report).unwrap_or_default()
+    }
+}
