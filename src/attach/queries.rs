@@ -108,6 +108,15 @@ impl QueryFilter {
                 out.extend_from_slice(&rest[..n]);
                 rest = &rest[n..];
             }
+            if self.string_esc.is_none() {
+                // Parameters and string text are held (or passed) in one
+                // copy, as they would be a byte at a time.
+                let n = self.tokens.run(rest);
+                if n > 0 {
+                    self.hold_run(&rest[..n], out);
+                    rest = &rest[n..];
+                }
+            }
             let Some((&b, tail)) = rest.split_first() else {
                 return;
             };
@@ -211,6 +220,20 @@ impl QueryFilter {
             return;
         }
         self.buf.push(b);
+        if self.buf.len() > MAX_SEQ {
+            out.append(&mut self.buf);
+            self.passing = true;
+        }
+    }
+
+    /// [`hold`](Self::hold) for a run of bytes.
+    fn hold_run(&mut self, run: &[u8], out: &mut Vec<u8>) {
+        if self.passing {
+            out.append(&mut self.buf);
+            out.extend_from_slice(run);
+            return;
+        }
+        self.buf.extend_from_slice(run);
         if self.buf.len() > MAX_SEQ {
             out.append(&mut self.buf);
             self.passing = true;

@@ -134,6 +134,15 @@ impl ScreenRewriter {
                     break;
                 }
             }
+            if !self.holding && !self.discarding {
+                // The rest of a sequence let through goes on in one copy.
+                let n = self.tokens.run(rest);
+                out.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                if rest.is_empty() {
+                    break;
+                }
+            }
             self.byte(rest[0], out);
             rest = &rest[1..];
         }

@@ -235,6 +235,11 @@ impl DamageScan {
                     None => break,
                 }
             }
+            // Parameters and string text change nothing by themselves.
+            i += self.tokens.run(&bytes[i..]);
+            if i == bytes.len() {
+                break;
+            }
             let step = self.tokens.advance(bytes[i]);
             i += 1;
             if step != Step::End(Ended::Acted) {

@@ -8,7 +8,11 @@ use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer};
 
 /// Any bytes: the tokenizer's reading must be vte's, event for event.
 pub fn tokenizer(data: &[u8]) {
-    assert_eq!(our_events(data), vte_events(data), "input {data:?}");
+    let vte = vte_events(data);
+    assert_eq!(our_events(data, false), vte, "input {data:?}");
+    // Taking runs of parameters and string text in one call (as the
+    // filters do) reads the same.
+    assert_eq!(our_events(data, true), vte, "input {data:?}, with runs");
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,11 +177,21 @@ fn osc(data: &[u8], bell: bool) -> Ev {
     }
 }
 
-pub fn our_events(input: &[u8]) -> Vec<Ev> {
+pub fn our_events(input: &[u8], runs: bool) -> Vec<Ev> {
     let mut t = Tokenizer::new(1 << 20);
     let mut evs = Vec::new();
     let mut hooked = false;
-    for &b in input {
+    let mut i = 0;
+    while i < input.len() {
+        if runs {
+            // A run is parameters or OSC text: parts that dispatch nothing.
+            i += t.run(&input[i..]);
+            if i == input.len() {
+                break;
+            }
+        }
+        let b = input[i];
+        i += 1;
         let step = t.advance(b);
         let seq = t.seq();
         // What a string ended by ESC, CAN or SUB dispatches.

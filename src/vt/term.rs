@@ -379,6 +379,22 @@ impl StringCap {
                 rest = &rest[n..];
                 self.ground_run = self.ground_run.saturating_add(n);
             }
+            if !self.tokens.in_ground() {
+                // Parameters and string text in one copy, as far as a
+                // string stays within the limit.
+                let before = self.tokens.seq().len;
+                let n = self.tokens.run(rest);
+                if n > 0 {
+                    let keep = if self.tokens.seq().kind == Kind::Osc {
+                        self.limit.saturating_sub(before).min(n)
+                    } else {
+                        n
+                    };
+                    out.extend_from_slice(&rest[..keep]);
+                    rest = &rest[n..];
+                    self.ground_run = 0;
+                }
+            }
             let Some((&b, tail)) = rest.split_first() else {
                 return;
             };

@@ -222,6 +222,38 @@ impl Tokenizer {
         }
     }
 
+    /// How many bytes at the start of `bytes` go on the open sequence as
+    /// parts the terminal keeps, with nothing else to say about them: a
+    /// CSI's parameters, an OSC's text. They are taken as
+    /// [`advance`](Self::advance) would take them one by one (each would be
+    /// a [`Step::Part`]), so a filter can pass a run on in one copy instead
+    /// of a call per byte; 0 when the next byte needs `advance`.
+    pub fn run(&mut self, bytes: &[u8]) -> usize {
+        if self.stale {
+            return 0;
+        }
+        let n = match self.state {
+            State::CsiEntry | State::CsiParam => {
+                let n = bytes
+                    .iter()
+                    .position(|b| !(0x30..=0x3b).contains(b))
+                    .unwrap_or(bytes.len());
+                if n > 0 {
+                    self.state = State::CsiParam;
+                }
+                n
+            }
+            // Everything from 0x20 up is OSC text, 8-bit bytes included.
+            State::Osc => bytes.iter().position(|&b| b < 0x20).unwrap_or(bytes.len()),
+            _ => 0,
+        };
+        let room = self.cap.saturating_sub(self.collected.len());
+        self.collected.extend_from_slice(&bytes[..n.min(room)]);
+        self.truncated |= n > room;
+        self.len += n;
+        n
+    }
+
     fn escape(&mut self, b: u8) -> Step {
         let (state, kind) = match b {
             0x00..=0x1f => return Step::Control,
@@ -433,6 +465,26 @@ mod tests {
     #[test]
     fn high_bytes_and_del_inside_a_sequence_are_ignored() {
         assert_eq!(steps(b"\x1b\x80[\x7f?\xff1h"), "oipipipe");
+    }
+
+    #[test]
+    fn a_run_is_what_advance_would_take_as_parts() {
+        let input = b"\x1b[38;5;123mx\x1b]0;a title\x07y";
+        let mut one = Tokenizer::new(64);
+        let mut by_run = Tokenizer::new(64);
+        let mut i = 0;
+        while i < input.len() {
+            let n = by_run.run(&input[i..]);
+            for &b in &input[i..i + n] {
+                assert_eq!(one.advance(b), Step::Part, "byte {i}");
+            }
+            i += n;
+            if i < input.len() {
+                assert_eq!(one.advance(input[i]), by_run.advance(input[i]), "byte {i}");
+                assert_eq!(one.seq(), by_run.seq());
+                i += 1;
+            }
+        }
     }
 
     #[test]
