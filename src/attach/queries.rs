@@ -165,15 +165,13 @@ impl QueryFilter {
                 self.end(End::Esc { string: false }, false, out);
                 self.begin();
             }
-            Step::End(ended) => {
+            // A malformed CSI (`ESC [ ? " 0 $ p`) that vte skips is judged
+            // as if it were whole: another terminal may answer it, and
+            // dropping a query nobody answers costs nothing.
+            Step::End(_) => {
                 self.hold(b, out);
                 let query = self.is_dropped();
-                let how = if ended == Ended::Acted {
-                    End::Complete
-                } else {
-                    End::Aborted
-                };
-                self.end(how, query, out);
+                self.end(End::Complete, query, out);
             }
             Step::Cancel(_) => {
                 self.hold(b, out);

@@ -62,6 +62,10 @@ pub struct ScreenRewriter {
     holding: bool,
     /// Inside an over-long mode sequence, dropped up to its final byte.
     discarding: bool,
+    /// The ESC starting the held sequence ended another one: if the held
+    /// one is dropped whole, the terminal must be told to end that one
+    /// (CAN), or what follows would continue it.
+    open: bool,
     /// Which screen the child is on, as far as this rewriter saw it go
     /// there: `None` until then (output replayed from the middle of a
     /// session does not say), `Some(true)` for the alternate one.
@@ -81,6 +85,7 @@ impl Default for ScreenRewriter {
             held: Vec::new(),
             holding: false,
             discarding: false,
+            open: false,
             alternate: None,
             switches: 0,
             switched_at: 0,
@@ -155,8 +160,9 @@ impl ScreenRewriter {
             // nothing until its final byte.
             Step::Text | Step::Control => out.push(b),
             // A new escape sequence abandons the one held.
-            Step::Open(_) => {
+            Step::Open(ended) => {
                 self.release(out);
+                self.open = ended.is_some();
                 self.discarding = false;
                 self.held.push(b);
                 self.holding = true;
@@ -235,6 +241,7 @@ impl ScreenRewriter {
     /// with sub-parameters (`1049:1`) is no screen switch and is kept.
     fn complete(&mut self, fin: u8, out: &mut Vec<u8>) {
         self.holding = false;
+        let before = out.len();
         let held = std::mem::take(&mut self.held);
         // Intermediates only qualify the sequence: they are left out of
         // the parameters. (Bytes a terminal ignores were never held.)
@@ -281,6 +288,13 @@ impl ScreenRewriter {
             modes(&others, fin, out);
         }
         drop(clean);
+        if out.len() == before && std::mem::take(&mut self.open) {
+            // Nothing of it went out, not even its ESC, which ended the
+            // sequence before it in the terminal: CAN ends that one, so
+            // that the text after it is not read as its continuation
+            // (`ESC [` `ESC [ ? 1049 l` `? 1049 l` would leave the screen).
+            out.push(0x18);
+        }
         // Keep the allocation for the next sequence.
         self.held = held;
         self.held.clear();
@@ -410,6 +424,21 @@ mod tests {
         assert_eq!(run(b"\x1b[?47h\x1b[?47l"), b"\x1b[2J\x1b[2J\x1b[H");
         // Leading zeros name the same mode.
         assert_eq!(run(b"\x1b[?01049h"), b"\x1b[2J");
+    }
+
+    /// Found by the attach_output fuzz target: a leave dropped whole (the
+    /// program is known to be on its main screen) was also the ESC that
+    /// ended the sequence before it, so the text after it continued that
+    /// one into `ESC [ ? 1049 l`. A CAN ends it instead.
+    #[test]
+    fn a_dropped_switch_still_ends_the_sequence_before_it() {
+        let out = run(b"\x1b[?1049l\x1b[\x1b[?1049l?1049l");
+        assert_eq!(out, b"\x1b[2J\x1b[H\x1b[\x18?1049l");
+        let nz = |n| std::num::NonZeroU16::new(n).expect("non-zero");
+        let mut vt = vt100::Parser::new(nz(24), nz(80), 0);
+        vt.process(b"\x1b[?1049h");
+        vt.process(&out);
+        assert!(vt.screen().alternate_screen());
     }
 
     #[test]

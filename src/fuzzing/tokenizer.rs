@@ -1,5 +1,5 @@
 //! The `tokenizer` target: [`crate::vt::tokenizer`] against vte 0.15, the
-//! parser inside vt100 (built as vt100 builds it: without `std`), on what
+//! parser inside vt100 (built as vt100 builds it: with `std`), on what
 //! every byte does: which controls are executed, where each sequence ends
 //! and whether it is dispatched, with which parameters. Prints are left
 //! out: the filters on the tokenizer never look inside text.
@@ -104,7 +104,7 @@ impl vte::Perform for Vte {
 /// text follows (alacritty/vte#159); the tokenizer reads as vte reads
 /// unsplit input, and `vt::Term` never hands vt100 a split character.
 pub fn vte_events(input: &[u8]) -> Vec<Ev> {
-    let mut parser = vte::Parser::<1024>::default();
+    let mut parser = vte::Parser::new();
     let mut v = Vte::default();
     parser.advance(&mut v, input);
     v.0
@@ -149,8 +149,8 @@ fn head(body: &[u8], fin: u8, hook: bool) -> Ev {
     }
 }
 
-/// An OSC's data as vte 0.15 without `std` splits it: 1024 bytes kept,
-/// 16 parameters at most.
+/// An OSC's data as vte 0.15 with `std` (as vt100 turns it on) splits it:
+/// all of it kept, in 16 parameters at most.
 fn osc(data: &[u8], bell: bool) -> Ev {
     let mut raw = Vec::new();
     let mut bounds: Vec<(usize, usize)> = Vec::new();
@@ -161,9 +161,6 @@ fn osc(data: &[u8], bell: bool) -> Ev {
         }
     };
     for &b in data {
-        if raw.len() == 1024 {
-            continue;
-        }
         if b == b';' {
             put_param(&raw, &mut bounds);
         } else {

@@ -118,7 +118,8 @@ pub struct Tokenizer {
     collected: Vec<u8>,
     cap: usize,
     truncated: bool,
-    /// Bytes since the sequence's ESC, whatever they were.
+    /// Bytes since the sequence's introducer (`[`, `]`, `P`...), whatever
+    /// they were; for a plain escape, since its ESC.
     len: usize,
     /// The sequence that just ended stays readable until the next byte.
     stale: bool,
@@ -275,6 +276,10 @@ impl Tokenizer {
         };
         self.state = state;
         self.kind = kind;
+        // A string's length is its own, from after the introducer: what an
+        // ESC drags along before it (ignored bytes, executed controls)
+        // does not count, or a cap on it would cut the introducer itself.
+        self.len = 0;
         Step::Part
     }
 
@@ -384,7 +389,7 @@ pub struct Seq<'a> {
     pub collected: &'a [u8],
     /// More was collected than the cap keeps.
     pub truncated: bool,
-    /// Bytes since its ESC.
+    /// Bytes since its introducer (for a plain escape, its ESC).
     pub len: usize,
 }
 
@@ -494,6 +499,6 @@ mod tests {
             t.advance(b);
         }
         let s = t.seq();
-        assert_eq!((s.collected, s.truncated, s.len), (&b"0;ab"[..], true, 10));
+        assert_eq!((s.collected, s.truncated, s.len), (&b"0;ab"[..], true, 9));
     }
 }
