@@ -256,16 +256,7 @@ impl Pane {
     }
 
     pub fn busy(&self) -> bool {
-        matches!(
-            self.state().and_then(ProcessState::from_byte),
-            Some(
-                ProcessState::Thinking
-                    | ProcessState::Streaming
-                    | ProcessState::ToolUse
-                    | ProcessState::Active
-                    | ProcessState::Stuck
-            )
-        )
+        self.state().is_some_and(crate::client::poll::is_busy)
     }
 
     /// When an unanswered STATUS makes the session unresponsive (only
