@@ -27,10 +27,14 @@ pub fn start_detached(
     config_path: Option<&Path>,
     command: &str,
     workdir: Option<&Path>,
+    label: Option<&str>,
 ) -> Result<Child> {
     let mut cmd = supervisor_command(id, dir, config_path, true)?;
     if let Some(w) = workdir {
         cmd.arg("--workdir").arg(w);
+    }
+    if let Some(l) = label {
+        cmd.arg("--label").arg(l);
     }
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();

@@ -375,6 +375,7 @@ fn apply(
                 id,
                 command,
                 workdir,
+                label,
             } => {
                 let tx = tx.clone();
                 let dir = opts.dir.clone();
@@ -387,6 +388,7 @@ fn apply(
                         config.as_deref(),
                         &command,
                         workdir.as_deref().map(Path::new),
+                        label.as_deref(),
                     )
                     .map(|child| started.adopt(child))
                     .map_err(|e| crate::error::describe(&e));

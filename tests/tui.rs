@@ -363,6 +363,29 @@ fn start_s1(t: &mut Terminal, command: &str) {
 }
 
 #[test]
+fn a_session_started_from_the_dashboard_takes_a_label() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    t.send(b"n");
+    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.send(b"\r");
+    t.wait_for("the prompt for a command", |t| t.contains("command:"));
+    t.send(b"echo labelled; exec sleep 600\t\t");
+    t.wait_for("the label field", |t| t.contains("label:   ▏"));
+    t.send(b"nightly build\r");
+    t.wait_for("the new pane", |t| pane_shows(t, "s1", "labelled"));
+    let ls = sb.cmd(&["ls"]);
+    assert!(
+        common::stdout(&ls).contains("[nightly build] sh -c echo labelled"),
+        "{}",
+        common::stdout(&ls)
+    );
+    let out = sb.cmd(&["kill", "s1"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+}
+
+#[test]
 fn a_session_started_from_the_dashboard_shows_up() {
     let sb = Sandbox::new();
     let _reaper = Reaper(sb.sock_dir.clone());

@@ -67,15 +67,15 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     };
                 }
             }
-            (KeyCode::Tab, NewStep::Command | NewStep::Dir) => {
-                let step = if step == NewStep::Dir {
-                    NewStep::Command
-                } else {
-                    NewStep::Dir
+            (KeyCode::Tab, NewStep::Command | NewStep::Dir | NewStep::Label) => {
+                let step = match step {
+                    NewStep::Command => NewStep::Dir,
+                    NewStep::Dir => NewStep::Label,
+                    _ => NewStep::Command,
                 };
                 m.mode = Mode::NewSession { step, id, command };
             }
-            (KeyCode::Enter, NewStep::Command | NewStep::Dir) => {
+            (KeyCode::Enter, NewStep::Command | NewStep::Dir | NewStep::Label) => {
                 let command = if command.trim().is_empty() {
                     m.shell.clone()
                 } else {
@@ -87,6 +87,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     id: id.clone(),
                     command,
                     workdir: (!dir.is_empty() && dir != m.cwd).then(|| dir.to_owned()),
+                    label: Some(m.new_label.trim().to_owned()).filter(|l| !l.is_empty()),
                 });
                 m.notify(format!("starting '{id}'…"), now);
                 m.mode = Mode::Grid;
@@ -97,11 +98,20 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     NewStep::Id => id.clear(),
                     NewStep::Command => command.clear(),
                     NewStep::Dir => m.new_dir.clear(),
+                    NewStep::Label => m.new_label.clear(),
                 }
                 m.mode = Mode::NewSession { step, id, command };
             }
             (KeyCode::Backspace, NewStep::Dir) => {
                 m.new_dir.pop();
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Backspace, NewStep::Label) => {
+                m.new_label.pop();
+                m.mode = Mode::NewSession { step, id, command };
+            }
+            (KeyCode::Char(c), NewStep::Label) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                push_label(&mut m.new_label, c);
                 m.mode = Mode::NewSession { step, id, command };
             }
             (KeyCode::Char(c), NewStep::Dir) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -238,6 +248,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 .find(|c| m.pane(c).is_none())
                 .unwrap_or_else(|| "s".into());
             m.new_dir = m.cwd.clone();
+            m.new_label.clear();
             m.mode = Mode::NewSession {
                 step: NewStep::Id,
                 id,
@@ -352,6 +363,10 @@ pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
                 NewStep::Id => id.push_str(text.trim()),
                 NewStep::Command => command.push_str(text),
                 NewStep::Dir => m.new_dir.push_str(text.trim()),
+                NewStep::Label => text
+                    .trim()
+                    .chars()
+                    .for_each(|c| push_label(&mut m.new_label, c)),
             }
             m.mode = Mode::NewSession {
                 step: *step,
@@ -389,3 +404,14 @@ pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
 
 #[cfg(test)]
 mod tests;
+
+/// A label is what `hm run --label` takes: one line of at most
+/// [`MAX_LABEL`] printable characters; what would break that is not typed.
+fn push_label(label: &mut String, c: char) {
+    if !c.is_control() && label.chars().count() < MAX_LABEL {
+        label.push(c);
+    }
+}
+
+/// The longest label `hm run --label` accepts.
+const MAX_LABEL: usize = 60;

@@ -78,6 +78,8 @@ pub enum Effect {
         command: String,
         /// Where it starts; `None`: the dashboard's directory.
         workdir: Option<String>,
+        /// A person's name for it (`hm run --label`).
+        label: Option<String>,
     },
     Bell,
     /// A desktop notification through the dashboard's terminal.
@@ -112,8 +114,11 @@ pub enum Mode {
 pub enum NewStep {
     Id,
     Command,
-    /// The directory to start in (`Tab` from the command, and back).
+    /// The directory to start in (`Tab` from the command).
     Dir,
+    /// A label, a person's name for the session (`Tab` from the
+    /// directory; `Tab` again goes back to the command).
+    Label,
 }
 
 /// How the dashboard is connected to a session.
@@ -306,6 +311,8 @@ pub struct Model {
     pub cwd: String,
     /// The directory field of the new-session prompt.
     pub new_dir: String,
+    /// The new session form's label.
+    pub new_label: String,
     pub detach_key: Option<u8>,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
@@ -341,6 +348,7 @@ impl Model {
             by_state: false,
             cwd: String::new(),
             new_dir: String::new(),
+            new_label: String::new(),
             detach_key: Some(0x1c),
             theme,
             notice: None,

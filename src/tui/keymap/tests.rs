@@ -269,7 +269,8 @@ fn new_session_prompt_defaults_to_s1_and_the_shell() {
         vec![Effect::Spawn {
             workdir: None,
             id: "s1".into(),
-            command: "/bin/test-shell".into()
+            command: "/bin/test-shell".into(),
+            label: None,
         }]
     );
     assert_eq!(m.mode, Mode::Grid);
@@ -301,6 +302,7 @@ fn new_session_takes_a_typed_id_and_command() {
             id: "api".into(),
             command: "make test".into(),
             workdir: None,
+            label: None,
         }]
     );
     // Up before the next scan finds it, and selected among the others.
@@ -457,4 +459,36 @@ fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
     assert_eq!(m.visible_ids(), ["d", "c", "b", "a"]);
     update(&mut m, press(KeyCode::Char('s')), at(40));
     assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+}
+
+#[test]
+fn new_session_takes_a_label_after_the_directory() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "make", now);
+    // Tab: the directory, Tab: the label, Tab: back to the command.
+    update(&mut m, press(KeyCode::Tab), now);
+    update(&mut m, press(KeyCode::Tab), now);
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Label,
+            ..
+        }
+    ));
+    typed(&mut m, "nightly buildx", now);
+    update(&mut m, press(KeyCode::Backspace), now);
+    // A label is one line: a pasted newline is not taken, nor past 60.
+    update(&mut m, Msg::Paste(format!("\n{}", "y".repeat(100))), now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    let want = format!("nightly build{}", "y".repeat(60 - 13));
+    assert!(
+        matches!(&fx[..], [Effect::Spawn { command, label: Some(l), .. }] if command == "make" && *l == want),
+        "{fx:?}"
+    );
+    // The next form starts without it.
+    update(&mut m, press(KeyCode::Char('n')), now);
+    assert_eq!(m.new_label, "");
 }

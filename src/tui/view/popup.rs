@@ -48,10 +48,11 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
         }
     };
     let (id, command, dir) = (&tail(id), &tail(command), &tail(&m.new_dir));
+    let label = &tail(&m.new_label);
     let cursor = |on: bool| if on { "▏" } else { "" };
     let (id_line, cmd_line) = match step {
         NewStep::Id => (format!("id:      {id}▏"), String::new()),
-        NewStep::Command | NewStep::Dir => (
+        NewStep::Command | NewStep::Dir | NewStep::Label => (
             format!("id:      {id}"),
             if command.is_empty() {
                 format!(
@@ -75,6 +76,15 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
             "dir:     {dir}{}",
             cursor(step == NewStep::Dir)
         )));
+        let label = if label.is_empty() && step != NewStep::Label {
+            "(none)"
+        } else {
+            label.as_str()
+        };
+        lines.push(Line::from(format!(
+            "label:   {label}{}",
+            cursor(step == NewStep::Label)
+        )));
     }
     lines.push(Line::from(""));
     let mut hints = vec![key(m, "Enter")];
@@ -83,10 +93,10 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     } else {
         hints.push(Span::raw(" start   "));
         hints.push(key(m, "Tab"));
-        hints.push(Span::raw(if step == NewStep::Dir {
-            " command   "
-        } else {
-            " directory   "
+        hints.push(Span::raw(match step {
+            NewStep::Dir => " label   ",
+            NewStep::Label => " command   ",
+            _ => " directory   ",
         }));
     }
     hints.push(key(m, "Esc"));
