@@ -290,6 +290,10 @@ pub struct LsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Print only the session ids, one a line (for scripts and the shell
+    /// completions)
+    #[arg(long, conflicts_with = "json")]
+    pub ids: bool,
 }
 
 #[derive(Debug, Args)]

@@ -28,8 +28,13 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     // These describe hm itself: a broken config file must not stop them.
     match &cli.command {
         Command::Completions(args) => {
+            // Made in memory and written here, so that a closed pipe
+            // (`hm completions bash | head`) is an ordinary error.
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(args.shell, &mut cmd, "hm", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut cmd, "hm", &mut script);
+            script.extend_from_slice(session_ids(args.shell).as_bytes());
+            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
             return Ok(0);
         }
         Command::Man(args) => {
@@ -86,6 +91,44 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     Ok(())
+}
+
+/// The subcommands whose arguments are session ids.
+const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart";
+
+/// What the shell completion script adds to clap's: the ids of the
+/// sessions there are (`hm ls --ids`), for the subcommands that take one.
+/// Bash and fish; other shells complete the rest as clap makes it.
+fn session_ids(shell: clap_complete::Shell) -> String {
+    match shell {
+        clap_complete::Shell::Bash => format!(
+            r#"
+# Session ids, from `hm ls --ids`, after the subcommands that take them.
+_hm_with_ids() {{
+    _hm "$@"
+    local i sub=""
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            -*) ;;
+            *) sub="${{COMP_WORDS[i]}}"; break ;;
+        esac
+    done
+    case " {TAKE_IDS} " in
+        *" $sub "*) ;;
+        *) return ;;
+    esac
+    local cur="${{COMP_WORDS[COMP_CWORD]}}"
+    [[ "$cur" == -* ]] && return
+    COMPREPLY+=( $(compgen -W "$(hm ls --ids 2>/dev/null)" -- "$cur") )
+}}
+complete -F _hm_with_ids -o bashdefault -o default hm
+"#
+        ),
+        clap_complete::Shell::Fish => format!(
+            "\n# Session ids, from `hm ls --ids`.\ncomplete -c hm -n '__fish_seen_subcommand_from {TAKE_IDS}' -f -a '(hm ls --ids 2>/dev/null)'\n"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The exit code for a failed command: 126/127 for a command that could

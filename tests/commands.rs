@@ -286,6 +286,50 @@ fn flags_override_the_config_file() {
     assert_eq!(st.state, 0x00, "idle after 150 ms, not 9 s");
 }
 
+/// The ids `hm ls --ids` prints are what bash completes after a command
+/// that takes one (in real bash, with the script `hm completions bash`
+/// prints), and not after one that does not.
+#[test]
+fn bash_completes_the_ids_of_the_sessions_there_are() {
+    let sb = Sandbox::new();
+    // The completion asks plain `hm ls --ids`: the socket dir comes from
+    // the config file in the directory the shell is in.
+    let config = format!("socket_dir = \"{}\"\n", sb.sock_dir.display());
+    fs::write(sb.path().join("heimdall.toml"), config).expect("config");
+    let _a = sb.start("alpha", &[], &["sleep", "600"]);
+    let _b = sb.start("beta", &[], &["sleep", "600"]);
+    let out = sb.hm().args(["ls", "--ids"]).output().expect("hm ls --ids");
+    assert_eq!(stdout(&out), "alpha\nbeta\n", "{}", stderr(&out));
+    let script = stdout(&sb.hm().args(["completions", "bash"]).output().expect("run"));
+    let bin = std::path::Path::new(common::HM).parent().expect("hm's dir");
+    let complete = |words: &str| -> String {
+        let body = format!(
+            "{script}\nCOMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMPREPLY=(); _hm_with_ids; echo \"${{COMPREPLY[*]}}\""
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "-c", &body])
+            .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .current_dir(sb.path())
+            .output()
+            .expect("bash");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_string()
+    };
+    assert_eq!(complete("hm attach al"), "alpha");
+    assert_eq!(
+        complete("hm kill ''").split(' ').collect::<Vec<_>>(),
+        ["alpha", "beta"]
+    );
+    assert!(
+        !complete("hm run al").contains("alpha"),
+        "run takes a new id"
+    );
+    // Fish gets the same ids.
+    let fish = stdout(&sb.hm().args(["completions", "fish"]).output().expect("run"));
+    assert!(fish.contains("(hm ls --ids 2>/dev/null)"), "{fish}");
+}
+
 #[test]
 fn completions_and_the_man_page_come_from_the_command_line_definition() {
     let sb = Sandbox::new();

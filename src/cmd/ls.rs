@@ -55,6 +55,12 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         }
     }
     let mut out = std::io::stdout().lock();
+    if args.ids {
+        for r in &rows {
+            writeln!(out, "{}", r.id)?;
+        }
+        return Ok(0);
+    }
     if args.json {
         let list: Vec<_> = rows.iter().map(row_json).collect();
         writeln!(out, "{}", serde_json::Value::Array(list))?;
