@@ -777,3 +777,33 @@ fn fifty_sessions_paint_with_a_page_footer() {
     });
     drop(sessions);
 }
+
+/// With `desktop_notify` set, the terminal the dashboard runs in is asked
+/// for a desktop notification when a session not looked at ends: the
+/// sequence reaches the terminal as the config names it, with the session
+/// and its exit code, and one that is looked at asks for none.
+#[test]
+fn a_session_ending_out_of_sight_asks_the_terminal_for_a_desktop_notification() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.path().join("heimdall.toml"),
+        "[tui]\ndesktop_notify = \"osc9\"\n",
+    )
+    .expect("config");
+    // "aaa" is selected (first in the grid); "zzz" is out of sight.
+    let _seen = sb.start("aaa", &[], &["sh", "-c", "echo seen; exec sleep 600"]);
+    let mut gone = sb.start("zzz", &[], &["sh", "-c", "echo ready; read x; exit 3"]);
+    let mut t = tui(&sb);
+    t.wait_for("both panes", |t| {
+        pane_shows(t, "aaa", "seen") && pane_shows(t, "zzz", "ready")
+    });
+    t.record();
+    gone.raw().send(client::INPUT, b"\n");
+    t.wait_for("the notification", |t| {
+        let raw = String::from_utf8_lossy(t.recorded()).into_owned();
+        raw.contains("\x1b]9;zzz: exited with code 3\x07")
+    });
+    gone.wait_exit();
+    let raw = String::from_utf8_lossy(t.recorded()).into_owned();
+    assert!(!raw.contains("\x1b]9;aaa"), "{raw:?}");
+}
