@@ -240,12 +240,16 @@ impl DamageScan {
             if i == bytes.len() {
                 break;
             }
-            let step = self.tokens.advance(bytes[i]);
+            let b = bytes[i];
+            let step = self.tokens.advance(b);
             i += 1;
             if step != Step::End(Ended::Acted) {
                 continue;
             }
-            let d = self.sequence(&mut |r| regions.push((i, r)));
+            let (d, region) = self.sequence(b);
+            if let Some(r) = region {
+                regions.push((i, r));
+            }
             worst = worst.max(d);
         }
         worst
@@ -261,36 +265,31 @@ impl DamageScan {
         self.region = None;
     }
 
-    /// What the sequence that just ended did to the bar.
-    fn sequence(&mut self, set_region: &mut dyn FnMut((u16, u16))) -> Damage {
+    /// What the sequence that just ended (with `fin`) did to the bar, and
+    /// the scroll region it set, if it set one.
+    fn sequence(&mut self, fin: u8) -> (Damage, Option<(u16, u16)>) {
         let seq = self.tokens.seq();
         match seq.kind {
             // RIS: full reset.
             Kind::Esc if seq.collected == b"c" => {
                 self.region = None;
-                Damage::Region
+                (Damage::Region, None)
             }
-            Kind::Csi => {
-                let Some((&fin, p)) = seq.collected.split_last() else {
-                    return Damage::None;
-                };
-                if seq.truncated {
-                    // Only padding makes parameters this long; a region set
-                    // this way is not known, so the bar's is set again.
-                    return if fin == b'r' {
-                        self.region = None;
-                        Damage::Region
-                    } else {
-                        Damage::Redraw
-                    };
+            Kind::Csi if seq.truncated => {
+                // Only padding makes parameters this long; a region set this
+                // way is not known, so the bar's is set again.
+                if fin == b'r' {
+                    self.region = None;
+                    (Damage::Region, None)
+                } else {
+                    (Damage::Redraw, None)
                 }
-                let (damage, region) = csi(p, fin, &mut self.region);
-                if let Some(r) = region {
-                    set_region(r);
-                }
-                damage
             }
-            _ => Damage::None,
+            Kind::Csi => match seq.csi() {
+                Some((p, fin)) => csi(p, fin, &mut self.region),
+                None => (Damage::None, None),
+            },
+            _ => (Damage::None, None),
         }
     }
 }
@@ -367,6 +366,22 @@ mod tests {
         assert_eq!(s.region(), Some((1, 5)));
         // As vt100 reads it: the screen is erased.
         assert_eq!(screen(b"abc\x1b[\r2J", 20).screen().contents(), "");
+    }
+
+    /// Parameters padded past what the scanner keeps: a scroll region it
+    /// cannot read is still a change of region, and sets the bar's again.
+    #[test]
+    fn a_padded_scroll_region_is_not_missed() {
+        let mut s = DamageScan::default();
+        let mut padded = b"\x1b[".to_vec();
+        padded.extend(std::iter::repeat_n(b'0', 40));
+        padded.extend(b"1;5r");
+        assert_eq!(scan(&mut s, &padded), Damage::Region);
+        assert_eq!(s.region(), None);
+        let mut padded = b"\x1b[".to_vec();
+        padded.extend(std::iter::repeat_n(b'0', 40));
+        padded.extend(b"2J");
+        assert_eq!(scan(&mut s, &padded), Damage::Redraw);
     }
 
     #[test]
