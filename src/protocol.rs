@@ -27,40 +27,45 @@ pub const MAX_OUTPUT_FRAME: usize = 64 * 1024;
 /// Exact size of a STATUS_RESP payload.
 pub const STATUS_LEN: usize = 15;
 
-/// Frame types sent by clients.
+/// Frame types sent by clients, as bytes: the wire's values are
+/// [`ClientType`]'s discriminants, named here as the seed protocol names
+/// them for code that works on raw frames (the supervisor's streaming
+/// reader, the Go-compatible tests).
 pub mod client {
-    pub const INPUT: u8 = 0x01;
-    pub const SUBSCRIBE: u8 = 0x02;
-    pub const STATUS: u8 = 0x03;
-    pub const RESIZE: u8 = 0x04;
-    pub const KILL: u8 = 0x05;
+    use super::ClientType;
+    pub const INPUT: u8 = ClientType::Input as u8;
+    pub const SUBSCRIBE: u8 = ClientType::Subscribe as u8;
+    pub const STATUS: u8 = ClientType::Status as u8;
+    pub const RESIZE: u8 = ClientType::Resize as u8;
+    pub const KILL: u8 = ClientType::Kill as u8;
     /// Extension: ask for an INFO frame (session metadata as JSON).
-    pub const INFO: u8 = 0x06;
+    pub const INFO: u8 = ClientType::Info as u8;
     /// Extension: ask for a SCREEN frame (the session's current screen).
-    pub const SCREEN: u8 = 0x07;
+    pub const SCREEN: u8 = ClientType::Screen as u8;
 }
 
-/// Frame types sent by the supervisor.
+/// Frame types sent by the supervisor, as bytes ([`ServerType`]'s).
 pub mod server {
-    pub const OUTPUT: u8 = 0x81;
-    pub const STATUS_RESP: u8 = 0x82;
-    pub const EXIT: u8 = 0x83;
+    use super::ServerType;
+    pub const OUTPUT: u8 = ServerType::Output as u8;
+    pub const STATUS_RESP: u8 = ServerType::StatusResp as u8;
+    pub const EXIT: u8 = ServerType::Exit as u8;
     /// Extension: `[code u16 BE][utf-8 message]`, sent before the supervisor
     /// closes a connection because of something the client did.
-    pub const ERROR: u8 = 0x84;
+    pub const ERROR: u8 = ServerType::Error as u8;
     /// Extension: answer to `client::INFO`, a UTF-8 JSON object.
-    pub const INFO: u8 = 0x85;
+    pub const INFO: u8 = ServerType::Info as u8;
     /// Extension: the scrollback replay is over; what follows is live.
     /// Sent only to subscribers that asked for it (see
     /// [`SUBSCRIBE_MARK_REPLAY`](super::SUBSCRIBE_MARK_REPLAY)).
-    pub const REPLAY_END: u8 = 0x86;
+    pub const REPLAY_END: u8 = ServerType::ReplayEnd as u8;
     /// Extension: the session's state changed (a UTF-8 JSON object, see
     /// `docs/protocol.md`). Sent only to subscribers that asked for it
     /// (see [`SUBSCRIBE_STATE`](super::SUBSCRIBE_STATE)), first at once.
-    pub const STATE: u8 = 0x87;
+    pub const STATE: u8 = ServerType::State as u8;
     /// Extension: answer to `client::SCREEN`, a UTF-8 JSON object with the
     /// screen's size, cursor, title and text.
-    pub const SCREEN: u8 = 0x88;
+    pub const SCREEN: u8 = ServerType::Screen as u8;
 }
 
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed

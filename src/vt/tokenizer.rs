@@ -145,11 +145,6 @@ impl Tokenizer {
         self.state == State::Ground
     }
 
-    /// Inside a string (OSC, DCS data, SOS, PM, APC), where ESC ends it.
-    pub fn in_string(&self) -> bool {
-        matches!(self.state, State::Osc | State::DcsData | State::Skip)
-    }
-
     /// The open sequence, or the one that ended at the last byte.
     pub fn seq(&self) -> Seq<'_> {
         Seq {
