@@ -264,12 +264,15 @@ impl Pane {
         self.state().is_some_and(crate::client::poll::is_busy)
     }
 
-    /// When an unanswered STATUS makes the session unresponsive (only
-    /// while it is connected and running).
+    /// Connected and its program running: the only sessions asked for
+    /// their state, and so the only ones whose questions fall due.
+    pub fn askable(&self) -> bool {
+        self.link == Link::Live && self.exit.is_none()
+    }
+
+    /// When an unanswered STATUS makes the session unresponsive.
     pub fn answer_due(&self) -> Option<Instant> {
-        self.poll
-            .answer_due()
-            .filter(|_| self.link == Link::Live && self.exit.is_none())
+        self.poll.answer_due().filter(|_| self.askable())
     }
 
     /// A question has gone unanswered for
@@ -375,7 +378,9 @@ impl Model {
     pub fn next_check(&self) -> Option<Instant> {
         self.panes
             .iter()
-            .filter(|p| p.link == Link::Live && p.exit.is_none())
+            // A check left on a session that ended is never due: it would
+            // wake the run loop at once, again and again.
+            .filter(|p| p.askable())
             .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
             .flatten()
             .min()

@@ -285,7 +285,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
 /// size) INFO is asked as well: the protocol does not announce a resize
 /// by another client, and a stale size would misdraw the pane.
 pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
-    if p.link == Link::Live && p.exit.is_none() && p.poll.ask(now) {
+    if p.askable() && p.poll.ask(now) {
         ask(p, size_too, fx);
     }
 }
@@ -306,10 +306,7 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let size_too = !m.fit;
     let mut silent = Vec::new();
     for p in &mut m.panes {
-        if p.link != Link::Live || p.exit.is_some() {
-            // Nothing to ask a session that is gone or over: a check left
-            // due would make the run loop wake at once, again and again.
-            p.poll.clear_idle_check();
+        if !p.askable() {
             continue;
         }
         let tick = p.poll.tick(now);
