@@ -167,6 +167,8 @@ pub enum ClassifierSpec {
         process_evidence: bool,
         /// Answer the OSC 7501 probe and read the program's own records.
         status_protocol: bool,
+        /// Install the agent's hooks for the session and take their reports.
+        hooks: bool,
     },
 }
 
@@ -201,6 +203,7 @@ impl ClassifierSpec {
             stuck_after_ms: DEFAULT_STUCK_AFTER_MS,
             process_evidence: true,
             status_protocol: true,
+            hooks: true,
         }
     }
 
@@ -260,11 +263,13 @@ impl ClassifierSpec {
                 stuck_after_ms,
                 process_evidence,
                 status_protocol,
+                hooks,
             } => Some(crate::detect::Settings {
                 idle_threshold_ms,
                 stuck_after_ms,
                 process_evidence,
                 status_protocol,
+                hooks,
             }),
             _ => None,
         }

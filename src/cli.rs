@@ -65,6 +65,28 @@ pub enum Command {
     /// Print the man page (roff): hm man > hm.1; or write one page per
     /// command into a directory: hm man --dir ~/.local/share/man/man1
     Man(ManArgs),
+    /// An agent's hook command (hm run installs it for known agents; see
+    /// hm setup): hm hook claude|codex|gemini [PAYLOAD]. Sends what the
+    /// agent reports to its session; prints nothing, always exits 0
+    Hook(HookArgs),
+    /// Print the hook set-up for an agent started outside hm run:
+    /// hm setup claude|codex|gemini
+    Setup(SetupArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent, then the payload when the agent passes it as an
+    /// argument (Codex's notify); otherwise the payload is read from stdin
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// claude, codex or gemini
+    #[arg(value_parser = ["claude", "codex", "gemini"])]
+    pub agent: String,
 }
 
 #[derive(Debug, Args)]

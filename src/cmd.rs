@@ -7,12 +7,14 @@ pub mod classify;
 mod ended;
 mod events;
 mod explain;
+pub mod hook;
 mod kill;
 mod logs;
 mod ls;
 pub mod replay;
 mod run;
 mod send;
+pub mod setup;
 mod status;
 mod tui;
 pub mod wait;
@@ -45,6 +47,12 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             };
             return man_pages(cmd, dir).map(|()| 0);
         }
+        // A hook must never fail its agent, whatever the config says.
+        Command::Hook(args) => {
+            hook::run(&args.args);
+            return Ok(0);
+        }
+        Command::Setup(args) => return setup::setup(&args.agent).map(|()| 0),
         _ => {}
     }
     let config = Config::load(cli.config.as_deref())?;
@@ -66,7 +74,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
-        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config"),
+        Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
+            unreachable!("handled before the config")
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 //! ([`ProcessFacts`]) is in `process`.
 
 pub mod evidence;
+pub mod hooks;
 pub mod offline;
 mod process;
 pub mod resolve;
@@ -237,6 +238,26 @@ impl Detector {
         }
     }
 
+    /// A hook report (`hm hook`). Reports of events that say nothing of
+    /// the session's state leave the last one standing.
+    pub fn hook(&mut self, report: &hooks::Report, now_ms: u64) {
+        if !self.settings.hooks {
+            return;
+        }
+        let Some((primary, detail)) = report.state() else {
+            return;
+        };
+        self.evidence.hook = Some(Finding {
+            source: Source::Hook,
+            rule: format!("hook.{}", report.event),
+            primary,
+            detail,
+            text: report.describe().chars().take(120).collect(),
+            since_ms: now_ms,
+            fresh_until_ms: Some(now_ms.saturating_add(hooks::HOOK_FRESH_MS)),
+        });
+    }
+
     /// An OSC 7501 record: the program's own state, or a child's. A record
     /// that does not parse leaves the last one standing.
     fn status_record(&mut self, body: &str, now_ms: u64) {
@@ -439,6 +460,16 @@ impl Detector {
                     let wait = (checked.saturating_sub(p.since_ms) / 2)
                         .clamp(PROCESS_RECHECK_MS, PROCESS_RECHECK_MAX_MS);
                     consider(checked.saturating_add(wait));
+                }
+                // A report of work stands only so long.
+                if let Some(h) = &self.evidence.hook
+                    && let Some(t) = h.fresh_until_ms
+                    && last
+                        .signals
+                        .first()
+                        .is_some_and(|s| s.source == Source::Hook)
+                {
+                    consider(t);
                 }
                 // A `working` record outweighs a prompt only for a while.
                 if let (Some(st), Some(sc)) = (&self.evidence.status, &self.evidence.screen)

@@ -28,6 +28,7 @@
 //! - [`cmd`]: one file per subcommand.
 //! - [`fuzzing`]: fuzz target bodies (the `fuzzing` feature, for tests).
 
+pub mod agent_hooks;
 pub mod alarm;
 pub mod attach;
 pub mod classify;

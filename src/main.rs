@@ -6,6 +6,17 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // An agent's hook: no argument parsing that could fail (an exit status
+    // of 2 makes Claude Code block the tool), straight to the report.
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args.get(1).is_some_and(|a| a == "hook")
+        && !args.iter().skip(2).any(|a| a == "--help" || a == "-h")
+    {
+        heimdall::cmd::hook::run(&args[2..]);
+        return ExitCode::SUCCESS;
+    }
     let cli = heimdall::cli::Cli::parse();
     match heimdall::cmd::dispatch(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),

@@ -42,6 +42,8 @@ pub mod client {
     pub const INFO: u8 = ClientType::Info as u8;
     /// Extension: ask for a SCREEN frame (the session's current screen).
     pub const SCREEN: u8 = ClientType::Screen as u8;
+    /// Extension: a hook report (JSON), answered by nothing.
+    pub const REPORT: u8 = ClientType::Report as u8;
 }
 
 /// Frame types sent by the supervisor, as bytes ([`ServerType`]'s).

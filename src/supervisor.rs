@@ -106,8 +106,15 @@ pub fn run(opts: Options) -> Result<i32> {
             return Err(e);
         }
     };
+    // The agent's hooks report to this session (`hm hook`); the settings
+    // file they need goes with the session.
+    let hooks = install_hooks(&opts);
+    let hooks_file = hooks.as_ref().and_then(|h| h.file.clone());
     let cleanup = |pidfile: PidFile| {
         let _ = fs::remove_file(&opts.paths.sock);
+        if let Some(f) = &hooks_file {
+            let _ = fs::remove_file(f);
+        }
         pidfile.remove();
     };
     let me = std::process::id();
@@ -124,7 +131,8 @@ pub fn run(opts: Options) -> Result<i32> {
         }
     };
 
-    let spawned = match pty::spawn(&opts.spawn) {
+    let spawn = hooks.as_ref().map_or(&opts.spawn, |h| &h.spawn);
+    let spawned = match pty::spawn(spawn) {
         Ok(s) => s,
         Err(e) => {
             cleanup(pidfile);
@@ -145,6 +153,9 @@ pub fn run(opts: Options) -> Result<i32> {
         command = ?opts.spawn.program,
         "session started"
     );
+    if let Some(h) = &hooks {
+        info!("hooks: {}", h.note);
+    }
     raise_fd_limit();
     if opts.notify_ready {
         detach_stdio();
@@ -159,6 +170,31 @@ pub fn run(opts: Options) -> Result<i32> {
     info!(code, "session ended");
     cleanup(pidfile);
     Ok(code)
+}
+
+/// Installs `hm hook` into the session's agent, when its classifier takes
+/// hook reports and the agent is one hm knows how to. A failure costs the
+/// hooks, not the session.
+fn install_hooks(opts: &Options) -> Option<crate::agent_hooks::Installed> {
+    if !opts.classifier.agent_settings().is_some_and(|s| s.hooks) {
+        return None;
+    }
+    let hm = std::env::current_exe().ok()?;
+    let file = opts
+        .dir
+        .path()
+        .join(format!("{}.hooks.json", opts.paths.id));
+    match crate::agent_hooks::install(&opts.spawn, &hm, &opts.paths.sock, &file) {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = writeln!(
+                io::stderr(),
+                "hm: warning: cannot install the agent's hooks in '{}': {e}",
+                file.display()
+            );
+            None
+        }
+    }
 }
 
 /// Binds the session socket, replacing a stale one (we hold the lock, so

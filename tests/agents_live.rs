@@ -21,6 +21,7 @@ use common::{Sandbox, stderr, stdout};
 
 const CLAUDE_VERSION: &str = "2.1.330";
 const CODEX_VERSION: &str = "0.169.0";
+const GEMINI_VERSION: &str = "0.61.0";
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
 
 fn cache_dir(sub: &str) -> PathBuf {
@@ -97,6 +98,15 @@ fn codex() -> Result<PathBuf, String> {
         CODEX_VERSION,
         "codex",
         "node_modules/.bin/codex",
+    )
+}
+
+fn gemini() -> Result<PathBuf, String> {
+    install(
+        "@google/gemini-cli",
+        GEMINI_VERSION,
+        "gemini",
+        "node_modules/.bin/gemini",
     )
 }
 
@@ -231,6 +241,11 @@ impl Drop for Agent<'_> {
     }
 }
 
+/// hm's config file in the sandbox.
+fn config_file(sb: &Sandbox) -> PathBuf {
+    sb.path().join("config/heimdall/heimdall.toml")
+}
+
 /// Starts `argv` (after `env -i` and `env`) as session `cc` under the
 /// agent classifier in `proj`, with the mock API running `scenario`.
 /// `prepare` gets the mock's port before the CLI starts (for a config
@@ -251,7 +266,14 @@ fn start<'a>(
         .collect();
     let out = sb
         .hm()
-        .args(["run", "--bg", "--id", "cc", "--classifier", "agent"])
+        .args(["run", "--bg", "--id", "cc"])
+        // `--classifier` starts from the classifier's defaults: a test
+        // with settings of its own chooses it in its config instead.
+        .args(if config_file(sb).exists() {
+            &[][..]
+        } else {
+            &["--classifier", "agent"][..]
+        })
         .args([
             "--cols",
             "120",
@@ -292,6 +314,25 @@ fn start_claude<'a>(
     scenario: serde_json::Value,
 ) -> (Agent<'a>, PathBuf) {
     let (home, proj) = seed_home(sb);
+    start_claude_in(sb, cc, mode, scenario, &home, &proj, true)
+}
+
+/// [`start_claude`] in a home already seeded, with or without the status
+/// protocol (`[classifier.agent] status_protocol` in hm's config).
+fn start_claude_in<'a>(
+    sb: &'a Sandbox,
+    cc: &Path,
+    mode: &str,
+    scenario: serde_json::Value,
+    home: &Path,
+    proj: &Path,
+    status_protocol: bool,
+) -> (Agent<'a>, PathBuf) {
+    if !status_protocol {
+        let file = config_file(sb);
+        std::fs::create_dir_all(file.parent().expect("a dir")).expect("config dir");
+        std::fs::write(file, "[classifier.agent]\nstatus_protocol = false\n").expect("config");
+    }
     let env = [
         format!("HOME={}", home.display()),
         "ANTHROPIC_BASE_URL=http://127.0.0.1:{port}".to_owned(),
@@ -305,23 +346,32 @@ fn start_claude<'a>(
     let agent = start(
         sb,
         scenario,
-        &proj,
+        proj,
         &env,
         &[cc, "--permission-mode", mode],
         |_| {},
     );
-    // hm answered the probe: the CLI reports its own state.
-    until(
-        sb,
-        "the status protocol's idle record",
-        Duration::from_secs(30),
-        |v| {
-            v["signals"]
-                .as_array()
-                .is_some_and(|s| s.iter().any(|s| s["rule"] == "status.idle"))
-        },
-    );
-    (agent, proj)
+    if status_protocol {
+        // hm answered the probe: the CLI reports its own state.
+        until(
+            sb,
+            "the status protocol's idle record",
+            Duration::from_secs(30),
+            |v| {
+                v["signals"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|s| s["rule"] == "status.idle"))
+            },
+        );
+    } else {
+        until(
+            sb,
+            "Claude Code at its prompt",
+            Duration::from_secs(30),
+            |v| v["primary"] == "idle",
+        );
+    }
+    (agent, proj.to_path_buf())
 }
 
 /// Waits for `primary · detail` and for `dialog` on the screen, and checks
@@ -393,6 +443,27 @@ fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
     assert!(sent.status.success(), "{}", stderr(&sent));
 }
 
+/// Presses Enter until the CLI sends the typed prompt: the mock gets the
+/// turn's request (one with a `seq`).
+fn submit_until_asked(sb: &Sandbox) {
+    let log = sb.path().join("mock.jsonl");
+    let asked = || {
+        std::fs::read_to_string(&log).is_ok_and(|l| {
+            l.lines()
+                .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !asked() {
+        assert!(Instant::now() < deadline, "the CLI never took the prompt");
+        let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+        let taken = Instant::now() + Duration::from_millis(700);
+        while Instant::now() < taken && !asked() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 macro_rules! or_skip {
     ($found:expr, $what:expr) => {
         match $found {
@@ -436,6 +507,49 @@ fn claude_code_reports_its_permission_dialog_through_the_status_protocol() {
         steps, "step 1\nstep 2\nstep 3\n",
         "the approved command ran"
     );
+}
+
+/// Without the status protocol (as behind tmux), the hooks `hm run`
+/// installs report the dialog before it is drawn, the user's own hooks
+/// still run, and the state follows the approval, which fires no hook.
+#[test]
+fn claude_code_hooks_report_its_permission_dialog() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Bash", "input": {
+            "command": "for i in 1 2 3; do echo step $i >> steps.txt; done",
+            "description": "Write three steps to steps.txt"}}},
+        {"kind": "text", "text": "The loop wrote three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (home, proj) = seed_home(&sb);
+    // The user's own hook, in their own settings.
+    let mark = sb.path().join("user-stop-hook-ran");
+    let user = serde_json::json!({"hooks": {"Stop": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": format!("touch {}", mark.display())}]}]}});
+    std::fs::write(home.join(".claude/settings.json"), user.to_string()).expect("settings");
+    let (_agent, proj) = start_claude_in(&sb, &cc, "default", scenario, &home, &proj, false);
+    // The session start was reported.
+    let why = stdout(&sb.cmd(&["explain", "cc"]));
+    assert!(why.contains("hook.SessionStart"), "{why}");
+    type_prompt(&sb, "? for shortcuts", "run the loop that writes steps.txt");
+    let v = dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
+    assert_eq!(v["signals"][0]["source"], "hook", "{v}");
+    assert_eq!(v["signals"][0]["rule"], "hook.PermissionRequest", "{v}");
+    let why = stdout(&sb.cmd(&["explain", "cc"]));
+    assert!(
+        why.contains("PermissionRequest Bash: for i in 1 2 3"),
+        "{why}"
+    );
+    let v = answer_then_active_then_idle(&sb, &["Enter"]);
+    assert_eq!(v["detail"], "finished", "{v}");
+    let steps = std::fs::read_to_string(proj.join("steps.txt")).unwrap_or_default();
+    assert_eq!(
+        steps, "step 1\nstep 2\nstep 3\n",
+        "the approved command ran"
+    );
+    common::wait_until("the user's own Stop hook", || mark.exists());
 }
 
 #[test]
@@ -513,15 +627,22 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
             "justification": "Run the loop outside the sandbox?"}}},
         {"kind": "text", "text": "The loop printed three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
     ]});
+    // The user's own notify program, which hm's must not replace.
+    let mark = sb.path().join("user-notify");
+    let notify = format!(
+        "notify = [\"sh\", \"-c\", \"printf %s \\\"$1\\\" > {}\", \"notify\"]\n",
+        mark.display()
+    );
     // The config is written once the port is known: `start` fills it in.
-    let config = format!(
-        "model = \"gpt-5-codex\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+    let config = notify
+        + &format!(
+            "model = \"gpt-5-codex\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
          [model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:{{port}}/v1\"\n\
          wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 2\n\
          stream_max_retries = 1\n[analytics]\nenabled = false\n\
          [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-        proj.display()
-    );
+            proj.display()
+        );
     let env = [
         format!("HOME={}", home.display()),
         format!("CODEX_HOME={}", home.join(".codex").display()),
@@ -546,23 +667,7 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
     let sent = sb.cmd(&["send", "cc", "run the loop"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
     common::wait_until("the typed prompt", || on_screen(&sb, "› run the loop"));
-    // Taken when the mock gets the turn's request (one with a `seq`).
-    let log = sb.path().join("mock.jsonl");
-    let asked = || {
-        std::fs::read_to_string(&log).is_ok_and(|l| {
-            l.lines()
-                .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
-        })
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !asked() {
-        assert!(Instant::now() < deadline, "Codex never took the prompt");
-        let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
-        let taken = Instant::now() + Duration::from_millis(700);
-        while Instant::now() < taken && !asked() {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    submit_until_asked(&sb);
     dialog_state(
         &sb,
         "waiting",
@@ -571,4 +676,98 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
     );
     answer_then_active_then_idle(&sb, &["y"]);
     assert!(on_screen(&sb, "The loop printed three steps."));
+    // The turn's end came through the notify program hm installed, and
+    // the user's own ran too, with the payload.
+    common::wait_until("the turn's end reported", || {
+        stdout(&sb.cmd(&["explain", "cc"])).contains("hook.agent-turn-complete")
+    });
+    common::wait_until("the user's own notify program", || {
+        std::fs::read_to_string(&mark).is_ok_and(|t| t.contains("agent-turn-complete"))
+    });
+}
+
+/// Gemini CLI reports through the hooks `hm run` adds to its system
+/// settings: the edit approval (its `ToolPermission` notification) and
+/// the end of its turn; the user's own hooks still run.
+#[test]
+fn gemini_hooks_report_its_edit_approval_and_its_turns() {
+    let gemini = or_skip!(gemini(), format!("Gemini CLI {GEMINI_VERSION}"));
+    // Gemini CLI reads the session's system settings only from a path
+    // owned by root that nobody else may write to: not under /tmp.
+    let sb = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let secure = sb.path().ancestors().all(|d| {
+        use std::os::unix::fs::MetadataExt;
+        d.as_os_str().is_empty()
+            || std::fs::metadata(d).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0)
+    });
+    if !secure {
+        println!(
+            "skipped: Gemini CLI takes per-session hooks only from root-owned system settings, \
+             and {} is not root-owned throughout",
+            sb.path().display()
+        );
+        return;
+    }
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".gemini")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    std::fs::write(proj.join("hello.py"), "print(\"hello\")\n").expect("hello.py");
+    let mark = sb.path().join("user-after-agent");
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+        "hooks": {"AfterAgent": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": format!("touch {}", mark.display())}]}]},
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
+    let trusted = serde_json::json!({ proj.to_str().expect("utf-8"): "TRUST_FOLDER" });
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .expect("trust");
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "Updating the greeting.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "replace", "input": {"file_path": proj.join("hello.py"),
+            "instruction": "Use a friendlier greeting",
+            "old_string": "print(\"hello\")", "new_string": "print(\"hello, world\")"}}},
+        {"kind": "text", "text": "Updated hello.py to print hello, world.", "pre_delay": 0.5,
+         "chunk_delay": 0.05}
+    ]});
+    let env = [
+        format!("HOME={}", home.display()),
+        "GEMINI_API_KEY=mock-gemini-key".to_owned(),
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        "NO_BROWSER=1".to_owned(),
+    ];
+    let gemini = gemini.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[gemini], |_| {});
+    common::wait_until("Gemini at its prompt", || {
+        on_screen(&sb, "Type your message")
+    });
+    common::wait_until("the session start reported", || {
+        stdout(&sb.cmd(&["explain", "cc"])).contains("hook.SessionStart")
+    });
+    // Like Codex, Gemini takes text followed at once by Enter as a paste.
+    let sent = sb.cmd(&["send", "cc", "make hello.py print hello, world"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    common::wait_until("the typed prompt", || on_screen(&sb, "print hello, world"));
+    submit_until_asked(&sb);
+    dialog_state(&sb, "waiting", "permission", "Apply this change?");
+    common::wait_until("the approval reported", || {
+        stdout(&sb.cmd(&["explain", "cc"])).contains("hook.Notification")
+    });
+    let v = answer_then_active_then_idle(&sb, &["Enter"]);
+    assert_eq!(v["primary"], "idle", "{v}");
+    common::wait_until("the turn's end reported", || {
+        stdout(&sb.cmd(&["explain", "cc"])).contains("hook.AfterAgent")
+    });
+    common::wait_until("the user's own AfterAgent hook", || mark.exists());
+    let hello = std::fs::read_to_string(proj.join("hello.py")).unwrap_or_default();
+    assert_eq!(
+        hello, "print(\"hello, world\")\n",
+        "the approved edit was made"
+    );
 }

@@ -11,12 +11,21 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use heimdall::detect::offline::{Cast, Labels, Replay, SAMPLE_MS, expected_primary};
-use heimdall::detect::{Primary, Settings};
+use heimdall::detect::hooks::Report;
+use heimdall::detect::offline::{Cast, Labels, Replay, SAMPLE_MS, expected_primary, load_hook_log};
+use heimdall::detect::{Primary, Settings, Source};
 
 /// Targets with the status protocol answered (Claude Code 2.1.330).
 const MIN_STATUS_CORRECT: f64 = 0.995;
 const MAX_STATUS_WRONG_STRETCH_MS: u64 = 500;
+
+/// Targets with hook reports (Claude Code 2.1.330's hooks, logged while
+/// recording), and with 5 % of them lost.
+const MIN_HOOK_CORRECT: f64 = 0.995;
+const MAX_HOOK_WRONG_STRETCH_MS: u64 = 500;
+const MIN_HOOK_LOSSY_CORRECT: f64 = 0.985;
+/// How many random 5 % losses are tried.
+const LOSSY_SEEDS: u64 = 20;
 
 /// Targets on the whole set.
 const MIN_WAITING_PRECISION: f64 = 0.99;
@@ -39,6 +48,8 @@ struct Tally {
     worst_at: String,
     /// Predicted waiting during a `prompt_typed` segment.
     typed_false_waiting: u64,
+    /// Samples whose verdict a hook report decided.
+    by_hook: u64,
 }
 
 impl Tally {
@@ -50,6 +61,7 @@ impl Tally {
         self.waiting_predicted += other.waiting_predicted;
         self.waiting_hit += other.waiting_hit;
         self.typed_false_waiting += other.typed_false_waiting;
+        self.by_hook += other.by_hook;
         if other.worst_ms > self.worst_ms {
             self.worst_ms = other.worst_ms;
             self.worst_at = other.worst_at.clone();
@@ -104,11 +116,21 @@ fn family(name: &str) -> String {
 
 /// Scores one recording: per expected state, and a list of wrong stretches.
 fn score(name: &str, settings: &Settings, verbose: bool) -> BTreeMap<String, Tally> {
+    score_with(name, settings, Vec::new(), verbose)
+}
+
+/// Scores one recording with these hook reports given at their times.
+fn score_with(
+    name: &str,
+    settings: &Settings,
+    hooks: Vec<(u64, Report)>,
+    verbose: bool,
+) -> BTreeMap<String, Tally> {
     let dir = corpus_dir();
     let cast = Cast::load(&dir.join(format!("{name}.cast"))).expect("corpus cast loads");
     let labels =
         Labels::load(&dir.join(format!("{name}.labels.json"))).expect("corpus labels load");
-    let mut replay = Replay::new(cast, settings.clone(), &[], labels.exit_ms());
+    let mut replay = Replay::new(cast, settings.clone(), &[], labels.exit_ms()).with_hooks(hooks);
     let end = (labels.duration * 1000.0) as u64;
     let mut by_state: BTreeMap<String, Tally> = BTreeMap::new();
     let mut run_start: Option<u64> = None;
@@ -128,6 +150,13 @@ fn score(name: &str, settings: &Settings, verbose: bool) -> BTreeMap<String, Tal
         let got = verdict.primary;
         let tally = by_state.entry(expected.name().to_owned()).or_default();
         tally.samples += 1;
+        if verdict
+            .signals
+            .first()
+            .is_some_and(|s| s.source == Source::Hook)
+        {
+            tally.by_hook += 1;
+        }
         let right = got == expected;
         if right {
             tally.correct += 1;
@@ -331,5 +360,113 @@ fn status_protocol_scores_meet_the_targets() {
     println!("{out}");
     eprintln!("{out}");
     let failures = common_failures(&total, MIN_STATUS_CORRECT, MAX_STATUS_WRONG_STRETCH_MS);
+    assert!(failures.is_empty(), "below target: {}", failures.join(", "));
+}
+
+/// The recordings with a hook log, and their reports.
+fn hook_logs() -> Vec<(String, Vec<(u64, Report)>)> {
+    let logs: Vec<_> = recordings()
+        .into_iter()
+        .filter_map(|name| {
+            let path = corpus_dir().join(format!("{name}.hooks.jsonl"));
+            path.exists().then(|| {
+                (
+                    name,
+                    load_hook_log(&path, "claude").expect("hook log loads"),
+                )
+            })
+        })
+        .collect();
+    assert!(logs.len() >= 8, "hook logs missing: {}", logs.len());
+    logs
+}
+
+fn total_with(
+    logs: &[(String, Vec<(u64, Report)>)],
+    settings: &Settings,
+    keep: &mut dyn FnMut() -> bool,
+    out: Option<&mut String>,
+) -> Tally {
+    let verbose = std::env::var_os("DETECT_CORPUS_VERBOSE").is_some();
+    let mut total = Tally::default();
+    let mut rows = String::new();
+    for (name, reports) in logs {
+        let kept: Vec<_> = reports.iter().filter(|_| keep()).cloned().collect();
+        let mut rec = Tally::default();
+        for tally in score_with(name, settings, kept, verbose).values() {
+            rec.add(tally);
+        }
+        rows.push_str(&rec.row(name));
+        rows.push('\n');
+        total.add(&rec);
+    }
+    if let Some(out) = out {
+        out.push_str(&rows);
+        out.push_str(&total.row("ALL"));
+        out.push('\n');
+    }
+    total
+}
+
+/// Claude Code 2.1.330 with its hooks reporting, screen and title as
+/// behind tmux (the status protocol unanswered): every report, then 5 %
+/// of them lost at random, with [`LOSSY_SEEDS`] different losses.
+#[test]
+fn hook_scores_meet_the_targets() {
+    let logs = hook_logs();
+    let hooks_only = Settings {
+        status_protocol: false,
+        ..Settings::default()
+    };
+    let mut out = String::from("-- with hooks (screen, title, timing, hooks)\n");
+    let all = total_with(&logs, &hooks_only, &mut || true, Some(&mut out));
+    let mut failures = common_failures(&all, MIN_HOOK_CORRECT, MAX_HOOK_WRONG_STRETCH_MS);
+    // The reports must have been taken, not merely survived.
+    out.push_str(&format!(
+        "   decided by a hook report: {} of {} samples\n",
+        all.by_hook, all.samples
+    ));
+    if all.by_hook * 10 < all.samples {
+        failures.push(format!("hooks decided only {} samples", all.by_hook));
+    }
+
+    // A small xorshift: the same losses on every run.
+    let (mut worst, mut sum, mut worst_stretch) = (1.0f64, 0.0f64, 0u64);
+    for seed in 0..LOSSY_SEEDS {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (seed + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let mut keep = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 100 >= 5
+        };
+        let t = total_with(&logs, &hooks_only, &mut keep, None);
+        worst = worst.min(t.accuracy());
+        sum += t.accuracy();
+        worst_stretch = worst_stretch.max(t.worst_ms);
+        if t.accuracy() < MIN_HOOK_LOSSY_CORRECT {
+            failures.push(format!(
+                "5 % lost (seed {seed}): primary correct {:.2}%",
+                t.accuracy() * 100.0
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "-- 5 % of reports lost, {LOSSY_SEEDS} seeds: correct mean {:.2}%, worst {:.2}%, worst stretch {} ms\n",
+        sum / LOSSY_SEEDS as f64 * 100.0,
+        worst * 100.0,
+        worst_stretch
+    ));
+
+    // Everything at once: the status protocol answered and hooks.
+    out.push_str("-- with the status protocol and hooks\n");
+    let both = total_with(&logs, &Settings::default(), &mut || true, Some(&mut out));
+    failures.extend(common_failures(
+        &both,
+        MIN_HOOK_CORRECT,
+        MAX_HOOK_WRONG_STRETCH_MS,
+    ));
+    println!("{out}");
+    eprintln!("{out}");
     assert!(failures.is_empty(), "below target: {}", failures.join(", "));
 }

@@ -31,6 +31,7 @@ fn settings() -> Settings {
         stuck_after_ms: 60_000,
         process_evidence: true,
         status_protocol: true,
+        hooks: true,
     }
 }
 

@@ -196,6 +196,8 @@ fn supervise(
         config.session_env_var.clone().into(),
         session.id.clone().into(),
     ));
+    // Where `hm hook`, run by the program's hooks, reports to.
+    env.push((super::hook::SOCKET_ENV.into(), session.sock.clone().into()));
     env.extend(
         config
             .env

@@ -193,6 +193,9 @@ impl Doc<'_> {
                 ) => {
                     *status_protocol = self.boolean(&full, value)?;
                 }
+                (ClassifierSpec::Agent { hooks, .. }, "hooks") => {
+                    *hooks = self.boolean(&full, value)?;
+                }
                 (ClassifierSpec::Agent { .. }, _) => {
                     return Err(self.unknown(
                         param,
@@ -202,6 +205,7 @@ impl Doc<'_> {
                             "stuck_after_ms",
                             "process_evidence",
                             "status_protocol",
+                            "hooks",
                         ],
                     ));
                 }
@@ -688,7 +692,7 @@ mod tests {
     #[test]
     fn agent_classifier_takes_its_settings() {
         let c = ok(
-            "[classifier.agent]\nstuck_after_ms = 5000\nprocess_evidence = false\nstatus_protocol = false\n",
+            "[classifier.agent]\nstuck_after_ms = 5000\nprocess_evidence = false\nstatus_protocol = false\nhooks = false\n",
         );
         assert_eq!(
             c.classifier,
@@ -696,7 +700,8 @@ mod tests {
                 idle_threshold_ms: 3000,
                 stuck_after_ms: 5000,
                 process_evidence: false,
-                status_protocol: false
+                status_protocol: false,
+                hooks: false,
             }
         );
         assert!(c.classifier_chosen);
@@ -705,7 +710,7 @@ mod tests {
             ":2: invalid value for 'classifier.agent.stuck_after_ms': 5 is out of range"
         ));
         assert!(err("[classifier.agent]\ndebounce_ms = 5\n").contains(
-            "unknown key 'classifier.agent.debounce_ms' (expected one of: idle_threshold_ms, stuck_after_ms, process_evidence, status_protocol)"
+            "unknown key 'classifier.agent.debounce_ms' (expected one of: idle_threshold_ms, stuck_after_ms, process_evidence, status_protocol, hooks)"
         ));
     }
 

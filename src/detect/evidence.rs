@@ -59,6 +59,8 @@ pub struct Evidence {
     pub process: Option<Finding>,
     /// The program's own record of its state (OSC 7501), until replaced.
     pub status: Option<Finding>,
+    /// The latest hook report (`hm hook`), until contradicted or stale.
+    pub hook: Option<Finding>,
     /// Children the program reported (subagents, background shells).
     pub children: Vec<super::status::Child>,
     /// The last output that counts as work (not the answer to a resize).
@@ -105,6 +107,7 @@ impl Evidence {
         }
         for f in [
             &self.status,
+            &self.hook,
             &self.screen,
             &self.title,
             &self.notification,

@@ -160,6 +160,41 @@ pub fn expected_primary(state: &str) -> Option<Primary> {
     }
 }
 
+/// A recording's hook log (`NAME.hooks.jsonl`): one `{"t", "event",
+/// "payload"}` per line, `t` in seconds on the cast's clock, as the
+/// corpus's recorder writes it. Returns `(ms, report)` in order; events
+/// that make no report are left out.
+pub fn load_hook_log(
+    path: &Path,
+    agent: &str,
+) -> Result<Vec<(u64, super::hooks::Report)>, OfflineError> {
+    #[derive(Deserialize)]
+    struct Line {
+        t: f64,
+        payload: serde_json::Value,
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| OfflineError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: Line = serde_json::from_str(line).map_err(|e| OfflineError::Cast {
+            path: path.to_path_buf(),
+            line: i + 1,
+            reason: format!("bad hook line: {e}"),
+        })?;
+        if let Some(r) = super::hooks::Report::from_payload(agent, &l.payload) {
+            out.push(((l.t.max(0.0) * 1000.0).round() as u64, r));
+        }
+    }
+    out.sort_by_key(|(t, _)| *t);
+    Ok(out)
+}
+
 /// A recording being replayed into a detector.
 #[derive(Debug)]
 pub struct Replay {
@@ -168,6 +203,9 @@ pub struct Replay {
     detector: Detector,
     next: usize,
     exit_ms: Option<u64>,
+    /// Hook reports to give at their times, and the next one's index.
+    hooks: Vec<(u64, super::hooks::Report)>,
+    next_hook: usize,
 }
 
 impl Replay {
@@ -185,7 +223,16 @@ impl Replay {
             cast,
             next: 0,
             exit_ms,
+            hooks: Vec::new(),
+            next_hook: 0,
         }
+    }
+
+    /// Gives these hook reports at their times, as `hm hook` would.
+    pub fn with_hooks(mut self, hooks: Vec<(u64, super::hooks::Report)>) -> Replay {
+        self.hooks = hooks;
+        self.next_hook = 0;
+        self
     }
 
     /// Like [`Replay::new`] with a given detector (e.g. with user rules).
@@ -197,6 +244,8 @@ impl Replay {
             cast,
             next: 0,
             exit_ms,
+            hooks: Vec::new(),
+            next_hook: 0,
         }
     }
 
@@ -206,6 +255,13 @@ impl Replay {
             if *t > ms {
                 break;
             }
+            // Reports and output in the order they happened.
+            while let Some((h, report)) = self.hooks.get(self.next_hook)
+                && *h <= *t
+            {
+                self.detector.hook(report, *h);
+                self.next_hook += 1;
+            }
             let (t, bytes) = (*t, bytes.clone());
             self.term.feed(&bytes);
             for event in self.term.callbacks_mut().take() {
@@ -213,6 +269,12 @@ impl Replay {
             }
             self.detector.output(&bytes, t);
             self.next += 1;
+        }
+        while let Some((h, report)) = self.hooks.get(self.next_hook)
+            && *h <= ms
+        {
+            self.detector.hook(report, *h);
+            self.next_hook += 1;
         }
         if let Some(exit) = self.exit_ms
             && exit <= ms

@@ -29,7 +29,7 @@ fn signal(f: &Finding) -> Signal {
     }
 }
 
-/// The decision of a status record, with the screen's detail where the
+/// The decision of a status record or a hook report, with the screen's detail where the
 /// two agree on the primary state and the screen knows more: what kind
 /// of work (the record says only `working`), text typed at the prompt (the
 /// record stays `done`), a dialog the record names no kind for.
@@ -47,6 +47,20 @@ fn refined(status: &Finding, screen: &Option<Finding>) -> Decision {
         }
     }
     d
+}
+
+/// Whether a hook report still holds: no hook fires when a dialog is
+/// answered or a turn interrupted, so a report stands only until the
+/// screen or the title shows something else after it. An agent's title
+/// rests while its dialog is up, so a resting title does not end a
+/// report of waiting.
+fn hook_stands(hook: &Finding, screen: &Option<Finding>, title: &Option<Finding>) -> bool {
+    let later_and_other = |f: &Finding| f.since_ms > hook.since_ms && f.primary != hook.primary;
+    let by_screen = screen.as_ref().is_some_and(later_and_other);
+    let by_title = title.as_ref().is_some_and(|t| {
+        later_and_other(t) && !(hook.primary == Primary::Waiting && t.primary == Primary::Idle)
+    });
+    !by_screen && !by_title
 }
 
 /// What decided, before health is applied.
@@ -79,6 +93,8 @@ impl Decision {
 ///    screen has shown a prompt for [`STATUS_LAG_MS`]; the screen's detail
 ///    is kept when both say the same primary state (the screen tells
 ///    `prompt_editing` from `ready`, `responding` from `thinking`);
+/// 6. a hook report that nothing seen since contradicts (see
+///    [`hook_stands`]), refined by the screen in the same way;
 ///
 /// and without a status record:
 /// 3. process facts that the session's own shell reads at its prompt, in
@@ -118,6 +134,7 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     let title = fresh(&evidence.title);
     let process = fresh(&evidence.process);
     let note = fresh(&evidence.notification);
+    let hook = fresh(&evidence.hook).filter(|h| hook_stands(h, &screen, &title));
     fn says(f: &Option<Finding>, p: Primary) -> Option<&Finding> {
         f.as_ref().filter(|f| f.primary == p)
     }
@@ -143,6 +160,8 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     } else if let (Some(f), true) = (says(&process, Primary::Idle), status.is_some()) {
         Decision::from(f)
     } else if let Some(f) = status.as_ref().filter(|st| !status_lags(st)) {
+        refined(f, &screen)
+    } else if let Some(f) = &hook {
         refined(f, &screen)
     } else if let Some(f) = at_prompt {
         // Whatever the cursor's row says, it is text typed at the prompt.
@@ -194,7 +213,7 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     };
 
     let mut signals: Vec<Signal> = decision.by.iter().cloned().collect();
-    for f in [&status, &screen, &title, &process, &note]
+    for f in [&status, &hook, &screen, &title, &process, &note]
         .into_iter()
         .flatten()
     {
@@ -529,5 +548,89 @@ mod tests {
         p.fresh_until_ms = Some(10_000);
         e.process = Some(p);
         assert_eq!(resolve(&e, 600).primary, Primary::Idle);
+    }
+
+    fn hook(primary: Primary, detail: Option<Detail>, since: u64) -> Finding {
+        let mut f = finding(Source::Hook, primary, detail, since);
+        f.fresh_until_ms = Some(since + crate::detect::hooks::HOOK_FRESH_MS);
+        f
+    }
+
+    #[test]
+    fn a_permission_hook_is_waiting_before_the_dialog_is_drawn() {
+        let mut e = table();
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            100,
+        ));
+        e.hook = Some(hook(Primary::Waiting, Some(Detail::Permission), 900));
+        let v = resolve(&e, 950);
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Waiting, Some(Detail::Permission))
+        );
+        assert_eq!(v.signals[0].source, Source::Hook);
+        // The dialog drawn agrees; its resting title does not end it.
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Waiting,
+            Some(Detail::Permission),
+            1_000,
+        ));
+        e.title = Some(finding(Source::Title, Primary::Idle, None, 1_000));
+        assert_eq!(resolve(&e, 1_100).primary, Primary::Waiting);
+    }
+
+    #[test]
+    fn work_seen_after_a_permission_hook_ends_it() {
+        // Approving fires no hook: the spinner coming back is the answer.
+        let mut e = table();
+        e.hook = Some(hook(Primary::Waiting, Some(Detail::Permission), 900));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            5_000,
+        ));
+        e.screen_changed_ms = 5_000;
+        let v = resolve(&e, 5_100);
+        assert_eq!(v.primary, Primary::Active);
+        assert_eq!(v.signals[0].source, Source::Screen);
+    }
+
+    #[test]
+    fn a_prompt_seen_after_a_turn_began_ends_it() {
+        // Esc interrupts a turn without a hook.
+        let mut e = table();
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            0,
+        ));
+        e.hook = Some(hook(Primary::Active, Some(Detail::Thinking), 1_000));
+        e.screen_changed_ms = 1_000;
+        assert_eq!(resolve(&e, 1_050).primary, Primary::Active);
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Idle,
+            Some(Detail::Ready),
+            4_000,
+        ));
+        assert_eq!(resolve(&e, 4_100).primary, Primary::Idle);
+    }
+
+    #[test]
+    fn a_stale_hook_and_the_status_record_yield() {
+        let mut e = table();
+        e.hook = Some(hook(Primary::Waiting, Some(Detail::Permission), 0));
+        e.status = Some(status(Primary::Active, Some(Detail::Thinking), 10));
+        assert_eq!(resolve(&e, 20).primary, Primary::Active);
+        e.status = None;
+        assert_eq!(resolve(&e, 20).primary, Primary::Waiting);
+        let stale = crate::detect::hooks::HOOK_FRESH_MS;
+        assert_eq!(resolve(&e, stale).primary, Primary::Unknown);
     }
 }

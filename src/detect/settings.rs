@@ -29,6 +29,9 @@ pub struct Settings {
     /// Whether the program's own status records (OSC 7501) are read, and
     /// so whether the supervisor answers the protocol's probe.
     pub status_protocol: bool,
+    /// Whether hook reports (`hm hook`) are taken, and so whether `hm run`
+    /// installs the agent's hooks for the session.
+    pub hooks: bool,
 }
 
 impl Default for Settings {
@@ -38,6 +41,7 @@ impl Default for Settings {
             stuck_after_ms: DEFAULT_STUCK_AFTER_MS,
             process_evidence: true,
             status_protocol: true,
+            hooks: true,
         }
     }
 }

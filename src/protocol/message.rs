@@ -25,10 +25,12 @@ pub enum ClientType {
     Info = 0x06,
     /// Extension: ask for SCREEN.
     Screen = 0x07,
+    /// Extension: a hook report (`hm hook`), JSON; nothing is sent back.
+    Report = 0x08,
 }
 
 impl ClientType {
-    pub const ALL: [ClientType; 7] = [
+    pub const ALL: [ClientType; 8] = [
         ClientType::Input,
         ClientType::Subscribe,
         ClientType::Status,
@@ -36,6 +38,7 @@ impl ClientType {
         ClientType::Kill,
         ClientType::Info,
         ClientType::Screen,
+        ClientType::Report,
     ];
 }
 
@@ -147,6 +150,8 @@ pub enum Request<'a> {
     Kill(Kill),
     Info,
     Screen,
+    /// What an agent's hook said (see [`crate::detect::hooks`]).
+    Report(&'a crate::detect::hooks::Report),
 }
 
 impl Request<'_> {
@@ -159,6 +164,7 @@ impl Request<'_> {
             Request::Kill(_) => ClientType::Kill,
             Request::Info => ClientType::Info,
             Request::Screen => ClientType::Screen,
+            Request::Report(_) => ClientType::Report,
         }
     }
 
@@ -174,6 +180,8 @@ impl Request<'_> {
             Request::Kill(Kill::AwaitExit) => frame(ty, &u32::MAX.to_be_bytes()),
             Request::Kill(Kill::Grace(ms)) => frame(ty, &ms.to_be_bytes()),
             Request::Status | Request::Info | Request::Screen => frame(ty, &[]),
+            // A report is a handful of short strings: it always encodes.
+            Request::Report(r) => frame(ty, &serde_json::to_vec(r).unwrap_or_default()),
         }
     }
 
@@ -317,7 +325,7 @@ mod tests {
         assert_eq!(ServerType::try_from(0x01), Err(0x01));
         // The seed protocol's bytes (the Go client in seed 002 speaks them).
         let client: Vec<u8> = ClientType::ALL.iter().map(|t| *t as u8).collect();
-        assert_eq!(client, [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07]);
+        assert_eq!(client, [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]);
         let server: Vec<u8> = ServerType::ALL.iter().map(|t| *t as u8).collect();
         assert_eq!(server, [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88]);
     }

@@ -363,6 +363,14 @@ impl Shared {
         }
     }
 
+    /// A hook report for the detector (sessions without one ignore it).
+    pub fn hook_report(&mut self, report: &crate::detect::hooks::Report) {
+        let now = self.clock.now_ms();
+        if let Some(d) = &mut self.detector {
+            d.hook(report, now);
+        }
+    }
+
     /// The session was resized: the screen follows, and the redraw that
     /// answers it is not work.
     pub fn resized(&mut self, size: Size) {

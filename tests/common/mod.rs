@@ -38,9 +38,15 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
+        Sandbox::new_in(Path::new("/tmp"))
+    }
+
+    /// A sandbox under `dir` (for a test whose files must not sit under
+    /// a directory anyone may write to).
+    pub fn new_in(dir: &Path) -> Sandbox {
         let root = tempfile::Builder::new()
             .prefix("hm")
-            .tempdir_in("/tmp")
+            .tempdir_in(dir)
             .expect("tempdir");
         let sock_dir = root.path().join("s");
         Sandbox { root, sock_dir }

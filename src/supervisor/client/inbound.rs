@@ -10,6 +10,7 @@ use std::os::fd::OwnedFd;
 use tokio::io::unix::AsyncFd;
 use tracing::debug;
 
+use crate::detect::hooks::{MAX_REPORT, Report};
 use crate::protocol::{
     self, ClientType, ErrorCode, MAX_PAYLOAD, Piece, ServerType, Size, Splitter, Subscribe,
 };
@@ -105,6 +106,13 @@ impl Inbound {
                     }
                     Some(ClientType::Resize | ClientType::Kill | ClientType::Subscribe) => {
                         let take = used.min(4 - self.small.len().min(4));
+                        self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
+                    }
+                    // A report larger than any `hm hook` sends is dropped
+                    // whole when it ends (`small` past the bound).
+                    Some(ClientType::Report) => {
+                        let room = (MAX_REPORT + 1).saturating_sub(self.small.len());
+                        let take = used.min(room);
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
                     }
                     _ => {}
@@ -236,6 +244,22 @@ impl Inbound {
                 out.queue(ServerType::Screen, &json);
             }
             ClientType::Input => self.input(0..self.input.bytes.len(), ctx, id, role, out),
+            ClientType::Report => {
+                // Malformed or oversized reports are ignored: a hook must
+                // never hear back, and a wrong one must not cost the
+                // session anything.
+                if self.small.len() > MAX_REPORT {
+                    debug!(conn = id, "oversized hook report ignored");
+                    return;
+                }
+                match serde_json::from_slice::<Report>(&self.small) {
+                    Ok(report) => {
+                        ctx.shared.borrow_mut().hook_report(&report);
+                        ctx.output_seen.notify_one();
+                    }
+                    Err(e) => debug!(conn = id, "malformed hook report ignored: {e}"),
+                }
+            }
         }
     }
 
