@@ -72,6 +72,15 @@ pub enum Command {
     /// Print the hook set-up for an agent started outside hm run:
     /// hm setup claude|codex|gemini
     Setup(SetupArgs),
+    /// Serve this machine's sessions over stdin and stdout, for a
+    /// dashboard or command on another machine (ssh HOST hm proxy)
+    Proxy(ProxyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]
@@ -316,6 +325,9 @@ pub struct LsArgs {
     /// completions)
     #[arg(long, conflicts_with = "json")]
     pub ids: bool,
+    /// List the sessions of another machine, over ssh: [user@]host[:port]
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Args)]

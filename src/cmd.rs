@@ -22,6 +22,7 @@ pub mod wait;
 use anyhow::Result;
 
 use crate::cli::{Cli, Command};
+use crate::client;
 use crate::config::Config;
 use crate::pty::SpawnError;
 
@@ -56,6 +57,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         _ => {}
     }
     let config = Config::load(cli.config.as_deref())?;
+    let mut cli = cli;
+    // `HOST:ID` names a session on another machine: mount its sessions
+    // (over ssh) and run the command on the mount as on a local one.
+    let _mount = remote_target(&mut cli.command, &config)?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
         Command::Attach(args) => attach::run(args, &config),
@@ -74,10 +79,78 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
+        Command::Proxy(args) => {
+            let dir = client::socket_dir(&args.dir, &config);
+            crate::remote::proxy::run(&dir)
+        }
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
             unreachable!("handled before the config")
         }
     }
+}
+
+/// For a command on `HOST:ID` (or `hm ls --host HOST`): the mount of that
+/// host's sessions, with the command's socket dir and id pointed at it.
+/// Kill takes several ids: all must be on the same host.
+fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate::remote::Mount>> {
+    use crate::remote::split_target;
+    let (ids, dir): (Vec<&mut String>, &mut crate::cli::DirArgs) = match command {
+        Command::Ls(a) => {
+            let Some(host) = a.host.clone() else {
+                return Ok(None);
+            };
+            let m = mount(&host, config)?;
+            a.dir.socket_dir = Some(m.dir().to_path_buf());
+            return Ok(Some(m));
+        }
+        Command::Status(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Attach(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Explain(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Send(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Logs(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
+        _ => return Ok(None),
+    };
+    let hosts: Vec<Option<String>> = ids
+        .iter()
+        .map(|id| split_target(id).map(|(h, _)| h.to_owned()))
+        .collect();
+    let Some(Some(host)) = hosts.first().cloned() else {
+        if hosts.iter().any(Option::is_some) {
+            anyhow::bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
+        }
+        return Ok(None);
+    };
+    if hosts.iter().any(|h| h.as_deref() != Some(host.as_str())) {
+        anyhow::bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
+    }
+    let m = mount(&host, config)?;
+    for id in ids {
+        if let Some((_, plain)) = split_target(id) {
+            *id = plain.to_owned();
+        }
+    }
+    dir.socket_dir = Some(m.dir().to_path_buf());
+    Ok(Some(m))
+}
+
+/// Mounts `host`'s sessions: a `[[hosts]]` name, or `[user@]host[:port]`.
+fn mount(host: &str, config: &Config) -> Result<crate::remote::Mount> {
+    use crate::remote::{Host, Mount, bridge::ssh_command};
+    let host = match config.hosts.iter().find(|h| h.name == host) {
+        Some(entry) => Host {
+            name: entry.name.clone(),
+            hm: entry.hm.clone(),
+            ..Host::parse(&entry.address)?
+        },
+        None => Host::parse(host)?,
+    };
+    Ok(Mount::start(
+        &host,
+        &ssh_command(config.ssh_command.as_deref()),
+    )?)
 }
 
 /// Writes `hm.1` and `hm-COMMAND.1` for every subcommand into `dir`, each

@@ -77,6 +77,18 @@ pub struct NotifyRule {
     pub min_interval_ms: u64,
 }
 
+/// One `[[hosts]]` entry: a machine whose sessions the dashboard shows,
+/// and which `HOST:ID` and `--host` may name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostEntry {
+    /// What panes and commands call it.
+    pub name: String,
+    /// `[user@]host[:port]` for ssh; the name when not given.
+    pub address: String,
+    /// The remote `hm` (a name on the remote PATH, or a path).
+    pub hm: String,
+}
+
 /// One `[[env]]` entry: a variable set in the child's environment.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EnvVar {
@@ -126,6 +138,10 @@ pub struct Config {
     pub tui: TuiConfig,
     /// In file order.
     pub notify: Vec<NotifyRule>,
+    /// The ssh command line (`HM_SSH_COMMAND` overrides it); `None`: `ssh`.
+    pub ssh_command: Option<String>,
+    /// In file order; names are unique.
+    pub hosts: Vec<HostEntry>,
 }
 
 impl Default for Config {
@@ -197,6 +213,8 @@ impl Config {
             log_level: LogLevel::default(),
             tui: TuiConfig::default(),
             notify: Vec::new(),
+            ssh_command: None,
+            hosts: Vec::new(),
         }
     }
 }

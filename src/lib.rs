@@ -47,6 +47,7 @@ pub mod liveness;
 pub mod paths;
 pub mod protocol;
 pub mod pty;
+pub mod remote;
 pub mod supervisor;
 pub mod term;
 pub mod theme;

@@ -39,10 +39,13 @@ const TOP_KEYS: &[&str] = &[
     "log_level",
     "tui",
     "notify",
+    "ssh_command",
+    "hosts",
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
+const HOST_KEYS: &[&str] = &["name", "address", "hm"];
 
 impl Config {
     /// Parse the text of a config file read from `path` (pure). `home`
@@ -88,6 +91,15 @@ impl Config {
                 }
                 "tui" => config.tui = doc.tui(value)?,
                 "notify" => config.notify = doc.notify(value)?,
+                "ssh_command" => {
+                    let cmd = doc.string(name, value)?;
+                    if cmd.trim().is_empty() || cmd.contains('\0') {
+                        let reason = "the command is empty or holds a NUL character";
+                        return Err(doc.invalid(value.span(), name, reason));
+                    }
+                    config.ssh_command = Some(cmd);
+                }
+                "hosts" => config.hosts = doc.hosts(value)?,
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -279,6 +291,66 @@ impl Doc<'_> {
         Ok((vars, spans))
     }
 
+    /// The `[[hosts]]` entries.
+    fn hosts(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<Vec<crate::config::HostEntry>, ConfigError> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.mismatch("hosts", value, "[[hosts]] tables with a name"));
+        };
+        let mut hosts: Vec<crate::config::HostEntry> = Vec::new();
+        for item in items.iter() {
+            let entry = self.table("hosts", "[[hosts]]", item)?;
+            let (mut name, mut address, mut hm) = (None, None, None);
+            for (key, value) in in_file_order(entry) {
+                let full = format!("hosts.{}", key.get_ref());
+                if !HOST_KEYS.contains(&key.get_ref().as_ref()) {
+                    return Err(self.unknown(key, "hosts", HOST_KEYS));
+                }
+                let text = self.string(&full, value)?;
+                match key.get_ref().as_ref() {
+                    "name" => name = Some(text),
+                    "address" => {
+                        crate::remote::Host::parse(&text)
+                            .map_err(|e| self.invalid(value.span(), &full, e.to_string()))?;
+                        address = Some(text);
+                    }
+                    "hm" => {
+                        if text.trim().is_empty() || text.contains(['\0', '\'', '"', ' ']) {
+                            let reason = "give a command name or a path without quotes or spaces";
+                            return Err(self.invalid(value.span(), &full, reason));
+                        }
+                        hm = Some(text);
+                    }
+                    _ => return Err(self.unknown(key, "hosts", HOST_KEYS)),
+                }
+            }
+            let Some(name) = name else {
+                let reason = "the entry has no 'name'";
+                return Err(self.invalid(item.span(), "hosts", reason));
+            };
+            if hosts.iter().any(|h| h.name == name) {
+                let reason = format!("a second host named '{name}'");
+                return Err(self.invalid(item.span(), "hosts", reason));
+            }
+            let address = match address {
+                Some(a) => a,
+                None => {
+                    crate::remote::Host::parse(&name)
+                        .map_err(|e| self.invalid(item.span(), "hosts", e.to_string()))?;
+                    name.clone()
+                }
+            };
+            hosts.push(crate::config::HostEntry {
+                name,
+                address,
+                hm: hm.unwrap_or_else(|| "hm".to_owned()),
+            });
+        }
+        Ok(hosts)
+    }
+
     /// The `[[notify]]` entries.
     fn notify(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<NotifyRule>, ConfigError> {
         let DeValue::Array(items) = value.get_ref() else {
@@ -439,6 +511,17 @@ mod tests {
         assert_eq!(config.notify[0].on, vec!["waiting", "finished", "exited"]);
         assert_eq!(config.notify[0].min_interval_ms, DEFAULT_NOTIFY_INTERVAL_MS);
         config.notify.clear();
+        assert_eq!(config.ssh_command.as_deref(), Some("ssh"));
+        config.ssh_command = None;
+        assert_eq!(
+            config.hosts,
+            vec![crate::config::HostEntry {
+                name: "box".into(),
+                address: "me@box.lan:2222".into(),
+                hm: "hm".into(),
+            }]
+        );
+        config.hosts.clear();
         config.socket_dir = None;
         config.log_file = None;
         config.env.clear();
@@ -454,6 +537,27 @@ mod tests {
         assert_eq!(ok(""), file_defaults());
         assert_eq!(Config::defaults().source, None);
         assert_eq!(Config::default(), Config::defaults());
+    }
+
+    #[test]
+    fn hosts_take_a_name_an_address_and_an_hm() {
+        let c = ok(
+            "ssh_command = 'ssh -F x'\n[[hosts]]\nname = \"box\"\n[[hosts]]\nname = \"b2\"\naddress = \"me@b2:22\"\nhm = \"/opt/hm\"\n",
+        );
+        assert_eq!(c.ssh_command.as_deref(), Some("ssh -F x"));
+        assert_eq!(c.hosts[0].address, "box");
+        assert_eq!(c.hosts[1].hm, "/opt/hm");
+        assert!(err("[[hosts]]\naddress = \"box\"\n").contains(":1: invalid value for 'hosts'"));
+        assert!(
+            err("[[hosts]]\nname = \"a\"\naddress = \"-oProxyCommand=x\"\n")
+                .contains(":3: invalid value for 'hosts.address'")
+        );
+        assert!(
+            err("[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"a\"\n")
+                .contains("a second host named 'a'")
+        );
+        assert!(err("[[hosts]]\nname = \"a\"\nport = 2\n").contains("unknown key 'hosts.port'"));
+        assert!(err("ssh_command = ' '\n").contains("ssh_command"));
     }
 
     #[test]
@@ -485,7 +589,7 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             classifier, env, log_file, log_level, tui, notify)"
+             classifier, env, log_file, log_level, tui, notify, ssh_command, hosts)"
         );
     }
 

@@ -1,0 +1,154 @@
+//! The bridge protocol between a [`super::Mount`] and `hm proxy`: frames
+//! over the ssh connection's stdin and stdout.
+//!
+//! ```text
+//! [type u8][channel u32 BE][length u32 BE][payload]
+//! ```
+//!
+//! | type | name | direction | payload |
+//! |---|---|---|---|
+//! | `0x01` | HELLO | both, first | JSON `{"proto": 1, "version": "..."}` |
+//! | `0x02` | LIST | mount → proxy | empty |
+//! | `0x03` | SESSIONS | proxy → mount | JSON `{"running": [ids], "ended": [records]}` |
+//! | `0x04` | OPEN | mount → proxy | the session id; the channel is the mount's choice |
+//! | `0x05` | DATA | both | bytes of the channel's connection |
+//! | `0x06` | CLOSE | both | empty, or why (UTF-8) |
+//!
+//! A channel is one client connection to one session socket; its bytes
+//! are the session protocol's, untouched. Unknown types are skipped.
+
+use serde::{Deserialize, Serialize};
+
+/// This protocol's version; a peer with another is refused at HELLO.
+pub const PROTO: u32 = 1;
+/// Largest payload a peer sends or accepts.
+pub const MAX_PAYLOAD: usize = 1 << 20;
+/// DATA payloads are cut to this, so channels take turns.
+pub const CHUNK: usize = 64 * 1024;
+
+pub const HELLO: u8 = 0x01;
+pub const LIST: u8 = 0x02;
+pub const SESSIONS: u8 = 0x03;
+pub const OPEN: u8 = 0x04;
+pub const DATA: u8 = 0x05;
+pub const CLOSE: u8 = 0x06;
+
+const HEADER: usize = 9;
+
+/// HELLO's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub proto: u32,
+    pub version: String,
+}
+
+impl Hello {
+    pub fn ours() -> Hello {
+        Hello {
+            proto: PROTO,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+/// SESSIONS' payload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sessions {
+    pub running: Vec<String>,
+    /// Records of ended sessions, as the remote keeps them.
+    pub ended: Vec<serde_json::Value>,
+}
+
+/// One frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub ty: u8,
+    pub chan: u32,
+    pub payload: Vec<u8>,
+}
+
+pub fn encode(ty: u8, chan: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.push(ty);
+    out.extend_from_slice(&chan.to_be_bytes());
+    out.extend_from_slice(
+        &u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    out.extend_from_slice(payload);
+    out
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("bridge frame of {0} bytes is over the limit")]
+pub struct TooLarge(pub usize);
+
+/// Splits a byte stream into frames.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    buf: Vec<u8>,
+}
+
+impl Decoder {
+    /// Adds bytes; returns the frames now whole.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Frame>, TooLarge> {
+        self.buf.extend_from_slice(bytes);
+        let mut frames = Vec::new();
+        let mut at = 0;
+        while self.buf.len() - at >= HEADER {
+            let h = &self.buf[at..at + HEADER];
+            let len = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) as usize;
+            if len > MAX_PAYLOAD {
+                return Err(TooLarge(len));
+            }
+            if self.buf.len() - at - HEADER < len {
+                break;
+            }
+            frames.push(Frame {
+                ty: h[0],
+                chan: u32::from_be_bytes([h[1], h[2], h[3], h[4]]),
+                payload: self.buf[at + HEADER..at + HEADER + len].to_vec(),
+            });
+            at += HEADER + len;
+        }
+        self.buf.drain(..at);
+        Ok(frames)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_survive_any_split() {
+        let mut bytes = encode(HELLO, 0, br#"{"proto":1}"#);
+        bytes.extend(encode(DATA, 7, b"abc"));
+        bytes.extend(encode(CLOSE, 7, b""));
+        for cut in 0..bytes.len() {
+            let mut d = Decoder::default();
+            let mut got = d.push(&bytes[..cut]).expect("ok");
+            got.extend(d.push(&bytes[cut..]).expect("ok"));
+            assert_eq!(got.len(), 3, "cut at {cut}");
+            assert_eq!(
+                got[1],
+                Frame {
+                    ty: DATA,
+                    chan: 7,
+                    payload: b"abc".to_vec()
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_before_it_is_read() {
+        let mut d = Decoder::default();
+        let header = encode(DATA, 1, &[]);
+        let mut h = header.clone();
+        h[5..9].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(d.push(&h), Err(TooLarge(u32::MAX as usize)));
+    }
+}

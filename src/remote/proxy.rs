@@ -1,0 +1,177 @@
+//! `hm proxy`: serves this user's socket directory over stdin and stdout
+//! (the far end of an ssh connection that a [`super::Mount`] started).
+//!
+//! It lists the sessions and relays channels to their sockets, with the
+//! same checks as any local client (the directory is ours and private,
+//! the socket is served by us, the id is a valid one); it starts nothing
+//! and reads nothing else. Nothing it relays is interpreted: a channel's
+//! bytes are the session protocol's.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+use super::mux::{self, Hello, Sessions};
+use crate::liveness::{self, Liveness};
+use crate::paths::{self, SessionPaths};
+
+/// Serves until stdin ends; returns the exit code.
+pub fn run(dir: &Path) -> Result<i32> {
+    let rt = crate::client::runtime()?;
+    rt.block_on(serve(dir.to_path_buf()))
+}
+
+/// The sessions in `dir` now.
+fn sessions(dir: &Path) -> Sessions {
+    if paths::SocketDir::check(dir).is_err() {
+        return Sessions::default();
+    }
+    let running = paths::list_ids(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| {
+            SessionPaths::new(dir, id)
+                .is_ok_and(|p| liveness::probe(&p.pid, &p.sock, false) == Liveness::Running)
+        })
+        .collect();
+    let ended = crate::supervisor::ended::list(dir)
+        .into_iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    Sessions { running, ended }
+}
+
+/// Connects to session `id`'s socket, as a local client would.
+async fn open(dir: &Path, id: &str) -> Result<UnixStream, String> {
+    let p = SessionPaths::new(dir, id).map_err(|e| e.to_string())?;
+    paths::SocketDir::check(dir).map_err(|e| e.to_string())?;
+    let stream = UnixStream::connect(&p.sock)
+        .await
+        .map_err(|e| format!("no session '{id}': {e}"))?;
+    let uid = stream.peer_cred().map_err(|e| e.to_string())?.uid();
+    if uid != nix::unistd::geteuid().as_raw() && uid != 0 {
+        return Err(format!("session '{id}' is served by uid {uid}, not by us"));
+    }
+    Ok(stream)
+}
+
+async fn serve(dir: PathBuf) -> Result<i32> {
+    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(64);
+    let writer = tokio::spawn(async move {
+        let mut out = tokio::io::stdout();
+        while let Some(frame) = out_rx.recv().await {
+            if out.write_all(&frame).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let hello = serde_json::to_vec(&Hello::ours())?;
+    let _ = out_tx.send(mux::encode(mux::HELLO, 0, &hello)).await;
+
+    let mut stdin = tokio::io::stdin();
+    let mut decoder = mux::Decoder::default();
+    let mut chans: HashMap<u32, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
+    let mut greeted = false;
+    let mut buf = vec![0u8; mux::CHUNK];
+    let code = 'serve: loop {
+        let n = match stdin.read(&mut buf).await {
+            Ok(0) | Err(_) => break 0,
+            Ok(n) => n,
+        };
+        let Ok(frames) = decoder.push(&buf[..n]) else {
+            break 1;
+        };
+        for f in frames {
+            if !greeted {
+                // The first frame must be a HELLO we can speak.
+                let theirs: Option<Hello> = (f.ty == mux::HELLO)
+                    .then(|| serde_json::from_slice(&f.payload).ok())
+                    .flatten();
+                if theirs.is_none_or(|h| h.proto != mux::PROTO) {
+                    break 'serve 1;
+                }
+                greeted = true;
+                continue;
+            }
+            match f.ty {
+                mux::LIST => {
+                    let list = serde_json::to_vec(&sessions(&dir))?;
+                    let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;
+                }
+                mux::OPEN => {
+                    let id = String::from_utf8_lossy(&f.payload).into_owned();
+                    match open(&dir, &id).await {
+                        Ok(stream) => {
+                            let (tx, rx) = mpsc::unbounded_channel();
+                            chans.insert(f.chan, tx);
+                            relay(stream, f.chan, rx, out_tx.clone());
+                        }
+                        Err(why) => {
+                            let _ = out_tx
+                                .send(mux::encode(mux::CLOSE, f.chan, why.as_bytes()))
+                                .await;
+                        }
+                    }
+                }
+                mux::DATA => {
+                    if let Some(tx) = chans.get(&f.chan)
+                        && tx.send(f.payload).is_err()
+                    {
+                        chans.remove(&f.chan);
+                    }
+                }
+                // The client's end closed: the session sees its EOF, and
+                // its own close comes back as a CLOSE from the reader.
+                mux::CLOSE => {
+                    chans.remove(&f.chan);
+                }
+                _ => {}
+            }
+        }
+    };
+    drop(chans);
+    drop(out_tx);
+    let _ = writer.await;
+    Ok(code)
+}
+
+/// Relays one channel: the session's bytes out as DATA (then CLOSE), and
+/// DATA from the mount into the session.
+fn relay(
+    stream: UnixStream,
+    chan: u32,
+    mut from_mount: mpsc::UnboundedReceiver<Vec<u8>>,
+    out: mpsc::Sender<Vec<u8>>,
+) {
+    let (mut rd, mut wr) = stream.into_split();
+    tokio::spawn(async move {
+        while let Some(bytes) = from_mount.recv().await {
+            if wr.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+        let _ = wr.shutdown().await;
+    });
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; mux::CHUNK];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if out
+                        .send(mux::encode(mux::DATA, chan, &buf[..n]))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = out.send(mux::encode(mux::CLOSE, chan, b"")).await;
+    });
+}

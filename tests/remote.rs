@@ -1,0 +1,256 @@
+//! Sessions on another machine, through a real `sshd` started by the test
+//! on 127.0.0.1 with a throwaway host key and an authorized key in a temp
+//! dir, as the current user: `hm ls --host`, `hm status/send/logs/kill
+//! HOST:ID` over `ssh HOST hm proxy`, and the one-line messages of a host
+//! that cannot be reached or has no `hm`. Skips, saying why, without
+//! OpenSSH's client and server.
+
+mod common;
+#[path = "common/terminal.rs"]
+mod terminal;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{HM, Sandbox, stderr, stdout, wait_until};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// An sshd of the test's own, stopped (by its pid) when dropped.
+struct Sshd {
+    child: Child,
+    /// The ssh client config naming the hosts `box` and `bare` (the same
+    /// machine; `bare` is not in hm's `[[hosts]]`, so hm looks for `hm` on
+    /// its PATH, where there is none).
+    config: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    l.local_addr().expect("addr").port()
+}
+
+/// Starts sshd for `sb`; `remote_runtime` is the remote side's
+/// XDG_RUNTIME_DIR (so its socket dir is `remote_runtime/heimdall`).
+fn sshd(sb: &Sandbox, remote_runtime: &Path) -> Result<Sshd, String> {
+    if !Path::new(SSHD).exists() || !run(Command::new("ssh").arg("-V")) {
+        return Err("OpenSSH (ssh and sshd) is not installed".into());
+    }
+    let d = sb.path().join("ssh");
+    std::fs::create_dir_all(&d).expect("ssh dir");
+    for (name, file) in [("host", "host_key"), ("user", "id")] {
+        let ok = run(Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .arg(d.join(file)));
+        if !ok {
+            return Err("ssh-keygen failed".into());
+        }
+    }
+    std::fs::copy(d.join("id.pub"), d.join("authorized_keys")).expect("authorized_keys");
+    if nix::unistd::geteuid().is_root() {
+        // sshd run by root separates privileges into this directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+    }
+    let port = free_port();
+    let config = format!(
+        "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
+         AuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\nUsePAM no\n\
+         PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+         PermitRootLogin yes\nAcceptEnv XDG_RUNTIME_DIR\n",
+        dir = d.display()
+    );
+    std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
+    let child = Command::new(SSHD)
+        .args(["-D", "-e", "-f"])
+        .arg(d.join("sshd_config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start sshd: {e}"))?;
+    let user = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .ok_or("no user name")?;
+    let client = format!(
+        "Host box bare\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {dir}/id\n  \
+         IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n\
+         Host box\n  SetEnv XDG_RUNTIME_DIR={rt}\n",
+        dir = d.display(),
+        rt = remote_runtime.display()
+    );
+    let config = d.join("ssh_config");
+    std::fs::write(&config, client).expect("ssh_config");
+    let sshd = Sshd { child, config };
+    wait_until("sshd to listen", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    Ok(sshd)
+}
+
+/// `hm ARGS` with the ssh command pointed at the test's config, and the
+/// host `box` given the path of this build's `hm` (a `[[hosts]]` entry).
+fn hm(sb: &Sandbox, sshd: &Sshd, args: &[&str]) -> std::process::Output {
+    let dir = sb.path().join("config/heimdall");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(
+        dir.join("heimdall.toml"),
+        format!("[[hosts]]\nname = \"box\"\nhm = \"{HM}\"\n"),
+    )
+    .expect("config");
+    sb.hm()
+        .args(args)
+        .env(
+            "HM_SSH_COMMAND",
+            format!("ssh -F {}", sshd.config.display()),
+        )
+        .output()
+        .expect("run hm")
+}
+
+macro_rules! or_skip {
+    ($found:expr) => {
+        match $found {
+            Ok(v) => v,
+            Err(why) => {
+                println!("skipped: {why}");
+                return;
+            }
+        }
+    };
+}
+
+#[test]
+fn remote_sessions_are_listed_queried_typed_to_and_killed() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    // A session on the "remote" machine.
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "far", "--socket-dir"])
+        .arg(&remote_dir)
+        .args(["--", "cat"])
+        .output()
+        .expect("hm run");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let ls = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    assert!(ls.status.success(), "{}", stderr(&ls));
+    assert!(stdout(&ls).contains("far"), "{}", stdout(&ls));
+    let st = hm(&sb, &sshd, &["status", "box:far", "--json"]);
+    assert!(st.status.success(), "{}", stderr(&st));
+    let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("json");
+    assert_eq!(v["id"], "far", "{v}");
+    assert_eq!(v["alive"], true, "{v}");
+
+    let sent = hm(
+        &sb,
+        &sshd,
+        &["send", "box:far", "over the bridge", "--enter"],
+    );
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    wait_until("the typed line on the remote screen", || {
+        stdout(&hm(&sb, &sshd, &["logs", "box:far", "--screen"])).contains("over the bridge")
+    });
+
+    let killed = hm(&sb, &sshd, &["kill", "box:far"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let st = sb
+        .hm()
+        .args(["status", "far", "--socket-dir"])
+        .arg(&remote_dir)
+        .output()
+        .expect("hm status");
+    assert!(
+        stdout(&st).contains("exited") || !st.status.success(),
+        "{}",
+        stdout(&st)
+    );
+}
+
+#[test]
+fn a_host_that_cannot_be_reached_or_has_no_hm_says_so_in_one_line() {
+    let sb = Sandbox::new();
+    let sshd = or_skip!(sshd(&sb, &sb.path().join("remote-run")));
+    let bare = hm(&sb, &sshd, &["ls", "--host", "bare"]);
+    assert!(!bare.status.success());
+    let msg = stderr(&bare);
+    assert!(msg.contains("bare: no 'hm' on the remote PATH"), "{msg}");
+    assert_eq!(msg.trim().lines().count(), 1, "{msg}");
+
+    // Nothing listens on this port.
+    let port = free_port();
+    let gone = sb
+        .hm()
+        .args(["ls", "--host", &format!("127.0.0.1:{port}")])
+        .env(
+            "HM_SSH_COMMAND",
+            "ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5",
+        )
+        .output()
+        .expect("run hm");
+    assert!(!gone.status.success());
+    let msg = stderr(&gone);
+    assert!(
+        msg.contains(&format!("127.0.0.1:{port}: ssh could not connect")),
+        "{msg}"
+    );
+    assert_eq!(msg.trim().lines().count(), 1, "{msg}");
+}
+
+#[test]
+fn attach_to_a_remote_session_shows_it_and_types_into_it() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "sh1", "--socket-dir"])
+        .arg(&remote_dir)
+        .args(["--", "bash", "--norc", "--noprofile", "-i"])
+        .output()
+        .expect("hm run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The config naming `box`, as `hm` above writes it.
+    let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    let env = sb.terminal_env(&[(
+        "HM_SSH_COMMAND",
+        &format!("ssh -F {}", sshd.config.display()),
+    )]);
+    let mut term = terminal::Terminal::start(
+        Path::new(HM),
+        &[OsString::from("attach"), OsString::from("box:sh1")],
+        &env,
+        sb.path(),
+        (24, 80),
+        "$ hm attach box:sh1",
+    );
+    term.wait_for("the remote shell's prompt", |t| t.contains("$ "));
+    term.send(b"echo far-$((6*7))\r");
+    term.wait_for("the command's output", |t| t.contains("far-42"));
+    // Ctrl-\ detaches; the remote session runs on.
+    term.send(b"\x1c");
+    assert_eq!(term.wait_exit(), 0);
+    let st = hm(&sb, &sshd, &["status", "box:sh1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("json");
+    assert_eq!(v["alive"], true, "{v}");
+    let _ = hm(&sb, &sshd, &["kill", "box:sh1"]);
+}
