@@ -211,6 +211,45 @@ fn ten_thousand_pipelined_requests_all_get_answers() {
     writer.join().expect("join").expect("write");
 }
 
+/// While a person's terminal (SUBSCRIBE with the terminal flag) is
+/// attached, anyone else's RESIZE (the dashboard fitting a pane) is held,
+/// and applied once the terminal is gone.
+#[test]
+fn an_attached_terminal_is_never_resized_by_another_client() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "held",
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
+        ],
+    );
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut person = s.raw();
+    person.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
+    person.send(client::RESIZE, &size(200, 50));
+    person.send(client::INPUT, b"\n");
+    person.output_until(b"line 1: 50 200");
+    let mut dashboard = s.raw();
+    dashboard.send(client::SUBSCRIBE, &[]);
+    dashboard.send(client::RESIZE, &size(48, 14));
+    dashboard.send(client::INPUT, b"\n");
+    // The answer to this line is the size the program sees now.
+    dashboard.output_until(b"line 2: 50 200");
+    drop(person);
+    wait_until("the held size to apply", || {
+        let mut probe = s.raw();
+        probe.send(client::INFO, &[]);
+        let info = probe.expect(server::INFO);
+        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+        v["cols"] == 48 && v["rows"] == 14
+    });
+    dashboard.send(client::INPUT, b"\n");
+    dashboard.output_until(b"line 3: 14 48");
+}
+
 #[test]
 fn resize_reaches_the_child_clamped() {
     let sb = Sandbox::new();

@@ -154,6 +154,15 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     s.connection_closed();
     if conn.role.terminal {
         s.remove_terminal();
+        // The last terminal left: a size others asked for meanwhile (the
+        // dashboard's pane) applies now.
+        if let Some(size) = s.take_held_size() {
+            if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
+                debug!("resize failed: {e}");
+            }
+            s.resized(size);
+            ctx.output_seen.notify_one();
+        }
     }
     if s.output_mut().unsubscribe(id) || conn.role.wants_exit {
         ctx.space.notify_one();

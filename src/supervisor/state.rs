@@ -57,6 +57,8 @@ pub struct Shared {
     /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
     terminals: usize,
+    /// A size asked for while a terminal was attached (see `hold_size`).
+    held_size: Option<Size>,
     /// Answers owed to the program, written to the pty by the reader.
     answers: Vec<u8>,
     /// The state last reported to subscribers that asked for pushes, and
@@ -111,6 +113,7 @@ impl Shared {
             detector: None,
             process: None,
             terminals: 0,
+            held_size: None,
             answers: Vec::new(),
             report: None,
             report_seq: 0,
@@ -189,6 +192,27 @@ impl Shared {
 
     pub fn remove_terminal(&mut self) {
         self.terminals -= 1;
+    }
+
+    /// Whether a person's terminal (`hm attach`) is attached: its size is
+    /// the session's, and others' RESIZE waits (see [`Shared::hold_size`]).
+    pub fn terminal_attached(&self) -> bool {
+        self.terminals > 0
+    }
+
+    /// A RESIZE from a client that is not a person's terminal (the
+    /// dashboard fitting its panes) while one is attached: kept, not
+    /// applied, so nobody's window is shrunk behind their back.
+    pub fn hold_size(&mut self, size: Size) {
+        self.held_size = Some(size);
+    }
+
+    /// The size held back, once no terminal is attached any more.
+    pub fn take_held_size(&mut self) -> Option<Size> {
+        if self.terminals > 0 {
+            return None;
+        }
+        self.held_size.take().filter(|s| *s != self.size)
     }
 
     /// The program was reaped with `code`: STATUS says dead from now on.

@@ -205,6 +205,13 @@ impl Inbound {
                     return;
                 };
                 let size = size.clamped();
+                // A person's terminal sets the size; anyone else's RESIZE
+                // waits until no terminal is attached.
+                if !role.terminal && ctx.shared.borrow().terminal_attached() {
+                    debug!(conn = id, "resize held: a terminal is attached");
+                    ctx.shared.borrow_mut().hold_size(size);
+                    return;
+                }
                 if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
                     debug!("resize failed: {e}");
                 }
