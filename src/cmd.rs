@@ -36,6 +36,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut cmd, "hm", &mut script);
+            if args.shell == clap_complete::Shell::Zsh {
+                script = zsh_with_ids(&String::from_utf8_lossy(&script)).into_bytes();
+            }
             script.extend_from_slice(session_ids(args.shell).as_bytes());
             std::io::Write::write_all(&mut std::io::stdout(), &script)?;
             return Ok(0);
@@ -211,6 +214,29 @@ complete -F _hm_with_ids -o bashdefault -o default hm
             "\n# Session ids, from `hm ls --ids`.\ncomplete -c hm -n '__fish_seen_subcommand_from {TAKE_IDS}' -f -a '(hm ls --ids 2>/dev/null)'\n"
         ),
         _ => String::new(),
+    }
+}
+
+/// Zsh: clap's script completes session ids as files (`_default`); here
+/// they come from `hm ls --ids`, through a function defined before the
+/// script's last lines run the completion.
+fn zsh_with_ids(script: &str) -> String {
+    let ids = "_hm_session_ids";
+    let script = script
+        .replace(
+            ":id -- Session id:_default'",
+            &format!(":id -- Session id:{ids}'"),
+        )
+        .replace(
+            ":ids -- Session ids (several are stopped at once):_default'",
+            &format!(":ids -- Session ids (several are stopped at once):{ids}'"),
+        );
+    let function = format!(
+        "# Session ids, from `hm ls --ids`.\n(( $+functions[{ids}] )) ||\n{ids}() {{\n    local -a session_ids\n    session_ids=(${{(f)\"$(hm ls --ids 2>/dev/null)\"}})\n    compadd -a session_ids\n}}\n\n"
+    );
+    match script.rfind("if [ \"$funcstack[1]\" = \"_hm\" ]") {
+        Some(at) => format!("{}{function}{}", &script[..at], &script[at..]),
+        None => script + "\n" + &function,
     }
 }
 

@@ -286,11 +286,11 @@ fn flags_override_the_config_file() {
     assert_eq!(st.state, 0x00, "idle after 150 ms, not 9 s");
 }
 
-/// The ids `hm ls --ids` prints are what bash completes after a command
+/// The ids `hm ls --ids` prints are what bash (and zsh) complete after a command
 /// that takes one (in real bash, with the script `hm completions bash`
 /// prints), and not after one that does not.
 #[test]
-fn bash_completes_the_ids_of_the_sessions_there_are() {
+fn shells_complete_the_ids_of_the_sessions_there_are() {
     let sb = Sandbox::new();
     // The completion asks plain `hm ls --ids`: the socket dir comes from
     // the config file in the directory the shell is in.
@@ -328,6 +328,33 @@ fn bash_completes_the_ids_of_the_sessions_there_are() {
     // Fish gets the same ids.
     let fish = stdout(&sb.hm().args(["completions", "fish"]).output().expect("run"));
     assert!(fish.contains("(hm ls --ids 2>/dev/null)"), "{fish}");
+    // And zsh: its script parses, names the ids' function for the commands
+    // that take ids, and the function offers them.
+    let zsh = stdout(&sb.hm().args(["completions", "zsh"]).output().expect("run"));
+    assert!(zsh.contains("':id -- Session id:_hm_session_ids'"), "{zsh}");
+    if !std::process::Command::new("zsh")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        println!("skipped the zsh half: zsh is not installed");
+        return;
+    }
+    let file = sb.path().join("_hm");
+    fs::write(&file, &zsh).expect("write the script");
+    let body = format!(
+        "autoload -Uz compinit && compinit -u -D; compdef() {{ : }}; source {}; \
+         compadd() {{ shift; print -l -- ${{(P)1}} }}; _hm_session_ids",
+        file.display()
+    );
+    let out = std::process::Command::new("zsh")
+        .args(["-f", "-c", &body])
+        .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(sb.path())
+        .output()
+        .expect("zsh");
+    assert_eq!(stdout(&out), "alpha\nbeta\n", "{}", stderr(&out));
 }
 
 #[test]
