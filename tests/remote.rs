@@ -254,3 +254,84 @@ fn attach_to_a_remote_session_shows_it_and_types_into_it() {
     assert_eq!(v["alive"], true, "{v}");
     let _ = hm(&sb, &sshd, &["kill", "box:sh1"]);
 }
+
+/// The pids of `hm proxy` processes serving this sandbox's remote side
+/// (found by the XDG_RUNTIME_DIR the test's sshd gives them).
+fn proxies_of(remote_rt: &Path) -> Vec<i32> {
+    let mark = format!("XDG_RUNTIME_DIR={}", remote_rt.display());
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let environ = std::fs::read(e.path().join("environ")).ok()?;
+            let is_proxy = cmdline.split(|b| *b == 0).any(|a| a == b"proxy");
+            let ours = environ.split(|b| *b == 0).any(|v| v == mark.as_bytes());
+            (is_proxy && ours).then_some(pid)
+        })
+        .collect()
+}
+
+/// A link keeps a host mounted: sessions started there later appear, a
+/// proxy that dies is reported with the time it went down, and the host
+/// comes back by itself.
+#[test]
+fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
+    use heimdall::remote::{Host, Link, LinkState};
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let start = |id: &str| {
+        let out = sb
+            .hm()
+            .args(["run", "--bg", "--id", id, "--socket-dir"])
+            .arg(&remote_dir)
+            .args(["--", "sleep", "600"])
+            .output()
+            .expect("hm run");
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    start("one");
+    let host = Host {
+        hm: HM.to_owned(),
+        ..Host::parse("box").expect("host")
+    };
+    let ssh = format!("ssh -F {}", sshd.config.display());
+    let link = Link::start(&host, &ssh, || {}).expect("a link");
+    let served = |id: &str| link.dir().join(format!("{id}.sock")).exists();
+    wait_until("the host to be up", || {
+        link.state() == LinkState::Up && served("one")
+    });
+    start("two");
+    wait_until("a new session to appear", || served("two"));
+    for pid in proxies_of(&remote_rt) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    wait_until("the host to be reported down", || {
+        matches!(link.state(), LinkState::Down { .. })
+    });
+    if let LinkState::Down {
+        why, since_unix_ms, ..
+    } = link.state()
+    {
+        assert!(why.starts_with("box: "), "{why}");
+        assert!(since_unix_ms > 0);
+    }
+    wait_until("the host to come back", || {
+        link.state() == LinkState::Up && served("one") && served("two")
+    });
+    drop(link);
+    for id in ["one", "two"] {
+        let _ = sb
+            .hm()
+            .args(["kill", id, "--socket-dir"])
+            .arg(&remote_dir)
+            .output();
+    }
+}

@@ -126,13 +126,7 @@ impl Mount {
     /// Connects to `host` and mounts its sessions; returns once they are
     /// served, or why they cannot be.
     pub fn start(host: &Host, ssh_command: &str) -> Result<Mount, MountError> {
-        static SEQ: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "hm-remote-{}-{}-{}",
-            nix::unistd::geteuid().as_raw(),
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
+        let dir = mount_dir();
         SocketDir::ensure(&dir).map_err(|e| MountError::Dir {
             host: host.name.clone(),
             source: std::io::Error::other(e.to_string()),
@@ -189,6 +183,153 @@ impl Drop for Mount {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Where a [`Link`] stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkState {
+    /// Connecting, for the first time or again.
+    Connecting,
+    /// The remote sessions are served in the link's directory.
+    Up,
+    /// Down since `since` (wall clock, ms) for `why`; the next try is at
+    /// `retry_unix_ms`.
+    Down {
+        since_unix_ms: u64,
+        why: String,
+        retry_unix_ms: u64,
+    },
+}
+
+/// The first and the longest wait between tries to reach a host.
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// How often a link asks for the list of sessions, so new ones appear.
+const WATCH_EVERY: Duration = Duration::from_secs(2);
+
+/// A host kept mounted for as long as this lives: connected in the
+/// background, reconnected with backoff when it drops, always in the
+/// same directory (so a session keeps its socket path across
+/// reconnects). `changed` is called on every change of state or of the
+/// sessions mounted, from the link's own thread.
+#[derive(Debug)]
+pub struct Link {
+    dir: PathBuf,
+    state: std::sync::Arc<std::sync::Mutex<LinkState>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Link {
+    pub fn start(
+        host: &Host,
+        ssh_command: &str,
+        changed: impl Fn() + Send + 'static,
+    ) -> Result<Link, MountError> {
+        let dir = mount_dir();
+        SocketDir::ensure(&dir).map_err(|e| MountError::Dir {
+            host: host.name.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        let state = std::sync::Arc::new(std::sync::Mutex::new(LinkState::Connecting));
+        let (stop_tx, mut stop_rx) = oneshot::channel();
+        let (h, c, d, st) = (
+            host.clone(),
+            ssh_command.to_owned(),
+            dir.clone(),
+            state.clone(),
+        );
+        let thread = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let set = |s: LinkState| {
+                if let Ok(mut cur) = st.lock() {
+                    *cur = s;
+                }
+                changed();
+            };
+            rt.block_on(async {
+                let mut wait = BACKOFF_FIRST;
+                let mut down_since: Option<u64> = None;
+                loop {
+                    set(LinkState::Connecting);
+                    let why = match connect(&h, &c).await {
+                        Ok(conn) => {
+                            set(LinkState::Up);
+                            down_since = None;
+                            wait = BACKOFF_FIRST;
+                            match serve(conn, &d, &mut stop_rx, Some(WATCH_EVERY)).await {
+                                Outcome::Stopped => return,
+                                Outcome::Lost(said) if said.is_empty() => {
+                                    format!("{}: the connection ended", h.name)
+                                }
+                                Outcome::Lost(said) => {
+                                    format!("{}: the connection ended: {said}", h.name)
+                                }
+                            }
+                        }
+                        Err(e) => e.to_string(),
+                    };
+                    let now = crate::clock::unix_ms();
+                    let since = *down_since.get_or_insert(now);
+                    set(LinkState::Down {
+                        since_unix_ms: since,
+                        why,
+                        retry_unix_ms: now + wait.as_millis() as u64,
+                    });
+                    tokio::select! {
+                        _ = &mut stop_rx => return,
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                    wait = (wait * 2).min(BACKOFF_MAX);
+                }
+            });
+        });
+        Ok(Link {
+            dir,
+            state,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The directory the host's sessions are served in (empty while down).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn state(&self) -> LinkState {
+        self.state
+            .lock()
+            .map_or(LinkState::Connecting, |s| s.clone())
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new private directory name for a mount.
+fn mount_dir() -> PathBuf {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    std::env::temp_dir().join(format!(
+        "hm-remote-{}-{}-{}",
+        nix::unistd::geteuid().as_raw(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Starts `ssh ... HOST hm proxy`.
@@ -289,24 +430,26 @@ async fn read_until(
     }
 }
 
-type Ready = std::sync::mpsc::Sender<Result<Sessions, MountError>>;
+/// A bridge that said hello and listed its sessions.
+struct Connected {
+    child: Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: ChildStdout,
+    stderr: Option<ChildStderr>,
+    decoder: mux::Decoder,
+    pending: Vec<mux::Frame>,
+    sessions: Sessions,
+}
 
-async fn run(
-    host: Host,
-    ssh_command: String,
-    dir: PathBuf,
-    ready: Ready,
-    stop: oneshot::Receiver<()>,
-) {
-    let mut child = match spawn_ssh(&host, &ssh_command) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
+/// Runs ssh, exchanges HELLO and gets the list of sessions.
+async fn connect(host: &Host, ssh_command: &str) -> Result<Connected, MountError> {
+    let mut child = spawn_ssh(host, ssh_command)?;
+    let lost = |said: &str| MountError::Lost {
+        host: host.name.clone(),
+        said: said.to_owned(),
     };
     let (Some(mut stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return;
+        return Err(lost("ssh has no stdin or stdout"));
     };
     let mut stderr = child.stderr.take();
     let mut decoder = mux::Decoder::default();
@@ -324,14 +467,11 @@ async fn run(
     .await;
     let theirs = match theirs {
         Err(_) => {
-            let _ = ready.send(Err(MountError::Timeout { host: host.name }));
-            return;
+            return Err(MountError::Timeout {
+                host: host.name.clone(),
+            });
         }
-        Ok(None) => {
-            let e = never_greeted(&host, &mut child, &mut stderr).await;
-            let _ = ready.send(Err(e));
-            return;
-        }
+        Ok(None) => return Err(never_greeted(host, &mut child, &mut stderr).await),
         Ok(Some(f)) => serde_json::from_slice::<Hello>(&f.payload).ok(),
     };
     if theirs.as_ref().is_none_or(|h| h.proto != mux::PROTO) {
@@ -339,30 +479,79 @@ async fn run(
             || "it sent no greeting hm can read".to_owned(),
             |h| format!("hm {} speaks bridge protocol {}", h.version, h.proto),
         );
-        let _ = ready.send(Err(MountError::Incompatible {
-            host: host.name,
+        return Err(MountError::Incompatible {
+            host: host.name.clone(),
             said,
             ours: env!("CARGO_PKG_VERSION").to_owned(),
-        }));
-        return;
+        });
     }
     let Some(list) = read_until(&mut stdout, &mut decoder, &mut pending, mux::SESSIONS).await
     else {
-        let said = last_words(&mut stderr).await;
-        let _ = ready.send(Err(MountError::Lost {
-            host: host.name,
-            said,
-        }));
-        return;
+        return Err(lost(&last_words(&mut stderr).await));
     };
     let sessions: Sessions = serde_json::from_slice(&list.payload).unwrap_or_default();
+    Ok(Connected {
+        child,
+        stdin,
+        stdout,
+        stderr,
+        decoder,
+        pending,
+        sessions,
+    })
+}
 
-    // The remote sessions, as sockets here.
+/// Why serving a bridge ended.
+enum Outcome {
+    /// Asked to stop.
+    Stopped,
+    /// The connection ended; what ssh said last.
+    Lost(String),
+}
+
+type Ready = std::sync::mpsc::Sender<Result<Sessions, MountError>>;
+
+/// [`Mount`]'s thread: connect once, then serve.
+async fn run(
+    host: Host,
+    ssh_command: String,
+    dir: PathBuf,
+    ready: Ready,
+    mut stop: oneshot::Receiver<()>,
+) {
+    match connect(&host, &ssh_command).await {
+        Ok(c) => {
+            let _ = ready.send(Ok(c.sessions.clone()));
+            let _ = serve(c, &dir, &mut stop, None).await;
+        }
+        Err(e) => {
+            let _ = ready.send(Err(e));
+        }
+    }
+}
+
+/// Serves the remote sessions in `dir` until asked to stop or the
+/// connection ends; with `watch`, asks for the list that often, so new
+/// sessions appear.
+async fn serve(
+    c: Connected,
+    dir: &Path,
+    stop: &mut oneshot::Receiver<()>,
+    watch: Option<Duration>,
+) -> Outcome {
+    let Connected {
+        mut child,
+        mut stdin,
+        mut stdout,
+        mut stderr,
+        mut decoder,
+        mut pending,
+        sessions,
+    } = c;
     let (to_ssh, mut to_ssh_rx) = mpsc::channel::<Vec<u8>>(64);
     let (accepted_tx, mut accepted) = mpsc::unbounded_channel::<(String, UnixStream)>();
     let mut mounted: HashMap<String, Served> = HashMap::new();
-    remount(&dir, &sessions, &mut mounted, &accepted_tx);
-    let _ = ready.send(Ok(sessions));
+    remount(dir, &sessions, &mut mounted, &accepted_tx);
 
     let writer = tokio::spawn(async move {
         while let Some(frame) = to_ssh_rx.recv().await {
@@ -374,16 +563,19 @@ async fn run(
     let mut chans: HashMap<u32, mpsc::UnboundedSender<Option<Vec<u8>>>> = HashMap::new();
     let mut next_chan = 1u32;
     let mut buf = vec![0u8; mux::CHUNK];
-    let mut stop = stop;
     // After a connection closes, a session may have ended: the list is
     // asked again a few times, until it has settled.
     let mut relist_until: Option<tokio::time::Instant> = None;
     let mut relist = tokio::time::interval(RELIST_EVERY);
-    loop {
+    let mut watching = watch.map(tokio::time::interval);
+    let ended = loop {
         let relisting = relist_until.is_some_and(|t| tokio::time::Instant::now() < t);
         tokio::select! {
-            _ = &mut stop => break,
+            _ = &mut *stop => break Outcome::Stopped,
             _ = relist.tick(), if relisting => {
+                let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
+            }
+            _ = async { watching.as_mut().expect("guarded").tick().await }, if watching.is_some() => {
                 let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
             }
             Some((id, client)) = accepted.recv() => {
@@ -395,9 +587,13 @@ async fn run(
                 client_relay(client, chan, rx, to_ssh.clone());
             }
             read = stdout.read(&mut buf) => {
-                let Ok(n) = read else { break };
-                if n == 0 { break; }
-                let Ok(frames) = decoder.push(&buf[..n]) else { break };
+                let n = match read {
+                    Ok(n) if n > 0 => n,
+                    _ => break Outcome::Lost(last_words(&mut stderr).await),
+                };
+                let Ok(frames) = decoder.push(&buf[..n]) else {
+                    break Outcome::Lost("the remote hm sent a frame over the limit".into());
+                };
                 for f in pending.drain(..).chain(frames) {
                     match f.ty {
                         mux::DATA => {
@@ -413,15 +609,16 @@ async fn run(
                             relist.reset_immediately();
                         }
                         mux::SESSIONS => {
-                            let now: Sessions = serde_json::from_slice(&f.payload).unwrap_or_default();
-                            remount(&dir, &now, &mut mounted, &accepted_tx);
+                            let now: Sessions =
+                                serde_json::from_slice(&f.payload).unwrap_or_default();
+                            remount(dir, &now, &mut mounted, &accepted_tx);
                         }
                         _ => {}
                     }
                 }
             }
         }
-    }
+    };
     // The connection is gone or no longer wanted: every client sees its
     // session close.
     for (_, tx) in chans.drain() {
@@ -432,6 +629,7 @@ async fn run(
     writer.abort();
     let _ = child.start_kill();
     let _ = child.wait().await;
+    ended
 }
 
 /// How often, and for how long after a connection closed, the list of
