@@ -6,5 +6,6 @@
 //! besides drawing: titles, bells, notifications, queries).
 
 pub mod events;
+pub mod mouse;
 pub mod term;
 pub mod tokenizer;
