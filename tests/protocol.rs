@@ -250,6 +250,36 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     dashboard.output_until(b"line 3: 14 48");
 }
 
+/// A dashboard's layout change resizes idle sessions; their redraw is not
+/// work, so the state `hm ls` shows stays idle (timing classifier).
+#[test]
+fn the_redraw_that_answers_a_resize_is_not_work() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "redraw",
+        &["--classifier", "simple", "--idle-threshold-ms", "300"],
+        &[
+            "sh",
+            "-c",
+            "trap 'echo redrawn $(stty size)' WINCH; while :; do sleep 0.05; done",
+        ],
+    );
+    let mut r = s.raw();
+    wait_until("the session to be idle a while", || {
+        r.status()
+            .is_some_and(|st| st.state == 0x00 && st.idle_ms >= 400)
+    });
+    let before = r.status().expect("status");
+    r.send(client::SUBSCRIBE, &[]);
+    r.send(client::RESIZE, &Size { cols: 91, rows: 17 }.encode());
+    r.output_until(b"redrawn 17 91");
+    // Asked after the redraw arrived: still idle, and idle since before.
+    let mut q = s.raw();
+    let st = q.status().expect("status");
+    assert_eq!(st.state, 0x00, "{st:?}");
+    assert!(st.idle_ms >= before.idle_ms, "{st:?} after {before:?}");
+}
+
 #[test]
 fn resize_reaches_the_child_clamped() {
     let sb = Sandbox::new();

@@ -24,6 +24,10 @@ use super::ended;
 use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
 
+/// Output this soon after a resize, from a program that was idle, is its
+/// redraw for the new size (the `agent` detector has its own rule).
+const RESIZE_REDRAW_MS: u64 = 1_000;
+
 #[derive(Debug)]
 pub struct Shared {
     output: Output,
@@ -31,6 +35,8 @@ pub struct Shared {
     clock: Clock,
     started_ms: u64,
     last_output_ms: Option<u64>,
+    /// When the session was last resized (see `note_output`).
+    resized_ms: Option<u64>,
     child_pid: u32,
     /// Set once the child has been reaped.
     exit_code: Option<i32>,
@@ -99,6 +105,7 @@ impl Shared {
             clock,
             started_ms,
             last_output_ms: None,
+            resized_ms: None,
             child_pid,
             exit_code: None,
             output_closed: false,
@@ -334,7 +341,16 @@ impl Shared {
     /// screen see them, and queries nobody else will answer are answered.
     fn note_output(&mut self, from: u64, to: u64) {
         let now = self.clock.now_ms();
-        self.last_output_ms = Some(now);
+        // An idle program redrawing for a new size (a dashboard's layout
+        // changed) has not done anything: its timing classifier does not
+        // see the redraw, and its idle time keeps counting.
+        let redraw = self
+            .resized_ms
+            .is_some_and(|t| now.saturating_sub(t) < RESIZE_REDRAW_MS)
+            && self.classifier.state() == crate::classify::ProcessState::Idle;
+        if !redraw {
+            self.last_output_ms = Some(now);
+        }
         // Field by field: the chunks borrow the ring while the rest moves.
         let Shared {
             output,
@@ -354,7 +370,9 @@ impl Shared {
             if chunk.is_empty() {
                 continue;
             }
-            classifier.record(chunk, now);
+            if !redraw {
+                classifier.record(chunk, now);
+            }
             screen.feed(chunk);
             if !screen.callbacks_mut().is_empty() {
                 for event in screen.callbacks_mut().take() {
@@ -401,6 +419,7 @@ impl Shared {
         self.size = size;
         self.screen.resize(size);
         let now = self.clock.now_ms();
+        self.resized_ms = Some(now);
         if let Some(d) = &mut self.detector {
             d.resized(now);
         }
