@@ -55,6 +55,21 @@ pub fn render_problem(id: &str, cols: u16, row: u16, problem: &str, theme: &Them
     draw(id, cols, row, "", &format!(" {problem} "), badge, theme)
 }
 
+/// The bar in copy mode: where its view is (`copy [+120/2000]`) in the
+/// key style, and `text` (the search, a note, or what the keys do).
+pub fn render_copy(
+    id: &str,
+    cols: u16,
+    row: u16,
+    marker: &str,
+    text: &str,
+    theme: &Theme,
+) -> Vec<u8> {
+    let badge = theme.footer.patch(theme.footer_key);
+    let right = format!(" copy {marker} ");
+    draw(id, cols, row, &format!("{text}  "), &right, badge, theme)
+}
+
 fn draw(
     id: &str,
     cols: u16,
@@ -90,7 +105,7 @@ fn draw(
 /// The SGR sequence that resets the attributes and then sets `style`'s.
 /// Written here rather than through crossterm, whose colours consult
 /// NO_COLOR on their own: the bar follows the theme it is given.
-fn sgr(style: Style) -> String {
+pub(crate) fn sgr(style: Style) -> String {
     const MODIFIERS: [(Modifier, u8); 9] = [
         (Modifier::BOLD, 1),
         (Modifier::DIM, 2),

@@ -57,6 +57,11 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
         return true;
     }
     if let Some(mode) = p.copy.as_mut().filter(|c| c.takes_keys()) {
+        // The copy key again leaves, as it opened.
+        if focused && copy_key.is_some_and(|b| keys::is_byte(&k, b)) {
+            leave(p);
+            return true;
+        }
         let Some(key) = copy_key_of(&k) else {
             return true;
         };

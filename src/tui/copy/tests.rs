@@ -181,6 +181,11 @@ fn copy_mode_selects_and_copies_to_the_clipboard() {
     let fx = typed(&mut m, "y", now);
     assert_eq!(clipboard(&fx), ["$"]);
     assert_eq!(notice(&m), "copied 1 line");
+    // The copy key again leaves.
+    update(&mut m, ctrl(']'), now);
+    assert!(m.pane("a").expect("pane").copy.is_some());
+    update(&mut m, ctrl(']'), now);
+    assert!(m.pane("a").expect("pane").copy.is_none());
 }
 
 #[test]
