@@ -251,4 +251,13 @@ mod tests {
         assert_eq!(keys(b"\xffk"), [Input::Key(Key::Char('k'))]);
         assert_eq!(keys(b"\x1bO"), []);
     }
+
+    proptest::proptest! {
+        /// Any read decodes without a panic.
+        #[test]
+        fn any_read_decodes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            let mut pasting = false;
+            let _ = decode(&bytes, &mut pasting);
+        }
+    }
 }

@@ -82,12 +82,14 @@ fn draw(
     let cols = usize::from(cols);
     let left = format!(" hm · {id} ");
     let label = theme.footer.patch(theme.footer_key);
-    let left: String = left.chars().take(cols).collect();
-    let room = cols - left.chars().count();
-    let right: String = right.chars().take(room).collect();
-    let room = room - right.chars().count();
-    let hint: String = hint.chars().take(room).collect();
-    let fill = room - hint.chars().count();
+    // Measured in columns, not characters: a wide character (a search in
+    // copy mode may have some) takes two, and one too many would scroll.
+    let (left, used) = fit(&left, cols);
+    let room = cols - used;
+    let (right, used) = fit(right, room);
+    let room = room - used;
+    let (hint, used) = fit(hint, room);
+    let fill = room - used;
     let mut out = Vec::with_capacity(64 + cols);
     // Save the cursor, draw with wrapping off so the last column cannot
     // scroll the screen, then put everything back.
@@ -100,6 +102,21 @@ fn draw(
     out.extend_from_slice(right.as_bytes());
     out.extend_from_slice(b"\x1b[0m\x1b[?7h\x1b8");
     out
+}
+
+/// As much of `text` as fits in `room` columns, and the columns it takes.
+fn fit(text: &str, room: usize) -> (String, usize) {
+    let mut used = 0;
+    let mut kept = String::new();
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    (kept, used)
 }
 
 /// The SGR sequence that resets the attributes and then sets `style`'s.
@@ -478,6 +495,28 @@ mod tests {
         let row = p.screen().contents_between(23, 0, 23, 50);
         assert!(
             row.trim_end().ends_with("Ctrl-\\ detaches   active 3.2s"),
+            "{row:?}"
+        );
+    }
+
+    #[test]
+    fn wide_characters_in_the_bar_are_counted_as_two_columns() {
+        // A copy-mode search for wide text, on a bar it just fills: one
+        // column too many would scroll the screen up.
+        let theme = dark();
+        let mut p = screen(b"\x1b[23;1Hkept", 30);
+        p.process(&render_copy(
+            "s",
+            30,
+            24,
+            "[+0/0]",
+            "?你好世界你好世界",
+            &theme,
+        ));
+        assert_eq!(p.screen().contents_between(22, 0, 22, 30), "kept");
+        let row = p.screen().contents_between(23, 0, 23, 30);
+        assert!(
+            row.starts_with(" hm · s ") && row.ends_with(" copy [+0/0] "),
             "{row:?}"
         );
     }

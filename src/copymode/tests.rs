@@ -363,3 +363,87 @@ fn unbound_keys_do_nothing_and_nothing_panics() {
 fn osc52_is_base64_of_the_text() {
     assert_eq!(osc52("hi\n"), b"\x1b]52;c;aGkK\x07");
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What can happen to copy mode: a key, a scroll, or more output.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Key(Key),
+        Scroll(i64),
+        Output(usize),
+    }
+
+    fn key() -> impl Strategy<Value = Key> {
+        prop_oneof![
+            proptest::char::range(' ', '~').prop_map(Key::Char),
+            proptest::char::range('a', 'z').prop_map(Key::Ctrl),
+            Just(Key::Up),
+            Just(Key::Down),
+            Just(Key::Left),
+            Just(Key::Right),
+            Just(Key::PageUp),
+            Just(Key::PageDown),
+            Just(Key::Home),
+            Just(Key::End),
+            Just(Key::Enter),
+            Just(Key::Esc),
+            Just(Key::Backspace),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => key().prop_map(Op::Key),
+            1 => (-50i64..50).prop_map(Op::Scroll),
+            1 => (0usize..30).prop_map(Op::Output),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is typed, scrolled or printed: no panic, the view
+        /// within the history, the cursor on a kept row and in view, and
+        /// a copy no bigger than the cap.
+        #[test]
+        fn the_view_and_the_cursor_stay_on_kept_rows(
+            text in prop::collection::vec("[ a-z0-9/]{0,30}", 0..60),
+            rows in 1u16..12,
+            cols in 1u16..40,
+            keep in 1usize..80,
+            cursor in any::<bool>(),
+            ops in prop::collection::vec(op(), 0..80),
+        ) {
+            let refs: Vec<&str> = text.iter().map(String::as_str).collect();
+            let mut h = Lines::new(&refs, rows);
+            h.cols = cols;
+            let ext = h.extent();
+            let mut m = CopyMode::new(ext, cursor.then_some((rows - 1, 0)), !cursor);
+            for op in ops {
+                let outcome = match op {
+                    Op::Key(k) => m.key(&mut h, k),
+                    Op::Scroll(by) => m.scroll(h.extent(), by),
+                    Op::Output(n) => {
+                        h.more("x", n, keep.max(usize::from(rows)));
+                        m.clamp(h.extent())
+                    }
+                };
+                if let Outcome::Copied { text, .. } = &outcome {
+                    prop_assert!(text.len() <= MAX_COPY);
+                }
+                if outcome != Outcome::Stay {
+                    break;
+                }
+                let ext = h.extent();
+                prop_assert!(m.back(ext) <= ext.history());
+                if let Some(c) = m.cursor {
+                    prop_assert!(c.row >= ext.first && (c.row < ext.end() || ext.rows_kept == 0));
+                    prop_assert!(c.col < cols);
+                    prop_assert!(m.cursor_cell(ext).is_some(), "the cursor is in view");
+                }
+            }
+        }
+    }
+}
