@@ -1135,5 +1135,8 @@ fn copy_mode_shows_the_history_searches_copies_and_leaves_the_live_screen_as_it_
     t.wait_for("copy mode", |t| t.last_row().contains("copy [+0/"));
     t.send(b"\x1c");
     t.expect_exit(0);
+    t.wait_for("the detach message", |t| {
+        t.contains("[detached from session sq]")
+    });
     assert_restored(&t);
 }
