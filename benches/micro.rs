@@ -219,6 +219,12 @@ fn pane(c: &mut Criterion) {
             t
         })
     });
+    // A dashboard pane keeps a history: rows that scroll off are kept
+    // (and, once it is full, the oldest dropped) rather than reset.
+    g.bench_function("parse_64k_history_1000", |b| {
+        let mut t: Term = Term::with_scrollback(size, 1000);
+        b.iter(|| t.feed(black_box(&out)))
+    });
     let mut t = Term::new(size);
     t.feed(&out);
     let area = Rect::new(0, 0, size.cols, size.rows);

@@ -4,11 +4,15 @@
 //! off the user's main screen ([`screens`]), and the status bar with the
 //! scanner for what output does to it ([`statusbar`]). All three read the
 //! output through [`crate::vt::tokenizer`], as the terminal will, and
-//! [`shown`] puts them in order for each chunk of output.
+//! [`shown`] puts them in order for each chunk of output. Copy mode, the
+//! session's history on the user's terminal, is [`copy`], with the keys
+//! read as [`keys`] splits them.
 //!
 //! The command itself (connecting, keys, the detach key, resizing) is
 //! `cmd::attach`.
 
+pub mod copy;
+pub mod keys;
 pub mod queries;
 pub mod screens;
 pub mod shown;

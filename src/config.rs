@@ -19,7 +19,8 @@
 //! - `doc`: the file being read: spans to lines, the `file:line: key`
 //!   errors, typed values.
 //! - `overrides`: `hm run` flags over the file ([`Config::apply`]).
-//! - `detach_key`: detach key names, and the keys typing needs.
+//! - `detach_key`: key names (the detach key, the copy key), and the keys
+//!   typing needs.
 //! - `check`: the rules the file and the flags share (environment variable
 //!   names, ranges, `~`, classifier names), so both refuse in the same words.
 //! - `tui`: the `[tui]` table; `log_level`: [`LogLevel`].
@@ -55,6 +56,11 @@ pub const DEFAULT_KILL_GRACE_MS: u64 = 5000;
 pub const MAX_KILL_GRACE_MS: u64 = 600_000;
 /// Ctrl-\, as in the original.
 pub const DEFAULT_DETACH_KEY: u8 = 0x1c;
+/// Ctrl-]: opens copy mode in `hm attach` and in a focused pane.
+pub const DEFAULT_COPY_KEY: u8 = 0x1d;
+/// Rows of history each dashboard pane (and attach's copy mode) keeps.
+pub const DEFAULT_HISTORY_LINES: usize = 1000;
+pub const MAX_HISTORY_LINES: usize = 100_000;
 pub const IDLE_THRESHOLD_MS_RANGE: RangeInclusive<u64> = 1..=86_400_000;
 pub const DEBOUNCE_MS_RANGE: RangeInclusive<u64> = 0..=60_000;
 /// `[classifier.agent] stuck_after_ms`: a second to a day.
@@ -125,6 +131,12 @@ pub struct Config {
     pub kill_grace_ms: u64,
     /// `None`: detaching is disabled.
     pub detach_key: Option<u8>,
+    /// Opens copy mode (the session's history) in `hm attach` and in a
+    /// focused dashboard pane; `None`: no key (Shift-PgUp still does).
+    pub copy_key: Option<u8>,
+    /// Rows of history a dashboard pane keeps, and `hm attach`'s copy
+    /// mode reads (client-side; the supervisor keeps `scrollback_bytes`).
+    pub history_lines: usize,
     pub classifier: ClassifierSpec,
     /// Whether the file or a flag chose the classifier; if not, a session
     /// running a known agent gets the `agent` classifier
@@ -206,6 +218,8 @@ impl Config {
             kill_process_group: true,
             kill_grace_ms: DEFAULT_KILL_GRACE_MS,
             detach_key: Some(DEFAULT_DETACH_KEY),
+            copy_key: Some(DEFAULT_COPY_KEY),
+            history_lines: DEFAULT_HISTORY_LINES,
             classifier: ClassifierSpec::default(),
             classifier_chosen: false,
             env: Vec::new(),
@@ -259,6 +273,8 @@ mod tests {
         assert!(c.kill_process_group);
         assert_eq!(c.kill_grace_ms, 5000);
         assert_eq!(c.detach_key, Some(0x1c));
+        assert_eq!(c.copy_key, Some(0x1d));
+        assert_eq!(c.history_lines, 1000);
         assert_eq!(
             c.classifier,
             ClassifierSpec::Simple {

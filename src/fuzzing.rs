@@ -22,6 +22,7 @@ mod attach;
 mod classifier;
 mod config;
 mod connection;
+mod copy;
 mod frame_decoder;
 mod replay;
 mod screen;
@@ -33,6 +34,7 @@ pub use attach::attach_output;
 pub use classifier::classifier;
 pub use config::config;
 pub use connection::connection;
+pub use copy::copy_mode;
 pub use frame_decoder::frame_decoder;
 pub use replay::query_filter;
 pub use screen::tui_screen;
@@ -56,6 +58,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("connection", connection),
     ("attach_output", attach_output),
     ("status_records", status_records),
+    ("copy_mode", copy_mode),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.

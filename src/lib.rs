@@ -18,8 +18,11 @@
 //!   async clients.
 //! - [`config`]: heimdall.toml and command-line overrides, resolved;
 //!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive.
+//! - [`copymode`]: a history browsed with a cursor, searched and copied
+//!   (pure; both the dashboard and attach drive it).
 //! - [`vt`]: how a terminal reads output (the tokenizer every filter
-//!   uses, the emulator, terminal events); [`term`]: the user's terminal.
+//!   uses, the emulator and its numbered history, terminal events);
+//!   [`term`]: the user's terminal.
 //! - [`detect`] and [`classify`]: what a session is doing.
 //! - [`supervisor`]: the per-session server.
 //! - [`client`] (with the one status-polling state machine), [`launch`],
@@ -37,6 +40,7 @@ pub mod client;
 pub mod clock;
 pub mod cmd;
 pub mod config;
+pub mod copymode;
 pub mod detect;
 pub mod error;
 pub mod fd;

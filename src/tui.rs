@@ -10,6 +10,7 @@
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
 mod connection;
+pub mod copy;
 pub mod focus;
 pub mod keymap;
 pub mod keys;
@@ -55,6 +56,10 @@ pub struct Options {
     /// `[tui] columns`: wins over the remembered layout.
     pub columns: Option<u16>,
     pub detach_key: Option<u8>,
+    /// Opens copy mode in focus.
+    pub copy_key: Option<u8>,
+    /// Rows of history each pane keeps.
+    pub history_lines: usize,
     pub config_path: Option<PathBuf>,
     /// `dir`, when it came from `--socket-dir` (not the config).
     pub dir_flag: Option<String>,
@@ -95,6 +100,8 @@ async fn dashboard(opts: Options) -> Result<i32> {
         .unwrap_or_default();
     m.desktop = opts.desktop_notify.is_some();
     m.detach_key = opts.detach_key;
+    m.copy_key = opts.copy_key;
+    m.history_lines = opts.history_lines;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Event>();
@@ -409,6 +416,10 @@ fn apply(
                     None => String::new(),
                 };
                 let _ = std::io::stdout().write_all(seq.as_bytes());
+            }
+            Effect::Clipboard(text) => {
+                let _ = std::io::stdout().write_all(&crate::copymode::osc52(&text));
+                let _ = std::io::stdout().flush();
             }
             Effect::Forget(id) => {
                 let _ = crate::supervisor::ended::forget(&opts.dir, &id);

@@ -4,8 +4,11 @@
 //! dashboard renders one per pane, and each supervisor keeps one as its
 //! session's screen ([`events::Recorder`] collects what the program says
 //! besides drawing: titles, bells, notifications, queries).
+//! [`history::Tally`] numbers the rows a screen's history keeps, for views
+//! left on old output.
 
 pub mod events;
+pub mod history;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;

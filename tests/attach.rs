@@ -144,11 +144,11 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
     t.wait_for("the state in the bar", |t| {
         let bar = t.last_row();
         let words: Vec<&str> = bar.split_whitespace().collect();
-        words.len() == 7
-            && words[3..5] == ["Ctrl-\\", "detaches"]
-            && ["idle", "active"].contains(&words[5])
-            && words[6].ends_with('s')
-            && words[6].starts_with(|c: char| c.is_ascii_digit())
+        words.len() == 9
+            && words[3..7] == ["Ctrl-\\", "detaches", "Ctrl-]", "history"]
+            && ["idle", "active"].contains(&words[7])
+            && words[8].ends_with('s')
+            && words[8].starts_with(|c: char| c.is_ascii_digit())
     });
     t.send(b"\r");
     t.wait_for("stty size", |t| {
@@ -1067,4 +1067,76 @@ fn a_terminal_that_stops_reading_gets_everything_once_it_reads_again() {
         "lines lost or out of order; {} bytes printed",
         printed.len()
     );
+}
+
+/// Ctrl-], the default copy key; Shift-PgUp and Shift-PgDn as xterm sends
+/// them.
+const COPY_KEY: &[u8] = b"\x1d";
+const SHIFT_PGUP: &[u8] = b"\x1b[5;2~";
+const SHIFT_PGDN: &[u8] = b"\x1b[6;2~";
+
+/// The rows above the bar, as shown.
+fn above_bar(t: &Terminal) -> Vec<String> {
+    (0..ROWS - 1).map(|r| t.row(r)).collect()
+}
+
+#[test]
+fn copy_mode_shows_the_history_searches_copies_and_leaves_the_live_screen_as_it_was() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "sq",
+        &[],
+        &["sh", "-c", "seq 1 200; exec bash --norc --noprofile -i"],
+    );
+    let mut t = attach(&sb, "sq");
+    t.wait_for("the prompt under the numbers", |t| {
+        t.contains("bash-") && t.has_line("200") && t.last_row().contains("Ctrl-] history")
+    });
+    let live = above_bar(&t);
+    // The copy key: the history, the cursor on the prompt, the bar saying
+    // where the view is.
+    t.send(COPY_KEY);
+    t.wait_for("copy mode", |t| t.last_row().contains("copy [+0/"));
+    // To the oldest row: line 1, which scrolled off long ago.
+    t.send(b"g");
+    t.wait_for("line 1", |t| {
+        t.row(0) == "1" && t.last_row().contains("copy [+")
+    });
+    // A search, a selection of two lines, the copy.
+    t.send(b"/150\r");
+    t.wait_for("the match", |t| t.has_line("150") && !t.has_line("1"));
+    t.record();
+    t.send(b"vj$y");
+    t.wait_for("OSC 52 with the two lines", |t| {
+        String::from_utf8_lossy(t.recorded()).contains("\x1b]52;c;MTUwCjE1MQ==\x07")
+    });
+    // Leaving shows the live screen exactly as it was, and says what was
+    // copied.
+    t.wait_for("the live screen again", |t| above_bar(t) == live);
+    t.wait_for("the notice", |t| t.last_row().contains("copied 2 lines"));
+    assert!(!t.screen().hide_cursor(), "the cursor is shown again");
+    // Shift-PgUp opens it a page up; Shift-PgDn back to the bottom leaves.
+    t.send(SHIFT_PGUP);
+    t.wait_for("a page up", |t| {
+        t.last_row().contains("copy [+22/") && !t.contains("bash-")
+    });
+    t.send(SHIFT_PGDN);
+    t.wait_for("the live screen again", |t| above_bar(t) == live);
+    // Keys reach the program again, and Shift-PgUp never did.
+    t.send(b"echo typed-$((6*7))\r");
+    t.wait_for("the command's output", |t| t.has_line("typed-42"));
+    assert!(!t.contains("2~"), "{:?}", t.lines());
+    // `q` leaves too, and the detach key works in copy mode.
+    t.send(COPY_KEY);
+    t.wait_for("copy mode", |t| t.last_row().contains("copy [+0/"));
+    t.send(b"q");
+    t.wait_for("live", |t| t.last_row().contains("Ctrl-] history"));
+    t.send(COPY_KEY);
+    t.wait_for("copy mode", |t| t.last_row().contains("copy [+0/"));
+    t.send(b"\x1c");
+    t.expect_exit(0);
+    t.wait_for("the detach message", |t| {
+        t.contains("[detached from session sq]")
+    });
+    assert_restored(&t);
 }

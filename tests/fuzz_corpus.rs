@@ -646,6 +646,119 @@ fn attach_output_seeds() -> Vec<(&'static str, Vec<u8>)> {
     list.into_iter().map(|(n, b)| (n, b.to_vec())).collect()
 }
 
+/// Encodes copy mode operations (layout in `fuzzing::copy_mode`).
+enum Cm<'a> {
+    Output(&'a [u8]),
+    Resize(u8, u8),
+    Keys(&'a [u8]),
+    ReplayEnd,
+    Paint(bool),
+}
+
+fn copy_seed(rows: u8, cols: u8, history: u8, page_first: bool, ops: &[Cm<'_>]) -> Vec<u8> {
+    let mut v = vec![rows, cols, history, u8::from(page_first)];
+    for op in ops {
+        match op {
+            Cm::Output(bytes) => {
+                v.push(0);
+                v.extend((bytes.len() as u16).to_le_bytes());
+                v.extend_from_slice(bytes);
+            }
+            Cm::Resize(r, c) => v.extend([1, *r, *c]),
+            Cm::Keys(bytes) => {
+                v.extend([2, bytes.len() as u8]);
+                v.extend_from_slice(bytes);
+            }
+            Cm::ReplayEnd => v.push(3),
+            Cm::Paint(force) => v.extend([4, u8::from(*force)]),
+        }
+    }
+    v
+}
+
+fn copy_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let seq: Vec<u8> = (1..=60)
+        .flat_map(|i| format!("{i}\r\n").into_bytes())
+        .collect();
+    let colours: &[u8] =
+        b"\x1b[1;31mred\x1b[0m \x1b[38;5;40mgreen\x1b[m\r\n\x1b[7mreverse\x1b[m\r\n";
+    let wide = "你好世界 wide\r\ne\u{301}\r\n".as_bytes();
+    let clear: &[u8] = b"\x1b[H\x1b[2J\x1b[3J";
+    vec![
+        (
+            "search-select-copy",
+            copy_seed(
+                6,
+                30,
+                40,
+                false,
+                &[
+                    Cm::Output(&seq),
+                    Cm::ReplayEnd,
+                    Cm::Paint(true),
+                    Cm::Keys(b"?17\r"),
+                    Cm::Paint(false),
+                    Cm::Keys(b"vj$"),
+                    Cm::Paint(false),
+                    Cm::Keys(b"y"),
+                ],
+            ),
+        ),
+        (
+            "page-up-then-output-and-resize",
+            copy_seed(
+                5,
+                20,
+                10,
+                true,
+                &[
+                    Cm::Output(&seq),
+                    Cm::ReplayEnd,
+                    Cm::Paint(false),
+                    Cm::Output(&seq),
+                    Cm::Resize(3, 8),
+                    Cm::Paint(false),
+                    Cm::Keys(b"\x1b[5;2~\x1b[<64;1;1M\x1bOA\x1b[6;2~"),
+                    Cm::Paint(true),
+                ],
+            ),
+        ),
+        (
+            "colours-and-wide",
+            copy_seed(
+                4,
+                12,
+                20,
+                false,
+                &[
+                    Cm::Output(colours),
+                    Cm::Output(wide),
+                    Cm::ReplayEnd,
+                    Cm::Keys(b"gwwbb$0vGy"),
+                    Cm::Paint(true),
+                ],
+            ),
+        ),
+        (
+            "cleared-history",
+            copy_seed(
+                4,
+                10,
+                20,
+                true,
+                &[
+                    Cm::Output(&seq),
+                    Cm::ReplayEnd,
+                    Cm::Output(clear),
+                    Cm::Paint(false),
+                    Cm::Keys(b"\x1b[200~qq\x1b[201~kkk\x15\x04\x02\x06/x\x7f\x7f"),
+                    Cm::Paint(true),
+                ],
+            ),
+        ),
+    ]
+}
+
 #[test]
 #[ignore = "writes the seed corpus into fuzz/corpus"]
 fn write_seeds() {
@@ -658,6 +771,7 @@ fn write_seeds() {
         ("tui_screen", screen_seeds()),
         ("connection", connection_seeds()),
         ("attach_output", attach_output_seeds()),
+        ("copy_mode", copy_seeds()),
     ];
     for (target, seeds) in all {
         let dir = corpus_dir(target);

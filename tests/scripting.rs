@@ -336,6 +336,34 @@ fn logs_raw_takes_the_last_lines_as_written() {
 }
 
 #[test]
+fn logs_prints_every_line_that_scrolled_off_without_escapes() {
+    let sb = Sandbox::new();
+    let s = bg(
+        &sb,
+        &["--id", "seq", "--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "seq 1 200; printf '\\033[1;31mred\\033[m\\n'; sleep 20",
+        ],
+    );
+    common::wait_until("the output", || {
+        stdout(&sb.cmd(&["logs", &s.id])).contains("red")
+    });
+    // Lines 1 to 151 left the 24-row screen long ago; all are there.
+    let all = stdout(&sb.cmd(&["logs", &s.id]));
+    let want: String = (1..=200).map(|i| format!("{i}\n")).collect();
+    assert_eq!(all, format!("{want}red\n"));
+    assert_eq!(
+        stdout(&sb.cmd(&["logs", &s.id, "--lines", "2"])),
+        "200\nred\n"
+    );
+    let raw = String::from_utf8_lossy(&sb.cmd(&["logs", &s.id, "--raw", "--lines", "1"]).stdout)
+        .into_owned();
+    assert_eq!(raw, "\u{1b}[1;31mred\u{1b}[m\r\n");
+}
+
+#[test]
 fn man_writes_a_page_per_command() {
     let sb = Sandbox::new();
     let dir = sb.path().join("man1");

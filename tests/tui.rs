@@ -807,3 +807,131 @@ fn a_session_ending_out_of_sight_asks_the_terminal_for_a_desktop_notification() 
     let raw = String::from_utf8_lossy(t.recorded()).into_owned();
     assert!(!raw.contains("\x1b]9;aaa"), "{raw:?}");
 }
+
+/// Shift-PgUp and Shift-PgDn as xterm sends them.
+const SHIFT_PGUP: &[u8] = b"\x1b[5;2~";
+const SHIFT_PGDN: &[u8] = b"\x1b[6;2~";
+
+/// A wheel notch up (or down) at the 0-based cell, SGR-encoded as the
+/// dashboard asked its terminal to report the mouse.
+fn wheel(up: bool, row: u16, col: u16) -> Vec<u8> {
+    format!(
+        "\x1b[<{};{};{}M",
+        if up { 64 } else { 65 },
+        col + 1,
+        row + 1
+    )
+    .into_bytes()
+}
+
+/// A session that printed `seq 1 200` and waits at a bash prompt.
+fn seq_then_shell(sb: &Sandbox, id: &str) -> Session {
+    sb.start(
+        id,
+        &[],
+        &["sh", "-c", "seq 1 200; exec bash --norc --noprofile -i"],
+    )
+}
+
+/// The pane's first row of text, trimmed.
+fn first_row(t: &Terminal, id: &str) -> String {
+    pane(t, id)
+        .and_then(|p| p.body.first().map(|l| l.trim().to_owned()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_panes_history_is_reached_with_shift_page_up_and_the_wheel() {
+    let sb = Sandbox::new();
+    let _s = seq_then_shell(&sb, "sq");
+    let mut t = tui(&sb);
+    t.wait_for("the prompt under the numbers", |t| {
+        pane(t, "sq").is_some_and(|p| p.shows("bash-") && p.shows("200"))
+    });
+    // Shift-PgUp in the grid: the selected pane goes back a page at a
+    // time, and says how far; line 1 is reachable.
+    t.send(SHIFT_PGUP);
+    t.wait_for("the pane scrolled back", |t| {
+        pane(t, "sq").is_some_and(|p| p.body[0].contains("[+") && !p.shows("bash-"))
+    });
+    while !t.holds_within(std::time::Duration::from_millis(300), |t| {
+        first_row(t, "sq").starts_with("1 ") || first_row(t, "sq") == "1"
+    }) {
+        t.send(SHIFT_PGUP);
+    }
+    assert!(first_row(&t, "sq").starts_with('1'), "{:?}", pane(&t, "sq"));
+    // Back down: live again, the marker gone.
+    for _ in 0..20 {
+        t.send(SHIFT_PGDN);
+    }
+    t.wait_for("the live screen again", |t| {
+        pane(t, "sq").is_some_and(|p| p.shows("bash-") && !p.body[0].contains("[+"))
+    });
+    // The wheel over the pane scrolls it as well.
+    let (row, col) = (5, 10);
+    t.send(&wheel(true, row, col));
+    t.wait_for("the wheel's scroll", |t| {
+        pane(t, "sq").is_some_and(|p| p.body[0].contains("[+3/"))
+    });
+    t.send(&wheel(false, row, col));
+    t.wait_for("back down", |t| {
+        pane(t, "sq").is_some_and(|p| !p.body[0].contains("[+"))
+    });
+    // In focus Shift-PgUp is the dashboard's, never typed: bash gets no
+    // `2~`. `q` leaves copy mode, and keys are typed again.
+    t.send(b"\r");
+    t.wait_for("focus", |t| t.last_row().contains("back to the grid"));
+    t.send(SHIFT_PGUP);
+    t.wait_for("copy mode in focus", |t| {
+        t.row(0).contains("copy [+") && t.last_row().contains(" copy ")
+    });
+    t.send(b"q");
+    t.wait_for("the live screen", |t| {
+        t.last_row().contains("back to the grid")
+    });
+    t.send(b"echo typed-$((6*7))\r");
+    t.wait_for("the command's output", |t| t.has_line("typed-42"));
+    assert!(
+        !t.contains("2~"),
+        "Shift-PgUp reached the shell: {:?}",
+        t.lines()
+    );
+}
+
+#[test]
+fn copy_mode_searches_the_history_and_copies_through_osc_52() {
+    let sb = Sandbox::new();
+    let _s = seq_then_shell(&sb, "sq");
+    let mut t = tui(&sb);
+    t.wait_for("the prompt", |t| {
+        pane(t, "sq").is_some_and(|p| p.shows("bash-") && p.shows("200"))
+    });
+    // `[` opens copy mode on the selected pane; `?` searches up.
+    t.send(b"[");
+    t.wait_for("copy mode", |t| t.last_row().contains(" copy "));
+    t.send(b"?150\r");
+    t.wait_for("the match in view", |t| {
+        pane(t, "sq").is_some_and(|p| p.body.iter().any(|l| l.trim() == "150"))
+            && pane(t, "sq").is_some_and(|p| p.body[0].contains("copy [+"))
+    });
+    // The search bar does not take over the grid's `/` filter.
+    assert!(!t.last_row().contains("/150"), "{}", t.last_row());
+    t.record();
+    // Select that line and the next to its end, and copy.
+    t.send(b"vj$y");
+    t.wait_for("the notice", |t| t.last_row().contains("copied 2 lines"));
+    t.wait_for("OSC 52 with the two lines", |t| {
+        // base64 of "150\n151"
+        String::from_utf8_lossy(t.recorded()).contains("\x1b]52;c;MTUwCjE1MQ==\x07")
+    });
+    t.wait_for("the live screen", |t| {
+        pane(t, "sq").is_some_and(|p| p.shows("bash-") && !p.body[0].contains("[+"))
+    });
+    // A search for nothing says so, and `q` leaves.
+    t.send(b"[/no-such-line\r");
+    t.wait_for("not found", |t| {
+        t.last_row().contains("not found: no-such-line")
+    });
+    t.send(b"q");
+    t.wait_for("the grid's footer", footer_shown);
+}

@@ -128,6 +128,32 @@ fn text(b: &Buffer) -> String {
         .join("\n")
 }
 
+/// Rows with cells drawn reversed (`#`) or with a background of the theme
+/// (`@`): a selection and a cursor.
+fn marked(b: &Buffer) -> String {
+    use ratatui::style::Modifier;
+    b.content
+        .chunks(usize::from(b.area.width))
+        .enumerate()
+        .filter_map(|(i, row)| {
+            let line: String = row
+                .iter()
+                .map(|c| {
+                    if c.modifier.contains(Modifier::REVERSED) {
+                        '#'
+                    } else if c.bg != Color::Reset {
+                        '@'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect();
+            line.contains(['#', '@']).then(|| format!("{i:2} {line}"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Four sessions in the states the dashboard distinguishes.
 fn four() -> Scene {
     let mut s = Scene::new(100, 30);
@@ -420,4 +446,30 @@ fn a_long_command_in_the_new_session_prompt_shows_its_end() {
     let text = s.text();
     assert!(text.contains("DESTDIR=/tmp/stage-area▏"), "{text}");
     assert!(text.contains("command: …"), "{text}");
+}
+
+#[test]
+fn a_pane_scrolled_back_says_where_and_copy_mode_shows_its_cursor_and_selection() {
+    let mut s = Scene::new(60, 14);
+    s.live(&["log"]);
+    let lines: String = (1..=40).map(|i| format!("line {i}\r\n")).collect();
+    s.output("log", &format!("{lines}$ "));
+    // Two wheel-sized steps up with Shift-PgUp... then copy mode there,
+    // a selection of two lines.
+    s.send(Msg::Key(KeyEvent::new(
+        KeyCode::PageUp,
+        KeyModifiers::SHIFT,
+    )));
+    let scrolled = s.text();
+    s.key(KeyCode::Char('['))
+        .key(KeyCode::Char('k'))
+        .key(KeyCode::Char('v'))
+        .key(KeyCode::Char('k'))
+        .key(KeyCode::Char('$'));
+    let copying = s.draw_at(1500);
+    insta::assert_snapshot!(format!(
+        "{scrolled}\n\n{}\n\nreversed (the selection) and the cursor:\n{}",
+        text(&copying),
+        marked(&copying)
+    ));
 }

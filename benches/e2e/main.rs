@@ -10,6 +10,7 @@
 mod detect;
 mod echo;
 mod footprint;
+mod history;
 mod idle;
 mod peer;
 mod peers;
@@ -148,6 +149,9 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("tui") {
         tui::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("history") {
+        history::section(b, cfg, &mut checks).print();
     }
 
     checks.table().print();

@@ -55,6 +55,21 @@ pub fn render_problem(id: &str, cols: u16, row: u16, problem: &str, theme: &Them
     draw(id, cols, row, "", &format!(" {problem} "), badge, theme)
 }
 
+/// The bar in copy mode: where its view is (`copy [+120/2000]`) in the
+/// key style, and `text` (the search, a note, or what the keys do).
+pub fn render_copy(
+    id: &str,
+    cols: u16,
+    row: u16,
+    marker: &str,
+    text: &str,
+    theme: &Theme,
+) -> Vec<u8> {
+    let badge = theme.footer.patch(theme.footer_key);
+    let right = format!(" copy {marker} ");
+    draw(id, cols, row, &format!("{text}  "), &right, badge, theme)
+}
+
 fn draw(
     id: &str,
     cols: u16,
@@ -67,12 +82,14 @@ fn draw(
     let cols = usize::from(cols);
     let left = format!(" hm · {id} ");
     let label = theme.footer.patch(theme.footer_key);
-    let left: String = left.chars().take(cols).collect();
-    let room = cols - left.chars().count();
-    let right: String = right.chars().take(room).collect();
-    let room = room - right.chars().count();
-    let hint: String = hint.chars().take(room).collect();
-    let fill = room - hint.chars().count();
+    // Measured in columns, not characters: a wide character (a search in
+    // copy mode may have some) takes two, and one too many would scroll.
+    let (left, used) = fit(&left, cols);
+    let room = cols - used;
+    let (right, used) = fit(right, room);
+    let room = room - used;
+    let (hint, used) = fit(hint, room);
+    let fill = room - used;
     let mut out = Vec::with_capacity(64 + cols);
     // Save the cursor, draw with wrapping off so the last column cannot
     // scroll the screen, then put everything back.
@@ -87,10 +104,25 @@ fn draw(
     out
 }
 
+/// As much of `text` as fits in `room` columns, and the columns it takes.
+fn fit(text: &str, room: usize) -> (String, usize) {
+    let mut used = 0;
+    let mut kept = String::new();
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    (kept, used)
+}
+
 /// The SGR sequence that resets the attributes and then sets `style`'s.
 /// Written here rather than through crossterm, whose colours consult
 /// NO_COLOR on their own: the bar follows the theme it is given.
-fn sgr(style: Style) -> String {
+pub(crate) fn sgr(style: Style) -> String {
     const MODIFIERS: [(Modifier, u8); 9] = [
         (Modifier::BOLD, 1),
         (Modifier::DIM, 2),
@@ -463,6 +495,28 @@ mod tests {
         let row = p.screen().contents_between(23, 0, 23, 50);
         assert!(
             row.trim_end().ends_with("Ctrl-\\ detaches   active 3.2s"),
+            "{row:?}"
+        );
+    }
+
+    #[test]
+    fn wide_characters_in_the_bar_are_counted_as_two_columns() {
+        // A copy-mode search for wide text, on a bar it just fills: one
+        // column too many would scroll the screen up.
+        let theme = dark();
+        let mut p = screen(b"\x1b[23;1Hkept", 30);
+        p.process(&render_copy(
+            "s",
+            30,
+            24,
+            "[+0/0]",
+            "?你好世界你好世界",
+            &theme,
+        ));
+        assert_eq!(p.screen().contents_between(22, 0, 22, 30), "kept");
+        let row = p.screen().contents_between(23, 0, 23, 30);
+        assert!(
+            row.starts_with(" hm · s ") && row.ends_with(" copy [+0/0] "),
             "{row:?}"
         );
     }

@@ -5,6 +5,11 @@
 //! non-blocking descriptor of the tty, so non-blocking mode never leaks to
 //! the shell), and the screen, which gets one `write` per batch of frames.
 //! The terminal is restored on every way out (see [`crate::term`]).
+//! The status bar's drawing and clock are in `bar`; copy mode, the
+//! session's history over its screen, is in `copy`.
+
+mod bar;
+mod copy;
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -16,6 +21,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
+use crate::attach::copy::CopyView;
 use crate::attach::shown::Shown;
 use crate::attach::statusbar;
 use crate::cli::AttachArgs;
@@ -33,6 +39,8 @@ use crate::theme::Theme;
 const TEST_PANIC_VAR: &str = "HEIMDALL_TEST_PANIC";
 /// Bytes read from the keyboard at once.
 const KEY_BUF: usize = 4096;
+/// How long a notice (`copied 2 lines`) stays in the bar.
+const NOTICE_FOR: Duration = Duration::from_secs(3);
 
 pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
@@ -81,7 +89,12 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
         let guard = term::Guard::enter()?;
         let mut a = Attach {
             id: session.id.clone(),
+            sock: session.sock.clone(),
             detach_key: config.detach_key,
+            copy_key: config.copy_key,
+            history_lines: config.history_lines,
+            copy: None,
+            notice: None,
             theme,
             tty,
             tty_writable: None,
@@ -99,8 +112,10 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
         // Put out what the child said last before leaving its screen.
         a.flush_blocking();
         drop(guard);
-        let last = match outcome {
-            Outcome::Exited(_) if !a.shown.alternate() => a.shown.last_screen(Size {
+        let last = match (&outcome, &mut a.copy) {
+            // Ended while copy mode was open: its emulator has the screen.
+            (Outcome::Exited(_), Some(copy)) => copy.last_screen(),
+            (Outcome::Exited(_), None) if !a.shown.alternate() => a.shown.last_screen(Size {
                 cols: a.size.cols,
                 rows: a.child_rows(),
             }),
@@ -144,7 +159,19 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
 
 struct Attach {
     id: String,
+    /// The session's socket, for the connections copy mode makes.
+    sock: std::path::PathBuf,
     detach_key: Option<u8>,
+    /// Opens copy mode (Shift-PgUp does too).
+    copy_key: Option<u8>,
+    /// Rows of history copy mode reads.
+    history_lines: usize,
+    /// Copy mode, while it is open: the session's history instead of its
+    /// live screen (see `copy`).
+    copy: Option<CopyView>,
+    /// What just happened (`copied 2 lines`), shown in the bar for a few
+    /// seconds.
+    notice: Option<(String, Instant)>,
     /// Colours of the status bar.
     theme: Theme,
     /// The terminal, watched for keys only.
@@ -208,20 +235,7 @@ impl Attach {
         let mut term = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
         let mut int = signal(SignalKind::interrupt())?;
-        self.resize().await?;
-        let subscribe = Subscribe {
-            mark_replay: true,
-            terminal: true,
-            launcher: self.launcher,
-            state: false,
-        };
-        self.send(&[
-            Request::Info,
-            Request::Subscribe(subscribe),
-            Request::Status,
-        ])
-        .await?;
-        self.poll.asked(std::time::Instant::now());
+        self.hello().await?;
         let mut keys = vec![0u8; KEY_BUF];
         let mut clock = crate::alarm::Alarm::new()?;
         loop {
@@ -246,6 +260,8 @@ impl Attach {
                             return Ok(o);
                         }
                     }
+                    // Copy mode shows the batch once, not each frame.
+                    self.paint_copy(false);
                     self.flush_some()?;
                 }
                 r = crate::fd::room(self.tty_writable.as_ref()), if !self.out.is_empty() => {
@@ -257,8 +273,17 @@ impl Attach {
                     if n == 0 {
                         return Ok(Outcome::Lost("the terminal closed".into()));
                     }
+                    let pasting = self.in_paste;
                     if self.is_detach(&keys[..n]) {
                         return Ok(Outcome::Detached);
+                    }
+                    if self.copy.is_some() {
+                        self.copy_keys(&keys[..n], pasting).await?;
+                        continue;
+                    }
+                    if let Some(page_first) = self.opens_copy(&keys[..n]) {
+                        self.enter_copy(page_first).await?;
+                        continue;
                     }
                     // Test hook: proves that a panic restores the terminal.
                     // Only with the variable set, and only on Ctrl-G alone.
@@ -311,6 +336,8 @@ impl Attach {
             return Ok(None);
         };
         match reply {
+            Reply::Output(bytes) if self.copy.is_some() => self.copy_output(&bytes),
+            Reply::ReplayEnd if self.copy.is_some() => self.copy_replayed().await?,
             Reply::Output(bytes) => {
                 let bar = self.bar_rows();
                 if self.shown.output(&bytes, &mut self.out, bar) {
@@ -348,51 +375,26 @@ impl Attach {
         Ok(None)
     }
 
-    fn draw_bar(&mut self) {
-        if !self.bar_visible() {
-            return;
-        }
-        if self.poll.unresponsive() {
-            self.out.extend(statusbar::render_problem(
-                &self.id,
-                self.size.cols,
-                self.size.rows,
-                "not responding",
-                &self.theme,
-            ));
-            return;
-        }
-        let state = self.status.map(|(s, at)| {
-            let ms = u64::from(s.state_ms) + at.elapsed().as_millis() as u64;
-            (s.state, ms)
-        });
-        let hint = self.detach_key.map_or(String::new(), |k| {
-            format!("{} detaches", crate::config::describe_key(k))
-        });
-        self.out.extend(statusbar::render(
-            &self.id,
-            self.size.cols,
-            self.size.rows,
-            state,
-            &hint,
-            &self.theme,
-        ));
-    }
-
-    /// When the bar's clock next changes: every second while it shows
-    /// seconds, every minute after that; never when it shows no clock.
-    /// The same instant however often it is asked within one step, so the
-    /// alarm is set once per change.
-    fn next_tick(&self, now: Instant) -> Option<Instant> {
-        let (s, at) = self.status?;
-        if !self.bar_visible() {
-            return None;
-        }
-        let base = u64::from(s.state_ms);
-        let shown = base + now.duration_since(at).as_millis() as u64;
-        let step = if shown < 60_000 { 1000 } else { 60_000 };
-        let next = (shown / step + 1) * step;
-        Some(at + Duration::from_millis(next - base))
+    /// Attaches: the size, then INFO, SUBSCRIBE (with the replay's end
+    /// marked, as a terminal) and STATUS in one write.
+    async fn hello(&mut self) -> Result<()> {
+        self.resize().await?;
+        let subscribe = Subscribe {
+            mark_replay: true,
+            terminal: true,
+            launcher: self.launcher,
+            state: false,
+        };
+        // Only the first subscription is the launcher's.
+        self.launcher = false;
+        self.send(&[
+            Request::Info,
+            Request::Subscribe(subscribe),
+            Request::Status,
+        ])
+        .await?;
+        self.poll.asked(std::time::Instant::now());
+        Ok(())
     }
 
     /// Sends frames to the supervisor. A write that finds the connection
@@ -413,6 +415,10 @@ impl Attach {
         }
         .clamped();
         self.send(&[Request::Resize(child)]).await?;
+        if let Some(copy) = &mut self.copy {
+            copy.resize(child);
+            copy.paint(&mut self.out, &self.theme, true);
+        }
         if self.bar_visible() {
             self.out.extend(statusbar::scroll_region(child_rows));
             self.draw_bar();

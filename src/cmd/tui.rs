@@ -26,6 +26,8 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         desktop_notify: config.tui.desktop_notify,
         columns: config.tui.columns,
         detach_key: config.detach_key,
+        copy_key: config.copy_key,
+        history_lines: config.history_lines,
         config_path: config_path.map(|p| cwd.join(p)),
         dir_flag: args
             .dir

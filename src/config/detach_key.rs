@@ -1,11 +1,40 @@
-//! Detach key names (`"ctrl-\\"`, `"none"`), how a key byte is shown in
-//! hints, and the keys that cannot detach because typing needs them. Pure
-//! string and byte rules: the file's integer form is read in `schema`.
+//! Key names for the detach key and the copy key (`"ctrl-\\"`, `"none"`),
+//! how a key byte is shown in hints, and the keys that cannot be either
+//! because typing needs them. Pure string and byte rules: the file's
+//! integer form is read in `schema`.
+
+/// Which key a name is for: said in the messages about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Detach,
+    Copy,
+}
+
+impl Role {
+    fn key(self) -> &'static str {
+        match self {
+            Role::Detach => "the detach key",
+            Role::Copy => "the copy key",
+        }
+    }
+
+    fn none(self) -> &'static str {
+        match self {
+            Role::Detach => "to disable detaching",
+            Role::Copy => "for no copy key",
+        }
+    }
+}
 
 /// Parse a detach key name: `"ctrl-<key>"` (or `"c-<key>"`, any case) where
 /// `<key>` is a letter or one of `\ ] ^ _`, or `"none"` to disable
 /// detaching (`Ok(None)`). Keys that typing needs are refused.
 pub fn parse_detach_key(s: &str) -> Result<Option<u8>, String> {
+    parse_key(s, Role::Detach)
+}
+
+/// A key name for `role`, as [`parse_detach_key`] reads one.
+pub(super) fn parse_key(s: &str, role: Role) -> Result<Option<u8>, String> {
     let lower = s.to_ascii_lowercase();
     if lower == "none" {
         return Ok(None);
@@ -16,8 +45,9 @@ pub fn parse_detach_key(s: &str) -> Result<Option<u8>, String> {
     else {
         return Err(format!(
             "'{}' is not a key name (expected \"ctrl-\" and a key, such as \"ctrl-\\\\\" \
-             or \"ctrl-a\", or \"none\" to disable detaching)",
-            s.escape_debug()
+             or \"ctrl-a\", or \"none\" {})",
+            s.escape_debug(),
+            role.none()
         ));
     };
     let byte = match key.as_bytes() {
@@ -35,7 +65,7 @@ pub fn parse_detach_key(s: &str) -> Result<Option<u8>, String> {
             ));
         }
     };
-    check_detach_byte(byte).map(Some)
+    check_key_byte(byte, role).map(Some)
 }
 
 /// How a key byte is shown in hints, e.g. `Ctrl-\`.
@@ -54,8 +84,9 @@ pub fn describe_key(b: u8) -> String {
     }
 }
 
-/// Refuse detach keys that would make typing detach.
-pub(super) fn check_detach_byte(b: u8) -> Result<u8, String> {
+/// Refuse keys that typing needs: taken for `role`, typing would detach
+/// or open copy mode.
+pub(super) fn check_key_byte(b: u8, role: Role) -> Result<u8, String> {
     let why = match b {
         0x01..=0x1f => match b {
             0x08 => "it is Backspace",
@@ -69,10 +100,15 @@ pub(super) fn check_detach_byte(b: u8) -> Result<u8, String> {
         0x20..=0x7e => "it is a printable character",
         _ => "it is part of every non-ASCII character",
     };
+    let then = match role {
+        Role::Detach => "typing would detach",
+        Role::Copy => "typing would open copy mode",
+    };
     Err(format!(
-        "{} cannot be the detach key: {why}, so typing would detach \
+        "{} cannot be {}: {why}, so {then} \
          (pick another, such as \"ctrl-\\\\\" or \"ctrl-]\", or \"none\")",
-        describe_key(b)
+        describe_key(b),
+        role.key()
     ))
 }
 
@@ -124,6 +160,42 @@ mod tests {
         assert!(err("detach_key = \"ctrl-1\"").contains("'ctrl-1' is not a supported key"));
         assert!(err("detach_key = \"ctrl-ab\"").contains("is not a supported key"));
         assert!(err("detach_key = true").contains("'detach_key': expected a key name"));
+    }
+
+    #[test]
+    fn copy_key_names_and_clashes() {
+        assert_eq!(ok("").copy_key, Some(0x1d), "Ctrl-] by default");
+        assert_eq!(ok("copy_key = \"ctrl-g\"").copy_key, Some(0x07));
+        assert_eq!(ok("copy_key = \"none\"").copy_key, None);
+        assert_eq!(ok("copy_key = 0").copy_key, None);
+        let e = err("copy_key = \"ctrl-m\"");
+        assert!(
+            e.contains("invalid value for 'copy_key': Ctrl-M cannot be the copy key: it is Enter, so typing would open copy mode"),
+            "{e}"
+        );
+        assert!(err("copy_key = \"x\"").contains("or \"none\" for no copy key"));
+        // The default gives way to a detach key chosen as Ctrl-]; one
+        // chosen as well is an error, at its line.
+        let c = ok("detach_key = \"ctrl-]\"");
+        assert_eq!((c.detach_key, c.copy_key), (Some(0x1d), None));
+        let e = err("detach_key = \"ctrl-]\"\ncopy_key = \"ctrl-]\"");
+        assert!(
+            e.starts_with("/home/u/heimdall.toml:2: invalid value for 'copy_key': Ctrl-] is the detach key too"),
+            "{e}"
+        );
+        let c = ok("copy_key = \"ctrl-\\\\\"\ndetach_key = \"ctrl-a\"");
+        assert_eq!((c.detach_key, c.copy_key), (Some(0x01), Some(0x1c)));
+    }
+
+    #[test]
+    fn history_lines_accepts_zero_to_a_hundred_thousand() {
+        assert_eq!(ok("history_lines = 0").history_lines, 0);
+        assert_eq!(ok("history_lines = 100000").history_lines, 100_000);
+        assert!(
+            err("history_lines = 100001")
+                .contains("'history_lines': 100001 is out of range (expected 0 to 100000 lines)")
+        );
+        assert!(err("history_lines = \"1k\"").contains("expected an integer from 0 to 100000"));
     }
 
     #[test]

@@ -17,12 +17,12 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::check::{CLASSIFIER_NAMES, check_env_name, unknown_classifier};
-use super::detach_key::{check_detach_byte, parse_detach_key};
+use super::detach_key::{Role, check_key_byte, parse_key};
 use super::doc::{Doc, in_file_order};
 use super::{
     Config, ConfigError, DEBOUNCE_MS_RANGE, DEFAULT_NOTIFY_INTERVAL_MS, DesktopNotify, EnvVar,
-    IDLE_THRESHOLD_MS_RANGE, MAX_KILL_GRACE_MS, MAX_SCROLLBACK_BYTES, NOTIFY_EVENTS, NotifyRule,
-    STUCK_AFTER_MS_RANGE, TuiConfig,
+    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_SCROLLBACK_BYTES,
+    NOTIFY_EVENTS, NotifyRule, STUCK_AFTER_MS_RANGE, TuiConfig,
 };
 use crate::classify::ClassifierSpec;
 
@@ -33,6 +33,8 @@ const TOP_KEYS: &[&str] = &[
     "kill_process_group",
     "kill_grace_ms",
     "detach_key",
+    "copy_key",
+    "history_lines",
     "classifier",
     "env",
     "log_file",
@@ -58,6 +60,7 @@ impl Config {
             ..Config::defaults()
         };
         let mut env_spans = Vec::new();
+        let mut copy_key_at = None;
         for (key, value) in in_file_order(root.get_ref()) {
             let name: &str = key.get_ref();
             match name {
@@ -76,7 +79,15 @@ impl Config {
                     config.kill_grace_ms =
                         doc.integer(name, value, 0..=MAX_KILL_GRACE_MS, "milliseconds")?;
                 }
-                "detach_key" => config.detach_key = doc.detach_key(value)?,
+                "detach_key" => config.detach_key = doc.key_name(name, value, Role::Detach)?,
+                "copy_key" => {
+                    config.copy_key = doc.key_name(name, value, Role::Copy)?;
+                    copy_key_at = Some(value.span());
+                }
+                "history_lines" => {
+                    let n = doc.integer(name, value, 0..=MAX_HISTORY_LINES as u64, "lines")?;
+                    config.history_lines = usize::try_from(n).unwrap_or(MAX_HISTORY_LINES);
+                }
                 "classifier" => {
                     config.classifier = doc.classifier(value)?;
                     config.classifier_chosen = true;
@@ -115,21 +126,42 @@ impl Config {
             );
             return Err(doc.invalid(env_spans[i].clone(), "env.name", reason));
         }
+        if config.copy_key.is_some() && config.copy_key == config.detach_key {
+            match copy_key_at {
+                // Both chosen, and the same: one of them has to give.
+                Some(span) => {
+                    let reason = format!(
+                        "{} is the detach key too (choose another, or \"none\")",
+                        super::describe_key(config.detach_key.unwrap_or_default())
+                    );
+                    return Err(doc.invalid(span, "copy_key", reason));
+                }
+                // The default copy key, taken as the detach key: no copy
+                // key (Shift-PgUp still opens copy mode).
+                None => config.copy_key = None,
+            }
+        }
         Ok(config)
     }
 }
 
 impl Doc<'_> {
-    fn detach_key(&self, value: &Spanned<DeValue<'_>>) -> Result<Option<u8>, ConfigError> {
-        let key = "detach_key";
+    /// `detach_key` or `copy_key`: a key name, or a byte as in the
+    /// original's `detach_key`.
+    fn key_name(
+        &self,
+        key: &str,
+        value: &Spanned<DeValue<'_>>,
+        role: Role,
+    ) -> Result<Option<u8>, ConfigError> {
         match value.get_ref() {
             DeValue::String(s) => {
-                parse_detach_key(s).map_err(|r| self.invalid(value.span(), key, r))
+                parse_key(s, role).map_err(|r| self.invalid(value.span(), key, r))
             }
             DeValue::Integer(_) => match self.integer(key, value, 0..=255, "")? {
                 // 0 disables detaching, as in the original.
                 0 => Ok(None),
-                n => check_detach_byte(u8::try_from(n).unwrap_or(u8::MAX))
+                n => check_key_byte(u8::try_from(n).unwrap_or(u8::MAX), role)
                     .map(Some)
                     .map_err(|r| self.invalid(value.span(), key, r)),
             },
@@ -589,7 +621,7 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             classifier, env, log_file, log_level, tui, notify, ssh_command, hosts)"
+             copy_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts)"
         );
     }
 

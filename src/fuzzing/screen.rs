@@ -112,7 +112,7 @@ fn nz(v: u16) -> std::num::NonZeroU16 {
 
 /// A size as the dashboard would hand it to [`Term::resize`]: any u16 from
 /// the input, clamped by the protocol's policy, then kept under [`CELLS`].
-fn size(u: &mut Unstructured<'_>) -> Size {
+pub(super) fn size(u: &mut Unstructured<'_>) -> Size {
     let mut dim = || match u.arbitrary::<u8>().unwrap_or(24) {
         b @ 0..=200 => u16::from(b),
         201 => MAX_DIM,

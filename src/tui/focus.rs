@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crossterm::event::KeyEvent;
 
+use super::copy;
 use super::keys;
 use super::model::{Effect, Link, Mode, Model};
 
@@ -37,11 +38,19 @@ pub fn enter(m: &mut Model, id: String, now: Instant) {
         return;
     }
     m.zoom_after_focus = matches!(m.mode, Mode::Zoom(_));
+    // Focus is for typing into the program: its live screen.
+    if let Some(p) = m.pane_mut(&id) {
+        copy::leave(p);
+    }
     m.mode = Mode::Focus(id);
 }
 
-/// Back from focus to where it was entered: the zoomed pane or the grid.
+/// Back from focus to where it was entered: the zoomed pane or the grid,
+/// with the session's live screen (copy mode, if open, is over).
 pub fn leave(m: &mut Model, id: &str) {
+    if let Some(p) = m.pane_mut(id) {
+        copy::leave(p);
+    }
     m.mode = if m.zoom_after_focus {
         Mode::Zoom(id.to_string())
     } else {
@@ -49,11 +58,15 @@ pub fn leave(m: &mut Model, id: &str) {
     };
 }
 
-/// A key in focus: the detach key leaves, any other is typed into the
-/// session as its terminal would encode it.
-pub fn key(m: &mut Model, id: String, k: KeyEvent, fx: &mut Vec<Effect>) {
+/// A key in focus: the detach key leaves, Shift-PgUp/PgDn and the copy
+/// key open copy mode, which then takes the keys; any other is typed into
+/// the session as its terminal would encode it.
+pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     if m.detach_key.is_some_and(|b| keys::is_byte(&k, b)) {
         leave(m, &id);
+        return;
+    }
+    if copy::key(m, k, now, fx) {
         return;
     }
     let app_cursor = m
@@ -66,7 +79,11 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, fx: &mut Vec<Effect>) {
 
 /// Text pasted in focus, bracketed when the session's program asked for
 /// bracketed paste.
-pub fn paste(m: &Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
+pub fn paste(m: &mut Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
+    // Pasting is typing: back to the live screen, as a terminal does.
+    if let Some(p) = m.pane_mut(id) {
+        copy::leave(p);
+    }
     let bracketed = m
         .pane(id)
         .is_some_and(|p| p.term.screen().bracketed_paste());

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventK
 
 use crate::paths;
 
+use super::copy;
 use super::focus;
 use super::layout::placements;
 use super::model::{Effect, Mode, Model, NewStep};
@@ -20,8 +21,9 @@ const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 /// What a key means in the mode the dashboard is in.
 pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     match m.mode.clone() {
-        // Every key but the detach key is the session's.
-        Mode::Focus(id) => focus::key(m, id, k, fx),
+        // Every key but the detach key is the session's (or copy mode's,
+        // when it is open).
+        Mode::Focus(id) => focus::key(m, id, k, now, fx),
         Mode::ConfirmKill(id) => {
             m.mode = Mode::Grid;
             if let KeyCode::Char('y' | 'Y') = k.code {
@@ -167,6 +169,10 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
 }
 
 fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
+    // Shift-PgUp/PgDn, `[`, and every key while copy mode has a cursor.
+    if copy::key(m, k, now, fx) {
+        return;
+    }
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     let other = k.modifiers.intersects(
         KeyModifiers::ALT | KeyModifiers::SUPER | KeyModifiers::HYPER | KeyModifiers::META,
@@ -355,7 +361,10 @@ fn next_attention(m: &mut Model, now: Instant) {
 /// Pasted text: the focused session's, or typed into the open prompt.
 pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
     match &m.mode {
-        Mode::Focus(id) => focus::paste(m, id, text, fx),
+        Mode::Focus(id) => {
+            let id = id.clone();
+            focus::paste(m, &id, text, fx);
+        }
         Mode::Filter => m.filter.push_str(text.trim()),
         Mode::NewSession { step, id, command } => {
             let (mut id, mut command) = (id.clone(), command.clone());
@@ -378,8 +387,16 @@ pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
     }
 }
 
-/// A click selects a pane; a second on the same cell soon after focuses it.
+/// A click selects a pane; a second on the same cell soon after focuses
+/// it. The wheel scrolls a pane's history (see [`copy::wheel`]).
 pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
+    if matches!(
+        ev.kind,
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
+    ) {
+        copy::wheel(m, ev);
+        return;
+    }
     if ev.kind != MouseEventKind::Down(MouseButton::Left)
         || !matches!(m.mode, Mode::Grid | Mode::Zoom(_))
     {

@@ -88,6 +88,9 @@ pub enum Effect {
     Forget(String),
     /// Start an ended session again (`hm restart`).
     Restart(String),
+    /// Put this text on the system clipboard, through the dashboard's
+    /// terminal (OSC 52).
+    Clipboard(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,13 +170,22 @@ pub struct Pane {
     pub report: Option<crate::protocol::StateReport>,
     /// Since when the session has been waiting for its user.
     pub waiting_since: Option<Instant>,
+    /// The pane is scrolled back into its history, or in copy mode
+    /// (see [`super::copy`]); `None`: it shows the live screen.
+    pub copy: Option<crate::copymode::CopyMode>,
 }
 
 impl Pane {
+    /// A pane keeping no history; see [`Pane::with_history`].
     pub fn new(id: String) -> Pane {
+        Pane::with_history(id, 0)
+    }
+
+    /// A pane whose emulator keeps `lines` rows that scrolled off.
+    pub fn with_history(id: String, lines: usize) -> Pane {
         Pane {
             id,
-            term: Term::new(Size { cols: 80, rows: 24 }),
+            term: Term::with_scrollback(Size { cols: 80, rows: 24 }, lines),
             status: None,
             command: None,
             workdir: None,
@@ -192,6 +204,7 @@ impl Pane {
             resized_at: None,
             report: None,
             waiting_since: None,
+            copy: None,
         }
     }
 
@@ -317,6 +330,10 @@ pub struct Model {
     /// The new session form's label.
     pub new_label: String,
     pub detach_key: Option<u8>,
+    /// Opens copy mode in focus (`copy_key`).
+    pub copy_key: Option<u8>,
+    /// Rows of history each pane keeps (`history_lines`).
+    pub history_lines: usize,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
     pub shell: String,
@@ -353,6 +370,8 @@ impl Model {
             new_dir: String::new(),
             new_label: String::new(),
             detach_key: Some(0x1c),
+            copy_key: Some(crate::config::DEFAULT_COPY_KEY),
+            history_lines: crate::config::DEFAULT_HISTORY_LINES,
             theme,
             notice: None,
             shell: "/bin/sh".into(),

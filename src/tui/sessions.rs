@@ -9,6 +9,7 @@ use crate::classify::ProcessState;
 use crate::paths;
 use crate::protocol::Size;
 
+use super::copy;
 use super::focus;
 use super::layout;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
@@ -57,7 +58,8 @@ pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
         // A pane whose session is over gives way to a new one of its id.
         if m.pane(&id).is_none_or(|p| p.link == Link::Gone) {
             m.panes.retain(|p| p.id != id);
-            m.panes.push(Pane::new(id.clone()));
+            m.panes
+                .push(Pane::with_history(id.clone(), m.history_lines));
             fx.push(Effect::Connect(id));
         }
     }
@@ -89,7 +91,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
         if m.pane(&r.id).is_some() || m.starting.contains(&r.id) {
             continue;
         }
-        let mut p = Pane::new(r.id.clone());
+        let mut p = Pane::with_history(r.id.clone(), m.history_lines);
         p.exit = Some(r.exit_code);
         p.link = Link::Gone;
         p.command = Some(r.command.join(" "));
@@ -133,12 +135,15 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         SessionMsg::Connected => {
             p.link = Link::Live;
             p.applied = None;
+            // The replay that follows is the whole history again.
+            p.copy = None;
             p.term.reset();
             p.poll.reset();
             p.poll.asked(now);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
+            copy::follow(p);
             p.last_output = Some(now);
             // Once work is under way, all its output is work.
             if p.busy_since.is_some() || !p.redrawing(now) {

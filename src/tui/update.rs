@@ -10,6 +10,7 @@ use crossterm::event::KeyEventKind;
 
 use crate::protocol::Size;
 
+use super::copy;
 use super::keymap;
 use super::layout::{focus_rows, inner, placements};
 use super::model::{Effect, Link, Mode, Model, Msg, SessionMsg};
@@ -117,10 +118,12 @@ fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
                 p.applied = Some(size);
                 p.resized_at = Some(now);
                 p.term.resize(size);
+                copy::follow(p);
                 fx.push(Effect::Resize(id, size));
             }
         } else if let Some(s) = p.session_size {
             p.term.resize(s);
+            copy::follow(p);
         }
     }
 }

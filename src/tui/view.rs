@@ -3,10 +3,12 @@
 //! This file lays out the screen: the focused session, or the grid of
 //! panes with the footer and whichever overlay the mode calls for. What is
 //! drawn there is one idea per file: `pane` (a session in the grid),
-//! `bar` (the footer and the focused session's bar) and `popup` (the
-//! overlays: kill, new session, help, why).
+//! `history` (a pane's copy mode over its screen), `bar` (the footer and
+//! the focused session's bar) and `popup` (the overlays: kill, new
+//! session, help, why).
 
 mod bar;
+mod history;
 mod pane;
 mod popup;
 
@@ -28,8 +30,10 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     {
         let rows = focus_rows(area.height);
         let top = Rect::new(area.x, area.y, area.width, rows);
-        let v = p.term.view(rows, area.width);
-        f.render_widget(PseudoTerminal::new(&v).cursor(pane::cursor()), top);
+        let v = history::view(p, rows, area.width);
+        let cursor = pane::cursor().visibility(p.copy.is_none());
+        f.render_widget(PseudoTerminal::new(&v).cursor(cursor), top);
+        history::overlay(m, p, &v, top, f);
         if rows < area.height {
             bar::focus_bar(
                 m,

@@ -21,6 +21,7 @@ use bytemuck::TransparentWrapper;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::protocol::{MAX_DIM, Size};
+use crate::vt::history::Tally;
 use crate::vt::tokenizer::{Kind, Step, Tokenizer};
 
 /// Longest escape string passed to the parser; the rest is dropped.
@@ -28,11 +29,11 @@ pub const MAX_STRING: usize = 64 * 1024;
 
 /// A pane's emulator.
 pub struct Term<CB: vt100::Callbacks = ()> {
-    parser: vt100::Parser<CB>,
+    pub(super) parser: vt100::Parser<Tally<CB>>,
     cap: StringCap,
     size: Size,
     /// Rows kept after they scroll off (0 but for history readers).
-    scrollback: usize,
+    pub(super) scrollback: usize,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
     /// The start of a UTF-8 character that ended the last read (at most
@@ -66,7 +67,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     pub fn with_callbacks(size: Size, callbacks: CB) -> Self {
         let (rows, cols) = dims(size);
         Term {
-            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks),
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(callbacks)),
             cap: StringCap::default(),
             size: size.clamped(),
             scrollback: 0,
@@ -82,48 +83,6 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         t.scrollback = lines;
         t.reset();
         t
-    }
-
-    /// Every row as text, oldest first: the scrollback, then the screen.
-    pub fn history(&mut self) -> Vec<String> {
-        self.history_between(0, usize::MAX)
-    }
-
-    /// Rows `from..to` of [`history`](Self::history) (clamped).
-    pub fn history_between(&mut self, from: usize, to: usize) -> Vec<String> {
-        let cols = self.size.cols;
-        let screen = self.parser.screen_mut();
-        let len = screen.scrollback_len();
-        let rows = usize::from(screen.size().0.get());
-        let to = to.min(len + rows);
-        let mut lines: Vec<String> = Vec::new();
-        let mut next = from;
-        while next < to {
-            // Scrolled back `off` rows, the first row shown is row
-            // `len - off` of the whole history.
-            let off = len.saturating_sub(next);
-            screen.set_scrollback(off);
-            let first = len - off;
-            let before = next;
-            for (i, row) in screen.rows(0, cols).enumerate() {
-                if first + i == next && next < to {
-                    lines.push(row);
-                    next += 1;
-                }
-            }
-            if next == before {
-                break;
-            }
-        }
-        screen.set_scrollback(0);
-        lines
-    }
-
-    /// The history row the cursor is on: the rows before it are finished
-    /// lines (for following output as text).
-    pub fn cursor_history_row(&self) -> usize {
-        let screen = self.parser.screen();
-        screen.scrollback_len() + usize::from(screen.cursor_position().0)
     }
 
     pub fn size(&self) -> Size {
@@ -166,7 +125,9 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
-        if crate::term::contain(|| parser.screen_mut().set_size(rows, cols)).is_none() {
+        // The parser's own resize, not the screen's: rows it drops off the
+        // top of the history are counted (see `Tally`).
+        if crate::term::contain(|| parser.set_size(rows, cols)).is_none() {
             self.rebuild();
         }
     }
@@ -193,19 +154,24 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     pub fn callbacks(&self) -> &CB {
-        self.parser.callbacks()
+        &self.parser.callbacks().inner
     }
 
     pub fn callbacks_mut(&mut self) -> &mut CB {
-        self.parser.callbacks_mut()
+        &mut self.parser.callbacks_mut().inner
     }
 
     /// A view of the whole screen, or of the part of it around the cursor
     /// when the pane is smaller than the session's screen.
     pub fn view(&self, rows: u16, cols: u16) -> View<'_> {
+        self.view_around(rows, cols, self.screen().cursor_position())
+    }
+
+    /// A view of the whole screen, or of the part of it around `(row,
+    /// col)` when the pane is smaller: in copy mode, its cursor's cell.
+    pub fn view_around(&self, rows: u16, cols: u16, (crow, ccol): (u16, u16)) -> View<'_> {
         let screen = self.screen();
         let (srows, scols) = screen.size();
-        let (crow, ccol) = screen.cursor_position();
         let offset = |len: u16, avail: u16, cursor: u16| -> u16 {
             if len <= avail {
                 0
@@ -245,6 +211,11 @@ impl std::fmt::Debug for View<'_> {
 pub struct PaneCell(vt100::Cell);
 
 impl View<'_> {
+    /// The screen's row and column shown at the view's top left.
+    pub fn offset(&self) -> (u16, u16) {
+        (self.row_off, self.col_off)
+    }
+
     /// Whether the cell shown at `row`, `col` of the view is a wide
     /// character (its right half falls in the next column).
     pub fn wide_at(&self, row: u16, col: u16) -> bool {

@@ -32,8 +32,23 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     let mut spans = vec![
         Span::styled(format!(" {} ", p.id), m.theme.footer_key),
         Span::styled(format!(" {state}{timer} "), m.theme.state(p.state())),
-        Span::raw(format!("  {back}")),
     ];
+    if let Some(copy) = p.copy.as_ref().filter(|c| c.takes_keys()) {
+        // Copy mode has the keys: say so, and what they do.
+        spans.push(Span::raw("  "));
+        let used: usize = spans.iter().map(Span::width).sum();
+        let room = usize::from(row.width).saturating_sub(used);
+        spans.extend(copy_hints(m, copy.status(), room));
+        f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
+        return;
+    }
+    spans.push(Span::raw(format!("  {back}")));
+    if let Some(k) = m.copy_key {
+        spans.push(Span::raw(format!(
+            "  {} history",
+            crate::config::describe_key(k)
+        )));
+    }
     if others > 0 {
         let style = m
             .theme
@@ -44,8 +59,58 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
 }
 
+/// Copy mode's line: the search being typed or what the last key came
+/// to, then what the keys do, as many as fit in `width` (`q leave` last
+/// but always).
+fn copy_hints(m: &Model, status: Option<String>, width: usize) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::styled(" copy ", m.theme.footer_key), Span::raw(" ")];
+    if let Some(text) = status {
+        let cursor = if text.starts_with(['/', '?']) {
+            "▏"
+        } else {
+            ""
+        };
+        spans.push(Span::styled(
+            format!(" {} ", crate::paths::sanitize(&text)),
+            m.theme.popup,
+        ));
+        spans.push(Span::raw(format!("{cursor}  ")));
+    }
+    let hints = [
+        ("hjkl", "move"),
+        ("v", "select"),
+        ("y", "copy"),
+        ("/ ?", "search"),
+        ("n N", "next"),
+    ];
+    let leave = ("q", "leave");
+    let w = |(k, what): (&str, &str)| k.chars().count() + what.chars().count() + 3;
+    let used: usize = spans.iter().map(Span::width).sum();
+    let mut room = width.saturating_sub(used + w(leave));
+    for h in hints.into_iter() {
+        if w(h) > room {
+            continue;
+        }
+        room -= w(h);
+        spans.extend([key(m, h.0), Span::raw(format!(" {}  ", h.1))]);
+    }
+    spans.extend([key(m, leave.0), Span::raw(format!(" {}", leave.1))]);
+    spans
+}
+
 pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
     let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
+    let copying = m
+        .selected
+        .as_deref()
+        .and_then(|id| m.pane(id))
+        .and_then(|p| p.copy.as_ref())
+        .filter(|c| c.takes_keys() && matches!(m.mode, Mode::Grid | Mode::Zoom(_)));
+    if let Some(copy) = copying {
+        let spans = copy_hints(m, copy.status(), usize::from(area.width));
+        f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
+        return;
+    }
     let mut spans: Vec<Span<'static>> = Vec::new();
     if m.mode == Mode::Filter || !m.filter.is_empty() {
         spans.push(key(m, "/"));
@@ -65,6 +130,7 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             ("z", "zoom"),
             ("/", "filter"),
             ("⇥", "next"),
+            ("[", "copy"),
             ("?", "help"),
             ("q", "quit"),
         ],

@@ -85,8 +85,9 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     if body.width == 0 || body.height == 0 {
         return;
     }
-    let v = p.term.view(body.height, body.width);
-    let cursor = cursor().visibility(selected && p.exit.is_none());
+    let v = super::history::view(p, body.height, body.width);
+    // Scrolled back, the program's cursor is not among the rows shown.
+    let cursor = cursor().visibility(selected && p.exit.is_none() && p.copy.is_none());
     f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
     // A wide character in the last column would cover the border (the
     // terminal draws both its halves); it is cut, as the rest of the line.
@@ -96,6 +97,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             f.buffer_mut()[(body.x + last, body.y + row)].set_symbol(" ");
         }
     }
+    super::history::overlay(m, p, &v, body, f);
 }
 
 /// A pane's directory for its border: `~` for the home directory, and as

@@ -204,6 +204,9 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
     let detach = m
         .detach_key
         .map_or("(disabled)".to_string(), crate::config::describe_key);
+    let copy = m
+        .copy_key
+        .map_or("(no copy key)".to_string(), crate::config::describe_key);
     let rows: Vec<(String, &str)> = vec![
         ("←↓↑→ h j k l".into(), "move the selection"),
         (
@@ -227,6 +230,15 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
             "Tab".into(),
             "next session that needs you (waiting first, then finished)",
         ),
+        (
+            "Shift-PgUp / PgDn".into(),
+            "scroll the selected pane's history (the wheel: the pane under it)",
+        ),
+        (
+            "[".into(),
+            "copy mode: hjkl, / ? search, n N, v select, y copy, q leave",
+        ),
+        (copy, "in focus: copy mode (Shift-PgUp and the wheel too)"),
         ("e".into(), "why the selected session is in its state"),
         ("r".into(), "run an ended session again (x forgets it)"),
         ("s".into(), "sort by state (needs you first) / by id"),
