@@ -1,6 +1,7 @@
 //! One module per subcommand; this file dispatches and maps errors to exit
 //! codes.
 
+mod answer;
 mod attach;
 mod capture;
 pub mod classify;
@@ -21,6 +22,7 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
+use crate::detect::rules::Answer;
 use crate::pty::SpawnError;
 
 /// Runs the command and returns the process exit code.
@@ -66,6 +68,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
+        Command::Approve(args) => answer::answer(args, Answer::Approve, &config),
+        Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config"),
     }
 }
@@ -94,7 +98,7 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 }
 
 /// The subcommands whose arguments are session ids.
-const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart";
+const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart approve deny";
 
 /// What the shell completion script adds to clap's: the ids of the
 /// sessions there are (`hm ls --ids`), for the subcommands that take one.

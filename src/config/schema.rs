@@ -39,6 +39,7 @@ const TOP_KEYS: &[&str] = &[
     "log_level",
     "tui",
     "notify",
+    "automation",
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
 const ENV_KEYS: &[&str] = &["name", "value"];
@@ -88,6 +89,7 @@ impl Config {
                 }
                 "tui" => config.tui = doc.tui(value)?,
                 "notify" => config.notify = doc.notify(value)?,
+                "automation" => config.automation = doc.automation(value)?,
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -435,6 +437,12 @@ mod tests {
         assert_eq!(config.notify[0].on, vec!["waiting", "finished", "exited"]);
         assert_eq!(config.notify[0].min_interval_ms, DEFAULT_NOTIFY_INTERVAL_MS);
         config.notify.clear();
+        assert_eq!(config.automation.len(), 1, "{text}");
+        assert_eq!(
+            config.automation[0].dwell_ms,
+            crate::config::DEFAULT_DWELL_MS
+        );
+        config.automation.clear();
         config.socket_dir = None;
         config.log_file = None;
         config.env.clear();
@@ -481,7 +489,7 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             classifier, env, log_file, log_level, tui, notify)"
+             classifier, env, log_file, log_level, tui, notify, automation)"
         );
     }
 

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
 use super::{Frame, PayloadError, Size, StateReport, Status, frame};
 
 /// Frame types sent by clients.
@@ -25,10 +26,12 @@ pub enum ClientType {
     Info = 0x06,
     /// Extension: ask for SCREEN.
     Screen = 0x07,
+    /// Extension: answer the dialog on the screen (JSON, see `act.rs`).
+    Act = 0x09,
 }
 
 impl ClientType {
-    pub const ALL: [ClientType; 7] = [
+    pub const ALL: [ClientType; 8] = [
         ClientType::Input,
         ClientType::Subscribe,
         ClientType::Status,
@@ -36,6 +39,7 @@ impl ClientType {
         ClientType::Kill,
         ClientType::Info,
         ClientType::Screen,
+        ClientType::Act,
     ];
 }
 
@@ -66,10 +70,12 @@ pub enum ServerType {
     State = 0x87,
     /// Extension: the answer to SCREEN.
     Screen = 0x88,
+    /// Extension: the answer to ACT.
+    Acted = 0x89,
 }
 
 impl ServerType {
-    pub const ALL: [ServerType; 8] = [
+    pub const ALL: [ServerType; 9] = [
         ServerType::Output,
         ServerType::StatusResp,
         ServerType::Exit,
@@ -78,6 +84,7 @@ impl ServerType {
         ServerType::ReplayEnd,
         ServerType::State,
         ServerType::Screen,
+        ServerType::Acted,
     ];
 }
 
@@ -147,6 +154,8 @@ pub enum Request<'a> {
     Kill(Kill),
     Info,
     Screen,
+    /// Answer the dialog on the screen, if it still is as expected.
+    Act(Act),
 }
 
 impl Request<'_> {
@@ -159,6 +168,7 @@ impl Request<'_> {
             Request::Kill(_) => ClientType::Kill,
             Request::Info => ClientType::Info,
             Request::Screen => ClientType::Screen,
+            Request::Act(_) => ClientType::Act,
         }
     }
 
@@ -174,6 +184,7 @@ impl Request<'_> {
             Request::Kill(Kill::AwaitExit) => frame(ty, &u32::MAX.to_be_bytes()),
             Request::Kill(Kill::Grace(ms)) => frame(ty, &ms.to_be_bytes()),
             Request::Status | Request::Info | Request::Screen => frame(ty, &[]),
+            Request::Act(act) => frame(ty, &serde_json::to_vec(act).unwrap_or_default()),
         }
     }
 
@@ -201,6 +212,7 @@ pub enum Reply {
     ReplayEnd,
     State(Box<StateReport>),
     Screen(Box<Screen>),
+    Acted(Box<Acted>),
     /// A frame type this client does not know; ignored, as the protocol
     /// says unknown frames must be.
     Unknown(u8),
@@ -234,6 +246,9 @@ impl Reply {
             )),
             ServerType::Screen => Reply::Screen(Box::new(
                 serde_json::from_slice(&f.payload).map_err(|e| json("SCREEN", e))?,
+            )),
+            ServerType::Acted => Reply::Acted(Box::new(
+                serde_json::from_slice(&f.payload).map_err(|e| json("ACTED", e))?,
             )),
         })
     }
@@ -271,6 +286,15 @@ pub struct Info {
     /// What the detector holds as evidence (for `hm explain`); agents only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<serde_json::Value>,
+    /// The dialog the verdict stands on now, if any; agents only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogInfo>,
+    /// The latest answers given to dialogs, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionRecord>,
+    /// The `[[automation]]` rules this session runs with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub automation: Vec<AutomationInfo>,
 }
 
 impl Info {
@@ -317,9 +341,12 @@ mod tests {
         assert_eq!(ServerType::try_from(0x01), Err(0x01));
         // The seed protocol's bytes (the Go client in seed 002 speaks them).
         let client: Vec<u8> = ClientType::ALL.iter().map(|t| *t as u8).collect();
-        assert_eq!(client, [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07]);
+        assert_eq!(client, [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x09]);
         let server: Vec<u8> = ServerType::ALL.iter().map(|t| *t as u8).collect();
-        assert_eq!(server, [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88]);
+        assert_eq!(
+            server,
+            [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89]
+        );
     }
 
     fn one_frame(bytes: &[u8]) -> Frame {
@@ -378,6 +405,28 @@ mod tests {
         assert_eq!(Reply::decode(unknown), Ok(Reply::Unknown(0xee)));
         let bad = one_frame(&frame(server::EXIT, &[1]));
         assert!(Reply::decode(bad).is_err());
+    }
+
+    #[test]
+    fn act_and_acted_carry_json_objects() {
+        let act = Act {
+            answer: "approve".into(),
+            rule: Some("codex.permission".into()),
+            ..Act::default()
+        };
+        let body = br#"{"answer":"approve","rule":"codex.permission"}"#;
+        let mut golden = vec![0x09, 0, 0, 0, body.len() as u8];
+        golden.extend_from_slice(body);
+        assert_eq!(Request::Act(act).encode(), golden);
+        let acted = one_frame(&frame(
+            server::ACTED,
+            br#"{"ok":false,"reason":"no dialog","from_the_future":1}"#,
+        ));
+        let Ok(Reply::Acted(acted)) = Reply::decode(acted) else {
+            panic!("not ACTED");
+        };
+        assert!(!acted.ok);
+        assert_eq!(acted.reason.as_deref(), Some("no dialog"));
     }
 
     #[test]

@@ -94,6 +94,12 @@ impl Inbound {
                         self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
                         return;
                     }
+                    if self.cur == Some(ClientType::Act) && len > protocol::MAX_ACT_PAYLOAD {
+                        let max = protocol::MAX_ACT_PAYLOAD;
+                        let msg = format!("ACT payload must be at most {max} bytes, got {len}");
+                        self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
+                        return;
+                    }
                 }
                 Some(Owned::Data) => match self.cur {
                     Some(ClientType::Input) => {
@@ -106,6 +112,10 @@ impl Inbound {
                     Some(ClientType::Resize | ClientType::Kill | ClientType::Subscribe) => {
                         let take = used.min(4 - self.small.len().min(4));
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
+                    }
+                    // Bounded by the length checked at the frame's start.
+                    Some(ClientType::Act) => {
+                        self.small.extend_from_slice(&self.buf.bytes[at..at + used]);
                     }
                     _ => {}
                 },
@@ -236,6 +246,13 @@ impl Inbound {
                 out.queue(ServerType::Screen, &json);
             }
             ClientType::Input => self.input(0..self.input.bytes.len(), ctx, id, role, out),
+            ClientType::Act => {
+                let acted = crate::supervisor::acting::by_hand(ctx, &self.small);
+                out.queue(
+                    ServerType::Acted,
+                    &serde_json::to_vec(&acted).unwrap_or_default(),
+                );
+            }
         }
     }
 
