@@ -1,10 +1,12 @@
-//! The real agent CLIs from npm (Claude Code 2.1.330, Codex CLI 0.169.0)
-//! under `hm run`, offline against the corpus's mock API
-//! (`tests/corpus/tools/mock_llm.py`): hm answers Claude Code's
+//! The real agent CLIs from npm (Claude Code 2.1.330, Codex CLI 0.169.0,
+//! Gemini CLI 0.61.0) under `hm run`, offline against the corpus's mock
+//! API (`tests/corpus/tools/mock_llm.py`): hm answers Claude Code's
 //! status-protocol probe, and `hm status` follows each CLI to its dialog
 //! (permission, question, plan approval; Codex's command approval) within
 //! 1 s of the dialog being drawn, to `active` within 1 s of the answer, and
-//! to `idle` at the end of the turn.
+//! to `idle` at the end of the turn. `hm approve`, `hm deny` and an
+//! `[[automation]]` entry answer their dialogs with the keys the rules
+//! give, and the CLIs do what the answer says.
 //!
 //! The CLIs are looked for in `$HM_AGENT_CACHE` (default
 //! `~/.cache/hm-agents`, where `.ci/run` installs them) and installed there
@@ -21,6 +23,7 @@ use common::{Sandbox, stderr, stdout};
 
 const CLAUDE_VERSION: &str = "2.1.330";
 const CODEX_VERSION: &str = "0.169.0";
+const GEMINI_VERSION: &str = "0.61.0";
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
 
 fn cache_dir(sub: &str) -> PathBuf {
@@ -97,6 +100,15 @@ fn codex() -> Result<PathBuf, String> {
         CODEX_VERSION,
         "codex",
         "node_modules/.bin/codex",
+    )
+}
+
+fn gemini() -> Result<PathBuf, String> {
+    install(
+        "@google/gemini-cli",
+        GEMINI_VERSION,
+        "gemini",
+        "node_modules/.bin/gemini",
     )
 }
 
@@ -847,4 +859,91 @@ fn an_automation_rule_denies_codexs_command_approval() {
         v["primary"] == "idle"
     });
     assert!(!proj.join("steps.txt").exists(), "the denied command ran");
+}
+
+#[test]
+fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
+    let gemini = or_skip!(gemini(), format!("Gemini CLI {GEMINI_VERSION}"));
+    let sb = Sandbox::new();
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".gemini")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false}
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
+    let trusted = serde_json::json!({proj.to_str().expect("utf-8"): "TRUST_FOLDER"});
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .expect("trust");
+    let steps = "for i in 1 2 3; do echo step $i >> steps.txt; done";
+    let tool = serde_json::json!({"kind": "tool", "text": "", "pre_delay": 0.5,
+        "tool": {"name": "run_shell_command", "input": {"command": steps, "description": "Write steps"}}});
+    let scenario = serde_json::json!({"turns": [
+        tool.clone(),
+        tool,
+        {"kind": "text", "text": "Wrote the steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let env = [
+        format!("HOME={}", home.display()),
+        "GEMINI_API_KEY=mock-key".to_owned(),
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        "GEMINI_CLI_NO_RELAUNCH=true".to_owned(),
+    ];
+    let gemini = gemini.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[gemini], |_| {});
+    // Requests for a turn of the scenario (the mock logs them with a `seq`).
+    let log = sb.path().join("mock.jsonl");
+    let turns_asked = || {
+        std::fs::read_to_string(&log).map_or(0, |l| {
+            l.lines()
+                .filter(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+                .count()
+        })
+    };
+    let ask = |prompt: &str| {
+        until(&sb, "Gemini at its prompt", Duration::from_secs(60), |v| {
+            v["primary"] == "idle"
+        });
+        common::wait_until("the composer", || on_screen(&sb, "Type your message"));
+        let before = turns_asked();
+        let sent = sb.cmd(&["send", "cc", prompt]);
+        assert!(sent.status.success(), "{}", stderr(&sent));
+        common::wait_until("the typed prompt", || on_screen(&sb, prompt));
+        // An Enter that comes right after the text may be taken as part
+        // of a paste: pressed again until the turn is asked for.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while turns_asked() == before {
+            assert!(Instant::now() < deadline, "Gemini never took the prompt");
+            let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+            let taken = Instant::now() + Duration::from_millis(700);
+            while Instant::now() < taken && turns_asked() == before {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        dialog_state(&sb, "waiting", "permission", "Allow execution of [Shell]?");
+    };
+    // Denied with Escape: the command does not run.
+    ask("write the steps");
+    let v = answer_until_taken(&sb, &["deny", "cc", "--subject", "steps\\.txt"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["Escape"]), "{v}");
+    assert_eq!(v["action"]["subject"], steps, "{v}");
+    until(&sb, "idle after the denial", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    assert!(!proj.join("steps.txt").exists(), "the denied command ran");
+    // Asked again, approved with Enter on `● 1. Allow once`: it runs.
+    ask("write them after all");
+    let v = answer_until_taken(&sb, &["approve", "cc"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["Enter"]), "{v}");
+    common::wait_until("the approved command's steps", || {
+        std::fs::read_to_string(proj.join("steps.txt"))
+            .is_ok_and(|s| s == "step 1\nstep 2\nstep 3\n")
+    });
 }
