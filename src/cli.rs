@@ -65,6 +65,12 @@ pub enum Command {
     /// Print the man page (roff): hm man > hm.1; or write one page per
     /// command into a directory: hm man --dir ~/.local/share/man/man1
     Man(ManArgs),
+    /// Approve the dialog a session waits at (a permission, a plan, a
+    /// folder to trust), with the keys its agent's rules give
+    Approve(AnswerArgs),
+    /// Deny the dialog a session waits at, with the keys its agent's rules
+    /// give
+    Deny(AnswerArgs),
     /// An agent's hook command (hm run installs it for known agents; see
     /// hm setup): hm hook claude|codex|gemini [PAYLOAD]. Sends what the
     /// agent reports to its session; prints nothing, always exits 0
@@ -96,6 +102,29 @@ pub struct SetupArgs {
     /// claude, codex or gemini
     #[arg(value_parser = ["claude", "codex", "gemini"])]
     pub agent: String,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Session id
+    pub id: String,
+    /// Only if the dialog is the one this screen rule recognises (as `hm
+    /// explain` names it, e.g. codex.permission)
+    #[arg(long, value_name = "RULE")]
+    pub rule: Option<String>,
+    /// Only if the dialog is exactly the one `hm explain --json` showed
+    /// (its dialog's fingerprint)
+    #[arg(long, value_name = "HEX")]
+    pub fingerprint: Option<String>,
+    /// Only if what the dialog asks about (the command, the file, the
+    /// folder) matches this regex
+    #[arg(long, value_name = "REGEX")]
+    pub subject: Option<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print what was done (or why not) as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! One module per subcommand; this file dispatches and maps errors to exit
 //! codes.
 
+mod answer;
 mod attach;
 mod capture;
 pub mod classify;
@@ -24,6 +25,7 @@ use anyhow::Result;
 use crate::cli::{Cli, Command};
 use crate::client;
 use crate::config::Config;
+use crate::detect::rules::Answer;
 use crate::pty::SpawnError;
 
 /// Runs the command and returns the process exit code.
@@ -86,6 +88,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             let dir = client::socket_dir(&args.dir, &config);
             crate::remote::proxy::run(&dir)
         }
+        Command::Approve(args) => answer::answer(args, Answer::Approve, &config),
+        Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
             unreachable!("handled before the config")
         }
@@ -114,6 +118,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
         Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
+        Command::Approve(a) | Command::Deny(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };
     let hosts: Vec<Option<String>> = ids
@@ -180,7 +185,7 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 }
 
 /// The subcommands whose arguments are session ids.
-const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart";
+const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart approve deny";
 
 /// What the shell completion script adds to clap's: the ids of the
 /// sessions there are (`hm ls --ids`), for the subcommands that take one.

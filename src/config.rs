@@ -24,9 +24,11 @@
 //! - `check`: the rules the file and the flags share (environment variable
 //!   names, ranges, `~`, classifier names), so both refuse in the same words.
 //! - `tui`: the `[tui]` table; `log_level`: [`LogLevel`].
+//! - `automation`: the `[[automation]]` tables (dialogs answered unasked).
 //!
 //! The submodules are private: callers use the names re-exported here.
 
+mod automation;
 mod check;
 mod detach_key;
 mod doc;
@@ -42,6 +44,7 @@ use std::path::PathBuf;
 
 use crate::classify::ClassifierSpec;
 
+pub use automation::{check_automation, subject_regex};
 pub use check::{expand_tilde, is_valid_env_name};
 pub use detach_key::{describe_key, parse_detach_key};
 pub use load::FILE_NAME;
@@ -69,6 +72,28 @@ pub const STUCK_AFTER_MS_RANGE: RangeInclusive<u64> = 1_000..=86_400_000;
 pub const NOTIFY_EVENTS: &[&str] = &["waiting", "finished", "exited"];
 /// Default time between two runs of one entry for one session's event.
 pub const DEFAULT_NOTIFY_INTERVAL_MS: u64 = 30_000;
+/// How long a dialog must have stood, unchanged, before an automation rule
+/// answers it, unless the rule says: long enough for a person watching to
+/// see it, and for a dialog drawn in pieces to be whole.
+pub const DEFAULT_DWELL_MS: u64 = 1_500;
+pub const DWELL_MS_RANGE: RangeInclusive<u64> = 100..=3_600_000;
+
+/// One `[[automation]]` entry: a dialog the supervisor answers on its own
+/// once it has stood, unchanged, for `dwell_ms`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutomationRule {
+    /// Only sessions running this agent; `None`: any.
+    pub agent: Option<String>,
+    /// The dialog's detail (`permission`, `folder_trust`, ...).
+    pub detail: crate::detect::Detail,
+    /// A regex what the dialog asks about must match; `None`: anything,
+    /// including a dialog that names nothing.
+    pub subject: Option<String>,
+    pub answer: crate::detect::rules::Answer,
+    pub dwell_ms: u64,
+    /// Where the entry is, for messages and the action log.
+    pub at: Location,
+}
 
 /// One `[[notify]]` entry: a command run (by `sh -c`, in the session's
 /// supervisor) when the session starts waiting, finishes its work or
@@ -154,6 +179,8 @@ pub struct Config {
     pub ssh_command: Option<String>,
     /// In file order; names are unique.
     pub hosts: Vec<HostEntry>,
+    /// In file order; the first that fits a dialog answers it.
+    pub automation: Vec<AutomationRule>,
 }
 
 impl Default for Config {
@@ -229,6 +256,7 @@ impl Config {
             notify: Vec::new(),
             ssh_command: None,
             hosts: Vec::new(),
+            automation: Vec::new(),
         }
     }
 }

@@ -18,6 +18,7 @@
 //! [`Settings`] are in `settings`, and the process channel
 //! ([`ProcessFacts`]) is in `process`.
 
+pub mod dialog;
 pub mod evidence;
 pub mod hooks;
 pub mod offline;
@@ -34,6 +35,7 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
+pub use dialog::{Dialog, Unanswerable};
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
 pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts};
 pub use resolve::{RECOVERED_FOR_MS, resolve};

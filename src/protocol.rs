@@ -6,9 +6,11 @@
 //! golden tests below and documented in `docs/protocol.md`. This module does
 //! no I/O: [`conn`] wraps it for async sockets.
 
+pub mod act;
 pub mod conn;
 pub mod message;
 
+pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
 use std::fmt;
@@ -44,6 +46,8 @@ pub mod client {
     pub const SCREEN: u8 = ClientType::Screen as u8;
     /// Extension: a hook report (JSON), answered by nothing.
     pub const REPORT: u8 = ClientType::Report as u8;
+    /// Extension: answer the dialog on the screen (a UTF-8 JSON object).
+    pub const ACT: u8 = ClientType::Act as u8;
 }
 
 /// Frame types sent by the supervisor, as bytes ([`ServerType`]'s).
@@ -68,7 +72,13 @@ pub mod server {
     /// Extension: answer to `client::SCREEN`, a UTF-8 JSON object with the
     /// screen's size, cursor, title and text.
     pub const SCREEN: u8 = ServerType::Screen as u8;
+    /// Extension: answer to `client::ACT`, a UTF-8 JSON object saying what
+    /// was sent, or why nothing was.
+    pub const ACTED: u8 = ServerType::Acted as u8;
 }
+
+/// The largest ACT payload a supervisor takes; longer is a protocol error.
+pub const MAX_ACT_PAYLOAD: u32 = 4096;
 
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
 /// protocol) means no flags.

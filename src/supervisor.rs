@@ -14,6 +14,7 @@
 //! tokio timers, so a test can run all of it but the fork with paused time
 //! ([`Core`], `supervisor/tests.rs`).
 
+mod acting;
 mod client;
 pub mod ended;
 mod escalation;
@@ -89,6 +90,8 @@ pub struct Options {
     pub notify: Vec<crate::config::NotifyRule>,
     /// A person's name for the session (`--label`).
     pub label: Option<String>,
+    /// `[[automation]]` rules: dialogs answered unasked.
+    pub automation: Vec<crate::config::AutomationRule>,
 }
 
 /// Runs a session to its end and returns the exit code to exit with.
@@ -296,7 +299,9 @@ async fn serve(
             shared.clock().now_ms(),
         );
         let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
-        shared = shared.with_detector(detector, probe);
+        shared = shared
+            .with_detector(detector, probe)
+            .with_automation(opts.automation.clone());
     }
     let master = match crate::fd::register(spawned.master, Interest::READABLE) {
         Ok(m) => m,

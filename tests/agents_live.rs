@@ -1,10 +1,12 @@
-//! The real agent CLIs from npm (Claude Code 2.1.330, Codex CLI 0.169.0)
-//! under `hm run`, offline against the corpus's mock API
-//! (`tests/corpus/tools/mock_llm.py`): hm answers Claude Code's
+//! The real agent CLIs from npm (Claude Code 2.1.330, Codex CLI 0.169.0,
+//! Gemini CLI 0.61.0) under `hm run`, offline against the corpus's mock
+//! API (`tests/corpus/tools/mock_llm.py`): hm answers Claude Code's
 //! status-protocol probe, and `hm status` follows each CLI to its dialog
 //! (permission, question, plan approval; Codex's command approval) within
 //! 1 s of the dialog being drawn, to `active` within 1 s of the answer, and
-//! to `idle` at the end of the turn.
+//! to `idle` at the end of the turn. `hm approve`, `hm deny` and an
+//! `[[automation]]` entry answer their dialogs with the keys the rules
+//! give, and the CLIs do what the answer says.
 //!
 //! The CLIs are looked for in `$HM_AGENT_CACHE` (default
 //! `~/.cache/hm-agents`, where `.ci/run` installs them) and installed there
@@ -770,4 +772,367 @@ fn gemini_hooks_report_its_edit_approval_and_its_turns() {
         hello, "print(\"hello, world\")\n",
         "the approved edit was made"
     );
+}
+
+/// `hm approve`/`hm deny` with `args`; the answer's JSON. A dialog just
+/// drawn may ignore keys for a moment (Claude Code's do): an answer not
+/// taken within 1 s is given again, once the one before has sent all it
+/// would (a later key waits to see the first taken, and gives up) and the
+/// screen has been still for a second, so that no key of it is on its way.
+fn answer_until_taken(sb: &Sandbox, args: &[&str]) -> serde_json::Value {
+    let mut args = args.to_vec();
+    args.push("--json");
+    let screen = || stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+    let explain = || -> serde_json::Value {
+        serde_json::from_str(&stdout(&sb.cmd(&["explain", "cc", "--json"]))).expect("json")
+    };
+    let settled = || {
+        let v = explain();
+        v["evidence"].as_array().is_some_and(|rows| {
+            rows.iter().any(|r| {
+                r["rule"] == "timing.screen_changed"
+                    && r["value"]
+                        .as_str()
+                        .and_then(|t| t.strip_prefix("screen unchanged for "))
+                        .and_then(|t| t.strip_suffix(" ms"))
+                        .and_then(|ms| ms.parse::<u64>().ok())
+                        .is_some_and(|ms| ms >= 1000)
+            })
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut first = None;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "the dialog never took the keys; screen:\n{}",
+            screen()
+        );
+        let out = sb.cmd(&args);
+        if !out.status.success() {
+            let err = stderr(&out);
+            assert!(
+                err.contains("still answering"),
+                "{err}\nscreen:\n{}",
+                screen()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        first.get_or_insert(serde_json::from_slice(&out.stdout).expect("json"));
+        let pressed = Instant::now();
+        while pressed.elapsed() < Duration::from_secs(1) {
+            if status(sb)["primary"] != "waiting" {
+                return first.expect("an answer");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let calm = Instant::now() + Duration::from_secs(15);
+        while !settled() {
+            if status(sb)["primary"] != "waiting" {
+                return first.expect("an answer");
+            }
+            assert!(
+                Instant::now() < calm,
+                "the screen never settled:\n{}",
+                screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn hm_approve_answers_claude_codes_permission_dialog() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Bash", "input": {
+            "command": "for i in 1 2 3; do echo step $i >> steps.txt; done",
+            "description": "Write three steps to steps.txt"}}},
+        {"kind": "text", "text": "The loop wrote three steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "run the loop that writes steps.txt");
+    dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
+    let v = answer_until_taken(&sb, &["approve", "cc", "--subject", "steps\\.txt"]);
+    assert_eq!(v["action"]["rule"], "claude.permission", "{v}");
+    assert_eq!(v["action"]["keys"], serde_json::json!(["1"]), "{v}");
+    until(&sb, "idle after the turn", Duration::from_secs(60), |v| {
+        v["primary"] == "idle"
+    });
+    let steps = std::fs::read_to_string(proj.join("steps.txt")).unwrap_or_default();
+    assert_eq!(
+        steps, "step 1\nstep 2\nstep 3\n",
+        "the approved command ran"
+    );
+}
+
+#[test]
+fn hm_approve_accepts_claude_codes_plan_keeping_edits_asked_for() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "Writing the plan.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Write", "input": {"file_path": "{plan_file}",
+            "content": "# Plan\n\n1. Print a friendlier greeting.\n2. Run it.\n"}}},
+        {"kind": "tool", "text": "The plan is ready.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "ExitPlanMode", "input": {}}},
+        {"kind": "text", "text": "Plan approved; starting.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "plan", scenario);
+    type_prompt(&sb, "plan mode on", "plan a friendlier greeting");
+    dialog_state(
+        &sb,
+        "waiting",
+        "plan_approval",
+        "Would you like to proceed?",
+    );
+    let v = answer_until_taken(&sb, &["approve", "cc"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["2"]), "{v}");
+    common::wait_until("the turn after the plan", || {
+        on_screen(&sb, "Plan approved; starting.")
+    });
+    until(&sb, "idle after the turn", Duration::from_secs(60), |v| {
+        v["primary"] == "idle"
+    });
+    let screen = stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+    // The second option: out of plan mode, and not into auto mode.
+    assert!(!screen.contains("auto mode on"), "{screen}");
+    assert!(!screen.contains("plan mode on"), "{screen}");
+}
+
+#[test]
+fn hm_approve_trusts_a_folder_in_claude_code_down_then_enter() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let (home, proj) = seed_home(&sb);
+    let seeded = std::fs::read_to_string(home.join(".claude.json")).expect("seeded");
+    let untrusted = seeded.replace(
+        "\"hasTrustDialogAccepted\":true",
+        "\"hasTrustDialogAccepted\":false",
+    );
+    assert_ne!(seeded, untrusted);
+    std::fs::write(home.join(".claude.json"), untrusted).expect("write");
+    let env = [
+        format!("HOME={}", home.display()),
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        format!("ANTHROPIC_API_KEY={API_KEY}"),
+        "DISABLE_TELEMETRY=1".to_owned(),
+        "DISABLE_AUTOUPDATER=1".to_owned(),
+        "DISABLE_ERROR_REPORTING=1".to_owned(),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1".to_owned(),
+    ];
+    let cc = cc.to_str().expect("utf-8 path");
+    let scenario = serde_json::json!({"turns": []});
+    let _agent = start(&sb, scenario, &proj, &env, &[cc], |_| {});
+    dialog_state(&sb, "waiting", "folder_trust", "Yes, I trust this folder");
+    // `No, exit` is selected: Down, then Enter once Yes is selected (an
+    // Enter after a Down the dialog dropped would exit).
+    let folder = proj.to_str().expect("utf-8").to_owned();
+    let v = answer_until_taken(&sb, &["approve", "cc", "--subject", &format!("^{folder}$")]);
+    assert_eq!(
+        v["action"]["keys"],
+        serde_json::json!(["Down", "Enter"]),
+        "{v}"
+    );
+    until(
+        &sb,
+        "Claude Code at its prompt",
+        Duration::from_secs(30),
+        |v| v["primary"] == "idle",
+    );
+    let config = std::fs::read_to_string(home.join(".claude.json")).expect("config");
+    let config: serde_json::Value = serde_json::from_str(&config).expect("json");
+    assert_eq!(
+        config["projects"][&folder]["hasTrustDialogAccepted"], true,
+        "{config}"
+    );
+}
+
+#[test]
+fn an_automation_rule_denies_codexs_command_approval() {
+    let codex = or_skip!(codex(), format!("Codex CLI {CODEX_VERSION}"));
+    let sb = Sandbox::new();
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".codex")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    assert!(
+        works(Command::new("git").args(["init", "-q"]).arg(&proj)),
+        "git init"
+    );
+    // Found in the directory `hm run` starts in.
+    std::fs::write(
+        sb.path().join("heimdall.toml"),
+        "[[automation]]\nagent = \"codex\"\ndetail = \"permission\"\nsubject = 'steps\\.txt'\n\
+         action = \"deny\"\ndwell_ms = 500\n",
+    )
+    .expect("config");
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "pre_delay": 0.5, "tool": {"name": "exec_command", "input": {
+            "cmd": "for i in 1 2 3; do echo step $i >> steps.txt; done",
+            "sandbox_permissions": "require_escalated",
+            "justification": "Write the steps outside the sandbox?"}}},
+        {"kind": "text", "text": "Understood, not writing the steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let config = format!(
+        "model = \"gpt-5-codex\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+         [model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:{{port}}/v1\"\n\
+         wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 2\n\
+         stream_max_retries = 1\n[analytics]\nenabled = false\n\
+         [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        proj.display()
+    );
+    let env = [
+        format!("HOME={}", home.display()),
+        format!("CODEX_HOME={}", home.join(".codex").display()),
+        "MOCK_API_KEY=mock-key".to_owned(),
+        "COLORTERM=truecolor".to_owned(),
+        "RUST_LOG=error".to_owned(),
+    ];
+    let codex = codex.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[codex], |port| {
+        std::fs::write(
+            home.join(".codex/config.toml"),
+            config.replace("{port}", &port.to_string()),
+        )
+        .expect("codex config");
+    });
+    until(&sb, "Codex at its prompt", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    common::wait_until("the composer", || on_screen(&sb, "›"));
+    let sent = sb.cmd(&["send", "cc", "write the steps"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    common::wait_until("the typed prompt", || on_screen(&sb, "› write the steps"));
+    let log = sb.path().join("mock.jsonl");
+    let asked = || {
+        std::fs::read_to_string(&log).is_ok_and(|l| {
+            l.lines()
+                .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !asked() {
+        assert!(Instant::now() < deadline, "Codex never took the prompt");
+        let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+        let taken = Instant::now() + Duration::from_millis(700);
+        while Instant::now() < taken && !asked() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    dialog_state(
+        &sb,
+        "waiting",
+        "permission",
+        "Would you like to run the following command?",
+    );
+    // Denied by the rule, with Escape, after its dwell.
+    until(&sb, "the dialog answered", Duration::from_secs(10), |v| {
+        v["primary"] != "waiting"
+    });
+    let why = stdout(&sb.cmd(&["explain", "cc", "--json"]));
+    let why: serde_json::Value = serde_json::from_str(&why).expect("json");
+    let action = &why["actions"][0];
+    assert_eq!(action["answer"], "deny", "{why}");
+    assert_eq!(action["keys"], serde_json::json!(["Escape"]), "{why}");
+    assert!(
+        action["by"]
+            .as_str()
+            .is_some_and(|b| b.ends_with("heimdall.toml:1")),
+        "{why}"
+    );
+    until(&sb, "idle after the turn", Duration::from_secs(60), |v| {
+        v["primary"] == "idle"
+    });
+    assert!(!proj.join("steps.txt").exists(), "the denied command ran");
+}
+
+#[test]
+fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
+    let gemini = or_skip!(gemini(), format!("Gemini CLI {GEMINI_VERSION}"));
+    let sb = Sandbox::new();
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".gemini")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false}
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
+    let trusted = serde_json::json!({proj.to_str().expect("utf-8"): "TRUST_FOLDER"});
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .expect("trust");
+    let steps = "for i in 1 2 3; do echo step $i >> steps.txt; done";
+    let tool = serde_json::json!({"kind": "tool", "text": "", "pre_delay": 0.5,
+        "tool": {"name": "run_shell_command", "input": {"command": steps, "description": "Write steps"}}});
+    let scenario = serde_json::json!({"turns": [
+        tool.clone(),
+        tool,
+        {"kind": "text", "text": "Wrote the steps.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let env = [
+        format!("HOME={}", home.display()),
+        "GEMINI_API_KEY=mock-key".to_owned(),
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        "GEMINI_CLI_NO_RELAUNCH=true".to_owned(),
+    ];
+    let gemini = gemini.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[gemini], |_| {});
+    // Requests for a turn of the scenario (the mock logs them with a `seq`).
+    let log = sb.path().join("mock.jsonl");
+    let turns_asked = || {
+        std::fs::read_to_string(&log).map_or(0, |l| {
+            l.lines()
+                .filter(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+                .count()
+        })
+    };
+    let ask = |prompt: &str| {
+        until(&sb, "Gemini at its prompt", Duration::from_secs(60), |v| {
+            v["primary"] == "idle"
+        });
+        common::wait_until("the composer", || on_screen(&sb, "Type your message"));
+        let before = turns_asked();
+        let sent = sb.cmd(&["send", "cc", prompt]);
+        assert!(sent.status.success(), "{}", stderr(&sent));
+        common::wait_until("the typed prompt", || on_screen(&sb, prompt));
+        // An Enter that comes right after the text may be taken as part
+        // of a paste: pressed again until the turn is asked for.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while turns_asked() == before {
+            assert!(Instant::now() < deadline, "Gemini never took the prompt");
+            let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+            let taken = Instant::now() + Duration::from_millis(700);
+            while Instant::now() < taken && turns_asked() == before {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        dialog_state(&sb, "waiting", "permission", "Allow execution of [Shell]?");
+    };
+    // Denied with Escape: the command does not run.
+    ask("write the steps");
+    let v = answer_until_taken(&sb, &["deny", "cc", "--subject", "steps\\.txt"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["Escape"]), "{v}");
+    assert_eq!(v["action"]["subject"], steps, "{v}");
+    until(&sb, "idle after the denial", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    assert!(!proj.join("steps.txt").exists(), "the denied command ran");
+    // Asked again, approved with Enter on `● 1. Allow once`: it runs.
+    ask("write them after all");
+    let v = answer_until_taken(&sb, &["approve", "cc"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["Enter"]), "{v}");
+    common::wait_until("the approved command's steps", || {
+        std::fs::read_to_string(proj.join("steps.txt"))
+            .is_ok_and(|s| s == "step 1\nstep 2\nstep 3\n")
+    });
 }

@@ -27,6 +27,11 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     if args.json {
         v["evidence"] = evidence;
         v["classifier"] = classifier.into();
+        if let Some(i) = &info {
+            v["dialog"] = serde_json::to_value(&i.dialog)?;
+            v["automation"] = serde_json::to_value(&i.automation)?;
+            v["actions"] = serde_json::to_value(&i.actions)?;
+        }
         writeln!(out, "{v}")?;
         return Ok(0);
     }
@@ -64,7 +69,91 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
             writeln!(out, "  {}", describe_row(row))?;
         }
     }
+    if let Some(i) = &info {
+        answers(i, &mut out)?;
+    }
     Ok(0)
+}
+
+/// The dialog on screen, the automation rules and the answers given.
+fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
+    // Whole rows and subjects (`paths::sanitize` cuts at 80), with what a
+    // terminal would act on replaced.
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
+    };
+    if let Some(d) = &info.dialog {
+        let about = d
+            .subject
+            .as_deref()
+            .map(|s| format!(" about {:?}", clean(s)))
+            .unwrap_or_default();
+        let answers = if d.answers.is_empty() {
+            "no answer known".to_owned()
+        } else {
+            format!("hm can {}", d.answers.join(", "))
+        };
+        writeln!(
+            out,
+            "dialog: {}{about} · {answers} · fingerprint {}",
+            d.rule, d.fingerprint
+        )?;
+    }
+    if !info.automation.is_empty() {
+        writeln!(out, "automation:")?;
+        for a in &info.automation {
+            let mut line = format!(
+                "  {}  {} {}",
+                a.at,
+                a.answer,
+                a.detail.map_or("?", |d| d.name())
+            );
+            if let Some(agent) = &a.agent {
+                line.push_str(&format!(" ({agent})"));
+            }
+            if let Some(s) = &a.subject {
+                line.push_str(&format!(" subject {:?}", clean(s)));
+            }
+            line.push_str(&format!(" after {}", human_ms(a.dwell_ms)));
+            if let Some(due) = a.due_in_ms {
+                line.push_str(&format!(" · answers the dialog in {}", human_ms(due)));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    if !info.actions.is_empty() {
+        writeln!(out, "answers given, latest last:")?;
+        let now = crate::clock::unix_ms();
+        for a in &info.actions {
+            let by = if a.by == "hand" {
+                "by hand".to_owned()
+            } else {
+                format!("by automation ({})", a.by)
+            };
+            let about = a
+                .subject
+                .as_deref()
+                .map(|s| format!(" {:?}", clean(s)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  {} ago  {} {} {by}{about} · keys {}",
+                human_ms(now.saturating_sub(a.at_unix_ms)),
+                a.answer,
+                a.rule,
+                a.keys.join(" ")
+            )?;
+            if let Some(why) = &a.unfinished {
+                writeln!(out, "    stopped short: {}", clean(why))?;
+            }
+            for row in &a.rows {
+                writeln!(out, "    │ {}", clean(row))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One signal or evidence row on a line: its source and rule, then the

@@ -236,11 +236,14 @@ fn supervise(
         await_attach: args.await_attach,
         notify: config.notify.clone(),
         label: args.label.clone(),
+        automation: config.automation.clone(),
     };
     if opts.classifier.agent_settings().is_some() {
         // A broken rule file is the user's to fix, named with its line,
-        // before anything starts.
-        super::classify::user_rules()?;
+        // before anything starts; so is an automation entry that could
+        // never act with those rules.
+        let rules = super::classify::user_rules()?;
+        crate::config::check_automation(&opts.automation, &rules)?;
     }
     supervisor::run(opts)
 }

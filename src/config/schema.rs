@@ -43,6 +43,7 @@ const TOP_KEYS: &[&str] = &[
     "notify",
     "ssh_command",
     "hosts",
+    "automation",
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
 const ENV_KEYS: &[&str] = &["name", "value"];
@@ -111,6 +112,7 @@ impl Config {
                     config.ssh_command = Some(cmd);
                 }
                 "hosts" => config.hosts = doc.hosts(value)?,
+                "automation" => config.automation = doc.automation(value)?,
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -554,6 +556,12 @@ mod tests {
             }]
         );
         config.hosts.clear();
+        assert_eq!(config.automation.len(), 1, "{text}");
+        assert_eq!(
+            config.automation[0].dwell_ms,
+            crate::config::DEFAULT_DWELL_MS
+        );
+        config.automation.clear();
         config.socket_dir = None;
         config.log_file = None;
         config.env.clear();
@@ -621,7 +629,8 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             copy_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts)"
+             copy_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
+             automation)"
         );
     }
 

@@ -11,10 +11,14 @@
 //! - `file`: the rule file format and its validation ([`parse`]).
 //! - `pattern`: a rule's regex, checked when read and compiled when first
 //!   matched ([`Pattern`]).
+//! - `action`: how to answer a dialog ([`ActionRule`]) and how a dialog
+//!   names what it asks about ([`SubjectRule`]).
 
+mod action;
 mod file;
 mod pattern;
 
+pub use action::{ActionRule, Answer, Key, Step, SubjectRule};
 pub use file::parse;
 pub use pattern::Pattern;
 
@@ -140,6 +144,9 @@ pub struct ScreenRule {
     /// Whether a match also names the agent (rules of `*` files name
     /// none, unless they say `names_agent`).
     pub names_agent: Option<String>,
+    /// What the dialog asks about (the command, the file, the folder), for
+    /// dialog rules that say how to find it.
+    pub subject: Option<SubjectRule>,
 }
 
 /// A title rule: the first that matches the window title decides what
@@ -181,11 +188,19 @@ pub struct AgentRules {
     pub input: Option<InputBox>,
     pub rules: Vec<ScreenRule>,
     pub titles: Vec<TitleRule>,
+    /// How to answer its dialogs, in file order (the first whose
+    /// `requires` holds is the one used).
+    pub actions: Vec<ActionRule>,
 }
 
 impl AgentRules {
     pub fn is_any(&self) -> bool {
         self.name == ANY_AGENT
+    }
+
+    /// The screen rule named `name` (`agent.rule`).
+    pub fn rule(&self, name: &str) -> Option<&ScreenRule> {
+        self.rules.iter().find(|r| r.name == name)
     }
 }
 
@@ -237,6 +252,35 @@ impl RuleSet {
                 None => existing.titles.push(rule),
             }
         }
+        // A file that says how to give an answer to a dialog says it
+        // whole: its entries replace the earlier ones for that answer.
+        existing.actions.retain(|old| {
+            !file
+                .actions
+                .iter()
+                .any(|new| new.rule == old.rule && new.answer == old.answer)
+        });
+        existing.actions.extend(file.actions);
+    }
+
+    /// Every action names a screen rule of its own agent; checked once all
+    /// files are merged, since a user's file may answer a built-in dialog.
+    fn check_actions(&self) -> Result<(), RuleError> {
+        for agent in &self.agents {
+            for action in &agent.actions {
+                if agent.rule(&action.rule).is_none() {
+                    return Err(RuleError::Invalid {
+                        at: action.at.clone(),
+                        message: format!(
+                            "the action's rule '{}' is not a screen rule of agent '{}'",
+                            action.rule.escape_debug(),
+                            agent.name.escape_debug()
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Keep the `*` agents last, so that an agent's own rules are tried
@@ -295,6 +339,7 @@ pub fn load_rules(user_dir: Option<&Path>) -> Result<RuleSet, RuleError> {
         })?;
         set.merge(parse(&path.display().to_string(), &text)?);
     }
+    set.check_actions()?;
     set.order();
     Ok(set)
 }
@@ -322,6 +367,9 @@ mod tests {
             if let Err(e) = parse(name, text) {
                 panic!("{e}");
             }
+        }
+        if let Err(e) = builtin().check_actions() {
+            panic!("{e}");
         }
         assert!(builtin().agent("claude").is_some());
         assert!(builtin().agents.last().is_some_and(AgentRules::is_any));
@@ -368,6 +416,51 @@ mod tests {
         assert!(
             err.starts_with(&format!("{}:5: bad regex", path.display())),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_user_file_answers_a_builtin_dialog_and_replaces_an_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("claude.toml"),
+            "agent = \"claude\"\n[[action]]\nrule = \"question\"\nanswer = \"approve\"\n\
+             keys = [\"1\"]\n\
+             [[action]]\nrule = \"permission\"\nanswer = \"deny\"\nkeys = [\"3\", \"Enter\"]\n",
+        )
+        .unwrap();
+        let set = load_rules(Some(dir.path())).unwrap();
+        let claude = set.agent("claude").unwrap();
+        let keys = |rule: &str, answer: Answer| -> Vec<Vec<String>> {
+            claude
+                .actions
+                .iter()
+                .filter(|a| a.rule == rule && a.answer == answer)
+                .map(|a| a.keys.iter().map(Key::name).collect())
+                .collect()
+        };
+        assert_eq!(keys("claude.question", Answer::Approve), [["1"]]);
+        assert_eq!(keys("claude.permission", Answer::Deny), [["3", "Enter"]]);
+        // The built-in approve is untouched.
+        assert_eq!(keys("claude.permission", Answer::Approve), [["1"]]);
+    }
+
+    #[test]
+    fn an_action_for_no_rule_of_its_agent_is_one_line_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("codex.toml");
+        std::fs::write(
+            &path,
+            "agent = \"codex\"\n\n[[action]]\nrule = \"nope\"\nanswer = \"approve\"\nkeys = [\"y\"]\n",
+        )
+        .unwrap();
+        let err = load_rules(Some(dir.path())).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}:4: the action's rule 'codex.nope' is not a screen rule of agent 'codex'",
+                path.display()
+            )
         );
     }
 }

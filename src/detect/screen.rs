@@ -116,8 +116,26 @@ pub fn identify<'a>(snap: &Snapshot, rules: &'a RuleSet) -> Option<&'a AgentRule
     })
 }
 
+/// The input box `owner`'s rules are read around on this screen: the
+/// recognised agent's, or for a `*` file's rule when there is none, its
+/// own file's (as [`evaluate`] reads them).
+pub(super) fn input_box(
+    snap: &Snapshot,
+    agent: Option<&AgentRules>,
+    owner: &AgentRules,
+) -> Option<BoxAt> {
+    let agent_box = agent
+        .and_then(|a| a.input.as_ref())
+        .and_then(|i| find_input(snap, i));
+    if owner.is_any() {
+        agent_box.or_else(|| owner.input.as_ref().and_then(|i| find_input(snap, i)))
+    } else {
+        agent_box
+    }
+}
+
 /// The rows of `region`, with their row numbers, for `agent`'s box.
-fn region_rows<'s>(
+pub(super) fn region_rows<'s>(
     snap: &'s Snapshot,
     cond: &Condition,
     input: Option<BoxAt>,

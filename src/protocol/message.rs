@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
 use super::{Frame, PayloadError, Size, StateReport, Status, frame};
 
 /// Frame types sent by clients.
@@ -27,10 +28,12 @@ pub enum ClientType {
     Screen = 0x07,
     /// Extension: a hook report (`hm hook`), JSON; nothing is sent back.
     Report = 0x08,
+    /// Extension: answer the dialog on the screen (JSON, see `act.rs`).
+    Act = 0x09,
 }
 
 impl ClientType {
-    pub const ALL: [ClientType; 8] = [
+    pub const ALL: [ClientType; 9] = [
         ClientType::Input,
         ClientType::Subscribe,
         ClientType::Status,
@@ -39,6 +42,7 @@ impl ClientType {
         ClientType::Info,
         ClientType::Screen,
         ClientType::Report,
+        ClientType::Act,
     ];
 }
 
@@ -69,10 +73,12 @@ pub enum ServerType {
     State = 0x87,
     /// Extension: the answer to SCREEN.
     Screen = 0x88,
+    /// Extension: the answer to ACT.
+    Acted = 0x89,
 }
 
 impl ServerType {
-    pub const ALL: [ServerType; 8] = [
+    pub const ALL: [ServerType; 9] = [
         ServerType::Output,
         ServerType::StatusResp,
         ServerType::Exit,
@@ -81,6 +87,7 @@ impl ServerType {
         ServerType::ReplayEnd,
         ServerType::State,
         ServerType::Screen,
+        ServerType::Acted,
     ];
 }
 
@@ -152,6 +159,8 @@ pub enum Request<'a> {
     Screen,
     /// What an agent's hook said (see [`crate::detect::hooks`]).
     Report(&'a crate::detect::hooks::Report),
+    /// Answer the dialog on the screen, if it still is as expected.
+    Act(Act),
 }
 
 impl Request<'_> {
@@ -165,6 +174,7 @@ impl Request<'_> {
             Request::Info => ClientType::Info,
             Request::Screen => ClientType::Screen,
             Request::Report(_) => ClientType::Report,
+            Request::Act(_) => ClientType::Act,
         }
     }
 
@@ -182,6 +192,7 @@ impl Request<'_> {
             Request::Status | Request::Info | Request::Screen => frame(ty, &[]),
             // A report is a handful of short strings: it always encodes.
             Request::Report(r) => frame(ty, &serde_json::to_vec(r).unwrap_or_default()),
+            Request::Act(act) => frame(ty, &serde_json::to_vec(act).unwrap_or_default()),
         }
     }
 
@@ -209,6 +220,7 @@ pub enum Reply {
     ReplayEnd,
     State(Box<StateReport>),
     Screen(Box<Screen>),
+    Acted(Box<Acted>),
     /// A frame type this client does not know; ignored, as the protocol
     /// says unknown frames must be.
     Unknown(u8),
@@ -242,6 +254,9 @@ impl Reply {
             )),
             ServerType::Screen => Reply::Screen(Box::new(
                 serde_json::from_slice(&f.payload).map_err(|e| json("SCREEN", e))?,
+            )),
+            ServerType::Acted => Reply::Acted(Box::new(
+                serde_json::from_slice(&f.payload).map_err(|e| json("ACTED", e))?,
             )),
         })
     }
@@ -279,6 +294,15 @@ pub struct Info {
     /// What the detector holds as evidence (for `hm explain`); agents only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<serde_json::Value>,
+    /// The dialog the verdict stands on now, if any; agents only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogInfo>,
+    /// The latest answers given to dialogs, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionRecord>,
+    /// The `[[automation]]` rules this session runs with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub automation: Vec<AutomationInfo>,
 }
 
 impl Info {
@@ -325,9 +349,15 @@ mod tests {
         assert_eq!(ServerType::try_from(0x01), Err(0x01));
         // The seed protocol's bytes (the Go client in seed 002 speaks them).
         let client: Vec<u8> = ClientType::ALL.iter().map(|t| *t as u8).collect();
-        assert_eq!(client, [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]);
+        assert_eq!(
+            client,
+            [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09]
+        );
         let server: Vec<u8> = ServerType::ALL.iter().map(|t| *t as u8).collect();
-        assert_eq!(server, [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88]);
+        assert_eq!(
+            server,
+            [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89]
+        );
     }
 
     fn one_frame(bytes: &[u8]) -> Frame {
@@ -386,6 +416,28 @@ mod tests {
         assert_eq!(Reply::decode(unknown), Ok(Reply::Unknown(0xee)));
         let bad = one_frame(&frame(server::EXIT, &[1]));
         assert!(Reply::decode(bad).is_err());
+    }
+
+    #[test]
+    fn act_and_acted_carry_json_objects() {
+        let act = Act {
+            answer: "approve".into(),
+            rule: Some("codex.permission".into()),
+            ..Act::default()
+        };
+        let body = br#"{"answer":"approve","rule":"codex.permission"}"#;
+        let mut golden = vec![0x09, 0, 0, 0, body.len() as u8];
+        golden.extend_from_slice(body);
+        assert_eq!(Request::Act(act).encode(), golden);
+        let acted = one_frame(&frame(
+            server::ACTED,
+            br#"{"ok":false,"reason":"no dialog","from_the_future":1}"#,
+        ));
+        let Ok(Reply::Acted(acted)) = Reply::decode(acted) else {
+            panic!("not ACTED");
+        };
+        assert!(!acted.ok);
+        assert_eq!(acted.reason.as_deref(), Some("no dialog"));
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! (output was read, the program exited, a kill was asked for, a terminal
 //! subscribed), so the rules that tie fields together live here.
 
+mod acting;
 mod answers;
+
+pub use acting::{Expect, Refused};
 
 use std::io;
 
@@ -20,6 +23,7 @@ use crate::protocol::{Size, StateReport};
 use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::Term;
 
+use super::acting::Acting;
 use super::ended;
 use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
@@ -72,6 +76,9 @@ pub struct Shared {
     report: Option<StateReport>,
     report_seq: u64,
     next_conn: ConnId,
+    /// Answers to dialogs: the automation rules, the dialog they watch,
+    /// the log.
+    acting: Acting,
 }
 
 /// What INFO reports besides live values.
@@ -125,7 +132,14 @@ impl Shared {
             report: None,
             report_seq: 0,
             next_conn: 1,
+            acting: Acting::default(),
         }
+    }
+
+    /// The same, answering dialogs by these `[[automation]]` rules.
+    pub fn with_automation(mut self, rules: Vec<crate::config::AutomationRule>) -> Self {
+        self.acting = Acting::new(rules);
+        self
     }
 
     /// The same, classified by the `agent` classifier.

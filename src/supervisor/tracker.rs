@@ -128,7 +128,14 @@ pub(super) async fn track_state(
             if s.is_over() {
                 return;
             }
-            s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
+            drop(s);
+            // Answers a dialog when an automation rule is due to; the
+            // next deadline below includes the rule's dwell.
+            super::acting::automate(&ctx);
+            ctx.shared
+                .borrow()
+                .next_state_change_ms()
+                .map(|at| ctx.clock.at_ms(at))
         };
         tokio::select! {
             () = ctx.output_seen.notified() => {

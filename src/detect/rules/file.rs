@@ -9,7 +9,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    ANY_AGENT, AgentRules, Condition, InputBox, Pattern, Region, RuleError, ScreenRule, TitleRule,
+    ANY_AGENT, ActionRule, AgentRules, Answer, Condition, InputBox, Key, Pattern, Region,
+    RuleError, ScreenRule, Step, SubjectRule, TitleRule,
 };
 use crate::detect::verdict::{Detail, Primary};
 
@@ -55,6 +56,8 @@ struct FileSpec {
     rule: Vec<RuleSpec>,
     #[serde(default)]
     title: Vec<TitleSpec>,
+    #[serde(default)]
+    action: Vec<ActionSpec>,
 }
 
 #[derive(Deserialize, Default)]
@@ -107,6 +110,7 @@ struct RuleSpec {
     alternate: Option<bool>,
     #[serde(default)]
     when: Vec<ConditionSpec>,
+    subject: Option<SubjectSpec>,
 }
 
 impl RuleSpec {
@@ -149,6 +153,34 @@ impl ConditionSpec {
             && self.none.is_empty()
             && self.alternate.is_none()
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubjectSpec {
+    region: Option<Spanned<String>>,
+    #[serde(default)]
+    lines: usize,
+    patterns: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionSpec {
+    rule: Spanned<String>,
+    answer: Spanned<String>,
+    keys: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    requires: Vec<Spanned<String>>,
+    #[serde(default)]
+    then: Vec<StepSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepSpec {
+    keys: Spanned<Vec<Spanned<String>>>,
+    requires: Spanned<Vec<Spanned<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -206,6 +238,10 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
         } else {
             None
         };
+        let subject = match &r.subject {
+            Some(s) => Some(subject(&place, s, conditions[0].region)?),
+            None => None,
+        };
         rules.push(ScreenRule {
             name: rule_name(&agent, r.name.get_ref()),
             primary,
@@ -213,6 +249,7 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
             priority: r.priority.unwrap_or_else(|| default_priority(primary)),
             conditions,
             names_agent,
+            subject,
         });
     }
     let mut titles = Vec::new();
@@ -225,6 +262,11 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
             detail,
         });
     }
+    let actions = spec
+        .action
+        .iter()
+        .map(|a| action(&place, &agent, a))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(AgentRules {
         name: agent,
         origin: name.to_owned(),
@@ -234,7 +276,107 @@ pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
         input,
         rules,
         titles,
+        actions,
     })
+}
+
+/// A rule's `subject`: where it looks (the rule's own region unless it
+/// says) and patterns that each capture a group named `subject`.
+fn subject(
+    place: &Place<'_>,
+    spec: &SubjectSpec,
+    rule_region: Region,
+) -> Result<SubjectRule, RuleError> {
+    let region = match &spec.region {
+        Some(r) => parse_region(place, r)?,
+        None => rule_region,
+    };
+    let mut patterns = Vec::new();
+    for p in spec.patterns.get_ref() {
+        // Cheaper than compiling the regex to ask for its group names,
+        // and says what is wrong in the same words.
+        let src = p.get_ref();
+        if !src.contains("(?P<subject>") && !src.contains("(?<subject>") {
+            return Err(place.invalid(
+                p.span(),
+                "a subject pattern needs a group named 'subject', e.g. '\\$ (?P<subject>.+)'",
+            ));
+        }
+        patterns.push(regex(place, p)?);
+    }
+    if patterns.is_empty() {
+        return Err(place.invalid(spec.patterns.span(), "a subject needs at least one pattern"));
+    }
+    Ok(SubjectRule {
+        region,
+        lines: spec.lines,
+        patterns,
+    })
+}
+
+/// An `[[action]]`: which rule's dialog, which answer, which keys.
+fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<ActionRule, RuleError> {
+    let answer = Answer::from_name(spec.answer.get_ref()).ok_or_else(|| {
+        place.invalid(
+            spec.answer.span(),
+            format!(
+                "unknown answer '{}' (expected approve or deny)",
+                spec.answer.get_ref().escape_debug()
+            ),
+        )
+    })?;
+    let keys = key_list(place, &spec.keys)?;
+    let regexes = |list: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
+        list.iter().map(|r| regex(place, r)).collect()
+    };
+    let mut then = Vec::new();
+    for step in &spec.then {
+        // A step with nothing to wait for is the same step as the one
+        // before it, and would press its keys unchecked.
+        if step.requires.get_ref().is_empty() {
+            return Err(place.invalid(
+                step.requires.span(),
+                "a later step needs the rows that show the keys before it were taken",
+            ));
+        }
+        then.push(Step {
+            keys: key_list(place, &step.keys)?,
+            requires: regexes(step.requires.get_ref())?,
+        });
+    }
+    Ok(ActionRule {
+        rule: rule_name(agent, spec.rule.get_ref()),
+        answer,
+        keys,
+        requires: regexes(&spec.requires)?,
+        then,
+        at: place.line(Some(spec.rule.span())),
+    })
+}
+
+/// An action's or a step's keys: known names, at least one.
+fn key_list(
+    place: &Place<'_>,
+    keys: &Spanned<Vec<Spanned<String>>>,
+) -> Result<Vec<Key>, RuleError> {
+    let mut out = Vec::new();
+    for k in keys.get_ref() {
+        let key = Key::parse(k.get_ref()).ok_or_else(|| {
+            place.invalid(
+                k.span(),
+                format!(
+                    "unknown key '{}' (expected one character or one of: {})",
+                    k.get_ref().escape_debug(),
+                    Key::NAMES
+                ),
+            )
+        })?;
+        out.push(key);
+    }
+    if out.is_empty() {
+        return Err(place.invalid(keys.span(), "an action needs at least one key"));
+    }
+    Ok(out)
 }
 
 /// `agent.rule`; the `*` files' rules keep their own names, which start
@@ -311,22 +453,26 @@ fn state(
     Ok((primary, detail))
 }
 
+fn parse_region(place: &Place<'_>, r: &Spanned<String>) -> Result<Region, RuleError> {
+    Region::parse(r.get_ref()).ok_or_else(|| {
+        place.invalid(
+            r.span(),
+            format!(
+                "unknown region '{}' (expected screen, bottom, below_input, above_input, \
+                 input, cursor_line or above_cursor)",
+                r.get_ref().escape_debug()
+            ),
+        )
+    })
+}
+
 fn condition(
     place: &Place<'_>,
     spec: &ConditionSpec,
     rule: &Spanned<String>,
 ) -> Result<Condition, RuleError> {
     let region = match &spec.region {
-        Some(r) => Region::parse(r.get_ref()).ok_or_else(|| {
-            place.invalid(
-                r.span(),
-                format!(
-                    "unknown region '{}' (expected screen, bottom, below_input, above_input, \
-                     input, cursor_line or above_cursor)",
-                    r.get_ref().escape_debug()
-                ),
-            )
-        })?,
+        Some(r) => parse_region(place, r)?,
         None => Region::Screen,
     };
     if spec.all.is_empty()
@@ -386,5 +532,36 @@ mod tests {
     fn an_unknown_key_is_refused() {
         let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nal = ['a']\n";
         assert!(parse("f.toml", text).is_err());
+    }
+
+    #[test]
+    fn actions_and_subjects_are_checked_where_they_are_written() {
+        let rule = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"waiting\"\nall = ['a']\n";
+        let with = |more: &str| parse("f.toml", &format!("{rule}{more}"));
+        let ok = with(
+            "subject = { patterns = ['(?P<subject>.+)'] }\n\
+             [[action]]\nrule = \"r\"\nanswer = \"deny\"\nkeys = [\"Escape\"]\nrequires = ['b']\n",
+        )
+        .unwrap();
+        assert_eq!(ok.actions[0].rule, "x.r");
+        assert_eq!(ok.actions[0].at, "f.toml:8");
+        assert!(ok.rules[0].subject.is_some());
+        let err = |more: &str| with(more).unwrap_err().to_string();
+        let e = err("[[action]]\nrule = \"r\"\nanswer = \"deny\"\nkeys = [\"Esc\", \"Ctrl-C\"]\n");
+        assert!(e.starts_with("f.toml:9: unknown key 'Ctrl-C'"), "{e}");
+        let e = err("[[action]]\nrule = \"r\"\nanswer = \"yes\"\nkeys = [\"y\"]\n");
+        assert!(e.starts_with("f.toml:8: unknown answer 'yes'"), "{e}");
+        let e = err("[[action]]\nrule = \"r\"\nanswer = \"deny\"\nkeys = []\n");
+        assert!(
+            e.starts_with("f.toml:9: an action needs at least one key"),
+            "{e}"
+        );
+        let e = err("subject = { patterns = ['\\$ (.+)'] }\n");
+        assert!(
+            e.starts_with("f.toml:6: a subject pattern needs a group named 'subject'"),
+            "{e}"
+        );
+        let e = err("subject = { region = \"nowhere\", patterns = ['(?P<subject>.)'] }\n");
+        assert!(e.starts_with("f.toml:6: unknown region 'nowhere'"), "{e}");
     }
 }

@@ -95,6 +95,12 @@ impl Inbound {
                         self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
                         return;
                     }
+                    if self.cur == Some(ClientType::Act) && len > protocol::MAX_ACT_PAYLOAD {
+                        let max = protocol::MAX_ACT_PAYLOAD;
+                        let msg = format!("ACT payload must be at most {max} bytes, got {len}");
+                        self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
+                        return;
+                    }
                 }
                 Some(Owned::Data) => match self.cur {
                     Some(ClientType::Input) => {
@@ -114,6 +120,10 @@ impl Inbound {
                         let room = (MAX_REPORT + 1).saturating_sub(self.small.len());
                         let take = used.min(room);
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
+                    }
+                    // Bounded by the length checked at the frame's start.
+                    Some(ClientType::Act) => {
+                        self.small.extend_from_slice(&self.buf.bytes[at..at + used]);
                     }
                     _ => {}
                 },
@@ -266,6 +276,13 @@ impl Inbound {
                     }
                     Err(e) => debug!(conn = id, "malformed hook report ignored: {e}"),
                 }
+            }
+            ClientType::Act => {
+                let acted = crate::supervisor::acting::by_hand(ctx, &self.small);
+                out.queue(
+                    ServerType::Acted,
+                    &serde_json::to_vec(&acted).unwrap_or_default(),
+                );
             }
         }
     }

@@ -102,7 +102,12 @@ impl Shared {
             return None;
         }
         if let Some(d) = &self.detector {
-            return d.wake_at();
+            // An automation rule's dwell is a deadline only while a dialog
+            // it would answer stands.
+            return match (d.wake_at(), self.acting.due_ms()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
         let busy = self
             .report
@@ -139,10 +144,22 @@ impl Shared {
                 .is_some_and(|d| d.settings().status_protocol),
             state: None,
             evidence: None,
+            dialog: None,
+            actions: self.acting.log().cloned().collect(),
+            automation: self.acting.info(self.clock.now_ms()),
         };
         info.state = Some(self.state_now());
         if let Some(d) = &self.detector {
             info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
+        }
+        // Only a waiting session can be at a dialog: the others cost no
+        // second look at their processes.
+        if info
+            .state
+            .as_ref()
+            .is_some_and(|s| s.primary == Primary::Waiting)
+        {
+            info.dialog = self.dialog_info();
         }
         serde_json::to_vec(&info).unwrap_or_default()
     }

@@ -1,0 +1,100 @@
+//! `hm approve ID` and `hm deny ID`: answer the dialog a session waits at,
+//! once, with the keys its agent's rules give for that answer.
+//!
+//! The supervisor decides and sends in one step (ACT): it takes the
+//! verdict and the screen as they are when the request arrives, and
+//! refuses when there is no dialog it knows how to answer, or not the one
+//! the flags expect. This command only asks and says what happened.
+
+use std::io::Write;
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::cli::AnswerArgs;
+use crate::client::{self, find_session};
+use crate::config::Config;
+use crate::detect::rules::Answer;
+use crate::protocol::{Act, Acted, Reply, Request, conn};
+
+/// How many times a dialog too new to answer is asked about again.
+const RETRIES: u32 = 3;
+
+pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> {
+    // A bad pattern is the user's mistake, said before anything is asked.
+    if let Some(s) = &args.subject {
+        crate::config::subject_regex(s).map_err(|e| anyhow!("invalid --subject: {e}"))?;
+    }
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    let request = Act {
+        answer: answer.name().to_owned(),
+        rule: args.rule.clone(),
+        fingerprint: args.fingerprint.clone(),
+        subject: args.subject.clone(),
+    };
+    let acted = client::runtime()?.block_on(client::answered(&session.id, async {
+        let (mut r, mut w) = conn::connect(&session.sock).await?;
+        // STATUS after the first ACT: a supervisor that does not know ACT
+        // ignores it, and its answer to STATUS says so instead of a hang.
+        conn::ask(&mut w, &[Request::Act(request.clone()), Request::Status]).await?;
+        let mut tries = 0;
+        loop {
+            match r.expect().await? {
+                // A dialog drawn a moment ago is answered once it has
+                // stood long enough; the supervisor says when to ask again.
+                Reply::Acted(acted) => match acted.retry_in_ms {
+                    Some(ms) if !acted.ok && tries < RETRIES => {
+                        tries += 1;
+                        tokio::time::sleep(std::time::Duration::from_millis(ms + 10)).await;
+                        conn::ask(&mut w, &[Request::Act(request.clone())]).await?;
+                    }
+                    _ => return Ok(Some(*acted)),
+                },
+                Reply::Status(_) if tries == 0 => return Ok(None),
+                Reply::Error { message, .. } => bail!("{}", crate::paths::sanitize(&message)),
+                _ => {}
+            }
+        }
+    }))?;
+    let Some(acted) = acted else {
+        bail!(
+            "session '{}' is served by an older hm, which cannot answer dialogs",
+            session.id
+        );
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&acted)?)?;
+    }
+    report(&session.id, answer, acted, args.json, &mut out)
+}
+
+/// Says what was done, or fails with why not.
+fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Write) -> Result<i32> {
+    match (acted.ok, acted.action) {
+        (true, Some(a)) => {
+            if !json {
+                let about = a
+                    .subject
+                    .as_deref()
+                    .map(|s| format!(": {}", crate::paths::sanitize(s)))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "{} {} in '{id}'{about} (keys: {})",
+                    answer.past(),
+                    a.rule,
+                    a.keys.join(" ")
+                )?;
+            }
+            Ok(0)
+        }
+        _ => Err(anyhow!(
+            "{}",
+            acted.reason.as_deref().map_or_else(
+                || "the session did not say why".to_owned(),
+                |r| { r.chars().filter(|c| !c.is_control()).collect() }
+            )
+        )),
+    }
+}

@@ -1,0 +1,227 @@
+//! The dialog on a session's screen, as answering it for a person sees it:
+//! which screen rule recognises it, what it asks about (its subject: the
+//! command to run, the file to edit, the folder to trust), its rows and a
+//! fingerprint of them, and the keys that approve or deny it.
+//!
+//! A dialog is only ever found where the verdict already says so: the
+//! verdict is `waiting` with a detail, and the screen, read again now,
+//! shows a rule of that same detail. So it inherits everything that keeps
+//! typed or quoted text from being a dialog (the input box is masked, the
+//! cursor row must end in the question), and `unknown` is never a dialog.
+//! Nothing here sends a key or reads the clock; the supervisor does, with
+//! what [`Detector::dialog`] and [`Dialog::keys_for`] return.
+
+use std::hash::{Hash, Hasher};
+
+use super::Detector;
+use super::rules::{ActionRule, AgentRules, Answer, Condition, Key, Pattern, RuleSet, ScreenRule};
+use super::screen::{self, Snapshot};
+use super::verdict::{Detail, Primary, Verdict};
+
+/// The longest subject kept, in characters.
+const SUBJECT_MAX: usize = 240;
+/// A dialog's rows are kept this long at most, in characters each.
+const ROW_MAX: usize = 200;
+
+/// A dialog on the screen now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    /// The screen rule that recognises it (`codex.permission`).
+    pub rule: String,
+    /// The agent whose rules those are (`*` for the common ones).
+    pub owner: String,
+    pub detail: Detail,
+    /// What it asks about, when its rule says how to find it.
+    pub subject: Option<String>,
+    /// Its rows, from the one its rule's first pattern matched down to the
+    /// end of the rule's region.
+    pub rows: Vec<String>,
+    /// A digest of rule, subject and rows: the same dialog, unchanged.
+    pub fingerprint: String,
+    /// Whether the program asked for application cursor keys (arrows are
+    /// then sent as `ESC O A`).
+    pub app_cursor: bool,
+}
+
+/// Why a dialog cannot be given an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswerable {
+    #[error("{agent}'s rules know no keys that {} '{rule}'", answer.name())]
+    NoKeys {
+        agent: String,
+        rule: String,
+        answer: Answer,
+    },
+    #[error(
+        "the dialog is not as the keys that {} it expect: no row matches '{pattern}'",
+        answer.name()
+    )]
+    NotAsExpected { answer: Answer, pattern: String },
+}
+
+impl Dialog {
+    /// The keys that give `answer` to this dialog now: the first action of
+    /// its rule's agent for that answer whose required rows are all among
+    /// the dialog's rows.
+    pub fn keys_for<'r>(
+        &self,
+        rules: &'r RuleSet,
+        answer: Answer,
+    ) -> Result<&'r ActionRule, Unanswerable> {
+        let candidates: Vec<&ActionRule> = rules
+            .agent(&self.owner)
+            .map(|a| {
+                a.actions
+                    .iter()
+                    .filter(|x| x.rule == self.rule && x.answer == answer)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some(first) = candidates.first() else {
+            return Err(Unanswerable::NoKeys {
+                agent: self.owner.clone(),
+                rule: self.rule.clone(),
+                answer,
+            });
+        };
+        let missing = |x: &ActionRule| {
+            x.requires
+                .iter()
+                .find(|re| !self.rows.iter().any(|r| re.is_match(r)))
+                .map(|re| re.source().to_owned())
+        };
+        candidates
+            .iter()
+            .find(|x| missing(x).is_none())
+            .copied()
+            .ok_or_else(|| Unanswerable::NotAsExpected {
+                answer,
+                pattern: missing(first).unwrap_or_default(),
+            })
+    }
+
+    /// The answers this dialog's agent knows keys for (whether or not the
+    /// dialog is as those keys expect just now).
+    pub fn answers(&self, rules: &RuleSet) -> Vec<Answer> {
+        Answer::ALL
+            .into_iter()
+            .filter(|a| !matches!(self.keys_for(rules, *a), Err(Unanswerable::NoKeys { .. })))
+            .collect()
+    }
+}
+
+/// The bytes of each of `keys` in this cursor key mode.
+pub fn key_bytes(keys: &[Key], app_cursor: bool) -> Vec<Vec<u8>> {
+    keys.iter().map(|k| k.bytes(app_cursor)).collect()
+}
+
+impl Detector {
+    /// The dialog on `screen`, if `verdict` (taken just now, on this
+    /// screen) says the session waits at one and the screen, read again,
+    /// shows a dialog rule of the same detail.
+    pub fn dialog(&self, screen: &vt100::Screen, verdict: &Verdict) -> Option<Dialog> {
+        if verdict.primary != Primary::Waiting {
+            return None;
+        }
+        let detail = verdict.detail?;
+        let snap = Snapshot::of(screen);
+        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
+        let found = screen::evaluate(&snap, &self.rules, agent)?;
+        if found.primary != Primary::Waiting || found.detail != Some(detail) {
+            return None;
+        }
+        let (owner, rule) = owner_of(&self.rules, &found.rule)?;
+        let input = screen::input_box(&snap, agent, owner);
+        let rows = dialog_rows(&snap, rule, input);
+        let subject = rule
+            .subject
+            .as_ref()
+            .and_then(|s| subject_of(&snap, s, input));
+        let mut hasher = std::hash::DefaultHasher::new();
+        (&rule.name, &subject, &rows).hash(&mut hasher);
+        Some(Dialog {
+            rule: rule.name.clone(),
+            owner: owner.name.clone(),
+            detail,
+            subject,
+            rows,
+            fingerprint: format!("{:016x}", hasher.finish()),
+            app_cursor: screen.application_cursor(),
+        })
+    }
+}
+
+impl Detector {
+    /// Whether the region of screen rule `rule` on `screen` now has rows
+    /// matching each of `requires`: what a later step of an answer waits
+    /// for before its keys.
+    pub fn shows(&self, screen: &vt100::Screen, rule: &str, requires: &[Pattern]) -> bool {
+        let Some((owner, r)) = owner_of(&self.rules, rule) else {
+            return false;
+        };
+        let Some(cond) = r.conditions.first() else {
+            return false;
+        };
+        let snap = Snapshot::of(screen);
+        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
+        let rows = screen::region_rows(&snap, cond, screen::input_box(&snap, agent, owner));
+        requires
+            .iter()
+            .all(|re| rows.iter().any(|(_, row)| re.is_match(row)))
+    }
+}
+
+/// The agent whose rules hold screen rule `name`, and the rule.
+fn owner_of<'r>(rules: &'r RuleSet, name: &str) -> Option<(&'r AgentRules, &'r ScreenRule)> {
+    rules
+        .agents
+        .iter()
+        .find_map(|a| a.rule(name).map(|r| (a, r)))
+}
+
+/// The rows of `rule`'s first condition's region from the first one its
+/// first pattern matches (all of them if it has none), trailing blanks
+/// removed and each cut to [`ROW_MAX`].
+fn dialog_rows(snap: &Snapshot, rule: &ScreenRule, input: Option<screen::BoxAt>) -> Vec<String> {
+    let Some(cond) = rule.conditions.first() else {
+        return Vec::new();
+    };
+    let rows = screen::region_rows(snap, cond, input);
+    let first = cond.all.first().or(cond.any.first());
+    let start = first
+        .and_then(|re| rows.iter().position(|(_, r)| re.is_match(r)))
+        .unwrap_or(0);
+    rows[start..]
+        .iter()
+        .map(|(_, r)| r.trim_end().chars().take(ROW_MAX).collect())
+        .collect()
+}
+
+/// What the dialog asks about: the first subject pattern that matches its
+/// region's text, the `subject` group with its rows joined by spaces.
+fn subject_of(
+    snap: &Snapshot,
+    spec: &super::rules::SubjectRule,
+    input: Option<screen::BoxAt>,
+) -> Option<String> {
+    let cond = Condition {
+        region: spec.region,
+        lines: spec.lines,
+        all: Vec::new(),
+        ordered: false,
+        any: Vec::new(),
+        none: Vec::new(),
+        alternate: None,
+    };
+    let text = screen::region_rows(snap, &cond, input)
+        .iter()
+        .map(|(_, r)| *r)
+        .collect::<Vec<_>>()
+        .join("\n");
+    spec.patterns.iter().find_map(|p| {
+        let caps = p.captures(&text)?;
+        let words: Vec<&str> = caps.name("subject")?.as_str().split_whitespace().collect();
+        let subject: String = words.join(" ").chars().take(SUBJECT_MAX).collect();
+        (!subject.is_empty()).then_some(subject)
+    })
+}

@@ -1,0 +1,112 @@
+//! The payloads of the ACT extension, JSON like INFO's: a client asking a
+//! supervisor to answer the dialog on its session's screen ([`Act`]), what
+//! the supervisor did ([`Acted`], with the [`ActionRecord`] it keeps), and
+//! what INFO adds about dialogs and answers ([`DialogInfo`],
+//! [`AutomationInfo`]).
+//!
+//! The check and the keys happen in the supervisor, in one step with
+//! nothing in between: the verdict and the screen a client saw may have
+//! moved on by the time its request arrives, so it says what it expects
+//! and the supervisor refuses when that no longer holds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::detect::Detail;
+
+/// ACT: answer the dialog on the screen now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Act {
+    /// `approve` or `deny`.
+    pub answer: String,
+    /// Only if the dialog is the one this screen rule recognises
+    /// (`codex.permission`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Only if the dialog is exactly this one: its fingerprint as INFO's
+    /// `dialog` gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// Only if what the dialog asks about matches this regex.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+}
+
+/// ACTED: the answer to ACT.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Acted {
+    /// The keys were sent.
+    pub ok: bool,
+    /// Why nothing was sent, on one line for a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When nothing was sent only because the dialog is too new to take
+    /// keys surely: asking again after this many ms may succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_in_ms: Option<u64>,
+    /// What was done, as the session's action log keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionRecord>,
+}
+
+/// One answer given to a dialog, by hand or by an automation rule: what
+/// `hm explain` lists and the supervisor's log says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ActionRecord {
+    /// `approve` or `deny`.
+    pub answer: String,
+    /// `hand` (an ACT request: `hm approve`, `hm deny`), or where the
+    /// automation rule that gave it is (`heimdall.toml:12`).
+    pub by: String,
+    /// The dialog's screen rule.
+    pub rule: String,
+    /// The agent the session runs.
+    pub agent: Option<String>,
+    pub detail: Option<Detail>,
+    /// What the dialog asked about.
+    pub subject: Option<String>,
+    /// The keys sent, by name (`Enter`, `y`).
+    pub keys: Vec<String>,
+    pub fingerprint: String,
+    /// When, by the wall clock (for people) and the session's clock.
+    pub at_unix_ms: u64,
+    pub at_ms: u64,
+    /// The dialog's rows as they were when the keys were sent.
+    pub rows: Vec<String>,
+    /// Why the answer's later keys were not all sent (the dialog never
+    /// showed the first ones taken); absent when they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<String>,
+}
+
+/// INFO's `dialog`: the dialog on the screen now, if the verdict stands
+/// on one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DialogInfo {
+    pub rule: String,
+    pub detail: Option<Detail>,
+    pub subject: Option<String>,
+    pub fingerprint: String,
+    /// The answers its agent's rules know keys for (`approve`, `deny`).
+    pub answers: Vec<String>,
+}
+
+/// INFO's `automation`: one configured `[[automation]]` rule, and whether
+/// it waits to act on the dialog now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AutomationInfo {
+    /// Where it is written (`heimdall.toml:12`).
+    pub at: String,
+    pub answer: String,
+    pub agent: Option<String>,
+    pub detail: Option<Detail>,
+    pub subject: Option<String>,
+    pub dwell_ms: u64,
+    /// In how many ms it answers the dialog on screen, if it is the rule
+    /// that will.
+    pub due_in_ms: Option<u64>,
+}

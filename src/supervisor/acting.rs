@@ -1,0 +1,432 @@
+//! Answering dialogs: by hand (an ACT request, `hm approve`/`hm deny`) and
+//! by the `[[automation]]` rules, and the log of answers given.
+//!
+//! Both go the same way, in one step with no `.await` in it, so nothing
+//! can change in between: the supervisor takes the verdict now, finds the
+//! dialog it stands on, checks what the asker expects (for a rule: that
+//! the dialog has stood unchanged for its dwell), writes the first key to
+//! the pty and records what it did. The answer's other keys follow, one
+//! per read, each later step only once the screen shows the keys before
+//! it taken (`keys.rs`). [`Acting`] is the part that remembers — the
+//! dialog being watched, whether it was answered, an answer on its way,
+//! the log — and is plain data driven with times, so its rules are tested
+//! without a pty. A rule's timer exists only while a dialog it would
+//! answer stands unanswered: a session at rest never wakes for it.
+
+mod keys;
+
+use std::collections::VecDeque;
+
+use tracing::{info, warn};
+
+use crate::config::AutomationRule;
+use crate::detect::Dialog;
+use crate::detect::rules::RuleSet;
+use crate::protocol::{ActionRecord, AutomationInfo};
+
+use super::state::Expect;
+pub(super) use keys::{automate, by_hand};
+
+/// How many answers the log keeps (each with its dialog's rows).
+const LOG_LEN: usize = 8;
+
+/// What the supervisor remembers about answering dialogs.
+#[derive(Debug, Default)]
+pub struct Acting {
+    rules: Vec<Automated>,
+    log: VecDeque<ActionRecord>,
+    /// The dialog on screen at the tracker's last look.
+    seen: Option<Seen>,
+    /// An answer whose later keys are still to be sent: what they are.
+    pending: Option<String>,
+}
+
+/// An automation rule with its subject regex compiled.
+#[derive(Debug)]
+struct Automated {
+    rule: AutomationRule,
+    subject: Option<regex::Regex>,
+}
+
+/// One appearance of a dialog: from when the tracker first sees it until
+/// it sees no dialog, or another one (another rule or subject). A dialog
+/// whose rows change (a selection moved) is the same appearance with its
+/// dwell started over; it is answered at most once.
+#[derive(Debug)]
+struct Seen {
+    rule: String,
+    subject: Option<String>,
+    fingerprint: String,
+    /// When it was first seen as it is now.
+    since_ms: u64,
+    answered: bool,
+    /// The automation rule that will answer it, and when.
+    due: Option<(usize, u64)>,
+}
+
+impl Seen {
+    fn is(&self, d: &Dialog) -> bool {
+        self.rule == d.rule && self.subject == d.subject
+    }
+}
+
+impl Acting {
+    /// Compiles the rules' subjects; the config has checked them, so one
+    /// that does not compile only stops its rule, with a warning.
+    pub fn new(rules: Vec<AutomationRule>) -> Acting {
+        let rules = rules
+            .into_iter()
+            .filter_map(|rule| {
+                let subject = match rule.subject.as_deref().map(crate::config::subject_regex) {
+                    None => None,
+                    Some(Ok(re)) => Some(re),
+                    Some(Err(e)) => {
+                        warn!("automation rule at {}: {e}; it is off", rule.at);
+                        return None;
+                    }
+                };
+                Some(Automated { rule, subject })
+            })
+            .collect();
+        Acting {
+            rules,
+            ..Acting::default()
+        }
+    }
+
+    /// Whether any automation rule is configured.
+    pub fn automated(&self) -> bool {
+        !self.rules.is_empty()
+    }
+
+    /// The automation rule at `index`.
+    pub fn rule(&self, index: usize) -> &AutomationRule {
+        &self.rules[index].rule
+    }
+
+    /// The tracker's look at the session: `dialog` is the one the verdict
+    /// stands on now (none, when it stands on none), `agent` the agent the
+    /// session runs. The automation rule due to answer it now, if any.
+    pub fn observe(
+        &mut self,
+        dialog: Option<&Dialog>,
+        agent: Option<&str>,
+        rules: &RuleSet,
+        now_ms: u64,
+    ) -> Option<usize> {
+        let Some(d) = dialog else {
+            self.seen = None;
+            return None;
+        };
+        match &mut self.seen {
+            Some(seen) if seen.is(d) => {
+                if seen.fingerprint != d.fingerprint {
+                    seen.fingerprint.clone_from(&d.fingerprint);
+                    seen.since_ms = now_ms;
+                }
+            }
+            _ => {
+                self.seen = Some(Seen {
+                    rule: d.rule.clone(),
+                    subject: d.subject.clone(),
+                    fingerprint: d.fingerprint.clone(),
+                    since_ms: now_ms,
+                    answered: false,
+                    due: None,
+                });
+            }
+        }
+        let which = self.fitting(d, agent, rules);
+        let seen = self.seen.as_mut()?;
+        seen.due = match which {
+            Some(i) if !seen.answered => {
+                Some((i, seen.since_ms.saturating_add(self.rules[i].rule.dwell_ms)))
+            }
+            _ => None,
+        };
+        seen.due.filter(|(_, at)| now_ms >= *at).map(|(i, _)| i)
+    }
+
+    /// The first rule that would answer `d`: its agent, detail and subject
+    /// fit, and the agent's rules have keys for its answer that fit the
+    /// dialog as it is.
+    fn fitting(&self, d: &Dialog, agent: Option<&str>, rules: &RuleSet) -> Option<usize> {
+        self.rules.iter().position(|a| {
+            let r = &a.rule;
+            r.agent.as_deref().is_none_or(|want| agent == Some(want))
+                && r.detail == d.detail
+                && a.subject
+                    .as_ref()
+                    .is_none_or(|re| d.subject.as_deref().is_some_and(|s| re.is_match(s)))
+                && d.keys_for(rules, r.answer).is_ok()
+        })
+    }
+
+    /// When a rule is due to answer the dialog on screen; `None` while no
+    /// rule waits to, so no timer is armed.
+    pub fn due_ms(&self) -> Option<u64> {
+        self.seen.as_ref()?.due.map(|(_, at)| at)
+    }
+
+    /// An answer was given to `d`: logged, and `d` is not answered again
+    /// while it stays.
+    pub fn answered(&mut self, d: &Dialog, record: ActionRecord) {
+        info!(
+            by = %record.by,
+            answer = %record.answer,
+            rule = %record.rule,
+            subject = record.subject.as_deref().unwrap_or(""),
+            keys = %record.keys.join(" "),
+            rows = %record.rows.join(" | "),
+            "answered a dialog"
+        );
+        match &mut self.seen {
+            Some(seen) if seen.is(d) => {
+                seen.answered = true;
+                seen.due = None;
+            }
+            _ => {
+                self.seen = Some(Seen {
+                    rule: d.rule.clone(),
+                    subject: d.subject.clone(),
+                    fingerprint: d.fingerprint.clone(),
+                    since_ms: record.at_ms,
+                    answered: true,
+                    due: None,
+                });
+            }
+        }
+        if self.log.len() == LOG_LEN {
+            self.log.pop_front();
+        }
+        self.log.push_back(record);
+    }
+
+    /// The answers given, oldest first.
+    pub fn log(&self) -> impl Iterator<Item = &ActionRecord> {
+        self.log.iter()
+    }
+
+    /// The rules for INFO, with when the one that waits to act will.
+    pub fn info(&self, now_ms: u64) -> Vec<AutomationInfo> {
+        let due = self.seen.as_ref().and_then(|s| s.due);
+        self.rules
+            .iter()
+            .enumerate()
+            .map(|(i, a)| AutomationInfo {
+                at: a.rule.at.to_string(),
+                answer: a.rule.answer.name().to_owned(),
+                agent: a.rule.agent.clone(),
+                detail: Some(a.rule.detail),
+                subject: a.rule.subject.clone(),
+                dwell_ms: a.rule.dwell_ms,
+                due_in_ms: due
+                    .filter(|(j, _)| *j == i)
+                    .map(|(_, at)| at.saturating_sub(now_ms)),
+            })
+            .collect()
+    }
+}
+
+impl Acting {
+    /// The answer being given has sent what it could: `why` it stopped
+    /// short, if it did, goes into its record and the log.
+    fn finished(&mut self, why: Option<String>) {
+        self.pending = None;
+        if let Some(why) = why {
+            warn!("an answer stopped short: {why}");
+            if let Some(last) = self.log.back_mut() {
+                last.unfinished = Some(why);
+            }
+        }
+    }
+
+    /// What the dialog must still be when rule `index` answers it: the one
+    /// it watched through the dwell, with a subject the rule takes.
+    fn expectation(&self, index: usize) -> Expect {
+        let seen = self.seen.as_ref();
+        Expect {
+            rule: seen.map(|s| s.rule.clone()),
+            fingerprint: seen.map(|s| s.fingerprint.clone()),
+            subject: self.rules.get(index).and_then(|a| a.subject.clone()),
+        }
+    }
+
+    /// The rule due to answer the dialog on screen is due again at `at_ms`.
+    fn due_again(&mut self, at_ms: u64) {
+        if let Some((_, at)) = self.seen.as_mut().and_then(|s| s.due.as_mut()) {
+            *at = at_ms;
+        }
+    }
+
+    /// The dialog on screen is not answered by automation after all (the
+    /// keys could not be sent): not tried again while it stays.
+    fn give_up(&mut self) {
+        if let Some(seen) = &mut self.seen {
+            seen.answered = true;
+            seen.due = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Location;
+    use crate::detect::Detail;
+    use crate::detect::rules::{Answer, builtin};
+
+    fn rule(answer: Answer, subject: Option<&str>, dwell_ms: u64) -> AutomationRule {
+        AutomationRule {
+            agent: Some("codex".into()),
+            detail: Detail::Permission,
+            subject: subject.map(str::to_owned),
+            answer,
+            dwell_ms,
+            at: Location {
+                path: "heimdall.toml".into(),
+                line: Some(1),
+            },
+        }
+    }
+
+    /// Codex's command approval about `command`, as the screen shows it.
+    fn dialog(command: &str, selected: &str) -> Dialog {
+        Dialog {
+            rule: "codex.permission".into(),
+            owner: "codex".into(),
+            detail: Detail::Permission,
+            subject: Some(command.into()),
+            rows: vec![
+                "  Would you like to run the following command?".into(),
+                format!("  $ {command}"),
+                format!("{selected}1. Yes, proceed (y)"),
+                "  3. No, and tell Codex what to do differently (esc)".into(),
+            ],
+            fingerprint: format!("{command}|{selected}"),
+            app_cursor: false,
+        }
+    }
+
+    fn record(d: &Dialog, at_ms: u64) -> ActionRecord {
+        ActionRecord {
+            rule: d.rule.clone(),
+            at_ms,
+            ..ActionRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_rule_answers_once_its_dwell_has_passed_and_not_again() {
+        let rules = builtin();
+        let mut acting = Acting::new(vec![rule(Answer::Approve, Some("^cargo"), 1500)]);
+        let d = dialog("cargo test", "› ");
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 1000), None);
+        assert_eq!(acting.due_ms(), Some(2500));
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 2499), None);
+        assert_eq!(
+            acting.observe(Some(&d), Some("codex"), &rules, 2500),
+            Some(0)
+        );
+        acting.answered(&d, record(&d, 2500));
+        // The dialog stays (the program has not taken the keys yet, or
+        // ignored them): no second answer, and no timer.
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 9000), None);
+        assert_eq!(acting.due_ms(), None);
+        assert_eq!(acting.log().count(), 1);
+        // It goes, and comes again: a new appearance, answered again.
+        assert_eq!(acting.observe(None, Some("codex"), &rules, 9100), None);
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 9200), None);
+        assert_eq!(acting.due_ms(), Some(10_700));
+    }
+
+    #[test]
+    fn a_dialog_that_changes_starts_its_dwell_over() {
+        let rules = builtin();
+        let mut acting = Acting::new(vec![rule(Answer::Approve, None, 1000)]);
+        let d = dialog("cargo test", "› ");
+        acting.observe(Some(&d), Some("codex"), &rules, 0);
+        // Same dialog, its rows redrawn differently: the dwell restarts.
+        let redrawn = Dialog {
+            fingerprint: "other".into(),
+            ..d.clone()
+        };
+        assert_eq!(
+            acting.observe(Some(&redrawn), Some("codex"), &rules, 900),
+            None
+        );
+        assert_eq!(acting.due_ms(), Some(1900));
+        // Another command is another dialog: its own dwell, from now.
+        let other = dialog("npm test", "› ");
+        assert_eq!(
+            acting.observe(Some(&other), Some("codex"), &rules, 1800),
+            None
+        );
+        assert_eq!(acting.due_ms(), Some(2800));
+    }
+
+    #[test]
+    fn no_timer_while_no_rule_fits_the_dialog() {
+        let rules = builtin();
+        let mut acting = Acting::new(vec![
+            rule(Answer::Approve, Some("^cargo test"), 100),
+            AutomationRule {
+                agent: Some("claude".into()),
+                ..rule(Answer::Deny, None, 100)
+            },
+        ]);
+        // The subject does not match the first, the agent not the second.
+        let d = dialog("rm -rf build", "› ");
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 0), None);
+        assert_eq!(acting.due_ms(), None);
+        assert_eq!(
+            acting.observe(Some(&d), Some("codex"), &rules, 60_000),
+            None
+        );
+        // The keys' required row is missing: nothing fits either.
+        let unselected = dialog("cargo test", "  ");
+        let mut acting = Acting::new(vec![rule(Answer::Approve, None, 100)]);
+        assert_eq!(acting.observe(Some(&unselected), None, &rules, 0), None);
+        assert_eq!(acting.due_ms(), None);
+        assert!(acting.info(0).iter().all(|a| a.due_in_ms.is_none()));
+    }
+
+    #[test]
+    fn the_first_rule_that_fits_answers_and_info_says_when() {
+        let rules = builtin();
+        let mut acting = Acting::new(vec![
+            rule(Answer::Deny, Some("rm "), 500),
+            rule(Answer::Approve, None, 2000),
+        ]);
+        let d = dialog("rm -rf build", "› ");
+        acting.observe(Some(&d), Some("codex"), &rules, 100);
+        let info = acting.info(300);
+        assert_eq!(info[0].due_in_ms, Some(300));
+        assert_eq!(info[1].due_in_ms, None);
+        assert_eq!(info[0].answer, "deny");
+        assert_eq!(
+            acting.observe(Some(&d), Some("codex"), &rules, 600),
+            Some(0)
+        );
+        assert_eq!(
+            acting.expectation(0).fingerprint.as_deref(),
+            Some(d.fingerprint.as_str())
+        );
+    }
+
+    #[test]
+    fn an_answer_by_hand_counts_for_the_appearance_and_the_log_is_bounded() {
+        let rules = builtin();
+        let mut acting = Acting::new(vec![rule(Answer::Approve, None, 1000)]);
+        let d = dialog("cargo test", "› ");
+        // Answered by hand before the tracker looked: automation leaves it.
+        acting.answered(&d, record(&d, 10));
+        assert_eq!(acting.observe(Some(&d), Some("codex"), &rules, 5000), None);
+        assert_eq!(acting.due_ms(), None);
+        for i in 0..20 {
+            acting.answered(&d, record(&d, i));
+        }
+        assert_eq!(acting.log().count(), LOG_LEN);
+        assert_eq!(acting.log().last().map(|r| r.at_ms), Some(19));
+    }
+}

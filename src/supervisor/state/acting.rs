@@ -1,0 +1,245 @@
+//! What the shared state does for an answer to a dialog: finds the dialog
+//! the verdict stands on now, checks it against what the asker expects,
+//! and plans the keys and the record. Sending them is the caller's, in the
+//! same step (`supervisor::acting`).
+
+use crate::detect::Dialog;
+use crate::detect::dialog::key_bytes;
+use crate::detect::rules::{Answer, Pattern};
+use crate::protocol::{ActionRecord, DialogInfo};
+
+use super::super::acting::Acting;
+use super::Shared;
+
+/// How long a dialog must have been on the screen before it is answered.
+/// Programs may not take keys at once: Claude Code draws its folder-trust
+/// dialog, takes a Down pressed in its first 150 ms or so, and then draws
+/// the dialog afresh with the first option selected again, so an Enter
+/// after that Down picks the wrong option.
+pub const MIN_SHOWN_MS: u64 = 500;
+
+/// Why an answer was not given: for a person, and when asking again may
+/// succeed (the dialog is too new to answer yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub reason: String,
+    pub retry_in_ms: Option<u64>,
+}
+
+impl From<String> for Refused {
+    fn from(reason: String) -> Refused {
+        Refused {
+            reason,
+            retry_in_ms: None,
+        }
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(reason: &str) -> Refused {
+        Refused::from(reason.to_owned())
+    }
+}
+
+/// What an asker expects of the dialog it answers; `None`s expect nothing.
+#[derive(Debug)]
+pub struct Expect {
+    /// Its screen rule.
+    pub rule: Option<String>,
+    /// Exactly this dialog.
+    pub fingerprint: Option<String>,
+    /// A pattern its subject matches (a dialog without one does not).
+    pub subject: Option<regex::Regex>,
+}
+
+/// The keys that answer a dialog, and the record of it.
+#[derive(Debug)]
+pub struct Plan {
+    /// Each key's bytes, in order.
+    pub keys: Vec<Vec<u8>>,
+    /// The later steps: each key's bytes, pressed once the dialog's rule
+    /// region shows rows matching the patterns.
+    pub then: Vec<(Vec<Vec<u8>>, Vec<Pattern>)>,
+    pub record: ActionRecord,
+}
+
+impl Shared {
+    pub fn acting(&self) -> &Acting {
+        &self.acting
+    }
+
+    pub fn acting_mut(&mut self) -> &mut Acting {
+        &mut self.acting
+    }
+
+    /// The dialog the verdict stands on now (with fresh process facts).
+    fn dialog_now(&mut self) -> Option<Dialog> {
+        let verdict = self.verdict()?;
+        self.detector
+            .as_ref()?
+            .dialog(self.screen.screen(), &verdict)
+    }
+
+    /// Shows the automation the dialog on screen now; the rule due to
+    /// answer it, if one is.
+    pub fn observe_dialog(&mut self, now_ms: u64) -> Option<usize> {
+        // The report was taken in this same step: a session that is not
+        // waiting is at no dialog, and its processes need not be read again.
+        let waiting = self
+            .report
+            .as_ref()
+            .is_some_and(|r| r.primary == crate::detect::Primary::Waiting);
+        if self.exit_code.is_some() || !waiting {
+            return self.acting.observe(None, None, &Default::default(), now_ms);
+        }
+        let dialog = self.dialog_now();
+        let detector = self.detector.as_ref()?;
+        let agent = detector.table().agent.as_ref().map(|a| a.name.as_str());
+        self.acting
+            .observe(dialog.as_ref(), agent, detector.rules(), now_ms)
+    }
+
+    /// INFO's `dialog`: the one on screen now, if any.
+    pub fn dialog_info(&mut self) -> Option<DialogInfo> {
+        let d = self.dialog_now()?;
+        let rules = self.detector.as_ref()?.rules();
+        Some(DialogInfo {
+            answers: d
+                .answers(rules)
+                .iter()
+                .map(|a| a.name().to_owned())
+                .collect(),
+            rule: d.rule,
+            detail: Some(d.detail),
+            subject: d.subject,
+            fingerprint: d.fingerprint,
+        })
+    }
+
+    /// The keys that give `answer` to the dialog on screen now, if the
+    /// verdict stands on one, it is as `expect` says, and its agent's
+    /// rules know keys for that answer that fit it; else why not, as a
+    /// person reads it. `by` says who answers, for the record.
+    pub fn plan_answer(
+        &mut self,
+        answer: Answer,
+        by: &str,
+        expect: &Expect,
+        unix_ms: u64,
+    ) -> Result<(Dialog, Plan), Refused> {
+        let id = crate::paths::sanitize(&self.info.id);
+        if self.exit_code.is_some() {
+            return Err(format!("session '{id}' has ended").into());
+        }
+        if self.detector.is_none() {
+            return Err(format!(
+                "session '{id}' runs the '{}' classifier, which sees no dialogs \
+                 (start it with --classifier agent)",
+                self.info.classifier
+            )
+            .into());
+        }
+        let verdict = self.verdict().ok_or("no verdict")?;
+        let detector = self.detector.as_ref().ok_or("no detector")?;
+        let Some(dialog) = detector.dialog(self.screen.screen(), &verdict) else {
+            // Waiting on the program's own word, or at a prompt hm does not
+            // know as a dialog: the screen is what the keys would act on.
+            let (label, verb) = (verdict.label(), answer.name());
+            return Err(if verdict.primary == crate::detect::Primary::Waiting {
+                format!("session '{id}' is {label}, but its screen shows no dialog hm can {verb}")
+            } else {
+                format!("session '{id}' is {label}, not at a dialog to {verb}")
+            }
+            .into());
+        };
+        let shows = format!("session '{id}' shows {}", dialog.rule);
+        if let Some(rule) = &expect.rule
+            && *rule != dialog.rule
+        {
+            return Err(format!("{shows}, not the expected {}", rule.escape_debug()).into());
+        }
+        if let Some(fp) = &expect.fingerprint
+            && *fp != dialog.fingerprint
+        {
+            return Err(format!(
+                "{shows}, but not the dialog expected: it changed (fingerprint {}, expected {}; \
+                 'hm explain {id}' shows it now)",
+                dialog.fingerprint,
+                fp.escape_debug()
+            )
+            .into());
+        }
+        if let Some(re) = &expect.subject {
+            match &dialog.subject {
+                Some(s) if re.is_match(s) => {}
+                Some(s) => {
+                    return Err(format!(
+                        "{shows} about '{}', which does not match '{}'",
+                        crate::paths::sanitize(s),
+                        re.as_str().escape_debug()
+                    )
+                    .into());
+                }
+                None => {
+                    return Err(format!(
+                        "{shows}, which names no subject to match '{}'",
+                        re.as_str().escape_debug()
+                    )
+                    .into());
+                }
+            }
+        }
+        let action = dialog
+            .keys_for(detector.rules(), answer)
+            .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?;
+        // Its age, from when the screen first showed this rule's dialog.
+        let now = self.clock.now_ms();
+        let shown_ms = detector
+            .table()
+            .screen
+            .as_ref()
+            .filter(|f| f.rule == dialog.rule)
+            .map_or(now, |f| f.since_ms);
+        let age = now.saturating_sub(shown_ms);
+        if age < MIN_SHOWN_MS {
+            return Err(Refused {
+                reason: format!(
+                    "{shows}, drawn {age} ms ago: too new to take keys surely \
+                     (answered once it has stood {MIN_SHOWN_MS} ms)"
+                ),
+                retry_in_ms: Some(MIN_SHOWN_MS - age),
+            });
+        }
+        let record = ActionRecord {
+            answer: answer.name().to_owned(),
+            by: by.to_owned(),
+            rule: dialog.rule.clone(),
+            agent: verdict.agent.clone(),
+            detail: Some(dialog.detail),
+            subject: dialog.subject.clone(),
+            keys: action.key_names(),
+            fingerprint: dialog.fingerprint.clone(),
+            at_unix_ms: unix_ms,
+            at_ms: now,
+            rows: dialog.rows.clone(),
+            unfinished: None,
+        };
+        let keys = key_bytes(&action.keys, dialog.app_cursor);
+        let then = action
+            .then
+            .iter()
+            .map(|s| (key_bytes(&s.keys, dialog.app_cursor), s.requires.clone()))
+            .collect();
+        Ok((dialog, Plan { keys, then, record }))
+    }
+
+    /// Whether the region of screen rule `rule` shows rows matching each
+    /// of `requires` now, in a session that runs.
+    pub fn shows(&self, rule: &str, requires: &[Pattern]) -> bool {
+        self.exit_code.is_none()
+            && self
+                .detector
+                .as_ref()
+                .is_some_and(|d| d.shows(self.screen.screen(), rule, requires))
+    }
+}

@@ -1,0 +1,547 @@
+//! Answering dialogs through real supervisors: `hm approve`, `hm deny`,
+//! `[[automation]]` rules and the ACT request, against a stand-in for
+//! Codex CLI that draws its command approval and writes down the keys it
+//! gets.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{Raw, Sandbox, stderr, stdout};
+use heimdall::protocol::{self, ErrorCode, client, server};
+
+/// A stand-in for Codex CLI 0.169 at its command approval: the dialog in
+/// Codex's words and layout (`tests/corpus/README.md`) about command `$2`,
+/// then the bytes of the first keys pressed, as hex, into file `$1`; with
+/// `$3`, the bytes of any keys pressed in the 2 s after those into
+/// `$1.more`. Named `codex`, so that hm takes it for Codex.
+const FAKE_CODEX: &str = r#"#!/bin/bash
+got=$1 cmd=$2
+stty raw -echo
+printf '  >_ OpenAI Codex (v0.169.0)\r\n\r\n'
+printf '\342\200\242 Running %s\r\n\r\n' "$cmd"
+printf '  Would you like to run the following command?\r\n\r\n'
+printf '  Environment: local\r\n\r\n'
+printf '  $ %s\r\n\r\n' "$cmd"
+printf '\342\200\272 1. Yes, proceed (y)\r\n'
+printf '  2. Yes, and don'"'"'t ask again for commands that start with `%s` (p)\r\n' "$cmd"
+printf '  3. No, and tell Codex what to do differently (esc)\r\n\r\n'
+printf '  Press enter to confirm or esc to cancel'
+hex() { od -An -tx1 | tr -d ' \n'; }
+keys=$(dd bs=64 count=1 2>/dev/null | hex)
+printf '%s\n' "$keys" > "$got.tmp" && mv "$got.tmp" "$got"
+printf '\r\ngot %s\r\n' "$keys"
+if [ -n "$3" ]; then
+  IFS= read -rs -d '' -t 2 -n 64 more
+  printf '%s' "$more" | hex > "$got.more.tmp" && mv "$got.more.tmp" "$got.more"
+fi
+exec sleep 60
+"#;
+
+/// The stand-in at `<sandbox>/bin/codex`.
+fn fake_codex(sb: &Sandbox) -> String {
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let path = bin.join("codex");
+    std::fs::write(&path, FAKE_CODEX).expect("write the stand-in");
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make it executable");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// Where the stand-in writes what it got.
+fn got_file(sb: &Sandbox, id: &str) -> PathBuf {
+    sb.path().join(format!("{id}.got"))
+}
+
+/// The keys the stand-in got, as hex, once it has got some.
+fn keys_got(file: &Path) -> String {
+    common::wait_until("the program to get keys", || file.exists());
+    std::fs::read_to_string(file)
+        .expect("read")
+        .trim()
+        .to_owned()
+}
+
+fn config(sb: &Sandbox, text: &str) -> String {
+    let path = sb.path().join("heimdall.toml");
+    std::fs::write(&path, text).expect("write config");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["status", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn explain_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["explain", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Waits until the session says `waiting · permission`.
+fn wait_for_permission(sb: &Sandbox, id: &str) {
+    common::wait_until("waiting · permission", || {
+        let v = status_json(sb, id);
+        v["primary"] == "waiting" && v["detail"] == "permission"
+    });
+}
+
+#[test]
+fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let got_arg = got.to_str().expect("utf-8");
+    let _s = sb.start("cx", &[], &[&codex, got_arg, "cargo test --all"]);
+    wait_for_permission(&sb, "cx");
+    let why = explain_json(&sb, "cx");
+    assert_eq!(why["dialog"]["rule"], "codex.permission", "{why}");
+    assert_eq!(why["dialog"]["subject"], "cargo test --all", "{why}");
+    assert_eq!(
+        why["dialog"]["answers"],
+        serde_json::json!(["approve", "deny"])
+    );
+    let out = sb.cmd(&["approve", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "approved codex.permission in 'cx': cargo test --all (keys: y)"
+    );
+    // Exactly Codex's approve key, once.
+    assert_eq!(keys_got(&got), "79");
+    let text = stdout(&sb.cmd(&["explain", "cx"]));
+    assert!(text.contains("answers given, latest last:"), "{text}");
+    assert!(
+        text.contains("approve codex.permission by hand \"cargo test --all\" · keys y"),
+        "{text}"
+    );
+    assert!(text.contains("│   $ cargo test --all"), "{text}");
+    assert!(text.contains("│ › 1. Yes, proceed (y)"), "{text}");
+    let log = std::fs::read_to_string(sb.sock_dir.join("cx.log")).expect("log");
+    assert!(
+        log.contains("answered a dialog") && log.contains("rule=codex.permission"),
+        "{log}"
+    );
+}
+
+#[test]
+fn deny_sends_the_agents_deny_keys_with_json_on_request() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[&codex, got.to_str().expect("utf-8"), "rm -rf build"],
+    );
+    wait_for_permission(&sb, "cx");
+    let out = sb.cmd(&["deny", "cx", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["action"]["answer"], "deny", "{v}");
+    assert_eq!(v["action"]["by"], "hand", "{v}");
+    assert_eq!(v["action"]["keys"], serde_json::json!(["Escape"]), "{v}");
+    assert_eq!(v["action"]["subject"], "rm -rf build", "{v}");
+    assert_eq!(keys_got(&got), "1b");
+}
+
+#[test]
+fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
+    let sb = Sandbox::new();
+    let _shell = sb.start(
+        "sh",
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    common::wait_until("the shell at its prompt", || {
+        status_json(&sb, "sh")["primary"] == "idle"
+    });
+    let out = sb.cmd(&["approve", "sh"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("hm: session 'sh' is idle · ready, not at a dialog to approve"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A session without the agent classifier knows no dialogs.
+    let _plain = sb.start("plain", &["--classifier", "simple"], &["sleep", "30"]);
+    let out = sb.cmd(&["deny", "plain", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(
+        stderr(&out).contains("runs the 'simple' classifier, which sees no dialogs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_answer_is_refused_when_the_dialog_is_not_the_one_expected() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[&codex, got.to_str().expect("utf-8"), "npm publish"],
+    );
+    wait_for_permission(&sb, "cx");
+    let refused = |args: &[&str], why: &str| {
+        let out = sb.cmd(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    };
+    refused(
+        &["approve", "cx", "--subject", "^npm test"],
+        "shows codex.permission about 'npm publish', which does not match '^npm test'",
+    );
+    refused(
+        &["approve", "cx", "--rule", "claude.permission"],
+        "shows codex.permission, not the expected claude.permission",
+    );
+    refused(
+        &["approve", "cx", "--fingerprint", "0000000000000000"],
+        "but not the dialog expected: it changed",
+    );
+    refused(&["approve", "cx", "--subject", "("], "invalid --subject");
+    assert!(!got.exists(), "a refused answer sent keys");
+    // The dialog as `hm explain --json` showed it is answered.
+    let fingerprint = explain_json(&sb, "cx")["dialog"]["fingerprint"]
+        .as_str()
+        .expect("a fingerprint")
+        .to_owned();
+    let out = sb.cmd(&[
+        "approve",
+        "cx",
+        "--fingerprint",
+        &fingerprint,
+        "--rule",
+        "codex.permission",
+        "--subject",
+        "^npm publish$",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "79");
+}
+
+#[test]
+fn an_automation_rule_approves_once_after_its_dwell() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let conf = config(
+        &sb,
+        "[[automation]]\nagent = \"codex\"\nstate = \"waiting\"\ndetail = \"permission\"\n\
+         subject = '^(cargo|npm) test'\naction = \"approve\"\ndwell_ms = 300\n",
+    );
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &["--config", &conf],
+        &[&codex, got.to_str().expect("utf-8"), "cargo test", "more"],
+    );
+    assert_eq!(keys_got(&got), "79");
+    // The dialog stays on screen, answered: nothing more is sent.
+    let more = got.with_extension("got.more");
+    common::wait_until("the program to stop listening", || more.exists());
+    assert_eq!(std::fs::read_to_string(&more).expect("read").trim(), "");
+    let why = explain_json(&sb, "cx");
+    let actions = why["actions"].as_array().expect("actions");
+    assert_eq!(actions.len(), 1, "{why}");
+    let a = &actions[0];
+    assert_eq!(a["by"], format!("{conf}:1"), "{why}");
+    assert_eq!(a["answer"], "approve", "{why}");
+    // Not before the dialog had stood for the dwell.
+    let shown = why["evidence"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["rule"] == "codex.permission"))
+        .and_then(|r| r["since_ms"].as_u64())
+        .expect("the dialog in the evidence");
+    let at = a["at_ms"].as_u64().expect("at_ms");
+    assert!(
+        at >= shown + 300,
+        "answered at {at} ms, dialog since {shown} ms"
+    );
+    let text = stdout(&sb.cmd(&["explain", "cx"]));
+    assert!(
+        text.contains(&format!(
+            "approve codex.permission by automation ({conf}:1)"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_automation_rule_whose_subject_does_not_match_does_nothing() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    // The second entry fits, but waits an hour: once it is armed, the
+    // supervisor has looked at the dialog, and the first has not fitted.
+    let conf = config(
+        &sb,
+        "[[automation]]\ndetail = \"permission\"\nsubject = '^cargo test'\naction = \"approve\"\n\
+         dwell_ms = 100\n\n[[automation]]\ndetail = \"permission\"\nsubject = '^rm '\n\
+         action = \"deny\"\ndwell_ms = 3600000\n",
+    );
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &["--config", &conf],
+        &[&codex, got.to_str().expect("utf-8"), "rm -rf build"],
+    );
+    common::wait_until("the second entry to be armed", || {
+        explain_json(&sb, "cx")["automation"][1]["due_in_ms"].is_u64()
+    });
+    let why = explain_json(&sb, "cx");
+    assert!(why["automation"][0]["due_in_ms"].is_null(), "{why}");
+    assert_eq!(why["actions"], serde_json::json!([]), "{why}");
+    let text = stdout(&sb.cmd(&["explain", "cx"]));
+    assert!(text.contains("automation:"), "{text}");
+    assert!(text.contains("· answers the dialog in "), "{text}");
+    // The first keys the program gets are the ones given by hand.
+    let out = sb.cmd(&["deny", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "1b");
+    // Answered, the dialog is not answered again by the waiting entry.
+    assert!(
+        explain_json(&sb, "cx")["automation"][1]["due_in_ms"].is_null(),
+        "still armed"
+    );
+}
+
+/// A stand-in for Codex at its prompt, the words of its approval dialog
+/// typed into its composer (the last `›` row, with the status row under
+/// it): the dialog's text is there, but above the composer, where no
+/// dialog is.
+const CODEX_AT_PROMPT: &str = r#"#!/bin/bash
+printf '  >_ OpenAI Codex (v0.169.0)\r\n\r\n'
+printf '\342\200\272 Would you like to run the following command?\r\n'
+printf '  $ cargo test\r\n'
+printf '\342\200\272 1. Yes, proceed (y)\r\n\r\n'
+printf '  gpt-5-codex default \302\267 ~/proj\r\n'
+exec sleep 60
+"#;
+
+#[test]
+fn dialog_text_typed_at_a_prompt_is_never_answered() {
+    let sb = Sandbox::new();
+    let conf = config(
+        &sb,
+        "[[automation]]\ndetail = \"permission\"\naction = \"approve\"\ndwell_ms = 100\n",
+    );
+    // At an agent's prompt.
+    let bin = sb.path().join("prompt");
+    std::fs::create_dir_all(&bin).expect("dir");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, CODEX_AT_PROMPT).expect("write");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let _c = sb.start(
+        "cx",
+        &["--config", &conf],
+        &[codex.to_str().expect("utf-8")],
+    );
+    common::wait_until("the prompt on screen", || {
+        stdout(&sb.cmd(&["logs", "cx", "--screen"])).contains("gpt-5-codex default")
+    });
+    // At a shell's prompt: typed, then printed by a command.
+    let _s = sb.start(
+        "sh",
+        &["--config", &conf, "--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    let typed = "printf '  Would you like to run the following command?\\n\\n  $ rm -rf /\\n\\n› 1. Yes, proceed (y)\\n  3. No, and tell Codex what to do differently (esc)\\n'";
+    raw.send(client::INPUT, typed.as_bytes());
+    raw.output_until(b"(esc)\\n'");
+    // Looked at for a while, typed and then entered: never a dialog,
+    // never an answer.
+    for step in 0..40 {
+        if step == 20 {
+            raw.send(client::INPUT, b"\r");
+            raw.output_until(b"(esc)\r\n");
+        }
+        for id in ["cx", "sh"] {
+            let v = status_json(&sb, id);
+            assert_ne!(v["primary"], "waiting", "{id}: {v}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for id in ["cx", "sh"] {
+        let why = explain_json(&sb, id);
+        assert!(why["dialog"].is_null(), "{id}: {why}");
+        assert_eq!(why["actions"], serde_json::json!([]), "{id}: {why}");
+        let out = sb.cmd(&["approve", id]);
+        assert_eq!(out.status.code(), Some(1), "{id}");
+        assert!(
+            stderr(&out).contains("not at a dialog to approve"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn an_automation_entry_that_cannot_be_used_stops_hm_run_in_one_line() {
+    let sb = Sandbox::new();
+    let conf = config(
+        &sb,
+        "[[automation]]\ndetail = \"permission\"\naction = \"approve\"\n\n[[automation]]\n\
+         detail = \"thinking\"\naction = \"approve\"\n",
+    );
+    let out = sb.cmd(&["--config", &conf, "run", "--bg", "--", "sleep", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        format!(
+            "hm: {conf}:6: invalid value for 'automation.detail': 'thinking' is not a detail \
+             of 'waiting' (expected one of: permission, question, plan_approval, folder_trust, \
+             survey, diff, external_editor, onboarding, input)"
+        )
+    );
+    // Valid in itself, but no agent's rules can give that answer: found
+    // when the session starts, as a broken rule file is.
+    let conf = config(
+        &sb,
+        "\n[[automation]]\ndetail = \"question\"\naction = \"approve\"\n",
+    );
+    let codex = fake_codex(&sb);
+    let out = sb.cmd(&["--config", &conf, "run", "--bg", "--", &codex, "x", "y"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "hm: {conf}:2: invalid value for 'automation': no agent's rules know keys that \
+             approve a 'question' dialog"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn act_is_answered_with_acted_and_an_oversized_act_is_refused() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let _s = sb.start("cx", &[], &[&codex, got.to_str().expect("utf-8"), "make"]);
+    wait_for_permission(&sb, "cx");
+    // A client written from the spec: ACT with a JSON object, ACTED back.
+    let mut raw = Raw::connect(&sb.sock("cx")).expect("connect");
+    raw.send(client::ACT, br#"{"answer":"maybe"}"#);
+    let f = raw.expect(server::ACTED);
+    let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("unknown answer 'maybe'")
+    );
+    // A dialog drawn a moment ago may be too new to answer: the ACTED
+    // says when to ask again.
+    let v = loop {
+        raw.send(client::ACT, br#"{"answer":"approve","subject":"^make$"}"#);
+        let f = raw.expect(server::ACTED);
+        let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
+        match v["retry_in_ms"].as_u64() {
+            Some(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            None => break v,
+        }
+    };
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["action"]["rule"], "codex.permission", "{v}");
+    assert_eq!(keys_got(&got), "79");
+    // The payload is bounded, as RESIZE's is fixed.
+    let mut raw = Raw::connect(&sb.sock("cx")).expect("connect");
+    let big = vec![b' '; protocol::MAX_ACT_PAYLOAD as usize + 1];
+    raw.send(client::ACT, &big);
+    let f = raw.expect(server::ERROR);
+    let (code, message) = protocol::decode_error(&f.payload);
+    assert_eq!(code, ErrorCode::MalformedPayload as u16, "{message}");
+    assert!(
+        message.contains("ACT payload must be at most 4096 bytes"),
+        "{message}"
+    );
+}
+
+/// A stand-in for aider 0.86 at its shell command confirmation: the
+/// command, then the question ending the cursor's row, read as a line
+/// (echoed as typed, unless `$2` is `noecho`); the line read goes as hex
+/// into file `$1`. Named `aider`, so that hm takes it for aider.
+const FAKE_AIDER: &str = r#"#!/bin/bash
+[ "$2" = noecho ] && stty -echo
+printf 'Aider v0.86.2\r\n\r\nls -la && echo listed\r\n'
+printf "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: "
+IFS= read -r line
+printf '%s' "$line" | od -An -tx1 | tr -d ' \n' > "$1.tmp" && mv "$1.tmp" "$1"
+exec sleep 60
+"#;
+
+fn fake_aider(sb: &Sandbox) -> String {
+    let bin = sb.path().join("aider-bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let path = bin.join("aider");
+    std::fs::write(&path, FAKE_AIDER).expect("write the stand-in");
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make it executable");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+#[test]
+fn a_later_key_of_an_answer_waits_until_the_dialog_shows_the_first_taken() {
+    let sb = Sandbox::new();
+    let aider = fake_aider(&sb);
+    let got = got_file(&sb, "ai");
+    let _s = sb.start("ai", &[], &[&aider, got.to_str().expect("utf-8")]);
+    wait_for_permission(&sb, "ai");
+    let why = explain_json(&sb, "ai");
+    assert_eq!(why["dialog"]["subject"], "ls -la && echo listed", "{why}");
+    let out = sb.cmd(&["deny", "ai", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["action"]["keys"],
+        serde_json::json!(["n", "Enter"]),
+        "{v}"
+    );
+    // `n`, and Enter once the line shows it: the program read "n".
+    assert_eq!(keys_got(&got), "6e");
+}
+
+#[test]
+fn an_answer_whose_first_key_does_not_show_stops_before_the_next() {
+    let sb = Sandbox::new();
+    let aider = fake_aider(&sb);
+    let got = got_file(&sb, "ai");
+    // The program does not echo: the `n` never shows on its line.
+    let _s = sb.start("ai", &[], &[&aider, got.to_str().expect("utf-8"), "noecho"]);
+    wait_for_permission(&sb, "ai");
+    let out = sb.cmd(&["deny", "ai"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // While it waits to see the `n`, no other answer is given.
+    let again = sb.cmd(&["approve", "ai"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("is still answering its dialog (n Enter by hand)"),
+        "{}",
+        stderr(&again)
+    );
+    common::wait_until("the answer to stop short", || {
+        explain_json(&sb, "ai")["actions"][0]["unfinished"].is_string()
+    });
+    let why = explain_json(&sb, "ai");
+    let unfinished = why["actions"][0]["unfinished"].as_str().expect("why");
+    assert!(unfinished.contains("the rest was not sent"), "{unfinished}");
+    // Enter was never pressed: the program is still reading its line.
+    assert!(!got.exists(), "Enter was sent");
+    let text = stdout(&sb.cmd(&["explain", "ai"]));
+    assert!(text.contains("stopped short:"), "{text}");
+}

@@ -1,0 +1,239 @@
+//! Dialogs in the corpus recordings as answering them sees them: which
+//! rule, what they ask about, the keys that approve and deny them; and no
+//! dialog anywhere the labels say there is none (typed prompts included).
+
+use std::path::Path;
+
+use heimdall::detect::Settings;
+use heimdall::detect::offline::{Cast, Labels, Replay, SAMPLE_MS};
+use heimdall::detect::rules::Answer;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
+
+fn load(name: &str) -> (Cast, Labels) {
+    let dir = Path::new(CORPUS);
+    let cast = Cast::load(&dir.join(format!("{name}.cast"))).expect("cast");
+    let labels = Labels::load(&dir.join(format!("{name}.labels.json"))).expect("labels");
+    (cast, labels)
+}
+
+fn agent_of(name: &str) -> Option<&'static str> {
+    ["claude", "codex", "gemini", "aider"]
+        .into_iter()
+        .find(|a| name.starts_with(a))
+}
+
+/// What answering the dialog in the middle of `name`'s first segment
+/// labelled `detail` finds: its rule, subject, and the keys of each answer
+/// (`None`: no keys for it).
+struct Expected {
+    name: &'static str,
+    detail: &'static str,
+    rule: &'static str,
+    subject: Option<&'static str>,
+    approve: Option<&'static [&'static str]>,
+    deny: Option<&'static [&'static str]>,
+}
+
+const LOOP: &str = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
+
+const EXPECTED: &[Expected] = &[
+    Expected {
+        name: "claude_bash_permission",
+        detail: "permission",
+        rule: "claude.permission",
+        subject: Some(LOOP),
+        approve: Some(&["1"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "claude330_bash_permission_noprobe",
+        detail: "permission",
+        rule: "claude.permission",
+        subject: Some(LOOP),
+        approve: Some(&["1"]),
+        deny: Some(&["Escape"]),
+    },
+    // The verdict comes from the program's own record here; the screen
+    // still has to show the dialog.
+    Expected {
+        name: "claude330_bash_permission",
+        detail: "permission",
+        rule: "claude.permission",
+        subject: Some(LOOP),
+        approve: Some(&["1"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "claude330_edit_approval_noprobe",
+        detail: "permission_edit",
+        rule: "claude.permission",
+        subject: Some("hello.py"),
+        approve: Some(&["1"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "claude_plan_approval",
+        detail: "plan_approval",
+        rule: "claude.plan_approval",
+        subject: None,
+        approve: Some(&["2"]),
+        deny: None,
+    },
+    Expected {
+        name: "claude_trust_answer_exit",
+        detail: "folder_trust",
+        rule: "claude.folder_trust",
+        subject: Some("/tmp/corpus-run/claude_trust_answer_exit/proj"),
+        approve: Some(&["Enter"]),
+        deny: None,
+    },
+    Expected {
+        name: "claude330_trust_answer_exit_noprobe",
+        detail: "folder_trust",
+        rule: "claude.folder_trust",
+        subject: Some("/tmp/corpus-run/claude330_trust_answer_exit_noprobe/proj"),
+        approve: Some(&["Down", "Enter"]),
+        deny: None,
+    },
+    Expected {
+        name: "claude_question",
+        detail: "question",
+        rule: "claude.question",
+        subject: None,
+        approve: None,
+        deny: None,
+    },
+    Expected {
+        name: "codex_exec_approval",
+        detail: "permission",
+        rule: "codex.permission",
+        subject: Some(LOOP),
+        approve: Some(&["y"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "codex_exec_approval_80x24",
+        detail: "permission",
+        rule: "codex.permission",
+        subject: Some(LOOP),
+        approve: Some(&["y"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "codex_trust_answer_exit",
+        detail: "folder_trust",
+        rule: "codex.folder_trust",
+        subject: Some("/tmp/corpus-run/codex_trust_answer_exit/proj"),
+        approve: Some(&["Enter"]),
+        deny: None,
+    },
+    Expected {
+        name: "gemini_question_deny",
+        detail: "permission",
+        rule: "gemini.permission",
+        subject: Some("rm -rf build && make all"),
+        approve: Some(&["Enter"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "gemini_edit_approval",
+        detail: "permission_edit",
+        rule: "gemini.edit",
+        subject: Some("hello.py: print(\"hello\") => print(\"hello, world\")"),
+        approve: Some(&["Enter"]),
+        deny: Some(&["Escape"]),
+    },
+    Expected {
+        name: "gemini_trust_answer_exit",
+        detail: "folder_trust",
+        rule: "gemini.folder_trust",
+        subject: None,
+        approve: Some(&["Enter"]),
+        deny: None,
+    },
+    Expected {
+        name: "aider_shell_confirm",
+        detail: "permission",
+        rule: "aider.permission",
+        subject: Some("ls -la && sleep 3 && echo listed"),
+        approve: Some(&["y", "Enter"]),
+        deny: Some(&["n", "Enter"]),
+    },
+    Expected {
+        name: "aider_shell_confirm",
+        detail: "question",
+        rule: "aider.question",
+        subject: None,
+        approve: None,
+        deny: None,
+    },
+];
+
+#[test]
+fn each_agents_dialogs_are_found_with_their_subject_and_answer_keys() {
+    for e in EXPECTED {
+        let (cast, labels) = load(e.name);
+        let seg = labels
+            .segments
+            .iter()
+            .find(|s| s.state == "needs_input" && s.detail == e.detail)
+            .unwrap_or_else(|| panic!("{}: no {} segment", e.name, e.detail));
+        let mid = ((seg.t0 + seg.t1) / 2.0 * 1000.0) as u64;
+        let command = [agent_of(e.name).expect("an agent").to_owned()];
+        let mut replay = Replay::new(cast, Settings::default(), &command, None);
+        let verdict = replay.verdict_at(mid);
+        let dialog = replay
+            .detector()
+            .dialog(replay.screen(), &verdict)
+            .unwrap_or_else(|| panic!("{} at {mid} ms: no dialog ({})", e.name, verdict.label()));
+        let what = format!("{} ({})", e.name, e.detail);
+        assert_eq!(dialog.rule, e.rule, "{what}");
+        assert_eq!(dialog.subject.as_deref(), e.subject, "{what}");
+        let rules = replay.detector().rules();
+        for (answer, expected) in [(Answer::Approve, e.approve), (Answer::Deny, e.deny)] {
+            let keys = dialog.keys_for(rules, answer).ok().map(|a| a.key_names());
+            let expected = expected.map(|k| k.iter().map(|s| (*s).to_owned()).collect());
+            assert_eq!(keys, expected, "{what}: keys to {}", answer.name());
+        }
+    }
+}
+
+#[test]
+fn there_is_no_dialog_where_the_labels_say_none_is_up() {
+    let mut looked = 0;
+    for entry in std::fs::read_dir(CORPUS).expect("corpus") {
+        let path = entry.expect("entry").path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".cast"))
+        else {
+            continue;
+        };
+        let (cast, labels) = load(name);
+        let command: Vec<String> = agent_of(name).map(str::to_owned).into_iter().collect();
+        let mut replay = Replay::new(cast, Settings::default(), &command, labels.exit_ms());
+        let mut t = 0;
+        while t < (labels.duration * 1000.0) as u64 {
+            let seg = labels.at(t).expect("labelled");
+            let verdict = replay.verdict_at(t);
+            // Typed prompts, work, rest and exit: never a dialog to answer.
+            if !matches!(
+                seg.state.as_str(),
+                "needs_input" | "transition" | "starting"
+            ) {
+                let dialog = replay.detector().dialog(replay.screen(), &verdict);
+                assert!(
+                    dialog.is_none(),
+                    "{name} at {t} ms ({} {}): {dialog:?}",
+                    seg.state,
+                    seg.detail
+                );
+                looked += 1;
+            }
+            t += SAMPLE_MS * 5;
+        }
+    }
+    assert!(looked > 1000, "only {looked} samples");
+}
