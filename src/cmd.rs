@@ -2,7 +2,7 @@
 //! codes.
 
 mod answer;
-mod attach;
+pub mod attach;
 mod capture;
 pub mod classify;
 mod ended;

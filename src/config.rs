@@ -159,6 +159,9 @@ pub struct Config {
     /// Opens copy mode (the session's history) in `hm attach` and in a
     /// focused dashboard pane; `None`: no key (Shift-PgUp still does).
     pub copy_key: Option<u8>,
+    /// In a raw attach from the dashboard: back to the dashboard, at the
+    /// next session that needs you. `None` (the default): no such key.
+    pub next_key: Option<u8>,
     /// Rows of history a dashboard pane keeps, and `hm attach`'s copy
     /// mode reads (client-side; the supervisor keeps `scrollback_bytes`).
     pub history_lines: usize,
@@ -246,6 +249,7 @@ impl Config {
             kill_grace_ms: DEFAULT_KILL_GRACE_MS,
             detach_key: Some(DEFAULT_DETACH_KEY),
             copy_key: Some(DEFAULT_COPY_KEY),
+            next_key: None,
             history_lines: DEFAULT_HISTORY_LINES,
             classifier: ClassifierSpec::default(),
             classifier_chosen: false,

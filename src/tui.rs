@@ -63,7 +63,17 @@ pub struct Options {
     pub config_path: Option<PathBuf>,
     /// `dir`, when it came from `--socket-dir` (not the config).
     pub dir_flag: Option<String>,
+    /// What a raw attach (`a`) runs with: the detach and copy keys, the
+    /// theme.
+    pub attach_config: crate::config::Config,
+    /// In a raw attach, returns to the dashboard at the next session that
+    /// needs you.
+    pub next_key: Option<u8>,
 }
+
+/// The modes the dashboard turns on: mouse clicks (SGR) and bracketed
+/// paste.
+const DASHBOARD_MODES: &[u8] = b"\x1b[?1000h\x1b[?1002h\x1b[?1006h\x1b[?2004h";
 
 pub fn run(opts: Options) -> Result<i32> {
     if !crate::term::is_tty(std::io::stdout().as_fd()) {
@@ -77,7 +87,7 @@ pub fn run(opts: Options) -> Result<i32> {
     let guard = crate::term::Guard::enter()?;
     // Mouse clicks and bracketed paste; RESET turns both off again.
     let mut out = std::io::stdout();
-    let _ = out.write_all(b"\x1b[?1000h\x1b[?1002h\x1b[?1006h\x1b[?2004h");
+    let _ = out.write_all(DASHBOARD_MODES);
     let _ = out.flush();
     let result = local.block_on(&rt, dashboard(opts));
     drop(guard);
@@ -105,16 +115,30 @@ async fn dashboard(opts: Options) -> Result<i32> {
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Event>();
-    std::thread::Builder::new()
-        .name("hm-keys".into())
-        .spawn(move || {
-            while let Ok(ev) = crossterm::event::read() {
-                if keys_tx.send(ev).is_err() {
-                    break;
+    let keys_pause = std::sync::Arc::new(KeysPause::default());
+    let (parked_tx, parked_rx) = std::sync::mpsc::channel::<()>();
+    {
+        let pause = keys_pause.clone();
+        std::thread::Builder::new()
+            .name("hm-keys".into())
+            .spawn(move || {
+                loop {
+                    pause.park(&parked_tx);
+                    let Ok(ev) = crossterm::event::read() else {
+                        break;
+                    };
+                    // Read while a raw attach was being set up: the
+                    // keyboard is the attach's now.
+                    if pause.paused() {
+                        continue;
+                    }
+                    if keys_tx.send(ev).is_err() {
+                        break;
+                    }
                 }
-            }
-        })
-        .context("cannot start the keyboard reader")?;
+            })
+            .context("cannot start the keyboard reader")?;
+    }
     let (sess_tx, mut sess_rx) = mpsc::channel::<Msg>(256);
     let mut senders: HashMap<String, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
     let started = Started::default();
@@ -216,8 +240,56 @@ async fn dashboard(opts: Options) -> Result<i32> {
                     Err(_) => break,
                 }
             }
-            apply(fx, &opts, &sess_tx, &mut senders, &started);
+            let raw = apply(fx, &opts, &sess_tx, &mut senders, &started);
             dirty = true;
+            if let Some(id) = raw {
+                // The terminal goes to a raw attach of the session, and
+                // comes back as it was.
+                let back = raw_attach(
+                    &id,
+                    &opts,
+                    &mut m,
+                    RawCtx {
+                        pause: &keys_pause,
+                        parked: &parked_rx,
+                        sess_rx: &mut sess_rx,
+                        sess_tx: &sess_tx,
+                        senders: &mut senders,
+                        started: &started,
+                    },
+                )
+                .await;
+                // A full repaint on a cleared screen: both buffers blank
+                // (`clear` would ask the terminal where its cursor is, and
+                // the answer would go to the keyboard reader).
+                let _ = std::io::stdout().write_all(b"\x1b[H\x1b[2J");
+                terminal.swap_buffers();
+                terminal.swap_buffers();
+                let now = Instant::now();
+                match back {
+                    Ok(crate::cmd::attach::Returned::Detached) => {}
+                    Ok(crate::cmd::attach::Returned::Next) => {
+                        let tab = crossterm::event::KeyEvent::new(
+                            crossterm::event::KeyCode::Tab,
+                            crossterm::event::KeyModifiers::NONE,
+                        );
+                        let fx = update::update(&mut m, Msg::Key(tab), now);
+                        let _ = apply(fx, &opts, &sess_tx, &mut senders, &started);
+                    }
+                    Ok(crate::cmd::attach::Returned::Ended(why)) => {
+                        m.notify(format!("{id}: {why}"), now);
+                    }
+                    Err(e) => m.notify(format!("{id}: {}", crate::error::describe(&e)), now),
+                }
+                // The session's size is the attach's now: fit it again.
+                if let Some(p) = m.pane_mut(&id) {
+                    p.applied = None;
+                }
+                let (w, h) = m.size;
+                let fx = update::update(&mut m, Msg::Resize(w, h), now);
+                let _ = apply(fx, &opts, &sess_tx, &mut senders, &started);
+                dirty = true;
+            }
         }
         if m.quit {
             break;
@@ -353,15 +425,19 @@ impl Started {
     }
 }
 
+/// Carries out effects; returns the session to raw-attach to, if one was
+/// asked for (the run loop does that: it owns the terminal).
 fn apply(
     fx: Vec<Effect>,
     opts: &Options,
     tx: &mpsc::Sender<Msg>,
     senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
     started: &Started,
-) {
+) -> Option<String> {
+    let mut raw = None;
     for e in fx {
         match e {
+            Effect::RawAttach(id) => raw = Some(id),
             // Requests become frames here, where they are written, and
             // nowhere else: the dashboard's decisions know no wire format.
             Effect::Input(id, bytes) => {
@@ -435,4 +511,119 @@ fn apply(
             }
         }
     }
+    raw
+}
+
+/// Stops the keyboard reader while a raw attach has the terminal.
+#[derive(Debug, Default)]
+struct KeysPause {
+    paused: std::sync::Mutex<bool>,
+    resume: std::sync::Condvar,
+}
+
+impl KeysPause {
+    fn paused(&self) -> bool {
+        self.paused.lock().map(|p| *p).unwrap_or(false)
+    }
+
+    fn set(&self, on: bool) {
+        if let Ok(mut p) = self.paused.lock() {
+            *p = on;
+        }
+        self.resume.notify_all();
+    }
+
+    /// The reader's side: while paused, say so once and wait.
+    fn park(&self, parked: &std::sync::mpsc::Sender<()>) {
+        let Ok(mut p) = self.paused.lock() else {
+            return;
+        };
+        if *p {
+            let _ = parked.send(());
+        }
+        while *p {
+            match self.resume.wait(p) {
+                Ok(g) => p = g,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// What a raw attach borrows of the run loop.
+struct RawCtx<'a> {
+    pause: &'a KeysPause,
+    parked: &'a std::sync::mpsc::Receiver<()>,
+    sess_rx: &'a mut mpsc::Receiver<Msg>,
+    sess_tx: &'a mpsc::Sender<Msg>,
+    senders: &'a mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
+    started: &'a Started,
+}
+
+/// Hands the terminal to `hm attach`'s passthrough on session `id` (on a
+/// thread of its own, with its own event loop), keeping every session's
+/// news coming in meanwhile, and takes the terminal back afterwards.
+async fn raw_attach(
+    id: &str,
+    opts: &Options,
+    m: &mut Model,
+    ctx: RawCtx<'_>,
+) -> Result<crate::cmd::attach::Returned> {
+    let session = crate::paths::SessionPaths::new(&opts.dir, id)?;
+    // The keyboard reader waits in a read: a SIGWINCH wakes it (as a
+    // resize event), it sees the pause and parks.
+    ctx.pause.set(true);
+    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGWINCH);
+    let _ = ctx.parked.recv_timeout(Duration::from_secs(1));
+    // The terminal as the user had it; the attach sets it up its own way.
+    crate::term::restore();
+    let dash = crate::cmd::attach::FromDashboard {
+        others_waiting: Default::default(),
+        next_key: opts.next_key,
+    };
+    let waiting = dash.others_waiting.clone();
+    let config = opts.attach_config.clone();
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("hm-attach".into())
+        .spawn(move || {
+            let r = crate::cmd::attach::attach_from_dashboard(&session, &config, dash);
+            let _ = done_tx.send(r);
+        })
+        .context("cannot start the attach")?;
+    let mut tick =
+        crate::alarm::Alarm::every(TICK).context("cannot start the dashboard's timer")?;
+    let back = loop {
+        let others = m.panes.iter().filter(|p| p.id != id && p.waiting()).count();
+        waiting.store(others, std::sync::atomic::Ordering::Relaxed);
+        tokio::select! {
+            r = &mut done_rx => break r.unwrap_or_else(|_| {
+                Err(anyhow::anyhow!("the attach stopped"))
+            }),
+            msg = ctx.sess_rx.recv() => {
+                if let Some(msg) = msg {
+                    let fx = update::update(m, msg, Instant::now());
+                    let _ = apply(fx, opts, ctx.sess_tx, ctx.senders, ctx.started);
+                }
+            }
+            r = tick.wait() => {
+                r.context("the dashboard's timer failed")?;
+                let now = Instant::now();
+                ctx.started.reap();
+                let mut fx = update::update(m, Msg::Tick, now);
+                fx.extend(discover(m, &opts.dir, now));
+                let _ = apply(fx, opts, ctx.sess_tx, ctx.senders, ctx.started);
+            }
+        }
+    };
+    // The dashboard's terminal again: raw, its own screen, mouse and paste.
+    let guard = crate::term::Guard::enter()?;
+    // The guard the dashboard started with restores the terminal at the
+    // end; this one only set it up again.
+    std::mem::forget(guard);
+    let mut out = std::io::stdout();
+    let _ = out.write_all(DASHBOARD_MODES);
+    let _ = out.flush();
+    ctx.pause.set(false);
+    back
 }

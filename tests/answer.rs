@@ -17,6 +17,8 @@ use heimdall::protocol::{self, ErrorCode, client, server};
 /// `$3`, the bytes of any keys pressed in the 2 s after those into
 /// `$1.more`. Named `codex`, so that hm takes it for Codex.
 const FAKE_CODEX: &str = r#"#!/bin/bash
+# Codex's own `-c key=value` overrides (hm adds its notify hook) come first.
+while [ "$1" = -c ]; do shift 2; done
 got=$1 cmd=$2
 stty raw -echo
 printf '  >_ OpenAI Codex (v0.169.0)\r\n\r\n'

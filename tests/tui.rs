@@ -935,3 +935,87 @@ fn copy_mode_searches_the_history_and_copies_through_osc_52() {
     t.send(b"q");
     t.wait_for("the grid's footer", footer_shown);
 }
+
+/// `a` hands the terminal to a raw attach of the selected session: what
+/// is typed reaches the program byte for byte, the bar counts the other
+/// sessions that need you, and the detach key comes back to the dashboard
+/// as it was, with none of the program's modes left on.
+#[test]
+fn a_raw_attach_from_the_grid_and_back() {
+    let sb = Sandbox::new();
+    let _a = sb.start("a-sh", &[], SHELL);
+    let _b = sb.start(
+        "b-asks",
+        &["--classifier", "agent"],
+        &["bash", "-c", "read -p 'Continue? [y/N] ' x; sleep 600"],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the shell's prompt", |t| {
+        pane(t, "a-sh").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("connecting"))
+    });
+    t.send(b"a");
+    t.wait_for("the attach: the shell on the whole screen, its bar", |t| {
+        !footer_shown(t) && t.last_row().contains("hm · a-sh") && t.last_row().contains("dashboard")
+    });
+    t.wait_for("the other session counted as needing you", |t| {
+        t.last_row().contains("1 need you")
+    });
+    // Bytes no key encoder would make (a kitty-keyboard Ctrl-a) arrive as
+    // they were sent.
+    t.send(b"cat -v\r");
+    t.send(b"\x1b[97;5u\r");
+    t.wait_for("the sequence, byte for byte", |t| t.contains("^[[97;5u"));
+    t.send(b"\x04");
+    // The program turns modes on; leaving must not keep them.
+    t.send(b"printf '\\033[?1003h\\033[?1005h\\033[?1h'; echo raw-$((6*7))\r");
+    t.wait_for("the command's output", |t| t.has_line("raw-42"));
+    t.send(DETACH);
+    t.wait_for("the dashboard again, with what was typed", |t| {
+        footer_shown(t) && pane_shows(t, "a-sh", "raw-42")
+    });
+    // The dashboard's own modes, not the program's.
+    let s = t.screen();
+    assert!(s.alternate_screen());
+    assert_eq!(s.mouse_protocol_mode(), MouseProtocolMode::ButtonMotion);
+    assert_eq!(s.mouse_protocol_encoding(), MouseProtocolEncoding::Sgr);
+    assert!(
+        !s.application_cursor(),
+        "the program's application cursor left on"
+    );
+    // The keyboard is the dashboard's again.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("raw attach"));
+    t.send(b"q");
+    t.wait_for("the help closed", |t| !t.contains("raw attach"));
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    assert_restored(&t);
+}
+
+/// The next-session key (`next_key`, here Ctrl-G) leaves a raw attach for
+/// the dashboard with the next session that needs you selected.
+#[test]
+fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
+    let sb = Sandbox::new();
+    let dir = sb.path().join("config/heimdall");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(dir.join("heimdall.toml"), "next_key = \"ctrl-g\"\n").expect("config");
+    let _a = sb.start("a-sh", &[], SHELL);
+    let _b = sb.start(
+        "b-asks",
+        &["--classifier", "agent"],
+        &["bash", "-c", "read -p 'Continue? [y/N] ' x; sleep 600"],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the shell's prompt", |t| {
+        pane(t, "a-sh").is_some_and(|p| p.shows("bash-")) && t.row(0).contains("┏ a-sh")
+    });
+    t.send(b"a");
+    t.wait_for("the bar naming the next key", |t| {
+        t.last_row().contains("1 need you") && t.last_row().contains("Ctrl-G next")
+    });
+    t.send(b"\x07");
+    t.wait_for("the dashboard, the waiting session selected", |t| {
+        footer_shown(t) && t.row(0).contains("┏ b-asks")
+    });
+}

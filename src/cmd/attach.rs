@@ -52,6 +52,8 @@ pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
 #[derive(Debug)]
 enum Outcome {
     Detached,
+    /// The dashboard's next-session key.
+    Next,
     Exited(i32),
     Lost(String),
     Signalled(&'static str, i32),
@@ -72,6 +74,89 @@ pub fn not_a_terminal() -> Option<&'static str> {
 /// `launcher`: this is `hm run` attaching to the session it just started
 /// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
+    let (outcome, last) = attach_terminal(session, config, launcher, None)?;
+    // The session's screen goes with the alternate one we drew it on; when
+    // it ended, its last lines stay on the user's own screen, as if it had
+    // run there (a short command's output, a build's error). Plain text
+    // only: the child's modes must not come back with it.
+    if !last.is_empty() {
+        let mut out = io::stdout().lock();
+        for line in &last {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
+    let id = &session.id;
+    let mut err = io::stderr().lock();
+    Ok(match outcome {
+        Outcome::Detached | Outcome::Next => {
+            let _ = writeln!(err, "[detached from session {id}]");
+            0
+        }
+        Outcome::Exited(code) => {
+            let _ = writeln!(err, "[session exited with code {code}]");
+            code
+        }
+        Outcome::Lost(why) => {
+            let _ = writeln!(err, "[lost connection to session {id}: {why}]");
+            1
+        }
+        Outcome::Signalled(name, code) => {
+            let _ = writeln!(err, "[detached from session {id}: {name}]");
+            code
+        }
+    })
+}
+
+/// What the dashboard gives an attach it runs itself (see
+/// [`attach_from_dashboard`]).
+#[derive(Debug, Clone, Default)]
+pub struct FromDashboard {
+    /// How many other sessions need their user now; the dashboard keeps it
+    /// current, the bar shows it.
+    pub others_waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The key that returns to the dashboard at the next session that
+    /// needs you.
+    pub next_key: Option<u8>,
+}
+
+/// How an attach the dashboard ran ended, in words for its notice line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Returned {
+    /// The detach key: back to the dashboard as it was.
+    Detached,
+    /// The next-session key: back, at the next session that needs you.
+    Next,
+    /// The session ended or the attach could not go on.
+    Ended(String),
+}
+
+/// `hm attach` on the dashboard's terminal, from inside the dashboard:
+/// the same passthrough, status bar and restoring of every mode on the
+/// way out, without the lines a shell would get after it.
+pub fn attach_from_dashboard(
+    session: &SessionPaths,
+    config: &Config,
+    dash: FromDashboard,
+) -> Result<Returned> {
+    let (outcome, _) = attach_terminal(session, config, false, Some(dash))?;
+    Ok(match outcome {
+        Outcome::Detached => Returned::Detached,
+        Outcome::Next => Returned::Next,
+        Outcome::Exited(code) => Returned::Ended(format!("session exited with code {code}")),
+        Outcome::Lost(why) => Returned::Ended(format!("lost connection: {why}")),
+        Outcome::Signalled(name, _) => Returned::Ended(format!("detached: {name}")),
+    })
+}
+
+/// The attach itself: its outcome, and the last lines of a session that
+/// ended on its main screen.
+fn attach_terminal(
+    session: &SessionPaths,
+    config: &Config,
+    launcher: bool,
+    dash: Option<FromDashboard>,
+) -> Result<(Outcome, Vec<String>)> {
     if let Some(what) = not_a_terminal() {
         bail!("attach needs a terminal, but {what} is not one");
     }
@@ -107,6 +192,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
             launcher,
+            dash,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -123,38 +209,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
         };
         anyhow::Ok((outcome, last))
     })?;
-    let (outcome, last) = outcome;
-    // The session's screen goes with the alternate one we drew it on; when
-    // it ended, its last lines stay on the user's own screen, as if it had
-    // run there (a short command's output, a build's error). Plain text
-    // only: the child's modes must not come back with it.
-    if !last.is_empty() {
-        let mut out = io::stdout().lock();
-        for line in &last {
-            let _ = writeln!(out, "{line}");
-        }
-        let _ = out.flush();
-    }
-    let id = &session.id;
-    let mut err = io::stderr().lock();
-    Ok(match outcome {
-        Outcome::Detached => {
-            let _ = writeln!(err, "[detached from session {id}]");
-            0
-        }
-        Outcome::Exited(code) => {
-            let _ = writeln!(err, "[session exited with code {code}]");
-            code
-        }
-        Outcome::Lost(why) => {
-            let _ = writeln!(err, "[lost connection to session {id}: {why}]");
-            1
-        }
-        Outcome::Signalled(name, code) => {
-            let _ = writeln!(err, "[detached from session {id}: {name}]");
-            code
-        }
-    })
+    Ok(outcome)
 }
 
 struct Attach {
@@ -196,6 +251,8 @@ struct Attach {
     /// `hm run` attaching to the session it started.
     launcher: bool,
     in_paste: bool,
+    /// Set when the dashboard runs this attach.
+    dash: Option<FromDashboard>,
 }
 
 impl std::fmt::Debug for Attach {
@@ -276,6 +333,11 @@ impl Attach {
                     let pasting = self.in_paste;
                     if self.is_detach(&keys[..n]) {
                         return Ok(Outcome::Detached);
+                    }
+                    if !self.in_paste
+                        && self.dash.as_ref().and_then(|d| d.next_key).is_some_and(|k| keys[..n] == [k])
+                    {
+                        return Ok(Outcome::Next);
                     }
                     if self.copy.is_some() {
                         self.copy_keys(&keys[..n], pasting).await?;

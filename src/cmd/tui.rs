@@ -29,6 +29,8 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         copy_key: config.copy_key,
         history_lines: config.history_lines,
         config_path: config_path.map(|p| cwd.join(p)),
+        attach_config: config.clone(),
+        next_key: config.next_key,
         dir_flag: args
             .dir
             .socket_dir

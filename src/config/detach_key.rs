@@ -8,6 +8,7 @@
 pub(super) enum Role {
     Detach,
     Copy,
+    Next,
 }
 
 impl Role {
@@ -15,6 +16,7 @@ impl Role {
         match self {
             Role::Detach => "the detach key",
             Role::Copy => "the copy key",
+            Role::Next => "the next-session key",
         }
     }
 
@@ -22,6 +24,7 @@ impl Role {
         match self {
             Role::Detach => "to disable detaching",
             Role::Copy => "for no copy key",
+            Role::Next => "for none",
         }
     }
 }
@@ -103,6 +106,7 @@ pub(super) fn check_key_byte(b: u8, role: Role) -> Result<u8, String> {
     let then = match role {
         Role::Detach => "typing would detach",
         Role::Copy => "typing would open copy mode",
+        Role::Next => "typing would leave the attach",
     };
     Err(format!(
         "{} cannot be {}: {why}, so {then} \

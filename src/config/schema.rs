@@ -34,6 +34,7 @@ const TOP_KEYS: &[&str] = &[
     "kill_grace_ms",
     "detach_key",
     "copy_key",
+    "next_key",
     "history_lines",
     "classifier",
     "env",
@@ -62,6 +63,7 @@ impl Config {
         };
         let mut env_spans = Vec::new();
         let mut copy_key_at = None;
+        let mut next_key_at = None;
         for (key, value) in in_file_order(root.get_ref()) {
             let name: &str = key.get_ref();
             match name {
@@ -81,6 +83,10 @@ impl Config {
                         doc.integer(name, value, 0..=MAX_KILL_GRACE_MS, "milliseconds")?;
                 }
                 "detach_key" => config.detach_key = doc.key_name(name, value, Role::Detach)?,
+                "next_key" => {
+                    config.next_key = doc.key_name(name, value, Role::Next)?;
+                    next_key_at = Some(value.span());
+                }
                 "copy_key" => {
                     config.copy_key = doc.key_name(name, value, Role::Copy)?;
                     copy_key_at = Some(value.span());
@@ -142,6 +148,15 @@ impl Config {
                 // key (Shift-PgUp still opens copy mode).
                 None => config.copy_key = None,
             }
+        }
+        if let (Some(span), Some(k)) = (next_key_at, config.next_key)
+            && (config.detach_key == Some(k) || config.copy_key == Some(k))
+        {
+            let reason = format!(
+                "{} is the detach or copy key too (choose another, or \"none\")",
+                super::describe_key(k)
+            );
+            return Err(doc.invalid(span, "next_key", reason));
         }
         Ok(config)
     }
@@ -629,7 +644,7 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             copy_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
+             copy_key, next_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
              automation)"
         );
     }

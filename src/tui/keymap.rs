@@ -194,6 +194,15 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 focus::enter(m, id, now);
             }
         }
+        // The real terminal for the selected session: a raw attach, back
+        // here with the detach key.
+        KeyCode::Char('a') => {
+            if let Some(id) = m.selected.clone()
+                && m.pane(&id).is_some_and(|p| !p.ended())
+            {
+                fx.push(Effect::RawAttach(id));
+            }
+        }
         KeyCode::Char('r') => {
             if let Some(id) = m.selected.clone()
                 && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())

@@ -91,6 +91,9 @@ pub enum Effect {
     /// Put this text on the system clipboard, through the dashboard's
     /// terminal (OSC 52).
     Clipboard(String),
+    /// Hand the terminal to a raw attach of this session (the dashboard's
+    /// run loop does it: it owns the terminal and the keyboard).
+    RawAttach(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

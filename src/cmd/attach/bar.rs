@@ -40,9 +40,26 @@ impl Attach {
             .filter(|(_, at)| at.elapsed() < NOTICE_FOR)
             .map(|(text, _)| text.clone());
         let hint = notice.unwrap_or_else(|| {
+            // Attached from the dashboard: how many others need you, and
+            // the key that goes to the next of them.
+            let waiting = self.dash.as_ref().map_or(0, |d| {
+                d.others_waiting.load(std::sync::atomic::Ordering::Relaxed)
+            });
             let keys = [
-                self.detach_key
-                    .map(|k| format!("{} detaches", describe_key(k))),
+                (waiting > 0).then(|| format!("{waiting} need you")),
+                self.dash
+                    .as_ref()
+                    .and_then(|d| d.next_key)
+                    .filter(|_| waiting > 0)
+                    .map(|k| format!("{} next", describe_key(k))),
+                self.detach_key.map(|k| {
+                    let back = if self.dash.is_some() {
+                        "dashboard"
+                    } else {
+                        "detaches"
+                    };
+                    format!("{} {back}", describe_key(k))
+                }),
                 self.copy_key
                     .map(|k| format!("{} history", describe_key(k))),
             ];

@@ -213,6 +213,10 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
             "Enter / double-click".into(),
             "focus: the session gets every key",
         ),
+        (
+            "a".into(),
+            "raw attach: the real terminal for the session (the detach key comes back)",
+        ),
         (detach, "back from focus to the grid"),
         (
             "x".into(),
