@@ -1019,3 +1019,36 @@ fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
         footer_shown(t) && t.row(0).contains("┏ b-asks")
     });
 }
+
+/// Emulated focus gives the program the mouse events it asked for, in the
+/// encoding it asked for (here SGR), and focus in/out when it asked for
+/// those (`?1004`): entering focus is focus in, leaving it focus out.
+#[test]
+fn focus_forwards_the_mouse_and_focus_reports_a_program_asked_for() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "mouse",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '\\033[?1000h\\033[?1006h\\033[?1004hready\\n'; exec cat -v",
+        ],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the program ready", |t| pane_shows(t, "mouse", "ready"));
+    t.send(b"\r");
+    t.wait_for("focus, and the program told it has the user", |t| {
+        !footer_shown(t) && t.contains("^[[I")
+    });
+    // The user's terminal reports a click at column 5, row 3 (SGR).
+    t.send(b"\x1b[<0;5;3M\x1b[<0;5;3m");
+    t.send(b"\r");
+    t.wait_for("the click, as the program asked for it", |t| {
+        t.contains("^[[<0;5;3M^[[<0;5;3m")
+    });
+    t.send(DETACH);
+    t.wait_for("the grid, and the program told it lost the user", |t| {
+        footer_shown(t) && pane_shows(t, "mouse", "^[[O")
+    });
+}

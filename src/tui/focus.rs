@@ -98,6 +98,59 @@ pub fn paste(m: &mut Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
     fx.push(Effect::Input(id.to_owned(), bytes));
 }
 
+/// A mouse event in focus, given to the program when it asked for mouse
+/// reports (in its mode and encoding); `false` leaves it to the dashboard
+/// (clicks, and the wheel for the pane's history).
+pub fn mouse(m: &Model, ev: crossterm::event::MouseEvent, fx: &mut Vec<Effect>) -> bool {
+    use crate::vt::mouse::{Action, Button, Event, encode};
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEventKind};
+    let Mode::Focus(id) = &m.mode else {
+        return false;
+    };
+    let Some(p) = m.pane(id) else {
+        return false;
+    };
+    let screen = p.term.screen();
+    let mode = screen.mouse_protocol_mode();
+    if mode == vt100::MouseProtocolMode::None {
+        return false;
+    }
+    let button = |b: MouseButton| match b {
+        MouseButton::Left => Button::Left,
+        MouseButton::Middle => Button::Middle,
+        MouseButton::Right => Button::Right,
+    };
+    let (action, button) = match ev.kind {
+        MouseEventKind::Down(b) => (Action::Press, button(b)),
+        MouseEventKind::Up(b) => (Action::Release, button(b)),
+        MouseEventKind::Drag(b) => (Action::Motion, button(b)),
+        MouseEventKind::Moved => (Action::Motion, Button::None),
+        MouseEventKind::ScrollUp => (Action::Press, Button::WheelUp),
+        MouseEventKind::ScrollDown => (Action::Press, Button::WheelDown),
+        // Sideways scrolling has no report in these encodings.
+        MouseEventKind::ScrollLeft | MouseEventKind::ScrollRight => return true,
+    };
+    // Focus draws the session from the top-left corner; the bar under it
+    // is the dashboard's.
+    let (rows, cols) = screen.size();
+    if ev.row >= rows.get() || ev.column >= cols.get() {
+        return true;
+    }
+    let event = Event {
+        action,
+        button,
+        col: ev.column,
+        row: ev.row,
+        shift: ev.modifiers.contains(KeyModifiers::SHIFT),
+        alt: ev.modifiers.contains(KeyModifiers::ALT),
+        ctrl: ev.modifiers.contains(KeyModifiers::CONTROL),
+    };
+    if let Some(bytes) = encode(mode, screen.mouse_protocol_encoding(), &event) {
+        fx.push(Effect::Input(id.clone(), bytes));
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;

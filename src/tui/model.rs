@@ -139,7 +139,7 @@ pub enum Link {
 #[derive(Debug)]
 pub struct Pane {
     pub id: String,
-    pub term: Term,
+    pub term: Term<crate::vt::mouse::Modes>,
     pub status: Option<(Status, Instant)>,
     pub command: Option<String>,
     /// The program's starting directory (INFO, or the ended record).

@@ -17,6 +17,14 @@ use super::model::{Effect, Link, Mode, Model, Msg, SessionMsg};
 use super::sessions;
 
 /// Applies one message to the model and says what the run loop must do.
+/// The session focus shows, if any.
+fn focused(m: &Model) -> Option<String> {
+    match &m.mode {
+        Mode::Focus(id) => Some(id.clone()),
+        _ => None,
+    }
+}
+
 pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     // What a session says about itself (its output above all, the hot
@@ -29,11 +37,16 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
                 SessionMsg::Output(_) | SessionMsg::Status(_) | SessionMsg::Info(_)
             )
     );
+    let focused_before = focused(m);
     match msg {
         Msg::Key(k) if k.kind != KeyEventKind::Release => keymap::key(m, k, now, &mut fx),
         Msg::Key(_) => {}
         Msg::Paste(text) => keymap::paste(m, &text, &mut fx),
-        Msg::Mouse(ev) => keymap::mouse(m, ev, now),
+        Msg::Mouse(ev) => {
+            if !super::focus::mouse(m, ev, &mut fx) {
+                keymap::mouse(m, ev, now);
+            }
+        }
         Msg::Resize(c, r) => m.size = (c, r),
         Msg::Tick => {
             sessions::tick(m, now, &mut fx);
@@ -44,6 +57,19 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Ended(records) => sessions::ended(m, records, now),
         Msg::Session(id, sm) => sessions::news(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => sessions::started(m, id, result, now, &mut fx),
+    }
+    // A program that asked for focus reports (`?1004`) hears that it has
+    // the user when focused, and that it lost them when left.
+    let focused_after = focused(m);
+    if focused_before != focused_after {
+        for (id, gained) in [(focused_before, false), (focused_after, true)] {
+            if let Some(id) = id
+                && m.pane(&id)
+                    .is_some_and(|p| p.term.callbacks().focus_reporting)
+            {
+                fx.push(Effect::Input(id, crate::vt::mouse::focus(gained).to_vec()));
+            }
+        }
     }
     // Enter and `x` act on the selection: it is always a pane on show.
     let visible = m.visible_ids();
