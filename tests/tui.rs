@@ -1052,3 +1052,46 @@ fn focus_forwards_the_mouse_and_focus_reports_a_program_asked_for() {
         footer_shown(t) && pane_shows(t, "mouse", "^[[O")
     });
 }
+
+/// A session someone is attached to keeps that terminal's size: the
+/// dashboard does not shrink it to its pane, shows it at its size and says
+/// so, and fits it again once the attach has gone.
+#[test]
+fn a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "held",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap 'echo winch' WINCH; while :; do sleep 0.2; done",
+        ],
+    );
+    let mut person = Terminal::start(
+        HM.as_ref(),
+        &[
+            "attach".into(),
+            "held".into(),
+            "--socket-dir".into(),
+            sb.dir().into(),
+        ],
+        &sb.terminal_env(&[]),
+        sb.path(),
+        (30, 100),
+        "$ hm attach held",
+    );
+    person.wait_for("the attach's bar", |t| t.last_row().contains("held"));
+    let mut t = tui(&sb);
+    t.wait_for("the pane marked as held at the attach's size", |t| {
+        pane(t, "held").is_some_and(|p| p.bottom.contains("100x29 held"))
+    });
+    assert_eq!(session_size(&sb, "held"), Some((29, 100)), "not shrunk");
+    person.send(DETACH);
+    assert_eq!(person.wait_exit(), 0);
+    t.wait_for("the pane fitted again, unmarked", |t| {
+        pane(t, "held").is_some_and(|p| !p.bottom.contains("held "))
+    });
+    let fitted = session_size(&sb, "held").expect("a size");
+    assert!(fitted.1 < 100, "{fitted:?}");
+}

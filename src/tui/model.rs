@@ -161,6 +161,9 @@ pub struct Pane {
     pub ended_at: Option<Instant>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
+    /// Fitted, but held at another size by a person's terminal attached
+    /// elsewhere (INFO says so); shown at that size, marked.
+    pub held: bool,
     /// When the current stretch of work began (output or a busy state
     /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
@@ -194,6 +197,7 @@ impl Pane {
             workdir: None,
             label: None,
             session_size: None,
+            held: false,
             exit: None,
             link: Link::Connecting,
             orphan: None,

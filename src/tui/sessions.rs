@@ -121,6 +121,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
     let bell = m.bell;
     let desktop = m.desktop;
     let size_too = !m.fit;
+    let fit = m.fit;
     // The bell and the desktop notification, as configured.
     let alert = |fx: &mut Vec<Effect>, what: String| {
         if bell {
@@ -223,10 +224,24 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 // An emulator holds its whole screen (32 bytes a cell), so a
                 // session sized absurdly by some client is shown at most
                 // this big rather than costing gigabytes.
-                p.session_size = Some(Size {
+                let size = Size {
                     cols: cols.clamp(1, layout::MAX_UNFIT.cols),
                     rows: rows.clamp(1, layout::MAX_UNFIT.rows),
-                });
+                };
+                p.session_size = Some(size);
+                // Fitted, but a person's terminal attached elsewhere holds
+                // the session at its own size (the supervisor keeps our
+                // RESIZE until it leaves): show it at that size, around
+                // its cursor, and say so.
+                let held = fit && p.applied.is_some_and(|a| a != Size { cols, rows });
+                if held {
+                    p.term.resize(size);
+                } else if p.held
+                    && let Some(a) = p.applied
+                {
+                    p.term.resize(a);
+                }
+                p.held = held;
             }
         }
         SessionMsg::Exit(code) => {
@@ -299,7 +314,8 @@ pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
 /// has said to ask.
 fn ask(p: &Pane, size_too: bool, fx: &mut Vec<Effect>) {
     fx.push(Effect::Status(p.id.clone()));
-    if size_too {
+    // A held session is asked its size until it is ours again.
+    if size_too || p.held {
         fx.push(Effect::Info(p.id.clone()));
     }
 }

@@ -143,9 +143,14 @@ fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
             if p.applied != Some(size) {
                 p.applied = Some(size);
                 p.resized_at = Some(now);
-                p.term.resize(size);
+                if !p.held {
+                    p.term.resize(size);
+                }
                 copy::follow(p);
-                fx.push(Effect::Resize(id, size));
+                fx.push(Effect::Resize(id.clone(), size));
+                // Whether it took: a terminal attached elsewhere keeps
+                // its size (INFO, answered after the RESIZE, says).
+                fx.push(Effect::Info(id));
             }
         } else if let Some(s) = p.session_size {
             p.term.resize(s);

@@ -62,6 +62,15 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             None => Span::raw(""),
         },
     };
+    // Shown at another size than the pane's: a terminal attached
+    // elsewhere holds it.
+    let bottom = match (p.held, p.session_size) {
+        (true, Some(s)) => Line::from(vec![
+            Span::styled(format!(" {}x{} held ", s.cols, s.rows), m.theme.dim),
+            bottom,
+        ]),
+        _ => Line::from(bottom),
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(if selected {
@@ -72,7 +81,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         .border_style(border)
         .title(Line::from(title))
         .title(Line::from(Span::styled(badge, m.theme.state(state))).alignment(Alignment::Right))
-        .title_bottom(Line::from(bottom).alignment(Alignment::Right))
+        .title_bottom(bottom.alignment(Alignment::Right))
         .title_bottom(
             Line::from(Span::styled(
                 short_dir(p.workdir.as_deref(), usize::from(r.width) / 2),
