@@ -1095,3 +1095,101 @@ fn a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
     let fitted = session_size(&sb, "held").expect("a size");
     assert!(fitted.1 < 100, "{fitted:?}");
 }
+
+/// A private tmux server running one command, ended by its pid.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(sb: &Sandbox, command: &str, (cols, rows): (u16, u16)) -> Option<Tmux> {
+        let name = format!("hm-test-{}", std::process::id());
+        let ok = std::process::Command::new("tmux")
+            .args(["-L", &name, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-x", &cols.to_string(), "-y", &rows.to_string(), command])
+            .envs(sb.terminal_env(&[]))
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmux { name })
+    }
+
+    fn capture(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "capture-pane", "-p"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &str) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "send-keys", keys])
+            .status();
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let pid = std::process::Command::new("tmux")
+            .args(["-L", &self.name, "display-message", "-p", "#{pid}"])
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<i32>()
+                    .ok()
+            });
+        if let Some(pid) = pid {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        // A server ended by a signal leaves its socket behind.
+        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+        let uid = nix::unistd::geteuid().as_raw();
+        let _ = std::fs::remove_file(
+            PathBuf::from(dir)
+                .join(format!("tmux-{uid}"))
+                .join(&self.name),
+        );
+    }
+}
+
+/// Grapheme clusters come out whole in tmux, a terminal that draws them as
+/// one: a family emoji (joined by ZWJ), a combining accent, a flag, a
+/// heart with its emoji selector and CJK, each where the session's screen
+/// has it, in a pane and in focus; nothing of one spills into the next
+/// column (before, the family's pieces went out one by one and tmux joined
+/// them across the cursor moves: `A 👨‍👩  ‍👧   B`).
+#[test]
+fn grapheme_clusters_render_whole_in_panes_and_focus() {
+    let sb = Sandbox::new();
+    if !std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let text = "A \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} B | e\u{301} | \u{1F1E9}\u{1F1EA} | \u{2764}\u{FE0F} | \u{4E2D}\u{6587} |";
+    let printf = format!("printf '{text}\\n'; exec sleep 600");
+    let _s = sb.start("emoji", &[], &["sh", "-c", &printf]);
+    let tui = format!("{HM} tui --socket-dir {}", sb.dir());
+    let Some(tmux) = Tmux::start(&sb, &tui, (100, 20)) else {
+        println!("skipped: tmux could not start");
+        return;
+    };
+    // vt100 keeps the family in three cells (six columns): the rest of the
+    // row stays in its columns, after blanks where the pieces were.
+    let shown = "A \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}     B | e\u{301} | \u{1F1E9}\u{1F1EA} | \u{2764}\u{FE0F}  | \u{4E2D}\u{6587} |";
+    wait_until("the line whole in its pane", || {
+        tmux.capture().contains(shown)
+    });
+    tmux.keys("Enter");
+    wait_until("the line whole in focus", || {
+        tmux.capture()
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end() == shown)
+    });
+}

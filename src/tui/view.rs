@@ -8,6 +8,7 @@
 //! session, help, why).
 
 mod bar;
+mod clusters;
 mod history;
 mod pane;
 mod popup;
@@ -33,6 +34,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         let v = history::view(p, rows, area.width);
         let cursor = pane::cursor().visibility(p.copy.is_none());
         f.render_widget(PseudoTerminal::new(&v).cursor(cursor), top);
+        clusters::join(f.buffer_mut(), top);
         history::overlay(m, p, &v, top, f);
         if rows < area.height {
             bar::focus_bar(

@@ -98,6 +98,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     // Scrolled back, the program's cursor is not among the rows shown.
     let cursor = cursor().visibility(selected && p.exit.is_none() && p.copy.is_none());
     f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
+    super::clusters::join(f.buffer_mut(), body);
     // A wide character in the last column would cover the border (the
     // terminal draws both its halves); it is cut, as the rest of the line.
     let last = body.width - 1;
