@@ -262,7 +262,7 @@ impl Link {
                             set(LinkState::Up);
                             down_since = None;
                             wait = BACKOFF_FIRST;
-                            match serve(conn, &d, &mut stop_rx, Some(WATCH_EVERY)).await {
+                            match serve(conn, &d, &mut stop_rx, Some(WATCH_EVERY), None).await {
                                 Outcome::Stopped => return,
                                 Outcome::Lost(said) if said.is_empty() => {
                                     format!("{}: the connection ended", h.name)
@@ -521,8 +521,7 @@ async fn run(
 ) {
     match connect(&host, &ssh_command).await {
         Ok(c) => {
-            let _ = ready.send(Ok(c.sessions.clone()));
-            let _ = serve(c, &dir, &mut stop, None).await;
+            let _ = serve(c, &dir, &mut stop, None, Some(ready)).await;
         }
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -538,6 +537,7 @@ async fn serve(
     dir: &Path,
     stop: &mut oneshot::Receiver<()>,
     watch: Option<Duration>,
+    ready: Option<Ready>,
 ) -> Outcome {
     let Connected {
         mut child,
@@ -552,6 +552,10 @@ async fn serve(
     let (accepted_tx, mut accepted) = mpsc::unbounded_channel::<(String, UnixStream)>();
     let mut mounted: HashMap<String, Served> = HashMap::new();
     remount(dir, &sessions, &mut mounted, &accepted_tx);
+    // Ready once the sockets are there to connect to.
+    if let Some(ready) = ready {
+        let _ = ready.send(Ok(sessions));
+    }
 
     let writer = tokio::spawn(async move {
         while let Some(frame) = to_ssh_rx.recv().await {
