@@ -162,6 +162,9 @@ pub struct Config {
     /// In a raw attach from the dashboard: back to the dashboard, at the
     /// next session that needs you. `None` (the default): no such key.
     pub next_key: Option<u8>,
+    /// In the dashboard's focus: hand the terminal to a raw attach of the
+    /// focused session (`a` does it in the grid). `None` by default.
+    pub attach_key: Option<u8>,
     /// Rows of history a dashboard pane keeps, and `hm attach`'s copy
     /// mode reads (client-side; the supervisor keeps `scrollback_bytes`).
     pub history_lines: usize,
@@ -250,6 +253,7 @@ impl Config {
             detach_key: Some(DEFAULT_DETACH_KEY),
             copy_key: Some(DEFAULT_COPY_KEY),
             next_key: None,
+            attach_key: None,
             history_lines: DEFAULT_HISTORY_LINES,
             classifier: ClassifierSpec::default(),
             classifier_chosen: false,

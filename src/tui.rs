@@ -111,6 +111,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
     m.desktop = opts.desktop_notify.is_some();
     m.detach_key = opts.detach_key;
     m.copy_key = opts.copy_key;
+    m.attach_key = opts.attach_config.attach_key;
     m.history_lines = opts.history_lines;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 

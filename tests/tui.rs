@@ -962,7 +962,9 @@ fn a_raw_attach_from_the_grid_and_back() {
     });
     // Bytes no key encoder would make (a kitty-keyboard Ctrl-a) arrive as
     // they were sent.
-    t.send(b"cat -v\r");
+    // The program switches the kitty keyboard protocol on; a key in it
+    // (Ctrl-a as CSI u) reaches it as the terminal sent it.
+    t.send(b"printf '\\033[>1u'; cat -v\r");
     t.send(b"\x1b[97;5u\r");
     t.wait_for("the sequence, byte for byte", |t| t.contains("^[[97;5u"));
     t.send(b"\x04");
@@ -992,14 +994,19 @@ fn a_raw_attach_from_the_grid_and_back() {
     assert_restored(&t);
 }
 
-/// The next-session key (`next_key`, here Ctrl-G) leaves a raw attach for
-/// the dashboard with the next session that needs you selected.
+/// From focus, `attach_key` (here Ctrl-T) starts a raw attach; the
+/// next-session key (`next_key`, here Ctrl-G) leaves it for the dashboard
+/// with the next session that needs you selected.
 #[test]
 fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
     let sb = Sandbox::new();
     let dir = sb.path().join("config/heimdall");
     std::fs::create_dir_all(&dir).expect("config dir");
-    std::fs::write(dir.join("heimdall.toml"), "next_key = \"ctrl-g\"\n").expect("config");
+    std::fs::write(
+        dir.join("heimdall.toml"),
+        "next_key = \"ctrl-g\"\nattach_key = \"ctrl-t\"\n",
+    )
+    .expect("config");
     let _a = sb.start("a-sh", &[], SHELL);
     let _b = sb.start(
         "b-asks",
@@ -1010,7 +1017,10 @@ fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
     t.wait_for("the shell's prompt", |t| {
         pane(t, "a-sh").is_some_and(|p| p.shows("bash-")) && t.row(0).contains("┏ a-sh")
     });
-    t.send(b"a");
+    // From focus, the raw-attach key (`attach_key`) does what `a` does.
+    t.send(b"\r");
+    t.wait_for("focus", |t| t.last_row().contains("back to the grid"));
+    t.send(b"\x14");
     t.wait_for("the bar naming the next key", |t| {
         t.last_row().contains("1 need you") && t.last_row().contains("Ctrl-G next")
     });

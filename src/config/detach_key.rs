@@ -9,6 +9,7 @@ pub(super) enum Role {
     Detach,
     Copy,
     Next,
+    Attach,
 }
 
 impl Role {
@@ -17,6 +18,7 @@ impl Role {
             Role::Detach => "the detach key",
             Role::Copy => "the copy key",
             Role::Next => "the next-session key",
+            Role::Attach => "the raw-attach key",
         }
     }
 
@@ -24,7 +26,7 @@ impl Role {
         match self {
             Role::Detach => "to disable detaching",
             Role::Copy => "for no copy key",
-            Role::Next => "for none",
+            Role::Next | Role::Attach => "for none",
         }
     }
 }
@@ -107,6 +109,7 @@ pub(super) fn check_key_byte(b: u8, role: Role) -> Result<u8, String> {
         Role::Detach => "typing would detach",
         Role::Copy => "typing would open copy mode",
         Role::Next => "typing would leave the attach",
+        Role::Attach => "typing in focus would start a raw attach",
     };
     Err(format!(
         "{} cannot be {}: {why}, so {then} \

@@ -35,6 +35,7 @@ const TOP_KEYS: &[&str] = &[
     "detach_key",
     "copy_key",
     "next_key",
+    "attach_key",
     "history_lines",
     "classifier",
     "env",
@@ -64,6 +65,7 @@ impl Config {
         let mut env_spans = Vec::new();
         let mut copy_key_at = None;
         let mut next_key_at = None;
+        let mut attach_key_at = None;
         for (key, value) in in_file_order(root.get_ref()) {
             let name: &str = key.get_ref();
             match name {
@@ -86,6 +88,10 @@ impl Config {
                 "next_key" => {
                     config.next_key = doc.key_name(name, value, Role::Next)?;
                     next_key_at = Some(value.span());
+                }
+                "attach_key" => {
+                    config.attach_key = doc.key_name(name, value, Role::Attach)?;
+                    attach_key_at = Some(value.span());
                 }
                 "copy_key" => {
                     config.copy_key = doc.key_name(name, value, Role::Copy)?;
@@ -149,14 +155,19 @@ impl Config {
                 None => config.copy_key = None,
             }
         }
-        if let (Some(span), Some(k)) = (next_key_at, config.next_key)
-            && (config.detach_key == Some(k) || config.copy_key == Some(k))
-        {
-            let reason = format!(
-                "{} is the detach or copy key too (choose another, or \"none\")",
-                super::describe_key(k)
-            );
-            return Err(doc.invalid(span, "next_key", reason));
+        for (name, at, key) in [
+            ("next_key", next_key_at, config.next_key),
+            ("attach_key", attach_key_at, config.attach_key),
+        ] {
+            if let (Some(span), Some(k)) = (at, key)
+                && (config.detach_key == Some(k) || config.copy_key == Some(k))
+            {
+                let reason = format!(
+                    "{} is the detach or copy key too (choose another, or \"none\")",
+                    super::describe_key(k)
+                );
+                return Err(doc.invalid(span, name, reason));
+            }
         }
         Ok(config)
     }
@@ -644,7 +655,7 @@ mod tests {
             e,
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
-             copy_key, next_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
+             copy_key, next_key, attach_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
              automation)"
         );
     }

@@ -66,6 +66,12 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
         leave(m, &id);
         return;
     }
+    // The real terminal for this session, from focus as `a` from the grid.
+    if m.attach_key.is_some_and(|b| keys::is_byte(&k, b)) {
+        leave(m, &id);
+        fx.push(Effect::RawAttach(id));
+        return;
+    }
     if copy::key(m, k, now, fx) {
         return;
     }

@@ -338,6 +338,8 @@ pub struct Model {
     pub new_label: String,
     pub detach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
+    /// In focus: hand the terminal to a raw attach (`attach_key`).
+    pub attach_key: Option<u8>,
     pub copy_key: Option<u8>,
     /// Rows of history each pane keeps (`history_lines`).
     pub history_lines: usize,
@@ -378,6 +380,7 @@ impl Model {
             new_label: String::new(),
             detach_key: Some(0x1c),
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
+            attach_key: None,
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             theme,
             notice: None,

@@ -63,7 +63,24 @@ impl Attach {
                 self.copy_key
                     .map(|k| format!("{} history", describe_key(k))),
             ];
-            keys.into_iter().flatten().collect::<Vec<_>>().join("  ")
+            // As many as fit, the most important first (the bar drops a
+            // hint that does not fit whole).
+            let state_len = state.map_or(3, |(s, ms)| {
+                crate::classify::state_name(s).len() + crate::client::human_ms(ms).len() + 3
+            });
+            let room = usize::from(self.size.cols)
+                .saturating_sub(self.id.chars().count() + 6 + state_len + 4);
+            let mut hint = String::new();
+            for part in keys.into_iter().flatten() {
+                let sep = if hint.is_empty() { 0 } else { 2 };
+                if hint.chars().count() + sep + part.chars().count() <= room {
+                    if sep > 0 {
+                        hint.push_str("  ");
+                    }
+                    hint.push_str(&part);
+                }
+            }
+            hint
         });
         self.out.extend(statusbar::render(
             &self.id,
