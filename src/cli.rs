@@ -403,6 +403,10 @@ pub struct TuiArgs {
     /// Leave session sizes alone instead of fitting each to its pane
     #[arg(long)]
     pub no_fit: bool,
+    /// Also show the sessions of this machine, over ssh: a [[hosts]] name
+    /// or [user@]host[:port] (repeatable; [[hosts]] entries are shown too)
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
 }
 
 /// A label is one line of at most 60 printable characters.

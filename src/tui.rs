@@ -69,6 +69,11 @@ pub struct Options {
     /// In a raw attach, returns to the dashboard at the next session that
     /// needs you.
     pub next_key: Option<u8>,
+    /// Other machines whose sessions the grid shows (`host:id`).
+    pub hosts: Vec<crate::remote::Host>,
+    pub ssh_command: String,
+    /// Each host's mount: where its sessions' sockets are (set by `run`).
+    pub remote_dirs: Vec<(String, PathBuf)>,
 }
 
 /// The modes the dashboard turns on: mouse clicks (SGR) and bracketed
@@ -89,12 +94,63 @@ pub fn run(opts: Options) -> Result<i32> {
     let mut out = std::io::stdout();
     let _ = out.write_all(DASHBOARD_MODES);
     let _ = out.flush();
-    let result = local.block_on(&rt, dashboard(opts));
+    // Other machines, each mounted in the background (reconnected when it
+    // drops); the grid shows their sessions as `host:id`.
+    let mut opts = opts;
+    let mut links = Vec::new();
+    for host in &opts.hosts {
+        let link = crate::remote::Link::start(host, &opts.ssh_command, || {})?;
+        opts.remote_dirs
+            .push((host.name.clone(), link.dir().to_path_buf()));
+        links.push((host.name.clone(), link));
+    }
+    let remotes = Remotes { links };
+    let result = local.block_on(&rt, dashboard(opts, remotes));
     drop(guard);
     result
 }
 
-async fn dashboard(opts: Options) -> Result<i32> {
+/// The other machines' links.
+struct Remotes {
+    links: Vec<(String, crate::remote::Link)>,
+}
+
+impl Remotes {
+    /// The sessions of every host that is up, as `host:id`; a host that
+    /// is down says why in `problems` (its panes stay, their connections
+    /// closed, and come back with a fresh replay once it is up again).
+    /// Returns too the hosts that just came back.
+    fn scan(&mut self, problems: &mut HashMap<String, String>) -> (Vec<String>, Vec<String>) {
+        let mut ids = Vec::new();
+        let mut back = Vec::new();
+        let was_down: Vec<String> = problems.keys().cloned().collect();
+        problems.clear();
+        for (name, link) in &self.links {
+            let state = link.state();
+            if state == crate::remote::LinkState::Up {
+                let (live, _) = scan(link.dir());
+                ids.extend(live.iter().map(|id| format!("{name}:{id}")));
+                if was_down.contains(name) {
+                    back.push(name.clone());
+                }
+            } else {
+                let why = match state {
+                    crate::remote::LinkState::Down { since_unix_ms, .. } => format!(
+                        "{name}: unreachable for {}, retrying",
+                        crate::client::human_ms(
+                            crate::clock::unix_ms().saturating_sub(since_unix_ms)
+                        )
+                    ),
+                    _ => format!("{name}: connecting"),
+                };
+                problems.insert(name.clone(), why);
+            }
+        }
+        (ids, back)
+    }
+}
+
+async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
         .context("cannot draw on this terminal")?;
     let size = crossterm::terminal::size().unwrap_or((80, 24));
@@ -158,7 +214,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
 
     // Sessions already there are found before the first paint.
     let now = Instant::now();
-    let fx = discover(&mut m, &opts.dir, now);
+    let fx = discover(&mut m, &opts.dir, &mut remotes, now);
     apply(fx, &opts, &sess_tx, &mut senders, &started);
 
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
@@ -219,7 +275,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
                 let now = Instant::now();
                 started.reap();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
-                fx.extend(discover(&mut m, &opts.dir, now));
+                fx.extend(discover(&mut m, &opts.dir, &mut remotes, now));
                 apply(fx, &opts, &sess_tx, &mut senders, &started);
                 dirty = true;
                 None
@@ -257,6 +313,7 @@ async fn dashboard(opts: Options) -> Result<i32> {
                         sess_tx: &sess_tx,
                         senders: &mut senders,
                         started: &started,
+                        remotes: &mut remotes,
                     },
                 )
                 .await;
@@ -377,8 +434,16 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
 }
 
 /// Tells the model what the socket dir holds now (see [`scan`]).
-fn discover(m: &mut Model, dir: &Path, now: Instant) -> Vec<Effect> {
-    let (ids, orphans) = scan(dir);
+fn discover(m: &mut Model, dir: &Path, remotes: &mut Remotes, now: Instant) -> Vec<Effect> {
+    let (mut ids, orphans) = scan(dir);
+    let (remote, back) = remotes.scan(&mut m.host_problems);
+    ids.extend(remote);
+    for host in back {
+        m.notify(
+            format!("{host} is back: its panes are shown from the start again"),
+            now,
+        );
+    }
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));
     fx.extend(update::update(
@@ -453,8 +518,14 @@ fn apply(
             Effect::Kill(id) => {
                 connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
             }
-            Effect::Connect(id) => connection::connect(id, false, &opts.dir, tx, senders),
-            Effect::ConnectStarted(id) => connection::connect(id, true, &opts.dir, tx, senders),
+            Effect::Connect(id) => {
+                let (dir, plain) = session_dir(opts, &id);
+                connection::connect(id, &plain, false, &dir, tx, senders);
+            }
+            Effect::ConnectStarted(id) => {
+                let (dir, plain) = session_dir(opts, &id);
+                connection::connect(id, &plain, true, &dir, tx, senders);
+            }
             Effect::Spawn {
                 id,
                 command,
@@ -515,6 +586,17 @@ fn apply(
     raw
 }
 
+/// Where a pane's session lives: `host:id` in that host's mount, a plain
+/// id in the socket dir.
+fn session_dir(opts: &Options, key: &str) -> (PathBuf, String) {
+    if let Some((host, id)) = crate::remote::split_target(key)
+        && let Some((_, dir)) = opts.remote_dirs.iter().find(|(name, _)| name == host)
+    {
+        return (dir.clone(), id.to_owned());
+    }
+    (opts.dir.clone(), key.to_owned())
+}
+
 /// Stops the keyboard reader while a raw attach has the terminal.
 #[derive(Debug, Default)]
 struct KeysPause {
@@ -559,6 +641,7 @@ struct RawCtx<'a> {
     sess_tx: &'a mpsc::Sender<Msg>,
     senders: &'a mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
     started: &'a Started,
+    remotes: &'a mut Remotes,
 }
 
 /// Hands the terminal to `hm attach`'s passthrough on session `id` (on a
@@ -570,7 +653,8 @@ async fn raw_attach(
     m: &mut Model,
     ctx: RawCtx<'_>,
 ) -> Result<crate::cmd::attach::Returned> {
-    let session = crate::paths::SessionPaths::new(&opts.dir, id)?;
+    let (dir, plain) = session_dir(opts, id);
+    let session = crate::paths::SessionPaths::new(&dir, &plain)?;
     // The keyboard reader waits in a read: a SIGWINCH wakes it (as a
     // resize event), it sees the pause and parks.
     ctx.pause.set(true);
@@ -612,7 +696,7 @@ async fn raw_attach(
                 let now = Instant::now();
                 ctx.started.reap();
                 let mut fx = update::update(m, Msg::Tick, now);
-                fx.extend(discover(m, &opts.dir, now));
+                fx.extend(discover(m, &opts.dir, ctx.remotes, now));
                 let _ = apply(fx, opts, ctx.sess_tx, ctx.senders, ctx.started);
             }
         }

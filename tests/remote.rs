@@ -335,3 +335,68 @@ fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
             .output();
     }
 }
+
+/// The dashboard shows another machine's sessions as `host:id` panes
+/// (its `[[hosts]]`), types into them in focus, says when the host is
+/// unreachable, and shows them again when it is back.
+#[test]
+fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "far", "--socket-dir"])
+        .arg(&remote_dir)
+        .args(["--", "bash", "--norc", "--noprofile", "-i"])
+        .output()
+        .expect("hm run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Writes the config naming `box` (with this build's hm).
+    let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    let env = sb.terminal_env(&[(
+        "HM_SSH_COMMAND",
+        &format!("ssh -F {}", sshd.config.display()),
+    )]);
+    let mut t = terminal::Terminal::start(
+        Path::new(HM),
+        &["tui".into(), "--socket-dir".into(), sb.dir().into()],
+        &env,
+        sb.path(),
+        (24, 80),
+        "$ hm tui",
+    );
+    t.wait_for("the remote session's pane", |t| {
+        t.contains("box:far") && t.contains("bash-")
+    });
+    t.send(b"\r");
+    t.wait_for("focus on it", |t| t.last_row().contains("back to the grid"));
+    t.send(b"echo far-$((6*7))\r");
+    t.wait_for("what was typed, run there", |t| t.contains("far-42"));
+    t.send(b"\x1c");
+    t.wait_for("the grid", |t| t.last_row().contains("move"));
+    for pid in proxies_of(&remote_rt) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    t.wait_for("the host said to be unreachable", |t| {
+        t.contains("box: unreachable for")
+    });
+    // Keys still work meanwhile.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("raw attach"));
+    t.send(b"q");
+    t.wait_for("the host back, its pane live again", |t| {
+        !t.contains("unreachable") && t.contains("box:far") && t.contains("far-42")
+    });
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+    let _ = sb
+        .hm()
+        .args(["kill", "far", "--socket-dir"])
+        .arg(&remote_dir)
+        .output();
+}

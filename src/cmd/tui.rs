@@ -17,6 +17,20 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         None => Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
             .map_err(|e| config.tui.bad_theme(e))?,
     };
+    // Every [[hosts]] entry, and the --host ones (a name or an address).
+    let mut hosts: Vec<crate::remote::Host> = Vec::new();
+    for entry in &config.hosts {
+        hosts.push(crate::remote::Host {
+            name: entry.name.clone(),
+            hm: entry.hm.clone(),
+            ..crate::remote::Host::parse(&entry.address)?
+        });
+    }
+    for h in &args.hosts {
+        if !hosts.iter().any(|known| &known.name == h) {
+            hosts.push(crate::remote::Host::parse(h)?);
+        }
+    }
     let cwd = std::env::current_dir()?;
     tui::run(tui::Options {
         dir: client::socket_dir(&args.dir, config),
@@ -30,6 +44,9 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         history_lines: config.history_lines,
         config_path: config_path.map(|p| cwd.join(p)),
         attach_config: config.clone(),
+        hosts,
+        remote_dirs: Vec::new(),
+        ssh_command: crate::remote::bridge::ssh_command(config.ssh_command.as_deref()),
         next_key: config.next_key,
         dir_flag: args
             .dir

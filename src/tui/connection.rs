@@ -30,8 +30,11 @@ pub fn write(senders: &HashMap<String, mpsc::UnboundedSender<Vec<u8>>>, id: &str
 
 /// Starts the task that keeps `id`'s connection; `launched` if we started
 /// the session.
+/// `id` is the pane's (`host:id` for another machine's session), `plain`
+/// the session's own id in `dir`.
 pub fn connect(
     id: String,
+    plain: &str,
     launched: bool,
     dir: &Path,
     tx: &mpsc::Sender<Msg>,
@@ -39,7 +42,7 @@ pub fn connect(
 ) {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     senders.insert(id.clone(), cmd_tx);
-    if let Ok(p) = SessionPaths::new(dir, &id) {
+    if let Ok(p) = SessionPaths::new(dir, plain) {
         tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx, launched));
     }
 }

@@ -338,6 +338,8 @@ pub struct Model {
     pub new_label: String,
     pub detach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
+    /// Other machines that are down, by name: why, for their panes.
+    pub host_problems: std::collections::HashMap<String, String>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
     pub attach_key: Option<u8>,
     pub copy_key: Option<u8>,
@@ -381,6 +383,7 @@ impl Model {
             detach_key: Some(0x1c),
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
             attach_key: None,
+            host_problems: Default::default(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             theme,
             notice: None,

@@ -45,7 +45,13 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     if p.attention {
         title.push(Span::styled("● ", m.theme.border_attention));
     }
+    // Another machine's session, while that machine is down.
+    let host_down =
+        crate::remote::split_target(&p.id).and_then(|(host, _)| m.host_problems.get(host));
     let bottom = match (&p.link, p.exit) {
+        _ if host_down.is_some() => {
+            Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
+        }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
