@@ -14,7 +14,7 @@ pub mod bridge;
 pub mod mux;
 pub mod proxy;
 
-pub use bridge::{Host, Link, LinkState, Mount, MountError};
+pub use bridge::{Host, Link, LinkState, Mount, MountError, Spawner};
 
 /// Splits `HOST:ID` (`[user@]host[:port]:id`): ids never contain `:`, so
 /// the last one separates them. `None` for a plain id.

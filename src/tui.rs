@@ -74,6 +74,8 @@ pub struct Options {
     pub ssh_command: String,
     /// Each host's mount: where its sessions' sockets are (set by `run`).
     pub remote_dirs: Vec<(String, PathBuf)>,
+    /// Each host's way to start a session (`n` with `host:id`).
+    pub spawners: Vec<(String, crate::remote::Spawner)>,
 }
 
 /// The modes the dashboard turns on: mouse clicks (SGR) and bracketed
@@ -102,6 +104,7 @@ pub fn run(opts: Options) -> Result<i32> {
         let link = crate::remote::Link::start(host, &opts.ssh_command, || {})?;
         opts.remote_dirs
             .push((host.name.clone(), link.dir().to_path_buf()));
+        opts.spawners.push((host.name.clone(), link.spawner()));
         links.push((host.name.clone(), link));
     }
     let remotes = Remotes { links };
@@ -168,6 +171,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     m.detach_key = opts.detach_key;
     m.copy_key = opts.copy_key;
     m.attach_key = opts.attach_config.attach_key;
+    m.hosts = opts.hosts.iter().map(|h| h.name.clone()).collect();
     m.history_lines = opts.history_lines;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 
@@ -533,6 +537,23 @@ fn apply(
                 label,
             } => {
                 let tx = tx.clone();
+                // `host:id`: started on that machine, through its link.
+                if let Some((host, plain)) = crate::remote::split_target(&id)
+                    && let Some((_, spawner)) = opts.spawners.iter().find(|(n, _)| n == host)
+                {
+                    let spawner = spawner.clone();
+                    let req = crate::remote::mux::NewSession {
+                        id: plain.to_owned(),
+                        command,
+                        workdir,
+                        label,
+                    };
+                    std::thread::spawn(move || {
+                        let result = spawner.spawn(req);
+                        let _ = tx.blocking_send(Msg::Started(id, result));
+                    });
+                    continue;
+                }
                 let dir = opts.dir.clone();
                 let config = opts.config_path.clone();
                 let started = started.clone();

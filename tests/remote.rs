@@ -392,8 +392,32 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     t.wait_for("the host back, its pane live again", |t| {
         !t.contains("unreachable") && t.contains("box:far") && t.contains("far-42")
     });
+    // `n` with `host:id` starts a session there.
+    t.send(b"n");
+    t.wait_for("the new-session form", |t| t.contains("host:id on box"));
+    t.send(b"\x15box:made\r");
+    t.send(b"sh -c 'echo made-$((6*7)); exec sleep 600'\r");
+    t.wait_for("the new remote session's pane", |t| {
+        t.contains("box:made") && t.contains("made-42")
+    });
+    let listed = sb
+        .hm()
+        .args(["ls", "--ids", "--socket-dir"])
+        .arg(&remote_dir)
+        .output()
+        .expect("hm ls");
+    assert!(
+        stdout(&listed).lines().any(|l| l == "made"),
+        "{}",
+        stdout(&listed)
+    );
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
+    let _ = sb
+        .hm()
+        .args(["kill", "made", "--socket-dir"])
+        .arg(&remote_dir)
+        .output();
     let _ = sb
         .hm()
         .args(["kill", "far", "--socket-dir"])

@@ -46,6 +46,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         attach_config: config.clone(),
         hosts,
         remote_dirs: Vec::new(),
+        spawners: Vec::new(),
         ssh_command: crate::remote::bridge::ssh_command(config.ssh_command.as_deref()),
         next_key: config.next_key,
         dir_flag: args

@@ -185,6 +185,37 @@ impl Drop for Mount {
     }
 }
 
+/// A request to start a session through a link, and where its answer
+/// goes.
+type SpawnRequest = (mux::NewSession, SpawnReply);
+/// Where the answer to a start goes.
+type SpawnReply = std::sync::mpsc::Sender<Result<(), String>>;
+
+/// Starts sessions on a [`Link`]'s host (the dashboard's `n` with a host);
+/// cheap to clone, usable from any thread.
+#[derive(Debug, Clone)]
+pub struct Spawner {
+    name: String,
+    tx: mpsc::UnboundedSender<SpawnRequest>,
+    state: std::sync::Arc<std::sync::Mutex<LinkState>>,
+}
+
+impl Spawner {
+    /// Starts `req` there and waits until the session is served here too.
+    pub fn spawn(&self, req: mux::NewSession) -> Result<(), String> {
+        let up = self.state.lock().is_ok_and(|s| *s == LinkState::Up);
+        if !up {
+            return Err(format!("{} is unreachable", self.name));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.tx
+            .send((req, tx))
+            .map_err(|_| format!("{}: the link stopped", self.name))?;
+        rx.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| Err(format!("{}: no answer", self.name)))
+    }
+}
+
 /// Where a [`Link`] stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkState {
@@ -216,6 +247,7 @@ const WATCH_EVERY: Duration = Duration::from_secs(2);
 pub struct Link {
     dir: PathBuf,
     state: std::sync::Arc<std::sync::Mutex<LinkState>>,
+    spawner: Spawner,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -232,6 +264,12 @@ impl Link {
             source: std::io::Error::other(e.to_string()),
         })?;
         let state = std::sync::Arc::new(std::sync::Mutex::new(LinkState::Connecting));
+        let (spawn_tx, mut spawn_rx) = mpsc::unbounded_channel::<SpawnRequest>();
+        let spawner = Spawner {
+            name: host.name.clone(),
+            tx: spawn_tx,
+            state: state.clone(),
+        };
         let (stop_tx, mut stop_rx) = oneshot::channel();
         let (h, c, d, st) = (
             host.clone(),
@@ -262,7 +300,15 @@ impl Link {
                             set(LinkState::Up);
                             down_since = None;
                             wait = BACKOFF_FIRST;
-                            match serve(conn, &d, &mut stop_rx, Some(WATCH_EVERY), None).await {
+                            match serve(
+                                conn,
+                                &d,
+                                &mut stop_rx,
+                                Some((WATCH_EVERY, &mut spawn_rx)),
+                                None,
+                            )
+                            .await
+                            {
                                 Outcome::Stopped => return,
                                 Outcome::Lost(said) if said.is_empty() => {
                                     format!("{}: the connection ended", h.name)
@@ -292,6 +338,7 @@ impl Link {
         Ok(Link {
             dir,
             state,
+            spawner,
             stop: Some(stop_tx),
             thread: Some(thread),
         })
@@ -300,6 +347,11 @@ impl Link {
     /// The directory the host's sessions are served in (empty while down).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Starts sessions on this link's host.
+    pub fn spawner(&self) -> Spawner {
+        self.spawner.clone()
     }
 
     pub fn state(&self) -> LinkState {
@@ -536,9 +588,17 @@ async fn serve(
     c: Connected,
     dir: &Path,
     stop: &mut oneshot::Receiver<()>,
-    watch: Option<Duration>,
+    watch: Option<(Duration, &mut mpsc::UnboundedReceiver<SpawnRequest>)>,
     ready: Option<Ready>,
 ) -> Outcome {
+    let (watch, mut spawns) = match watch {
+        Some((every, rx)) => (Some(every), Some(rx)),
+        None => (None, None),
+    };
+    // Sessions asked for and started there, answered once mounted here.
+    let mut starting: HashMap<u32, (String, SpawnReply)> = HashMap::new();
+    let mut waiting_mount: Vec<(String, SpawnReply, tokio::time::Instant)> = Vec::new();
+    let mut next_req = 0x8000_0000u32;
     let Connected {
         mut child,
         mut stdin,
@@ -581,6 +641,27 @@ async fn serve(
             }
             _ = async { watching.as_mut().expect("guarded").tick().await }, if watching.is_some() => {
                 let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
+                // A start whose session never showed is answered anyway.
+                let now = tokio::time::Instant::now();
+                waiting_mount.retain(|(id, reply, until)| {
+                    let late = *until <= now;
+                    if late {
+                        let _ = reply.send(Err(format!("'{id}' started there but is not listed")));
+                    }
+                    !late
+                });
+            }
+            Some((req, reply)) = async {
+                match spawns.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let id = next_req;
+                next_req = next_req.wrapping_add(1) | 0x8000_0000;
+                let body = serde_json::to_vec(&req).unwrap_or_default();
+                starting.insert(id, (req.id.clone(), reply));
+                let _ = to_ssh.send(mux::encode(mux::NEW, id, &body)).await;
             }
             Some((id, client)) = accepted.recv() => {
                 let chan = next_chan;
@@ -616,6 +697,31 @@ async fn serve(
                             let now: Sessions =
                                 serde_json::from_slice(&f.payload).unwrap_or_default();
                             remount(dir, &now, &mut mounted, &accepted_tx);
+                            waiting_mount.retain(|(id, reply, _)| {
+                                let there = now.running.contains(id);
+                                if there {
+                                    let _ = reply.send(Ok(()));
+                                }
+                                !there
+                            });
+                        }
+                        mux::STARTED => {
+                            let Some((id, reply)) = starting.remove(&f.chan) else {
+                                continue;
+                            };
+                            let answer: mux::Started =
+                                serde_json::from_slice(&f.payload).unwrap_or_default();
+                            match answer.error {
+                                Some(e) => {
+                                    let _ = reply.send(Err(paths::sanitize(&e)));
+                                }
+                                None => {
+                                    // Answered once it is served here too.
+                                    let until = tokio::time::Instant::now() + Duration::from_secs(5);
+                                    waiting_mount.push((id, reply, until));
+                                    let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
+                                }
+                            }
                         }
                         _ => {}
                     }

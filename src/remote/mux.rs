@@ -13,6 +13,8 @@
 //! | `0x04` | OPEN | mount → proxy | the session id; the channel is the mount's choice |
 //! | `0x05` | DATA | both | bytes of the channel's connection |
 //! | `0x06` | CLOSE | both | empty, or why (UTF-8) |
+//! | `0x07` | NEW | mount → proxy | JSON [`NewSession`]; the channel number names the request |
+//! | `0x08` | STARTED | proxy → mount | JSON [`Started`], on the request's channel number |
 //!
 //! A channel is one client connection to one session socket; its bytes
 //! are the session protocol's, untouched. Unknown types are skipped.
@@ -32,6 +34,8 @@ pub const SESSIONS: u8 = 0x03;
 pub const OPEN: u8 = 0x04;
 pub const DATA: u8 = 0x05;
 pub const CLOSE: u8 = 0x06;
+pub const NEW: u8 = 0x07;
+pub const STARTED: u8 = 0x08;
 
 const HEADER: usize = 9;
 
@@ -58,6 +62,25 @@ pub struct Sessions {
     pub running: Vec<String>,
     /// Records of ended sessions, as the remote keeps them.
     pub ended: Vec<serde_json::Value>,
+}
+
+/// NEW's payload: a session to start on the proxy's machine (the
+/// dashboard's `n` with a host).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSession {
+    pub id: String,
+    pub command: String,
+    #[serde(default)]
+    pub workdir: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// STARTED's payload: `error` is why it did not start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Started {
+    pub error: Option<String>,
 }
 
 /// One frame.

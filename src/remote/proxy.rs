@@ -45,6 +45,27 @@ fn sessions(dir: &Path) -> Sessions {
     Sessions { running, ended }
 }
 
+/// Starts a session here, as `hm run` in the background would; its
+/// supervisor is reaped by a thread of its own.
+fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
+    paths::validate_id(&r.id).map_err(|e| e.to_string())?;
+    paths::SocketDir::ensure(dir).map_err(|e| e.to_string())?;
+    let child = crate::launch::start_detached(
+        &r.id,
+        dir,
+        None,
+        &r.command,
+        r.workdir.as_deref().map(Path::new),
+        r.label.as_deref(),
+    )
+    .map_err(|e| crate::error::describe(&e))?;
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
 /// Connects to session `id`'s socket, as a local client would.
 async fn open(dir: &Path, id: &str) -> Result<UnixStream, String> {
     let p = SessionPaths::new(dir, id).map_err(|e| e.to_string())?;
@@ -128,6 +149,21 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                 // its own close comes back as a CLOSE from the reader.
                 mux::CLOSE => {
                     chans.remove(&f.chan);
+                }
+                // The only way a proxy starts anything: asked, for one
+                // session, as the dashboard's `n` would here.
+                mux::NEW => {
+                    let out = out_tx.clone();
+                    let dir = dir.clone();
+                    let req: Option<mux::NewSession> = serde_json::from_slice(&f.payload).ok();
+                    tokio::task::spawn_blocking(move || {
+                        let error = match req {
+                            Some(r) => start(&dir, &r).err(),
+                            None => Some("a request hm cannot read".to_owned()),
+                        };
+                        let reply = serde_json::to_vec(&mux::Started { error }).unwrap_or_default();
+                        let _ = out.blocking_send(mux::encode(mux::STARTED, f.chan, &reply));
+                    });
                 }
                 _ => {}
             }

@@ -54,7 +54,12 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         } => match (k.code, step) {
             (KeyCode::Esc, _) => m.mode = Mode::Grid,
             (KeyCode::Enter, NewStep::Id) => {
-                if let Err(e) = paths::validate_id(&id) {
+                // `host:id` starts it on that machine.
+                let plain = match crate::remote::split_target(&id) {
+                    Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
+                    _ => id.as_str(),
+                };
+                if let Err(e) = paths::validate_id(plain) {
                     m.notify(e.to_string(), now);
                 } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
                     // Taking the id would lose the only record of it.

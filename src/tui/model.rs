@@ -338,6 +338,8 @@ pub struct Model {
     pub new_label: String,
     pub detach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
+    /// The other machines' names (`n` takes `host:id` for one of them).
+    pub hosts: Vec<String>,
     /// Other machines that are down, by name: why, for their panes.
     pub host_problems: std::collections::HashMap<String, String>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
@@ -384,6 +386,7 @@ impl Model {
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
             attach_key: None,
             host_problems: Default::default(),
+            hosts: Vec::new(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             theme,
             notice: None,

@@ -51,6 +51,11 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     let label = &tail(&m.new_label);
     let cursor = |on: bool| if on { "▏" } else { "" };
     let (id_line, cmd_line) = match step {
+        // Other machines take `host:id`.
+        NewStep::Id if !m.hosts.is_empty() => (
+            format!("id:      {id}▏  (host:id on {})", m.hosts.join(", ")),
+            String::new(),
+        ),
         NewStep::Id => (format!("id:      {id}▏"), String::new()),
         NewStep::Command | NewStep::Dir | NewStep::Label => (
             format!("id:      {id}"),
