@@ -107,49 +107,64 @@ pub fn run(opts: Options) -> Result<i32> {
         opts.spawners.push((host.name.clone(), link.spawner()));
         links.push((host.name.clone(), link));
     }
-    let remotes = Remotes { links };
+    let remotes = Remotes {
+        links,
+        down: Default::default(),
+    };
     let result = local.block_on(&rt, dashboard(opts, remotes));
     drop(guard);
     result
 }
 
-/// The other machines' links.
+/// The other machines' links, and which are down (told once each time).
 struct Remotes {
     links: Vec<(String, crate::remote::Link)>,
+    down: std::collections::HashSet<String>,
 }
 
 impl Remotes {
     /// The sessions of every host that is up, as `host:id`; a host that
     /// is down says why in `problems` (its panes stay, their connections
     /// closed, and come back with a fresh replay once it is up again).
-    /// Returns too the hosts that just came back.
+    /// Returns too what changed, to tell: a host back, or why one went down.
     fn scan(&mut self, problems: &mut HashMap<String, String>) -> (Vec<String>, Vec<String>) {
         let mut ids = Vec::new();
-        let mut back = Vec::new();
-        let was_down: Vec<String> = problems.keys().cloned().collect();
+        // Hosts that came back, and why the ones that just went down did.
+        let mut news = Vec::new();
         problems.clear();
         for (name, link) in &self.links {
             let state = link.state();
-            if state == crate::remote::LinkState::Up {
-                let (live, _) = scan(link.dir());
-                ids.extend(live.iter().map(|id| format!("{name}:{id}")));
-                if was_down.contains(name) {
-                    back.push(name.clone());
+            match &state {
+                crate::remote::LinkState::Up => {
+                    let (live, _) = scan(link.dir());
+                    ids.extend(live.iter().map(|id| format!("{name}:{id}")));
+                    if self.down.remove(name) {
+                        news.push(format!(
+                            "{name} is back: its panes are shown from the start again"
+                        ));
+                    }
                 }
-            } else {
-                let why = match state {
-                    crate::remote::LinkState::Down { since_unix_ms, .. } => format!(
-                        "{name}: unreachable for {}, retrying",
-                        crate::client::human_ms(
-                            crate::clock::unix_ms().saturating_sub(since_unix_ms)
-                        )
-                    ),
-                    _ => format!("{name}: connecting"),
-                };
-                problems.insert(name.clone(), why);
+                crate::remote::LinkState::Down {
+                    since_unix_ms, why, ..
+                } => {
+                    if self.down.insert(name.clone()) {
+                        news.push(why.clone());
+                    }
+                    let gone = crate::clock::unix_ms().saturating_sub(*since_unix_ms);
+                    problems.insert(
+                        name.clone(),
+                        format!(
+                            "{name}: unreachable for {}, retrying",
+                            crate::client::human_ms(gone)
+                        ),
+                    );
+                }
+                crate::remote::LinkState::Connecting => {
+                    problems.insert(name.clone(), format!("{name}: connecting"));
+                }
             }
         }
-        (ids, back)
+        (ids, news)
     }
 }
 
@@ -440,13 +455,10 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
 /// Tells the model what the socket dir holds now (see [`scan`]).
 fn discover(m: &mut Model, dir: &Path, remotes: &mut Remotes, now: Instant) -> Vec<Effect> {
     let (mut ids, orphans) = scan(dir);
-    let (remote, back) = remotes.scan(&mut m.host_problems);
+    let (remote, news) = remotes.scan(&mut m.host_problems);
     ids.extend(remote);
-    for host in back {
-        m.notify(
-            format!("{host} is back: its panes are shown from the start again"),
-            now,
-        );
+    for text in news {
+        m.notify(text, now);
     }
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));

@@ -424,3 +424,34 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
         .arg(&remote_dir)
         .output();
 }
+
+/// A host the dashboard cannot use is named with why, once, and the
+/// dashboard goes on.
+#[test]
+fn the_dashboard_says_why_a_host_cannot_be_used() {
+    let sb = Sandbox::new();
+    let sshd = or_skip!(sshd(&sb, &sb.path().join("remote-run")));
+    let env = sb.terminal_env(&[(
+        "HM_SSH_COMMAND",
+        &format!("ssh -F {}", sshd.config.display()),
+    )]);
+    let mut t = terminal::Terminal::start(
+        Path::new(HM),
+        &[
+            "tui".into(),
+            "--socket-dir".into(),
+            sb.dir().into(),
+            "--host".into(),
+            "bare".into(),
+        ],
+        &env,
+        sb.path(),
+        (24, 100),
+        "$ hm tui",
+    );
+    t.wait_for("why the host cannot be used", |t| {
+        t.last_row().contains("bare: no 'hm' on the remote PATH")
+    });
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+}
