@@ -123,6 +123,36 @@ fn hm(sb: &Sandbox, sshd: &Sshd, args: &[&str]) -> std::process::Output {
         .expect("run hm")
 }
 
+/// Starts session `id` running `argv` in the "remote" machine's socket
+/// dir.
+fn start_remote(sb: &Sandbox, dir: &Path, id: &str, argv: &[&str]) {
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", id, "--socket-dir"])
+        .arg(dir)
+        .arg("--")
+        .args(argv)
+        .output()
+        .expect("hm run");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `hm ARGS` in a terminal of its own, with the ssh command pointed at
+/// the test's config.
+fn hm_in_terminal(
+    sb: &Sandbox,
+    sshd: &Sshd,
+    args: &[&str],
+    size: (u16, u16),
+) -> terminal::Terminal {
+    let env = sb.terminal_env(&[(
+        "HM_SSH_COMMAND",
+        &format!("ssh -F {}", sshd.config.display()),
+    )]);
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    terminal::Terminal::start(Path::new(HM), &args, &env, sb.path(), size, "$ hm")
+}
+
 macro_rules! or_skip {
     ($found:expr) => {
         match $found {
@@ -142,14 +172,7 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     let remote_dir = remote_rt.join("heimdall");
     let sshd = or_skip!(sshd(&sb, &remote_rt));
     // A session on the "remote" machine.
-    let out = sb
-        .hm()
-        .args(["run", "--bg", "--id", "far", "--socket-dir"])
-        .arg(&remote_dir)
-        .args(["--", "cat"])
-        .output()
-        .expect("hm run");
-    assert!(out.status.success(), "{}", stderr(&out));
+    start_remote(&sb, &remote_dir, "far", &["cat"]);
 
     let ls = hm(&sb, &sshd, &["ls", "--host", "box"]);
     assert!(ls.status.success(), "{}", stderr(&ls));
@@ -221,28 +244,15 @@ fn attach_to_a_remote_session_shows_it_and_types_into_it() {
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
     let sshd = or_skip!(sshd(&sb, &remote_rt));
-    let out = sb
-        .hm()
-        .args(["run", "--bg", "--id", "sh1", "--socket-dir"])
-        .arg(&remote_dir)
-        .args(["--", "bash", "--norc", "--noprofile", "-i"])
-        .output()
-        .expect("hm run");
-    assert!(out.status.success(), "{}", stderr(&out));
+    start_remote(
+        &sb,
+        &remote_dir,
+        "sh1",
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
     // The config naming `box`, as `hm` above writes it.
     let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
-    let env = sb.terminal_env(&[(
-        "HM_SSH_COMMAND",
-        &format!("ssh -F {}", sshd.config.display()),
-    )]);
-    let mut term = terminal::Terminal::start(
-        Path::new(HM),
-        &[OsString::from("attach"), OsString::from("box:sh1")],
-        &env,
-        sb.path(),
-        (24, 80),
-        "$ hm attach box:sh1",
-    );
+    let mut term = hm_in_terminal(&sb, &sshd, &["attach", "box:sh1"], (24, 80));
     term.wait_for("the remote shell's prompt", |t| t.contains("$ "));
     term.send(b"echo far-$((6*7))\r");
     term.wait_for("the command's output", |t| t.contains("far-42"));
@@ -284,16 +294,7 @@ fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
     let sshd = or_skip!(sshd(&sb, &remote_rt));
-    let start = |id: &str| {
-        let out = sb
-            .hm()
-            .args(["run", "--bg", "--id", id, "--socket-dir"])
-            .arg(&remote_dir)
-            .args(["--", "sleep", "600"])
-            .output()
-            .expect("hm run");
-        assert!(out.status.success(), "{}", stderr(&out));
-    };
+    let start = |id: &str| start_remote(&sb, &remote_dir, id, &["sleep", "600"]);
     start("one");
     let host = Host {
         hm: HM.to_owned(),
@@ -345,28 +346,15 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
     let sshd = or_skip!(sshd(&sb, &remote_rt));
-    let out = sb
-        .hm()
-        .args(["run", "--bg", "--id", "far", "--socket-dir"])
-        .arg(&remote_dir)
-        .args(["--", "bash", "--norc", "--noprofile", "-i"])
-        .output()
-        .expect("hm run");
-    assert!(out.status.success(), "{}", stderr(&out));
+    start_remote(
+        &sb,
+        &remote_dir,
+        "far",
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
     // Writes the config naming `box` (with this build's hm).
     let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
-    let env = sb.terminal_env(&[(
-        "HM_SSH_COMMAND",
-        &format!("ssh -F {}", sshd.config.display()),
-    )]);
-    let mut t = terminal::Terminal::start(
-        Path::new(HM),
-        &["tui".into(), "--socket-dir".into(), sb.dir().into()],
-        &env,
-        sb.path(),
-        (24, 80),
-        "$ hm tui",
-    );
+    let mut t = hm_in_terminal(&sb, &sshd, &["tui", "--socket-dir", sb.dir()], (24, 80));
     t.wait_for("the remote session's pane", |t| {
         t.contains("box:far") && t.contains("bash-")
     });
@@ -431,24 +419,8 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
 fn the_dashboard_says_why_a_host_cannot_be_used() {
     let sb = Sandbox::new();
     let sshd = or_skip!(sshd(&sb, &sb.path().join("remote-run")));
-    let env = sb.terminal_env(&[(
-        "HM_SSH_COMMAND",
-        &format!("ssh -F {}", sshd.config.display()),
-    )]);
-    let mut t = terminal::Terminal::start(
-        Path::new(HM),
-        &[
-            "tui".into(),
-            "--socket-dir".into(),
-            sb.dir().into(),
-            "--host".into(),
-            "bare".into(),
-        ],
-        &env,
-        sb.path(),
-        (24, 100),
-        "$ hm tui",
-    );
+    let args = ["tui", "--socket-dir", sb.dir(), "--host", "bare"];
+    let mut t = hm_in_terminal(&sb, &sshd, &args, (24, 100));
     t.wait_for("why the host cannot be used", |t| {
         t.last_row().contains("bare: no 'hm' on the remote PATH")
     });

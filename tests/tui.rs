@@ -936,6 +936,19 @@ fn copy_mode_searches_the_history_and_copies_through_osc_52() {
     t.wait_for("the grid's footer", footer_shown);
 }
 
+/// A shell `a-sh` and `b-asks`, a session waiting for an answer (the
+/// `agent` classifier sees its `read` of the terminal).
+fn shell_and_asker(sb: &Sandbox) -> (Session, Session) {
+    (
+        sb.start("a-sh", &[], SHELL),
+        sb.start(
+            "b-asks",
+            &["--classifier", "agent"],
+            &["bash", "-c", "read -p 'Continue? [y/N] ' x; sleep 600"],
+        ),
+    )
+}
+
 /// `a` hands the terminal to a raw attach of the selected session: what
 /// is typed reaches the program byte for byte, the bar counts the other
 /// sessions that need you, and the detach key comes back to the dashboard
@@ -943,12 +956,7 @@ fn copy_mode_searches_the_history_and_copies_through_osc_52() {
 #[test]
 fn a_raw_attach_from_the_grid_and_back() {
     let sb = Sandbox::new();
-    let _a = sb.start("a-sh", &[], SHELL);
-    let _b = sb.start(
-        "b-asks",
-        &["--classifier", "agent"],
-        &["bash", "-c", "read -p 'Continue? [y/N] ' x; sleep 600"],
-    );
+    let _sessions = shell_and_asker(&sb);
     let mut t = tui(&sb);
     t.wait_for("the shell's prompt", |t| {
         pane(t, "a-sh").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("connecting"))
@@ -1007,12 +1015,7 @@ fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
         "next_key = \"ctrl-g\"\nattach_key = \"ctrl-t\"\n",
     )
     .expect("config");
-    let _a = sb.start("a-sh", &[], SHELL);
-    let _b = sb.start(
-        "b-asks",
-        &["--classifier", "agent"],
-        &["bash", "-c", "read -p 'Continue? [y/N] ' x; sleep 600"],
-    );
+    let _sessions = shell_and_asker(&sb);
     let mut t = tui(&sb);
     t.wait_for("the shell's prompt", |t| {
         pane(t, "a-sh").is_some_and(|p| p.shows("bash-")) && t.row(0).contains("┏ a-sh")

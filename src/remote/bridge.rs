@@ -126,11 +126,7 @@ impl Mount {
     /// Connects to `host` and mounts its sessions; returns once they are
     /// served, or why they cannot be.
     pub fn start(host: &Host, ssh_command: &str) -> Result<Mount, MountError> {
-        let dir = mount_dir();
-        SocketDir::ensure(&dir).map_err(|e| MountError::Dir {
-            host: host.name.clone(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        let dir = mount_dir(host)?;
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
         let (h, c, d) = (host.clone(), ssh_command.to_owned(), dir.clone());
@@ -258,11 +254,7 @@ impl Link {
         ssh_command: &str,
         changed: impl Fn() + Send + 'static,
     ) -> Result<Link, MountError> {
-        let dir = mount_dir();
-        SocketDir::ensure(&dir).map_err(|e| MountError::Dir {
-            host: host.name.clone(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        let dir = mount_dir(host)?;
         let state = std::sync::Arc::new(std::sync::Mutex::new(LinkState::Connecting));
         let (spawn_tx, mut spawn_rx) = mpsc::unbounded_channel::<SpawnRequest>();
         let spawner = Spawner {
@@ -373,15 +365,20 @@ impl Drop for Link {
     }
 }
 
-/// A new private directory name for a mount.
-fn mount_dir() -> PathBuf {
+/// A new private directory for `host`'s mount.
+fn mount_dir(host: &Host) -> Result<PathBuf, MountError> {
     static SEQ: AtomicU32 = AtomicU32::new(0);
-    std::env::temp_dir().join(format!(
+    let dir = std::env::temp_dir().join(format!(
         "hm-remote-{}-{}-{}",
         nix::unistd::geteuid().as_raw(),
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
-    ))
+    ));
+    SocketDir::ensure(&dir).map_err(|e| MountError::Dir {
+        host: host.name.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(dir)
 }
 
 /// Starts `ssh ... HOST hm proxy`.
@@ -624,7 +621,7 @@ async fn serve(
             }
         }
     });
-    let mut chans: HashMap<u32, mpsc::UnboundedSender<Option<Vec<u8>>>> = HashMap::new();
+    let mut chans: HashMap<u32, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
     let mut next_chan = 1u32;
     let mut buf = vec![0u8; mux::CHUNK];
     // After a connection closes, a session may have ended: the list is
@@ -669,7 +666,7 @@ async fn serve(
                 let (tx, rx) = mpsc::unbounded_channel();
                 chans.insert(chan, tx);
                 let _ = to_ssh.send(mux::encode(mux::OPEN, chan, id.as_bytes())).await;
-                client_relay(client, chan, rx, to_ssh.clone());
+                mux::relay(client, chan, rx, to_ssh.clone());
             }
             read = stdout.read(&mut buf) => {
                 let n = match read {
@@ -683,13 +680,12 @@ async fn serve(
                     match f.ty {
                         mux::DATA => {
                             if let Some(tx) = chans.get(&f.chan) {
-                                let _ = tx.send(Some(f.payload));
+                                let _ = tx.send(f.payload);
                             }
                         }
                         mux::CLOSE => {
-                            if let Some(tx) = chans.remove(&f.chan) {
-                                let _ = tx.send(None);
-                            }
+                            // Dropping its sender closes the client's socket.
+                            chans.remove(&f.chan);
                             relist_until = Some(tokio::time::Instant::now() + RELIST_FOR);
                             relist.reset_immediately();
                         }
@@ -731,9 +727,7 @@ async fn serve(
     };
     // The connection is gone or no longer wanted: every client sees its
     // session close.
-    for (_, tx) in chans.drain() {
-        let _ = tx.send(None);
-    }
+    chans.clear();
     drop(mounted);
     drop(to_ssh);
     writer.abort();
@@ -825,43 +819,6 @@ fn serve_session(
         accept,
         paths: p,
     })
-}
-
-/// Relays one local client: its bytes out as DATA (then CLOSE), and what
-/// the session sends (`None`: it closed) back to it.
-fn client_relay(
-    client: UnixStream,
-    chan: u32,
-    mut from_session: mpsc::UnboundedReceiver<Option<Vec<u8>>>,
-    to_ssh: mpsc::Sender<Vec<u8>>,
-) {
-    let (mut rd, mut wr) = client.into_split();
-    tokio::spawn(async move {
-        while let Some(Some(bytes)) = from_session.recv().await {
-            if wr.write_all(&bytes).await.is_err() {
-                return;
-            }
-        }
-        let _ = wr.shutdown().await;
-    });
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; mux::CHUNK];
-        loop {
-            match rd.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if to_ssh
-                        .send(mux::encode(mux::DATA, chan, &buf[..n]))
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = to_ssh.send(mux::encode(mux::CLOSE, chan, b"")).await;
-    });
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@
 //! are the session protocol's, untouched. Unknown types are skipped.
 
 use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
 
 /// This protocol's version; a peer with another is refused at HELLO.
 pub const PROTO: u32 = 1;
@@ -139,6 +142,41 @@ impl Decoder {
         self.buf.drain(..at);
         Ok(frames)
     }
+}
+
+/// Relays one channel's connection, at either end of the bridge: what
+/// the peer sends for it (`from_peer`; closed when the peer closes the
+/// channel, and the socket's write side is shut then) goes into `stream`,
+/// and what `stream` says goes to the peer as DATA, then CLOSE.
+pub fn relay(
+    stream: UnixStream,
+    chan: u32,
+    mut from_peer: mpsc::UnboundedReceiver<Vec<u8>>,
+    to_peer: mpsc::Sender<Vec<u8>>,
+) {
+    let (mut rd, mut wr) = stream.into_split();
+    tokio::spawn(async move {
+        while let Some(bytes) = from_peer.recv().await {
+            if wr.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+        let _ = wr.shutdown().await;
+    });
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to_peer.send(encode(DATA, chan, &buf[..n])).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = to_peer.send(encode(CLOSE, chan, b"")).await;
+    });
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                         Ok(stream) => {
                             let (tx, rx) = mpsc::unbounded_channel();
                             chans.insert(f.chan, tx);
-                            relay(stream, f.chan, rx, out_tx.clone());
+                            mux::relay(stream, f.chan, rx, out_tx.clone());
                         }
                         Err(why) => {
                             let _ = out_tx
@@ -173,41 +173,4 @@ async fn serve(dir: PathBuf) -> Result<i32> {
     drop(out_tx);
     let _ = writer.await;
     Ok(code)
-}
-
-/// Relays one channel: the session's bytes out as DATA (then CLOSE), and
-/// DATA from the mount into the session.
-fn relay(
-    stream: UnixStream,
-    chan: u32,
-    mut from_mount: mpsc::UnboundedReceiver<Vec<u8>>,
-    out: mpsc::Sender<Vec<u8>>,
-) {
-    let (mut rd, mut wr) = stream.into_split();
-    tokio::spawn(async move {
-        while let Some(bytes) = from_mount.recv().await {
-            if wr.write_all(&bytes).await.is_err() {
-                return;
-            }
-        }
-        let _ = wr.shutdown().await;
-    });
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; mux::CHUNK];
-        loop {
-            match rd.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if out
-                        .send(mux::encode(mux::DATA, chan, &buf[..n]))
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = out.send(mux::encode(mux::CLOSE, chan, b"")).await;
-    });
 }
