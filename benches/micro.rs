@@ -1,5 +1,6 @@
 //! Micro-benchmarks of the hot paths that do not touch the OS: the frame
-//! codec, the scrollback ring, the state classifiers and a dashboard pane's
+//! codec, the scrollback ring, the state classifiers, the agent
+//! classifier's reading of a settled screen and a dashboard pane's
 //! parse-and-render. Run with `cargo bench --bench micro`; see
 //! docs/performance.md.
 
@@ -11,6 +12,8 @@ use heimdall::attach::queries::QueryFilter;
 use heimdall::attach::screens::ScreenRewriter;
 use heimdall::attach::statusbar::DamageScan;
 use heimdall::classify::ClassifierSpec;
+use heimdall::detect::offline::text_screen;
+use heimdall::detect::{Detector, Settings};
 use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
 use heimdall::supervisor::ring::Ring;
 use heimdall::vt::term::Term;
@@ -181,6 +184,38 @@ fn classifiers(c: &mut Criterion) {
     g.finish();
 }
 
+/// The agent classifier reading a settled screen: which agent it shows
+/// and which rule matches, by a fresh detector each time (the rules are
+/// built once, as in a supervisor, and their patterns compiled in the
+/// warm-up). One saved screen per agent and a plain program's question.
+fn detect(c: &mut Criterion) {
+    let mut g = c.benchmark_group("detect");
+    let settings = Settings {
+        process_evidence: false,
+        ..Settings::default()
+    };
+    let rules = heimdall::detect::rules::builtin();
+    for name in [
+        "claude330_thinking",
+        "claude330_permission",
+        "codex_working",
+        "gemini_ready",
+        "aider_question",
+        "plain_program_asks_yes_no",
+    ] {
+        let path = format!("tests/fixtures/screens/{name}/frame.txt");
+        let text = std::fs::read_to_string(&path).expect("a saved screen");
+        let term = text_screen(&text);
+        g.bench_function(BenchmarkId::new("settled_screen", name), |b| {
+            b.iter(|| {
+                let mut d = Detector::with_rules(settings.clone(), rules.clone(), &[], 0);
+                black_box(d.verdict(term.screen(), 5_000))
+            })
+        });
+    }
+    g.finish();
+}
+
 /// 64 KiB of coloured, cursor-moving output, like a build log or `ls`.
 fn terminal_output() -> Vec<u8> {
     let mut out = Vec::new();
@@ -308,6 +343,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = codec, ring, classifiers, attach, pane
+    targets = codec, ring, classifiers, detect, attach, pane
 }
 criterion_main!(benches);

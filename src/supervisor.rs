@@ -285,13 +285,10 @@ async fn serve(
                 .as_deref(),
             std::env::var_os("HOME").map(PathBuf::from).as_deref(),
         );
-        let rules = crate::detect::load_rules(dir.as_deref()).map_or_else(
-            |e| {
-                warn!("{e}; using the built-in rules");
-                crate::detect::rules::builtin()
-            },
-            std::sync::Arc::new,
-        );
+        let rules = crate::detect::load_rules(dir.as_deref()).unwrap_or_else(|e| {
+            warn!("{e}; using the built-in rules");
+            crate::detect::rules::builtin()
+        });
         let detector = Detector::with_rules(
             settings,
             rules,

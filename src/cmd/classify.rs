@@ -20,7 +20,7 @@ pub fn user_rules() -> Result<Arc<RuleSet>> {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let dir = user_rules_dir(xdg.as_deref(), home.as_deref());
-    Ok(Arc::new(load_rules(dir.as_deref())?))
+    Ok(load_rules(dir.as_deref())?)
 }
 
 /// Classifies `path` as `hm classify` does (shared with `hm replay`).

@@ -17,22 +17,20 @@ use crate::detect::{Detail, Primary};
 
 const AUTOMATION_KEYS: &[&str] = &["agent", "state", "detail", "subject", "action", "dwell_ms"];
 
-/// The largest compiled subject regex, so that a config file cannot make
-/// every supervisor that reads it hold a huge automaton.
-pub const SUBJECT_REGEX_LIMIT: usize = 1 << 20;
-
-/// A subject regex as automation and `hm approve --subject` use it.
-pub fn subject_regex(source: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(source)
-        .size_limit(SUBJECT_REGEX_LIMIT)
-        .build()
-        .map_err(|e| {
-            // The regex crate's message spans lines (a caret diagram);
-            // its last line says what is wrong.
-            let text = e.to_string();
-            let last = text.lines().last().unwrap_or("invalid regex").trim();
-            format!("bad regex: {last}")
-        })
+/// A subject regex as automation and `hm approve --subject` use it:
+/// checked now, compiled when first matched, as the rules' patterns are.
+pub fn subject_regex(source: &str) -> Result<crate::detect::rules::Pattern, String> {
+    crate::detect::rules::Pattern::checked(source).map_err(|e| {
+        // The parser's message spans lines (a caret diagram); its last
+        // line says what is wrong.
+        let last = e
+            .lines()
+            .last()
+            .unwrap_or("invalid regex")
+            .trim()
+            .to_owned();
+        format!("bad regex: {last}")
+    })
 }
 
 impl Doc<'_> {

@@ -219,8 +219,8 @@ fn subject_of(
         .collect::<Vec<_>>()
         .join("\n");
     spec.patterns.iter().find_map(|p| {
-        let caps = p.captures(&text)?;
-        let words: Vec<&str> = caps.name("subject")?.as_str().split_whitespace().collect();
+        let found = p.capture(&text, "subject")?;
+        let words: Vec<&str> = found.split_whitespace().collect();
         let subject: String = words.join(" ").chars().take(SUBJECT_MAX).collect();
         (!subject.is_empty()).then_some(subject)
     })

@@ -9,13 +9,16 @@
 //! what it is made of), the built-in set and the merge of user files. The
 //! rest is one idea per file:
 //! - `file`: the rule file format and its validation ([`parse`]).
-//! - `pattern`: a rule's regex, checked when read and compiled when first
-//!   matched ([`Pattern`]).
+//! - `pattern`: a rule's regex, checked when a user's file is read and
+//!   compiled when first searched ([`Pattern`]).
+//! - `needles`: the texts a pattern's matches contain, which spare most
+//!   rows a search and most patterns their compiling.
 //! - `action`: how to answer a dialog ([`ActionRule`]) and how a dialog
 //!   names what it asks about ([`SubjectRule`]).
 
 mod action;
 mod file;
+mod needles;
 mod pattern;
 
 pub use action::{ActionRule, Answer, Key, Step, SubjectRule};
@@ -300,7 +303,7 @@ pub fn builtin() -> Arc<RuleSet> {
                 // The built-in files are tested (`builtin_rules_compile`),
                 // so a failure here is a build defect; skipping the file
                 // keeps hm running with the other agents' rules.
-                if let Ok(agent) = parse(&format!("built-in {name}"), text) {
+                if let Ok(agent) = file::parse_builtin(&format!("built-in {name}"), text) {
                     set.merge(agent);
                 }
             }
@@ -311,15 +314,16 @@ pub fn builtin() -> Arc<RuleSet> {
 }
 
 /// The built-in rules with the `*.toml` files of `user_dir` merged over
-/// them (in file-name order). A missing directory is no error.
-pub fn load_rules(user_dir: Option<&Path>) -> Result<RuleSet, RuleError> {
-    let mut set = (*builtin()).clone();
+/// them (in file-name order). A missing directory is no error. Without
+/// user files this is the built-in set itself, not a copy: every
+/// supervisor holds its rules for its whole life.
+pub fn load_rules(user_dir: Option<&Path>) -> Result<Arc<RuleSet>, RuleError> {
     let Some(dir) = user_dir else {
-        return Ok(set);
+        return Ok(builtin());
     };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(set),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(builtin()),
         Err(source) => {
             return Err(RuleError::List {
                 path: dir.to_path_buf(),
@@ -331,7 +335,11 @@ pub fn load_rules(user_dir: Option<&Path>) -> Result<RuleSet, RuleError> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
+    if paths.is_empty() {
+        return Ok(builtin());
+    }
     paths.sort();
+    let mut set = (*builtin()).clone();
     for path in paths {
         let text = std::fs::read_to_string(&path).map_err(|source| RuleError::Read {
             path: path.clone(),
@@ -341,7 +349,7 @@ pub fn load_rules(user_dir: Option<&Path>) -> Result<RuleSet, RuleError> {
     }
     set.check_actions()?;
     set.order();
-    Ok(set)
+    Ok(Arc::new(set))
 }
 
 /// The user's rule directory, `$XDG_CONFIG_HOME/heimdall/rules` (or
@@ -394,13 +402,26 @@ mod tests {
             .iter()
             .find(|r| r.name == "claude.permission")
             .unwrap();
-        assert_eq!(permission.conditions[0].all[0].as_str(), "^MY DIALOG$");
+        assert_eq!(permission.conditions[0].all[0].source(), "^MY DIALOG$");
     }
 
     #[test]
     fn a_missing_user_directory_is_no_error() {
         let set = load_rules(Some(Path::new("/nonexistent/heimdall/rules"))).unwrap();
         assert_eq!(set.agents.len(), builtin().agents.len());
+    }
+
+    #[test]
+    fn without_user_files_the_builtin_set_is_shared_not_copied() {
+        let empty = tempfile::tempdir().unwrap();
+        std::fs::write(empty.path().join("notes.txt"), "not a rule file").unwrap();
+        for dir in [
+            None,
+            Some(Path::new("/nonexistent/heimdall/rules")),
+            Some(empty.path()),
+        ] {
+            assert!(Arc::ptr_eq(&load_rules(dir).unwrap(), &builtin()));
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub struct Acting {
 #[derive(Debug)]
 struct Automated {
     rule: AutomationRule,
-    subject: Option<regex::Regex>,
+    subject: Option<crate::detect::rules::Pattern>,
 }
 
 /// One appearance of a dialog: from when the tracker first sees it until

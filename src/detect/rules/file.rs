@@ -18,6 +18,8 @@ use crate::detect::verdict::{Detail, Primary};
 struct Place<'a> {
     name: &'a str,
     text: &'a str,
+    /// A built-in file, whose regexes the tests have checked.
+    builtin: bool,
 }
 
 impl Place<'_> {
@@ -194,7 +196,28 @@ struct TitleSpec {
 
 /// One rule file's agent, validated. `name` is how errors name the file.
 pub fn parse(name: &str, text: &str) -> Result<AgentRules, RuleError> {
-    let place = Place { name, text };
+    parse_at(Place {
+        name,
+        text,
+        builtin: false,
+    })
+}
+
+/// A built-in rule file's agent. Its regexes are not parsed now but when
+/// first matched, most of them never: `builtin_rules_compile` has checked
+/// them, and parsing a hundred patterns would cost every supervisor
+/// start-up time and leave it the parser's freed scraps, which the
+/// allocator keeps for reuse rather than give back.
+pub fn parse_builtin(name: &str, text: &str) -> Result<AgentRules, RuleError> {
+    parse_at(Place {
+        name,
+        text,
+        builtin: true,
+    })
+}
+
+fn parse_at(place: Place<'_>) -> Result<AgentRules, RuleError> {
+    let (name, text) = (place.name, place.text);
     let spec: FileSpec = toml::from_str(text).map_err(|e| RuleError::Invalid {
         at: place.line(e.span()),
         message: e.message().trim().replace('\n', "; "),
@@ -401,10 +424,13 @@ fn default_priority(primary: Primary) -> i32 {
 }
 
 fn regex(place: &Place<'_>, pattern: &Spanned<String>) -> Result<Pattern, RuleError> {
+    if place.builtin {
+        return Ok(Pattern::unchecked(pattern.get_ref()));
+    }
     Pattern::checked(pattern.get_ref()).map_err(|e| {
         let why = e;
-        // The regex crate's message spans lines (a caret diagram); its
-        // last line says what is wrong.
+        // The parser's message spans lines (a caret diagram); its last
+        // line says what is wrong.
         let last = why.lines().last().unwrap_or("invalid regex").trim();
         place.invalid(pattern.span(), format!("bad regex: {last}"))
     })

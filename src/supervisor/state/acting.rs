@@ -49,7 +49,7 @@ pub struct Expect {
     /// Exactly this dialog.
     pub fingerprint: Option<String>,
     /// A pattern its subject matches (a dialog without one does not).
-    pub subject: Option<regex::Regex>,
+    pub subject: Option<crate::detect::rules::Pattern>,
 }
 
 /// The keys that answer a dialog, and the record of it.
@@ -176,14 +176,14 @@ impl Shared {
                     return Err(format!(
                         "{shows} about '{}', which does not match '{}'",
                         crate::paths::sanitize(s),
-                        re.as_str().escape_debug()
+                        re.source().escape_debug()
                     )
                     .into());
                 }
                 None => {
                     return Err(format!(
                         "{shows}, which names no subject to match '{}'",
-                        re.as_str().escape_debug()
+                        re.source().escape_debug()
                     )
                     .into());
                 }
