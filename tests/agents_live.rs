@@ -536,9 +536,16 @@ fn claude_code_hooks_report_its_permission_dialog() {
     let why = stdout(&sb.cmd(&["explain", "cc"]));
     assert!(why.contains("hook.SessionStart"), "{why}");
     type_prompt(&sb, "? for shortcuts", "run the loop that writes steps.txt");
-    let v = dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
-    assert_eq!(v["signals"][0]["source"], "hook", "{v}");
-    assert_eq!(v["signals"][0]["rule"], "hook.PermissionRequest", "{v}");
+    dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
+    // The report comes 10-100 ms before the dialog is drawn, from a hook
+    // process the CLI starts; on a loaded machine it may come after, and
+    // then decides from there.
+    until(
+        &sb,
+        "the hook's report first among the signals",
+        Duration::from_secs(5),
+        |v| v["signals"][0]["rule"] == "hook.PermissionRequest",
+    );
     let why = stdout(&sb.cmd(&["explain", "cc"]));
     assert!(
         why.contains("PermissionRequest Bash: for i in 1 2 3"),
