@@ -164,6 +164,10 @@ pub struct Pane {
     /// Fitted, but held at another size by a person's terminal attached
     /// elsewhere (INFO says so); shown at that size, marked.
     pub held: bool,
+    /// The INFO asked on connecting is still to be answered. It is
+    /// answered before any RESIZE of ours, so the size it gives is the
+    /// session's old one, not a sign that someone holds it.
+    pub hello_info: bool,
     /// When the current stretch of work began (output or a busy state
     /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
@@ -198,6 +202,7 @@ impl Pane {
             label: None,
             session_size: None,
             held: false,
+            hello_info: false,
             exit: None,
             link: Link::Connecting,
             orphan: None,

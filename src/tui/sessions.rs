@@ -136,6 +136,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         SessionMsg::Connected => {
             p.link = Link::Live;
             p.applied = None;
+            p.hello_info = true;
             // The replay that follows is the whole history again.
             p.copy = None;
             p.term.reset();
@@ -233,7 +234,14 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 // the session at its own size (the supervisor keeps our
                 // RESIZE until it leaves): show it at that size, around
                 // its cursor, and say so.
-                let held = fit && p.applied.is_some_and(|a| a != Size { cols, rows });
+                // The INFO of the connection's greeting predates our
+                // RESIZE: a size other than the pane's is merely the old one
+                // (taken for "held", the replay that follows would be laid
+                // out at the old size, and the pane marked for a moment).
+                let answers_our_resize = !std::mem::take(&mut p.hello_info);
+                let held = fit
+                    && answers_our_resize
+                    && p.applied.is_some_and(|a| a != Size { cols, rows });
                 if held {
                     p.term.resize(size);
                 } else if p.held

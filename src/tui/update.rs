@@ -296,6 +296,41 @@ mod tests {
     }
 
     #[test]
+    fn the_info_asked_on_connecting_does_not_mark_a_fitted_session_held() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        let fitted = inner_sizes(&m)[0].1;
+        let info = || {
+            let old = crate::protocol::Info {
+                cols: 120,
+                rows: 40,
+                ..Default::default()
+            };
+            Msg::Session("a".into(), SessionMsg::Info(Box::new(old)))
+        };
+        // The greeting's INFO, answered before our RESIZE, gives the size
+        // the session had: the pane stays at its own size, so the replay
+        // that follows is laid out for it.
+        update(&mut m, info(), now);
+        let a = m.pane("a").expect("pane");
+        assert!(!a.held);
+        assert_eq!(a.term.size(), fitted);
+        // The INFO asked after our RESIZE giving another size: a terminal
+        // attached elsewhere holds the session.
+        update(&mut m, info(), now);
+        let a = m.pane("a").expect("pane");
+        assert!(a.held);
+        assert_eq!(
+            a.term.size(),
+            Size {
+                cols: 120,
+                rows: 40
+            }
+        );
+    }
+
+    #[test]
     fn without_fit_no_session_is_resized_and_panes_show_the_sessions_size() {
         let now = Instant::now();
         let mut m = model(100, 31);
