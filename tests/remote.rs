@@ -123,6 +123,29 @@ fn hm(sb: &Sandbox, sshd: &Sshd, args: &[&str]) -> std::process::Output {
         .expect("run hm")
 }
 
+/// Ends every session in the "remote" socket dir when dropped, so that
+/// a test that fails halfway leaves nothing running.
+struct RemoteSessions(PathBuf);
+
+impl Drop for RemoteSessions {
+    fn drop(&mut self) {
+        let dir = self.0.as_os_str();
+        let Ok(out) = Command::new(HM)
+            .args(["ls", "--ids", "--socket-dir"])
+            .arg(dir)
+            .output()
+        else {
+            return;
+        };
+        for id in String::from_utf8_lossy(&out.stdout).lines() {
+            let _ = Command::new(HM)
+                .args(["kill", id, "--grace", "1", "--socket-dir"])
+                .arg(dir)
+                .output();
+        }
+    }
+}
+
 /// Starts session `id` running `argv` in the "remote" machine's socket
 /// dir.
 fn start_remote(sb: &Sandbox, dir: &Path, id: &str, argv: &[&str]) {
@@ -170,6 +193,7 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     let sb = Sandbox::new();
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
     let sshd = or_skip!(sshd(&sb, &remote_rt));
     // A session on the "remote" machine.
     start_remote(&sb, &remote_dir, "far", &["cat"]);
@@ -243,6 +267,7 @@ fn attach_to_a_remote_session_shows_it_and_types_into_it() {
     let sb = Sandbox::new();
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
     let sshd = or_skip!(sshd(&sb, &remote_rt));
     start_remote(
         &sb,
@@ -293,6 +318,7 @@ fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
     let sb = Sandbox::new();
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
     let sshd = or_skip!(sshd(&sb, &remote_rt));
     let start = |id: &str| start_remote(&sb, &remote_dir, id, &["sleep", "600"]);
     start("one");
@@ -345,6 +371,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     let sb = Sandbox::new();
     let remote_rt = sb.path().join("remote-run");
     let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
     let sshd = or_skip!(sshd(&sb, &remote_rt));
     start_remote(
         &sb,
