@@ -17,8 +17,11 @@ mod peers;
 mod relay;
 mod replay;
 mod report;
+mod scale;
+mod screen;
 mod sections;
 mod sink;
+mod sshd;
 mod sys;
 mod throughput;
 mod tui;
@@ -38,6 +41,10 @@ pub struct Config {
     pub gap: Duration,
     pub idle: Duration,
     pub sessions: usize,
+    /// The `scale` section: sessions in one dashboard, and how many of
+    /// them stream.
+    pub scale_sessions: usize,
+    pub scale_streaming: usize,
     pub only: Option<Vec<String>>,
     pub kinds: Option<Vec<String>>,
 }
@@ -67,6 +74,8 @@ impl Config {
             gap: Duration::from_micros(env_num("HM_BENCH_GAP_US", 1000) as u64),
             idle: Duration::from_secs(env_num("HM_BENCH_IDLE_SECS", q(10, 2)) as u64),
             sessions: env_num("HM_BENCH_SESSIONS", q(50, 10)).max(2),
+            scale_sessions: env_num("HM_BENCH_SCALE_SESSIONS", q(200, 40)).max(2),
+            scale_streaming: env_num("HM_BENCH_SCALE_STREAMING", q(20, 5)),
             only: list("HM_BENCH_ONLY"),
             kinds: list("HM_BENCH_TARGETS"),
         }
@@ -152,6 +161,9 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("history") {
         history::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("scale") {
+        scale::section(b, cfg, &mut checks).print();
     }
 
     checks.table().print();

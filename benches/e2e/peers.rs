@@ -166,26 +166,35 @@ impl Bench {
     /// A process in a new pty, as the leader of its own session; the pty is
     /// `COLS x ROWS` and the master is non-blocking.
     pub fn pty(&self, argv: &[&str]) -> PtyProc {
+        let size = Size {
+            cols: COLS,
+            rows: ROWS,
+        };
+        self.pty_with(argv, size, &[])
+    }
+
+    /// [`Bench::pty`] of another size, with `extra` added to the
+    /// environment.
+    pub fn pty_with(&self, argv: &[&str], size: Size, extra: &[(&str, &str)]) -> PtyProc {
+        let mut env: Vec<(OsString, OsString)> = vec![
+            ("TERM".into(), "xterm-256color".into()),
+            ("HOME".into(), self.root.clone().into_os_string()),
+            (
+                "XDG_CONFIG_HOME".into(),
+                self.root.join("config").into_os_string(),
+            ),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                self.root.join("run").into_os_string(),
+            ),
+        ];
+        env.extend(extra.iter().map(|(k, v)| (k.into(), v.into())));
         let spec = SpawnSpec {
             program: argv[0].into(),
             args: argv[1..].iter().map(OsString::from).collect(),
-            env: vec![
-                ("TERM".into(), "xterm-256color".into()),
-                ("HOME".into(), self.root.clone().into_os_string()),
-                (
-                    "XDG_CONFIG_HOME".into(),
-                    self.root.join("config").into_os_string(),
-                ),
-                (
-                    "XDG_RUNTIME_DIR".into(),
-                    self.root.join("run").into_os_string(),
-                ),
-            ],
+            env,
             workdir: self.root.clone(),
-            size: Size {
-                cols: COLS,
-                rows: ROWS,
-            },
+            size,
         };
         let spawned = heimdall::pty::spawn(&spec).expect("spawn in a pty");
         let pid = spawned.pid.as_raw();

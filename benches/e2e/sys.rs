@@ -125,9 +125,13 @@ fn processes() -> Vec<(i32, i32, u64)> {
 
 /// Every descendant of this process, deepest last.
 pub fn descendants() -> Vec<i32> {
-    let me = std::process::id() as i32;
+    descendants_of(std::process::id() as i32)
+}
+
+/// Every descendant of `root`, deepest last.
+pub fn descendants_of(root: i32) -> Vec<i32> {
     let procs = processes();
-    let mut found = vec![me];
+    let mut found = vec![root];
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];

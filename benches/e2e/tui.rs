@@ -7,14 +7,14 @@
 //! are sorted by id, the first is selected, Enter focuses it and keys then
 //! go to it. If they change, change [`focus_first`].
 
-use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use heimdall::protocol::Size;
 
 use crate::Config;
-use crate::peers::{self, Bench, COLS, HmSession, PtyProc, ROWS};
+use crate::peers::{self, Bench, COLS, HmSession, ROWS};
 use crate::report::{Checks, Table, median, num, percentile};
+use crate::screen::Screen;
 use crate::sys;
 use crate::sys::Usage;
 
@@ -38,60 +38,18 @@ pub fn available(b: &Bench) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The dashboard in a pty, and what it shows.
-struct Screen {
-    proc: PtyProc,
-    vt: vt100::Parser,
-    buf: Vec<u8>,
+/// `hm tui` on socket dir `dir`, in a pty of the usual size.
+fn dashboard(b: &Bench, dir: &std::path::Path) -> Screen {
+    let hm = b.hm.display().to_string();
+    let dir = dir.display().to_string();
+    let size = Size {
+        cols: COLS,
+        rows: ROWS,
+    };
+    Screen::start(b, &[&hm, "tui", "--socket-dir", &dir], size, &[])
 }
 
-impl Screen {
-    fn start(b: &Bench, dir: &std::path::Path) -> Screen {
-        let hm = b.hm.display().to_string();
-        let dir = dir.display().to_string();
-        let proc = b.pty(&[&hm, "tui", "--socket-dir", &dir]);
-        let rows = NonZeroU16::new(ROWS).unwrap_or(NonZeroU16::MIN);
-        let cols = NonZeroU16::new(COLS).unwrap_or(NonZeroU16::MIN);
-        Screen {
-            proc,
-            vt: vt100::Parser::new(rows, cols, 0),
-            buf: vec![0u8; 256 * 1024],
-        }
-    }
-
-    /// Reads what is there, waiting at most `wait` for something.
-    fn pump(&mut self, wait: Duration) -> bool {
-        let mut fds = [PollFd::new(self.proc.fd(), PollFlags::POLLIN)];
-        let ms = PollTimeout::try_from(wait.as_millis() as u64).unwrap_or(PollTimeout::MAX);
-        let _ = poll(&mut fds, ms);
-        let mut got = false;
-        while let Ok(n) = nix::unistd::read(self.proc.fd(), &mut self.buf) {
-            if n == 0 {
-                break;
-            }
-            self.vt.process(&self.buf[..n]);
-            got = true;
-        }
-        got
-    }
-
-    /// Waits until `cond` holds on the screen; the time it took.
-    fn until(&mut self, limit: Duration, mut cond: impl FnMut(&str) -> bool) -> Option<Duration> {
-        let t0 = Instant::now();
-        loop {
-            if cond(&self.vt.screen().contents()) {
-                return Some(t0.elapsed());
-            }
-            let left = limit.saturating_sub(t0.elapsed());
-            if left.is_zero() {
-                return None;
-            }
-            self.pump(left.min(Duration::from_millis(50)));
-        }
-    }
-}
-
-fn sessions(b: &Bench, dir: &std::path::Path, n: usize, argv: &[&str]) -> Vec<HmSession> {
+pub fn sessions(b: &Bench, dir: &std::path::Path, n: usize, argv: &[&str]) -> Vec<HmSession> {
     (0..n)
         .map(|i| {
             let s = b.spawn_hm(dir, &format!("p{i:03}"), argv);
@@ -103,7 +61,7 @@ fn sessions(b: &Bench, dir: &std::path::Path, n: usize, argv: &[&str]) -> Vec<Hm
 
 /// Focuses the first session (Enter), as a person would.
 fn focus_first(screen: &mut Screen) {
-    peers::write_all(screen.proc.fd(), b"\r");
+    screen.send(b"\r");
     screen.pump(Duration::from_millis(300));
 }
 
@@ -124,7 +82,7 @@ pub fn measure(
     let idle = sessions(b, &dir, many, &["sleep", "1000000"]);
     for _ in 0..3 {
         let t0 = Instant::now();
-        let mut screen = Screen::start(b, &dir);
+        let mut screen = dashboard(b, &dir);
         if screen
             .until(Duration::from_secs(10), |c| c.contains("p000"))
             .is_some()
@@ -133,7 +91,7 @@ pub fn measure(
         }
         drop(screen);
     }
-    let mut screen = Screen::start(b, &dir);
+    let mut screen = dashboard(b, &dir);
     screen.until(Duration::from_secs(10), |c| c.contains("p000"));
     // Let every pane connect and replay, then watch it idle.
     let settle = Instant::now() + Duration::from_secs(3);
@@ -182,7 +140,7 @@ pub fn measure(
         streaming,
         &[&exe, "--hm-bench-writer", "0", "80", "10000"],
     );
-    let mut screen = Screen::start(b, &dir);
+    let mut screen = dashboard(b, &dir);
     screen.until(Duration::from_secs(10), |c| c.contains("a-echo"));
     let warm = Instant::now() + Duration::from_secs(2);
     while Instant::now() < warm {
@@ -203,7 +161,7 @@ pub fn measure(
     let mut seen = count(&screen.vt.screen().contents());
     for i in 0..samples + 20 {
         let t = Instant::now();
-        peers::write_all(screen.proc.fd(), b"@");
+        screen.send(b"@");
         let want = seen + 1;
         match screen.until(Duration::from_secs(1), |c| count(c) >= want) {
             Some(_) if i >= 20 => r.key_us.push(t.elapsed().as_secs_f64() * 1e6),
