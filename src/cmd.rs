@@ -61,6 +61,12 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Setup(args) => return setup::setup(&args.agent).map(|()| 0),
         _ => {}
     }
+    // A supervisor raises its own limit after forking the program, which
+    // keeps the user's; every other command may hold a descriptor per
+    // session (and gives the sessions it starts the user's limit back).
+    if !matches!(cli.command, Command::Run(_)) {
+        crate::fd::raise_limit();
+    }
     let config = Config::load(cli.config.as_deref())?;
     let mut cli = cli;
     // `HOST:ID` names a session on another machine: mount its sessions

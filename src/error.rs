@@ -6,6 +6,9 @@
 //! below holds the types that carry a source to that).
 
 use std::error::Error;
+use std::io;
+
+use crate::protocol::conn::ConnError;
 
 /// An error and its causes on one line: `outer: inner: innermost`.
 pub fn one_line(err: &(dyn Error + 'static)) -> String {
@@ -16,13 +19,52 @@ pub fn one_line(err: &(dyn Error + 'static)) -> String {
         line.push_str(&c.to_string());
         cause = c.source();
     }
-    line
+    line + &limit_hint(std::iter::successors(Some(err), |&e| e.source()))
 }
 
 /// [`one_line`] for the `anyhow` errors of command code.
 pub fn describe(err: &anyhow::Error) -> String {
     let parts: Vec<String> = err.chain().map(ToString::to_string).collect();
-    parts.join(": ")
+    parts.join(": ") + &limit_hint(err.chain())
+}
+
+/// Whether an error, or any of its causes, is this process running out
+/// of descriptors (EMFILE).
+pub fn out_of_files(err: &(dyn Error + 'static)) -> bool {
+    std::iter::successors(Some(err), |&e| e.source()).any(is_emfile)
+}
+
+fn is_emfile(e: &(dyn Error + 'static)) -> bool {
+    let errno = e
+        .downcast_ref::<io::Error>()
+        .and_then(io::Error::raw_os_error)
+        .or_else(|| match e.downcast_ref::<ConnError>() {
+            Some(ConnError::Io(io)) => io.raw_os_error(),
+            _ => None,
+        })
+        .or_else(|| e.downcast_ref::<nix::errno::Errno>().map(|&n| n as i32));
+    errno == Some(libc::EMFILE)
+}
+
+/// What to add when the cause is running out of descriptors: "Too many
+/// open files" alone does not say whose limit it is or what to do, and a
+/// dashboard over hundreds of sessions is where it happens.
+fn limit_hint<'a>(mut chain: impl Iterator<Item = &'a (dyn Error + 'static)>) -> String {
+    if chain.any(is_emfile) {
+        format!(" ({})", limit_note())
+    } else {
+        String::new()
+    }
+}
+
+/// The limit on descriptors that was reached, and what to do about it.
+pub fn limit_note() -> String {
+    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or_else(|_| "its".to_string(), |(soft, _)| soft.to_string());
+    format!(
+        "hm has reached its limit of {limit} open files (`ulimit -Hn`): raise it, \
+         or split the sessions over socket directories"
+    )
 }
 
 #[cfg(test)]

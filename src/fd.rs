@@ -8,17 +8,73 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::OnceLock;
 
-/// Registers a descriptor we own for `interest` only: a terminal that is
-/// written after every wake-up must not be watched for writability while
-/// nothing waits for it, or each write's completion is one more wake-up.
-pub fn register(
-    fd: OwnedFd,
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+
+/// Most descriptors a process of ours asks for: past the thousands of
+/// sessions a dashboard may hold, and small enough that the kernel's
+/// descriptor table stays small.
+const LIMIT_WANTED: u64 = 65536;
+
+/// The limit on open descriptors (soft, hard) this process started with,
+/// before [`raise_limit`]: what the programs of the sessions it starts
+/// must get.
+static STARTED_WITH: OnceLock<(u64, u64)> = OnceLock::new();
+
+/// Raises the soft limit on open descriptors to the hard one. A dashboard
+/// or `hm ls` holds one per session and a supervisor one per client, and
+/// the soft limit is often 1024 where the hard one is far higher.
+pub fn raise_limit() {
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return;
+    };
+    let _ = STARTED_WITH.set((soft, hard));
+    if soft < hard {
+        let _ = setrlimit(
+            Resource::RLIMIT_NOFILE,
+            hard.min(LIMIT_WANTED).max(soft),
+            hard,
+        );
+    }
+}
+
+/// Gives the process `cmd` starts the limit this one started with, not the
+/// raised one: the supervisor raises its own again after forking the
+/// session's program, which keeps the user's limit (a program using
+/// `select` breaks on descriptors past 1024).
+pub fn keep_user_limit_on_spawn(cmd: &mut Command) {
+    let Some(&(soft, hard)) = STARTED_WITH.get() else {
+        return;
+    };
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit is async-signal-safe, and the closure only reads
+    // its own copy of the limit.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+}
+
+/// Registers a descriptor we own (alone, or shared through an `Arc`) for
+/// `interest` only: a terminal that is written after every wake-up must
+/// not be watched for writability while nothing waits for it, or each
+/// write's completion is one more wake-up.
+pub fn register<T: AsRawFd>(
+    fd: T,
     interest: tokio::io::Interest,
-) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    // SAFETY: the `OwnedFd` is moved into the `AsyncFd`, so the descriptor
-    // stays open and refers to the same file until the `AsyncFd` drops it.
+) -> io::Result<tokio::io::unix::AsyncFd<T>> {
+    // SAFETY: the owner of the descriptor is moved into the `AsyncFd`, so
+    // the descriptor stays open and refers to the same file until the
+    // `AsyncFd` drops it (an `Arc` keeps it open at least that long).
     unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }
         .map_err(io::Error::from)
 }
@@ -26,16 +82,19 @@ pub fn register(
 /// A duplicate of `fd` watched for room to write only: for a write that
 /// found `fd` full, waited on with [`room`] and dropped once nothing more
 /// is owed. The descriptor itself stays watched for reading only.
-pub fn watch_room(fd: &OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    register(fd.try_clone()?, tokio::io::Interest::WRITABLE)
+pub fn watch_room(fd: &impl AsFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    register(
+        fd.as_fd().try_clone_to_owned()?,
+        tokio::io::Interest::WRITABLE,
+    )
 }
 
 /// Reads what is there, up to `buf`'s length; 0 at end of file. A short
 /// read took everything there was, so readiness is cleared without a
 /// second read just to see EAGAIN (data arriving later raises a new edge,
 /// which this does not clear). Cancel-safe: nothing is read until ready.
-pub async fn read_some(
-    fd: &tokio::io::unix::AsyncFd<OwnedFd>,
+pub async fn read_some<T: AsRawFd + AsFd>(
+    fd: &tokio::io::unix::AsyncFd<T>,
     buf: &mut [u8],
 ) -> io::Result<usize> {
     loop {

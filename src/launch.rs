@@ -79,6 +79,7 @@ pub(crate) fn wait_ready(mut cmd: Command) -> Result<Child> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     pty::new_session_on_spawn(&mut cmd);
+    crate::fd::keep_user_limit_on_spawn(&mut cmd);
     let mut child = cmd.spawn().context("cannot start the supervisor")?;
     let Some(stderr) = child.stderr.take() else {
         bail!("cannot read the supervisor's output");

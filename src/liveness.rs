@@ -39,6 +39,18 @@ pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
     {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Liveness::Missing,
+        // Out of descriptors or memory: this process cannot look, which
+        // says nothing of the session. Taken as running, it is neither
+        // cleaned up nor shown as gone; the connection that follows fails
+        // with the real reason, and is retried.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EINTR)
+            ) =>
+        {
+            return Liveness::Running;
+        }
         // Unreadable or a symlink: not ours to judge, treat as not running.
         Err(_) => return Liveness::Stale,
     };

@@ -159,7 +159,8 @@ pub fn run(opts: Options) -> Result<i32> {
     if let Some(h) = &hooks {
         info!("hooks: {}", h.note);
     }
-    raise_fd_limit();
+    // After the fork: the program keeps the limit it would have had.
+    crate::fd::raise_limit();
     if opts.notify_ready {
         detach_stdio();
     }
@@ -234,18 +235,6 @@ fn detach_stdio() {
         let _ = nix::unistd::dup2_stdin(&null);
         let _ = nix::unistd::dup2_stdout(&null);
         let _ = nix::unistd::dup2_stderr(&null);
-    }
-}
-
-/// Many clients each need a descriptor; the soft limit is often 1024 while
-/// the hard limit is far higher. Done after the fork so the child keeps the
-/// limits it would have had.
-fn raise_fd_limit() {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
-        && soft < hard
-    {
-        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard.min(65536).max(soft), hard);
     }
 }
 

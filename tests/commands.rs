@@ -126,6 +126,34 @@ fn ls_lists_every_session_with_its_state_and_command() {
     assert!(list[0]["started_unix_ms"].is_u64());
 }
 
+/// More sessions than the process may open descriptors: every one is
+/// still listed with its state (they are asked a few at a time).
+#[test]
+fn ls_lists_more_sessions_than_its_descriptor_limit() {
+    let sb = Sandbox::new();
+    let ids: Vec<String> = (0..60).map(|i| format!("s{i:02}")).collect();
+    let _sessions: Vec<_> = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
+        .collect();
+    common::wait_until("every session to answer", || {
+        ids.iter()
+            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
+    });
+    let hm = sb.hm();
+    let out = std::process::Command::new("/bin/sh")
+        .envs(hm.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .args(["-c", "ulimit -n 40 && exec \"$0\" ls --socket-dir \"$1\""])
+        .arg(common::HM)
+        .arg(&sb.sock_dir)
+        .output()
+        .expect("run hm ls");
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let idle = text.lines().filter(|l| l.contains(" idle ")).count();
+    assert_eq!(idle, ids.len(), "{text}{}", stderr(&out));
+}
+
 #[test]
 fn ls_with_no_sessions_says_so_and_json_is_empty() {
     let sb = Sandbox::new();

@@ -1206,3 +1206,104 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
             .is_some_and(|l| l.trim_end() == shown)
     });
 }
+
+/// `hm tui` started by `sh` with these descriptor limits (`ulimit -Sn`,
+/// `ulimit -Hn`), on a 200x60 terminal (72 panes to a page).
+fn tui_limited(sb: &Sandbox, soft: u32, hard: u32) -> Terminal {
+    let script = format!("ulimit -Sn {soft} && ulimit -Hn {hard} && exec \"$0\" \"$@\"");
+    let mut args: Vec<OsString> = vec!["-c".into(), script.into(), HM.into()];
+    args.extend(["tui".into(), "--socket-dir".into(), sb.dir().into()]);
+    let mut t = Terminal::start(
+        "/bin/sh".as_ref(),
+        &args,
+        &sb.terminal_env(&[("SHELL", "/bin/sh")]),
+        sb.path(),
+        (60, 200),
+        "$ hm tui",
+    );
+    t.wait_for("the dashboard", footer_shown);
+    t
+}
+
+/// Whether `id`'s pane says `text` on its border (state, timer, problem).
+fn edge_shows(t: &Terminal, id: &str, text: &str) -> bool {
+    pane(t, id).is_some_and(|p| p.top.contains(text) || p.bottom.contains(text))
+}
+
+fn open_fds(pid: Pid) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// A soft limit below the sessions' number is raised to the hard one, so
+/// every session connects, on one descriptor each; and a session started
+/// from the dashboard gets the user's limit, not the raised one.
+#[test]
+fn a_low_soft_descriptor_limit_is_raised_and_new_sessions_keep_the_users() {
+    let sb = Sandbox::new();
+    let ids: Vec<String> = (0..40).map(|i| format!("job{i:02}")).collect();
+    let sessions: Vec<Session> = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
+        .collect();
+    wait_until("every session to answer", || {
+        ids.iter()
+            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
+    });
+    let mut t = tui_limited(&sb, 24, 400);
+    t.wait_for("every pane live", |t| {
+        ids.iter().all(|id| edge_shows(t, id, "idle"))
+    });
+    assert!(!t.contains("out of open files"));
+    let fds = open_fds(t.pid());
+    assert!(
+        fds <= ids.len() + 24,
+        "{fds} descriptors for {} sessions: more than one each",
+        ids.len()
+    );
+    t.send(b"n");
+    t.wait_for("the prompt for an id", |t| t.contains("id:"));
+    t.send(b"\x15limits\r");
+    t.wait_for("the prompt for a command", |t| t.contains("command:"));
+    t.send(b"sh -c 'echo soft=$(ulimit -Sn) hard=$(ulimit -Hn); sleep 600'\r");
+    t.wait_for("the new session's limits", |t| {
+        pane_shows(t, "limits", "soft=24 hard=400")
+    });
+    let _ = std::process::Command::new(HM)
+        .args(["kill", "--socket-dir"])
+        .arg(sb.dir())
+        .arg("limits")
+        .output();
+    drop(sessions);
+}
+
+/// At the hard limit the sessions past it are not called gone: their
+/// panes say what is wrong, the footer says whose limit it is, and the
+/// ones that did connect work on.
+#[test]
+fn sessions_past_the_hard_descriptor_limit_say_so_and_are_not_called_gone() {
+    let sb = Sandbox::new();
+    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
+    let sessions: Vec<Session> = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
+        .collect();
+    wait_until("every session to answer", || {
+        ids.iter()
+            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
+    });
+    let mut t = tui_limited(&sb, 40, 40);
+    t.wait_for("the panes past the limit saying why", |t| {
+        t.contains("out of open files") && t.last_row().contains("limit of 40 open files")
+    });
+    t.wait_for("the others live", |t| {
+        ids.iter().filter(|id| edge_shows(t, id, "idle")).count() >= 20
+    });
+    for id in &ids {
+        let p = pane(&t, id).unwrap_or_else(|| panic!("no pane for {id}"));
+        assert!(
+            !p.top.contains("dead") && !p.bottom.contains("gone"),
+            "{id} is called ended: {p:?}"
+        );
+    }
+    drop(sessions);
+}

@@ -171,7 +171,10 @@ fn four() -> Scene {
     .state("build", ProcessState::Active, 12_000)
     .output("db", "psql: connection refused\r\n")
     .to("db", SessionMsg::Exit(2))
-    .to("web", SessionMsg::Problem("not responding".into()));
+    .to("web", SessionMsg::Problem {
+            why: "not responding".into(),
+            notice: None,
+        });
     s
 }
 

@@ -21,6 +21,17 @@ use crate::protocol::{Info, Status, conn};
 /// A session that does not answer within this time is listed as such
 /// rather than holding up the whole listing.
 const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
+/// Sessions asked at once: enough to keep every core busy answering.
+const IN_FLIGHT: usize = 128;
+
+/// [`IN_FLIGHT`], or fewer when the descriptor limit is low: every
+/// session is listed however many there are and whatever `ulimit -n`
+/// says (half the limit, less what the process itself holds).
+fn in_flight() -> usize {
+    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft);
+    usize::try_from(limit.saturating_sub(32) / 2).map_or(IN_FLIGHT, |n| n.clamp(4, IN_FLIGHT))
+}
 
 #[derive(Debug)]
 struct Row {
@@ -181,51 +192,45 @@ fn row_json(r: &Row) -> serde_json::Value {
 async fn query_all(dir: &Path) -> Result<Vec<Row>> {
     let mut set = tokio::task::JoinSet::new();
     let mut rows = Vec::new();
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(in_flight()));
     for id in paths::list_ids(dir)? {
         let Ok(session) = SessionPaths::new(dir, &id) else {
             continue;
         };
-        match liveness::probe(&session.pid, &session.sock, true) {
-            Liveness::Running => {}
-            // No supervisor to ask.
-            Liveness::Orphaned(pid) => {
-                rows.push(Row {
-                    id,
-                    status: None,
-                    info: None,
-                    orphan: Some(pid),
-                    ended: None,
-                });
-                continue;
-            }
-            Liveness::Stale | Liveness::Missing => continue,
-        }
+        let permits = std::sync::Arc::clone(&permits);
         set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let row = |status, info, orphan| Row {
+                id: id.clone(),
+                status,
+                info,
+                orphan,
+                ended: None,
+            };
+            // The answer proves the supervisor alive; its pid file's lock
+            // is tried only when there is none (a thousand sessions list in
+            // half the system calls).
             let answer = tokio::time::timeout(QUERY_TIMEOUT, async {
                 let (mut r, mut w) = conn::connect(&session.sock).await?;
                 conn::query_info_status(&mut r, &mut w).await
             })
             .await;
             match answer {
-                Ok(Ok((info, status))) => Row {
-                    id,
-                    status: Some(status),
-                    info,
-                    orphan: None,
-                    ended: None,
-                },
-                _ => Row {
-                    id,
-                    status: None,
-                    info: None,
-                    orphan: None,
-                    ended: None,
-                },
+                Ok(Ok((info, status))) => Some(row(Some(status), info, None)),
+                Ok(Err(conn::ConnError::Connect { .. })) => {
+                    match liveness::probe(&session.pid, &session.sock, true) {
+                        Liveness::Running => Some(row(None, None, None)),
+                        // No supervisor to ask.
+                        Liveness::Orphaned(pid) => Some(row(None, None, Some(pid))),
+                        Liveness::Stale | Liveness::Missing => None,
+                    }
+                }
+                _ => Some(row(None, None, None)),
             }
         });
     }
     while let Some(row) = set.join_next().await {
-        if let Ok(row) = row {
+        if let Ok(Some(row)) = row {
             rows.push(row);
         }
     }

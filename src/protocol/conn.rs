@@ -9,12 +9,16 @@
 //! completion raises an EPOLLOUT edge): an idle `hm attach` woke once per
 //! keystroke for nothing, in the middle of the echo's round trip. A write
 //! that finds the socket full watches for room until it is done.
+//!
+//! Both halves share the one descriptor: a dashboard holds a connection
+//! per session, and a duplicate for the writer doubled its descriptors
+//! (1000 sessions took 2000 of them, past the common `ulimit -n` of 1024).
 
 use std::collections::VecDeque;
 use std::io;
-use std::path::{Path, PathBuf};
-
 use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, Interest};
@@ -45,10 +49,18 @@ pub enum ConnError {
     Io(#[from] io::Error),
 }
 
+/// What a connection reads at once at first: enough for a quiet
+/// session's frames, and little to hold for each of a dashboard's
+/// thousand connections.
+const READ_MIN: usize = 4 * 1024;
+/// What it grows to once reads fill the buffer: a stream's throughput
+/// needs big reads, and only streams grow it.
+const READ_MAX: usize = 64 * 1024;
+
 /// Reading half: yields whole frames.
 #[derive(Debug)]
 pub struct Reader {
-    sock: AsyncFd<OwnedFd>,
+    sock: AsyncFd<Arc<OwnedFd>>,
     asm: Assembler,
     ready: VecDeque<Frame>,
     buf: Vec<u8>,
@@ -57,7 +69,7 @@ pub struct Reader {
 /// Writing half: frames are written whole, in order.
 #[derive(Debug)]
 pub struct Writer {
-    sock: OwnedFd,
+    sock: Arc<OwnedFd>,
 }
 
 /// Connects, verifies the server's uid and reads the mode byte.
@@ -89,16 +101,16 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
             mode: mode[0],
         });
     }
-    let sock = OwnedFd::from(stream.into_std()?);
+    let sock = Arc::new(OwnedFd::from(stream.into_std()?));
     let writer = Writer {
-        sock: sock.try_clone()?,
+        sock: Arc::clone(&sock),
     };
     Ok((
         Reader {
             sock: crate::fd::register(sock, Interest::READABLE)?,
             asm: Assembler::new(MAX_PAYLOAD),
             ready: VecDeque::new(),
-            buf: vec![0; 64 * 1024],
+            buf: vec![0; READ_MIN],
         },
         writer,
     ))
@@ -119,6 +131,9 @@ impl Reader {
             let mut out = Vec::new();
             self.asm.push(&self.buf[..n], &mut out)?;
             self.ready.extend(out);
+            if n == self.buf.len() && n < READ_MAX {
+                self.buf.resize(n * 2, 0);
+            }
         }
     }
 

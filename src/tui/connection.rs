@@ -76,10 +76,16 @@ async fn session_task(
                     return;
                 }
                 Ok(Ended::Closed) => None,
-                Err(why) => Some(why),
+                Err(why) => Some((why, None)),
             },
-            Ok(Err(e)) => Some(crate::error::one_line(&e)),
-            Err(_) => Some("not responding".to_string()),
+            // The pane has no room for the limit and what to do about it;
+            // the footer has.
+            Ok(Err(e)) if crate::error::out_of_files(&e) => Some((
+                "out of open files".to_string(),
+                Some(crate::error::limit_note()),
+            )),
+            Ok(Err(e)) => Some((crate::error::one_line(&e), None)),
+            Err(_) => Some(("not responding".to_string(), None)),
         };
         // Only the first subscription is the launcher's: a later one may
         // reach a newer session of the id, which waits for its own.
@@ -98,10 +104,14 @@ async fn session_task(
             }
             return;
         }
-        if let Some(why) = problem {
+        if let Some((why, notice)) = problem {
             let why = paths::sanitize(&why);
+            let notice = notice.map(|n| paths::sanitize(&n));
             if tx
-                .send(Msg::Session(id.clone(), SessionMsg::Problem(why)))
+                .send(Msg::Session(
+                    id.clone(),
+                    SessionMsg::Problem { why, notice },
+                ))
                 .await
                 .is_err()
             {

@@ -44,8 +44,13 @@ pub enum SessionMsg {
     /// A pushed state change (STATE).
     State(crate::protocol::StateReport),
     Exit(i32),
-    /// The connection failed or was refused; it will be retried.
-    Problem(String),
+    /// The connection failed or was refused; it will be retried. The
+    /// pane shows `why`; a `notice`, the whole story where `why` cannot
+    /// hold it, goes to the footer.
+    Problem {
+        why: String,
+        notice: Option<String>,
+    },
     /// The supervisor is gone (its connection closed for good); with a pid
     /// if the program it supervised runs on without it.
     Closed(Option<u32>),

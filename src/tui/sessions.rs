@@ -272,8 +272,14 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 m.notify(format!("session '{id}' exited with code {code}"), now);
             }
         }
-        SessionMsg::Problem(why) => {
+        SessionMsg::Problem { why, notice } => {
             p.link = Link::Problem(why);
+            // Shown once however many panes share the cause.
+            if let Some(text) = notice
+                && m.notice.as_ref().is_none_or(|(shown, _)| *shown != text)
+            {
+                m.notify(text, now);
+            }
         }
         SessionMsg::Closed(orphan) => {
             let was_orphan = p.orphan.is_some();

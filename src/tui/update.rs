@@ -288,7 +288,13 @@ mod tests {
         live(&mut m, &["a"], now);
         update(
             &mut m,
-            Msg::Session("a".into(), SessionMsg::Problem("gone".into())),
+            Msg::Session(
+                "a".into(),
+                SessionMsg::Problem {
+                    why: "gone".into(),
+                    notice: None,
+                },
+            ),
             now,
         );
         let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
