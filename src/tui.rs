@@ -42,6 +42,10 @@ use model::{Effect, Model, Msg};
 
 /// Redraws per second at most.
 pub const FRAME_RATE: u32 = 30;
+/// Longest the run loop handles session messages before it looks at the
+/// keyboard and the frame clock again: a quarter of a frame at 30 Hz.
+const BATCH_TIME: Duration = Duration::from_millis(8);
+
 /// How often timers refresh and the socket dir is scanned for sessions.
 const TICK: Duration = Duration::from_secs(1);
 
@@ -309,8 +313,14 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
             let now = Instant::now();
             let mut fx = update::update(&mut m, msg, now);
             // Take what else is waiting, a bounded amount, so a flood of
-            // output is handled in batches but keys still come first.
+            // output is handled in batches but keys and frames still come
+            // first. Bounded in time too: twenty sessions replaying 64 KiB
+            // each at once (a host back after a drop) took 60 ms to parse
+            // in one batch, a frame missed.
             for _ in 0..64 {
+                if now.elapsed() >= BATCH_TIME {
+                    break;
+                }
                 match sess_rx.try_recv() {
                     Ok(more) => fx.extend(update::update(&mut m, more, now)),
                     Err(_) => break,
