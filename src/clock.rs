@@ -96,6 +96,24 @@ pub fn unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The local time of day at `unix_ms`, `HH:MM:SS`, as a person's clock
+/// shows it (the zone from `TZ` or `/etc/localtime`); UTC if the C
+/// library cannot say.
+#[allow(unsafe_code)]
+pub fn local_time_of_day(unix_ms: u64) -> String {
+    let secs = libc::time_t::try_from(unix_ms / 1000).unwrap_or(0);
+    // SAFETY: `tm` is plain data (integers and a pointer), valid zeroed;
+    // localtime_r fills it in and keeps neither pointer.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let found = unsafe { !libc::localtime_r(&secs, &mut tm).is_null() };
+    if found {
+        format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    } else {
+        let day = unix_ms / 1000 % 86_400;
+        format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,9 +130,12 @@ impl Remotes {
     /// The sessions of every host that is up, as `host:id`; a host that
     /// is down says why in `problems` (its panes stay, their connections
     /// closed, and come back with a fresh replay once it is up again).
-    /// Returns too what changed, to tell: a host back, or why one went down.
-    fn scan(&mut self, problems: &mut HashMap<String, String>) -> (Vec<String>, Vec<String>) {
+    /// Returns too the records of the sessions that ended there (as
+    /// `host:id`), and what changed, to tell: a host back, or why one went
+    /// down.
+    fn scan(&mut self, problems: &mut HashMap<String, String>) -> RemoteScan {
         let mut ids = Vec::new();
+        let mut ended = Vec::new();
         // Hosts that came back, and why the ones that just went down did.
         let mut news = Vec::new();
         problems.clear();
@@ -142,6 +145,12 @@ impl Remotes {
                 crate::remote::LinkState::Up => {
                     let (live, _) = scan(link.dir());
                     ids.extend(live.iter().map(|id| format!("{name}:{id}")));
+                    ended.extend(crate::supervisor::ended::list(link.dir()).into_iter().map(
+                        |mut r| {
+                            r.id = format!("{name}:{}", r.id);
+                            r
+                        },
+                    ));
                     if self.down.remove(name) {
                         news.push(format!(
                             "{name} is back: its panes are shown from the start again"
@@ -154,12 +163,11 @@ impl Remotes {
                     if self.down.insert(name.clone()) {
                         news.push(why.clone());
                     }
-                    let gone = crate::clock::unix_ms().saturating_sub(*since_unix_ms);
                     problems.insert(
                         name.clone(),
                         format!(
-                            "{name}: unreachable for {}, retrying",
-                            crate::client::human_ms(gone)
+                            "{name}: unreachable since {}, retrying",
+                            crate::clock::local_time_of_day(*since_unix_ms)
                         ),
                     );
                 }
@@ -168,8 +176,15 @@ impl Remotes {
                 }
             }
         }
-        (ids, news)
+        RemoteScan { ids, ended, news }
     }
+}
+
+/// What [`Remotes::scan`] found.
+struct RemoteScan {
+    ids: Vec<String>,
+    ended: Vec<crate::supervisor::ended::Ended>,
+    news: Vec<String>,
 }
 
 async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
@@ -465,18 +480,16 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
 /// Tells the model what the socket dir holds now (see [`scan`]).
 fn discover(m: &mut Model, dir: &Path, remotes: &mut Remotes, now: Instant) -> Vec<Effect> {
     let (mut ids, orphans) = scan(dir);
-    let (remote, news) = remotes.scan(&mut m.host_problems);
-    ids.extend(remote);
-    for text in news {
+    let remote = remotes.scan(&mut m.host_problems);
+    ids.extend(remote.ids);
+    for text in remote.news {
         m.notify(text, now);
     }
+    let mut ended = crate::supervisor::ended::list(dir);
+    ended.extend(remote.ended);
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));
-    fx.extend(update::update(
-        m,
-        Msg::Ended(crate::supervisor::ended::list(dir)),
-        now,
-    ));
+    fx.extend(update::update(m, Msg::Ended(ended), now));
     fx
 }
 
@@ -546,11 +559,13 @@ fn apply(
             }
             Effect::Connect(id) => {
                 let (dir, plain) = session_dir(opts, &id);
-                connection::connect(id, &plain, false, &dir, tx, senders);
+                let host = remote_session(opts, &id).map(|(s, ..)| s.clone());
+                connection::connect(id, &plain, false, (&dir, host), tx, senders);
             }
             Effect::ConnectStarted(id) => {
                 let (dir, plain) = session_dir(opts, &id);
-                connection::connect(id, &plain, true, &dir, tx, senders);
+                let host = remote_session(opts, &id).map(|(s, ..)| s.clone());
+                connection::connect(id, &plain, true, (&dir, host), tx, senders);
             }
             Effect::Spawn {
                 id,
@@ -612,11 +627,38 @@ fn apply(
                 let _ = std::io::stdout().write_all(&crate::copymode::osc52(&text));
                 let _ = std::io::stdout().flush();
             }
-            Effect::Forget(id) => {
-                let _ = crate::supervisor::ended::forget(&opts.dir, &id);
-            }
+            Effect::Forget(id) => match remote_session(opts, &id) {
+                // Gone from the mount at once, and from the host by its link.
+                Some((spawner, dir, plain)) => {
+                    let _ = crate::supervisor::ended::remove(&dir, plain);
+                    let _ = spawner.forget(plain);
+                }
+                None => {
+                    let _ = crate::supervisor::ended::forget(&opts.dir, &id);
+                }
+            },
             Effect::Restart(id) => {
                 let tx = tx.clone();
+                if let Some((spawner, dir, plain)) = remote_session(opts, &id) {
+                    // Started there anew, with the record's command.
+                    let record = crate::supervisor::ended::list(&dir)
+                        .into_iter()
+                        .find(|r| r.id == plain);
+                    let spawner = spawner.clone();
+                    std::thread::spawn(move || {
+                        let result = match record {
+                            Some(r) => spawner.spawn(crate::remote::mux::NewSession {
+                                id: r.id,
+                                command: shell_words(&r.command),
+                                workdir: Some(r.workdir),
+                                label: r.label,
+                            }),
+                            None => Err("its record is gone there".to_owned()),
+                        };
+                        let _ = tx.blocking_send(Msg::Started(id, result));
+                    });
+                    continue;
+                }
                 let dir = opts.dir.clone();
                 let config = opts.config_path.clone();
                 std::thread::spawn(move || {
@@ -627,6 +669,33 @@ fn apply(
         }
     }
     raw
+}
+
+/// A `host:id` pane's link, mount and plain id; `None` for a local one.
+fn remote_session<'a>(
+    opts: &'a Options,
+    key: &'a str,
+) -> Option<(&'a crate::remote::Spawner, PathBuf, &'a str)> {
+    let (host, id) = crate::remote::split_target(key)?;
+    let (_, spawner) = opts.spawners.iter().find(|(n, _)| n == host)?;
+    let (_, dir) = opts.remote_dirs.iter().find(|(n, _)| n == host)?;
+    Some((spawner, dir.clone(), id))
+}
+
+/// A command line as one string that `sh -c` splits back into the same
+/// words (how a start request carries a command).
+fn shell_words(words: &[String]) -> String {
+    let quote = |w: &String| {
+        let plain = !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+        if plain {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', r"'\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// Where a pane's session lives: `host:id` in that host's mount, a plain

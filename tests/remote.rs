@@ -20,6 +20,8 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// An sshd of the test's own, stopped (by its pid) when dropped.
 struct Sshd {
     child: Child,
+    /// Its config file, to start it again on the same port.
+    sshd_config: PathBuf,
     /// The ssh client config naming the hosts `box` and `bare` (the same
     /// machine; `bare` is not in hm's `[[hosts]]`, so hm looks for `hm` on
     /// its PATH, where there is none).
@@ -28,8 +30,40 @@ struct Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Sshd {
+    fn spawn(sshd_config: &Path) -> Result<Child, String> {
+        Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(sshd_config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start sshd: {e}"))
+    }
+
+    /// Stops the listener (connections it serves go on).
+    fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Starts it again, on the same port, and waits until it listens.
+    fn restart(&mut self) {
+        self.child = Sshd::spawn(&self.sshd_config).expect("sshd again");
+        let port = std::fs::read_to_string(&self.sshd_config)
+            .ok()
+            .and_then(|c| {
+                c.lines()
+                    .find_map(|l| l.strip_prefix("Port ")?.parse::<u16>().ok())
+            })
+            .expect("the port");
+        wait_until("sshd to listen again", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
     }
 }
 
@@ -74,14 +108,9 @@ fn sshd(sb: &Sandbox, remote_runtime: &Path) -> Result<Sshd, String> {
          PermitRootLogin yes\nAcceptEnv XDG_RUNTIME_DIR\n",
         dir = d.display()
     );
-    std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
-    let child = Command::new(SSHD)
-        .args(["-D", "-e", "-f"])
-        .arg(d.join("sshd_config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start sshd: {e}"))?;
+    let sshd_config = d.join("sshd_config");
+    std::fs::write(&sshd_config, config).expect("sshd_config");
+    let child = Sshd::spawn(&sshd_config)?;
     let user = nix::unistd::User::from_uid(nix::unistd::geteuid())
         .ok()
         .flatten()
@@ -96,7 +125,11 @@ fn sshd(sb: &Sandbox, remote_runtime: &Path) -> Result<Sshd, String> {
     );
     let config = d.join("ssh_config");
     std::fs::write(&config, client).expect("ssh_config");
-    let sshd = Sshd { child, config };
+    let sshd = Sshd {
+        child,
+        sshd_config,
+        config,
+    };
     wait_until("sshd to listen", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
@@ -398,7 +431,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
         );
     }
     t.wait_for("the host said to be unreachable", |t| {
-        t.contains("box: unreachable for")
+        t.contains("box: unreachable since")
     });
     // Keys still work meanwhile.
     t.send(b"?");
@@ -450,6 +483,151 @@ fn the_dashboard_says_why_a_host_cannot_be_used() {
     let mut t = hm_in_terminal(&sb, &sshd, &args, (24, 100));
     t.wait_for("why the host cannot be used", |t| {
         t.last_row().contains("bare: no 'hm' on the remote PATH")
+    });
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+}
+
+/// `hm ls` of the "remote" socket dir, as its own user would see it.
+fn remote_ls(sb: &Sandbox, dir: &Path) -> String {
+    let out = sb
+        .hm()
+        .args(["ls", "--socket-dir"])
+        .arg(dir)
+        .output()
+        .expect("hm ls");
+    stdout(&out)
+}
+
+/// Sessions that ended on another machine stay in the grid as they do
+/// here: with their last lines and exit code; `r` starts one again there
+/// and `x` forgets one there.
+#[test]
+fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    // The first run says "first" and ends; the one started again stays.
+    let twice = "if [ -e ran ]; then echo second-$((6*7)); exec sleep 600; fi; \
+                 touch ran; echo first-$((6*7)); exit 3";
+    start_remote(&sb, &remote_dir, "again", &["sh", "-c", twice]);
+    start_remote(
+        &sb,
+        &remote_dir,
+        "done",
+        &["sh", "-c", "echo done-42; exit 5"],
+    );
+    wait_until("both to have ended there", || {
+        let ls = remote_ls(&sb, &remote_dir);
+        ls.contains("exited 3") && ls.contains("exited 5")
+    });
+    let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    let mut t = hm_in_terminal(&sb, &sshd, &["tui", "--socket-dir", sb.dir()], (24, 80));
+    t.wait_for("the ended remote sessions, with their last lines", |t| {
+        t.contains("box:again")
+            && t.contains("first-42")
+            && t.contains("box:done")
+            && t.contains("done-42")
+    });
+    // `box:again` sorts first and is selected.
+    t.send(b"r");
+    t.wait_for("it running again there", |t| {
+        t.contains("box:again") && t.contains("second-42")
+    });
+    assert!(
+        remote_ls(&sb, &remote_dir).contains("sleep") || {
+            wait_until("it listed as running there", || {
+                let ls = remote_ls(&sb, &remote_dir);
+                ls.lines()
+                    .any(|l| l.starts_with("again") && !l.contains("exited"))
+            });
+            true
+        }
+    );
+    t.send(b"l");
+    t.send(b"x");
+    t.wait_for("the forgotten pane gone", |t| !t.contains("box:done"));
+    wait_until("its record forgotten there", || {
+        !remote_ls(&sb, &remote_dir).contains("done")
+    });
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+}
+
+/// The pids of `root`'s descendants.
+fn descendants(root: i32) -> Vec<i32> {
+    let parent = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.get(stat.rfind(')')? + 2..)?
+            .split(' ')
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let all: Vec<i32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(all.iter().filter(|&&c| parent(c) == Some(p)));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The machine's sshd going away (the listener and every connection it
+/// serves) shows the host unreachable; the same sshd back on its port
+/// brings the host's panes back, while local panes never stop.
+#[test]
+fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
+    let mut sshd = or_skip!(sshd(&sb, &remote_rt));
+    start_remote(
+        &sb,
+        &remote_dir,
+        "far",
+        &["sh", "-c", "echo far-$((6*7)); exec sleep 600"],
+    );
+    let _here = sb.spawn("near", &[], &["sh", "-c", "echo near-42; exec sleep 600"]);
+    let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    let mut t = hm_in_terminal(&sb, &sshd, &["tui", "--socket-dir", sb.dir()], (24, 80));
+    t.wait_for("both panes", |t| {
+        t.contains("box:far") && t.contains("far-42") && t.contains("near-42")
+    });
+    let listener = sshd.child.id() as i32;
+    let connections = descendants(listener);
+    sshd.stop();
+    for pid in connections {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    t.wait_for(
+        "the host said to be unreachable, its session not ended",
+        |t| t.contains("unreachable since") && !t.contains("dead"),
+    );
+    // Reconnecting fails while sshd is away; keys and the local pane work.
+    t.send(b"?");
+    t.wait_for("the help", |t| t.contains("raw attach"));
+    t.send(b"q");
+    t.wait_for("the grid, still with the local pane", |t| {
+        t.last_row().contains("move") && t.contains("near-42")
+    });
+    sshd.restart();
+    t.wait_for("the host back, its pane live again", |t| {
+        !t.contains("unreachable") && t.contains("box:far") && t.contains("far-42")
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);

@@ -181,9 +181,14 @@ impl Drop for Mount {
     }
 }
 
-/// A request to start a session through a link, and where its answer
-/// goes.
-type SpawnRequest = (mux::NewSession, SpawnReply);
+/// What a [`Spawner`] asks of its link's host.
+#[derive(Debug)]
+enum SpawnRequest {
+    /// Start a session, and where the answer goes.
+    New(mux::NewSession, SpawnReply),
+    /// Forget an ended session's record.
+    Forget(String),
+}
 /// Where the answer to a start goes.
 type SpawnReply = std::sync::mpsc::Sender<Result<(), String>>;
 
@@ -199,16 +204,31 @@ pub struct Spawner {
 impl Spawner {
     /// Starts `req` there and waits until the session is served here too.
     pub fn spawn(&self, req: mux::NewSession) -> Result<(), String> {
-        let up = self.state.lock().is_ok_and(|s| *s == LinkState::Up);
-        if !up {
+        if !self.up() {
             return Err(format!("{} is unreachable", self.name));
         }
         let (tx, rx) = std::sync::mpsc::channel();
         self.tx
-            .send((req, tx))
+            .send(SpawnRequest::New(req, tx))
             .map_err(|_| format!("{}: the link stopped", self.name))?;
         rx.recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| Err(format!("{}: no answer", self.name)))
+    }
+
+    /// Whether the link's host is up: its sessions served here.
+    pub fn up(&self) -> bool {
+        self.state.lock().is_ok_and(|s| *s == LinkState::Up)
+    }
+
+    /// Forgets the record of ended session `id` there (`hm rm`), without
+    /// waiting: the host's next list no longer has it.
+    pub fn forget(&self, id: &str) -> Result<(), String> {
+        if !self.up() {
+            return Err(format!("{} is unreachable", self.name));
+        }
+        self.tx
+            .send(SpawnRequest::Forget(id.to_owned()))
+            .map_err(|_| format!("{}: the link stopped", self.name))
     }
 }
 
@@ -290,24 +310,46 @@ impl Link {
                     let why = match connect(&h, &c).await {
                         Ok(conn) => {
                             set(LinkState::Up);
-                            down_since = None;
                             wait = BACKOFF_FIRST;
-                            match serve(
+                            let lost = |o: &Outcome| match o {
+                                Outcome::Stopped => None,
+                                Outcome::Lost(said) if said.is_empty() => {
+                                    Some(format!("{}: the connection ended", h.name))
+                                }
+                                Outcome::Lost(said) => {
+                                    Some(format!("{}: the connection ended: {said}", h.name))
+                                }
+                            };
+                            // Down before the sessions' sockets close, so a
+                            // client that sees its connection end can tell a
+                            // host gone from a session that ended.
+                            let lost_at = std::cell::Cell::new(None);
+                            let went_down = |o: &Outcome| {
+                                if let Some(why) = lost(o) {
+                                    let now = crate::clock::unix_ms();
+                                    lost_at.set(Some(now));
+                                    set(LinkState::Down {
+                                        since_unix_ms: now,
+                                        why,
+                                        retry_unix_ms: now + wait.as_millis() as u64,
+                                    });
+                                }
+                            };
+                            let outcome = serve(
                                 conn,
                                 &d,
                                 &mut stop_rx,
                                 Some((WATCH_EVERY, &mut spawn_rx)),
                                 None,
+                                &went_down,
                             )
-                            .await
-                            {
-                                Outcome::Stopped => return,
-                                Outcome::Lost(said) if said.is_empty() => {
-                                    format!("{}: the connection ended", h.name)
+                            .await;
+                            match lost(&outcome) {
+                                Some(why) => {
+                                    down_since = lost_at.get();
+                                    why
                                 }
-                                Outcome::Lost(said) => {
-                                    format!("{}: the connection ended: {said}", h.name)
-                                }
+                                None => return,
                             }
                         }
                         Err(e) => e.to_string(),
@@ -570,7 +612,7 @@ async fn run(
 ) {
     match connect(&host, &ssh_command).await {
         Ok(c) => {
-            let _ = serve(c, &dir, &mut stop, None, Some(ready)).await;
+            let _ = serve(c, &dir, &mut stop, None, Some(ready), &|_| {}).await;
         }
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -587,6 +629,7 @@ async fn serve(
     stop: &mut oneshot::Receiver<()>,
     watch: Option<(Duration, &mut mpsc::UnboundedReceiver<SpawnRequest>)>,
     ready: Option<Ready>,
+    ending: &dyn Fn(&Outcome),
 ) -> Outcome {
     let (watch, mut spawns) = match watch {
         Some((every, rx)) => (Some(every), Some(rx)),
@@ -648,18 +691,23 @@ async fn serve(
                     !late
                 });
             }
-            Some((req, reply)) = async {
+            Some(ask) = async {
                 match spawns.as_mut() {
                     Some(rx) => rx.recv().await,
                     None => std::future::pending().await,
                 }
-            } => {
-                let id = next_req;
-                next_req = next_req.wrapping_add(1) | 0x8000_0000;
-                let body = serde_json::to_vec(&req).unwrap_or_default();
-                starting.insert(id, (req.id.clone(), reply));
-                let _ = to_ssh.send(mux::encode(mux::NEW, id, &body)).await;
-            }
+            } => match ask {
+                SpawnRequest::New(req, reply) => {
+                    let id = next_req;
+                    next_req = next_req.wrapping_add(1) | 0x8000_0000;
+                    let body = serde_json::to_vec(&req).unwrap_or_default();
+                    starting.insert(id, (req.id.clone(), reply));
+                    let _ = to_ssh.send(mux::encode(mux::NEW, id, &body)).await;
+                }
+                SpawnRequest::Forget(id) => {
+                    let _ = to_ssh.send(mux::encode(mux::FORGET, 0, id.as_bytes())).await;
+                }
+            },
             Some((id, client)) = accepted.recv() => {
                 let chan = next_chan;
                 next_chan = next_chan.wrapping_add(1).max(1);
@@ -726,7 +774,8 @@ async fn serve(
         }
     };
     // The connection is gone or no longer wanted: every client sees its
-    // session close.
+    // session close, after whoever watches has been told why.
+    ending(&ended);
     chans.clear();
     drop(mounted);
     drop(to_ssh);
@@ -779,11 +828,19 @@ fn remount(
             }
         }
     }
+    let mut listed = std::collections::HashSet::new();
     for record in &now.ended {
         if let Ok(r) = serde_json::from_value::<crate::supervisor::ended::Ended>(record.clone())
             && paths::validate_id(&r.id).is_ok()
         {
             let _ = crate::supervisor::ended::write(dir, &r);
+            listed.insert(r.id);
+        }
+    }
+    // Records forgotten there, or of sessions started again, go here too.
+    for r in crate::supervisor::ended::list(dir) {
+        if !listed.contains(&r.id) {
+            let _ = crate::supervisor::ended::remove(dir, &r.id);
         }
     }
 }

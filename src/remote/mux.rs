@@ -15,6 +15,7 @@
 //! | `0x06` | CLOSE | both | empty, or why (UTF-8) |
 //! | `0x07` | NEW | mount → proxy | JSON [`NewSession`]; the channel number names the request |
 //! | `0x08` | STARTED | proxy → mount | JSON [`Started`], on the request's channel number |
+//! | `0x09` | FORGET | mount → proxy | the id of an ended session, whose record goes (`hm rm`); answered with SESSIONS |
 //!
 //! A channel is one client connection to one session socket; its bytes
 //! are the session protocol's, untouched. Unknown types are skipped.
@@ -39,6 +40,7 @@ pub const DATA: u8 = 0x05;
 pub const CLOSE: u8 = 0x06;
 pub const NEW: u8 = 0x07;
 pub const STARTED: u8 = 0x08;
+pub const FORGET: u8 = 0x09;
 
 const HEADER: usize = 9;
 

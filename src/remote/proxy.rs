@@ -123,6 +123,17 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                     let list = serde_json::to_vec(&sessions(&dir))?;
                     let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;
                 }
+                // An ended session's record, as `hm rm` here would; what
+                // is left is listed back.
+                mux::FORGET => {
+                    if let Ok(id) = std::str::from_utf8(&f.payload)
+                        && paths::validate_id(id).is_ok()
+                    {
+                        let _ = crate::supervisor::ended::forget(&dir, id);
+                    }
+                    let list = serde_json::to_vec(&sessions(&dir))?;
+                    let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;
+                }
                 mux::OPEN => {
                     let id = String::from_utf8_lossy(&f.payload).into_owned();
                     match open(&dir, &id).await {

@@ -31,19 +31,48 @@ pub fn write(senders: &HashMap<String, mpsc::UnboundedSender<Vec<u8>>>, id: &str
 /// Starts the task that keeps `id`'s connection; `launched` if we started
 /// the session.
 /// `id` is the pane's (`host:id` for another machine's session), `plain`
-/// the session's own id in `dir`.
+/// the session's own id in `dir`; `host` the link of another machine's.
 pub fn connect(
     id: String,
     plain: &str,
     launched: bool,
-    dir: &Path,
+    (dir, host): (&Path, Option<crate::remote::Spawner>),
     tx: &mpsc::Sender<Msg>,
     senders: &mut HashMap<String, mpsc::UnboundedSender<Vec<u8>>>,
 ) {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     senders.insert(id.clone(), cmd_tx);
     if let Ok(p) = SessionPaths::new(dir, plain) {
-        tokio::task::spawn_local(session_task(id, p, tx.clone(), cmd_rx, launched));
+        let where_ = Where {
+            dir: dir.to_path_buf(),
+            host,
+        };
+        tokio::task::spawn_local(session_task(id, p, where_, tx.clone(), cmd_rx, launched));
+    }
+}
+
+/// Where a session is: its socket dir, and for another machine's session
+/// (the dir is that host's mount) the host's link.
+struct Where {
+    dir: std::path::PathBuf,
+    host: Option<crate::remote::Spawner>,
+}
+
+impl Where {
+    /// Whether a session found gone is only unreachable: its host is down,
+    /// and the mount took its socket down with the connection.
+    fn host_down(&self) -> bool {
+        self.host.as_ref().is_some_and(|h| !h.up())
+    }
+
+    /// How another machine's session ended, from the record its host
+    /// listed: its connection may have been lost before its EXIT came.
+    fn exit_code(&self, plain: &str) -> Option<i32> {
+        self.host.as_ref()?;
+        crate::supervisor::ended::list(&self.dir)
+            .into_iter()
+            .find(|r| r.id == plain)
+            .map(|r| r.exit_code)
     }
 }
 
@@ -52,6 +81,7 @@ pub fn connect(
 async fn session_task(
     id: String,
     paths: SessionPaths,
+    where_: Where,
     tx: mpsc::Sender<Msg>,
     mut cmds: mpsc::UnboundedReceiver<Vec<u8>>,
     mut launched: bool,
@@ -93,9 +123,18 @@ async fn session_task(
         let gone = match liveness::probe(&paths.pid, &paths.sock, false) {
             Liveness::Running => None,
             Liveness::Orphaned(pid) => Some(Some(pid)),
+            // Its host dropped: the session is not known to have ended; the
+            // pane says the host is down, and is connected again once it
+            // is up (and ends then if the session did meanwhile).
+            Liveness::Stale | Liveness::Missing if where_.host_down() => None,
             Liveness::Stale | Liveness::Missing => Some(None),
         };
         if let Some(orphan) = gone {
+            if let Some(code) = where_.exit_code(&paths.id) {
+                let _ = tx
+                    .send(Msg::Session(id.clone(), SessionMsg::Exit(code)))
+                    .await;
+            }
             let _ = tx
                 .send(Msg::Session(id.clone(), SessionMsg::Closed(orphan)))
                 .await;
