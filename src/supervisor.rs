@@ -345,7 +345,7 @@ async fn serve(
         }
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
-    let record = ctx.shared.borrow().ended_record(code, clock::unix_ms());
+    let record = ctx.shared.borrow_mut().ended_record(code, clock::unix_ms());
     if let Err(e) = ended::write(opts.dir.path(), &record) {
         warn!("cannot keep the session's record: {e}");
     }

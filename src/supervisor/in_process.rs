@@ -75,6 +75,12 @@ impl Core {
     }
 
     /// Serves one connection until it closes, as an accepted one is.
+    /// Whether the session's screen sleeps now.
+    #[cfg(test)]
+    pub(crate) fn screen_asleep(&self) -> bool {
+        self.ctx.shared.borrow().screen_asleep()
+    }
+
     pub(crate) async fn serve(&self, stream: tokio::net::UnixStream) {
         self.ctx.shared.borrow_mut().connection_opened();
         client::serve(self.ctx.clone(), stream).await;

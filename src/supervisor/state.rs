@@ -21,7 +21,7 @@ use crate::clock::Clock;
 use crate::detect::Detector;
 use crate::protocol::{Size, StateReport};
 use crate::vt::events::{Query, Recorder, TermEvent};
-use crate::vt::term::Term;
+use crate::vt::term::{Dozing, Term};
 
 use super::acting::Acting;
 use super::ended;
@@ -57,8 +57,9 @@ pub struct Shared {
     kill_requested: Option<u64>,
     default_grace_ms: u64,
     info: SessionInfo,
-    /// The session's screen: an emulator fed the same bytes as the ring.
-    screen: Term<Recorder>,
+    /// The session's screen: an emulator fed the same bytes as the ring,
+    /// asleep while the session rests (see `rest`).
+    screen: Dozing<Recorder>,
     /// The `agent` classifier, when the session has it.
     detector: Option<Detector>,
     /// Where process facts come from, for the detector.
@@ -122,7 +123,7 @@ impl Shared {
             connections: 0,
             kill_requested: None,
             default_grace_ms,
-            screen: Term::with_callbacks(size, Recorder::default()),
+            screen: Dozing::new(Term::with_callbacks(size, Recorder::default())),
             info,
             detector: None,
             process: None,
@@ -327,6 +328,31 @@ impl Shared {
         self.report.as_ref()
     }
 
+    /// Puts the screen to sleep while the session rests: its reported
+    /// state idle or waiting, and its output settled. The emulator holds
+    /// 32 bytes a cell (352 KiB at the default 220x50), most of an idle
+    /// supervisor's memory; asleep, the screen is its rendering, a few
+    /// KiB. The next output, resize or read wakes it. True if it sleeps.
+    pub fn rest(&mut self) -> bool {
+        let resting = self.report.as_ref().is_some_and(|r| {
+            matches!(
+                r.primary,
+                crate::detect::Primary::Idle | crate::detect::Primary::Waiting
+            )
+        });
+        let now = self.clock.now_ms();
+        let settled = self
+            .last_output_ms
+            .is_none_or(|t| now.saturating_sub(t) >= super::tracker::SETTLE.as_millis() as u64);
+        resting && settled && self.screen.sleep()
+    }
+
+    /// Whether the screen sleeps (see [`Shared::rest`]).
+    #[cfg(test)]
+    pub fn screen_asleep(&self) -> bool {
+        self.screen.asleep()
+    }
+
     /// Grows by one with each change of the reported state.
     pub fn report_seq(&self) -> u64 {
         self.report_seq
@@ -334,7 +360,7 @@ impl Shared {
 
     /// What is left of the session once it is over, for `hm ls`,
     /// `hm status` and `hm restart`; `code` if the program was not reaped.
-    pub fn ended_record(&self, code: i32, ended_unix_ms: u64) -> ended::Ended {
+    pub fn ended_record(&mut self, code: i32, ended_unix_ms: u64) -> ended::Ended {
         let i = &self.info;
         ended::Ended {
             id: i.id.clone(),
@@ -344,7 +370,7 @@ impl Shared {
             started_unix_ms: i.started_unix_ms,
             ended_unix_ms,
             exit_code: self.exit_code.unwrap_or(code),
-            last_lines: ended::last_lines(&self.screen.screen().contents()),
+            last_lines: ended::last_lines(&self.screen.term().screen().contents()),
             label: i.label.clone(),
             cols: self.size.cols,
             rows: self.size.rows,
@@ -378,6 +404,7 @@ impl Shared {
         let Some((a, b)) = output.slices(from, to) else {
             return;
         };
+        let screen = screen.term();
         // One record per read, as the classifiers expect; a read never
         // wraps the ring (see `Ring::spare`), so `b` is empty.
         for chunk in [a, b] {
@@ -431,7 +458,7 @@ impl Shared {
     /// answers it is not work.
     pub fn resized(&mut self, size: Size) {
         self.size = size;
-        self.screen.resize(size);
+        self.screen.term().resize(size);
         let now = self.clock.now_ms();
         self.resized_ms = Some(now);
         if let Some(d) = &mut self.detector {

@@ -237,6 +237,64 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
         .await;
 }
 
+/// A resting session's screen sleeps, and is its screen whenever asked:
+/// output wakes it, and it sleeps again once the session rests again.
+#[tokio::test(start_paused = true)]
+async fn a_resting_sessions_screen_sleeps_and_wakes_as_it_was() {
+    LocalSet::new()
+        .run_until(async {
+            let threshold = Duration::from_millis(Core::IDLE_THRESHOLD_MS);
+            let (core, slave) = core();
+            let mut c = Client::connect(&core);
+            c.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE])
+                .await;
+            let screen = |c: &mut Client| {
+                let f = c
+                    .frames
+                    .iter()
+                    .rev()
+                    .find(|f| f.ty == server::SCREEN)
+                    .cloned();
+                let v: serde_json::Value =
+                    serde_json::from_slice(&f.expect("a SCREEN").payload).expect("SCREEN JSON");
+                v["text"].as_str().unwrap_or_default().to_owned()
+            };
+            print(&slave, b"\x1b[1mfirst\x1b[0m line\r\n");
+            c.output_until(b"line\r\n").await;
+            assert!(!core.screen_asleep(), "asleep while output comes");
+            while c.states().last() != Some(&Primary::Idle) {
+                c.until(|f| f.ty == server::STATE).await;
+            }
+            assert!(core.screen_asleep(), "awake at rest");
+            // Asked, it shows what it showed, and goes back to sleep.
+            c.send(client::SCREEN, &[]).await;
+            c.until(|f| f.ty == server::SCREEN).await;
+            assert!(
+                screen(&mut c).starts_with("first line"),
+                "{}",
+                screen(&mut c)
+            );
+            assert!(core.screen_asleep(), "left awake by a question");
+            // Output wakes it, and lands where it would have.
+            print(&slave, b"second");
+            c.output_until(b"second").await;
+            assert!(!core.screen_asleep(), "asleep with output just in");
+            c.send(client::SCREEN, &[]).await;
+            c.until(|f| f.ty == server::SCREEN).await;
+            assert!(
+                screen(&mut c).starts_with("first line\nsecond"),
+                "{}",
+                screen(&mut c)
+            );
+            sleep_until(Instant::now() + threshold + SETTLE).await;
+            while c.states().last() != Some(&Primary::Idle) {
+                c.until(|f| f.ty == server::STATE).await;
+            }
+            assert!(core.screen_asleep(), "awake at rest again");
+        })
+        .await;
+}
+
 /// A program started on the pty's slave, killed when the test ends early
 /// (never once reaped: its pid may be someone else's by then).
 #[derive(Debug)]

@@ -110,20 +110,12 @@ pub(super) async fn track_state(
         let wake = {
             let mut s = ctx.shared.borrow_mut();
             let before = s.reported().map(|r| r.primary);
-            if s.refresh_report() {
+            let moved = s.refresh_report();
+            if moved {
                 if let Some(now) = s.reported() {
                     notifier.changed(&s.info().id, before, now, None, ctx.clock.now());
                 }
                 changed.send_replace(());
-                // Come to rest: what the work before freed goes back.
-                if s.reported().is_some_and(|r| {
-                    matches!(
-                        r.primary,
-                        crate::detect::Primary::Idle | crate::detect::Primary::Waiting
-                    )
-                }) {
-                    crate::pty::release_free_memory();
-                }
             }
             if s.is_over() {
                 return;
@@ -132,10 +124,21 @@ pub(super) async fn track_state(
             // Answers a dialog when an automation rule is due to; the
             // next deadline below includes the rule's dwell.
             super::acting::automate(&ctx);
-            ctx.shared
-                .borrow()
-                .next_state_change_ms()
-                .map(|at| ctx.clock.at_ms(at))
+            let mut s = ctx.shared.borrow_mut();
+            // At rest the screen sleeps (again, after output that changed
+            // nothing), and on coming to rest what it and the work before
+            // freed goes back.
+            s.rest();
+            let at_rest = s.reported().is_some_and(|r| {
+                matches!(
+                    r.primary,
+                    crate::detect::Primary::Idle | crate::detect::Primary::Waiting
+                )
+            });
+            if moved && at_rest {
+                crate::pty::release_free_memory();
+            }
+            s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
         };
         tokio::select! {
             () = ctx.output_seen.notified() => {

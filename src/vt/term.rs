@@ -22,7 +22,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 use crate::protocol::{MAX_DIM, Size};
 use crate::vt::history::Tally;
-use crate::vt::tokenizer::{Kind, Step, Tokenizer};
+use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
 
 /// Longest escape string passed to the parser; the rest is dropped.
 pub const MAX_STRING: usize = 64 * 1024;
@@ -39,6 +39,12 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     /// The start of a UTF-8 character that ended the last read (at most
     /// three bytes), not yet given to the parser; see [`Term::feed`].
     held: Vec<u8>,
+    /// Whether the screen may be put to sleep ([`Term::sleep`]), and so
+    /// keeps the main screen's rendering while an alternate one is shown.
+    sleeps: bool,
+    /// The main screen's rendering, taken as the program switched to the
+    /// alternate screen (vt100 shows only the screen in use).
+    behind: Option<Box<str>>,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -73,6 +79,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             scrollback: 0,
             resets: 0,
             held: Vec::new(),
+            sleeps: false,
+            behind: None,
         }
     }
 
@@ -108,10 +116,40 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let whole = filtered.len() - self.cap.unfinished_char(&filtered);
         self.held.extend_from_slice(&filtered[whole..]);
         filtered.truncate(whole);
+        let switches = std::mem::take(&mut self.cap.unrendered.to_alternate);
+        if !self.sleeps || switches.is_empty() {
+            self.process(&filtered);
+        } else {
+            // Up to each switch's final byte, the main screen is still in
+            // use: its rendering is taken there, for a sleep to keep.
+            let mut from = 0;
+            for at in switches
+                .into_iter()
+                .map(|end| end.saturating_sub(1).min(whole))
+            {
+                self.process(&filtered[from..at]);
+                from = at;
+                if !self.parser.screen().alternate_screen() {
+                    self.behind = Some(self.parser.screen().contents_formatted().into());
+                }
+            }
+            self.process(&filtered[from..]);
+        }
+        if self.behind.is_some() && !self.parser.screen().alternate_screen() {
+            self.behind = None;
+        }
+    }
+
+    fn process(&mut self, bytes: &[u8]) {
         let parser = &mut self.parser;
-        if crate::term::contain(|| parser.process(&filtered)).is_none() {
+        if crate::term::contain(|| parser.process(bytes)).is_none() {
             self.rebuild();
         }
+    }
+
+    /// Lets the screen be put to sleep ([`Term::sleep`]) from now on.
+    pub fn allow_sleep(&mut self) {
+        self.sleeps = true;
     }
 
     /// Resizes the emulator (not the session); never panics.
@@ -121,6 +159,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             return;
         }
         self.size = size;
+        // The parser forgets the scroll region on a resize, as xterm does.
+        self.cap.unrendered.region = None;
         // A held half character stays held: the parser, too, would keep
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
@@ -147,6 +187,53 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     fn rebuild(&mut self) {
         self.resets += 1;
         self.reset();
+    }
+
+    /// Whether the screen can be put to sleep ([`Term::sleep`]) with
+    /// nothing lost: not with a history, half a character or half a
+    /// sequence held, or a scroll region, origin mode, insert mode or
+    /// autowrap off in force, which its rendering would not carry.
+    pub fn can_sleep(&self) -> bool {
+        let screen = self.parser.screen();
+        self.sleeps
+            && self.scrollback == 0
+            && self.held.is_empty()
+            && self.cap.tokens.in_ground()
+            && self.cap.unrendered.plain(self.size.rows)
+            && (!screen.alternate_screen() || self.behind.is_some())
+    }
+
+    /// The screen put away as its rendering (see [`Asleep`]); what only
+    /// [`Term::can_sleep`] allows loses nothing.
+    pub fn sleep(mut self) -> Asleep<CB> {
+        let screen = self.parser.screen();
+        let mut rendering = String::new();
+        if let Some(main) = &self.behind {
+            rendering.push_str(main);
+            rendering.push_str("\x1b[?1049h");
+        }
+        rendering.push_str(&screen.state_formatted());
+        Asleep {
+            behind: self.behind.take(),
+            rendering: rendering.into_boxed_str(),
+            callbacks: std::mem::take(self.callbacks_mut()),
+            cap: self.cap,
+            size: self.size,
+            resets: self.resets,
+        }
+    }
+
+    /// The emulator back from its rendering, as it was put to sleep.
+    pub fn wake(asleep: Asleep<CB>) -> Self {
+        let mut t = Term::with_callbacks(asleep.size, CB::default());
+        // Drawn with callbacks of its own: redrawing is no news.
+        t.feed(asleep.rendering.as_bytes());
+        *t.callbacks_mut() = asleep.callbacks;
+        t.cap = asleep.cap;
+        t.resets = asleep.resets;
+        t.sleeps = true;
+        t.behind = asleep.behind;
+        t
     }
 
     pub fn screen(&self) -> &vt100::Screen {
@@ -188,6 +275,90 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             row_off: offset(srows.get(), rows, crow),
             col_off: offset(scols.get(), cols, ccol),
         }
+    }
+}
+
+/// A screen put to sleep ([`Term::sleep`]): its rendering, the escape
+/// sequences that draw it on a blank screen of its size (vt100's
+/// `state_formatted`: every cell with its attributes, the cursor, the
+/// input modes; the main screen first, and the switch to the alternate
+/// one, if that was in use), a few KiB where the emulator holds 32 bytes
+/// a cell (352 KiB at 220x50). What the rendering does not carry: a saved
+/// cursor (DECSC) and character sets; the states it would lose more of
+/// keep the screen awake (see [`Term::sleep`]).
+pub struct Asleep<CB> {
+    rendering: Box<str>,
+    behind: Option<Box<str>>,
+    callbacks: CB,
+    cap: StringCap,
+    size: Size,
+    resets: u32,
+}
+
+impl<CB> std::fmt::Debug for Asleep<CB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Asleep")
+            .field("size", &self.size)
+            .field("rendering", &self.rendering.len())
+            .finish()
+    }
+}
+
+/// A screen that sleeps when told ([`Dozing::sleep`]) and wakes when next
+/// used: a supervisor's, put to sleep while its session rests.
+pub struct Dozing<CB: vt100::Callbacks> {
+    awake: Option<Term<CB>>,
+    asleep: Option<Asleep<CB>>,
+    /// The size to start over at if neither is there (never, but a blank
+    /// screen is the answer rather than a panic).
+    size: Size,
+}
+
+impl<CB: vt100::Callbacks + Default> Dozing<CB> {
+    pub fn new(mut term: Term<CB>) -> Self {
+        term.allow_sleep();
+        Dozing {
+            size: term.size(),
+            awake: Some(term),
+            asleep: None,
+        }
+    }
+
+    /// The screen, woken if it slept.
+    pub fn term(&mut self) -> &mut Term<CB> {
+        let size = self.size;
+        let asleep = &mut self.asleep;
+        self.awake.get_or_insert_with(|| match asleep.take() {
+            Some(a) => Term::wake(a),
+            None => {
+                let mut t = Term::with_callbacks(size, CB::default());
+                t.allow_sleep();
+                t
+            }
+        })
+    }
+
+    /// Puts the screen to sleep, if what it shows allows (see
+    /// [`Term::sleep`]); true if it sleeps now.
+    pub fn sleep(&mut self) -> bool {
+        if let Some(t) = self.awake.take_if(|t| t.can_sleep()) {
+            self.size = t.size();
+            self.asleep = Some(t.sleep());
+        }
+        self.asleep.is_some()
+    }
+
+    pub fn asleep(&self) -> bool {
+        self.asleep.is_some()
+    }
+}
+
+impl<CB: vt100::Callbacks> std::fmt::Debug for Dozing<CB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dozing")
+            .field("asleep", &self.asleep.is_some())
+            .field("size", &self.size)
+            .finish()
     }
 }
 
@@ -307,6 +478,8 @@ pub(crate) struct StringCap {
     /// ground state, as text or controls (saturating): only those can be
     /// the start of a character.
     ground_run: usize,
+    /// State set by sequences the screen's rendering does not carry.
+    unrendered: Unrendered,
 }
 
 impl Default for StringCap {
@@ -318,10 +491,12 @@ impl Default for StringCap {
 impl StringCap {
     pub(crate) fn with_limit(limit: usize) -> Self {
         StringCap {
-            // Only the length of a string matters here, not its text.
-            tokens: Tokenizer::new(0),
+            // Of a string only the length matters; of a CSI, whether it
+            // set a mode [`Unrendered`] watches, which fits in this.
+            tokens: Tokenizer::new(UNRENDERED_CAP),
             limit,
             ground_run: 0,
+            unrendered: Unrendered::default(),
         }
     }
 
@@ -374,11 +549,101 @@ impl StringCap {
             self.ground_run = 0;
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();
+            if step == Step::End(Ended::Acted) {
+                self.unrendered.saw(&seq);
+                if std::mem::take(&mut self.unrendered.switching) {
+                    self.unrendered.to_alternate.push(out.len() + 1);
+                }
+            }
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
             if !over {
                 out.push(b);
             }
         }
+    }
+}
+
+/// Bytes of a sequence [`StringCap`] keeps: a scroll region's or a mode
+/// list's parameters.
+const UNRENDERED_CAP: usize = 32;
+
+/// Terminal state that a screen's rendering (vt100's `state_formatted`)
+/// does not carry, and that changes how later output lands: a screen that
+/// has any of it in force is not put to sleep ([`Term::sleep`]).
+#[derive(Debug, Clone, Default)]
+struct Unrendered {
+    /// DECSTBM's parameters, until reset (a resize or `CSI r`).
+    region: Option<Vec<u8>>,
+    /// DECOM: cursor positions relative to the region.
+    origin: bool,
+    /// IRM: text pushes the rest of the line right.
+    insert: bool,
+    /// DECAWM off: text at the last column stays there.
+    no_wrap: bool,
+    /// Where, in the bytes passed on by the last filtering, sequences that
+    /// switch to the alternate screen end (see [`Term::feed`]).
+    to_alternate: Vec<usize>,
+    /// The sequence just seen switches to the alternate screen.
+    switching: bool,
+}
+
+impl Unrendered {
+    fn saw(&mut self, seq: &Seq<'_>) {
+        if seq.kind == Kind::Esc && seq.collected == b"c" {
+            // RIS: everything back to its default.
+            let to_alternate = std::mem::take(&mut self.to_alternate);
+            *self = Unrendered {
+                to_alternate,
+                ..Unrendered::default()
+            };
+            return;
+        }
+        // A CSI too long to keep is neither of these.
+        let Some((body, fin)) = seq.csi() else {
+            return;
+        };
+        let (private, params) = match body.strip_prefix(b"?") {
+            Some(rest) => (true, rest),
+            None => (false, body),
+        };
+        match fin {
+            b'r' if !private => self.region = (!body.is_empty()).then(|| body.to_vec()),
+            b'h' | b'l' => {
+                let on = fin == b'h';
+                for p in params.split(|&c| c == b';') {
+                    match (private, p) {
+                        (true, b"6") => self.origin = on,
+                        (true, b"7") => self.no_wrap = !on,
+                        (false, b"4") => self.insert = on,
+                        (true, b"47" | b"1047" | b"1049") if on => self.switching = true,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether none of it is in force on a screen of `rows` (a region of
+    /// the whole screen is none).
+    fn plain(&self, rows: u16) -> bool {
+        let whole = |body: &[u8]| {
+            let mut n = body.split(|&c| c == b';').map(|p| {
+                std::str::from_utf8(p)
+                    .ok()
+                    .map_or(Some(u32::MAX), |t| {
+                        if t.is_empty() {
+                            Some(0)
+                        } else {
+                            t.parse().ok()
+                        }
+                    })
+                    .unwrap_or(u32::MAX)
+            });
+            let (top, bottom) = (n.next().unwrap_or(0), n.next().unwrap_or(0));
+            top <= 1 && (bottom == 0 || (bottom >= u32::from(rows) && bottom != u32::MAX))
+        };
+        !self.origin && !self.insert && !self.no_wrap && self.region.as_deref().is_none_or(whole)
     }
 }
 

@@ -170,7 +170,7 @@ async fn finish(
             loop {
                 tokio::time::sleep(KEY_GAP).await;
                 waited += KEY_GAP;
-                if shared.borrow().shows(&rule, requires) {
+                if shared.borrow_mut().shows(&rule, requires) {
                     looks += 1;
                 } else {
                     looks = 0;

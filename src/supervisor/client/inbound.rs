@@ -257,7 +257,7 @@ impl Inbound {
                 out.queue(ServerType::Info, &json);
             }
             ClientType::Screen => {
-                let json = ctx.shared.borrow().screen_json();
+                let json = ctx.shared.borrow_mut().screen_json();
                 out.queue(ServerType::Screen, &json);
             }
             ClientType::Input => self.input(0..self.input.bytes.len(), ctx, id, role, out),
@@ -284,6 +284,15 @@ impl Inbound {
                     &serde_json::to_vec(&acted).unwrap_or_default(),
                 );
             }
+        }
+        // A question about a resting session woke its screen: back to
+        // sleep (a few hundred microseconds), or a script asking every
+        // second would keep every idle session's screen awake.
+        if matches!(
+            kind,
+            ClientType::Status | ClientType::Info | ClientType::Screen | ClientType::Subscribe
+        ) {
+            ctx.shared.borrow_mut().rest();
         }
     }
 

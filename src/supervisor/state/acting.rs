@@ -77,7 +77,7 @@ impl Shared {
         let verdict = self.verdict()?;
         self.detector
             .as_ref()?
-            .dialog(self.screen.screen(), &verdict)
+            .dialog(self.screen.term().screen(), &verdict)
     }
 
     /// Shows the automation the dialog on screen now; the rule due to
@@ -141,7 +141,7 @@ impl Shared {
         }
         let verdict = self.verdict().ok_or("no verdict")?;
         let detector = self.detector.as_ref().ok_or("no detector")?;
-        let Some(dialog) = detector.dialog(self.screen.screen(), &verdict) else {
+        let Some(dialog) = detector.dialog(self.screen.term().screen(), &verdict) else {
             // Waiting on the program's own word, or at a prompt hm does not
             // know as a dialog: the screen is what the keys would act on.
             let (label, verb) = (verdict.label(), answer.name());
@@ -235,11 +235,11 @@ impl Shared {
 
     /// Whether the region of screen rule `rule` shows rows matching each
     /// of `requires` now, in a session that runs.
-    pub fn shows(&self, rule: &str, requires: &[Pattern]) -> bool {
+    pub fn shows(&mut self, rule: &str, requires: &[Pattern]) -> bool {
         self.exit_code.is_none()
             && self
                 .detector
                 .as_ref()
-                .is_some_and(|d| d.shows(self.screen.screen(), rule, requires))
+                .is_some_and(|d| d.shows(self.screen.term().screen(), rule, requires))
     }
 }

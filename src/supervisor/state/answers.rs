@@ -35,7 +35,7 @@ impl Shared {
         {
             detector.process(facts, now);
         }
-        Some(detector.verdict(self.screen.screen(), now))
+        Some(detector.verdict(self.screen.term().screen(), now))
     }
 
     /// The session's state now, whichever classifier it has.
@@ -166,8 +166,9 @@ impl Shared {
 
     /// The SCREEN payload: the screen as plain text rows, with its size,
     /// cursor and title.
-    pub fn screen_json(&self) -> Vec<u8> {
-        let screen = self.screen.screen();
+    pub fn screen_json(&mut self) -> Vec<u8> {
+        let term = self.screen.term();
+        let screen = term.screen();
         let (rows, cols) = screen.size();
         let (cursor_row, cursor_col) = screen.cursor_position();
         let payload = Screen {
@@ -177,7 +178,7 @@ impl Shared {
             cursor_col,
             alternate_screen: screen.alternate_screen(),
             application_cursor: screen.application_cursor(),
-            title: self.screen.callbacks().title.clone(),
+            title: term.callbacks().title.clone(),
             text: screen.contents(),
         };
         serde_json::to_vec(&payload).unwrap_or_default()
