@@ -28,6 +28,8 @@ use crate::{peers::PtyProc, sink};
 
 /// The hosts' names in the ssh client config and in `[[hosts]]`.
 const HOSTS: [&str; 3] = ["h1", "h2", "h3"];
+/// The local session's id.
+const LOCAL: &str = "a0";
 /// Dashboards started for the first paint; the median is reported.
 const PAINTS: usize = 3;
 /// How long a dashboard may take to show every remote pane.
@@ -65,14 +67,15 @@ impl Reach {
     }
 }
 
-/// Whether the dashboard's grid holds `total` panes: the footer's page
-/// count is what `total` panes make at the number the first page shows.
-/// Layout-free: a grid with a host missing has fewer pages or bigger
-/// panes.
+/// Whether the dashboard's grid holds `total` panes, the first page
+/// shown: the footer's page count is what `total` panes make at the
+/// number that page shows. Layout-free: a grid with a host missing has
+/// fewer pages or bigger panes.
 fn whole(v: &vt100::Screen, total: usize) -> bool {
     let per_page = screen::panes(v);
-    let pages = screen::page_of(v.contents().lines().last().unwrap_or("")).map_or(1, |p| p.1);
-    per_page > 0 && pages == total.div_ceil(per_page)
+    let (page, pages) =
+        screen::page_of(v.contents().lines().last().unwrap_or("")).unwrap_or((1, 1));
+    page == 1 && per_page > 0 && pages == total.div_ceil(per_page)
 }
 
 /// One dashboard: the time until every remote pane is there, then until
@@ -96,6 +99,15 @@ fn paint_once(b: &Bench, local: &Path, reach: &Reach, total: usize) -> (Option<f
         whole(v, total) && c.contains(&first) && !says_down(&c)
     });
     let paint = painted.map(|_| t0.elapsed().as_secs_f64() * 1e3);
+    if paint.is_none() {
+        let c = s.contents();
+        let down: Vec<&str> = c.lines().filter(|l| says_down(l)).take(3).collect();
+        eprintln!(
+            "e2e: hosts: the grid never held all {total} panes: {} panes on the page; footer: {}; lines saying down: {down:?}",
+            screen::panes(s.vt.screen()),
+            s.footer()
+        );
+    }
     let mut last = None;
     if paint.is_some() {
         let t1 = Instant::now();
@@ -231,12 +243,14 @@ pub fn measure(b: &Bench, cfg: &Config) -> Result<Report, String> {
             .collect();
         remote.extend(scale::start_all(b, &dir, plan));
     }
-    // One local session beside them.
+    // One local session beside them. It is there from the start, so it
+    // is selected, and the page shown is the one holding it: its id sorts
+    // first (before `h1:`), so that page is the first.
     let local_dir = b.path(&b.name("hosts-local"));
     let local = scale::start_all(
         b,
         &local_dir,
-        vec![("local".into(), vec!["sleep".into(), "1000000".into()])],
+        vec![(LOCAL.into(), vec!["sleep".into(), "1000000".into()])],
     );
     let config = b.path(&format!("{}.toml", b.name("hosts")));
     let hm = b.hm.display().to_string();
@@ -369,7 +383,7 @@ pub fn section(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         ratio.map(|x| x >= 0.5 && exact(&r.ssh)),
     );
     t.note(&format!(
-        "Hosts `h1`..`h3` are one private sshd on 127.0.0.1 under three names, each with its own socket dir; {n} sessions `r00`.. of `sleep` on each, one local session beside them. Echo: `cat` on a raw tty, {} keystrokes per target, {} µs apart, interleaved. Foreign CPU share: {:.2}.",
+        "Hosts `h1`..`h3` are one private sshd on 127.0.0.1 under three names, each with its own socket dir; {n} sessions `r00`.. of `sleep` on each, one local session (`a0`, first in the grid) beside them. Echo: `cat` on a raw tty, {} keystrokes per target, {} µs apart, interleaved. Foreign CPU share: {:.2}.",
         cfg.samples,
         cfg.gap.as_micros(),
         load.foreign_since()
