@@ -46,6 +46,12 @@ impl Target {
         }
     }
 
+    /// A terminal client in a pty that shows the program's output between
+    /// its own escapes, as `hm attach` does (its status bar is left out).
+    pub fn attach(name: &'static str, client: PtyProc, server: Option<i32>) -> Target {
+        Target::new(name, Path::Pty(client, EscFilter::new(true)), server)
+    }
+
     /// The server's CPU (µs) and wake-ups per measured keystroke.
     pub fn per_key(&self) -> Option<(f64, f64)> {
         let keys = (self.samples.len() + self.lost) as f64;
@@ -164,11 +170,7 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
     let a = b.pty(&argv_a);
     a.settle(quiet, max);
-    out.push(Target::new(
-        "hm-attach",
-        Path::Pty(a, EscFilter::new(true)),
-        Some(s.pid()),
-    ));
+    out.push(Target::attach("hm-attach", a, Some(s.pid())));
     held.hm.push(s);
 
     if b.dtach {

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::peer::Peer;
-use crate::peers::Bench;
+use crate::peers::{Bench, HmSession};
 use crate::sys::{self, Mem};
 
 #[derive(Debug, Default)]
@@ -60,6 +60,12 @@ pub fn hm_simple_full(b: &Bench, counts: &[usize], ls_reps: usize) -> Row {
     hm_full_screen(b, "hm, simple, full screen", "simple", counts, ls_reps)
 }
 
+/// A session's program that fills a 120×40 screen with text and asks a
+/// question under it, then sleeps.
+pub const FULL_SCREEN: &str = "i=0; while [ $i -lt 60 ]; do \
+                  printf '%03d %s\\n' $i 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'; \
+                  i=$((i+1)); done; printf 'Continue? [y/N] '; exec sleep 1000000";
+
 fn hm_full_screen(
     b: &Bench,
     name: &'static str,
@@ -67,14 +73,11 @@ fn hm_full_screen(
     counts: &[usize],
     ls_reps: usize,
 ) -> Row {
-    let script = "i=0; while [ $i -lt 60 ]; do \
-                  printf '%03d %s\\n' $i 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'; \
-                  i=$((i+1)); done; printf 'Continue? [y/N] '; exec sleep 1000000";
     hm_with(
         b,
         name,
         &["--classifier", classifier],
-        &["sh", "-c", script],
+        &["sh", "-c", FULL_SCREEN],
         counts,
         ls_reps,
     )
@@ -88,6 +91,20 @@ fn hm_with(
     counts: &[usize],
     ls_reps: usize,
 ) -> Row {
+    hm_kept(b, name, opts, argv, counts, ls_reps).0
+}
+
+/// Starts sessions one after another up to the largest of `counts`,
+/// reading their memory at each count, and hands them over still
+/// running (in one socket dir, ids `m000`, `m001`, ...).
+pub fn hm_kept(
+    b: &Bench,
+    name: &'static str,
+    opts: &[&str],
+    argv: &[&str],
+    counts: &[usize],
+    ls_reps: usize,
+) -> (Row, Vec<HmSession>) {
     let dir = b.path(&b.name("fp"));
     let mut row = Row {
         name,
@@ -131,7 +148,7 @@ fn hm_with(
             }
         }
     }
-    row
+    (row, sessions)
 }
 
 pub fn dtach(b: &Bench, counts: &[usize]) -> Row {

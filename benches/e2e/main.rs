@@ -11,6 +11,7 @@ mod detect;
 mod echo;
 mod footprint;
 mod history;
+mod hosts;
 mod idle;
 mod peer;
 mod peers;
@@ -23,6 +24,7 @@ mod sections;
 mod sink;
 mod sshd;
 mod sys;
+mod thousand;
 mod throughput;
 mod tui;
 
@@ -45,9 +47,19 @@ pub struct Config {
     /// them stream.
     pub scale_sessions: usize,
     pub scale_streaming: usize,
+    /// The `thousand` section: idle sessions on one machine, and whether
+    /// as many `agent` ones with a full screen are measured too.
+    pub thousand_sessions: usize,
+    pub thousand_agent: bool,
+    /// The `hosts` section: sessions on each of its three hosts.
+    pub hosts_sessions: usize,
     pub only: Option<Vec<String>>,
     pub kinds: Option<Vec<String>>,
 }
+
+/// The `thousand` section's marginal cost is taken between 10 sessions
+/// and N: N must be more.
+const SMALLEST: usize = 11;
 
 fn env_num(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -76,6 +88,9 @@ impl Config {
             sessions: env_num("HM_BENCH_SESSIONS", q(50, 10)).max(2),
             scale_sessions: env_num("HM_BENCH_SCALE_SESSIONS", q(200, 40)).max(2),
             scale_streaming: env_num("HM_BENCH_SCALE_STREAMING", q(20, 5)),
+            thousand_sessions: env_num("HM_BENCH_THOUSAND_SESSIONS", q(1000, 100)).max(SMALLEST),
+            thousand_agent: env_num("HM_BENCH_THOUSAND_AGENT", 1) != 0,
+            hosts_sessions: env_num("HM_BENCH_HOSTS_SESSIONS", q(50, 10)).max(1),
             only: list("HM_BENCH_ONLY"),
             kinds: list("HM_BENCH_TARGETS"),
         }
@@ -164,6 +179,12 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("scale") {
         scale::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("thousand") {
+        thousand::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("hosts") {
+        hosts::section(b, cfg, &mut checks).print();
     }
 
     checks.table().print();

@@ -70,7 +70,20 @@ impl Bench {
 
     /// `hm` with a clean environment that finds no config file.
     pub fn hm(&self) -> Command {
-        let mut c = Command::new(&self.hm);
+        self.hm_via(&[])
+    }
+
+    /// [`Bench::hm`] run by `wrapper` (a program that execs its arguments,
+    /// as `prlimit --nofile=1024: ...` does), or alone when it is empty.
+    pub fn hm_via(&self, wrapper: &[&str]) -> Command {
+        let mut c = match wrapper.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(&self.hm);
+                c
+            }
+            None => Command::new(&self.hm),
+        };
         c.current_dir(&self.root)
             .env("HOME", &self.root)
             .env("XDG_CONFIG_HOME", self.root.join("config"))

@@ -23,11 +23,11 @@ use crate::report::{Checks, Table, median, num, percentile};
 use crate::screen::Screen;
 use crate::sys::{self, Mem, Usage};
 
-pub use host::HostDrop;
+pub use host::{HostDrop, says_down};
 pub use keys::Keys;
 
 /// The dashboard's terminal.
-const SIZE: Size = Size {
+pub const SIZE: Size = Size {
     cols: 200,
     rows: 60,
 };
@@ -49,7 +49,7 @@ const LINE_GAP_US: &str = "10000";
 const FULL_SETTLE: Duration = Duration::from_secs(8);
 
 /// What a process used, and over how many seconds.
-type Over = (Usage, f64);
+pub type Over = (Usage, f64);
 
 #[derive(Debug, Default)]
 pub struct Report {
@@ -72,7 +72,7 @@ pub struct Report {
 }
 
 /// `hm tui` on `dir` in a pty of [`SIZE`].
-fn dashboard(b: &Bench, dir: &Path) -> Screen {
+pub fn dashboard(b: &Bench, dir: &Path) -> Screen {
     let hm = b.hm.display().to_string();
     let dir = dir.display().to_string();
     Screen::start(b, &[&hm, "tui", "--socket-dir", &dir], SIZE, &[])
@@ -106,7 +106,7 @@ fn settled(
 
 /// Starts every session, then waits for each: the supervisors come up
 /// side by side rather than one after another.
-fn start_all(b: &Bench, dir: &Path, sessions: Vec<(String, Vec<String>)>) -> Vec<HmSession> {
+pub fn start_all(b: &Bench, dir: &Path, sessions: Vec<(String, Vec<String>)>) -> Vec<HmSession> {
     let started: Vec<HmSession> = sessions
         .iter()
         .map(|(id, argv)| {
@@ -122,7 +122,7 @@ fn start_all(b: &Bench, dir: &Path, sessions: Vec<(String, Vec<String>)>) -> Vec
 
 /// Three dashboards started one after another, each timed until the
 /// first session's id is on its screen.
-fn first_paints(b: &Bench, dir: &Path, first: &str) -> Vec<f64> {
+pub fn first_paints(b: &Bench, dir: &Path, first: &str) -> Vec<f64> {
     let mut ms = Vec::new();
     for _ in 0..3 {
         let t0 = Instant::now();
@@ -139,7 +139,11 @@ fn first_paints(b: &Bench, dir: &Path, first: &str) -> Vec<f64> {
 
 /// Usage of each of `pids` over `window`, while the dashboard's output is
 /// drained; the first pid alone, and the rest summed.
-fn usage_over(screen: &mut Screen, pids: &[i32], window: Duration) -> (Option<Over>, Option<Over>) {
+pub fn usage_over(
+    screen: &mut Screen,
+    pids: &[i32],
+    window: Duration,
+) -> (Option<Over>, Option<Over>) {
     let before: Vec<Option<Usage>> = pids.iter().map(|&p| Usage::of(p)).collect();
     let t0 = Instant::now();
     screen.drain(window);
@@ -263,7 +267,7 @@ pub fn measure(
     r
 }
 
-fn mem_cell(m: Option<Mem>) -> String {
+pub fn mem_cell(m: Option<Mem>) -> String {
     m.map_or("–".into(), |m| {
         format!(
             "{:.1} / {:.1} MiB",
@@ -273,7 +277,7 @@ fn mem_cell(m: Option<Mem>) -> String {
     })
 }
 
-fn keys_cell(k: &Keys) -> String {
+pub fn keys_cell(k: &Keys) -> String {
     let ms = |v: Option<f64>| num(v.map(|x| x / 1e3));
     format!(
         "{} / {} / {} ({} keys, {} lost)",

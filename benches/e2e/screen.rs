@@ -69,6 +69,22 @@ impl Screen {
         self.vt.screen().contents()
     }
 
+    /// The bottom row's text (the dashboard's footer), trimmed.
+    pub fn footer(&self) -> String {
+        self.contents()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    /// The page shown and the number of pages, from the dashboard's footer
+    /// (`page 2/14`); `(1, 1)` when it shows no page number.
+    pub fn page(&self) -> (usize, usize) {
+        page_of(&self.footer()).unwrap_or((1, 1))
+    }
+
     /// Types `bytes` into the program's terminal.
     pub fn send(&self, bytes: &[u8]) {
         peers::write_all(self.proc.fd(), bytes);
@@ -102,4 +118,26 @@ impl Screen {
             self.pump(left.min(Duration::from_millis(50)));
         }
     }
+}
+
+/// `page N/M` in a line of text.
+pub fn page_of(line: &str) -> Option<(usize, usize)> {
+    let rest = &line[line.rfind("page ")? + 5..];
+    let (n, m) = rest.split_once('/')?;
+    let m: String = m.chars().take_while(char::is_ascii_digit).collect();
+    Some((n.trim().parse().ok()?, m.parse().ok()?))
+}
+
+/// How many of the dashboard's panes the screen shows: their top-left
+/// corners, rounded (`╭`) or, for the selected one, thick (`┏`).
+pub fn panes(screen: &vt100::Screen) -> usize {
+    let (rows, cols) = screen.size();
+    (0..rows.get())
+        .flat_map(|r| (0..cols.get()).map(move |c| (r, c)))
+        .filter(|&(r, c)| {
+            screen
+                .cell(r, c)
+                .is_some_and(|x| matches!(x.contents(), "╭" | "┏"))
+        })
+        .count()
 }

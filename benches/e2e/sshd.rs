@@ -2,8 +2,10 @@
 //! another machine's sessions (`hm tui` with a `[[hosts]]` entry) over the
 //! real transport: `ssh HOST hm proxy`. The "other machine" is this one,
 //! as the current user, with a throwaway host key and an authorized key in
-//! the sandbox; its socket dir is `remote_rt/heimdall`, given to the
-//! remote side through `SetEnv XDG_RUNTIME_DIR`.
+//! the sandbox; its socket dir is `<runtime dir>/heimdall`, given to the
+//! remote side through `SetEnv XDG_RUNTIME_DIR`. Several "machines" are
+//! several host names in the client config, each with a runtime dir of its
+//! own, all served by the one sshd.
 //!
 //! The sshd, the sessions it forks and the proxies they run are all
 //! descendants of the harness (a subreaper); they are killed by pid when
@@ -24,11 +26,11 @@ pub const HOST: &str = "box";
 #[derive(Debug)]
 pub struct Sshd {
     child: Child,
-    /// The ssh client config naming [`HOST`]; `HM_SSH_COMMAND="ssh -F
+    /// The ssh client config naming each host; `HM_SSH_COMMAND="ssh -F
     /// <this>"` makes hm use it.
     pub client_config: PathBuf,
-    /// The remote side's XDG_RUNTIME_DIR.
-    pub remote_rt: PathBuf,
+    /// Each host's name and its remote side's XDG_RUNTIME_DIR.
+    pub hosts: Vec<(String, PathBuf)>,
 }
 
 fn quiet(cmd: &mut Command) -> bool {
@@ -39,15 +41,26 @@ fn quiet(cmd: &mut Command) -> bool {
 }
 
 impl Sshd {
-    /// Starts one, or says why it cannot (no OpenSSH, no user name).
+    /// Starts one serving [`HOST`], or says why it cannot (no OpenSSH, no
+    /// user name).
     pub fn start(b: &Bench) -> Result<Sshd, String> {
+        Sshd::start_hosts(b, &[HOST])
+    }
+
+    /// Starts one that the client config reaches under each of `names`,
+    /// each name with its own remote socket dir.
+    pub fn start_hosts(b: &Bench, names: &[&str]) -> Result<Sshd, String> {
         if !Path::new(SSHD).exists() || !quiet(Command::new("ssh").arg("-V")) {
             return Err("OpenSSH (ssh and sshd) is not installed".into());
         }
         let dir = b.path(&b.name("ssh"));
-        let remote_rt = b.path(&b.name("remote-run"));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        std::fs::create_dir_all(&remote_rt).map_err(|e| e.to_string())?;
+        let mut hosts = Vec::new();
+        for name in names {
+            let rt = b.path(&b.name("remote-run"));
+            std::fs::create_dir_all(&rt).map_err(|e| e.to_string())?;
+            hosts.push((name.to_string(), rt));
+        }
         for (comment, file) in [("host", "host_key"), ("user", "id")] {
             let made = quiet(
                 Command::new("ssh-keygen")
@@ -82,12 +95,17 @@ impl Sshd {
             .flatten()
             .map(|u| u.name)
             .ok_or("no user name for this uid")?;
-        let client = format!(
-            "Host {HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
-             IdentityFile {d}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  \
-             StrictHostKeyChecking no\n  LogLevel ERROR\n  SetEnv XDG_RUNTIME_DIR={rt}\n",
-            rt = remote_rt.display()
-        );
+        let client: String = hosts
+            .iter()
+            .map(|(name, rt)| {
+                format!(
+                    "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
+                     IdentityFile {d}/id\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  \
+                     StrictHostKeyChecking no\n  LogLevel ERROR\n  SetEnv XDG_RUNTIME_DIR={rt}\n",
+                    rt = rt.display()
+                )
+            })
+            .collect();
         let client_config = dir.join("ssh_config");
         std::fs::write(&client_config, client).map_err(|e| e.to_string())?;
         let child = Command::new(SSHD)
@@ -102,7 +120,7 @@ impl Sshd {
         let sshd = Sshd {
             child,
             client_config,
-            remote_rt,
+            hosts,
         };
         peers::wait_for("sshd to listen", || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
@@ -110,12 +128,21 @@ impl Sshd {
         Ok(sshd)
     }
 
-    /// The remote side's socket dir.
+    /// The remote side's socket dir of the first host (the only one, for
+    /// [`Sshd::start`]).
     pub fn remote_dir(&self) -> PathBuf {
-        self.remote_rt.join("heimdall")
+        self.hosts[0].1.join("heimdall")
     }
 
-    /// What `HM_SSH_COMMAND` must say for hm to reach [`HOST`].
+    /// The remote side's socket dir of host `name`.
+    pub fn remote_dir_of(&self, name: &str) -> Option<PathBuf> {
+        self.hosts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, rt)| rt.join("heimdall"))
+    }
+
+    /// What `HM_SSH_COMMAND` must say for hm to reach the hosts.
     pub fn ssh_command(&self) -> String {
         format!("ssh -F {}", self.client_config.display())
     }

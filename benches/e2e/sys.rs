@@ -69,6 +69,11 @@ pub fn threads(pid: i32) -> Option<u64> {
     )
 }
 
+/// Open file descriptors of a process.
+pub fn fds(pid: i32) -> Option<usize> {
+    Some(fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
+}
+
 /// Peak resident set size (KiB).
 pub fn hwm_kib(pid: i32) -> Option<u64> {
     field(
@@ -269,27 +274,53 @@ pub fn kill_everything() {
 
 /// Becomes a subreaper and turns SIGINT, SIGTERM and SIGHUP into a clean
 /// exit: everything started is killed and `sandbox` removed. Must be called
-/// before any other thread exists, so that all of them block the signals.
+/// before anything is started.
+///
+/// The signals are caught by handlers (tokio's), not blocked and waited
+/// for: a blocked mask is inherited by every child (std's `Command` does
+/// not reset it, nor does `hm`'s own pty spawn), and supervisors that
+/// never see SIGTERM each cost their guard its 500 ms grace before the
+/// SIGKILL, eight minutes for a thousand. A handler is reset by exec.
 pub fn install_cleanup(sandbox: PathBuf) {
+    use tokio::signal::unix::{SignalKind, signal};
     let _ = nix::sys::prctl::set_child_subreaper(true);
-    let mut set = nix::sys::signal::SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.add(Signal::SIGHUP);
-    // std::process::Command resets the signal mask in every child, so the
-    // programs measured do not inherit this.
-    if set.thread_block().is_err() {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+    else {
         return;
-    }
+    };
+    // Registered here, before anything is started, so that no signal is
+    // missed; waited for on a thread of its own.
+    let signals = {
+        let _in = rt.enter();
+        [
+            (SignalKind::interrupt(), "SIGINT"),
+            (SignalKind::terminate(), "SIGTERM"),
+            (SignalKind::hangup(), "SIGHUP"),
+        ]
+        .map(|(k, name)| signal(k).map(|s| (s, name)))
+    };
+    let Ok(mut signals) = signals.into_iter().collect::<Result<Vec<_>, _>>() else {
+        return;
+    };
     let _ = std::thread::Builder::new()
         .name("cleanup".into())
         .spawn(move || {
-            if let Ok(sig) = set.wait() {
-                eprintln!("\ne2e: {sig}: killing everything started, then exiting");
-                kill_everything();
-                let _ = fs::remove_dir_all(&sandbox);
-                std::process::exit(130);
-            }
+            let name = rt.block_on(async {
+                let [a, b, c] = &mut signals[..] else {
+                    return "a signal";
+                };
+                tokio::select! {
+                    _ = a.0.recv() => a.1,
+                    _ = b.0.recv() => b.1,
+                    _ = c.0.recv() => c.1,
+                }
+            });
+            eprintln!("\ne2e: {name}: killing everything started, then exiting");
+            kill_everything();
+            let _ = fs::remove_dir_all(&sandbox);
+            std::process::exit(130);
         });
 }
 

@@ -6,11 +6,12 @@
 //! the end marker (or, for a lossy peer, when its bytes stop coming).
 
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use heimdall::protocol::Size;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 use crate::peer::Peer;
@@ -32,6 +33,9 @@ pub enum Kind {
     HmAgent,
     /// `hm attach` in a pty.
     HmAttach,
+    /// `hm attach HOST:ID` in a pty, to a session on another machine
+    /// reached over ssh (see [`Via`]).
+    HmAttachSsh,
     Dtach,
     Tmux,
 }
@@ -45,6 +49,7 @@ impl Kind {
             Kind::Hm => "hm",
             Kind::HmAgent => "hm-agent",
             Kind::HmAttach => "hm-attach",
+            Kind::HmAttachSsh => "hm-attach-ssh",
             Kind::Dtach => "dtach",
             Kind::Tmux => "tmux",
         }
@@ -92,6 +97,40 @@ impl Run {
     }
 }
 
+/// Where [`Kind::HmAttachSsh`] starts its session and how its attach
+/// reaches it.
+#[derive(Debug)]
+pub struct Via {
+    /// The other machine's socket dir, where the session is started.
+    pub dir: PathBuf,
+    /// The name `hm attach HOST:ID` is given.
+    pub host: String,
+    /// A config file whose `[[hosts]]` names the host.
+    pub config: PathBuf,
+    /// Added to the attach's environment (`HM_SSH_COMMAND`, `TMPDIR`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Via {
+    /// `hm attach HOST:ID` as an argv for [`Bench::pty_with`].
+    pub fn attach_argv(&self, hm: &Path, id: &str) -> Vec<String> {
+        vec![
+            hm.display().to_string(),
+            "--config".into(),
+            self.config.display().to_string(),
+            "attach".into(),
+            format!("{}:{id}", self.host),
+        ]
+    }
+
+    pub fn env(&self) -> Vec<(&str, &str)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+}
+
 /// What the harness holds while a run is in progress.
 #[allow(dead_code)]
 enum Held {
@@ -102,6 +141,18 @@ enum Held {
 }
 
 pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payload: &Path) -> Run {
+    run_once_via(b, kind, clients, want, payload, None)
+}
+
+/// [`run_once`], with the other machine that [`Kind::HmAttachSsh`] needs.
+pub fn run_once_via(
+    b: &Bench,
+    kind: Kind,
+    clients: usize,
+    want: &Arc<Vec<u8>>,
+    payload: &Path,
+    via: Option<&Via>,
+) -> Run {
     let fifo = b.fifo();
     let script = peers::stream_script(&fifo, payload);
     let argv = ["sh", "-c", script.as_str()];
@@ -161,16 +212,32 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
             relays.push(relay);
             streams.push(conn);
         }
-        Kind::Hm | Kind::HmAgent | Kind::HmAttach => {
+        Kind::Hm | Kind::HmAgent | Kind::HmAttach | Kind::HmAttachSsh => {
             let opts: &[&str] = if kind == Kind::HmAgent {
                 &["--classifier", "agent"]
             } else {
                 &["--classifier", "simple"]
             };
-            let s = b.hm_session_with(opts, &argv);
+            let via = via.filter(|_| kind == Kind::HmAttachSsh);
+            let s = match via {
+                Some(v) => {
+                    let s = b.spawn_hm_with(&v.dir, &b.name("hm"), opts, &argv);
+                    s.wait_ready();
+                    s
+                }
+                None => b.hm_session_with(opts, &argv),
+            };
             server_pid = Some(s.pid());
             for _ in 0..clients {
-                if kind != Kind::HmAttach {
+                if let Some(v) = via {
+                    let argv = v.attach_argv(&b.hm, &s.id);
+                    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                    let size = Size {
+                        cols: peers::COLS,
+                        rows: peers::ROWS,
+                    };
+                    ptys.push(b.pty_with(&argv, size, &v.env()));
+                } else if kind != Kind::HmAttach {
                     let mut p = Peer::connect(&s.sock).expect("connect");
                     p.subscribe(&[]).expect("subscribe");
                     socks.push(p.nonblocking());
@@ -207,6 +274,11 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
     let is_client = kind != Kind::Raw;
     if is_client {
         for p in &ptys {
+            if kind == Kind::HmAttachSsh {
+                // Quiet while ssh connects and the host is mounted: the
+                // attach is ready once it has drawn, then gone quiet.
+                p.settle(Duration::from_secs(2), Duration::from_secs(20));
+            }
             p.settle(quiet, max_settle);
         }
     }
@@ -223,7 +295,7 @@ pub fn run_once(b: &Bench, kind: Kind, clients: usize, want: &Arc<Vec<u8>>, payl
     for p in &ptys {
         let sink: Box<dyn crate::sink::Sink> = match kind {
             Kind::Raw => Box::new(Expect::new(want.clone())),
-            Kind::HmAttach => Box::new(PtySink::new(want.clone(), true, false)),
+            Kind::HmAttach | Kind::HmAttachSsh => Box::new(PtySink::new(want.clone(), true, false)),
             Kind::Tmux => Box::new(PtySink::new(want.clone(), false, true)),
             _ => Box::new(PtySink::new(want.clone(), false, false)),
         };

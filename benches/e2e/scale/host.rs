@@ -53,7 +53,7 @@ pub struct HostDrop {
 
 /// What the host's panes say while it is down, or coming back (their
 /// bottom border, cut to the pane's width: one of these survives the cut).
-fn says_down(screen: &str) -> bool {
+pub fn says_down(screen: &str) -> bool {
     ["unreachable", "retrying", "connecting"]
         .iter()
         .any(|w| screen.contains(w))
