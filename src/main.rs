@@ -17,6 +17,10 @@ fn main() -> ExitCode {
         heimdall::cmd::hook::run(&args[2..]);
         return ExitCode::SUCCESS;
     }
+    // Signals blocked by whoever started us would stay pending: a
+    // supervisor deaf to SIGTERM, a dashboard to SIGHUP. The mask is
+    // inherited, and no thread is running yet, so every later one gets this.
+    let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
     let cli = heimdall::cli::Cli::parse();
     match heimdall::cmd::dispatch(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),

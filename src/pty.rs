@@ -152,6 +152,16 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned, SpawnError> {
                     );
                 }
             }
+            // Nor may it leave signals blocked: the mask is inherited too,
+            // and a program whose SIGINT is blocked ignores Ctrl-C.
+            let none = [0u64; 1];
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                none.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
             // Descriptors inherited from whoever started the supervisor are
             // none of the child's business. Marking them close-on-exec
             // (rather than closing them) keeps std's exec-error pipe working.

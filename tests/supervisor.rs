@@ -467,6 +467,49 @@ fn sigchld_ignored_where_hm_was_started_does_not_lose_the_exit_code() {
     }
 }
 
+/// Signals blocked where hm was started are blocked neither in the
+/// supervisor (SIGTERM stops it) nor in the session's program (whose
+/// SIGINT is Ctrl-C).
+#[test]
+#[allow(unsafe_code)]
+fn signals_blocked_where_hm_was_started_are_not_blocked_in_the_session() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    let mut c = sb.hm();
+    c.args(["run", "--detach", "--id", "blk", "--socket-dir", sb.dir()])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "grep SigBlk /proc/self/status; exec sleep 30",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: runs in the forked child before exec; sigprocmask is
+    // async-signal-safe and the set is built before the fork.
+    let mut set = nix::sys::signal::SigSet::empty();
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(sig);
+    }
+    unsafe {
+        c.pre_exec(move || set.thread_block().map_err(std::io::Error::from));
+    }
+    let mut s = common::Session {
+        child: c.spawn().expect("spawn"),
+        pid_file: sb.sock_dir.join("blk.pid"),
+        sock: sb.sock("blk"),
+    };
+    wait_until("the session to answer", || {
+        Raw::connect(&s.sock).is_ok_and(|mut r| r.status().is_some())
+    });
+    let mut r = s.raw();
+    r.send(client::SUBSCRIBE, &[]);
+    let out = String::from_utf8_lossy(&r.output_until(b"\r\n")).into_owned();
+    assert!(out.contains("SigBlk:\t0000000000000000"), "{out:?}");
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGTERM).expect("signal");
+    assert_eq!(s.wait_exit(), 143, "SIGTERM to the supervisor");
+}
+
 #[test]
 fn signals_to_the_supervisor_stop_the_session_and_clean_up() {
     for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
