@@ -104,8 +104,13 @@ pub fn run(opts: Options) -> Result<i32> {
     // drops); the grid shows their sessions as `host:id`.
     let mut opts = opts;
     let mut links = Vec::new();
+    // A link that comes up or goes down says so at once, not at the next
+    // tick: the first paint of a host's panes is when it is mounted.
+    let changed = std::sync::Arc::new(tokio::sync::Notify::new());
     for host in &opts.hosts {
-        let link = crate::remote::Link::start(host, &opts.ssh_command, || {})?;
+        let notify = changed.clone();
+        let link =
+            crate::remote::Link::start(host, &opts.ssh_command, move || notify.notify_one())?;
         opts.remote_dirs
             .push((host.name.clone(), link.dir().to_path_buf()));
         opts.spawners.push((host.name.clone(), link.spawner()));
@@ -114,6 +119,7 @@ pub fn run(opts: Options) -> Result<i32> {
     let remotes = Remotes {
         links,
         down: Default::default(),
+        changed,
     };
     let result = local.block_on(&rt, dashboard(opts, remotes));
     drop(guard);
@@ -124,6 +130,8 @@ pub fn run(opts: Options) -> Result<i32> {
 struct Remotes {
     links: Vec<(String, crate::remote::Link)>,
     down: std::collections::HashSet<String>,
+    /// Raised when a link's state changes.
+    changed: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Remotes {
@@ -258,6 +266,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
     // and a shell report it.
     let mut code = 0;
+    let links_changed = remotes.changed.clone();
     loop {
         // Draw at once when a frame is due; only a frame within the rate
         // cap waits on a timer (an idle dashboard arms none).
@@ -321,6 +330,13 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
             r = check.wait() => {
                 r.context("the dashboard's timer failed")?;
                 Some(Msg::Tick)
+            }
+            () = links_changed.notified() => {
+                let now = Instant::now();
+                let fx = discover(&mut m, &opts.dir, &mut remotes, now);
+                apply(fx, &opts, &sess_tx, &mut senders, &started);
+                dirty = true;
+                None
             }
             msg = sess_rx.recv() => msg,
         };

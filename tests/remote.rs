@@ -438,7 +438,10 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     t.wait_for("the help", |t| t.contains("raw attach"));
     t.send(b"q");
     t.wait_for("the host back, its pane live again", |t| {
-        !t.contains("unreachable") && t.contains("box:far") && t.contains("far-42")
+        !t.contains("unreachable")
+            && !t.contains("connecting")
+            && t.contains("box:far")
+            && t.contains("far-42")
     });
     // `n` with `host:id` starts a session there.
     t.send(b"n");
@@ -627,7 +630,10 @@ fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
     });
     sshd.restart();
     t.wait_for("the host back, its pane live again", |t| {
-        !t.contains("unreachable") && t.contains("box:far") && t.contains("far-42")
+        !t.contains("unreachable")
+            && !t.contains("connecting")
+            && t.contains("box:far")
+            && t.contains("far-42")
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);

@@ -204,15 +204,25 @@ pub struct Spawner {
 impl Spawner {
     /// Starts `req` there and waits until the session is served here too.
     pub fn spawn(&self, req: mux::NewSession) -> Result<(), String> {
-        if !self.up() {
-            return Err(format!("{} is unreachable", self.name));
-        }
+        self.usable()?;
         let (tx, rx) = std::sync::mpsc::channel();
         self.tx
             .send(SpawnRequest::New(req, tx))
             .map_err(|_| format!("{}: the link stopped", self.name))?;
         rx.recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| Err(format!("{}: no answer", self.name)))
+    }
+
+    /// Ok if the host is up; else why not, for a person.
+    fn usable(&self) -> Result<(), String> {
+        match self.state.lock().map(|s| s.clone()) {
+            Ok(LinkState::Up) => Ok(()),
+            Ok(LinkState::Connecting) => Err(format!(
+                "{} is still connecting; try again in a moment",
+                self.name
+            )),
+            _ => Err(format!("{} is unreachable", self.name)),
+        }
     }
 
     /// Whether the link's host is up: its sessions served here.
@@ -223,9 +233,7 @@ impl Spawner {
     /// Forgets the record of ended session `id` there (`hm rm`), without
     /// waiting: the host's next list no longer has it.
     pub fn forget(&self, id: &str) -> Result<(), String> {
-        if !self.up() {
-            return Err(format!("{} is unreachable", self.name));
-        }
+        self.usable()?;
         self.tx
             .send(SpawnRequest::Forget(id.to_owned()))
             .map_err(|_| format!("{}: the link stopped", self.name))
@@ -309,7 +317,6 @@ impl Link {
                     set(LinkState::Connecting);
                     let why = match connect(&h, &c).await {
                         Ok(conn) => {
-                            set(LinkState::Up);
                             wait = BACKOFF_FIRST;
                             let lost = |o: &Outcome| match o {
                                 Outcome::Stopped => None,
@@ -341,6 +348,8 @@ impl Link {
                                 &mut stop_rx,
                                 Some((WATCH_EVERY, &mut spawn_rx)),
                                 None,
+                                // Up once its sessions can be connected to.
+                                &|| set(LinkState::Up),
                                 &went_down,
                             )
                             .await;
@@ -612,7 +621,7 @@ async fn run(
 ) {
     match connect(&host, &ssh_command).await {
         Ok(c) => {
-            let _ = serve(c, &dir, &mut stop, None, Some(ready), &|_| {}).await;
+            let _ = serve(c, &dir, &mut stop, None, Some(ready), &|| {}, &|_| {}).await;
         }
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -629,6 +638,7 @@ async fn serve(
     stop: &mut oneshot::Receiver<()>,
     watch: Option<(Duration, &mut mpsc::UnboundedReceiver<SpawnRequest>)>,
     ready: Option<Ready>,
+    mounted_now: &dyn Fn(),
     ending: &dyn Fn(&Outcome),
 ) -> Outcome {
     let (watch, mut spawns) = match watch {
@@ -653,6 +663,7 @@ async fn serve(
     let mut mounted: HashMap<String, Served> = HashMap::new();
     remount(dir, &sessions, &mut mounted, &accepted_tx);
     // Ready once the sockets are there to connect to.
+    mounted_now();
     if let Some(ready) = ready {
         let _ = ready.send(Ok(sessions));
     }
