@@ -64,6 +64,12 @@ pub const DEFAULT_COPY_KEY: u8 = 0x1d;
 /// Rows of history each dashboard pane (and attach's copy mode) keeps.
 pub const DEFAULT_HISTORY_LINES: usize = 1000;
 pub const MAX_HISTORY_LINES: usize = 100_000;
+/// Rows of history a dashboard keeps in all, shared by its panes, unless
+/// `history_lines` is set: every pane keeps the default up to 20 panes,
+/// fewer beyond, and never under [`MIN_SHARED_HISTORY_LINES`]. A row
+/// costs 32 bytes a column, so 200 panes of 1000 rows each took 333 MiB.
+pub const DASHBOARD_HISTORY_ROWS: usize = 20_000;
+pub const MIN_SHARED_HISTORY_LINES: usize = 100;
 pub const IDLE_THRESHOLD_MS_RANGE: RangeInclusive<u64> = 1..=86_400_000;
 pub const DEBOUNCE_MS_RANGE: RangeInclusive<u64> = 0..=60_000;
 /// `[classifier.agent] stuck_after_ms`: a second to a day.
@@ -168,6 +174,9 @@ pub struct Config {
     /// Rows of history a dashboard pane keeps, and `hm attach`'s copy
     /// mode reads (client-side; the supervisor keeps `scrollback_bytes`).
     pub history_lines: usize,
+    /// Whether the file set `history_lines`; if not, a dashboard over many
+    /// sessions gives each pane fewer (see [`DASHBOARD_HISTORY_ROWS`]).
+    pub history_lines_set: bool,
     pub classifier: ClassifierSpec,
     /// Whether the file or a flag chose the classifier; if not, a session
     /// running a known agent gets the `agent` classifier
@@ -255,6 +264,7 @@ impl Config {
             next_key: None,
             attach_key: None,
             history_lines: DEFAULT_HISTORY_LINES,
+            history_lines_set: false,
             classifier: ClassifierSpec::default(),
             classifier_chosen: false,
             env: Vec::new(),

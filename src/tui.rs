@@ -64,6 +64,8 @@ pub struct Options {
     pub copy_key: Option<u8>,
     /// Rows of history each pane keeps.
     pub history_lines: usize,
+    /// `history_lines` was not set (see `Model::history_for`).
+    pub history_shared: bool,
     pub config_path: Option<PathBuf>,
     /// `dir`, when it came from `--socket-dir` (not the config).
     pub dir_flag: Option<String>,
@@ -215,6 +217,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     m.attach_key = opts.attach_config.attach_key;
     m.hosts = opts.hosts.iter().map(|h| h.name.clone()).collect();
     m.history_lines = opts.history_lines;
+    m.history_shared = opts.history_shared;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
 
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Event>();

@@ -42,6 +42,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         detach_key: config.detach_key,
         copy_key: config.copy_key,
         history_lines: config.history_lines,
+        history_shared: !config.history_lines_set,
         config_path: config_path.map(|p| cwd.join(p)),
         attach_config: config.clone(),
         hosts,

@@ -100,6 +100,7 @@ impl Config {
                 "history_lines" => {
                     let n = doc.integer(name, value, 0..=MAX_HISTORY_LINES as u64, "lines")?;
                     config.history_lines = usize::try_from(n).unwrap_or(MAX_HISTORY_LINES);
+                    config.history_lines_set = true;
                 }
                 "classifier" => {
                     config.classifier = doc.classifier(value)?;

@@ -357,6 +357,9 @@ pub struct Model {
     pub copy_key: Option<u8>,
     /// Rows of history each pane keeps (`history_lines`).
     pub history_lines: usize,
+    /// `history_lines` was not set: with many panes each keeps fewer
+    /// (see [`Model::history_for`]).
+    pub history_shared: bool,
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
     pub shell: String,
@@ -398,6 +401,7 @@ impl Model {
             host_problems: Default::default(),
             hosts: Vec::new(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
+            history_shared: false,
             theme,
             notice: None,
             shell: "/bin/sh".into(),
@@ -457,6 +461,19 @@ impl Model {
 
     pub fn visible_ids(&self) -> Vec<String> {
         self.visible().iter().map(|p| p.id.clone()).collect()
+    }
+
+    /// Rows of history for a new pane, among `panes` in all: the
+    /// configured number, or, when the user set none, a share of
+    /// [`crate::config::DASHBOARD_HISTORY_ROWS`] once there are many.
+    pub fn history_for(&self, panes: usize) -> usize {
+        if !self.history_shared {
+            return self.history_lines;
+        }
+        let share = crate::config::DASHBOARD_HISTORY_ROWS / panes.max(1);
+        share
+            .max(crate::config::MIN_SHARED_HISTORY_LINES)
+            .min(self.history_lines)
     }
 
     pub fn notify(&mut self, text: impl Into<String>, now: Instant) {

@@ -51,6 +51,10 @@ pub fn started(
 /// Sessions with a live supervisor: a pane and a connection each, for
 /// those that have none yet.
 pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
+    // The panes there will be, counted before any is made: the dashboard
+    // started over 200 sessions gives each its share at once.
+    let new = ids.iter().filter(|id| m.pane(id).is_none()).count();
+    let rows = m.history_for(m.panes.len() + new);
     for id in ids {
         if m.starting.contains(&id) {
             continue;
@@ -58,8 +62,7 @@ pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
         // A pane whose session is over gives way to a new one of its id.
         if m.pane(&id).is_none_or(|p| p.link == Link::Gone) {
             m.panes.retain(|p| p.id != id);
-            m.panes
-                .push(Pane::with_history(id.clone(), m.history_lines));
+            m.panes.push(Pane::with_history(id.clone(), rows));
             fx.push(Effect::Connect(id));
         }
     }
@@ -87,11 +90,13 @@ pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
 pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
     let unix_now = crate::clock::unix_ms();
     let mut added = false;
+    let new = records.iter().filter(|r| m.pane(&r.id).is_none()).count();
+    let rows = m.history_for(m.panes.len() + new);
     for r in records {
         if m.pane(&r.id).is_some() || m.starting.contains(&r.id) {
             continue;
         }
-        let mut p = Pane::with_history(r.id.clone(), m.history_lines);
+        let mut p = Pane::with_history(r.id.clone(), rows);
         p.exit = Some(r.exit_code);
         p.link = Link::Gone;
         p.command = Some(r.command.join(" "));

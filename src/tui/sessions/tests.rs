@@ -546,3 +546,32 @@ fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() 
     );
     assert!(!fx.iter().any(|e| matches!(e, Effect::Info(_))), "{fx:?}");
 }
+
+/// Unless `history_lines` is set, many panes share a budget of rows
+/// (a pane's rows cost 32 bytes a column): each keeps the default up to
+/// 20 panes, a share beyond, and at least 100.
+#[test]
+fn many_panes_share_the_history_unless_its_depth_is_set() {
+    let now = Instant::now();
+    let kept = |m: &Model, id: &str| {
+        m.pane(id)
+            .map(|p| p.term.screen().scrollback_capacity())
+            .unwrap_or_default()
+    };
+    let ids = |n: usize| (0..n).map(|i| format!("s{i}")).collect::<Vec<_>>();
+    for (panes, shared, set, want) in [
+        (8, true, 1000, 1000),
+        (20, true, 1000, 1000),
+        (40, true, 1000, 500),
+        (200, true, 1000, 100),
+        (400, true, 1000, 100),
+        (200, true, 50, 50),
+        (200, false, 1000, 1000),
+    ] {
+        let mut m = model(160, 49);
+        m.history_lines = set;
+        m.history_shared = shared;
+        update(&mut m, Msg::Found(ids(panes)), now);
+        assert_eq!(kept(&m, "s0"), want, "{panes} panes, shared {shared}");
+    }
+}
