@@ -437,12 +437,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     t.send(b"?");
     t.wait_for("the help", |t| t.contains("raw attach"));
     t.send(b"q");
-    t.wait_for("the host back, its pane live again", |t| {
-        !t.contains("unreachable")
-            && !t.contains("connecting")
-            && t.contains("box:far")
-            && t.contains("far-42")
-    });
+    wait_back(&mut t);
     // `n` with `host:id` starts a session there.
     t.send(b"n");
     t.wait_for("the new-session form", |t| t.contains("host:id on box"));
@@ -559,6 +554,17 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     assert_eq!(t.wait_exit(), 0);
 }
 
+/// Waits until the host `box` is up again and its pane `box:far` live,
+/// showing `far-42` (once: replayed, not doubled).
+fn wait_back(t: &mut terminal::Terminal) {
+    t.wait_for("the host back, its pane live again", |t| {
+        !t.contains("unreachable")
+            && !t.contains("connecting")
+            && t.contains("box:far")
+            && t.screen().contents().matches("far-42").count() == 1
+    });
+}
+
 /// The pids of `root`'s descendants.
 fn descendants(root: i32) -> Vec<i32> {
     let parent = |pid: i32| -> Option<i32> {
@@ -629,12 +635,7 @@ fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
         t.last_row().contains("move") && t.contains("near-42")
     });
     sshd.restart();
-    t.wait_for("the host back, its pane live again", |t| {
-        !t.contains("unreachable")
-            && !t.contains("connecting")
-            && t.contains("box:far")
-            && t.contains("far-42")
-    });
+    wait_back(&mut t);
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
 }

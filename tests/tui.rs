@@ -755,15 +755,7 @@ fn an_unknown_theme_in_the_config_file_is_named_with_its_line() {
 #[test]
 fn fifty_sessions_paint_with_a_page_footer() {
     let sb = Sandbox::new();
-    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
-    let sessions: Vec<Session> = ids
-        .iter()
-        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
-        .collect();
-    wait_until("every session to answer", || {
-        ids.iter()
-            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
-    });
+    let (ids, sessions) = sleepers_answering(&sb, 50);
     // Nine readable panes to a page on 80x24, within the usual patience
     // (the benchmarks measure how fast).
     let mut t = tui(&sb);
@@ -1207,6 +1199,20 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
     });
 }
 
+/// `n` sessions `job00`.. running `sleep`, once each answers.
+fn sleepers_answering(sb: &Sandbox, n: usize) -> (Vec<String>, Vec<Session>) {
+    let ids: Vec<String> = (0..n).map(|i| format!("job{i:02}")).collect();
+    let sessions = ids
+        .iter()
+        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
+        .collect();
+    wait_until("every session to answer", || {
+        ids.iter()
+            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
+    });
+    (ids, sessions)
+}
+
 /// `hm tui` started by `sh` with these descriptor limits (`ulimit -Sn`,
 /// `ulimit -Hn`), on a 200x60 terminal (72 panes to a page).
 fn tui_limited(sb: &Sandbox, soft: u32, hard: u32) -> Terminal {
@@ -1240,15 +1246,7 @@ fn open_fds(pid: Pid) -> usize {
 #[test]
 fn a_low_soft_descriptor_limit_is_raised_and_new_sessions_keep_the_users() {
     let sb = Sandbox::new();
-    let ids: Vec<String> = (0..40).map(|i| format!("job{i:02}")).collect();
-    let sessions: Vec<Session> = ids
-        .iter()
-        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
-        .collect();
-    wait_until("every session to answer", || {
-        ids.iter()
-            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
-    });
+    let (ids, sessions) = sleepers_answering(&sb, 40);
     let mut t = tui_limited(&sb, 24, 400);
     t.wait_for("every pane live", |t| {
         ids.iter().all(|id| edge_shows(t, id, "idle"))
@@ -1282,15 +1280,7 @@ fn a_low_soft_descriptor_limit_is_raised_and_new_sessions_keep_the_users() {
 #[test]
 fn sessions_past_the_hard_descriptor_limit_say_so_and_are_not_called_gone() {
     let sb = Sandbox::new();
-    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
-    let sessions: Vec<Session> = ids
-        .iter()
-        .map(|id| sb.spawn(id, &[], &["sleep", "600"]))
-        .collect();
-    wait_until("every session to answer", || {
-        ids.iter()
-            .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
-    });
+    let (ids, sessions) = sleepers_answering(&sb, 50);
     let mut t = tui_limited(&sb, 40, 40);
     t.wait_for("the panes past the limit saying why", |t| {
         t.contains("out of open files") && t.last_row().contains("limit of 40 open files")
