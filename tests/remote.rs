@@ -398,7 +398,8 @@ fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
 
 /// The dashboard shows another machine's sessions as `host:id` panes
 /// (its `[[hosts]]`), types into them in focus, says when the host is
-/// unreachable, and shows them again when it is back.
+/// unreachable, shows them again when it is back, and starts and kills
+/// sessions there.
 #[test]
 fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     let sb = Sandbox::new();
@@ -457,13 +458,18 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
         "{}",
         stdout(&listed)
     );
+    // `x` kills it there, as a local one, once asked (it is selected).
+    t.send(b"x");
+    t.wait_for("the question", |t| t.contains("Kill session 'box:made'?"));
+    t.send(b"y");
+    t.wait_for("its pane marked exited", |t| t.contains("exited"));
+    wait_until("it ended there", || {
+        remote_ls(&sb, &remote_dir)
+            .lines()
+            .any(|l| l.starts_with("made") && l.contains("exited"))
+    });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
-    let _ = sb
-        .hm()
-        .args(["kill", "made", "--socket-dir"])
-        .arg(&remote_dir)
-        .output();
     let _ = sb
         .hm()
         .args(["kill", "far", "--socket-dir"])
@@ -636,6 +642,42 @@ fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
     });
     sshd.restart();
     wait_back(&mut t);
+    t.send(b"q");
+    assert_eq!(t.wait_exit(), 0);
+}
+
+/// A remote session ending out of sight calls for attention as a local
+/// one does: its pane is marked, and the terminal is asked for a desktop
+/// notification naming it (`desktop_notify`).
+#[test]
+fn a_remote_session_ending_out_of_sight_notifies() {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let _cleanup = RemoteSessions(remote_dir.clone());
+    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    start_remote(
+        &sb,
+        &remote_dir,
+        "zzz",
+        &["sh", "-c", "echo ready; read x; exit 3"],
+    );
+    // "aaa" is local and selected (first in the grid).
+    let _seen = sb.spawn("aaa", &[], &["sh", "-c", "echo seen; exec sleep 600"]);
+    std::fs::write(
+        sb.path().join("heimdall.toml"),
+        format!("[tui]\ndesktop_notify = \"osc9\"\n\n[[hosts]]\nname = \"box\"\nhm = \"{HM}\"\n"),
+    )
+    .expect("config");
+    let mut t = hm_in_terminal(&sb, &sshd, &["tui", "--socket-dir", sb.dir()], (24, 80));
+    t.wait_for("both panes", |t| t.contains("seen") && t.contains("ready"));
+    t.record();
+    let mut far = common::Raw::connect(&remote_dir.join("zzz.sock")).expect("the session");
+    far.send(heimdall::protocol::client::INPUT, b"\n");
+    t.wait_for("the notification", |t| {
+        String::from_utf8_lossy(t.recorded()).contains("\x1b]9;box:zzz: exited with code 3\x07")
+    });
+    t.wait_for("its pane marked", |t| t.contains("box:zzz ●"));
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
 }
