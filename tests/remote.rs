@@ -209,6 +209,18 @@ fn hm_in_terminal(
     terminal::Terminal::start(Path::new(HM), &args, &env, sb.path(), size, "$ hm")
 }
 
+/// A sandbox with an sshd of its own, the "remote" side's runtime and
+/// socket dirs, and the guard that ends the sessions there: what most
+/// tests here start with. Dropped in reverse: sshd, sessions, sandbox.
+fn with_sshd() -> Result<(Sandbox, PathBuf, PathBuf, RemoteSessions, Sshd), String> {
+    let sb = Sandbox::new();
+    let remote_rt = sb.path().join("remote-run");
+    let remote_dir = remote_rt.join("heimdall");
+    let cleanup = RemoteSessions(remote_dir.clone());
+    let sshd = sshd(&sb, &remote_rt)?;
+    Ok((sb, remote_rt, remote_dir, cleanup, sshd))
+}
+
 macro_rules! or_skip {
     ($found:expr) => {
         match $found {
@@ -223,11 +235,7 @@ macro_rules! or_skip {
 
 #[test]
 fn remote_sessions_are_listed_queried_typed_to_and_killed() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     // A session on the "remote" machine.
     start_remote(&sb, &remote_dir, "far", &["cat"]);
 
@@ -297,11 +305,7 @@ fn a_host_that_cannot_be_reached_or_has_no_hm_says_so_in_one_line() {
 
 #[test]
 fn attach_to_a_remote_session_shows_it_and_types_into_it() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     start_remote(
         &sb,
         &remote_dir,
@@ -348,11 +352,7 @@ fn proxies_of(remote_rt: &Path) -> Vec<i32> {
 #[test]
 fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
     use heimdall::remote::{Host, Link, LinkState};
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, remote_rt, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     let start = |id: &str| start_remote(&sb, &remote_dir, id, &["sleep", "600"]);
     start("one");
     let host = Host {
@@ -402,11 +402,7 @@ fn a_link_follows_new_sessions_and_reconnects_after_a_drop() {
 /// sessions there.
 #[test]
 fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, remote_rt, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     start_remote(
         &sb,
         &remote_dir,
@@ -508,11 +504,7 @@ fn remote_ls(sb: &Sandbox, dir: &Path) -> String {
 /// and `x` forgets one there.
 #[test]
 fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     // The first run says "first" and ends; the one started again stays.
     let twice = "if [ -e ran ]; then echo second-$((6*7)); exec sleep 600; fi; \
                  touch ran; echo first-$((6*7)); exit 3";
@@ -603,11 +595,7 @@ fn descendants(root: i32) -> Vec<i32> {
 /// brings the host's panes back, while local panes never stop.
 #[test]
 fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let mut sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, _, remote_dir, _cleanup, mut sshd) = or_skip!(with_sshd());
     start_remote(
         &sb,
         &remote_dir,
@@ -651,11 +639,7 @@ fn the_dashboard_rides_out_the_remote_sshd_going_away_and_coming_back() {
 /// notification naming it (`desktop_notify`).
 #[test]
 fn a_remote_session_ending_out_of_sight_notifies() {
-    let sb = Sandbox::new();
-    let remote_rt = sb.path().join("remote-run");
-    let remote_dir = remote_rt.join("heimdall");
-    let _cleanup = RemoteSessions(remote_dir.clone());
-    let sshd = or_skip!(sshd(&sb, &remote_rt));
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
     start_remote(
         &sb,
         &remote_dir,
