@@ -596,6 +596,9 @@ mod tests {
         // keep it instead of getting `agent`).
         assert!(config.classifier_chosen);
         config.classifier_chosen = false;
+        // Writing the history depth out fixes it (panes no longer share).
+        assert!(config.history_lines_set);
+        config.history_lines_set = false;
         assert_eq!(config, file_defaults());
     }
 
