@@ -121,6 +121,9 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
+    // A pane connected again takes its share of history as things are
+    // now: one made among few panes keeps less once there are many.
+    let history = m.history_for(m.panes.len());
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
     let bell = m.bell;
@@ -144,6 +147,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.hello_info = true;
             // The replay that follows is the whole history again.
             p.copy = None;
+            p.term.keep_history(history);
             p.term.reset();
             p.poll.reset();
             p.poll.asked(now);

@@ -93,6 +93,12 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         t
     }
 
+    /// Keeps `lines` rows of history from the next [`Term::reset`] on (a
+    /// fresh replay fills it again).
+    pub fn keep_history(&mut self, lines: usize) {
+        self.scrollback = lines;
+    }
+
     pub fn size(&self) -> Size {
         self.size
     }

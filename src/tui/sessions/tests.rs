@@ -575,3 +575,28 @@ fn many_panes_share_the_history_unless_its_depth_is_set() {
         assert_eq!(kept(&m, "s0"), want, "{panes} panes, shared {shared}");
     }
 }
+
+/// A pane made among few keeps the default until it connects again, and
+/// then takes its share among the many there are by then.
+#[test]
+fn a_pane_connected_again_takes_its_share_of_history_as_it_is_now() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.history_shared = true;
+    let kept = |m: &Model, id: &str| {
+        m.pane(id)
+            .map(|p| p.term.screen().scrollback_capacity())
+            .unwrap_or_default()
+    };
+    update(&mut m, Msg::Found(vec!["s0".into()]), now);
+    assert_eq!(kept(&m, "s0"), 1000);
+    let many: Vec<String> = (0..200).map(|i| format!("s{i}")).collect();
+    update(&mut m, Msg::Found(many), now);
+    assert_eq!((kept(&m, "s0"), kept(&m, "s199")), (1000, 100));
+    update(
+        &mut m,
+        Msg::Session("s0".into(), SessionMsg::Connected),
+        now,
+    );
+    assert_eq!(kept(&m, "s0"), 100);
+}
