@@ -74,13 +74,13 @@ impl Core {
         Ok(core)
     }
 
-    /// Serves one connection until it closes, as an accepted one is.
     /// Whether the session's screen sleeps now.
     #[cfg(test)]
     pub(crate) fn screen_asleep(&self) -> bool {
         self.ctx.shared.borrow().screen_asleep()
     }
 
+    /// Serves one connection until it closes, as an accepted one is.
     pub(crate) async fn serve(&self, stream: tokio::net::UnixStream) {
         self.ctx.shared.borrow_mut().connection_opened();
         client::serve(self.ctx.clone(), stream).await;

@@ -334,17 +334,21 @@ impl Shared {
     /// supervisor's memory; asleep, the screen is its rendering, a few
     /// KiB. The next output, resize or read wakes it. True if it sleeps.
     pub fn rest(&mut self) -> bool {
-        let resting = self.report.as_ref().is_some_and(|r| {
-            matches!(
-                r.primary,
-                crate::detect::Primary::Idle | crate::detect::Primary::Waiting
-            )
-        });
         let now = self.clock.now_ms();
         let settled = self
             .last_output_ms
             .is_none_or(|t| now.saturating_sub(t) >= super::tracker::SETTLE.as_millis() as u64);
-        resting && settled && self.screen.sleep()
+        self.at_rest() && settled && self.screen.sleep()
+    }
+
+    /// Whether the reported state is one of rest: idle or waiting.
+    pub fn at_rest(&self) -> bool {
+        self.report.as_ref().is_some_and(|r| {
+            matches!(
+                r.primary,
+                crate::detect::Primary::Idle | crate::detect::Primary::Waiting
+            )
+        })
     }
 
     /// Whether the screen sleeps (see [`Shared::rest`]).

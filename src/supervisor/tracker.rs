@@ -129,13 +129,7 @@ pub(super) async fn track_state(
             // nothing), and on coming to rest what it and the work before
             // freed goes back.
             s.rest();
-            let at_rest = s.reported().is_some_and(|r| {
-                matches!(
-                    r.primary,
-                    crate::detect::Primary::Idle | crate::detect::Primary::Waiting
-                )
-            });
-            if moved && at_rest {
+            if moved && s.at_rest() {
                 crate::pty::release_free_memory();
             }
             s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
