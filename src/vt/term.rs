@@ -220,7 +220,6 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         rendering.push_str(&screen.state_formatted());
         Asleep {
-            behind: self.behind.take(),
             rendering: rendering.into_boxed_str(),
             callbacks: std::mem::take(self.callbacks_mut()),
             cap: self.cap,
@@ -229,16 +228,17 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
     }
 
-    /// The emulator back from its rendering, as it was put to sleep.
+    /// The emulator back from its rendering, as it was put to sleep. The
+    /// main screen behind an alternate one is taken again as the
+    /// rendering switches, as it was when the program did.
     pub fn wake(asleep: Asleep<CB>) -> Self {
         let mut t = Term::with_callbacks(asleep.size, CB::default());
+        t.allow_sleep();
         // Drawn with callbacks of its own: redrawing is no news.
         t.feed(asleep.rendering.as_bytes());
         *t.callbacks_mut() = asleep.callbacks;
         t.cap = asleep.cap;
         t.resets = asleep.resets;
-        t.sleeps = true;
-        t.behind = asleep.behind;
         t
     }
 
@@ -294,7 +294,6 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 /// keep the screen awake (see [`Term::sleep`]).
 pub struct Asleep<CB> {
     rendering: Box<str>,
-    behind: Option<Box<str>>,
     callbacks: CB,
     cap: StringCap,
     size: Size,
@@ -633,21 +632,18 @@ impl Unrendered {
     /// Whether none of it is in force on a screen of `rows` (a region of
     /// the whole screen is none).
     fn plain(&self, rows: u16) -> bool {
+        // A parameter left out is 0, the default; one that is no number
+        // makes the region unknown, so not the whole screen.
+        let param = |p: Option<&[u8]>| match p {
+            None | Some(b"") => Some(0),
+            Some(p) => std::str::from_utf8(p).ok()?.parse::<u32>().ok(),
+        };
         let whole = |body: &[u8]| {
-            let mut n = body.split(|&c| c == b';').map(|p| {
-                std::str::from_utf8(p)
-                    .ok()
-                    .map_or(Some(u32::MAX), |t| {
-                        if t.is_empty() {
-                            Some(0)
-                        } else {
-                            t.parse().ok()
-                        }
-                    })
-                    .unwrap_or(u32::MAX)
-            });
-            let (top, bottom) = (n.next().unwrap_or(0), n.next().unwrap_or(0));
-            top <= 1 && (bottom == 0 || (bottom >= u32::from(rows) && bottom != u32::MAX))
+            let mut parts = body.split(|&c| c == b';');
+            match (param(parts.next()), param(parts.next())) {
+                (Some(top), Some(bottom)) => top <= 1 && (bottom == 0 || bottom >= u32::from(rows)),
+                _ => false,
+            }
         };
         !self.origin && !self.insert && !self.no_wrap && self.region.as_deref().is_none_or(whole)
     }
