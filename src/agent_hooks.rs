@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::launch::shell_quote;
 use crate::pty::SpawnSpec;
 
 /// Claude Code's events that say something of the session's state (see
@@ -89,17 +90,6 @@ impl Agent {
             .unwrap_or(name);
         Agent::from_name(name)
     }
-}
-
-/// Quotes `s` for a POSIX shell (agents run hook commands through one).
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
-    {
-        return s.to_owned();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// The hook command line for `agent`, with `hm` at `hm`, reporting to

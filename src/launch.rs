@@ -46,6 +46,29 @@ pub fn start_detached(
     wait_ready(cmd)
 }
 
+/// Quotes `s` for a POSIX shell: agents run hook commands through one,
+/// and a command of several words is run by `sh -c` (see
+/// [`start_detached`]).
+pub(crate) fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A command's words as the one string [`start_detached`] takes, which
+/// `sh -c` splits back into the same words.
+pub(crate) fn command_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `hm [--config PATH] run --detach ...` for a background supervisor of
 /// session `id` in `dir`. It says when it is ready (see [`wait_ready`]) and
 /// keeps a command that ends at once for its launcher's subscription, which

@@ -577,13 +577,11 @@ fn apply(
                 connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
             }
             Effect::Connect(id) => {
-                let (dir, plain) = session_dir(opts, &id);
-                let host = remote_session(opts, &id).map(|(s, ..)| s.clone());
+                let (dir, plain, host) = session_at(opts, &id);
                 connection::connect(id, &plain, false, (&dir, host), tx, senders);
             }
             Effect::ConnectStarted(id) => {
-                let (dir, plain) = session_dir(opts, &id);
-                let host = remote_session(opts, &id).map(|(s, ..)| s.clone());
+                let (dir, plain, host) = session_at(opts, &id);
                 connection::connect(id, &plain, true, (&dir, host), tx, senders);
             }
             Effect::Spawn {
@@ -668,7 +666,7 @@ fn apply(
                         let result = match record {
                             Some(r) => spawner.spawn(crate::remote::mux::NewSession {
                                 id: r.id,
-                                command: shell_words(&r.command),
+                                command: crate::launch::command_line(&r.command),
                                 workdir: Some(r.workdir),
                                 label: r.label,
                             }),
@@ -701,31 +699,13 @@ fn remote_session<'a>(
     Some((spawner, dir.clone(), id))
 }
 
-/// A command line as one string that `sh -c` splits back into the same
-/// words (how a start request carries a command).
-fn shell_words(words: &[String]) -> String {
-    let quote = |w: &String| {
-        let plain = !w.is_empty()
-            && w.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-        if plain {
-            w.clone()
-        } else {
-            format!("'{}'", w.replace('\'', r"'\''"))
-        }
-    };
-    words.iter().map(quote).collect::<Vec<_>>().join(" ")
-}
-
-/// Where a pane's session lives: `host:id` in that host's mount, a plain
-/// id in the socket dir.
-fn session_dir(opts: &Options, key: &str) -> (PathBuf, String) {
-    if let Some((host, id)) = crate::remote::split_target(key)
-        && let Some((_, dir)) = opts.remote_dirs.iter().find(|(name, _)| name == host)
-    {
-        return (dir.clone(), id.to_owned());
+/// Where a pane's session lives: `host:id` in that host's mount, with the
+/// host's link; a plain id in the socket dir.
+fn session_at(opts: &Options, key: &str) -> (PathBuf, String, Option<crate::remote::Spawner>) {
+    match remote_session(opts, key) {
+        Some((spawner, dir, id)) => (dir, id.to_owned(), Some(spawner.clone())),
+        None => (opts.dir.clone(), key.to_owned(), None),
     }
-    (opts.dir.clone(), key.to_owned())
 }
 
 /// Stops the keyboard reader while a raw attach has the terminal.
@@ -784,7 +764,7 @@ async fn raw_attach(
     m: &mut Model,
     ctx: RawCtx<'_>,
 ) -> Result<crate::cmd::attach::Returned> {
-    let (dir, plain) = session_dir(opts, id);
+    let (dir, plain, _) = session_at(opts, id);
     let session = crate::paths::SessionPaths::new(&dir, &plain)?;
     // The keyboard reader waits in a read: a SIGWINCH wakes it (as a
     // resize event), it sees the pause and parks.

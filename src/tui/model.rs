@@ -347,13 +347,13 @@ pub struct Model {
     /// The new session form's label.
     pub new_label: String,
     pub detach_key: Option<u8>,
-    /// Opens copy mode in focus (`copy_key`).
     /// The other machines' names (`n` takes `host:id` for one of them).
     pub hosts: Vec<String>,
     /// Other machines that are down, by name: why, for their panes.
     pub host_problems: std::collections::HashMap<String, String>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
     pub attach_key: Option<u8>,
+    /// Opens copy mode in focus (`copy_key`).
     pub copy_key: Option<u8>,
     /// Rows of history each pane keeps (`history_lines`).
     pub history_lines: usize,
@@ -463,13 +463,15 @@ impl Model {
         self.visible().iter().map(|p| p.id.clone()).collect()
     }
 
-    /// Rows of history for a new pane, among `panes` in all: the
-    /// configured number, or, when the user set none, a share of
+    /// Rows of history for a pane made (or connected anew) now, with
+    /// `new` more panes about to be made: the configured number, or, when
+    /// the user set none, a share of
     /// [`crate::config::DASHBOARD_HISTORY_ROWS`] once there are many.
-    pub fn history_for(&self, panes: usize) -> usize {
+    pub fn history_for(&self, new: usize) -> usize {
         if !self.history_shared {
             return self.history_lines;
         }
+        let panes = self.panes.len() + new;
         let share = crate::config::DASHBOARD_HISTORY_ROWS / panes.max(1);
         share
             .max(crate::config::MIN_SHARED_HISTORY_LINES)

@@ -54,7 +54,7 @@ pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
     // The panes there will be, counted before any is made: the dashboard
     // started over 200 sessions gives each its share at once.
     let new = ids.iter().filter(|id| m.pane(id).is_none()).count();
-    let rows = m.history_for(m.panes.len() + new);
+    let rows = m.history_for(new);
     for id in ids {
         if m.starting.contains(&id) {
             continue;
@@ -91,7 +91,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
     let unix_now = crate::clock::unix_ms();
     let mut added = false;
     let new = records.iter().filter(|r| m.pane(&r.id).is_none()).count();
-    let rows = m.history_for(m.panes.len() + new);
+    let rows = m.history_for(new);
     for r in records {
         if m.pane(&r.id).is_some() || m.starting.contains(&r.id) {
             continue;
@@ -123,7 +123,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
     // A pane connected again takes its share of history as things are
     // now: one made among few panes keeps less once there are many.
-    let history = m.history_for(m.panes.len());
+    let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
     let bell = m.bell;
@@ -147,7 +147,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.hello_info = true;
             // The replay that follows is the whole history again.
             p.copy = None;
-            p.term.keep_history(history);
+            if let Some(rows) = history {
+                p.term.keep_history(rows);
+            }
             p.term.reset();
             p.poll.reset();
             p.poll.asked(now);
