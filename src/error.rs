@@ -59,8 +59,7 @@ fn limit_hint<'a>(mut chain: impl Iterator<Item = &'a (dyn Error + 'static)>) ->
 
 /// The limit on descriptors that was reached, and what to do about it.
 pub fn limit_note() -> String {
-    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map_or_else(|_| "its".to_string(), |(soft, _)| soft.to_string());
+    let limit = crate::fd::soft_limit().map_or_else(|| "its".to_string(), |n| n.to_string());
     format!(
         "hm has reached its limit of {limit} open files (`ulimit -Hn`): raise it, \
          or split the sessions over socket directories"

@@ -42,6 +42,13 @@ pub fn raise_limit() {
     }
 }
 
+/// The soft limit on open descriptors now, if the system says.
+pub fn soft_limit() -> Option<u64> {
+    getrlimit(Resource::RLIMIT_NOFILE)
+        .ok()
+        .map(|(soft, _)| soft)
+}
+
 /// Gives the process `cmd` starts the limit this one started with, not the
 /// raised one: the supervisor raises its own again after forking the
 /// session's program, which keeps the user's limit (a program using

@@ -28,8 +28,7 @@ const IN_FLIGHT: usize = 128;
 /// session is listed however many there are and whatever `ulimit -n`
 /// says (half the limit, less what the process itself holds).
 fn in_flight() -> usize {
-    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map_or(1024, |(soft, _)| soft);
+    let limit = crate::fd::soft_limit().unwrap_or(1024);
     usize::try_from(limit.saturating_sub(32) / 2).map_or(IN_FLIGHT, |n| n.clamp(4, IN_FLIGHT))
 }
 

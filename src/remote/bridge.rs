@@ -839,20 +839,25 @@ fn remount(
             }
         }
     }
-    let mut listed = std::collections::HashSet::new();
+    // The mount's records follow the host's: new or changed ones written
+    // (only those: a write is a file synced to disk, and the host is
+    // listed every 2 s), and those forgotten there, or of sessions started
+    // again, removed.
+    let mut here: HashMap<String, crate::supervisor::ended::Ended> =
+        crate::supervisor::ended::list(dir)
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
     for record in &now.ended {
         if let Ok(r) = serde_json::from_value::<crate::supervisor::ended::Ended>(record.clone())
             && paths::validate_id(&r.id).is_ok()
+            && here.remove(&r.id).as_ref() != Some(&r)
         {
             let _ = crate::supervisor::ended::write(dir, &r);
-            listed.insert(r.id);
         }
     }
-    // Records forgotten there, or of sessions started again, go here too.
-    for r in crate::supervisor::ended::list(dir) {
-        if !listed.contains(&r.id) {
-            let _ = crate::supervisor::ended::remove(dir, &r.id);
-        }
+    for id in here.keys() {
+        let _ = crate::supervisor::ended::remove(dir, id);
     }
 }
 
