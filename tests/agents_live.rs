@@ -13,7 +13,7 @@
 //! with npm when missing; without node, npm or python3 a test says why and
 //! skips.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

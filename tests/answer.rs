@@ -3,7 +3,7 @@
 //! Codex CLI that draws its command approval and writes down the keys it
 //! gets.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,9 +2,8 @@
 //! whose output is rendered by vt100: what the user sees while attached,
 //! and the state their terminal is left in on every way out.
 
-mod common;
-#[path = "common/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::common::terminal;
 
 use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt;

@@ -1,7 +1,7 @@
 //! The commands people and scripts use: `status`, `ls`, `kill`, `--version`,
 //! `help`, and how they report mistakes.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -10,7 +10,7 @@
 //! see `tests/corpus/README.md`); without `python3` the test says so and
 //! skips.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! real ptys, real programs, the verdict as `hm status`, `hm explain`,
 //! STATE frames and `hm capture` give it.
 
-mod common;
+use crate::common;
 
 use common::{Raw, Sandbox, stderr, stdout};
 use heimdall::protocol::{self, client, server};

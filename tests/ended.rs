@@ -1,7 +1,7 @@
 //! Sessions that ended stay visible until removed: `hm ls`, `hm status`,
 //! `hm restart`, `hm rm`, `hm clean`, through real supervisors.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -4,7 +4,7 @@
 //! fuzzer installed.
 //!
 //! The generated seeds are written by the ignored test at the bottom:
-//! `cargo test --test fuzz_corpus -- --ignored write_seeds`.
+//! `cargo test --test tests fuzz_corpus -- --ignored write_seeds`.
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! binary as an agent's hook would run it, and what `hm status` and
 //! `hm explain` then say. The agents themselves are in `agents_live.rs`.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

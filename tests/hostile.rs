@@ -5,7 +5,7 @@
 //! started again. Each asserts a clear error or the right behaviour, and
 //! that nothing is lost.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

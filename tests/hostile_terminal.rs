@@ -3,9 +3,8 @@
 //! two, the dashboard with a hundred sessions coming and going under it, a
 //! session claiming an absurd size, and a 10 MB unterminated OSC.
 
-mod common;
-#[path = "common/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::common::terminal;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;

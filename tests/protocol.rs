@@ -2,7 +2,7 @@
 //! (mirrored here), limits and errors, hostile clients, and output
 //! integrity (nothing lost, nothing duplicated, EXIT last).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

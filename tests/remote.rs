@@ -5,9 +5,8 @@
 //! that cannot be reached or has no `hm`. Skips, saying why, without
 //! OpenSSH's client and server.
 
-mod common;
-#[path = "common/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::common::terminal;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

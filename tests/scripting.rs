@@ -1,7 +1,7 @@
 //! The commands for scripts: `hm run --bg`, `hm send`, `hm wait`,
 //! `hm logs`, through real supervisors.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

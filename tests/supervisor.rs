@@ -1,7 +1,7 @@
 //! `hm run --detach` as a process: start-up checks, files and modes,
 //! exit codes, signals, kill escalation and lifecycle edge cases.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

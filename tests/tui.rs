@@ -2,9 +2,8 @@
 //! vt100, against real `hm run` sessions (and a few fake supervisors that
 //! misbehave), asserting on what the user would see.
 
-mod common;
-#[path = "common/terminal.rs"]
-mod terminal;
+use crate::common;
+use crate::common::terminal;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -8,7 +8,7 @@
 //! still counts. Like a real terminal, it answers queries (device
 //! attributes, cursor position, colours) by writing the reply to the pty.
 //!
-//! Included with `#[path]` by the tests that need it; it relies on nothing
+//! A module of `tests/common` that relies on nothing
 //! else in `tests/common`.
 #![allow(dead_code)]
 
