@@ -17,6 +17,7 @@ mod detect_detector;
 mod detect_dialogs;
 mod detect_live;
 mod detect_replay;
+mod detect_trust;
 mod detect_typed;
 mod ended;
 mod fuzz_corpus;
