@@ -23,6 +23,7 @@ mod ended;
 mod fuzz_corpus;
 mod hooks;
 mod hostile;
+mod hostile_input;
 mod hostile_terminal;
 mod protocol;
 mod remote;
