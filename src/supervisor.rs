@@ -292,6 +292,11 @@ async fn serve(
         shared = shared
             .with_detector(detector, probe)
             .with_automation(opts.automation.clone());
+    } else if !matches!(opts.classifier, crate::classify::ClassifierSpec::None) {
+        // Any other classifier still says when the program asks.
+        let shells = crate::detect::rules::builtin_commands().shells.clone();
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells);
+        shared = shared.with_process_check(probe);
     }
     let master = match crate::fd::register(spawned.master, Interest::READABLE) {
         Ok(m) => m,

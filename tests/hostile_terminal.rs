@@ -121,8 +121,13 @@ fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
 fn footer_painted(t: &Terminal) -> bool {
     let s = t.screen();
     let last = s.size().0.get() - 1;
+    // Its background, or the count of sessions that need you, which
+    // starts it (the session here reads its terminal: it needs you).
     s.cell(last, 0)
         .is_some_and(|c| c.bgcolor() == vt100::Color::Idx(236))
+        || t.last_row()
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// The inside of the only pane on a `rows`×`cols` dashboard, as the

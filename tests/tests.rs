@@ -16,6 +16,7 @@ mod detect_corpus;
 mod detect_detector;
 mod detect_dialogs;
 mod detect_live;
+mod detect_plain;
 mod detect_replay;
 mod detect_trust;
 mod detect_typed;

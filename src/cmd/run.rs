@@ -226,7 +226,14 @@ fn supervise(
         classifier: if config.classifier_chosen {
             config.classifier
         } else {
-            ClassifierSpec::for_command(program).tuned(&config.classifier)
+            ClassifierSpec::for_command(
+                &args
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .tuned(&config.classifier)
         },
         kill_process_group: config.kill_process_group,
         kill_grace_ms: config.kill_grace_ms,

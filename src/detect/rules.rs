@@ -17,11 +17,13 @@
 //!   names what it asks about ([`SubjectRule`]).
 
 mod action;
+mod commands;
 mod file;
 mod needles;
 mod pattern;
 
 pub use action::{ActionRule, Answer, Key, Step, SubjectRule};
+pub use commands::{Commands, Kind, builtin_commands};
 pub use file::parse;
 pub use pattern::Pattern;
 
@@ -381,7 +383,7 @@ pub fn user_rules_dir(
 
 /// The program `command` runs: argv[0], or the one an `env` before it
 /// runs (`env [-i] [-u NAME] [NAME=VALUE]... PROGRAM`).
-fn program_of(command: &[String]) -> Option<&str> {
+pub fn program_of(command: &[String]) -> Option<&str> {
     let first = command.first()?;
     if Path::new(first).file_name().is_none_or(|b| b != "env") {
         return Some(first);

@@ -62,8 +62,14 @@ pub struct Shared {
     screen: Dozing<Recorder>,
     /// The `agent` classifier, when the session has it.
     detector: Option<Detector>,
-    /// Where process facts come from, for the detector.
+    /// Where process facts come from, for the detector or the check of a
+    /// plain program asking.
     process: Option<ProcessProbe>,
+    /// Without the detector: the session's command, for that check
+    /// (`None` for the `none` classifier, which infers nothing).
+    plain: Option<crate::detect::plain::SessionCommand>,
+    /// Since when that check has said the program asks.
+    asking_since: Option<u64>,
     /// Subscribers whose terminal answers the program's queries itself
     /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
@@ -127,6 +133,8 @@ impl Shared {
             info,
             detector: None,
             process: None,
+            plain: None,
+            asking_since: None,
             terminals: 0,
             held_size: None,
             answers: Vec::new(),
@@ -140,6 +148,15 @@ impl Shared {
     /// The same, answering dialogs by these `[[automation]]` rules.
     pub fn with_automation(mut self, rules: Vec<crate::config::AutomationRule>) -> Self {
         self.acting = Acting::new(rules);
+        self
+    }
+
+    /// The same, telling a program that asks (it reads its terminal and
+    /// is not one that reads all the time) by its process: for sessions
+    /// without the `agent` classifier.
+    pub fn with_process_check(mut self, process: Option<ProcessProbe>) -> Self {
+        self.plain = Some(crate::detect::plain::SessionCommand::of(&self.info.command));
+        self.process = process;
         self
     }
 
