@@ -34,9 +34,11 @@ use std::sync::{Arc, OnceLock};
 use super::verdict::{Detail, Primary};
 
 /// The built-in rule files, in the order their agents are tried.
-const BUILTIN: [(&str, &str); 8] = [
+const BUILTIN: [(&str, &str); 9] = [
     ("claude.toml", include_str!("rules/claude.toml")),
     ("codex.toml", include_str!("rules/codex.toml")),
+    // Before Gemini CLI, whose fork it is and whose placeholder it shares.
+    ("qwen.toml", include_str!("rules/qwen.toml")),
     ("gemini.toml", include_str!("rules/gemini.toml")),
     ("aider.toml", include_str!("rules/aider.toml")),
     ("opencode.toml", include_str!("rules/opencode.toml")),
