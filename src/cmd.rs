@@ -152,15 +152,8 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
 
 /// Mounts `host`'s sessions: a `[[hosts]]` name, or `[user@]host[:port]`.
 fn mount(host: &str, config: &Config) -> Result<crate::remote::Mount> {
-    use crate::remote::{Host, Mount, bridge::ssh_command};
-    let host = match config.hosts.iter().find(|h| h.name == host) {
-        Some(entry) => Host {
-            name: entry.name.clone(),
-            hm: entry.hm.clone(),
-            ..Host::parse(&entry.address)?
-        },
-        None => Host::parse(host)?,
-    };
+    use crate::remote::{Host, Mount, ssh_command};
+    let host = Host::resolve(host, &config.hosts)?;
     Ok(Mount::start(
         &host,
         &ssh_command(config.ssh_command.as_deref()),
