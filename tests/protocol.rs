@@ -250,6 +250,50 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     dashboard.output_until(b"line 3: 14 48");
 }
 
+/// A terminal whose input has ended (a half-close: it may still read, as
+/// the far end of a bridge whose client went) can neither type nor
+/// resize, so it holds the size no longer: what another client asked for
+/// applies then, not when the connection finally closes.
+#[test]
+fn a_terminal_whose_input_ended_no_longer_holds_the_size() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "half",
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "while read x; do echo \"size $(stty size)\"; done",
+        ],
+    );
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut person = s.raw();
+    person.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
+    person.send(client::RESIZE, &size(200, 50));
+    person.send(client::INPUT, b"\n");
+    person.output_until(b"size 50 200");
+    let mut dashboard = s.raw();
+    dashboard.send(client::SUBSCRIBE, &[]);
+    dashboard.send(client::RESIZE, &size(48, 14));
+    dashboard.send(client::INPUT, b"\n");
+    dashboard.output_until(b"size 50 200");
+    person
+        .stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    wait_until("the held size to apply", || {
+        let mut probe = s.raw();
+        probe.send(client::INFO, &[]);
+        let info = probe.expect(server::INFO);
+        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+        v["cols"] == 48 && v["rows"] == 14
+    });
+    dashboard.send(client::INPUT, b"\n");
+    dashboard.output_until(b"size 14 48");
+    // It still reads: the connection is open, only no longer a terminal.
+    person.output_until(b"size 14 48");
+}
+
 /// A dashboard's layout change resizes idle sessions; their redraw is not
 /// work, so the state `hm ls` shows stays idle (timing classifier).
 #[test]

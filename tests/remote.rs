@@ -664,3 +664,5 @@ fn a_remote_session_ending_out_of_sight_notifies() {
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
 }
+
+mod endings;

@@ -2,14 +2,16 @@
 //! mounts the remote sessions as a socket directory of this machine (see
 //! [`super`]), for as long as the [`Mount`] lives.
 //!
-//! The parts: [`connect`] runs ssh and greets the proxy, [`serve`] relays
-//! the bridge's channels, [`served`] keeps the local directory in line
-//! with the remote list. A [`super::Link`] uses the same parts, again and
+//! The parts: `ssh` owns the ssh process (and ends all it started),
+//! `connect` runs it and greets the proxy, `serve` relays the
+//! bridge's channels, `served` keeps the local directory in line with
+//! the remote list. A [`super::Link`] uses the same parts, again and
 //! again, for the dashboard.
 
 mod connect;
 mod serve;
 mod served;
+mod ssh;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,5 +1,6 @@
-//! Starting and forgetting sessions on a [`super::Link`]'s host, from any
-//! thread (the dashboard's `n`, `r` and `x`).
+//! A [`super::Link`]'s handle for the dashboard, usable from any thread:
+//! starts and forgets sessions on its host (`n`, `r` and `x`), and says
+//! whether (or once) the host is up.
 
 use std::time::Duration;
 
@@ -9,20 +10,20 @@ use super::LinkState;
 use crate::remote::mount::Request;
 use crate::remote::mux;
 
-/// Starts sessions on a [`Link`]'s host (the dashboard's `n` with a host);
-/// cheap to clone, usable from any thread.
+/// Starts sessions on a [`super::Link`]'s host (the dashboard's `n` with a
+/// host); cheap to clone, usable from any thread.
 #[derive(Debug, Clone)]
 pub struct Spawner {
     name: String,
     tx: mpsc::UnboundedSender<Request>,
-    state: std::sync::Arc<std::sync::Mutex<LinkState>>,
+    state: tokio::sync::watch::Receiver<LinkState>,
 }
 
 impl Spawner {
     pub(super) fn new(
         name: String,
         tx: mpsc::UnboundedSender<Request>,
-        state: std::sync::Arc<std::sync::Mutex<LinkState>>,
+        state: tokio::sync::watch::Receiver<LinkState>,
     ) -> Spawner {
         Spawner { name, tx, state }
     }
@@ -40,9 +41,9 @@ impl Spawner {
 
     /// Ok if the host is up; else why not, for a person.
     fn usable(&self) -> Result<(), String> {
-        match self.state.lock().map(|s| s.clone()) {
-            Ok(LinkState::Up) => Ok(()),
-            Ok(LinkState::Connecting) => Err(format!(
+        match *self.state.borrow() {
+            LinkState::Up => Ok(()),
+            LinkState::Connecting => Err(format!(
                 "{} is still connecting; try again in a moment",
                 self.name
             )),
@@ -52,7 +53,17 @@ impl Spawner {
 
     /// Whether the link's host is up: its sessions served here.
     pub fn up(&self) -> bool {
-        self.state.lock().is_ok_and(|s| *s == LinkState::Up)
+        *self.state.borrow() == LinkState::Up
+    }
+
+    /// Returns once the link's host is up (at once if it is), or never if
+    /// the link has stopped: for a connection to one of its sessions that
+    /// waits to be made again as soon as it can be.
+    pub async fn until_up(&self) {
+        let mut state = self.state.clone();
+        if state.wait_for(|s| *s == LinkState::Up).await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 
     /// Forgets the record of ended session `id` there (`hm rm`), without

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 use super::MountError;
 use super::connect::{Connected, last_words};
@@ -38,8 +39,9 @@ pub(in crate::remote) enum Outcome {
 pub(super) type Ready = std::sync::mpsc::Sender<Result<Sessions, MountError>>;
 
 /// Serves the remote sessions in `dir` until asked to stop or the
-/// connection ends; with `watch`, asks for the list that often, so new
-/// sessions appear.
+/// connection ends (or goes silent: see [`mux::SILENT_LIMIT`]); with
+/// `watch`, asks for the list that often, so new sessions appear. Ends
+/// ssh, and every connection it served, before it returns.
 pub(in crate::remote) async fn serve(
     c: Connected,
     dir: &Path,
@@ -55,16 +57,17 @@ pub(in crate::remote) async fn serve(
     };
     // Sessions asked for and started there, answered once mounted here.
     let mut starting: HashMap<u32, (String, SpawnReply)> = HashMap::new();
-    let mut waiting_mount: Vec<(String, SpawnReply, tokio::time::Instant)> = Vec::new();
+    let mut waiting_mount: Vec<(String, SpawnReply, Instant)> = Vec::new();
     let mut next_req = 0x8000_0000u32;
     let Connected {
-        mut child,
+        ssh,
         mut stdin,
         mut stdout,
         mut stderr,
         mut decoder,
         mut pending,
         sessions,
+        theirs,
     } = c;
     let (to_ssh, mut to_ssh_rx) = mpsc::channel::<Vec<u8>>(64);
     let (accepted_tx, mut accepted) = mpsc::unbounded_channel::<(String, UnixStream)>();
@@ -83,25 +86,40 @@ pub(in crate::remote) async fn serve(
             }
         }
     });
-    let mut chans: HashMap<u32, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
+    let mut chans: HashMap<u32, mux::Channel> = HashMap::new();
     let mut next_chan = 1u32;
     let mut buf = vec![0u8; mux::CHUNK];
     // After a connection closes, a session may have ended: the list is
     // asked again a few times, until it has settled.
-    let mut relist_until: Option<tokio::time::Instant> = None;
+    let mut relist_until: Option<Instant> = None;
     let mut relist = tokio::time::interval(RELIST_EVERY);
     let mut watching = watch.map(tokio::time::interval);
+    let mut keepalive = tokio::time::interval(mux::KEEPALIVE);
+    let mut heard = Instant::now();
     let ended = loop {
-        let relisting = relist_until.is_some_and(|t| tokio::time::Instant::now() < t);
+        let relisting = relist_until.is_some_and(|t| Instant::now() < t);
         tokio::select! {
             _ = &mut *stop => break Outcome::Stopped,
+            _ = keepalive.tick() => {
+                if let Some(limit) = theirs.silent_limit()
+                    && heard.elapsed() > limit
+                {
+                    break Outcome::Lost(format!("no word for {} s", limit.as_secs()));
+                }
+                // A queue that is full is not idle: nothing to add.
+                let _ = to_ssh.try_send(mux::encode(mux::PING, 0, &[]));
+                // Channels whose connections went entirely, told.
+                chans.retain(|_, c| !c.finished());
+            }
+            // Asking again is skipped while ssh takes nothing: waiting
+            // here would keep the silence above from being noticed.
             _ = relist.tick(), if relisting => {
-                let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
+                let _ = to_ssh.try_send(mux::encode(mux::LIST, 0, &[]));
             }
             _ = async { watching.as_mut().expect("guarded").tick().await }, if watching.is_some() => {
-                let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
+                let _ = to_ssh.try_send(mux::encode(mux::LIST, 0, &[]));
                 // A start whose session never showed is answered anyway.
-                let now = tokio::time::Instant::now();
+                let now = Instant::now();
                 waiting_mount.retain(|(id, reply, until)| {
                     let late = *until <= now;
                     if late {
@@ -130,31 +148,37 @@ pub(in crate::remote) async fn serve(
             Some((id, client)) = accepted.recv() => {
                 let chan = next_chan;
                 next_chan = next_chan.wrapping_add(1).max(1);
-                let (tx, rx) = mpsc::unbounded_channel();
-                chans.insert(chan, tx);
                 let _ = to_ssh.send(mux::encode(mux::OPEN, chan, id.as_bytes())).await;
-                mux::relay(client, chan, rx, to_ssh.clone());
+                chans.insert(chan, mux::relay(client, chan, to_ssh.clone()));
             }
             read = stdout.read(&mut buf) => {
                 let n = match read {
                     Ok(n) if n > 0 => n,
                     _ => break Outcome::Lost(last_words(&mut stderr).await),
                 };
+                heard = Instant::now();
                 let Ok(frames) = decoder.push(&buf[..n]) else {
                     break Outcome::Lost("the remote hm sent a frame over the limit".into());
                 };
                 for f in pending.drain(..).chain(frames) {
                     match f.ty {
                         mux::DATA => {
-                            if let Some(tx) = chans.get(&f.chan) {
-                                let _ = tx.send(f.payload);
+                            if let Some(c) = chans.get_mut(&f.chan) {
+                                c.send(f.payload);
                             }
                         }
                         mux::CLOSE => {
-                            // Dropping its sender closes the client's socket.
-                            chans.remove(&f.chan);
-                            relist_until = Some(tokio::time::Instant::now() + RELIST_FOR);
+                            // The session's end: the client reads to the
+                            // end of what it said, then its end.
+                            if let Some(c) = chans.get_mut(&f.chan) {
+                                c.peer_closed();
+                            }
+                            relist_until = Some(Instant::now() + RELIST_FOR);
                             relist.reset_immediately();
+                        }
+                        // Closed there entirely: so is the client's here.
+                        mux::GONE => {
+                            chans.remove(&f.chan);
                         }
                         mux::SESSIONS => {
                             let now: Sessions =
@@ -180,12 +204,13 @@ pub(in crate::remote) async fn serve(
                                 }
                                 None => {
                                     // Answered once it is served here too.
-                                    let until = tokio::time::Instant::now() + Duration::from_secs(5);
+                                    let until = Instant::now() + Duration::from_secs(5);
                                     waiting_mount.push((id, reply, until));
                                     let _ = to_ssh.send(mux::encode(mux::LIST, 0, &[])).await;
                                 }
                             }
                         }
+                        // PING, and what a later version adds.
                         _ => {}
                     }
                 }
@@ -193,14 +218,14 @@ pub(in crate::remote) async fn serve(
         }
     };
     // The connection is gone or no longer wanted: every client sees its
-    // session close, after whoever watches has been told why.
+    // session close, after whoever watches has been told why; then ssh,
+    // and what it started, end (the proxy there sees its input end).
     ending(&ended);
     chans.clear();
     drop(mounted);
     drop(to_ssh);
     writer.abort();
-    let _ = child.start_kill();
-    let _ = child.wait().await;
+    ssh.end().await;
     ended
 }
 
