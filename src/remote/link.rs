@@ -35,7 +35,8 @@ const WATCH_EVERY: Duration = Duration::from_secs(2);
 
 /// When to try a host again: soon, then less often; but a host that has
 /// been up is tried at least every [`Backoff::SEEN_MAX`], so that it is
-/// back within that of being reachable again.
+/// back in the grid within 5 s of being reachable again (the wait, then
+/// ssh's own connection set-up, a second or two).
 #[derive(Debug, Clone)]
 struct Backoff {
     next: Duration,
@@ -44,7 +45,7 @@ struct Backoff {
 
 impl Backoff {
     const FIRST: Duration = Duration::from_secs(1);
-    const SEEN_MAX: Duration = Duration::from_secs(5);
+    const SEEN_MAX: Duration = Duration::from_secs(3);
     /// A host never reached (a typo, a machine that is off) costs a try
     /// every this often at most.
     const UNSEEN_MAX: Duration = Duration::from_secs(30);
@@ -246,10 +247,10 @@ mod tests {
     }
 
     #[test]
-    fn a_host_that_was_up_is_tried_at_least_every_five_seconds() {
+    fn a_host_that_was_up_is_tried_at_least_every_three_seconds() {
         let mut b = Backoff::new();
         b.up();
-        assert_eq!(waits(&mut b, 6), [1, 2, 4, 5, 5, 5]);
+        assert_eq!(waits(&mut b, 5), [1, 2, 3, 3, 3]);
         // Up again, and dropped again: soon first, as before.
         b.up();
         assert_eq!(waits(&mut b, 2), [1, 2]);
@@ -261,6 +262,6 @@ mod tests {
         assert_eq!(waits(&mut b, 7), [1, 2, 4, 8, 16, 30, 30]);
         // Reached after all: from then on as one that was up.
         b.up();
-        assert_eq!(waits(&mut b, 5), [1, 2, 4, 5, 5]);
+        assert_eq!(waits(&mut b, 4), [1, 2, 3, 3]);
     }
 }
