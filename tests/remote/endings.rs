@@ -1,6 +1,6 @@
 //! `hm attach HOST:ID` leaves nothing behind, however it ends: detached,
 //! the session ended, the link dropped (silently: the remote sshd stops
-//! answering), SIGTERM or SIGHUP of the attach. After each, no local ssh
+//! answering), SIGTERM or SIGHUP of the attach (and even SIGKILL). After each, no local ssh
 //! and no remote `hm proxy` is left, and the size the attach's terminal
 //! held is released (another client's RESIZE applies at once). Also: an
 //! ssh command that hangs is ended with the command that started it.
@@ -185,6 +185,13 @@ fn a_remote_attach_ended_by_sigterm_leaves_nothing() {
 #[test]
 fn a_remote_attach_ended_by_sighup_leaves_nothing() {
     attach_and_end(Ending::Signal(Signal::SIGHUP));
+}
+
+/// Killed outright, the attach cleans up nothing itself: ssh sees its
+/// input end, so does the proxy, which ends, and ssh with it.
+#[test]
+fn a_remote_attach_killed_outright_leaves_nothing() {
+    attach_and_end(Ending::Signal(Signal::SIGKILL));
 }
 
 /// An ssh command that never answers: `hm ls --host` gives up, and ends
