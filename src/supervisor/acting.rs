@@ -25,7 +25,7 @@ use crate::detect::rules::RuleSet;
 use crate::protocol::{ActionRecord, AutomationInfo};
 
 use super::state::Expect;
-pub(super) use keys::{automate, by_hand};
+pub(super) use keys::{automate, by_hand, unreadable};
 
 /// How many answers the log keeps (each with its dialog's rows).
 const LOG_LEN: usize = 8;
