@@ -280,11 +280,15 @@ async fn serve(
         });
         let detector = Detector::with_rules(
             settings,
-            rules,
+            rules.clone(),
             &shared.info().command,
             shared.clock().now_ms(),
         );
-        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
+        let shells = rules
+            .agent(crate::detect::SHELL)
+            .map(|a| a.commands.clone())
+            .unwrap_or_default();
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells);
         shared = shared
             .with_detector(detector, probe)
             .with_automation(opts.automation.clone());
