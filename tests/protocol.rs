@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
 use common::{Raw, Sandbox, wait_until};
-use heimdall::protocol::{self, ErrorCode, Size, client, server};
+use heimdall::protocol::{self, ClientType, ErrorCode, ServerType, Size, client, server};
 
 /// The Go subscriber from seed 002, line for line: mode byte, SUBSCRIBE,
 /// print OUTPUT, exit with EXIT's code.
@@ -268,14 +268,14 @@ fn a_terminal_whose_input_ended_no_longer_holds_the_size() {
     );
     let size = |cols, rows| Size { cols, rows }.encode();
     let mut person = s.raw();
-    person.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
-    person.send(client::RESIZE, &size(200, 50));
-    person.send(client::INPUT, b"\n");
+    person.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    person.send(ClientType::Resize as u8, &size(200, 50));
+    person.send(ClientType::Input as u8, b"\n");
     person.output_until(b"size 50 200");
     let mut dashboard = s.raw();
-    dashboard.send(client::SUBSCRIBE, &[]);
-    dashboard.send(client::RESIZE, &size(48, 14));
-    dashboard.send(client::INPUT, b"\n");
+    dashboard.send(ClientType::Subscribe as u8, &[]);
+    dashboard.send(ClientType::Resize as u8, &size(48, 14));
+    dashboard.send(ClientType::Input as u8, b"\n");
     dashboard.output_until(b"size 50 200");
     person
         .stream
@@ -283,12 +283,12 @@ fn a_terminal_whose_input_ended_no_longer_holds_the_size() {
         .expect("half-close");
     wait_until("the held size to apply", || {
         let mut probe = s.raw();
-        probe.send(client::INFO, &[]);
-        let info = probe.expect(server::INFO);
+        probe.send(ClientType::Info as u8, &[]);
+        let info = probe.expect(ServerType::Info as u8);
         let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
         v["cols"] == 48 && v["rows"] == 14
     });
-    dashboard.send(client::INPUT, b"\n");
+    dashboard.send(ClientType::Input as u8, b"\n");
     dashboard.output_until(b"size 14 48");
     // It still reads: the connection is open, only no longer a terminal.
     person.output_until(b"size 14 48");

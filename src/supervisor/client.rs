@@ -216,9 +216,6 @@ impl Conn {
                     self.inbound.flush_input(ctx, self.id, &self.role, &mut self.outbound);
                 }
                 r = self.inbound.buf.read(&self.sock), if can_read => {
-                    // A subscriber waits for EXIT after its input ends,
-                    // unless it hung up: then it would hold its connection
-                    // (one of 1024) until output.
                     // A terminal whose input ended can neither type nor
                     // resize: it no longer holds the size, whether or not
                     // it still reads (a bridge's far end passes a client's
@@ -228,6 +225,9 @@ impl Conn {
                         self.role.terminal = false;
                         leave_terminal(ctx);
                     }
+                    // A subscriber waits for EXIT after its input ends,
+                    // unless it hung up: then it would hold its connection
+                    // (one of 1024) until output.
                     if n == 0 && self.role.awaits_exit() {
                         if crate::fd::hung_up(self.sock.get_ref()) {
                             debug!(conn = self.id, "the client hung up");

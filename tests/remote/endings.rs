@@ -149,7 +149,7 @@ fn attach_and_end(how: Ending) {
     // And the size is free: a RESIZE from a client that is not a terminal
     // applies.
     other.send(
-        heimdall::protocol::client::RESIZE,
+        heimdall::protocol::ClientType::Resize as u8,
         &heimdall::protocol::Size {
             cols: 100,
             rows: 30,
@@ -312,7 +312,7 @@ fn a_link_lets_go_of_a_client_that_left() {
     assert_eq!(link.state(), LinkState::Up);
     assert_eq!(proxies_of(&remote_rt), [proxy]);
     other.send(
-        heimdall::protocol::client::RESIZE,
+        heimdall::protocol::ClientType::Resize as u8,
         &heimdall::protocol::Size {
             cols: 100,
             rows: 30,
