@@ -71,10 +71,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let mut cli = cli;
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
-    let _mount = remote_target(&mut cli.command, &config)?;
+    let mount = remote_target(&mut cli.command, &config)?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
-        Command::Attach(args) => attach::run(args, &config),
+        Command::Attach(args) => attach::run(args, &config, mount.as_ref()),
         Command::Status(args) => status::status(args, &config),
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),

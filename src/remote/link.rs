@@ -172,11 +172,7 @@ impl KeepUp {
             self.state.send_replace(s);
             changed();
         };
-        let name = &self.host.name;
-        let lost_why = |said: &str| match said {
-            "" => format!("{name}: the connection ended"),
-            said => format!("{name}: the connection ended: {said}"),
-        };
+        let lost_why = |said: &str| mount::lost_why(&self.host.name, said);
         let mut backoff = Backoff::new();
         let mut down_since: Option<u64> = None;
         loop {

@@ -15,6 +15,7 @@ mod ssh;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -86,6 +87,8 @@ pub fn ssh_command(configured: Option<&str>) -> String {
 pub struct Mount {
     dir: PathBuf,
     sessions: Sessions,
+    /// Why the connection ended, once it has.
+    lost: Arc<Mutex<Option<String>>>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -97,7 +100,13 @@ impl Mount {
         let dir = mount_dir(host)?;
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
-        let (h, c, d) = (host.clone(), ssh_command.to_owned(), dir.clone());
+        let lost = Arc::new(Mutex::new(None));
+        let (h, c, d, l) = (
+            host.clone(),
+            ssh_command.to_owned(),
+            dir.clone(),
+            lost.clone(),
+        );
         let thread = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -105,11 +114,12 @@ impl Mount {
             else {
                 return;
             };
-            rt.block_on(run(h, c, d, ready_tx, stop_rx));
+            rt.block_on(run(h, c, d, ready_tx, stop_rx, l));
         });
         let mut mount = Mount {
             dir,
             sessions: Sessions::default(),
+            lost,
             stop: Some(stop_tx),
             thread: Some(thread),
         };
@@ -134,6 +144,22 @@ impl Mount {
     /// What the remote had when mounted.
     pub fn sessions(&self) -> &Sessions {
         &self.sessions
+    }
+
+    /// Why the connection ended, once it has (before the connections it
+    /// served were closed): for a client to say so rather than blame the
+    /// session.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok()?.clone()
+    }
+}
+
+/// Why a host's connection ended, for a person: `box: the connection
+/// ended: <what ssh or the bridge said>`.
+pub(in crate::remote) fn lost_why(host: &str, said: &str) -> String {
+    match said {
+        "" => format!("{host}: the connection ended"),
+        said => format!("{host}: the connection ended: {said}"),
     }
 }
 
@@ -172,10 +198,16 @@ async fn run(
     dir: PathBuf,
     ready: serve::Ready,
     mut stop: oneshot::Receiver<()>,
+    lost: Arc<Mutex<Option<String>>>,
 ) {
     match connect(&host, &ssh_command).await {
         Ok(c) => {
-            let _ = serve(c, &dir, &mut stop, None, Some(ready), &|| {}, &|_| {}).await;
+            let ending = |o: &Outcome| {
+                if let (Outcome::Lost(said), Ok(mut lost)) = (o, lost.lock()) {
+                    *lost = Some(lost_why(&host.name, said));
+                }
+            };
+            let _ = serve(c, &dir, &mut stop, None, Some(ready), &|| {}, &ending).await;
         }
         Err(e) => {
             let _ = ready.send(Err(e));
