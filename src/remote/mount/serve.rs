@@ -32,10 +32,13 @@ pub(in crate::remote) type SpawnReply = std::sync::mpsc::Sender<Result<(), Strin
 pub(in crate::remote) enum Outcome {
     /// Asked to stop.
     Stopped,
-    /// The connection ended; what ssh said last.
+    /// The connection ended, or went silent; what ssh said last, or the
+    /// bridge's own reason.
     Lost(String),
 }
 
+/// Where a [`super::Mount`] hears that its sessions are served, or why
+/// they cannot be.
 pub(super) type Ready = std::sync::mpsc::Sender<Result<Sessions, MountError>>;
 
 /// Serves the remote sessions in `dir` until asked to stop or the
