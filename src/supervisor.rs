@@ -384,13 +384,13 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                 if ctx.shared.borrow().connections() >= MAX_CONNECTIONS {
                     warn!("refused a connection: {MAX_CONNECTIONS} already open");
                     let mut msg = vec![crate::protocol::MODE_BINARY];
-                    msg.extend(crate::protocol::frame(
-                        crate::protocol::server::ERROR,
-                        &crate::protocol::encode_error(
+                    msg.extend(
+                        crate::protocol::Reply::error(
                             crate::protocol::ErrorCode::TooManyConnections,
                             "too many connections to this session",
-                        ),
-                    ));
+                        )
+                        .encode(),
+                    );
                     let _ = stream.try_write(&msg);
                     continue;
                 }
