@@ -17,7 +17,9 @@
 //! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
 //!   async clients.
 //! - [`config`]: heimdall.toml and command-line overrides, resolved;
-//!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive.
+//!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive;
+//!   [`restore`]: each session's manifest and output tail, kept for
+//!   `hm restore` in the state dir.
 //! - [`copymode`]: a history browsed with a cursor, searched and copied
 //!   (pure; both the dashboard and attach drive it).
 //! - [`vt`]: how a terminal reads output (the tokenizer every filter
@@ -52,6 +54,7 @@ pub mod paths;
 pub mod protocol;
 pub mod pty;
 pub mod remote;
+pub mod restore;
 pub mod supervisor;
 pub mod term;
 pub mod theme;

@@ -41,6 +41,9 @@ struct Row {
     orphan: Option<u32>,
     /// The session ended; its record is kept (`hm rm` forgets it).
     ended: Option<crate::supervisor::ended::Ended>,
+    /// Lost when its supervisor went away (the machine restarted): its
+    /// manifest, and whether `hm restore` would start it again.
+    lost: Option<(crate::restore::manifest::Manifest, bool)>,
 }
 
 pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
@@ -61,7 +64,25 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 info: None,
                 orphan: None,
                 ended: Some(r),
+                lost: None,
             });
+        }
+    }
+    // Sessions lost with their supervisor, as `hm restore` sees them; one
+    // that ended by a signal (a shutdown) shows as lost, not as exited.
+    for (id, m, restartable) in super::restore::lost(&dir) {
+        let lost = Some((m, restartable));
+        match rows.iter_mut().find(|row| row.id == id) {
+            Some(row) if row.status.is_none() && row.orphan.is_none() => row.lost = lost,
+            Some(_) => {}
+            None => rows.push(Row {
+                id,
+                status: None,
+                info: None,
+                orphan: None,
+                ended: None,
+                lost,
+            }),
         }
     }
     let mut out = std::io::stdout().lock();
@@ -84,6 +105,20 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
+            if let Some((m, restartable)) = &r.lost {
+                return [
+                    r.id.clone(),
+                    "-".into(),
+                    if *restartable {
+                        "lost (restartable)".into()
+                    } else {
+                        "lost".into()
+                    },
+                    "-".into(),
+                    "-".into(),
+                    labelled(m.label.as_deref(), paths::sanitize(&m.argv.join(" "))),
+                ];
+            }
             if let Some(e) = &r.ended {
                 return [
                     r.id.clone(),
@@ -140,6 +175,22 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             eprintln!("hm: {}", client::orphaned(&r.id, pid));
         }
     }
+    let restartable = rows
+        .iter()
+        .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| *ok))
+        .count();
+    if restartable > 0 {
+        let s = if restartable == 1 { "" } else { "s" };
+        eprintln!(
+            "hm: {restartable} session{s} lost when {} went away: 'hm restore' starts {} again",
+            if restartable == 1 {
+                "its supervisor"
+            } else {
+                "their supervisors"
+            },
+            if restartable == 1 { "it" } else { "them" }
+        );
+    }
     Ok(0)
 }
 
@@ -171,6 +222,18 @@ fn command(r: &Row) -> String {
 }
 
 fn row_json(r: &Row) -> serde_json::Value {
+    if let Some((m, restartable)) = &r.lost {
+        return serde_json::json!({
+            "id": r.id,
+            "alive": false,
+            "lost": true,
+            "restartable": restartable,
+            "command": m.argv,
+            "workdir": m.workdir,
+            "label": m.label,
+            "started_unix_ms": m.started_unix_ms,
+        });
+    }
     if let Some(e) = &r.ended {
         return client::ended_json(e);
     }
@@ -205,6 +268,7 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                 info,
                 orphan,
                 ended: None,
+                lost: None,
             };
             // The answer proves the supervisor alive; its pid file's lock
             // is tried only when there is none (a thousand sessions list in

@@ -21,8 +21,9 @@ use super::detach_key::{Role, check_key_byte, parse_key};
 use super::doc::{Doc, in_file_order};
 use super::{
     Config, ConfigError, DEBOUNCE_MS_RANGE, DEFAULT_NOTIFY_INTERVAL_MS, DesktopNotify, EnvVar,
-    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_SCROLLBACK_BYTES,
-    NOTIFY_EVENTS, NotifyRule, STUCK_AFTER_MS_RANGE, TuiConfig,
+    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_RESTORE_HISTORY_BYTES,
+    MAX_SCROLLBACK_BYTES, NOTIFY_EVENTS, NotifyRule, RESTORE_PARALLEL_RANGE, STUCK_AFTER_MS_RANGE,
+    TuiConfig,
 };
 use crate::classify::ClassifierSpec;
 
@@ -46,6 +47,8 @@ const TOP_KEYS: &[&str] = &[
     "ssh_command",
     "hosts",
     "automation",
+    "restore_history_bytes",
+    "restore_parallel",
 ];
 const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
 const ENV_KEYS: &[&str] = &["name", "value"];
@@ -126,6 +129,16 @@ impl Config {
                 }
                 "hosts" => config.hosts = doc.hosts(value)?,
                 "automation" => config.automation = doc.automation(value)?,
+                "restore_history_bytes" => {
+                    let n =
+                        doc.integer(name, value, 0..=MAX_RESTORE_HISTORY_BYTES as u64, "bytes")?;
+                    config.restore_history_bytes =
+                        usize::try_from(n).unwrap_or(MAX_RESTORE_HISTORY_BYTES);
+                }
+                "restore_parallel" => {
+                    let n = doc.integer(name, value, RESTORE_PARALLEL_RANGE, "sessions")?;
+                    config.restore_parallel = usize::try_from(n).unwrap_or(1);
+                }
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -660,7 +673,7 @@ mod tests {
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
              copy_key, next_key, attach_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
-             automation)"
+             automation, restore_history_bytes, restore_parallel)"
         );
     }
 
