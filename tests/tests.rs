@@ -25,6 +25,7 @@ mod hostile;
 mod hostile_terminal;
 mod protocol;
 mod remote;
+mod restore;
 mod scripting;
 mod supervisor;
 mod tokenizer_vte;
