@@ -835,3 +835,45 @@ fn autostart_is_printed_and_installed_only_when_asked() {
         "--user enable hm-restore.service\n"
     );
 }
+
+#[test]
+fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "dev", "--", "sleep", "600"], &[]);
+    bg(&sb, &["--id", "old", "--", "sleep", "600"], &[]);
+    wait_until("both to be kept", || {
+        manifest(&sb, "dev").is_some() && manifest(&sb, "old").is_some()
+    });
+    reboot(&sb);
+    let ls = sb.cmd(&["ls"]);
+    assert!(
+        stdout(&ls)
+            .lines()
+            .any(|l| l.starts_with("dev ") && l.contains(" lost ") && !l.contains("restartable")),
+        "{}",
+        stdout(&ls)
+    );
+    assert!(
+        stderr(&ls).contains("'hm restart ID' runs it as it was"),
+        "{}",
+        stderr(&ls)
+    );
+    let out = sb.cmd(&["restore", "dev"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not restoring 'dev': a command runs again only if it was started with 'hm run --restore'"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing named: it is not a failure to leave it.
+    let out = sb.cmd(&["restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sb.cmd(&["restart", "dev"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(status_json(&sb, "dev")["command"][0], "sleep");
+    let out = sb.cmd(&["rm", "old"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(manifest(&sb, "old").is_none());
+    assert!(!stdout(&sb.cmd(&["ls"])).contains("old"));
+}

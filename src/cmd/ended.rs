@@ -114,7 +114,30 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
 /// classifier, in the background, as `hm run --bg` does.
 pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let r = record(&dir, &args.id)?;
+    // A session lost with its supervisor is started again from its
+    // manifest, as it was, afresh (`hm restore` brings back its history
+    // and its conversation).
+    let lost = client::ended_session(&dir, &args.id)
+        .is_none()
+        .then(|| crate::restore::kept(&args.id, &dir))
+        .flatten()
+        .filter(|m| m.lost() && !running(&dir, &args.id));
+    let r = match lost {
+        Some(m) => ended::Ended {
+            id: m.id,
+            command: m.argv,
+            workdir: m.workdir,
+            classifier: m.classifier.name,
+            started_unix_ms: m.started_unix_ms,
+            ended_unix_ms: m.started_unix_ms,
+            exit_code: 0,
+            last_lines: Vec::new(),
+            label: m.label,
+            cols: m.cols,
+            rows: m.rows,
+        },
+        None => record(&dir, &args.id)?,
+    };
     if r.command.is_empty() {
         bail!("the record of '{}' has no command", r.id);
     }
