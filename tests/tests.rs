@@ -31,4 +31,5 @@ mod supervisor;
 mod tokenizer_vte;
 mod tui;
 mod tui_render;
+mod upgrade;
 mod vt_sleep;
