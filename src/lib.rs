@@ -28,6 +28,8 @@
 //! - [`detect`] and [`classify`]: what a session is doing.
 //! - [`supervisor`]: the per-session server.
 //! - [`client`] (with the one status-polling state machine), [`launch`],
+//!   [`lost`] (sessions lost with their supervisor, and how each comes
+//!   back),
 //!   [`theme`], [`attach`] (what sits between a session and the user's
 //!   terminal), [`tui`] (the dashboard).
 //! - [`cmd`]: one file per subcommand.
@@ -50,6 +52,7 @@ pub mod fd;
 pub mod fuzzing;
 pub mod launch;
 pub mod liveness;
+pub mod lost;
 pub mod paths;
 pub mod protocol;
 pub mod pty;

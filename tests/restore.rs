@@ -877,3 +877,53 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
     assert!(manifest(&sb, "old").is_none());
     assert!(!stdout(&sb.cmd(&["ls"])).contains("old"));
 }
+
+#[test]
+fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
+    use common::terminal::Terminal;
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &[
+            "--id",
+            "api",
+            "--restore",
+            "--",
+            "sh",
+            "-c",
+            "echo serving v1; exec sleep 600",
+        ],
+        &[],
+    );
+    wait_until("its output to be kept", || {
+        history(&sb, "api").contains("serving v1")
+    });
+    reboot(&sb);
+    let args: Vec<std::ffi::OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
+    let mut t = Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[("SHELL", "/bin/sh")]),
+        sb.path(),
+        (24, 100),
+        "$ hm tui",
+    );
+    t.wait_for("the lost session's pane", |t| {
+        t.contains("lost (restartable)") && t.contains("serving v1") && t.contains("restore 1 lost")
+    });
+    t.send(b"R");
+    wait_until("the session to run again", || {
+        status_json(&sb, "api")["alive"] == true
+    });
+    // The mark heads its screen, the program's new output below it; the
+    // old output is the pane's history.
+    t.wait_for("its pane, the mark and the new output", |t| {
+        let lines = t.lines();
+        let mark = lines.iter().position(|l| l.contains("── restored "));
+        let new = lines.iter().rposition(|l| l.contains("serving v1"));
+        !t.contains("lost (restartable)") && mark.zip(new).is_some_and(|(m, n)| m < n)
+    });
+    t.send(b"q");
+    t.wait_exit();
+}

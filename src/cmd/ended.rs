@@ -73,13 +73,13 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
     }
     let mut kept = 0;
     if let Some(state) = crate::restore::sessions_dir() {
-        let lost = super::restore::lost(&dir);
+        let lost = crate::lost::list(&dir);
         for (id, m) in crate::restore::manifest::list(&state) {
             let Ok(m) = m else { continue };
             if Path::new(&m.socket_dir) != dir || running(&dir, &id) {
                 continue;
             }
-            let restartable = lost.iter().find(|(l, ..)| *l == id).map(|(.., ok)| *ok);
+            let restartable = lost.iter().find(|l| l.id == id).map(|l| l.restartable);
             match restartable {
                 Some(true) => kept += 1,
                 // Lost without a way back, or ended (its record gone with

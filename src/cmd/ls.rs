@@ -71,8 +71,13 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     }
     // Sessions lost with their supervisor, as `hm restore` sees them; one
     // that ended by a signal (a shutdown) shows as lost, not as exited.
-    for (id, m, restartable) in super::restore::lost(&dir) {
-        let lost = Some((m, restartable));
+    for crate::lost::Lost {
+        id,
+        manifest,
+        restartable,
+    } in crate::lost::list(&dir)
+    {
+        let lost = Some((manifest, restartable));
         match rows.iter_mut().find(|row| row.id == id) {
             Some(row) if row.status.is_none() && row.orphan.is_none() => row.lost = lost,
             Some(_) => {}

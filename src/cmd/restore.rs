@@ -12,8 +12,6 @@
 //! is still the lost one this restore read (`supervisor/keeper.rs`).
 //! A manifest that cannot be read is named and left as it is.
 
-mod plan;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -27,10 +25,11 @@ use crate::client;
 use crate::config::Config;
 use crate::launch::{command_line, supervisor_command, wait_ready};
 use crate::liveness::{self, Liveness};
+use crate::lost::alive;
+use crate::lost::plan::{self, Refusal, Restart};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::conn;
 use crate::restore::manifest::{self, Manifest};
-use plan::{Refusal, Restart};
 
 /// How long a started session may take to answer its first STATUS.
 const FIRST_STATUS: Duration = Duration::from_secs(30);
@@ -52,36 +51,6 @@ struct Survey {
     failed: bool,
     /// The socket dirs of lost sessions elsewhere.
     elsewhere: Vec<String>,
-}
-
-/// The lost sessions of socket dir `dir` that `hm restore` would start,
-/// by id (for `hm ls` and the dashboard).
-pub fn lost(dir: &Path) -> Vec<(String, Manifest, bool)> {
-    let Some(state) = crate::restore::sessions_dir() else {
-        return Vec::new();
-    };
-    let host = crate::restore::host_name();
-    manifest::list(&state)
-        .into_iter()
-        .filter_map(|(id, m)| {
-            let m = m.ok()?;
-            let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
-            (here && m.lost() && !alive(dir, &id)).then(|| {
-                let restartable = plan::plan(&m).is_ok();
-                (id, m, restartable)
-            })
-        })
-        .collect()
-}
-
-/// Whether a supervisor, or a program that outlived one, holds `id`.
-fn alive(dir: &Path, id: &str) -> bool {
-    SessionPaths::new(dir, id).is_ok_and(|s| {
-        matches!(
-            liveness::probe(&s.pid, &s.sock, false),
-            Liveness::Running | Liveness::Orphaned(_)
-        )
-    })
 }
 
 pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {

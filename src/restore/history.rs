@@ -267,24 +267,18 @@ pub const RESET: &[u8] = b"\x18\x1b[0m\x1b[?25h\x1b7\x1b[r\x1b8\x1b[?1l\x1b>\
 /// Back to the main screen, where the program was before it switched.
 pub const LEAVE_ALTERNATE: &[u8] = b"\x1b[?1049l";
 
-/// The mark on a line of its own: on the next line, unless the cursor
-/// is at the start of an empty one already.
-pub fn mark_line(mark: &str, line_start: bool) -> Vec<u8> {
-    let mut out = if line_start {
-        Vec::new()
-    } else {
-        b"\r\n".to_vec()
-    };
-    out.extend_from_slice(b"\x1b[1m");
+/// The mark on a line of its own, from the cursor at a line's start.
+pub fn mark_line(mark: &str) -> Vec<u8> {
+    let mut out = b"\x1b[1m".to_vec();
     out.extend_from_slice(mark.as_bytes());
     out.extend_from_slice(b"\x1b[0m\r\n");
     out
 }
 
-/// Scrolls the `used` rows above the cursor (the old output and the mark)
-/// off a screen of `rows` into its history, and clears what is left, so
-/// the new program starts on a blank screen and a program that clears
-/// its screen cannot erase the old output's last screen or the mark.
+/// Scrolls the `used` top rows (the old output) off a screen of `rows`
+/// into its history, and clears what is left, so that the mark and the
+/// new program start on a blank screen and a program that clears its
+/// screen cannot erase the old output's last screen.
 pub fn scroll_off(used: u16, rows: u16) -> Vec<u8> {
     let mut out = format!("\x1b[{rows};1H").into_bytes();
     out.extend(std::iter::repeat_n(b'\n', usize::from(used)));
@@ -400,10 +394,9 @@ mod tests {
             "an unfinished sequence ends first"
         );
         assert_eq!(
-            mark_line(&text, false),
-            "\r\n\x1b[1m── restored 14:05, after the machine restarted ──\x1b[0m\r\n".as_bytes()
+            mark_line(&text),
+            "\x1b[1m── restored 14:05, after the machine restarted ──\x1b[0m\r\n".as_bytes()
         );
-        assert!(mark_line(&text, true).starts_with(b"\x1b[1m"));
         assert_eq!(scroll_off(2, 24), b"\x1b[24;1H\n\n\x1b[2J\x1b[H");
         let hhmm = local_hhmm();
         assert_eq!(&hhmm[2..3], ":");

@@ -10,9 +10,11 @@ use super::Shared;
 impl Shared {
     /// Puts a restored session's old output and its mark in front of
     /// everything: into the ring, so every client's replay (`hm logs`,
-    /// the dashboard, `hm attach`) shows it, and onto the screen, then
-    /// scrolled off it so the program starts on a blank screen. The
-    /// classifier and the detector do not see it (it is not this
+    /// the dashboard, `hm attach`) shows it, and onto the screen. The old
+    /// output is scrolled off the screen into its history, so that a
+    /// program that clears its screen cannot erase the last of it, and
+    /// the mark heads the blank screen the program starts on. The
+    /// classifier and the detector do not see any of it (it is not this
     /// program's work), and the terminal queries in it go unanswered.
     /// Called before any task runs, so no subscriber exists yet.
     pub fn preload(&mut self, old: &[u8], mark: &str) {
@@ -23,13 +25,14 @@ impl Shared {
         }
         let screen = self.screen.term().screen();
         let (row, col) = screen.cursor_position();
-        let line_start = col == 0
+        let blank = col == 0
             && screen
                 .contents_between(row, 0, row, screen.size().1.get())
                 .is_empty();
-        self.push_quietly(&history::mark_line(mark, line_start));
-        let used = self.screen.term().screen().cursor_position().0;
+        // The rows in use: those above the cursor, and its own unless blank.
+        let used = if blank { row } else { row + 1 };
         self.push_quietly(&history::scroll_off(used, self.size.rows));
+        self.push_quietly(&history::mark_line(mark));
     }
 
     fn push_quietly(&mut self, mut bytes: &[u8]) {
@@ -133,11 +136,15 @@ mod tests {
         let mut s = shared(size);
         s.preload(b"$ echo one\r\none\r\n$ ", "-- mark --");
         assert_eq!(replayed(&s, size), ["$ echo one", "one", "$", "-- mark --"]);
-        assert_eq!(s.screen.term().screen().cursor_position(), (0, 0));
-        assert!(
-            s.screen.term().screen().contents().trim().is_empty(),
-            "a blank screen"
-        );
+        // The mark heads the screen, the program starts below it; the old
+        // output is history.
+        assert_eq!(s.screen.term().screen().cursor_position(), (1, 0));
+        assert_eq!(s.screen.term().screen().contents().trim(), "-- mark --");
+        // A program that clears its screen leaves the old output alone.
+        let mut s = shared(size);
+        s.preload(b"last screen\r\n", "-- mark --");
+        s.push_quietly(b"\x1b[2J\x1b[Hnew");
+        assert_eq!(replayed(&s, size), ["last screen", "new"]);
         // A program on its alternate screen: back to the main one first.
         let mut s = shared(size);
         s.preload(b"before\r\n\x1b[?1049h\x1b[Hfull screen app", "-- mark --");
