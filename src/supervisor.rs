@@ -332,10 +332,12 @@ async fn serve(
     }
     if let Some(c) = &claim {
         shared.preload(&c.old_output, &c.mark);
+        // A restore's manifest and old output are written before the
+        // first client is served: `hm restore` waits for that. A new
+        // session's are written by the state tracker's first round, so
+        // that its start is not held up by a synced write.
+        shared.keep();
     }
-    // The manifest (and a restored session's old output) is written
-    // before the first client is served: `hm restore` waits for that.
-    shared.keep();
     let master = match crate::fd::register(spawned.master, Interest::READABLE) {
         Ok(m) => m,
         Err(e) => {

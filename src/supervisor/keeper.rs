@@ -45,15 +45,16 @@ pub struct Keeper {
 }
 
 impl Keeper {
-    /// Keeps `manifest` (written now) and up to `history_bytes` of output
-    /// in `dir`, for the program `pid`. The output already in the ring
-    /// (a restored session's old output) counts as not yet written.
+    /// Keeps `manifest` and up to `history_bytes` of output in `dir`, for
+    /// the program `pid`; nothing is written until [`Keeper::flush`] is
+    /// first called, which writes both at once. The output already in the
+    /// ring (a restored session's old output) counts as not yet written.
     pub fn start(dir: PathBuf, manifest: Manifest, history_bytes: usize, pid: u32) -> Keeper {
         let history = Writer::new(
             crate::restore::history::path(&dir, &manifest.id),
             history_bytes,
         );
-        let mut k = Keeper {
+        Keeper {
             dir,
             manifest,
             history,
@@ -63,9 +64,7 @@ impl Keeper {
             pid,
             off: false,
             written: false,
-        };
-        k.write_manifest();
-        k
+        }
     }
 
     /// Output was read up to `head`.
