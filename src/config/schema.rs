@@ -666,6 +666,19 @@ mod tests {
     }
 
     #[test]
+    fn restore_keys_take_their_ranges() {
+        let c = ok("restore_history_bytes = 0\nrestore_parallel = 16");
+        assert_eq!((c.restore_history_bytes, c.restore_parallel), (0, 16));
+        let d = ok("");
+        assert_eq!((d.restore_history_bytes, d.restore_parallel), (262_144, 4));
+        assert!(
+            err("restore_parallel = 0")
+                .contains("'restore_parallel': 0 is out of range (expected 1 to 64 sessions)")
+        );
+        assert!(err("restore_history_bytes = 67108865").contains("is out of range"));
+    }
+
+    #[test]
     fn unknown_top_level_key_lists_the_valid_ones() {
         let e = err("log_level = \"info\"\n\nscrollback = 5\n");
         assert_eq!(
