@@ -927,3 +927,47 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     t.send(b"q");
     t.wait_exit();
 }
+
+/// A system shutting down sends SIGTERM to every process: the supervisor
+/// stops its session as asked, and the session is lost, not ended by the
+/// user: `hm restore` brings it back.
+#[test]
+fn a_session_stopped_by_sigterm_is_lost_and_restored() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &["--id", "sh1", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("it to be kept", || manifest(&sb, "sh1").is_some());
+    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh1.pid")).expect("pid file");
+    let sup: i32 = pid_file
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .expect("pid");
+    kill(Pid::from_raw(sup), Signal::SIGTERM).expect("SIGTERM");
+    wait_until("the session to stop", || {
+        manifest(&sb, "sh1").is_some_and(|m| m["ended"]["how"] == "stopped")
+    });
+    wait_until("its supervisor to exit", || !running(sup));
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("sh1 ") && l.contains("lost (restartable)")),
+        "{ls}"
+    );
+    let out = sb.cmd(&["restore"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(status_json(&sb, "sh1")["alive"], true);
+    // Stopped by hm kill instead, it stays stopped.
+    let killed = sb.cmd(&["kill", "sh1"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let out = sb.cmd(&["restore"]);
+    assert!(
+        stdout(&out).contains("no lost sessions"),
+        "{}",
+        stdout(&out)
+    );
+}
