@@ -26,7 +26,7 @@ impl Drop for Reaper<'_> {
 /// What a machine's restart does to hm: every supervisor and its program
 /// killed at once, with no chance to clean up, and the socket dir (a
 /// tmpfs) gone. What is left is the state dir.
-fn reboot(sb: &Sandbox) {
+pub(crate) fn reboot(sb: &Sandbox) {
     let mut pids = Vec::new();
     for e in std::fs::read_dir(&sb.sock_dir)
         .into_iter()
