@@ -63,6 +63,16 @@ impl Writer {
         }
     }
 
+    /// Whether it keeps any output at all (`restore_history_bytes` > 0).
+    pub fn keeps(&self) -> bool {
+        self.keep > 0
+    }
+
+    /// The file it writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Whether output up to `head` is not on disk yet.
     pub fn behind(&self, head: u64) -> bool {
         self.keep > 0 && (self.file.is_none() || self.end < head)

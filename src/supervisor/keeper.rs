@@ -183,6 +183,11 @@ impl Keeper {
         }
         match manifest::write(&self.dir, &self.manifest) {
             Ok(()) => {
+                if !self.written && !self.history.keeps() {
+                    // Keeping no output: an earlier session's must not be
+                    // shown as this one's.
+                    let _ = std::fs::remove_file(self.history.path());
+                }
                 self.dirty = false;
                 self.written = true;
             }
@@ -310,5 +315,106 @@ pub fn manifest(
         agent: claim.and_then(|c| c.old.agent.clone()),
         restored_unix_ms: claim.map(|_| started_unix_ms),
         ended: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::restore::manifest::Classifier;
+
+    fn manifest(id: &str, instance: &str) -> Manifest {
+        Manifest {
+            format: manifest::FORMAT,
+            id: id.into(),
+            instance: instance.into(),
+            label: None,
+            argv: vec!["sh".into()],
+            argv_lossy: false,
+            program_path: None,
+            workdir: "/".into(),
+            cwd: None,
+            socket_dir: "/run/hm".into(),
+            host: String::new(),
+            boot_id: String::new(),
+            classifier: Classifier::from(&crate::classify::ClassifierSpec::default()),
+            cols: 80,
+            rows: 24,
+            env: Vec::new(),
+            started_unix_ms: 0,
+            rerun: false,
+            agent: None,
+            restored_unix_ms: None,
+            ended: None,
+        }
+    }
+
+    /// Flushes `k` at `now` from `out`, as the tracker does from the ring.
+    fn flush(k: &mut Keeper, out: &[u8], now: u64) -> Option<u64> {
+        k.output(out.len() as u64);
+        k.flush(now, 0, |from, to| {
+            Some((&out[from as usize..to as usize], &[][..]))
+        })
+    }
+
+    #[test]
+    fn writes_at_most_once_a_second_and_not_while_idle() {
+        let dir = tempfile::tempdir().expect("dir");
+        let pid = std::process::id();
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 1000, pid);
+        assert_eq!(k.due_ms(), Some(0), "written at the first round");
+        assert_eq!(flush(&mut k, b"", 5), None, "then nothing is pending");
+        assert!(manifest::read(dir.path(), "s").is_ok());
+        // Output flows: the next write a second after the last.
+        assert_eq!(flush(&mut k, b"one\n", 100), Some(1005));
+        assert_eq!(flush(&mut k, b"one\ntwo\n", 600), Some(1005));
+        assert_eq!(flush(&mut k, b"one\ntwo\n", 1005), None);
+        let h = crate::restore::history::read(dir.path(), "s", 100).expect("read");
+        assert_eq!(h.expect("some").bytes, b"one\ntwo\n");
+        // Idle: nothing due, whatever the time.
+        assert_eq!(k.due_ms(), None);
+        // What the manifest records changes: written at the next round.
+        k.conversation("claude", "c1");
+        k.resized(Size {
+            cols: 100,
+            rows: 30,
+        });
+        assert_eq!(k.due_ms(), Some(2005));
+        assert_eq!(flush(&mut k, b"one\ntwo\n", 2005), None);
+        let m = manifest::read(dir.path(), "s").expect("read");
+        assert_eq!((m.cols, m.rows), (100, 30));
+        assert_eq!(m.agent.map(|a| a.id).as_deref(), Some("c1"));
+        assert!(m.cwd.is_some(), "the program's directory");
+        // The end is written at once.
+        k.end(EndHow::Stopped, 143, 9, 0, |_, _| Some((&[][..], &[][..])));
+        let m = manifest::read(dir.path(), "s").expect("read");
+        assert_eq!(
+            m.ended.map(|e| (e.how, e.code)),
+            Some((EndHow::Stopped, 143))
+        );
+        assert!(m.lost(), "stopped by a signal: may be restored");
+    }
+
+    #[test]
+    fn a_manifest_another_supervisor_took_is_left_to_it() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "mine"), 1000, 1);
+        flush(&mut k, b"x", 0);
+        manifest::write(dir.path(), &manifest("s", "theirs")).expect("write");
+        k.resized(Size { cols: 90, rows: 20 });
+        flush(&mut k, b"xy", 2000);
+        let m = manifest::read(dir.path(), "s").expect("read");
+        assert_eq!((m.instance.as_str(), m.cols), ("theirs", 80));
+        assert_eq!(k.due_ms(), None, "stopped keeping");
+    }
+
+    #[test]
+    fn keeping_no_output_removes_an_earlier_sessions() {
+        let dir = tempfile::tempdir().expect("dir");
+        let old = crate::restore::history::path(dir.path(), "s");
+        std::fs::write(&old, "hm-history 1 0\nold\n").expect("write");
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 0, 1);
+        flush(&mut k, b"new", 0);
+        assert!(!old.exists());
     }
 }
