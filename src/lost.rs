@@ -1,10 +1,12 @@
 //! Sessions lost with their supervisor (the machine restarted, the
 //! supervisor was killed): which there are in a socket dir, from the
 //! manifests kept in the state dir ([`crate::restore`]), and what
-//! `hm restore` runs for each ([`plan`]). `hm ls`, `hm rm`, `hm clean`,
+//! `hm restore` runs for each ([`plan`], with an agent's resume command
+//! from [`resume`]). `hm ls`, `hm rm`, `hm clean`,
 //! `hm restore` and the dashboard read them here.
 
 pub mod plan;
+pub mod resume;
 
 use std::path::Path;
 
