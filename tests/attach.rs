@@ -418,12 +418,16 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped while we are attached: typing finds out, and the bar says so.
     let mut t = attach(&sb, "frozen");
     t.wait_for("the session", |t| t.has_line("alive"));
-    // Output, then silence: attach asks once at the idle threshold, the
-    // answer turns the bar to idle, and no question follows; 2 s into
-    // idle, the last question is 2 s old.
+    // Output, then 2 s of silence (as the supervisor counts it): attach
+    // asked nothing since before the echo (`cat` reading its terminal
+    // waits for input, so output is no news), so its last question is
+    // over 2 s old.
     t.send(b"y\r");
-    t.wait_for("the echo, idle for 2 s", |t| {
-        t.has_line("y") && idle_secs(t).is_some_and(|s| s >= 2.0)
+    t.wait_for("the echo", |t| t.has_line("y"));
+    common::wait_until("2 s of silence", || {
+        let out = sb.cmd(&["status", "frozen", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .is_ok_and(|v| v["idle_ms"].as_u64().is_some_and(|ms| ms >= 2000))
     });
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
     // One key after a quiet spell makes attach ask; it says so once the
