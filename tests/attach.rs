@@ -44,18 +44,6 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
 
 /// How long the bar says the session has been idle, when it says it in
 /// seconds ("idle 2.0s"; not "idle 5ms").
-fn idle_secs(t: &Terminal) -> Option<f64> {
-    let row = t.last_row();
-    // A program reading its terminal (`cat`) is waiting for input.
-    let shown = row
-        .split(" idle ")
-        .nth(1)
-        .or_else(|| row.split(" waiting ").nth(1))?
-        .trim()
-        .strip_suffix('s')?;
-    shown.parse().ok()
-}
-
 fn bar_shown(t: &Terminal, id: &str) -> bool {
     t.last_row().starts_with(&format!(" hm · {id} "))
 }
