@@ -159,3 +159,44 @@ SPECS["pi_progress_long_think"] = dict(PI, setup=pi_seed_progress,
           c_prompt("think hard about the design") + p_answer_end(1, idle=5) +
           c_prompt("and now explain it") + p_answer_end(2, idle=6) +
           [("send", "\x04", L("transition", "exiting")), ("wait_exit", 20)])
+
+# ------------------------------------------------------- Claude Code 2.1.330: diff, external editor
+# Seed 004's `diff` and `external_editor`. /diff opens "Uncommitted changes (git diff HEAD)" above the prompt
+# (Enter views a file's diff, Esc goes back, Esc closes); Ctrl-G opens $EDITOR on the prompt in
+# /tmp/claude-<uid>/claude-prompt-<uuid>.md, run in Claude's own process group, and Claude waits for it.
+# The session feedback survey ("How is Claude doing this session? (optional)") could not be brought up offline.
+from scenarios import CLAUDE_ENV, claude_seed, c_start, c_exit_slash  # noqa: E402
+
+CC330_CACHE = AG + "/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+
+
+def cc_git_seed(ctx):
+    claude_seed(extra={"lastOnboardingVersion": "2.1.330"})(ctx)
+    import subprocess
+    subprocess.run(["git", "init", "-q", ctx["proj"]], check=True)
+    subprocess.run(["git", "-C", ctx["proj"], "add", "hello.py"], check=True)
+    subprocess.run(["git", "-C", ctx["proj"], "-c", "user.email=dev@box", "-c", "user.name=dev", "commit", "-qm", "init"],
+                   check=True)
+    open(os.path.join(ctx["proj"], "hello.py"), "w").write('print("hello, world")\n')
+
+
+SPECS["claude330_diff_editor_noprobe"] = dict(
+    cli="claude", argv=[CC330_CACHE, "--permission-mode", "default"], setup=cc_git_seed,
+    env=dict(CLAUDE_ENV, EDITOR="vi"),
+    description="[2.1.330, OSC 7501 probe NOT answered] /diff -> 'Uncommitted changes' (held 5s) -> Enter: the file's "
+                "diff (held 4s) -> Esc, Esc -> prompt; a prompt typed, Ctrl-G -> vi on the prompt file (held 8s) -> :wq "
+                "-> prompt with the text; cleared; /exit",
+    turns=[],
+    steps=c_start() + [("sleep", 3), ("type", "/diff", 0.1, L("ready", "prompt_typed")), ("sleep", 1.0),
+           ("send", "\r", L("transition", "submit")),
+           ("wait", r"Uncommitted changes \(git diff HEAD\)", 20, L("needs_input", "diff")), ("sleep", 5),
+           ("send", "\r"), ("wait", r"Esc to back", 10), ("sleep", 4),
+           ("send", "\x1b"), ("wait", r"Esc to close", 10), ("sleep", 2),
+           ("send", "\x1b", L("transition", "answered")),
+           ("wait_gone", r"Uncommitted changes", 10, L("ready", "prompt")), ("sleep", 4),
+           ("type", "draft a longer prompt", 0.08, L("ready", "prompt_typed")), ("sleep", 1.5),
+           ("send", "\x07", L("transition", "submit")),
+           ("wait", r"claude-prompt-[0-9a-f-]+\.md", 20, L("needs_input", "external_editor")), ("sleep", 8),
+           ("send", ":wq\r", L("transition", "answered")),
+           ("wait", r"❯ draft a longer prompt", 10, L("ready", "prompt_typed")), ("sleep", 4),
+           ("send", "\x15", L("ready", "prompt")), ("sleep", 3)] + c_exit_slash())
