@@ -28,6 +28,7 @@ pub fn start_detached(
     command: &str,
     workdir: Option<&Path>,
     label: Option<&str>,
+    classifier: Option<&str>,
 ) -> Result<Child> {
     let mut cmd = supervisor_command(id, dir, config_path, true)?;
     if let Some(w) = workdir {
@@ -35,6 +36,9 @@ pub fn start_detached(
     }
     if let Some(l) = label {
         cmd.arg("--label").arg(l);
+    }
+    if let Some(c) = classifier {
+        cmd.arg("--classifier").arg(c);
     }
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();

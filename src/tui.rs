@@ -9,13 +9,17 @@
 //! holding one connection (SUBSCRIBE for output, STATUS for state) that
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
+pub mod bindings;
 mod connection;
 pub mod copy;
 pub mod focus;
+pub mod form;
+pub mod inbox;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod model;
+pub mod select;
 pub mod sessions;
 pub mod update;
 pub mod view;
@@ -82,6 +86,8 @@ pub struct Options {
     pub remote_dirs: Vec<(String, PathBuf)>,
     /// Each host's way to start a session (`n` with `host:id`).
     pub spawners: Vec<(String, crate::remote::Spawner)>,
+    /// The grid's keys (`[tui.keys]`).
+    pub keys: crate::config::Keymap,
 }
 
 /// The modes the dashboard turns on: mouse clicks (SGR) and bracketed
@@ -219,6 +225,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     m.history_lines = opts.history_lines;
     m.history_shared = opts.history_shared;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+    m.keys = opts.keys.clone();
 
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Event>();
     let keys_pause = std::sync::Arc::new(KeysPause::default());
@@ -285,6 +292,8 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
                 apply(fx, &opts, &sess_tx, &mut senders, &started);
             }
             terminal.draw(|f| view::view(&m, f, now))?;
+            // What the person now sees is what an answer refers to.
+            inbox::drawn(&mut m, now);
             last_draw = Some(now);
             dirty = false;
         }
@@ -572,6 +581,7 @@ fn apply(
             }
             Effect::Status(id) => connection::write(senders, &id, Request::Status.encode()),
             Effect::Info(id) => connection::write(senders, &id, Request::Info.encode()),
+            Effect::Act(id, act) => connection::write(senders, &id, Request::Act(act).encode()),
             // The session's own grace period, and EXIT back.
             Effect::Kill(id) => {
                 connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
@@ -589,6 +599,7 @@ fn apply(
                 command,
                 workdir,
                 label,
+                classifier,
             } => {
                 let tx = tx.clone();
                 // `host:id`: started on that machine, through its link.
@@ -601,6 +612,7 @@ fn apply(
                         command,
                         workdir,
                         label,
+                        classifier,
                     };
                     std::thread::spawn(move || {
                         let result = spawner.spawn(req);
@@ -619,6 +631,7 @@ fn apply(
                         &command,
                         workdir.as_deref().map(Path::new),
                         label.as_deref(),
+                        classifier.as_deref(),
                     )
                     .map(|child| started.adopt(child))
                     .map_err(|e| crate::error::describe(&e));
@@ -669,6 +682,7 @@ fn apply(
                                 command: crate::launch::command_line(&r.command),
                                 workdir: Some(r.workdir),
                                 label: r.label,
+                                classifier: None,
                             }),
                             None => Err("its record is gone there".to_owned()),
                         };

@@ -47,7 +47,14 @@ const TOP_KEYS: &[&str] = &[
     "hosts",
     "automation",
 ];
-const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
+const TUI_KEYS: &[&str] = &[
+    "theme",
+    "fit_sessions",
+    "bell",
+    "desktop_notify",
+    "columns",
+    "keys",
+];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
 const HOST_KEYS: &[&str] = &["name", "address", "hm"];
@@ -505,6 +512,7 @@ impl Doc<'_> {
                         }
                     };
                 }
+                "keys" => tui.keys = self.tui_keys(value)?,
                 _ => return Err(self.unknown(key, "tui", TUI_KEYS)),
             }
         }
@@ -670,7 +678,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, bell, desktop_notify, columns)"
+             fit_sessions, bell, desktop_notify, columns, keys)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -1005,6 +1013,7 @@ mod tests {
                 bell: true,
                 desktop_notify: Some(DesktopNotify::Osc777),
                 columns: Some(3),
+                keys: crate::config::Keymap::default(),
             }
         );
         assert_eq!(

@@ -24,6 +24,8 @@ pub struct TuiConfig {
     /// Panes per row, 1 to 16; `None`: automatic, or what the dashboard
     /// last used (it remembers `+`/`-`/`=` across runs).
     pub columns: Option<u16>,
+    /// `[tui.keys]`: the grid's keys in effect.
+    pub keys: super::Keymap,
 }
 
 /// Which escape sequence asks the terminal for a desktop notification.
@@ -62,6 +64,7 @@ impl Default for TuiConfig {
             bell: false,
             desktop_notify: None,
             columns: None,
+            keys: super::Keymap::default(),
         }
     }
 }

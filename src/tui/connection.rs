@@ -241,6 +241,7 @@ async fn serve(
                     Reply::Status(s) => SessionMsg::Status(s),
                     Reply::Info(info) => SessionMsg::Info(info),
                     Reply::State(report) => SessionMsg::State(*report),
+                    Reply::Acted(acted) => SessionMsg::Acted(acted),
                     Reply::Exit(code) => {
                         exited = true;
                         SessionMsg::Exit(code)

@@ -16,6 +16,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use vt100::MouseProtocolMode;
 
 use crate::copymode::{CopyMode, History, Key, Outcome};
+use crate::vt::term::View;
 
 use super::keys;
 use super::layout::{inner, placements};
@@ -35,7 +36,9 @@ fn target(m: &Model) -> Option<String> {
 }
 
 /// A key in the grid, zoom or focus that is copy mode's: true if taken.
-/// The detach key in focus is checked before (it always goes back).
+/// The detach key in focus is checked before (it always goes back). In
+/// focus Shift-PgUp/PgDn scroll and the copy key opens copy mode; in the
+/// grid and zoom those are actions of the keymap ([`page`], [`open`]).
 pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bool {
     let Some(id) = target(m) else { return false };
     let focused = matches!(m.mode, Mode::Focus(_));
@@ -45,12 +48,12 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
     };
     let shift = k.modifiers.contains(KeyModifiers::SHIFT);
     let page = match k.code {
-        KeyCode::PageUp if shift => Some(-1),
-        KeyCode::PageDown if shift => Some(1),
+        KeyCode::PageUp if shift && focused => Some(-1),
+        KeyCode::PageDown if shift && focused => Some(1),
         _ => None,
     };
-    // Shift-PgUp/PgDn scroll a page whatever the mode: a terminal keeps
-    // them for its own scrollback, and a program never gets them.
+    // Shift-PgUp/PgDn scroll a page in focus: a terminal keeps them for
+    // its own scrollback, and a program never gets them.
     if let Some(dir) = page {
         let rows = i64::from(p.term.size().rows.max(2) - 1);
         scroll(p, focused, dir * rows);
@@ -69,14 +72,33 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
         done(m, &id, outcome, now, fx);
         return true;
     }
-    let opens = if focused {
-        copy_key.is_some_and(|b| keys::is_byte(&k, b))
-    } else {
-        k.code == KeyCode::Char('[') && (k.modifiers - KeyModifiers::SHIFT).is_empty()
-    };
-    if !opens {
-        return false;
+    if focused && copy_key.is_some_and(|b| keys::is_byte(&k, b)) {
+        open_on(p);
+        return true;
     }
+    false
+}
+
+/// Scrolls the selected pane's history a page (`dir` -1 up, 1 down).
+pub fn page(m: &mut Model, dir: i64) {
+    let Some(id) = target(m) else { return };
+    let focused = matches!(m.mode, Mode::Focus(_));
+    let Some(p) = m.pane_mut(&id) else { return };
+    let rows = i64::from(p.term.size().rows.max(2) - 1);
+    scroll(p, focused, dir * rows);
+}
+
+/// Copy mode, with its cursor, on the selected pane (`[`).
+pub fn open(m: &mut Model) {
+    let Some(id) = target(m) else { return };
+    if let Some(p) = m.pane_mut(&id) {
+        open_on(p);
+    }
+}
+
+/// Copy mode with a cursor on `p`: where it is scrolled to, or at the
+/// program's cursor.
+fn open_on(p: &mut Pane) {
     let ext = p.term.extent();
     match &mut p.copy {
         // Scrolled already: the cursor joins it there.
@@ -87,11 +109,11 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
         }
     }
     follow(p);
-    true
 }
 
-/// What a key came to: over, or copied (over too).
-fn done(m: &mut Model, id: &str, outcome: Outcome, now: Instant, fx: &mut Vec<Effect>) {
+/// What a key (or a mouse selection) came to: over, or copied (over
+/// too).
+pub(super) fn done(m: &mut Model, id: &str, outcome: Outcome, now: Instant, fx: &mut Vec<Effect>) {
     let Some(p) = m.pane_mut(id) else { return };
     match outcome {
         Outcome::Stay => follow(p),
@@ -151,6 +173,17 @@ pub fn wheel(m: &mut Model, ev: MouseEvent) {
         return;
     }
     scroll(p, focused, by);
+}
+
+/// The window of the session's screen a pane (or focus) of `rows` x
+/// `cols` shows: around copy mode's cursor while it has one, else around
+/// the program's cursor. Drawing and the mouse both go by it.
+pub fn view(p: &Pane, rows: u16, cols: u16) -> View<'_> {
+    let cursor = p.copy.as_ref().and_then(|c| c.cursor_cell(p.term.extent()));
+    match cursor {
+        Some(cell) => p.term.view_around(rows, cols, cell),
+        None => p.term.view(rows, cols),
+    }
 }
 
 /// Back to the live screen.

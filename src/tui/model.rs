@@ -54,6 +54,8 @@ pub enum SessionMsg {
     /// The supervisor is gone (its connection closed for good); with a pid
     /// if the program it supervised runs on without it.
     Closed(Option<u32>),
+    /// What the supervisor did with an answer the inbox sent (ACTED).
+    Acted(Box<crate::protocol::Acted>),
 }
 
 /// Something for the run loop to do. What is asked of a session is named
@@ -85,6 +87,8 @@ pub enum Effect {
         workdir: Option<String>,
         /// A person's name for it (`hm run --label`).
         label: Option<String>,
+        /// `hm run --classifier`; `None`: hm chooses.
+        classifier: Option<String>,
     },
     Bell,
     /// A desktop notification through the dashboard's terminal.
@@ -99,6 +103,9 @@ pub enum Effect {
     /// Hand the terminal to a raw attach of this session (the dashboard's
     /// run loop does it: it owns the terminal and the keyboard).
     RawAttach(String),
+    /// Answer the dialog the session shows, if it is still the one
+    /// expected (ACT; see [`super::inbox`]).
+    Act(String, crate::protocol::Act),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +126,9 @@ pub enum Mode {
     /// Why the selected session is in its state (the agent classifier's
     /// signals), over the grid; any key closes it.
     Explain(String),
+    /// Every session that needs you, to answer or focus (`i`; see
+    /// [`super::inbox`]).
+    Inbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +138,11 @@ pub enum NewStep {
     /// The directory to start in (`Tab` from the command).
     Dir,
     /// A label, a person's name for the session (`Tab` from the
-    /// directory; `Tab` again goes back to the command).
+    /// directory).
     Label,
+    /// Which classifier watches it (`Tab` from the label; `Tab` again
+    /// goes back to the command).
+    Classifier,
 }
 
 /// How the dashboard is connected to a session.
@@ -188,6 +201,11 @@ pub struct Pane {
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// The dialog the session waits at, as its supervisor last described
+    /// it (INFO's `dialog`): what the inbox shows and answers.
+    pub dialog: Option<crate::protocol::DialogInfo>,
+    /// An answer sent from the inbox and not yet acted on.
+    pub answering: Option<super::inbox::Answering>,
 }
 
 impl Pane {
@@ -222,6 +240,8 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            dialog: None,
+            answering: None,
         }
     }
 
@@ -376,6 +396,15 @@ pub struct Model {
     /// again while they stay orphaned.
     pub dismissed: std::collections::HashSet<String>,
     pub quit: bool,
+    /// The grid's keys in effect (`[tui.keys]`).
+    pub keys: crate::config::Keymap,
+    /// The inbox's rows as last drawn, its selection and what its last
+    /// answer came to.
+    pub inbox: super::inbox::Inbox,
+    /// The new session form's classifier; `None`: hm chooses.
+    pub new_classifier: Option<String>,
+    /// A mouse drag selecting text (see [`super::select`]).
+    pub drag: Option<super::select::Drag>,
 }
 
 impl Model {
@@ -411,6 +440,10 @@ impl Model {
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,
+            keys: crate::config::Keymap::default(),
+            inbox: Default::default(),
+            new_classifier: None,
+            drag: None,
         }
     }
 
@@ -430,7 +463,7 @@ impl Model {
             // A check left on a session that ended is never due: it would
             // wake the run loop at once, again and again.
             .filter(|p| p.askable())
-            .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
+            .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.act_due()])
             .flatten()
             .min()
     }

@@ -121,6 +121,11 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
+    // An answer the inbox sent is the inbox's to report.
+    let sm = match sm {
+        SessionMsg::Acted(acted) => return super::inbox::acted(m, id, *acted, now, fx),
+        sm => sm,
+    };
     // A pane connected again takes its share of history as things are
     // now: one made among few panes keeps less once there are many.
     let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
@@ -179,6 +184,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 *at = now;
             }
             p.report = Some(report);
+            // What it waits at: the inbox shows the dialog's subject, and
+            // an answer names the dialog.
+            if p.waiting() {
+                fx.push(Effect::Info(p.id.clone()));
+            } else {
+                p.dialog = None;
+            }
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
@@ -218,6 +230,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::Info(info) => {
+            p.dialog = info.dialog.clone();
             if let Some(ms) = info.idle_threshold_ms {
                 p.poll.set_idle_threshold(Duration::from_millis(ms));
             }
@@ -292,6 +305,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 m.notify(text, now);
             }
         }
+        SessionMsg::Acted(_) => {}
         SessionMsg::Closed(orphan) => {
             let was_orphan = p.orphan.is_some();
             p.link = Link::Gone;
@@ -339,8 +353,9 @@ pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
 /// has said to ask.
 fn ask(p: &Pane, size_too: bool, fx: &mut Vec<Effect>) {
     fx.push(Effect::Status(p.id.clone()));
-    // A held session is asked its size until it is ours again.
-    if size_too || p.held {
+    // A held session is asked its size until it is ours again; a waiting
+    // one what it waits at (its dialog may have changed with the output).
+    if size_too || p.held || p.waiting() {
         fx.push(Effect::Info(p.id.clone()));
     }
 }

@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::key;
 use crate::client::human_ms;
+use crate::config::Action;
 use crate::tui::model::{Mode, Model, Pane};
 
 /// The focused session's bar: which session, its state, how to get back,
@@ -98,6 +99,39 @@ fn copy_hints(m: &Model, status: Option<String>, width: usize) -> Vec<Span<'stat
     spans
 }
 
+/// The grid's hints, with the keys in effect; an action left without a
+/// key has none.
+fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
+    let k = |a: Action| m.keys.label(a);
+    // The four directions in one hint when each is one character (`←↓↑→`).
+    let dirs: Option<Vec<String>> = [Action::Left, Action::Down, Action::Up, Action::Right]
+        .into_iter()
+        .map(k)
+        .collect();
+    let moves = dirs.map(|d| {
+        if d.iter().all(|s| s.chars().count() == 1) {
+            d.concat()
+        } else {
+            d.join("/")
+        }
+    });
+    [
+        (moves, "move"),
+        (k(Action::Focus), "focus"),
+        (k(Action::Kill), "kill"),
+        (k(Action::New), "new"),
+        (k(Action::Zoom), "zoom"),
+        (k(Action::Filter), "filter"),
+        (k(Action::Next), "next"),
+        (k(Action::CopyMode), "copy"),
+        (k(Action::Help), "help"),
+        (k(Action::Quit), "quit"),
+    ]
+    .into_iter()
+    .filter_map(|(key, what)| Some((key?, what)))
+    .collect()
+}
+
 pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
     let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
     let copying = m
@@ -120,28 +154,32 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
-    let hints: &[(&str, &str)] = match &m.mode {
-        Mode::Filter => &[("Enter", "keep"), ("Esc", "clear")],
-        _ => &[
-            ("←↓↑→", "move"),
-            ("⏎", "focus"),
-            ("x", "kill"),
-            ("n", "new"),
-            ("z", "zoom"),
-            ("/", "filter"),
-            ("⇥", "next"),
-            ("[", "copy"),
-            ("?", "help"),
-            ("q", "quit"),
+    let hints: Vec<(String, &str)> = match &m.mode {
+        Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
+        Mode::Inbox => vec![
+            ("y".into(), "approve"),
+            ("n".into(), "deny"),
+            ("⏎".into(), "focus"),
+            ("↑↓".into(), "move"),
+            ("Esc".into(), "close"),
         ],
+        _ => grid_hints(m),
     };
+    let hints: Vec<(&str, &str)> = hints.iter().map(|(k, w)| (k.as_str(), *w)).collect();
+    // Always there when someone waits, with the key that lists them: the
+    // strongest call, before the notice and the hints.
     let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     if waiting > 0 {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
         spans.push(Span::styled(format!(" {waiting} need you "), style));
-        spans.push(Span::raw(" "));
+        match m.keys.label(Action::Inbox) {
+            Some(k) if m.mode != Mode::Inbox => {
+                spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]);
+            }
+            _ => spans.push(Span::raw(" ")),
+        }
     }
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit

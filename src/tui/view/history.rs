@@ -16,11 +16,7 @@ use crate::vt::term::View;
 /// The cell of the emulator's screen the view should keep in sight: copy
 /// mode's cursor while it has one, else the program's cursor.
 pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
-    let cursor = p.copy.as_ref().and_then(|c| c.cursor_cell(p.term.extent()));
-    match cursor {
-        Some(cell) => p.term.view_around(rows, cols, cell),
-        None => p.term.view(rows, cols),
-    }
+    crate::tui::copy::view(p, rows, cols)
 }
 
 /// Draws the marker, the selection and the cursor of a pane's copy mode

@@ -1,0 +1,431 @@
+//! The inbox driven through `update`, as the run loop drives it: its
+//! order, its keys, the answers it sends and what it makes of the
+//! replies; and the rows as drawn.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::classify::ProcessState;
+use crate::protocol::{Act, Acted, ActionRecord, DialogInfo, Info, StateReport};
+use crate::tui::model::{Effect, Mode, Model, Msg, SessionMsg};
+use crate::tui::update::harness::*;
+use crate::tui::update::update;
+
+/// The session's pushed state: waiting with `detail`, for `ms`.
+fn waiting(id: &str, detail: &str, ms: u64) -> Msg {
+    let r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting",
+        "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting",
+        "detail": detail,
+        "health": "alive",
+        "agent": "claude",
+        "state_ms": ms,
+        "signals": [{"source": "status_protocol", "rule": "status.blocked",
+                     "text": format!("{id} asks"), "since_ms": 0}],
+    }))
+    .expect("a state report");
+    Msg::Session(id.into(), SessionMsg::State(r))
+}
+
+fn dialog(rule: &str, subject: &str, fingerprint: &str) -> DialogInfo {
+    DialogInfo {
+        rule: rule.into(),
+        detail: None,
+        subject: Some(subject.into()),
+        fingerprint: fingerprint.into(),
+        answers: vec!["approve".into(), "deny".into()],
+    }
+}
+
+/// INFO saying the session shows `d`.
+fn info(id: &str, d: Option<DialogInfo>) -> Msg {
+    Msg::Session(
+        id.into(),
+        SessionMsg::Info(Box::new(Info {
+            dialog: d,
+            ..Default::default()
+        })),
+    )
+}
+
+/// Sessions `a`..: live, then those in `waits` waiting (with a dialog
+/// each), for the given ms.
+fn scene(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
+    let mut m = model(80, 24);
+    live(&mut m, ids, now);
+    for id in ids {
+        update(&mut m, st(id, ProcessState::Idle, 1000), now);
+    }
+    for (id, detail, ms) in waits {
+        update(&mut m, st(id, ProcessState::Waiting, *ms), now);
+        update(&mut m, waiting(id, detail, u64::from(*ms)), now);
+        let d = dialog(&format!("claude.{detail}"), &format!("cmd of {id}"), id);
+        update(&mut m, info(id, Some(d)), now);
+    }
+    m
+}
+
+/// A frame drawn now, as the run loop draws one, and its text.
+fn draw(m: &mut Model, now: Instant) -> String {
+    let (w, h) = m.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
+    crate::tui::inbox::drawn(m, now);
+    let buf = t.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn acts(fx: &[Effect]) -> Vec<(String, Act)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Act(id, a) => Some((id.clone(), a.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn said(m: &Model) -> String {
+    m.inbox
+        .said
+        .as_ref()
+        .map_or("", |s| s.text.as_str())
+        .to_owned()
+}
+
+#[test]
+fn the_inbox_lists_who_waits_the_longest_waiting_first() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c", "d"],
+        &[("b", "permission", 5_000), ("d", "question", 90_000)],
+        now,
+    );
+    let fx = update(&mut m, press(KeyCode::Char('i')), now);
+    assert_eq!(m.mode, Mode::Inbox);
+    // Every waiting session is asked what it waits at now.
+    assert!(fx.contains(&Effect::Info("b".into())), "{fx:?}");
+    assert!(fx.contains(&Effect::Info("d".into())), "{fx:?}");
+    let screen = draw(&mut m, now);
+    let d = screen.find("cmd of d").expect(&screen);
+    let b = screen.find("cmd of b").expect(&screen);
+    assert!(d < b, "the longest waiting first:\n{screen}");
+    assert!(
+        screen.contains("question") && screen.contains("1m30s"),
+        "{screen}"
+    );
+    assert!(screen.contains("needs you · 2"), "{screen}");
+    assert!(!screen.contains("cmd of a"), "{screen}");
+    let ids: Vec<&str> = m.inbox.shown.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["d", "b"]);
+    assert_eq!(m.inbox.selected.as_deref(), Some("d"));
+    // The one that waited since long ago, and the one that starts now.
+    update(&mut m, st("a", ProcessState::Waiting, 0), now);
+    update(&mut m, waiting("a", "input", 0), now);
+    draw(&mut m, now + Duration::from_secs(1));
+    let ids: Vec<&str> = m.inbox.shown.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["d", "b", "a"]);
+}
+
+#[test]
+fn keys_move_over_the_rows_drawn_and_esc_closes() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[
+            ("a", "permission", 3_000),
+            ("b", "permission", 2_000),
+            ("c", "question", 1_000),
+        ],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    let sel = |m: &Model| m.inbox.selected.clone().unwrap_or_default();
+    assert_eq!(sel(&m), "a");
+    for (key, want) in [
+        (KeyCode::Char('j'), "b"),
+        (KeyCode::Down, "c"),
+        (KeyCode::Down, "c"),
+        (KeyCode::Char('k'), "b"),
+        (KeyCode::Up, "a"),
+        (KeyCode::Up, "a"),
+        (KeyCode::End, "c"),
+        (KeyCode::Home, "a"),
+    ] {
+        update(&mut m, press(key), now);
+        assert_eq!(sel(&m), want, "after {key:?}");
+    }
+    // `q` closes the inbox; it does not quit.
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(!m.quit);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Grid);
+}
+
+#[test]
+fn a_row_that_leaves_gives_its_place_to_the_next() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[
+            ("a", "permission", 3_000),
+            ("b", "permission", 2_000),
+            ("c", "question", 1_000),
+        ],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Down), now);
+    assert_eq!(m.inbox.selected.as_deref(), Some("b"));
+    // b is answered elsewhere: c takes its place, and is what is lit.
+    update(&mut m, st("b", ProcessState::Active, 0), now);
+    let screen = draw(&mut m, now);
+    assert_eq!(m.inbox.selected.as_deref(), Some("c"));
+    let lit = screen
+        .lines()
+        .find(|l| l.contains('▸'))
+        .expect("a selected row");
+    assert!(lit.contains("cmd of c"), "{screen}");
+}
+
+#[test]
+fn enter_focuses_the_selected_session_and_leaving_comes_back_to_the_inbox() {
+    let now = Instant::now();
+    let mut m = scene(&["a", "b"], &[("b", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("b".into()));
+    assert_eq!(sel(&m), "b");
+    update(&mut m, ctrl('\\'), now);
+    assert_eq!(m.mode, Mode::Inbox);
+    // From the grid, focus goes back to the grid as before.
+    update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(&mut m, ctrl('\\'), now);
+    assert_eq!(m.mode, Mode::Grid);
+}
+
+#[test]
+fn y_and_n_send_the_answer_for_the_dialog_drawn_not_a_newer_one() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    // The dialog changes after the frame the person saw, before the key.
+    update(
+        &mut m,
+        info("a", Some(dialog("claude.permission", "rm -rf /", "new"))),
+        now,
+    );
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(
+        acts(&fx),
+        [(
+            "a".to_string(),
+            Act {
+                answer: "approve".into(),
+                rule: Some("claude.permission".into()),
+                fingerprint: Some("a".into()),
+                subject: None,
+            }
+        )]
+    );
+    assert!(said(&m).contains("approving claude.permission in 'a'"));
+    // A second key while the first is on its way sends nothing.
+    let fx = update(&mut m, press(KeyCode::Char('n')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(said(&m).contains("already answering"), "{}", said(&m));
+}
+
+#[test]
+fn a_refusal_is_shown_and_the_row_asked_for_again() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    let refused = Acted {
+        ok: false,
+        reason: Some("the dialog in 'a' changed: now asking about rm -rf /".into()),
+        ..Default::default()
+    };
+    let fx = update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(refused))),
+        now,
+    );
+    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
+    assert_eq!(
+        said(&m),
+        "not answered: the dialog in 'a' changed: now asking about rm -rf /"
+    );
+    assert!(m.inbox.said.as_ref().is_some_and(|s| s.refused));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("not answered: the dialog in 'a' changed"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    // Too new: asked again after the time the supervisor gives.
+    let soon = Acted {
+        ok: false,
+        reason: Some("drawn 100 ms ago".into()),
+        retry_in_ms: Some(400),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(soon))),
+        now,
+    );
+    let due = m.next_check().expect("a check armed");
+    assert!(due <= now + Duration::from_millis(420), "{due:?}");
+    assert!(acts(&update(&mut m, Msg::Tick, now)).is_empty());
+    let later = now + Duration::from_millis(420);
+    let fx = update(&mut m, Msg::Tick, later);
+    assert_eq!(acts(&fx).len(), 1, "{fx:?}");
+    let done = Acted {
+        ok: true,
+        action: Some(ActionRecord {
+            answer: "approve".into(),
+            rule: "claude.permission".into(),
+            subject: Some("cmd of a".into()),
+            keys: vec!["1".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+        later,
+    );
+    assert_eq!(
+        said(&m),
+        "approved claude.permission in 'a': cmd of a (keys: 1)"
+    );
+    assert!(!m.inbox.said.as_ref().is_some_and(|s| s.refused));
+    assert_eq!(notice(&m), said(&m));
+}
+
+#[test]
+fn an_answer_nobody_acts_on_is_given_up() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(&mut m, Msg::Tick, now + Duration::from_secs(4));
+    assert!(said(&m).contains("'a' did not reply"), "{}", said(&m));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+}
+
+#[test]
+fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
+    let now = Instant::now();
+    let mut m = scene(&["a", "b"], &[("a", "input", 3_000)], now);
+    // `a` waits on the program's own word: no dialog on its screen.
+    update(&mut m, info("a", None), now);
+    // `b` shows a question its rules know no keys to approve.
+    update(&mut m, st("b", ProcessState::Waiting, 1_000), now);
+    update(&mut m, waiting("b", "question", 1_000), now);
+    let mut q = dialog("claude.question", "Which database?", "q");
+    q.answers.clear();
+    update(&mut m, info("b", Some(q)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let screen = draw(&mut m, now);
+    assert!(screen.contains("Which database?"), "{screen}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(
+        said(&m).contains("hm sees no dialog it can approve in 'a'"),
+        "{}",
+        said(&m)
+    );
+    update(&mut m, press(KeyCode::Down), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(
+        said(&m).contains("name no keys that approve it"),
+        "{}",
+        said(&m)
+    );
+}
+
+#[test]
+fn a_session_starting_to_wait_is_asked_its_dialog_at_once() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let fx = update(&mut m, waiting("a", "permission", 0), now);
+    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
+    update(
+        &mut m,
+        info("a", Some(dialog("claude.permission", "ls", "f"))),
+        now,
+    );
+    assert!(m.pane("a").is_some_and(|p| p.dialog.is_some()));
+    // Done waiting: the dialog is forgotten.
+    update(&mut m, st("a", ProcessState::Active, 0), now);
+    let active: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "active", "state_byte": ProcessState::Active.as_byte(),
+        "primary": "active", "detail": null, "health": "alive", "agent": null,
+        "state_ms": 0, "signals": []
+    }))
+    .expect("report");
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::State(active)),
+        now,
+    );
+    assert!(m.pane("a").is_some_and(|p| p.dialog.is_none()));
+}
+
+#[test]
+fn the_footer_counts_who_needs_you_and_names_the_inbox_key_at_80_columns() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[("a", "permission", 3_000), ("c", "input", 1_000)],
+        now,
+    );
+    m.notify(
+        "a notice long enough to crowd the hints out of the footer",
+        now,
+    );
+    let screen = draw(&mut m, now);
+    let footer = screen.lines().last().expect("a footer").to_string();
+    // First, whatever else wants the room.
+    assert!(footer.starts_with(" 2 need you  i inbox"), "{footer}");
+    // Without the notice the hints are back, help and quit first.
+    m.notice = None;
+    let footer = draw(&mut m, now)
+        .lines()
+        .last()
+        .expect("a footer")
+        .to_string();
+    assert!(footer.starts_with(" 2 need you  i inbox"), "{footer}");
+    assert!(
+        footer.contains("? help") && footer.contains("q quit"),
+        "{footer}"
+    );
+}

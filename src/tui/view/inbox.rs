@@ -1,0 +1,215 @@
+//! The inbox over the grid: one row per session that needs you (id, host,
+//! detail, how long it has waited, what it asks about), the selected
+//! one's whole question under them, and what the last answer came to.
+//! The rows are [`crate::tui::inbox::rows`], the same the keys go by.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::client::human_ms;
+use crate::tui::inbox::{Row, rows};
+use crate::tui::layout::grid_area;
+use crate::tui::model::Model;
+
+/// The widest the box grows on a wide terminal: rows longer than this
+/// are hard to follow across.
+const MAX_WIDTH: u16 = 140;
+/// Rows of the selected session's question shown under the list.
+const QUESTION_ROWS: usize = 3;
+
+pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
+    let area = grid_area((f.area().width, f.area().height));
+    let rows = rows(m, now);
+    let ids: Vec<&str> = rows.iter().map(|r| r.pane.id.as_str()).collect();
+    let selected = m.inbox.selected_in(&ids);
+    let width = area.width.min(MAX_WIDTH);
+    let inner_w = usize::from(width.saturating_sub(2));
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if rows.is_empty() {
+        lines.push(Line::from(Span::styled(
+            " Nothing needs you: no session is waiting for an answer.",
+            m.theme.dim,
+        )));
+    } else {
+        let cols = Columns::of(&rows, inner_w, !m.hosts.is_empty());
+        lines.push(Line::from(Span::styled(cols.header(), m.theme.dim)));
+        // The list scrolls to keep the selection on show; what is under it
+        // keeps its rows.
+        let room = usize::from(area.height.saturating_sub(2))
+            .saturating_sub(1 + 2 + QUESTION_ROWS + 2)
+            .max(1);
+        let first = selected.map_or(0, |s| s.saturating_sub(room - 1));
+        for (i, r) in rows.iter().enumerate().skip(first).take(room) {
+            let mut style = m.theme.popup;
+            if Some(i) == selected {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            lines.push(Line::from(cols.row(r, Some(i) == selected, m, style)));
+        }
+        if let Some(r) = selected.and_then(|s| rows.get(s)) {
+            lines.push(Line::from(""));
+            lines.extend(question(m, r, inner_w));
+        }
+    }
+    if let Some(said) = &m.inbox.said {
+        let style = if said.refused {
+            m.theme.error
+        } else {
+            m.theme.footer_key
+        };
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            clip(&format!(" {} ", said.text), inner_w),
+            style,
+        )));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    );
+    f.render_widget(Clear, r);
+    let title = format!(" needs you · {} ", rows.len());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(m.theme.popup_border)
+        .title(title)
+        .style(m.theme.popup);
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+/// The selected session's question: which dialog, and its whole subject
+/// over a few rows.
+fn question(m: &Model, r: &Row<'_>, width: usize) -> Vec<Line<'static>> {
+    let what = match &r.pane.dialog {
+        Some(d) => {
+            let keys = if d.answers.is_empty() {
+                "no keys known: Enter, and answer it yourself".to_owned()
+            } else {
+                d.answers.join(", ")
+            };
+            format!("{} · {} · {keys}", r.pane.id, d.rule)
+        }
+        None => format!("{} · {} · no dialog hm can answer", r.pane.id, r.detail),
+    };
+    let mut lines = vec![Line::from(Span::styled(
+        clip(&format!(" {what}"), width),
+        m.theme.dim,
+    ))];
+    let text = r
+        .subject
+        .clone()
+        .unwrap_or_else(|| "(it does not say)".into());
+    let chars: Vec<char> = text.chars().collect();
+    let per = width.saturating_sub(3).max(1);
+    for (i, chunk) in chars.chunks(per).take(QUESTION_ROWS).enumerate() {
+        let mut s: String = chunk.iter().collect();
+        if i + 1 == QUESTION_ROWS && chars.len() > per * QUESTION_ROWS {
+            s.pop();
+            s.push('…');
+        }
+        lines.push(Line::from(format!("   {s}")));
+    }
+    lines
+}
+
+/// The widths of the list's columns.
+struct Columns {
+    id: usize,
+    host: Option<usize>,
+    detail: usize,
+    waited: usize,
+    subject: usize,
+}
+
+impl Columns {
+    fn of(rows: &[Row<'_>], width: usize, hosts: bool) -> Columns {
+        let widest = |f: &dyn Fn(&Row<'_>) -> usize, min: usize, max: usize| {
+            rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
+        };
+        let id = widest(&|r| r.id.chars().count(), 2, 24);
+        let host = (hosts || rows.iter().any(|r| r.host.is_some()))
+            .then(|| widest(&|r| r.host.map_or(5, |h| h.chars().count()), 4, 16));
+        let detail = widest(&|r| r.detail.chars().count(), 6, 14);
+        let waited = 6;
+        // Marker, gaps between the columns.
+        let fixed = 2 + id + host.map_or(0, |h| h + 2) + 2 + detail + 2 + waited + 2;
+        Columns {
+            id,
+            host,
+            detail,
+            waited,
+            subject: width.saturating_sub(fixed).max(8),
+        }
+    }
+
+    fn header(&self) -> String {
+        let mut s = format!("  {:<w$}  ", "ID", w = self.id);
+        if let Some(h) = self.host {
+            s.push_str(&format!("{:<h$}  ", "HOST"));
+        }
+        s.push_str(&format!(
+            "{:<d$}  {:>t$}  ASKS ABOUT",
+            "DETAIL",
+            "WAITED",
+            d = self.detail,
+            t = self.waited
+        ));
+        s
+    }
+
+    fn row(&self, r: &Row<'_>, selected: bool, m: &Model, style: Style) -> Vec<Span<'static>> {
+        let mark = if selected { "▸ " } else { "  " };
+        let mut s = format!("{mark}{} ", clip_pad(r.id, self.id));
+        s.push(' ');
+        if let Some(h) = self.host {
+            s.push_str(&clip_pad(r.host.unwrap_or("local"), h));
+            s.push_str("  ");
+        }
+        s.push_str(&clip_pad(&r.detail, self.detail));
+        s.push_str(&format!(
+            "  {:>t$}  ",
+            human_ms(r.waited_ms),
+            t = self.waited
+        ));
+        let mut spans = vec![Span::styled(s, style)];
+        let subject = match (&r.pane.answering, &r.subject) {
+            (Some(_), _) => "answering…".to_owned(),
+            (None, Some(s)) => s.clone(),
+            (None, None) => "…".to_owned(),
+        };
+        let subject = clip_pad(&subject, self.subject);
+        // What the evidence says, not a dialog's subject, is told apart.
+        let subject_style = if r.from_dialog || r.pane.answering.is_some() {
+            style
+        } else {
+            style.patch(m.theme.dim)
+        };
+        spans.push(Span::styled(subject, subject_style));
+        spans
+    }
+}
+
+/// `text` cut to `width` characters (`…` at the cut) and padded to it.
+fn clip_pad(text: &str, width: usize) -> String {
+    let cut = clip(text, width);
+    let n = cut.chars().count();
+    format!("{cut}{}", " ".repeat(width.saturating_sub(n)))
+}
+
+/// `text` cut to `width` characters, `…` at the cut.
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
