@@ -23,6 +23,7 @@ mod fuzz_corpus;
 mod hooks;
 mod hostile;
 mod hostile_terminal;
+mod inbox;
 mod protocol;
 mod remote;
 mod scripting;

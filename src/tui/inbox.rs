@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::detect::Source;
 use crate::detect::rules::Answer;
 use crate::protocol::{Act, Acted, DialogInfo};
 
@@ -26,6 +27,10 @@ const RETRIES: u32 = 3;
 /// An ACT not answered this soon is not going to be: its supervisor is
 /// an older hm, which does not know ACT, or it stopped.
 const ACT_TIMEOUT: Duration = Duration::from_secs(3);
+/// A waiting session whose screen changed is asked its dialog this soon
+/// after the change began (and no more often while it goes on): a dialog
+/// is drawn in pieces, and an agent may say it waits before drawing it.
+const DIALOG_REFRESH: Duration = Duration::from_millis(100);
 
 /// The inbox's state between frames.
 #[derive(Debug, Default)]
@@ -113,9 +118,16 @@ fn row(p: &Pane, now: Instant) -> Row<'_> {
         .and_then(|r| r.detail)
         .map_or("waiting".to_owned(), |d| d.name().to_owned());
     let dialog = p.dialog.as_ref();
-    let evidence = report
-        .and_then(|r| r.signals.first())
-        .map(|s| s.text.clone());
+    // Without a dialog's subject, what the evidence says: the screen's
+    // line first (the question), then the program's own words.
+    let evidence = report.and_then(|r| {
+        let by = |src: Source| r.signals.iter().find(|s| s.source == src);
+        by(Source::Screen)
+            .or_else(|| by(Source::StatusProtocol))
+            .or_else(|| by(Source::Hook))
+            .or_else(|| by(Source::Title))
+            .map(|s| s.text.clone())
+    });
     let (subject, from_dialog) = match dialog.and_then(|d| d.subject.clone()) {
         Some(s) => (Some(s), true),
         None => (evidence, false),
@@ -349,11 +361,25 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
     m.notify(text, now);
 }
 
-/// The tick: answers too new to take keys are sent again when due, and
+/// Output from a session: one that waits is asked its dialog again soon.
+pub fn output(p: &mut Pane, now: Instant) {
+    if p.waiting() {
+        p.dialog_due.get_or_insert(now + DIALOG_REFRESH);
+    }
+}
+
+/// The tick: waiting sessions whose screens changed are asked their
+/// dialogs, answers too new to take keys are sent again when due, and
 /// answers left unanswered are given up.
 pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let mut gave_up = Vec::new();
     for p in &mut m.panes {
+        if p.dialog_due.is_some_and(|at| at <= now) {
+            p.dialog_due = None;
+            if p.waiting() && p.askable() {
+                fx.push(Effect::Info(p.id.clone()));
+            }
+        }
         let Some(a) = &mut p.answering else { continue };
         match a.retry_at {
             Some(at) if at <= now => {
@@ -383,11 +409,14 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 }
 
 impl Pane {
-    /// When the answer sent from the inbox is due to be sent again or
-    /// given up.
-    pub fn act_due(&self) -> Option<Instant> {
-        let a = self.answering.as_ref()?;
-        Some(a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT))
+    /// When the inbox next has something to do for this session: ask its
+    /// dialog, or send an answer again or give it up.
+    pub fn inbox_due(&self) -> Option<Instant> {
+        let act = self
+            .answering
+            .as_ref()
+            .map(|a| a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT));
+        [act, self.dialog_due].into_iter().flatten().min()
     }
 }
 

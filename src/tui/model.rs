@@ -206,6 +206,8 @@ pub struct Pane {
     pub dialog: Option<crate::protocol::DialogInfo>,
     /// An answer sent from the inbox and not yet acted on.
     pub answering: Option<super::inbox::Answering>,
+    /// When to ask a waiting session its dialog again: its screen changed.
+    pub dialog_due: Option<Instant>,
 }
 
 impl Pane {
@@ -242,6 +244,7 @@ impl Pane {
             copy: None,
             dialog: None,
             answering: None,
+            dialog_due: None,
         }
     }
 
@@ -463,7 +466,7 @@ impl Model {
             // A check left on a session that ended is never due: it would
             // wake the run loop at once, again and again.
             .filter(|p| p.askable())
-            .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.act_due()])
+            .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.inbox_due()])
             .flatten()
             .min()
     }

@@ -163,6 +163,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.term.feed(&bytes);
             copy::follow(p);
             p.last_output = Some(now);
+            super::inbox::output(p, now);
             // Once work is under way, all its output is work.
             if p.busy_since.is_some() || !p.redrawing(now) {
                 p.last_work = Some(now);

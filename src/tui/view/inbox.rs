@@ -21,6 +21,8 @@ use crate::tui::model::Model;
 const MAX_WIDTH: u16 = 140;
 /// Rows of the selected session's question shown under the list.
 const QUESTION_ROWS: usize = 3;
+/// Rows of what the last answer came to.
+const SAID_ROWS: usize = 3;
 
 pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     let area = grid_area((f.area().width, f.area().height));
@@ -41,7 +43,7 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
         // The list scrolls to keep the selection on show; what is under it
         // keeps its rows.
         let room = usize::from(area.height.saturating_sub(2))
-            .saturating_sub(1 + 2 + QUESTION_ROWS + 2)
+            .saturating_sub(1 + 2 + QUESTION_ROWS + 1 + SAID_ROWS)
             .max(1);
         let first = selected.map_or(0, |s| s.saturating_sub(room - 1));
         for (i, r) in rows.iter().enumerate().skip(first).take(room) {
@@ -63,10 +65,10 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
             m.theme.footer_key
         };
         lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled(
-            clip(&format!(" {} ", said.text), inner_w),
-            style,
-        )));
+        // Whole: a refusal says why, and the why is long.
+        for part in wrap(&said.text, inner_w.saturating_sub(2), SAID_ROWS) {
+            lines.push(Line::from(Span::styled(format!(" {part} "), style)));
+        }
     }
     let height = (lines.len() as u16 + 2).min(area.height);
     let r = Rect::new(
@@ -107,17 +109,49 @@ fn question(m: &Model, r: &Row<'_>, width: usize) -> Vec<Line<'static>> {
         .subject
         .clone()
         .unwrap_or_else(|| "(it does not say)".into());
-    let chars: Vec<char> = text.chars().collect();
-    let per = width.saturating_sub(3).max(1);
-    for (i, chunk) in chars.chunks(per).take(QUESTION_ROWS).enumerate() {
-        let mut s: String = chunk.iter().collect();
-        if i + 1 == QUESTION_ROWS && chars.len() > per * QUESTION_ROWS {
-            s.pop();
-            s.push('…');
-        }
-        lines.push(Line::from(format!("   {s}")));
+    for part in wrap(&text, width.saturating_sub(3), QUESTION_ROWS) {
+        lines.push(Line::from(format!("   {part}")));
     }
     lines
+}
+
+/// `text` in rows of at most `width` characters, broken between words
+/// where it can be; at most `rows` of them (the last ends in `…` when
+/// there was more).
+fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = line.chars().count();
+        if used > 0 && used + 1 + word.len() <= width {
+            line.push(' ');
+            line.extend(word);
+            continue;
+        }
+        if used > 0 {
+            out.push(std::mem::take(&mut line));
+        }
+        // A word longer than a row is cut where the row ends.
+        while word.len() > width {
+            out.push(word.drain(..width).collect());
+        }
+        line.extend(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    if out.len() > rows {
+        out.truncate(rows);
+        if let Some(last) = out.last_mut() {
+            if last.chars().count() >= width {
+                last.pop();
+            }
+            last.push('…');
+        }
+    }
+    out
 }
 
 /// The widths of the list's columns.
@@ -212,4 +246,17 @@ fn clip(text: &str, width: usize) -> String {
     let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
     s.push('…');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_text_wraps_between_words_and_says_when_it_was_cut() {
+        assert_eq!(wrap("a bc def", 4, 3), ["a bc", "def"]);
+        assert_eq!(wrap("abcdefghij", 4, 3), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("one two three four", 5, 2), ["one", "two…"]);
+        assert_eq!(wrap("", 5, 2), Vec::<String>::new());
+    }
 }
