@@ -26,6 +26,7 @@ pub(in crate::supervisor) fn by_hand(ctx: &Ctx, payload: &[u8]) -> Acted {
             reason: Some(why.reason),
             retry_in_ms: why.retry_in_ms,
             action: None,
+            dialog: why.now,
         }
     };
     let act: Act = match serde_json::from_slice(payload) {
@@ -47,6 +48,7 @@ pub(in crate::supervisor) fn by_hand(ctx: &Ctx, payload: &[u8]) -> Acted {
         Some(Err(e)) => return refused(format!("the subject pattern: {e}").into()),
     };
     let expect = Expect {
+        dialog: act.dialog,
         rule: act.rule,
         fingerprint: act.fingerprint,
         subject,
