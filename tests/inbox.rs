@@ -274,7 +274,8 @@ fn a_dialog_that_changed_after_it_was_shown_is_refused_not_answered() {
     drop(resume);
     shows(&t, "the refusal", |s| {
         let s = flat(s);
-        s.contains("not answered: session 'cx' shows codex.permission, but not the dialog expected: it changed")
+        s.contains("not answered: the dialog in 'cx' changed: now asking about 'rm -rf target'")
+            && s.contains("nothing was sent")
     });
     shows(&t, "the row showing the new question", |s| {
         row(s, "cx").is_some_and(|r| r.contains("rm -rf target"))

@@ -27,10 +27,6 @@ const RETRIES: u32 = 3;
 /// An ACT not answered this soon is not going to be: its supervisor is
 /// an older hm, which does not know ACT, or it stopped.
 const ACT_TIMEOUT: Duration = Duration::from_secs(3);
-/// A waiting session whose screen changed is asked its dialog this soon
-/// after the change began (and no more often while it goes on): a dialog
-/// is drawn in pieces, and an agent may say it waits before drawing it.
-const DIALOG_REFRESH: Duration = Duration::from_millis(100);
 
 /// The inbox's state between frames.
 #[derive(Debug, Default)]
@@ -146,15 +142,17 @@ fn row(p: &Pane, now: Instant) -> Row<'_> {
     }
 }
 
-/// `i`: opens the inbox on the session waiting longest, and asks every
-/// waiting session what its dialog is now.
+/// `i`: opens the inbox on the session waiting longest. The dialogs come
+/// with the states the sessions push; one whose supervisor pushes none
+/// (an older hm's) is asked (INFO).
 pub fn open(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let first = rows(m, now).first().map(|r| r.pane.id.clone());
     m.inbox.selected = first;
     m.inbox.selected_at = 0;
     m.inbox.said = None;
     m.inbox.shown.clear();
-    for p in m.panes.iter().filter(|p| p.waiting() && p.askable()) {
+    let unknown = |p: &&Pane| p.waiting() && p.askable() && p.dialog.is_none();
+    for p in m.panes.iter().filter(unknown) {
         fx.push(Effect::Info(p.id.clone()));
     }
     m.mode = Mode::Inbox;
@@ -284,10 +282,13 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 (true, format!("not answered: {why}"))
             }
             Some(d) => {
+                // This appearance of the dialog; from a supervisor that
+                // numbers none (an older hm), its rows.
                 let act = Act {
                     answer: verb.to_owned(),
                     rule: Some(d.rule.clone()),
-                    fingerprint: Some(d.fingerprint.clone()),
+                    dialog: (d.id != 0).then_some(d.id),
+                    fingerprint: (d.id == 0).then(|| d.fingerprint.clone()),
                     subject: None,
                 };
                 p.answering = Some(Answering {
@@ -350,9 +351,14 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
             format!("not answered: {why}")
         }
     };
-    // The dialog is answered, gone or changed: the row as it is now.
-    if p.askable() {
-        fx.push(Effect::Info(id.to_owned()));
+    // Refused: the dialog there now, as the supervisor says it (asked
+    // for, from one that does not say).
+    if !acted.ok {
+        match acted.dialog {
+            Some(d) => p.dialog = Some(*d),
+            None if p.askable() => fx.push(Effect::Info(id.to_owned())),
+            None => {}
+        }
     }
     m.inbox.said = Some(Said {
         text: text.clone(),
@@ -361,25 +367,11 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
     m.notify(text, now);
 }
 
-/// Output from a session: one that waits is asked its dialog again soon.
-pub fn output(p: &mut Pane, now: Instant) {
-    if p.waiting() {
-        p.dialog_due.get_or_insert(now + DIALOG_REFRESH);
-    }
-}
-
-/// The tick: waiting sessions whose screens changed are asked their
-/// dialogs, answers too new to take keys are sent again when due, and
+/// The tick: answers too new to take keys are sent again when due, and
 /// answers left unanswered are given up.
 pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let mut gave_up = Vec::new();
     for p in &mut m.panes {
-        if p.dialog_due.is_some_and(|at| at <= now) {
-            p.dialog_due = None;
-            if p.waiting() && p.askable() {
-                fx.push(Effect::Info(p.id.clone()));
-            }
-        }
         let Some(a) = &mut p.answering else { continue };
         match a.retry_at {
             Some(at) if at <= now => {
@@ -409,14 +401,11 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 }
 
 impl Pane {
-    /// When the inbox next has something to do for this session: ask its
-    /// dialog, or send an answer again or give it up.
+    /// When the answer sent from the inbox is due to be sent again or
+    /// given up.
     pub fn inbox_due(&self) -> Option<Instant> {
-        let act = self
-            .answering
-            .as_ref()
-            .map(|a| a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT));
-        [act, self.dialog_due].into_iter().flatten().min()
+        let a = self.answering.as_ref()?;
+        Some(a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT))
     }
 }
 

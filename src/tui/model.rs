@@ -202,12 +202,10 @@ pub struct Pane {
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
     /// The dialog the session waits at, as its supervisor last described
-    /// it (INFO's `dialog`): what the inbox shows and answers.
+    /// it (STATE's `dialog`, or INFO's): what the inbox shows and answers.
     pub dialog: Option<crate::protocol::DialogInfo>,
     /// An answer sent from the inbox and not yet acted on.
     pub answering: Option<super::inbox::Answering>,
-    /// When to ask a waiting session its dialog again: its screen changed.
-    pub dialog_due: Option<Instant>,
 }
 
 impl Pane {
@@ -244,7 +242,6 @@ impl Pane {
             copy: None,
             dialog: None,
             answering: None,
-            dialog_due: None,
         }
     }
 

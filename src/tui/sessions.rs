@@ -163,7 +163,6 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.term.feed(&bytes);
             copy::follow(p);
             p.last_output = Some(now);
-            super::inbox::output(p, now);
             // Once work is under way, all its output is work.
             if p.busy_since.is_some() || !p.redrawing(now) {
                 p.last_work = Some(now);
@@ -184,14 +183,10 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
                 *at = now;
             }
+            // What it waits at, pushed whenever another dialog shows: the
+            // inbox shows it, and an answer names it.
+            p.dialog = report.dialog.as_deref().cloned();
             p.report = Some(report);
-            // What it waits at: the inbox shows the dialog's subject, and
-            // an answer names the dialog.
-            if p.waiting() {
-                fx.push(Effect::Info(p.id.clone()));
-            } else {
-                p.dialog = None;
-            }
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
@@ -354,9 +349,8 @@ pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
 /// has said to ask.
 fn ask(p: &Pane, size_too: bool, fx: &mut Vec<Effect>) {
     fx.push(Effect::Status(p.id.clone()));
-    // A held session is asked its size until it is ours again; a waiting
-    // one what it waits at (its dialog may have changed with the output).
-    if size_too || p.held || p.waiting() {
+    // A held session is asked its size until it is ours again.
+    if size_too || p.held {
         fx.push(Effect::Info(p.id.clone()));
     }
 }

@@ -163,7 +163,10 @@ impl Shared {
         if let Some(d) = &self.detector {
             info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
         }
-        info.dialog = info.state.as_ref().and_then(|s| s.dialog.as_deref().cloned());
+        info.dialog = info
+            .state
+            .as_ref()
+            .and_then(|s| s.dialog.as_deref().cloned());
         serde_json::to_vec(&info).unwrap_or_default()
     }
 

@@ -14,9 +14,15 @@ use crate::tui::model::{Effect, Mode, Model, Msg, SessionMsg};
 use crate::tui::update::harness::*;
 use crate::tui::update::update;
 
-/// The session's pushed state: waiting with `detail`, for `ms`.
+/// The session's pushed state: waiting with `detail`, for `ms`, at no
+/// dialog hm knows.
 fn waiting(id: &str, detail: &str, ms: u64) -> Msg {
-    let r: StateReport = serde_json::from_value(serde_json::json!({
+    waiting_at(id, detail, ms, None)
+}
+
+/// The session's pushed state: waiting with `detail`, for `ms`, at `d`.
+fn waiting_at(id: &str, detail: &str, ms: u64, d: Option<DialogInfo>) -> Msg {
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
         "state": "waiting",
         "state_byte": ProcessState::Waiting.as_byte(),
         "primary": "waiting",
@@ -28,16 +34,19 @@ fn waiting(id: &str, detail: &str, ms: u64) -> Msg {
                      "text": format!("{id} asks"), "since_ms": 0}],
     }))
     .expect("a state report");
+    r.dialog = d.map(Box::new);
     Msg::Session(id.into(), SessionMsg::State(r))
 }
 
-fn dialog(rule: &str, subject: &str, fingerprint: &str) -> DialogInfo {
+/// Dialog number `n`, of `rule`, about `subject`.
+fn dialog(rule: &str, subject: &str, n: u64) -> DialogInfo {
     DialogInfo {
+        id: n,
         rule: rule.into(),
-        detail: None,
         subject: Some(subject.into()),
-        fingerprint: fingerprint.into(),
+        fingerprint: format!("f{n}"),
         answers: vec!["approve".into(), "deny".into()],
+        ..Default::default()
     }
 }
 
@@ -52,8 +61,8 @@ fn info(id: &str, d: Option<DialogInfo>) -> Msg {
     )
 }
 
-/// Sessions `a`..: live, then those in `waits` waiting (with a dialog
-/// each), for the given ms.
+/// Sessions `a`..: live, then those in `waits` waiting (at dialog 1 of
+/// theirs each), for the given ms.
 fn scene(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
     let mut m = model(80, 24);
     live(&mut m, ids, now);
@@ -62,9 +71,8 @@ fn scene(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
     }
     for (id, detail, ms) in waits {
         update(&mut m, st(id, ProcessState::Waiting, *ms), now);
-        update(&mut m, waiting(id, detail, u64::from(*ms)), now);
-        let d = dialog(&format!("claude.{detail}"), &format!("cmd of {id}"), id);
-        update(&mut m, info(id, Some(d)), now);
+        let d = dialog(&format!("claude.{detail}"), &format!("cmd of {id}"), 1);
+        update(&mut m, waiting_at(id, detail, u64::from(*ms), Some(d)), now);
     }
     m
 }
@@ -109,9 +117,8 @@ fn the_inbox_lists_who_waits_the_longest_waiting_first() {
     );
     let fx = update(&mut m, press(KeyCode::Char('i')), now);
     assert_eq!(m.mode, Mode::Inbox);
-    // Every waiting session is asked what it waits at now.
-    assert!(fx.contains(&Effect::Info("b".into())), "{fx:?}");
-    assert!(fx.contains(&Effect::Info("d".into())), "{fx:?}");
+    // The dialogs came with the states: nothing to ask.
+    assert!(requests(&fx).is_empty(), "{fx:?}");
     let screen = draw(&mut m, now);
     let d = screen.find("cmd of d").expect(&screen);
     let b = screen.find("cmd of b").expect(&screen);
@@ -223,9 +230,10 @@ fn y_and_n_send_the_answer_for_the_dialog_drawn_not_a_newer_one() {
     update(&mut m, press(KeyCode::Char('i')), now);
     draw(&mut m, now);
     // The dialog changes after the frame the person saw, before the key.
+    let newer = dialog("claude.permission", "rm -rf /", 2);
     update(
         &mut m,
-        info("a", Some(dialog("claude.permission", "rm -rf /", "new"))),
+        waiting_at("a", "permission", 3_000, Some(newer)),
         now,
     );
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
@@ -236,8 +244,8 @@ fn y_and_n_send_the_answer_for_the_dialog_drawn_not_a_newer_one() {
             Act {
                 answer: "approve".into(),
                 rule: Some("claude.permission".into()),
-                fingerprint: Some("a".into()),
-                subject: None,
+                dialog: Some(1),
+                ..Default::default()
             }
         )]
     );
@@ -249,7 +257,7 @@ fn y_and_n_send_the_answer_for_the_dialog_drawn_not_a_newer_one() {
 }
 
 #[test]
-fn a_refusal_is_shown_and_the_row_asked_for_again() {
+fn a_refusal_is_shown_with_the_dialog_there_now() {
     let now = Instant::now();
     let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
     update(&mut m, press(KeyCode::Char('i')), now);
@@ -257,7 +265,34 @@ fn a_refusal_is_shown_and_the_row_asked_for_again() {
     update(&mut m, press(KeyCode::Char('n')), now);
     let refused = Acted {
         ok: false,
-        reason: Some("the dialog in 'a' changed: now asking about rm -rf /".into()),
+        reason: Some("the dialog in 'a' changed: now asking about 'rm -rf /'".into()),
+        dialog: Some(Box::new(dialog("claude.permission", "rm -rf /", 2))),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(refused))),
+        now,
+    );
+    assert_eq!(
+        said(&m),
+        "not answered: the dialog in 'a' changed: now asking about 'rm -rf /'"
+    );
+    assert!(m.inbox.said.as_ref().is_some_and(|s| s.refused));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+    // The row shows the dialog there now, which `y` then answers.
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("not answered: the dialog in 'a' changed"),
+        "{screen}"
+    );
+    assert!(screen.contains("rm -rf /"), "{screen}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(acts(&fx)[0].1.dialog, Some(2));
+    // A supervisor that says nothing of the dialog now is asked.
+    let refused = Acted {
+        ok: false,
+        reason: Some("no".into()),
         ..Default::default()
     };
     let fx = update(
@@ -266,17 +301,26 @@ fn a_refusal_is_shown_and_the_row_asked_for_again() {
         now,
     );
     assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
-    assert_eq!(
-        said(&m),
-        "not answered: the dialog in 'a' changed: now asking about rm -rf /"
+}
+
+#[test]
+fn a_supervisor_that_numbers_no_dialogs_is_answered_by_fingerprint() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    update(&mut m, waiting("a", "permission", 1_000), now);
+    // An older hm: no dialog pushed; INFO's, without an id.
+    let fx = update(&mut m, press(KeyCode::Char('i')), now);
+    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
+    update(
+        &mut m,
+        info("a", Some(dialog("codex.permission", "ls", 0))),
+        now,
     );
-    assert!(m.inbox.said.as_ref().is_some_and(|s| s.refused));
-    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
-    let screen = draw(&mut m, now);
-    assert!(
-        screen.contains("not answered: the dialog in 'a' changed"),
-        "{screen}"
-    );
+    draw(&mut m, now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    let act = &acts(&fx)[0].1;
+    assert_eq!((act.dialog, act.fingerprint.as_deref()), (None, Some("f0")));
 }
 
 #[test]
@@ -345,13 +389,12 @@ fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
     let now = Instant::now();
     let mut m = scene(&["a", "b"], &[("a", "input", 3_000)], now);
     // `a` waits on the program's own word: no dialog on its screen.
-    update(&mut m, info("a", None), now);
+    update(&mut m, waiting("a", "input", 3_000), now);
     // `b` shows a question its rules know no keys to approve.
     update(&mut m, st("b", ProcessState::Waiting, 1_000), now);
-    update(&mut m, waiting("b", "question", 1_000), now);
-    let mut q = dialog("claude.question", "Which database?", "q");
+    let mut q = dialog("claude.question", "Which database?", 1);
     q.answers.clear();
-    update(&mut m, info("b", Some(q)), now);
+    update(&mut m, waiting_at("b", "question", 1_000, Some(q)), now);
     update(&mut m, press(KeyCode::Char('i')), now);
     let screen = draw(&mut m, now);
     assert!(screen.contains("Which database?"), "{screen}");
@@ -373,17 +416,21 @@ fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
 }
 
 #[test]
-fn a_session_starting_to_wait_is_asked_its_dialog_at_once() {
+fn the_dialog_comes_and_goes_with_the_pushed_state() {
     let now = Instant::now();
     let mut m = scene(&["a"], &[], now);
+    update(&mut m, st("a", ProcessState::Waiting, 0), now);
+    // Claude Code says it waits before it draws the dialog; the dialog
+    // comes with the next state pushed.
     let fx = update(&mut m, waiting("a", "permission", 0), now);
-    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
-    update(
-        &mut m,
-        info("a", Some(dialog("claude.permission", "ls", "f"))),
-        now,
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+    assert!(m.pane("a").is_some_and(|p| p.dialog.is_none()));
+    let d = dialog("claude.permission", "ls", 4);
+    update(&mut m, waiting_at("a", "permission", 50, Some(d)), now);
+    assert!(
+        m.pane("a")
+            .is_some_and(|p| p.dialog.as_ref().is_some_and(|d| d.id == 4))
     );
-    assert!(m.pane("a").is_some_and(|p| p.dialog.is_some()));
     // Done waiting: the dialog is forgotten.
     update(&mut m, st("a", ProcessState::Active, 0), now);
     let active: StateReport = serde_json::from_value(serde_json::json!({
@@ -427,5 +474,37 @@ fn the_footer_counts_who_needs_you_and_names_the_inbox_key_at_80_columns() {
     assert!(
         footer.contains("? help") && footer.contains("q quit"),
         "{footer}"
+    );
+}
+
+#[test]
+fn the_selected_dialog_is_shown_with_its_own_rows() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let screen = "working...\r\n Bash command\r\n   rm -rf build\r\n Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(screen.as_bytes().to_vec())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    let mut d = dialog("claude.permission", "rm -rf build", 3);
+    d.screen_rows = Some((1, 5));
+    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    // The last of each: the pane behind shows them too.
+    let at = |s: &str| {
+        text.rfind(s)
+            .unwrap_or_else(|| panic!("no {s:?} in\n{text}"))
+    };
+    // The dialog's rows in order, under its header; not the rows around.
+    assert!(at("a · claude.permission · approve, deny") < at("Bash command"));
+    assert!(at("Bash command") < at("Do you want to proceed?"));
+    assert!(at("Do you want to proceed?") < at("2. No"));
+    assert_eq!(
+        text.matches("working...").count(),
+        1,
+        "only in the pane:\n{text}"
     );
 }

@@ -19,8 +19,12 @@ use crate::tui::model::Model;
 /// The widest the box grows on a wide terminal: rows longer than this
 /// are hard to follow across.
 const MAX_WIDTH: u16 = 140;
-/// Rows of the selected session's question shown under the list.
-const QUESTION_ROWS: usize = 3;
+/// Rows of the selected session's question under the list: at least
+/// these, and at most these of its dialog's rows.
+const MIN_QUESTION_ROWS: usize = 4;
+const MAX_QUESTION_ROWS: usize = 12;
+/// Rows of a subject shown whole when there are no dialog rows.
+const SUBJECT_ROWS: usize = 3;
 /// Rows of what the last answer came to.
 const SAID_ROWS: usize = 3;
 
@@ -31,6 +35,21 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     let selected = m.inbox.selected_in(&ids);
     let width = area.width.min(MAX_WIDTH);
     let inner_w = usize::from(width.saturating_sub(2));
+    let inner_h = usize::from(area.height.saturating_sub(2));
+    // Under the list: the selected session's question, and what the last
+    // answer came to (whole: a refusal says why, and the why is long).
+    let mut under: Vec<Line<'static>> = Vec::new();
+    if let Some(said) = &m.inbox.said {
+        let style = if said.refused {
+            m.theme.error
+        } else {
+            m.theme.footer_key
+        };
+        under.push(Line::from(""));
+        for part in wrap(&said.text, inner_w.saturating_sub(2), SAID_ROWS) {
+            under.push(Line::from(Span::styled(format!(" {part} "), style)));
+        }
+    }
     let mut lines: Vec<Line<'static>> = Vec::new();
     if rows.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -40,11 +59,17 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     } else {
         let cols = Columns::of(&rows, inner_w, !m.hosts.is_empty());
         lines.push(Line::from(Span::styled(cols.header(), m.theme.dim)));
-        // The list scrolls to keep the selection on show; what is under it
-        // keeps its rows.
-        let room = usize::from(area.height.saturating_sub(2))
-            .saturating_sub(1 + 2 + QUESTION_ROWS + 1 + SAID_ROWS)
-            .max(1);
+        // The question gets what the rows leave it, at least a few rows;
+        // the list scrolls to keep the selection on show.
+        let fixed = 1 + under.len() + 2;
+        let question_room = inner_h
+            .saturating_sub(fixed + rows.len())
+            .max(MIN_QUESTION_ROWS);
+        let question = selected
+            .and_then(|s| rows.get(s))
+            .map(|r| question(m, r, inner_w, question_room))
+            .unwrap_or_default();
+        let room = inner_h.saturating_sub(fixed + question.len()).max(1);
         let first = selected.map_or(0, |s| s.saturating_sub(room - 1));
         for (i, r) in rows.iter().enumerate().skip(first).take(room) {
             let mut style = m.theme.popup;
@@ -53,23 +78,12 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
             }
             lines.push(Line::from(cols.row(r, Some(i) == selected, m, style)));
         }
-        if let Some(r) = selected.and_then(|s| rows.get(s)) {
+        if !question.is_empty() {
             lines.push(Line::from(""));
-            lines.extend(question(m, r, inner_w));
+            lines.extend(question);
         }
     }
-    if let Some(said) = &m.inbox.said {
-        let style = if said.refused {
-            m.theme.error
-        } else {
-            m.theme.footer_key
-        };
-        lines.push(Line::from(""));
-        // Whole: a refusal says why, and the why is long.
-        for part in wrap(&said.text, inner_w.saturating_sub(2), SAID_ROWS) {
-            lines.push(Line::from(Span::styled(format!(" {part} "), style)));
-        }
-    }
+    lines.extend(under);
     let height = (lines.len() as u16 + 2).min(area.height);
     let r = Rect::new(
         area.x + (area.width - width) / 2,
@@ -87,9 +101,11 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
-/// The selected session's question: which dialog, and its whole subject
-/// over a few rows.
-fn question(m: &Model, r: &Row<'_>, width: usize) -> Vec<Line<'static>> {
+/// The selected session's question in at most `room` rows: which dialog
+/// and the answers it knows keys for, then the dialog's own rows from the
+/// session's screen (the question, the command, the options), or without
+/// them its subject.
+fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'static>> {
     let what = match &r.pane.dialog {
         Some(d) => {
             let keys = if d.answers.is_empty() {
@@ -105,14 +121,52 @@ fn question(m: &Model, r: &Row<'_>, width: usize) -> Vec<Line<'static>> {
         clip(&format!(" {what}"), width),
         m.theme.dim,
     ))];
+    let room = room.saturating_sub(1).clamp(1, MAX_QUESTION_ROWS);
+    let rows = dialog_rows(r.pane, room);
+    if !rows.is_empty() {
+        lines.extend(
+            rows.into_iter()
+                .map(|row| Line::from(clip(&format!("   {row}"), width))),
+        );
+        return lines;
+    }
     let text = r
         .subject
         .clone()
         .unwrap_or_else(|| "(it does not say)".into());
-    for part in wrap(&text, width.saturating_sub(3), QUESTION_ROWS) {
+    for part in wrap(&text, width.saturating_sub(3), room.min(SUBJECT_ROWS)) {
         lines.push(Line::from(format!("   {part}")));
     }
     lines
+}
+
+/// The rows of the dialog a pane's session waits at, from the pane's own
+/// screen, at most `room` of them (blank ones at the ends left out): only
+/// while the pane shows the live screen the supervisor found them on.
+fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
+    let Some((first, last)) = p.dialog.as_ref().and_then(|d| d.screen_rows) else {
+        return Vec::new();
+    };
+    let screen = p.term.screen();
+    let (height, cols) = (screen.size().0.get(), screen.size().1.get());
+    if p.copy.is_some() || last >= height || first > last {
+        return Vec::new();
+    }
+    let mut rows: Vec<String> = screen
+        .rows(0, cols)
+        .skip(usize::from(first))
+        .take(usize::from(last - first) + 1)
+        .map(|r| crate::paths::sanitize(r.trim_end()))
+        .collect();
+    while rows.last().is_some_and(|r| r.trim().is_empty()) {
+        rows.pop();
+    }
+    let lead = rows.iter().take_while(|r| r.trim().is_empty()).count();
+    rows.drain(..lead);
+    // A long dialog keeps its end: the options and the question.
+    let cut = rows.len().saturating_sub(room);
+    rows.drain(..cut);
+    rows
 }
 
 /// `text` in rows of at most `width` characters, broken between words
