@@ -150,7 +150,7 @@ fn busy_day(sb: &Sandbox) -> Vec<Session> {
             &[
                 "bash",
                 "-c",
-                "read -p 'Drop table users? [y/N] ' x; sleep 600",
+                "read -p 'Drop table users? [y/N] ' x; echo answered $x; sleep 600",
             ],
         ),
         sb.start("sh", &[], &["bash", "--norc", "--noprofile", "-i"]),
@@ -218,11 +218,39 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
         row(s, "cx1").is_none() && s.contains("needs you · 2")
     });
     assert!(!got_file(&sb, "cx2").exists(), "cx2 got a key");
-    // `n` on the next row (cx2) denies it with codex's deny key.
+    // `n` on cx2 denies it with codex's deny key.
+    select(&t, "cx2");
     t.keys("n");
     wait_until("cx2 to get its key", || got_file(&sb, "cx2").exists());
     let got = std::fs::read_to_string(got_file(&sb, "cx2")).expect("read");
     assert_eq!(got.trim(), "1b", "codex's deny key (Esc)");
+    // `y` on the `[y/N]` script types `y` and Enter: it goes on.
+    select(&t, "ask");
+    t.keys("y");
+    shows(&t, "the script answered", |s| {
+        flat(s).contains("approved input.yes_no in 'ask'")
+    });
+    wait_until("the script to take the answer", || {
+        common::stdout(&sb.cmd(&["logs", "ask", "--screen"])).contains("answered y")
+    });
+    shows(&t, "nobody waiting", |s| s.contains("Nothing needs you"));
+}
+
+/// Moves the inbox's selection to `id`'s row.
+fn select(t: &Tmux, id: &str) {
+    t.keys("g");
+    for _ in 0..20 {
+        let deadline = std::time::Instant::now() + Duration::from_millis(500);
+        let before = t.capture();
+        if before.contains(&format!("│▸ {id} ")) {
+            return;
+        }
+        t.keys("j");
+        while t.capture() == before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    panic!("no row for {id}:\n{}", t.capture());
 }
 
 /// A dialog that changes between the showing and the `y` is refused, not
@@ -420,4 +448,30 @@ fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
     shows(&t, "nobody waiting", |s| {
         s.contains("needs you · 0") && !s.contains("need you")
     });
+}
+
+/// `y` on a `[y/N]` question types `y`, and Enter only once the line shows
+/// it typed: a program reading the one key (`read -n 1`) has gone on by
+/// then, and the next question gets no Enter meant for nothing.
+#[test]
+fn a_yes_no_question_read_as_one_key_gets_no_enter() {
+    let sb = Sandbox::new();
+    let script = "read -n 1 -p 'Continue? [y/N] ' x; echo; echo got=$x; \
+                  read -p 'Name: ' n; echo name=[$n]; sleep 600";
+    let _s = sb.start("one", &["--classifier", "agent"], &["bash", "-c", script]);
+    wait_until("the question", || {
+        explain(&sb, "one")["dialog"]["rule"] == "input.yes_no"
+    });
+    let out = sb.cmd(&["approve", "one"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let screen = || common::stdout(&sb.cmd(&["logs", "one", "--screen"]));
+    wait_until("the key taken", || screen().contains("got=y"));
+    // The supervisor gives the Enter up, and says so in the record.
+    wait_until("the rest given up", || {
+        explain(&sb, "one")["actions"]
+            .as_array()
+            .and_then(|a| a.last())
+            .is_some_and(|a| a["unfinished"].is_string())
+    });
+    assert!(!screen().contains("name=["), "{}", screen());
 }

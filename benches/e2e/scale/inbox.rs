@@ -88,7 +88,10 @@ pub fn measure(screen: &mut Screen, a: &Askers, samples: usize, warm: usize) -> 
         .until(Duration::from_secs(20), |c| c.contains(&counted))
         .is_none()
     {
-        eprintln!("e2e: scale: the askers were never counted: {}", screen.footer());
+        eprintln!(
+            "e2e: scale: the askers were never counted: {}",
+            screen.footer()
+        );
         return r;
     }
     let mut phase = Phase::default();
