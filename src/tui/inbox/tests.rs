@@ -214,6 +214,8 @@ fn enter_focuses_the_selected_session_and_leaving_comes_back_to_the_inbox() {
     update(&mut m, press(KeyCode::Enter), now);
     assert_eq!(m.mode, Mode::Focus("b".into()));
     assert_eq!(sel(&m), "b");
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.contains("Ctrl-\\ back to the inbox"), "{bar}");
     update(&mut m, ctrl('\\'), now);
     assert_eq!(m.mode, Mode::Inbox);
     // From the grid, focus goes back to the grid as before.

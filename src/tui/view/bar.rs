@@ -22,8 +22,14 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     let timer = p
         .state_ms(now)
         .map_or(String::new(), |ms| format!(" {}", human_ms(ms)));
+    // Entered from the inbox, the detach key goes back there.
+    let to = if m.inbox.after_focus {
+        "the inbox"
+    } else {
+        "the grid"
+    };
     let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
-        format!("{} back to the grid", crate::config::describe_key(k))
+        format!("{} back to {to}", crate::config::describe_key(k))
     });
     let others = m
         .panes
