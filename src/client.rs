@@ -46,10 +46,15 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
 
 /// The record of a session that has just ended or ends in the next
 /// moments: a client that found it running but lost it while asking
-/// (the supervisor closes connections as it goes) looks here.
-pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
+/// (the supervisor closes connections as it goes) looks here, until
+/// `deadline` (the one it asked by: a supervisor that answers nothing,
+/// stopped, must not cost the wait twice).
+pub fn ended_meanwhile(
+    dir: &Path,
+    id: &str,
+    deadline: std::time::Instant,
+) -> Option<crate::supervisor::ended::Ended> {
     // The record is written before the supervisor lets go of its lock.
-    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
     loop {
         if let Some(r) = ended_session(dir, id) {
             return Some(r);

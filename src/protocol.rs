@@ -349,6 +349,12 @@ pub enum PayloadError {
     },
     #[error("unreadable {what} payload: {reason}")]
     Json { what: &'static str, reason: String },
+    #[error("{what} payload must be at most {max} bytes, got {got}")]
+    TooLong {
+        what: &'static str,
+        max: usize,
+        got: usize,
+    },
 }
 
 /// A frame header that cannot be accepted.

@@ -44,10 +44,23 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
         human_ms(u64::from(st.state_ms)),
         classifier
     )?;
-    for key in ["health", "agent"] {
-        if let Some(x) = v[key].as_str() {
-            writeln!(out, "  {key}: {x}")?;
+    if let Some(x) = v["health"].as_str() {
+        writeln!(out, "  health: {x}")?;
+    }
+    // Which agent, what named it, and whether automation may act for it.
+    let row = |rule: &str| {
+        evidence
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["rule"] == rule))
+    };
+    if let Some(x) = v["agent"].as_str() {
+        match row("agent").and_then(|r| r["source"].as_str()) {
+            Some(by) => writeln!(out, "  agent: {x} (named by its {by})")?,
+            None => writeln!(out, "  agent: {x}")?,
         }
+    }
+    if let Some(x) = row("agent.identity").and_then(|r| r["value"].as_str()) {
+        writeln!(out, "  identity: {x}")?;
     }
     let signals = v["signals"].as_array().cloned().unwrap_or_default();
     if signals.is_empty() {

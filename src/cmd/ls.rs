@@ -78,7 +78,10 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     if rows.is_empty() {
-        eprintln!("no sessions in {}", dir.display());
+        eprintln!(
+            "no sessions in {}",
+            crate::error::cut(&dir.display().to_string(), crate::error::PART_MAX)
+        );
         return Ok(0);
     }
     let now = clock::unix_ms();

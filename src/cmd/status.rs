@@ -12,6 +12,8 @@ use crate::protocol::conn;
 
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
+    // One wait in all, asking and then looking for the ended record.
+    let deadline = std::time::Instant::now() + client::ANSWER_TIMEOUT;
     let asked = find_session(&dir, &args.id).and_then(|session| {
         client::runtime()?.block_on(client::answered(&session.id, async {
             let (mut r, mut w) = conn::connect(&session.sock).await?;
@@ -23,7 +25,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         Err(e) => {
             // Not running: perhaps it ended (or is ending as we ask), and
             // its record is kept.
-            let Some(r) = client::ended_meanwhile(&dir, &args.id) else {
+            let Some(r) = client::ended_meanwhile(&dir, &args.id, deadline) else {
                 return Err(e);
             };
             let mut out = std::io::stdout().lock();

@@ -25,7 +25,7 @@ use crate::detect::rules::RuleSet;
 use crate::protocol::{ActionRecord, AutomationInfo};
 
 use super::state::Expect;
-pub(super) use keys::{automate, by_hand};
+pub(super) use keys::{automate, by_hand, unreadable};
 
 /// How many answers the log keeps (each with its dialog's rows).
 const LOG_LEN: usize = 8;
@@ -112,7 +112,7 @@ impl Acting {
 
     /// The tracker's look at the session: `dialog` is the one the verdict
     /// stands on now (none, when it stands on none), `agent` the agent the
-    /// session runs. The automation rule due to answer it now, if any.
+    /// session runs as its process names it (none: nothing is answered). The automation rule due to answer it now, if any.
     pub fn observe(
         &mut self,
         dialog: Option<&Dialog>,
@@ -166,10 +166,14 @@ impl Acting {
         }
     }
 
-    /// The first rule that would answer `d`: its agent, detail and subject
-    /// fit, and the agent's rules have keys for its answer that fit the
-    /// dialog as it is.
+    /// The first rule that would answer `d`: the session's agent is named
+    /// by its process and the dialog is that agent's, its agent, detail
+    /// and subject fit, and the agent's rules have keys for its answer
+    /// that fit the dialog as it is.
     fn fitting(&self, d: &Dialog, agent: Option<&str>, rules: &RuleSet) -> Option<usize> {
+        if agent != Some(d.owner.as_str()) {
+            return None;
+        }
         self.rules.iter().position(|a| {
             let r = &a.rule;
             r.agent.as_deref().is_none_or(|want| agent == Some(want))

@@ -118,7 +118,9 @@ impl Shared {
         }
         let dialog = self.dialog_now();
         let detector = self.detector.as_ref()?;
-        let agent = detector.table().agent.as_ref().map(|a| a.name.as_str());
+        // Only for an agent its process names: a screen that looks like
+        // an agent's dialog is text any program can print.
+        let agent = detector.identity().map(|(a, _)| a);
         self.acting
             .observe(dialog.as_ref(), agent, detector.rules(), now_ms)
     }

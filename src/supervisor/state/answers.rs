@@ -129,8 +129,8 @@ impl Shared {
         busy.then_some(last + threshold + 1)
     }
 
-    /// The INFO payload: a JSON object (see docs/protocol.md).
-    pub fn info_json(&mut self) -> Vec<u8> {
+    /// The answer to INFO (see docs/protocol.md).
+    pub fn info_answer(&mut self) -> Info {
         let i = &self.info;
         let mut info = Info {
             id: i.id.clone(),
@@ -167,17 +167,17 @@ impl Shared {
             .state
             .as_ref()
             .and_then(|s| s.dialog.as_deref().cloned());
-        serde_json::to_vec(&info).unwrap_or_default()
+        info
     }
 
-    /// The SCREEN payload: the screen as plain text rows, with its size,
+    /// The answer to SCREEN: the screen as plain text rows, with its size,
     /// cursor and title.
-    pub fn screen_json(&mut self) -> Vec<u8> {
+    pub fn screen_answer(&mut self) -> Screen {
         let term = self.screen.term();
         let screen = term.screen();
         let (rows, cols) = screen.size();
         let (cursor_row, cursor_col) = screen.cursor_position();
-        let payload = Screen {
+        Screen {
             cols: cols.get(),
             rows: rows.get(),
             cursor_row,
@@ -186,12 +186,6 @@ impl Shared {
             application_cursor: screen.application_cursor(),
             title: term.callbacks().title.clone(),
             text: screen.contents(),
-        };
-        serde_json::to_vec(&payload).unwrap_or_default()
-    }
-
-    /// The STATE payload: the state now, as JSON.
-    pub fn state_json(&self) -> Vec<u8> {
-        serde_json::to_vec(&self.report).unwrap_or_default()
+        }
     }
 }
