@@ -138,11 +138,10 @@ fn row<'a>(screen: &'a str, id: &str) -> Option<&'a str> {
         .find(|l| l.contains(&marked) || l.contains(&plain))
 }
 
-/// The waiting sessions of the eleven-session day, with the others around
-/// them: two dialogs of an agent, a `[y/N]` script, a shell, a build.
+/// The eleven-session day's sessions but the first dialog (`cx1`): another
+/// dialog of an agent, a `[y/N]` script, a shell, a build.
 fn busy_day(sb: &Sandbox) -> Vec<Session> {
     vec![
-        codex_at(sb, "cx1", "cargo test --all"),
         codex_at(sb, "cx2", "npm run build -- --production"),
         sb.start(
             "ask",
@@ -172,7 +171,15 @@ fn busy_day(sb: &Sandbox) -> Vec<Session> {
 #[test]
 fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     let sb = Sandbox::new();
-    let _sessions = busy_day(&sb);
+    // cx1 waits longest: a second before the others start.
+    let first = codex_at(&sb, "cx1", "cargo test --all");
+    wait_until("cx1 waiting a second", || {
+        let v: serde_json::Value =
+            serde_json::from_slice(&sb.cmd(&["status", "cx1", "--json"]).stdout)
+                .unwrap_or_default();
+        v["primary"] == "waiting" && v["state_ms"].as_u64().is_some_and(|ms| ms >= 1000)
+    });
+    let _sessions = (first, busy_day(&sb));
     dialog_about(&sb, "cx1", "cargo test --all");
     dialog_about(&sb, "cx2", "npm run build -- --production");
     let Some(t) = dashboard(&sb, (80, 24)) else {
@@ -236,21 +243,28 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     shows(&t, "nobody waiting", |s| s.contains("Nothing needs you"));
 }
 
-/// Moves the inbox's selection to `id`'s row.
+/// Moves the inbox's selection to `id`'s row, a key at a time, each
+/// seen drawn before the next (a key read after the screen was looked at
+/// would move it on).
 fn select(t: &Tmux, id: &str) {
-    t.keys("g");
+    let lit = |s: &str| s.lines().position(|l| l.contains("│▸ "));
+    let want = |s: &str| row(s, id).and_then(|r| s.lines().position(|l| l == r));
     for _ in 0..20 {
-        let deadline = std::time::Instant::now() + Duration::from_millis(500);
-        let before = t.capture();
-        if before.contains(&format!("│▸ {id} ")) {
+        // A whole frame (one caught while drawn may lack the rows).
+        shows(t, &format!("the rows, {id}'s among them"), |s| {
+            lit(s).is_some() && want(s).is_some()
+        });
+        let screen = t.capture();
+        let (Some(at), Some(want)) = (lit(&screen), want(&screen)) else {
+            continue;
+        };
+        if at == want {
             return;
         }
-        t.keys("j");
-        while t.capture() == before && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        t.keys(if want > at { "j" } else { "k" });
+        shows(t, "the selection moved", |s| lit(s) != Some(at));
     }
-    panic!("no row for {id}:\n{}", t.capture());
+    panic!("could not select {id}:\n{}", t.capture());
 }
 
 /// A dialog that changes between the showing and the `y` is refused, not
@@ -474,4 +488,81 @@ fn a_yes_no_question_read_as_one_key_gets_no_enter() {
             .is_some_and(|a| a["unfinished"].is_string())
     });
     assert!(!screen().contains("name=["), "{}", screen());
+}
+
+/// Writes the sandbox's config file (where `hm` looks for it).
+fn config(sb: &Sandbox, text: &str) -> PathBuf {
+    let path = sb.path().join("config/heimdall/heimdall.toml");
+    std::fs::create_dir_all(path.parent().expect("a dir")).expect("config dir");
+    std::fs::write(&path, text).expect("write the config");
+    path
+}
+
+/// The keys `[tui.keys]` gives are the dashboard's, `?` lists them, and
+/// the keys given away do nothing.
+#[test]
+fn the_configured_keys_are_the_dashboards_and_help_lists_them() {
+    let sb = Sandbox::new();
+    config(&sb, "[tui.keys]\ninbox = \"f2\"\nquit = \"Q\"\n");
+    let _s = codex_at(&sb, "cx", "make deploy");
+    let Some(t) = dashboard(&sb, (80, 24)) else {
+        return;
+    };
+    shows(&t, "the footer with the inbox's key", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.starts_with(" 1 need you  F2 inbox") && l.contains("Q quit"))
+    });
+    t.keys("?");
+    shows(&t, "the help with the keys in effect", |s| {
+        s.lines()
+            .any(|l| l.contains("│F2 ") && l.contains("inbox: who needs you"))
+            && s.lines().any(|l| l.contains("│Q ") && l.contains("quit"))
+    });
+    t.keys("Escape");
+    shows(&t, "the help closed", |s| !s.contains("move the selection"));
+    // `i` and `q` are nobody's now.
+    t.keys("i");
+    t.keys("q");
+    t.keys("F2");
+    shows(&t, "the inbox, on F2", |s| row(s, "cx").is_some());
+    // Esc seen alone before the next key (an Esc the program reads with
+    // a key after it is Alt and that key).
+    t.keys("Escape");
+    shows(&t, "the inbox closed", |s| !s.contains("needs you · "));
+    let pid = t.pane_pid().expect("the dashboard's pid");
+    t.keys("Q");
+    wait_until("the dashboard to quit on Q", || {
+        kill(Pid::from_raw(pid), None).is_err()
+    });
+}
+
+/// A key bound twice stops every command at once with the file and line,
+/// before the dashboard touches the terminal.
+#[test]
+fn a_key_bound_twice_is_an_error_naming_its_line() {
+    let sb = Sandbox::new();
+    let path = config(
+        &sb,
+        "[tui]\nbell = true\n[tui.keys]\nzoom = \"z\"\nquit = [\"q\", \"z\"]\n",
+    );
+    let out = sb.cmd(&["tui"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        common::stderr(&out).trim(),
+        format!(
+            "hm: {}:5: invalid value for 'tui.keys.quit': z is bound to 'zoom' on line 4: \
+             a key does one thing",
+            path.display()
+        )
+    );
+    config(&sb, "[tui.keys]\nteleport = \"t\"\n");
+    let err = common::stderr(&sb.cmd(&["tui"]));
+    assert!(
+        err.starts_with(&format!(
+            "hm: {}:2: unknown key 'tui.keys.teleport' (expected one of: left, down,",
+            path.display()
+        )),
+        "{err}"
+    );
 }
