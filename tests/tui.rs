@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 
+use common::tmux::Tmux;
 use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
 use heimdall::protocol::{self, Status, client, server};
 use nix::sys::signal::{Signal, kill};
@@ -1100,64 +1101,6 @@ fn a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
     assert!(fitted.1 < 100, "{fitted:?}");
 }
 
-/// A private tmux server running one command, ended by its pid.
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(sb: &Sandbox, command: &str, (cols, rows): (u16, u16)) -> Option<Tmux> {
-        let name = format!("hm-test-{}", std::process::id());
-        let ok = std::process::Command::new("tmux")
-            .args(["-L", &name, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-x", &cols.to_string(), "-y", &rows.to_string(), command])
-            .envs(sb.terminal_env(&[]))
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(Tmux { name })
-    }
-
-    fn capture(&self) -> String {
-        let out = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "capture-pane", "-p"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &str) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "send-keys", keys])
-            .status();
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let pid = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "display-message", "-p", "#{pid}"])
-            .output()
-            .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .trim()
-                    .parse::<i32>()
-                    .ok()
-            });
-        if let Some(pid) = pid {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        }
-        // A server ended by a signal leaves its socket behind.
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = nix::unistd::geteuid().as_raw();
-        let _ = std::fs::remove_file(
-            PathBuf::from(dir)
-                .join(format!("tmux-{uid}"))
-                .join(&self.name),
-        );
-    }
-}
-
 /// Grapheme clusters come out whole in tmux, a terminal that draws them as
 /// one: a family emoji (joined by ZWJ), a combining accent, a flag, a
 /// heart with its emoji selector and CJK, each where the session's screen
@@ -1167,11 +1110,7 @@ impl Drop for Tmux {
 #[test]
 fn grapheme_clusters_render_whole_in_panes_and_focus() {
     let sb = Sandbox::new();
-    if !std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !common::tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }
@@ -1204,11 +1143,7 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
 #[test]
 fn invalid_utf8_shows_as_replacement_characters() {
     let sb = Sandbox::new();
-    if !std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !common::tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }
