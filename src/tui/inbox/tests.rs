@@ -510,3 +510,17 @@ fn the_selected_dialog_is_shown_with_its_own_rows() {
         "only in the pane:\n{text}"
     );
 }
+
+#[test]
+fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a-long-id", "b"],
+        &[("a-long-id", "permission", 3_000), ("b", "question", 1_000)],
+        now,
+    );
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("a-long-id".into()));
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.trim_end().ends_with("1 need you"), "{bar}");
+}

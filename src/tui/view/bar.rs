@@ -50,18 +50,25 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         return;
     }
     spans.push(Span::raw(format!("  {back}")));
-    if let Some(k) = m.copy_key {
-        spans.push(Span::raw(format!(
-            "  {} history",
-            crate::config::describe_key(k)
-        )));
-    }
-    if others > 0 {
+    // The others who need you outrank the history's hint: at 80 columns
+    // there is not room for both after a long state.
+    let need = (others > 0).then(|| {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        Span::styled(format!(" {others} need you "), style)
+    });
+    let used: usize =
+        spans.iter().map(Span::width).sum::<usize>() + need.as_ref().map_or(0, |n| n.width() + 2);
+    if let Some(k) = m.copy_key {
+        let hint = format!("  {} history", crate::config::describe_key(k));
+        if used + hint.chars().count() <= usize::from(row.width) {
+            spans.push(Span::raw(hint));
+        }
+    }
+    if let Some(need) = need {
         spans.push(Span::raw("  "));
-        spans.push(Span::styled(format!(" {others} need you "), style));
+        spans.push(need);
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
 }
