@@ -262,6 +262,17 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         (true, format!("'{id}' no longer waits"))
     } else if p.answering.is_some() {
         (false, format!("already answering '{id}'"))
+    } else if !p.askable() {
+        // Its connection is down (its host unreachable, say): a request
+        // would go nowhere.
+        let why = match &p.link {
+            super::model::Link::Problem(why) => why.clone(),
+            _ => "not connected".to_owned(),
+        };
+        (
+            true,
+            format!("not answered: '{id}': {why}; nothing was sent"),
+        )
     } else {
         match shown.dialog {
             // Waiting on the program's own word, or at a prompt hm knows

@@ -524,3 +524,22 @@ fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
     let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
     assert!(bar.trim_end().ends_with("1 need you"), "{bar}");
 }
+
+#[test]
+fn a_session_not_connected_is_not_sent_an_answer() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    let lost = SessionMsg::Problem {
+        why: "not responding".into(),
+        notice: None,
+    };
+    update(&mut m, Msg::Session("a".into(), lost), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        said(&m),
+        "not answered: 'a': not responding; nothing was sent"
+    );
+}
