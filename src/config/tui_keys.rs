@@ -30,6 +30,7 @@ pub enum Action {
     Attach,
     Kill,
     Restart,
+    Restore,
     New,
     Zoom,
     Back,
@@ -52,7 +53,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order help lists them.
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 27] = [
         Action::Left,
         Action::Down,
         Action::Up,
@@ -61,6 +62,7 @@ impl Action {
         Action::Attach,
         Action::Kill,
         Action::Restart,
+        Action::Restore,
         Action::New,
         Action::Zoom,
         Action::Back,
@@ -92,6 +94,7 @@ impl Action {
             Action::Attach => "attach",
             Action::Kill => "kill",
             Action::Restart => "restart",
+            Action::Restore => "restore",
             Action::New => "new",
             Action::Zoom => "zoom",
             Action::Back => "back",
@@ -125,6 +128,7 @@ impl Action {
             Action::Attach => &["a"],
             Action::Kill => &["x"],
             Action::Restart => &["r"],
+            Action::Restore => &["R"],
             Action::New => &["n"],
             Action::Zoom => &["z"],
             Action::Back => &["esc"],

@@ -111,6 +111,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 fx.push(Effect::RawAttach(id));
             }
         }
+        Action::Restore => super::lost::restore_key(m, now, fx),
         Action::Restart => {
             if let Some(id) = m.selected.clone()
                 && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())

@@ -194,6 +194,12 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             _ => spans.push(Span::raw(" ")),
         }
     }
+    let lost = crate::tui::lost::restartable(m);
+    if lost > 0
+        && let Some(k) = m.keys.label(Action::Restore)
+    {
+        spans.extend([key(m, &k), Span::raw(format!(" restore {lost} lost  "))]);
+    }
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit
     // on an 80-column terminal.

@@ -257,7 +257,10 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
             keys(Action::Kill),
             "kill the selected session; clear an ended one",
         ),
-        (keys(Action::Restart), "run an ended session again"),
+        (
+            pair(Action::Restart, Action::Restore),
+            "run an ended session again / restore lost ones",
+        ),
         (keys(Action::New), "start a new session"),
         (
             pair(Action::Zoom, Action::Back),
