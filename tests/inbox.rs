@@ -139,7 +139,8 @@ fn row<'a>(screen: &'a str, id: &str) -> Option<&'a str> {
 }
 
 /// The eleven-session day's sessions but the first dialog (`cx1`): another
-/// dialog of an agent, a `[y/N]` script, a shell, a build.
+/// dialog of an agent, two `[y/N]` scripts (one under the `agent`
+/// classifier, one with no flag), a shell, a build.
 fn busy_day(sb: &Sandbox) -> Vec<Session> {
     vec![
         codex_at(sb, "cx2", "npm run build -- --production"),
@@ -151,6 +152,13 @@ fn busy_day(sb: &Sandbox) -> Vec<Session> {
                 "-c",
                 "read -p 'Drop table users? [y/N] ' x; echo answered $x; sleep 600",
             ],
+        ),
+        // With no flag: the timing classifier, which sees the program
+        // read its terminal but no dialog to answer.
+        sb.start(
+            "plain",
+            &[],
+            &["bash", "-c", "read -p 'Restart nginx? [y/N] ' x; sleep 600"],
         ),
         sb.start("sh", &[], &["bash", "--norc", "--noprofile", "-i"]),
         sb.start(
@@ -185,16 +193,17 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     let Some(t) = dashboard(&sb, (80, 24)) else {
         return;
     };
-    shows(&t, "the footer counting three", |s| {
+    shows(&t, "the footer counting four", |s| {
         s.lines()
             .last()
-            .is_some_and(|l| l.starts_with(" 3 need you  i inbox"))
+            .is_some_and(|l| l.starts_with(" 4 need you  i inbox"))
     });
     t.keys("i");
     let waiting = [
         ("cx1", "cargo test --all"),
         ("cx2", "npm run build -- --production"),
         ("ask", "Drop table users? [y/N]"),
+        ("plain", "Restart nginx? [y/N]"),
     ];
     for size in [(80, 24), (200, 50)] {
         t.resize(size.0, size.1);
@@ -203,7 +212,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
         shows(&t, &format!("every row at {size:?}"), |s| {
             let at = |id: &str| row(s, id).and_then(|r| s.find(r));
             s.lines().count() == usize::from(size.1)
-                && s.contains("needs you · 3")
+                && s.contains("needs you · 4")
                 && waiting
                     .iter()
                     .all(|(id, about)| row(s, id).is_some_and(|r| r.contains(about)))
@@ -222,7 +231,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     let got = std::fs::read_to_string(got_file(&sb, "cx1")).expect("read");
     assert_eq!(got.trim(), "79", "exactly codex's approve key");
     shows(&t, "cx1 gone from the inbox", |s| {
-        row(s, "cx1").is_none() && s.contains("needs you · 2")
+        row(s, "cx1").is_none() && s.contains("needs you · 3")
     });
     assert!(!got_file(&sb, "cx2").exists(), "cx2 got a key");
     // `n` on cx2 denies it with codex's deny key.
@@ -231,6 +240,8 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     wait_until("cx2 to get its key", || got_file(&sb, "cx2").exists());
     let got = std::fs::read_to_string(got_file(&sb, "cx2")).expect("read");
     assert_eq!(got.trim(), "1b", "codex's deny key (Esc)");
+    // The list settled (a row leaving moves the selection) before the next.
+    shows(&t, "cx2 gone from the inbox", |s| row(s, "cx2").is_none());
     // `y` on the `[y/N]` script types `y` and Enter: it goes on.
     select(&t, "ask");
     t.keys("y");
@@ -240,7 +251,13 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     wait_until("the script to take the answer", || {
         common::stdout(&sb.cmd(&["logs", "ask", "--screen"])).contains("answered y")
     });
-    shows(&t, "nobody waiting", |s| s.contains("Nothing needs you"));
+    // The script with no flag: no dialog hm could answer, and it says so.
+    shows(&t, "ask answered", |s| row(s, "ask").is_none());
+    select(&t, "plain");
+    t.keys("y");
+    shows(&t, "why not", |s| {
+        flat(s).contains("not answered: hm sees no dialog it can approve in 'plain'")
+    });
 }
 
 /// Moves the inbox's selection to `id`'s row, a key at a time, each

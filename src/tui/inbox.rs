@@ -115,15 +115,19 @@ fn row(p: &Pane, now: Instant) -> Row<'_> {
         .map_or("waiting".to_owned(), |d| d.name().to_owned());
     let dialog = p.dialog.as_ref();
     // Without a dialog's subject, what the evidence says: the screen's
-    // line first (the question), then the program's own words.
-    let evidence = report.and_then(|r| {
-        let by = |src: Source| r.signals.iter().find(|s| s.source == src);
-        by(Source::Screen)
-            .or_else(|| by(Source::StatusProtocol))
-            .or_else(|| by(Source::Hook))
-            .or_else(|| by(Source::Title))
-            .map(|s| s.text.clone())
-    });
+    // line first (the question), then the program's own words; else the
+    // line the program waits on, as the pane shows it (a plain program
+    // reading its terminal asks there: `Continue? [y/N]`).
+    let evidence = report
+        .and_then(|r| {
+            let by = |src: Source| r.signals.iter().find(|s| s.source == src);
+            by(Source::Screen)
+                .or_else(|| by(Source::StatusProtocol))
+                .or_else(|| by(Source::Hook))
+                .or_else(|| by(Source::Title))
+                .map(|s| s.text.clone())
+        })
+        .or_else(|| cursor_line(p));
     let (subject, from_dialog) = match dialog.and_then(|d| d.subject.clone()) {
         Some(s) => (Some(s), true),
         None => (evidence, false),
@@ -140,6 +144,20 @@ fn row(p: &Pane, now: Instant) -> Row<'_> {
         from_dialog,
         waited_ms: p.state_ms(now).unwrap_or(0),
     }
+}
+
+/// The text of the row the pane's cursor is on, while it shows the live
+/// screen.
+fn cursor_line(p: &Pane) -> Option<String> {
+    if p.copy.is_some() {
+        return None;
+    }
+    let screen = p.term.screen();
+    let (row, _) = screen.cursor_position();
+    let line = screen
+        .rows(0, screen.size().1.get())
+        .nth(usize::from(row))?;
+    Some(line.trim().to_owned()).filter(|l| !l.is_empty())
 }
 
 /// `i`: opens the inbox on the session waiting longest. The dialogs come

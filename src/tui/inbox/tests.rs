@@ -543,3 +543,30 @@ fn a_session_not_connected_is_not_sent_an_answer() {
         "not answered: 'a': not responding; nothing was sent"
     );
 }
+
+#[test]
+fn a_plain_program_waiting_shows_the_line_it_asks_on() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let out = "working\r\nDrop table users? [y/N] ";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(out.as_bytes().to_vec())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    // The simple classifier's word: a process reading its terminal.
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting", "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting", "detail": "input", "health": "alive", "agent": null,
+        "state_ms": 1000,
+        "signals": [{"source": "process", "rule": "process.reading", "text": "bash", "since_ms": 0}],
+    }))
+    .expect("report");
+    r.dialog = None;
+    update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
+    assert!(row.contains("Drop table users? [y/N]"), "{text}");
+}
