@@ -47,7 +47,9 @@ impl Notifier {
         let event = match (before, now.primary, exit) {
             (_, _, Some(_)) => "exited",
             (_, Primary::Dead, None) => return,
-            (Some(p), Primary::Waiting, None) if p != Primary::Waiting => "waiting",
+            // A session whose first report already waits (a script that
+            // asks at once) needs its person as much as one that came to it.
+            (p, Primary::Waiting, None) if p != Some(Primary::Waiting) => "waiting",
             (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
             _ => return,
         };
