@@ -32,6 +32,28 @@ pub enum Msg {
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
+    /// The other machines that are not up, by name, with why (for their
+    /// panes); and what changed, to tell (a host back, why one dropped).
+    Hosts {
+        problems: std::collections::HashMap<String, String>,
+        news: Vec<String>,
+    },
+    /// The dashboard has the terminal back from a raw attach of this
+    /// session.
+    BackFromAttach(String, AttachEnd),
+}
+
+/// How a raw attach (`a`) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachEnd {
+    /// The detach key.
+    Detached,
+    /// The next key: on to the next session that needs you.
+    Next,
+    /// The session ended, or its connection did: why.
+    Ended(String),
+    /// The attach could not run: why.
+    Failed(String),
 }
 
 /// News from one session's connection.

@@ -13,7 +13,7 @@ use crate::protocol::Size;
 use super::copy;
 use super::keymap;
 use super::layout::{focus_rows, inner, placements};
-use super::model::{Effect, Link, Mode, Model, Msg, SessionMsg};
+use super::model::{AttachEnd, Effect, Link, Mode, Model, Msg, SessionMsg};
 use super::sessions;
 
 /// Applies one message to the model and says what the run loop must do.
@@ -57,6 +57,13 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Ended(records) => sessions::ended(m, records, now),
         Msg::Session(id, sm) => sessions::news(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => sessions::started(m, id, result, now, &mut fx),
+        Msg::Hosts { problems, news } => {
+            m.host_problems = problems;
+            for text in news {
+                m.notify(text, now);
+            }
+        }
+        Msg::BackFromAttach(id, end) => back_from_attach(m, id, end, now, &mut fx),
     }
     // A program that asked for focus reports (`?1004`) hears that it has
     // the user when focused, and that it lost them when left.
@@ -95,6 +102,26 @@ fn show_selected(m: &mut Model) {
         .and_then(|s| ids.iter().position(|i| i == s))
     {
         m.page = pos / placements(m).grid.per_page().max(1);
+    }
+}
+
+/// Back from a raw attach: on to the next session that needs you if
+/// asked (as `Tab`), or told how it ended. The session's size was the
+/// attach's: it is fitted again.
+fn back_from_attach(m: &mut Model, id: String, end: AttachEnd, now: Instant, fx: &mut Vec<Effect>) {
+    match end {
+        AttachEnd::Detached => {}
+        AttachEnd::Next => {
+            let tab = crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Tab,
+                crossterm::event::KeyModifiers::NONE,
+            );
+            keymap::key(m, tab, now, fx);
+        }
+        AttachEnd::Ended(why) | AttachEnd::Failed(why) => m.notify(format!("{id}: {why}"), now),
+    }
+    if let Some(p) = m.pane_mut(&id) {
+        p.applied = None;
     }
 }
 
