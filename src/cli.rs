@@ -265,13 +265,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub dir: DirArgs,
 
-    /// Terminal width given to the command
-    #[arg(long, default_value_t = 220)]
-    pub cols: u16,
+    /// Terminal width given to the command [default: the terminal's, else [tui] session_size]
+    #[arg(long)]
+    pub cols: Option<u16>,
 
-    /// Terminal height given to the command
-    #[arg(long, default_value_t = 50)]
-    pub rows: u16,
+    /// Terminal height given to the command [default: the terminal's less the attach bar, else [tui] session_size]
+    #[arg(long)]
+    pub rows: Option<u16>,
 
     /// Bytes of output kept for clients that attach later
     #[arg(long, value_name = "BYTES")]

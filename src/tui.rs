@@ -25,6 +25,7 @@ mod saved_layout;
 pub mod sessions;
 pub mod update;
 pub mod view;
+pub mod window;
 
 use std::io::Write;
 use std::os::fd::AsFd;

@@ -30,4 +30,5 @@ mod supervisor;
 mod tokenizer_vte;
 mod tui;
 mod tui_render;
+mod tui_sizes;
 mod vt_sleep;

@@ -144,17 +144,24 @@ impl Apply {
         let dir = opts.dir.clone();
         let config = opts.config_path.clone();
         let started = self.started.clone();
+        // The size of a person's terminal: the dashboard's, less its bar,
+        // which focus gives it too (not a pane's).
+        let size = crossterm::terminal::size()
+            .ok()
+            .map(|(cols, rows)| crate::protocol::Size {
+                cols,
+                rows: super::layout::focus_rows(rows),
+            });
         std::thread::spawn(move || {
-            let result = crate::launch::start_detached(
-                &id,
-                &dir,
-                config.as_deref(),
-                &command,
-                workdir.as_deref().map(Path::new),
-                label.as_deref(),
-            )
-            .map(|child| started.adopt(child))
-            .map_err(|e| crate::error::describe(&e));
+            let what = crate::launch::Detached {
+                command: &command,
+                workdir: workdir.as_deref().map(Path::new),
+                label: label.as_deref(),
+                size,
+            };
+            let result = crate::launch::start(&id, &dir, config.as_deref(), what)
+                .map(|child| started.adopt(child))
+                .map_err(|e| crate::error::describe(&e));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
     }
@@ -198,6 +205,7 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
     }
+    crate::launch::outside_multiplexer(&mut cmd);
     let out = cmd
         .args(["restart", id, "--await-attach", "--socket-dir"])
         .arg(dir)

@@ -23,6 +23,7 @@ pub fn discover(dir: &Path, remotes: &mut Remotes) -> Vec<Msg> {
     vec![
         Msg::Hosts {
             problems: remote.problems,
+            down: remote.down,
             news: remote.news,
         },
         Msg::Found(ids),

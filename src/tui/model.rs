@@ -36,6 +36,8 @@ pub enum Msg {
     /// panes); and what changed, to tell (a host back, why one dropped).
     Hosts {
         problems: std::collections::HashMap<String, String>,
+        /// Those that were up and dropped: since when (wall clock, ms).
+        down: std::collections::HashMap<String, u64>,
         news: Vec<String>,
     },
     /// The dashboard has the terminal back from a raw attach of this
@@ -163,6 +165,16 @@ pub enum Link {
     Gone,
 }
 
+/// A pane's window onto its session's screen, as copy mode sees it: how
+/// many rows it shows (0: the whole screen), and how many rows of the live
+/// screen were below it (blank, or what its program drew under the cursor)
+/// when it left the live screen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyWindow {
+    pub rows: u16,
+    pub below: u16,
+}
+
 #[derive(Debug)]
 pub struct Pane {
     pub id: String,
@@ -173,7 +185,7 @@ pub struct Pane {
     pub workdir: Option<String>,
     /// A person's name for the session (`hm run --label`).
     pub label: Option<String>,
-    /// The session's own size when we do not resize it.
+    /// The session's own size, as its supervisor last said (INFO).
     pub session_size: Option<Size>,
     pub exit: Option<i32>,
     pub link: Link,
@@ -186,15 +198,20 @@ pub struct Pane {
     pub poll: StatusPoll,
     /// When the session was seen to end (EXIT, or its supervisor gone).
     pub ended_at: Option<Instant>,
+    /// The record the session left when it ended has been seen in the
+    /// socket dir, saying it ended then (wall clock, ms): once it is gone
+    /// (`hm rm`, `hm clean`), so is the pane.
+    pub recorded: Option<u64>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
-    /// Fitted, but held at another size by a person's terminal attached
-    /// elsewhere (INFO says so); shown at that size, marked.
+    /// A person's terminal attached elsewhere (`hm attach`) sets the
+    /// session's size, and holds back ours (INFO says so); marked.
     pub held: bool,
-    /// The INFO asked on connecting is still to be answered. It is
-    /// answered before any RESIZE of ours, so the size it gives is the
-    /// session's old one, not a sign that someone holds it.
-    pub hello_info: bool,
+    /// INFO questions asked and not answered yet.
+    pub infos_out: u32,
+    /// Of those, the ones asked before our last RESIZE: the size they give
+    /// is the session's old one, not a sign that someone holds it.
+    pub infos_stale: u32,
     /// When the current stretch of work began (output or a busy state
     /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
@@ -210,6 +227,9 @@ pub struct Pane {
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// Where the pane's window was on the live screen when it was
+    /// scrolled back (see [`super::copy::extent`]).
+    pub copy_window: CopyWindow,
 }
 
 impl Pane {
@@ -229,7 +249,8 @@ impl Pane {
             label: None,
             session_size: None,
             held: false,
-            hello_info: false,
+            infos_out: 0,
+            infos_stale: 0,
             exit: None,
             link: Link::Connecting,
             orphan: None,
@@ -237,6 +258,7 @@ impl Pane {
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             ended_at: None,
+            recorded: None,
             applied: None,
             busy_since: None,
             last_work: None,
@@ -244,6 +266,7 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            copy_window: CopyWindow::default(),
         }
     }
 
@@ -334,6 +357,27 @@ impl Pane {
         self.poll.unresponsive()
     }
 
+    /// Asks the session for its metadata and size (INFO).
+    pub fn ask_info(&mut self, fx: &mut Vec<Effect>) {
+        self.infos_out += 1;
+        fx.push(Effect::Info(self.id.clone()));
+    }
+
+    /// Asks the session to take `size` (RESIZE), and whether it took
+    /// (INFO): a person's terminal attached elsewhere keeps its own. The
+    /// emulator takes the size at once unless the session is held, so
+    /// the program's redraw is laid out as it means it.
+    pub fn ask_size(&mut self, size: Size, now: Instant, fx: &mut Vec<Effect>) {
+        self.applied = Some(size);
+        self.resized_at = Some(now);
+        if !self.held {
+            self.term.resize(size);
+        }
+        self.infos_stale = self.infos_out;
+        fx.push(Effect::Resize(self.id.clone(), size));
+        self.ask_info(fx);
+    }
+
     /// Whether something at `at` falls in the redraw that our last resize
     /// of the session set off.
     pub fn redrawing(&self, at: Instant) -> bool {
@@ -356,6 +400,8 @@ pub struct Model {
     pub filter: String,
     /// Terminal size (cols, rows).
     pub size: (u16, u16),
+    /// `[tui] fit_sessions`: resize each session to its pane (opt-in;
+    /// otherwise a session keeps its size and only focus sets it).
     pub fit: bool,
     pub bell: bool,
     /// Desktop notifications on (`[tui] desktop_notify`).
@@ -373,6 +419,10 @@ pub struct Model {
     pub hosts: Vec<String>,
     /// Other machines that are down, by name: why, for their panes.
     pub host_problems: std::collections::HashMap<String, String>,
+    /// Other machines that were up and dropped, by name: when, on the
+    /// wall clock (ms) and as an instant. Their panes show the last state
+    /// known, as of then, with its timer stopped.
+    pub hosts_down: std::collections::HashMap<String, (u64, Instant)>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
     pub attach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
@@ -410,7 +460,7 @@ impl Model {
             page: 0,
             filter: String::new(),
             size,
-            fit: true,
+            fit: false,
             bell: false,
             desktop: false,
             by_state: false,
@@ -421,6 +471,7 @@ impl Model {
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
             attach_key: None,
             host_problems: Default::default(),
+            hosts_down: Default::default(),
             hosts: Vec::new(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             history_shared: false,
@@ -498,6 +549,13 @@ impl Model {
         share
             .max(crate::config::MIN_SHARED_HISTORY_LINES)
             .min(self.history_lines)
+    }
+
+    /// When `p`'s host dropped, if it is another machine's session and
+    /// its host is down: what the pane shows is as of then.
+    pub fn host_down(&self, p: &Pane) -> Option<(u64, Instant)> {
+        let (host, _) = crate::remote::split_target(&p.id)?;
+        self.hosts_down.get(host).copied()
     }
 
     pub fn notify(&mut self, text: impl Into<String>, now: Instant) {

@@ -4,7 +4,7 @@
 //! host that is up, the records of those that ended there, and which
 //! hosts are down and why.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -16,7 +16,9 @@ use crate::supervisor::ended::Ended;
 /// The other machines' links, and which are down (told once each time).
 pub struct Remotes {
     links: Vec<(String, Link)>,
-    down: HashSet<String>,
+    /// The hosts that went down, with since when (wall clock, ms): still
+    /// down while their links try again.
+    down: HashMap<String, u64>,
     /// Raised when a link's state changes.
     pub changed: Arc<tokio::sync::Notify>,
 }
@@ -30,6 +32,9 @@ pub struct RemoteScan {
     pub ended: Vec<Ended>,
     /// Hosts that are not up, by name: why, for their panes.
     pub problems: HashMap<String, String>,
+    /// Hosts that were up and went down, with since when (wall clock, ms):
+    /// what their panes show is as of then.
+    pub down: HashMap<String, u64>,
     /// What changed, to tell: a host back, or why one went down.
     pub news: Vec<String>,
 }
@@ -48,7 +53,7 @@ impl Remotes {
         }
         Ok(Remotes {
             links,
-            down: HashSet::new(),
+            down: HashMap::new(),
             changed,
         })
     }
@@ -89,7 +94,7 @@ impl Remotes {
                                 r
                             },
                         ));
-                    if self.down.remove(name) {
+                    if self.down.remove(name).is_some() {
                         found.news.push(format!(
                             "{name} is back: its panes are shown from the start again"
                         ));
@@ -98,7 +103,8 @@ impl Remotes {
                 LinkState::Down {
                     since_unix_ms, why, ..
                 } => {
-                    if self.down.insert(name.clone()) {
+                    if !self.down.contains_key(name) {
+                        self.down.insert(name.clone(), since_unix_ms);
                         found.news.push(why.clone());
                     }
                     found.problems.insert(
@@ -116,6 +122,7 @@ impl Remotes {
                 }
             }
         }
+        found.down = self.down.clone();
         found
     }
 }
