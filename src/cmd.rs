@@ -71,10 +71,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let mut cli = cli;
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
-    let _mount = remote_target(&mut cli.command, &config)?;
+    let mount = remote_target(&mut cli.command, &config)?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
-        Command::Attach(args) => attach::run(args, &config),
+        Command::Attach(args) => attach::run(args, &config, mount.as_ref()),
         Command::Status(args) => status::status(args, &config),
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),
@@ -152,15 +152,8 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
 
 /// Mounts `host`'s sessions: a `[[hosts]]` name, or `[user@]host[:port]`.
 fn mount(host: &str, config: &Config) -> Result<crate::remote::Mount> {
-    use crate::remote::{Host, Mount, bridge::ssh_command};
-    let host = match config.hosts.iter().find(|h| h.name == host) {
-        Some(entry) => Host {
-            name: entry.name.clone(),
-            hm: entry.hm.clone(),
-            ..Host::parse(&entry.address)?
-        },
-        None => Host::parse(host)?,
-    };
+    use crate::remote::{Host, Mount, ssh_command};
+    let host = Host::resolve(host, &config.hosts)?;
     Ok(Mount::start(
         &host,
         &ssh_command(config.ssh_command.as_deref()),

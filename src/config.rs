@@ -114,18 +114,6 @@ pub struct NotifyRule {
     pub min_interval_ms: u64,
 }
 
-/// One `[[hosts]]` entry: a machine whose sessions the dashboard shows,
-/// and which `HOST:ID` and `--host` may name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostEntry {
-    /// What panes and commands call it.
-    pub name: String,
-    /// `[user@]host[:port]` for ssh; the name when not given.
-    pub address: String,
-    /// The remote `hm` (a name on the remote PATH, or a path).
-    pub hm: String,
-}
-
 /// One `[[env]]` entry: a variable set in the child's environment.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EnvVar {
@@ -193,7 +181,7 @@ pub struct Config {
     /// The ssh command line (`HM_SSH_COMMAND` overrides it); `None`: `ssh`.
     pub ssh_command: Option<String>,
     /// In file order; names are unique.
-    pub hosts: Vec<HostEntry>,
+    pub hosts: Vec<crate::remote::host::Host>,
     /// In file order; the first that fits a dialog answers it.
     pub automation: Vec<AutomationRule>,
 }

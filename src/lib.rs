@@ -13,7 +13,9 @@
 //! Modules, from the bottom up (imports only go up this list; the path of
 //! a chunk of output and of a key is in `docs/architecture.md`):
 //! - [`error`], [`clock`], [`paths`], [`fd`] and [`pty`] (these two hold
-//!   all the unsafe code), [`alarm`].
+//!   all the unsafe code), [`alarm`]; [`remote::host`]: a machine and how
+//!   `HOST:ID` names one (a leaf, for the config; the rest of [`remote`]
+//!   sits with the clients).
 //! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
 //!   async clients.
 //! - [`config`]: heimdall.toml and command-line overrides, resolved;
@@ -26,8 +28,9 @@
 //! - [`detect`] and [`classify`]: what a session is doing.
 //! - [`supervisor`]: the per-session server.
 //! - [`client`] (with the one status-polling state machine), [`launch`],
-//!   [`theme`], [`attach`] (what sits between a session and the user's
-//!   terminal), [`tui`] (the dashboard).
+//!   [`remote`] (other machines' sessions over ssh, mounted as a socket
+//!   dir), [`theme`], [`attach`] (what sits between a session and the
+//!   user's terminal), [`tui`] (the dashboard).
 //! - [`cmd`]: one file per subcommand.
 //! - [`fuzzing`]: fuzz target bodies (the `fuzzing` feature, for tests).
 

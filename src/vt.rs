@@ -5,10 +5,11 @@
 //! session's screen ([`events::Recorder`] collects what the program says
 //! besides drawing: titles, bells, notifications, queries).
 //! [`history::Tally`] numbers the rows a screen's history keeps, for views
-//! left on old output.
+//! left on old output. [`utf8`] keeps invalid UTF-8 visible.
 
 pub mod events;
 pub mod history;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;
+pub mod utf8;

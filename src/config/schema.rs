@@ -25,6 +25,7 @@ use super::{
     NOTIFY_EVENTS, NotifyRule, STUCK_AFTER_MS_RANGE, TuiConfig,
 };
 use crate::classify::ClassifierSpec;
+use crate::remote::host::Host;
 
 const TOP_KEYS: &[&str] = &[
     "socket_dir",
@@ -360,14 +361,11 @@ impl Doc<'_> {
     }
 
     /// The `[[hosts]]` entries.
-    fn hosts(
-        &self,
-        value: &Spanned<DeValue<'_>>,
-    ) -> Result<Vec<crate::config::HostEntry>, ConfigError> {
+    fn hosts(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<Host>, ConfigError> {
         let DeValue::Array(items) = value.get_ref() else {
             return Err(self.mismatch("hosts", value, "[[hosts]] tables with a name"));
         };
-        let mut hosts: Vec<crate::config::HostEntry> = Vec::new();
+        let mut hosts: Vec<Host> = Vec::new();
         for item in items.iter() {
             let entry = self.table("hosts", "[[hosts]]", item)?;
             let (mut name, mut address, mut hm) = (None, None, None);
@@ -380,9 +378,9 @@ impl Doc<'_> {
                 match key.get_ref().as_ref() {
                     "name" => name = Some(text),
                     "address" => {
-                        crate::remote::Host::parse(&text)
+                        let parsed = Host::parse(&text)
                             .map_err(|e| self.invalid(value.span(), &full, e.to_string()))?;
-                        address = Some(text);
+                        address = Some(parsed);
                     }
                     "hm" => {
                         if text.trim().is_empty() || text.contains(['\0', '\'', '"', ' ']) {
@@ -404,16 +402,13 @@ impl Doc<'_> {
             }
             let address = match address {
                 Some(a) => a,
-                None => {
-                    crate::remote::Host::parse(&name)
-                        .map_err(|e| self.invalid(item.span(), "hosts", e.to_string()))?;
-                    name.clone()
-                }
+                None => Host::parse(&name)
+                    .map_err(|e| self.invalid(item.span(), "hosts", e.to_string()))?,
             };
-            hosts.push(crate::config::HostEntry {
+            hosts.push(Host {
                 name,
-                address,
                 hm: hm.unwrap_or_else(|| "hm".to_owned()),
+                ..address
             });
         }
         Ok(hosts)
@@ -592,9 +587,10 @@ mod tests {
         config.ssh_command = None;
         assert_eq!(
             config.hosts,
-            vec![crate::config::HostEntry {
+            vec![Host {
                 name: "box".into(),
-                address: "me@box.lan:2222".into(),
+                destination: "me@box.lan".into(),
+                port: Some(2222),
                 hm: "hm".into(),
             }]
         );
@@ -631,8 +627,15 @@ mod tests {
             "ssh_command = 'ssh -F x'\n[[hosts]]\nname = \"box\"\n[[hosts]]\nname = \"b2\"\naddress = \"me@b2:22\"\nhm = \"/opt/hm\"\n",
         );
         assert_eq!(c.ssh_command.as_deref(), Some("ssh -F x"));
-        assert_eq!(c.hosts[0].address, "box");
+        assert_eq!(
+            (c.hosts[0].destination.as_str(), c.hosts[0].port),
+            ("box", None)
+        );
         assert_eq!(c.hosts[1].hm, "/opt/hm");
+        assert_eq!(
+            (c.hosts[1].destination.as_str(), c.hosts[1].port),
+            ("me@b2", Some(22))
+        );
         assert!(err("[[hosts]]\naddress = \"box\"\n").contains(":1: invalid value for 'hosts'"));
         assert!(
             err("[[hosts]]\nname = \"a\"\naddress = \"-oProxyCommand=x\"\n")

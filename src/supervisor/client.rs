@@ -19,7 +19,7 @@ mod outbound;
 
 use std::cell::{Cell, RefCell};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use tokio::io::Interest;
@@ -150,20 +150,11 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         }
     }
     conn.inbound.input.release(&ctx);
+    if conn.role.terminal {
+        leave_terminal(&ctx);
+    }
     let mut s = ctx.shared.borrow_mut();
     s.connection_closed();
-    if conn.role.terminal {
-        s.remove_terminal();
-        // The last terminal left: a size others asked for meanwhile (the
-        // dashboard's pane) applies now.
-        if let Some(size) = s.take_held_size() {
-            if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
-                debug!("resize failed: {e}");
-            }
-            s.resized(size);
-            ctx.output_seen.notify_one();
-        }
-    }
     if s.output_mut().unsubscribe(id) || conn.role.wants_exit {
         ctx.space.notify_one();
     }
@@ -172,6 +163,22 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     }
     ctx.wake_main.notify_one();
     ctx.conn_closed.notify_one();
+}
+
+/// A person's terminal is no longer attached through this connection: if
+/// it was the last, a size others asked for meanwhile (the dashboard's
+/// pane) applies now, and the supervisor answers the program's queries
+/// again.
+fn leave_terminal(ctx: &Ctx) {
+    let mut s = ctx.shared.borrow_mut();
+    s.remove_terminal();
+    if let Some(size) = s.take_held_size() {
+        if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
+            debug!("resize failed: {e}");
+        }
+        s.resized(size);
+        ctx.output_seen.notify_one();
+    }
 }
 
 impl Conn {
@@ -209,11 +216,20 @@ impl Conn {
                     self.inbound.flush_input(ctx, self.id, &self.role, &mut self.outbound);
                 }
                 r = self.inbound.buf.read(&self.sock), if can_read => {
+                    // A terminal whose input ended can neither type nor
+                    // resize: it no longer holds the size, whether or not
+                    // it still reads (a bridge's far end passes a client's
+                    // going on as this).
+                    let n = r?;
+                    if n == 0 && self.role.terminal {
+                        self.role.terminal = false;
+                        leave_terminal(ctx);
+                    }
                     // A subscriber waits for EXIT after its input ends,
                     // unless it hung up: then it would hold its connection
                     // (one of 1024) until output.
-                    if r? == 0 && self.role.awaits_exit() {
-                        if hung_up(&self.sock) {
+                    if n == 0 && self.role.awaits_exit() {
+                        if crate::fd::hung_up(self.sock.get_ref()) {
                             debug!(conn = self.id, "the client hung up");
                             return Ok(());
                         }
@@ -234,7 +250,7 @@ impl Conn {
                 // connection until its next output.
                 r = crate::fd::room(self.hup_w.as_ref()), if self.hup_w.is_some() => {
                     r?;
-                    if hung_up(&self.sock) {
+                    if crate::fd::hung_up(self.sock.get_ref()) {
                         debug!(conn = self.id, "the client hung up");
                         return Ok(());
                     }
@@ -261,18 +277,4 @@ impl Conn {
         }
         self.inbound.finished()
     }
-}
-
-/// Whether the client has closed its end entirely (POLLHUP, or POLLERR for
-/// a broken connection), rather than only its sending side: then nothing
-/// sent can be read any more.
-fn hung_up(sock: &AsyncFd<OwnedFd>) -> bool {
-    let mut fds = [nix::poll::PollFd::new(
-        sock.get_ref().as_fd(),
-        nix::poll::PollFlags::POLLOUT,
-    )];
-    nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
-        && fds[0].revents().is_some_and(|r| {
-            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
-        })
 }

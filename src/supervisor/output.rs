@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::io;
 
-use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, server};
+use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Reply, ServerType};
 
 use super::ring::Ring;
 
@@ -196,10 +196,7 @@ impl Output {
             let msg = format!(
                 "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
             );
-            let error = protocol::frame(
-                server::ERROR,
-                &protocol::encode_error(ErrorCode::TooSlow, &msg),
-            );
+            let error = Reply::error(ErrorCode::TooSlow, &msg).encode();
             self.cut_off(*id, &error);
         }
         ids.len()
@@ -246,7 +243,7 @@ impl Output {
         };
         let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
         sub.inflight = Some(Inflight {
-            header: protocol::header(server::OUTPUT, len as u32),
+            header: protocol::header(ServerType::Output as u8, len as u32),
             start: sub.offset,
             len,
             sent: 0,
@@ -308,7 +305,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Assembler, MAX_PAYLOAD};
+    use crate::protocol::{Assembler, MAX_PAYLOAD, server};
     use proptest::prelude::*;
 
     #[derive(Debug, Clone)]
@@ -358,7 +355,7 @@ mod tests {
                 return;
             }
             if o.take_replay_end(id) {
-                c.wire.extend(protocol::frame(server::REPLAY_END, &[]));
+                c.wire.extend(Reply::ReplayEnd.encode());
             }
             o.start_frame(id);
             let Some(f) = o.inflight(id) else {

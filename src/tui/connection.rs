@@ -157,8 +157,14 @@ async fn session_task(
                 return;
             }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
+        match where_.host.as_ref().filter(|h| !h.up()) {
+            // Its host is down: connected again the moment it is back.
+            Some(host) => host.until_up().await,
+            None => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
     }
 }
 
