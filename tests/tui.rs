@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 
+use common::tmux::Tmux;
 use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
 use heimdall::protocol::{self, Status, client, server};
 use nix::sys::signal::{Signal, kill};
@@ -1129,7 +1130,7 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
     let printf = format!("printf '{text}\\n'; exec sleep 600");
     let _s = sb.start("emoji", &[], &["sh", "-c", &printf]);
     let tui = format!("{HM} tui --socket-dir {}", sb.dir());
-    let Some(tmux) = common::tmux::Tmux::start(&sb, &tui, (100, 20)) else {
+    let Some(tmux) = Tmux::start(&sb, &tui, (100, 20)) else {
         println!("skipped: tmux could not start");
         return;
     };

@@ -76,7 +76,7 @@ pub fn dialog_rows(p: &Pane) -> Option<(u16, u16)> {
     if !p.waiting() {
         return None;
     }
-    None
+    p.report.as_ref()?.dialog.as_ref()?.screen_rows
 }
 
 /// The facts [`top_row`] needs, read from a screen.
