@@ -23,6 +23,7 @@ mod raw_attach;
 mod remotes;
 mod saved_layout;
 pub mod sessions;
+mod sizing;
 pub mod update;
 pub mod view;
 pub mod window;

@@ -89,7 +89,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
             return true;
         };
         let outcome = mode.key(
-            &mut Window {
+            &mut Windowed {
                 term: &mut p.term,
                 ext,
             },
@@ -218,7 +218,7 @@ fn start_window(p: &mut Pane, rows: u16) {
     let screen = p.term.size().rows;
     let rows = rows.clamp(1, screen);
     let top = super::window::live_top(p, rows);
-    p.copy_window = super::model::CopyWindow {
+    p.copy_window = Window {
         rows,
         below: screen - rows - top.min(screen - rows),
     };
@@ -282,13 +282,23 @@ fn program_cursor(p: &Pane, ext: Extent) -> (u16, u16) {
     (row.min(ext.rows.saturating_sub(1)), c)
 }
 
+/// A pane's window onto its session's screen, as copy mode sees it: how
+/// many rows it shows (0: the whole screen), and how many rows of the live
+/// screen were below it (blank, or what its program drew under the cursor)
+/// when it left the live screen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Window {
+    pub rows: u16,
+    pub below: u16,
+}
+
 /// A pane's emulator read by copy mode through the pane's window.
-struct Window<'a> {
+struct Windowed<'a> {
     term: &'a mut crate::vt::term::Term<crate::vt::mouse::Modes>,
     ext: Extent,
 }
 
-impl History for Window<'_> {
+impl History for Windowed<'_> {
     fn extent(&self) -> Extent {
         self.ext
     }

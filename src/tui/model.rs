@@ -165,16 +165,6 @@ pub enum Link {
     Gone,
 }
 
-/// A pane's window onto its session's screen, as copy mode sees it: how
-/// many rows it shows (0: the whole screen), and how many rows of the live
-/// screen were below it (blank, or what its program drew under the cursor)
-/// when it left the live screen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CopyWindow {
-    pub rows: u16,
-    pub below: u16,
-}
-
 #[derive(Debug)]
 pub struct Pane {
     pub id: String,
@@ -224,12 +214,19 @@ pub struct Pane {
     pub report: Option<crate::protocol::StateReport>,
     /// Since when the session has been waiting for its user.
     pub waiting_since: Option<Instant>,
+    /// How many times output or a reset changed the screen: what the
+    /// pane's window was worked out for (`window_memo`) is kept until then.
+    pub drawn: u64,
+    /// The window's facts about the live screen, for `drawn` and a size
+    /// (see [`super::window::live_top`]): a quiet pane is not read again
+    /// at every frame.
+    pub window_memo: std::cell::Cell<Option<super::window::Memo>>,
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
-    pub copy_window: CopyWindow,
+    pub copy_window: super::copy::Window,
 }
 
 impl Pane {
@@ -266,7 +263,9 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
-            copy_window: CopyWindow::default(),
+            drawn: 0,
+            window_memo: std::cell::Cell::new(None),
+            copy_window: Default::default(),
         }
     }
 
@@ -346,27 +345,6 @@ impl Pane {
     /// supervisor is stopped or stuck.
     pub fn unresponsive(&self) -> bool {
         self.poll.unresponsive()
-    }
-
-    /// Asks the session for its metadata and size (INFO).
-    pub fn ask_info(&mut self, fx: &mut Vec<Effect>) {
-        self.infos_out += 1;
-        fx.push(Effect::Info(self.id.clone()));
-    }
-
-    /// Asks the session to take `size` (RESIZE), and whether it took
-    /// (INFO): a person's terminal attached elsewhere keeps its own. The
-    /// emulator takes the size at once unless the session is held, so
-    /// the program's redraw is laid out as it means it.
-    pub fn ask_size(&mut self, size: Size, now: Instant, fx: &mut Vec<Effect>) {
-        self.applied = Some(size);
-        self.resized_at = Some(now);
-        if !self.held {
-            self.term.resize(size);
-        }
-        self.infos_stale = self.infos_out;
-        fx.push(Effect::Resize(self.id.clone(), size));
-        self.ask_info(fx);
     }
 
     /// Whether something at `at` falls in the redraw that our last resize

@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::classify::ProcessState;
 use crate::paths;
-use crate::protocol::Size;
 
 use super::copy;
 use super::focus;
-use super::layout;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
+use super::sizing;
 
 /// Busy for less than this and then idle is not "work finished": a prompt
 /// redrawn after a resize, say. It does not ask for attention.
@@ -141,6 +140,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
         p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
         let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
         p.term.feed(text.concat().as_bytes());
+        p.drawn += 1;
         m.panes.push(p);
         added = true;
     }
@@ -187,11 +187,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 p.term.keep_history(rows);
             }
             p.term.reset();
+            p.drawn += 1;
             p.poll.reset();
             p.poll.asked(now);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
+            p.drawn += 1;
             copy::follow(p);
             p.last_output = Some(now);
             // Once work is under way, all its output is work.
@@ -268,33 +270,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .as_deref()
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
-            p.infos_out = p.infos_out.saturating_sub(1);
-            // Asked before our last RESIZE: its size is the old one.
-            let stale = p.infos_stale > 0;
-            p.infos_stale = p.infos_stale.saturating_sub(1);
-            if let Some(size) = info.size().filter(|_| !stale) {
-                // An emulator holds its whole screen (32 bytes a cell), so a
-                // session sized absurdly by some client is shown at most
-                // this big rather than costing gigabytes.
-                let shown = Size {
-                    cols: size.cols.clamp(1, layout::MAX_UNFIT.cols),
-                    rows: size.rows.clamp(1, layout::MAX_UNFIT.rows),
-                };
-                p.session_size = Some(shown);
-                // A person's terminal attached elsewhere sets the size; a
-                // supervisor that does not say so is seen holding it by
-                // not taking the size we asked for.
-                p.held = match info.terminals {
-                    Some(n) => n > 0,
-                    None => p.applied.is_some_and(|a| a != size),
-                };
-                // The pane is a window onto the session's own screen: its
-                // emulator is at the session's size (held or not).
-                p.term.resize(shown);
-                copy::follow(p);
-            } else if let Some(n) = info.terminals {
-                p.held = n > 0;
-            }
+            sizing::learned(p, &info);
         }
         SessionMsg::Exit(code) => {
             p.exit = Some(code);
@@ -374,7 +350,7 @@ fn ask(p: &mut Pane, size_too: bool, fx: &mut Vec<Effect>) {
     fx.push(Effect::Status(p.id.clone()));
     // A held session is asked its size until it is ours again.
     if size_too || p.held {
-        p.ask_info(fx);
+        sizing::ask_info(p, fx);
     }
 }
 
@@ -397,7 +373,7 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         } else if p.held && p.infos_out == 0 {
             // A quiet session stays marked held until asked again: the
             // attach holding it may have gone without a word to us.
-            p.ask_info(fx);
+            sizing::ask_info(p, fx);
         }
     }
     match silent.as_slice() {

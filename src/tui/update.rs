@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyEventKind;
 
-use crate::protocol::Size;
-
 use super::copy;
 use super::keymap;
-use super::layout::{focus_rows, inner, placements};
-use super::model::{AttachEnd, Effect, Link, Mode, Model, Msg, SessionMsg};
+use super::layout::placements;
+use super::model::{AttachEnd, Effect, Mode, Model, Msg, SessionMsg};
 use super::sessions;
+use super::sizing;
 
 /// Applies one message to the model and says what the run loop must do.
 /// The session focus shows, if any.
@@ -116,11 +115,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     }
     clear_attention_of_selected(m);
     copy::relayout(m);
-    if m.fit {
-        fit(m, now, &mut fx);
-    } else {
-        size_focused(m, now, &mut fx);
-    }
+    sizing::ask(m, now, &mut fx);
     fx
 }
 
@@ -166,70 +161,6 @@ fn clear_attention_of_selected(m: &mut Model) {
     }
 }
 
-/// The focused session takes the dashboard's size less the bar's row,
-/// as a person's terminal gives it (and keeps it when focus ends: a
-/// session has one size, and the grid shows a window onto it). Nothing
-/// else in the dashboard resizes a session: pages, zoom, the terminal
-/// resized and sessions coming and going send no RESIZE.
-fn size_focused(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
-    let Mode::Focus(id) = &m.mode else { return };
-    let want = Size {
-        cols: m.size.0,
-        rows: focus_rows(m.size.1),
-    }
-    .clamped();
-    let id = id.clone();
-    let Some(p) = m.pane_mut(&id) else { return };
-    if p.exit.is_some() || p.link != Link::Live || p.applied == Some(want) {
-        return;
-    }
-    if p.session_size == Some(want) && !p.held {
-        // Already its size: a RESIZE would only make the program redraw.
-        p.applied = Some(want);
-        return;
-    }
-    p.ask_size(want, now, fx);
-    copy::follow(p);
-}
-
-/// With `fit_sessions`: resizes sessions (and their emulators) to what
-/// they are shown in.
-fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
-    let targets: Vec<(String, Size)> = match &m.mode {
-        // All but the bottom row, which says where you are.
-        Mode::Focus(id) => vec![(
-            id.clone(),
-            Size {
-                cols: m.size.0,
-                rows: focus_rows(m.size.1),
-            },
-        )],
-        _ => placements(m)
-            .rects
-            .into_iter()
-            .map(|(id, r)| {
-                let i = inner(r);
-                (
-                    id,
-                    Size {
-                        cols: i.width,
-                        rows: i.height,
-                    },
-                )
-            })
-            .collect(),
-    };
-    for (id, size) in targets {
-        let size = size.clamped();
-        let Some(p) = m.pane_mut(&id) else { continue };
-        if p.exit.is_some() || p.link != Link::Live || p.applied == Some(size) {
-            continue;
-        }
-        p.ask_size(size, now, fx);
-        copy::follow(p);
-    }
-}
-
 /// A notice says what just happened: after five seconds it is old news
 /// and leaves the footer to the hints.
 fn expire_notice(m: &mut Model, now: Instant) {
@@ -252,7 +183,8 @@ mod tests {
 
     use super::harness::*;
     use super::*;
-    use crate::tui::layout::grid_area;
+    use crate::protocol::Size;
+    use crate::tui::layout::{grid_area, inner};
 
     #[test]
     fn a_resize_keeps_the_selection_on_screen() {

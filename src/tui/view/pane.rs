@@ -122,8 +122,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         None => {
             // The window onto the session's screen: the rows that matter,
             // from its left edge.
-            let screen = p.term.screen();
-            let top = window::top_row(window::facts(screen), body.height, window::dialog_rows(p));
+            let top = window::live_top(p, body.height);
             p.term
                 .view_around(body.height, body.width, (top + body.height - 1, 0))
         }
