@@ -489,12 +489,19 @@ fn tall(s: &mut Scene, id: &str) {
             ..Default::default()
         })),
     );
+    // Claude Code's permission dialog, as the detector reports it: from
+    // the question (row 22) to its footer (26); the command it asks about
+    // is printed above it.
     let rows: Vec<String> = (0..40)
         .map(|i| match i {
-            20 => "Bash command: rm -rf build".to_owned(),
-            21 => "Do you want to proceed?".to_owned(),
-            22 => "> 1. Yes".to_owned(),
-            23 => "  2. No".to_owned(),
+            19 => " Bash command".to_owned(),
+            20 => " rm -rf build".to_owned(),
+            21 => "╌".repeat(120),
+            22 => " Do you want to proceed?".to_owned(),
+            23 => " > 1. Yes".to_owned(),
+            24 => "   2. No".to_owned(),
+            25 => String::new(),
+            26 => " Esc to cancel".to_owned(),
             _ => format!("row {i}"),
         })
         .collect();
@@ -510,7 +517,7 @@ fn report(waiting: bool) -> SessionMsg {
             "state_ms": 0, "signals": [],
             "dialog": {"id": 7, "rule": "claude.permission", "detail": "permission",
                        "subject": "rm -rf build", "fingerprint": "f", "answers": [],
-                       "screen_rows": [20, 23]},
+                       "screen_rows": [22, 26]},
         })
     } else {
         serde_json::json!({
@@ -522,25 +529,47 @@ fn report(waiting: bool) -> SessionMsg {
 }
 
 /// A pane is a window onto the session's screen: waiting, the rows of the
-/// dialog (with the command above it); otherwise the bottom of the
-/// screen, where the cursor is. The session is never resized for it.
+/// dialog from the command it asks about (printed above it); otherwise the
+/// bottom of the screen, where the cursor is. A dialog taller than the
+/// pane loses its blank and rule rows, then its end. The session is never
+/// resized for it.
 #[test]
 fn a_pane_shows_the_dialog_of_a_waiting_session_and_the_bottom_of_an_idle_one() {
-    let mut s = Scene::new(60, 9);
-    s.live(&["cc1"]);
-    tall(&mut s, "cc1");
-    s.state("cc1", ProcessState::Waiting, 1000);
-    s.to("cc1", report(true));
-    let waiting = s.text();
+    let waiting_in = |rows: u16| {
+        let mut s = Scene::new(60, rows);
+        s.live(&["cc1"]);
+        tall(&mut s, "cc1");
+        s.state("cc1", ProcessState::Waiting, 1000);
+        s.to("cc1", report(true));
+        s
+    };
+    // Room for all of it (7 rows), and what is above.
+    let roomy = waiting_in(11).text();
     for shown in [
-        "Bash command: rm -rf build",
-        "Do you want to proceed?",
-        "1. Yes",
+        " Bash command",
+        "rm -rf build",
+        "╌╌╌",
+        "Do you want",
         "2. No",
+        "Esc to",
     ] {
-        assert!(waiting.contains(shown), "{waiting}");
+        assert!(roomy.contains(shown), "{roomy}");
     }
-    assert!(!waiting.contains("row 39"), "{waiting}");
+    assert!(!roomy.contains("row 39"), "{roomy}");
+    // Three rows: the subject, the question, the first option.
+    let small = waiting_in(6).text();
+    let body: Vec<&str> = small.lines().skip(1).take(3).collect();
+    assert_eq!(
+        body,
+        [
+            "\"┃ rm -rf build                                             ┃\"",
+            "\"┃ Do you want to proceed?                                  ┃\"",
+            "\"┃ > 1. Yes                                                 ┃\"",
+        ],
+        "{small}"
+    );
+    let mut s = waiting_in(9);
+    let waiting = s.text();
     s.state("cc1", ProcessState::Idle, 1000);
     s.to("cc1", report(false));
     let idle = s.text();

@@ -98,12 +98,75 @@ pub struct Memo {
 }
 
 /// The rows of the dialog a waiting session shows, as its supervisor
-/// reported them (the question, the options, the subject).
+/// reported them (the question and its options), from the row that names
+/// its subject (the command or file asked about) when that is printed
+/// just above them.
 pub fn dialog_rows(p: &Pane) -> Option<(u16, u16)> {
     if !p.waiting() {
         return None;
     }
-    p.report.as_ref()?.dialog.as_ref()?.screen_rows
+    let d = p.report.as_ref()?.dialog.as_ref()?;
+    let (first, last) = d.screen_rows?;
+    let screen = p.term.screen();
+    let last = last.min(screen.size().0.get() - 1);
+    let first = first.min(last);
+    let named = d.subject.as_deref().and_then(|s| {
+        let probe: String = s.trim().chars().take(24).collect();
+        (!probe.is_empty()).then_some(probe)
+    });
+    let subject_row = named.and_then(|probe| {
+        (first.saturating_sub(SUBJECT_ABOVE)..=first)
+            .rev()
+            .find(|&r| row_text(screen, r).contains(&probe))
+    });
+    Some((subject_row.unwrap_or(first), last))
+}
+
+/// How far above a dialog its subject is looked for.
+const SUBJECT_ABOVE: u16 = 8;
+
+/// The screen rows a pane of `height` rows shows, top to bottom: its
+/// window ([`live_top`]), or for a dialog taller than the pane, the
+/// dialog's rows that say something (no blank rows, no rules of box
+/// characters), as many as fit from the subject and the question down.
+pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
+    if let Some((first, last)) = dialog_rows(p)
+        && last - first >= height
+    {
+        let screen = p.term.screen();
+        let rows: Vec<u16> = (first..=last)
+            .filter(|&r| says_something(&row_text(screen, r)))
+            .take(usize::from(height))
+            .collect();
+        if !rows.is_empty() {
+            return rows;
+        }
+    }
+    let top = live_top(p, height);
+    let end = top.saturating_add(height).min(p.term.size().rows);
+    (top..end).collect()
+}
+
+/// A row's text (each cell's contents, blanks as spaces).
+fn row_text(screen: &vt100::Screen, row: u16) -> String {
+    let cols = screen.size().1.get();
+    (0..cols)
+        .map(|c| match screen.cell(row, c) {
+            Some(cell) if cell.has_contents() => cell.contents(),
+            _ => " ",
+        })
+        .collect()
+}
+
+/// Not blank, and not a rule drawn with box characters or dashes.
+fn says_something(text: &str) -> bool {
+    text.chars().any(|c| {
+        !c.is_whitespace()
+            && !matches!(
+                c,
+                '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—' | '▔' | '▁'
+            )
+    })
 }
 
 /// The facts [`top_row`] needs, read from a screen.
@@ -250,6 +313,14 @@ mod tests {
         // A reconnect starts the screen over.
         update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
         assert_eq!(live_top(m.pane("a").expect("pane"), 1), 0);
+    }
+
+    #[test]
+    fn rules_and_blanks_say_nothing() {
+        assert!(!says_something("   "));
+        assert!(!says_something("────────╌╌╌╌ ━━ --- ==="));
+        assert!(says_something(" ❯ 1. Yes"));
+        assert!(says_something("── Bash command ──"));
     }
 
     #[test]

@@ -117,37 +117,60 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     if body.width == 0 || body.height == 0 {
         return;
     }
-    let v = match &p.copy {
-        Some(_) => super::history::view(p, body.height, body.width),
-        None => {
-            // The window onto the session's screen: the rows that matter,
-            // from its left edge.
-            let top = window::live_top(p, body.height);
-            p.term
-                .view_around(body.height, body.width, (top + body.height - 1, 0))
-        }
-    };
-    // Scrolled back, the program's cursor is not among the rows shown.
-    let cursor = cursor().visibility(selected && p.exit.is_none() && p.copy.is_none());
-    f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
-    super::clusters::join(f.buffer_mut(), body);
-    let last = body.width - 1;
+    if p.copy.is_some() {
+        let v = super::history::view(p, body.height, body.width);
+        // Scrolled back, the program's cursor is not among the rows shown.
+        f.render_widget(
+            PseudoTerminal::new(&v).cursor(cursor().visibility(false)),
+            body,
+        );
+        edges(m, p, &v, body, f);
+        super::history::overlay(m, p, &v, body, f);
+        return;
+    }
+    // The window onto the session's screen: the rows that matter, from its
+    // left edge; one view for a run of rows, one a row for a dialog's rows
+    // picked out of a taller one.
+    let rows = window::shown_rows(p, body.height);
+    let shows_cursor = selected && p.exit.is_none();
+    let mut at = 0;
+    for run in rows.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+        let (Some(&first), height) = (run.first(), run.len() as u16) else {
+            continue;
+        };
+        let area = Rect::new(body.x, body.y + at, body.width, height);
+        let v = p
+            .term
+            .view_around(height, body.width, (first + height - 1, 0));
+        let (cursor_row, _) = p.term.screen().cursor_position();
+        let here = shows_cursor && run.contains(&cursor_row);
+        f.render_widget(
+            PseudoTerminal::new(&v).cursor(cursor().visibility(here)),
+            area,
+        );
+        edges(m, p, &v, area, f);
+        at += height;
+    }
+}
+
+/// What is drawn over a view's edges in `area`: grapheme clusters joined,
+/// a wide character in the last column cut (the terminal would draw its
+/// right half over the border), and a row that goes on past the right
+/// edge marked there, cut, not wrapped, and not taken for the whole line.
+fn edges(m: &Model, p: &Pane, v: &crate::vt::term::View<'_>, area: Rect, f: &mut Frame<'_>) {
+    super::clusters::join(f.buffer_mut(), area);
+    let last = area.width - 1;
     let (row_off, col_off) = v.offset();
-    for row in 0..body.height {
-        // A wide character in the last column would cover the border (the
-        // terminal draws both its halves); it is cut, as the rest of the line.
+    for row in 0..area.height {
         if v.wide_at(row, last) {
-            f.buffer_mut()[(body.x + last, body.y + row)].set_symbol(" ");
+            f.buffer_mut()[(area.x + last, area.y + row)].set_symbol(" ");
         }
-        // A row that goes on past the pane's right edge says so in its
-        // last column: cut, not wrapped, and not taken for the whole line.
-        if window::cut(p.term.screen(), row_off + row, col_off + body.width) {
-            f.buffer_mut()[(body.x + last, body.y + row)]
+        if window::cut(p.term.screen(), row_off + row, col_off + area.width) {
+            f.buffer_mut()[(area.x + last, area.y + row)]
                 .set_symbol(CUT_MARK)
                 .set_style(m.theme.dim);
         }
     }
-    super::history::overlay(m, p, &v, body, f);
 }
 
 /// Drawn in a pane's last column on a row of the session's screen that
