@@ -405,7 +405,7 @@ pub struct TuiArgs {
     /// Colour theme: dark, light or high-contrast [default: [tui] theme, else dark]
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
-    /// Leave session sizes alone instead of fitting each to its pane
+    /// Do not fit sessions to their panes even with [tui] fit_sessions = true (off by default)
     #[arg(long)]
     pub no_fit: bool,
     /// Also show the sessions of this machine, over ssh: a [[hosts]] name
