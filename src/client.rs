@@ -39,7 +39,14 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
                 r.id,
                 r.id
             ),
-            None => bail!(no_session(id, dir)),
+            None => match crate::restore::kept(id, dir).filter(|m| m.lost()) {
+                Some(_) => bail!(
+                    "session '{}' was lost when its supervisor went away; 'hm restore {}' starts it again",
+                    paths::sanitize(id),
+                    id
+                ),
+                None => bail!(no_session(id, dir)),
+            },
         },
     }
 }

@@ -13,6 +13,7 @@ mod kill;
 mod logs;
 mod ls;
 pub mod replay;
+mod restore;
 mod run;
 mod send;
 pub mod setup;
@@ -58,7 +59,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             hook::run(&args.args);
             return Ok(0);
         }
-        Command::Setup(args) => return setup::setup(&args.agent).map(|()| 0),
+        Command::Setup(args) => return setup::setup(&args.agent, args.install).map(|()| 0),
         _ => {}
     }
     // A supervisor raises its own limit after forking the program, which
@@ -90,6 +91,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
+        Command::Restore(args) => restore::restore(args, &config, cli.config.as_deref()),
         Command::Proxy(args) => {
             let dir = client::socket_dir(&args.dir, &config);
             crate::remote::proxy::run(&dir)
@@ -184,7 +186,8 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 }
 
 /// The subcommands whose arguments are session ids.
-const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart approve deny";
+const TAKE_IDS: &str =
+    "attach status kill explain capture wait send logs rm restart restore approve deny";
 
 /// What the shell completion script adds to clap's: the ids of the
 /// sessions there are (`hm ls --ids`), for the subcommands that take one.

@@ -70,6 +70,12 @@ pub const MAX_HISTORY_LINES: usize = 100_000;
 /// costs 32 bytes a column, so 200 panes of 1000 rows each took 333 MiB.
 pub const DASHBOARD_HISTORY_ROWS: usize = 20_000;
 pub const MIN_SHARED_HISTORY_LINES: usize = 100;
+/// Output kept on disk per session for `hm restore` (the last 256 KiB).
+pub const DEFAULT_RESTORE_HISTORY_BYTES: usize = 256 * 1024;
+pub const MAX_RESTORE_HISTORY_BYTES: usize = 64 << 20;
+/// Sessions `hm restore` starts at a time.
+pub const DEFAULT_RESTORE_PARALLEL: usize = 4;
+pub const RESTORE_PARALLEL_RANGE: RangeInclusive<u64> = 1..=64;
 pub const IDLE_THRESHOLD_MS_RANGE: RangeInclusive<u64> = 1..=86_400_000;
 pub const DEBOUNCE_MS_RANGE: RangeInclusive<u64> = 0..=60_000;
 /// `[classifier.agent] stuck_after_ms`: a second to a day.
@@ -184,6 +190,11 @@ pub struct Config {
     pub hosts: Vec<crate::remote::host::Host>,
     /// In file order; the first that fits a dialog answers it.
     pub automation: Vec<AutomationRule>,
+    /// Bytes of each session's output kept on disk for `hm restore`
+    /// (0: none).
+    pub restore_history_bytes: usize,
+    /// Sessions `hm restore` starts at a time.
+    pub restore_parallel: usize,
 }
 
 impl Default for Config {
@@ -263,6 +274,8 @@ impl Config {
             ssh_command: None,
             hosts: Vec::new(),
             automation: Vec::new(),
+            restore_history_bytes: DEFAULT_RESTORE_HISTORY_BYTES,
+            restore_parallel: DEFAULT_RESTORE_PARALLEL,
         }
     }
 }

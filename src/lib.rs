@@ -19,7 +19,9 @@
 //! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
 //!   async clients.
 //! - [`config`]: heimdall.toml and command-line overrides, resolved;
-//!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive.
+//!   [`cli`]: clap types; [`liveness`]: whether a supervisor is alive;
+//!   [`restore`]: each session's manifest and output tail, kept for
+//!   `hm restore` in the state dir.
 //! - [`copymode`]: a history browsed with a cursor, searched and copied
 //!   (pure; both the dashboard and attach drive it).
 //! - [`vt`]: how a terminal reads output (the tokenizer every filter
@@ -28,7 +30,8 @@
 //! - [`detect`] and [`classify`]: what a session is doing.
 //! - [`supervisor`]: the per-session server.
 //! - [`client`] (with the one status-polling state machine), [`launch`],
-//!   [`remote`] (other machines' sessions over ssh, mounted as a socket
+//!   [`lost`] (sessions lost with their supervisor, and how each comes
+//!   back), [`remote`] (other machines' sessions over ssh, mounted as a socket
 //!   dir), [`theme`], [`attach`] (what sits between a session and the
 //!   user's terminal), [`tui`] (the dashboard).
 //! - [`cmd`]: one file per subcommand.
@@ -51,10 +54,12 @@ pub mod fd;
 pub mod fuzzing;
 pub mod launch;
 pub mod liveness;
+pub mod lost;
 pub mod paths;
 pub mod protocol;
 pub mod pty;
 pub mod remote;
+pub mod restore;
 pub mod supervisor;
 pub mod term;
 pub mod theme;

@@ -18,6 +18,7 @@ mod keyboard;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod lost;
 pub mod model;
 mod raw_attach;
 mod remotes;
@@ -172,11 +173,8 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     let mut dirty = true;
 
     // Sessions already there are found before the first paint.
-    let fx = feed(
-        &mut m,
-        discovery::discover(&opts.dir, &mut remotes),
-        Instant::now(),
-    );
+    let found = discovery::discover(&opts.dir, &mut remotes, &m);
+    let fx = feed(&mut m, found, Instant::now());
     apply.apply(fx, &opts);
 
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
@@ -234,7 +232,8 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
                 let now = Instant::now();
                 apply.started.reap();
                 let mut fx = update::update(&mut m, Msg::Tick, now);
-                fx.extend(feed(&mut m, discovery::discover(&opts.dir, &mut remotes), now));
+                let found = discovery::discover(&opts.dir, &mut remotes, &m);
+                fx.extend(feed(&mut m, found, now));
                 apply.apply(fx, &opts);
                 dirty = true;
                 None
@@ -245,7 +244,8 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
             }
             () = links_changed.notified() => {
                 let now = Instant::now();
-                let fx = feed(&mut m, discovery::discover(&opts.dir, &mut remotes), now);
+                let found = discovery::discover(&opts.dir, &mut remotes, &m);
+                let fx = feed(&mut m, found, now);
                 apply.apply(fx, &opts);
                 dirty = true;
                 None

@@ -46,7 +46,13 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
 /// seconds ("idle 2.0s"; not "idle 5ms").
 fn idle_secs(t: &Terminal) -> Option<f64> {
     let row = t.last_row();
-    let shown = row.split(" idle ").nth(1)?.trim().strip_suffix('s')?;
+    // A program reading its terminal (`cat`) is waiting for input.
+    let shown = row
+        .split(" idle ")
+        .nth(1)
+        .or_else(|| row.split(" waiting ").nth(1))?
+        .trim()
+        .strip_suffix('s')?;
     shown.parse().ok()
 }
 
@@ -145,7 +151,7 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
         let words: Vec<&str> = bar.split_whitespace().collect();
         words.len() == 9
             && words[3..7] == ["Ctrl-\\", "detaches", "Ctrl-]", "history"]
-            && ["idle", "active"].contains(&words[7])
+            && ["idle", "active", "waiting"].contains(&words[7])
             && words[8].ends_with('s')
             && words[8].starts_with(|c: char| c.is_ascii_digit())
     });
@@ -350,10 +356,11 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
 fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
     let sb = Sandbox::new();
     let mut t = run_attached(&sb, "paused", "read x; echo bye; exit 3");
-    // The bar says idle: the first output after waking makes attach ask
-    // for STATUS, a write into a connection the supervisor has closed.
-    t.wait_for("an idle bar", |t| {
-        bar_shown(t, "paused") && t.last_row().contains("idle")
+    // The bar says the program waits at its `read`: the first output
+    // after waking makes attach ask for STATUS, a write into a connection
+    // the supervisor has closed.
+    t.wait_for("a waiting bar", |t| {
+        bar_shown(t, "paused") && t.last_row().contains("waiting")
     });
     kill(t.pid(), Signal::SIGSTOP).expect("stop attach");
     let mut other = common::Raw::connect(&sb.sock("paused")).expect("connect");

@@ -21,8 +21,9 @@ use super::detach_key::{Role, check_key_byte, parse_key};
 use super::doc::{Doc, in_file_order};
 use super::{
     Config, ConfigError, DEBOUNCE_MS_RANGE, DEFAULT_NOTIFY_INTERVAL_MS, DesktopNotify, EnvVar,
-    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_SCROLLBACK_BYTES,
-    NOTIFY_EVENTS, NotifyRule, STUCK_AFTER_MS_RANGE, TuiConfig,
+    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_RESTORE_HISTORY_BYTES,
+    MAX_SCROLLBACK_BYTES, NOTIFY_EVENTS, NotifyRule, RESTORE_PARALLEL_RANGE, STUCK_AFTER_MS_RANGE,
+    TuiConfig,
 };
 use crate::classify::ClassifierSpec;
 use crate::remote::host::Host;
@@ -47,6 +48,8 @@ const TOP_KEYS: &[&str] = &[
     "ssh_command",
     "hosts",
     "automation",
+    "restore_history_bytes",
+    "restore_parallel",
 ];
 const TUI_KEYS: &[&str] = &[
     "theme",
@@ -134,6 +137,16 @@ impl Config {
                 }
                 "hosts" => config.hosts = doc.hosts(value)?,
                 "automation" => config.automation = doc.automation(value)?,
+                "restore_history_bytes" => {
+                    let n =
+                        doc.integer(name, value, 0..=MAX_RESTORE_HISTORY_BYTES as u64, "bytes")?;
+                    config.restore_history_bytes =
+                        usize::try_from(n).unwrap_or(MAX_RESTORE_HISTORY_BYTES);
+                }
+                "restore_parallel" => {
+                    let n = doc.integer(name, value, RESTORE_PARALLEL_RANGE, "sessions")?;
+                    config.restore_parallel = usize::try_from(n).unwrap_or(1);
+                }
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -672,6 +685,19 @@ mod tests {
     }
 
     #[test]
+    fn restore_keys_take_their_ranges() {
+        let c = ok("restore_history_bytes = 0\nrestore_parallel = 16");
+        assert_eq!((c.restore_history_bytes, c.restore_parallel), (0, 16));
+        let d = ok("");
+        assert_eq!((d.restore_history_bytes, d.restore_parallel), (262_144, 4));
+        assert!(
+            err("restore_parallel = 0")
+                .contains("'restore_parallel': 0 is out of range (expected 1 to 64 sessions)")
+        );
+        assert!(err("restore_history_bytes = 67108865").contains("is out of range"));
+    }
+
+    #[test]
     fn unknown_top_level_key_lists_the_valid_ones() {
         let e = err("log_level = \"info\"\n\nscrollback = 5\n");
         assert_eq!(
@@ -679,7 +705,7 @@ mod tests {
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
              copy_key, next_key, attach_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
-             automation)"
+             automation, restore_history_bytes, restore_parallel)"
         );
     }
 

@@ -51,6 +51,26 @@ pub struct Report {
     /// Set for a subagent's own events, which say nothing of the session.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub subagent: bool,
+    /// The agent's own id for its conversation, what its resume command
+    /// takes (`hm restore`): Claude Code's and Gemini CLI's `session_id`,
+    /// Codex's `thread-id`. Only an id passes ([`conversation_id`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Longest conversation id kept.
+const MAX_SESSION_ID: usize = 128;
+
+/// `s` if it reads as a conversation id (letters, digits, `-`, `_`, at
+/// most [`MAX_SESSION_ID`]): it goes on a command line when the session
+/// is restored, so nothing else does.
+pub fn conversation_id(s: &str) -> Option<String> {
+    let ok = !s.is_empty()
+        && s.len() <= MAX_SESSION_ID
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then(|| s.to_owned())
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -87,6 +107,7 @@ impl Report {
             text,
             // Claude sets `agent_id` on the events of a subagent.
             subagent: payload.get("agent_id").is_some_and(|a| !a.is_null()),
+            session: field(payload, "session_id").and_then(conversation_id),
         })
     }
 
@@ -100,6 +121,7 @@ impl Report {
             text: field(payload, "last-assistant-message").map_or_else(String::new, |t| {
                 cut(t.lines().next().unwrap_or(""), MAX_TEXT)
             }),
+            session: field(payload, "thread-id").and_then(conversation_id),
             ..Report::default()
         })
     }
@@ -244,6 +266,25 @@ mod tests {
         let r = Report::from_codex_notify(&p).expect("a report");
         assert_eq!(r.state(), Some((Primary::Idle, Some(Detail::Finished))));
         assert_eq!(r.text, "Done.");
+        assert_eq!(r.session.as_deref(), Some("t"));
         assert!(Report::from_payload("codex", &json!({"x": 1})).is_none());
+    }
+
+    #[test]
+    fn the_conversation_id_is_kept_only_if_it_is_one() {
+        let id = "3f2a9c1e-0b7d-4e55-9a6f-1c2d3e4f5a6b";
+        let r = Report::from_payload(
+            "claude",
+            &json!({"hook_event_name": "SessionStart",
+                                                        "session_id": id}),
+        )
+        .expect("a report");
+        assert_eq!(r.session.as_deref(), Some(id));
+        for bad in ["", "--continue", "a b", "x;rm -rf", &"a".repeat(200)] {
+            assert_eq!(conversation_id(bad), None, "{bad}");
+        }
+        // Older supervisors read a report with the new field as before.
+        let old: serde_json::Value = serde_json::to_value(&r).expect("json");
+        assert_eq!(old["session"], id);
     }
 }

@@ -80,10 +80,14 @@ pub enum Detail {
     Finished,
     /// An error ended the last turn; the prompt is back.
     Error,
+    // unknown
+    /// A recognised agent keeps drawing screens none of its rules knows
+    /// (its rules may be older than it).
+    UnrecognisedScreen,
 }
 
 impl Detail {
-    pub const ALL: [Detail; 19] = [
+    pub const ALL: [Detail; 20] = [
         Detail::Thinking,
         Detail::UsingTools,
         Detail::Responding,
@@ -103,6 +107,7 @@ impl Detail {
         Detail::PromptEditing,
         Detail::Finished,
         Detail::Error,
+        Detail::UnrecognisedScreen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,6 +131,7 @@ impl Detail {
             Detail::PromptEditing => "prompt_editing",
             Detail::Finished => "finished",
             Detail::Error => "error",
+            Detail::UnrecognisedScreen => "unrecognised_screen",
         }
     }
 
@@ -154,6 +160,7 @@ impl Detail {
             Detail::Ready | Detail::PromptEditing | Detail::Finished | Detail::Error => {
                 Primary::Idle
             }
+            Detail::UnrecognisedScreen => Primary::Unknown,
         }
     }
 }
@@ -196,6 +203,10 @@ pub enum Source {
     /// The command line the session was started with.
     Command,
     Exit,
+    /// The program's progress reports (OSC 9 ; 4).
+    Progress,
+    /// A shell's integration marks (OSC 133): prompt, command, exit code.
+    ShellIntegration,
 }
 
 impl Source {
@@ -210,6 +221,8 @@ impl Source {
             Source::Hook => "hook",
             Source::Command => "command",
             Source::Exit => "exit",
+            Source::Progress => "progress",
+            Source::ShellIntegration => "shell_integration",
         }
     }
 }

@@ -132,7 +132,14 @@ pub(super) async fn track_state(
             if moved && s.at_rest() {
                 crate::pty::release_free_memory();
             }
-            s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
+            // What `hm restore` keeps is written here, as output settles:
+            // at most once a second, and not at all while idle.
+            let keep = s.keep();
+            [s.next_state_change_ms(), keep]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|at| ctx.clock.at_ms(at))
         };
         tokio::select! {
             () = ctx.output_seen.notified() => {

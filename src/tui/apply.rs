@@ -110,6 +110,15 @@ impl Apply {
                 }
             },
             Effect::Restart(id) => self.restart(opts, id),
+            Effect::Restore(ids) => {
+                let (tx, dir) = (self.tx.clone(), opts.dir.clone());
+                let config = opts.config_path.clone();
+                std::thread::spawn(move || {
+                    for (id, result) in restore(&ids, &dir, config.as_deref()) {
+                        let _ = tx.blocking_send(Msg::Started(id, result));
+                    }
+                });
+            }
         }
     }
 
@@ -218,6 +227,43 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
         let said = String::from_utf8_lossy(&out.stderr);
         Err(said.trim().trim_start_matches("hm: ").to_owned())
     }
+}
+
+/// `hm restore IDS`, as a child of ours: each session's start, or why not.
+fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Result<(), String>)> {
+    let out = std::env::current_exe().and_then(|exe| {
+        let mut cmd = std::process::Command::new(exe);
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        crate::launch::outside_multiplexer(&mut cmd);
+        cmd.arg("restore")
+            .args(ids)
+            .arg("--socket-dir")
+            .arg(dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+    });
+    let said = match &out {
+        Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+        Err(e) => e.to_string(),
+    };
+    ids.iter()
+        .map(|id| {
+            // Its own line of what went wrong, if there is one.
+            let why = said
+                .lines()
+                .find(|l| l.contains(&format!("'{id}'")))
+                .map(|l| l.trim_start_matches("hm: ").to_owned());
+            let up = out.is_ok() && crate::lost::alive(dir, id);
+            let result = match (up, why) {
+                (true, _) => Ok(()),
+                (false, Some(why)) => Err(why),
+                (false, None) => Err(said.trim().trim_start_matches("hm: ").to_owned()),
+            };
+            (id.clone(), result)
+        })
+        .collect()
 }
 
 /// A `host:id` pane's link, mount and plain id; `None` for a local one.

@@ -43,6 +43,8 @@ pub enum Msg {
     /// The dashboard has the terminal back from a raw attach of this
     /// session.
     BackFromAttach(String, AttachEnd),
+    /// The sessions lost with their supervisor (`hm restore`'s).
+    Lost(Vec<super::lost::Found>),
 }
 
 /// How a raw attach (`a`) ended.
@@ -117,6 +119,8 @@ pub enum Effect {
     Forget(String),
     /// Start an ended session again (`hm restart`).
     Restart(String),
+    /// Start lost sessions again, as they were (`hm restore IDS`).
+    Restore(Vec<String>),
     /// Put this text on the system clipboard, through the dashboard's
     /// terminal (OSC 52).
     Clipboard(String),
@@ -181,6 +185,9 @@ pub struct Pane {
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.
     pub orphan: Option<u32>,
+    /// Lost with its supervisor (the machine restarted), and whether
+    /// `hm restore` would start it again (see `tui/lost.rs`).
+    pub lost: Option<bool>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -251,6 +258,7 @@ impl Pane {
             exit: None,
             link: Link::Connecting,
             orphan: None,
+            lost: None,
             attention: false,
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),

@@ -101,7 +101,7 @@ async fn passthrough(
                 let now = Instant::now();
                 ctx.apply.started.reap();
                 let mut fx = update::update(m, Msg::Tick, now);
-                for msg in discovery::discover(&opts.dir, ctx.remotes) {
+                for msg in discovery::discover(&opts.dir, ctx.remotes, m) {
                     fx.extend(update::update(m, msg, now));
                 }
                 let _ = ctx.apply.apply(fx, opts);

@@ -61,29 +61,9 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             problems,
             down,
             news,
-        } => {
-            m.host_problems = problems;
-            let unix_now = crate::clock::unix_ms();
-            m.hosts_down = down
-                .into_iter()
-                .map(|(host, since)| {
-                    // Kept as it was once known: the instant does not
-                    // move with each scan.
-                    let at = m.hosts_down.get(&host).map_or_else(
-                        || {
-                            let ago = Duration::from_millis(unix_now.saturating_sub(since));
-                            now.checked_sub(ago).unwrap_or(now)
-                        },
-                        |&(_, at)| at,
-                    );
-                    (host, (since, at))
-                })
-                .collect();
-            for text in news {
-                m.notify(text, now);
-            }
-        }
+        } => hosts(m, problems, down, news, now),
         Msg::BackFromAttach(id, end) => back_from_attach(m, id, end, now, &mut fx),
+        Msg::Lost(lost) => super::lost::found(m, lost),
     }
     // A program that asked for focus reports (`?1004`) hears that it has
     // the user when focused, and that it lost them when left.
@@ -130,6 +110,36 @@ fn show_selected(m: &mut Model) {
         .and_then(|s| ids.iter().position(|i| i == s))
     {
         m.page = pos / placements(m).grid.per_page().max(1);
+    }
+}
+
+/// What the other machines' links say: which hosts are down and why, and
+/// since when for those that dropped (kept as first known: the instant
+/// does not move with each look).
+fn hosts(
+    m: &mut Model,
+    problems: std::collections::HashMap<String, String>,
+    down: std::collections::HashMap<String, u64>,
+    news: Vec<String>,
+    now: Instant,
+) {
+    m.host_problems = problems;
+    let unix_now = crate::clock::unix_ms();
+    m.hosts_down = down
+        .into_iter()
+        .map(|(host, since)| {
+            let at = m.hosts_down.get(&host).map_or_else(
+                || {
+                    let ago = Duration::from_millis(unix_now.saturating_sub(since));
+                    now.checked_sub(ago).unwrap_or(now)
+                },
+                |&(_, at)| at,
+            );
+            (host, (since, at))
+        })
+        .collect();
+    for text in news {
+        m.notify(text, now);
     }
 }
 

@@ -66,6 +66,8 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
         }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
+        _ if p.lost == Some(true) => Span::styled(" lost (restartable): R ", m.theme.error),
+        _ if p.lost.is_some() => Span::styled(" lost: hm restore says why ", m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
             Some(pid) => Span::styled(

@@ -129,6 +129,9 @@ pub fn badges(m: &Model, p: &Pane, now: Instant) -> Vec<String> {
         unreachable(p, since)
     } else if p.orphan.is_some() {
         vec!["orphaned".into(), "orph".into(), "✗".into()]
+    } else if p.lost.is_some() {
+        // Its supervisor died with the machine: `R` restores it.
+        vec!["lost".into(), "✗".into()]
     } else if p.ended() {
         ended(p.exit, p.state_ms(now))
     } else {
