@@ -85,14 +85,12 @@ fn dialog_about(sb: &Sandbox, id: &str, subject: &str) {
 }
 
 /// `hm tui` on the sandbox's sessions in tmux; `None` (said) without tmux.
-/// Sessions keep their own size (`--no-fit`): an agent's dialog squeezed
-/// into a pane is another dialog.
 fn dashboard(sb: &Sandbox, size: (u16, u16)) -> Option<Tmux> {
     if !tmux::available() {
         println!("skipped: tmux is not installed");
         return None;
     }
-    let command = format!("{HM} tui --no-fit --socket-dir {}", sb.dir());
+    let command = format!("{HM} tui --socket-dir {}", sb.dir());
     let t = Tmux::start(sb, &command, size);
     if t.is_none() {
         println!("skipped: tmux could not start");

@@ -13,6 +13,7 @@
 mod host;
 mod inbox;
 mod keys;
+pub mod sizes;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

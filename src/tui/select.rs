@@ -15,7 +15,7 @@ use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use vt100::MouseProtocolMode;
 
-use crate::copymode::{CopyMode, History};
+use crate::copymode::CopyMode;
 
 use super::copy;
 use super::layout::{focus_rows, inner, placements};
@@ -107,7 +107,9 @@ fn press(m: &Model, ev: MouseEvent) -> Option<Drag> {
 }
 
 /// The button moved on: the selection runs from the press to here (the
-/// first move starts it where the button went down).
+/// first move starts it where the button went down). Copy mode sees the
+/// pane's window as its view (`super::copy::extent`), so a row of the
+/// pane is a row of copy mode's view.
 fn extend(m: &mut Model, drag: &Drag, ev: MouseEvent, first: bool) {
     let Some(p) = m.pane_mut(&drag.id) else {
         return;
@@ -117,19 +119,22 @@ fn extend(m: &mut Model, drag: &Drag, ev: MouseEvent, first: bool) {
     if rows == 0 || cols == 0 {
         return;
     }
-    // A frame cell of the area to a cell of the screen the view shows.
+    if first && p.copy.is_none() {
+        copy::start_window(p, rows);
+        p.copy = Some(CopyMode::new(copy::extent(p), None, false));
+        copy::follow(p);
+    }
+    // A frame cell of the area to a cell of copy mode's view.
     let cell = |p: &super::model::Pane, (x, y): (u16, u16)| {
-        let (row_off, col_off) = copy::view(p, rows, cols).offset();
-        let r = y.clamp(a.y, a.y + rows - 1) - a.y;
+        let (_, col_off) = copy::view(p, rows, cols).offset();
+        let last = copy::extent(p).rows.clamp(1, rows) - 1;
+        let r = (y.clamp(a.y, a.y + rows - 1) - a.y).min(last);
         let c = x.clamp(a.x, a.x + cols - 1) - a.x;
-        (r + row_off, c + col_off)
+        (r, c + col_off)
     };
-    let ext = p.term.extent();
     if first {
         let anchor = cell(p, drag.at);
-        if p.copy.is_none() {
-            p.copy = Some(CopyMode::new(ext, None, false));
-        }
+        let ext = copy::extent(p);
         if let Some(mode) = &mut p.copy {
             mode.select(ext, anchor, anchor);
         }
@@ -142,6 +147,7 @@ fn extend(m: &mut Model, drag: &Drag, ev: MouseEvent, first: bool) {
     } else {
         0
     };
+    let ext = copy::extent(p);
     if let Some(mode) = &mut p.copy
         && by != 0
     {
@@ -149,6 +155,7 @@ fn extend(m: &mut Model, drag: &Drag, ev: MouseEvent, first: bool) {
     }
     copy::follow(p);
     let to = cell(p, (ev.column, ev.row));
+    let ext = copy::extent(p);
     if let Some(mode) = &mut p.copy {
         mode.drag_to(ext, to);
     }

@@ -13,6 +13,7 @@ mod history;
 mod inbox;
 mod pane;
 mod popup;
+mod title;
 
 use std::time::Instant;
 

@@ -1,8 +1,8 @@
-//! A private tmux server running one command: the real terminal a person
-//! would run the dashboard in, driven with `send-keys` (keys, and raw
-//! bytes for mouse reports) and read with `capture-pane`. With
-//! `set-clipboard on`, what a program copies through OSC 52 lands in
-//! tmux's paste buffer, where [`Tmux::buffer`] reads it.
+//! A private tmux server running one command (the dashboard), read back
+//! with `capture-pane` and driven with `send-keys` and `resize-window`: a
+//! real terminal that joins grapheme clusters and sets `TMUX` in what runs
+//! in it, as a person's tmux does. With `set-clipboard on`, what a program
+//! copies through OSC 52 lands in tmux's paste buffer ([`Tmux::buffer`]).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 
 use super::Sandbox;
 
-/// Whether tmux can be run here; tests without it say why and skip.
+/// Whether tmux can be run here; tests that need it say they skipped.
 pub fn available() -> bool {
     Command::new("tmux")
         .arg("-V")
@@ -20,15 +20,16 @@ pub fn available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// A tmux server of its own (`-L`), ended by its pid when dropped.
+/// A tmux server of its own, ended (by its pid) on drop.
 pub struct Tmux {
     name: String,
 }
 
 impl Tmux {
-    /// `command` in a window of `cols` x `rows`, with the sandbox's
-    /// environment; `None` if tmux would not start.
+    /// `command` in a window of `cols`x`rows`, with the sandbox's
+    /// environment.
     pub fn start(sb: &Sandbox, command: &str, (cols, rows): (u16, u16)) -> Option<Tmux> {
+        // One server per test: the tests of a binary run side by side.
         let name = format!(
             "hm-test-{}-{}",
             std::process::id(),
@@ -38,34 +39,47 @@ impl Tmux {
             .args(["-L", &name, "-f", "/dev/null", "new-session", "-d"])
             .args(["-x", &cols.to_string(), "-y", &rows.to_string(), command])
             .envs(sb.terminal_env(&[]))
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
             .status()
             .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
         let t = Tmux { name };
-        // Programs may put text on the clipboard (OSC 52), into tmux's
-        // buffers; the window keeps its size whatever clients come.
-        t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+        // The window keeps the size asked for, not its clients'; programs
+        // may put text on the clipboard (OSC 52), into tmux's buffers.
         t.tmux(&["set-option", "-g", "window-size", "manual"]);
-        ok.then_some(t)
+        t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+        Some(t)
     }
 
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
             .args(["-L", &self.name])
             .args(args)
             .output()
-            .expect("run tmux")
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// The window's text, row by row.
+    /// The screen as text.
     pub fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p"]).stdout).into_owned()
+        self.tmux(&["capture-pane", "-p"])
     }
 
-    /// Keys by tmux's names (`Enter`, `Escape`, `y`).
+    /// The screen's rows.
+    pub fn lines(&self) -> Vec<String> {
+        self.capture().lines().map(str::to_owned).collect()
+    }
+
+    /// Keys as `tmux send-keys` names them (`Enter`, `C-u`, `PageDown`),
+    /// or text with `-l`.
     pub fn keys(&self, keys: &str) {
         self.tmux(&["send-keys", keys]);
+    }
+
+    /// Text typed as it is.
+    pub fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-l", text]);
     }
 
     /// Bytes as a terminal would send them (a mouse report, say).
@@ -76,7 +90,26 @@ impl Tmux {
         self.tmux(&args);
     }
 
-    /// The window's new size.
+    /// The newest paste buffer (what OSC 52 copied), if there is one.
+    pub fn buffer(&self) -> Option<String> {
+        let out = Command::new("tmux")
+            .args(["-L", &self.name, "show-buffer"])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The pid of the program in the window.
+    pub fn pane_pid(&self) -> Option<i32> {
+        self.tmux(&["display-message", "-p", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// The window resized, as a person resizing their terminal.
     pub fn resize(&self, cols: u16, rows: u16) {
         self.tmux(&[
             "resize-window",
@@ -86,26 +119,12 @@ impl Tmux {
             &rows.to_string(),
         ]);
     }
-
-    /// The newest paste buffer (what OSC 52 copied), if there is one.
-    pub fn buffer(&self) -> Option<String> {
-        let out = self.tmux(&["show-buffer"]);
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    /// The pid of the program in the window.
-    pub fn pane_pid(&self) -> Option<i32> {
-        let out = self.tmux(&["display-message", "-p", "#{pane_pid}"]);
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    }
 }
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let out = self.tmux(&["display-message", "-p", "#{pid}"]);
-        if let Ok(pid) = String::from_utf8_lossy(&out.stdout).trim().parse::<i32>() {
+        let pid = self.tmux(&["display-message", "-p", "#{pid}"]);
+        if let Ok(pid) = pid.trim().parse::<i32>() {
             let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
         }
         // A server ended by a signal leaves its socket behind.
@@ -117,4 +136,46 @@ impl Drop for Tmux {
                 .join(&self.name),
         );
     }
+}
+
+/// One pane as captured: its top border, the rows inside and its bottom
+/// border, found by its title (` id `, right after the corner).
+#[derive(Debug, Clone)]
+pub struct Pane {
+    pub top: String,
+    pub body: Vec<String>,
+    pub bottom: String,
+}
+
+impl Pane {
+    pub fn shows(&self, text: &str) -> bool {
+        self.body.iter().any(|l| l.contains(text))
+    }
+}
+
+/// The pane titled `id` in a capture (box-drawing characters are one
+/// column each; the test's text is ASCII).
+pub fn pane(lines: &[String], id: &str) -> Option<Pane> {
+    let grid: Vec<Vec<char>> = lines.iter().map(|l| l.chars().collect()).collect();
+    let title: Vec<char> = format!(" {id} ").chars().collect();
+    let at = |r: usize, c: usize| grid.get(r).and_then(|l| l.get(c)).copied().unwrap_or(' ');
+    for (r, row) in grid.iter().enumerate() {
+        for c in 0..row.len() {
+            if !matches!(row[c], '╭' | '┏') {
+                continue;
+            }
+            if !(0..title.len()).all(|i| at(r, c + 1 + i) == title[i]) {
+                continue;
+            }
+            let right = (c + 1..row.len()).find(|&x| matches!(row[x], '╮' | '┓'))?;
+            let bottom = (r + 1..grid.len()).find(|&y| matches!(at(y, c), '╰' | '┗'))?;
+            let line = |y: usize| (c + 1..right).map(|x| at(y, x)).collect::<String>();
+            return Some(Pane {
+                top: line(r),
+                body: (r + 1..bottom).map(line).collect(),
+                bottom: line(bottom),
+            });
+        }
+    }
+    None
 }
