@@ -93,9 +93,12 @@ pub fn rows(m: &Model, now: Instant) -> Vec<Row<'_>> {
         .filter(|p| p.waiting())
         .map(|p| row(p, now))
         .collect();
+    // By when each began to wait, fixed once (see `sessions`): a ranking
+    // by the times shown would shift as each session's answers come.
     rows.sort_by(|a, b| {
-        b.waited_ms
-            .cmp(&a.waited_ms)
+        let since = |r: &Row<'_>| r.pane.waiting_since.unwrap_or(now);
+        since(a)
+            .cmp(&since(b))
             .then_with(|| crate::paths::natural_cmp(&a.pane.id, &b.pane.id))
     });
     rows

@@ -404,7 +404,11 @@ fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     if p.waiting_since.is_some() {
         return false;
     }
-    p.waiting_since = Some(now);
+    // Since when it waits as its supervisor counts it (a dashboard started
+    // later sees sessions that waited long before), fixed once: the order
+    // of who waited longest does not shift with each answer's timing.
+    let waited = std::time::Duration::from_millis(p.state_ms(now).unwrap_or(0));
+    p.waiting_since = Some(now.checked_sub(waited).unwrap_or(now));
     p.attention = true;
     true
 }

@@ -85,9 +85,14 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     }
     lines.extend(under);
     let height = (lines.len() as u16 + 2).min(area.height);
+    // Its top stays put while the selection moves (the question under the
+    // rows is longer for one than another): placed as if the question
+    // took all the rows it may.
+    let tallest = (rows.len() + 2 + MAX_QUESTION_ROWS + 1 + SAID_ROWS + 3) as u16;
+    let top = area.height.saturating_sub(tallest.max(height)) / 2;
     let r = Rect::new(
         area.x + (area.width - width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
+        area.y + top.min(area.height - height),
         width,
         height,
     );
@@ -141,7 +146,7 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
 }
 
 /// The rows of the dialog a pane's session waits at, from the pane's own
-/// screen, at most `room` of them (blank ones at the ends left out): only
+/// screen, at most `room` of them (blank ones left out): only
 /// while the pane shows the live screen the supervisor found them on.
 fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
     let Some((first, last)) = p.dialog.as_ref().and_then(|d| d.screen_rows) else {
@@ -158,11 +163,8 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
         .take(usize::from(last - first) + 1)
         .map(|r| crate::paths::sanitize(r.trim_end()))
         .collect();
-    while rows.last().is_some_and(|r| r.trim().is_empty()) {
-        rows.pop();
-    }
-    let lead = rows.iter().take_while(|r| r.trim().is_empty()).count();
-    rows.drain(..lead);
+    // Blank rows say nothing, and the room is short.
+    rows.retain(|r| !r.trim().is_empty());
     // A long dialog keeps its end: the options and the question.
     let cut = rows.len().saturating_sub(room);
     rows.drain(..cut);
