@@ -16,10 +16,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::detect::Source;
 use crate::detect::rules::Answer;
-use crate::protocol::{Act, Acted, DialogInfo};
+use crate::protocol::{Act, Acted};
 
 use super::focus;
-use super::model::{Effect, Mode, Model, Pane};
+use super::model::{Answering, Effect, Mode, Model, Pane, Said, Shown};
 
 /// A dialog drawn a moment ago is answered once it has stood long enough
 /// (the supervisor says when); it is asked again this many times.
@@ -27,45 +27,6 @@ const RETRIES: u32 = 3;
 /// An ACT not answered this soon is not going to be: its supervisor is
 /// an older hm, which does not know ACT, or it stopped.
 const ACT_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// The inbox's state between frames.
-#[derive(Debug, Default)]
-pub struct Inbox {
-    /// Its rows as last drawn, in order.
-    pub shown: Vec<Shown>,
-    /// The selected row's session, and its place (for when it leaves).
-    pub selected: Option<String>,
-    selected_at: usize,
-    /// What the last answer came to.
-    pub said: Option<Said>,
-    /// Focus entered from the inbox comes back to it.
-    pub after_focus: bool,
-}
-
-/// A row as it was drawn: which session, and the dialog it showed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shown {
-    pub id: String,
-    pub dialog: Option<DialogInfo>,
-}
-
-/// A line for the person about the last answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Said {
-    pub text: String,
-    /// Not answered: shown as an error.
-    pub refused: bool,
-}
-
-/// An answer sent and not yet acted on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answering {
-    pub act: Act,
-    pub sent: Instant,
-    /// Asked again then: the dialog was too new to take keys.
-    pub retry_at: Option<Instant>,
-    pub tries: u32,
-}
 
 /// One session that needs you, as the inbox lists it.
 #[derive(Debug)]
@@ -198,22 +159,6 @@ pub fn drawn(m: &mut Model, now: Instant) {
     inbox.selected = at.map(|i| shown[i].id.clone());
     inbox.selected_at = at.unwrap_or(0);
     inbox.shown = shown;
-}
-
-impl Inbox {
-    /// Which of rows `ids` is selected: the selected session's, or, when
-    /// it stopped waiting, the one that took its place. The view
-    /// highlights the same row this says, so `y` answers what is lit.
-    pub fn selected_in(&self, ids: &[&str]) -> Option<usize> {
-        if ids.is_empty() {
-            return None;
-        }
-        let at = self
-            .selected
-            .as_deref()
-            .and_then(|s| ids.iter().position(|i| *i == s));
-        Some(at.unwrap_or(self.selected_at.min(ids.len() - 1)))
-    }
 }
 
 /// A key in the inbox.

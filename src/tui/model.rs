@@ -12,6 +12,12 @@ use crate::protocol::{Size, Status};
 use crate::theme::Theme;
 use crate::vt::term::Term;
 
+mod drag;
+mod inbox;
+
+pub use drag::Drag;
+pub use inbox::{Answering, Inbox, Said, Shown};
+
 /// Something that happened.
 #[derive(Debug)]
 pub enum Msg {
@@ -248,7 +254,7 @@ pub struct Pane {
     /// it (STATE's `dialog`, or INFO's): what the inbox shows and answers.
     pub dialog: Option<crate::protocol::DialogInfo>,
     /// An answer sent from the inbox and not yet acted on.
-    pub answering: Option<super::inbox::Answering>,
+    pub answering: Option<Answering>,
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
     pub copy_window: super::copy::Window,
@@ -449,11 +455,11 @@ pub struct Model {
     pub keys: crate::config::Keymap,
     /// The inbox's rows as last drawn, its selection and what its last
     /// answer came to.
-    pub inbox: super::inbox::Inbox,
+    pub inbox: Inbox,
     /// The new session form's classifier; `None`: hm chooses.
     pub new_classifier: Option<String>,
     /// A mouse drag selecting text (see [`super::select`]).
-    pub drag: Option<super::select::Drag>,
+    pub drag: Option<Drag>,
 }
 
 impl Model {

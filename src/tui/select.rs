@@ -19,22 +19,7 @@ use crate::copymode::CopyMode;
 
 use super::copy;
 use super::layout::{focus_rows, inner, placements};
-use super::model::{Effect, Mode, Model};
-
-/// A press of the left button over a session's text, until it is let go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Drag {
-    /// The pane's session.
-    pub id: String,
-    /// Where the session's text is drawn.
-    area: Rect,
-    /// Pressed in focus (not in the grid or zoom).
-    focused: bool,
-    /// Where it went down, in the frame.
-    at: (u16, u16),
-    /// It moved: a selection is being made.
-    moved: bool,
-}
+use super::model::{Drag, Effect, Mode, Model};
 
 /// A mouse event, if it is a drag's: true when taken (a press only
 /// notes where it was, and leaves the click to the grid).
