@@ -156,12 +156,10 @@ impl Remotes {
                 crate::remote::LinkState::Up => {
                     let (live, _) = scan(link.dir());
                     ids.extend(live.iter().map(|id| format!("{name}:{id}")));
-                    ended.extend(crate::supervisor::ended::list(link.dir()).into_iter().map(
-                        |mut r| {
-                            r.id = format!("{name}:{}", r.id);
-                            r
-                        },
-                    ));
+                    ended.extend(crate::ended::list(link.dir()).into_iter().map(|mut r| {
+                        r.id = format!("{name}:{}", r.id);
+                        r
+                    }));
                     if self.down.remove(name) {
                         news.push(format!(
                             "{name} is back: its panes are shown from the start again"
@@ -194,7 +192,7 @@ impl Remotes {
 /// What [`Remotes::scan`] found.
 struct RemoteScan {
     ids: Vec<String>,
-    ended: Vec<crate::supervisor::ended::Ended>,
+    ended: Vec<crate::ended::Ended>,
     news: Vec<String>,
 }
 
@@ -505,7 +503,7 @@ fn discover(m: &mut Model, dir: &Path, remotes: &mut Remotes, now: Instant) -> V
     for text in remote.news {
         m.notify(text, now);
     }
-    let mut ended = crate::supervisor::ended::list(dir);
+    let mut ended = crate::ended::list(dir);
     ended.extend(remote.ended);
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));
@@ -707,11 +705,11 @@ fn apply(
             Effect::Forget(id) => match remote_session(opts, &id) {
                 // Gone from the mount at once, and from the host by its link.
                 Some((spawner, dir, plain)) => {
-                    let _ = crate::supervisor::ended::remove(&dir, plain);
+                    let _ = crate::ended::remove(&dir, plain);
                     let _ = spawner.forget(plain);
                 }
                 None => {
-                    let _ = crate::supervisor::ended::forget(&opts.dir, &id);
+                    let _ = crate::ended::forget(&opts.dir, &id);
                 }
             },
             Effect::Restore(ids) => {
@@ -727,9 +725,7 @@ fn apply(
                 let tx = tx.clone();
                 if let Some((spawner, dir, plain)) = remote_session(opts, &id) {
                     // Started there anew, with the record's command.
-                    let record = crate::supervisor::ended::list(&dir)
-                        .into_iter()
-                        .find(|r| r.id == plain);
+                    let record = crate::ended::list(&dir).into_iter().find(|r| r.id == plain);
                     let spawner = spawner.clone();
                     std::thread::spawn(move || {
                         let result = match record {

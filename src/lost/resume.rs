@@ -290,4 +290,3 @@ pub fn args(agent: Agent, args: &[String], id: &str) -> Option<Vec<String>> {
         }
     })
 }
-
