@@ -187,7 +187,7 @@ pub struct Config {
     /// The ssh command line (`HM_SSH_COMMAND` overrides it); `None`: `ssh`.
     pub ssh_command: Option<String>,
     /// In file order; names are unique.
-    pub hosts: Vec<crate::remote::host::Host>,
+    pub hosts: Vec<crate::host::Host>,
     /// In file order; the first that fits a dialog answers it.
     pub automation: Vec<AutomationRule>,
     /// Bytes of each session's output kept on disk for `hm restore`

@@ -44,18 +44,6 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
 
 /// How long the bar says the session has been idle, when it says it in
 /// seconds ("idle 2.0s"; not "idle 5ms").
-fn idle_secs(t: &Terminal) -> Option<f64> {
-    let row = t.last_row();
-    // A program reading its terminal (`cat`) is waiting for input.
-    let shown = row
-        .split(" idle ")
-        .nth(1)
-        .or_else(|| row.split(" waiting ").nth(1))?
-        .trim()
-        .strip_suffix('s')?;
-    shown.parse().ok()
-}
-
 fn bar_shown(t: &Terminal, id: &str) -> bool {
     t.last_row().starts_with(&format!(" hm · {id} "))
 }
@@ -418,12 +406,16 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped while we are attached: typing finds out, and the bar says so.
     let mut t = attach(&sb, "frozen");
     t.wait_for("the session", |t| t.has_line("alive"));
-    // Output, then silence: attach asks once at the idle threshold, the
-    // answer turns the bar to idle, and no question follows; 2 s into
-    // idle, the last question is 2 s old.
+    // Output, then 2 s of silence (as the supervisor counts it): attach
+    // asked nothing since before the echo (`cat` reading its terminal
+    // waits for input, so output is no news), so its last question is
+    // over 2 s old.
     t.send(b"y\r");
-    t.wait_for("the echo, idle for 2 s", |t| {
-        t.has_line("y") && idle_secs(t).is_some_and(|s| s >= 2.0)
+    t.wait_for("the echo", |t| t.has_line("y"));
+    common::wait_until("2 s of silence", || {
+        let out = sb.cmd(&["status", "frozen", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .is_ok_and(|v| v["idle_ms"].as_u64().is_some_and(|ms| ms >= 2000))
     });
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
     // One key after a quiet spell makes attach ask; it says so once the

@@ -26,7 +26,7 @@ use super::{
     TuiConfig,
 };
 use crate::classify::ClassifierSpec;
-use crate::remote::host::Host;
+use crate::host::Host;
 
 const TOP_KEYS: &[&str] = &[
     "socket_dir",

@@ -102,11 +102,11 @@ impl Apply {
             Effect::Forget(id) => match remote_session(opts, &id) {
                 // Gone from the mount at once, and from the host by its link.
                 Some((spawner, dir, plain)) => {
-                    let _ = crate::supervisor::ended::remove(&dir, plain);
+                    let _ = crate::ended::remove(&dir, plain);
                     let _ = spawner.forget(plain);
                 }
                 None => {
-                    let _ = crate::supervisor::ended::forget(&opts.dir, &id);
+                    let _ = crate::ended::forget(&opts.dir, &id);
                 }
             },
             Effect::Restart(id) => self.restart(opts, id),
@@ -180,9 +180,7 @@ impl Apply {
     fn restart(&self, opts: &Options, id: String) {
         let tx = self.tx.clone();
         if let Some((spawner, dir, plain)) = remote_session(opts, &id) {
-            let record = crate::supervisor::ended::list(&dir)
-                .into_iter()
-                .find(|r| r.id == plain);
+            let record = crate::ended::list(&dir).into_iter().find(|r| r.id == plain);
             let spawner = spawner.clone();
             std::thread::spawn(move || {
                 let result = match record {

@@ -19,7 +19,7 @@ pub fn discover(dir: &Path, remotes: &mut Remotes, m: &Model) -> Vec<Msg> {
     let (mut ids, orphans) = scan(dir);
     let remote = remotes.scan();
     ids.extend(remote.ids);
-    let mut ended = crate::supervisor::ended::list(dir);
+    let mut ended = crate::ended::list(dir);
     ended.extend(remote.ended);
     vec![
         Msg::Hosts {

@@ -28,7 +28,7 @@ pub enum Msg {
     Orphans(Vec<String>),
     /// Sessions that ended before this dashboard saw them end: their
     /// records (`hm ls` lists the same).
-    Ended(Vec<crate::supervisor::ended::Ended>),
+    Ended(Vec<crate::ended::Ended>),
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),

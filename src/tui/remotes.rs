@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::ended::Ended;
 use crate::remote::{Host, Link, LinkState, Spawner};
-use crate::supervisor::ended::Ended;
 
 /// The other machines' links, and which are down (told once each time).
 pub struct Remotes {
@@ -88,12 +88,10 @@ impl Remotes {
                         .extend(live.iter().map(|id| format!("{name}:{id}")));
                     found
                         .ended
-                        .extend(crate::supervisor::ended::list(link.dir()).into_iter().map(
-                            |mut r| {
-                                r.id = format!("{name}:{}", r.id);
-                                r
-                            },
-                        ));
+                        .extend(crate::ended::list(link.dir()).into_iter().map(|mut r| {
+                            r.id = format!("{name}:{}", r.id);
+                            r
+                        }));
                     if self.down.remove(name).is_some() {
                         found.news.push(format!(
                             "{name} is back: its panes are shown from the start again"

@@ -88,9 +88,9 @@ pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
 /// starts it again). A pane whose record was seen and is gone now was
 /// forgotten elsewhere (`hm rm`, `hm clean`): it goes too, unless its host
 /// cannot be looked at now, or its record was only among the oldest that
-/// a socket dir does not keep (see [`crate::supervisor::ended::KEEP`]).
-pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
-    use crate::supervisor::ended::KEEP;
+/// a socket dir does not keep (see [`crate::ended::KEEP`]).
+pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
+    use crate::ended::KEEP;
     let unix_now = crate::clock::unix_ms();
     let listed: std::collections::HashMap<&str, u64> = records
         .iter()

@@ -159,7 +159,7 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a"], now);
-    let record = |id: &str| crate::supervisor::ended::Ended {
+    let record = |id: &str| crate::ended::Ended {
         id: id.into(),
         command: vec!["sh".into(), "-c".into(), "exit 3".into()],
         workdir: "/".into(),
@@ -215,7 +215,7 @@ fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a", "crashed", "h:r"], now);
-    let record = |id: &str| crate::supervisor::ended::Ended {
+    let record = |id: &str| crate::ended::Ended {
         id: id.into(),
         command: vec!["true".into()],
         workdir: "/".into(),
@@ -284,7 +284,7 @@ fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
     old.ended_unix_ms -= 60_000;
     update(&mut m, Msg::Ended(vec![old]), now);
     assert!(m.pane("old").is_some());
-    let full: Vec<_> = (0..crate::supervisor::ended::KEEP)
+    let full: Vec<_> = (0..crate::ended::KEEP)
         .map(|i| record(&format!("n{i}")))
         .collect();
     update(&mut m, Msg::Ended(full.clone()), now);
