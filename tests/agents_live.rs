@@ -850,7 +850,11 @@ fn codex_comes_back_as_the_same_thread_after_a_reboot() {
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         while turns() == before {
-            assert!(Instant::now() < deadline, "Codex never took the prompt");
+            assert!(
+                Instant::now() < deadline,
+                "Codex never took the prompt; screen:\n{}",
+                stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+            );
             let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
             let taken = Instant::now() + Duration::from_millis(700);
             while Instant::now() < taken && turns() == before {
