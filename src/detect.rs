@@ -31,18 +31,17 @@ pub mod screen;
 mod settings;
 pub mod status;
 pub mod title;
-pub mod verdict;
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 pub use dialog::{Dialog, Unanswerable};
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
 pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts, ProcessId};
 pub use resolve::{RECOVERED_FOR_MS, resolve};
 pub use rules::{RuleError, RuleSet, load_rules, user_rules_dir};
 pub use settings::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Settings};
-pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 use crate::vt::events::{Query, TermEvent};
 use process::PROCESS_FRESH_MS;

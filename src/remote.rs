@@ -13,12 +13,11 @@
 //! host is and how `HOST:ID` names one is in [`host`], a leaf the config
 //! uses.
 
-pub mod host;
 pub mod link;
 pub mod mount;
 pub mod mux;
 pub mod proxy;
 
-pub use host::{Host, split_target};
+pub use crate::host::{Host, split_target};
 pub use link::{Link, LinkState, Spawner};
 pub use mount::{Mount, MountError, ssh_command};

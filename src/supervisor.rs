@@ -15,8 +15,9 @@
 //! ([`Core`], `supervisor/tests.rs`).
 
 mod acting;
+mod answering;
 mod client;
-pub mod ended;
+mod context;
 mod escalation;
 #[cfg(any(test, feature = "fuzzing"))]
 mod in_process;
@@ -54,7 +55,7 @@ use crate::paths::{SessionPaths, SocketDir};
 use crate::pty::{self, SpawnSpec};
 
 use crate::detect::Detector;
-use client::Ctx;
+use context::Ctx;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use in_process::Core;
 use lifecycle::{Program, StopSignals, main_loop};
@@ -128,7 +129,7 @@ pub fn run(mut opts: Options) -> Result<i32> {
     }
     // The id is ours now: an earlier session's record under it is history
     // this one replaces.
-    let _ = ended::remove(opts.dir.path(), &opts.paths.id);
+    let _ = crate::ended::remove(opts.dir.path(), &opts.paths.id);
     let listener = match bind(&opts.paths.sock) {
         Ok(l) => l,
         Err(e) => {
@@ -404,7 +405,7 @@ async fn serve(
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
     let record = ctx.shared.borrow_mut().ended_record(code, clock::unix_ms());
-    if let Err(e) = ended::write(opts.dir.path(), &record) {
+    if let Err(e) = crate::ended::write(opts.dir.path(), &record) {
         warn!("cannot keep the session's record: {e}");
     }
     ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);

@@ -5,6 +5,7 @@
 
 pub mod fake;
 pub mod terminal;
+pub mod tmux;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::classify::{ProcessState, state_name};
 use crate::detect::status::Child;
+use crate::ended::Ended;
 use crate::protocol::{DialogInfo, Info, StateReport, Status};
-use crate::supervisor::ended::Ended;
 
 /// A session, for `--json` output.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

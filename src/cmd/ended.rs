@@ -1,5 +1,5 @@
 //! What to do with sessions that ended: `hm rm ID`, `hm clean` and
-//! `hm restart ID` (see `supervisor::ended` for the records).
+//! `hm restart ID` (see `crate::ended` for the records).
 
 use std::io::Write;
 use std::path::Path;
@@ -9,9 +9,9 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{CleanArgs, EndedArgs};
 use crate::client;
 use crate::config::Config;
+use crate::ended;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
-use crate::supervisor::ended;
 
 /// Whether a supervisor runs session `id` in `dir` (the lock says).
 fn running(dir: &Path, id: &str) -> bool {

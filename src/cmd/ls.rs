@@ -41,7 +41,7 @@ struct Row {
     /// The supervisor is gone, but its program (this pid) still runs.
     orphan: Option<u32>,
     /// The session ended; its record is kept (`hm rm` forgets it).
-    ended: Option<crate::supervisor::ended::Ended>,
+    ended: Option<crate::ended::Ended>,
     /// Lost when its supervisor went away (the machine restarted): its
     /// manifest, and whether `hm restore` would start it again.
     lost: Option<(crate::restore::manifest::Manifest, bool)>,
@@ -57,7 +57,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     };
     // Sessions that ended, after the running ones, most recent first; an
     // id that runs again shows only the running session.
-    for r in crate::supervisor::ended::list(&dir) {
+    for r in crate::ended::list(&dir) {
         if !rows.iter().any(|row| row.id == r.id) {
             rows.push(Row {
                 id: r.id.clone(),

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Detail, Primary, Source};
+use crate::verdict::{Detail, Primary, Source};
 
 /// What one channel says now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

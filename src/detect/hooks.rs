@@ -14,9 +14,7 @@
 //! state are kept, each cut short, so a report is small whatever the
 //! agent sent.
 
-use serde::{Deserialize, Serialize};
-
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// How long a report counts when nothing contradicts it. Long enough for
 /// a dialog left open over lunch, short enough that a report whose
@@ -27,36 +25,7 @@ pub const HOOK_FRESH_MS: u64 = 30 * 60 * 1000;
 pub const MAX_TEXT: usize = 200;
 /// Longest agent, event, tool or kind name kept.
 const MAX_NAME: usize = 64;
-/// Largest REPORT payload a supervisor reads.
-pub const MAX_REPORT: usize = 4096;
-
-/// One hook call, as `hm hook` sends it (the REPORT frame's JSON).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Report {
-    /// `claude`, `codex`, `gemini`.
-    pub agent: String,
-    /// The agent's event name (`PermissionRequest`, `Stop`,
-    /// `agent-turn-complete`, ...).
-    pub event: String,
-    /// The tool concerned, when the event names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// What kind of notification (`permission_prompt`, `idle_prompt`, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// A line to show: the command asked about, the notification's text.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub text: String,
-    /// Set for a subagent's own events, which say nothing of the session.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub subagent: bool,
-    /// The agent's own id for its conversation, what its resume command
-    /// takes (`hm restore`): Claude Code's and Gemini CLI's `session_id`,
-    /// Codex's `thread-id`. Only an id passes ([`conversation_id`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-}
+pub use crate::protocol::report::{MAX_REPORT, Report};
 
 /// Longest conversation id kept.
 const MAX_SESSION_ID: usize = 128;

@@ -8,7 +8,7 @@
 //! [`Evidence`] the detector keeps.
 
 use super::evidence::{Evidence, Finding};
-use super::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
+use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 /// How long a recognised agent may draw screens none of its rules knows
 /// before it is `unknown · unrecognised_screen`.

@@ -31,7 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// The built-in rule files, in the order their agents are tried.
 const BUILTIN: [(&str, &str); 10] = [

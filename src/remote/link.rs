@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::host::Host;
 use super::mount::{self, MountError, Outcome, Request};
+use crate::host::Host;
 pub use spawner::Spawner;
 
 /// Where a [`Link`] stands.

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use super::host::Host;
 use super::mux::Sessions;
+use crate::host::Host;
 use crate::paths::SocketDir;
 
 pub(in crate::remote) use connect::connect;
@@ -36,7 +36,7 @@ pub const SSH_COMMAND_ENV: &str = "HM_SSH_COMMAND";
 #[derive(Debug, thiserror::Error)]
 pub enum MountError {
     #[error(transparent)]
-    BadHost(#[from] super::host::BadHost),
+    BadHost(#[from] crate::host::BadHost),
     #[error("{host}: cannot run the ssh command '{command}': {source}")]
     Spawn {
         host: String,

@@ -54,7 +54,7 @@ fn sessions(dir: &Path) -> Sessions {
                 .is_ok_and(|p| liveness::probe(&p.pid, &p.sock, false) == Liveness::Running)
         })
         .collect();
-    let ended = crate::supervisor::ended::list(dir)
+    let ended = crate::ended::list(dir)
         .into_iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
@@ -73,6 +73,7 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         &r.command,
         r.workdir.as_deref().map(Path::new),
         r.label.as_deref(),
+        r.classifier.as_deref(),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {
@@ -192,7 +193,7 @@ async fn frames(
                     if let Ok(id) = std::str::from_utf8(&f.payload)
                         && paths::validate_id(id).is_ok()
                     {
-                        let _ = crate::supervisor::ended::forget(dir, id);
+                        let _ = crate::ended::forget(dir, id);
                     }
                     let list = serde_json::to_vec(&sessions(dir))?;
                     let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;

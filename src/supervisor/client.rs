@@ -17,7 +17,6 @@
 mod inbound;
 mod outbound;
 
-use std::cell::{Cell, RefCell};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
@@ -25,59 +24,12 @@ use std::rc::Rc;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::UnixStream;
-use tokio::sync::{Notify, watch};
 use tracing::{debug, warn};
 
-use crate::clock::Clock;
-
+use super::context::Ctx;
 use super::output::ConnId;
-use super::state::Shared;
 use inbound::Inbound;
 use outbound::Outbound;
-
-/// What every connection task shares.
-#[derive(Debug)]
-pub struct Ctx {
-    pub shared: Rc<RefCell<Shared>>,
-    /// The session's clock (the one `shared` keeps), readable without a
-    /// borrow: every task's "now" and timer deadlines come from it.
-    pub clock: Clock,
-    pub master: Rc<AsyncFd<OwnedFd>>,
-    /// Bumped whenever output, the child's fate or a subscriber's eviction
-    /// changes.
-    pub changed: watch::Receiver<()>,
-    /// Tells the pty reader that a subscriber made room.
-    pub space: Rc<Notify>,
-    /// Tells the main loop about kill requests and finished exit waiters.
-    pub wake_main: Rc<Notify>,
-    /// Tells the accept loop a connection closed: a descriptor is free.
-    pub conn_closed: Rc<Notify>,
-    /// Tells the state tracker that output came, the session was resized
-    /// or the program ended: the state may have changed.
-    pub output_seen: Rc<Notify>,
-    /// Bytes of INPUT payload held by all connections, complete or not,
-    /// that the pty has not taken yet (bounded by
-    /// [`inbound::INPUT_HELD_LIMIT`]).
-    pub input_held: Cell<usize>,
-}
-
-impl Ctx {
-    /// The context of a session whose state is `shared`, read from `master`
-    /// (watched for reading only), with `changed` bumped by its pty reader.
-    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
-        Ctx {
-            clock: shared.clock(),
-            shared: Rc::new(RefCell::new(shared)),
-            master: Rc::new(master),
-            changed,
-            space: Rc::new(Notify::new()),
-            wake_main: Rc::new(Notify::new()),
-            conn_closed: Rc::new(Notify::new()),
-            output_seen: Rc::new(Notify::new()),
-            input_held: Cell::new(0),
-        }
-    }
-}
 
 /// What the client has asked to be, which both halves act on.
 #[derive(Debug, Default)]

@@ -13,7 +13,7 @@ mod acting;
 mod answers;
 mod kept;
 
-pub use acting::{Expect, Refused};
+pub use acting::Refused;
 
 use std::io;
 
@@ -25,13 +25,18 @@ use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::{Dozing, Term};
 
 use super::acting::Acting;
-use super::ended;
 use super::keeper::Keeper;
 use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
+use crate::ended;
 
 /// Output this soon after a resize, from a program that was idle, is its
 /// redraw for the new size (the `agent` detector has its own rule).
+/// How long output must pause before the state is re-evaluated (and a
+/// resting screen may sleep): the verdict is of a settled screen, not of
+/// every read.
+pub(super) const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
 const RESIZE_REDRAW_MS: u64 = 1_000;
 
 #[derive(Debug)]
@@ -377,7 +382,7 @@ impl Shared {
         let now = self.clock.now_ms();
         let settled = self
             .last_output_ms
-            .is_none_or(|t| now.saturating_sub(t) >= super::tracker::SETTLE.as_millis() as u64);
+            .is_none_or(|t| now.saturating_sub(t) >= SETTLE.as_millis() as u64);
         self.at_rest() && settled && self.screen.sleep()
     }
 

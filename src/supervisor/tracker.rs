@@ -10,7 +10,8 @@ use tracing::warn;
 
 use crate::clock::Instant;
 
-use super::client::Ctx;
+use super::context::Ctx;
+use super::state::SETTLE;
 
 /// Runs the `[[notify]]` commands when a session starts waiting, finishes
 /// its work (active, then idle) or exits, each at most once per
@@ -93,10 +94,8 @@ impl Notifier {
     }
 }
 
-/// How long output must pause before the state is re-evaluated, and how
-/// long continuous output may defer it: the verdict is of a settled screen,
-/// not of every read.
-pub(super) const SETTLE: Duration = Duration::from_millis(50);
+/// How long continuous output may defer re-evaluating the state (see
+/// [`SETTLE`]).
 const SETTLE_LIMIT: Duration = Duration::from_millis(150);
 
 /// Keeps the session's reported state current and tells the subscribers
@@ -125,7 +124,7 @@ pub(super) async fn track_state(
             drop(s);
             // Answers a dialog when an automation rule is due to; the
             // next deadline below includes the rule's dwell.
-            super::acting::automate(&ctx);
+            super::answering::automate(&ctx);
             let mut s = ctx.shared.borrow_mut();
             // At rest the screen sleeps (again, after output that changed
             // nothing), and on coming to rest what it and the work before

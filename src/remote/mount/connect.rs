@@ -9,8 +9,8 @@ use tokio::process::{ChildStderr, ChildStdout};
 
 use super::ssh::{Pipes, Ssh};
 use super::{HELLO_TIMEOUT, MountError};
+use crate::host::Host;
 use crate::paths;
-use crate::remote::host::Host;
 use crate::remote::mux::{self, Hello, Sessions};
 
 /// The last non-empty line ssh or the remote printed.

@@ -54,21 +54,20 @@ pub(super) fn remount(
     // (only those: a write is a file synced to disk, and the host is
     // listed every 2 s), and those forgotten there, or of sessions started
     // again, removed.
-    let mut here: HashMap<String, crate::supervisor::ended::Ended> =
-        crate::supervisor::ended::list(dir)
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect();
+    let mut here: HashMap<String, crate::ended::Ended> = crate::ended::list(dir)
+        .into_iter()
+        .map(|r| (r.id.clone(), r))
+        .collect();
     for record in &now.ended {
-        if let Ok(r) = serde_json::from_value::<crate::supervisor::ended::Ended>(record.clone())
+        if let Ok(r) = serde_json::from_value::<crate::ended::Ended>(record.clone())
             && paths::validate_id(&r.id).is_ok()
             && here.remove(&r.id).as_ref() != Some(&r)
         {
-            let _ = crate::supervisor::ended::write(dir, &r);
+            let _ = crate::ended::write(dir, &r);
         }
     }
     for id in here.keys() {
-        let _ = crate::supervisor::ended::remove(dir, id);
+        let _ = crate::ended::remove(dir, id);
     }
 }
 

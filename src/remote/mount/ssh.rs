@@ -17,7 +17,7 @@ use nix::unistd::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::MountError;
-use crate::remote::host::Host;
+use crate::host::Host;
 
 /// How long ssh has to end after SIGTERM before it is killed.
 const GRACE: Duration = Duration::from_secs(1);

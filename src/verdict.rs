@@ -1,7 +1,12 @@
-//! A detector's output: two-level status, health and signals.
+//! The words for what a session is doing: two-level status, health,
+//! signals and the children a program reports, and a detector's verdict
+//! made of them.
 //!
-//! The names are part of hm's interface (`hm status --json`, INFO, the
-//! dashboard), so they are spelled once here, in snake_case.
+//! The names are part of hm's interface (STATE frames, `hm status
+//! --json`, the dashboard), so they are spelled once here, in snake_case.
+//! This is vocabulary only, below the wire that carries it
+//! ([`crate::protocol`]) and the detector that decides it
+//! ([`crate::detect`]); it knows neither.
 
 use serde::{Deserialize, Serialize};
 
@@ -264,4 +269,15 @@ impl Verdict {
             None => self.primary.name().to_string(),
         }
     }
+}
+
+/// A child the program reported (a subagent, a background shell), as
+/// `hm explain` and the dashboard show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Child {
+    pub id: String,
+    pub state: String,
+    pub title: String,
+    /// When it came to its state, in the session clock's ms.
+    pub since_ms: u64,
 }
