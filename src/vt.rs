@@ -5,10 +5,13 @@
 //! session's screen ([`events::Recorder`] collects what the program says
 //! besides drawing: titles, bells, notifications, queries).
 //! [`history::Tally`] numbers the rows a screen's history keeps, for views
-//! left on old output. [`utf8`] keeps invalid UTF-8 visible.
+//! left on old output. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns
+//! key events back into the bytes a terminal sends (the dashboard's
+//! focused pane, `hm send --keys`).
 
 pub mod events;
 pub mod history;
+pub mod keys;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;
