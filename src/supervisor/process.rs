@@ -96,6 +96,7 @@ impl ProcessProbe {
         let mut chain = vec![ProcessId {
             pid,
             started: start_ticks(pid)?,
+            image: image_of(pid),
         }];
         for _ in 0..MAX_DEPTH {
             if !self.shells.contains(&comm) {
@@ -105,7 +106,11 @@ impl ProcessProbe {
                 break;
             };
             pid = child;
-            chain.push(ProcessId { pid, started });
+            chain.push(ProcessId {
+                pid,
+                started,
+                image: image_of(pid),
+            });
             comm = comm_of(pid);
         }
         let mut handed_over_by = Vec::new();
@@ -115,7 +120,11 @@ impl ProcessProbe {
             if self.reads_terminal(&dir, &syscall) {
                 handed_over_by = names_of(pid, &comm);
                 pid = child;
-                chain.push(ProcessId { pid, started });
+                chain.push(ProcessId {
+                    pid,
+                    started,
+                    image: image_of(pid),
+                });
                 comm = comm_of(pid);
             }
         }
@@ -208,6 +217,14 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
 /// 22nd field): with the pid, the identity of a process across pid reuse.
 fn start_ticks(pid: i32) -> Option<u64> {
     stat_field(pid, 19).and_then(|t| u64::try_from(t).ok())
+}
+
+/// Where process `pid`'s stack starts (`startstack`): a new program image
+/// after an `exec` gets a new one (see [`ProcessId`]).
+fn image_of(pid: i32) -> u64 {
+    stat_field(pid, 25)
+        .and_then(|a| u64::try_from(a).ok())
+        .unwrap_or(0)
 }
 
 /// Field `n` after the command name of `/proc/PID/stat` (0: the state,
