@@ -78,7 +78,17 @@ fn passwords_and_press_any_key_are_waiting_for_input() {
     let key = "import sys, termios, tty\nprint('Press any key to continue', flush=True)\n\
                tty.setraw(0)\nsys.stdin.read(1)\n";
     let _key = sb.start("key", &[], &["python3", "-c", key]);
-    for id in ["pw", "key"] {
+    // Python's getpass reads its own open of /dev/tty, as sudo and ssh do.
+    let _tty = sb.start(
+        "tty",
+        &[],
+        &[
+            "python3",
+            "-c",
+            "import getpass; getpass.getpass('Password: ')",
+        ],
+    );
+    for id in ["pw", "key", "tty"] {
         wait_for_input(&sb, id);
     }
 }

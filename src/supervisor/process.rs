@@ -145,9 +145,12 @@ impl ProcessProbe {
             .take(2)
             .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
             .collect();
+        // Our pty, or `/dev/tty`: a process in front of our terminal has it
+        // as its controlling terminal, which is what `/dev/tty` opens (a
+        // password prompt, `getpass`, `sudo`, reads it so).
         let is_tty = |fd: u64| {
             std::fs::read_link(proc_dir.join("fd").join(fd.to_string()))
-                .is_ok_and(|p| p == self.tty)
+                .is_ok_and(|p| p == self.tty || p == std::path::Path::new("/dev/tty"))
         };
         match (nr, args.as_slice()) {
             (n, [fd, ..]) if n == libc::SYS_read || n == libc::SYS_readv => is_tty(*fd),
