@@ -8,9 +8,11 @@
 
 pub mod act;
 pub mod conn;
+pub mod mark;
 pub mod message;
 
 pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
+pub use mark::{JournalInfo, Mark};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
 use std::fmt;
@@ -75,6 +77,10 @@ pub mod server {
     /// Extension: answer to `client::ACT`, a UTF-8 JSON object saying what
     /// was sent, or why nothing was.
     pub const ACTED: u8 = ServerType::Acted as u8;
+    /// Extension: the journal at this point of the output (the size from
+    /// here on, the time); only to subscribers that asked for marks (see
+    /// [`SUBSCRIBE_MARKS`](super::SUBSCRIBE_MARKS)).
+    pub const MARK: u8 = ServerType::Mark as u8;
 }
 
 /// The largest ACT payload a supervisor takes; longer is a protocol error.
@@ -93,6 +99,11 @@ pub const SUBSCRIBE_LAUNCHER: u8 = 0x02;
 pub const SUBSCRIBE_TERMINAL: u8 = 0x04;
 /// SUBSCRIBE flag: push a STATE frame now and on every state change.
 pub const SUBSCRIBE_STATE: u8 = 0x08;
+/// SUBSCRIBE flag: MARK frames in the stream, at each point where the
+/// session's size changed (and every few seconds of output, with the
+/// time), the first before the replay; the replay then starts at a line
+/// or escape sequence start (see `docs/protocol.md`).
+pub const SUBSCRIBE_MARKS: u8 = 0x10;
 
 /// Codes carried by an ERROR frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,6 +20,7 @@ pub mod ended;
 mod escalation;
 #[cfg(any(test, feature = "fuzzing"))]
 mod in_process;
+pub mod journal;
 mod lifecycle;
 mod log;
 mod output;

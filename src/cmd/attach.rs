@@ -445,7 +445,7 @@ impl Attach {
             mark_replay: true,
             terminal: true,
             launcher: self.launcher,
-            state: false,
+            ..Subscribe::default()
         };
         // Only the first subscription is the launcher's.
         self.launcher = false;

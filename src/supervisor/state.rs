@@ -108,7 +108,7 @@ impl Shared {
     ) -> Self {
         let started_ms = clock.now_ms();
         Shared {
-            output: Output::new(scrollback),
+            output: Output::new(scrollback, size, info.started_unix_ms),
             classifier,
             clock,
             started_ms,
@@ -175,12 +175,20 @@ impl Shared {
         max: usize,
         read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
     ) -> io::Result<(usize, usize)> {
-        let (range, offered) = self.output.read(max, read)?;
+        let unix_ms = self.unix_ms();
+        let (range, offered) = self.output.read(max, unix_ms, read)?;
         let n = (range.end - range.start) as usize;
         if n > 0 {
             self.note_output(range.start, range.end);
         }
         Ok((n, offered))
+    }
+
+    /// Wall-clock time on the session's clock: its start plus the time
+    /// since, so paused time in tests moves it too.
+    fn unix_ms(&self) -> u64 {
+        let since = self.clock.now_ms().saturating_sub(self.started_ms);
+        self.info.started_unix_ms.saturating_add(since)
     }
 
     /// Takes the answers to the program's queries that are owed to it.
@@ -458,10 +466,13 @@ impl Shared {
         }
     }
 
-    /// The session was resized: the screen follows, and the redraw that
-    /// answers it is not work.
+    /// The session was resized: the journal records it where the next
+    /// byte will go, the screen follows, and the redraw that answers it is
+    /// not work.
     pub fn resized(&mut self, size: Size) {
         self.size = size;
+        let unix_ms = self.unix_ms();
+        self.output.resized(size, unix_ms);
         self.screen.term().resize(size);
         let now = self.clock.now_ms();
         self.resized_ms = Some(now);

@@ -183,7 +183,7 @@ impl Inbound {
                     role.subscribed = true;
                     let flags = Subscribe::from_flags(self.small.first().copied().unwrap_or(0));
                     let mut s = ctx.shared.borrow_mut();
-                    s.output_mut().subscribe(id, flags.mark_replay);
+                    s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
                     if flags.terminal {
                         role.terminal = true;
                         s.add_terminal();

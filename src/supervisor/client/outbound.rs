@@ -1,5 +1,5 @@
 //! A connection's outbound half: the control frames it is owed (answers,
-//! STATE, REPLAY_END, EXIT, ERROR) queued in order, OUTPUT frames straight
+//! STATE, REPLAY_END, MARK, EXIT, ERROR) queued in order, OUTPUT frames straight
 //! from the ring, both written with one `writev`; and the grace a closing
 //! connection gets to read what it is owed.
 
@@ -110,6 +110,11 @@ impl Outbound {
             if role.wants_state && self.state_seen != s.report_seq() && !self.closing {
                 self.state_seen = s.report_seq();
                 self.queue(ServerType::State, &s.state_json());
+            }
+            // Between frames, where it falls: the next frame ends at the
+            // mark after it.
+            if let Some(mark) = s.output_mut().take_mark(id) {
+                self.queue(ServerType::Mark, &mark.encode());
             }
             s.output_mut().start_frame(id);
         }
