@@ -23,7 +23,7 @@ mod in_process;
 pub mod journal;
 mod lifecycle;
 mod log;
-mod output;
+pub(crate) mod output;
 pub mod pidfile;
 mod process;
 mod reader;

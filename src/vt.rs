@@ -5,10 +5,12 @@
 //! session's screen ([`events::Recorder`] collects what the program says
 //! besides drawing: titles, bells, notifications, queries).
 //! [`history::Tally`] numbers the rows a screen's history keeps, for views
-//! left on old output.
+//! left on old output; [`lines`] joins rows the output wrapped back into
+//! the lines the program wrote.
 
 pub mod events;
 pub mod history;
+pub mod lines;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;

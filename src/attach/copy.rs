@@ -111,7 +111,7 @@ impl CopyView {
         }
         self.painted = Some((top, live));
         self.hist.scroll_back(back);
-        let screen = self.hist.screen();
+        let screen = self.hist.shown();
         let cursor = mode.cursor_cell(ext);
         // Wrapping off while drawing, so a full last column cannot scroll.
         out.extend_from_slice(b"\x1b[?7l");

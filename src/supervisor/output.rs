@@ -284,9 +284,14 @@ impl Output {
 
     /// The mark a subscriber is owed before its next byte, if one is due
     /// now (nothing in flight): the one in force at its start, then each
-    /// at its offset. A mark behind the subscriber (never expected) is
+    /// at its offset once a byte follows it. Until then a mark may still be
+    /// replaced (sizes with no byte between are one), and the session's
+    /// screen takes a size with the first byte after it too; so a
+    /// subscriber's emulator goes through exactly the sizes the session's
+    /// screen did. A mark behind the subscriber (never expected) is
     /// skipped, never applied late.
     pub fn take_mark(&mut self, id: ConnId) -> Option<Mark> {
+        let head = self.ring.head();
         let Output { subs, journal, .. } = self;
         let sub = subs.get_mut(&id)?;
         if sub.inflight.is_some() || sub.evicted.is_some() {
@@ -300,7 +305,7 @@ impl Output {
         }
         loop {
             let e = journal.from(cur.next)?;
-            if e.offset > sub.offset {
+            if e.offset > sub.offset || e.offset >= head {
                 return None;
             }
             cur.next = e.offset + 1;
@@ -308,6 +313,18 @@ impl Output {
                 return Some(e.mark);
             }
         }
+    }
+
+    /// The offset of the next byte a subscriber will be framed.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn position(&self, id: ConnId) -> Option<u64> {
+        self.subs.get(&id).map(|s| s.offset)
+    }
+
+    /// Where the size changed, and when output was read.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// Forgets a subscriber; true if it was one (its bytes are free now).

@@ -60,6 +60,9 @@ pub struct Shared {
     /// The session's screen: an emulator fed the same bytes as the ring,
     /// asleep while the session rests (see `rest`).
     screen: Dozing<Recorder>,
+    /// A size the screen takes with the next byte of output (see
+    /// `resized`).
+    screen_size: Option<Size>,
     /// The `agent` classifier, when the session has it.
     detector: Option<Detector>,
     /// Where process facts come from, for the detector.
@@ -124,6 +127,7 @@ impl Shared {
             kill_requested: None,
             default_grace_ms,
             screen: Dozing::new(Term::with_callbacks(size, Recorder::default())),
+            screen_size: None,
             info,
             detector: None,
             process: None,
@@ -408,6 +412,7 @@ impl Shared {
             output,
             classifier,
             screen,
+            screen_size,
             detector,
             answers,
             terminals,
@@ -417,6 +422,9 @@ impl Shared {
             return;
         };
         let screen = screen.term();
+        if let Some(size) = screen_size.take() {
+            screen.resize(size);
+        }
         // One record per read, as the classifiers expect; a read never
         // wraps the ring (see `Ring::spare`), so `b` is empty.
         for chunk in [a, b] {
@@ -467,13 +475,15 @@ impl Shared {
     }
 
     /// The session was resized: the journal records it where the next
-    /// byte will go, the screen follows, and the redraw that answers it is
-    /// not work.
+    /// byte will go, the screen takes it with that byte, and the redraw
+    /// that answers it is not work. Sizes with no output between them are
+    /// one for the journal, so they are one for the screen too: it goes
+    /// through exactly the sizes a replay with the journal does.
     pub fn resized(&mut self, size: Size) {
         self.size = size;
         let unix_ms = self.unix_ms();
         self.output.resized(size, unix_ms);
-        self.screen.term().resize(size);
+        self.screen_size = Some(size);
         let now = self.clock.now_ms();
         self.resized_ms = Some(now);
         if let Some(d) = &mut self.detector {
