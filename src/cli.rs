@@ -108,6 +108,11 @@ pub struct SetupArgs {
 pub struct AnswerArgs {
     /// Session id
     pub id: String,
+    /// Only if the dialog is still the one with this id (as `hm status`,
+    /// `hm explain` or the dashboard's inbox showed it): a dialog shown
+    /// since, even one that looks the same, is refused
+    #[arg(long, value_name = "N")]
+    pub dialog: Option<u64>,
     /// Only if the dialog is the one this screen rule recognises (as `hm
     /// explain` names it, e.g. codex.permission)
     #[arg(long, value_name = "RULE")]

@@ -2,6 +2,7 @@
 //! finding a session and talking to it.
 
 pub mod poll;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,6 @@ use crate::cli::DirArgs;
 use crate::config::Config;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
-use crate::protocol::{Info, Status};
 
 /// The socket dir a client command should look in.
 pub fn socket_dir(args: &DirArgs, config: &Config) -> PathBuf {
@@ -46,10 +46,15 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
 
 /// The record of a session that has just ended or ends in the next
 /// moments: a client that found it running but lost it while asking
-/// (the supervisor closes connections as it goes) looks here.
-pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
+/// (the supervisor closes connections as it goes) looks here, until
+/// `deadline` (the one it asked by: a supervisor that answers nothing,
+/// stopped, must not cost the wait twice).
+pub fn ended_meanwhile(
+    dir: &Path,
+    id: &str,
+    deadline: std::time::Instant,
+) -> Option<crate::supervisor::ended::Ended> {
     // The record is written before the supervisor lets go of its lock.
-    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
     loop {
         if let Some(r) = ended_session(dir, id) {
             return Some(r);
@@ -61,59 +66,6 @@ pub fn ended_meanwhile(dir: &Path, id: &str) -> Option<crate::supervisor::ended:
             return ended_session(dir, id);
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
-/// One session as `hm status --json` and each entry of `hm ls --json` give
-/// it: STATUS, then what INFO adds (when the supervisor answers INFO).
-pub fn session_json(id: &str, st: &Status, info: Option<&Info>) -> serde_json::Value {
-    let mut v = serde_json::json!({
-        "id": id,
-        "pid": st.pid,
-        "alive": st.alive,
-        "state": crate::classify::state_name(st.state),
-        "state_byte": st.state,
-        "state_ms": st.state_ms,
-        "idle_ms": st.idle_ms,
-    });
-    if let Some(i) = info {
-        v["label"] = i.label.as_deref().into();
-        v["command"] = i.command.clone().into();
-        v["started_unix_ms"] = i.started_unix_ms.into();
-        v["supervisor_pid"] = i.supervisor_pid.into();
-        v["workdir"] = i.workdir.clone().into();
-        v["cols"] = i.cols.into();
-        v["rows"] = i.rows.into();
-    }
-    // The two-level state: from the supervisor's own report where it
-    // gives one (the agent classifier's detail, health and signals), else
-    // what the state byte stands for.
-    let report = info.and_then(|i| i.state.as_ref());
-    let primary = crate::classify::ProcessState::from_byte(st.state)
-        .map_or("unknown", |s| s.primary().name());
-    v["primary"] = report.map_or(primary, |r| r.primary.name()).into();
-    v["detail"] = report.and_then(|r| r.detail).map(|d| d.name()).into();
-    let health = if st.alive { "alive" } else { "dead" };
-    v["health"] = report.map_or(health, |r| r.health.name()).into();
-    v["agent"] = report.and_then(|r| r.agent.as_deref()).into();
-    v["signals"] = report
-        .and_then(|r| serde_json::to_value(&r.signals).ok())
-        .unwrap_or_else(|| serde_json::json!([]));
-    // Subagents and background shells the program reported (OSC 7501).
-    if let Some(r) = report.filter(|r| !r.children.is_empty()) {
-        v["children"] = serde_json::to_value(&r.children).unwrap_or_default();
-    }
-    v
-}
-
-/// A session's state for people: `waiting · permission`, or the state
-/// byte's name when there is no detail (or no report).
-pub fn state_label(st: &Status, info: Option<&Info>) -> String {
-    let name = crate::classify::state_name(st.state);
-    let detail = info.and_then(|i| i.state.as_ref()).and_then(|r| r.detail);
-    match detail {
-        Some(d) if st.alive => format!("{name} · {}", d.name()),
-        _ => name.to_string(),
     }
 }
 
@@ -185,30 +137,6 @@ pub fn describe_exit(code: i32) -> String {
 pub fn ended_session(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
     paths::validate_id(id).ok()?;
     crate::supervisor::ended::read(&crate::supervisor::ended::path(dir, id))
-}
-
-/// An ended session as `hm status --json` and `hm ls --json` give it: the
-/// fields of a live one that still mean something, and how it ended.
-pub fn ended_json(r: &crate::supervisor::ended::Ended) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id,
-        "alive": false,
-        "ended": true,
-        "state": "dead",
-        "state_byte": crate::classify::ProcessState::Dead.as_byte(),
-        "primary": "dead",
-        "detail": null,
-        "health": "dead",
-        "signals": [],
-        "exit_code": r.exit_code,
-        "started_unix_ms": r.started_unix_ms,
-        "ended_unix_ms": r.ended_unix_ms,
-        "command": r.command,
-        "workdir": r.workdir,
-        "classifier": r.classifier,
-        "label": r.label,
-        "last_lines": r.last_lines,
-    })
 }
 
 /// `exited with code 3, 2m05s ago`.

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 pub use dialog::{Dialog, Unanswerable};
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
-pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts};
+pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts, ProcessId};
 pub use resolve::{RECOVERED_FOR_MS, resolve};
 pub use rules::{RuleError, RuleSet, load_rules, user_rules_dir};
 pub use settings::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Settings};
@@ -52,10 +52,10 @@ const RESIZE_GRACE_MS: u64 = 1_000;
 /// How long a bell or desktop notification counts as a call for attention.
 const NOTIFICATION_FRESH_MS: u64 = 5_000;
 /// The agent name of the interactive shells' rule file.
-const SHELL: &str = "shell";
+pub const SHELL: &str = "shell";
 /// The agent name of the interactive programs' rule file (REPLs, editors,
 /// pagers, monitors).
-const PROGRAM: &str = "program";
+pub const PROGRAM: &str = "program";
 /// Interpreters that are a REPL when started bare, and a program like any
 /// other when given a script (`python3 app.py`, `node -e ...`).
 const SCRIPT_HOSTS: &[&str] = &[
@@ -72,6 +72,14 @@ pub struct Detector {
     /// (no script to run), whose reading at its prompt is idleness.
     command_agent: Option<String>,
     interactive_shell: bool,
+    /// The agent the process in front of the terminal names (not the
+    /// session's own program), from the latest process facts.
+    process_agent: Option<String>,
+    /// Whether process facts were ever given, and what the latest said of
+    /// the process in front.
+    facts_seen: bool,
+    front: Vec<ProcessId>,
+    foreground_is_session: bool,
     title_agent: Option<String>,
     screen_agent: Option<String>,
     /// The current title, re-read when the agent becomes known.
@@ -80,8 +88,11 @@ pub struct Detector {
     screen_hash: Option<u64>,
     alternate: bool,
     resized_ms: Option<u64>,
-    /// The program asked for the status protocol and was answered.
-    status_asked: bool,
+    /// The process that asked for the status protocol and was answered;
+    /// `Some(None)` where processes are not evidence (a replay), so the
+    /// asker cannot be told from others. Its records count while it is
+    /// the process in front of the terminal.
+    asker: Option<Option<ProcessId>>,
     last: Option<Verdict>,
     /// When `last` was taken.
     last_ms: u64,
@@ -122,30 +133,31 @@ impl Detector {
             idle_threshold_ms: settings.idle_threshold_ms,
             stuck_after_ms: settings.stuck_after_ms,
             started_ms: now_ms,
-            agent: command_agent.as_ref().map(|name| AgentFinding {
-                name: name.clone(),
-                source: Source::Command,
-                since_ms: now_ms,
-            }),
             screen_changed_ms: now_ms,
             ..Evidence::default()
         };
-        Detector {
+        let mut detector = Detector {
             settings,
             rules,
             evidence,
             command_agent,
             interactive_shell,
+            process_agent: None,
+            facts_seen: false,
+            front: Vec::new(),
+            foreground_is_session: true,
             title_agent: None,
             screen_agent: None,
             title_text: String::new(),
             screen_hash: None,
             alternate: false,
             resized_ms: None,
-            status_asked: false,
+            asker: None,
             last: None,
             last_ms: now_ms,
-        }
+        };
+        detector.note_agent(now_ms);
+        detector
     }
 
     pub fn settings(&self) -> &Settings {
@@ -166,22 +178,77 @@ impl Detector {
         &self.evidence
     }
 
+    /// The agent whose rules read the screen, found however it started:
+    /// the process in front of the terminal, the session's command (while
+    /// its own program is in front), the title, the screen's banner; a
+    /// shell or an interactive program only when nothing names an agent.
     fn agent_name(&self) -> Option<&str> {
-        self.screen_agent
-            .as_deref()
+        self.identity()
+            .map(|(a, _)| a)
             .or(self.title_agent.as_deref())
+            .or(self.screen_agent.as_deref())
             .or(self.command_agent.as_deref())
     }
 
-    fn set_agent(&mut self, name: &str, source: Source, now_ms: u64) {
-        if self.evidence.agent.as_ref().is_some_and(|a| a.name == name) {
-            return;
+    /// The agent named by the process that runs it, and which process
+    /// said so: the one in front of the terminal, or the session's own
+    /// command while it is in front. What automation may act for: a
+    /// screen, a title or a record is text any program can print.
+    pub fn identity(&self) -> Option<(&str, Source)> {
+        if let Some(a) = &self.process_agent {
+            return Some((a, Source::Process));
         }
-        self.evidence.agent = Some(AgentFinding {
+        let a = self
+            .command_agent
+            .as_deref()
+            .filter(|a| *a != SHELL && *a != PROGRAM)?;
+        (!self.facts_seen || self.foreground_is_session).then_some((a, Source::Command))
+    }
+
+    /// Writes the agent, and the identity automation goes by, into the
+    /// evidence table (`hm explain` shows both).
+    fn note_agent(&mut self, now_ms: u64) {
+        let identity = self.identity().map(|(name, source)| AgentFinding {
             name: name.to_owned(),
             source,
             since_ms: now_ms,
         });
+        if identity.as_ref().map(|a| (&a.name, a.source))
+            != self.evidence.identity.as_ref().map(|a| (&a.name, a.source))
+        {
+            self.evidence.identity = identity;
+        }
+        let Some(name) = self.agent_name().map(str::to_owned) else {
+            return;
+        };
+        let source = match self.identity() {
+            Some((a, source)) if a == name => source,
+            _ if self.title_agent.as_deref() == Some(name.as_str()) => Source::Title,
+            _ if self.screen_agent.as_deref() == Some(name.as_str()) => Source::Screen,
+            _ => Source::Command,
+        };
+        if self
+            .evidence
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.name == name && a.source == source)
+        {
+            return;
+        }
+        self.evidence.agent = Some(AgentFinding {
+            name,
+            source,
+            since_ms: now_ms,
+        });
+    }
+
+    /// The program's records stop counting: the process that asked has
+    /// left the front of the terminal (or ended), and whatever prints the
+    /// same bytes now is not it.
+    fn withdraw_status(&mut self) {
+        self.asker = None;
+        self.evidence.status = None;
+        self.evidence.children.clear();
     }
 
     /// Every read from the pty, after the screen has been fed it.
@@ -227,16 +294,29 @@ impl Detector {
                 });
             }
             // Records count only from a program that asked whether its
-            // terminal speaks the protocol (and so got hm's answer): the
-            // same bytes printed by `cat` say nothing about anyone.
-            TermEvent::StatusRecord(body) if self.status_asked => {
-                self.status_record(body, now_ms);
-            }
+            // terminal speaks the protocol (and so got hm's answer), and
+            // only while it is in front of the terminal: the same bytes
+            // printed by `cat`, before or after it, say nothing about
+            // anyone. The supervisor gives fresh process facts before
+            // events of either kind.
+            TermEvent::StatusRecord(body) => match self.asker {
+                Some(_) if self.asker_in_front() => self.status_record(body, now_ms),
+                Some(_) => self.withdraw_status(),
+                None => {}
+            },
             TermEvent::Query(Query::StatusProtocol) => {
-                self.status_asked = self.settings.status_protocol;
+                self.asker = match (
+                    self.settings.status_protocol,
+                    self.settings.process_evidence,
+                ) {
+                    (false, _) => None,
+                    (true, false) => Some(None),
+                    // An asker that cannot be told is not trusted.
+                    (true, true) => self.front.last().copied().map(Some),
+                };
             }
             // Other queries are the supervisor's to answer.
-            TermEvent::StatusRecord(_) | TermEvent::Query(_) => {}
+            TermEvent::Query(_) => {}
         }
     }
 
@@ -372,16 +452,7 @@ impl Detector {
         {
             self.screen_agent = Some(named);
         }
-        if let Some(name) = self.agent_name().map(str::to_owned) {
-            let source = if self.screen_agent.as_deref() == Some(name.as_str()) {
-                Source::Screen
-            } else if self.title_agent.as_deref() == Some(name.as_str()) {
-                Source::Title
-            } else {
-                Source::Command
-            };
-            self.set_agent(&name, source, now_ms);
-        }
+        self.note_agent(now_ms);
         let found = found.map(|m| Finding {
             source: Source::Screen,
             rule: m.rule,

@@ -10,13 +10,17 @@ use std::io;
 
 use crate::protocol::conn::ConnError;
 
-/// An error and its causes on one line: `outer: inner: innermost`.
+/// The most characters one part of an error line keeps (see [`cut`]).
+pub const PART_MAX: usize = 300;
+
+/// An error and its causes on one line: `outer: inner: innermost`, each
+/// part [`cut`] to [`PART_MAX`].
 pub fn one_line(err: &(dyn Error + 'static)) -> String {
-    let mut line = err.to_string();
+    let mut line = cut(&err.to_string(), PART_MAX);
     let mut cause = err.source();
     while let Some(c) = cause {
         line.push_str(": ");
-        line.push_str(&c.to_string());
+        line.push_str(&cut(&c.to_string(), PART_MAX));
         cause = c.source();
     }
     line + &limit_hint(std::iter::successors(Some(err), |&e| e.source()))
@@ -24,8 +28,25 @@ pub fn one_line(err: &(dyn Error + 'static)) -> String {
 
 /// [`one_line`] for the `anyhow` errors of command code.
 pub fn describe(err: &anyhow::Error) -> String {
-    let parts: Vec<String> = err.chain().map(ToString::to_string).collect();
+    let parts: Vec<String> = err.chain().map(|e| cut(&e.to_string(), PART_MAX)).collect();
     parts.join(": ") + &limit_hint(err.chain())
+}
+
+/// `text` as it is if it has at most `max` characters, else its start and
+/// its end with ` … ` between: a value given by anyone (a 10 MB path in a
+/// config file) never makes a message longer than a few lines, and the
+/// end, where a message says what to do, stays.
+pub fn cut(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_owned();
+    }
+    let head = max * 2 / 3;
+    let tail = max - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push_str(" … ");
+    out.extend(text.chars().skip(n - tail));
+    out
 }
 
 /// Whether an error, or any of its causes, is this process running out
@@ -80,6 +101,17 @@ mod tests {
     }
 
     /// Every error type with a source says its own part only.
+    #[test]
+    fn long_parts_are_cut_keeping_their_ends() {
+        assert_eq!(cut("short", 10), "short");
+        let long = format!("start {} end", "x".repeat(10_000));
+        let c = cut(&long, PART_MAX);
+        assert!(c.starts_with("start x") && c.ends_with("x end"), "{c}");
+        assert_eq!(c.chars().count(), PART_MAX + 3);
+        let err = anyhow::anyhow!("{long}").context("reading");
+        assert!(describe(&err).len() < 2 * PART_MAX, "{}", describe(&err));
+    }
+
     #[test]
     fn each_cause_is_said_once() {
         let path = PathBuf::from("/run/x.sock");

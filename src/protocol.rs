@@ -214,6 +214,19 @@ pub struct StateReport {
     /// shells) through the status protocol; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<crate::detect::status::Child>,
+    /// The dialog the session waits at, when the verdict stands on one the
+    /// screen shows: what it asks about, where, and its identity for an
+    /// answer (ACT's `dialog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<Box<DialogInfo>>,
+    /// Milliseconds since the program last printed, when reported (absent
+    /// from older supervisors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
+    /// The session clock when reported: what `signals[].since_ms` and
+    /// `children[].since_ms` count from, so a client can tell their ages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_ms: Option<u64>,
 }
 
 impl StateReport {
@@ -225,11 +238,13 @@ impl StateReport {
             self.detail,
             self.health,
             self.children.len(),
+            self.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
         ) != (
             other.state_byte,
             other.detail,
             other.health,
             other.children.len(),
+            other.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
         )
     }
 
@@ -345,6 +360,12 @@ pub enum PayloadError {
     },
     #[error("unreadable {what} payload: {reason}")]
     Json { what: &'static str, reason: String },
+    #[error("{what} payload must be at most {max} bytes, got {got}")]
+    TooLong {
+        what: &'static str,
+        max: usize,
+        got: usize,
+    },
 }
 
 /// A frame header that cannot be accepted.

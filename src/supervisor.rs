@@ -281,11 +281,15 @@ async fn serve(
         });
         let detector = Detector::with_rules(
             settings,
-            rules,
+            rules.clone(),
             &shared.info().command,
             shared.clock().now_ms(),
         );
-        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid);
+        let shells = rules
+            .agent(crate::detect::SHELL)
+            .map(|a| a.commands.clone())
+            .unwrap_or_default();
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells);
         shared = shared
             .with_detector(detector, probe)
             .with_automation(opts.automation.clone());
@@ -376,13 +380,13 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                 if ctx.shared.borrow().connections() >= MAX_CONNECTIONS {
                     warn!("refused a connection: {MAX_CONNECTIONS} already open");
                     let mut msg = vec![crate::protocol::MODE_BINARY];
-                    msg.extend(crate::protocol::frame(
-                        crate::protocol::server::ERROR,
-                        &crate::protocol::encode_error(
+                    msg.extend(
+                        crate::protocol::Reply::error(
                             crate::protocol::ErrorCode::TooManyConnections,
                             "too many connections to this session",
-                        ),
-                    ));
+                        )
+                        .encode(),
+                    );
                     let _ = stream.try_write(&msg);
                     continue;
                 }

@@ -6,7 +6,7 @@
 //! besides drawing: titles, bells, notifications, queries).
 //! [`history::Tally`] numbers the rows a screen's history keeps, for views
 //! left on old output; [`lines`] joins rows the output wrapped back into
-//! the lines the program wrote.
+//! the lines the program wrote. [`utf8`] keeps invalid UTF-8 visible.
 
 pub mod events;
 pub mod history;
@@ -14,3 +14,4 @@ pub mod lines;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;
+pub mod utf8;

@@ -152,6 +152,84 @@ fn deny_sends_the_agents_deny_keys_with_json_on_request() {
     assert_eq!(keys_got(&got), "1b");
 }
 
+/// A stand-in for Codex that asks about command `$2`, then, once fifo
+/// `$3` is opened, about command `$4` in its place; the first keys it gets
+/// after that go into file `$1`, as hex.
+const FAKE_CODEX_TWO_ASKS: &str = r#"#!/bin/bash
+while [ "$1" = -c ]; do shift 2; done
+got=$1
+stty raw -echo
+ask() {
+  printf '\033[2J\033[H  >_ OpenAI Codex (v0.169.0)\r\n\r\n'
+  printf '  Would you like to run the following command?\r\n\r\n'
+  printf '  $ %s\r\n\r\n' "$1"
+  printf '\342\200\272 1. Yes, proceed (y)\r\n'
+  printf '  3. No, and tell Codex what to do differently (esc)\r\n\r\n'
+  printf '  Press enter to confirm or esc to cancel'
+}
+ask "$2"
+cat "$3" >/dev/null
+ask "$4"
+keys=$(dd bs=64 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$keys" > "$got.tmp" && mv "$got.tmp" "$got"
+exec sleep 60
+"#;
+
+#[test]
+fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("two");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, FAKE_CODEX_TWO_ASKS).expect("write the stand-in");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make it executable");
+    let gate = common::gate(&sb, "gate");
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[
+            codex.to_str().expect("utf-8"),
+            got.to_str().expect("utf-8"),
+            "cargo test",
+            gate.to_str().expect("utf-8"),
+            "npm publish",
+        ],
+    );
+    wait_for_permission(&sb, "cx");
+    // What the person saw: the dialog about `cargo test`, and its id.
+    let seen = status_json(&sb, "cx");
+    assert_eq!(seen["dialog"]["subject"], "cargo test", "{seen}");
+    let id = seen["dialog"]["id"].as_u64().expect("a dialog id");
+    let text = stdout(&sb.cmd(&["status", "cx"]));
+    assert!(
+        text.contains(&format!("dialog:   {id} about 'cargo test'")),
+        "{text}"
+    );
+    // Before the answer arrives, the program asks about something else.
+    common::open_gate(&gate);
+    common::wait_until("the second question", || {
+        status_json(&sb, "cx")["dialog"]["subject"] == "npm publish"
+    });
+    let out = sb.cmd(&["approve", "cx", "--dialog", &id.to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("hm: the dialog in 'cx' changed: now asking about 'npm publish'"),
+        "{err}"
+    );
+    // The new one is answered when named: its keys are the first the
+    // program gets, so the refused answer sent none.
+    let now = status_json(&sb, "cx")["dialog"]["id"]
+        .as_u64()
+        .expect("a dialog id");
+    assert_ne!(now, id);
+    let out = sb.cmd(&["approve", "cx", "--dialog", &now.to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "79");
+}
+
 #[test]
 fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
     let sb = Sandbox::new();

@@ -37,7 +37,33 @@ fn status_prints_the_session_for_people_and_scripts() {
         k
     };
     assert_eq!(keys(&v), keys(entry));
-    assert_eq!(v["state_byte"], 0);
+    // An ended session has the same keys too, where a script looks for
+    // them, with null for what no longer applies.
+    assert_eq!(v["exit_code"], serde_json::Value::Null);
+    assert_eq!(v["primary"], "idle");
+    assert!(
+        v.get("state_byte").is_none(),
+        "the state once, by name: {v}"
+    );
+    let ended = sb
+        .hm()
+        .args(["run", "--bg", "--id", "done", "--socket-dir", sb.dir()])
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .expect("run hm run --bg");
+    assert!(ended.status.success(), "{}", stderr(&ended));
+    common::wait_until("'done' to end", || {
+        let out = sb.cmd(&["status", "done", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok_and(|e| e["exit_code"] == 3)
+    });
+    let out = sb.cmd(&["status", "done", "--json"]);
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(keys(&v), keys(&e));
+    assert_eq!(
+        (e["ended"].clone(), e["alive"].clone()),
+        (true.into(), false.into())
+    );
+    assert_eq!(e["pid"], serde_json::Value::Null);
 }
 
 #[test]

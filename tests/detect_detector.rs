@@ -121,6 +121,7 @@ fn a_foreground_job_reading_the_terminal_is_waiting_for_input() {
             reading_terminal: true,
             canonical: true,
             foreground_command: "deploy".to_owned(),
+            ..ProcessFacts::default()
         },
         1_000,
     );
@@ -142,6 +143,7 @@ fn the_sessions_own_shell_reading_is_idle() {
             reading_terminal: true,
             canonical: false,
             foreground_command: "bash".to_owned(),
+            ..ProcessFacts::default()
         },
         1_000,
     );
@@ -159,6 +161,7 @@ fn an_editor_in_the_foreground_is_not_waiting() {
         reading_terminal: true,
         canonical: false,
         foreground_command: "vim".to_owned(),
+        ..ProcessFacts::default()
     };
     d.verdict(t.screen(), 900);
     d.process(facts, 1_000);
@@ -190,6 +193,7 @@ fn a_silent_job_is_read_again_ever_more_rarely() {
         reading_terminal: false,
         canonical: true,
         foreground_command: "sleep".to_owned(),
+        ..ProcessFacts::default()
     };
     let mut now = 0;
     let mut waits = Vec::new();

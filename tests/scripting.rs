@@ -226,10 +226,25 @@ fn events_streams_every_sessions_changes_as_they_happen() {
             }
         }
     };
-    // A session there before: its state now.
-    next("the running session's state", &|v| {
-        v["id"] == before.id.as_str() && v["event"] == "state"
+    // A session there before: its state now, marked as such (nothing
+    // changed), with the same keys as `hm status --json`.
+    let snap = next("the running session's state", &|v| {
+        v["id"] == before.id.as_str()
     });
+    assert_eq!(snap["event"], "snapshot", "{snap}");
+    assert_eq!(
+        snap["command"],
+        serde_json::json!(["sleep", "20"]),
+        "{snap}"
+    );
+    let status: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", &before.id, "--json"]).stdout).expect("json");
+    let mut keys: Vec<&String> = snap.as_object().expect("object").keys().collect();
+    keys.retain(|k| *k != "event" && *k != "time_unix_ms");
+    let mut want: Vec<&String> = status.as_object().expect("object").keys().collect();
+    keys.sort();
+    want.sort();
+    assert_eq!(keys, want);
     // A session started after: seen as it starts, then each change.
     let gate = common::gate(&sb, "gate");
     let script = format!(
@@ -242,18 +257,20 @@ fn events_streams_every_sessions_changes_as_they_happen() {
         &["bash", "-c", &script],
     );
     next("the new session", &|v| {
-        v["id"] == "asks" && v["event"] == "state"
+        v["id"] == "asks" && v["event"] == "started"
     });
     common::open_gate(&gate);
     let v = next("waiting", &|v| {
-        v["id"] == "asks" && v["state"]["primary"] == "waiting"
+        v["id"] == "asks" && v["primary"] == "waiting"
     });
-    assert_eq!(v["state"]["detail"], "input", "{v}");
+    assert_eq!(v["event"], "state", "{v}");
+    assert_eq!(v["detail"], "input", "{v}");
     assert!(v["time_unix_ms"].is_u64(), "{v}");
     let sent = sb.cmd(&["send", &s.id, "y", "--enter"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
     let v = next("the end", &|v| v["id"] == "asks" && v["event"] == "ended");
-    assert_eq!(v["code"], 4, "{v}");
+    assert_eq!(v["exit_code"], 4, "{v}");
+    assert_eq!(v["state"], "dead", "{v}");
 }
 
 #[test]

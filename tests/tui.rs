@@ -1198,6 +1198,42 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
     });
 }
 
+/// Bytes that are not UTF-8 (`\xff\xfe`) show as U+FFFD, one each, in
+/// a pane and in focus, and the text around them stays in its columns
+/// (vt100 alone drops them: `ab`).
+#[test]
+fn invalid_utf8_shows_as_replacement_characters() {
+    let sb = Sandbox::new();
+    if !std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let _s = sb.start(
+        "bytes",
+        &[],
+        &["sh", "-c", "printf 'a\\377\\376b|\\n'; exec sleep 600"],
+    );
+    let tui = format!("{HM} tui --socket-dir {}", sb.dir());
+    let Some(tmux) = Tmux::start(&sb, &tui, (100, 20)) else {
+        println!("skipped: tmux could not start");
+        return;
+    };
+    wait_until("the replacement characters in the pane", || {
+        tmux.capture().contains("a\u{FFFD}\u{FFFD}b|")
+    });
+    tmux.keys("Enter");
+    wait_until("the replacement characters in focus", || {
+        tmux.capture()
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end() == "a\u{FFFD}\u{FFFD}b|")
+    });
+}
+
 /// `n` sessions `job00`.. running `sleep`, once each answers.
 fn sleepers_answering(sb: &Sandbox, n: usize) -> (Vec<String>, Vec<Session>) {
     let ids: Vec<String> = (0..n).map(|i| format!("job{i:02}")).collect();

@@ -31,6 +31,7 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
         rule: args.rule.clone(),
         fingerprint: args.fingerprint.clone(),
         subject: args.subject.clone(),
+        dialog: args.dialog,
     };
     let acted = client::runtime()?.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;

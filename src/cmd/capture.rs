@@ -22,7 +22,7 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
         let (info, st) = conn::query_info_status(&mut r, &mut w).await?;
         Ok((screen, info, st))
     }))?;
-    let v = client::session_json(&session.id, &st, info.as_ref());
+    let view = crate::client::view::SessionView::live(&session.id, &st, info.as_ref());
     let text = screen.text.as_str();
     let command: Vec<String> = info.as_ref().map(|i| i.command.clone()).unwrap_or_default();
     // The case must hold what `hm replay` can check: the verdict on the
@@ -42,8 +42,8 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     let size = format!("size: {}x{}\n", screen.cols, screen.rows);
     expected.push_str(&size);
     write_case(&args.fixture, text, &expected)?;
-    let live = crate::client::state_label(&st, info.as_ref());
-    let by = v["signals"][0]["source"].as_str().unwrap_or("timing");
+    let live = view.label();
+    let by = view.signals.first().map_or("timing", |s| s.source.as_str());
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -14,41 +14,44 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 
 use crate::cli::EventsArgs;
 use crate::client;
+use crate::client::view::SessionView;
 use crate::clock;
 use crate::config::Config;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
-use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
+use crate::protocol::{Reply, Request, Subscribe, conn};
 
-/// One line of output.
+/// One line of output: what happened, and the session as it is now.
 #[derive(Debug, serde::Serialize)]
 struct Event<'a> {
     time_unix_ms: u64,
-    id: &'a str,
-    /// `state` (the first one for a session is its state when it was
-    /// found), `ended`, or `gone` (the connection closed with no EXIT).
+    /// `snapshot` (a session's state when `hm events` started), `started`
+    /// (a session that appeared later, as first seen), `state` (a change),
+    /// `ended`, or `gone` (the connection closed with no EXIT).
     event: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<&'a StateReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<i32>,
+    #[serde(flatten)]
+    session: &'a SessionView,
 }
 
-fn print(json: bool, e: &Event<'_>) {
+fn print(json: bool, event: &str, session: &SessionView) {
     let mut out = std::io::stdout().lock();
+    let time_unix_ms = clock::unix_ms();
     let line = if json {
-        serde_json::to_string(e).unwrap_or_default()
+        let e = Event {
+            time_unix_ms,
+            event,
+            session,
+        };
+        serde_json::to_string(&e).unwrap_or_default()
     } else {
-        let what = match (e.event, e.state, e.code) {
-            ("state", Some(s), _) => s.label(),
-            ("ended", _, Some(code)) => format!("exited with code {code}"),
-            ("ended", _, None) => "exited".to_owned(),
-            (other, _, _) => other.to_owned(),
+        let what = match event {
+            "gone" => "gone".to_owned(),
+            _ => session.label(),
         };
         format!(
             "{}  {:<16} {what}",
-            clock_text(e.time_unix_ms),
-            paths::sanitize(e.id)
+            clock_text(time_unix_ms),
+            paths::sanitize(&session.id)
         )
     };
     // A closed pipe (`hm events | head`) ends the command: nothing to do.
@@ -69,8 +72,9 @@ fn clock_text(unix_ms: u64) -> String {
     )
 }
 
-/// Follows one session until it ends or its supervisor goes.
-async fn follow(sock: PathBuf, id: String, json: bool) {
+/// Follows one session until it ends or its supervisor goes; `first` is
+/// what its first line is called (`snapshot` or `started`).
+async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     // A socket that has just appeared may not listen yet.
     let mut tries = 0;
     let (mut r, mut w) = loop {
@@ -87,12 +91,19 @@ async fn follow(sock: PathBuf, id: String, json: bool) {
         state: true,
         ..Subscribe::default()
     };
-    if conn::ask(&mut w, &[Request::Subscribe(states)])
+    // INFO first: what the session is (its command, label, pid), which
+    // STATE frames do not repeat.
+    if conn::ask(&mut w, &[Request::Info, Request::Subscribe(states)])
         .await
         .is_err()
     {
         return;
     }
+    let mut view = SessionView {
+        id: id.clone(),
+        ..SessionView::default()
+    };
+    let mut event = first;
     loop {
         let frame = match r.recv().await {
             Ok(Some(f)) => f,
@@ -100,46 +111,28 @@ async fn follow(sock: PathBuf, id: String, json: bool) {
         };
         // What this client cannot read is skipped.
         match conn::decode(frame) {
-            Ok(Reply::State(report)) => print(
-                json,
-                &Event {
-                    time_unix_ms: clock::unix_ms(),
-                    id: &id,
-                    event: "state",
-                    state: Some(&report),
-                    code: None,
-                },
-            ),
+            Ok(Reply::Info(info)) => view = SessionView::described(&id, &info),
+            Ok(Reply::State(report)) => {
+                view.apply(&report);
+                print(json, event, &view);
+                event = "state";
+            }
             Ok(Reply::Exit(code)) => {
-                print(
-                    json,
-                    &Event {
-                        time_unix_ms: clock::unix_ms(),
-                        id: &id,
-                        event: "ended",
-                        state: None,
-                        code: Some(code),
-                    },
-                );
+                view.exited(code, clock::unix_ms());
+                print(json, "ended", &view);
                 return;
             }
             _ => {}
         }
     }
-    print(
-        json,
-        &Event {
-            time_unix_ms: clock::unix_ms(),
-            id: &id,
-            event: "gone",
-            state: None,
-            code: None,
-        },
-    );
+    view.error = Some("supervisor gone".to_owned());
+    view.alive = false;
+    print(json, "gone", &view);
 }
 
-/// Starts following every live session in `dir` not followed yet.
-fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool) {
+/// Starts following every live session in `dir` not followed yet; `first`
+/// names their first lines.
+fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool, first: &'static str) {
     let Ok(ids) = paths::list_ids(dir) else {
         return;
     };
@@ -156,7 +149,7 @@ fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool) {
         seen.borrow_mut().insert(id.clone());
         let seen = seen.clone();
         tokio::task::spawn_local(async move {
-            follow(session.sock.clone(), id.clone(), json).await;
+            follow(session.sock.clone(), id.clone(), json, first).await;
             // A later session may take the same id.
             seen.borrow_mut().remove(&id);
         });
@@ -184,7 +177,7 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
         let watch = crate::fd::register(dup, tokio::io::Interest::READABLE)
             .context("cannot watch the socket dir")?;
         let seen = Rc::new(RefCell::new(HashSet::new()));
-        follow_new(&dir, &seen, args.json);
+        follow_new(&dir, &seen, args.json, "snapshot");
         loop {
             let mut guard = watch
                 .readable()
@@ -205,7 +198,7 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
             }
             guard.clear_ready();
             if any {
-                follow_new(&dir, &seen, args.json);
+                follow_new(&dir, &seen, args.json, "started");
             }
         }
     })

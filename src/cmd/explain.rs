@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::ExplainArgs;
+use crate::client::view::SessionView;
 use crate::client::{self, find_session, human_ms};
 use crate::config::Config;
 use crate::protocol::conn;
@@ -18,7 +19,8 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
         Ok(conn::query_info_status(&mut r, &mut w).await?)
     }))?;
     let mut out = std::io::stdout().lock();
-    let mut v = client::session_json(&session.id, &st, info.as_ref());
+    let view = SessionView::live(&session.id, &st, info.as_ref());
+    let mut v = serde_json::to_value(&view)?;
     let evidence = info
         .as_ref()
         .and_then(|i| i.evidence.clone())
@@ -26,9 +28,7 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     let classifier = info.as_ref().map(|i| i.classifier.as_str());
     if args.json {
         v["evidence"] = evidence;
-        v["classifier"] = classifier.into();
         if let Some(i) = &info {
-            v["dialog"] = serde_json::to_value(&i.dialog)?;
             v["automation"] = serde_json::to_value(&i.automation)?;
             v["actions"] = serde_json::to_value(&i.actions)?;
         }
@@ -40,14 +40,27 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
         out,
         "{}: {} for {} ({} classifier)",
         session.id,
-        client::state_label(&st, info.as_ref()),
+        view.label(),
         human_ms(u64::from(st.state_ms)),
         classifier
     )?;
-    for key in ["health", "agent"] {
-        if let Some(x) = v[key].as_str() {
-            writeln!(out, "  {key}: {x}")?;
+    if let Some(x) = v["health"].as_str() {
+        writeln!(out, "  health: {x}")?;
+    }
+    // Which agent, what named it, and whether automation may act for it.
+    let row = |rule: &str| {
+        evidence
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["rule"] == rule))
+    };
+    if let Some(x) = v["agent"].as_str() {
+        match row("agent").and_then(|r| r["source"].as_str()) {
+            Some(by) => writeln!(out, "  agent: {x} (named by its {by})")?,
+            None => writeln!(out, "  agent: {x}")?,
         }
+    }
+    if let Some(x) = row("agent.identity").and_then(|r| r["value"].as_str()) {
+        writeln!(out, "  identity: {x}")?;
     }
     let signals = v["signals"].as_array().cloned().unwrap_or_default();
     if signals.is_empty() {
@@ -97,8 +110,8 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
         };
         writeln!(
             out,
-            "dialog: {}{about} · {answers} · fingerprint {}",
-            d.rule, d.fingerprint
+            "dialog {}: {}{about} · {answers} · fingerprint {}",
+            d.id, d.rule, d.fingerprint
         )?;
     }
     if !info.automation.is_empty() {

@@ -107,7 +107,7 @@ fn send(socket: &std::path::Path, report: &Report) {
     };
     let _ = sock.set_write_timeout(Some(PATIENCE));
     let _ = sock.set_read_timeout(Some(PATIENCE));
-    let mut frames = Request::Report(report).encode();
+    let mut frames = Request::Report(Box::new(report.clone())).encode();
     Request::Status.encode_into(&mut frames);
     if sock.write_all(&frames).is_err() {
         return;

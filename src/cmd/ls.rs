@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::LsArgs;
+use crate::client::view::SessionView;
 use crate::client::{self, human_ms};
 use crate::clock;
 use crate::config::Config;
@@ -72,12 +73,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     if args.json {
-        let list: Vec<_> = rows.iter().map(row_json).collect();
-        writeln!(out, "{}", serde_json::Value::Array(list))?;
+        let list: Vec<_> = rows.iter().map(row_view).collect();
+        writeln!(out, "{}", serde_json::to_string(&list)?)?;
         return Ok(0);
     }
     if rows.is_empty() {
-        eprintln!("no sessions in {}", dir.display());
+        eprintln!(
+            "no sessions in {}",
+            crate::error::cut(&dir.display().to_string(), crate::error::PART_MAX)
+        );
         return Ok(0);
     }
     let now = clock::unix_ms();
@@ -97,7 +101,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             let (pid, state, idle) = match (&r.status, r.orphan) {
                 (Some(s), _) => (
                     s.pid.to_string(),
-                    client::state_label(s, r.info.as_ref()),
+                    SessionView::live(&r.id, s, r.info.as_ref()).label(),
                     human_ms(u64::from(s.idle_ms)),
                 ),
                 (None, Some(pid)) => (pid.to_string(), "orphaned".into(), "-".into()),
@@ -170,22 +174,13 @@ fn command(r: &Row) -> String {
     words.map_or_else(|| "-".into(), |w| paths::sanitize(&w))
 }
 
-fn row_json(r: &Row) -> serde_json::Value {
-    if let Some(e) = &r.ended {
-        return client::ended_json(e);
+fn row_view(r: &Row) -> SessionView {
+    match (&r.ended, &r.status, r.orphan) {
+        (Some(e), _, _) => SessionView::ended(e),
+        (None, Some(s), _) => SessionView::live(&r.id, s, r.info.as_ref()),
+        (None, None, Some(pid)) => SessionView::orphaned(&r.id, pid),
+        (None, None, None) => SessionView::unanswered(&r.id),
     }
-    if let Some(s) = &r.status {
-        return client::session_json(&r.id, s, r.info.as_ref());
-    }
-    let mut v = serde_json::json!({ "id": r.id });
-    if let Some(pid) = r.orphan {
-        v["pid"] = pid.into();
-        v["alive"] = true.into();
-        v["orphaned"] = true.into();
-    } else {
-        v["error"] = "no answer".into();
-    }
-    v
 }
 
 async fn query_all(dir: &Path) -> Result<Vec<Row>> {

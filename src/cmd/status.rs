@@ -5,12 +5,15 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::StatusArgs;
+use crate::client::view::SessionView;
 use crate::client::{self, find_session, human_ms};
 use crate::config::Config;
 use crate::protocol::conn;
 
 pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
+    // One wait in all, asking and then looking for the ended record.
+    let deadline = std::time::Instant::now() + client::ANSWER_TIMEOUT;
     let asked = find_session(&dir, &args.id).and_then(|session| {
         client::runtime()?.block_on(client::answered(&session.id, async {
             let (mut r, mut w) = conn::connect(&session.sock).await?;
@@ -22,12 +25,12 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         Err(e) => {
             // Not running: perhaps it ended (or is ending as we ask), and
             // its record is kept.
-            let Some(r) = client::ended_meanwhile(&dir, &args.id) else {
+            let Some(r) = client::ended_meanwhile(&dir, &args.id, deadline) else {
                 return Err(e);
             };
             let mut out = std::io::stdout().lock();
             if args.json {
-                writeln!(out, "{}", client::ended_json(&r))?;
+                writeln!(out, "{}", serde_json::to_string(&SessionView::ended(&r))?)?;
                 return Ok(0);
             }
             writeln!(out, "session:  {}", r.id)?;
@@ -65,11 +68,11 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         }
     };
     let session_id = args.id.clone();
-    let state = client::state_label(&st, info.as_ref());
+    let view = SessionView::live(&session_id, &st, info.as_ref());
+    let state = view.label();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let v = client::session_json(&session_id, &st, info.as_ref());
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", serde_json::to_string(&view)?)?;
     } else {
         writeln!(out, "session:  {}", session_id)?;
         if let Some(label) = info.as_ref().and_then(|i| i.label.as_deref()) {
@@ -90,6 +93,20 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         }
         if let Some(agent) = report.and_then(|r| r.agent.as_deref()) {
             writeln!(out, "agent:    {agent}")?;
+        }
+        if let Some(d) = &view.dialog {
+            let about = d.subject.as_deref().map_or_else(
+                || d.rule.clone(),
+                |s| format!("'{}'", crate::paths::sanitize(s)),
+            );
+            writeln!(out, "dialog:   {} about {about}", d.id)?;
+            if !d.answers.is_empty() {
+                writeln!(
+                    out,
+                    "          (hm approve {0} --dialog {1} answers exactly this one)",
+                    session_id, d.id
+                )?;
+            }
         }
         writeln!(out, "idle:     {}", human_ms(u64::from(st.idle_ms)))?;
         writeln!(out, "alive:    {}", if st.alive { "yes" } else { "no" })?;

@@ -37,6 +37,13 @@ pub fn expand_tilde(raw: &str, home: Option<&Path>) -> Result<PathBuf, String> {
     if raw.contains('\0') {
         return Err("the path contains a NUL character".to_owned());
     }
+    // The kernel takes no longer path (PATH_MAX, its NUL included).
+    if raw.len() >= 4096 {
+        return Err(format!(
+            "the path is {} bytes long; a path has at most 4095",
+            raw.len()
+        ));
+    }
     let Some(rest) = raw.strip_prefix('~') else {
         return Ok(PathBuf::from(raw));
     };
@@ -97,6 +104,8 @@ mod tests {
         assert!(expand_tilde("~x", home).is_err());
         assert!(expand_tilde("~", None).is_err());
         assert!(expand_tilde("", home).is_err());
+        assert!(expand_tilde(&"a".repeat(4096), home).is_err());
+        assert!(expand_tilde(&"a".repeat(4095), home).is_ok());
     }
 
     #[test]

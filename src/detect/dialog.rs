@@ -36,6 +36,9 @@ pub struct Dialog {
     /// Its rows, from the one its rule's first pattern matched down to the
     /// end of the rule's region.
     pub rows: Vec<String>,
+    /// Where those rows are on the screen: the first and the last one's
+    /// row numbers (from 0 at the top), so a view can show the dialog.
+    pub screen_rows: Option<(u16, u16)>,
     /// A digest of rule, subject and rows: the same dialog, unchanged.
     pub fingerprint: String,
     /// Whether the program asked for application cursor keys (arrows are
@@ -132,7 +135,7 @@ impl Detector {
         }
         let (owner, rule) = owner_of(&self.rules, &found.rule)?;
         let input = screen::input_box(&snap, agent, owner);
-        let rows = dialog_rows(&snap, rule, input);
+        let (rows, screen_rows) = dialog_rows(&snap, rule, input);
         let subject = rule
             .subject
             .as_ref()
@@ -145,6 +148,7 @@ impl Detector {
             detail,
             subject,
             rows,
+            screen_rows,
             fingerprint: format!("{:016x}", hasher.finish()),
             app_cursor: screen.application_cursor(),
         })
@@ -181,20 +185,32 @@ fn owner_of<'r>(rules: &'r RuleSet, name: &str) -> Option<(&'r AgentRules, &'r S
 
 /// The rows of `rule`'s first condition's region from the first one its
 /// first pattern matches (all of them if it has none), trailing blanks
-/// removed and each cut to [`ROW_MAX`].
-fn dialog_rows(snap: &Snapshot, rule: &ScreenRule, input: Option<screen::BoxAt>) -> Vec<String> {
+/// removed and each cut to [`ROW_MAX`]; and the screen row numbers of the
+/// first and last of them.
+fn dialog_rows(
+    snap: &Snapshot,
+    rule: &ScreenRule,
+    input: Option<screen::BoxAt>,
+) -> (Vec<String>, Option<(u16, u16)>) {
     let Some(cond) = rule.conditions.first() else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     let rows = screen::region_rows(snap, cond, input);
     let first = cond.all.first().or(cond.any.first());
     let start = first
         .and_then(|re| rows.iter().position(|(_, r)| re.is_match(r)))
         .unwrap_or(0);
-    rows[start..]
+    let shown = &rows[start..];
+    let number = |i: usize| u16::try_from(i).unwrap_or(u16::MAX);
+    let span = shown
+        .first()
+        .zip(shown.last())
+        .map(|((a, _), (b, _))| (number(*a), number(*b)));
+    let text = shown
         .iter()
         .map(|(_, r)| r.trim_end().chars().take(ROW_MAX).collect())
-        .collect()
+        .collect();
+    (text, span)
 }
 
 /// What the dialog asks about: the first subject pattern that matches its

@@ -53,6 +53,10 @@ pub struct Evidence {
     pub stuck_after_ms: u64,
     pub started_ms: u64,
     pub agent: Option<AgentFinding>,
+    /// The agent named by the process that runs it (its command, or the
+    /// process in front of the terminal): the only one automation acts
+    /// for. `None` where only a screen, a title or nothing names one.
+    pub identity: Option<AgentFinding>,
     pub screen: Option<Finding>,
     pub title: Option<Finding>,
     pub notification: Option<Finding>,
@@ -105,6 +109,28 @@ impl Evidence {
                 fresh: true,
             });
         }
+        rows.push(match &self.identity {
+            Some(a) => EvidenceRow {
+                source: a.source,
+                rule: "agent.identity".to_owned(),
+                value: format!("{}: automation may answer its dialogs", a.name),
+                text: match a.source {
+                    Source::Process => "named by the process in front of the terminal",
+                    _ => "named by the session's command",
+                }
+                .to_owned(),
+                since_ms: a.since_ms,
+                fresh: true,
+            },
+            None => EvidenceRow {
+                source: self.agent.as_ref().map_or(Source::Command, |a| a.source),
+                rule: "agent.identity".to_owned(),
+                value: "none: automation answers no dialog here".to_owned(),
+                text: "only its command or foreground process names an agent for it".to_owned(),
+                since_ms: self.started_ms,
+                fresh: true,
+            },
+        });
         for f in [
             &self.status,
             &self.hook,

@@ -4,7 +4,7 @@
 //! comes from outside the output stream, on the supervisor's schedule,
 //! and the only one whose findings go stale on their own.
 
-use super::{Detail, Detector, Finding, Primary, SHELL, Source};
+use super::{Detail, Detector, Finding, PROGRAM, Primary, SHELL, Source};
 
 /// Process facts are read right before each verdict; older ones are stale.
 pub(super) const PROCESS_FRESH_MS: u64 = 2_000;
@@ -29,8 +29,23 @@ pub struct ProcessFacts {
     /// editor turns it off at its prompt; its `read` builtin, like most
     /// programs asking a question, leaves it on.
     pub canonical: bool,
-    /// The foreground process's command name (`/proc/PID/comm`).
+    /// The foreground group leader's command name (`/proc/PID/comm`).
     pub foreground_command: String,
+    /// The processes in front of the terminal, the last in front: the
+    /// group's leader, then through shells the job each runs (`sh -c
+    /// 'prog; cat file'` keeps one group for all three).
+    pub front: Vec<ProcessId>,
+    /// The names the process in front goes by: its `comm` and the file
+    /// names of its first arguments (`node .../bin/opencode`).
+    pub foreground_names: Vec<String>,
+}
+
+/// One process, across pid reuse: its pid and when it started (clock
+/// ticks since boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessId {
+    pub pid: i32,
+    pub started: u64,
 }
 
 impl Detector {
@@ -39,6 +54,7 @@ impl Detector {
         if !self.settings.process_evidence {
             return;
         }
+        self.front(&facts, now_ms);
         let fg = [facts.foreground_command.clone()];
         let fg_agent = self.rules.agent_for_command(&fg).map(|a| a.name.clone());
         let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
@@ -91,5 +107,45 @@ impl Detector {
             }
             (found, _) => found,
         };
+    }
+}
+
+impl Detector {
+    /// Who is in front of the terminal now: the agent its process names
+    /// (what automation may act for, [`Detector::identity`]), and the end
+    /// of a status record's trust once the process that asked is gone
+    /// from the front.
+    fn front(&mut self, facts: &ProcessFacts, now_ms: u64) {
+        self.facts_seen = true;
+        self.front.clone_from(&facts.front);
+        self.foreground_is_session = facts.foreground_is_session;
+        // Whether or not it is the session's own program: `sh -c 'exec
+        // opencode'` is opencode.
+        let agent = self
+            .rules
+            .agent_for_names(&facts.foreground_names)
+            .map(|a| a.name.clone())
+            .filter(|a| a != SHELL && a != PROGRAM);
+        if agent != self.process_agent {
+            self.process_agent = agent;
+            self.reclassify_title(now_ms);
+        }
+        self.note_agent(now_ms);
+        if !self.asker_in_front() {
+            self.withdraw_status();
+        }
+    }
+}
+
+impl Detector {
+    /// Whether the process that asked for the status protocol is still in
+    /// front of the terminal: the process in front, or a shell that runs
+    /// it (a shell that asked with its own `printf` runs its next command
+    /// in front of itself). `true` where processes are not evidence.
+    pub(super) fn asker_in_front(&self) -> bool {
+        match self.asker {
+            Some(Some(p)) => self.front.contains(&p),
+            _ => true,
+        }
     }
 }

@@ -219,13 +219,27 @@ impl RuleSet {
         self.agents.iter().find(|a| a.name == name)
     }
 
-    /// The agent whose program `command` runs, from argv[0]'s file name.
+    /// The agent whose program `command` runs, from argv[0]'s file name,
+    /// or the program's that an `env` runs (`env -i NAME=VALUE... codex`).
     pub fn agent_for_command(&self, command: &[String]) -> Option<&AgentRules> {
-        let first = command.first()?;
+        let first = program_of(command)?;
         let base = Path::new(first).file_name()?.to_str()?;
         self.agents
             .iter()
             .find(|a| !a.is_any() && a.commands.iter().any(|c| c == base))
+    }
+
+    /// The agent a process going by `names` is (its `comm`, the file names
+    /// of its arguments): an agent over an interactive program or a shell,
+    /// so that `node .../bin/opencode` is opencode, not a REPL.
+    pub fn agent_for_names(&self, names: &[String]) -> Option<&AgentRules> {
+        let of = |n: &String| self.agent_for_command(std::slice::from_ref(n));
+        let ordinary = |a: &&AgentRules| matches!(a.name.as_str(), "shell" | "program");
+        names
+            .iter()
+            .filter_map(of)
+            .find(|a| !ordinary(a))
+            .or_else(|| names.iter().find_map(of))
     }
 
     /// Merge one file's agent in: rules with the same name replace the
@@ -363,6 +377,29 @@ pub fn user_rules_dir(
         .map(Path::to_path_buf)
         .or_else(|| home.map(|h| h.join(".config")))
         .map(|c| c.join("heimdall").join("rules"))
+}
+
+/// The program `command` runs: argv[0], or the one an `env` before it
+/// runs (`env [-i] [-u NAME] [NAME=VALUE]... PROGRAM`).
+fn program_of(command: &[String]) -> Option<&str> {
+    let first = command.first()?;
+    if Path::new(first).file_name().is_none_or(|b| b != "env") {
+        return Some(first);
+    }
+    let mut args = command.iter().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-i" | "--ignore-environment" | "-" => {}
+            "-u" => {
+                args.next();
+            }
+            "--" => return args.next().map(String::as_str),
+            _ if a.starts_with("--unset=") => {}
+            _ if a.starts_with('-') || a.contains('=') => {}
+            _ => return Some(a),
+        }
+    }
+    Some(first)
 }
 
 #[cfg(test)]

@@ -175,8 +175,9 @@ fn render(t: &Term, area: Rect, cursor: bool) {
 /// Checks: no panic escapes `Term` or the renderer (vt100's own panics are
 /// caught in `Term` and counted in `resets`); rendering stays inside its
 /// area; `Term` shows exactly what a bare parser shows for the same input
-/// (fed in whole characters, see [`Reference`]; while neither has
-/// panicked); and with a cap of [`LIMIT`] bytes in front
+/// with invalid UTF-8 text made visible (`crate::vt::utf8`, through a cap
+/// too large to cut; fed in whole characters, see [`Reference`]; while
+/// neither has panicked); and with a cap of [`LIMIT`] bytes in front
 /// of a parser, no OSC longer than the cap reaches it and the screen is
 /// the same as without the cap (so the cap only ever drops string bytes).
 pub fn tui_screen(data: &[u8]) {
@@ -186,6 +187,7 @@ pub fn tui_screen(data: &[u8]) {
     let mut raw = Reference::<()>::new(start);
     let mut capped = Reference::<Osc>::new(start);
     let mut cap = StringCap::with_limit(LIMIT);
+    let mut visible = StringCap::with_limit(usize::MAX);
     let mut resets = 0;
     let mut ops = 0;
     while !u.is_empty() && ops < 500 {
@@ -195,10 +197,12 @@ pub fn tui_screen(data: &[u8]) {
                 let n = usize::from(u.arbitrary::<u16>().unwrap_or(0));
                 let bytes = u.bytes(n.min(u.len())).unwrap_or_default();
                 term.feed(bytes);
-                raw.feed(bytes);
+                let mut shown = Vec::new();
+                visible.filter(bytes, &mut shown);
+                raw.feed(&shown);
                 let mut out = Vec::new();
                 cap.filter(bytes, &mut out);
-                assert!(out.len() <= bytes.len());
+                assert!(out.len() <= shown.len());
                 capped.feed(&out);
             }
             1 => {
@@ -222,6 +226,7 @@ pub fn tui_screen(data: &[u8]) {
                 raw = Reference::new(term.size());
                 capped = Reference::new(term.size());
                 cap = StringCap::with_limit(LIMIT);
+                visible = StringCap::with_limit(usize::MAX);
                 resets = term.resets;
             }
         }

@@ -17,7 +17,13 @@ pub fn status_records(data: &[u8]) {
     use crate::vt::term::Term;
 
     let mut term = Term::with_callbacks(Size { cols: 80, rows: 24 }, Recorder::default());
-    let mut detector = Detector::new(Settings::default(), &["claude".to_owned()], 0);
+    // No processes here to tell the asker by: its records count as a
+    // replay's do.
+    let settings = Settings {
+        process_evidence: false,
+        ..Settings::default()
+    };
+    let mut detector = Detector::new(settings, &["claude".to_owned()], 0);
     // The program asks first, as Claude Code does; the rest is the input.
     term.feed(b"\x1b]7501;?\x07");
     let mut now = 0;

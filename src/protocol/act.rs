@@ -27,6 +27,12 @@ pub struct Act {
     /// `dialog` gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// Only if the dialog is still this appearance: its `id` as STATE,
+    /// STATUS's INFO or an earlier ACTED gave it. What a person saw and
+    /// answered; a dialog shown since (even one that looks the same) has
+    /// another id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<u64>,
     /// Only if what the dialog asks about matches this regex.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
@@ -48,6 +54,10 @@ pub struct Acted {
     /// What was done, as the session's action log keeps it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<ActionRecord>,
+    /// When nothing was sent: the dialog on the screen now, if any (what
+    /// the asker should show instead of the one it answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<Box<DialogInfo>>,
 }
 
 /// One answer given to a dialog, by hand or by an automation rule: what
@@ -81,17 +91,24 @@ pub struct ActionRecord {
     pub unfinished: Option<String>,
 }
 
-/// INFO's `dialog`: the dialog on the screen now, if the verdict stands
-/// on one.
+/// The dialog on the screen now, if the verdict stands on one: INFO's
+/// `dialog` and STATE's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DialogInfo {
+    /// This appearance of the dialog: it changes whenever another dialog
+    /// is shown (another rule or subject, or the same again after none),
+    /// not when its selection moves. 0 from a supervisor that gives none.
+    pub id: u64,
     pub rule: String,
     pub detail: Option<Detail>,
     pub subject: Option<String>,
     pub fingerprint: String,
     /// The answers its agent's rules know keys for (`approve`, `deny`).
     pub answers: Vec<String>,
+    /// Where it is on the screen: its first and last row (from 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen_rows: Option<(u16, u16)>,
 }
 
 /// INFO's `automation`: one configured `[[automation]]` rule, and whether

@@ -2,9 +2,13 @@
 //! ([`Request`]) and what a supervisor sends ([`Reply`]), with the JSON
 //! payloads of the extensions (INFO, SCREEN, STATE) as serde structs.
 //!
-//! Bytes are made and read only here (and in the supervisor's streaming
-//! reader, which must not hold a whole OUTPUT or INPUT frame twice), so a
-//! client says `Request::Resize(size)` and matches on `Reply::Exit(code)`.
+//! Bytes are made and read only here, on both sides: a client says
+//! `Request::Resize(size)` and matches on `Reply::Exit(code)`; the
+//! supervisor decodes each whole frame with [`Request::decode`], matches on
+//! the request and queues `Reply`s. Two payloads do not pass through here
+//! whole, so that neither is held twice: INPUT, which the supervisor's
+//! reader collects as it arrives, and OUTPUT, written from the ring with
+//! [`super::header`].
 //! The layouts are those of `docs/protocol.md`; the golden tests in
 //! `protocol.rs` pin them.
 
@@ -165,7 +169,7 @@ pub enum Request<'a> {
     Info,
     Screen,
     /// What an agent's hook said (see [`crate::detect::hooks`]).
-    Report(&'a crate::detect::hooks::Report),
+    Report(Box<crate::detect::hooks::Report>),
     /// Answer the dialog on the screen, if it still is as expected.
     Act(Act),
 }
@@ -207,6 +211,51 @@ impl Request<'_> {
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         out.extend(self.encode());
     }
+
+    /// Reads the whole payload of a frame of type `ty`: what the
+    /// supervisor carries out. INPUT borrows its bytes. A payload that is
+    /// not what its type takes is an error, which the caller answers as
+    /// the protocol says for that type (ERROR, an ACTED refusal, nothing).
+    pub fn decode<'a>(ty: ClientType, payload: &'a [u8]) -> Result<Request<'a>, PayloadError> {
+        let json = |what: &'static str, e: serde_json::Error| PayloadError::Json {
+            what,
+            reason: e.to_string(),
+        };
+        Ok(match ty {
+            ClientType::Input => Request::Input(payload),
+            // The flags byte is the extension; an empty payload is the seed's.
+            ClientType::Subscribe => {
+                Request::Subscribe(Subscribe::from_flags(payload.first().copied().unwrap_or(0)))
+            }
+            ClientType::Status => Request::Status,
+            ClientType::Resize => Request::Resize(Size::decode(payload)?),
+            // Four bytes are the extension's grace period; any other length
+            // is read as the seed's KILL, as the first supervisors did.
+            ClientType::Kill => Request::Kill(match super::decode_kill(payload) {
+                Some(u32::MAX) => Kill::AwaitExit,
+                Some(ms) => Kill::Grace(ms),
+                None => Kill::Plain,
+            }),
+            ClientType::Info => Request::Info,
+            ClientType::Screen => Request::Screen,
+            ClientType::Report => {
+                let max = crate::detect::hooks::MAX_REPORT;
+                if payload.len() > max {
+                    return Err(PayloadError::TooLong {
+                        what: "REPORT",
+                        max,
+                        got: payload.len(),
+                    });
+                }
+                Request::Report(Box::new(
+                    serde_json::from_slice(payload).map_err(|e| json("REPORT", e))?,
+                ))
+            }
+            ClientType::Act => {
+                Request::Act(serde_json::from_slice(payload).map_err(|e| json("ACT", e))?)
+            }
+        })
+    }
 }
 
 /// What a supervisor sends.
@@ -236,6 +285,60 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// ERROR: why the connection is being closed.
+    pub fn error(code: super::ErrorCode, message: &str) -> Reply {
+        Reply::Error {
+            code: code as u16,
+            message: message.to_owned(),
+        }
+    }
+
+    pub fn kind(&self) -> Option<ServerType> {
+        Some(match self {
+            Reply::Output(_) => ServerType::Output,
+            Reply::Status(_) => ServerType::StatusResp,
+            Reply::Exit(_) => ServerType::Exit,
+            Reply::Error { .. } => ServerType::Error,
+            Reply::Info(_) => ServerType::Info,
+            Reply::ReplayEnd => ServerType::ReplayEnd,
+            Reply::State(_) => ServerType::State,
+            Reply::Screen(_) => ServerType::Screen,
+            Reply::Acted(_) => ServerType::Acted,
+            Reply::Mark(_) => ServerType::Mark,
+            Reply::Unknown(_) => return None,
+        })
+    }
+
+    /// The whole frame, as a supervisor sends it (nothing for an unknown
+    /// type, which only a client reads). The supervisor writes OUTPUT
+    /// straight from its ring instead, with [`super::header`].
+    pub fn encode(&self) -> Vec<u8> {
+        let Some(ty) = self.kind() else {
+            return Vec::new();
+        };
+        let ty = ty as u8;
+        // The JSON payloads are plain data: they always serialise.
+        let json = |v: Result<Vec<u8>, serde_json::Error>| v.unwrap_or_default();
+        match self {
+            Reply::Output(bytes) => frame(ty, bytes),
+            Reply::Status(st) => frame(ty, &st.encode()),
+            Reply::Exit(code) => frame(ty, &super::encode_exit(*code)),
+            Reply::Error { code, message } => {
+                let mut p = Vec::with_capacity(2 + message.len());
+                p.extend_from_slice(&code.to_be_bytes());
+                p.extend_from_slice(message.as_bytes());
+                frame(ty, &p)
+            }
+            Reply::Info(info) => frame(ty, &json(serde_json::to_vec(info))),
+            Reply::ReplayEnd => frame(ty, &[]),
+            Reply::State(report) => frame(ty, &json(serde_json::to_vec(report))),
+            Reply::Screen(screen) => frame(ty, &json(serde_json::to_vec(screen))),
+            Reply::Acted(acted) => frame(ty, &json(serde_json::to_vec(acted))),
+            Reply::Mark(mark) => frame(ty, &mark.encode()),
+            Reply::Unknown(_) => Vec::new(),
+        }
+    }
+
     /// Reads a frame; a known type with a payload it cannot have is an
     /// error.
     pub fn decode(f: Frame) -> Result<Reply, PayloadError> {
@@ -407,6 +510,84 @@ mod tests {
             Request::Input(b"ls\r").encode(),
             [1, 0, 0, 0, 3, b'l', b's', b'\r']
         );
+    }
+
+    #[test]
+    fn every_request_decodes_as_it_was_encoded() {
+        let report = crate::detect::hooks::Report {
+            agent: "claude".into(),
+            event: "Stop".into(),
+            ..Default::default()
+        };
+        let act = Act {
+            answer: "approve".into(),
+            dialog: Some(7),
+            ..Act::default()
+        };
+        let all = [
+            Request::Input(b"ls\r"),
+            Request::Subscribe(Subscribe::default()),
+            Request::Subscribe(Subscribe::from_flags(0x0f)),
+            Request::Status,
+            Request::Resize(Size { cols: 80, rows: 24 }),
+            Request::Kill(Kill::Plain),
+            Request::Kill(Kill::AwaitExit),
+            Request::Kill(Kill::Grace(500)),
+            Request::Info,
+            Request::Screen,
+            Request::Report(Box::new(report)),
+            Request::Act(act),
+        ];
+        for r in all {
+            let f = one_frame(&r.encode());
+            let ty = ClientType::try_from(f.ty).expect("a known type");
+            assert_eq!(Request::decode(ty, &f.payload), Ok(r.clone()), "{r:?}");
+        }
+        // What the seed's supervisors read a KILL of another length as.
+        assert_eq!(
+            Request::decode(ClientType::Kill, &[0, 0, 1, 0, 0]),
+            Ok(Request::Kill(Kill::Plain))
+        );
+        assert!(Request::decode(ClientType::Resize, &[0, 80]).is_err());
+        assert!(Request::decode(ClientType::Act, b"{").is_err());
+        let huge = vec![b' '; crate::detect::hooks::MAX_REPORT + 1];
+        assert!(Request::decode(ClientType::Report, &huge).is_err());
+    }
+
+    #[test]
+    fn every_reply_decodes_as_it_was_encoded() {
+        let all = [
+            Reply::Output(b"hi".to_vec()),
+            Reply::Status(Status {
+                pid: 1,
+                idle_ms: 2,
+                alive: true,
+                state: 5,
+                state_ms: 3,
+            }),
+            Reply::Exit(-1),
+            Reply::error(ErrorCode::TooSlow, "slow"),
+            Reply::Info(Box::default()),
+            Reply::ReplayEnd,
+            Reply::Screen(Box::default()),
+            Reply::Acted(Box::new(Acted {
+                ok: false,
+                reason: Some("no".into()),
+                ..Acted::default()
+            })),
+            Reply::Mark(Mark {
+                size: Size { cols: 9, rows: 4 },
+                unix_ms: 7,
+            }),
+        ];
+        for r in all {
+            assert_eq!(
+                Reply::decode(one_frame(&r.encode())),
+                Ok(r.clone()),
+                "{r:?}"
+            );
+        }
+        assert_eq!(Reply::Unknown(0xee).encode(), Vec::<u8>::new());
     }
 
     #[test]

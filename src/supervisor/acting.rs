@@ -25,7 +25,7 @@ use crate::detect::rules::RuleSet;
 use crate::protocol::{ActionRecord, AutomationInfo};
 
 use super::state::Expect;
-pub(super) use keys::{automate, by_hand};
+pub(super) use keys::{automate, by_hand, unreadable};
 
 /// How many answers the log keeps (each with its dialog's rows).
 const LOG_LEN: usize = 8;
@@ -35,8 +35,11 @@ const LOG_LEN: usize = 8;
 pub struct Acting {
     rules: Vec<Automated>,
     log: VecDeque<ActionRecord>,
-    /// The dialog on screen at the tracker's last look.
+    /// The dialog on screen at the last look (the tracker's, or a report's).
     seen: Option<Seen>,
+    /// How many appearances of dialogs there have been: the last one's
+    /// identity.
+    appearances: u64,
     /// An answer whose later keys are still to be sent: what they are.
     pending: Option<String>,
 }
@@ -54,6 +57,9 @@ struct Automated {
 /// dwell started over; it is answered at most once.
 #[derive(Debug)]
 struct Seen {
+    /// Its identity: a number no other appearance in this supervisor has,
+    /// which a person's answer names so that it cannot land on another.
+    id: u64,
     rule: String,
     subject: Option<String>,
     fingerprint: String,
@@ -106,7 +112,7 @@ impl Acting {
 
     /// The tracker's look at the session: `dialog` is the one the verdict
     /// stands on now (none, when it stands on none), `agent` the agent the
-    /// session runs. The automation rule due to answer it now, if any.
+    /// session runs as its process names it (none: nothing is answered). The automation rule due to answer it now, if any.
     pub fn observe(
         &mut self,
         dialog: Option<&Dialog>,
@@ -114,28 +120,8 @@ impl Acting {
         rules: &RuleSet,
         now_ms: u64,
     ) -> Option<usize> {
-        let Some(d) = dialog else {
-            self.seen = None;
-            return None;
-        };
-        match &mut self.seen {
-            Some(seen) if seen.is(d) => {
-                if seen.fingerprint != d.fingerprint {
-                    seen.fingerprint.clone_from(&d.fingerprint);
-                    seen.since_ms = now_ms;
-                }
-            }
-            _ => {
-                self.seen = Some(Seen {
-                    rule: d.rule.clone(),
-                    subject: d.subject.clone(),
-                    fingerprint: d.fingerprint.clone(),
-                    since_ms: now_ms,
-                    answered: false,
-                    due: None,
-                });
-            }
-        }
+        self.see(dialog, now_ms);
+        let d = dialog?;
         let which = self.fitting(d, agent, rules);
         let seen = self.seen.as_mut()?;
         seen.due = match which {
@@ -147,10 +133,47 @@ impl Acting {
         seen.due.filter(|(_, at)| now_ms >= *at).map(|(i, _)| i)
     }
 
-    /// The first rule that would answer `d`: its agent, detail and subject
-    /// fit, and the agent's rules have keys for its answer that fit the
-    /// dialog as it is.
+    /// A look at the screen found `dialog` (none: no dialog): the same
+    /// appearance as the last look's, or a new one. Its identity.
+    pub fn see(&mut self, dialog: Option<&Dialog>, now_ms: u64) -> Option<u64> {
+        let Some(d) = dialog else {
+            self.seen = None;
+            return None;
+        };
+        match &mut self.seen {
+            Some(seen) if seen.is(d) => {
+                if seen.fingerprint != d.fingerprint {
+                    seen.fingerprint.clone_from(&d.fingerprint);
+                    seen.since_ms = now_ms;
+                }
+            }
+            _ => self.seen = Some(self.appeared(d, now_ms, false)),
+        }
+        self.seen.as_ref().map(|s| s.id)
+    }
+
+    /// A new appearance of `d`, seen first at `now_ms`.
+    fn appeared(&mut self, d: &Dialog, now_ms: u64, answered: bool) -> Seen {
+        self.appearances += 1;
+        Seen {
+            id: self.appearances,
+            rule: d.rule.clone(),
+            subject: d.subject.clone(),
+            fingerprint: d.fingerprint.clone(),
+            since_ms: now_ms,
+            answered,
+            due: None,
+        }
+    }
+
+    /// The first rule that would answer `d`: the session's agent is named
+    /// by its process and the dialog is that agent's, its agent, detail
+    /// and subject fit, and the agent's rules have keys for its answer
+    /// that fit the dialog as it is.
     fn fitting(&self, d: &Dialog, agent: Option<&str>, rules: &RuleSet) -> Option<usize> {
+        if agent != Some(d.owner.as_str()) {
+            return None;
+        }
         self.rules.iter().position(|a| {
             let r = &a.rule;
             r.agent.as_deref().is_none_or(|want| agent == Some(want))
@@ -185,16 +208,7 @@ impl Acting {
                 seen.answered = true;
                 seen.due = None;
             }
-            _ => {
-                self.seen = Some(Seen {
-                    rule: d.rule.clone(),
-                    subject: d.subject.clone(),
-                    fingerprint: d.fingerprint.clone(),
-                    since_ms: record.at_ms,
-                    answered: true,
-                    due: None,
-                });
-            }
+            _ => self.seen = Some(self.appeared(d, record.at_ms, true)),
         }
         if self.log.len() == LOG_LEN {
             self.log.pop_front();
@@ -246,6 +260,7 @@ impl Acting {
     fn expectation(&self, index: usize) -> Expect {
         let seen = self.seen.as_ref();
         Expect {
+            dialog: seen.map(|s| s.id),
             rule: seen.map(|s| s.rule.clone()),
             fingerprint: seen.map(|s| s.fingerprint.clone()),
             subject: self.rules.get(index).and_then(|a| a.subject.clone()),
@@ -303,6 +318,7 @@ mod tests {
                 format!("{selected}1. Yes, proceed (y)"),
                 "  3. No, and tell Codex what to do differently (esc)".into(),
             ],
+            screen_rows: Some((10, 13)),
             fingerprint: format!("{command}|{selected}"),
             app_cursor: false,
         }
@@ -428,5 +444,29 @@ mod tests {
         }
         assert_eq!(acting.log().count(), LOG_LEN);
         assert_eq!(acting.log().last().map(|r| r.at_ms), Some(19));
+    }
+
+    #[test]
+    fn a_dialog_keeps_its_identity_while_it_stands_and_only_then() {
+        let mut acting = Acting::default();
+        let d = dialog("cargo test", "› ");
+        let first = acting.see(Some(&d), 0).expect("an identity");
+        // Its selection moves: the same dialog.
+        let moved = Dialog {
+            fingerprint: "moved".into(),
+            ..dialog("cargo test", "  ")
+        };
+        assert_eq!(acting.see(Some(&moved), 100), Some(first));
+        // Another command asked about: another dialog.
+        let other = acting.see(Some(&dialog("npm test", "› ")), 200);
+        assert!(other.is_some_and(|id| id != first));
+        // Gone, and the first asked again, looking the same: a new one.
+        assert_eq!(acting.see(None, 300), None);
+        let again = acting.see(Some(&d), 400).expect("an identity");
+        assert!(again != first && Some(again) != other);
+        // Answered without an earlier look: still an identity of its own.
+        acting.see(None, 500);
+        acting.answered(&d, record(&d, 600));
+        assert!(acting.seen.as_ref().is_some_and(|s| s.id > again));
     }
 }

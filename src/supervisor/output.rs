@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io;
 
 use crate::protocol::{
-    self, ErrorCode, HEADER_LEN, JournalInfo, MAX_OUTPUT_FRAME, Mark, Size, server,
+    self, ErrorCode, HEADER_LEN, JournalInfo, MAX_OUTPUT_FRAME, Mark, Reply, ServerType, Size,
 };
 
 use super::journal::{Journal, Recorded};
@@ -210,10 +210,7 @@ impl Output {
                 "subscriber cut off: the session was resized more often than its journal keeps ({} sizes) while this subscriber was behind; reconnect to resume from the scrollback",
                 self.journal.capacity()
             );
-            let error = protocol::frame(
-                server::ERROR,
-                &protocol::encode_error(ErrorCode::TooSlow, &msg),
-            );
+            let error = Reply::error(ErrorCode::TooSlow, &msg).encode();
             self.cut_off(id, &error);
         }
     }
@@ -375,10 +372,7 @@ impl Output {
             let msg = format!(
                 "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
             );
-            let error = protocol::frame(
-                server::ERROR,
-                &protocol::encode_error(ErrorCode::TooSlow, &msg),
-            );
+            let error = Reply::error(ErrorCode::TooSlow, &msg).encode();
             self.cut_off(*id, &error);
         }
         ids.len()
@@ -443,7 +437,7 @@ impl Output {
         }
         let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
         sub.inflight = Some(Inflight {
-            header: protocol::header(server::OUTPUT, len as u32),
+            header: protocol::header(ServerType::Output as u8, len as u32),
             start: sub.offset,
             len,
             sent: 0,

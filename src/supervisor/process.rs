@@ -11,7 +11,12 @@ use std::path::PathBuf;
 
 use nix::unistd::Pid;
 
-use crate::detect::ProcessFacts;
+use crate::detect::{ProcessFacts, ProcessId};
+
+/// How deep the walk from the foreground group's leader down through
+/// shells goes: `sh -c 'bash -c prog'` is three; a cycle is impossible,
+/// but a bound keeps a hostile process tree from costing anything.
+const MAX_DEPTH: usize = 8;
 
 /// What the supervisor needs to read process facts.
 #[derive(Debug)]
@@ -22,17 +27,26 @@ pub struct ProcessProbe {
     session: Pid,
     /// The pty's slave device (`/dev/pts/N`), to recognise reads of it.
     tty: PathBuf,
+    /// Shells' program names: the foreground process is found through
+    /// them (a shell running a job is not the one in front).
+    shells: Vec<String>,
 }
 
 impl ProcessProbe {
     /// `None` if the master cannot be duplicated or the slave's name read
     /// (the detector then goes without process facts).
-    pub fn new(master: &OwnedFd, slave: &OwnedFd, session: Pid) -> Option<ProcessProbe> {
+    pub fn new(
+        master: &OwnedFd,
+        slave: &OwnedFd,
+        session: Pid,
+        shells: Vec<String>,
+    ) -> Option<ProcessProbe> {
         let tty = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).ok()?;
         Some(ProcessProbe {
             master: master.try_clone().ok()?,
             session,
             tty,
+            shells,
         })
     }
 
@@ -48,12 +62,58 @@ impl ProcessProbe {
             t.local_flags
                 .contains(nix::sys::termios::LocalFlags::ICANON)
         });
+        let (front, foreground_names) = self.front(fg.as_raw(), &command).unwrap_or_default();
         Some(ProcessFacts {
             foreground_is_session: fg == self.session,
             reading_terminal: self.reads_terminal(&proc_dir, &syscall),
             canonical,
             foreground_command: command,
+            front,
+            foreground_names,
         })
+    }
+
+    /// The processes in front of the terminal: the foreground group's
+    /// leader and, while that is a shell running a job in the same group
+    /// (`sh -c 'prog; cat file'` runs both in its own group), the newest
+    /// such job, down through shells; the last is the one in front. With
+    /// the names that one goes by (its `comm`, and the file names of its
+    /// first two arguments: `node .../bin/opencode` is opencode).
+    fn front(&self, leader: i32, leader_comm: &str) -> Option<(Vec<ProcessId>, Vec<String>)> {
+        let mut pid = leader;
+        let mut comm = leader_comm.to_owned();
+        let mut chain = vec![ProcessId {
+            pid,
+            started: start_ticks(pid)?,
+        }];
+        for _ in 0..MAX_DEPTH {
+            if !self.shells.contains(&comm) {
+                break;
+            }
+            let Some((child, started)) = newest_child_in_group(pid, leader) else {
+                break;
+            };
+            pid = child;
+            chain.push(ProcessId { pid, started });
+            comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|c| c.trim_end().to_owned())
+                .unwrap_or_default();
+        }
+        let mut names = vec![comm];
+        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            let args = cmdline
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty() && !a.starts_with(b"-"))
+                .take(2);
+            for arg in args {
+                let arg = String::from_utf8_lossy(arg);
+                let base = arg.rsplit('/').next().unwrap_or_default();
+                if !base.is_empty() && !names.iter().any(|n| n == base) {
+                    names.push(base.to_owned());
+                }
+            }
+        }
+        Some((chain, names))
     }
 
     /// Whether `/proc/PID/syscall` shows a process blocked reading our
@@ -88,4 +148,50 @@ impl ProcessProbe {
             _ => false,
         }
     }
+}
+
+/// When process `pid` started (clock ticks since boot, `/proc/PID/stat`'s
+/// 22nd field): with the pid, the identity of a process across pid reuse.
+fn start_ticks(pid: i32) -> Option<u64> {
+    stat_field(pid, 19).and_then(|t| u64::try_from(t).ok())
+}
+
+/// Field `n` after the command name of `/proc/PID/stat` (0: the state,
+/// 1: the parent, 2: the process group, 19: the start time). The name may
+/// hold spaces and parentheses: the fields after it start after the last
+/// `)`.
+fn stat_field(pid: i32, n: usize) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(n)?.parse().ok()
+}
+
+/// The process group of `pid`.
+fn group_of(pid: i32) -> Option<i32> {
+    stat_field(pid, 2).and_then(|g| i32::try_from(g).ok())
+}
+
+/// The child of `pid` in process group `group` that started last. A
+/// shell is one thread, so its children are its main thread's; a kernel
+/// without that list has the group's members in `/proc`, whose parent is
+/// read from their `stat` instead.
+fn newest_child_in_group(pid: i32, group: i32) -> Option<(i32, u64)> {
+    let children: Vec<i32> =
+        match std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+            Ok(list) => list
+                .split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect(),
+            Err(_) => std::fs::read_dir("/proc")
+                .ok()?
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|&c| stat_field(c, 1) == Some(i64::from(pid)))
+                .collect(),
+        };
+    children
+        .into_iter()
+        .filter(|&c| group_of(c) == Some(group))
+        .filter_map(|c| Some((start_ticks(c)?, c)))
+        .max()
+        .map(|(t, c)| (c, t))
 }

@@ -414,6 +414,7 @@ impl Shared {
             screen,
             screen_size,
             detector,
+            process,
             answers,
             terminals,
             ..
@@ -436,7 +437,23 @@ impl Shared {
             }
             screen.feed(chunk);
             if !screen.callbacks_mut().is_empty() {
-                for event in screen.callbacks_mut().take() {
+                let events = screen.callbacks_mut().take();
+                // Whose status probe or record this is: the process in
+                // front of the terminal now, read before the detector
+                // takes either.
+                if let Some(d) = detector.as_mut()
+                    && d.settings().process_evidence
+                    && events.iter().any(|e| {
+                        matches!(
+                            e,
+                            TermEvent::StatusRecord(_) | TermEvent::Query(Query::StatusProtocol)
+                        )
+                    })
+                    && let Some(facts) = process.as_ref().and_then(ProcessProbe::facts)
+                {
+                    d.process(facts, now);
+                }
+                for event in events {
                     if let TermEvent::Query(query) = &event
                         && let Some(answer) = query.answer()
                     {

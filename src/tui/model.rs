@@ -236,20 +236,11 @@ impl Pane {
     /// background shells) the program reports (`active · thinking +2`).
     pub fn state_label(&self) -> Option<String> {
         let state = self.state()?;
-        let name = crate::classify::state_name(state);
-        Some(match &self.report {
-            Some(r) if !self.ended() && r.state_byte == state => {
-                let mut label = match r.detail {
-                    Some(d) => format!("{name} · {}", d.name()),
-                    None => name.to_string(),
-                };
-                if !r.children.is_empty() {
-                    label.push_str(&format!(" +{}", r.children.len()));
-                }
-                label
-            }
-            _ => name.to_string(),
-        })
+        Some(crate::client::view::label(
+            state,
+            self.report.as_ref(),
+            !self.ended(),
+        ))
     }
 
     /// The state byte to show: dead once exited, else the last answer;

@@ -515,6 +515,8 @@ pub(crate) struct StringCap {
     ground_run: usize,
     /// State set by sequences the screen's rendering does not carry.
     unrendered: Unrendered,
+    /// Where the text stands in UTF-8: invalid sequences are shown.
+    utf8: super::utf8::Utf8Text,
 }
 
 impl Default for StringCap {
@@ -532,6 +534,7 @@ impl StringCap {
             limit,
             ground_run: 0,
             unrendered: Unrendered::default(),
+            utf8: super::utf8::Utf8Text::default(),
         }
     }
 
@@ -556,7 +559,7 @@ impl StringCap {
             if self.tokens.in_ground() {
                 // Text up to the next ESC changes nothing: one copy.
                 let n = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
-                out.extend_from_slice(&rest[..n]);
+                self.utf8.push(&rest[..n], out);
                 rest = &rest[n..];
                 self.ground_run = self.ground_run.saturating_add(n);
             }
@@ -580,7 +583,9 @@ impl StringCap {
                 return;
             };
             rest = tail;
-            // ESC, or a byte of a sequence: not text.
+            // ESC, or a byte of a sequence: not text (a character it cuts
+            // short is an invalid one).
+            self.utf8.interrupt(out);
             self.ground_run = 0;
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();

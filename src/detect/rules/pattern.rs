@@ -57,11 +57,19 @@ thread_local! {
 }
 
 impl Pattern {
-    /// The pattern for `source`, if it is a valid regex (parsed, not
-    /// compiled: the syntax is what a rule's author gets wrong).
+    /// The pattern for `source`, if it is a valid regex that compiles
+    /// within the size limit. Compiled once here and dropped (it is
+    /// compiled again when a row first needs it): a pattern too big to
+    /// compile would otherwise be accepted and never match.
     pub fn checked(source: &str) -> Result<Pattern, String> {
         Pattern::interned(source, |source| {
             let hir = parse(source)?;
+            compile(source).map_err(|_| {
+                format!(
+                    "too big to compile (over {} MiB); a smaller repetition count fits",
+                    SIZE_LIMIT >> 20
+                )
+            })?;
             Ok(OnceLock::from(needles::of(&hir)))
         })
     }
@@ -241,8 +249,12 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_over_the_size_limit_matches_nothing() {
-        let p = pattern(r"\w{1000}{1000}");
+    fn a_pattern_over_the_size_limit_is_refused_when_checked() {
+        let err = Pattern::checked(r"a{1000}{1000}").unwrap_err();
+        assert!(err.contains("too big to compile"), "{err}");
+        // Unchecked (the built-in rules, which the tests check), it
+        // matches nothing.
+        let p = Pattern::unchecked(r"\w{1000}{1000}");
         assert!(!p.is_match(&"a".repeat(2000)));
     }
 

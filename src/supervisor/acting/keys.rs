@@ -16,22 +16,26 @@ use crate::protocol::{Act, Acted, ActionRecord};
 use super::super::client::Ctx;
 use super::super::state::{Expect, Refused, Shared};
 
+/// An ACT request that was refused: logged, and the ACTED that says why.
+fn refused(why: Refused) -> Acted {
+    info!("an answer by hand was refused: {}", why.reason);
+    Acted {
+        ok: false,
+        reason: Some(why.reason),
+        retry_in_ms: why.retry_in_ms,
+        action: None,
+        dialog: why.now,
+    }
+}
+
+/// The ACTED for an ACT whose payload could not be read.
+pub(in crate::supervisor) fn unreadable(e: &crate::protocol::PayloadError) -> Acted {
+    refused(e.to_string().into())
+}
+
 /// Carries out an ACT request: the answer is given if the dialog is there
 /// and as the request expects, in the same step as the check.
-pub(in crate::supervisor) fn by_hand(ctx: &Ctx, payload: &[u8]) -> Acted {
-    let refused = |why: Refused| {
-        info!("an answer by hand was refused: {}", why.reason);
-        Acted {
-            ok: false,
-            reason: Some(why.reason),
-            retry_in_ms: why.retry_in_ms,
-            action: None,
-        }
-    };
-    let act: Act = match serde_json::from_slice(payload) {
-        Ok(act) => act,
-        Err(e) => return refused(format!("unreadable ACT request: {e}").into()),
-    };
+pub(in crate::supervisor) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
     let Some(answer) = Answer::from_name(&act.answer) else {
         return refused(
             format!(
@@ -47,6 +51,7 @@ pub(in crate::supervisor) fn by_hand(ctx: &Ctx, payload: &[u8]) -> Acted {
         Some(Err(e)) => return refused(format!("the subject pattern: {e}").into()),
     };
     let expect = Expect {
+        dialog: act.dialog,
         rule: act.rule,
         fingerprint: act.fingerprint,
         subject,

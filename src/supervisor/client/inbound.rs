@@ -10,14 +10,16 @@ use std::os::fd::OwnedFd;
 use tokio::io::unix::AsyncFd;
 use tracing::debug;
 
-use crate::detect::hooks::{MAX_REPORT, Report};
+use crate::detect::hooks::MAX_REPORT;
 use crate::protocol::{
-    self, ClientType, ErrorCode, MAX_PAYLOAD, Piece, ServerType, Size, Splitter, Subscribe,
+    self, ClientType, ErrorCode, Kill, MAX_PAYLOAD, Piece, Reply, Request, Size, Splitter,
+    Subscribe,
 };
 use crate::pty;
 
 use super::outbound::Outbound;
 use super::{Ctx, Role};
+use crate::supervisor::acting;
 use crate::supervisor::output::ConnId;
 
 const READ_BUF: usize = 8 * 1024;
@@ -110,8 +112,10 @@ impl Inbound {
                             return;
                         }
                     }
+                    // One byte past the four any of them takes, so that a
+                    // KILL of another length reads as one (the seed's).
                     Some(ClientType::Resize | ClientType::Kill | ClientType::Subscribe) => {
-                        let take = used.min(4 - self.small.len().min(4));
+                        let take = used.min(5 - self.small.len().min(5));
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
                     }
                     // A report larger than any `hm hook` sends is dropped
@@ -169,6 +173,9 @@ impl Inbound {
         }
     }
 
+    /// Carries out a whole frame of type `kind`: INPUT from the payload
+    /// held, anything else decoded (`protocol::Request::decode`) from the
+    /// bytes kept of it.
     fn dispatch(
         &mut self,
         kind: ClientType,
@@ -177,72 +184,47 @@ impl Inbound {
         role: &mut Role,
         out: &mut Outbound,
     ) {
-        match kind {
-            ClientType::Subscribe => {
-                if !role.subscribed {
-                    role.subscribed = true;
-                    let flags = Subscribe::from_flags(self.small.first().copied().unwrap_or(0));
-                    let mut s = ctx.shared.borrow_mut();
-                    s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
-                    if flags.terminal {
-                        role.terminal = true;
-                        s.add_terminal();
-                    }
-                    if flags.state {
-                        role.wants_state = true;
-                        // The state as it is now comes first.
-                        s.refresh_report();
-                    }
-                    if !role.wants_exit {
-                        s.await_exit();
-                    }
-                    // A session kept for its launcher (the `hm run` attach
-                    // or the dashboard that started it) ends once that has
-                    // come (see `Options::await_attach`); anyone else
-                    // subscribing does not count.
-                    if flags.launcher && s.await_end() {
-                        drop(s);
-                        ctx.wake_main.notify_one();
-                    }
+        if kind == ClientType::Input {
+            self.input(0..self.input.bytes.len(), ctx, id, role, out);
+            return;
+        }
+        let request = match Request::decode(kind, &self.small) {
+            Ok(request) => request,
+            // Each answered as the protocol says for its type: a hook
+            // never hears back, and a wrong report costs the session
+            // nothing; an ACT is told why nothing was done. (A RESIZE of
+            // the wrong length was refused at its header.)
+            Err(e) => {
+                debug!(conn = id, "{e}");
+                if kind == ClientType::Act {
+                    out.queue(&Reply::Acted(Box::new(acting::unreadable(&e))));
                 }
+                return;
             }
-            ClientType::Status => {
+        };
+        // A question about a resting session wakes its screen: back to
+        // sleep after (a few hundred microseconds), or a script asking
+        // every second would keep every idle session's screen awake.
+        let asked = matches!(
+            request,
+            Request::Status | Request::Info | Request::Screen | Request::Subscribe(_)
+        );
+        match request {
+            Request::Subscribe(flags) => subscribe(flags, ctx, id, role),
+            Request::Status => {
                 let st = ctx.shared.borrow_mut().status();
-                out.queue(ServerType::StatusResp, &st.encode());
+                out.queue(&Reply::Status(st));
             }
-            ClientType::Resize => {
-                let Ok(size) = Size::decode(&self.small) else {
-                    return;
-                };
-                let size = size.clamped();
-                // A person's terminal sets the size; anyone else's RESIZE
-                // waits until no terminal is attached.
-                if !role.terminal && ctx.shared.borrow().terminal_attached() {
-                    debug!(conn = id, "resize held: a terminal is attached");
-                    ctx.shared.borrow_mut().hold_size(size);
-                    return;
-                }
-                if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
-                    debug!("resize failed: {e}");
-                }
-                ctx.shared.borrow_mut().resized(size);
-                ctx.output_seen.notify_one();
-            }
-            ClientType::Kill => {
-                let grace = if self.cur_len == 4 {
-                    protocol::decode_kill(&self.small)
-                } else {
-                    None
-                };
-                // u32::MAX asks for EXIT on this connection with the
-                // supervisor's own grace period.
-                let explicit = grace.filter(|g| *g != u32::MAX);
+            Request::Resize(size) => resize(size.clamped(), ctx, id, role),
+            Request::Kill(kill) => {
                 let mut s = ctx.shared.borrow_mut();
-                s.request_kill(explicit.map(u64::from));
-                // Our own `hm kill` sends an explicit grace and waits for
-                // EXIT on this connection; plain KILL keeps the original
-                // fire-and-forget behaviour.
-                if grace.is_some() {
+                s.request_kill(match kill {
+                    Kill::Grace(ms) => Some(u64::from(ms)),
+                    Kill::Plain | Kill::AwaitExit => None,
+                });
+                // Our own `hm kill` asks for EXIT on this connection; the
+                // seed's plain KILL is fire-and-forget.
+                if kill != Kill::Plain {
                     if !role.awaits_exit() {
                         s.await_exit();
                     }
@@ -252,46 +234,26 @@ impl Inbound {
                 drop(s);
                 ctx.wake_main.notify_one();
             }
-            ClientType::Info => {
-                let json = ctx.shared.borrow_mut().info_json();
-                out.queue(ServerType::Info, &json);
+            Request::Info => {
+                let info = ctx.shared.borrow_mut().info_answer();
+                out.queue(&Reply::Info(Box::new(info)));
             }
-            ClientType::Screen => {
-                let json = ctx.shared.borrow_mut().screen_json();
-                out.queue(ServerType::Screen, &json);
+            Request::Screen => {
+                let screen = ctx.shared.borrow_mut().screen_answer();
+                out.queue(&Reply::Screen(Box::new(screen)));
             }
-            ClientType::Input => self.input(0..self.input.bytes.len(), ctx, id, role, out),
-            ClientType::Report => {
-                // Malformed or oversized reports are ignored: a hook must
-                // never hear back, and a wrong one must not cost the
-                // session anything.
-                if self.small.len() > MAX_REPORT {
-                    debug!(conn = id, "oversized hook report ignored");
-                    return;
-                }
-                match serde_json::from_slice::<Report>(&self.small) {
-                    Ok(report) => {
-                        ctx.shared.borrow_mut().hook_report(&report);
-                        ctx.output_seen.notify_one();
-                    }
-                    Err(e) => debug!(conn = id, "malformed hook report ignored: {e}"),
-                }
+            Request::Report(report) => {
+                ctx.shared.borrow_mut().hook_report(&report);
+                ctx.output_seen.notify_one();
             }
-            ClientType::Act => {
-                let acted = crate::supervisor::acting::by_hand(ctx, &self.small);
-                out.queue(
-                    ServerType::Acted,
-                    &serde_json::to_vec(&acted).unwrap_or_default(),
-                );
+            Request::Act(act) => {
+                let acted = acting::by_hand(ctx, act);
+                out.queue(&Reply::Acted(Box::new(acted)));
             }
+            // Carried out above, from the payload held.
+            Request::Input(_) => {}
         }
-        // A question about a resting session woke its screen: back to
-        // sleep (a few hundred microseconds), or a script asking every
-        // second would keep every idle session's screen awake.
-        if matches!(
-            kind,
-            ClientType::Status | ClientType::Info | ClientType::Screen | ClientType::Subscribe
-        ) {
+        if asked {
             ctx.shared.borrow_mut().rest();
         }
     }
@@ -301,6 +263,51 @@ impl Inbound {
         self.input.release(ctx);
         out.fail(ctx, id, code, msg);
     }
+}
+
+/// SUBSCRIBE: the connection becomes a subscriber (once), as its flags
+/// say.
+fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
+    if role.subscribed {
+        return;
+    }
+    role.subscribed = true;
+    let mut s = ctx.shared.borrow_mut();
+    s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
+    if flags.terminal {
+        role.terminal = true;
+        s.add_terminal();
+    }
+    if flags.state {
+        role.wants_state = true;
+        // The state as it is now comes first.
+        s.refresh_report();
+    }
+    if !role.wants_exit {
+        s.await_exit();
+    }
+    // A session kept for its launcher (the `hm run` attach or the
+    // dashboard that started it) ends once that has come (see
+    // `Options::await_attach`); anyone else subscribing does not count.
+    if flags.launcher && s.await_end() {
+        drop(s);
+        ctx.wake_main.notify_one();
+    }
+}
+
+/// RESIZE: a person's terminal sets the size; anyone else's waits until
+/// no terminal is attached.
+fn resize(size: Size, ctx: &Ctx, id: ConnId, role: &Role) {
+    if !role.terminal && ctx.shared.borrow().terminal_attached() {
+        debug!(conn = id, "resize held: a terminal is attached");
+        ctx.shared.borrow_mut().hold_size(size);
+        return;
+    }
+    if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
+        debug!("resize failed: {e}");
+    }
+    ctx.shared.borrow_mut().resized(size);
+    ctx.output_seen.notify_one();
 }
 
 /// The client's bytes read from its socket and not yet split into frames.

@@ -11,7 +11,7 @@ use tokio::io::unix::AsyncFd;
 use tracing::warn;
 
 use crate::clock::Instant;
-use crate::protocol::{self, ErrorCode, MODE_BINARY, ServerType};
+use crate::protocol::{ErrorCode, MODE_BINARY, Reply};
 
 use super::{Ctx, Role};
 use crate::supervisor::output::ConnId;
@@ -57,8 +57,8 @@ impl Outbound {
     }
 
     /// Queues a control frame after those already owed.
-    pub(super) fn queue(&mut self, ty: ServerType, payload: &[u8]) {
-        self.ctrl.extend(protocol::frame(ty as u8, payload));
+    pub(super) fn queue(&mut self, reply: &Reply) {
+        self.ctrl.extend(reply.encode());
     }
 
     /// Whether more requests may be handled: not closing, and the client
@@ -85,7 +85,7 @@ impl Outbound {
     /// stops being a subscriber at once.
     pub(super) fn fail(&mut self, ctx: &Ctx, id: ConnId, code: ErrorCode, msg: &str) {
         warn!(conn = id, "closing connection: {msg}");
-        self.queue(ServerType::Error, &protocol::encode_error(code, msg));
+        self.queue(&Reply::error(code, msg));
         self.closing = true;
         self.close_by = Some(ctx.clock.now() + CLOSE_GRACE);
         if ctx.shared.borrow_mut().output_mut().unsubscribe(id) {
@@ -105,22 +105,26 @@ impl Outbound {
         }
         if role.subscribed {
             if s.output_mut().take_replay_end(id) {
-                self.queue(ServerType::ReplayEnd, &[]);
+                self.queue(&Reply::ReplayEnd);
             }
             if role.wants_state && self.state_seen != s.report_seq() && !self.closing {
                 self.state_seen = s.report_seq();
-                self.queue(ServerType::State, &s.state_json());
+                // The last report taken (one exists once the tracker ran;
+                // the subscription itself took one).
+                if let Some(report) = s.reported() {
+                    self.queue(&Reply::State(Box::new(report.clone())));
+                }
             }
             // Between frames, where it falls: the next frame ends at the
             // mark after it.
             if let Some(mark) = s.output_mut().take_mark(id) {
-                self.queue(ServerType::Mark, &mark.encode());
+                self.queue(&Reply::Mark(mark));
             }
             s.output_mut().start_frame(id);
         }
         if role.awaits_exit() && !self.exit_queued && !self.closing && s.exit_due(id) {
             let code = s.exit_code().unwrap_or(-1);
-            self.queue(ServerType::Exit, &protocol::encode_exit(code));
+            self.queue(&Reply::Exit(code));
             self.exit_queued = true;
         }
         s.output().inflight(id).is_some() || self.ctrl_pos < self.ctrl.len()

@@ -3,7 +3,7 @@
 //! and one that asked for marks knows the size of every byte.
 
 use super::*;
-use crate::protocol::{Assembler, MAX_PAYLOAD};
+use crate::protocol::{Assembler, MAX_PAYLOAD, server};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -59,10 +59,10 @@ fn send(o: &mut Output, id: ConnId, room: usize, c: &mut Client) {
             return;
         }
         if o.take_replay_end(id) {
-            c.wire.extend(protocol::frame(server::REPLAY_END, &[]));
+            c.wire.extend(Reply::ReplayEnd.encode());
         }
         if let Some(m) = o.take_mark(id) {
-            c.wire.extend(protocol::frame(server::MARK, &m.encode()));
+            c.wire.extend(Reply::Mark(m).encode());
         }
         o.start_frame(id);
         let Some(f) = o.inflight(id) else {

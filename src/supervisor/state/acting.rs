@@ -4,12 +4,30 @@
 //! same step (`supervisor::acting`).
 
 use crate::detect::Dialog;
+use crate::detect::Verdict;
 use crate::detect::dialog::key_bytes;
-use crate::detect::rules::{Answer, Pattern};
+use crate::detect::rules::{Answer, Pattern, RuleSet};
 use crate::protocol::{ActionRecord, DialogInfo};
 
 use super::super::acting::Acting;
 use super::Shared;
+
+/// A dialog as reports give it, with its identity.
+fn dialog_info(d: Dialog, id: u64, rules: &RuleSet) -> DialogInfo {
+    DialogInfo {
+        id,
+        answers: d
+            .answers(rules)
+            .iter()
+            .map(|a| a.name().to_owned())
+            .collect(),
+        rule: d.rule,
+        detail: Some(d.detail),
+        subject: d.subject,
+        fingerprint: d.fingerprint,
+        screen_rows: d.screen_rows,
+    }
+}
 
 /// How long a dialog must have been on the screen before it is answered.
 /// Programs may not take keys at once: Claude Code draws its folder-trust
@@ -24,6 +42,9 @@ pub const MIN_SHOWN_MS: u64 = 500;
 pub struct Refused {
     pub reason: String,
     pub retry_in_ms: Option<u64>,
+    /// The dialog on the screen instead, when it is another one than the
+    /// asker expected.
+    pub now: Option<Box<DialogInfo>>,
 }
 
 impl From<String> for Refused {
@@ -31,6 +52,7 @@ impl From<String> for Refused {
         Refused {
             reason,
             retry_in_ms: None,
+            now: None,
         }
     }
 }
@@ -42,8 +64,10 @@ impl From<&str> for Refused {
 }
 
 /// What an asker expects of the dialog it answers; `None`s expect nothing.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Expect {
+    /// This appearance of it (the identity a report gave).
+    pub dialog: Option<u64>,
     /// Its screen rule.
     pub rule: Option<String>,
     /// Exactly this dialog.
@@ -94,26 +118,31 @@ impl Shared {
         }
         let dialog = self.dialog_now();
         let detector = self.detector.as_ref()?;
-        let agent = detector.table().agent.as_ref().map(|a| a.name.as_str());
+        // Only for an agent its process names: a screen that looks like
+        // an agent's dialog is text any program can print.
+        let agent = detector.identity().map(|(a, _)| a);
         self.acting
             .observe(dialog.as_ref(), agent, detector.rules(), now_ms)
     }
 
-    /// INFO's `dialog`: the one on screen now, if any.
-    pub fn dialog_info(&mut self) -> Option<DialogInfo> {
-        let d = self.dialog_now()?;
-        let rules = self.detector.as_ref()?.rules();
-        Some(DialogInfo {
-            answers: d
-                .answers(rules)
-                .iter()
-                .map(|a| a.name().to_owned())
-                .collect(),
-            rule: d.rule,
-            detail: Some(d.detail),
-            subject: d.subject,
-            fingerprint: d.fingerprint,
-        })
+    /// The dialog `verdict` (taken just now) stands on, as a report gives
+    /// it: noted as the appearance the last look saw, or a new one, so
+    /// that its identity is the one a person's answer will be held to.
+    pub(super) fn dialog_seen(
+        &mut self,
+        verdict: &Verdict,
+        now_ms: u64,
+    ) -> Option<Box<DialogInfo>> {
+        // Only a waiting session can be at a dialog: the others' screens
+        // are not read (a resting one's stays asleep).
+        if verdict.primary != crate::detect::Primary::Waiting {
+            self.acting.see(None, now_ms);
+            return None;
+        }
+        let detector = self.detector.as_ref()?;
+        let dialog = detector.dialog(self.screen.term().screen(), verdict);
+        let id = self.acting.see(dialog.as_ref(), now_ms)?;
+        dialog.map(|d| Box::new(dialog_info(d, id, detector.rules())))
     }
 
     /// The keys that give `answer` to the dialog on screen now, if the
@@ -140,18 +169,39 @@ impl Shared {
             .into());
         }
         let verdict = self.verdict().ok_or("no verdict")?;
+        let now = self.clock.now_ms();
         let detector = self.detector.as_ref().ok_or("no detector")?;
-        let Some(dialog) = detector.dialog(self.screen.term().screen(), &verdict) else {
+        let found = detector.dialog(self.screen.term().screen(), &verdict);
+        let seen = self.acting.see(found.as_ref(), now);
+        let Some(dialog) = found else {
             // Waiting on the program's own word, or at a prompt hm does not
             // know as a dialog: the screen is what the keys would act on.
             let (label, verb) = (verdict.label(), answer.name());
-            return Err(if verdict.primary == crate::detect::Primary::Waiting {
+            return Err(if expect.dialog.is_some() {
+                format!("the dialog in '{id}' is gone: the session is {label} now")
+            } else if verdict.primary == crate::detect::Primary::Waiting {
                 format!("session '{id}' is {label}, but its screen shows no dialog hm can {verb}")
             } else {
                 format!("session '{id}' is {label}, not at a dialog to {verb}")
             }
             .into());
         };
+        if let (Some(want), Some(seen)) = (expect.dialog, seen)
+            && want != seen
+        {
+            let about = dialog.subject.as_deref().map_or_else(
+                || format!("{} ({})", dialog.detail.name(), dialog.rule),
+                |s| format!("'{}'", crate::paths::sanitize(s)),
+            );
+            return Err(Refused {
+                reason: format!(
+                    "the dialog in '{id}' changed: now asking about {about} \
+                     (dialog {seen}, not {want}); nothing was sent"
+                ),
+                retry_in_ms: None,
+                now: Some(Box::new(dialog_info(dialog, seen, detector.rules()))),
+            });
+        }
         let shows = format!("session '{id}' shows {}", dialog.rule);
         if let Some(rule) = &expect.rule
             && *rule != dialog.rule
@@ -193,7 +243,6 @@ impl Shared {
             .keys_for(detector.rules(), answer)
             .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?;
         // Its age, from when the screen first showed this rule's dialog.
-        let now = self.clock.now_ms();
         let shown_ms = detector
             .table()
             .screen
@@ -208,6 +257,7 @@ impl Shared {
                      (answered once it has stood {MIN_SHOWN_MS} ms)"
                 ),
                 retry_in_ms: Some(MIN_SHOWN_MS - age),
+                now: None,
             });
         }
         let record = ActionRecord {

@@ -13,11 +13,10 @@ impl Shared {
     /// The answer to STATUS, evaluating idle transitions now.
     pub fn status(&mut self) -> Status {
         let now = self.clock.now_ms();
-        let since = self.last_output_ms.unwrap_or(self.started_ms);
         let report = self.state_now();
         Status {
             pid: self.child_pid,
-            idle_ms: u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX),
+            idle_ms: u32::try_from(self.idle_ms(now)).unwrap_or(u32::MAX),
             alive: self.exit_code.is_none(),
             state: report.state_byte,
             state_ms: u32::try_from(report.state_ms).unwrap_or(u32::MAX),
@@ -44,6 +43,7 @@ impl Shared {
         self.classifier.tick(now);
         if let Some(v) = self.verdict() {
             let state = ProcessState::of_primary(v.primary);
+            let dialog = self.dialog_seen(&v, now);
             return StateReport {
                 state: state.name().to_string(),
                 state_byte: state.as_byte(),
@@ -58,6 +58,9 @@ impl Shared {
                     .as_ref()
                     .map(|d| d.table().children.clone())
                     .unwrap_or_default(),
+                dialog,
+                idle_ms: Some(self.idle_ms(now)),
+                clock_ms: Some(now),
             };
         }
         let state = if self.exit_code.is_some() {
@@ -79,7 +82,15 @@ impl Shared {
             state_ms: u64::from(self.classifier.state_ms(now)),
             signals: Vec::new(),
             children: Vec::new(),
+            dialog: None,
+            idle_ms: Some(self.idle_ms(now)),
+            clock_ms: Some(now),
         }
+    }
+
+    /// Milliseconds since the program last printed (or since the start).
+    fn idle_ms(&self, now: u64) -> u64 {
+        now.saturating_sub(self.last_output_ms.unwrap_or(self.started_ms))
     }
 
     /// Re-evaluates the state; true if it changed since last reported
@@ -118,8 +129,8 @@ impl Shared {
         busy.then_some(last + threshold + 1)
     }
 
-    /// The INFO payload: a JSON object (see docs/protocol.md).
-    pub fn info_json(&mut self) -> Vec<u8> {
+    /// The answer to INFO (see docs/protocol.md).
+    pub fn info_answer(&mut self) -> Info {
         let i = &self.info;
         let mut info = Info {
             id: i.id.clone(),
@@ -153,26 +164,21 @@ impl Shared {
         if let Some(d) = &self.detector {
             info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
         }
-        // Only a waiting session can be at a dialog: the others cost no
-        // second look at their processes.
-        if info
+        info.dialog = info
             .state
             .as_ref()
-            .is_some_and(|s| s.primary == Primary::Waiting)
-        {
-            info.dialog = self.dialog_info();
-        }
-        serde_json::to_vec(&info).unwrap_or_default()
+            .and_then(|s| s.dialog.as_deref().cloned());
+        info
     }
 
-    /// The SCREEN payload: the screen as plain text rows, with its size,
+    /// The answer to SCREEN: the screen as plain text rows, with its size,
     /// cursor and title.
-    pub fn screen_json(&mut self) -> Vec<u8> {
+    pub fn screen_answer(&mut self) -> Screen {
         let term = self.screen.term();
         let screen = term.screen();
         let (rows, cols) = screen.size();
         let (cursor_row, cursor_col) = screen.cursor_position();
-        let payload = Screen {
+        Screen {
             cols: cols.get(),
             rows: rows.get(),
             cursor_row,
@@ -181,12 +187,6 @@ impl Shared {
             application_cursor: screen.application_cursor(),
             title: term.callbacks().title.clone(),
             text: screen.contents(),
-        };
-        serde_json::to_vec(&payload).unwrap_or_default()
-    }
-
-    /// The STATE payload: the state now, as JSON.
-    pub fn state_json(&self) -> Vec<u8> {
-        serde_json::to_vec(&self.report).unwrap_or_default()
+        }
     }
 }

@@ -10,7 +10,8 @@
 //! one cluster (which a modern terminal draws two columns wide) and the
 //! cells it took become blank, so every column after it is where the
 //! session's screen has it. A ZWJ that joins nothing is dropped for the
-//! same reason.
+//! same reason. The stand-in for invalid UTF-8 (`crate::vt::utf8`) is
+//! drawn as U+FFFD on the way.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -25,6 +26,10 @@ pub fn join(buf: &mut Buffer, area: Rect) {
         let mut x = area.left();
         while x < area.right() {
             let sym = buf[(x, y)].symbol().to_owned();
+            // Invalid UTF-8 the program wrote (crate::vt::utf8).
+            if sym.starts_with(crate::vt::utf8::STANDIN) {
+                buf[(x, y)].set_symbol("\u{FFFD}");
+            }
             if !sym.ends_with(ZWJ) {
                 x += 1;
                 continue;

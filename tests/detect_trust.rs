@@ -1,0 +1,241 @@
+//! Nothing a program prints can steer hm: through real supervisors, a
+//! screen that copies an agent's dialog is not answered by automation
+//! unless the process that runs the session is that agent, and a status
+//! record (OSC 7501) counts only while the process that asked for the
+//! protocol is in front of the terminal.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Raw, Sandbox, stderr, stdout};
+use heimdall::protocol::client;
+
+/// Claude Code 2.1.330's Bash permission dialog, as it draws it
+/// (`tests/fixtures/screens/claude330_permission`).
+const CLAUDE_PERMISSION: &str = include_str!("fixtures/screens/claude330_permission/frame.txt");
+
+/// Reads keys in raw mode for up to 20 s and writes the first ones, as
+/// hex, to the file named by its argument.
+const READER: &str = r#"
+import os, select, sys, termios, tty
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+ready, _, _ = select.select([fd], [], [], 20)
+if ready:
+    keys = os.read(fd, 64).hex()
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(keys)
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    select.select([fd], [], [], 20)
+"#;
+
+/// Asks whether the terminal speaks the status protocol, waits for the
+/// answer to the device-attributes query that follows, says whether the
+/// probe was answered, and exits.
+const PROBE: &str = r#"
+import os, select, sys, termios, tty
+fd = sys.stdin.fileno()
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+os.write(1, b"\x1b]7501;?\x07\x1b[c")
+got = b""
+while not (b"\x1b[?" in got and got.endswith(b"c")):
+    ready, _, _ = select.select([fd], [], [], 5)
+    if not ready:
+        break
+    got += os.read(fd, 256)
+termios.tcsetattr(fd, termios.TCSADRAIN, old)
+print("PROBE-" + ("ANSWERED" if got.startswith(b"\x1b]7501;?") else "IGNORED"))
+"#;
+
+fn write(sb: &Sandbox, name: &str, text: &str) -> PathBuf {
+    let p = sb.path().join(name);
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["status", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn explain_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["explain", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// An `[[automation]]` entry that approves any permission dialog after
+/// 100 ms, in a config that gives every session the `agent` classifier.
+fn approving_config(sb: &Sandbox) -> String {
+    let p = write(
+        sb,
+        "heimdall.toml",
+        "classifier = \"agent\"\n\n[[automation]]\nstate = \"waiting\"\n\
+         detail = \"permission\"\naction = \"approve\"\ndwell_ms = 100\n",
+    );
+    p.to_str().expect("utf-8").to_owned()
+}
+
+/// Waits until `id` has been `waiting · permission` for well past the
+/// automation's dwell, so that an answer due would have been given.
+fn wait_past_the_dwell(sb: &Sandbox, id: &str) {
+    common::wait_until("waiting · permission for 1.5 s", || {
+        let v = status_json(sb, id);
+        v["primary"] == "waiting"
+            && v["detail"] == "permission"
+            && v["state_ms"].as_u64().is_some_and(|ms| ms >= 1_500)
+    });
+}
+
+fn identity_row(why: &serde_json::Value) -> serde_json::Value {
+    why["evidence"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["rule"] == "agent.identity"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no identity row: {why}"))
+}
+
+#[test]
+fn a_screen_copying_an_agents_dialog_is_not_answered_by_automation() {
+    let sb = Sandbox::new();
+    let conf = approving_config(&sb);
+    let perm = write(&sb, "perm.txt", CLAUDE_PERMISSION);
+    let reader = write(&sb, "reader.py", READER);
+    let got = sb.path().join("plain.got");
+    let script = format!(
+        "cat {}; exec python3 {} {}",
+        perm.display(),
+        reader.display(),
+        got.display()
+    );
+    let _s = sb.start("plain", &["--config", &conf], &["sh", "-c", &script]);
+    wait_past_the_dwell(&sb, "plain");
+    assert!(
+        !got.exists(),
+        "the program was sent keys: {:?}",
+        std::fs::read_to_string(&got)
+    );
+    let why = explain_json(&sb, "plain");
+    assert_eq!(why["actions"], serde_json::json!([]), "{why}");
+    assert!(why["automation"][0]["due_in_ms"].is_null(), "{why}");
+    // The screen may name Claude; automation goes by what runs.
+    let id = identity_row(&why);
+    assert!(
+        id["value"].as_str().is_some_and(|v| v.starts_with("none")),
+        "{id}"
+    );
+    let text = stdout(&sb.cmd(&["explain", "plain"]));
+    assert!(
+        text.contains("agent.identity") && text.contains("automation answers no dialog here"),
+        "{text}"
+    );
+
+    // The same screen from a program whose command is Claude's is answered:
+    // the test would see an answer if one were given.
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let claude = bin.join("claude");
+    let got = sb.path().join("cc.got");
+    std::fs::write(
+        &claude,
+        format!(
+            "#!/bin/sh\ncat {}\nexec python3 {} {}\n",
+            perm.display(),
+            reader.display(),
+            got.display()
+        ),
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let _c = sb.start(
+        "cc",
+        &["--config", &conf],
+        &[claude.to_str().expect("utf-8")],
+    );
+    let id = identity_row(&explain_json(&sb, "cc"));
+    assert_eq!(id["source"], "command", "{id}");
+    assert_eq!(keys_got(&got), "31", "Claude's approve key, 1");
+}
+
+fn keys_got(file: &Path) -> String {
+    common::wait_until("the program to get keys", || file.exists());
+    std::fs::read_to_string(file)
+        .expect("read")
+        .trim()
+        .to_owned()
+}
+
+/// A record of a permission dialog, as Claude Code sends it.
+const BLOCKED: &str = "\x1b]7501;state=blocked:app=claude-code:kind=permission:\
+                       msg=YXBwcm92ZSBCYXNoOiBybSAtcmYgYnVpbGQ=\x07";
+
+/// The same, as a Python bytes literal.
+const BLOCKED_PY: &str = r#"b"\x1b]7501;state=blocked:app=claude-code:kind=permission:msg=YXBwcm92ZSBCYXNoOiBybSAtcmYgYnVpbGQ=\x07""#;
+
+#[test]
+fn a_status_record_printed_after_its_asker_left_is_not_trusted() {
+    let sb = Sandbox::new();
+    let probe = write(&sb, "probe.py", PROBE);
+    let record = write(&sb, "record.txt", BLOCKED);
+    let gate = common::gate(&sb, "gate");
+    // The prober asks, is answered and exits; then, in the same process
+    // group, `cat` prints a record of a permission dialog.
+    let script = format!(
+        "python3 {}; cat {} >/dev/null; cat {}; echo; echo PRINTED; exec sleep 60",
+        probe.display(),
+        gate.display(),
+        record.display()
+    );
+    let _s = sb.start("st", &["--classifier", "agent"], &["bash", "-c", &script]);
+    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.output_until(b"PROBE-ANSWERED");
+    common::open_gate(&gate);
+    raw.output_until(b"PRINTED");
+    // The record was taken (or not) when it was read, before `PRINTED`.
+    let v = status_json(&sb, "st");
+    assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
+    let why = explain_json(&sb, "st");
+    let rows = why["evidence"].as_array().expect("evidence");
+    assert!(
+        rows.iter().all(|r| r["source"] != "status_protocol"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
+    let sb = Sandbox::new();
+    let gate = common::gate(&sb, "gate");
+    // The asker itself sends the record, then exits; the shell that ran it
+    // goes on in front of the terminal.
+    let asker = write(
+        &sb,
+        "asker.py",
+        &format!(
+            "{PROBE}\nos.write(1, {})\nopen({:?}).read()\n",
+            BLOCKED_PY,
+            gate.display().to_string()
+        ),
+    );
+    let script = format!(
+        "python3 {}; echo ASKER-GONE; exec sleep 60",
+        asker.display()
+    );
+    let _s = sb.start("st", &["--classifier", "agent"], &["bash", "-c", &script]);
+    common::wait_until("the record to count", || {
+        let v = status_json(&sb, "st");
+        v["primary"] == "waiting" && v["signals"][0]["source"] == "status_protocol"
+    });
+    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    common::open_gate(&gate);
+    raw.output_until(b"ASKER-GONE");
+    common::wait_until("the record to end with its asker", || {
+        status_json(&sb, "st")["primary"] != "waiting"
+    });
+}
