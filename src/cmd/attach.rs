@@ -399,6 +399,7 @@ impl Attach {
         };
         match reply {
             Reply::Output(bytes) if self.copy.is_some() => self.copy_output(&bytes),
+            Reply::Mark(mark) => self.copy_mark(mark),
             Reply::ReplayEnd if self.copy.is_some() => self.copy_replayed().await?,
             Reply::Output(bytes) => {
                 let bar = self.bar_rows();

@@ -197,9 +197,12 @@ async fn serve(
     let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
     // Started by us: ours is the subscription its supervisor waits for.
     // State changes are pushed: `waiting` shows the moment it begins.
+    // The journal's marks: the pane's emulator takes each size where it
+    // falls in the output (its history is then the session's).
     let subscribe = Subscribe {
         launcher: launched,
         state: true,
+        marks: true,
         ..Subscribe::default()
     };
     let hello = [
@@ -241,6 +244,7 @@ async fn serve(
                     Reply::Status(s) => SessionMsg::Status(s),
                     Reply::Info(info) => SessionMsg::Info(info),
                     Reply::State(report) => SessionMsg::State(*report),
+                    Reply::Mark(mark) => SessionMsg::Mark(mark),
                     Reply::Exit(code) => {
                         exited = true;
                         SessionMsg::Exit(code)

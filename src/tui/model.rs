@@ -43,6 +43,8 @@ pub enum SessionMsg {
     Info(Box<crate::protocol::Info>),
     /// A pushed state change (STATE).
     State(crate::protocol::StateReport),
+    /// The session's size from here in its output on (MARK).
+    Mark(crate::protocol::Mark),
     Exit(i32),
     /// The connection failed or was refused; it will be retried. The
     /// pane shows `why`; a `notice`, the whole story where `why` cannot
@@ -188,6 +190,10 @@ pub struct Pane {
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// The session's output comes with its journal's marks: the emulator
+    /// takes each size where it falls in the output, and no other, so it
+    /// goes through the sizes the session's screen did.
+    pub marks: bool,
 }
 
 impl Pane {
@@ -222,6 +228,7 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            marks: false,
         }
     }
 

@@ -145,6 +145,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.link = Link::Live;
             p.applied = None;
             p.hello_info = true;
+            // Known once its first mark comes (an older supervisor sends
+            // none).
+            p.marks = false;
             // The replay that follows is the whole history again.
             p.copy = None;
             if let Some(rows) = history {
@@ -153,6 +156,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.term.reset();
             p.poll.reset();
             p.poll.asked(now);
+        }
+        SessionMsg::Mark(mark) => {
+            p.marks = true;
+            p.term.resize(shown_size(mark.size));
+            copy::follow(p);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
@@ -233,13 +241,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
             if let Some(Size { cols, rows }) = info.size() {
-                // An emulator holds its whole screen (32 bytes a cell), so a
-                // session sized absurdly by some client is shown at most
-                // this big rather than costing gigabytes.
-                let size = Size {
-                    cols: cols.clamp(1, layout::MAX_UNFIT.cols),
-                    rows: rows.clamp(1, layout::MAX_UNFIT.rows),
-                };
+                let size = shown_size(Size { cols, rows });
                 p.session_size = Some(size);
                 // Fitted, but a person's terminal attached elsewhere holds
                 // the session at its own size (the supervisor keeps our
@@ -253,9 +255,12 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 let held = fit
                     && answers_our_resize
                     && p.applied.is_some_and(|a| a != Size { cols, rows });
-                if held {
+                // With marks, the emulator follows the session's own size
+                // where it changes in the output.
+                if held && !p.marks {
                     p.term.resize(size);
                 } else if p.held
+                    && !p.marks
                     && let Some(a) = p.applied
                 {
                     p.term.resize(a);
@@ -384,6 +389,16 @@ fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     p.waiting_since = Some(now);
     p.attention = true;
     true
+}
+
+/// The size a session is shown at: its own, but at most
+/// [`layout::MAX_UNFIT`] (an emulator holds its whole screen, 32 bytes a
+/// cell, so a session sized absurdly by some client costs no gigabytes).
+fn shown_size(Size { cols, rows }: Size) -> Size {
+    Size {
+        cols: cols.clamp(1, layout::MAX_UNFIT.cols),
+        rows: rows.clamp(1, layout::MAX_UNFIT.rows),
+    }
 }
 
 #[cfg(test)]

@@ -143,7 +143,9 @@ fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
             if p.applied != Some(size) {
                 p.applied = Some(size);
                 p.resized_at = Some(now);
-                if !p.held {
+                // A session whose output brings its marks is resized
+                // where the output says (see `Pane::marks`).
+                if !p.held && !p.marks {
                     p.term.resize(size);
                 }
                 copy::follow(p);
@@ -152,7 +154,7 @@ fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
                 // its size (INFO, answered after the RESIZE, says).
                 fx.push(Effect::Info(id));
             }
-        } else if let Some(s) = p.session_size {
+        } else if let Some(s) = p.session_size.filter(|_| !p.marks) {
             p.term.resize(s);
             copy::follow(p);
         }

@@ -186,24 +186,34 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.tally().keep
     }
 
+    /// Keeps at most `keep` history rows from now on, dropping the oldest
+    /// beyond it now (for a reader done with them).
+    pub fn trim_history(&mut self, keep: usize) {
+        self.scrollback = keep;
+        let tally = self.parser.callbacks_mut();
+        tally.keep = keep;
+        while tally.rows.len() > keep {
+            tally.rows.pop_front();
+            tally.dropped += 1;
+        }
+    }
+
     /// The number of the oldest row kept: how many were dropped before it.
     pub fn first_row(&self) -> u64 {
         self.tally().dropped
     }
 
-    /// The number of the row after the newest history row.
-    pub(super) fn history_end(&self) -> u64 {
+    /// The number of the row after the newest history row: the main
+    /// screen's top row.
+    pub fn history_end(&self) -> u64 {
         self.first_row() + self.tally().rows.len() as u64
     }
 
-    /// History rows shown above the screen: none on the alternate screen,
-    /// which has no history (as in a terminal).
+    /// History rows above the screen. On the alternate screen, the main
+    /// screen's history all the same: what a full-screen program draws is
+    /// no history, but what was written before it still is.
     pub fn history_len(&self) -> usize {
-        if self.screen().alternate_screen() {
-            0
-        } else {
-            self.tally().rows.len()
-        }
+        self.tally().rows.len()
     }
 
     /// Rows kept: the history's and the screen's.
