@@ -77,10 +77,6 @@ pub mod server {
     /// Extension: answer to `client::ACT`, a UTF-8 JSON object saying what
     /// was sent, or why nothing was.
     pub const ACTED: u8 = ServerType::Acted as u8;
-    /// Extension: the journal at this point of the output (the size from
-    /// here on, the time); only to subscribers that asked for marks (see
-    /// [`SUBSCRIBE_MARKS`](super::SUBSCRIBE_MARKS)).
-    pub const MARK: u8 = ServerType::Mark as u8;
 }
 
 /// The largest ACT payload a supervisor takes; longer is a protocol error.

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{Size, client};
+use heimdall::protocol::{ClientType, Size};
 
 use crate::Config;
 use crate::peer::Peer;
@@ -66,7 +66,8 @@ fn children_max_rss_kib() -> i64 {
 /// Resizes a session from a client of its own.
 fn resize(sock: &std::path::Path, size: Size) {
     let mut p = Peer::connect(sock).expect("connect");
-    p.send(client::RESIZE, &size.encode()).expect("resize");
+    p.send(ClientType::Resize as u8, &size.encode())
+        .expect("resize");
     p.status().expect("answered");
 }
 

@@ -12,7 +12,7 @@
 //! and all. The property test below runs the same check on generated
 //! operations.
 
-use crate::protocol::{self, Assembler, MAX_PAYLOAD, Mark, Size, server};
+use crate::protocol::{Assembler, MAX_PAYLOAD, Mark, Reply, ServerType, Size};
 use crate::supervisor::output::{ConnId, Output};
 use crate::vt::term::Term;
 
@@ -223,7 +223,7 @@ fn take(output: &mut Output, c: &mut Client, mut room: usize, sizes: &[(u64, Siz
             break;
         }
         if let Some(m) = output.take_mark(c.id) {
-            wire.extend(protocol::frame(server::MARK, &m.encode()));
+            wire.extend(Reply::Mark(m).encode());
         }
         output.start_frame(c.id);
         let Some(f) = output.inflight(c.id) else {
@@ -241,7 +241,7 @@ fn take(output: &mut Output, c: &mut Client, mut room: usize, sizes: &[(u64, Siz
     }
     for f in frames {
         match f.ty {
-            server::OUTPUT => {
+            t if t == ServerType::Output as u8 => {
                 let size = c.size.expect("a mark comes before the first byte");
                 for i in 0..f.payload.len() as u64 {
                     let at = c.at + i;
@@ -251,12 +251,12 @@ fn take(output: &mut Output, c: &mut Client, mut room: usize, sizes: &[(u64, Siz
                 c.at += f.payload.len() as u64;
                 c.term.feed(&f.payload);
             }
-            server::MARK => {
+            t if t == ServerType::Mark as u8 => {
                 let m = Mark::decode(&f.payload).expect("a whole mark");
                 c.size = Some(m.size);
                 c.term.resize(m.size);
             }
-            server::ERROR => c.cut = true,
+            t if t == ServerType::Error as u8 => c.cut = true,
             other => panic!("frame {other:#x} nobody asked for"),
         }
     }

@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn the_golden_example_of_docs_protocol_md() {
-        use crate::protocol::{Request, Subscribe, frame, server};
+        use crate::protocol::{Reply, Request, Subscribe};
         let sub = Subscribe {
             mark_replay: true,
             marks: true,
@@ -101,7 +101,7 @@ mod tests {
             unix_ms: 1_700_000_000_000,
         };
         assert_eq!(
-            frame(server::MARK, &m.encode()),
+            Reply::Mark(m).encode(),
             [
                 0x8a, 0, 0, 0, 0x0c, 0, 0xc8, 0, 0x32, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0
             ]

@@ -194,7 +194,7 @@ proptest! {
                         got.extend_from_slice(&f.payload);
                         sized.extend(std::iter::repeat_n(size, f.payload.len()));
                     }
-                    server::MARK => {
+                    t if t == ServerType::Mark as u8 => {
                         prop_assert!(c.marks, "a mark nobody asked for");
                         size = Some(Mark::decode(&f.payload).expect("a mark").size);
                     }
