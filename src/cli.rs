@@ -60,6 +60,10 @@ pub enum Command {
     Clean(CleanArgs),
     /// Start a session that ended again: same id, command, directory
     Restart(EndedArgs),
+    /// Start again the sessions lost when the machine restarted (or their
+    /// supervisor was killed): agents resume their conversation, shells
+    /// start in their directory, `hm run --restore` commands run again
+    Restore(RestoreArgs),
     /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
     Completions(CompletionsArgs),
     /// Print the man page (roff): hm man > hm.1; or write one page per
@@ -99,9 +103,26 @@ pub struct HookArgs {
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// claude, codex or gemini
-    #[arg(value_parser = ["claude", "codex", "gemini"])]
+    /// claude, codex or gemini (their hooks), or autostart (a systemd user
+    /// unit that runs hm restore at login)
+    #[arg(value_parser = ["claude", "codex", "gemini", "autostart"])]
     pub agent: String,
+    /// autostart: write the unit into ~/.config/systemd/user and enable
+    /// it, instead of printing it
+    #[arg(long)]
+    pub install: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Only these sessions [default: every lost session]
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Print what would be started, and start nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]
@@ -356,6 +377,16 @@ pub struct RunArgs {
     /// Log level: error, warn, info, debug or trace
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<LogLevel>,
+
+    /// Run the command again when `hm restore` brings the session back
+    /// after a reboot (agents are resumed and shells restarted without it)
+    #[arg(long)]
+    pub restore: bool,
+
+    /// Internal: the lost session's manifest (its instance) that this
+    /// start restores, given by `hm restore`
+    #[arg(long, hide = true, value_name = "INSTANCE")]
+    pub restoring: Option<String>,
 
     /// Internal: report readiness on stderr, used by `hm run` to start a
     /// background supervisor

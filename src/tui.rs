@@ -15,6 +15,7 @@ pub mod focus;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod lost;
 pub mod model;
 pub mod sessions;
 pub mod update;
@@ -155,12 +156,10 @@ impl Remotes {
                 crate::remote::LinkState::Up => {
                     let (live, _) = scan(link.dir());
                     ids.extend(live.iter().map(|id| format!("{name}:{id}")));
-                    ended.extend(crate::supervisor::ended::list(link.dir()).into_iter().map(
-                        |mut r| {
-                            r.id = format!("{name}:{}", r.id);
-                            r
-                        },
-                    ));
+                    ended.extend(crate::ended::list(link.dir()).into_iter().map(|mut r| {
+                        r.id = format!("{name}:{}", r.id);
+                        r
+                    }));
                     if self.down.remove(name) {
                         news.push(format!(
                             "{name} is back: its panes are shown from the start again"
@@ -193,7 +192,7 @@ impl Remotes {
 /// What [`Remotes::scan`] found.
 struct RemoteScan {
     ids: Vec<String>,
-    ended: Vec<crate::supervisor::ended::Ended>,
+    ended: Vec<crate::ended::Ended>,
     news: Vec<String>,
 }
 
@@ -504,12 +503,71 @@ fn discover(m: &mut Model, dir: &Path, remotes: &mut Remotes, now: Instant) -> V
     for text in remote.news {
         m.notify(text, now);
     }
-    let mut ended = crate::supervisor::ended::list(dir);
+    let mut ended = crate::ended::list(dir);
     ended.extend(remote.ended);
     let mut fx = update::update(m, Msg::Found(ids), now);
     fx.extend(update::update(m, Msg::Orphans(orphans), now));
     fx.extend(update::update(m, Msg::Ended(ended), now));
+    fx.extend(update::update(m, Msg::Lost(lost(m, dir)), now));
     fx
+}
+
+/// The sessions lost with their supervisor (`hm restore`'s), each with the
+/// end of its old output when it gets a pane now.
+fn lost(m: &Model, dir: &Path) -> Vec<lost::Found> {
+    /// The old output a new pane of a lost session shows.
+    const TAIL: usize = 64 * 1024;
+    let state = crate::restore::sessions_dir();
+    crate::lost::list(dir)
+        .into_iter()
+        .map(|l| {
+            let tail = match (&state, m.pane(&l.id)) {
+                (Some(state), None) => crate::restore::history::read(state, &l.id, TAIL)
+                    .ok()
+                    .flatten()
+                    .map(|h| h.bytes)
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            lost::Found { lost: l, tail }
+        })
+        .collect()
+}
+
+/// `hm restore IDS`, as a child of ours: each session's start, or why not.
+fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Result<(), String>)> {
+    let out = std::env::current_exe().and_then(|exe| {
+        let mut cmd = std::process::Command::new(exe);
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        cmd.arg("restore")
+            .args(ids)
+            .arg("--socket-dir")
+            .arg(dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+    });
+    let said = match &out {
+        Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+        Err(e) => e.to_string(),
+    };
+    ids.iter()
+        .map(|id| {
+            // Its own line of what went wrong, if there is one.
+            let why = said
+                .lines()
+                .find(|l| l.contains(&format!("'{id}'")))
+                .map(|l| l.trim_start_matches("hm: ").to_owned());
+            let up = out.is_ok() && crate::lost::alive(dir, id);
+            let result = match (up, why) {
+                (true, _) => Ok(()),
+                (false, Some(why)) => Err(why),
+                (false, None) => Err(said.trim().trim_start_matches("hm: ").to_owned()),
+            };
+            (id.clone(), result)
+        })
+        .collect()
 }
 
 /// Ids with a live supervisor (their pid file's lock is held), and ids
@@ -647,20 +705,27 @@ fn apply(
             Effect::Forget(id) => match remote_session(opts, &id) {
                 // Gone from the mount at once, and from the host by its link.
                 Some((spawner, dir, plain)) => {
-                    let _ = crate::supervisor::ended::remove(&dir, plain);
+                    let _ = crate::ended::remove(&dir, plain);
                     let _ = spawner.forget(plain);
                 }
                 None => {
-                    let _ = crate::supervisor::ended::forget(&opts.dir, &id);
+                    let _ = crate::ended::forget(&opts.dir, &id);
                 }
             },
+            Effect::Restore(ids) => {
+                let (tx, dir) = (tx.clone(), opts.dir.clone());
+                let config = opts.config_path.clone();
+                std::thread::spawn(move || {
+                    for (id, result) in restore(&ids, &dir, config.as_deref()) {
+                        let _ = tx.blocking_send(Msg::Started(id, result));
+                    }
+                });
+            }
             Effect::Restart(id) => {
                 let tx = tx.clone();
                 if let Some((spawner, dir, plain)) = remote_session(opts, &id) {
                     // Started there anew, with the record's command.
-                    let record = crate::supervisor::ended::list(&dir)
-                        .into_iter()
-                        .find(|r| r.id == plain);
+                    let record = crate::ended::list(&dir).into_iter().find(|r| r.id == plain);
                     let spawner = spawner.clone();
                     std::thread::spawn(move || {
                         let result = match record {

@@ -121,8 +121,11 @@ fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
 fn footer_painted(t: &Terminal) -> bool {
     let s = t.screen();
     let last = s.size().0.get() - 1;
+    // Its background, or that of the count of sessions that need you,
+    // which starts it (the session here reads its terminal: it needs you;
+    // the dark theme's `waiting` is on 161).
     s.cell(last, 0)
-        .is_some_and(|c| c.bgcolor() == vt100::Color::Idx(236))
+        .is_some_and(|c| matches!(c.bgcolor(), vt100::Color::Idx(236) | vt100::Color::Idx(161)))
 }
 
 /// The inside of the only pane on a `rows`×`cols` dashboard, as the

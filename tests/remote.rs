@@ -656,7 +656,7 @@ fn a_remote_session_ending_out_of_sight_notifies() {
     t.wait_for("both panes", |t| t.contains("seen") && t.contains("ready"));
     t.record();
     let mut far = common::Raw::connect(&remote_dir.join("zzz.sock")).expect("the session");
-    far.send(heimdall::protocol::client::INPUT, b"\n");
+    far.send(heimdall::protocol::ClientType::Input as u8, b"\n");
     t.wait_for("the notification", |t| {
         String::from_utf8_lossy(t.recorded()).contains("\x1b]9;box:zzz: exited with code 3\x07")
     });
@@ -664,3 +664,5 @@ fn a_remote_session_ending_out_of_sight_notifies() {
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
 }
+
+mod endings;

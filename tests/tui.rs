@@ -1234,6 +1234,23 @@ fn invalid_utf8_shows_as_replacement_characters() {
     });
 }
 
+/// A plain script at a `[y/N]` question, started with no flags, needs
+/// you in the dashboard: counted in the footer, its pane's state waiting.
+#[test]
+fn a_plain_script_asking_needs_you_in_the_dashboard() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "ask",
+        &[],
+        &["bash", "-c", "read -p 'Continue? [y/N] ' x; exec sleep 600"],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the question counted as needing you", |t| {
+        t.last_row().contains("1 need you")
+            && pane(t, "ask").is_some_and(|p| p.shows("Continue? [y/N]") && p.top.contains("wait"))
+    });
+}
+
 /// `n` sessions `job00`.. running `sleep`, once each answers.
 fn sleepers_answering(sb: &Sandbox, n: usize) -> (Vec<String>, Vec<Session>) {
     let ids: Vec<String> = (0..n).map(|i| format!("job{i:02}")).collect();

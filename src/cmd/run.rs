@@ -226,7 +226,14 @@ fn supervise(
         classifier: if config.classifier_chosen {
             config.classifier
         } else {
-            ClassifierSpec::for_command(program).tuned(&config.classifier)
+            ClassifierSpec::for_command(
+                &args
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .tuned(&config.classifier)
         },
         kill_process_group: config.kill_process_group,
         kill_grace_ms: config.kill_grace_ms,
@@ -237,6 +244,7 @@ fn supervise(
         notify: config.notify.clone(),
         label: args.label.clone(),
         automation: config.automation.clone(),
+        keep: keep(args, &config)?,
     };
     if opts.classifier.agent_settings().is_some() {
         // A broken rule file is the user's to fix, named with its line,
@@ -246,6 +254,37 @@ fn supervise(
         crate::config::check_automation(&opts.automation, &rules)?;
     }
     supervisor::run(opts)
+}
+
+/// What the supervisor keeps for `hm restore`. Without a state dir it
+/// keeps nothing, with a warning: a session never fails to start for it,
+/// except a restore, which needs the manifest it restores.
+fn keep(args: &RunArgs, config: &Config) -> Result<Option<supervisor::keeper::Keep>> {
+    let dir = crate::restore::sessions_dir()
+        .context("no state directory: set HOME or XDG_STATE_HOME")
+        .and_then(|dir| {
+            crate::restore::ensure_dir(&dir)
+                .with_context(|| format!("cannot use '{}'", dir.display()))
+                .map(|()| dir)
+        });
+    let dir = match (dir, &args.restoring) {
+        (Ok(dir), _) => dir,
+        (Err(e), Some(_)) => return Err(e.context("cannot restore the session")),
+        (Err(e), None) => {
+            eprintln!(
+                "hm: warning: the session is not kept for hm restore: {}",
+                crate::error::describe(&e)
+            );
+            return Ok(None);
+        }
+    };
+    Ok(Some(supervisor::keeper::Keep {
+        dir,
+        history_bytes: config.restore_history_bytes,
+        rerun: args.restore,
+        env_names: config.env.iter().map(|v| v.name.clone()).collect(),
+        restoring: args.restoring.clone(),
+    }))
 }
 
 /// What holds the session's id now, if its dir exists.
@@ -321,6 +360,9 @@ fn launch(
     );
     if let Some(f) = &args.log_file {
         cmd.arg("--log-file").arg(cwd.join(f));
+    }
+    if args.restore {
+        cmd.arg("--restore");
     }
     cmd.arg("--").args(&args.command);
     // `hm run` exits when its attach does; the supervisor then passes to

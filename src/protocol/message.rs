@@ -169,7 +169,7 @@ pub enum Request<'a> {
     Info,
     Screen,
     /// What an agent's hook said (see [`crate::detect::hooks`]).
-    Report(Box<crate::detect::hooks::Report>),
+    Report(Box<super::report::Report>),
     /// Answer the dialog on the screen, if it still is as expected.
     Act(Act),
 }
@@ -239,7 +239,7 @@ impl Request<'_> {
             ClientType::Info => Request::Info,
             ClientType::Screen => Request::Screen,
             ClientType::Report => {
-                let max = crate::detect::hooks::MAX_REPORT;
+                let max = super::report::MAX_REPORT;
                 if payload.len() > max {
                     return Err(PayloadError::TooLong {
                         what: "REPORT",
@@ -514,7 +514,7 @@ mod tests {
 
     #[test]
     fn every_request_decodes_as_it_was_encoded() {
-        let report = crate::detect::hooks::Report {
+        let report = crate::protocol::report::Report {
             agent: "claude".into(),
             event: "Stop".into(),
             ..Default::default()
@@ -550,7 +550,7 @@ mod tests {
         );
         assert!(Request::decode(ClientType::Resize, &[0, 80]).is_err());
         assert!(Request::decode(ClientType::Act, b"{").is_err());
-        let huge = vec![b' '; crate::detect::hooks::MAX_REPORT + 1];
+        let huge = vec![b' '; crate::protocol::report::MAX_REPORT + 1];
         assert!(Request::decode(ClientType::Report, &huge).is_err());
     }
 

@@ -208,6 +208,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 fx.push(Effect::RawAttach(id));
             }
         }
+        KeyCode::Char('R') => super::lost::restore_key(m, now, fx),
         KeyCode::Char('r') => {
             if let Some(id) = m.selected.clone()
                 && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())

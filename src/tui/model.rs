@@ -28,10 +28,12 @@ pub enum Msg {
     Orphans(Vec<String>),
     /// Sessions that ended before this dashboard saw them end: their
     /// records (`hm ls` lists the same).
-    Ended(Vec<crate::supervisor::ended::Ended>),
+    Ended(Vec<crate::ended::Ended>),
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
+    /// The sessions lost with their supervisor (`hm restore`'s).
+    Lost(Vec<super::lost::Found>),
 }
 
 /// News from one session's connection.
@@ -95,6 +97,8 @@ pub enum Effect {
     Forget(String),
     /// Start an ended session again (`hm restart`).
     Restart(String),
+    /// Start lost sessions again, as they were (`hm restore IDS`).
+    Restore(Vec<String>),
     /// Put this text on the system clipboard, through the dashboard's
     /// terminal (OSC 52).
     Clipboard(String),
@@ -159,6 +163,9 @@ pub struct Pane {
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.
     pub orphan: Option<u32>,
+    /// Lost with its supervisor (the machine restarted), and whether
+    /// `hm restore` would start it again (see `tui/lost.rs`).
+    pub lost: Option<bool>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -217,6 +224,7 @@ impl Pane {
             exit: None,
             link: Link::Connecting,
             orphan: None,
+            lost: None,
             attention: false,
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),

@@ -87,7 +87,7 @@ pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
 /// Ended sessions get a pane showing how they ended and their last
 /// lines, as if the dashboard had watched them end (`x` forgets one, `r`
 /// starts it again).
-pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
+pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     let unix_now = crate::clock::unix_ms();
     let mut added = false;
     let new = records.iter().filter(|r| m.pane(&r.id).is_none()).count();

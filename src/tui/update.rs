@@ -57,6 +57,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Ended(records) => sessions::ended(m, records, now),
         Msg::Session(id, sm) => sessions::news(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => sessions::started(m, id, result, now, &mut fx),
+        Msg::Lost(lost) => super::lost::found(m, lost),
     }
     // A program that asked for focus reports (`?1004`) hears that it has
     // the user when focused, and that it lost them when left.

@@ -250,6 +250,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         rendering.push_str(&screen.state_formatted());
         Asleep {
+            alternate: screen.alternate_screen(),
             rendering: rendering.into_boxed_str(),
             callbacks: std::mem::take(self.callbacks_mut()),
             cap: self.cap,
@@ -323,6 +324,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 /// cursor (DECSC) and character sets; the states it would lose more of
 /// keep the screen awake (see [`Term::sleep`]).
 pub struct Asleep<CB> {
+    /// Whether the alternate screen was in use (asked without waking).
+    alternate: bool,
     rendering: Box<str>,
     callbacks: CB,
     cap: StringCap,
@@ -385,6 +388,15 @@ impl<CB: vt100::Callbacks + Default> Dozing<CB> {
 
     pub fn asleep(&self) -> bool {
         self.asleep.is_some()
+    }
+
+    /// Whether the alternate screen is in use, without waking the screen.
+    pub fn alternate(&self) -> bool {
+        match (&self.awake, &self.asleep) {
+            (Some(t), _) => t.screen().alternate_screen(),
+            (None, Some(a)) => a.alternate,
+            (None, None) => false,
+        }
     }
 }
 

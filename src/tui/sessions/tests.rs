@@ -159,7 +159,7 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a"], now);
-    let record = |id: &str| crate::supervisor::ended::Ended {
+    let record = |id: &str| crate::ended::Ended {
         id: id.into(),
         command: vec!["sh".into(), "-c".into(), "exit 3".into()],
         workdir: "/".into(),

@@ -143,6 +143,10 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         spans.push(Span::styled(format!(" {waiting} need you "), style));
         spans.push(Span::raw(" "));
     }
+    let lost = crate::tui::lost::restartable(m);
+    if lost > 0 {
+        spans.extend([key(m, "R"), Span::raw(format!(" restore {lost} lost  "))]);
+    }
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit
     // on an 80-column terminal.

@@ -32,6 +32,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     let state = p.state();
     let badge = match (state, p.state_ms(now)) {
         _ if p.orphan.is_some() => " orphaned ".to_string(),
+        _ if p.lost.is_some() => " lost ".to_string(),
         (Some(_), Some(ms)) => {
             format!(" {} {} ", p.state_label().unwrap_or_default(), human_ms(ms))
         }
@@ -53,6 +54,8 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
         }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
+        _ if p.lost == Some(true) => Span::styled(" lost (restartable): R ", m.theme.error),
+        _ if p.lost.is_some() => Span::styled(" lost: hm restore says why ", m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
             Some(pid) => Span::styled(

@@ -250,6 +250,10 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         (copy, "in focus: copy mode (Shift-PgUp and the wheel too)"),
         ("e".into(), "why the selected session is in its state"),
         ("r".into(), "run an ended session again (x forgets it)"),
+        (
+            "R".into(),
+            "restore the selected lost session, or every one (hm restore)",
+        ),
         ("s".into(), "sort by state (needs you first) / by id"),
         ("q / Ctrl-C".into(), "quit (sessions keep running)"),
     ];
