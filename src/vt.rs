@@ -4,12 +4,13 @@
 //! dashboard renders one per pane, and each supervisor keeps one as its
 //! session's screen ([`events::Recorder`] collects what the program says
 //! besides drawing: titles, bells, notifications, queries).
-//! [`history::Tally`] numbers the rows a screen's history keeps, for views
-//! left on old output; [`lines`] joins rows the output wrapped back into
-//! the lines the program wrote. [`utf8`] keeps invalid UTF-8 visible.
+//! [`kept::Tally`] keeps the rows that scroll off a screen, numbered for
+//! views left on old output, and [`history`] reads them; [`lines`] joins
+//! rows the output wrapped back into the lines the program wrote. [`utf8`] keeps invalid UTF-8 visible.
 
 pub mod events;
 pub mod history;
+pub mod kept;
 pub mod lines;
 pub mod mouse;
 pub mod term;

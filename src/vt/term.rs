@@ -21,7 +21,7 @@ use bytemuck::TransparentWrapper;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::vt::history::Tally;
+use crate::vt::kept::Tally;
 use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
 
 /// Longest escape string passed to the parser; the rest is dropped.
@@ -33,7 +33,7 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     cap: StringCap,
     size: Size,
     /// Rows of history kept after they scroll off (0 but for history
-    /// readers); the parser itself keeps none (see [`crate::vt::history`]).
+    /// readers); the parser itself keeps none (see [`crate::vt::kept`]).
     pub(super) scrollback: usize,
     /// How many rows up into the history the view is, and the screen
     /// shown there (history rows above the live ones), while it is.
