@@ -338,13 +338,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub dir: DirArgs,
 
-    /// Terminal width given to the command
-    #[arg(long, default_value_t = 220)]
-    pub cols: u16,
+    /// Terminal width given to the command [default: the terminal's, else [tui] session_size]
+    #[arg(long)]
+    pub cols: Option<u16>,
 
-    /// Terminal height given to the command
-    #[arg(long, default_value_t = 50)]
-    pub rows: u16,
+    /// Terminal height given to the command [default: the terminal's less the attach bar, else [tui] session_size]
+    #[arg(long)]
+    pub rows: Option<u16>,
 
     /// Bytes of output kept for clients that attach later
     #[arg(long, value_name = "BYTES")]
@@ -483,7 +483,7 @@ pub struct TuiArgs {
     /// Colour theme: dark, light or high-contrast [default: [tui] theme, else dark]
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
-    /// Leave session sizes alone instead of fitting each to its pane
+    /// Do not fit sessions to their panes even with [tui] fit_sessions = true (off by default)
     #[arg(long)]
     pub no_fit: bool,
     /// Also show the sessions of this machine, over ssh: a [[hosts]] name

@@ -336,7 +336,8 @@ mod tests {
             TuiConfig {
                 theme: None,
                 theme_at: None,
-                fit_sessions: true,
+                fit_sessions: false,
+                session_size: (120, 40),
                 bell: false,
                 desktop_notify: None,
                 columns: None,

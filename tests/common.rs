@@ -6,6 +6,7 @@
 pub mod fake;
 pub mod history;
 pub mod terminal;
+pub mod tmux;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -426,8 +426,10 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
             nix::sys::signal::Signal::SIGKILL,
         );
     }
+    // Said on the pane's border, and in its title with the state last
+    // known (no timer: it stopped when the host dropped).
     t.wait_for("the host said to be unreachable", |t| {
-        t.contains("box: unreachable since")
+        t.contains("box: unreachable since") && t.contains(" unreachable · was ")
     });
     // Keys still work meanwhile.
     t.send(b"?");

@@ -35,5 +35,6 @@ mod supervisor;
 mod tokenizer_vte;
 mod tui;
 mod tui_render;
+mod tui_sizes;
 mod upgrade;
 mod vt_sleep;

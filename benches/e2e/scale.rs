@@ -11,6 +11,7 @@
 
 mod host;
 mod keys;
+pub mod sizes;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -131,7 +131,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             // it is.
             let mut follow = (!ending).then(|| Follow::new(&mut replay.term));
             let end = follow.as_ref().map_or(RowNo::MAX, Follow::printed);
-            let lines = replay.term.lines();
+            let lines = replay.term.logical_lines();
             let first = replay.term.first_row();
             for l in lines {
                 let row = first + l.row as u64;

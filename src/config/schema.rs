@@ -51,7 +51,14 @@ const TOP_KEYS: &[&str] = &[
     "restore_history_bytes",
     "restore_parallel",
 ];
-const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
+const TUI_KEYS: &[&str] = &[
+    "theme",
+    "fit_sessions",
+    "session_size",
+    "bell",
+    "desktop_notify",
+    "columns",
+];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
 const HOST_KEYS: &[&str] = &["name", "address", "hm"];
@@ -498,6 +505,15 @@ impl Doc<'_> {
                     tui.theme_at = Some(self.at(Some(value.span())));
                 }
                 "fit_sessions" => tui.fit_sessions = self.boolean(&full, value)?,
+                "session_size" => {
+                    let text = self.string(&full, value)?;
+                    tui.session_size = super::tui::parse_size(&text).ok_or_else(|| {
+                        let reason = format!(
+                            "'{text}' is not COLSxROWS (for example \"120x40\", each 1 to 4096)"
+                        );
+                        self.invalid(value.span(), &full, reason)
+                    })?;
+                }
                 "bell" => tui.bell = self.boolean(&full, value)?,
                 "columns" => {
                     tui.columns = Some(self.integer(&full, value, 1..=16, "columns")? as u16)
@@ -699,7 +715,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, bell, desktop_notify, columns)"
+             fit_sessions, session_size, bell, desktop_notify, columns)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -1020,7 +1036,7 @@ mod tests {
     #[test]
     fn tui_table() {
         let c = ok(
-            "[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\ndesktop_notify = \"osc777\"\ncolumns = 3\n",
+            "[tui]\ntheme = \"dark\"\nfit_sessions = true\nsession_size = \"100x30\"\nbell = true\ndesktop_notify = \"osc777\"\ncolumns = 3\n",
         );
         assert_eq!(
             c.tui,
@@ -1030,7 +1046,8 @@ mod tests {
                     path: c.source.clone().expect("a file"),
                     line: Some(2),
                 }),
-                fit_sessions: false,
+                fit_sessions: true,
+                session_size: (100, 30),
                 bell: true,
                 desktop_notify: Some(DesktopNotify::Osc777),
                 columns: Some(3),

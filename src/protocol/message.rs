@@ -402,6 +402,11 @@ pub struct Info {
     /// the output on a terminal must drop the probe, so that the program
     /// gets one answer.
     pub status_protocol: bool,
+    /// How many people's terminals (`hm attach`) are attached: while any
+    /// is, it sets the session's size and others' RESIZE is held. `None`
+    /// from a supervisor that does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<u32>,
     /// The state now, as STATE would say it.
     pub state: Option<StateReport>,
     /// What the detector holds as evidence (for `hm explain`); agents only.

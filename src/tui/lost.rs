@@ -41,6 +41,14 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         p.command = Some(lost.manifest.argv.join(" "));
         p.workdir = Some(lost.manifest.workdir.clone());
         p.label = lost.manifest.label.clone();
+        // Its old output, at the size it was written at: the pane shows a
+        // window onto it, as onto a live session's screen.
+        if lost.manifest.cols > 0 && lost.manifest.rows > 0 {
+            p.term.resize(crate::protocol::Size {
+                cols: lost.manifest.cols.min(super::layout::MAX_UNFIT.cols),
+                rows: lost.manifest.rows.min(super::layout::MAX_UNFIT.rows),
+            });
+        }
         p.term.feed(&tail);
         p.term.feed(crate::restore::history::RESET);
         m.panes.push(p);

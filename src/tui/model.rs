@@ -32,8 +32,32 @@ pub enum Msg {
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
+    /// The other machines that are not up, by name, with why (for their
+    /// panes); and what changed, to tell (a host back, why one dropped).
+    Hosts {
+        problems: std::collections::HashMap<String, String>,
+        /// Those that were up and dropped: since when (wall clock, ms).
+        down: std::collections::HashMap<String, u64>,
+        news: Vec<String>,
+    },
+    /// The dashboard has the terminal back from a raw attach of this
+    /// session.
+    BackFromAttach(String, AttachEnd),
     /// The sessions lost with their supervisor (`hm restore`'s).
     Lost(Vec<super::lost::Found>),
+}
+
+/// How a raw attach (`a`) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachEnd {
+    /// The detach key.
+    Detached,
+    /// The next key: on to the next session that needs you.
+    Next,
+    /// The session ended, or its connection did: why.
+    Ended(String),
+    /// The attach could not run: why.
+    Failed(String),
 }
 
 /// News from one session's connection.
@@ -157,7 +181,7 @@ pub struct Pane {
     pub workdir: Option<String>,
     /// A person's name for the session (`hm run --label`).
     pub label: Option<String>,
-    /// The session's own size when we do not resize it.
+    /// The session's own size, as its supervisor last said (INFO).
     pub session_size: Option<Size>,
     pub exit: Option<i32>,
     pub link: Link,
@@ -173,15 +197,20 @@ pub struct Pane {
     pub poll: StatusPoll,
     /// When the session was seen to end (EXIT, or its supervisor gone).
     pub ended_at: Option<Instant>,
+    /// The record the session left when it ended has been seen in the
+    /// socket dir, saying it ended then (wall clock, ms): once it is gone
+    /// (`hm rm`, `hm clean`), so is the pane.
+    pub recorded: Option<u64>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
-    /// Fitted, but held at another size by a person's terminal attached
-    /// elsewhere (INFO says so); shown at that size, marked.
+    /// A person's terminal attached elsewhere (`hm attach`) sets the
+    /// session's size, and holds back ours (INFO says so); marked.
     pub held: bool,
-    /// The INFO asked on connecting is still to be answered. It is
-    /// answered before any RESIZE of ours, so the size it gives is the
-    /// session's old one, not a sign that someone holds it.
-    pub hello_info: bool,
+    /// INFO questions asked and not answered yet.
+    pub infos_out: u32,
+    /// Of those, the ones asked before our last RESIZE: the size they give
+    /// is the session's old one, not a sign that someone holds it.
+    pub infos_stale: u32,
     /// When the current stretch of work began (output or a busy state
     /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
@@ -194,9 +223,19 @@ pub struct Pane {
     pub report: Option<crate::protocol::StateReport>,
     /// Since when the session has been waiting for its user.
     pub waiting_since: Option<Instant>,
+    /// How many times output or a reset changed the screen: what the
+    /// pane's window was worked out for (`window_memo`) is kept until then.
+    pub drawn: u64,
+    /// The window's facts about the live screen, for `drawn` and a size
+    /// (see [`super::window::live_top`]): a quiet pane is not read again
+    /// at every frame.
+    pub window_memo: std::cell::Cell<Option<super::window::Memo>>,
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// Where the pane's window was on the live screen when it was
+    /// scrolled back (see [`super::copy::extent`]).
+    pub copy_window: super::copy::Window,
     /// The session's output comes with its journal's marks: the emulator
     /// takes each size where it falls in the output, and no other, so it
     /// goes through the sizes the session's screen did.
@@ -220,7 +259,8 @@ impl Pane {
             label: None,
             session_size: None,
             held: false,
-            hello_info: false,
+            infos_out: 0,
+            infos_stale: 0,
             exit: None,
             link: Link::Connecting,
             orphan: None,
@@ -229,6 +269,7 @@ impl Pane {
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             ended_at: None,
+            recorded: None,
             applied: None,
             busy_since: None,
             last_work: None,
@@ -236,6 +277,9 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            drawn: 0,
+            window_memo: std::cell::Cell::new(None),
+            copy_window: Default::default(),
             marks: false,
         }
     }
@@ -340,6 +384,8 @@ pub struct Model {
     pub filter: String,
     /// Terminal size (cols, rows).
     pub size: (u16, u16),
+    /// `[tui] fit_sessions`: resize each session to its pane (opt-in;
+    /// otherwise a session keeps its size and only focus sets it).
     pub fit: bool,
     pub bell: bool,
     /// Desktop notifications on (`[tui] desktop_notify`).
@@ -357,6 +403,10 @@ pub struct Model {
     pub hosts: Vec<String>,
     /// Other machines that are down, by name: why, for their panes.
     pub host_problems: std::collections::HashMap<String, String>,
+    /// Other machines that were up and dropped, by name: when, on the
+    /// wall clock (ms) and as an instant. Their panes show the last state
+    /// known, as of then, with its timer stopped.
+    pub hosts_down: std::collections::HashMap<String, (u64, Instant)>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
     pub attach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
@@ -394,7 +444,7 @@ impl Model {
             page: 0,
             filter: String::new(),
             size,
-            fit: true,
+            fit: false,
             bell: false,
             desktop: false,
             by_state: false,
@@ -405,6 +455,7 @@ impl Model {
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
             attach_key: None,
             host_problems: Default::default(),
+            hosts_down: Default::default(),
             hosts: Vec::new(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             history_shared: false,
@@ -482,6 +533,13 @@ impl Model {
         share
             .max(crate::config::MIN_SHARED_HISTORY_LINES)
             .min(self.history_lines)
+    }
+
+    /// When `p`'s host dropped, if it is another machine's session and
+    /// its host is down: what the pane shows is as of then.
+    pub fn host_down(&self, p: &Pane) -> Option<(u64, Instant)> {
+        let (host, _) = crate::remote::split_target(&p.id)?;
+        self.hosts_down.get(host).copied()
     }
 
     pub fn notify(&mut self, text: impl Into<String>, now: Instant) {

@@ -12,6 +12,7 @@ mod clusters;
 mod history;
 mod pane;
 mod popup;
+mod title;
 
 use std::time::Instant;
 

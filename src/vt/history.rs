@@ -173,7 +173,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// Every logical line kept, oldest first: the history's and the
     /// screen's rows joined where the output wrapped (see
     /// [`crate::vt::lines`]); blank rows at the screen's bottom dropped.
-    pub fn lines(&mut self) -> Vec<Logical> {
+    pub fn logical_lines(&mut self) -> Vec<Logical> {
         let rows = self.rows_between(0, usize::MAX);
         let mut lines = lines::join(&rows);
         while lines.last().is_some_and(|l| l.text.is_empty()) {

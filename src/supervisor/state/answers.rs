@@ -192,6 +192,7 @@ impl Shared {
                 .detector
                 .as_ref()
                 .is_some_and(|d| d.settings().status_protocol),
+            terminals: Some(u32::try_from(self.terminals).unwrap_or(u32::MAX)),
             state: None,
             evidence: None,
             dialog: None,

@@ -88,7 +88,7 @@ fn resizing_leaves_the_screen_as_the_sessions_own_and_the_history_whole() {
         // The rows that scrolled off are still history, wrap and all,
         // read whole and joined, viewed or not.
         t.scroll_back(usize::MAX);
-        let lines = t.lines();
+        let lines = t.logical_lines();
         assert_eq!(lines[0].text, "abcdefghijKLMNO");
         assert_eq!(lines[0].rows, 2);
         assert_eq!(lines[1].text, "line 2");
