@@ -6,12 +6,17 @@
 //! besides drawing: titles, bells, notifications, queries).
 //! [`kept::Tally`] keeps the rows that scroll off a screen, numbered for
 //! views left on old output, and [`history`] reads them; [`lines`] joins
-//! rows the output wrapped back into the lines the program wrote. [`utf8`] keeps invalid UTF-8 visible.
+//! rows the output wrapped back into the lines the program wrote.
+//! [`marks`] applies a replay's journal marks; [`alternate`] finds where
+//! output switches screens, for the journal. [`utf8`] keeps invalid
+//! UTF-8 visible.
 
+pub mod alternate;
 pub mod events;
 pub mod history;
 pub mod kept;
 pub mod lines;
+pub mod marks;
 pub mod mouse;
 pub mod term;
 pub mod tokenizer;

@@ -103,10 +103,11 @@ impl CopyView {
         self.settle();
     }
 
-    /// A mark of the journal: the output from here on is at `size`.
-    pub fn mark(&mut self, size: Size) {
-        self.marks = true;
-        self.hist.resize(size);
+    /// A mark of the journal: the output from here on is at its size (and
+    /// the first says on which screen the replay starts).
+    pub fn mark(&mut self, mark: &crate::protocol::Mark) {
+        let first = !std::mem::replace(&mut self.marks, true);
+        self.hist.take_mark(mark, first);
         self.painted = None;
         self.settle();
     }

@@ -152,7 +152,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                             }
                             printer.finish(&mut out, None)?;
                         }
-                        Reply::Mark(m) => replay.term.resize(m.size),
+                        Reply::Mark(m) => replay.term.take_mark(&m, false),
                         Reply::Exit(_) => {
                             for line in follow.rest(&mut replay.term) {
                                 printer.line(line);
@@ -220,7 +220,7 @@ impl Replay {
                     replay.kept_since = info.journal.map(|j| j.since_unix_ms).filter(|&t| t > 0);
                 }
                 Reply::Mark(m) => {
-                    replay.term.resize(m.size);
+                    replay.term.take_mark(&m, replay.times.is_empty());
                     let row = cursor_row(&replay.term);
                     replay.times.push((row, m.unix_ms));
                     replay.raw_times.push((replay.raw.len(), m.unix_ms));

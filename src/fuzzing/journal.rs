@@ -5,9 +5,10 @@
 //!
 //! Checks: the journal never holds more than its bound; every byte a
 //! subscriber gets comes with the size the session had when it was
-//! written; a mark never points outside what the subscriber is sent; and
-//! the subscriber that joined before the first byte, replayed into an
-//! emulator, is the live one exactly: its screen (the session's own,
+//! written; a mark never points outside what the subscriber is sent;
+//! every subscriber, whenever it joined, ends on the screen (main or
+//! alternate) the session is on; and the subscriber that joined before
+//! the first byte, replayed into an emulator, is the live one exactly: its screen (the session's own,
 //! which keeps no history, too) and every row that scrolled off, wraps
 //! and all. The property test below runs the same check on generated
 //! operations.
@@ -185,6 +186,18 @@ pub fn run(ops: &[Op]) {
         bare.screen().contents_formatted(),
         "a screen that keeps history is the session's own"
     );
+    // Whenever it joined, a subscriber is on the screen the session is on.
+    for c in clients
+        .iter()
+        .filter(|c| !c.cut && c.size.is_some() && c.at == head)
+    {
+        assert_eq!(
+            c.term.screen().alternate_screen(),
+            live.screen().alternate_screen(),
+            "a subscriber that joined at {} is on another screen",
+            c.at
+        );
+    }
     // With no output at all there is nothing to compare: the screens are
     // blank (a size given before the first byte is one the session's
     // screen takes with that byte, and a subscriber at once).
@@ -253,8 +266,8 @@ fn take(output: &mut Output, c: &mut Client, mut room: usize, sizes: &[(u64, Siz
             }
             t if t == ServerType::Mark as u8 => {
                 let m = Mark::decode(&f.payload).expect("a whole mark");
+                c.term.take_mark(&m, c.size.is_none());
                 c.size = Some(m.size);
-                c.term.resize(m.size);
             }
             t if t == ServerType::Error as u8 => c.cut = true,
             other => panic!("frame {other:#x} nobody asked for"),

@@ -583,6 +583,7 @@ mod tests {
             Reply::Mark(Mark {
                 size: Size { cols: 9, rows: 4 },
                 unix_ms: 7,
+                alternate: true,
             }),
         ];
         for r in all {

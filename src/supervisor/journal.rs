@@ -1,13 +1,18 @@
 //! The journal beside the output ring: at which offsets of the output the
-//! session's size changed, and when the output there was read.
+//! session's size changed, where a program took the alternate screen or
+//! left it, and when the output there was read.
 //!
 //! Bytes a program writes are laid out for the size its terminal had
 //! then; replayed at another size they land on the wrong columns. So each
 //! size that reaches the pty is recorded at the ring's head (the first
-//! byte written after it), and a replay applies it there. Each mark also
-//! carries the wall-clock time, and while output flows a mark that only
-//! moves the time on is added every [`MARK_EVERY_MS`], so `hm logs
-//! --since` can find where a time begins.
+//! byte written after it), and a replay applies it there. A replay that
+//! starts after a full-screen program switched to the alternate screen
+//! would take its drawing for the main screen's (and its scrolling for
+//! history): so each switch is recorded too, at the byte after it, and a
+//! replay starts on the screen in use there. Each mark also carries the
+//! wall-clock time, and while output flows a mark that only moves the
+//! time on is added every [`MARK_EVERY_MS`], so `hm logs --since` can
+//! find where a time begins.
 //!
 //! Bounded: at most [`Journal::capacity`] marks, set from the ring's size
 //! (1 % of its bytes). Marks the ring has overtaken are dropped with the
@@ -71,7 +76,11 @@ impl Journal {
         let mut entries = VecDeque::new();
         entries.push_back(Entry {
             offset: 0,
-            mark: Mark { size, unix_ms },
+            mark: Mark {
+                size,
+                unix_ms,
+                alternate: false,
+            },
         });
         Journal {
             entries,
@@ -110,10 +119,39 @@ impl Journal {
 
     /// The session was resized to `size` with `head` bytes written.
     pub fn resized(&mut self, head: u64, size: Size, unix_ms: u64) -> Recorded {
-        if self.last().is_some_and(|e| e.mark.size == size) {
+        let Some(last) = self.last().copied() else {
+            return Recorded::default();
+        };
+        if last.mark.size == size {
             return Recorded::default();
         }
-        self.record(head, Mark { size, unix_ms })
+        self.record(
+            head,
+            Mark {
+                size,
+                unix_ms,
+                alternate: last.mark.alternate,
+            },
+        )
+    }
+
+    /// The output took the alternate screen (`on`) or left it, from
+    /// `offset` on (the byte after the switch).
+    pub fn switched(&mut self, offset: u64, on: bool, unix_ms: u64) -> Recorded {
+        let Some(last) = self.last().copied() else {
+            return Recorded::default();
+        };
+        if last.mark.alternate == on {
+            return Recorded::default();
+        }
+        self.record(
+            offset,
+            Mark {
+                size: last.mark.size,
+                unix_ms,
+                alternate: on,
+            },
+        )
     }
 
     /// Output is being read at `head`: a mark that moves the time on, if
@@ -128,8 +166,8 @@ impl Journal {
         self.record(
             head,
             Mark {
-                size: last.mark.size,
                 unix_ms,
+                ..last.mark
             },
         )
     }
@@ -156,11 +194,12 @@ impl Journal {
     /// moved the time on, then the oldest. Returns the newest offset of
     /// the oldest marks dropped, if any were.
     fn make_room(&mut self) -> Option<u64> {
-        let mut prev: Option<Size> = None;
+        let mut prev: Option<(Size, bool)> = None;
         let mut time_only = 0usize;
         self.entries.retain(|e| {
-            let only_time = prev == Some(e.mark.size);
-            prev = Some(e.mark.size);
+            let state = (e.mark.size, e.mark.alternate);
+            let only_time = prev == Some(state);
+            prev = Some(state);
             if only_time {
                 time_only += 1;
                 // Every other one goes: the first, third, ...
@@ -264,6 +303,21 @@ mod tests {
         assert_eq!(j.len(), 2);
         assert_eq!(j.time_at(59), Some(0));
         assert_eq!(j.time_at(60), Some(2000));
+    }
+
+    #[test]
+    fn a_switch_of_screen_is_a_mark_and_sizes_keep_the_screen() {
+        let mut j = Journal::new(1 << 20, A, 0);
+        j.switched(5, true, 1);
+        j.resized(9, B, 2);
+        // Already there: nothing.
+        assert_eq!(j.switched(12, true, 3), Recorded::default());
+        j.switched(20, false, 4);
+        let screen = |j: &Journal, at| j.at(at).map(|e| (e.mark.size, e.mark.alternate));
+        assert_eq!(screen(&j, 4), Some((A, false)));
+        assert_eq!(screen(&j, 5), Some((A, true)));
+        assert_eq!(screen(&j, 9), Some((B, true)));
+        assert_eq!(screen(&j, 20), Some((B, false)));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::protocol::{
 
 use super::journal::{Journal, Recorded};
 use super::ring::Ring;
+use crate::vt::alternate::Alternate;
 
 /// How far (in bytes) a subscriber may fall behind the newest output before
 /// the supervisor stops reading the pty, on top of the scrollback.
@@ -114,6 +115,8 @@ pub struct Output {
     scrollback: usize,
     subs: HashMap<ConnId, Sub>,
     journal: Journal,
+    /// Whether the output is on the alternate screen, for the journal.
+    alternate: Alternate,
 }
 
 impl Output {
@@ -127,6 +130,7 @@ impl Output {
             ring,
             scrollback,
             subs: HashMap::new(),
+            alternate: Alternate::default(),
         }
     }
 
@@ -166,6 +170,20 @@ impl Output {
             self.recorded(recorded);
         }
         self.ring.commit(n);
+        // Where the screen switched, each at the byte after its switch.
+        let mut switches: Vec<(u64, bool)> = Vec::new();
+        if let Some((a, b)) = self.ring.slices(from, from + n as u64) {
+            let mut at = from;
+            for part in [a, b] {
+                self.alternate
+                    .scan(part, |i, on| switches.push((at + i as u64, on)));
+                at += part.len() as u64;
+            }
+        }
+        for (offset, on) in switches {
+            let recorded = self.journal.switched(offset, on, unix_ms);
+            self.recorded(recorded);
+        }
         self.journal.trim(self.ring.oldest());
         Ok((from..from + n as u64, offered))
     }

@@ -195,8 +195,12 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.poll.asked(now);
         }
         SessionMsg::Mark(mark) => {
-            p.marks = true;
-            p.term.resize(sizing::shown(mark.size));
+            let first = !std::mem::replace(&mut p.marks, true);
+            let shown = crate::protocol::Mark {
+                size: sizing::shown(mark.size),
+                ..mark
+            };
+            p.term.take_mark(&shown, first);
             copy::follow(p);
         }
         SessionMsg::Output(bytes) => {

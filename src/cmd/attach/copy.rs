@@ -75,7 +75,7 @@ impl Attach {
     /// A mark of the journal: the size of the output from here on.
     pub(super) fn copy_mark(&mut self, mark: Mark) {
         if let Some(copy) = &mut self.copy {
-            copy.mark(mark.size);
+            copy.mark(&mark);
         }
     }
 
