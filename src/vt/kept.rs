@@ -12,6 +12,13 @@
 //! old rows to the screen's width and forgets that they wrapped. ED 3
 //! (erase saved lines) empties the history, as a terminal's. Reading it
 //! is [`crate::vt::history`]'s.
+//!
+//! One more quirk of vt100 is undone here: keeping no rows, it still
+//! counts the rows that left the top, and growing pulls as many down
+//! onto the top of the main screen, blank; shrinking (or scrolling)
+//! pushes them off again. Rows pulled down that leave still blank are no
+//! history (else every resize taller and back would add blank lines, in
+//! the middle of the lines a program wrote).
 
 use std::collections::VecDeque;
 
@@ -44,6 +51,13 @@ pub struct Tally<CB> {
     pub(super) rows: VecDeque<Kept>,
     /// The most rows kept (0: none, only counted).
     pub(super) keep: usize,
+    /// Rows that left the top of the main screen since it was last
+    /// emptied (ED 3), less those pulled down again: vt100's own count,
+    /// kept in step with it, since growing pulls down as many as it says.
+    pub(super) gone: u64,
+    /// Rows at the top of the main screen that growing pulled down blank
+    /// and have not left it since.
+    pub(super) pulled: u64,
 }
 
 impl<CB> Tally<CB> {
@@ -53,6 +67,8 @@ impl<CB> Tally<CB> {
             dropped: 0,
             rows: VecDeque::new(),
             keep: 0,
+            gone: 0,
+            pulled: 0,
         }
     }
 
@@ -67,10 +83,29 @@ impl<CB> Tally<CB> {
     pub(super) fn erase(&mut self) {
         self.dropped += self.rows.len() as u64;
         self.rows.clear();
+        self.gone = 0;
+    }
+
+    /// The main screen grew from `from` rows to `to`: vt100 pulled down
+    /// as many blank rows as it counts gone (see the module's doc).
+    pub(super) fn grew(&mut self, from: u16, to: u16) {
+        let pulled = self.gone.min(u64::from(to.saturating_sub(from)));
+        self.gone -= pulled;
+        self.pulled = (self.pulled + pulled).min(u64::from(to));
+    }
+
+    /// The main screen has `rows` rows now.
+    pub(super) fn shrank(&mut self, rows: u16) {
+        self.pulled = self.pulled.min(u64::from(rows));
     }
 
     fn push(&mut self, row: &vt100::capture::RowContents<'_>) {
-        if self.keep == 0 {
+        self.gone += 1;
+        // A row pulled down blank leaves: only if it was written since is
+        // it history.
+        let pulled = self.pulled > 0;
+        self.pulled = self.pulled.saturating_sub(1);
+        if self.keep == 0 && !pulled {
             self.dropped += 1;
             return;
         }
@@ -82,13 +117,21 @@ impl<CB> Tally<CB> {
         // all that is asked of the second write.
         let mut probe = FirstChar(None);
         let _ = row.write_formatted_basic(&mut probe, &mut state);
+        let wrapped = probe.0 != Some('\n');
+        if pulled && formatted.is_empty() && !wrapped {
+            return;
+        }
+        if self.keep == 0 {
+            self.dropped += 1;
+            return;
+        }
         if self.rows.len() >= self.keep {
             self.rows.pop_front();
             self.dropped += 1;
         }
         self.rows.push_back(Kept {
             formatted: formatted.into_boxed_str(),
-            wrapped: probe.0 != Some('\n'),
+            wrapped,
         });
     }
 }

@@ -194,10 +194,20 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
+        let before = parser.screen().size().0.get();
         // The parser's own resize, not the screen's: rows it pushes off
-        // the top go to the history (see `Tally`).
+        // the top go to the history (see `Tally`, and for the rows it
+        // pulls down growing).
         if crate::term::contain(|| parser.set_size(rows, cols)).is_none() {
             self.rebuild();
+        } else {
+            let tally = self.parser.callbacks_mut();
+            let after = rows.get();
+            if after > before {
+                tally.grew(before, after);
+            } else {
+                tally.shrank(after);
+            }
         }
         if self.back > 0 {
             self.compose();

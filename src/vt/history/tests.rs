@@ -145,3 +145,47 @@ fn the_view_shows_history_rows_above_the_live_ones_in_their_colours() {
     assert_eq!(t.scrolled_back(), 5);
     assert_eq!(t.shown().contents(), "red and \nmore tex\nt");
 }
+
+/// vt100 keeps no rows of its own, yet growing it pulls as many rows down
+/// as have left the top, blank; shrinking pushes them off again. Those
+/// are no history: a shell resized taller and back, or a full-screen
+/// program resized to and fro above it, adds no blank lines.
+#[test]
+fn rows_a_taller_screen_pulled_down_blank_are_no_history_when_they_leave() {
+    let texts =
+        |t: &mut Term| -> Vec<String> { t.logical_lines().into_iter().map(|l| l.text).collect() };
+    let size = |rows| Size { cols: 20, rows };
+    let want: Vec<String> = (1..=30).map(|i| format!("line {i}")).collect();
+    // A shell at the bottom of its screen.
+    let mut t: Term = Term::with_scrollback(size(10), 100);
+    t.feed(&lines(30));
+    for rows in [20, 10, 25, 5, 12, 10] {
+        t.resize(size(rows));
+    }
+    // The history is whole; the screen is the session's own, blank rows
+    // pulled down on its top and all.
+    let whole = |t: &mut Term, want: &[String]| {
+        let hist = t.history_len();
+        assert_eq!(t.history_between(0, hist), want[..hist]);
+        let shown: Vec<String> = texts(t).into_iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!(shown, want);
+    };
+    whole(&mut t, &want);
+    assert_eq!(t.history_len(), 26);
+    // What the program writes on a row pulled down is history when it
+    // leaves: it is no longer blank.
+    t.resize(size(14));
+    t.feed(b"\x1b[Hover\x1b[14;1H");
+    t.resize(size(10));
+    assert_eq!(t.history_len(), 27);
+    assert_eq!(t.history_between(26, 27), ["over"]);
+    // A full-screen program resized to and fro.
+    let mut t: Term = Term::with_scrollback(size(10), 100);
+    t.feed(&lines(30));
+    t.feed(b"\x1b[?1049h\x1b[Hdrawn");
+    for rows in [15, 31, 39, 19, 35, 39, 10] {
+        t.resize(size(rows));
+    }
+    t.feed(b"\x1b[?1049l");
+    whole(&mut t, &want);
+}
