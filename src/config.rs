@@ -23,7 +23,8 @@
 //!   typing needs.
 //! - `check`: the rules the file and the flags share (environment variable
 //!   names, ranges, `~`, classifier names), so both refuse in the same words.
-//! - `tui`: the `[tui]` table; `log_level`: [`LogLevel`].
+//! - `tui`: the `[tui]` table; `tui_keys`: its `[tui.keys]` (the
+//!   dashboard's keys); `log_level`: [`LogLevel`].
 //! - `automation`: the `[[automation]]` tables (dialogs answered unasked).
 //!
 //! The submodules are private: callers use the names re-exported here.
@@ -37,6 +38,7 @@ mod log_level;
 mod overrides;
 mod schema;
 mod tui;
+mod tui_keys;
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -51,6 +53,7 @@ pub use load::FILE_NAME;
 pub use log_level::LogLevel;
 pub use overrides::Overrides;
 pub use tui::{DesktopNotify, TuiConfig};
+pub use tui_keys::{Action, Chord, Key, Keymap};
 
 pub const DEFAULT_SCROLLBACK_BYTES: usize = 65536;
 pub const MAX_SCROLLBACK_BYTES: usize = 1 << 30;
@@ -341,6 +344,7 @@ mod tests {
                 bell: false,
                 desktop_notify: None,
                 columns: None,
+                keys: Keymap::default(),
             }
         );
     }

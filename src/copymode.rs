@@ -18,6 +18,7 @@
 //! copied whole by `y`, joined again in any copy, and searched as one, so
 //! a match may start on one row and end on the next.
 
+mod mouse;
 mod search;
 mod text;
 

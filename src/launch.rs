@@ -19,14 +19,16 @@ pub struct LaunchFailed {
 }
 
 /// What a session started from the dashboard (`n`) is: its command (run
-/// by `sh -c` when it has more than one word), where it starts, its label
-/// and its size.
+/// by `sh -c` when it has more than one word), where it starts, its label,
+/// its size and its classifier.
 #[derive(Debug, Clone)]
 pub struct Detached<'a> {
     pub command: &'a str,
     pub workdir: Option<&'a Path>,
     pub label: Option<&'a str>,
     pub size: Option<crate::protocol::Size>,
+    /// `hm run --classifier`; `None`: hm chooses.
+    pub classifier: Option<&'a str>,
 }
 
 /// Starts a background supervisor for `command` (run by `sh -c` when it
@@ -40,12 +42,14 @@ pub fn start_detached(
     command: &str,
     workdir: Option<&Path>,
     label: Option<&str>,
+    classifier: Option<&str>,
 ) -> Result<Child> {
     let what = Detached {
         command,
         workdir,
         label,
         size: None,
+        classifier,
     };
     start(id, dir, config_path, what)
 }
@@ -64,6 +68,7 @@ pub fn start(
         workdir,
         label,
         size,
+        classifier,
     } = what;
     let mut cmd = supervisor_command(id, dir, config_path, true)?;
     outside_multiplexer(&mut cmd);
@@ -75,6 +80,9 @@ pub fn start(
     }
     if let Some(l) = label {
         cmd.arg("--label").arg(l);
+    }
+    if let Some(c) = classifier {
+        cmd.arg("--classifier").arg(c);
     }
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();

@@ -10,10 +10,13 @@
 //! reconnects after errors; a session that misbehaves affects its pane only.
 
 mod apply;
+pub mod bindings;
 mod connection;
 pub mod copy;
 mod discovery;
 pub mod focus;
+pub mod form;
+pub mod inbox;
 mod keyboard;
 pub mod keymap;
 pub mod keys;
@@ -23,6 +26,7 @@ pub mod model;
 mod raw_attach;
 mod remotes;
 mod saved_layout;
+pub mod select;
 pub mod sessions;
 mod sizing;
 pub mod update;
@@ -89,6 +93,8 @@ pub struct Options {
     pub remote_dirs: Vec<(String, PathBuf)>,
     /// Each host's way to start a session (`n` with `host:id`).
     pub spawners: Vec<(String, crate::remote::Spawner)>,
+    /// The grid's keys (`[tui.keys]`).
+    pub keys: crate::config::Keymap,
 }
 
 /// The modes the dashboard turns on: mouse clicks (SGR) and bracketed
@@ -141,6 +147,7 @@ fn model(opts: &Options, size: (u16, u16)) -> Model {
     m.history_lines = opts.history_lines;
     m.history_shared = opts.history_shared;
     m.shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+    m.keys = opts.keys.clone();
     m
 }
 
@@ -196,6 +203,8 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
                 apply.apply(fx, &opts);
             }
             terminal.draw(|f| view::view(&m, f, now))?;
+            // What the person now sees is what an answer refers to.
+            inbox::drawn(&mut m, now);
             last_draw = Some(now);
             dirty = false;
         }

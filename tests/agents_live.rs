@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::{Sandbox, stderr, stdout};
 
-const CLAUDE_VERSION: &str = "2.1.330";
+pub(crate) const CLAUDE_VERSION: &str = "2.1.330";
 const CODEX_VERSION: &str = "0.169.0";
 const GEMINI_VERSION: &str = "0.61.0";
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
@@ -88,7 +88,7 @@ fn install(package: &str, version: &str, sub: &str, bin: &str) -> Result<PathBuf
     Ok(bin)
 }
 
-fn claude() -> Result<PathBuf, String> {
+pub(crate) fn claude() -> Result<PathBuf, String> {
     install(
         "@anthropic-ai/claude-code",
         CLAUDE_VERSION,
@@ -181,14 +181,14 @@ fn seed_home(sb: &Sandbox) -> (PathBuf, PathBuf) {
     (home, proj)
 }
 
-fn status(sb: &Sandbox) -> serde_json::Value {
+pub(crate) fn status(sb: &Sandbox) -> serde_json::Value {
     let out = sb.cmd(&["status", "cc", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).expect("json")
 }
 
 /// Polls `hm status` until `ok`, returning the answer and when it came.
-fn until(
+pub(crate) fn until(
     sb: &Sandbox,
     what: &str,
     limit: Duration,
@@ -216,7 +216,7 @@ fn on_screen(sb: &Sandbox, text: &str) -> bool {
 /// A session `cc` that `hm kill`s itself when dropped, and (for CLIs that
 /// leave daemons behind, as Codex does) ends every process whose command
 /// line names the sandbox.
-struct Agent<'a> {
+pub(crate) struct Agent<'a> {
     sb: &'a Sandbox,
     _mock: Mock,
 }
@@ -314,7 +314,7 @@ fn start<'a>(
 
 /// Claude Code in a seeded home, talking to the mock, ready at its prompt
 /// with the status protocol on.
-fn start_claude<'a>(
+pub(crate) fn start_claude<'a>(
     sb: &'a Sandbox,
     cc: &Path,
     mode: &str,
@@ -383,7 +383,12 @@ fn start_claude_in<'a>(
 
 /// Waits for `primary · detail` and for `dialog` on the screen, and checks
 /// that the state came no later than 1 s after the dialog.
-fn dialog_state(sb: &Sandbox, primary: &str, detail: &str, dialog: &str) -> serde_json::Value {
+pub(crate) fn dialog_state(
+    sb: &Sandbox,
+    primary: &str,
+    detail: &str,
+    dialog: &str,
+) -> serde_json::Value {
     let (v, at) = until(
         sb,
         &format!("{primary} · {detail}"),
@@ -444,7 +449,7 @@ fn answer_then_active_then_idle(sb: &Sandbox, keys: &[&str]) -> serde_json::Valu
     .0
 }
 
-fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
+pub(crate) fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
     common::wait_until("the prompt", || on_screen(sb, ready));
     let sent = sb.cmd(&["send", "cc", prompt, "--enter"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
@@ -845,7 +850,11 @@ fn codex_comes_back_as_the_same_thread_after_a_reboot() {
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         while turns() == before {
-            assert!(Instant::now() < deadline, "Codex never took the prompt");
+            assert!(
+                Instant::now() < deadline,
+                "Codex never took the prompt; screen:\n{}",
+                stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+            );
             let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
             let taken = Instant::now() + Duration::from_millis(700);
             while Instant::now() < taken && turns() == before {

@@ -355,7 +355,7 @@ fn kill_asks_first_and_only_yes_kills() {
 /// shell for an empty one).
 fn start_s1(t: &mut Terminal, command: &str) {
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
     t.send(b"\r");
     t.wait_for("the prompt for a command", |t| {
         t.contains("command:") && t.contains("(empty: /bin/sh)")
@@ -369,11 +369,11 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
     t.send(b"\r");
     t.wait_for("the prompt for a command", |t| t.contains("command:"));
     t.send(b"echo labelled; exec sleep 600\t\t");
-    t.wait_for("the label field", |t| t.contains("label:   ▏"));
+    t.wait_for("the label field", |t| t.contains("label:      ▏"));
     t.send(b"nightly build\r");
     t.wait_for("the new pane", |t| pane_shows(t, "s1", "labelled"));
     let ls = sb.cmd(&["ls"]);
@@ -1155,11 +1155,7 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
 #[test]
 fn invalid_utf8_shows_as_replacement_characters() {
     let sb = Sandbox::new();
-    if !std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !common::tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }

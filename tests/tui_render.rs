@@ -448,7 +448,7 @@ fn a_long_command_in_the_new_session_prompt_shows_its_end() {
     }
     let text = s.text();
     assert!(text.contains("DESTDIR=/tmp/stage-area▏"), "{text}");
-    assert!(text.contains("command: …"), "{text}");
+    assert!(text.contains("command:    …"), "{text}");
 }
 
 #[test]

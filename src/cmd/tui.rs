@@ -43,6 +43,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         spawners: Vec::new(),
         ssh_command: crate::remote::ssh_command(config.ssh_command.as_deref()),
         next_key: config.next_key,
+        keys: config.tui.keys.clone(),
         dir_flag: args
             .dir
             .socket_dir

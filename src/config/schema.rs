@@ -58,6 +58,7 @@ const TUI_KEYS: &[&str] = &[
     "bell",
     "desktop_notify",
     "columns",
+    "keys",
 ];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
@@ -529,6 +530,7 @@ impl Doc<'_> {
                         }
                     };
                 }
+                "keys" => tui.keys = self.tui_keys(value)?,
                 _ => return Err(self.unknown(key, "tui", TUI_KEYS)),
             }
         }
@@ -715,7 +717,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, session_size, bell, desktop_notify, columns)"
+             fit_sessions, session_size, bell, desktop_notify, columns, keys)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -1051,6 +1053,7 @@ mod tests {
                 bell: true,
                 desktop_notify: Some(DesktopNotify::Osc777),
                 columns: Some(3),
+                keys: crate::config::Keymap::default(),
             }
         );
         assert_eq!(

@@ -28,6 +28,8 @@ pub struct TuiConfig {
     /// Panes per row, 1 to 16; `None`: automatic, or what the dashboard
     /// last used (it remembers `+`/`-`/`=` across runs).
     pub columns: Option<u16>,
+    /// `[tui.keys]`: the grid's keys in effect.
+    pub keys: super::Keymap,
 }
 
 /// `[tui] session_size` unless configured: 120 columns, 40 rows.
@@ -77,6 +79,7 @@ impl Default for TuiConfig {
             bell: false,
             desktop_notify: None,
             columns: None,
+            keys: super::Keymap::default(),
         }
     }
 }

@@ -110,6 +110,10 @@ pub struct NewSession {
     pub workdir: Option<String>,
     #[serde(default)]
     pub label: Option<String>,
+    /// `hm run --classifier`; absent: hm chooses (a proxy of an older hm
+    /// ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<String>,
 }
 
 /// STARTED's payload: `error` is why it did not start.

@@ -73,6 +73,7 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         &r.command,
         r.workdir.as_deref().map(Path::new),
         r.label.as_deref(),
+        r.classifier.as_deref(),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {

@@ -62,6 +62,7 @@ impl Apply {
             }
             Effect::Status(id) => connection::write(senders, &id, Request::Status.encode()),
             Effect::Info(id) => connection::write(senders, &id, Request::Info.encode()),
+            Effect::Act(id, act) => connection::write(senders, &id, Request::Act(act).encode()),
             // The session's own grace period, and EXIT back.
             Effect::Kill(id) => {
                 connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
@@ -79,7 +80,8 @@ impl Apply {
                 command,
                 workdir,
                 label,
-            } => self.spawn(opts, id, command, workdir, label),
+                classifier,
+            } => self.spawn(opts, id, command, (workdir, label, classifier)),
             Effect::Bell => {
                 let _ = std::io::stdout().write_all(b"\x07");
             }
@@ -129,8 +131,7 @@ impl Apply {
         opts: &Options,
         id: String,
         command: String,
-        workdir: Option<String>,
-        label: Option<String>,
+        (workdir, label, classifier): (Option<String>, Option<String>, Option<String>),
     ) {
         let tx = self.tx.clone();
         // `host:id`: started on that machine, through its link.
@@ -143,6 +144,7 @@ impl Apply {
                 command,
                 workdir,
                 label,
+                classifier,
             };
             std::thread::spawn(move || {
                 let result = spawner.spawn(req);
@@ -167,6 +169,7 @@ impl Apply {
                 workdir: workdir.as_deref().map(Path::new),
                 label: label.as_deref(),
                 size,
+                classifier: classifier.as_deref(),
             };
             let result = crate::launch::start(&id, &dir, config.as_deref(), what)
                 .map(|child| started.adopt(child))
@@ -189,6 +192,7 @@ impl Apply {
                         command: crate::launch::command_line(&r.command),
                         workdir: Some(r.workdir),
                         label: r.label,
+                        classifier: None,
                     }),
                     None => Err("its record is gone there".to_owned()),
                 };

@@ -251,6 +251,7 @@ async fn serve(
                     Reply::Info(info) => SessionMsg::Info(info),
                     Reply::State(report) => SessionMsg::State(*report),
                     Reply::Mark(mark) => SessionMsg::Mark(mark),
+                    Reply::Acted(acted) => SessionMsg::Acted(acted),
                     Reply::Exit(code) => {
                         exited = true;
                         SessionMsg::Exit(code)

@@ -21,6 +21,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use vt100::MouseProtocolMode;
 
 use crate::copymode::{CopyMode, Extent, History, Key, Line, Outcome, RowNo};
+use crate::vt::term::View;
 
 use super::keys;
 use super::layout::{inner, placements};
@@ -53,7 +54,9 @@ fn shown_rows(m: &Model, id: &str) -> u16 {
 }
 
 /// A key in the grid, zoom or focus that is copy mode's: true if taken.
-/// The detach key in focus is checked before (it always goes back).
+/// The detach key in focus is checked before (it always goes back). In
+/// focus Shift-PgUp/PgDn scroll and the copy key opens copy mode; in the
+/// grid and zoom those are actions of the keymap ([`page`], [`open`]).
 pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bool {
     let Some(id) = target(m) else { return false };
     let focused = matches!(m.mode, Mode::Focus(_));
@@ -64,12 +67,12 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
     };
     let shift = k.modifiers.contains(KeyModifiers::SHIFT);
     let page = match k.code {
-        KeyCode::PageUp if shift => Some(-1),
-        KeyCode::PageDown if shift => Some(1),
+        KeyCode::PageUp if shift && focused => Some(-1),
+        KeyCode::PageDown if shift && focused => Some(1),
         _ => None,
     };
-    // Shift-PgUp/PgDn scroll a page whatever the mode: a terminal keeps
-    // them for its own scrollback, and a program never gets them.
+    // Shift-PgUp/PgDn scroll a page in focus: a terminal keeps them for
+    // its own scrollback, and a program never gets them.
     if let Some(dir) = page {
         if p.copy.is_none() {
             start_window(p, shown);
@@ -98,14 +101,38 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
         done(m, &id, outcome, now, fx);
         return true;
     }
-    let opens = if focused {
-        copy_key.is_some_and(|b| keys::is_byte(&k, b))
-    } else {
-        k.code == KeyCode::Char('[') && (k.modifiers - KeyModifiers::SHIFT).is_empty()
-    };
-    if !opens {
-        return false;
+    if focused && copy_key.is_some_and(|b| keys::is_byte(&k, b)) {
+        open_on(p, shown);
+        return true;
     }
+    false
+}
+
+/// Scrolls the selected pane's history a page (`dir` -1 up, 1 down).
+pub fn page(m: &mut Model, dir: i64) {
+    let Some(id) = target(m) else { return };
+    let focused = matches!(m.mode, Mode::Focus(_));
+    let shown = shown_rows(m, &id);
+    let Some(p) = m.pane_mut(&id) else { return };
+    if p.copy.is_none() {
+        start_window(p, shown);
+    }
+    let rows = i64::from(extent(p).rows.max(2) - 1);
+    scroll(p, focused, dir * rows);
+}
+
+/// Copy mode, with its cursor, on the selected pane (`[`).
+pub fn open(m: &mut Model) {
+    let Some(id) = target(m) else { return };
+    let shown = shown_rows(m, &id);
+    if let Some(p) = m.pane_mut(&id) {
+        open_on(p, shown);
+    }
+}
+
+/// Copy mode with a cursor on `p`, `shown` rows of it in view: where it
+/// is scrolled to, or at the program's cursor.
+fn open_on(p: &mut Pane, shown: u16) {
     if p.copy.is_none() {
         start_window(p, shown);
     }
@@ -119,11 +146,11 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) -> bo
         }
     }
     follow(p);
-    true
 }
 
-/// What a key came to: over, or copied (over too).
-fn done(m: &mut Model, id: &str, outcome: Outcome, now: Instant, fx: &mut Vec<Effect>) {
+/// What a key (or a mouse selection) came to: over, or copied (over
+/// too).
+pub(super) fn done(m: &mut Model, id: &str, outcome: Outcome, now: Instant, fx: &mut Vec<Effect>) {
     let Some(p) = m.pane_mut(id) else { return };
     match outcome {
         Outcome::Stay => follow(p),
@@ -189,6 +216,25 @@ pub fn wheel(m: &mut Model, ev: MouseEvent) {
     scroll(p, focused, by);
 }
 
+/// What of the emulator's screen a view of `rows` x `cols` shows while
+/// copy mode is open: its window (see [`extent`]), with its cursor's
+/// column in sight; without copy mode, the rows around the program's
+/// cursor (focus draws that; a pane in the grid draws its window,
+/// `super::window`). The drawing and the mouse both go by it.
+pub fn view(p: &Pane, rows: u16, cols: u16) -> View<'_> {
+    let Some(mode) = &p.copy else {
+        return p.term.view(rows, cols);
+    };
+    // `view_around` puts the cell on the view's last row.
+    let top = window_top(p);
+    let col = mode.cursor_cell(extent(p)).map_or(0, |(_, c)| c);
+    p.term.view_around(
+        rows,
+        cols,
+        (top.saturating_add(rows.saturating_sub(1)), col),
+    )
+}
+
 /// Back to the live screen.
 pub fn leave(p: &mut Pane) {
     p.copy = None;
@@ -214,7 +260,7 @@ pub fn follow(p: &mut Pane) {
 
 /// The window copy mode starts from: the pane's `rows` as the pane shows
 /// them on the live screen.
-fn start_window(p: &mut Pane, rows: u16) {
+pub(super) fn start_window(p: &mut Pane, rows: u16) {
     let screen = p.term.size().rows;
     let rows = rows.clamp(1, screen);
     let top = super::window::live_top(p, rows);

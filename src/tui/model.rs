@@ -12,6 +12,12 @@ use crate::protocol::{Size, Status};
 use crate::theme::Theme;
 use crate::vt::term::Term;
 
+mod drag;
+mod inbox;
+
+pub use drag::Drag;
+pub use inbox::{Answering, Inbox, Said, Shown};
+
 /// Something that happened.
 #[derive(Debug)]
 pub enum Msg {
@@ -82,6 +88,8 @@ pub enum SessionMsg {
     /// The supervisor is gone (its connection closed for good); with a pid
     /// if the program it supervised runs on without it.
     Closed(Option<u32>),
+    /// What the supervisor did with an answer the inbox sent (ACTED).
+    Acted(Box<crate::protocol::Acted>),
 }
 
 /// Something for the run loop to do. What is asked of a session is named
@@ -113,6 +121,8 @@ pub enum Effect {
         workdir: Option<String>,
         /// A person's name for it (`hm run --label`).
         label: Option<String>,
+        /// `hm run --classifier`; `None`: hm chooses.
+        classifier: Option<String>,
     },
     Bell,
     /// A desktop notification through the dashboard's terminal.
@@ -129,6 +139,9 @@ pub enum Effect {
     /// Hand the terminal to a raw attach of this session (the dashboard's
     /// run loop does it: it owns the terminal and the keyboard).
     RawAttach(String),
+    /// Answer the dialog the session shows, if it is still the one
+    /// expected (ACT; see [`super::inbox`]).
+    Act(String, crate::protocol::Act),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +162,9 @@ pub enum Mode {
     /// Why the selected session is in its state (the agent classifier's
     /// signals), over the grid; any key closes it.
     Explain(String),
+    /// Every session that needs you, to answer or focus (`i`; see
+    /// [`super::inbox`]).
+    Inbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,8 +174,11 @@ pub enum NewStep {
     /// The directory to start in (`Tab` from the command).
     Dir,
     /// A label, a person's name for the session (`Tab` from the
-    /// directory; `Tab` again goes back to the command).
+    /// directory).
     Label,
+    /// Which classifier watches it (`Tab` from the label; `Tab` again
+    /// goes back to the command).
+    Classifier,
 }
 
 /// How the dashboard is connected to a session.
@@ -233,6 +252,11 @@ pub struct Pane {
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// The dialog the session waits at, as its supervisor last described
+    /// it (STATE's `dialog`, or INFO's): what the inbox shows and answers.
+    pub dialog: Option<crate::protocol::DialogInfo>,
+    /// An answer sent from the inbox and not yet acted on.
+    pub answering: Option<Answering>,
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
     pub copy_window: super::copy::Window,
@@ -277,6 +301,8 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            dialog: None,
+            answering: None,
             drawn: 0,
             window_memo: std::cell::Cell::new(None),
             copy_window: Default::default(),
@@ -432,6 +458,15 @@ pub struct Model {
     /// again while they stay orphaned.
     pub dismissed: std::collections::HashSet<String>,
     pub quit: bool,
+    /// The grid's keys in effect (`[tui.keys]`).
+    pub keys: crate::config::Keymap,
+    /// The inbox's rows as last drawn, its selection and what its last
+    /// answer came to.
+    pub inbox: Inbox,
+    /// The new session form's classifier; `None`: hm chooses.
+    pub new_classifier: Option<String>,
+    /// A mouse drag selecting text (see [`super::select`]).
+    pub drag: Option<Drag>,
 }
 
 impl Model {
@@ -468,6 +503,10 @@ impl Model {
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,
+            keys: crate::config::Keymap::default(),
+            inbox: Default::default(),
+            new_classifier: None,
+            drag: None,
         }
     }
 
@@ -487,7 +526,7 @@ impl Model {
             // A check left on a session that ended is never due: it would
             // wake the run loop at once, again and again.
             .filter(|p| p.askable())
-            .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
+            .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.inbox_due()])
             .flatten()
             .min()
     }

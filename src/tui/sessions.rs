@@ -156,6 +156,11 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
+    // An answer the inbox sent is the inbox's to report.
+    let sm = match sm {
+        SessionMsg::Acted(acted) => return super::inbox::acted(m, id, *acted, now, fx),
+        sm => sm,
+    };
     // A pane connected again takes its share of history as things are
     // now: one made among few panes keeps less once there are many.
     let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
@@ -228,6 +233,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
                 *at = now;
             }
+            // What it waits at, pushed whenever another dialog shows: the
+            // inbox shows it, and an answer names it.
+            p.dialog = report.dialog.as_deref().cloned();
             p.report = Some(report);
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
@@ -268,6 +276,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::Info(info) => {
+            p.dialog = info.dialog.clone();
             if let Some(ms) = info.idle_threshold_ms {
                 p.poll.set_idle_threshold(Duration::from_millis(ms));
             }
@@ -313,6 +322,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 m.notify(text, now);
             }
         }
+        SessionMsg::Acted(_) => {}
         SessionMsg::Closed(orphan) => {
             let was_orphan = p.orphan.is_some();
             p.link = Link::Gone;
@@ -406,7 +416,11 @@ fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     if p.waiting_since.is_some() {
         return false;
     }
-    p.waiting_since = Some(now);
+    // Since when it waits as its supervisor counts it (a dashboard started
+    // later sees sessions that waited long before), fixed once: the order
+    // of who waited longest does not shift with each answer's timing.
+    let waited = std::time::Duration::from_millis(p.state_ms(now).unwrap_or(0));
+    p.waiting_since = Some(now.checked_sub(waited).unwrap_or(now));
     p.attention = true;
     true
 }

@@ -43,13 +43,16 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Key(_) => {}
         Msg::Paste(text) => keymap::paste(m, &text, &mut fx),
         Msg::Mouse(ev) => {
-            if !super::focus::mouse(m, ev, &mut fx) {
+            // A drag selects text; other events are the focused program's
+            // when it asked for the mouse, else the grid's.
+            if !super::select::mouse(m, ev, now, &mut fx) && !super::focus::mouse(m, ev, &mut fx) {
                 keymap::mouse(m, ev, now);
             }
         }
         Msg::Resize(c, r) => m.size = (c, r),
         Msg::Tick => {
             sessions::tick(m, now, &mut fx);
+            super::inbox::tick(m, now, &mut fx);
             expire_notice(m, now);
         }
         Msg::Found(ids) => sessions::found(m, ids, &mut fx),

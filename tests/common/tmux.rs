@@ -1,7 +1,8 @@
 //! A private tmux server running one command (the dashboard), read back
 //! with `capture-pane` and driven with `send-keys` and `resize-window`: a
 //! real terminal that joins grapheme clusters and sets `TMUX` in what runs
-//! in it, as a person's tmux does.
+//! in it, as a person's tmux does. With `set-clipboard on`, what a program
+//! copies through OSC 52 lands in tmux's paste buffer ([`Tmux::buffer`]).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -44,8 +45,10 @@ impl Tmux {
             return None;
         }
         let t = Tmux { name };
-        // The window keeps the size asked for, not its clients'.
+        // The window keeps the size asked for, not its clients'; programs
+        // may put text on the clipboard (OSC 52), into tmux's buffers.
         t.tmux(&["set-option", "-g", "window-size", "manual"]);
+        t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
         Some(t)
     }
 
@@ -77,6 +80,33 @@ impl Tmux {
     /// Text typed as it is.
     pub fn type_text(&self, text: &str) {
         self.tmux(&["send-keys", "-l", text]);
+    }
+
+    /// Bytes as a terminal would send them (a mouse report, say).
+    pub fn bytes(&self, bytes: &[u8]) {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let mut args = vec!["send-keys", "-H"];
+        args.extend(hex.iter().map(String::as_str));
+        self.tmux(&args);
+    }
+
+    /// The newest paste buffer (what OSC 52 copied), if there is one.
+    pub fn buffer(&self) -> Option<String> {
+        let out = Command::new("tmux")
+            .args(["-L", &self.name, "show-buffer"])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The pid of the program in the window.
+    pub fn pane_pid(&self) -> Option<i32> {
+        self.tmux(&["display-message", "-p", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// The window resized, as a person resizing their terminal.

@@ -17,17 +17,7 @@ use crate::vt::term::View;
 /// copy mode's window (see `tui::copy::extent`), with its cursor's column
 /// in sight; live, the rows around the program's cursor.
 pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
-    let Some(mode) = &p.copy else {
-        return p.term.view(rows, cols);
-    };
-    // `view_around` puts the cell on the view's last row.
-    let top = copy::window_top(p);
-    let col = mode.cursor_cell(copy::extent(p)).map_or(0, |(_, c)| c);
-    p.term.view_around(
-        rows,
-        cols,
-        (top.saturating_add(rows.saturating_sub(1)), col),
-    )
+    copy::view(p, rows, cols)
 }
 
 /// Draws the marker, the selection and the cursor of a pane's copy mode
