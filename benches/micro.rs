@@ -18,6 +18,7 @@ use heimdall::detect::{Detector, Settings};
 use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
 use heimdall::supervisor::journal::Journal;
 use heimdall::supervisor::ring::Ring;
+use heimdall::vt::alternate::Alternate;
 use heimdall::vt::term::Term;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -162,6 +163,45 @@ fn journal(c: &mut Criterion) {
             black_box(j.resized(head, Size { cols, rows: 24 }, head))
         })
     });
+    // What finding the switches to the alternate screen adds to the pty
+    // reader: 1 MiB of output in 4 KiB reads, plain lines (text up to
+    // the next ESC is passed over) and a full-screen program's coloured
+    // redraws (every sequence tokenized).
+    let mib = 1 << 20;
+    let plain: Vec<u8> = (0..)
+        .map(|i| format!("{i:07} abcdefghijklmnopqrstuvwxyz0123456789 abcdefghij\r\n"))
+        .flat_map(String::into_bytes)
+        .take(mib)
+        .collect();
+    let drawn: Vec<u8> = (0..)
+        .map(|i| {
+            format!(
+                "\x1b[{};1H\x1b[1;3{}m{:>6}\x1b[0m \x1b[2mcompiling\x1b[0m \x1b[?25l{}",
+                i % 40 + 1,
+                i % 8,
+                i,
+                "=".repeat(i % 40)
+            )
+        })
+        .flat_map(String::into_bytes)
+        .take(mib)
+        .collect();
+    g.throughput(Throughput::Bytes(mib as u64));
+    for (name, bytes) in [
+        ("alternate_scan_plain_1m", &plain),
+        ("alternate_scan_drawn_1m", &drawn),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut a = Alternate::default();
+                let mut n = 0usize;
+                for read in bytes.chunks(4096) {
+                    a.scan(read, |_, _| n += 1);
+                }
+                black_box(n)
+            })
+        });
+    }
     g.finish();
 }
 
