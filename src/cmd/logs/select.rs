@@ -9,6 +9,19 @@ use std::collections::VecDeque;
 use crate::detect::rules::Pattern;
 use crate::vt::lines;
 
+/// Why `source` is no regex, on one line and in the user's own terms
+/// (the parser's message draws the pattern and a caret on lines of their
+/// own, and would show the case folding wrapped around it).
+fn why_no_regex(source: &str) -> Option<String> {
+    let (kind, span) = match regex_syntax::Parser::new().parse(source) {
+        Ok(_) => return None,
+        Err(regex_syntax::Error::Parse(e)) => (e.kind().to_string(), *e.span()),
+        Err(regex_syntax::Error::Translate(e)) => (e.kind().to_string(), *e.span()),
+        Err(e) => return Some(e.to_string().replace('\n', " ")),
+    };
+    Some(format!("{kind} at character {}", span.start.column))
+}
+
 /// What is printed: a line, or grep's `--` between groups.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
@@ -38,6 +51,9 @@ impl Grep {
     /// case), with `context` lines around each match; an error says why
     /// it is not one.
     pub fn new(source: &str, context: Option<usize>) -> Result<Grep, String> {
+        if let Some(why) = why_no_regex(source) {
+            return Err(why);
+        }
         let folded;
         let source = if has_capitals(source) {
             source
@@ -133,6 +149,16 @@ mod tests {
             g.line((*l).to_owned(), &mut out);
         }
         out.iter().flat_map(|o| rendered(o, None)).collect()
+    }
+
+    #[test]
+    fn a_pattern_that_is_no_regex_says_why_on_one_line() {
+        let why = |p: &str| Grep::new(p, None).expect_err("no regex");
+        assert_eq!(why("("), "unclosed group at character 1");
+        assert_eq!(why("ab)"), "unopened group at character 3");
+        assert!(!why("x{2,1}").contains('\n'), "{}", why("x{2,1}"));
+        // Folded or not, the same regexes are fine.
+        assert!(Grep::new("Error: (a|b)", None).is_ok());
     }
 
     #[test]
