@@ -146,9 +146,13 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 while let Some(reply) = r.reply().await? {
                     match reply {
                         Reply::Output(bytes) => {
-                            replay.term.feed(&bytes);
-                            for line in follow.complete(&mut replay.term) {
-                                printer.line(line);
+                            // Lines a clear in the same read would erase
+                            // are complete before it.
+                            for piece in follow::before_erasing(&bytes) {
+                                replay.term.feed(piece);
+                                for line in follow.complete(&mut replay.term) {
+                                    printer.line(line);
+                                }
                             }
                             printer.finish(&mut out, None)?;
                         }

@@ -52,6 +52,20 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.first_row() + self.tally().rows.len() as u64
     }
 
+    /// How far the main screen's rows have moved in numbering, all told
+    /// (rows a taller screen pulled down, and dropped again as they left,
+    /// see [`crate::vt::kept`]): a reader that names screen rows by number
+    /// adds the change since it last looked.
+    pub fn rows_moved(&self) -> i64 {
+        self.tally().moved
+    }
+
+    /// Rows at the top of the main screen that a taller screen pulled
+    /// down blank and nothing has written since they came.
+    pub fn rows_pulled(&self) -> u64 {
+        self.tally().pulled
+    }
+
     /// History rows above the screen. On the alternate screen, the main
     /// screen's history all the same: what a full-screen program draws is
     /// no history, but what was written before it still is.

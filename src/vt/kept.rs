@@ -58,6 +58,9 @@ pub struct Tally<CB> {
     /// Rows at the top of the main screen that growing pulled down blank
     /// and have not left it since.
     pub(super) pulled: u64,
+    /// How far the main screen's rows have moved in numbering, all told:
+    /// up by the rows pulled down, down by those dropped as they left.
+    pub(super) moved: i64,
 }
 
 impl<CB> Tally<CB> {
@@ -69,6 +72,7 @@ impl<CB> Tally<CB> {
             keep: 0,
             gone: 0,
             pulled: 0,
+            moved: 0,
         }
     }
 
@@ -92,6 +96,7 @@ impl<CB> Tally<CB> {
         let pulled = self.gone.min(u64::from(to.saturating_sub(from)));
         self.gone -= pulled;
         self.pulled = (self.pulled + pulled).min(u64::from(to));
+        self.moved += pulled as i64;
     }
 
     /// The main screen has `rows` rows now.
@@ -119,6 +124,7 @@ impl<CB> Tally<CB> {
         let _ = row.write_formatted_basic(&mut probe, &mut state);
         let wrapped = probe.0 != Some('\n');
         if pulled && formatted.is_empty() && !wrapped {
+            self.moved -= 1;
             return;
         }
         if self.keep == 0 {
