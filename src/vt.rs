@@ -9,12 +9,14 @@
 //! rows the output wrapped back into the lines the program wrote.
 //! [`marks`] applies a replay's journal marks; [`alternate`] finds where
 //! output switches screens, for the journal. [`utf8`] keeps invalid
-//! UTF-8 visible.
+//! UTF-8 visible. [`keys`] turns key events back into the bytes a
+//! terminal sends (the dashboard's focused pane, `hm send --keys`).
 
 pub mod alternate;
 pub mod events;
 pub mod history;
 pub mod kept;
+pub mod keys;
 pub mod lines;
 pub mod marks;
 pub mod mouse;

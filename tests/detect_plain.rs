@@ -126,3 +126,36 @@ fn a_program_running_silently_is_never_stuck() {
         assert_eq!(v["health"], "alive", "{v}");
     }
 }
+
+/// A server blocked in `poll` on its one socket is not asking anything,
+/// though `poll` on one descriptor is also how a program can wait for a
+/// key: the descriptor polled is read from the program's memory.
+#[test]
+fn a_server_polling_its_socket_is_not_waiting_for_input() {
+    let sb = Sandbox::new();
+    let srv = sb.start(
+        "srv",
+        &[],
+        &["python3", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+    );
+    // Asked while it sits in poll(2) on its socket (the state is
+    // computed from the process facts when asked).
+    let pid = srv.child_pid().expect("the server's pid");
+    let in_poll = || {
+        std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<i64>().ok())
+            .is_some_and(|n| n == libc::SYS_poll || n == libc::SYS_ppoll)
+    };
+    common::wait_until("the server in poll(2)", || {
+        in_poll() && stdout(&sb.cmd(&["logs", "srv", "--screen"])).contains("Serving HTTP")
+    });
+    let v = status_json(&sb, "srv");
+    assert!(in_poll(), "still in poll after the status");
+    assert_ne!(v["primary"], "waiting", "{v}");
+    // A program polling its terminal on one descriptor still asks.
+    let key = "import select, sys\nprint('Press any key', flush=True)\n\
+               p = select.poll(); p.register(0, select.POLLIN); p.poll()\n";
+    let _key = sb.start("key", &[], &["python3", "-c", key]);
+    wait_for_input(&sb, "key");
+}

@@ -2,7 +2,7 @@
 //! replay of what its supervisor kept into an emulator of the session's
 //! size, drawn over the rows above the status bar and browsed with
 //! [`crate::copymode`], the dashboard's own copy mode. Pure: bytes and
-//! keys in, bytes for the terminal out; `cmd::attach` does the I/O.
+//! keys in, bytes for the terminal out; `session` does the I/O.
 //!
 //! The user's terminal keeps no history of an attached session (attach
 //! runs on its alternate screen), so this emulator is the history. It

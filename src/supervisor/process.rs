@@ -144,16 +144,33 @@ impl ProcessProbe {
             (n, [fd, ..]) if n == libc::SYS_read || n == libc::SYS_readv => is_tty(*fd),
             // pselect6(nfds, ...): nfds 1 watches descriptor 0 alone.
             (n, [1, ..]) if n == libc::SYS_pselect6 => is_tty(0),
-            // ppoll(fds, nfds, ...): one descriptor, and standard input is
-            // the terminal.
-            (n, [_, 1]) if n == libc::SYS_ppoll => is_tty(0),
+            // ppoll(fds, nfds, ...) on one descriptor: the terminal if
+            // that descriptor is (a server polls its socket so).
+            (n, [fds, 1]) if n == libc::SYS_ppoll => is_tty(polled_fd(proc_dir, *fds)),
             #[cfg(target_arch = "x86_64")]
             (n, [1, ..]) if n == libc::SYS_select => is_tty(0),
             #[cfg(target_arch = "x86_64")]
-            (n, [_, 1]) if n == libc::SYS_poll => is_tty(0),
+            (n, [fds, 1]) if n == libc::SYS_poll => is_tty(polled_fd(proc_dir, *fds)),
             _ => false,
         }
     }
+}
+
+/// The descriptor in the `struct pollfd` at `addr` of a process blocked in
+/// `poll` on one descriptor, read from its memory (`/proc/PID/mem`: the
+/// supervisor may read its own descendants'). Where the memory cannot be
+/// read (a program that made itself undumpable), standard input is taken
+/// for it, the usual case of a program polling one descriptor while it
+/// waits for a key.
+fn polled_fd(proc_dir: &std::path::Path, addr: u64) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let mut fd = [0u8; 4];
+    std::fs::File::open(proc_dir.join("mem"))
+        .and_then(|mem| mem.read_exact_at(&mut fd, addr))
+        // A negative descriptor is one poll skips: none of ours.
+        .map_or(0, |()| {
+            u64::try_from(i32::from_ne_bytes(fd)).unwrap_or(u64::MAX)
+        })
 }
 
 /// The processes in front, the names of the last, and the names of the
