@@ -80,6 +80,8 @@ pub enum SessionMsg {
     Info(Box<crate::protocol::Info>),
     /// A pushed state change (STATE).
     State(crate::protocol::StateReport),
+    /// The session's size from here in its output on (MARK).
+    Mark(crate::protocol::Mark),
     Exit(i32),
     /// The connection failed or was refused; it will be retried. The
     /// pane shows `why`; a `notice`, the whole story where `why` cannot
@@ -263,6 +265,10 @@ pub struct Pane {
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
     pub copy_window: CopyWindow,
+    /// The session's output comes with its journal's marks: the emulator
+    /// takes each size where it falls in the output, and no other, so it
+    /// goes through the sizes the session's screen did.
+    pub marks: bool,
 }
 
 impl Pane {
@@ -305,6 +311,7 @@ impl Pane {
             drawn: 0,
             window_memo: std::cell::Cell::new(None),
             copy_window: Default::default(),
+            marks: false,
         }
     }
 

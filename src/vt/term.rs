@@ -21,7 +21,7 @@ use bytemuck::TransparentWrapper;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::vt::history::Tally;
+use crate::vt::kept::Tally;
 use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
 
 /// Longest escape string passed to the parser; the rest is dropped.
@@ -32,8 +32,13 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     pub(super) parser: vt100::Parser<Tally<CB>>,
     cap: StringCap,
     size: Size,
-    /// Rows kept after they scroll off (0 but for history readers).
+    /// Rows of history kept after they scroll off (0 but for history
+    /// readers); the parser itself keeps none (see [`crate::vt::kept`]).
     pub(super) scrollback: usize,
+    /// How many rows up into the history the view is, and the screen
+    /// shown there (history rows above the live ones), while it is.
+    pub(super) back: usize,
+    pub(super) view: Option<Box<vt100::Parser>>,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
     /// The start of a UTF-8 character that ended the last read (at most
@@ -56,7 +61,7 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
     }
 }
 
-fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
+pub(super) fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
     let clamp = |v: u16| NonZeroU16::new(v.clamp(1, MAX_DIM)).unwrap_or(NonZeroU16::MIN);
     (clamp(size.rows), clamp(size.cols))
 }
@@ -77,6 +82,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             cap: StringCap::default(),
             size: size.clamped(),
             scrollback: 0,
+            back: 0,
+            view: None,
             resets: 0,
             held: Vec::new(),
             sleeps: false,
@@ -85,7 +92,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     /// An emulator that keeps up to `lines` rows that scrolled off the
-    /// top, for reading a session's history as text.
+    /// top of its main screen: a session's history, to read as text and
+    /// to show scrolled back.
     pub fn with_scrollback(size: Size, lines: usize) -> Self {
         let mut t = Term::with_callbacks(size, CB::default());
         t.scrollback = lines;
@@ -123,23 +131,38 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.held.extend_from_slice(&filtered[whole..]);
         filtered.truncate(whole);
         let switches = std::mem::take(&mut self.cap.unrendered.to_alternate);
-        if !self.sleeps || switches.is_empty() {
-            self.process(&filtered);
-        } else {
-            // Up to each switch's final byte, the main screen is still in
-            // use: its rendering is taken there, for a sleep to keep.
-            let mut from = 0;
-            for at in switches
-                .into_iter()
-                .map(|end| end.saturating_sub(1).min(whole))
-            {
-                self.process(&filtered[from..at]);
-                from = at;
-                if !self.parser.screen().alternate_screen() {
-                    self.behind = Some(self.parser.screen().contents_formatted().into());
-                }
+        let erasures = std::mem::take(&mut self.cap.unrendered.erase_history);
+        // Where the bytes are cut, and what happens there: up to each
+        // switch's final byte the main screen is still in use, and its
+        // rendering is taken there, for a sleep to keep; after each ED 3
+        // the history kept so far goes.
+        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        if self.sleeps {
+            cuts.extend(switches.iter().map(|end| (end.saturating_sub(1), true)));
+        }
+        if self.scrollback > 0 {
+            cuts.extend(erasures.iter().map(|end| (*end, false)));
+        }
+        cuts.sort_by_key(|c| c.0);
+        // A view scrolled back stays on its rows as new ones come.
+        let end_before = self.history_end();
+        let mut from = 0;
+        for (at, switch) in cuts {
+            let at = at.clamp(from, whole);
+            self.process(&filtered[from..at]);
+            from = at;
+            let main = !self.parser.screen().alternate_screen();
+            if switch && main {
+                self.behind = Some(self.parser.screen().contents_formatted().into());
+            } else if !switch && main {
+                self.parser.callbacks_mut().erase();
             }
-            self.process(&filtered[from..]);
+        }
+        self.process(&filtered[from..]);
+        if self.back > 0 {
+            let grew = self.history_end().saturating_sub(end_before);
+            self.back = self.back.saturating_add(grew as usize);
+            self.compose();
         }
         if self.behind.is_some() && !self.parser.screen().alternate_screen() {
             self.behind = None;
@@ -171,19 +194,36 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
-        // The parser's own resize, not the screen's: rows it drops off the
-        // top of the history are counted (see `Tally`).
+        let before = parser.screen().size().0.get();
+        // The parser's own resize, not the screen's: rows it pushes off
+        // the top go to the history (see `Tally`, and for the rows it
+        // pulls down growing).
         if crate::term::contain(|| parser.set_size(rows, cols)).is_none() {
             self.rebuild();
+        } else {
+            let tally = self.parser.callbacks_mut();
+            let after = rows.get();
+            if after > before {
+                tally.grew(before, after);
+            } else {
+                tally.shrank(after);
+            }
+        }
+        if self.back > 0 {
+            self.compose();
         }
     }
 
     /// Starts over with an empty screen, e.g. before a fresh replay.
     pub fn reset(&mut self) {
         let (rows, cols) = dims(self.size);
-        // The callbacks keep what they collected; only the screen starts over.
-        let callbacks = std::mem::take(self.parser.callbacks_mut());
-        self.parser = vt100::Parser::new_with_callbacks(rows, cols, self.scrollback, callbacks);
+        // The callbacks keep what they collected; only the screen, and
+        // the history, start over.
+        let mut callbacks = std::mem::take(self.parser.callbacks_mut());
+        callbacks.start_over(self.scrollback);
+        self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
+        self.back = 0;
+        self.view = None;
         self.cap = StringCap::default();
         // Half a character from before is no part of the new screen, as a
         // fresh parser would have none.
@@ -264,7 +304,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// A view of the whole screen, or of the part of it around `(row,
     /// col)` when the pane is smaller: in copy mode, its cursor's cell.
     pub fn view_around(&self, rows: u16, cols: u16, (crow, ccol): (u16, u16)) -> View<'_> {
-        let screen = self.screen();
+        let screen = self.shown();
         let (srows, scols) = screen.size();
         let offset = |len: u16, avail: u16, cursor: u16| -> u16 {
             if len <= avail {
@@ -576,6 +616,9 @@ impl StringCap {
                 if std::mem::take(&mut self.unrendered.switching) {
                     self.unrendered.to_alternate.push(out.len() + 1);
                 }
+                if std::mem::take(&mut self.unrendered.erasing) {
+                    self.unrendered.erase_history.push(out.len() + 1);
+                }
             }
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
             if !over {
@@ -607,6 +650,11 @@ struct Unrendered {
     to_alternate: Vec<usize>,
     /// The sequence just seen switches to the alternate screen.
     switching: bool,
+    /// Where, likewise, ED 3 (erase saved lines) sequences end: the
+    /// history kept so far goes there.
+    erase_history: Vec<usize>,
+    /// The sequence just seen is ED 3.
+    erasing: bool,
 }
 
 impl Unrendered {
@@ -614,8 +662,10 @@ impl Unrendered {
         if seq.kind == Kind::Esc && seq.collected == b"c" {
             // RIS: everything back to its default.
             let to_alternate = std::mem::take(&mut self.to_alternate);
+            let erase_history = std::mem::take(&mut self.erase_history);
             *self = Unrendered {
                 to_alternate,
+                erase_history,
                 ..Unrendered::default()
             };
             return;
@@ -630,6 +680,7 @@ impl Unrendered {
         };
         match fin {
             b'r' if !private => self.region = (!body.is_empty()).then(|| body.to_vec()),
+            b'J' if params == b"3" => self.erasing = true,
             b'h' | b'l' => {
                 let on = fin == b'h';
                 for p in params.split(|&c| c == b';') {
