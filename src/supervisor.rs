@@ -34,6 +34,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod tracker;
+mod wakes;
 
 use std::fs;
 use std::io::{self, Write};

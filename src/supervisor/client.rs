@@ -105,16 +105,14 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     if conn.role.terminal {
         leave_terminal(&ctx);
     }
+    // The state's methods wake the main loop, the accept loop and the
+    // pty reader as each change calls for (`Shared::wakes`).
     let mut s = ctx.shared.borrow_mut();
     s.connection_closed();
-    if s.output_mut().unsubscribe(id) || conn.role.wants_exit {
-        ctx.space.notify_one();
-    }
+    s.unsubscribe(id);
     if conn.role.awaits_exit() && !conn.outbound.exit_written() {
         s.exit_settled();
     }
-    ctx.wake_main.notify_one();
-    ctx.conn_closed.notify_one();
 }
 
 /// A person's terminal is no longer attached through this connection: if
@@ -129,7 +127,6 @@ fn leave_terminal(ctx: &Ctx) {
             debug!("resize failed: {e}");
         }
         s.resized(size);
-        ctx.output_seen.notify_one();
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Ctx {
     /// Bumped whenever output, the child's fate or a subscriber's eviction
     /// changes.
     pub changed: watch::Receiver<()>,
+    // The four signals below are the state's (`Shared::wakes`): its
+    // methods give them; the tasks wait on them here.
     /// Tells the pty reader that a subscriber made room.
     pub space: Rc<Notify>,
     /// Tells the main loop about kill requests and finished exit waiters.
@@ -45,15 +47,16 @@ impl Ctx {
     /// The context of a session whose state is `shared`, read from `master`
     /// (watched for reading only), with `changed` bumped by its pty reader.
     pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
+        let wakes = shared.wakes().clone();
         Ctx {
             clock: shared.clock(),
             shared: Rc::new(RefCell::new(shared)),
             master: Rc::new(master),
             changed,
-            space: Rc::new(Notify::new()),
-            wake_main: Rc::new(Notify::new()),
-            conn_closed: Rc::new(Notify::new()),
-            output_seen: Rc::new(Notify::new()),
+            space: wakes.space,
+            wake_main: wakes.main,
+            conn_closed: wakes.conn_closed,
+            output_seen: wakes.output_seen,
             input_held: Cell::new(0),
         }
     }

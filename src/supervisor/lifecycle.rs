@@ -206,7 +206,6 @@ pub(super) async fn main_loop(
 /// reader and the subscribers are told (they drain, then send EXIT).
 pub(super) fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()>) {
     ctx.shared.borrow_mut().record_exit(code);
-    ctx.output_seen.notify_one();
     reaped.notify_one();
     changed.send_replace(());
 }

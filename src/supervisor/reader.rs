@@ -130,7 +130,6 @@ pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, re
         }
         if pass > 0 {
             changed.send_replace(());
-            ctx.output_seen.notify_one();
         }
         if eof {
             if ended {
@@ -140,7 +139,6 @@ pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, re
             // nothing more can come, but keep waiting for the child.
             ctx.shared.borrow_mut().close_output();
             changed.send_replace(());
-            ctx.wake_main.notify_one();
             return;
         }
         // Let subscribers run between passes so a fast child cannot starve
@@ -152,5 +150,4 @@ pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, re
     }
     ctx.shared.borrow_mut().close_output();
     changed.send_replace(());
-    ctx.wake_main.notify_one();
 }

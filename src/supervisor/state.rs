@@ -28,6 +28,7 @@ use super::acting::Acting;
 use super::keeper::Keeper;
 use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
+use super::wakes::Wakes;
 use crate::ended;
 
 /// Output this soon after a resize, from a program that was idle, is its
@@ -102,6 +103,8 @@ pub struct Shared {
     /// told the supervisor to stop: how the session ended, for a restore.
     killed: bool,
     stopped: bool,
+    /// Who its changes wake.
+    wakes: Wakes,
 }
 
 /// What INFO reports besides live values.
@@ -162,7 +165,13 @@ impl Shared {
             keeper: None,
             killed: false,
             stopped: false,
+            wakes: Wakes::default(),
         }
+    }
+
+    /// The signals this state's changes give (the tasks wait on them).
+    pub fn wakes(&self) -> &Wakes {
+        &self.wakes
     }
 
     /// The same, keeping its manifest and output for `hm restore`.
@@ -223,6 +232,7 @@ impl Shared {
         let n = (range.end - range.start) as usize;
         if n > 0 {
             self.note_output(range.start, range.end);
+            self.wakes.output_seen.notify_one();
         }
         Ok((n, offered))
     }
@@ -255,6 +265,8 @@ impl Shared {
 
     pub fn connection_closed(&mut self) {
         self.connections -= 1;
+        self.wakes.main.notify_one();
+        self.wakes.conn_closed.notify_one();
     }
 
     /// A subscriber whose terminal answers the program's queries came:
@@ -296,6 +308,7 @@ impl Shared {
         if let Some(d) = &mut self.detector {
             d.ended(now);
         }
+        self.wakes.output_seen.notify_one();
     }
 
     /// The program's exit code, once it has been reaped.
@@ -310,6 +323,7 @@ impl Shared {
     /// Every byte the program wrote has been read: nothing more will come.
     pub fn close_output(&mut self) {
         self.output_closed = true;
+        self.wakes.main.notify_one();
     }
 
     /// The program has ended and all its output has been read.
@@ -331,6 +345,7 @@ impl Shared {
             (Some(old), None) => old,
             (None, g) => g.unwrap_or(self.default_grace_ms),
         });
+        self.wakes.main.notify_one();
     }
 
     /// A signal asked the supervisor to stop: the configured grace, or a
@@ -357,7 +372,11 @@ impl Shared {
     /// Someone will see the session's end: the launcher's attach, or a
     /// KILL waiting for EXIT. True if nobody was awaiting it before.
     pub fn await_end(&mut self) -> bool {
-        !std::mem::replace(&mut self.end_awaited, true)
+        let first = !std::mem::replace(&mut self.end_awaited, true);
+        if first {
+            self.wakes.main.notify_one();
+        }
+        first
     }
 
     pub fn end_awaited(&self) -> bool {
@@ -372,6 +391,7 @@ impl Shared {
     /// A connection owed an EXIT frame had it, or is gone.
     pub fn exit_settled(&mut self) {
         self.exit_waiters = self.exit_waiters.saturating_sub(1);
+        self.wakes.main.notify_one();
     }
 
     /// Whether any connection is still owed an EXIT frame.
@@ -553,6 +573,7 @@ impl Shared {
         ) {
             k.conversation(agent.name(), &id);
         }
+        self.wakes.output_seen.notify_one();
     }
 
     /// The session was resized: the journal records it where the next
@@ -573,5 +594,26 @@ impl Shared {
         if let Some(d) = &mut self.detector {
             d.resized(now);
         }
+        self.wakes.output_seen.notify_one();
+    }
+
+    /// A connection stops being a subscriber; whether it was one. The ring
+    /// may have room now.
+    pub fn unsubscribe(&mut self, id: ConnId) -> bool {
+        let was = self.output.unsubscribe(id);
+        if was {
+            self.wakes.space.notify_one();
+        }
+        was
+    }
+
+    /// `n` bytes of a subscriber's frame were written (see
+    /// [`Output::frame_sent`]); the ring may have room now.
+    pub fn frame_sent(&mut self, id: ConnId, n: usize) -> usize {
+        let taken = self.output.frame_sent(id, n);
+        if taken > 0 {
+            self.wakes.space.notify_one();
+        }
+        taken
     }
 }

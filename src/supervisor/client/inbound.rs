@@ -232,8 +232,6 @@ impl Inbound {
                     s.await_end();
                     role.wants_exit = true;
                 }
-                drop(s);
-                ctx.wake_main.notify_one();
             }
             Request::Info => {
                 let info = ctx.shared.borrow_mut().info_answer();
@@ -245,7 +243,6 @@ impl Inbound {
             }
             Request::Report(report) => {
                 ctx.shared.borrow_mut().hook_report(&report);
-                ctx.output_seen.notify_one();
             }
             Request::Act(act) => {
                 let acted = answering::by_hand(ctx, act);
@@ -290,9 +287,8 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     // A session kept for its launcher (the `hm run` attach or the
     // dashboard that started it) ends once that has come (see
     // `Options::await_attach`); anyone else subscribing does not count.
-    if flags.launcher && s.await_end() {
-        drop(s);
-        ctx.wake_main.notify_one();
+    if flags.launcher {
+        s.await_end();
     }
 }
 
@@ -308,7 +304,6 @@ fn resize(size: Size, ctx: &Ctx, id: ConnId, role: &Role) {
         debug!("resize failed: {e}");
     }
     ctx.shared.borrow_mut().resized(size);
-    ctx.output_seen.notify_one();
 }
 
 /// The client's bytes read from its socket and not yet split into frames.

@@ -89,9 +89,7 @@ impl Outbound {
         self.queue(&Reply::error(code, msg));
         self.closing = true;
         self.close_by = Some(ctx.clock.now() + CLOSE_GRACE);
-        if ctx.shared.borrow_mut().output_mut().unsubscribe(id) {
-            ctx.space.notify_one();
-        }
+        ctx.shared.borrow_mut().unsubscribe(id);
     }
 
     /// Decides what is owed next; true if anything is to be written.
@@ -185,24 +183,20 @@ impl Outbound {
         // Account for what was written, in the same order.
         let mut left = n;
         if frame_first {
-            left -= s.output_mut().frame_sent(id, left);
+            left -= s.frame_sent(id, left);
         }
         let k = left.min(self.ctrl.len() - self.ctrl_pos);
         self.ctrl_pos += k;
         left -= k;
         if !frame_first {
-            s.output_mut().frame_sent(id, left);
+            s.frame_sent(id, left);
         }
         if self.ctrl_pos == self.ctrl.len() {
             self.ctrl.clear();
             self.ctrl_pos = 0;
         }
-        if inflight.is_some() {
-            ctx.space.notify_one();
-        }
         if !was_exit_written && self.exit_written() {
             s.exit_settled();
-            ctx.wake_main.notify_one();
         }
         Ok(n > 0)
     }
