@@ -24,6 +24,7 @@ mod config;
 mod connection;
 mod copy;
 mod frame_decoder;
+mod lazy;
 mod replay;
 mod screen;
 mod session_id;
@@ -36,6 +37,7 @@ pub use config::config;
 pub use connection::connection;
 pub use copy::copy_mode;
 pub use frame_decoder::frame_decoder;
+pub use lazy::lazy_screen;
 pub use replay::query_filter;
 pub use screen::tui_screen;
 pub use session_id::session_id;
@@ -59,6 +61,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("attach_output", attach_output),
     ("status_records", status_records),
     ("copy_mode", copy_mode),
+    ("lazy_screen", lazy_screen),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.

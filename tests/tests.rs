@@ -32,4 +32,5 @@ mod supervisor;
 mod tokenizer_vte;
 mod tui;
 mod tui_render;
+mod vt_lazy;
 mod vt_sleep;

@@ -12,6 +12,7 @@ mod clusters;
 mod history;
 mod pane;
 mod popup;
+pub mod screen;
 
 use std::time::Instant;
 

@@ -9,17 +9,17 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
 
+use super::screen::{self, View};
 use crate::copymode::History;
 use crate::tui::model::{Model, Pane};
-use crate::vt::term::View;
 
 /// The cell of the emulator's screen the view should keep in sight: copy
 /// mode's cursor while it has one, else the program's cursor.
 pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
     let cursor = p.copy.as_ref().and_then(|c| c.cursor_cell(p.term.extent()));
     match cursor {
-        Some(cell) => p.term.view_around(rows, cols, cell),
-        None => p.term.view(rows, cols),
+        Some(cell) => screen::view_around(&p.term, rows, cols, cell),
+        None => screen::view(&p.term, rows, cols),
     }
 }
 
