@@ -109,6 +109,8 @@ pub(crate) struct Skim {
     states: Vec<Setting>,
     /// Where the sequence being read began.
     seq_from: usize,
+    /// The last sequence read, if half of a clear: which half, and where.
+    last_part: Option<(ClearPart, usize, usize)>,
     /// Output before this must be parsed before anything is skipped: the
     /// parser was left inside a sequence, and this is where it ends.
     pub floor: usize,
@@ -131,6 +133,7 @@ impl Skim {
             setter: None,
             states: Vec::new(),
             seq_from: 0,
+            last_part: None,
             floor: 0,
             inside: false,
             now: false,
@@ -162,6 +165,7 @@ impl Skim {
         }
         self.text_from = self.text_from.map(|t| t.saturating_sub(n));
         self.seq_from = self.seq_from.saturating_sub(n);
+        self.last_part = None;
         self.floor = self.floor.saturating_sub(n);
     }
 
@@ -274,6 +278,7 @@ impl Skim {
                     // RIS forgets the last character too.
                     self.setter = None;
                 }
+                self.clearing(seq, b, end);
                 effect(seq, b)
             }
             Step::Cancel(Ended::Acted) if seq.kind == Kind::Osc => Effect::Now,
@@ -302,10 +307,59 @@ impl Skim {
         }
     }
 
+    /// A screen cleared and the cursor placed, by two sequences side by
+    /// side (`CSI H CSI 2 J`, as `clear` and full-screen programs redraw,
+    /// or the other way round), is a junction of its own: what was on the
+    /// screen, and where the cursor was, no longer matter. The pair is
+    /// parsed; what came before is skipped but for its state.
+    fn clearing(&mut self, seq: &Seq<'_>, fin: u8, end: usize) {
+        let part = clear_part(seq, fin);
+        let pair = match (part, self.last_part) {
+            (Some(a), Some((b, from, to))) if a != b && to == self.seq_from && !self.inside => {
+                Some(from)
+            }
+            _ => None,
+        };
+        // A sequence begun before the parser last stopped is no junction.
+        self.last_part = part
+            .filter(|_| !self.inside)
+            .map(|p| (p, self.seq_from, end));
+        if let Some(at) = pair {
+            self.best = Some(Junction {
+                at,
+                lfs: self.lfs,
+                setter: self.setter,
+            });
+            self.pending.clear();
+        }
+    }
+
     /// The cursor may have moved up: lines are counted afresh.
     fn moved(&mut self) {
         self.down = 0;
         self.pending.clear();
+    }
+}
+
+/// Half of a clear (see `Skim::clearing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClearPart {
+    /// CUP or HVP: the cursor placed.
+    Place,
+    /// ED 2 (or DECSED 2): every cell erased.
+    Erase,
+}
+
+fn clear_part(seq: &Seq<'_>, fin: u8) -> Option<ClearPart> {
+    let (body, _) = seq.csi()?;
+    let csi = Csi::read(body);
+    if !csi.intermediates.is_empty() {
+        return None;
+    }
+    match (csi.private, fin) {
+        (None, b'H' | b'f') => Some(ClearPart::Place),
+        (None | Some(b'?'), b'J') if csi.values().next() == Some(Some(2)) => Some(ClearPart::Erase),
+        _ => None,
     }
 }
 
