@@ -6,7 +6,7 @@
 //! is, so that rows which scroll off unseen need not be drawn.
 
 use super::skim::Skim;
-use super::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
+use super::tokenizer::{Ended, Kind, Seq, Step, Tokenizer, find_control, find_esc};
 use super::utf8::Utf8Text;
 
 /// Longest escape string passed to the parser; the rest is dropped.
@@ -106,9 +106,9 @@ impl StringCap {
                 // Text up to the next ESC changes nothing: one copy. A
                 // screen that skims stops at every control, to count lines.
                 let n = if skim.is_some() {
-                    first(rest, |w| has_below(w, 0x20), |b| b < 0x20)
+                    find_control(rest)
                 } else {
-                    first(rest, |w| has_below(w ^ ESCS, 1), |b| b == 0x1b)
+                    find_esc(rest)
                 };
                 let n = n.unwrap_or(rest.len());
                 if let Some(s) = skim.as_deref_mut()
@@ -177,32 +177,6 @@ impl StringCap {
             }
         }
     }
-}
-
-/// ESC in every byte of a word.
-const ESCS: u64 = u64::from_ne_bytes([0x1b; 8]);
-
-/// Whether some byte of `word` is below `n` (at most 0x80): the classic
-/// word-at-a-time test, exact for whether there is one.
-fn has_below(word: u64, n: u8) -> bool {
-    let ones = u64::from_ne_bytes([1; 8]);
-    let highs = u64::from_ne_bytes([0x80; 8]);
-    word.wrapping_sub(ones * u64::from(n)) & !word & highs != 0
-}
-
-/// Where the first byte of `bytes` that `hit` picks is: eight bytes at a
-/// time while `word_hit` says a word has none, then byte by byte. Text
-/// between escape sequences is most of a flood, and this is the one look
-/// each of its bytes gets.
-fn first(bytes: &[u8], word_hit: impl Fn(u64) -> bool, hit: impl Fn(u8) -> bool) -> Option<usize> {
-    let mut from = 0;
-    for w in bytes.chunks_exact(8) {
-        if word_hit(u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]))) {
-            break;
-        }
-        from += 8;
-    }
-    bytes[from..].iter().position(|&b| hit(b)).map(|i| from + i)
 }
 
 /// Terminal state that a screen's rendering (vt100's `state_formatted`)
@@ -503,27 +477,6 @@ mod tests {
             (b"\xf8", 0),
         ] {
             assert_eq!(unfinished_utf8(bytes), held, "{bytes:?}");
-        }
-    }
-
-    #[test]
-    fn the_word_at_a_time_search_finds_what_a_byte_search_does() {
-        for b in 0..=255u8 {
-            for len in [1usize, 7, 8, 9, 16, 23] {
-                for at in 0..len {
-                    for fill in [b'a', 0x80, 0xff, 0x20] {
-                        let mut bytes = vec![fill; len];
-                        bytes[at] = b;
-                        let control = bytes.iter().position(|&b| b < 0x20);
-                        let esc = bytes.iter().position(|&b| b == 0x1b);
-                        assert_eq!(first(&bytes, |w| has_below(w, 0x20), |b| b < 0x20), control);
-                        assert_eq!(
-                            first(&bytes, |w| has_below(w ^ ESCS, 1), |b| b == 0x1b),
-                            esc
-                        );
-                    }
-                }
-            }
         }
     }
 }

@@ -51,6 +51,7 @@ impl Attach {
         self.flush_blocking();
         // Whatever the terminal would not take in time is drawn over.
         self.out.clear();
+        self.sent = 0;
         self.reconnect().await?;
         let subscribe = Subscribe {
             mark_replay: true,
