@@ -16,7 +16,7 @@ use heimdall::detect::offline::text_screen;
 use heimdall::detect::{Detector, Settings};
 use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
 use heimdall::supervisor::ring::Ring;
-use heimdall::tui::view::screen::view;
+use heimdall::tui::screen::view;
 use heimdall::vt::dozing::Dozing;
 use heimdall::vt::events::Recorder;
 use heimdall::vt::term::Term;

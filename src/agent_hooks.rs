@@ -108,28 +108,35 @@ pub fn hook_command(hm: &Path, agent: Agent, socket: Option<&Path>) -> String {
 }
 
 /// Variables as `(name, value)`.
-type Vars = Vec<(OsString, OsString)>;
+pub type Vars = Vec<(OsString, OsString)>;
 
 /// The agent a command runs, and where its own arguments start in
 /// `spawn.args`: the program itself, or the one an `env` runs
 /// (`env [-i] [-u NAME] [NAME=VALUE]... agent ARGS`), with the variables
 /// that `env` sets.
 fn agent_of(spawn: &SpawnSpec) -> Option<(Agent, usize, Vars)> {
-    if let Some(agent) = Agent::of_program(&spawn.program) {
+    agent_in(&spawn.program, &spawn.args)
+}
+
+/// The agent `program args` runs, where its own arguments start in
+/// `args`, and what an `env` in front sets (see [`agent_of`]); also how
+/// `hm restore` finds the agent to resume.
+pub fn agent_in(program: &std::ffi::OsStr, args: &[OsString]) -> Option<(Agent, usize, Vars)> {
+    if let Some(agent) = Agent::of_program(program) {
         return Some((agent, 0, Vec::new()));
     }
-    if Path::new(&spawn.program).file_name()? != "env" {
+    if Path::new(program).file_name()? != "env" {
         return None;
     }
     let mut set = Vec::new();
     let mut i = 0;
-    while let Some(arg) = spawn.args.get(i) {
+    while let Some(arg) = args.get(i) {
         let a = arg.to_str()?;
         match a {
             "-i" | "--ignore-environment" | "-" => i += 1,
             "-u" => i += 2,
             "--" => {
-                let program = spawn.args.get(i + 1)?;
+                let program = args.get(i + 1)?;
                 return Some((Agent::of_program(program)?, i + 2, set));
             }
             _ if a.starts_with("--unset=") => i += 1,

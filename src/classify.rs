@@ -174,10 +174,13 @@ pub enum ClassifierSpec {
 
 pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
 
-/// Commands whose file name says they are a coding agent the `agent`
-/// classifier knows; a session running one gets that classifier unless
-/// one is chosen.
-pub const KNOWN_AGENTS: &[&str] = &["claude", "codex", "gemini", "aider", "opencode"];
+/// Whether `name` (a command's file name) is a coding agent the `agent`
+/// classifier knows: one the built-in rule files name (their `[identify]
+/// commands`, read once, without the rules). A session running one gets
+/// that classifier unless one is chosen.
+pub fn known_agent(name: &str) -> bool {
+    crate::detect::rules::builtin_commands().kind(name) == Some(crate::detect::rules::Kind::Agent)
+}
 
 impl ClassifierSpec {
     /// The named classifier with its built-in defaults.
@@ -208,13 +211,14 @@ impl ClassifierSpec {
     }
 
     /// The classifier a session gets when none was chosen: `agent` for a
-    /// known coding agent (by the command's file name), else the default.
-    pub fn for_command(program: &std::ffi::OsStr) -> Self {
-        let name = std::path::Path::new(program)
-            .file_name()
+    /// known coding agent (by the file name of the program `argv` runs,
+    /// also behind `env`), else the default.
+    pub fn for_command(argv: &[String]) -> Self {
+        let name = crate::detect::rules::program_of(argv)
+            .and_then(|p| std::path::Path::new(p).file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if KNOWN_AGENTS.contains(&name.as_str()) {
+        if known_agent(&name) {
             ClassifierSpec::agent()
         } else {
             ClassifierSpec::default()

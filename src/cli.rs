@@ -60,6 +60,10 @@ pub enum Command {
     Clean(CleanArgs),
     /// Start a session that ended again: same id, command, directory
     Restart(EndedArgs),
+    /// Start again the sessions lost when the machine restarted (or their
+    /// supervisor was killed): agents resume their conversation, shells
+    /// start in their directory, `hm run --restore` commands run again
+    Restore(RestoreArgs),
     /// Print a shell completion script: hm completions bash > ~/.local/share/bash-completion/completions/hm
     Completions(CompletionsArgs),
     /// Print the man page (roff): hm man > hm.1; or write one page per
@@ -99,9 +103,26 @@ pub struct HookArgs {
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// claude, codex or gemini
-    #[arg(value_parser = ["claude", "codex", "gemini"])]
+    /// claude, codex or gemini (their hooks), or autostart (a systemd user
+    /// unit that runs hm restore at login)
+    #[arg(value_parser = ["claude", "codex", "gemini", "autostart"])]
     pub agent: String,
+    /// autostart: write the unit into ~/.config/systemd/user and enable
+    /// it, instead of printing it
+    #[arg(long)]
+    pub install: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Only these sessions [default: every lost session]
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Print what would be started, and start nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]
@@ -270,13 +291,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub dir: DirArgs,
 
-    /// Terminal width given to the command
-    #[arg(long, default_value_t = 220)]
-    pub cols: u16,
+    /// Terminal width given to the command [default: the terminal's, else [tui] session_size]
+    #[arg(long)]
+    pub cols: Option<u16>,
 
-    /// Terminal height given to the command
-    #[arg(long, default_value_t = 50)]
-    pub rows: u16,
+    /// Terminal height given to the command [default: the terminal's less the attach bar, else [tui] session_size]
+    #[arg(long)]
+    pub rows: Option<u16>,
 
     /// Bytes of output kept for clients that attach later
     #[arg(long, value_name = "BYTES")]
@@ -309,6 +330,16 @@ pub struct RunArgs {
     /// Log level: error, warn, info, debug or trace
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<LogLevel>,
+
+    /// Run the command again when `hm restore` brings the session back
+    /// after a reboot (agents are resumed and shells restarted without it)
+    #[arg(long)]
+    pub restore: bool,
+
+    /// Internal: the lost session's manifest (its instance) that this
+    /// start restores, given by `hm restore`
+    #[arg(long, hide = true, value_name = "INSTANCE")]
+    pub restoring: Option<String>,
 
     /// Internal: report readiness on stderr, used by `hm run` to start a
     /// background supervisor
@@ -405,7 +436,7 @@ pub struct TuiArgs {
     /// Colour theme: dark, light or high-contrast [default: [tui] theme, else dark]
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
-    /// Leave session sizes alone instead of fitting each to its pane
+    /// Do not fit sessions to their panes even with [tui] fit_sessions = true (off by default)
     #[arg(long)]
     pub no_fit: bool,
     /// Also show the sessions of this machine, over ssh: a [[hosts]] name

@@ -39,7 +39,14 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
                 r.id,
                 r.id
             ),
-            None => bail!(no_session(id, dir)),
+            None => match crate::restore::kept(id, dir).filter(|m| m.lost()) {
+                Some(_) => bail!(
+                    "session '{}' was lost when its supervisor went away; 'hm restore {}' starts it again",
+                    paths::sanitize(id),
+                    id
+                ),
+                None => bail!(no_session(id, dir)),
+            },
         },
     }
 }
@@ -53,7 +60,7 @@ pub fn ended_meanwhile(
     dir: &Path,
     id: &str,
     deadline: std::time::Instant,
-) -> Option<crate::supervisor::ended::Ended> {
+) -> Option<crate::ended::Ended> {
     // The record is written before the supervisor lets go of its lock.
     loop {
         if let Some(r) = ended_session(dir, id) {
@@ -134,13 +141,13 @@ pub fn describe_exit(code: i32) -> String {
 }
 
 /// The record of session `id` that ended, if one is kept in `dir`.
-pub fn ended_session(dir: &Path, id: &str) -> Option<crate::supervisor::ended::Ended> {
+pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
     paths::validate_id(id).ok()?;
-    crate::supervisor::ended::read(&crate::supervisor::ended::path(dir, id))
+    crate::ended::read(&crate::ended::path(dir, id))
 }
 
 /// `exited with code 3, 2m05s ago`.
-pub fn ended_label(r: &crate::supervisor::ended::Ended) -> String {
+pub fn ended_label(r: &crate::ended::Ended) -> String {
     let ago = crate::clock::unix_ms().saturating_sub(r.ended_unix_ms);
     format!("exited with code {}, {} ago", r.exit_code, human_ms(ago))
 }

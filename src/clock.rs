@@ -35,6 +35,10 @@
 //!   ([`crate::alarm`], which reads `std::time::Instant` to arm them), so
 //!   paused time could not drive them anyway; they are tested end to end.
 //! - The log's timestamps come from `tracing-subscriber`.
+//! - `restore/history.rs`: the local time of the mark a restored session
+//!   shows (`restored 14:05`), read once by its supervisor before its
+//!   runtime starts (the `time` crate reads the zone only while the
+//!   process has one thread).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -13,6 +13,7 @@ mod kill;
 mod logs;
 mod ls;
 pub mod replay;
+mod restore;
 mod run;
 mod send;
 pub mod setup;
@@ -58,7 +59,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             hook::run(&args.args);
             return Ok(0);
         }
-        Command::Setup(args) => return setup::setup(&args.agent).map(|()| 0),
+        Command::Setup(args) => return setup::setup(&args.agent, args.install).map(|()| 0),
         _ => {}
     }
     // A supervisor raises its own limit after forking the program, which
@@ -71,10 +72,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let mut cli = cli;
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
-    let _mount = remote_target(&mut cli.command, &config)?;
+    let mount = remote_target(&mut cli.command, &config)?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
-        Command::Attach(args) => attach::run(args, &config),
+        Command::Attach(args) => attach::run(args, &config, mount.as_ref()),
         Command::Status(args) => status::status(args, &config),
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),
@@ -90,6 +91,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rm(args) => ended::rm(args, &config),
         Command::Clean(args) => ended::clean(args, &config),
         Command::Restart(args) => ended::restart(args, &config, cli.config.as_deref()),
+        Command::Restore(args) => restore::restore(args, &config, cli.config.as_deref()),
         Command::Proxy(args) => {
             let dir = client::socket_dir(&args.dir, &config);
             crate::remote::proxy::run(&dir)
@@ -152,15 +154,8 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
 
 /// Mounts `host`'s sessions: a `[[hosts]]` name, or `[user@]host[:port]`.
 fn mount(host: &str, config: &Config) -> Result<crate::remote::Mount> {
-    use crate::remote::{Host, Mount, bridge::ssh_command};
-    let host = match config.hosts.iter().find(|h| h.name == host) {
-        Some(entry) => Host {
-            name: entry.name.clone(),
-            hm: entry.hm.clone(),
-            ..Host::parse(&entry.address)?
-        },
-        None => Host::parse(host)?,
-    };
+    use crate::remote::{Host, Mount, ssh_command};
+    let host = Host::resolve(host, &config.hosts)?;
     Ok(Mount::start(
         &host,
         &ssh_command(config.ssh_command.as_deref()),
@@ -191,7 +186,8 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 }
 
 /// The subcommands whose arguments are session ids.
-const TAKE_IDS: &str = "attach status kill explain capture wait send logs rm restart approve deny";
+const TAKE_IDS: &str =
+    "attach status kill explain capture wait send logs rm restart restore approve deny";
 
 /// What the shell completion script adds to clap's: the ids of the
 /// sessions there are (`hm ls --ids`), for the subcommands that take one.

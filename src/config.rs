@@ -23,7 +23,8 @@
 //!   typing needs.
 //! - `check`: the rules the file and the flags share (environment variable
 //!   names, ranges, `~`, classifier names), so both refuse in the same words.
-//! - `tui`: the `[tui]` table; `log_level`: [`LogLevel`].
+//! - `tui`: the `[tui]` table; `tui_keys`: its `[tui.keys]` (the
+//!   dashboard's keys); `log_level`: [`LogLevel`].
 //! - `automation`: the `[[automation]]` tables (dialogs answered unasked).
 //!
 //! The submodules are private: callers use the names re-exported here.
@@ -37,6 +38,7 @@ mod log_level;
 mod overrides;
 mod schema;
 mod tui;
+mod tui_keys;
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -51,6 +53,7 @@ pub use load::FILE_NAME;
 pub use log_level::LogLevel;
 pub use overrides::Overrides;
 pub use tui::{DesktopNotify, TuiConfig};
+pub use tui_keys::{Action, Chord, Key, Keymap};
 
 pub const DEFAULT_SCROLLBACK_BYTES: usize = 65536;
 pub const MAX_SCROLLBACK_BYTES: usize = 1 << 30;
@@ -70,6 +73,12 @@ pub const MAX_HISTORY_LINES: usize = 100_000;
 /// costs 32 bytes a column, so 200 panes of 1000 rows each took 333 MiB.
 pub const DASHBOARD_HISTORY_ROWS: usize = 20_000;
 pub const MIN_SHARED_HISTORY_LINES: usize = 100;
+/// Output kept on disk per session for `hm restore` (the last 256 KiB).
+pub const DEFAULT_RESTORE_HISTORY_BYTES: usize = 256 * 1024;
+pub const MAX_RESTORE_HISTORY_BYTES: usize = 64 << 20;
+/// Sessions `hm restore` starts at a time.
+pub const DEFAULT_RESTORE_PARALLEL: usize = 4;
+pub const RESTORE_PARALLEL_RANGE: RangeInclusive<u64> = 1..=64;
 pub const IDLE_THRESHOLD_MS_RANGE: RangeInclusive<u64> = 1..=86_400_000;
 pub const DEBOUNCE_MS_RANGE: RangeInclusive<u64> = 0..=60_000;
 /// `[classifier.agent] stuck_after_ms`: a second to a day.
@@ -112,18 +121,6 @@ pub struct NotifyRule {
     pub on: Vec<String>,
     /// Not run again for the same session and event sooner than this.
     pub min_interval_ms: u64,
-}
-
-/// One `[[hosts]]` entry: a machine whose sessions the dashboard shows,
-/// and which `HOST:ID` and `--host` may name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostEntry {
-    /// What panes and commands call it.
-    pub name: String,
-    /// `[user@]host[:port]` for ssh; the name when not given.
-    pub address: String,
-    /// The remote `hm` (a name on the remote PATH, or a path).
-    pub hm: String,
 }
 
 /// One `[[env]]` entry: a variable set in the child's environment.
@@ -193,9 +190,14 @@ pub struct Config {
     /// The ssh command line (`HM_SSH_COMMAND` overrides it); `None`: `ssh`.
     pub ssh_command: Option<String>,
     /// In file order; names are unique.
-    pub hosts: Vec<HostEntry>,
+    pub hosts: Vec<crate::host::Host>,
     /// In file order; the first that fits a dialog answers it.
     pub automation: Vec<AutomationRule>,
+    /// Bytes of each session's output kept on disk for `hm restore`
+    /// (0: none).
+    pub restore_history_bytes: usize,
+    /// Sessions `hm restore` starts at a time.
+    pub restore_parallel: usize,
 }
 
 impl Default for Config {
@@ -275,6 +277,8 @@ impl Config {
             ssh_command: None,
             hosts: Vec::new(),
             automation: Vec::new(),
+            restore_history_bytes: DEFAULT_RESTORE_HISTORY_BYTES,
+            restore_parallel: DEFAULT_RESTORE_PARALLEL,
         }
     }
 }
@@ -333,10 +337,12 @@ mod tests {
             TuiConfig {
                 theme: None,
                 theme_at: None,
-                fit_sessions: true,
+                fit_sessions: false,
+                session_size: (120, 40),
                 bell: false,
                 desktop_notify: None,
                 columns: None,
+                keys: Keymap::default(),
             }
         );
     }

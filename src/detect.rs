@@ -21,7 +21,9 @@
 pub mod dialog;
 pub mod evidence;
 pub mod hooks;
+mod marks;
 pub mod offline;
+pub mod plain;
 mod process;
 pub mod resolve;
 pub mod rules;
@@ -29,19 +31,17 @@ pub mod screen;
 mod settings;
 pub mod status;
 pub mod title;
-pub mod verdict;
 
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 use std::sync::Arc;
 
+pub use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 pub use dialog::{Dialog, Unanswerable};
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
 pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts, ProcessId};
 pub use resolve::{RECOVERED_FOR_MS, resolve};
 pub use rules::{RuleError, RuleSet, load_rules, user_rules_dir};
 pub use settings::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Settings};
-pub use verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 use crate::vt::events::{Query, TermEvent};
 use process::PROCESS_FRESH_MS;
@@ -56,12 +56,6 @@ pub const SHELL: &str = "shell";
 /// The agent name of the interactive programs' rule file (REPLs, editors,
 /// pagers, monitors).
 pub const PROGRAM: &str = "program";
-/// Interpreters that are a REPL when started bare, and a program like any
-/// other when given a script (`python3 app.py`, `node -e ...`).
-const SCRIPT_HOSTS: &[&str] = &[
-    "python", "python3", "node", "deno", "bun", "lua", "perl", "ruby", "php",
-];
-
 /// Watches one session and explains what it is doing.
 #[derive(Debug)]
 pub struct Detector {
@@ -113,22 +107,12 @@ impl Detector {
         command: &[String],
         now_ms: u64,
     ) -> Detector {
+        let launched = plain::SessionCommand::of(command);
         let command_agent = rules.agent_for_command(command).map(|a| a.name.clone());
-        let bare = command.iter().skip(1).all(|a| a.starts_with('-'))
-            && !command
-                .iter()
-                .any(|a| matches!(a.as_str(), "-c" | "-e" | "-m"));
-        let interactive_shell = command_agent.as_deref() == Some(SHELL) && bare;
+        let interactive_shell =
+            command_agent.as_deref() == Some(SHELL) && launched.interactive_shell;
         // `python3 app.py` is a program, whatever `python3` alone would be.
-        let script = !bare
-            && command.first().is_some_and(|c| {
-                let base = Path::new(c)
-                    .file_name()
-                    .and_then(|b| b.to_str())
-                    .unwrap_or("");
-                SCRIPT_HOSTS.contains(&base)
-            });
-        let command_agent = command_agent.filter(|a| !(script && a == PROGRAM));
+        let command_agent = command_agent.filter(|a| !(launched.script && a == PROGRAM));
         let evidence = Evidence {
             idle_threshold_ms: settings.idle_threshold_ms,
             stuck_after_ms: settings.stuck_after_ms,
@@ -317,6 +301,8 @@ impl Detector {
             }
             // Other queries are the supervisor's to answer.
             TermEvent::Query(_) => {}
+            TermEvent::Progress(p) => self.progress(*p, now_ms),
+            TermEvent::Shell(mark) => self.shell_mark(*mark, now_ms),
         }
     }
 
@@ -447,6 +433,16 @@ impl Detector {
         }
         let agent = self.agent_name().and_then(|n| self.rules.agent(n));
         let found = screen::evaluate(&snap, &self.rules, agent);
+        // An agent with rules of its own whose screen none of them knows.
+        let own = agent
+            .filter(|a| !a.rules.is_empty() && a.name != SHELL && a.name != PROGRAM)
+            .map(|a| format!("{}.", a.name));
+        self.evidence.unrecognised_since_ms = match own {
+            Some(prefix) if !found.as_ref().is_some_and(|m| m.rule.starts_with(&prefix)) => {
+                Some(self.evidence.unrecognised_since_ms.unwrap_or(now_ms))
+            }
+            _ => None,
+        };
         if seen.is_none()
             && let Some(named) = found.as_ref().and_then(|m| m.agent.clone())
         {

@@ -96,6 +96,22 @@ pub fn watch_room(fd: &impl AsFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd
     )
 }
 
+/// Whether the peer of a socket has closed its end entirely (POLLHUP, or
+/// POLLERR for a broken connection), rather than only its sending side:
+/// then nothing sent can be read any more. For a socket whose end of input
+/// has been seen, where no new read edge will come: the room watched with
+/// [`watch_room`] ends when the peer goes, and this tells which it was.
+pub fn hung_up(fd: impl AsFd) -> bool {
+    let mut fds = [nix::poll::PollFd::new(
+        fd.as_fd(),
+        nix::poll::PollFlags::POLLOUT,
+    )];
+    nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
+        && fds[0].revents().is_some_and(|r| {
+            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
+        })
+}
+
 /// Reads what is there, up to `buf`'s length; 0 at end of file. A short
 /// read took everything there was, so readiness is cleared without a
 /// second read just to see EAGAIN (data arriving later raises a new edge,

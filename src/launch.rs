@@ -18,9 +18,23 @@ pub struct LaunchFailed {
     pub code: i32,
 }
 
+/// What a session started from the dashboard (`n`) is: its command (run
+/// by `sh -c` when it has more than one word), where it starts, its label,
+/// its size and its classifier.
+#[derive(Debug, Clone)]
+pub struct Detached<'a> {
+    pub command: &'a str,
+    pub workdir: Option<&'a Path>,
+    pub label: Option<&'a str>,
+    pub size: Option<crate::protocol::Size>,
+    /// `hm run --classifier`; `None`: hm chooses.
+    pub classifier: Option<&'a str>,
+}
+
 /// Starts a background supervisor for `command` (run by `sh -c` when it
-/// has more than one word) and waits until it runs. Used by the dashboard,
-/// which must reap the supervisor it gets back once it exits.
+/// has more than one word) and waits until it runs, at the size `hm run`
+/// gives a session with no terminal. Used by `hm proxy`, which must reap
+/// the supervisor it gets back once it exits.
 pub fn start_detached(
     id: &str,
     dir: &Path,
@@ -28,13 +42,47 @@ pub fn start_detached(
     command: &str,
     workdir: Option<&Path>,
     label: Option<&str>,
+    classifier: Option<&str>,
 ) -> Result<Child> {
+    let what = Detached {
+        command,
+        workdir,
+        label,
+        size: None,
+        classifier,
+    };
+    start(id, dir, config_path, what)
+}
+
+/// Starts a background supervisor for a session started from the
+/// dashboard and waits until it runs. The dashboard must reap the
+/// supervisor it gets back once it exits.
+pub fn start(
+    id: &str,
+    dir: &Path,
+    config_path: Option<&Path>,
+    what: Detached<'_>,
+) -> Result<Child> {
+    let Detached {
+        command,
+        workdir,
+        label,
+        size,
+        classifier,
+    } = what;
     let mut cmd = supervisor_command(id, dir, config_path, true)?;
+    outside_multiplexer(&mut cmd);
+    if let Some(s) = size {
+        cmd.args(["--cols", &s.cols.to_string(), "--rows", &s.rows.to_string()]);
+    }
     if let Some(w) = workdir {
         cmd.arg("--workdir").arg(w);
     }
     if let Some(l) = label {
         cmd.arg("--label").arg(l);
+    }
+    if let Some(c) = classifier {
+        cmd.arg("--classifier").arg(c);
     }
     cmd.arg("--");
     let words: Vec<&str> = command.split_whitespace().collect();
@@ -44,6 +92,22 @@ pub fn start_detached(
         _ => cmd.args(["sh", "-c", command]),
     };
     wait_ready(cmd)
+}
+
+/// Leaves out of `cmd`'s environment what describes the terminal
+/// multiplexer the dashboard runs in (tmux, screen, zellij): a session
+/// runs in hm's terminal, not in that one, and a program told otherwise
+/// talks to the wrong multiplexer (Claude Code warned about tmux's focus
+/// events).
+pub(crate) fn outside_multiplexer(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let named = name
+            .to_str()
+            .is_some_and(|n| matches!(n, "TMUX" | "TMUX_PANE" | "STY") || n.starts_with("ZELLIJ"));
+        if named {
+            cmd.env_remove(&name);
+        }
+    }
 }
 
 /// Quotes `s` for a POSIX shell: agents run hook commands through one,

@@ -9,7 +9,7 @@
 pub mod act;
 pub mod conn;
 pub mod message;
-
+pub mod report;
 pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
@@ -192,17 +192,17 @@ impl Status {
 pub struct StateReport {
     pub state: String,
     pub state_byte: u8,
-    pub primary: crate::detect::Primary,
-    pub detail: Option<crate::detect::Detail>,
-    pub health: crate::detect::Health,
+    pub primary: crate::verdict::Primary,
+    pub detail: Option<crate::verdict::Detail>,
+    pub health: crate::verdict::Health,
     pub agent: Option<String>,
     /// Milliseconds in this state when reported.
     pub state_ms: u64,
-    pub signals: Vec<crate::detect::Signal>,
+    pub signals: Vec<crate::verdict::Signal>,
     /// What the program reported of its children (subagents, background
     /// shells) through the status protocol; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub children: Vec<crate::detect::status::Child>,
+    pub children: Vec<crate::verdict::Child>,
     /// The dialog the session waits at, when the verdict stands on one the
     /// screen shows: what it asks about, where, and its identity for an
     /// answer (ACT's `dialog`).

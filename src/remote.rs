@@ -9,33 +9,15 @@
 //! locked pid file, so that every client — `hm status`, `hm attach`,
 //! `hm ls` — works on it unchanged, through the same checks as on a local
 //! session. No port listens anywhere: the transport is the ssh connection.
+//! A [`Link`] is the dashboard's mount: kept up, and reconnected. What a
+//! host is and how `HOST:ID` names one is in [`host`], a leaf the config
+//! uses.
 
-pub mod bridge;
+pub mod link;
+pub mod mount;
 pub mod mux;
 pub mod proxy;
 
-pub use bridge::{Host, Link, LinkState, Mount, MountError, Spawner};
-
-/// Splits `HOST:ID` (`[user@]host[:port]:id`): ids never contain `:`, so
-/// the last one separates them. `None` for a plain id.
-pub fn split_target(target: &str) -> Option<(&str, &str)> {
-    let (host, id) = target.rsplit_once(':')?;
-    (!host.is_empty() && !id.is_empty()).then_some((host, id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_split_at_the_last_colon() {
-        assert_eq!(split_target("box:agent1"), Some(("box", "agent1")));
-        assert_eq!(
-            split_target("me@box:2222:agent1"),
-            Some(("me@box:2222", "agent1"))
-        );
-        assert_eq!(split_target("agent1"), None);
-        assert_eq!(split_target(":agent1"), None);
-        assert_eq!(split_target("box:"), None);
-    }
-}
+pub use crate::host::{Host, split_target};
+pub use link::{Link, LinkState, Spawner};
+pub use mount::{Mount, MountError, ssh_command};

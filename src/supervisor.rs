@@ -15,11 +15,13 @@
 //! ([`Core`], `supervisor/tests.rs`).
 
 mod acting;
+mod answering;
 mod client;
-pub mod ended;
+mod context;
 mod escalation;
 #[cfg(any(test, feature = "fuzzing"))]
 mod in_process;
+pub mod keeper;
 mod lifecycle;
 mod log;
 mod output;
@@ -53,7 +55,7 @@ use crate::paths::{SessionPaths, SocketDir};
 use crate::pty::{self, SpawnSpec};
 
 use crate::detect::Detector;
-use client::Ctx;
+use context::Ctx;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use in_process::Core;
 use lifecycle::{Program, StopSignals, main_loop};
@@ -92,16 +94,42 @@ pub struct Options {
     pub label: Option<String>,
     /// `[[automation]]` rules: dialogs answered unasked.
     pub automation: Vec<crate::config::AutomationRule>,
+    /// What to keep for `hm restore` (`None`: no state dir to keep it in).
+    pub keep: Option<keeper::Keep>,
 }
 
 /// Runs a session to its end and returns the exit code to exit with.
 ///
 /// Must be called while the process has exactly one thread.
-pub fn run(opts: Options) -> Result<i32> {
+pub fn run(mut opts: Options) -> Result<i32> {
     let mut pidfile = PidFile::acquire(&opts.paths.pid, &opts.paths.id)?;
+    // A restore takes over the lost session's manifest now that it holds
+    // the id's lock, and comes back with its classifier as it was.
+    let claim = match opts
+        .keep
+        .as_ref()
+        .and_then(|k| Some((k, k.restoring.as_ref()?)))
+    {
+        Some((keep, token)) => {
+            let most = keep
+                .history_bytes
+                .min(opts.scrollback.saturating_add(output::LAG_WINDOW));
+            match keeper::claim(keep, &opts.paths.id, token, most) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    pidfile.remove();
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
+    if let Some(spec) = claim.as_ref().and_then(|c| c.old.classifier.spec()) {
+        opts.classifier = spec;
+    }
     // The id is ours now: an earlier session's record under it is history
     // this one replaces.
-    let _ = ended::remove(opts.dir.path(), &opts.paths.id);
+    let _ = crate::ended::remove(opts.dir.path(), &opts.paths.id);
     let listener = match bind(&opts.paths.sock) {
         Ok(l) => l,
         Err(e) => {
@@ -159,6 +187,9 @@ pub fn run(opts: Options) -> Result<i32> {
     if let Some(h) = &hooks {
         info!("hooks: {}", h.note);
     }
+    if let Some(w) = claim.as_ref().and_then(|c| c.warning.as_ref()) {
+        warn!("restored: {w}");
+    }
     // After the fork: the program keeps the limit it would have had.
     crate::fd::raise_limit();
     if opts.notify_ready {
@@ -170,7 +201,7 @@ pub fn run(opts: Options) -> Result<i32> {
         .build()
         .context("cannot start the event loop")?;
     let local = tokio::task::LocalSet::new();
-    let code = local.block_on(&rt, serve(&opts, listener, spawned));
+    let code = local.block_on(&rt, serve(&opts, listener, spawned, claim));
     info!(code, "session ended");
     cleanup(pidfile);
     Ok(code)
@@ -242,6 +273,7 @@ async fn serve(
     opts: &Options,
     listener: std::os::unix::net::UnixListener,
     spawned: pty::Spawned,
+    claim: Option<keeper::Claim>,
 ) -> i32 {
     let clock = Clock::new();
     let info = SessionInfo {
@@ -292,6 +324,29 @@ async fn serve(
         shared = shared
             .with_detector(detector, probe)
             .with_automation(opts.automation.clone());
+    } else if !matches!(opts.classifier, crate::classify::ClassifierSpec::None) {
+        // Any other classifier still says when the program asks.
+        let shells = crate::detect::rules::builtin_commands().shells.clone();
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells);
+        shared = shared.with_process_check(probe);
+    }
+    if let Some(keep) = &opts.keep {
+        let manifest = keeper::manifest(opts, keep, shared.info().started_unix_ms, claim.as_ref());
+        let pid = spawned.pid.as_raw() as u32;
+        shared = shared.with_keeper(keeper::Keeper::start(
+            keep.dir.clone(),
+            manifest,
+            keep.history_bytes,
+            pid,
+        ));
+    }
+    if let Some(c) = &claim {
+        shared.preload(&c.old_output, &c.mark);
+        // A restore's manifest and old output are written before the
+        // first client is served: `hm restore` waits for that. A new
+        // session's are written by the state tracker's first round, so
+        // that its start is not held up by a synced write.
+        shared.keep();
     }
     let master = match crate::fd::register(spawned.master, Interest::READABLE) {
         Ok(m) => m,
@@ -350,9 +405,10 @@ async fn serve(
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
     let record = ctx.shared.borrow_mut().ended_record(code, clock::unix_ms());
-    if let Err(e) = ended::write(opts.dir.path(), &record) {
+    if let Err(e) = crate::ended::write(opts.dir.path(), &record) {
         warn!("cannot keep the session's record: {e}");
     }
+    ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
     Notifier::new(opts.notify.clone()).changed(

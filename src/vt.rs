@@ -1,7 +1,7 @@
 //! Terminal emulation shared by the supervisor and the dashboard.
 //!
 //! [`term::Term`] is vt100 0.18 behind a guard against hostile input; the
-//! dashboard keeps one per pane (and draws it, in `tui::view::screen`),
+//! dashboard keeps one per pane (and draws it, in `tui::screen`),
 //! and each supervisor keeps one as its session's screen
 //! ([`events::Recorder`] collects what the program says besides drawing:
 //! titles, bells, notifications, queries), parsed lazily: [`skim`] finds

@@ -6,7 +6,10 @@
 //! 1 s of the dialog being drawn, to `active` within 1 s of the answer, and
 //! to `idle` at the end of the turn. `hm approve`, `hm deny` and an
 //! `[[automation]]` entry answer their dialogs with the keys the rules
-//! give, and the CLIs do what the answer says.
+//! give, and the CLIs do what the answer says. After a simulated reboot,
+//! `hm restore` brings each CLI back as the same conversation, by the id
+//! its hooks reported: the next prompt goes to the API with the earlier
+//! turn.
 //!
 //! The CLIs are looked for in `$HM_AGENT_CACHE` (default
 //! `~/.cache/hm-agents`, where `.ci/run` installs them) and installed there
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::{Sandbox, stderr, stdout};
 
-const CLAUDE_VERSION: &str = "2.1.330";
+pub(crate) const CLAUDE_VERSION: &str = "2.1.330";
 const CODEX_VERSION: &str = "0.169.0";
 const GEMINI_VERSION: &str = "0.61.0";
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
@@ -85,7 +88,7 @@ fn install(package: &str, version: &str, sub: &str, bin: &str) -> Result<PathBuf
     Ok(bin)
 }
 
-fn claude() -> Result<PathBuf, String> {
+pub(crate) fn claude() -> Result<PathBuf, String> {
     install(
         "@anthropic-ai/claude-code",
         CLAUDE_VERSION,
@@ -135,6 +138,8 @@ fn start_mock(sb: &Sandbox, scenario: serde_json::Value) -> (Mock, u16) {
         .arg(&path)
         .arg("--log")
         .arg(&log)
+        // The requests' bodies too: what a resumed conversation sends.
+        .arg("--dump-bodies")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -176,14 +181,14 @@ fn seed_home(sb: &Sandbox) -> (PathBuf, PathBuf) {
     (home, proj)
 }
 
-fn status(sb: &Sandbox) -> serde_json::Value {
+pub(crate) fn status(sb: &Sandbox) -> serde_json::Value {
     let out = sb.cmd(&["status", "cc", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).expect("json")
 }
 
 /// Polls `hm status` until `ok`, returning the answer and when it came.
-fn until(
+pub(crate) fn until(
     sb: &Sandbox,
     what: &str,
     limit: Duration,
@@ -211,7 +216,7 @@ fn on_screen(sb: &Sandbox, text: &str) -> bool {
 /// A session `cc` that `hm kill`s itself when dropped, and (for CLIs that
 /// leave daemons behind, as Codex does) ends every process whose command
 /// line names the sandbox.
-struct Agent<'a> {
+pub(crate) struct Agent<'a> {
     sb: &'a Sandbox,
     _mock: Mock,
 }
@@ -309,7 +314,7 @@ fn start<'a>(
 
 /// Claude Code in a seeded home, talking to the mock, ready at its prompt
 /// with the status protocol on.
-fn start_claude<'a>(
+pub(crate) fn start_claude<'a>(
     sb: &'a Sandbox,
     cc: &Path,
     mode: &str,
@@ -378,7 +383,12 @@ fn start_claude_in<'a>(
 
 /// Waits for `primary · detail` and for `dialog` on the screen, and checks
 /// that the state came no later than 1 s after the dialog.
-fn dialog_state(sb: &Sandbox, primary: &str, detail: &str, dialog: &str) -> serde_json::Value {
+pub(crate) fn dialog_state(
+    sb: &Sandbox,
+    primary: &str,
+    detail: &str,
+    dialog: &str,
+) -> serde_json::Value {
     let (v, at) = until(
         sb,
         &format!("{primary} · {detail}"),
@@ -439,7 +449,7 @@ fn answer_then_active_then_idle(sb: &Sandbox, keys: &[&str]) -> serde_json::Valu
     .0
 }
 
-fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
+pub(crate) fn type_prompt(sb: &Sandbox, ready: &str, prompt: &str) {
     common::wait_until("the prompt", || on_screen(sb, ready));
     let sent = sb.cmd(&["send", "cc", prompt, "--enter"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
@@ -559,6 +569,79 @@ fn claude_code_hooks_report_its_permission_dialog() {
         "the approved command ran"
     );
     common::wait_until("the user's own Stop hook", || mark.exists());
+}
+
+/// After a reboot, `hm restore` brings Claude Code back as the same
+/// conversation: `--resume` with the id its `SessionStart` hook reported,
+/// the earlier exchange on its screen, and the next prompt sent to the API
+/// with the earlier turns.
+#[test]
+fn claude_code_comes_back_as_the_same_conversation_after_a_reboot() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Noted: the word is zebra.", "pre_delay": 0.2, "chunk_delay": 0.02},
+        {"kind": "text", "text": "You told me zebra.", "pre_delay": 0.2, "chunk_delay": 0.02}
+    ]});
+    let (home, proj) = seed_home(&sb);
+    let (_agent, _) = start_claude_in(&sb, &cc, "default", scenario, &home, &proj, false);
+    type_prompt(&sb, "? for shortcuts", "remember the word zebra");
+    common::wait_until("the answer", || on_screen(&sb, "Noted: the word is zebra."));
+    let manifest = sb.sessions_state().join("cc.json");
+    let id = std::cell::RefCell::new(String::new());
+    common::wait_until("the conversation id to be kept", || {
+        let m: serde_json::Value = std::fs::read(&manifest)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        *id.borrow_mut() = m["agent"]["id"].as_str().unwrap_or("").to_owned();
+        !id.borrow().is_empty()
+    });
+    let id = id.into_inner();
+    // Claude Code keeps the conversation in its transcript: the reboot
+    // comes once the answer is there (what it had not written, it cannot
+    // resume).
+    let transcript = || {
+        let projects = home.join(".claude/projects");
+        std::fs::read_dir(projects)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|d| d.path().join(format!("{id}.jsonl")))
+            .find_map(|f| std::fs::read_to_string(f).ok())
+            .unwrap_or_default()
+    };
+    common::wait_until("the answer in the transcript", || {
+        transcript().contains("Noted: the word is zebra.")
+    });
+
+    crate::restore::reboot(&sb);
+    let out = sb.cmd(&["restore"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("claude conversation {id} resumed")),
+        "{}",
+        stdout(&out)
+    );
+    // The new process shows the conversation it resumed (its screen is
+    // its own: the old output is history).
+    common::wait_until("the resumed conversation on screen", || {
+        on_screen(&sb, "remember the word zebra") && on_screen(&sb, "Noted: the word is zebra.")
+    });
+    type_prompt(&sb, "? for shortcuts", "which word was it?");
+    common::wait_until("the answer to the next prompt", || {
+        on_screen(&sb, "You told me zebra.")
+    });
+    // Sent with the earlier turns: the same conversation, not a new one.
+    let log = std::fs::read_to_string(sb.path().join("mock.jsonl")).unwrap_or_default();
+    let asked = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["ev"] == "req" && v["ntools"].as_u64().is_some_and(|n| n > 0))
+        .map(|v| v["body"]["messages"].to_string())
+        .find(|m| m.contains("which word was it?"))
+        .expect("the second prompt's request");
+    assert!(asked.contains("remember the word zebra"), "{asked}");
 }
 
 #[test]
@@ -693,6 +776,267 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
     common::wait_until("the user's own notify program", || {
         std::fs::read_to_string(&mark).is_ok_and(|t| t.contains("agent-turn-complete"))
     });
+}
+
+/// After a reboot, `hm restore` brings Codex back as the same thread:
+/// `codex resume` with the `thread-id` its notify program reported at the
+/// end of a turn, and the next prompt sent with the earlier turn.
+#[test]
+fn codex_comes_back_as_the_same_thread_after_a_reboot() {
+    let codex = or_skip!(codex(), format!("Codex CLI {CODEX_VERSION}"));
+    let sb = Sandbox::new();
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".codex")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    assert!(
+        works(Command::new("git").args(["init", "-q"]).arg(&proj)),
+        "git init"
+    );
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Noted: the word is zebra.", "pre_delay": 0.3, "chunk_delay": 0.02},
+        {"kind": "text", "text": "You told me zebra.", "pre_delay": 0.3, "chunk_delay": 0.02}
+    ]});
+    let config = format!(
+        "model = \"gpt-5-codex\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+         [model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:{{port}}/v1\"\n\
+         wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 2\n\
+         stream_max_retries = 1\n[analytics]\nenabled = false\n\
+         [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        proj.display()
+    );
+    let env = [
+        format!("HOME={}", home.display()),
+        format!("CODEX_HOME={}", home.join(".codex").display()),
+        "MOCK_API_KEY=mock-key".to_owned(),
+        "COLORTERM=truecolor".to_owned(),
+        "RUST_LOG=error".to_owned(),
+    ];
+    let codex = codex.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[codex], |port| {
+        std::fs::write(
+            home.join(".codex/config.toml"),
+            config.replace("{port}", &port.to_string()),
+        )
+        .expect("codex config");
+    });
+    // The mock's turns asked for so far.
+    let turns = || {
+        std::fs::read_to_string(sb.path().join("mock.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+            .count()
+    };
+    // Types `text` and presses Enter until Codex sends it (see
+    // `submit_until_asked`; here a turn more than before).
+    let ask = |text: &str| {
+        let before = turns();
+        // Its empty composer: a resumed thread draws its old prompts with
+        // `›` before the composer takes keys.
+        common::wait_until("the composer", || {
+            on_screen(&sb, "› Ask Codex to do anything")
+        });
+        let sent = sb.cmd(&["send", "cc", text]);
+        assert!(sent.status.success(), "{}", stderr(&sent));
+        let deadline = Instant::now() + common::PATIENCE;
+        while !on_screen(&sb, &format!("› {text}")) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for the typed prompt; screen:\n{}",
+                stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while turns() == before {
+            assert!(
+                Instant::now() < deadline,
+                "Codex never took the prompt; screen:\n{}",
+                stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+            );
+            let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+            let taken = Instant::now() + Duration::from_millis(700);
+            while Instant::now() < taken && turns() == before {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    until(&sb, "Codex at its prompt", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    ask("remember the word zebra");
+    common::wait_until("the answer", || on_screen(&sb, "Noted: the word is zebra."));
+    let manifest = sb.sessions_state().join("cc.json");
+    let id = std::cell::RefCell::new(String::new());
+    common::wait_until("the thread id to be kept", || {
+        let m: serde_json::Value = std::fs::read(&manifest)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        *id.borrow_mut() = m["agent"]["id"].as_str().unwrap_or("").to_owned();
+        !id.borrow().is_empty() && m["agent"]["agent"] == "codex"
+    });
+    let id = id.into_inner();
+
+    crate::restore::reboot(&sb);
+    let out = sb.cmd(&["restore"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("codex conversation {id} resumed")),
+        "{}",
+        stdout(&out)
+    );
+    ask("which word was it");
+    common::wait_until("the answer to the next prompt", || {
+        on_screen(&sb, "You told me zebra.")
+    });
+    let log = std::fs::read_to_string(sb.path().join("mock.jsonl")).unwrap_or_default();
+    let asked = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["ev"] == "req" && v["ntools"].as_u64().is_some_and(|n| n > 0))
+        .map(|v| v["body"].to_string())
+        .find(|b| b.contains("which word was it"))
+        .expect("the second prompt's request");
+    assert!(
+        asked.contains("remember the word zebra"),
+        "the earlier turn went along"
+    );
+}
+
+/// After a reboot, `hm restore` brings Gemini CLI back as the same
+/// session: `gemini --resume` with the `session_id` its hooks reported.
+#[test]
+fn gemini_comes_back_as_the_same_session_after_a_reboot() {
+    let gemini = or_skip!(gemini(), format!("Gemini CLI {GEMINI_VERSION}"));
+    // Its hooks come through system settings under root-owned directories
+    // only (see the test below).
+    let sb = Sandbox::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let secure = sb.path().ancestors().all(|d| {
+        use std::os::unix::fs::MetadataExt;
+        d.as_os_str().is_empty()
+            || std::fs::metadata(d).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0)
+    });
+    if !secure {
+        println!(
+            "skipped: Gemini CLI takes per-session hooks only from root-owned system settings, \
+             and {} is not root-owned throughout",
+            sb.path().display()
+        );
+        return;
+    }
+    let home = sb.path().join("home");
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(home.join(".gemini")).expect("home");
+    std::fs::create_dir_all(&proj).expect("project");
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
+    let trusted = serde_json::json!({ proj.to_str().expect("utf-8"): "TRUST_FOLDER" });
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .expect("trust");
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Noted: the word is zebra.", "pre_delay": 0.3, "chunk_delay": 0.02},
+        {"kind": "text", "text": "You told me zebra.", "pre_delay": 0.3, "chunk_delay": 0.02}
+    ]});
+    let env = [
+        format!("HOME={}", home.display()),
+        "GEMINI_API_KEY=mock-gemini-key".to_owned(),
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port}".to_owned(),
+        "NO_BROWSER=1".to_owned(),
+    ];
+    let gemini = gemini.to_str().expect("utf-8 path");
+    let _agent = start(&sb, scenario, &proj, &env, &[gemini], |_| {});
+    let turns = || {
+        std::fs::read_to_string(sb.path().join("mock.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+            .count()
+    };
+    let ask = |text: &str| {
+        let before = turns();
+        common::wait_until("Gemini at its prompt", || {
+            on_screen(&sb, "Type your message")
+        });
+        let sent = sb.cmd(&["send", "cc", text]);
+        assert!(sent.status.success(), "{}", stderr(&sent));
+        common::wait_until("the typed prompt", || on_screen(&sb, text));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while turns() == before {
+            assert!(Instant::now() < deadline, "Gemini never took the prompt");
+            let _ = sb.cmd(&["send", "cc", "--keys", "Enter"]);
+            let taken = Instant::now() + Duration::from_millis(700);
+            while Instant::now() < taken && turns() == before {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    ask("remember the word zebra");
+    common::wait_until("the answer", || on_screen(&sb, "Noted: the word is zebra."));
+    let manifest = sb.sessions_state().join("cc.json");
+    let id = std::cell::RefCell::new(String::new());
+    common::wait_until("the session id to be kept", || {
+        let m: serde_json::Value = std::fs::read(&manifest)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        *id.borrow_mut() = m["agent"]["id"].as_str().unwrap_or("").to_owned();
+        !id.borrow().is_empty() && m["agent"]["agent"] == "gemini"
+    });
+    let id = id.into_inner();
+    // Gemini keeps its chat under ~/.gemini/tmp: the reboot comes once the
+    // answer is there.
+    let saved = || {
+        fn grep(dir: &Path, text: &str) -> bool {
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        grep(&p, text)
+                    } else {
+                        std::fs::read_to_string(&p).is_ok_and(|t| t.contains(text))
+                    }
+                })
+        }
+        grep(&home.join(".gemini/tmp"), "Noted: the word is zebra.")
+    };
+    common::wait_until("the answer saved", saved);
+
+    crate::restore::reboot(&sb);
+    let out = sb.cmd(&["restore"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("gemini conversation {id} resumed")),
+        "{}",
+        stdout(&out)
+    );
+    ask("which word was it");
+    common::wait_until("the answer to the next prompt", || {
+        on_screen(&sb, "You told me zebra.")
+    });
+    let log = std::fs::read_to_string(sb.path().join("mock.jsonl")).unwrap_or_default();
+    let asked = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["ev"] == "req" && v["seq"].is_u64())
+        .map(|v| v["body"].to_string())
+        .find(|b| b.contains("which word was it"))
+        .expect("the second prompt's request");
+    assert!(
+        asked.contains("remember the word zebra"),
+        "the earlier turn went along"
+    );
 }
 
 /// Gemini CLI reports through the hooks `hm run` adds to its system

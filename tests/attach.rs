@@ -44,12 +44,6 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
 
 /// How long the bar says the session has been idle, when it says it in
 /// seconds ("idle 2.0s"; not "idle 5ms").
-fn idle_secs(t: &Terminal) -> Option<f64> {
-    let row = t.last_row();
-    let shown = row.split(" idle ").nth(1)?.trim().strip_suffix('s')?;
-    shown.parse().ok()
-}
-
 fn bar_shown(t: &Terminal, id: &str) -> bool {
     t.last_row().starts_with(&format!(" hm · {id} "))
 }
@@ -145,7 +139,7 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
         let words: Vec<&str> = bar.split_whitespace().collect();
         words.len() == 9
             && words[3..7] == ["Ctrl-\\", "detaches", "Ctrl-]", "history"]
-            && ["idle", "active"].contains(&words[7])
+            && ["idle", "active", "waiting"].contains(&words[7])
             && words[8].ends_with('s')
             && words[8].starts_with(|c: char| c.is_ascii_digit())
     });
@@ -350,10 +344,11 @@ fn a_short_command_run_attached_leaves_its_output_on_screen() {
 fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
     let sb = Sandbox::new();
     let mut t = run_attached(&sb, "paused", "read x; echo bye; exit 3");
-    // The bar says idle: the first output after waking makes attach ask
-    // for STATUS, a write into a connection the supervisor has closed.
-    t.wait_for("an idle bar", |t| {
-        bar_shown(t, "paused") && t.last_row().contains("idle")
+    // The bar says the program waits at its `read`: the first output
+    // after waking makes attach ask for STATUS, a write into a connection
+    // the supervisor has closed.
+    t.wait_for("a waiting bar", |t| {
+        bar_shown(t, "paused") && t.last_row().contains("waiting")
     });
     kill(t.pid(), Signal::SIGSTOP).expect("stop attach");
     let mut other = common::Raw::connect(&sb.sock("paused")).expect("connect");
@@ -411,12 +406,16 @@ fn a_supervisor_that_does_not_answer_is_shown_as_such() {
     // Stopped while we are attached: typing finds out, and the bar says so.
     let mut t = attach(&sb, "frozen");
     t.wait_for("the session", |t| t.has_line("alive"));
-    // Output, then silence: attach asks once at the idle threshold, the
-    // answer turns the bar to idle, and no question follows; 2 s into
-    // idle, the last question is 2 s old.
+    // Output, then 2 s of silence (as the supervisor counts it): attach
+    // asked nothing since before the echo (`cat` reading its terminal
+    // waits for input, so output is no news), so its last question is
+    // over 2 s old.
     t.send(b"y\r");
-    t.wait_for("the echo, idle for 2 s", |t| {
-        t.has_line("y") && idle_secs(t).is_some_and(|s| s >= 2.0)
+    t.wait_for("the echo", |t| t.has_line("y"));
+    common::wait_until("2 s of silence", || {
+        let out = sb.cmd(&["status", "frozen", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .is_ok_and(|v| v["idle_ms"].as_u64().is_some_and(|ms| ms >= 2000))
     });
     kill(sup, Signal::SIGSTOP).expect("stop the supervisor");
     // One key after a quiet spell makes attach ask; it says so once the

@@ -202,7 +202,12 @@ fn ls_skips_and_removes_entries_of_dead_supervisors() {
     .expect("kill");
     dead.wait_exit();
     let text = stdout(&sb.cmd(&["ls"]));
-    assert!(!text.contains("dead"), "{text}");
+    // Not as running: only as lost, from what is kept for `hm restore`.
+    let row = text.lines().find(|l| l.starts_with("dead "));
+    assert!(
+        row.is_some_and(|r| r.contains(" -  ") && r.contains(" lost ")),
+        "{text}"
+    );
     assert!(text.contains("live"), "{text}");
     assert!(!sb.sock("dead").exists());
     assert!(!sb.sock_dir.join("dead.pid").exists());

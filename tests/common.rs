@@ -5,6 +5,7 @@
 
 pub mod fake;
 pub mod terminal;
+pub mod tmux;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -58,13 +59,20 @@ impl Sandbox {
     }
 
     /// What every `hm` a test starts is given: a private home, config
-    /// search path and runtime dir.
-    fn base_env(&self) -> [(&'static str, PathBuf); 3] {
+    /// search path, runtime dir and state dir (where sessions are kept
+    /// for `hm restore`).
+    fn base_env(&self) -> [(&'static str, PathBuf); 4] {
         [
             ("HOME", self.path().to_path_buf()),
             ("XDG_CONFIG_HOME", self.path().join("config")),
             ("XDG_RUNTIME_DIR", self.path().join("run")),
+            ("XDG_STATE_HOME", self.path().join("state")),
         ]
+    }
+
+    /// Where this sandbox's sessions are kept for `hm restore`.
+    pub fn sessions_state(&self) -> PathBuf {
+        self.path().join("state/heimdall/sessions")
     }
 
     /// `hm` with a clean, predictable environment.

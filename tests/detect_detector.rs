@@ -213,3 +213,69 @@ fn a_silent_job_is_read_again_ever_more_rarely() {
     assert!(waits.windows(2).all(|w| w[1] >= w[0]), "{waits:?}");
     assert!(waits[7] >= 7_000, "the waits grow: {waits:?}");
 }
+
+/// Feeds `bytes` to the screen and its events to the detector.
+fn feed(t: &mut Term<Recorder>, d: &mut Detector, bytes: &[u8], now: u64) {
+    t.feed(bytes);
+    for e in t.callbacks_mut().take() {
+        d.event(&e, now);
+    }
+    d.output(bytes, now);
+}
+
+#[test]
+fn a_progress_report_is_work_with_its_percentage_until_cleared() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["cargo".to_owned()], 0);
+    feed(&mut t, &mut d, b"\x1b]9;4;1;40\x07", 100);
+    // Long after the output, the report still says it works.
+    let v = d.verdict(t.screen(), 10_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Active, Some(Detail::Running))
+    );
+    assert_eq!(v.signals[0].rule, "progress.running");
+    assert_eq!(v.signals[0].text, "40 %");
+    feed(&mut t, &mut d, b"\x1b]9;4;0\x07", 10_100);
+    let v = d.verdict(t.screen(), 20_000);
+    assert_ne!(v.primary, Primary::Active, "{v:?}");
+}
+
+#[test]
+fn shell_integration_marks_say_prompt_command_and_exit_code() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    let prompt = b"\x1b]133;A\x07dev@box:~$ \x1b]133;B\x07";
+    feed(&mut t, &mut d, prompt, 100);
+    let v = d.verdict(t.screen(), 200);
+    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Ready)));
+    feed(&mut t, &mut d, b"make\r\n\x1b]133;C\x07", 300);
+    // Running, even silent for a long while.
+    let v = d.verdict(t.screen(), 9_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Active, Some(Detail::Running))
+    );
+    assert_eq!(v.signals[0].rule, "shell.command");
+    feed(&mut t, &mut d, b"\x1b]133;D;2\x07", 9_100);
+    feed(&mut t, &mut d, prompt, 9_100);
+    let v = d.verdict(t.screen(), 9_200);
+    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Error)));
+    assert_eq!(v.signals[0].text, "exit 2");
+    // A question typed at the prompt is typed text, not a question.
+    feed(&mut t, &mut d, b"echo 'Continue? [y/N] '", 9_300);
+    let v = d.verdict(t.screen(), 9_400);
+    assert_eq!(v.primary, Primary::Idle, "{v:?}");
+    feed(
+        &mut t,
+        &mut d,
+        b"\r\n\x1b]133;C\x07Continue? [y/N] \r\n\x1b]133;D;0\x07",
+        9_500,
+    );
+    feed(&mut t, &mut d, prompt, 9_500);
+    let v = d.verdict(t.screen(), 9_600);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::Finished))
+    );
+}

@@ -20,7 +20,8 @@ const CLAUDE_PERMISSION: &str = include_str!("fixtures/screens/claude330_permiss
 const READER: &str = r#"
 import os, select, sys, termios, tty
 fd = sys.stdin.fileno()
-tty.setraw(fd)
+# Now, not after flushing: a key that came while Python started is kept.
+tty.setraw(fd, termios.TCSANOW)
 ready, _, _ = select.select([fd], [], [], 20)
 if ready:
     keys = os.read(fd, 64).hex()
@@ -106,7 +107,7 @@ fn a_screen_copying_an_agents_dialog_is_not_answered_by_automation() {
     let reader = write(&sb, "reader.py", READER);
     let got = sb.path().join("plain.got");
     let script = format!(
-        "cat {}; exec python3 {} {}",
+        "stty -icanon -echo; cat {}; exec python3 {} {}",
         perm.display(),
         reader.display(),
         got.display()
@@ -142,7 +143,7 @@ fn a_screen_copying_an_agents_dialog_is_not_answered_by_automation() {
     std::fs::write(
         &claude,
         format!(
-            "#!/bin/sh\ncat {}\nexec python3 {} {}\n",
+            "#!/bin/sh\nstty -icanon -echo\ncat {}\nexec python3 {} {}\n",
             perm.display(),
             reader.display(),
             got.display()

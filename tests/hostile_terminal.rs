@@ -121,8 +121,11 @@ fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
 fn footer_painted(t: &Terminal) -> bool {
     let s = t.screen();
     let last = s.size().0.get() - 1;
+    // Its background, or that of the count of sessions that need you,
+    // which starts it (the session here reads its terminal: it needs you;
+    // the dark theme's `waiting` is on 161).
     s.cell(last, 0)
-        .is_some_and(|c| c.bgcolor() == vt100::Color::Idx(236))
+        .is_some_and(|c| matches!(c.bgcolor(), vt100::Color::Idx(236) | vt100::Color::Idx(161)))
 }
 
 /// The inside of the only pane on a `rows`×`cols` dashboard, as the
@@ -137,6 +140,8 @@ fn pane_inner((rows, cols): (u16, u16)) -> (u64, u64) {
 #[test]
 fn the_dashboard_in_a_terminal_of_one_or_three_cells_works_and_quits() {
     let sb = Sandbox::new();
+    // Fitting shows what the dashboard makes of each size.
+    fit_sessions(&sb);
     let _s = sb.start(
         "small",
         &[],
@@ -217,21 +222,37 @@ struct Drawn {
 }
 
 impl Drawn {
+    /// The title says how it ended (`exited 0`, `failed 3`, `killed
+    /// SIGTERM`, `gone`, or in a narrow pane `✓`, `✗143`).
+    fn ended(&self) -> bool {
+        ["exited ", "failed ", "killed ", " gone ", "✓", "✗"]
+            .iter()
+            .any(|w| self.top.contains(w))
+    }
+
     /// Connected and answering: the bottom border counts its idle time.
     fn live(&self) -> bool {
-        self.bottom.contains(" idle ") && !self.top.contains(" dead ")
+        self.bottom.contains(" idle ") && !self.ended()
     }
 
     fn exited(&self, code: i32) -> bool {
-        self.top.contains(" dead ") && self.bottom.contains(&format!(" exited {code} "))
+        self.ended() && self.bottom.contains(&format!(" exited {code} "))
     }
 
     /// Shown as over: exited with SIGTERM's code, or (the defect
     /// `a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code`
     /// shows) without a code.
     fn over(&self) -> bool {
-        self.exited(143) || (self.top.contains(" dead ") && self.bottom.contains("supervisor gone"))
+        self.exited(143) || (self.ended() && self.bottom.contains("supervisor gone"))
     }
+}
+
+/// `[tui] fit_sessions = true` in the sandbox's config: the dashboard
+/// resizes each session to its pane (off by default).
+fn fit_sessions(sb: &Sandbox) {
+    let config = sb.path().join("config/heimdall");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("heimdall.toml"), "[tui]\nfit_sessions = true\n").expect("config");
 }
 
 fn cell(s: &vt100::Screen, r: u16, c: u16) -> &str {
@@ -532,6 +553,8 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
 
 fn a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code() {
     let sb = Sandbox::new();
+    // The storm of RESIZE frames is fitting's.
+    fit_sessions(&sb);
     let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (40, 120));
     t.wait_for("the dashboard", |t| t.last_row().contains("move"));
     let ids: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
 use common::{Raw, Sandbox, wait_until};
-use heimdall::protocol::{self, ErrorCode, Size, client, server};
+use heimdall::protocol::{self, ClientType, ErrorCode, ServerType, Size, client, server};
 
 /// The Go subscriber from seed 002, line for line: mode byte, SUBSCRIBE,
 /// print OUTPUT, exit with EXIT's code.
@@ -248,6 +248,50 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     });
     dashboard.send(client::INPUT, b"\n");
     dashboard.output_until(b"line 3: 14 48");
+}
+
+/// A terminal whose input has ended (a half-close: it may still read, as
+/// the far end of a bridge whose client went) can neither type nor
+/// resize, so it holds the size no longer: what another client asked for
+/// applies then, not when the connection finally closes.
+#[test]
+fn a_terminal_whose_input_ended_no_longer_holds_the_size() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "half",
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "while read x; do echo \"size $(stty size)\"; done",
+        ],
+    );
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut person = s.raw();
+    person.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    person.send(ClientType::Resize as u8, &size(200, 50));
+    person.send(ClientType::Input as u8, b"\n");
+    person.output_until(b"size 50 200");
+    let mut dashboard = s.raw();
+    dashboard.send(ClientType::Subscribe as u8, &[]);
+    dashboard.send(ClientType::Resize as u8, &size(48, 14));
+    dashboard.send(ClientType::Input as u8, b"\n");
+    dashboard.output_until(b"size 50 200");
+    person
+        .stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    wait_until("the held size to apply", || {
+        let mut probe = s.raw();
+        probe.send(ClientType::Info as u8, &[]);
+        let info = probe.expect(ServerType::Info as u8);
+        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+        v["cols"] == 48 && v["rows"] == 14
+    });
+    dashboard.send(ClientType::Input as u8, b"\n");
+    dashboard.output_until(b"size 14 48");
+    // It still reads: the connection is open, only no longer a terminal.
+    person.output_until(b"size 14 48");
 }
 
 /// A dashboard's layout change resizes idle sessions; their redraw is not

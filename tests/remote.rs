@@ -426,8 +426,10 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
             nix::sys::signal::Signal::SIGKILL,
         );
     }
+    // Said on the pane's border, and in its title with the state last
+    // known (no timer: it stopped when the host dropped).
     t.wait_for("the host said to be unreachable", |t| {
-        t.contains("box: unreachable since")
+        t.contains("box: unreachable since") && t.contains(" unreachable · was ")
     });
     // Keys still work meanwhile.
     t.send(b"?");
@@ -656,7 +658,7 @@ fn a_remote_session_ending_out_of_sight_notifies() {
     t.wait_for("both panes", |t| t.contains("seen") && t.contains("ready"));
     t.record();
     let mut far = common::Raw::connect(&remote_dir.join("zzz.sock")).expect("the session");
-    far.send(heimdall::protocol::client::INPUT, b"\n");
+    far.send(heimdall::protocol::ClientType::Input as u8, b"\n");
     t.wait_for("the notification", |t| {
         String::from_utf8_lossy(t.recorded()).contains("\x1b]9;box:zzz: exited with code 3\x07")
     });
@@ -664,3 +666,5 @@ fn a_remote_session_ending_out_of_sight_notifies() {
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
 }
+
+mod endings;

@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 
+use common::tmux::Tmux;
 use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
 use heimdall::protocol::{self, Status, client, server};
 use nix::sys::signal::{Signal, kill};
@@ -344,7 +345,8 @@ fn kill_asks_first_and_only_yes_kills() {
     });
     t.send(b"y");
     t.wait_for("the pane marked exited", |t| {
-        pane(t, "victim").is_some_and(|p| p.bottom.contains("exited") && p.top.contains("dead"))
+        pane(t, "victim")
+            .is_some_and(|p| p.bottom.contains("exited") && p.top.contains("killed SIGTERM"))
     });
     s.wait_exit();
 }
@@ -353,7 +355,7 @@ fn kill_asks_first_and_only_yes_kills() {
 /// shell for an empty one).
 fn start_s1(t: &mut Terminal, command: &str) {
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
     t.send(b"\r");
     t.wait_for("the prompt for a command", |t| {
         t.contains("command:") && t.contains("(empty: /bin/sh)")
@@ -367,11 +369,11 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:      s1"));
+    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
     t.send(b"\r");
     t.wait_for("the prompt for a command", |t| t.contains("command:"));
     t.send(b"echo labelled; exec sleep 600\t\t");
-    t.wait_for("the label field", |t| t.contains("label:   ▏"));
+    t.wait_for("the label field", |t| t.contains("label:      ▏"));
     t.send(b"nightly build\r");
     t.wait_for("the new pane", |t| pane_shows(t, "s1", "labelled"));
     let ls = sb.cmd(&["ls"]);
@@ -447,9 +449,14 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     });
 }
 
+/// `[tui] fit_sessions = true` (off by default): each session is fitted to
+/// its pane, and focus gives it the terminal less the bar.
 #[test]
-fn panes_resize_their_sessions_and_focus_takes_all_but_its_bar() {
+fn with_fit_sessions_panes_resize_their_sessions_and_focus_takes_all_but_its_bar() {
     let sb = Sandbox::new();
+    let config = sb.path().join("config/heimdall");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("heimdall.toml"), "[tui]\nfit_sessions = true\n").expect("config");
     // Says its size at start and on every change.
     let _s = sb.start(
         "size",
@@ -484,16 +491,19 @@ fn panes_resize_their_sessions_and_focus_takes_all_but_its_bar() {
     });
 }
 
+/// By default a session keeps its own size in the grid; focus gives it
+/// the dashboard's, less the bar.
 #[test]
-fn no_fit_leaves_the_session_its_own_size() {
+fn a_session_keeps_its_own_size_until_focused() {
     let sb = Sandbox::new();
     let _s = sb.start("own", &["--cols", "120", "--rows", "40"], SHELL);
-    let mut t = tui_sized(&sb, &["--no-fit"], (30, 100));
+    let mut t = tui_sized(&sb, &[], (30, 100));
     t.wait_for("the pane", |t| pane_shows(t, "own", "bash-"));
+    assert_eq!(session_size(&sb, "own"), Some((40, 120)));
     t.send(b"\r");
     t.wait_for("focus", |t| !t.last_row().contains("move"));
     t.send(b"stty size\r");
-    t.wait_for("the session's own size", |t| t.has_line("40 120"));
+    t.wait_for("the dashboard's size", |t| t.has_line("29 100"));
 }
 
 #[test]
@@ -597,7 +607,7 @@ fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
     kill(Pid::from_raw(program), Signal::SIGKILL).expect("kill the program");
     t.wait_for("the orphan's end", |t| {
         pane(t, "stray").is_some_and(|p| {
-            p.top.contains(" dead ")
+            p.top.contains(" gone ")
                 && p.bottom.contains("supervisor gone")
                 && !p.bottom.contains("pid")
         })
@@ -659,16 +669,12 @@ fn hostile_output_never_crashes_the_dashboard() {
             "the dashboard died at {rows}x{cols}"
         );
     }
-    // Focused, at the edge of the whole screen too. Keys wait until each
-    // resize has reached the sessions: crossterm can hold back a key that
-    // arrives together with SIGWINCH until the next one (see docs/tui.md).
-    t.wait_for("both panes fitted", |t| {
-        ["evil", "calm"].iter().all(|id| {
-            pane(t, id).is_some_and(|p| {
-                let (rows, cols) = p.inner();
-                session_size(&sb, id) == Some((rows as u16, cols as u16))
-            })
-        })
+    // Focused, at the edge of the whole screen too. Keys wait until the
+    // last resize is drawn: crossterm can hold back a key that arrives
+    // together with SIGWINCH until the next one (see docs/tui.md).
+    t.wait_for("both panes drawn at 80 columns", |t| {
+        pane(t, "evil").is_some_and(|p| p.cols < 40 && p.shows("survived-hostile"))
+            && pane(t, "calm").is_some()
     });
     t.send(b"l");
     t.send(b"\r");
@@ -845,9 +851,13 @@ fn a_panes_history_is_reached_with_shift_page_up_and_the_wheel() {
     t.wait_for("the pane scrolled back", |t| {
         pane(t, "sq").is_some_and(|p| p.body[0].contains("[+") && !p.shows("bash-"))
     });
-    while !t.holds_within(std::time::Duration::from_millis(300), |t| {
-        first_row(t, "sq").starts_with("1 ") || first_row(t, "sq") == "1"
-    }) {
+    // 200 lines are at most 20 pages of the smallest pane.
+    for _ in 0..30 {
+        if t.holds_within(std::time::Duration::from_millis(300), |t| {
+            first_row(t, "sq").starts_with("1 ") || first_row(t, "sq") == "1"
+        }) {
+            break;
+        }
         t.send(SHIFT_PGUP);
     }
     assert!(first_row(&t, "sq").starts_with('1'), "{:?}", pane(&t, "sq"));
@@ -1057,12 +1067,15 @@ fn focus_forwards_the_mouse_and_focus_reports_a_program_asked_for() {
     });
 }
 
-/// A session someone is attached to keeps that terminal's size: the
-/// dashboard does not shrink it to its pane, shows it at its size and says
-/// so, and fits it again once the attach has gone.
+/// A session someone is attached to keeps that terminal's size: with
+/// `fit_sessions` the dashboard does not shrink it to its pane, shows it
+/// at its size and says so, and fits it again once the attach has gone.
 #[test]
-fn a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
+fn with_fit_sessions_a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
     let sb = Sandbox::new();
+    let config = sb.path().join("config/heimdall");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("heimdall.toml"), "[tui]\nfit_sessions = true\n").expect("config");
     let _s = sb.start(
         "held",
         &[],
@@ -1100,64 +1113,6 @@ fn a_session_held_by_an_attach_is_not_shrunk_and_its_pane_says_so() {
     assert!(fitted.1 < 100, "{fitted:?}");
 }
 
-/// A private tmux server running one command, ended by its pid.
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(sb: &Sandbox, command: &str, (cols, rows): (u16, u16)) -> Option<Tmux> {
-        let name = format!("hm-test-{}", std::process::id());
-        let ok = std::process::Command::new("tmux")
-            .args(["-L", &name, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-x", &cols.to_string(), "-y", &rows.to_string(), command])
-            .envs(sb.terminal_env(&[]))
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(Tmux { name })
-    }
-
-    fn capture(&self) -> String {
-        let out = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "capture-pane", "-p"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &str) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "send-keys", keys])
-            .status();
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let pid = std::process::Command::new("tmux")
-            .args(["-L", &self.name, "display-message", "-p", "#{pid}"])
-            .output()
-            .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .trim()
-                    .parse::<i32>()
-                    .ok()
-            });
-        if let Some(pid) = pid {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        }
-        // A server ended by a signal leaves its socket behind.
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = nix::unistd::geteuid().as_raw();
-        let _ = std::fs::remove_file(
-            PathBuf::from(dir)
-                .join(format!("tmux-{uid}"))
-                .join(&self.name),
-        );
-    }
-}
-
 /// Grapheme clusters come out whole in tmux, a terminal that draws them as
 /// one: a family emoji (joined by ZWJ), a combining accent, a flag, a
 /// heart with its emoji selector and CJK, each where the session's screen
@@ -1167,11 +1122,7 @@ impl Drop for Tmux {
 #[test]
 fn grapheme_clusters_render_whole_in_panes_and_focus() {
     let sb = Sandbox::new();
-    if !std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !common::tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }
@@ -1204,11 +1155,7 @@ fn grapheme_clusters_render_whole_in_panes_and_focus() {
 #[test]
 fn invalid_utf8_shows_as_replacement_characters() {
     let sb = Sandbox::new();
-    if !std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if !common::tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }
@@ -1231,6 +1178,23 @@ fn invalid_utf8_shows_as_replacement_characters() {
             .lines()
             .next()
             .is_some_and(|l| l.trim_end() == "a\u{FFFD}\u{FFFD}b|")
+    });
+}
+
+/// A plain script at a `[y/N]` question, started with no flags, needs
+/// you in the dashboard: counted in the footer, its pane's state waiting.
+#[test]
+fn a_plain_script_asking_needs_you_in_the_dashboard() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "ask",
+        &[],
+        &["bash", "-c", "read -p 'Continue? [y/N] ' x; exec sleep 600"],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the question counted as needing you", |t| {
+        t.last_row().contains("1 need you")
+            && pane(t, "ask").is_some_and(|p| p.shows("Continue? [y/N]") && p.top.contains("wait"))
     });
 }
 

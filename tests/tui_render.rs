@@ -448,7 +448,7 @@ fn a_long_command_in_the_new_session_prompt_shows_its_end() {
     }
     let text = s.text();
     assert!(text.contains("DESTDIR=/tmp/stage-area▏"), "{text}");
-    assert!(text.contains("command: …"), "{text}");
+    assert!(text.contains("command:    …"), "{text}");
 }
 
 #[test]
@@ -475,4 +475,151 @@ fn a_pane_scrolled_back_says_where_and_copy_mode_shows_its_cursor_and_selection(
         text(&copying),
         marked(&copying)
     ));
+}
+
+/// A session of 120x40 (the size `hm run` gives one with no terminal)
+/// with 40 numbered rows, its cursor on the last.
+fn tall(s: &mut Scene, id: &str) {
+    s.to(
+        id,
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 120,
+            rows: 40,
+            terminals: Some(0),
+            ..Default::default()
+        })),
+    );
+    // Claude Code's permission dialog, as the detector reports it: from
+    // the question (row 22) to its footer (26); the command it asks about
+    // is printed above it.
+    let rows: Vec<String> = (0..40)
+        .map(|i| match i {
+            19 => " Bash command".to_owned(),
+            20 => " rm -rf build".to_owned(),
+            21 => "╌".repeat(120),
+            22 => " Do you want to proceed?".to_owned(),
+            23 => " > 1. Yes".to_owned(),
+            24 => "   2. No".to_owned(),
+            25 => String::new(),
+            26 => " Esc to cancel".to_owned(),
+            _ => format!("row {i}"),
+        })
+        .collect();
+    s.output(id, &rows.join("\r\n"));
+}
+
+/// A STATE report: waiting at a permission dialog on rows 20-23, or idle.
+fn report(waiting: bool) -> SessionMsg {
+    let v = if waiting {
+        serde_json::json!({
+            "state": "waiting", "state_byte": 5, "primary": "waiting",
+            "detail": "permission", "health": "alive", "agent": "claude",
+            "state_ms": 0, "signals": [],
+            "dialog": {"id": 7, "rule": "claude.permission", "detail": "permission",
+                       "subject": "rm -rf build", "fingerprint": "f", "answers": [],
+                       "screen_rows": [22, 26]},
+        })
+    } else {
+        serde_json::json!({
+            "state": "idle", "state_byte": 0, "primary": "idle", "detail": null,
+            "health": "alive", "agent": "claude", "state_ms": 0, "signals": [],
+        })
+    };
+    SessionMsg::State(serde_json::from_value(v).expect("a state report"))
+}
+
+/// A pane is a window onto the session's screen: waiting, the rows of the
+/// dialog from the command it asks about (printed above it); otherwise the
+/// bottom of the screen, where the cursor is. A dialog taller than the
+/// pane loses its blank and rule rows, then its end. The session is never
+/// resized for it.
+#[test]
+fn a_pane_shows_the_dialog_of_a_waiting_session_and_the_bottom_of_an_idle_one() {
+    let waiting_in = |rows: u16| {
+        let mut s = Scene::new(60, rows);
+        s.live(&["cc1"]);
+        tall(&mut s, "cc1");
+        s.state("cc1", ProcessState::Waiting, 1000);
+        s.to("cc1", report(true));
+        s
+    };
+    // Room for all of it (7 rows), and what is above.
+    let roomy = waiting_in(11).text();
+    for shown in [
+        " Bash command",
+        "rm -rf build",
+        "╌╌╌",
+        "Do you want",
+        "2. No",
+        "Esc to",
+    ] {
+        assert!(roomy.contains(shown), "{roomy}");
+    }
+    assert!(!roomy.contains("row 39"), "{roomy}");
+    // Three rows: the subject, the question, the first option.
+    let small = waiting_in(6).text();
+    let body: Vec<&str> = small.lines().skip(1).take(3).collect();
+    assert_eq!(
+        body,
+        [
+            "\"┃ rm -rf build                                             ┃\"",
+            "\"┃ Do you want to proceed?                                  ┃\"",
+            "\"┃ > 1. Yes                                                 ┃\"",
+        ],
+        "{small}"
+    );
+    let mut s = waiting_in(9);
+    let waiting = s.text();
+    s.state("cc1", ProcessState::Idle, 1000);
+    s.to("cc1", report(false));
+    let idle = s.text();
+    assert!(idle.contains("row 39") && idle.contains("row 34"), "{idle}");
+    assert!(!idle.contains("Do you want"), "{idle}");
+    insta::assert_snapshot!(format!("{waiting}\n\n{idle}"));
+}
+
+/// A row longer than the pane is cut at its edge and marked `›`; the next
+/// row is the session's next row, not the rest of this one.
+#[test]
+fn a_row_wider_than_the_pane_is_cut_with_a_mark_not_wrapped() {
+    let mut s = Scene::new(40, 6);
+    s.live(&["w"]);
+    s.to(
+        "w",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 120,
+            rows: 4,
+            ..Default::default()
+        })),
+    );
+    let long: String = ('a'..='z').cycle().take(100).collect();
+    s.output("w", &format!("{long}\r\nshort\r\n$ "));
+    let text = s.text();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[1], format!("\"┃{}›┃\"", &long[..37]), "{text}");
+    assert_eq!(rows[2], format!("\"┃short{}┃\"", " ".repeat(33)), "{text}");
+}
+
+/// At 80x24 with three columns, an id of eight characters is whole in
+/// every title, the badge shortened instead; ended sessions say how.
+#[test]
+fn titles_keep_the_id_and_say_how_a_session_ended() {
+    let mut s = Scene::new(80, 24);
+    s.m.columns = Some(3);
+    let ids = [
+        "agent007", "build-42", "deploy-1", "ok", "failing", "killed",
+    ];
+    s.live(&ids);
+    for id in &ids[..3] {
+        s.state(id, ProcessState::Waiting, 32_900);
+        s.to(id, report(true));
+    }
+    s.to("ok", SessionMsg::Exit(0))
+        .to("failing", SessionMsg::Exit(3))
+        .to("killed", SessionMsg::Exit(143));
+    let text = s.text();
+    for id in ids {
+        assert!(text.contains(&format!(" {id} ")), "{id}: {text}");
+    }
+    insta::assert_snapshot!(text);
 }

@@ -108,6 +108,9 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("--hm-bench-writer") {
         replay::writer(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("--hm-bench-winch") {
+        scale::sizes::winch_counter(&args[2..]);
+    }
     if args.get(1).map(String::as_str) == Some("--hm-bench-relay") {
         relay::serve(&args[2..]);
     }
@@ -179,6 +182,9 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("scale") {
         scale::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("sizes") {
+        scale::sizes::section(b, cfg, &mut checks).print();
     }
     if cfg.wants("thousand") {
         thousand::section(b, cfg, &mut checks).print();

@@ -1,7 +1,8 @@
 //! The dashboard at scale (issue 15): one `hm tui` in a 200x60 pty over
 //! 200 sessions. With every session quiet: first paint, memory and idle
 //! wake-ups. With 20 of them streaming: CPU, and key-to-screen for two
-//! keys that change the grid. With another machine's sessions in the grid
+//! keys that change the grid; the inbox (issue 22): opening it, and a
+//! session starting to ask to its row there. With another machine's sessions in the grid
 //! too: what that machine dropping costs the frames. And memory once every
 //! session has a full scrollback for the dashboard to replay.
 //!
@@ -10,7 +11,9 @@
 //! sort first, so they are on the page shown: the dashboard draws them.
 
 mod host;
+mod inbox;
 mod keys;
+pub mod sizes;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -62,6 +65,7 @@ pub struct Report {
     pub stream_tui: Option<Over>,
     pub select: Keys,
     pub help: Keys,
+    pub inbox: inbox::Report,
     pub mem_streamed: Option<Mem>,
     pub host: Option<Result<HostDrop, String>>,
     pub full_first_paint_ms: Vec<f64>,
@@ -185,7 +189,9 @@ pub fn measure(
     // harness opens it; the others sleep.
     let dir = b.path(&b.name("scale"));
     let gates: Vec<_> = (0..streaming).map(|_| b.fifo()).collect();
-    let plan = (0..sessions)
+    // The last few ask, when let (see `inbox`).
+    let askers = inbox::ASKERS.min(sessions.saturating_sub(streaming));
+    let plan = (0..sessions - askers)
         .map(|i| {
             let argv = match gates.get(i) {
                 Some(g) => vec![
@@ -199,6 +205,13 @@ pub fn measure(
         })
         .collect();
     let local = start_all(b, &dir, plan);
+    let askers = inbox::start(
+        b,
+        &dir,
+        (sessions - askers..sessions)
+            .map(|i| format!("p{i:03}"))
+            .collect(),
+    );
     eprintln!("e2e: scale: {sessions} sessions up");
     r.first_paint_ms = first_paints(b, &dir, "p000");
 
@@ -223,8 +236,10 @@ pub fn measure(
     let warm = 10;
     r.select = keys::selection(&mut screen, samples, warm);
     r.help = keys::help(&mut screen, samples, warm);
+    r.inbox = inbox::measure(&mut screen, &askers, samples, warm);
     r.mem_streamed = Mem::of(screen.proc.pid);
     drop(screen);
+    drop(askers);
     eprintln!("e2e: scale: keys measured");
 
     // Each writes more than its supervisor keeps, then sleeps.
@@ -347,6 +362,17 @@ pub fn section(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
         keys_cell(&r.help),
     ]);
     t.row(&[
+        format!(
+            "key-to-screen, inbox open/close (`i`, `Esc`), {} waiting, {s} streaming (ms p50 / p99 / max)",
+            inbox::ASKERS / 2
+        ),
+        keys_cell(&r.inbox.keys),
+    ]);
+    t.row(&[
+        "a session starting to ask → its row in the open inbox (ms p50 / p99 / max)".into(),
+        keys_cell(&r.inbox.rows),
+    ]);
+    t.row(&[
         format!("tui RSS / PSS after {s} streamed"),
         mem_cell(r.mem_streamed),
     ]);
@@ -359,6 +385,19 @@ pub fn section(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             p99(k).map(|p| p <= 50.0 && k.lost == 0),
         );
     }
+    checks.add(
+        &format!("scale: opening the inbox, key-to-screen p99, {s} of {n} streaming"),
+        "≤ 50 ms",
+        format!("{} ms, {} lost", num(p99(&r.inbox.keys)), r.inbox.keys.lost),
+        p99(&r.inbox.keys).map(|p| p <= 50.0 && r.inbox.keys.lost == 0),
+    );
+    let row_max = r.inbox.rows.max_ms();
+    checks.add(
+        &format!("scale: a session asking → its inbox row, {n} sessions"),
+        "≤ 300 ms",
+        format!("{} ms, {} lost", num(row_max), r.inbox.rows.lost),
+        row_max.map(|m| m <= 300.0 && r.inbox.rows.lost == 0),
+    );
     checks.add(
         &format!("scale: first paint, {n} sessions"),
         "≤ 1000 ms",

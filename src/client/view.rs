@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::classify::{ProcessState, state_name};
 use crate::detect::status::Child;
+use crate::ended::Ended;
 use crate::protocol::{DialogInfo, Info, StateReport, Status};
-use crate::supervisor::ended::Ended;
 
 /// A session, for `--json` output.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -28,6 +28,11 @@ pub struct SessionView {
     pub ended: bool,
     /// Its supervisor is gone and its program still runs.
     pub orphaned: bool,
+    /// Its supervisor went away without ending it (the machine
+    /// restarted): kept in its manifest for `hm restore`.
+    pub lost: bool,
+    /// Lost, and `hm restore` would start it again.
+    pub restartable: bool,
     /// Why nothing more is known (`no answer`), else `null`.
     pub error: Option<String>,
     /// The seed protocol's state name (the STATUS byte: `idle`, `active`,
@@ -175,6 +180,23 @@ impl SessionView {
             ended_unix_ms: Some(r.ended_unix_ms),
             exit_code: Some(r.exit_code),
             last_lines: r.last_lines.clone(),
+            ..SessionView::default()
+        }
+    }
+
+    /// A session lost with its supervisor, from its manifest.
+    pub fn lost(m: &crate::restore::manifest::Manifest, restartable: bool) -> SessionView {
+        SessionView {
+            id: m.id.clone(),
+            label: m.label.clone(),
+            lost: true,
+            restartable,
+            command: Some(m.argv.clone()),
+            workdir: Some(m.workdir.clone()),
+            classifier: Some(m.classifier.name.clone()),
+            cols: Some(m.cols),
+            rows: Some(m.rows),
+            started_unix_ms: Some(m.started_unix_ms),
             ..SessionView::default()
         }
     }

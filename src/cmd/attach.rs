@@ -30,6 +30,7 @@ use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::paths::SessionPaths;
 use crate::protocol::{Frame, Reply, Request, Size, Status, Subscribe, conn};
+use crate::remote::Mount;
 use crate::term;
 use crate::theme::Theme;
 
@@ -42,10 +43,19 @@ const KEY_BUF: usize = 4096;
 /// How long a notice (`copied 2 lines`) stays in the bar.
 const NOTICE_FOR: Duration = Duration::from_secs(3);
 
-pub fn run(args: AttachArgs, config: &Config) -> Result<i32> {
+/// `hm attach ID`; `remote` is the mount of the session's host for
+/// `HOST:ID`.
+pub fn run(args: AttachArgs, config: &Config, remote: Option<&Mount>) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    attach(&session, config, false)
+    let (outcome, last) = attach_terminal(&session, config, false, None)?;
+    // A remote session's connection ends when its host's does: that is
+    // what to tell, not that the supervisor went away.
+    let outcome = match (outcome, remote.and_then(Mount::lost)) {
+        (Outcome::Lost(_), Some(why)) => Outcome::Lost(why),
+        (outcome, _) => outcome,
+    };
+    Ok(report(&session.id, outcome, &last))
 }
 
 /// How an attachment ended.
@@ -75,20 +85,25 @@ pub fn not_a_terminal() -> Option<&'static str> {
 /// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
     let (outcome, last) = attach_terminal(session, config, launcher, None)?;
+    Ok(report(&session.id, outcome, &last))
+}
+
+/// Puts the last lines of a session that ended, then how the attach
+/// ended, on the user's terminal; the exit code.
+fn report(id: &str, outcome: Outcome, last: &[String]) -> i32 {
     // The session's screen goes with the alternate one we drew it on; when
     // it ended, its last lines stay on the user's own screen, as if it had
     // run there (a short command's output, a build's error). Plain text
     // only: the child's modes must not come back with it.
     if !last.is_empty() {
         let mut out = io::stdout().lock();
-        for line in &last {
+        for line in last {
             let _ = writeln!(out, "{line}");
         }
         let _ = out.flush();
     }
-    let id = &session.id;
     let mut err = io::stderr().lock();
-    Ok(match outcome {
+    match outcome {
         Outcome::Detached | Outcome::Next => {
             let _ = writeln!(err, "[detached from session {id}]");
             0
@@ -105,7 +120,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
             let _ = writeln!(err, "[detached from session {id}: {name}]");
             code
         }
-    })
+    }
 }
 
 /// What the dashboard gives an attach it runs itself (see

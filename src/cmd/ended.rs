@@ -1,5 +1,5 @@
 //! What to do with sessions that ended: `hm rm ID`, `hm clean` and
-//! `hm restart ID` (see `supervisor::ended` for the records).
+//! `hm restart ID` (see `crate::ended` for the records).
 
 use std::io::Write;
 use std::path::Path;
@@ -9,9 +9,9 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{CleanArgs, EndedArgs};
 use crate::client;
 use crate::config::Config;
+use crate::ended;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
-use crate::supervisor::ended;
 
 /// Whether a supervisor runs session `id` in `dir` (the lock says).
 fn running(dir: &Path, id: &str) -> bool {
@@ -45,11 +45,23 @@ fn forget(dir: &Path, id: &str) -> Result<()> {
 
 pub fn rm(args: EndedArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
+    // A session lost with its supervisor has a manifest and no record
+    // (the machine restarted): `hm rm` forgets it too.
+    if client::ended_session(&dir, &args.id).is_none()
+        && !running(&dir, &args.id)
+        && crate::restore::kept(&args.id, &dir).is_some()
+    {
+        crate::restore::forget(&args.id, &dir);
+        return Ok(0);
+    }
     let r = record(&dir, &args.id)?;
     forget(&dir, &r.id)?;
     Ok(0)
 }
 
+/// Forgets every session that ended: its record, and the manifests left
+/// of sessions that ended or were lost without a way back (the machine
+/// restarted since); the lost sessions `hm restore` would start are kept.
 pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let mut n = 0;
@@ -59,8 +71,42 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
             n += 1;
         }
     }
+    let mut kept = 0;
+    if let Some(state) = crate::restore::sessions_dir() {
+        let lost = crate::lost::list(&dir);
+        for (id, m) in crate::restore::manifest::list(&state) {
+            let Ok(m) = m else { continue };
+            if Path::new(&m.socket_dir) != dir || running(&dir, &id) {
+                continue;
+            }
+            let restartable = lost.iter().find(|l| l.id == id).map(|l| l.restartable);
+            match restartable {
+                Some(true) => kept += 1,
+                // Lost without a way back, or ended (its record gone with
+                // the machine's restart).
+                Some(false) => {
+                    crate::restore::forget(&id, &dir);
+                    n += 1;
+                }
+                None if !m.lost() => {
+                    crate::restore::forget(&id, &dir);
+                    n += 1;
+                }
+                // Lost, of another machine: not this one's to forget.
+                None => {}
+            }
+        }
+    }
     let s = if n == 1 { "" } else { "s" };
-    writeln!(std::io::stdout().lock(), "removed {n} ended session{s}")?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "removed {n} ended session{s}")?;
+    if kept > 0 {
+        let s = if kept == 1 { "" } else { "s" };
+        writeln!(
+            out,
+            "kept {kept} lost session{s} for 'hm restore' ('hm rm ID' forgets one)"
+        )?;
+    }
     Ok(0)
 }
 
@@ -68,7 +114,30 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
 /// classifier, in the background, as `hm run --bg` does.
 pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let r = record(&dir, &args.id)?;
+    // A session lost with its supervisor is started again from its
+    // manifest, as it was, afresh (`hm restore` brings back its history
+    // and its conversation).
+    let lost = client::ended_session(&dir, &args.id)
+        .is_none()
+        .then(|| crate::restore::kept(&args.id, &dir))
+        .flatten()
+        .filter(|m| m.lost() && !running(&dir, &args.id));
+    let r = match lost {
+        Some(m) => ended::Ended {
+            id: m.id,
+            command: m.argv,
+            workdir: m.workdir,
+            classifier: m.classifier.name,
+            started_unix_ms: m.started_unix_ms,
+            ended_unix_ms: m.started_unix_ms,
+            exit_code: 0,
+            last_lines: Vec::new(),
+            label: m.label,
+            cols: m.cols,
+            rows: m.rows,
+        },
+        None => record(&dir, &args.id)?,
+    };
     if r.command.is_empty() {
         bail!("the record of '{}' has no command", r.id);
     }

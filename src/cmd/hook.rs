@@ -58,7 +58,8 @@ pub fn run(args: &[String]) {
         let report = match payload {
             Some(p) => serde_json::from_str(p)
                 .ok()
-                .and_then(|v| Report::from_codex_notify(&v)),
+                .and_then(|v| Report::from_codex_notify(&v))
+                .filter(|r| r.session.as_deref().is_none_or(codex_thread_saved)),
             None => stdin.and_then(|v| Report::from_payload(agent, &v)),
         };
         if let Some(report) = report {
@@ -74,6 +75,76 @@ pub fn run(args: &[String]) {
             .stdin(std::process::Stdio::null())
             .spawn();
     }
+}
+
+/// Whether Codex saved thread `id`: a rollout file named after it under
+/// `$CODEX_HOME/sessions/YYYY/MM/DD/`.
+///
+/// Codex runs side threads of its own (one writes the task's title from
+/// the first prompt) and calls `notify` at the end of their turns too.
+/// Such a thread is not saved and is not the conversation on the screen:
+/// believed, its report would mark the session idle in the middle of the
+/// real turn, and name a conversation `codex resume` cannot find. Where
+/// there is no `sessions` directory (a Codex that keeps threads some other
+/// way) every thread is believed.
+fn codex_thread_saved(id: &str) -> bool {
+    let home = std::env::var_os("CODEX_HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+    home.is_none_or(|home| rollout_names(&home.join("sessions"), id))
+}
+
+/// Whether `sessions` (Codex's dated tree of rollouts) holds one named
+/// after thread `id`, or does not exist. The newest days are read first
+/// (a thread's turns land in the file of the day it began, usually
+/// today), and the walk is bounded, so a hook stays quick in a home
+/// of years of threads.
+fn rollout_names(sessions: &std::path::Path, id: &str) -> bool {
+    /// Directory entries read at most before the thread counts as saved.
+    const MAX_ENTRIES: usize = 50_000;
+    fn newest_first(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort_unstable_by(|a, b| b.cmp(a));
+        entries
+    }
+    if !sessions.is_dir() {
+        return true;
+    }
+    let wanted = format!("-{id}.jsonl");
+    let mut read = 0;
+    let mut dirs = vec![(sessions.to_path_buf(), 0u8)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let entries = newest_first(&dir);
+        read += entries.len();
+        if read > MAX_ENTRIES {
+            return true;
+        }
+        if depth == 3 {
+            if entries.iter().any(|f| {
+                f.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&wanted))
+            }) {
+                return true;
+            }
+        } else {
+            // Pushed oldest first, so the newest is walked first.
+            dirs.extend(
+                entries
+                    .into_iter()
+                    .rev()
+                    .filter(|p| p.is_dir())
+                    .map(|p| (p, depth + 1)),
+            );
+        }
+    }
+    false
 }
 
 /// The JSON on stdin, if it comes in time and parses. A terminal is not
@@ -114,4 +185,33 @@ fn send(socket: &std::path::Path, report: &Report) {
     }
     let mut answer = [0u8; 64];
     let _ = sock.read(&mut answer);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rollout_names;
+
+    #[test]
+    fn a_codex_thread_counts_only_if_a_rollout_names_it() {
+        let home = tempfile::tempdir().expect("temp dir");
+        let sessions = home.path().join("sessions");
+        // No sessions directory: nothing to tell threads apart by.
+        assert!(rollout_names(&sessions, "t1"));
+        let day = sessions.join("2026/11/27");
+        std::fs::create_dir_all(&day).expect("day");
+        std::fs::create_dir_all(sessions.join("2026/11/28")).expect("today");
+        std::fs::write(day.join("rollout-2026-11-27T10-00-00-t1.jsonl"), "").expect("rollout");
+        assert!(
+            rollout_names(&sessions, "t1"),
+            "a thread from an earlier day"
+        );
+        assert!(
+            !rollout_names(&sessions, "t2"),
+            "a side thread Codex did not save"
+        );
+        assert!(
+            !rollout_names(&sessions, "1"),
+            "a part of an id is not the id"
+        );
+    }
 }

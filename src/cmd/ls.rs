@@ -41,7 +41,10 @@ struct Row {
     /// The supervisor is gone, but its program (this pid) still runs.
     orphan: Option<u32>,
     /// The session ended; its record is kept (`hm rm` forgets it).
-    ended: Option<crate::supervisor::ended::Ended>,
+    ended: Option<crate::ended::Ended>,
+    /// Lost when its supervisor went away (the machine restarted): its
+    /// manifest, and whether `hm restore` would start it again.
+    lost: Option<(crate::restore::manifest::Manifest, bool)>,
 }
 
 pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
@@ -54,7 +57,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     };
     // Sessions that ended, after the running ones, most recent first; an
     // id that runs again shows only the running session.
-    for r in crate::supervisor::ended::list(&dir) {
+    for r in crate::ended::list(&dir) {
         if !rows.iter().any(|row| row.id == r.id) {
             rows.push(Row {
                 id: r.id.clone(),
@@ -62,7 +65,30 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 info: None,
                 orphan: None,
                 ended: Some(r),
+                lost: None,
             });
+        }
+    }
+    // Sessions lost with their supervisor, as `hm restore` sees them; one
+    // that ended by a signal (a shutdown) shows as lost, not as exited.
+    for crate::lost::Lost {
+        id,
+        manifest,
+        restartable,
+    } in crate::lost::list(&dir)
+    {
+        let lost = Some((manifest, restartable));
+        match rows.iter_mut().find(|row| row.id == id) {
+            Some(row) if row.status.is_none() && row.orphan.is_none() => row.lost = lost,
+            Some(_) => {}
+            None => rows.push(Row {
+                id,
+                status: None,
+                info: None,
+                orphan: None,
+                ended: None,
+                lost,
+            }),
         }
     }
     let mut out = std::io::stdout().lock();
@@ -88,6 +114,20 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
+            if let Some((m, restartable)) = &r.lost {
+                return [
+                    r.id.clone(),
+                    "-".into(),
+                    if *restartable {
+                        "lost (restartable)".into()
+                    } else {
+                        "lost".into()
+                    },
+                    "-".into(),
+                    "-".into(),
+                    labelled(m.label.as_deref(), paths::sanitize(&m.argv.join(" "))),
+                ];
+            }
             if let Some(e) = &r.ended {
                 return [
                     r.id.clone(),
@@ -144,6 +184,32 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             eprintln!("hm: {}", client::orphaned(&r.id, pid));
         }
     }
+    let restartable = rows
+        .iter()
+        .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| *ok))
+        .count();
+    let stranded = rows
+        .iter()
+        .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| !*ok))
+        .count();
+    if stranded > 0 {
+        eprintln!(
+            "hm: 'hm restore' does not start a lost command again unless it was started with \
+             'hm run --restore': 'hm restart ID' runs it as it was, 'hm rm ID' forgets it"
+        );
+    }
+    if restartable > 0 {
+        let s = if restartable == 1 { "" } else { "s" };
+        eprintln!(
+            "hm: {restartable} session{s} lost when {} went away: 'hm restore' starts {} again",
+            if restartable == 1 {
+                "its supervisor"
+            } else {
+                "their supervisors"
+            },
+            if restartable == 1 { "it" } else { "them" }
+        );
+    }
     Ok(0)
 }
 
@@ -175,6 +241,9 @@ fn command(r: &Row) -> String {
 }
 
 fn row_view(r: &Row) -> SessionView {
+    if let Some((m, restartable)) = &r.lost {
+        return SessionView::lost(m, *restartable);
+    }
     match (&r.ended, &r.status, r.orphan) {
         (Some(e), _, _) => SessionView::ended(e),
         (None, Some(s), _) => SessionView::live(&r.id, s, r.info.as_ref()),
@@ -200,6 +269,7 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                 info,
                 orphan,
                 ended: None,
+                lost: None,
             };
             // The answer proves the supervisor alive; its pid file's lock
             // is tried only when there is none (a thousand sessions list in

@@ -3,6 +3,7 @@
 //! own session, so closing the terminal does not kill it) and attaches.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -94,7 +95,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         }
     }
     loop {
-        match launch(&args, config_path, &dir, &session, &workdir) {
+        match launch(&args, (&config, config_path), &dir, &session, &workdir) {
             Ok(()) => break,
             Err(e) => match taken(&session)? {
                 Some(next) => session = next,
@@ -215,18 +216,21 @@ fn supervise(
             args: rest.to_vec(),
             env,
             workdir,
-            size: Size {
-                cols: args.cols,
-                rows: args.rows,
-            }
-            .clamped(),
+            size: start_size(args, &config),
         },
         paths: session,
         scrollback: config.scrollback_bytes,
         classifier: if config.classifier_chosen {
             config.classifier
         } else {
-            ClassifierSpec::for_command(program).tuned(&config.classifier)
+            ClassifierSpec::for_command(
+                &args
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .tuned(&config.classifier)
         },
         kill_process_group: config.kill_process_group,
         kill_grace_ms: config.kill_grace_ms,
@@ -237,6 +241,7 @@ fn supervise(
         notify: config.notify.clone(),
         label: args.label.clone(),
         automation: config.automation.clone(),
+        keep: keep(args, &config)?,
     };
     if opts.classifier.agent_settings().is_some() {
         // A broken rule file is the user's to fix, named with its line,
@@ -246,6 +251,58 @@ fn supervise(
         crate::config::check_automation(&opts.automation, &rules)?;
     }
     supervisor::run(opts)
+}
+
+/// The size a session starts at: what `--cols`/`--rows` say, else the
+/// terminal `hm run` was started from, less the row of the attach's bar
+/// (so attaching from it later changes nothing), else, with no terminal
+/// at all (a script, a service), `[tui] session_size`.
+fn start_size(args: &RunArgs, config: &Config) -> Size {
+    let terminal = [
+        std::io::stdin().as_fd(),
+        std::io::stdout().as_fd(),
+        std::io::stderr().as_fd(),
+    ]
+    .into_iter()
+    .find_map(crate::term::size)
+    .map(|(cols, rows)| (cols, if rows >= 2 { rows - 1 } else { rows }));
+    let (cols, rows) = terminal.unwrap_or(config.tui.session_size);
+    Size {
+        cols: args.cols.unwrap_or(cols),
+        rows: args.rows.unwrap_or(rows),
+    }
+    .clamped()
+}
+
+/// What the supervisor keeps for `hm restore`. Without a state dir it
+/// keeps nothing, with a warning: a session never fails to start for it,
+/// except a restore, which needs the manifest it restores.
+fn keep(args: &RunArgs, config: &Config) -> Result<Option<supervisor::keeper::Keep>> {
+    let dir = crate::restore::sessions_dir()
+        .context("no state directory: set HOME or XDG_STATE_HOME")
+        .and_then(|dir| {
+            crate::restore::ensure_dir(&dir)
+                .with_context(|| format!("cannot use '{}'", dir.display()))
+                .map(|()| dir)
+        });
+    let dir = match (dir, &args.restoring) {
+        (Ok(dir), _) => dir,
+        (Err(e), Some(_)) => return Err(e.context("cannot restore the session")),
+        (Err(e), None) => {
+            eprintln!(
+                "hm: warning: the session is not kept for hm restore: {}",
+                crate::error::describe(&e)
+            );
+            return Ok(None);
+        }
+    };
+    Ok(Some(supervisor::keeper::Keep {
+        dir,
+        history_bytes: config.restore_history_bytes,
+        rerun: args.restore,
+        env_names: config.env.iter().map(|v| v.name.clone()).collect(),
+        restoring: args.restoring.clone(),
+    }))
 }
 
 /// What holds the session's id now, if its dir exists.
@@ -264,7 +321,7 @@ fn warn_orphaned(session: &SessionPaths, pid: u32) {
 /// that the command is running, or why it is not.
 fn launch(
     args: &RunArgs,
-    config_path: Option<&Path>,
+    (config, config_path): (&Config, Option<&Path>),
     dir: &Path,
     session: &SessionPaths,
     workdir: &Path,
@@ -288,11 +345,13 @@ fn launch(
         !args.bg || args.await_attach,
     )?;
     cmd.arg("--workdir").arg(workdir);
+    // Sized here, where the person's terminal is: the supervisor has none.
+    let size = start_size(args, config);
     cmd.args([
         "--cols",
-        &args.cols.to_string(),
+        &size.cols.to_string(),
         "--rows",
-        &args.rows.to_string(),
+        &size.rows.to_string(),
     ]);
     let mut opt = |flag: &str, v: Option<String>| {
         if let Some(v) = v {
@@ -321,6 +380,9 @@ fn launch(
     );
     if let Some(f) = &args.log_file {
         cmd.arg("--log-file").arg(cwd.join(f));
+    }
+    if args.restore {
+        cmd.arg("--restore");
     }
     cmd.arg("--").args(&args.command);
     // `hm run` exits when its attach does; the supervisor then passes to

@@ -1,14 +1,129 @@
 //! `hm setup AGENT`: the hook set-up for an agent started outside `hm run`
 //! (from a shell inside a session, by another tool), to paste into the
 //! agent's own settings. `hm run` of a known agent needs none of it.
+//!
+//! `hm setup autostart`: a systemd user unit that runs `hm restore` at
+//! login, printed; with `--install` written and enabled. Nothing is
+//! installed unless asked.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::agent_hooks::{Agent, snippet};
 
-pub fn setup(agent: &str) -> Result<()> {
-    let agent = Agent::from_name(agent).context("agent must be claude, codex or gemini")?;
+/// The unit's file name.
+const UNIT: &str = "hm-restore.service";
+
+pub fn setup(what: &str, install: bool) -> Result<()> {
     let hm = std::env::current_exe().context("cannot find the hm binary's path")?;
+    if what == "autostart" {
+        return autostart(&hm, install);
+    }
+    if install {
+        anyhow::bail!(
+            "--install is for 'hm setup autostart'; for an agent, paste what 'hm setup {what}' prints"
+        );
+    }
+    let agent = Agent::from_name(what).context("agent must be claude, codex or gemini")?;
     print!("{}", snippet(agent, &hm));
     Ok(())
+}
+
+/// The unit: `hm restore` once at login. The sessions it starts must not
+/// belong to the unit, or stopping it (or it ending) would stop them: so
+/// `KillMode=process`, and the unit stays "active" once done so it runs
+/// only once per login. `PATH` is this shell's, so that the agents and
+/// commands the sessions run are found as they are now.
+pub fn unit(hm: &Path, path: Option<&str>) -> String {
+    let quoted = crate::launch::shell_quote(&hm.to_string_lossy());
+    let mut text = format!(
+        "# Runs `hm restore` at login: the hm sessions lost when the machine\n\
+         # restarted start again. Written by `hm setup autostart`; to remove:\n\
+         #   systemctl --user disable {UNIT} && rm ~/.config/systemd/user/{UNIT}\n\
+         [Unit]\n\
+         Description=Restore the hm sessions lost when the machine restarted\n\
+         \n\
+         [Service]\n\
+         Type=oneshot\n\
+         RemainAfterExit=yes\n\
+         KillMode=process\n\
+         TimeoutStartSec=10min\n\
+         ExecStart={quoted} restore\n"
+    );
+    if let Some(p) = path.filter(|p| !p.is_empty() && !p.contains('\n')) {
+        text.push_str(&format!(
+            "Environment=\"PATH={}\"\n",
+            p.replace('"', "\\\"")
+        ));
+    }
+    text.push_str("\n[Install]\nWantedBy=default.target\n");
+    text
+}
+
+fn autostart(hm: &Path, install: bool) -> Result<()> {
+    let path = std::env::var("PATH").ok();
+    let text = unit(hm, path.as_deref());
+    if !install {
+        print!("{text}");
+        eprintln!(
+            "hm: nothing was installed; 'hm setup autostart --install' writes and enables it"
+        );
+        return Ok(());
+    }
+    let dir = user_units_dir()
+        .context("cannot find ~/.config/systemd/user: set HOME or XDG_CONFIG_HOME")?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    let file = dir.join(UNIT);
+    let tmp = dir.join(format!(".{UNIT}.tmp"));
+    std::fs::write(&tmp, &text).with_context(|| format!("cannot write '{}'", tmp.display()))?;
+    std::fs::rename(&tmp, &file).with_context(|| format!("cannot write '{}'", file.display()))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "wrote {}", file.display())?;
+    let enabled = std::process::Command::new("systemctl")
+        .args(["--user", "enable", UNIT])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match enabled {
+        Ok(o) if o.status.success() => {
+            writeln!(out, "enabled: hm restore runs at your next login")?;
+        }
+        Ok(o) => eprintln!(
+            "hm: 'systemctl --user enable {UNIT}' failed ({}); run it yourself once systemd runs for your user",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => eprintln!(
+            "hm: cannot run systemctl ({e}); enable the unit with 'systemctl --user enable {UNIT}'"
+        ),
+    }
+    Ok(())
+}
+
+/// `$XDG_CONFIG_HOME/systemd/user`, or `~/.config/systemd/user`.
+fn user_units_dir() -> Option<PathBuf> {
+    let config = match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
+    };
+    Some(config.join("systemd").join("user"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_runs_hm_restore_once_and_leaves_the_sessions_alone() {
+        let u = unit(
+            Path::new("/opt/my hm/hm"),
+            Some("/usr/bin:/home/u/.local/bin"),
+        );
+        assert!(u.contains("ExecStart='/opt/my hm/hm' restore\n"), "{u}");
+        assert!(u.contains("KillMode=process\n"));
+        assert!(u.contains("Type=oneshot\nRemainAfterExit=yes\n"));
+        assert!(u.contains("Environment=\"PATH=/usr/bin:/home/u/.local/bin\"\n"));
+        assert!(u.ends_with("[Install]\nWantedBy=default.target\n"));
+        assert!(!unit(Path::new("/hm"), None).contains("Environment"));
+    }
 }

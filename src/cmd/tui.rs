@@ -18,14 +18,7 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
             .map_err(|e| config.tui.bad_theme(e))?,
     };
     // Every [[hosts]] entry, and the --host ones (a name or an address).
-    let mut hosts: Vec<crate::remote::Host> = Vec::new();
-    for entry in &config.hosts {
-        hosts.push(crate::remote::Host {
-            name: entry.name.clone(),
-            hm: entry.hm.clone(),
-            ..crate::remote::Host::parse(&entry.address)?
-        });
-    }
+    let mut hosts = config.hosts.clone();
     for h in &args.hosts {
         if !hosts.iter().any(|known| &known.name == h) {
             hosts.push(crate::remote::Host::parse(h)?);
@@ -48,8 +41,9 @@ pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result
         hosts,
         remote_dirs: Vec::new(),
         spawners: Vec::new(),
-        ssh_command: crate::remote::bridge::ssh_command(config.ssh_command.as_deref()),
+        ssh_command: crate::remote::ssh_command(config.ssh_command.as_deref()),
         next_key: config.next_key,
+        keys: config.tui.keys.clone(),
         dir_flag: args
             .dir
             .socket_dir

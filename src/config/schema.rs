@@ -21,10 +21,12 @@ use super::detach_key::{Role, check_key_byte, parse_key};
 use super::doc::{Doc, in_file_order};
 use super::{
     Config, ConfigError, DEBOUNCE_MS_RANGE, DEFAULT_NOTIFY_INTERVAL_MS, DesktopNotify, EnvVar,
-    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_SCROLLBACK_BYTES,
-    NOTIFY_EVENTS, NotifyRule, STUCK_AFTER_MS_RANGE, TuiConfig,
+    IDLE_THRESHOLD_MS_RANGE, MAX_HISTORY_LINES, MAX_KILL_GRACE_MS, MAX_RESTORE_HISTORY_BYTES,
+    MAX_SCROLLBACK_BYTES, NOTIFY_EVENTS, NotifyRule, RESTORE_PARALLEL_RANGE, STUCK_AFTER_MS_RANGE,
+    TuiConfig,
 };
 use crate::classify::ClassifierSpec;
+use crate::host::Host;
 
 const TOP_KEYS: &[&str] = &[
     "socket_dir",
@@ -46,8 +48,18 @@ const TOP_KEYS: &[&str] = &[
     "ssh_command",
     "hosts",
     "automation",
+    "restore_history_bytes",
+    "restore_parallel",
 ];
-const TUI_KEYS: &[&str] = &["theme", "fit_sessions", "bell", "desktop_notify", "columns"];
+const TUI_KEYS: &[&str] = &[
+    "theme",
+    "fit_sessions",
+    "session_size",
+    "bell",
+    "desktop_notify",
+    "columns",
+    "keys",
+];
 const ENV_KEYS: &[&str] = &["name", "value"];
 const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
 const HOST_KEYS: &[&str] = &["name", "address", "hm"];
@@ -126,6 +138,16 @@ impl Config {
                 }
                 "hosts" => config.hosts = doc.hosts(value)?,
                 "automation" => config.automation = doc.automation(value)?,
+                "restore_history_bytes" => {
+                    let n =
+                        doc.integer(name, value, 0..=MAX_RESTORE_HISTORY_BYTES as u64, "bytes")?;
+                    config.restore_history_bytes =
+                        usize::try_from(n).unwrap_or(MAX_RESTORE_HISTORY_BYTES);
+                }
+                "restore_parallel" => {
+                    let n = doc.integer(name, value, RESTORE_PARALLEL_RANGE, "sessions")?;
+                    config.restore_parallel = usize::try_from(n).unwrap_or(1);
+                }
                 _ => return Err(doc.unknown(key, "", TOP_KEYS)),
             }
         }
@@ -353,14 +375,11 @@ impl Doc<'_> {
     }
 
     /// The `[[hosts]]` entries.
-    fn hosts(
-        &self,
-        value: &Spanned<DeValue<'_>>,
-    ) -> Result<Vec<crate::config::HostEntry>, ConfigError> {
+    fn hosts(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<Host>, ConfigError> {
         let DeValue::Array(items) = value.get_ref() else {
             return Err(self.mismatch("hosts", value, "[[hosts]] tables with a name"));
         };
-        let mut hosts: Vec<crate::config::HostEntry> = Vec::new();
+        let mut hosts: Vec<Host> = Vec::new();
         for item in items.iter() {
             let entry = self.table("hosts", "[[hosts]]", item)?;
             let (mut name, mut address, mut hm) = (None, None, None);
@@ -373,9 +392,9 @@ impl Doc<'_> {
                 match key.get_ref().as_ref() {
                     "name" => name = Some(text),
                     "address" => {
-                        crate::remote::Host::parse(&text)
+                        let parsed = Host::parse(&text)
                             .map_err(|e| self.invalid(value.span(), &full, e.to_string()))?;
-                        address = Some(text);
+                        address = Some(parsed);
                     }
                     "hm" => {
                         if text.trim().is_empty() || text.contains(['\0', '\'', '"', ' ']) {
@@ -397,16 +416,13 @@ impl Doc<'_> {
             }
             let address = match address {
                 Some(a) => a,
-                None => {
-                    crate::remote::Host::parse(&name)
-                        .map_err(|e| self.invalid(item.span(), "hosts", e.to_string()))?;
-                    name.clone()
-                }
+                None => Host::parse(&name)
+                    .map_err(|e| self.invalid(item.span(), "hosts", e.to_string()))?,
             };
-            hosts.push(crate::config::HostEntry {
+            hosts.push(Host {
                 name,
-                address,
                 hm: hm.unwrap_or_else(|| "hm".to_owned()),
+                ..address
             });
         }
         Ok(hosts)
@@ -490,6 +506,15 @@ impl Doc<'_> {
                     tui.theme_at = Some(self.at(Some(value.span())));
                 }
                 "fit_sessions" => tui.fit_sessions = self.boolean(&full, value)?,
+                "session_size" => {
+                    let text = self.string(&full, value)?;
+                    tui.session_size = super::tui::parse_size(&text).ok_or_else(|| {
+                        let reason = format!(
+                            "'{text}' is not COLSxROWS (for example \"120x40\", each 1 to 4096)"
+                        );
+                        self.invalid(value.span(), &full, reason)
+                    })?;
+                }
                 "bell" => tui.bell = self.boolean(&full, value)?,
                 "columns" => {
                     tui.columns = Some(self.integer(&full, value, 1..=16, "columns")? as u16)
@@ -505,6 +530,7 @@ impl Doc<'_> {
                         }
                     };
                 }
+                "keys" => tui.keys = self.tui_keys(value)?,
                 _ => return Err(self.unknown(key, "tui", TUI_KEYS)),
             }
         }
@@ -576,9 +602,10 @@ mod tests {
         config.ssh_command = None;
         assert_eq!(
             config.hosts,
-            vec![crate::config::HostEntry {
+            vec![Host {
                 name: "box".into(),
-                address: "me@box.lan:2222".into(),
+                destination: "me@box.lan".into(),
+                port: Some(2222),
                 hm: "hm".into(),
             }]
         );
@@ -615,8 +642,15 @@ mod tests {
             "ssh_command = 'ssh -F x'\n[[hosts]]\nname = \"box\"\n[[hosts]]\nname = \"b2\"\naddress = \"me@b2:22\"\nhm = \"/opt/hm\"\n",
         );
         assert_eq!(c.ssh_command.as_deref(), Some("ssh -F x"));
-        assert_eq!(c.hosts[0].address, "box");
+        assert_eq!(
+            (c.hosts[0].destination.as_str(), c.hosts[0].port),
+            ("box", None)
+        );
         assert_eq!(c.hosts[1].hm, "/opt/hm");
+        assert_eq!(
+            (c.hosts[1].destination.as_str(), c.hosts[1].port),
+            ("me@b2", Some(22))
+        );
         assert!(err("[[hosts]]\naddress = \"box\"\n").contains(":1: invalid value for 'hosts'"));
         assert!(
             err("[[hosts]]\nname = \"a\"\naddress = \"-oProxyCommand=x\"\n")
@@ -653,6 +687,19 @@ mod tests {
     }
 
     #[test]
+    fn restore_keys_take_their_ranges() {
+        let c = ok("restore_history_bytes = 0\nrestore_parallel = 16");
+        assert_eq!((c.restore_history_bytes, c.restore_parallel), (0, 16));
+        let d = ok("");
+        assert_eq!((d.restore_history_bytes, d.restore_parallel), (262_144, 4));
+        assert!(
+            err("restore_parallel = 0")
+                .contains("'restore_parallel': 0 is out of range (expected 1 to 64 sessions)")
+        );
+        assert!(err("restore_history_bytes = 67108865").contains("is out of range"));
+    }
+
+    #[test]
     fn unknown_top_level_key_lists_the_valid_ones() {
         let e = err("log_level = \"info\"\n\nscrollback = 5\n");
         assert_eq!(
@@ -660,7 +707,7 @@ mod tests {
             "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
              copy_key, next_key, attach_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
-             automation)"
+             automation, restore_history_bytes, restore_parallel)"
         );
     }
 
@@ -670,7 +717,7 @@ mod tests {
         assert_eq!(
             e,
             "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
-             fit_sessions, bell, desktop_notify, columns)"
+             fit_sessions, session_size, bell, desktop_notify, columns, keys)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
@@ -991,7 +1038,7 @@ mod tests {
     #[test]
     fn tui_table() {
         let c = ok(
-            "[tui]\ntheme = \"dark\"\nfit_sessions = false\nbell = true\ndesktop_notify = \"osc777\"\ncolumns = 3\n",
+            "[tui]\ntheme = \"dark\"\nfit_sessions = true\nsession_size = \"100x30\"\nbell = true\ndesktop_notify = \"osc777\"\ncolumns = 3\n",
         );
         assert_eq!(
             c.tui,
@@ -1001,10 +1048,12 @@ mod tests {
                     path: c.source.clone().expect("a file"),
                     line: Some(2),
                 }),
-                fit_sessions: false,
+                fit_sessions: true,
+                session_size: (100, 30),
                 bell: true,
                 desktop_notify: Some(DesktopNotify::Osc777),
                 columns: Some(3),
+                keys: crate::config::Keymap::default(),
             }
         );
         assert_eq!(

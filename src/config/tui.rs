@@ -13,8 +13,12 @@ pub struct TuiConfig {
     /// Where `theme` was set, for an error about a theme that does not load
     /// (known only when the dashboard or attach loads it).
     pub theme_at: Option<Location>,
-    /// Shrink or grow session panes to fit the dashboard.
+    /// Resize each session to its pane (opt-in; sessions keep their own
+    /// size unless this is on).
     pub fit_sessions: bool,
+    /// The size (cols, rows) of a session started with no terminal to
+    /// take it from.
+    pub session_size: (u16, u16),
     /// Ring the terminal bell when a session changes state.
     pub bell: bool,
     /// Send a desktop notification through the terminal the dashboard
@@ -24,6 +28,18 @@ pub struct TuiConfig {
     /// Panes per row, 1 to 16; `None`: automatic, or what the dashboard
     /// last used (it remembers `+`/`-`/`=` across runs).
     pub columns: Option<u16>,
+    /// `[tui.keys]`: the grid's keys in effect.
+    pub keys: super::Keymap,
+}
+
+/// `[tui] session_size` unless configured: 120 columns, 40 rows.
+pub const DEFAULT_SESSION_SIZE: (u16, u16) = (120, 40);
+
+/// `COLSxROWS` (`120x40`), each 1 to 4096.
+pub fn parse_size(text: &str) -> Option<(u16, u16)> {
+    let (c, r) = text.split_once('x')?;
+    let dim = |v: &str| v.parse::<u16>().ok().filter(|v| (1..=4096).contains(v));
+    Some((dim(c)?, dim(r)?))
 }
 
 /// Which escape sequence asks the terminal for a desktop notification.
@@ -58,10 +74,12 @@ impl Default for TuiConfig {
         TuiConfig {
             theme: None,
             theme_at: None,
-            fit_sessions: true,
+            fit_sessions: false,
+            session_size: DEFAULT_SESSION_SIZE,
             bell: false,
             desktop_notify: None,
             columns: None,
+            keys: super::Keymap::default(),
         }
     }
 }

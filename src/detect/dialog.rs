@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use super::Detector;
 use super::rules::{ActionRule, AgentRules, Answer, Condition, Key, Pattern, RuleSet, ScreenRule};
 use super::screen::{self, Snapshot};
-use super::verdict::{Detail, Primary, Verdict};
+use crate::verdict::{Detail, Primary, Verdict};
 
 /// The longest subject kept, in characters.
 const SUBJECT_MAX: usize = 240;

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Detail, Primary, Source};
+use crate::verdict::{Detail, Primary, Source};
 
 /// What one channel says now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,12 +65,19 @@ pub struct Evidence {
     pub status: Option<Finding>,
     /// The latest hook report (`hm hook`), until contradicted or stale.
     pub hook: Option<Finding>,
+    /// The program's progress report (OSC 9 ; 4), until cleared or stale.
+    pub progress: Option<Finding>,
+    /// The shell's latest integration mark (OSC 133).
+    pub shell: Option<Finding>,
     /// Children the program reported (subagents, background shells).
     pub children: Vec<super::status::Child>,
     /// The last output that counts as work (not the answer to a resize).
     pub last_output_ms: Option<u64>,
     /// When the screen's contents last changed.
     pub screen_changed_ms: u64,
+    /// Since when a recognised agent's screens have matched none of its
+    /// rules (`None` while they match, or no agent is recognised).
+    pub unrecognised_since_ms: Option<u64>,
     /// Health is `recovered` until then (set when a stuck session moved).
     pub recovered_until_ms: Option<u64>,
     pub ended_ms: Option<u64>,
@@ -138,6 +145,8 @@ impl Evidence {
             &self.title,
             &self.notification,
             &self.process,
+            &self.progress,
+            &self.shell,
         ]
         .into_iter()
         .flatten()

@@ -14,9 +14,7 @@
 //! state are kept, each cut short, so a report is small whatever the
 //! agent sent.
 
-use serde::{Deserialize, Serialize};
-
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// How long a report counts when nothing contradicts it. Long enough for
 /// a dialog left open over lunch, short enough that a report whose
@@ -27,30 +25,21 @@ pub const HOOK_FRESH_MS: u64 = 30 * 60 * 1000;
 pub const MAX_TEXT: usize = 200;
 /// Longest agent, event, tool or kind name kept.
 const MAX_NAME: usize = 64;
-/// Largest REPORT payload a supervisor reads.
-pub const MAX_REPORT: usize = 4096;
+pub use crate::protocol::report::{MAX_REPORT, Report};
 
-/// One hook call, as `hm hook` sends it (the REPORT frame's JSON).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Report {
-    /// `claude`, `codex`, `gemini`.
-    pub agent: String,
-    /// The agent's event name (`PermissionRequest`, `Stop`,
-    /// `agent-turn-complete`, ...).
-    pub event: String,
-    /// The tool concerned, when the event names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// What kind of notification (`permission_prompt`, `idle_prompt`, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// A line to show: the command asked about, the notification's text.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub text: String,
-    /// Set for a subagent's own events, which say nothing of the session.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub subagent: bool,
+/// Longest conversation id kept.
+const MAX_SESSION_ID: usize = 128;
+
+/// `s` if it reads as a conversation id (letters, digits, `-`, `_`, at
+/// most [`MAX_SESSION_ID`]): it goes on a command line when the session
+/// is restored, so nothing else does.
+pub fn conversation_id(s: &str) -> Option<String> {
+    let ok = !s.is_empty()
+        && s.len() <= MAX_SESSION_ID
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then(|| s.to_owned())
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -87,6 +76,7 @@ impl Report {
             text,
             // Claude sets `agent_id` on the events of a subagent.
             subagent: payload.get("agent_id").is_some_and(|a| !a.is_null()),
+            session: field(payload, "session_id").and_then(conversation_id),
         })
     }
 
@@ -100,6 +90,7 @@ impl Report {
             text: field(payload, "last-assistant-message").map_or_else(String::new, |t| {
                 cut(t.lines().next().unwrap_or(""), MAX_TEXT)
             }),
+            session: field(payload, "thread-id").and_then(conversation_id),
             ..Report::default()
         })
     }
@@ -244,6 +235,25 @@ mod tests {
         let r = Report::from_codex_notify(&p).expect("a report");
         assert_eq!(r.state(), Some((Primary::Idle, Some(Detail::Finished))));
         assert_eq!(r.text, "Done.");
+        assert_eq!(r.session.as_deref(), Some("t"));
         assert!(Report::from_payload("codex", &json!({"x": 1})).is_none());
+    }
+
+    #[test]
+    fn the_conversation_id_is_kept_only_if_it_is_one() {
+        let id = "3f2a9c1e-0b7d-4e55-9a6f-1c2d3e4f5a6b";
+        let r = Report::from_payload(
+            "claude",
+            &json!({"hook_event_name": "SessionStart",
+                                                        "session_id": id}),
+        )
+        .expect("a report");
+        assert_eq!(r.session.as_deref(), Some(id));
+        for bad in ["", "--continue", "a b", "x;rm -rf", &"a".repeat(200)] {
+            assert_eq!(conversation_id(bad), None, "{bad}");
+        }
+        // Older supervisors read a report with the new field as before.
+        let old: serde_json::Value = serde_json::to_value(&r).expect("json");
+        assert_eq!(old["session"], id);
     }
 }

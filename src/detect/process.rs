@@ -56,7 +56,12 @@ impl Detector {
         }
         self.front(&facts, now_ms);
         let fg = [facts.foreground_command.clone()];
-        let fg_agent = self.rules.agent_for_command(&fg).map(|a| a.name.clone());
+        let fg_agent = if facts.foreground_names.is_empty() {
+            self.rules.agent_for_command(&fg)
+        } else {
+            self.rules.agent_for_names(&facts.foreground_names)
+        }
+        .map(|a| a.name.clone());
         let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
         let make = |rule: &str, primary, detail| Finding {
             source: Source::Process,

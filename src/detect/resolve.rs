@@ -8,7 +8,11 @@
 //! [`Evidence`] the detector keeps.
 
 use super::evidence::{Evidence, Finding};
-use super::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
+use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
+
+/// How long a recognised agent may draw screens none of its rules knows
+/// before it is `unknown · unrecognised_screen`.
+pub const UNRECOGNISED_AFTER_MS: u64 = 30_000;
 
 /// How long after a stuck session moves again it shows `recovered`.
 pub const RECOVERED_FOR_MS: u64 = 10_000;
@@ -61,6 +65,25 @@ fn hook_stands(hook: &Finding, screen: &Option<Finding>, title: &Option<Finding>
         later_and_other(t) && !(hook.primary == Primary::Waiting && t.primary == Primary::Idle)
     });
     !by_screen && !by_title
+}
+
+/// Whether the decision is an agent saying it works: its own screen rule
+/// (a spinner, `esc to interrupt`), its title, its record or its hook, in
+/// a session that runs a recognised agent. Only such a claim can be
+/// `stuck`: a program that runs silently (a `sleep`, a long compile step,
+/// a shell's running command) shows no progress because it has none to
+/// show.
+fn claims_work(evidence: &Evidence, decision: &Decision) -> bool {
+    let agent = evidence
+        .agent
+        .as_ref()
+        .is_some_and(|a| !matches!(a.name.as_str(), super::SHELL | super::PROGRAM));
+    let by_agent = decision.by.as_ref().is_some_and(|s| match s.source {
+        Source::Screen => !s.rule.starts_with("shell.") && !s.rule.starts_with("repl."),
+        Source::Title | Source::StatusProtocol | Source::Hook => true,
+        _ => false,
+    });
+    agent && by_agent
 }
 
 /// What decided, before health is applied.
@@ -134,6 +157,15 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     let title = fresh(&evidence.title);
     let process = fresh(&evidence.process);
     let note = fresh(&evidence.notification);
+    let progress = fresh(&evidence.progress);
+    let shell = fresh(&evidence.shell);
+    // The shell's mark that a command runs, while what runs is no agent
+    // (an agent started from the shell says what it does itself).
+    let no_agent = evidence
+        .agent
+        .as_ref()
+        .is_none_or(|a| a.name == super::SHELL);
+    let shell_runs = says(&shell, Primary::Active).filter(|_| no_agent);
     let hook = fresh(&evidence.hook).filter(|h| hook_stands(h, &screen, &title));
     fn says(f: &Option<Finding>, p: Primary) -> Option<&Finding> {
         f.as_ref().filter(|f| f.primary == p)
@@ -170,6 +202,13 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
             d.detail = Some(Detail::PromptEditing);
         }
         d
+    } else if let Some(f) = says(&shell, Primary::Idle) {
+        // The shell says it is at its prompt: the cursor's row is typed.
+        let mut d = refined(f, &screen);
+        if says(&screen, Primary::Waiting).is_some() {
+            d.detail = Some(Detail::PromptEditing);
+        }
+        d
     } else if let Some(f) = says(&screen, Primary::Waiting) {
         Decision::from(f)
     } else if let Some(f) = says(&process, Primary::Idle) {
@@ -179,7 +218,11 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         says(&screen, Primary::Active),
     ) {
         Decision::from(f)
+    } else if let Some(f) = shell_runs {
+        Decision::from(f)
     } else if let Some(f) = says(&screen, Primary::Active) {
+        Decision::from(f)
+    } else if let Some(f) = progress.as_ref() {
         Decision::from(f)
     } else if let Some(f) = says(&title, Primary::Active) {
         Decision::from(f)
@@ -212,10 +255,43 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         }
     };
 
+    // A recognised agent that keeps drawing screens none of its rules
+    // knows: what timing alone would say is a guess, and the rules may be
+    // older than the agent. Said as such, never as a confident state.
+    let decision = match evidence.unrecognised_since_ms {
+        Some(t)
+            if now_ms.saturating_sub(t) >= UNRECOGNISED_AFTER_MS
+                && output_recent.is_some()
+                && decision
+                    .by
+                    .as_ref()
+                    .is_none_or(|s| s.source == Source::Timing) =>
+        {
+            let agent = evidence.agent.as_ref().map_or("agent", |a| a.name.as_str());
+            let since = t.saturating_add(UNRECOGNISED_AFTER_MS);
+            Decision {
+                primary: Primary::Unknown,
+                detail: Some(Detail::UnrecognisedScreen),
+                since_ms: since,
+                by: Some(Signal {
+                    source: Source::Screen,
+                    rule: "screen.unrecognised".to_owned(),
+                    text: format!(
+                        "the {agent} rules may be older than this {agent}; \
+                         hm capture ID --fixture saves this screen"
+                    ),
+                    since_ms: since,
+                }),
+            }
+        }
+        _ => decision,
+    };
     let mut signals: Vec<Signal> = decision.by.iter().cloned().collect();
-    for f in [&status, &hook, &screen, &title, &process, &note]
-        .into_iter()
-        .flatten()
+    for f in [
+        &status, &hook, &screen, &title, &process, &progress, &shell, &note,
+    ]
+    .into_iter()
+    .flatten()
     {
         let s = signal(f);
         if !signals.contains(&s) {
@@ -224,34 +300,36 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
     }
 
     let unchanged = now_ms.saturating_sub(evidence.screen_changed_ms);
-    let (primary, detail, health, since) =
-        if decision.primary == Primary::Active && unchanged >= evidence.stuck_after_ms {
-            let since = evidence
-                .screen_changed_ms
-                .saturating_add(evidence.stuck_after_ms);
-            signals.insert(
-                0,
-                Signal {
-                    source: Source::Timing,
-                    rule: "timing.stuck".to_owned(),
-                    text: format!("screen unchanged for {} s", unchanged / 1000),
-                    since_ms: since,
-                },
-            );
-            (Primary::Stuck, None, Health::Stuck, since)
+    let (primary, detail, health, since) = if decision.primary == Primary::Active
+        && unchanged >= evidence.stuck_after_ms
+        && claims_work(evidence, &decision)
+    {
+        let since = evidence
+            .screen_changed_ms
+            .saturating_add(evidence.stuck_after_ms);
+        signals.insert(
+            0,
+            Signal {
+                source: Source::Timing,
+                rule: "timing.stuck".to_owned(),
+                text: format!("screen unchanged for {} s", unchanged / 1000),
+                since_ms: since,
+            },
+        );
+        (Primary::Stuck, None, Health::Stuck, since)
+    } else {
+        let health = if evidence.recovered_until_ms.is_some_and(|t| now_ms < t) {
+            Health::Recovered
         } else {
-            let health = if evidence.recovered_until_ms.is_some_and(|t| now_ms < t) {
-                Health::Recovered
-            } else {
-                Health::Alive
-            };
-            (
-                decision.primary,
-                decision.detail,
-                health,
-                decision.since_ms.min(now_ms),
-            )
+            Health::Alive
         };
+        (
+            decision.primary,
+            decision.detail,
+            health,
+            decision.since_ms.min(now_ms),
+        )
+    };
     Verdict {
         primary,
         detail,
@@ -399,6 +477,11 @@ mod tests {
     #[test]
     fn active_with_an_unchanged_screen_turns_stuck() {
         let mut e = table();
+        e.agent = Some(crate::detect::AgentFinding {
+            name: "claude".to_owned(),
+            source: Source::Command,
+            since_ms: 0,
+        });
         e.screen = Some(finding(
             Source::Screen,
             Primary::Active,
@@ -410,6 +493,55 @@ mod tests {
         let v = resolve(&e, 61_000);
         assert_eq!((v.primary, v.health), (Primary::Stuck, Health::Stuck));
         assert_eq!(v.since_ms, 61_000);
+    }
+
+    #[test]
+    fn a_program_running_silently_is_never_stuck() {
+        let mut e = table();
+        e.agent = Some(crate::detect::AgentFinding {
+            name: "shell".to_owned(),
+            source: Source::Command,
+            since_ms: 0,
+        });
+        e.process = Some(finding(
+            Source::Process,
+            Primary::Active,
+            Some(Detail::Running),
+            0,
+        ));
+        let v = resolve(&e, 10_000_000);
+        assert_eq!((v.primary, v.health), (Primary::Active, Health::Alive));
+        // Nor is an agent's session whose verdict is only a job running.
+        e.agent.as_mut().expect("agent").name = "claude".to_owned();
+        assert_eq!(resolve(&e, 10_000_000).primary, Primary::Active);
+    }
+
+    #[test]
+    fn an_agent_drawing_screens_its_rules_do_not_know_is_unknown_after_30_s() {
+        let mut e = table();
+        e.agent = Some(crate::detect::AgentFinding {
+            name: "claude".to_owned(),
+            source: Source::Command,
+            since_ms: 0,
+        });
+        e.unrecognised_since_ms = Some(1_000);
+        e.last_output_ms = Some(30_900);
+        e.screen_changed_ms = 30_900;
+        // Before 30 s: output is work, by timing.
+        assert_eq!(resolve(&e, 30_950).primary, Primary::Active);
+        e.last_output_ms = Some(31_000);
+        let v = resolve(&e, 31_050);
+        assert_eq!(
+            (v.primary, v.detail),
+            (Primary::Unknown, Some(Detail::UnrecognisedScreen))
+        );
+        assert!(
+            v.signals[0].text.contains("the claude rules may be older"),
+            "{v:?}"
+        );
+        // Silent, it is not drawing: the usual verdict.
+        assert_eq!(resolve(&e, 40_000).primary, Primary::Unknown);
+        assert_eq!(resolve(&e, 40_000).detail, None);
     }
 
     #[test]

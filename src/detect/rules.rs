@@ -17,11 +17,13 @@
 //!   names what it asks about ([`SubjectRule`]).
 
 mod action;
+mod commands;
 mod file;
 mod needles;
 mod pattern;
 
 pub use action::{ActionRule, Answer, Key, Step, SubjectRule};
+pub use commands::{Commands, Kind, builtin_commands};
 pub use file::parse;
 pub use pattern::Pattern;
 
@@ -29,12 +31,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// The built-in rule files, in the order their agents are tried.
-const BUILTIN: [(&str, &str); 8] = [
+const BUILTIN: [(&str, &str); 9] = [
     ("claude.toml", include_str!("rules/claude.toml")),
     ("codex.toml", include_str!("rules/codex.toml")),
+    // Before Gemini CLI, whose fork it is and whose placeholder it shares.
+    ("qwen.toml", include_str!("rules/qwen.toml")),
     ("gemini.toml", include_str!("rules/gemini.toml")),
     ("aider.toml", include_str!("rules/aider.toml")),
     ("opencode.toml", include_str!("rules/opencode.toml")),
@@ -381,7 +385,7 @@ pub fn user_rules_dir(
 
 /// The program `command` runs: argv[0], or the one an `env` before it
 /// runs (`env [-i] [-u NAME] [NAME=VALUE]... PROGRAM`).
-fn program_of(command: &[String]) -> Option<&str> {
+pub fn program_of(command: &[String]) -> Option<&str> {
     let first = command.first()?;
     if Path::new(first).file_name().is_none_or(|b| b != "env") {
         return Some(first);

@@ -9,7 +9,7 @@
 //! keeps no state between screens.
 
 use super::rules::{AgentRules, Condition, InputBox, Region, RuleSet, ScreenRule};
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// The text of a screen, taken once per change.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 
 use base64::Engine as _;
 
-use super::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// Longest record body parsed, in bytes (a 2048-character message in
 /// base64 fits, with room for the other fields).
@@ -219,15 +219,7 @@ impl Record {
     }
 }
 
-/// A child the program reported (a subagent, a background shell), as
-/// `hm explain` and the dashboard show it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Child {
-    pub id: String,
-    pub state: String,
-    pub title: String,
-    pub since_ms: u64,
-}
+pub use crate::verdict::Child;
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 
 use super::evidence::Finding;
 use super::rules::{AgentRules, RuleSet};
-use super::verdict::Source;
+use crate::verdict::Source;
 
 /// The agent a title names, if any.
 pub fn identify<'a>(title: &str, rules: &'a RuleSet) -> Option<&'a AgentRules> {

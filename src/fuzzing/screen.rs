@@ -11,7 +11,7 @@ use ratatui::widgets::Widget;
 use tui_term::widget::{Cursor, PseudoTerminal};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::tui::view::screen;
+use crate::tui::screen;
 use crate::vt::cap::{StringCap, unfinished_utf8};
 use crate::vt::term::Term;
 

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::Detail;
+use crate::verdict::Detail;
 
 /// ACT: answer the dialog on the screen now.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -162,7 +162,7 @@ pub enum Request<'a> {
     Info,
     Screen,
     /// What an agent's hook said (see [`crate::detect::hooks`]).
-    Report(Box<crate::detect::hooks::Report>),
+    Report(Box<super::report::Report>),
     /// Answer the dialog on the screen, if it still is as expected.
     Act(Act),
 }
@@ -232,7 +232,7 @@ impl Request<'_> {
             ClientType::Info => Request::Info,
             ClientType::Screen => Request::Screen,
             ClientType::Report => {
-                let max = crate::detect::hooks::MAX_REPORT;
+                let max = super::report::MAX_REPORT;
                 if payload.len() > max {
                     return Err(PayloadError::TooLong {
                         what: "REPORT",
@@ -390,6 +390,11 @@ pub struct Info {
     /// the output on a terminal must drop the probe, so that the program
     /// gets one answer.
     pub status_protocol: bool,
+    /// How many people's terminals (`hm attach`) are attached: while any
+    /// is, it sets the session's size and others' RESIZE is held. `None`
+    /// from a supervisor that does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<u32>,
     /// The state now, as STATE would say it.
     pub state: Option<StateReport>,
     /// What the detector holds as evidence (for `hm explain`); agents only.
@@ -499,7 +504,7 @@ mod tests {
 
     #[test]
     fn every_request_decodes_as_it_was_encoded() {
-        let report = crate::detect::hooks::Report {
+        let report = crate::protocol::report::Report {
             agent: "claude".into(),
             event: "Stop".into(),
             ..Default::default()
@@ -535,7 +540,7 @@ mod tests {
         );
         assert!(Request::decode(ClientType::Resize, &[0, 80]).is_err());
         assert!(Request::decode(ClientType::Act, b"{").is_err());
-        let huge = vec![b' '; crate::detect::hooks::MAX_REPORT + 1];
+        let huge = vec![b' '; crate::protocol::report::MAX_REPORT + 1];
         assert!(Request::decode(ClientType::Report, &huge).is_err());
     }
 
@@ -562,7 +567,11 @@ mod tests {
             })),
         ];
         for r in all {
-            assert_eq!(Reply::decode(one_frame(&r.encode())), Ok(r.clone()), "{r:?}");
+            assert_eq!(
+                Reply::decode(one_frame(&r.encode())),
+                Ok(r.clone()),
+                "{r:?}"
+            );
         }
         assert_eq!(Reply::Unknown(0xee).encode(), Vec::<u8>::new());
     }

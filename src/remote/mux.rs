@@ -16,14 +16,25 @@
 //! | `0x07` | NEW | mount → proxy | JSON [`NewSession`]; the channel number names the request |
 //! | `0x08` | STARTED | proxy → mount | JSON [`Started`], on the request's channel number |
 //! | `0x09` | FORGET | mount → proxy | the id of an ended session, whose record goes (`hm rm`); answered with SESSIONS |
+//! | `0x0A` | GONE | both | empty: the channel's connection closed entirely on the sender's side; close it entirely |
+//! | `0x0B` | PING | both | empty: the sender is there (every [`KEEPALIVE`]) |
 //!
 //! A channel is one client connection to one session socket; its bytes
-//! are the session protocol's, untouched. Unknown types are skipped.
+//! are the session protocol's, untouched. CLOSE passes on the end of a
+//! connection's input (a half-close, after which it may still read);
+//! GONE that it went entirely, so that nothing on the other side (a
+//! supervisor counting a terminal that holds the size) waits for a
+//! client that is no more. A peer that said in HELLO that it keeps alive
+//! and has sent nothing for [`SILENT_LIMIT`] keepalives is gone too: the
+//! link dropped. Unknown types are skipped.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 
 /// This protocol's version; a peer with another is refused at HELLO.
 pub const PROTO: u32 = 1;
@@ -41,6 +52,15 @@ pub const CLOSE: u8 = 0x06;
 pub const NEW: u8 = 0x07;
 pub const STARTED: u8 = 0x08;
 pub const FORGET: u8 = 0x09;
+pub const GONE: u8 = 0x0A;
+pub const PING: u8 = 0x0B;
+
+/// How often each side says it is there.
+pub const KEEPALIVE: Duration = Duration::from_secs(5);
+/// After this many of the peer's keepalives with nothing heard, the link
+/// is taken for dropped (15 s: a link that drops silently, a network gone
+/// rather than a connection closed, ends both sides within that).
+pub const SILENT_LIMIT: u32 = 3;
 
 const HEADER: usize = 9;
 
@@ -49,6 +69,10 @@ const HEADER: usize = 9;
 pub struct Hello {
     pub proto: u32,
     pub version: String,
+    /// How often the sender sends PING, in ms; 0 (an older hm) for never,
+    /// and then its silence means nothing.
+    #[serde(default)]
+    pub keepalive_ms: u64,
 }
 
 impl Hello {
@@ -56,7 +80,14 @@ impl Hello {
         Hello {
             proto: PROTO,
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            keepalive_ms: KEEPALIVE.as_millis() as u64,
         }
+    }
+
+    /// How long this peer may say nothing before it is taken for gone;
+    /// `None` if it does not keep alive.
+    pub fn silent_limit(&self) -> Option<Duration> {
+        (self.keepalive_ms > 0).then(|| Duration::from_millis(self.keepalive_ms) * SILENT_LIMIT)
     }
 }
 
@@ -79,6 +110,10 @@ pub struct NewSession {
     pub workdir: Option<String>,
     #[serde(default)]
     pub label: Option<String>,
+    /// `hm run --classifier`; absent: hm chooses (a proxy of an older hm
+    /// ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<String>,
 }
 
 /// STARTED's payload: `error` is why it did not start.
@@ -146,39 +181,122 @@ impl Decoder {
     }
 }
 
+/// One channel's connection, relayed at either end of the bridge (see
+/// [`relay`]). Dropping it closes the connection entirely.
+#[derive(Debug)]
+pub struct Channel {
+    /// What the peer sends for it; dropped when the peer closes it (the
+    /// connection's sending side is shut then).
+    to_stream: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+}
+
+impl Channel {
+    /// Passes the peer's bytes on to the connection.
+    pub fn send(&mut self, bytes: Vec<u8>) {
+        if let Some(tx) = &self.to_stream {
+            let _ = tx.send(bytes);
+        }
+    }
+
+    /// The peer's CLOSE: what it sent is written, then the connection's
+    /// sending side is shut; the connection may still speak.
+    pub fn peer_closed(&mut self) {
+        self.to_stream = None;
+    }
+
+    /// Whether the connection is over here: it went entirely, and the
+    /// peer has been told (GONE).
+    pub fn finished(&self) -> bool {
+        self.reader.is_finished()
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        // The tasks own the connection's halves: aborted, they drop them,
+        // and the connection closes entirely, at once.
+        self.reader.abort();
+        self.writer.abort();
+    }
+}
+
 /// Relays one channel's connection, at either end of the bridge: what
-/// the peer sends for it (`from_peer`; closed when the peer closes the
-/// channel, and the socket's write side is shut then) goes into `stream`,
-/// and what `stream` says goes to the peer as DATA, then CLOSE.
-pub fn relay(
-    stream: UnixStream,
-    chan: u32,
-    mut from_peer: mpsc::UnboundedReceiver<Vec<u8>>,
-    to_peer: mpsc::Sender<Vec<u8>>,
-) {
+/// the peer sends for it (through [`Channel::send`]) goes into `stream`,
+/// and what `stream` says goes to the peer as DATA; the end of its input
+/// as CLOSE, and its closing entirely (or breaking) as GONE.
+pub fn relay(stream: UnixStream, chan: u32, to_peer: mpsc::Sender<Vec<u8>>) -> Channel {
+    let (tx, mut from_peer) = mpsc::unbounded_channel::<Vec<u8>>();
+    // Room to watch for the connection's closing entirely, on a
+    // descriptor of its own: the writer's readiness stays the writer's.
+    let room = crate::fd::watch_room(&stream).ok();
     let (mut rd, mut wr) = stream.into_split();
-    tokio::spawn(async move {
+    let (broken_tx, mut broken) = oneshot::channel::<()>();
+    let writer = tokio::spawn(async move {
         while let Some(bytes) = from_peer.recv().await {
             if wr.write_all(&bytes).await.is_err() {
+                let _ = broken_tx.send(());
                 return;
             }
         }
         let _ = wr.shutdown().await;
+        // Kept until the channel is dropped: ending here would drop
+        // `broken_tx`, which the reader would take for a failed write.
+        std::future::pending::<()>().await;
     });
-    tokio::spawn(async move {
+    let reader = tokio::spawn(async move {
         let mut buf = vec![0u8; CHUNK];
         loop {
-            match rd.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
+            let n = tokio::select! {
+                r = rd.read(&mut buf) => r,
+                _ = &mut broken => break,
+            };
+            match n {
+                Ok(0) => {
+                    if to_peer.send(encode(CLOSE, chan, b"")).await.is_err() {
+                        return;
+                    }
+                    // Its input ended; it may still read. Gone once it
+                    // closed entirely, or a write to it failed.
+                    until_gone(rd.as_ref(), room.as_ref(), &mut broken).await;
+                    break;
+                }
                 Ok(n) => {
                     if to_peer.send(encode(DATA, chan, &buf[..n])).await.is_err() {
                         return;
                     }
                 }
+                Err(_) => break,
             }
         }
-        let _ = to_peer.send(encode(CLOSE, chan, b"")).await;
+        let _ = to_peer.send(encode(GONE, chan, b"")).await;
     });
+    Channel {
+        to_stream: Some(tx),
+        reader,
+        writer,
+    }
+}
+
+/// Waits until a connection whose input has ended is closed entirely (or
+/// a write to it failed). Without a descriptor to watch (out of them), it
+/// is known only from a failed write.
+async fn until_gone(
+    stream: &UnixStream,
+    room: Option<&tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+    broken: &mut oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            r = crate::fd::room(room) => {
+                if r.is_err() || crate::fd::hung_up(stream) {
+                    return;
+                }
+            }
+            _ = &mut *broken => return,
+        }
+    }
 }
 
 #[cfg(test)]

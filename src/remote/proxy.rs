@@ -3,26 +3,42 @@
 //!
 //! It lists the sessions and relays channels to their sockets, with the
 //! same checks as any local client (the directory is ours and private,
-//! the socket is served by us, the id is a valid one); it starts nothing
-//! and reads nothing else. Nothing it relays is interpreted: a channel's
-//! bytes are the session protocol's.
+//! the socket is served by us, the id is a valid one); it starts a
+//! session only when asked to (NEW), and reads nothing else. Nothing it
+//! relays is interpreted: a channel's bytes are the session protocol's.
+//!
+//! It never outlives its mount: it ends when its input ends (ssh went)
+//! or when the mount, which keeps alive, has said nothing for too long
+//! (the link dropped silently), and every connection it made to a
+//! session closes entirely then, so no session waits on a client that is
+//! gone (see [`mux`]).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::mux::{self, Hello, Sessions};
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 
-/// Serves until stdin ends; returns the exit code.
+/// Serves until stdin ends, or the mount goes silent; returns the exit
+/// code.
 pub fn run(dir: &Path) -> Result<i32> {
-    let rt = crate::client::runtime()?;
-    rt.block_on(serve(dir.to_path_buf()))
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let code = rt.block_on(serve(dir.to_path_buf()));
+    // Reading stdin and writing stdout are blocking threads, which a peer
+    // that went silent can hold forever: not waited for.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    code
 }
 
 /// The sessions in `dir` now.
@@ -38,7 +54,7 @@ fn sessions(dir: &Path) -> Sessions {
                 .is_ok_and(|p| liveness::probe(&p.pid, &p.sock, false) == Liveness::Running)
         })
         .collect();
-    let ended = crate::supervisor::ended::list(dir)
+    let ended = crate::ended::list(dir)
         .into_iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
@@ -57,6 +73,7 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         &r.command,
         r.workdir.as_deref().map(Path::new),
         r.label.as_deref(),
+        r.classifier.as_deref(),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {
@@ -93,34 +110,81 @@ async fn serve(dir: PathBuf) -> Result<i32> {
     let hello = serde_json::to_vec(&Hello::ours())?;
     let _ = out_tx.send(mux::encode(mux::HELLO, 0, &hello)).await;
 
+    // When the mount was last heard from, and how long it may say nothing
+    // (from its HELLO). Watched apart from the frames, whose handling may
+    // wait for a stdout that a dropped link no longer drains.
+    let heard = Cell::new(Instant::now());
+    let limit = Cell::new(None);
+    let code = tokio::select! {
+        code = frames(&dir, &out_tx, &heard, &limit) => code?,
+        () = keep_alive(&out_tx, &heard, &limit) => 0,
+    };
+    // Every channel went with `frames`: each session sees its connection
+    // close entirely, so nobody waits on a client that is gone. What is
+    // queued goes out if stdout still takes it.
+    drop(out_tx);
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    Ok(code)
+}
+
+/// Says PING every [`mux::KEEPALIVE`]; returns once the mount has said
+/// nothing for longer than it may.
+async fn keep_alive(
+    out: &mpsc::Sender<Vec<u8>>,
+    heard: &Cell<Instant>,
+    limit: &Cell<Option<Duration>>,
+) {
+    let mut tick = tokio::time::interval(mux::KEEPALIVE);
+    loop {
+        tick.tick().await;
+        if limit.get().is_some_and(|l| heard.get().elapsed() > l) {
+            return;
+        }
+        // A queue that is full is not idle: nothing to add.
+        let _ = out.try_send(mux::encode(mux::PING, 0, &[]));
+    }
+}
+
+/// Reads the mount's frames and carries them out, until stdin ends; the
+/// exit code.
+async fn frames(
+    dir: &Path,
+    out_tx: &mpsc::Sender<Vec<u8>>,
+    heard: &Cell<Instant>,
+    limit: &Cell<Option<Duration>>,
+) -> Result<i32> {
     let mut stdin = tokio::io::stdin();
     let mut decoder = mux::Decoder::default();
-    let mut chans: HashMap<u32, mpsc::UnboundedSender<Vec<u8>>> = HashMap::new();
+    let mut chans: HashMap<u32, mux::Channel> = HashMap::new();
     let mut greeted = false;
     let mut buf = vec![0u8; mux::CHUNK];
-    let code = 'serve: loop {
+    loop {
         let n = match stdin.read(&mut buf).await {
-            Ok(0) | Err(_) => break 0,
+            Ok(0) | Err(_) => return Ok(0),
             Ok(n) => n,
         };
+        heard.set(Instant::now());
         let Ok(frames) = decoder.push(&buf[..n]) else {
-            break 1;
+            return Ok(1);
         };
+        // Channels whose connections went entirely, the mount told.
+        chans.retain(|_, c| !c.finished());
         for f in frames {
             if !greeted {
                 // The first frame must be a HELLO we can speak.
                 let theirs: Option<Hello> = (f.ty == mux::HELLO)
                     .then(|| serde_json::from_slice(&f.payload).ok())
                     .flatten();
-                if theirs.is_none_or(|h| h.proto != mux::PROTO) {
-                    break 'serve 1;
+                match theirs {
+                    Some(h) if h.proto == mux::PROTO => limit.set(h.silent_limit()),
+                    _ => return Ok(1),
                 }
                 greeted = true;
                 continue;
             }
             match f.ty {
                 mux::LIST => {
-                    let list = serde_json::to_vec(&sessions(&dir))?;
+                    let list = serde_json::to_vec(&sessions(dir))?;
                     let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;
                 }
                 // An ended session's record, as `hm rm` here would; what
@@ -129,18 +193,16 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                     if let Ok(id) = std::str::from_utf8(&f.payload)
                         && paths::validate_id(id).is_ok()
                     {
-                        let _ = crate::supervisor::ended::forget(&dir, id);
+                        let _ = crate::ended::forget(dir, id);
                     }
-                    let list = serde_json::to_vec(&sessions(&dir))?;
+                    let list = serde_json::to_vec(&sessions(dir))?;
                     let _ = out_tx.send(mux::encode(mux::SESSIONS, 0, &list)).await;
                 }
                 mux::OPEN => {
                     let id = String::from_utf8_lossy(&f.payload).into_owned();
-                    match open(&dir, &id).await {
+                    match open(dir, &id).await {
                         Ok(stream) => {
-                            let (tx, rx) = mpsc::unbounded_channel();
-                            chans.insert(f.chan, tx);
-                            mux::relay(stream, f.chan, rx, out_tx.clone());
+                            chans.insert(f.chan, mux::relay(stream, f.chan, out_tx.clone()));
                         }
                         Err(why) => {
                             let _ = out_tx
@@ -150,22 +212,28 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                     }
                 }
                 mux::DATA => {
-                    if let Some(tx) = chans.get(&f.chan)
-                        && tx.send(f.payload).is_err()
-                    {
-                        chans.remove(&f.chan);
+                    if let Some(c) = chans.get_mut(&f.chan) {
+                        c.send(f.payload);
                     }
                 }
-                // The client's end closed: the session sees its EOF, and
-                // its own close comes back as a CLOSE from the reader.
+                // The client's input ended: so does the session's from
+                // it, which may still answer; its own end comes back as
+                // a CLOSE from the relay.
                 mux::CLOSE => {
+                    if let Some(c) = chans.get_mut(&f.chan) {
+                        c.peer_closed();
+                    }
+                }
+                // The client went entirely: the session sees its
+                // connection close, at once.
+                mux::GONE => {
                     chans.remove(&f.chan);
                 }
                 // The only way a proxy starts anything: asked, for one
                 // session, as the dashboard's `n` would here.
                 mux::NEW => {
                     let out = out_tx.clone();
-                    let dir = dir.clone();
+                    let dir = dir.to_path_buf();
                     let req: Option<mux::NewSession> = serde_json::from_slice(&f.payload).ok();
                     tokio::task::spawn_blocking(move || {
                         let error = match req {
@@ -176,12 +244,9 @@ async fn serve(dir: PathBuf) -> Result<i32> {
                         let _ = out.blocking_send(mux::encode(mux::STARTED, f.chan, &reply));
                     });
                 }
+                // PING, and what a later version adds.
                 _ => {}
             }
         }
-    };
-    drop(chans);
-    drop(out_tx);
-    let _ = writer.await;
-    Ok(code)
+    }
 }

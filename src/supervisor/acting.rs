@@ -7,13 +7,11 @@
 //! the dialog has stood unchanged for its dwell), writes the first key to
 //! the pty and records what it did. The answer's other keys follow, one
 //! per read, each later step only once the screen shows the keys before
-//! it taken (`keys.rs`). [`Acting`] is the part that remembers — the
-//! dialog being watched, whether it was answered, an answer on its way,
-//! the log — and is plain data driven with times, so its rules are tested
-//! without a pty. A rule's timer exists only while a dialog it would
+//! it taken (`supervisor/answering.rs` carries it out). [`Acting`] is
+//! the part that remembers — the dialog being watched, whether it was
+//! answered, an answer on its way, the log — and is plain data driven
+//! with times, so its rules are tested without a pty. A rule's timer exists only while a dialog it would
 //! answer stands unanswered: a session at rest never wakes for it.
-
-mod keys;
 
 use std::collections::VecDeque;
 
@@ -21,11 +19,8 @@ use tracing::{info, warn};
 
 use crate::config::AutomationRule;
 use crate::detect::Dialog;
-use crate::detect::rules::RuleSet;
+use crate::detect::rules::{Pattern, RuleSet};
 use crate::protocol::{ActionRecord, AutomationInfo};
-
-use super::state::Expect;
-pub(super) use keys::{automate, by_hand, unreadable};
 
 /// How many answers the log keeps (each with its dialog's rows).
 const LOG_LEN: usize = 8;
@@ -41,7 +36,20 @@ pub struct Acting {
     /// identity.
     appearances: u64,
     /// An answer whose later keys are still to be sent: what they are.
-    pending: Option<String>,
+    pub(super) pending: Option<String>,
+}
+
+/// What an asker expects of the dialog it answers; `None`s expect nothing.
+#[derive(Debug, Default)]
+pub struct Expect {
+    /// This appearance of it (the identity a report gave).
+    pub dialog: Option<u64>,
+    /// Its screen rule.
+    pub rule: Option<String>,
+    /// Exactly this dialog.
+    pub fingerprint: Option<String>,
+    /// A pattern its subject matches (a dialog without one does not).
+    pub subject: Option<Pattern>,
 }
 
 /// An automation rule with its subject regex compiled.
@@ -245,7 +253,7 @@ impl Acting {
 impl Acting {
     /// The answer being given has sent what it could: `why` it stopped
     /// short, if it did, goes into its record and the log.
-    fn finished(&mut self, why: Option<String>) {
+    pub(super) fn finished(&mut self, why: Option<String>) {
         self.pending = None;
         if let Some(why) = why {
             warn!("an answer stopped short: {why}");
@@ -257,7 +265,7 @@ impl Acting {
 
     /// What the dialog must still be when rule `index` answers it: the one
     /// it watched through the dwell, with a subject the rule takes.
-    fn expectation(&self, index: usize) -> Expect {
+    pub(super) fn expectation(&self, index: usize) -> Expect {
         let seen = self.seen.as_ref();
         Expect {
             dialog: seen.map(|s| s.id),
@@ -268,7 +276,7 @@ impl Acting {
     }
 
     /// The rule due to answer the dialog on screen is due again at `at_ms`.
-    fn due_again(&mut self, at_ms: u64) {
+    pub(super) fn due_again(&mut self, at_ms: u64) {
         if let Some((_, at)) = self.seen.as_mut().and_then(|s| s.due.as_mut()) {
             *at = at_ms;
         }
@@ -276,7 +284,7 @@ impl Acting {
 
     /// The dialog on screen is not answered by automation after all (the
     /// keys could not be sent): not tried again while it stays.
-    fn give_up(&mut self) {
+    pub(super) fn give_up(&mut self) {
         if let Some(seen) = &mut self.seen {
             seen.answered = true;
             seen.due = None;

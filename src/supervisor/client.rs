@@ -17,67 +17,19 @@
 mod inbound;
 mod outbound;
 
-use std::cell::{Cell, RefCell};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::UnixStream;
-use tokio::sync::{Notify, watch};
 use tracing::{debug, warn};
 
-use crate::clock::Clock;
-
+use super::context::Ctx;
 use super::output::ConnId;
-use super::state::Shared;
 use inbound::Inbound;
 use outbound::Outbound;
-
-/// What every connection task shares.
-#[derive(Debug)]
-pub struct Ctx {
-    pub shared: Rc<RefCell<Shared>>,
-    /// The session's clock (the one `shared` keeps), readable without a
-    /// borrow: every task's "now" and timer deadlines come from it.
-    pub clock: Clock,
-    pub master: Rc<AsyncFd<OwnedFd>>,
-    /// Bumped whenever output, the child's fate or a subscriber's eviction
-    /// changes.
-    pub changed: watch::Receiver<()>,
-    /// Tells the pty reader that a subscriber made room.
-    pub space: Rc<Notify>,
-    /// Tells the main loop about kill requests and finished exit waiters.
-    pub wake_main: Rc<Notify>,
-    /// Tells the accept loop a connection closed: a descriptor is free.
-    pub conn_closed: Rc<Notify>,
-    /// Tells the state tracker that output came, the session was resized
-    /// or the program ended: the state may have changed.
-    pub output_seen: Rc<Notify>,
-    /// Bytes of INPUT payload held by all connections, complete or not,
-    /// that the pty has not taken yet (bounded by
-    /// [`inbound::INPUT_HELD_LIMIT`]).
-    pub input_held: Cell<usize>,
-}
-
-impl Ctx {
-    /// The context of a session whose state is `shared`, read from `master`
-    /// (watched for reading only), with `changed` bumped by its pty reader.
-    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
-        Ctx {
-            clock: shared.clock(),
-            shared: Rc::new(RefCell::new(shared)),
-            master: Rc::new(master),
-            changed,
-            space: Rc::new(Notify::new()),
-            wake_main: Rc::new(Notify::new()),
-            conn_closed: Rc::new(Notify::new()),
-            output_seen: Rc::new(Notify::new()),
-            input_held: Cell::new(0),
-        }
-    }
-}
 
 /// What the client has asked to be, which both halves act on.
 #[derive(Debug, Default)]
@@ -150,20 +102,11 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
         }
     }
     conn.inbound.input.release(&ctx);
+    if conn.role.terminal {
+        leave_terminal(&ctx);
+    }
     let mut s = ctx.shared.borrow_mut();
     s.connection_closed();
-    if conn.role.terminal {
-        s.remove_terminal();
-        // The last terminal left: a size others asked for meanwhile (the
-        // dashboard's pane) applies now.
-        if let Some(size) = s.take_held_size() {
-            if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
-                debug!("resize failed: {e}");
-            }
-            s.resized(size);
-            ctx.output_seen.notify_one();
-        }
-    }
     if s.output_mut().unsubscribe(id) || conn.role.wants_exit {
         ctx.space.notify_one();
     }
@@ -172,6 +115,22 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     }
     ctx.wake_main.notify_one();
     ctx.conn_closed.notify_one();
+}
+
+/// A person's terminal is no longer attached through this connection: if
+/// it was the last, a size others asked for meanwhile (the dashboard's
+/// pane) applies now, and the supervisor answers the program's queries
+/// again.
+fn leave_terminal(ctx: &Ctx) {
+    let mut s = ctx.shared.borrow_mut();
+    s.remove_terminal();
+    if let Some(size) = s.take_held_size() {
+        if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
+            debug!("resize failed: {e}");
+        }
+        s.resized(size);
+        ctx.output_seen.notify_one();
+    }
 }
 
 impl Conn {
@@ -209,11 +168,20 @@ impl Conn {
                     self.inbound.flush_input(ctx, self.id, &self.role, &mut self.outbound);
                 }
                 r = self.inbound.buf.read(&self.sock), if can_read => {
+                    // A terminal whose input ended can neither type nor
+                    // resize: it no longer holds the size, whether or not
+                    // it still reads (a bridge's far end passes a client's
+                    // going on as this).
+                    let n = r?;
+                    if n == 0 && self.role.terminal {
+                        self.role.terminal = false;
+                        leave_terminal(ctx);
+                    }
                     // A subscriber waits for EXIT after its input ends,
                     // unless it hung up: then it would hold its connection
                     // (one of 1024) until output.
-                    if r? == 0 && self.role.awaits_exit() {
-                        if hung_up(&self.sock) {
+                    if n == 0 && self.role.awaits_exit() {
+                        if crate::fd::hung_up(self.sock.get_ref()) {
                             debug!(conn = self.id, "the client hung up");
                             return Ok(());
                         }
@@ -234,7 +202,7 @@ impl Conn {
                 // connection until its next output.
                 r = crate::fd::room(self.hup_w.as_ref()), if self.hup_w.is_some() => {
                     r?;
-                    if hung_up(&self.sock) {
+                    if crate::fd::hung_up(self.sock.get_ref()) {
                         debug!(conn = self.id, "the client hung up");
                         return Ok(());
                     }
@@ -261,18 +229,4 @@ impl Conn {
         }
         self.inbound.finished()
     }
-}
-
-/// Whether the client has closed its end entirely (POLLHUP, or POLLERR for
-/// a broken connection), rather than only its sending side: then nothing
-/// sent can be read any more.
-fn hung_up(sock: &AsyncFd<OwnedFd>) -> bool {
-    let mut fds = [nix::poll::PollFd::new(
-        sock.get_ref().as_fd(),
-        nix::poll::PollFlags::POLLOUT,
-    )];
-    nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok()
-        && fds[0].revents().is_some_and(|r| {
-            r.intersects(nix::poll::PollFlags::POLLHUP | nix::poll::PollFlags::POLLERR)
-        })
 }

@@ -11,7 +11,8 @@ use tokio::sync::{Notify, watch};
 use crate::classify::ClassifierSpec;
 use crate::clock::Clock;
 
-use super::client::{self, Ctx};
+use super::client;
+use super::context::Ctx;
 use super::lifecycle::record_exit;
 use super::reader::pump_output;
 use super::state::{SessionInfo, Shared};

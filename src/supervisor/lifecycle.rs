@@ -18,7 +18,7 @@ use tracing::{info, warn};
 
 use crate::pty;
 
-use super::client::Ctx;
+use super::context::Ctx;
 use super::escalation;
 
 /// How long subscribers get to read their last bytes and EXIT.

@@ -130,6 +130,11 @@ impl Output {
         self.ring.slices(from, to)
     }
 
+    /// The offsets the ring holds: the oldest byte, and the head.
+    pub fn held(&self) -> (u64, u64) {
+        (self.ring.oldest(), self.ring.head())
+    }
+
     /// Registers a subscriber at the start of the scrollback: replay and
     /// live output are then one contiguous read of the log.
     pub fn subscribe(&mut self, id: ConnId, mark_replay: bool) {

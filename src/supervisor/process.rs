@@ -57,12 +57,17 @@ impl ProcessProbe {
         let command = std::fs::read_to_string(proc_dir.join("comm"))
             .map(|c| c.trim_end().to_string())
             .unwrap_or_default();
-        let syscall = std::fs::read_to_string(proc_dir.join("syscall")).unwrap_or_default();
         let canonical = nix::sys::termios::tcgetattr(self.master.as_fd()).is_ok_and(|t| {
             t.local_flags
                 .contains(nix::sys::termios::LocalFlags::ICANON)
         });
         let (front, foreground_names) = self.front(fg.as_raw(), &command).unwrap_or_default();
+        // Whether the process in front reads: a shell running a job waits
+        // for it, the job is what may read (`sh -c 'python3 ask.py'`).
+        let proc_dir = front
+            .last()
+            .map_or(proc_dir, |p| PathBuf::from(format!("/proc/{}", p.pid)));
+        let syscall = std::fs::read_to_string(proc_dir.join("syscall")).unwrap_or_default();
         Some(ProcessFacts {
             foreground_is_session: fg == self.session,
             reading_terminal: self.reads_terminal(&proc_dir, &syscall),

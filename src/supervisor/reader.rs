@@ -12,7 +12,7 @@ use tracing::warn;
 
 use crate::clock::Instant;
 
-use super::client::Ctx;
+use super::context::Ctx;
 
 /// A subscriber that holds back the pty this long without reading a byte
 /// is cut off, so one stuck client cannot freeze the session.

@@ -11,8 +11,9 @@
 
 mod acting;
 mod answers;
+mod kept;
 
-pub use acting::{Expect, Refused};
+pub use acting::Refused;
 
 use std::io;
 
@@ -25,12 +26,18 @@ use crate::vt::events::{Query, Recorder, TermEvent};
 use crate::vt::term::Term;
 
 use super::acting::Acting;
-use super::ended;
+use super::keeper::Keeper;
 use super::output::{ConnId, Output};
 use super::process::ProcessProbe;
+use crate::ended;
 
 /// Output this soon after a resize, from a program that was idle, is its
 /// redraw for the new size (the `agent` detector has its own rule).
+/// How long output must pause before the state is re-evaluated (and a
+/// resting screen may sleep): the verdict is of a settled screen, not of
+/// every read.
+pub(super) const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
 const RESIZE_REDRAW_MS: u64 = 1_000;
 
 #[derive(Debug)]
@@ -64,8 +71,14 @@ pub struct Shared {
     screen: Dozing<Recorder>,
     /// The `agent` classifier, when the session has it.
     detector: Option<Detector>,
-    /// Where process facts come from, for the detector.
+    /// Where process facts come from, for the detector or the check of a
+    /// plain program asking.
     process: Option<ProcessProbe>,
+    /// Without the detector: the session's command, for that check
+    /// (`None` for the `none` classifier, which infers nothing).
+    plain: Option<crate::detect::plain::SessionCommand>,
+    /// Since when that check has said the program asks.
+    asking_since: Option<u64>,
     /// Subscribers whose terminal answers the program's queries itself
     /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
@@ -82,6 +95,12 @@ pub struct Shared {
     /// Answers to dialogs: the automation rules, the dialog they watch,
     /// the log.
     acting: Acting,
+    /// What is kept on disk for `hm restore`, if anything.
+    keeper: Option<Keeper>,
+    /// Whether a client asked for the end (KILL), and whether a signal
+    /// told the supervisor to stop: how the session ended, for a restore.
+    killed: bool,
+    stopped: bool,
 }
 
 /// What INFO reports besides live values.
@@ -129,6 +148,8 @@ impl Shared {
             info,
             detector: None,
             process: None,
+            plain: None,
+            asking_since: None,
             terminals: 0,
             held_size: None,
             answers: Vec::new(),
@@ -136,12 +157,30 @@ impl Shared {
             report_seq: 0,
             next_conn: 1,
             acting: Acting::default(),
+            keeper: None,
+            killed: false,
+            stopped: false,
         }
+    }
+
+    /// The same, keeping its manifest and output for `hm restore`.
+    pub fn with_keeper(mut self, keeper: Keeper) -> Self {
+        self.keeper = Some(keeper);
+        self
     }
 
     /// The same, answering dialogs by these `[[automation]]` rules.
     pub fn with_automation(mut self, rules: Vec<crate::config::AutomationRule>) -> Self {
         self.acting = Acting::new(rules);
+        self
+    }
+
+    /// The same, telling a program that asks (it reads its terminal and
+    /// is not one that reads all the time) by its process: for sessions
+    /// without the `agent` classifier.
+    pub fn with_process_check(mut self, process: Option<ProcessProbe>) -> Self {
+        self.plain = Some(crate::detect::plain::SessionCommand::of(&self.info.command));
+        self.process = process;
         self
     }
 
@@ -272,6 +311,11 @@ impl Shared {
     /// configured one. Of several requests the shortest grace wins; one
     /// without a grace of its own does not shorten a pending one.
     pub fn request_kill(&mut self, grace_ms: Option<u64>) {
+        self.killed = true;
+        self.ask_kill(grace_ms);
+    }
+
+    fn ask_kill(&mut self, grace_ms: Option<u64>) {
         self.kill_requested = Some(match (self.kill_requested, grace_ms) {
             (Some(old), Some(new)) => old.min(new),
             (Some(old), None) => old,
@@ -282,7 +326,8 @@ impl Shared {
     /// A signal asked the supervisor to stop: the configured grace, or a
     /// shorter one already pending.
     pub fn request_stop(&mut self) {
-        self.request_kill(Some(self.default_grace_ms));
+        self.stopped = true;
+        self.ask_kill(Some(self.default_grace_ms));
     }
 
     /// The grace of the kill asked for since the last call, if any.
@@ -339,7 +384,7 @@ impl Shared {
         let now = self.clock.now_ms();
         let settled = self
             .last_output_ms
-            .is_none_or(|t| now.saturating_sub(t) >= super::tracker::SETTLE.as_millis() as u64);
+            .is_none_or(|t| now.saturating_sub(t) >= SETTLE.as_millis() as u64);
         self.at_rest() && settled && self.screen.sleep()
     }
 
@@ -388,6 +433,9 @@ impl Shared {
     /// [`Dozing::skim`]), and queries nobody else will answer are answered.
     fn note_output(&mut self, from: u64, to: u64) {
         let now = self.clock.now_ms();
+        if let Some(k) = &mut self.keeper {
+            k.output(to);
+        }
         // An idle program redrawing for a new size (a dashboard's layout
         // changed) has not done anything: its timing classifier does not
         // see the redraw, and its idle time keeps counting.
@@ -478,12 +526,26 @@ impl Shared {
         if let Some(d) = &mut self.detector {
             d.hook(report, now);
         }
+        // The conversation a restore resumes, named by the agent's hook.
+        if let (Some(k), Some(agent), Some(id)) = (
+            &mut self.keeper,
+            crate::agent_hooks::Agent::from_name(&report.agent),
+            report
+                .session
+                .as_deref()
+                .and_then(crate::detect::hooks::conversation_id),
+        ) {
+            k.conversation(agent.name(), &id);
+        }
     }
 
     /// The session was resized: the screen follows, and the redraw that
     /// answers it is not work.
     pub fn resized(&mut self, size: Size) {
         self.size = size;
+        if let Some(k) = &mut self.keeper {
+            k.resized(size);
+        }
         self.screen.term().resize(size);
         let now = self.clock.now_ms();
         self.resized_ms = Some(now);

@@ -26,7 +26,7 @@ use tokio::time::sleep_until;
 
 use super::Core;
 use super::reader::QUIET_AFTER_EXIT;
-use super::tracker::SETTLE;
+use super::state::SETTLE;
 use crate::classify::ProcessState;
 use crate::clock::Instant;
 use crate::detect::Primary;

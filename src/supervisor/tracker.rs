@@ -10,7 +10,8 @@ use tracing::warn;
 
 use crate::clock::Instant;
 
-use super::client::Ctx;
+use super::context::Ctx;
+use super::state::SETTLE;
 
 /// Runs the `[[notify]]` commands when a session starts waiting, finishes
 /// its work (active, then idle) or exits, each at most once per
@@ -47,7 +48,9 @@ impl Notifier {
         let event = match (before, now.primary, exit) {
             (_, _, Some(_)) => "exited",
             (_, Primary::Dead, None) => return,
-            (Some(p), Primary::Waiting, None) if p != Primary::Waiting => "waiting",
+            // A session whose first report already waits (a script that
+            // asks at once) needs its person as much as one that came to it.
+            (p, Primary::Waiting, None) if p != Some(Primary::Waiting) => "waiting",
             (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
             _ => return,
         };
@@ -91,10 +94,8 @@ impl Notifier {
     }
 }
 
-/// How long output must pause before the state is re-evaluated, and how
-/// long continuous output may defer it: the verdict is of a settled screen,
-/// not of every read.
-pub(super) const SETTLE: Duration = Duration::from_millis(50);
+/// How long continuous output may defer re-evaluating the state (see
+/// [`SETTLE`]).
 const SETTLE_LIMIT: Duration = Duration::from_millis(150);
 
 /// Keeps the session's reported state current and tells the subscribers
@@ -123,7 +124,7 @@ pub(super) async fn track_state(
             drop(s);
             // Answers a dialog when an automation rule is due to; the
             // next deadline below includes the rule's dwell.
-            super::acting::automate(&ctx);
+            super::answering::automate(&ctx);
             let mut s = ctx.shared.borrow_mut();
             // At rest the screen sleeps (again, after output that changed
             // nothing), and on coming to rest what it and the work before
@@ -132,7 +133,14 @@ pub(super) async fn track_state(
             if moved && s.at_rest() {
                 crate::pty::release_free_memory();
             }
-            s.next_state_change_ms().map(|at| ctx.clock.at_ms(at))
+            // What `hm restore` keeps is written here, as output settles:
+            // at most once a second, and not at all while idle.
+            let keep = s.keep();
+            [s.next_state_change_ms(), keep]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|at| ctx.clock.at_ms(at))
         };
         tokio::select! {
             () = ctx.output_seen.notified() => {

@@ -69,7 +69,7 @@ impl Where {
     /// listed: its connection may have been lost before its EXIT came.
     fn exit_code(&self, plain: &str) -> Option<i32> {
         self.host.as_ref()?;
-        crate::supervisor::ended::list(&self.dir)
+        crate::ended::list(&self.dir)
             .into_iter()
             .find(|r| r.id == plain)
             .map(|r| r.exit_code)
@@ -157,8 +157,14 @@ async fn session_task(
                 return;
             }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
+        match where_.host.as_ref().filter(|h| !h.up()) {
+            // Its host is down: connected again the moment it is back.
+            Some(host) => host.until_up().await,
+            None => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
     }
 }
 
@@ -241,6 +247,7 @@ async fn serve(
                     Reply::Status(s) => SessionMsg::Status(s),
                     Reply::Info(info) => SessionMsg::Info(info),
                     Reply::State(report) => SessionMsg::State(*report),
+                    Reply::Acted(acted) => SessionMsg::Acted(acted),
                     Reply::Exit(code) => {
                         exited = true;
                         SessionMsg::Exit(code)

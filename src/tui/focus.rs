@@ -51,7 +51,10 @@ pub fn leave(m: &mut Model, id: &str) {
     if let Some(p) = m.pane_mut(id) {
         copy::leave(p);
     }
-    m.mode = if m.zoom_after_focus {
+    m.mode = if std::mem::take(&mut m.inbox.after_focus) {
+        // Entered from the inbox: back to the rest of what needs you.
+        Mode::Inbox
+    } else if m.zoom_after_focus {
         Mode::Zoom(id.to_string())
     } else {
         Mode::Grid

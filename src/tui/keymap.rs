@@ -1,18 +1,24 @@
-//! What keys, clicks and pastes mean to the dashboard: moving through the
-//! grid and its pages, zoom, kill, new sessions, the filter, sorting and
-//! help, and the prompts some of them open. In focus they are the
-//! session's instead (see [`super::focus`]).
+//! What keys, clicks and pastes mean to the dashboard: the grid's actions
+//! (moving through the grid and its pages, zoom, kill, new sessions, the
+//! filter, sorting, the inbox and help), done by the keys `[tui.keys]`
+//! gives them (see [`super::bindings`]), and which part takes a key in the
+//! other modes: the prompts, the new-session form ([`super::form`]), the
+//! inbox ([`super::inbox`]). In focus keys are the session's instead (see
+//! [`super::focus`]).
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
 
-use crate::paths;
+use crate::config::Action;
 
+use super::bindings;
 use super::copy;
 use super::focus;
+use super::form;
+use super::inbox;
 use super::layout::placements;
-use super::model::{Effect, Mode, Model, NewStep};
+use super::model::{Effect, Mode, Model};
 use super::sessions;
 
 /// Two clicks this close together are a double click.
@@ -47,106 +53,8 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 }
             }
         }
-        Mode::NewSession {
-            step,
-            mut id,
-            mut command,
-        } => match (k.code, step) {
-            (KeyCode::Esc, _) => m.mode = Mode::Grid,
-            (KeyCode::Enter, NewStep::Id) => {
-                // `host:id` starts it on that machine.
-                let plain = match crate::remote::split_target(&id) {
-                    Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
-                    _ => id.as_str(),
-                };
-                if let Err(e) = paths::validate_id(plain) {
-                    m.notify(e.to_string(), now);
-                } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
-                    // Taking the id would lose the only record of it.
-                    m.notify(format!("'{id}' is still held by pid {pid}"), now);
-                } else if m.pane(&id).is_some_and(|p| !p.ended()) {
-                    m.notify(format!("session '{id}' already exists"), now);
-                } else {
-                    m.mode = Mode::NewSession {
-                        step: NewStep::Command,
-                        id,
-                        command,
-                    };
-                }
-            }
-            (KeyCode::Tab, NewStep::Command | NewStep::Dir | NewStep::Label) => {
-                let step = match step {
-                    NewStep::Command => NewStep::Dir,
-                    NewStep::Dir => NewStep::Label,
-                    _ => NewStep::Command,
-                };
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Enter, NewStep::Command | NewStep::Dir | NewStep::Label) => {
-                let command = if command.trim().is_empty() {
-                    m.shell.clone()
-                } else {
-                    command
-                };
-                m.starting.insert(id.clone());
-                let dir = m.new_dir.trim();
-                fx.push(Effect::Spawn {
-                    id: id.clone(),
-                    command,
-                    workdir: (!dir.is_empty() && dir != m.cwd).then(|| dir.to_owned()),
-                    label: Some(m.new_label.trim().to_owned()).filter(|l| !l.is_empty()),
-                });
-                m.notify(format!("starting '{id}'…"), now);
-                m.mode = Mode::Grid;
-            }
-            // Ctrl-U clears the field, as in a shell.
-            (KeyCode::Char('u'), _) if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                match step {
-                    NewStep::Id => id.clear(),
-                    NewStep::Command => command.clear(),
-                    NewStep::Dir => m.new_dir.clear(),
-                    NewStep::Label => m.new_label.clear(),
-                }
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Backspace, NewStep::Dir) => {
-                m.new_dir.pop();
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Backspace, NewStep::Label) => {
-                m.new_label.pop();
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Char(c), NewStep::Label) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                push_label(&mut m.new_label, c);
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Char(c), NewStep::Dir) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                m.new_dir.push(c);
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Backspace, NewStep::Id) => {
-                id.pop();
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Backspace, NewStep::Command) => {
-                command.pop();
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Char(c), NewStep::Id) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                if id.len() < paths::MAX_ID_LEN {
-                    id.push(c);
-                }
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            (KeyCode::Char(c), NewStep::Command)
-                if !k.modifiers.contains(KeyModifiers::CONTROL) =>
-            {
-                command.push(c);
-                m.mode = Mode::NewSession { step, id, command };
-            }
-            _ => {}
-        },
+        Mode::NewSession { step, id, command } => form::key(m, (step, id, command), k, now, fx),
+        Mode::Inbox => inbox::key(m, k, now, fx),
         Mode::Filter => match k.code {
             KeyCode::Esc => {
                 m.filter.clear();
@@ -174,41 +82,37 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
 }
 
 fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
-    // Shift-PgUp/PgDn, `[`, and every key while copy mode has a cursor.
+    // Every key while copy mode has a cursor.
     if copy::key(m, k, now, fx) {
         return;
     }
-    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-    let other = k.modifiers.intersects(
-        KeyModifiers::ALT | KeyModifiers::SUPER | KeyModifiers::HYPER | KeyModifiers::META,
-    );
-    // Keys mean what they say: Ctrl-Z is not `z`, Alt-x is not `x`. The one
-    // combination the grid takes is Ctrl-C; others are ignored.
-    if other || (ctrl && k.code != KeyCode::Char('c')) {
+    // Keys mean what they say: Ctrl-Z is not `z`, Alt-x is not `x`; a
+    // key the keymap does not name does nothing.
+    let Some(action) = bindings::action(m, &k) else {
         return;
-    }
-    match k.code {
-        KeyCode::Char('q') => m.quit = true,
-        KeyCode::Char('c') if ctrl => m.quit = true,
-        KeyCode::Left | KeyCode::Char('h') => step(m, -1, 0),
-        KeyCode::Right | KeyCode::Char('l') => step(m, 1, 0),
-        KeyCode::Up | KeyCode::Char('k') => step(m, 0, -1),
-        KeyCode::Down | KeyCode::Char('j') => step(m, 0, 1),
-        KeyCode::Enter => {
+    };
+    match action {
+        Action::Quit => m.quit = true,
+        Action::Left => step(m, -1, 0),
+        Action::Right => step(m, 1, 0),
+        Action::Up => step(m, 0, -1),
+        Action::Down => step(m, 0, 1),
+        Action::Focus => {
             if let Some(id) = m.selected.clone() {
                 focus::enter(m, id, now);
             }
         }
         // The real terminal for the selected session: a raw attach, back
         // here with the detach key.
-        KeyCode::Char('a') => {
+        Action::Attach => {
             if let Some(id) = m.selected.clone()
                 && m.pane(&id).is_some_and(|p| !p.ended())
             {
                 fx.push(Effect::RawAttach(id));
             }
         }
-        KeyCode::Char('r') => {
+        Action::Restore => super::lost::restore_key(m, now, fx),
+        Action::Restart => {
             if let Some(id) = m.selected.clone()
                 && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())
             {
@@ -218,64 +122,27 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 fx.push(Effect::Restart(id));
             }
         }
-        KeyCode::Char('x') => {
-            if let Some(id) = m.selected.clone() {
-                match m.pane(&id) {
-                    Some(p) if p.ended() => {
-                        // Already over: `x` clears the pane away and
-                        // forgets the session's record (an orphan's pane
-                        // stays away while it is one).
-                        if p.orphan.is_some() {
-                            m.dismissed.insert(id.clone());
-                        } else {
-                            fx.push(Effect::Forget(id.clone()));
-                        }
-                        // The neighbour takes the selection, not the first
-                        // pane: a second `x` must not land far away.
-                        let at = m.visible_ids().iter().position(|i| *i == id);
-                        m.panes.retain(|p| p.id != id);
-                        let ids = m.visible_ids();
-                        m.selected = at
-                            .map(|i| i.min(ids.len().saturating_sub(1)))
-                            .and_then(|i| ids.get(i).cloned());
-                    }
-                    Some(_) => m.mode = Mode::ConfirmKill(id),
-                    None => {}
-                }
-            }
-        }
-        KeyCode::Char('z') => {
+        Action::Kill => kill(m, fx),
+        Action::Zoom => {
             m.mode = match (&m.mode, m.selected.clone()) {
                 (Mode::Zoom(_), _) | (_, None) => Mode::Grid,
                 (_, Some(id)) => Mode::Zoom(id),
             };
         }
-        KeyCode::Esc if matches!(m.mode, Mode::Zoom(_)) => m.mode = Mode::Grid,
+        Action::Back if matches!(m.mode, Mode::Zoom(_)) => m.mode = Mode::Grid,
         // A filter kept with Enter is cleared the way it is while typed.
-        KeyCode::Esc => m.filter.clear(),
-        KeyCode::Char('+') => {
+        Action::Back => m.filter.clear(),
+        Action::MoreColumns => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_add(1).min(16));
         }
-        KeyCode::Char('-') => {
+        Action::FewerColumns => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_sub(1).max(1));
         }
-        KeyCode::Char('=') => m.columns = None,
-        KeyCode::Char('n') => {
-            let id = (1..)
-                .map(|i| format!("s{i}"))
-                .find(|c| m.pane(c).is_none())
-                .unwrap_or_else(|| "s".into());
-            m.new_dir = m.cwd.clone();
-            m.new_label.clear();
-            m.mode = Mode::NewSession {
-                step: NewStep::Id,
-                id,
-                command: String::new(),
-            };
-        }
-        KeyCode::Char('s') => {
+        Action::AutoColumns => m.columns = None,
+        Action::New => form::open(m),
+        Action::Sort => {
             m.by_state = !m.by_state;
             m.page = 0;
             let how = if m.by_state {
@@ -285,25 +152,55 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             };
             m.notify(how, now);
         }
-        KeyCode::Char('/') => m.mode = Mode::Filter,
-        KeyCode::Char('?') => m.mode = Mode::Help,
-        KeyCode::Char('e') => {
+        Action::Filter => m.mode = Mode::Filter,
+        Action::Help => m.mode = Mode::Help,
+        Action::Explain => {
             if let Some(id) = m.selected.clone() {
                 m.mode = Mode::Explain(id);
             }
         }
-        KeyCode::Tab => next_attention(m, now),
-        KeyCode::PageDown => {
+        Action::Next => next_attention(m, now),
+        Action::Inbox => inbox::open(m, now, fx),
+        Action::NextPage => {
             let p = placements(m);
             m.page = (p.page + 1).min(p.pages - 1);
             m.selected = placements(m).rects.first().map(|(id, _)| id.clone());
         }
-        KeyCode::PageUp => {
+        Action::PrevPage => {
             let p = placements(m);
             m.page = p.page.saturating_sub(1);
             m.selected = placements(m).rects.first().map(|(id, _)| id.clone());
         }
-        _ => {}
+        Action::ScrollUp => copy::page(m, -1),
+        Action::ScrollDown => copy::page(m, 1),
+        Action::CopyMode => copy::open(m),
+    }
+}
+
+/// `x`: kill the selected session (after asking), or clear an ended one.
+fn kill(m: &mut Model, fx: &mut Vec<Effect>) {
+    let Some(id) = m.selected.clone() else { return };
+    match m.pane(&id) {
+        Some(p) if p.ended() => {
+            // Already over: `x` clears the pane away and forgets the
+            // session's record (an orphan's pane stays away while it is
+            // one).
+            if p.orphan.is_some() {
+                m.dismissed.insert(id.clone());
+            } else {
+                fx.push(Effect::Forget(id.clone()));
+            }
+            // The neighbour takes the selection, not the first pane: a
+            // second `x` must not land far away.
+            let at = m.visible_ids().iter().position(|i| *i == id);
+            m.panes.retain(|p| p.id != id);
+            let ids = m.visible_ids();
+            m.selected = at
+                .map(|i| i.min(ids.len().saturating_sub(1)))
+                .and_then(|i| ids.get(i).cloned());
+        }
+        Some(_) => m.mode = Mode::ConfirmKill(id),
+        None => {}
     }
 }
 
@@ -380,23 +277,7 @@ pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
             focus::paste(m, &id, text, fx);
         }
         Mode::Filter => m.filter.push_str(text.trim()),
-        Mode::NewSession { step, id, command } => {
-            let (mut id, mut command) = (id.clone(), command.clone());
-            match step {
-                NewStep::Id => id.push_str(text.trim()),
-                NewStep::Command => command.push_str(text),
-                NewStep::Dir => m.new_dir.push_str(text.trim()),
-                NewStep::Label => text
-                    .trim()
-                    .chars()
-                    .for_each(|c| push_label(&mut m.new_label, c)),
-            }
-            m.mode = Mode::NewSession {
-                step: *step,
-                id,
-                command,
-            };
-        }
+        Mode::NewSession { .. } => form::paste(m, text),
         _ => {}
     }
 }
@@ -435,14 +316,3 @@ pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
 
 #[cfg(test)]
 mod tests;
-
-/// A label is what `hm run --label` takes: one line of at most
-/// [`MAX_LABEL`] printable characters; what would break that is not typed.
-fn push_label(label: &mut String, c: char) {
-    if !c.is_control() && label.chars().count() < MAX_LABEL {
-        label.push(c);
-    }
-}
-
-/// The longest label `hm run --label` accepts.
-const MAX_LABEL: usize = 60;

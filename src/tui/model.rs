@@ -12,6 +12,12 @@ use crate::protocol::{Size, Status};
 use crate::theme::Theme;
 use crate::vt::term::Term;
 
+mod drag;
+mod inbox;
+
+pub use drag::Drag;
+pub use inbox::{Answering, Inbox, Said, Shown};
+
 /// Something that happened.
 #[derive(Debug)]
 pub enum Msg {
@@ -28,10 +34,36 @@ pub enum Msg {
     Orphans(Vec<String>),
     /// Sessions that ended before this dashboard saw them end: their
     /// records (`hm ls` lists the same).
-    Ended(Vec<crate::supervisor::ended::Ended>),
+    Ended(Vec<crate::ended::Ended>),
     Session(String, SessionMsg),
     /// A session started from the dashboard came up, or why it did not.
     Started(String, Result<(), String>),
+    /// The other machines that are not up, by name, with why (for their
+    /// panes); and what changed, to tell (a host back, why one dropped).
+    Hosts {
+        problems: std::collections::HashMap<String, String>,
+        /// Those that were up and dropped: since when (wall clock, ms).
+        down: std::collections::HashMap<String, u64>,
+        news: Vec<String>,
+    },
+    /// The dashboard has the terminal back from a raw attach of this
+    /// session.
+    BackFromAttach(String, AttachEnd),
+    /// The sessions lost with their supervisor (`hm restore`'s).
+    Lost(Vec<super::lost::Found>),
+}
+
+/// How a raw attach (`a`) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachEnd {
+    /// The detach key.
+    Detached,
+    /// The next key: on to the next session that needs you.
+    Next,
+    /// The session ended, or its connection did: why.
+    Ended(String),
+    /// The attach could not run: why.
+    Failed(String),
 }
 
 /// News from one session's connection.
@@ -54,6 +86,8 @@ pub enum SessionMsg {
     /// The supervisor is gone (its connection closed for good); with a pid
     /// if the program it supervised runs on without it.
     Closed(Option<u32>),
+    /// What the supervisor did with an answer the inbox sent (ACTED).
+    Acted(Box<crate::protocol::Acted>),
 }
 
 /// Something for the run loop to do. What is asked of a session is named
@@ -85,6 +119,8 @@ pub enum Effect {
         workdir: Option<String>,
         /// A person's name for it (`hm run --label`).
         label: Option<String>,
+        /// `hm run --classifier`; `None`: hm chooses.
+        classifier: Option<String>,
     },
     Bell,
     /// A desktop notification through the dashboard's terminal.
@@ -93,12 +129,17 @@ pub enum Effect {
     Forget(String),
     /// Start an ended session again (`hm restart`).
     Restart(String),
+    /// Start lost sessions again, as they were (`hm restore IDS`).
+    Restore(Vec<String>),
     /// Put this text on the system clipboard, through the dashboard's
     /// terminal (OSC 52).
     Clipboard(String),
     /// Hand the terminal to a raw attach of this session (the dashboard's
     /// run loop does it: it owns the terminal and the keyboard).
     RawAttach(String),
+    /// Answer the dialog the session shows, if it is still the one
+    /// expected (ACT; see [`super::inbox`]).
+    Act(String, crate::protocol::Act),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +160,9 @@ pub enum Mode {
     /// Why the selected session is in its state (the agent classifier's
     /// signals), over the grid; any key closes it.
     Explain(String),
+    /// Every session that needs you, to answer or focus (`i`; see
+    /// [`super::inbox`]).
+    Inbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +172,11 @@ pub enum NewStep {
     /// The directory to start in (`Tab` from the command).
     Dir,
     /// A label, a person's name for the session (`Tab` from the
-    /// directory; `Tab` again goes back to the command).
+    /// directory).
     Label,
+    /// Which classifier watches it (`Tab` from the label; `Tab` again
+    /// goes back to the command).
+    Classifier,
 }
 
 /// How the dashboard is connected to a session.
@@ -151,12 +198,15 @@ pub struct Pane {
     pub workdir: Option<String>,
     /// A person's name for the session (`hm run --label`).
     pub label: Option<String>,
-    /// The session's own size when we do not resize it.
+    /// The session's own size, as its supervisor last said (INFO).
     pub session_size: Option<Size>,
     pub exit: Option<i32>,
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.
     pub orphan: Option<u32>,
+    /// Lost with its supervisor (the machine restarted), and whether
+    /// `hm restore` would start it again (see `tui/lost.rs`).
+    pub lost: Option<bool>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -164,15 +214,20 @@ pub struct Pane {
     pub poll: StatusPoll,
     /// When the session was seen to end (EXIT, or its supervisor gone).
     pub ended_at: Option<Instant>,
+    /// The record the session left when it ended has been seen in the
+    /// socket dir, saying it ended then (wall clock, ms): once it is gone
+    /// (`hm rm`, `hm clean`), so is the pane.
+    pub recorded: Option<u64>,
     /// The size we last asked the session to take.
     pub applied: Option<Size>,
-    /// Fitted, but held at another size by a person's terminal attached
-    /// elsewhere (INFO says so); shown at that size, marked.
+    /// A person's terminal attached elsewhere (`hm attach`) sets the
+    /// session's size, and holds back ours (INFO says so); marked.
     pub held: bool,
-    /// The INFO asked on connecting is still to be answered. It is
-    /// answered before any RESIZE of ours, so the size it gives is the
-    /// session's old one, not a sign that someone holds it.
-    pub hello_info: bool,
+    /// INFO questions asked and not answered yet.
+    pub infos_out: u32,
+    /// Of those, the ones asked before our last RESIZE: the size they give
+    /// is the session's old one, not a sign that someone holds it.
+    pub infos_stale: u32,
     /// When the current stretch of work began (output or a busy state
     /// not caused by our own resizing).
     pub busy_since: Option<Instant>,
@@ -185,9 +240,24 @@ pub struct Pane {
     pub report: Option<crate::protocol::StateReport>,
     /// Since when the session has been waiting for its user.
     pub waiting_since: Option<Instant>,
+    /// How many times output or a reset changed the screen: what the
+    /// pane's window was worked out for (`window_memo`) is kept until then.
+    pub drawn: u64,
+    /// The window's facts about the live screen, for `drawn` and a size
+    /// (see [`super::window::live_top`]): a quiet pane is not read again
+    /// at every frame.
+    pub window_memo: std::cell::Cell<Option<super::window::Memo>>,
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
+    /// The dialog the session waits at, as its supervisor last described
+    /// it (STATE's `dialog`, or INFO's): what the inbox shows and answers.
+    pub dialog: Option<crate::protocol::DialogInfo>,
+    /// An answer sent from the inbox and not yet acted on.
+    pub answering: Option<Answering>,
+    /// Where the pane's window was on the live screen when it was
+    /// scrolled back (see [`super::copy::extent`]).
+    pub copy_window: super::copy::Window,
 }
 
 impl Pane {
@@ -207,14 +277,17 @@ impl Pane {
             label: None,
             session_size: None,
             held: false,
-            hello_info: false,
+            infos_out: 0,
+            infos_stale: 0,
             exit: None,
             link: Link::Connecting,
             orphan: None,
+            lost: None,
             attention: false,
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             ended_at: None,
+            recorded: None,
             applied: None,
             busy_since: None,
             last_work: None,
@@ -222,6 +295,11 @@ impl Pane {
             report: None,
             waiting_since: None,
             copy: None,
+            dialog: None,
+            answering: None,
+            drawn: 0,
+            window_memo: std::cell::Cell::new(None),
+            copy_window: Default::default(),
         }
     }
 
@@ -325,6 +403,8 @@ pub struct Model {
     pub filter: String,
     /// Terminal size (cols, rows).
     pub size: (u16, u16),
+    /// `[tui] fit_sessions`: resize each session to its pane (opt-in;
+    /// otherwise a session keeps its size and only focus sets it).
     pub fit: bool,
     pub bell: bool,
     /// Desktop notifications on (`[tui] desktop_notify`).
@@ -342,6 +422,10 @@ pub struct Model {
     pub hosts: Vec<String>,
     /// Other machines that are down, by name: why, for their panes.
     pub host_problems: std::collections::HashMap<String, String>,
+    /// Other machines that were up and dropped, by name: when, on the
+    /// wall clock (ms) and as an instant. Their panes show the last state
+    /// known, as of then, with its timer stopped.
+    pub hosts_down: std::collections::HashMap<String, (u64, Instant)>,
     /// In focus: hand the terminal to a raw attach (`attach_key`).
     pub attach_key: Option<u8>,
     /// Opens copy mode in focus (`copy_key`).
@@ -367,6 +451,15 @@ pub struct Model {
     /// again while they stay orphaned.
     pub dismissed: std::collections::HashSet<String>,
     pub quit: bool,
+    /// The grid's keys in effect (`[tui.keys]`).
+    pub keys: crate::config::Keymap,
+    /// The inbox's rows as last drawn, its selection and what its last
+    /// answer came to.
+    pub inbox: Inbox,
+    /// The new session form's classifier; `None`: hm chooses.
+    pub new_classifier: Option<String>,
+    /// A mouse drag selecting text (see [`super::select`]).
+    pub drag: Option<Drag>,
 }
 
 impl Model {
@@ -379,7 +472,7 @@ impl Model {
             page: 0,
             filter: String::new(),
             size,
-            fit: true,
+            fit: false,
             bell: false,
             desktop: false,
             by_state: false,
@@ -390,6 +483,7 @@ impl Model {
             copy_key: Some(crate::config::DEFAULT_COPY_KEY),
             attach_key: None,
             host_problems: Default::default(),
+            hosts_down: Default::default(),
             hosts: Vec::new(),
             history_lines: crate::config::DEFAULT_HISTORY_LINES,
             history_shared: false,
@@ -402,6 +496,10 @@ impl Model {
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,
+            keys: crate::config::Keymap::default(),
+            inbox: Default::default(),
+            new_classifier: None,
+            drag: None,
         }
     }
 
@@ -421,7 +519,7 @@ impl Model {
             // A check left on a session that ended is never due: it would
             // wake the run loop at once, again and again.
             .filter(|p| p.askable())
-            .flat_map(|p| [p.poll.idle_check(), p.answer_due()])
+            .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.inbox_due()])
             .flatten()
             .min()
     }
@@ -467,6 +565,13 @@ impl Model {
         share
             .max(crate::config::MIN_SHARED_HISTORY_LINES)
             .min(self.history_lines)
+    }
+
+    /// When `p`'s host dropped, if it is another machine's session and
+    /// its host is down: what the pane shows is as of then.
+    pub fn host_down(&self, p: &Pane) -> Option<(u64, Instant)> {
+        let (host, _) = crate::remote::split_target(&p.id)?;
+        self.hosts_down.get(host).copied()
     }
 
     pub fn notify(&mut self, text: impl Into<String>, now: Instant) {

@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::classify::ProcessState;
 use crate::paths;
-use crate::protocol::Size;
 
 use super::copy;
 use super::focus;
-use super::layout;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
+use super::sizing;
 
 /// Busy for less than this and then idle is not "work finished": a prompt
 /// redrawn after a resize, say. It does not ask for attention.
@@ -86,9 +85,43 @@ pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
 
 /// Ended sessions get a pane showing how they ended and their last
 /// lines, as if the dashboard had watched them end (`x` forgets one, `r`
-/// starts it again).
-pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: Instant) {
+/// starts it again). A pane whose record was seen and is gone now was
+/// forgotten elsewhere (`hm rm`, `hm clean`): it goes too, unless its host
+/// cannot be looked at now, or its record was only among the oldest that
+/// a socket dir does not keep (see [`crate::ended::KEEP`]).
+pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
+    use crate::ended::KEEP;
     let unix_now = crate::clock::unix_ms();
+    let listed: std::collections::HashMap<&str, u64> = records
+        .iter()
+        .map(|r| (r.id.as_str(), r.ended_unix_ms))
+        .collect();
+    // With as many records as are kept (on one machine), one older than
+    // the oldest listed may have been trimmed, not forgotten.
+    let mut oldest: std::collections::HashMap<Option<&str>, (usize, u64)> = Default::default();
+    for r in &records {
+        let host = crate::remote::split_target(&r.id).map(|(h, _)| h);
+        let e = oldest.entry(host).or_insert((0, u64::MAX));
+        *e = (e.0 + 1, e.1.min(r.ended_unix_ms));
+    }
+    let problems = &m.host_problems;
+    let forgotten = |p: &Pane| {
+        let Some(at) = p.recorded else { return false };
+        let host = crate::remote::split_target(&p.id).map(|(h, _)| h);
+        let trimmed = oldest
+            .get(&host)
+            .is_some_and(|&(n, first)| n >= KEEP && at < first);
+        let unlooked = host.is_some_and(|h| problems.contains_key(h));
+        p.ended() && !listed.contains_key(p.id.as_str()) && !unlooked && !trimmed
+    };
+    m.panes.retain(|p| !forgotten(p));
+    for p in &mut m.panes {
+        if p.ended()
+            && let Some(&at) = listed.get(p.id.as_str())
+        {
+            p.recorded = Some(at);
+        }
+    }
     let mut added = false;
     let new = records.iter().filter(|r| m.pane(&r.id).is_none()).count();
     let rows = m.history_for(new);
@@ -99,6 +132,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
         let mut p = Pane::with_history(r.id.clone(), rows);
         p.exit = Some(r.exit_code);
         p.link = Link::Gone;
+        p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));
         p.workdir = Some(r.workdir.clone());
         p.label = r.label.clone();
@@ -106,6 +140,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
         p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
         let text: Vec<String> = r.last_lines.iter().map(|l| format!("{l}\r\n")).collect();
         p.term.feed(text.concat().as_bytes());
+        p.drawn += 1;
         m.panes.push(p);
         added = true;
     }
@@ -121,6 +156,11 @@ pub fn ended(m: &mut Model, records: Vec<crate::supervisor::ended::Ended>, now: 
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
+    // An answer the inbox sent is the inbox's to report.
+    let sm = match sm {
+        SessionMsg::Acted(acted) => return super::inbox::acted(m, id, *acted, now, fx),
+        sm => sm,
+    };
     // A pane connected again takes its share of history as things are
     // now: one made among few panes keeps less once there are many.
     let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
@@ -129,7 +169,6 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
     let bell = m.bell;
     let desktop = m.desktop;
     let size_too = !m.fit;
-    let fit = m.fit;
     // The bell and the desktop notification, as configured.
     let alert = |fx: &mut Vec<Effect>, what: String| {
         if bell {
@@ -144,18 +183,22 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         SessionMsg::Connected => {
             p.link = Link::Live;
             p.applied = None;
-            p.hello_info = true;
+            // The connection's greeting asked INFO.
+            p.infos_out = 1;
+            p.infos_stale = 0;
             // The replay that follows is the whole history again.
             p.copy = None;
             if let Some(rows) = history {
                 p.term.keep_history(rows);
             }
             p.term.reset();
+            p.drawn += 1;
             p.poll.reset();
             p.poll.asked(now);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
+            p.drawn += 1;
             copy::follow(p);
             p.last_output = Some(now);
             // Once work is under way, all its output is work.
@@ -178,6 +221,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
                 *at = now;
             }
+            // What it waits at, pushed whenever another dialog shows: the
+            // inbox shows it, and an answer names it.
+            p.dialog = report.dialog.as_deref().cloned();
             p.report = Some(report);
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
@@ -218,6 +264,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::Info(info) => {
+            p.dialog = info.dialog.clone();
             if let Some(ms) = info.idle_threshold_ms {
                 p.poll.set_idle_threshold(Duration::from_millis(ms));
             }
@@ -232,36 +279,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .as_deref()
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
-            if let Some(Size { cols, rows }) = info.size() {
-                // An emulator holds its whole screen (32 bytes a cell), so a
-                // session sized absurdly by some client is shown at most
-                // this big rather than costing gigabytes.
-                let size = Size {
-                    cols: cols.clamp(1, layout::MAX_UNFIT.cols),
-                    rows: rows.clamp(1, layout::MAX_UNFIT.rows),
-                };
-                p.session_size = Some(size);
-                // Fitted, but a person's terminal attached elsewhere holds
-                // the session at its own size (the supervisor keeps our
-                // RESIZE until it leaves): show it at that size, around
-                // its cursor, and say so.
-                // The INFO of the connection's greeting predates our
-                // RESIZE: a size other than the pane's is merely the old one
-                // (taken for "held", the replay that follows would be laid
-                // out at the old size, and the pane marked for a moment).
-                let answers_our_resize = !std::mem::take(&mut p.hello_info);
-                let held = fit
-                    && answers_our_resize
-                    && p.applied.is_some_and(|a| a != Size { cols, rows });
-                if held {
-                    p.term.resize(size);
-                } else if p.held
-                    && let Some(a) = p.applied
-                {
-                    p.term.resize(a);
-                }
-                p.held = held;
-            }
+            sizing::learned(p, &info);
         }
         SessionMsg::Exit(code) => {
             p.exit = Some(code);
@@ -292,6 +310,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 m.notify(text, now);
             }
         }
+        SessionMsg::Acted(_) => {}
         SessionMsg::Closed(orphan) => {
             let was_orphan = p.orphan.is_some();
             p.link = Link::Gone;
@@ -337,17 +356,17 @@ pub fn poll(p: &mut Pane, now: Instant, size_too: bool, fx: &mut Vec<Effect>) {
 
 /// The question itself, once [`StatusPoll`](crate::client::poll::StatusPoll)
 /// has said to ask.
-fn ask(p: &Pane, size_too: bool, fx: &mut Vec<Effect>) {
+fn ask(p: &mut Pane, size_too: bool, fx: &mut Vec<Effect>) {
     fx.push(Effect::Status(p.id.clone()));
     // A held session is asked its size until it is ours again.
     if size_too || p.held {
-        fx.push(Effect::Info(p.id.clone()));
+        sizing::ask_info(p, fx);
     }
 }
 
 /// The tick: sessions that leave a question unanswered too long are
-/// not responding, and those quiet for their idle threshold are asked
-/// whether they went idle.
+/// not responding, those quiet for their idle threshold are asked
+/// whether they went idle, and held ones whether they still are.
 pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let size_too = !m.fit;
     let mut silent = Vec::new();
@@ -361,6 +380,10 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         }
         if tick.ask {
             ask(p, size_too, fx);
+        } else if p.held && p.infos_out == 0 {
+            // A quiet session stays marked held until asked again: the
+            // attach holding it may have gone without a word to us.
+            sizing::ask_info(p, fx);
         }
     }
     match silent.as_slice() {
@@ -381,7 +404,11 @@ fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     if p.waiting_since.is_some() {
         return false;
     }
-    p.waiting_since = Some(now);
+    // Since when it waits as its supervisor counts it (a dashboard started
+    // later sees sessions that waited long before), fixed once: the order
+    // of who waited longest does not shift with each answer's timing.
+    let waited = std::time::Duration::from_millis(p.state_ms(now).unwrap_or(0));
+    p.waiting_since = Some(now.checked_sub(waited).unwrap_or(now));
     p.attention = true;
     true
 }

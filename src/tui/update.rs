@@ -2,19 +2,19 @@
 //! makes, as plain data in and out, so it is tested without a terminal.
 //! Each message goes to the part that owns it ([`super::keymap`],
 //! [`super::sessions`]); what must hold after any message is kept here:
-//! the selection on show, and sessions sized to their panes.
+//! the selection on show, and the focused session at the dashboard's
+//! size (every session at its pane's, with `fit_sessions`).
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyEventKind;
 
-use crate::protocol::Size;
-
 use super::copy;
 use super::keymap;
-use super::layout::{focus_rows, inner, placements};
-use super::model::{Effect, Link, Mode, Model, Msg, SessionMsg};
+use super::layout::placements;
+use super::model::{AttachEnd, Effect, Mode, Model, Msg, SessionMsg};
 use super::sessions;
+use super::sizing;
 
 /// Applies one message to the model and says what the run loop must do.
 /// The session focus shows, if any.
@@ -43,13 +43,16 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Key(_) => {}
         Msg::Paste(text) => keymap::paste(m, &text, &mut fx),
         Msg::Mouse(ev) => {
-            if !super::focus::mouse(m, ev, &mut fx) {
+            // A drag selects text; other events are the focused program's
+            // when it asked for the mouse, else the grid's.
+            if !super::select::mouse(m, ev, now, &mut fx) && !super::focus::mouse(m, ev, &mut fx) {
                 keymap::mouse(m, ev, now);
             }
         }
         Msg::Resize(c, r) => m.size = (c, r),
         Msg::Tick => {
             sessions::tick(m, now, &mut fx);
+            super::inbox::tick(m, now, &mut fx);
             expire_notice(m, now);
         }
         Msg::Found(ids) => sessions::found(m, ids, &mut fx),
@@ -57,10 +60,24 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Ended(records) => sessions::ended(m, records, now),
         Msg::Session(id, sm) => sessions::news(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => sessions::started(m, id, result, now, &mut fx),
+        Msg::Hosts {
+            problems,
+            down,
+            news,
+        } => hosts(m, problems, down, news, now),
+        Msg::BackFromAttach(id, end) => back_from_attach(m, id, end, now, &mut fx),
+        Msg::Lost(lost) => super::lost::found(m, lost),
     }
     // A program that asked for focus reports (`?1004`) hears that it has
     // the user when focused, and that it lost them when left.
     let focused_after = focused(m);
+    // Focus asks for the dashboard's size once each time it is entered:
+    // the session may have been given another size since.
+    if focused_before != focused_after
+        && let Some(p) = focused_after.as_deref().and_then(|id| m.pane_mut(id))
+    {
+        p.applied = None;
+    }
     if focused_before != focused_after {
         for (id, gained) in [(focused_before, false), (focused_after, true)] {
             if let Some(id) = id
@@ -80,7 +97,8 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         show_selected(m);
     }
     clear_attention_of_selected(m);
-    fit(m, now, &mut fx);
+    copy::relayout(m);
+    sizing::ask(m, now, &mut fx);
     fx
 }
 
@@ -98,64 +116,61 @@ fn show_selected(m: &mut Model) {
     }
 }
 
+/// What the other machines' links say: which hosts are down and why, and
+/// since when for those that dropped (kept as first known: the instant
+/// does not move with each look).
+fn hosts(
+    m: &mut Model,
+    problems: std::collections::HashMap<String, String>,
+    down: std::collections::HashMap<String, u64>,
+    news: Vec<String>,
+    now: Instant,
+) {
+    m.host_problems = problems;
+    let unix_now = crate::clock::unix_ms();
+    m.hosts_down = down
+        .into_iter()
+        .map(|(host, since)| {
+            let at = m.hosts_down.get(&host).map_or_else(
+                || {
+                    let ago = Duration::from_millis(unix_now.saturating_sub(since));
+                    now.checked_sub(ago).unwrap_or(now)
+                },
+                |&(_, at)| at,
+            );
+            (host, (since, at))
+        })
+        .collect();
+    for text in news {
+        m.notify(text, now);
+    }
+}
+
+/// Back from a raw attach: on to the next session that needs you if
+/// asked (as `Tab`), or told how it ended. The session's size was the
+/// attach's: it is fitted again.
+fn back_from_attach(m: &mut Model, id: String, end: AttachEnd, now: Instant, fx: &mut Vec<Effect>) {
+    match end {
+        AttachEnd::Detached => {}
+        AttachEnd::Next => {
+            let tab = crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Tab,
+                crossterm::event::KeyModifiers::NONE,
+            );
+            keymap::key(m, tab, now, fx);
+        }
+        AttachEnd::Ended(why) | AttachEnd::Failed(why) => m.notify(format!("{id}: {why}"), now),
+    }
+    if let Some(p) = m.pane_mut(&id) {
+        p.applied = None;
+    }
+}
+
 fn clear_attention_of_selected(m: &mut Model) {
     if let Some(id) = m.selected.clone()
         && let Some(p) = m.pane_mut(&id)
     {
         p.attention = false;
-    }
-}
-
-/// Resizes sessions (and their emulators) to what they are shown in.
-fn fit(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
-    let targets: Vec<(String, Size)> = match &m.mode {
-        // All but the bottom row, which says where you are.
-        Mode::Focus(id) => vec![(
-            id.clone(),
-            Size {
-                cols: m.size.0,
-                rows: focus_rows(m.size.1),
-            },
-        )],
-        _ => placements(m)
-            .rects
-            .into_iter()
-            .map(|(id, r)| {
-                let i = inner(r);
-                (
-                    id,
-                    Size {
-                        cols: i.width,
-                        rows: i.height,
-                    },
-                )
-            })
-            .collect(),
-    };
-    let fit_sessions = m.fit;
-    for (id, size) in targets {
-        let size = size.clamped();
-        let Some(p) = m.pane_mut(&id) else { continue };
-        if p.exit.is_some() || p.link != Link::Live {
-            continue;
-        }
-        if fit_sessions {
-            if p.applied != Some(size) {
-                p.applied = Some(size);
-                p.resized_at = Some(now);
-                if !p.held {
-                    p.term.resize(size);
-                }
-                copy::follow(p);
-                fx.push(Effect::Resize(id.clone(), size));
-                // Whether it took: a terminal attached elsewhere keeps
-                // its size (INFO, answered after the RESIZE, says).
-                fx.push(Effect::Info(id));
-            }
-        } else if let Some(s) = p.session_size {
-            p.term.resize(s);
-            copy::follow(p);
-        }
     }
 }
 
@@ -181,7 +196,8 @@ mod tests {
 
     use super::harness::*;
     use super::*;
-    use crate::tui::layout::grid_area;
+    use crate::protocol::Size;
+    use crate::tui::layout::{grid_area, inner};
 
     #[test]
     fn a_resize_keeps_the_selection_on_screen() {
@@ -227,6 +243,7 @@ mod tests {
     fn fit_resizes_each_session_to_its_pane_whenever_the_layout_changes() {
         let now = Instant::now();
         let mut m = model(100, 31);
+        m.fit = true;
         let fx = live(&mut m, &["a", "b"], now);
         let want = inner_sizes(&m);
         assert_eq!(want.len(), 2);
@@ -285,6 +302,7 @@ mod tests {
     fn a_reconnected_session_is_resized_again() {
         let now = Instant::now();
         let mut m = model(100, 31);
+        m.fit = true;
         live(&mut m, &["a"], now);
         update(
             &mut m,
@@ -305,6 +323,7 @@ mod tests {
     fn the_info_asked_on_connecting_does_not_mark_a_fitted_session_held() {
         let now = Instant::now();
         let mut m = model(100, 31);
+        m.fit = true;
         live(&mut m, &["a"], now);
         let fitted = inner_sizes(&m)[0].1;
         let info = || {
@@ -336,27 +355,43 @@ mod tests {
         );
     }
 
-    #[test]
-    fn without_fit_no_session_is_resized_and_panes_show_the_sessions_size() {
-        let now = Instant::now();
-        let mut m = model(100, 31);
-        m.fit = false;
-        let mut fx = live(&mut m, &["a", "b"], now);
-        fx.extend(update(&mut m, Msg::Resize(120, 41), now));
-        fx.extend(update(&mut m, press(KeyCode::Enter), now));
-        fx.extend(update(&mut m, ctrl('\\'), now));
-        assert!(resizes(&fx).is_empty(), "{fx:?}");
+    fn info(cols: u16, rows: u16, terminals: Option<u32>) -> Msg {
         let info = Box::new(crate::protocol::Info {
-            cols: 132,
-            rows: 43,
+            cols,
+            rows,
+            terminals,
             command: vec!["vim".into()],
             ..Default::default()
         });
-        update(
-            &mut m,
-            Msg::Session("a".into(), SessionMsg::Info(info)),
-            now,
-        );
+        Msg::Session("a".into(), SessionMsg::Info(info))
+    }
+
+    #[test]
+    fn no_layout_change_resizes_a_session_and_panes_show_its_own_size() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        let mut fx = live(&mut m, &["a", "b", "c"], now);
+        update(&mut m, info(132, 43, Some(0)), now);
+        // Every change of layout: the terminal, columns, pages, zoom, a
+        // filter, a session coming and going.
+        for msg in [
+            Msg::Resize(120, 41),
+            press(KeyCode::Char('+')),
+            press(KeyCode::Char('-')),
+            press(KeyCode::Char('=')),
+            Msg::Resize(40, 10),
+            press(KeyCode::PageDown),
+            press(KeyCode::PageUp),
+            Msg::Resize(100, 31),
+            press(KeyCode::Char('z')),
+            press(KeyCode::Esc),
+            Msg::Found(vec!["a".into(), "b".into(), "c".into(), "d".into()]),
+            Msg::Session("d".into(), SessionMsg::Connected),
+            Msg::Session("d".into(), SessionMsg::Exit(0)),
+        ] {
+            fx.extend(update(&mut m, msg, now));
+        }
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
         let a = m.pane("a").expect("pane");
         assert_eq!(
             a.term.size(),
@@ -366,5 +401,91 @@ mod tests {
             }
         );
         assert_eq!(a.command.as_deref(), Some("vim"));
+    }
+
+    #[test]
+    fn focus_gives_the_session_the_dashboards_size_and_leaving_keeps_it() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, info(132, 43, Some(0)), now);
+        let full = Size {
+            cols: 100,
+            rows: 30,
+        };
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(resizes(&fx), [("a".to_string(), full)]);
+        assert_eq!(m.pane("a").expect("pane").term.size(), full);
+        // The INFO asked after the RESIZE says it took.
+        update(&mut m, info(100, 30, Some(0)), now);
+        // The terminal resized while focused: the session follows it.
+        let fx = update(&mut m, Msg::Resize(90, 25), now);
+        let smaller = Size { cols: 90, rows: 24 };
+        assert_eq!(resizes(&fx), [("a".to_string(), smaller)]);
+        update(&mut m, info(90, 24, Some(0)), now);
+        // Back in the grid, it keeps that size; focused again at the same
+        // size, nothing is sent.
+        let mut fx = update(&mut m, ctrl('\\'), now);
+        fx.extend(update(&mut m, press(KeyCode::Enter), now));
+        fx.extend(update(&mut m, ctrl('\\'), now));
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+        assert_eq!(m.pane("a").expect("pane").term.size(), smaller);
+        // Resized by someone else meanwhile, it is asked again.
+        update(&mut m, info(200, 50, Some(0)), now);
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(resizes(&fx), [("a".to_string(), smaller)]);
+    }
+
+    #[test]
+    fn a_session_an_attach_holds_is_marked_at_once_and_shown_at_its_size() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        // The greeting's INFO says a terminal is attached: held from the
+        // first paint, at that terminal's size.
+        update(&mut m, info(160, 39, Some(1)), now);
+        let a = m.pane("a").expect("pane");
+        assert!(a.held);
+        assert_eq!(
+            a.term.size(),
+            Size {
+                cols: 160,
+                rows: 39
+            }
+        );
+        // Focus asks for the dashboard's size; the supervisor holds it
+        // back, and the pane stays at the attach's size.
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(resizes(&fx).len(), 1);
+        update(&mut m, info(160, 39, Some(1)), now);
+        let a = m.pane("a").expect("pane");
+        assert!(a.held);
+        assert_eq!(a.term.size().cols, 160);
+        // The attach leaves; the held RESIZE applies.
+        update(&mut m, info(100, 30, Some(0)), now);
+        assert!(!m.pane("a").expect("pane").held);
+    }
+
+    #[test]
+    fn an_info_asked_before_our_resize_does_not_undo_it() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        // The greeting's INFO is still out when focus resizes.
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(resizes(&fx).len(), 1);
+        update(&mut m, info(220, 50, Some(0)), now);
+        let size = Size {
+            cols: 100,
+            rows: 30,
+        };
+        assert_eq!(m.pane("a").expect("pane").term.size(), size);
+        // The one asked after it is the truth.
+        update(&mut m, info(100, 30, Some(0)), now);
+        assert_eq!(m.pane("a").expect("pane").term.size(), size);
+        // A supervisor that does not say who is attached: a size other
+        // than the one asked for means someone holds it.
+        update(&mut m, info(150, 40, None), now);
+        assert!(m.pane("a").expect("pane").held);
     }
 }

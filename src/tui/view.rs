@@ -4,15 +4,16 @@
 //! panes with the footer and whichever overlay the mode calls for. What is
 //! drawn there is one idea per file: `pane` (a session in the grid),
 //! `history` (a pane's copy mode over its screen), `bar` (the footer and
-//! the focused session's bar) and `popup` (the overlays: kill, new
-//! session, help, why).
+//! the focused session's bar), `popup` (the overlays: kill, new
+//! session, help, why) and `inbox` (who needs you).
 
 mod bar;
 mod clusters;
 mod history;
+mod inbox;
 mod pane;
 mod popup;
-pub mod screen;
+mod title;
 
 use std::time::Instant;
 
@@ -80,6 +81,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         Mode::NewSession { step, id, command } => popup::new_session(m, f, *step, id, command),
         Mode::Help => popup::help(m, f),
         Mode::Explain(id) => popup::explain(m, f, id, now),
+        Mode::Inbox => inbox::inbox(m, f, now),
         _ => {}
     }
 }

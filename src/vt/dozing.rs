@@ -88,6 +88,16 @@ impl<CB: vt100::Callbacks + Default> Dozing<CB> {
     pub fn asleep(&self) -> bool {
         self.asleep.is_some()
     }
+
+    /// Whether the alternate screen is in use, without waking the screen
+    /// or parsing: a switch is parsed as soon as it is read.
+    pub fn alternate(&self) -> bool {
+        match (&self.awake, &self.asleep) {
+            (Some(t), _) => t.screen().alternate_screen(),
+            (None, Some(a)) => a.alternate(),
+            (None, None) => false,
+        }
+    }
 }
 
 /// A blank screen of `size`, as [`Dozing::new`] sets one up.

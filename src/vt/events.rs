@@ -68,6 +68,40 @@ pub enum TermEvent {
     /// An OSC 7501 status record (not the probe), its body after `7501;`.
     StatusRecord(String),
     Query(Query),
+    /// OSC 9 ; 4 ; STATE ; PERCENT (ConEmu's, Windows Terminal's and
+    /// others' progress report).
+    Progress(Progress),
+    /// OSC 133 shell integration (FinalTerm's marks, which bash, zsh and
+    /// fish emit with their integration scripts).
+    Shell(ShellMark),
+}
+
+/// A progress report: what state the progress is in, and how far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// `0`: no progress any more.
+    Cleared,
+    /// `1`: going, at this percentage.
+    Running(u8),
+    /// `2`: going, in error, at this percentage.
+    Error(u8),
+    /// `3`: going, how far not known.
+    Indeterminate,
+    /// `4`: paused, at this percentage.
+    Paused(u8),
+}
+
+/// A shell integration mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellMark {
+    /// `A`: the prompt starts.
+    PromptStart,
+    /// `B`: the prompt ends; what follows is typed.
+    CommandStart,
+    /// `C`: the command was entered and runs.
+    CommandExecuted,
+    /// `D[;CODE]`: the command finished, with its exit code if given.
+    CommandFinished(Option<i32>),
 }
 
 /// vt100 callbacks that collect [`TermEvent`]s.
@@ -113,6 +147,26 @@ fn text(bytes: &[u8]) -> String {
     s
 }
 
+/// OSC 9 ; 4's fields after the `4`: a state and a percentage, clamped to
+/// 100 (a missing or unreadable percentage is 0).
+fn progress(fields: &[&[u8]]) -> Option<Progress> {
+    let num = |i: usize| -> Option<u32> {
+        fields
+            .get(i)
+            .and_then(|f| std::str::from_utf8(f).ok())
+            .and_then(|f| f.parse().ok())
+    };
+    let pct = u8::try_from(num(1).unwrap_or(0).min(100)).unwrap_or(100);
+    Some(match num(0).unwrap_or(0) {
+        0 => Progress::Cleared,
+        1 => Progress::Running(pct),
+        2 => Progress::Error(pct),
+        3 => Progress::Indeterminate,
+        4 => Progress::Paused(pct),
+        _ => return None,
+    })
+}
+
 impl vt100::Callbacks for Recorder {
     fn audible_bell(&mut self, _: &mut vt100::Screen) {
         self.push(TermEvent::Bell);
@@ -147,9 +201,28 @@ impl vt100::Callbacks for Recorder {
 
     fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
         match params {
-            [b"9", rest @ ..] if !rest.is_empty() && !rest[0].starts_with(b"4") => {
-                // OSC 9 ; 4 ; ... is ConEmu's progress report, not a message.
+            // OSC 9 ; 4 ; ... is a progress report, not a message.
+            [b"9", b"4", rest @ ..] => {
+                if let Some(p) = progress(rest) {
+                    self.push(TermEvent::Progress(p));
+                }
+            }
+            [b"9", rest @ ..] if !rest.is_empty() => {
                 self.push(TermEvent::Notify(text(&rest.join(&b';'))));
+            }
+            [b"133", mark, rest @ ..] => {
+                let code = rest
+                    .first()
+                    .and_then(|c| std::str::from_utf8(c).ok())
+                    .and_then(|c| c.parse().ok());
+                let mark = match *mark {
+                    b"A" => ShellMark::PromptStart,
+                    b"B" => ShellMark::CommandStart,
+                    b"C" => ShellMark::CommandExecuted,
+                    b"D" => ShellMark::CommandFinished(code),
+                    _ => return,
+                };
+                self.push(TermEvent::Shell(mark));
             }
             [b"777", b"notify", rest @ ..] => {
                 self.push(TermEvent::Notify(text(&rest.join(&b':'))));
@@ -182,6 +255,33 @@ mod tests {
         let mut t = Term::with_callbacks(Size { cols: 80, rows: 24 }, Recorder::default());
         t.feed(bytes);
         t.callbacks_mut().take()
+    }
+
+    #[test]
+    fn progress_and_shell_marks_are_recorded() {
+        assert_eq!(
+            events(
+                b"\x1b]9;4;1;40\x07\x1b]9;4;3\x07\x1b]9;4;1;900\x07\x1b]9;4;0\x07\x1b]9;4;7\x07"
+            ),
+            vec![
+                TermEvent::Progress(Progress::Running(40)),
+                TermEvent::Progress(Progress::Indeterminate),
+                TermEvent::Progress(Progress::Running(100)),
+                TermEvent::Progress(Progress::Cleared),
+            ]
+        );
+        assert_eq!(
+            events(
+                b"\x1b]133;A\x07$ \x1b]133;B\x07ls\r\n\x1b]133;C\x07\x1b]133;D;2\x07\x1b]133;D\x07"
+            ),
+            vec![
+                TermEvent::Shell(ShellMark::PromptStart),
+                TermEvent::Shell(ShellMark::CommandStart),
+                TermEvent::Shell(ShellMark::CommandExecuted),
+                TermEvent::Shell(ShellMark::CommandFinished(Some(2))),
+                TermEvent::Shell(ShellMark::CommandFinished(None)),
+            ]
+        );
     }
 
     #[test]
@@ -242,7 +342,10 @@ mod tests {
 
     #[test]
     fn progress_reports_are_not_notifications() {
-        assert_eq!(events(b"\x1b]9;4;1;50\x07"), vec![]);
+        assert_eq!(
+            events(b"\x1b]9;4;1;50\x07"),
+            vec![TermEvent::Progress(Progress::Running(50))]
+        );
     }
 
     #[test]

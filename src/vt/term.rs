@@ -371,6 +371,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// [`Term::can_sleep`] allows loses nothing.
     pub fn sleep(mut self) -> Asleep<CB> {
         let screen = self.parser.screen();
+        let alternate = screen.alternate_screen();
         let mut rendering = String::new();
         if let Some(main) = &self.behind {
             rendering.push_str(main);
@@ -385,6 +386,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             skim.drawn_last(last_drawn(rendering.as_bytes(), self.size));
         }
         Asleep {
+            alternate,
             rendering: rendering.into_boxed_str(),
             callbacks: std::mem::take(self.parser.callbacks_mut()).inner,
             unparsed,
@@ -439,6 +441,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 /// sets; the states it would lose more of keep the screen awake (see
 /// [`Term::sleep`]).
 pub struct Asleep<CB> {
+    /// Whether the alternate screen was in use (asked without waking).
+    alternate: bool,
     rendering: Box<str>,
     callbacks: CB,
     unparsed: Unparsed,
@@ -458,6 +462,12 @@ impl<CB> Asleep<CB> {
 
     pub(crate) fn callbacks_mut(&mut self) -> &mut CB {
         &mut self.callbacks
+    }
+    /// Whether the alternate screen was in use: a switch is always
+    /// parsed at once (see `vt::skim`), so what waits unparsed cannot
+    /// have changed it.
+    pub(crate) fn alternate(&self) -> bool {
+        self.alternate
     }
 }
 

@@ -35,7 +35,7 @@ pub struct Keys {
 }
 
 impl Keys {
-    fn take(&mut self, t: Instant, seen: Option<Duration>, counted: bool) {
+    pub(super) fn take(&mut self, t: Instant, seen: Option<Duration>, counted: bool) {
         match seen {
             Some(_) if counted => {
                 self.us.push(t.elapsed().as_secs_f64() * 1e6);
@@ -73,7 +73,7 @@ impl Default for Phase {
 }
 
 impl Phase {
-    fn pause(&mut self) -> Duration {
+    pub(super) fn pause(&mut self) -> Duration {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

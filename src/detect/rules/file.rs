@@ -12,7 +12,7 @@ use super::{
     ANY_AGENT, ActionRule, AgentRules, Answer, Condition, InputBox, Key, Pattern, Region,
     RuleError, ScreenRule, Step, SubjectRule, TitleRule,
 };
-use crate::detect::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary};
 
 /// Where in a rule file: `file:line`.
 struct Place<'a> {

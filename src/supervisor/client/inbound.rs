@@ -17,9 +17,10 @@ use crate::protocol::{
 };
 use crate::pty;
 
+use super::Role;
 use super::outbound::Outbound;
-use crate::supervisor::acting;
-use super::{Ctx, Role};
+use crate::supervisor::answering;
+use crate::supervisor::context::Ctx;
 use crate::supervisor::output::ConnId;
 
 const READ_BUF: usize = 8 * 1024;
@@ -197,7 +198,7 @@ impl Inbound {
             Err(e) => {
                 debug!(conn = id, "{e}");
                 if kind == ClientType::Act {
-                    out.queue(&Reply::Acted(Box::new(acting::unreadable(&e))));
+                    out.queue(&Reply::Acted(Box::new(answering::unreadable(&e))));
                 }
                 return;
             }
@@ -247,7 +248,7 @@ impl Inbound {
                 ctx.output_seen.notify_one();
             }
             Request::Act(act) => {
-                let acted = acting::by_hand(ctx, act);
+                let acted = answering::by_hand(ctx, act);
                 out.queue(&Reply::Acted(Box::new(acted)));
             }
             // Carried out above, from the payload held.

@@ -13,7 +13,8 @@ use tracing::warn;
 use crate::clock::Instant;
 use crate::protocol::{ErrorCode, MODE_BINARY, Reply};
 
-use super::{Ctx, Role};
+use super::Role;
+use crate::supervisor::context::Ctx;
 use crate::supervisor::output::ConnId;
 
 /// Control frames (STATUS_RESP, INFO...) a client may have queued before

@@ -9,7 +9,7 @@ use crate::detect::dialog::key_bytes;
 use crate::detect::rules::{Answer, Pattern, RuleSet};
 use crate::protocol::{ActionRecord, DialogInfo};
 
-use super::super::acting::Acting;
+use super::super::acting::{Acting, Expect};
 use super::Shared;
 
 /// A dialog as reports give it, with its identity.
@@ -61,19 +61,6 @@ impl From<&str> for Refused {
     fn from(reason: &str) -> Refused {
         Refused::from(reason.to_owned())
     }
-}
-
-/// What an asker expects of the dialog it answers; `None`s expect nothing.
-#[derive(Debug, Default)]
-pub struct Expect {
-    /// This appearance of it (the identity a report gave).
-    pub dialog: Option<u64>,
-    /// Its screen rule.
-    pub rule: Option<String>,
-    /// Exactly this dialog.
-    pub fingerprint: Option<String>,
-    /// A pattern its subject matches (a dialog without one does not).
-    pub subject: Option<crate::detect::rules::Pattern>,
 }
 
 /// The keys that answer a dialog, and the record of it.

@@ -63,6 +63,9 @@ impl Shared {
                 clock_ms: Some(now),
             };
         }
+        if let Some(report) = self.plain_asking(now) {
+            return report;
+        }
         let state = if self.exit_code.is_some() {
             ProcessState::Dead
         } else {
@@ -86,6 +89,42 @@ impl Shared {
             idle_ms: Some(self.idle_ms(now)),
             clock_ms: Some(now),
         }
+    }
+
+    /// Without the detector: `waiting · input` while the program asks,
+    /// told by its process (`detect::plain`), whatever the timing says.
+    fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
+        let asks = match (&self.plain, &self.process, self.exit_code) {
+            (Some(cmd), Some(probe), None) => probe.facts().and_then(|f| {
+                crate::detect::plain::asking(cmd, &f, self.screen.alternate()).map(|r| (r, f))
+            }),
+            _ => None,
+        };
+        let Some((rule, facts)) = asks else {
+            self.asking_since = None;
+            return None;
+        };
+        let since = *self.asking_since.get_or_insert(now);
+        let state = ProcessState::Waiting;
+        Some(StateReport {
+            state: state.name().to_string(),
+            state_byte: state.as_byte(),
+            primary: Primary::Waiting,
+            detail: Some(crate::detect::Detail::Input),
+            health: Health::Alive,
+            agent: None,
+            state_ms: now.saturating_sub(since),
+            signals: vec![crate::detect::Signal {
+                source: crate::detect::Source::Process,
+                rule: rule.to_owned(),
+                text: facts.foreground_names.first().cloned().unwrap_or_default(),
+                since_ms: since,
+            }],
+            children: Vec::new(),
+            dialog: None,
+            idle_ms: Some(self.idle_ms(now)),
+            clock_ms: Some(now),
+        })
     }
 
     /// Milliseconds since the program last printed (or since the start).
@@ -153,6 +192,7 @@ impl Shared {
                 .detector
                 .as_ref()
                 .is_some_and(|d| d.settings().status_protocol),
+            terminals: Some(u32::try_from(self.terminals).unwrap_or(u32::MAX)),
             state: None,
             evidence: None,
             dialog: None,
@@ -163,7 +203,10 @@ impl Shared {
         if let Some(d) = &self.detector {
             info.evidence = serde_json::to_value(d.evidence(self.clock.now_ms())).ok();
         }
-        info.dialog = info.state.as_ref().and_then(|s| s.dialog.as_deref().cloned());
+        info.dialog = info
+            .state
+            .as_ref()
+            .and_then(|s| s.dialog.as_deref().cloned());
         info
     }
 

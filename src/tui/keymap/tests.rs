@@ -246,14 +246,16 @@ fn new_session_prompt_defaults_to_s1_and_the_shell() {
     let mut m = model(100, 31);
     m.shell = "/bin/test-shell".into();
     update(&mut m, press(KeyCode::Char('n')), now);
+    // The id starts empty: `s1` is only its placeholder, which Enter takes.
     assert_eq!(
         m.mode,
         Mode::NewSession {
             step: NewStep::Id,
-            id: "s1".into(),
+            id: String::new(),
             command: String::new()
         }
     );
+    assert_eq!(crate::tui::form::placeholder(&m), "s1");
     let fx = update(&mut m, press(KeyCode::Enter), now);
     assert!(fx.is_empty());
     assert!(matches!(
@@ -271,6 +273,7 @@ fn new_session_prompt_defaults_to_s1_and_the_shell() {
             id: "s1".into(),
             command: "/bin/test-shell".into(),
             label: None,
+            classifier: None,
         }]
     );
     assert_eq!(m.mode, Mode::Grid);
@@ -288,7 +291,12 @@ fn new_session_takes_a_typed_id_and_command() {
     let Mode::NewSession { id, .. } = &m.mode else {
         panic!("{:?}", m.mode)
     };
-    assert_eq!(id, "s2", "the first free default");
+    assert_eq!(id, "", "nothing typed yet");
+    assert_eq!(crate::tui::form::placeholder(&m), "s2", "the first free");
+    // What is typed is the id (before, it was added to the default:
+    // `s2api`).
+    typed(&mut m, "apx", now);
+    update(&mut m, press(KeyCode::Backspace), now);
     let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
     update(&mut m, Msg::Key(ctrl_u), now);
     typed(&mut m, "api", now);
@@ -303,6 +311,7 @@ fn new_session_takes_a_typed_id_and_command() {
             command: "make test".into(),
             workdir: None,
             label: None,
+            classifier: None,
         }]
     );
     // Up before the next scan finds it, and selected among the others.
@@ -325,8 +334,7 @@ fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
     let mut m = model(100, 31);
     live(&mut m, &["s1"], now);
     update(&mut m, press(KeyCode::Char('n')), now);
-    update(&mut m, press(KeyCode::Backspace), now);
-    typed(&mut m, "1", now);
+    typed(&mut m, "s1", now);
     update(&mut m, press(KeyCode::Enter), now);
     assert!(matches!(
         m.mode,
@@ -337,7 +345,8 @@ fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
     ));
     let notice = notice(&m);
     assert!(notice.contains("already exists"), "{notice}");
-    typed(&mut m, "/x", now);
+    update(&mut m, ctrl('u'), now);
+    typed(&mut m, "s/x", now);
     update(&mut m, press(KeyCode::Enter), now);
     assert!(matches!(
         m.mode,
@@ -468,7 +477,8 @@ fn new_session_takes_a_label_after_the_directory() {
     update(&mut m, press(KeyCode::Char('n')), now);
     update(&mut m, press(KeyCode::Enter), now);
     typed(&mut m, "make", now);
-    // Tab: the directory, Tab: the label, Tab: back to the command.
+    // Tab: the directory, Tab: the label (then the classifier, and back
+    // to the command).
     update(&mut m, press(KeyCode::Tab), now);
     update(&mut m, press(KeyCode::Tab), now);
     assert!(matches!(

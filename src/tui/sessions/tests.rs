@@ -159,7 +159,7 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a"], now);
-    let record = |id: &str| crate::supervisor::ended::Ended {
+    let record = |id: &str| crate::ended::Ended {
         id: id.into(),
         command: vec!["sh".into(), "-c".into(), "exit 3".into()],
         workdir: "/".into(),
@@ -204,6 +204,94 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
         !fx.iter().any(|e| matches!(e, Effect::Restart(_))),
         "{fx:?}"
     );
+}
+
+/// `hm rm`, `hm clean` (and `x` in another dashboard) remove the record:
+/// the pane goes at the next scan. A session whose supervisor died
+/// leaves no record, and its pane stays; so does one on a host that
+/// cannot be looked at now.
+#[test]
+fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "crashed", "h:r"], now);
+    let record = |id: &str| crate::ended::Ended {
+        id: id.into(),
+        command: vec!["true".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms: crate::clock::unix_ms(),
+        exit_code: 0,
+        last_lines: Vec::new(),
+        label: None,
+        cols: 80,
+        rows: 24,
+    };
+    for id in ["a", "h:r"] {
+        update(&mut m, Msg::Session(id.into(), SessionMsg::Exit(0)), now);
+        update(
+            &mut m,
+            Msg::Session(id.into(), SessionMsg::Closed(None)),
+            now,
+        );
+    }
+    update(
+        &mut m,
+        Msg::Session("crashed".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    // The records appear, then the ended ones unseen ("b") get panes too.
+    update(
+        &mut m,
+        Msg::Ended(vec![record("a"), record("b"), record("h:r")]),
+        now,
+    );
+    assert!(
+        ["a", "b", "crashed", "h:r"]
+            .iter()
+            .all(|id| m.pane(id).is_some())
+    );
+    // `hm clean` here; the host "h" cannot be reached.
+    update(
+        &mut m,
+        Msg::Hosts {
+            problems: [("h".to_string(), "h: unreachable".to_string())].into(),
+            down: Default::default(),
+            news: Vec::new(),
+        },
+        now,
+    );
+    update(&mut m, Msg::Ended(Vec::new()), now);
+    assert!(m.pane("a").is_none() && m.pane("b").is_none());
+    assert!(m.pane("crashed").is_some(), "no record was ever seen");
+    assert!(m.pane("h:r").is_some(), "its host is not looked at");
+    // Back, and its record gone there too.
+    update(
+        &mut m,
+        Msg::Hosts {
+            problems: Default::default(),
+            down: Default::default(),
+            news: Vec::new(),
+        },
+        now,
+    );
+    update(&mut m, Msg::Ended(Vec::new()), now);
+    assert!(m.pane("h:r").is_none());
+    // A socket dir keeps the newest records only: one trimmed off the end
+    // of a full list was not forgotten, and its pane stays.
+    let mut old = record("old");
+    old.ended_unix_ms -= 60_000;
+    update(&mut m, Msg::Ended(vec![old]), now);
+    assert!(m.pane("old").is_some());
+    let full: Vec<_> = (0..crate::ended::KEEP)
+        .map(|i| record(&format!("n{i}")))
+        .collect();
+    update(&mut m, Msg::Ended(full.clone()), now);
+    assert!(m.pane("old").is_some(), "trimmed, not forgotten");
+    // One of the newest gone from a full list was forgotten.
+    update(&mut m, Msg::Ended(full[1..].to_vec()), now);
+    assert!(m.pane("n0").is_none());
 }
 
 #[test]
@@ -329,6 +417,7 @@ fn redraws_after_our_resizes_are_not_work() {
     let t0 = Instant::now();
     let at = |ms: u64| t0 + Duration::from_millis(ms);
     let mut m = model(160, 49);
+    m.fit = true;
     m.bell = true;
     live(&mut m, &["a", "b"], t0);
     let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"$ ".to_vec()));
@@ -424,7 +513,10 @@ fn output_asks_for_the_state_at_most_once_a_second_while_busy() {
     // Quiet for the idle threshold: the tick asks again.
     update(&mut m, st("a", ProcessState::Active, 1000), at(1200));
     let fx = update(&mut m, Msg::Tick, at(1100 + 3000 + 200));
-    assert_eq!(requests(&fx), [&Effect::Status("a".into())]);
+    assert_eq!(
+        requests(&fx),
+        [&Effect::Status("a".into()), &Effect::Info("a".into())]
+    );
 }
 
 #[test]
@@ -475,7 +567,11 @@ fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
     let fx = update(&mut m, press(KeyCode::Char('y')), at(1000));
     assert_eq!(
         requests(&fx),
-        [&Effect::Kill("a".into()), &Effect::Status("a".into())]
+        [
+            &Effect::Kill("a".into()),
+            &Effect::Status("a".into()),
+            &Effect::Info("a".into())
+        ]
     );
     assert_eq!(m.next_check(), Some(at(3000)));
     update(&mut m, Msg::Tick, at(3000));
@@ -500,11 +596,10 @@ fn a_session_that_does_not_answer_is_shown_so_and_a_kill_says_it_waits() {
 }
 
 #[test]
-fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() {
+fn a_size_change_by_another_client_is_learned_when_output_settles() {
     let t0 = Instant::now();
     let at = |ms: u64| t0 + Duration::from_millis(ms);
     let mut m = model(100, 31);
-    m.fit = false;
     live(&mut m, &["a"], t0);
     update(&mut m, st("a", ProcessState::Idle, 0), at(10));
     // The program redraws after someone else resized it; the poll that
@@ -537,6 +632,7 @@ fn without_fit_a_size_change_by_another_client_is_learned_when_output_settles() 
     );
     // With fit on, the dashboard sets sizes itself and asks no INFO.
     let mut m = model(100, 31);
+    m.fit = true;
     live(&mut m, &["a"], t0);
     update(&mut m, st("a", ProcessState::Idle, 0), at(10));
     let fx = update(

@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::key;
 use crate::client::human_ms;
+use crate::config::Action;
 use crate::tui::model::{Mode, Model, Pane};
 
 /// The focused session's bar: which session, its state, how to get back,
@@ -21,8 +22,14 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     let timer = p
         .state_ms(now)
         .map_or(String::new(), |ms| format!(" {}", human_ms(ms)));
+    // Entered from the inbox, the detach key goes back there.
+    let to = if m.inbox.after_focus {
+        "the inbox"
+    } else {
+        "the grid"
+    };
     let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
-        format!("{} back to the grid", crate::config::describe_key(k))
+        format!("{} back to {to}", crate::config::describe_key(k))
     });
     let others = m
         .panes
@@ -43,18 +50,25 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         return;
     }
     spans.push(Span::raw(format!("  {back}")));
-    if let Some(k) = m.copy_key {
-        spans.push(Span::raw(format!(
-            "  {} history",
-            crate::config::describe_key(k)
-        )));
-    }
-    if others > 0 {
+    // The others who need you outrank the history's hint: at 80 columns
+    // there is not room for both after a long state.
+    let need = (others > 0).then(|| {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
+        Span::styled(format!(" {others} need you "), style)
+    });
+    let used: usize =
+        spans.iter().map(Span::width).sum::<usize>() + need.as_ref().map_or(0, |n| n.width() + 2);
+    if let Some(k) = m.copy_key {
+        let hint = format!("  {} history", crate::config::describe_key(k));
+        if used + hint.chars().count() <= usize::from(row.width) {
+            spans.push(Span::raw(hint));
+        }
+    }
+    if let Some(need) = need {
         spans.push(Span::raw("  "));
-        spans.push(Span::styled(format!(" {others} need you "), style));
+        spans.push(need);
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(m.theme.footer), row);
 }
@@ -98,6 +112,39 @@ fn copy_hints(m: &Model, status: Option<String>, width: usize) -> Vec<Span<'stat
     spans
 }
 
+/// The grid's hints, with the keys in effect; an action left without a
+/// key has none.
+fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
+    let k = |a: Action| m.keys.label(a);
+    // The four directions in one hint when each is one character (`←↓↑→`).
+    let dirs: Option<Vec<String>> = [Action::Left, Action::Down, Action::Up, Action::Right]
+        .into_iter()
+        .map(k)
+        .collect();
+    let moves = dirs.map(|d| {
+        if d.iter().all(|s| s.chars().count() == 1) {
+            d.concat()
+        } else {
+            d.join("/")
+        }
+    });
+    [
+        (moves, "move"),
+        (k(Action::Focus), "focus"),
+        (k(Action::Kill), "kill"),
+        (k(Action::New), "new"),
+        (k(Action::Zoom), "zoom"),
+        (k(Action::Filter), "filter"),
+        (k(Action::Next), "next"),
+        (k(Action::CopyMode), "copy"),
+        (k(Action::Help), "help"),
+        (k(Action::Quit), "quit"),
+    ]
+    .into_iter()
+    .filter_map(|(key, what)| Some((key?, what)))
+    .collect()
+}
+
 pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
     let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
     let copying = m
@@ -120,28 +167,38 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
-    let hints: &[(&str, &str)] = match &m.mode {
-        Mode::Filter => &[("Enter", "keep"), ("Esc", "clear")],
-        _ => &[
-            ("←↓↑→", "move"),
-            ("⏎", "focus"),
-            ("x", "kill"),
-            ("n", "new"),
-            ("z", "zoom"),
-            ("/", "filter"),
-            ("⇥", "next"),
-            ("[", "copy"),
-            ("?", "help"),
-            ("q", "quit"),
+    let hints: Vec<(String, &str)> = match &m.mode {
+        Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
+        Mode::Inbox => vec![
+            ("y".into(), "approve"),
+            ("n".into(), "deny"),
+            ("⏎".into(), "focus"),
+            ("↑↓".into(), "move"),
+            ("Esc".into(), "close"),
         ],
+        _ => grid_hints(m),
     };
+    let hints: Vec<(&str, &str)> = hints.iter().map(|(k, w)| (k.as_str(), *w)).collect();
+    // Always there when someone waits, with the key that lists them: the
+    // strongest call, before the notice and the hints.
     let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     if waiting > 0 {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
         spans.push(Span::styled(format!(" {waiting} need you "), style));
-        spans.push(Span::raw(" "));
+        match m.keys.label(Action::Inbox) {
+            Some(k) if m.mode != Mode::Inbox => {
+                spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]);
+            }
+            _ => spans.push(Span::raw(" ")),
+        }
+    }
+    let lost = crate::tui::lost::restartable(m);
+    if lost > 0
+        && let Some(k) = m.keys.label(Action::Restore)
+    {
+        spans.extend([key(m, &k), Span::raw(format!(" restore {lost} lost  "))]);
     }
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit

@@ -9,33 +9,33 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
 
-use super::screen::{self, View};
-use crate::copymode::History;
+use crate::tui::copy;
 use crate::tui::model::{Model, Pane};
+use crate::tui::screen::View;
 
-/// The cell of the emulator's screen the view should keep in sight: copy
-/// mode's cursor while it has one, else the program's cursor.
+/// What of the emulator's screen a view of `rows` shows: scrolled back,
+/// copy mode's window (see `tui::copy::extent`), with its cursor's column
+/// in sight; live, the rows around the program's cursor.
 pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
-    let cursor = p.copy.as_ref().and_then(|c| c.cursor_cell(p.term.extent()));
-    match cursor {
-        Some(cell) => screen::view_around(&p.term, rows, cols, cell),
-        None => screen::view(&p.term, rows, cols),
-    }
+    copy::view(p, rows, cols)
 }
 
 /// Draws the marker, the selection and the cursor of a pane's copy mode
 /// over `area`, where `v` was drawn.
 pub(super) fn overlay(m: &Model, p: &Pane, v: &View<'_>, area: Rect, f: &mut Frame<'_>) {
     let Some(copy) = &p.copy else { return };
-    let ext = p.term.extent();
+    let ext = copy::extent(p);
     let (row_off, col_off) = v.offset();
+    // Copy mode's rows are its window's: the view's first row is the
+    // window's `skip`.
+    let skip = row_off.saturating_sub(copy::window_top(p));
     let buf = f.buffer_mut();
-    // Screen cell (row, col) to the frame's, if it is shown.
+    // Window cell (row, col) to the frame's, if it is shown.
     let at = |row: u16, col: u16| -> Option<(u16, u16)> {
-        let (r, c) = (row.checked_sub(row_off)?, col.checked_sub(col_off)?);
+        let (r, c) = (row.checked_sub(skip)?, col.checked_sub(col_off)?);
         (r < area.height && c < area.width).then(|| (area.x + c, area.y + r))
     };
-    for row in row_off..row_off.saturating_add(area.height) {
+    for row in skip..skip.saturating_add(area.height) {
         let Some((from, to)) = copy.selected_in_row(ext, row) else {
             continue;
         };

@@ -11,9 +11,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders};
 use tui_term::widget::{Cursor, PseudoTerminal};
 
+use super::title;
 use crate::client::human_ms;
 use crate::tui::layout::inner;
 use crate::tui::model::{Link, Model, Pane};
+use crate::tui::screen;
+use crate::tui::window;
 
 pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let selected = m.selected.as_deref() == Some(p.id.as_str());
@@ -30,22 +33,33 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         m.theme.border
     };
     let state = p.state();
-    let badge = match (state, p.state_ms(now)) {
-        _ if p.orphan.is_some() => " orphaned ".to_string(),
-        (Some(_), Some(ms)) => {
-            format!(" {} {} ", p.state_label().unwrap_or_default(), human_ms(ms))
-        }
-        (Some(_), _) => format!(" {} ", p.state_label().unwrap_or_default()),
-        (None, _) => " … ".to_string(),
-    };
-    let mut title = vec![Span::styled(format!(" {} ", p.id), m.theme.title)];
-    if let Some(label) = &p.label {
+    // Another machine's session, while that machine is down: what it
+    // shows is as of when it dropped, its timers stopped then.
+    let dropped = m.host_down(p);
+    let now = dropped.map_or(now, |(_, at)| at.min(now));
+    let t = title::fit(
+        &p.id,
+        p.label.as_deref(),
+        p.attention,
+        &title::badges(m, p, now),
+        r.width,
+    );
+    let mut title = vec![Span::styled(format!(" {} ", t.id), m.theme.title)];
+    if let Some(label) = &t.label {
         title.push(Span::styled(format!("{label} "), m.theme.dim));
     }
-    if p.attention {
+    if t.attention {
         title.push(Span::styled("● ", m.theme.border_attention));
     }
-    // Another machine's session, while that machine is down.
+    let badge_style = if dropped.is_some() {
+        m.theme.dim
+    } else {
+        m.theme.state(state)
+    };
+    let badge = match t.badge.as_str() {
+        "" => String::new(),
+        b => format!(" {b} "),
+    };
     let host_down =
         crate::remote::split_target(&p.id).and_then(|(host, _)| m.host_problems.get(host));
     let bottom = match (&p.link, p.exit) {
@@ -53,6 +67,8 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
         }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
+        _ if p.lost == Some(true) => Span::styled(" lost (restartable): R ", m.theme.error),
+        _ if p.lost.is_some() => Span::styled(" lost: hm restore says why ", m.theme.error),
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
             Some(pid) => Span::styled(
@@ -77,6 +93,10 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         ]),
         _ => Line::from(bottom),
     };
+    // The directory takes what the right side leaves, at most half.
+    let dir_room = usize::from(r.width.saturating_sub(2))
+        .saturating_sub(bottom.width() + 1)
+        .min(usize::from(r.width) / 2);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(if selected {
@@ -86,11 +106,11 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         })
         .border_style(border)
         .title(Line::from(title))
-        .title(Line::from(Span::styled(badge, m.theme.state(state))).alignment(Alignment::Right))
+        .title(Line::from(Span::styled(badge, badge_style)).alignment(Alignment::Right))
         .title_bottom(bottom.alignment(Alignment::Right))
         .title_bottom(
             Line::from(Span::styled(
-                short_dir(p.workdir.as_deref(), usize::from(r.width) / 2),
+                short_dir(p.workdir.as_deref(), dir_room),
                 m.theme.dim,
             ))
             .alignment(Alignment::Left),
@@ -100,21 +120,63 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     if body.width == 0 || body.height == 0 {
         return;
     }
-    let v = super::history::view(p, body.height, body.width);
-    // Scrolled back, the program's cursor is not among the rows shown.
-    let cursor = cursor().visibility(selected && p.exit.is_none() && p.copy.is_none());
-    f.render_widget(PseudoTerminal::new(&v).cursor(cursor), body);
-    super::clusters::join(f.buffer_mut(), body);
-    // A wide character in the last column would cover the border (the
-    // terminal draws both its halves); it is cut, as the rest of the line.
-    let last = body.width - 1;
-    for row in 0..body.height {
+    if p.copy.is_some() {
+        let v = super::history::view(p, body.height, body.width);
+        // Scrolled back, the program's cursor is not among the rows shown.
+        f.render_widget(
+            PseudoTerminal::new(&v).cursor(cursor().visibility(false)),
+            body,
+        );
+        edges(m, p, &v, body, f);
+        super::history::overlay(m, p, &v, body, f);
+        return;
+    }
+    // The window onto the session's screen: the rows that matter, from its
+    // left edge; one view for a run of rows, one a row for a dialog's rows
+    // picked out of a taller one.
+    let rows = window::shown_rows(p, body.height);
+    let shows_cursor = selected && p.exit.is_none();
+    let mut at = 0;
+    for run in rows.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+        let (Some(&first), height) = (run.first(), run.len() as u16) else {
+            continue;
+        };
+        let area = Rect::new(body.x, body.y + at, body.width, height);
+        let v = screen::view_around(&p.term, height, body.width, (first + height - 1, 0));
+        let (cursor_row, _) = p.term.screen().cursor_position();
+        let here = shows_cursor && run.contains(&cursor_row);
+        f.render_widget(
+            PseudoTerminal::new(&v).cursor(cursor().visibility(here)),
+            area,
+        );
+        edges(m, p, &v, area, f);
+        at += height;
+    }
+}
+
+/// What is drawn over a view's edges in `area`: grapheme clusters joined,
+/// a wide character in the last column cut (the terminal would draw its
+/// right half over the border), and a row that goes on past the right
+/// edge marked there, cut, not wrapped, and not taken for the whole line.
+fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_>) {
+    super::clusters::join(f.buffer_mut(), area);
+    let last = area.width - 1;
+    let (row_off, col_off) = v.offset();
+    for row in 0..area.height {
         if v.wide_at(row, last) {
-            f.buffer_mut()[(body.x + last, body.y + row)].set_symbol(" ");
+            f.buffer_mut()[(area.x + last, area.y + row)].set_symbol(" ");
+        }
+        if window::cut(p.term.screen(), row_off + row, col_off + area.width) {
+            f.buffer_mut()[(area.x + last, area.y + row)]
+                .set_symbol(CUT_MARK)
+                .set_style(m.theme.dim);
         }
     }
-    super::history::overlay(m, p, &v, body, f);
 }
+
+/// Drawn in a pane's last column on a row of the session's screen that
+/// goes on past it.
+pub(super) const CUT_MARK: &str = "›";
 
 /// A pane's directory for its border: `~` for the home directory, and as
 /// many of the last components as fit in `room` columns.

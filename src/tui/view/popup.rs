@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::key;
 use crate::client::human_ms;
+use crate::config::Action;
 use crate::tui::model::{Model, NewStep};
 
 /// The kill confirmation.
@@ -34,7 +35,8 @@ pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
     );
 }
 
-/// The new session form: the id, then the command and the directory.
+/// The new session form: the id, then the command, the directory, the
+/// label and the classifier.
 pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str, command: &str) {
     // A long command shows its end, where the typing is.
     let room = usize::from(f.area().width.saturating_sub(18)).max(8);
@@ -47,49 +49,54 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
             format!("…{kept}")
         }
     };
-    let (id, command, dir) = (&tail(id), &tail(command), &tail(&m.new_dir));
-    let label = &tail(&m.new_label);
     let cursor = |on: bool| if on { "▏" } else { "" };
-    let (id_line, cmd_line) = match step {
-        // Other machines take `host:id`.
-        NewStep::Id if !m.hosts.is_empty() => (
-            format!("id:      {id}▏  (host:id on {})", m.hosts.join(", ")),
-            String::new(),
-        ),
-        NewStep::Id => (format!("id:      {id}▏"), String::new()),
-        NewStep::Command | NewStep::Dir | NewStep::Label => (
-            format!("id:      {id}"),
-            if command.is_empty() {
-                format!(
-                    "command: {} (empty: {})",
-                    cursor(step == NewStep::Command),
-                    m.shell
-                )
-            } else {
-                format!("command: {command}{}", cursor(step == NewStep::Command))
-            },
-        ),
+    // A field shows what was typed, else (dimmed) what it stands for.
+    let field = |name: &str, text: &str, on: bool, empty: String| -> Line<'static> {
+        let mut spans = vec![Span::raw(format!("{name:<12}"))];
+        if text.is_empty() {
+            spans.push(Span::raw(cursor(on)));
+            spans.push(Span::styled(empty, m.theme.dim));
+        } else {
+            spans.push(Span::raw(format!("{}{}", tail(text), cursor(on))));
+        }
+        Line::from(spans)
     };
-    let mut lines = vec![Line::from(id_line), Line::from(cmd_line)];
+    let mut id_hint = crate::tui::form::placeholder(m);
+    if step == NewStep::Id && !m.hosts.is_empty() {
+        // Other machines take `host:id`.
+        id_hint = format!("{id_hint}  (host:id on {})", m.hosts.join(", "));
+    }
+    let mut lines = vec![field("id:", id, step == NewStep::Id, id_hint)];
     if step != NewStep::Id {
-        let dir = if dir.is_empty() && step != NewStep::Dir {
-            "(the dashboard's)"
+        lines.push(field(
+            "command:",
+            command,
+            step == NewStep::Command,
+            format!("(empty: {})", m.shell),
+        ));
+        lines.push(field(
+            "dir:",
+            &m.new_dir,
+            step == NewStep::Dir,
+            "(the dashboard's)".into(),
+        ));
+        lines.push(field(
+            "label:",
+            &m.new_label,
+            step == NewStep::Label,
+            "(none)".into(),
+        ));
+        let on = step == NewStep::Classifier;
+        let choice = crate::tui::form::classifier_label(m);
+        let mut spans = vec![Span::raw(format!("{:<12}", "classifier:"))];
+        if on {
+            spans.push(Span::styled(format!("◂ {choice} ▸"), m.theme.footer_key));
+        } else if m.new_classifier.is_none() {
+            spans.push(Span::styled(choice, m.theme.dim));
         } else {
-            dir.as_str()
-        };
-        lines.push(Line::from(format!(
-            "dir:     {dir}{}",
-            cursor(step == NewStep::Dir)
-        )));
-        let label = if label.is_empty() && step != NewStep::Label {
-            "(none)"
-        } else {
-            label.as_str()
-        };
-        lines.push(Line::from(format!(
-            "label:   {label}{}",
-            cursor(step == NewStep::Label)
-        )));
+            spans.push(Span::raw(choice));
+        }
+        lines.push(Line::from(spans));
     }
     lines.push(Line::from(""));
     let mut hints = vec![key(m, "Enter")];
@@ -97,11 +104,16 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
         hints.push(Span::raw(" next   "));
     } else {
         hints.push(Span::raw(" start   "));
+        if step == NewStep::Classifier {
+            hints.push(key(m, "←→"));
+            hints.push(Span::raw(" choose   "));
+        }
         hints.push(key(m, "Tab"));
         hints.push(Span::raw(match step {
+            NewStep::Command => " directory   ",
             NewStep::Dir => " label   ",
-            NewStep::Label => " command   ",
-            _ => " directory   ",
+            NewStep::Label => " classifier   ",
+            _ => " command   ",
         }));
     }
     hints.push(key(m, "Esc"));
@@ -205,6 +217,8 @@ fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
     );
 }
 
+/// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
+/// with what each does.
 pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
     let detach = m
         .detach_key
@@ -212,55 +226,127 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
     let copy = m
         .copy_key
         .map_or("(no copy key)".to_string(), crate::config::describe_key);
+    // An action's keys, one after another; `–` for one the file left
+    // without a key.
+    let keys = |a: Action| -> String {
+        let k: Vec<String> = m.keys.keys(a).iter().map(|c| c.label()).collect();
+        if k.is_empty() {
+            "–".into()
+        } else {
+            k.join(", ")
+        }
+    };
+    let pair = |a: Action, b: Action| format!("{} / {}", keys(a), keys(b));
     let rows: Vec<(String, &str)> = vec![
-        ("←↓↑→ h j k l".into(), "move the selection"),
+        (moves(m), "move the selection"),
         (
-            "Enter / double-click".into(),
+            format!("{} / double-click", keys(Action::Focus)),
             "focus: the session gets every key",
-        ),
-        (
-            "a".into(),
-            "raw attach: the real terminal for the session (the detach key comes back)",
         ),
         (detach, "back from focus to the grid"),
         (
-            "x".into(),
-            "kill the selected session (asks first); clear an ended one",
-        ),
-        ("n".into(), "start a new session"),
-        ("z / Esc".into(), "zoom the selected pane / unzoom"),
-        ("+ / - / =".into(), "more, fewer, automatic columns"),
-        ("PgUp / PgDn".into(), "previous / next page"),
-        (
-            "/".into(),
-            "filter by id (Enter keeps it, Esc clears it, also later)",
+            keys(Action::Attach),
+            "raw attach: the real terminal for the session",
         ),
         (
-            "Tab".into(),
-            "next session that needs you (waiting first, then finished)",
+            keys(Action::Inbox),
+            "inbox: who needs you (y approve, n deny, ⏎ focus)",
+        ),
+        (keys(Action::Next), "next session that needs you"),
+        (
+            keys(Action::Kill),
+            "kill the selected session; clear an ended one",
         ),
         (
-            "Shift-PgUp / PgDn".into(),
-            "scroll the selected pane's history (the wheel: the pane under it)",
+            pair(Action::Restart, Action::Restore),
+            "run an ended session again / restore lost ones",
+        ),
+        (keys(Action::New), "start a new session"),
+        (
+            pair(Action::Zoom, Action::Back),
+            "zoom the selected pane / unzoom, clear filter",
         ),
         (
-            "[".into(),
-            "copy mode: hjkl, / ? search, n N, v select, y copy, q leave",
+            format!(
+                "{} / {} / {}",
+                keys(Action::MoreColumns),
+                keys(Action::FewerColumns),
+                keys(Action::AutoColumns)
+            ),
+            "more, fewer, automatic columns",
         ),
-        (copy, "in focus: copy mode (Shift-PgUp and the wheel too)"),
-        ("e".into(), "why the selected session is in its state"),
-        ("r".into(), "run an ended session again (x forgets it)"),
-        ("s".into(), "sort by state (needs you first) / by id"),
-        ("q / Ctrl-C".into(), "quit (sessions keep running)"),
+        (
+            pair(Action::PrevPage, Action::NextPage),
+            "previous / next page",
+        ),
+        (
+            keys(Action::Filter),
+            "filter by id (⏎ keeps it, Esc clears it)",
+        ),
+        (
+            pair(Action::ScrollUp, Action::ScrollDown),
+            "scroll the pane's history (the wheel too)",
+        ),
+        (
+            keys(Action::CopyMode),
+            "copy mode: hjkl, / ? search, v select, y copy",
+        ),
+        ("drag".into(), "select text with the mouse and copy it"),
+        (copy, "in focus: copy mode (Shift-PgUp, the wheel too)"),
+        (
+            keys(Action::Explain),
+            "why the selected session is in its state",
+        ),
+        (
+            keys(Action::Sort),
+            "sort by state (needs you first) / by id",
+        ),
+        (keys(Action::Quit), "quit (sessions keep running)"),
     ];
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(12, 24);
     let lines: Vec<Line<'static>> = rows
         .into_iter()
         .map(|(k, what)| {
             Line::from(vec![
-                Span::styled(format!("{k:<22}"), m.theme.footer_key),
+                Span::styled(format!("{k:<width$}  "), m.theme.footer_key),
                 Span::raw(what.to_string()),
             ])
         })
         .collect();
-    popup(m, f, "keys", &lines);
+    let title = format!("keys · {} or any key closes", keys(Action::Help));
+    popup(m, f, &title, &lines);
+}
+
+/// The four directions' keys: `←↓↑→ hjkl` when each is one character,
+/// else each direction's keys in turn.
+fn moves(m: &Model) -> String {
+    let dirs = [Action::Left, Action::Down, Action::Up, Action::Right];
+    let keys: Vec<Vec<String>> = dirs
+        .iter()
+        .map(|a| m.keys.keys(*a).iter().map(|c| c.label()).collect())
+        .collect();
+    let single = keys.iter().flatten().all(|k| k.chars().count() == 1);
+    let most = keys.iter().map(Vec::len).max().unwrap_or(0);
+    if single && keys.iter().all(|k| k.len() == most) {
+        (0..most)
+            .map(|i| keys.iter().map(|k| k[i].as_str()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        keys.iter()
+            .map(|k| {
+                if k.is_empty() {
+                    "–".into()
+                } else {
+                    k.join(",")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }

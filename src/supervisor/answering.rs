@@ -13,8 +13,9 @@ use tracing::{info, warn};
 use crate::detect::rules::{Answer, Pattern};
 use crate::protocol::{Act, Acted, ActionRecord};
 
-use super::super::client::Ctx;
-use super::super::state::{Expect, Refused, Shared};
+use super::acting::Expect;
+use super::context::Ctx;
+use super::state::{Refused, Shared};
 
 /// An ACT request that was refused: logged, and the ACTED that says why.
 fn refused(why: Refused) -> Acted {
@@ -29,13 +30,13 @@ fn refused(why: Refused) -> Acted {
 }
 
 /// The ACTED for an ACT whose payload could not be read.
-pub(in crate::supervisor) fn unreadable(e: &crate::protocol::PayloadError) -> Acted {
+pub(super) fn unreadable(e: &crate::protocol::PayloadError) -> Acted {
     refused(e.to_string().into())
 }
 
 /// Carries out an ACT request: the answer is given if the dialog is there
 /// and as the request expects, in the same step as the check.
-pub(in crate::supervisor) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
+pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
     let Some(answer) = Answer::from_name(&act.answer) else {
         return refused(
             format!(
@@ -68,7 +69,7 @@ pub(in crate::supervisor) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
 
 /// The tracker's turn: watches the dialog on screen, and answers it when
 /// an automation rule is due to. Does nothing without rules.
-pub(in crate::supervisor) fn automate(ctx: &Ctx) {
+pub(super) fn automate(ctx: &Ctx) {
     let mut s = ctx.shared.borrow_mut();
     if !s.acting().automated() {
         return;

@@ -1,7 +1,12 @@
-//! A detector's output: two-level status, health and signals.
+//! The words for what a session is doing: two-level status, health,
+//! signals and the children a program reports, and a detector's verdict
+//! made of them.
 //!
-//! The names are part of hm's interface (`hm status --json`, INFO, the
-//! dashboard), so they are spelled once here, in snake_case.
+//! The names are part of hm's interface (STATE frames, `hm status
+//! --json`, the dashboard), so they are spelled once here, in snake_case.
+//! This is vocabulary only, below the wire that carries it
+//! ([`crate::protocol`]) and the detector that decides it
+//! ([`crate::detect`]); it knows neither.
 
 use serde::{Deserialize, Serialize};
 
@@ -80,10 +85,14 @@ pub enum Detail {
     Finished,
     /// An error ended the last turn; the prompt is back.
     Error,
+    // unknown
+    /// A recognised agent keeps drawing screens none of its rules knows
+    /// (its rules may be older than it).
+    UnrecognisedScreen,
 }
 
 impl Detail {
-    pub const ALL: [Detail; 19] = [
+    pub const ALL: [Detail; 20] = [
         Detail::Thinking,
         Detail::UsingTools,
         Detail::Responding,
@@ -103,6 +112,7 @@ impl Detail {
         Detail::PromptEditing,
         Detail::Finished,
         Detail::Error,
+        Detail::UnrecognisedScreen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,6 +136,7 @@ impl Detail {
             Detail::PromptEditing => "prompt_editing",
             Detail::Finished => "finished",
             Detail::Error => "error",
+            Detail::UnrecognisedScreen => "unrecognised_screen",
         }
     }
 
@@ -154,6 +165,7 @@ impl Detail {
             Detail::Ready | Detail::PromptEditing | Detail::Finished | Detail::Error => {
                 Primary::Idle
             }
+            Detail::UnrecognisedScreen => Primary::Unknown,
         }
     }
 }
@@ -196,6 +208,10 @@ pub enum Source {
     /// The command line the session was started with.
     Command,
     Exit,
+    /// The program's progress reports (OSC 9 ; 4).
+    Progress,
+    /// A shell's integration marks (OSC 133): prompt, command, exit code.
+    ShellIntegration,
 }
 
 impl Source {
@@ -210,6 +226,8 @@ impl Source {
             Source::Hook => "hook",
             Source::Command => "command",
             Source::Exit => "exit",
+            Source::Progress => "progress",
+            Source::ShellIntegration => "shell_integration",
         }
     }
 }
@@ -251,4 +269,15 @@ impl Verdict {
             None => self.primary.name().to_string(),
         }
     }
+}
+
+/// A child the program reported (a subagent, a background shell), as
+/// `hm explain` and the dashboard show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Child {
+    pub id: String,
+    pub state: String,
+    pub title: String,
+    /// When it came to its state, in the session clock's ms.
+    pub since_ms: u64,
 }

@@ -118,13 +118,15 @@ pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
     }
 }
 
-/// Forgets `id`: its record and its log. The log goes only with the
-/// record; a failure to remove the record is the error to report.
+/// Forgets `id`: its record, its log, and what is kept of it for
+/// `hm restore`. Those go only with the record; a failure to remove the
+/// record is the error to report.
 pub fn forget(dir: &Path, id: &str) -> io::Result<()> {
     remove(dir, id)?;
     if let Ok(p) = crate::paths::SessionPaths::new(dir, id) {
         let _ = fs::remove_file(p.log);
     }
+    crate::restore::forget(id, dir);
     Ok(())
 }
 

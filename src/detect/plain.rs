@@ -1,0 +1,177 @@
+//! A program asking the person something, told by its process alone: the
+//! check every session gets, whatever its classifier (but `none`), so that
+//! a script waiting at `[y/N]`, `Password:`, `read` or `Press any key` is
+//! `waiting · input` without the `agent` classifier.
+//!
+//! It needs no screen and no rules: the process in front of the terminal
+//! is blocked reading it, and is not one that reads all the time (an
+//! interactive shell at its prompt, a REPL, an editor, a pager, a coding
+//! agent, or anything on the alternate screen). The names come from the
+//! rule files' command lists ([`builtin_commands`]). The supervisor asks
+//! when output settles and when its state is asked for; nothing here
+//! reads the clock or `/proc`.
+
+use std::path::Path;
+
+use super::ProcessFacts;
+use super::rules::{Kind, builtin_commands, program_of};
+
+/// Interpreters that are a REPL when started bare, and a program like any
+/// other when given a script (`python3 app.py`, `node -e ...`).
+const SCRIPT_HOSTS: &[&str] = &[
+    "python", "python3", "node", "deno", "bun", "lua", "perl", "ruby", "php",
+];
+
+/// What the session's own command is, as far as reading goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionCommand {
+    /// An interactive shell (no script to run): reading at its prompt is
+    /// rest, not a question.
+    pub interactive_shell: bool,
+    /// An agent or an interactive program, which reads its terminal all
+    /// the time.
+    pub interactive: bool,
+    /// A script host given a script (`python3 app.py`): a program like
+    /// any other, whatever the host alone would be.
+    pub script: bool,
+}
+
+impl SessionCommand {
+    /// The session's argv, as `hm run` started it (also behind `env`).
+    pub fn of(argv: &[String]) -> SessionCommand {
+        let base = program_of(argv)
+            .and_then(|p| Path::new(p).file_name())
+            .and_then(|b| b.to_str())
+            .unwrap_or("");
+        let bare = argv.iter().skip(1).all(|a| a.starts_with('-'))
+            && !argv
+                .iter()
+                .any(|a| matches!(a.as_str(), "-c" | "-e" | "-m"));
+        let script = !bare && SCRIPT_HOSTS.contains(&base);
+        let kind = builtin_commands().kind(base);
+        SessionCommand {
+            interactive_shell: kind == Some(Kind::Shell) && bare,
+            interactive: !script && matches!(kind, Some(Kind::Agent | Kind::Program)),
+            script,
+        }
+    }
+}
+
+/// The rule that says the session asks, if it does: the process in
+/// front reads the terminal and is not one that reads all the time.
+/// `alternate`: the screen is the alternate one (a full-screen program
+/// reading keys is at rest).
+pub fn asking(cmd: &SessionCommand, facts: &ProcessFacts, alternate: bool) -> Option<&'static str> {
+    if !facts.reading_terminal || alternate {
+        return None;
+    }
+    if facts.foreground_is_session {
+        let at_prompt = cmd.interactive_shell && !facts.canonical;
+        // The front may be a job the session's shell runs in its own
+        // group (`sh -c 'python3 ask.py'`), which is what reads.
+        let front_reads_always = facts.front.len() > 1
+            && matches!(
+                builtin_commands().kind_of(&facts.foreground_names),
+                Some(Kind::Agent | Kind::Program)
+            );
+        let own_reads_always = facts.front.len() <= 1 && cmd.interactive;
+        (!at_prompt && !front_reads_always && !own_reads_always).then_some("process.reading")
+    } else {
+        match builtin_commands().kind_of(&facts.foreground_names) {
+            Some(Kind::Agent | Kind::Program) => None,
+            // A shell's line editor leaves canonical mode at its prompt;
+            // its `read` builtin does not.
+            Some(Kind::Shell) if !facts.canonical => None,
+            _ => Some("process.job_reading"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::ProcessId;
+
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn facts(session: bool, canonical: bool, names: &[&str], depth: usize) -> ProcessFacts {
+        ProcessFacts {
+            foreground_is_session: session,
+            reading_terminal: true,
+            canonical,
+            foreground_command: names.first().copied().unwrap_or("").to_owned(),
+            front: (0..depth)
+                .map(|i| ProcessId {
+                    pid: 100 + i as i32,
+                    started: 1,
+                })
+                .collect(),
+            foreground_names: argv(names),
+        }
+    }
+
+    #[test]
+    fn a_script_reading_asks_and_a_shell_at_its_prompt_does_not() {
+        let script = SessionCommand::of(&argv(&["bash", "-c", "read -p 'Go? [y/N] ' x"]));
+        assert_eq!(
+            asking(&script, &facts(true, true, &["bash"], 1), false),
+            Some("process.reading")
+        );
+        let shell = SessionCommand::of(&argv(&["bash"]));
+        assert!(shell.interactive_shell);
+        assert_eq!(
+            asking(&shell, &facts(true, false, &["bash"], 1), false),
+            None
+        );
+        // Its `read` builtin, typed and entered, keeps canonical mode.
+        assert_eq!(
+            asking(&shell, &facts(true, true, &["bash"], 1), false),
+            Some("process.reading")
+        );
+        // Not reading: nothing asks.
+        let mut busy = facts(true, true, &["bash"], 1);
+        busy.reading_terminal = false;
+        assert_eq!(asking(&script, &busy, false), None);
+    }
+
+    #[test]
+    fn programs_that_read_all_the_time_do_not_ask() {
+        let shell = SessionCommand::of(&argv(&["bash"]));
+        for names in [
+            &["vim"][..],
+            &["python3"],
+            &["node", "opencode"],
+            &["claude"],
+        ] {
+            assert_eq!(asking(&shell, &facts(false, false, names, 1), false), None);
+        }
+        assert_eq!(
+            asking(&shell, &facts(false, true, &["deploy"], 1), false),
+            Some("process.job_reading")
+        );
+        // A raw-mode `Press any key` from an unknown program asks.
+        assert_eq!(
+            asking(&shell, &facts(false, false, &["setup"], 1), false),
+            Some("process.job_reading")
+        );
+        // On the alternate screen, whatever it is, it is at rest.
+        assert_eq!(asking(&shell, &facts(false, false, &["mc"], 1), true), None);
+        let repl = SessionCommand::of(&argv(&["python3"]));
+        assert_eq!(
+            asking(&repl, &facts(true, false, &["python3"], 1), false),
+            None
+        );
+        let script = SessionCommand::of(&argv(&["python3", "ask.py"]));
+        assert_eq!(
+            asking(&script, &facts(true, false, &["python3"], 1), false),
+            Some("process.reading")
+        );
+        let env = SessionCommand::of(&argv(&["env", "-i", "A=1", "claude"]));
+        assert!(env.interactive);
+        // `sh -c 'vim notes'`: the session's shell runs an editor in front.
+        let sh = SessionCommand::of(&argv(&["sh", "-c", "vim notes"]));
+        assert_eq!(asking(&sh, &facts(true, false, &["vim"], 2), false), None);
+    }
+}

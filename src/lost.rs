@@ -1,0 +1,55 @@
+//! Sessions lost with their supervisor (the machine restarted, the
+//! supervisor was killed): which there are in a socket dir, from the
+//! manifests kept in the state dir ([`crate::restore`]), and what
+//! `hm restore` runs for each ([`plan`], with an agent's resume command
+//! from [`resume`]). `hm ls`, `hm rm`, `hm clean`,
+//! `hm restore` and the dashboard read them here.
+
+pub mod plan;
+pub mod resume;
+
+use std::path::Path;
+
+use crate::liveness::{self, Liveness};
+use crate::paths::SessionPaths;
+use crate::restore::manifest::{self, Manifest};
+
+/// A session of this socket dir and this machine whose supervisor went
+/// away without ending it, and that nothing holds now.
+#[derive(Debug, Clone)]
+pub struct Lost {
+    pub id: String,
+    pub manifest: Manifest,
+    /// `hm restore` would start it again ([`plan::plan`] has a way).
+    pub restartable: bool,
+}
+
+/// The lost sessions of socket dir `dir`, in id order.
+pub fn list(dir: &Path) -> Vec<Lost> {
+    let Some(state) = crate::restore::sessions_dir() else {
+        return Vec::new();
+    };
+    let host = crate::restore::host_name();
+    manifest::list(&state)
+        .into_iter()
+        .filter_map(|(id, m)| {
+            let m = m.ok()?;
+            let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
+            (here && m.lost() && !alive(dir, &id)).then(|| Lost {
+                restartable: plan::plan(&m).is_ok(),
+                id,
+                manifest: m,
+            })
+        })
+        .collect()
+}
+
+/// Whether a supervisor, or a program that outlived one, holds `id`.
+pub fn alive(dir: &Path, id: &str) -> bool {
+    SessionPaths::new(dir, id).is_ok_and(|s| {
+        matches!(
+            liveness::probe(&s.pid, &s.sock, false),
+            Liveness::Running | Liveness::Orphaned(_)
+        )
+    })
+}

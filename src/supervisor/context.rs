@@ -1,0 +1,60 @@
+//! What every task of a supervisor shares: the session's state, its pty
+//! master, its clock, and the signals the tasks give each other. Defined
+//! apart from the tasks (the connections, the pty reader, the state
+//! tracker, the main loop, the answers to dialogs) so that each of them
+//! depends on it and none on another's file.
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
+
+use tokio::io::unix::AsyncFd;
+use tokio::sync::{Notify, watch};
+
+use crate::clock::Clock;
+
+use super::state::Shared;
+
+/// What every connection task shares.
+#[derive(Debug)]
+pub struct Ctx {
+    pub shared: Rc<RefCell<Shared>>,
+    /// The session's clock (the one `shared` keeps), readable without a
+    /// borrow: every task's "now" and timer deadlines come from it.
+    pub clock: Clock,
+    pub master: Rc<AsyncFd<OwnedFd>>,
+    /// Bumped whenever output, the child's fate or a subscriber's eviction
+    /// changes.
+    pub changed: watch::Receiver<()>,
+    /// Tells the pty reader that a subscriber made room.
+    pub space: Rc<Notify>,
+    /// Tells the main loop about kill requests and finished exit waiters.
+    pub wake_main: Rc<Notify>,
+    /// Tells the accept loop a connection closed: a descriptor is free.
+    pub conn_closed: Rc<Notify>,
+    /// Tells the state tracker that output came, the session was resized
+    /// or the program ended: the state may have changed.
+    pub output_seen: Rc<Notify>,
+    /// Bytes of INPUT payload held by all connections, complete or not,
+    /// that the pty has not taken yet (bounded by
+    /// `client::inbound::INPUT_HELD_LIMIT`).
+    pub input_held: Cell<usize>,
+}
+
+impl Ctx {
+    /// The context of a session whose state is `shared`, read from `master`
+    /// (watched for reading only), with `changed` bumped by its pty reader.
+    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
+        Ctx {
+            clock: shared.clock(),
+            shared: Rc::new(RefCell::new(shared)),
+            master: Rc::new(master),
+            changed,
+            space: Rc::new(Notify::new()),
+            wake_main: Rc::new(Notify::new()),
+            conn_closed: Rc::new(Notify::new()),
+            output_seen: Rc::new(Notify::new()),
+            input_held: Cell::new(0),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The shared state's side of `hm restore`: the old output a restored
+//! session starts with, the writes its keeper makes when the tracker asks,
+//! and how the session ended.
+
+use crate::restore::history;
+use crate::restore::manifest::EndHow;
+
+use super::Shared;
+
+impl Shared {
+    /// Puts a restored session's old output and its mark in front of
+    /// everything: into the ring, so every client's replay (`hm logs`,
+    /// the dashboard, `hm attach`) shows it, and onto the screen. The old
+    /// output is scrolled off the screen into its history, so that a
+    /// program that clears its screen cannot erase the last of it, and
+    /// the mark heads the blank screen the program starts on. The
+    /// classifier and the detector do not see any of it (it is not this
+    /// program's work), and the terminal queries in it go unanswered.
+    /// Called before any task runs, so no subscriber exists yet.
+    pub fn preload(&mut self, old: &[u8], mark: &str) {
+        self.push_quietly(old);
+        self.push_quietly(history::RESET);
+        if self.screen.term().screen().alternate_screen() {
+            self.push_quietly(history::LEAVE_ALTERNATE);
+        }
+        let screen = self.screen.term().screen();
+        let (row, col) = screen.cursor_position();
+        let blank = col == 0
+            && screen
+                .contents_between(row, 0, row, screen.size().1.get())
+                .is_empty();
+        // The rows in use: those above the cursor, and its own unless blank.
+        let used = if blank { row } else { row + 1 };
+        self.push_quietly(&history::scroll_off(used, self.size.rows));
+        self.push_quietly(&history::mark_line(mark));
+    }
+
+    fn push_quietly(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let read = self.output.read(bytes.len(), |spare| {
+                let n = spare.len().min(bytes.len());
+                spare[..n].copy_from_slice(&bytes[..n]);
+                Ok(n)
+            });
+            let Ok((range, _)) = read else { return };
+            let n = (range.end - range.start) as usize;
+            if n == 0 {
+                return;
+            }
+            let term = self.screen.term();
+            term.feed(&bytes[..n]);
+            // Titles, bells and queries of the old output are history.
+            drop(term.callbacks_mut().take());
+            if let Some(k) = &mut self.keeper {
+                k.output(range.end);
+            }
+            bytes = &bytes[n..];
+        }
+    }
+
+    /// Writes what is due of the manifest and the output's tail; when
+    /// the next write is due (the session's clock, ms), if anything waits.
+    pub fn keep(&mut self) -> Option<u64> {
+        let now = self.clock.now_ms();
+        let Shared { keeper, output, .. } = self;
+        let keeper = keeper.as_mut()?;
+        let (oldest, _) = output.held();
+        keeper.flush(now, oldest, |from, to| output.slices(from, to))
+    }
+
+    /// The session is over (`code` if the program was not reaped): its
+    /// last output and how it ended are kept. A KILL asked for says
+    /// killed, even if a signal came too; a signal alone says stopped
+    /// (a system shutting down), which `hm restore` may start again.
+    pub fn keep_end(&mut self, code: i32, unix_ms: u64) {
+        let how = if self.killed {
+            EndHow::Killed
+        } else if self.stopped {
+            EndHow::Stopped
+        } else {
+            EndHow::Exited
+        };
+        let code = self.exit_code.unwrap_or(code);
+        let Shared { keeper, output, .. } = self;
+        if let Some(k) = keeper.as_mut() {
+            let (oldest, _) = output.held();
+            k.end(how, code, unix_ms, oldest, |from, to| {
+                output.slices(from, to)
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ClassifierSpec;
+    use crate::clock::Clock;
+    use crate::protocol::Size;
+    use crate::supervisor::state::SessionInfo;
+    use crate::vt::term::Term;
+
+    fn shared(size: Size) -> Shared {
+        let clock = Clock::new();
+        let info = SessionInfo {
+            id: "s".into(),
+            command: vec!["sh".into()],
+            workdir: "/".into(),
+            supervisor_pid: 1,
+            started_unix_ms: 0,
+            classifier: "simple",
+            idle_threshold_ms: Some(3000),
+            label: None,
+        };
+        let classifier = ClassifierSpec::default().build(0);
+        Shared::new(65536, classifier, clock, 0, size, 1000, info)
+    }
+
+    /// What a client replaying the ring at the session's size sees: the
+    /// history then the screen, as `hm logs` prints them.
+    fn replayed(s: &Shared, size: Size) -> Vec<String> {
+        let (oldest, head) = s.output().held();
+        let (a, b) = s.output().slices(oldest, head).expect("held");
+        let mut t: Term = Term::with_scrollback(size, 1000);
+        t.feed(&[a, b].concat());
+        let mut lines = t.history();
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        lines.iter().map(|l| l.trim_end().to_owned()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_old_output_then_the_mark_go_to_the_history() {
+        let size = Size { cols: 40, rows: 10 };
+        let mut s = shared(size);
+        s.preload(b"$ echo one\r\none\r\n$ ", "-- mark --");
+        assert_eq!(replayed(&s, size), ["$ echo one", "one", "$", "-- mark --"]);
+        // The mark heads the screen, the program starts below it; the old
+        // output is history.
+        assert_eq!(s.screen.term().screen().cursor_position(), (1, 0));
+        assert_eq!(s.screen.term().screen().contents().trim(), "-- mark --");
+        // A program that clears its screen leaves the old output alone.
+        let mut s = shared(size);
+        s.preload(b"last screen\r\n", "-- mark --");
+        s.push_quietly(b"\x1b[2J\x1b[Hnew");
+        assert_eq!(replayed(&s, size), ["last screen", "new"]);
+        // A program on its alternate screen: back to the main one first.
+        let mut s = shared(size);
+        s.preload(b"before\r\n\x1b[?1049h\x1b[Hfull screen app", "-- mark --");
+        assert_eq!(replayed(&s, size), ["before", "-- mark --"]);
+    }
+}

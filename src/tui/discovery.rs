@@ -1,0 +1,74 @@
+//! What the socket dir and the other machines hold now, as messages for
+//! the model: the sessions with a live supervisor, the orphaned ones, the
+//! records of those that ended, and the hosts that are down. Read on the
+//! dashboard's tick and when a link changes; the model decides what the
+//! news means.
+
+use std::path::Path;
+
+use crate::liveness::{self, Liveness};
+use crate::paths::{self, SessionPaths};
+
+use super::model::{Model, Msg};
+use super::remotes::Remotes;
+
+/// Everything found, in the order the model takes it: the hosts' state
+/// first, so a pane of a host that went down is not taken for ended. The
+/// model is read to know which lost sessions have a pane already.
+pub fn discover(dir: &Path, remotes: &mut Remotes, m: &Model) -> Vec<Msg> {
+    let (mut ids, orphans) = scan(dir);
+    let remote = remotes.scan();
+    ids.extend(remote.ids);
+    let mut ended = crate::ended::list(dir);
+    ended.extend(remote.ended);
+    vec![
+        Msg::Hosts {
+            problems: remote.problems,
+            down: remote.down,
+            news: remote.news,
+        },
+        Msg::Found(ids),
+        Msg::Orphans(orphans),
+        Msg::Ended(ended),
+        Msg::Lost(lost(m, dir)),
+    ]
+}
+
+/// The sessions lost with their supervisor (`hm restore`'s), each with the
+/// end of its old output when it gets a pane now.
+fn lost(m: &Model, dir: &Path) -> Vec<super::lost::Found> {
+    /// The old output a new pane of a lost session shows.
+    const TAIL: usize = 64 * 1024;
+    let state = crate::restore::sessions_dir();
+    crate::lost::list(dir)
+        .into_iter()
+        .map(|l| {
+            let tail = match (&state, m.pane(&l.id)) {
+                (Some(state), None) => crate::restore::history::read(state, &l.id, TAIL)
+                    .ok()
+                    .flatten()
+                    .map(|h| h.bytes)
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            super::lost::Found { lost: l, tail }
+        })
+        .collect()
+}
+
+/// Ids with a live supervisor (their pid file's lock is held), and ids
+/// whose program outlived its supervisor.
+pub fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let (mut live, mut orphans) = (Vec::new(), Vec::new());
+    for id in paths::list_ids(dir).unwrap_or_default() {
+        let Ok(p) = SessionPaths::new(dir, &id) else {
+            continue;
+        };
+        match liveness::probe(&p.pid, &p.sock, false) {
+            Liveness::Running => live.push(id),
+            Liveness::Orphaned(_) => orphans.push(id),
+            Liveness::Stale | Liveness::Missing => {}
+        }
+    }
+    (live, orphans)
+}

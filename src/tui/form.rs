@@ -1,0 +1,263 @@
+//! The new-session form (`n`): an id (empty, with the first free `sN`
+//! shown as a placeholder that Enter takes), a command, a directory, a
+//! label and the classifier, and the keys and pastes that fill it in.
+//! Drawn by `view::popup::new_session`; started by an [`Effect::Spawn`].
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::paths;
+
+use super::model::{Effect, Mode, Model, NewStep};
+
+/// The classifiers the form offers, after "hm chooses" (`None`): what
+/// `hm run --classifier` takes.
+pub const CLASSIFIERS: &[&str] = &["agent", "simple", "claude", "none"];
+
+/// The longest label `hm run --label` accepts.
+const MAX_LABEL: usize = 60;
+
+/// `n`: an empty form, in the dashboard's directory.
+pub fn open(m: &mut Model) {
+    m.new_dir = m.cwd.clone();
+    m.new_label.clear();
+    m.new_classifier = None;
+    m.mode = Mode::NewSession {
+        step: NewStep::Id,
+        id: String::new(),
+        command: String::new(),
+    };
+}
+
+/// The id Enter takes when none is typed: the first `sN` no pane has.
+pub fn placeholder(m: &Model) -> String {
+    (1..)
+        .map(|i| format!("s{i}"))
+        .find(|c| m.pane(c).is_none())
+        .unwrap_or_else(|| "s".into())
+}
+
+/// What the classifier field shows.
+pub fn classifier_label(m: &Model) -> String {
+    match &m.new_classifier {
+        Some(c) => c.clone(),
+        None => "hm chooses".to_owned(),
+    }
+}
+
+/// A key in the form.
+pub fn key(
+    m: &mut Model,
+    (step, mut id, mut command): (NewStep, String, String),
+    k: KeyEvent,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    match (k.code, step) {
+        (KeyCode::Esc, _) => {
+            m.mode = Mode::Grid;
+            return;
+        }
+        (KeyCode::Enter, NewStep::Id) => {
+            if id.is_empty() {
+                id = placeholder(m);
+            }
+            // `host:id` starts it on that machine.
+            let plain = match crate::remote::split_target(&id) {
+                Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
+                _ => id.as_str(),
+            };
+            if let Err(e) = paths::validate_id(plain) {
+                m.notify(e.to_string(), now);
+            } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
+                // Taking the id would lose the only record of it.
+                m.notify(format!("'{id}' is still held by pid {pid}"), now);
+            } else if m.pane(&id).is_some_and(|p| !p.ended()) {
+                m.notify(format!("session '{id}' already exists"), now);
+            } else {
+                m.mode = Mode::NewSession {
+                    step: NewStep::Command,
+                    id,
+                    command,
+                };
+            }
+            return;
+        }
+        (KeyCode::Tab | KeyCode::BackTab, NewStep::Id) => return,
+        (KeyCode::Tab | KeyCode::BackTab, _) => {
+            let order = [
+                NewStep::Command,
+                NewStep::Dir,
+                NewStep::Label,
+                NewStep::Classifier,
+            ];
+            let at = order.iter().position(|s| *s == step).unwrap_or(0);
+            let by = if k.code == KeyCode::BackTab { 3 } else { 1 };
+            let step = order[(at + by) % order.len()];
+            m.mode = Mode::NewSession { step, id, command };
+            return;
+        }
+        (KeyCode::Enter, _) => {
+            start(m, id, command, now, fx);
+            return;
+        }
+        (KeyCode::Left | KeyCode::Right | KeyCode::Char(' '), NewStep::Classifier) => {
+            let back = k.code == KeyCode::Left;
+            m.new_classifier = cycle(m.new_classifier.as_deref(), back);
+        }
+        (KeyCode::Backspace, NewStep::Classifier) => m.new_classifier = None,
+        (KeyCode::Char(c), NewStep::Classifier) if !ctrl => {
+            // A letter picks the classifier it begins.
+            if let Some(name) = CLASSIFIERS.iter().find(|n| n.starts_with(c)) {
+                m.new_classifier = Some((*name).to_owned());
+            }
+        }
+        // Ctrl-U clears the field, as in a shell.
+        (KeyCode::Char('u'), _) if ctrl => match step {
+            NewStep::Id => id.clear(),
+            NewStep::Command => command.clear(),
+            NewStep::Dir => m.new_dir.clear(),
+            NewStep::Label => m.new_label.clear(),
+            NewStep::Classifier => m.new_classifier = None,
+        },
+        (KeyCode::Backspace, NewStep::Id) => {
+            id.pop();
+        }
+        (KeyCode::Backspace, NewStep::Command) => {
+            command.pop();
+        }
+        (KeyCode::Backspace, NewStep::Dir) => {
+            m.new_dir.pop();
+        }
+        (KeyCode::Backspace, NewStep::Label) => {
+            m.new_label.pop();
+        }
+        (KeyCode::Char(c), NewStep::Id) if !ctrl && id.len() < paths::MAX_ID_LEN => id.push(c),
+        (KeyCode::Char(c), NewStep::Command) if !ctrl => command.push(c),
+        (KeyCode::Char(c), NewStep::Dir) if !ctrl => m.new_dir.push(c),
+        (KeyCode::Char(c), NewStep::Label) if !ctrl => push_label(&mut m.new_label, c),
+        _ => {}
+    }
+    m.mode = Mode::NewSession { step, id, command };
+}
+
+/// The next (or previous) choice after `now`, "hm chooses" first.
+fn cycle(now: Option<&str>, back: bool) -> Option<String> {
+    let choices: Vec<Option<&str>> = std::iter::once(None)
+        .chain(CLASSIFIERS.iter().map(|c| Some(*c)))
+        .collect();
+    let at = choices.iter().position(|c| *c == now).unwrap_or(0);
+    let n = choices.len();
+    let next = if back { (at + n - 1) % n } else { (at + 1) % n };
+    choices[next].map(str::to_owned)
+}
+
+/// Enter on the command, directory, label or classifier: start it.
+fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
+    let command = if command.trim().is_empty() {
+        m.shell.clone()
+    } else {
+        command
+    };
+    m.starting.insert(id.clone());
+    let dir = m.new_dir.trim();
+    fx.push(Effect::Spawn {
+        id: id.clone(),
+        command,
+        workdir: (!dir.is_empty() && dir != m.cwd).then(|| dir.to_owned()),
+        label: Some(m.new_label.trim().to_owned()).filter(|l| !l.is_empty()),
+        classifier: m.new_classifier.clone(),
+    });
+    m.notify(format!("starting '{id}'…"), now);
+    m.mode = Mode::Grid;
+}
+
+/// Pasted text, typed into the field being filled in.
+pub fn paste(m: &mut Model, text: &str) {
+    let Mode::NewSession { step, id, command } = &m.mode else {
+        return;
+    };
+    let (step, mut id, mut command) = (*step, id.clone(), command.clone());
+    match step {
+        NewStep::Id => id.push_str(text.trim()),
+        NewStep::Command => command.push_str(text),
+        NewStep::Dir => m.new_dir.push_str(text.trim()),
+        NewStep::Label => text
+            .trim()
+            .chars()
+            .for_each(|c| push_label(&mut m.new_label, c)),
+        NewStep::Classifier => {}
+    }
+    m.mode = Mode::NewSession { step, id, command };
+}
+
+/// A label is what `hm run --label` takes: one line of at most
+/// [`MAX_LABEL`] printable characters; what would break that is not typed.
+fn push_label(label: &mut String, c: char) {
+    if !c.is_control() && label.chars().count() < MAX_LABEL {
+        label.push(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use crossterm::event::KeyCode;
+
+    use crate::tui::model::{Effect, Mode, NewStep};
+    use crate::tui::update::harness::*;
+    use crate::tui::update::update;
+
+    #[test]
+    fn the_form_starts_empty_and_offers_the_classifiers_after_the_label() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.shell = "/bin/sh".into();
+        update(&mut m, press(KeyCode::Char('n')), now);
+        // Typing gives the id typed (it gave `s1cc1` when `s1` was text).
+        typed(&mut m, "cc1", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        typed(&mut m, "./ask.sh", now);
+        for _ in 0..3 {
+            update(&mut m, press(KeyCode::Tab), now);
+        }
+        assert!(matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Classifier,
+                ..
+            }
+        ));
+        assert_eq!(m.new_classifier, None, "hm chooses unless told");
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            update(&mut m, press(KeyCode::Right), now);
+            seen.push(m.new_classifier.clone().unwrap_or_default());
+        }
+        assert_eq!(seen, ["agent", "simple", "claude", "none", ""]);
+        update(&mut m, press(KeyCode::Left), now);
+        assert_eq!(m.new_classifier.as_deref(), Some("none"));
+        // A letter picks the one it begins.
+        typed(&mut m, "a", now);
+        assert_eq!(m.new_classifier.as_deref(), Some("agent"));
+        // Tab goes round to the command, and the choice stays.
+        update(&mut m, press(KeyCode::Tab), now);
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            fx,
+            [Effect::Spawn {
+                id: "cc1".into(),
+                command: "./ask.sh".into(),
+                workdir: None,
+                label: None,
+                classifier: Some("agent".into()),
+            }]
+        );
+        // The next form starts over.
+        update(&mut m, press(KeyCode::Char('n')), now);
+        assert_eq!(m.new_classifier, None);
+    }
+}

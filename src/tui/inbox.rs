@@ -1,0 +1,390 @@
+//! The inbox (`i`): every session that waits for its user, local and
+//! remote, the one waiting longest first, with what it asks (its detail
+//! and the subject the detector found); and answering the selected one in
+//! place: `y` approves and `n` denies with the keys its agent's rules
+//! name, as `hm approve` and `hm deny` send them (an ACT request).
+//!
+//! An answer names the dialog the person saw: the rows as they were last
+//! drawn ([`drawn`], which the run loop calls after each frame), not as
+//! the model holds them now, which may already be newer. The supervisor
+//! sends the keys only if that dialog is still the one on its screen, and
+//! otherwise refuses; the inbox says so and asks for the row again.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::detect::Source;
+use crate::detect::rules::Answer;
+use crate::protocol::{Act, Acted};
+
+use super::focus;
+use super::model::{Answering, Effect, Mode, Model, Pane, Said, Shown};
+
+/// A dialog drawn a moment ago is answered once it has stood long enough
+/// (the supervisor says when); it is asked again this many times.
+const RETRIES: u32 = 3;
+/// An ACT not answered this soon is not going to be: its supervisor is
+/// an older hm, which does not know ACT, or it stopped.
+const ACT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One session that needs you, as the inbox lists it.
+#[derive(Debug)]
+pub struct Row<'a> {
+    pub pane: &'a Pane,
+    /// The machine, for another machine's session.
+    pub host: Option<&'a str>,
+    /// Its id there.
+    pub id: &'a str,
+    /// `permission`, `question`, `input`, ...; `waiting` without one.
+    pub detail: String,
+    /// What it asks about: the dialog's subject, else what the
+    /// supervisor's evidence says.
+    pub subject: Option<String>,
+    /// The subject is the dialog's (not the evidence's).
+    pub from_dialog: bool,
+    pub waited_ms: u64,
+}
+
+/// The sessions that need you, the one waiting longest first.
+pub fn rows(m: &Model, now: Instant) -> Vec<Row<'_>> {
+    let mut rows: Vec<Row<'_>> = m
+        .panes
+        .iter()
+        .filter(|p| p.waiting())
+        .map(|p| row(p, now))
+        .collect();
+    // By when each began to wait, fixed once (see `sessions`): a ranking
+    // by the times shown would shift as each session's answers come.
+    rows.sort_by(|a, b| {
+        let since = |r: &Row<'_>| r.pane.waiting_since.unwrap_or(now);
+        since(a)
+            .cmp(&since(b))
+            .then_with(|| crate::paths::natural_cmp(&a.pane.id, &b.pane.id))
+    });
+    rows
+}
+
+fn row(p: &Pane, now: Instant) -> Row<'_> {
+    let (host, id) = match crate::remote::split_target(&p.id) {
+        Some((host, id)) => (Some(host), id),
+        None => (None, p.id.as_str()),
+    };
+    let report = p
+        .report
+        .as_ref()
+        .filter(|r| Some(r.state_byte) == p.state());
+    let detail = report
+        .and_then(|r| r.detail)
+        .map_or("waiting".to_owned(), |d| d.name().to_owned());
+    let dialog = p.dialog.as_ref();
+    // Without a dialog's subject, what the evidence says: the screen's
+    // line first (the question), then the program's own words; else the
+    // line the program waits on, as the pane shows it (a plain program
+    // reading its terminal asks there: `Continue? [y/N]`).
+    let evidence = report
+        .and_then(|r| {
+            let by = |src: Source| r.signals.iter().find(|s| s.source == src);
+            by(Source::Screen)
+                .or_else(|| by(Source::StatusProtocol))
+                .or_else(|| by(Source::Hook))
+                .or_else(|| by(Source::Title))
+                .map(|s| s.text.clone())
+        })
+        .or_else(|| cursor_line(p));
+    let (subject, from_dialog) = match dialog.and_then(|d| d.subject.clone()) {
+        Some(s) => (Some(s), true),
+        None => (evidence, false),
+    };
+    let subject = subject
+        .map(|s| crate::paths::sanitize(s.split_whitespace().collect::<Vec<_>>().join(" ").trim()))
+        .filter(|s| !s.is_empty());
+    Row {
+        pane: p,
+        host,
+        id,
+        detail,
+        subject,
+        from_dialog,
+        waited_ms: p.state_ms(now).unwrap_or(0),
+    }
+}
+
+/// The text of the row the pane's cursor is on, while it shows the live
+/// screen.
+fn cursor_line(p: &Pane) -> Option<String> {
+    if p.copy.is_some() {
+        return None;
+    }
+    let screen = p.term.screen();
+    let (row, _) = screen.cursor_position();
+    let line = screen
+        .rows(0, screen.size().1.get())
+        .nth(usize::from(row))?;
+    Some(line.trim().to_owned()).filter(|l| !l.is_empty())
+}
+
+/// `i`: opens the inbox on the session waiting longest. The dialogs come
+/// with the states the sessions push; one whose supervisor pushes none
+/// (an older hm's) is asked (INFO).
+pub fn open(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
+    let first = rows(m, now).first().map(|r| r.pane.id.clone());
+    m.inbox.selected = first;
+    m.inbox.selected_at = 0;
+    m.inbox.said = None;
+    m.inbox.shown.clear();
+    let unknown = |p: &&Pane| p.waiting() && p.askable() && p.dialog.is_none();
+    for p in m.panes.iter().filter(unknown) {
+        fx.push(Effect::Info(p.id.clone()));
+    }
+    m.mode = Mode::Inbox;
+}
+
+/// Notes the rows just drawn (the run loop calls it after each frame):
+/// keys move over them, and an answer names the dialog they showed.
+pub fn drawn(m: &mut Model, now: Instant) {
+    if m.mode != Mode::Inbox {
+        return;
+    }
+    let shown: Vec<Shown> = rows(m, now)
+        .iter()
+        .map(|r| Shown {
+            id: r.pane.id.clone(),
+            dialog: r.pane.dialog.clone(),
+        })
+        .collect();
+    let ids: Vec<&str> = shown.iter().map(|r| r.id.as_str()).collect();
+    let at = m.inbox.selected_in(&ids);
+    let inbox = &mut m.inbox;
+    inbox.selected = at.map(|i| shown[i].id.clone());
+    inbox.selected_at = at.unwrap_or(0);
+    inbox.shown = shown;
+}
+
+/// A key in the inbox.
+pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
+    if k.modifiers.intersects(
+        KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER | KeyModifiers::META,
+    ) {
+        // Ctrl-C still quits, from here as from the grid.
+        if k.code == KeyCode::Char('c') && k.modifiers == KeyModifiers::CONTROL {
+            m.quit = true;
+        }
+        return;
+    }
+    match k.code {
+        KeyCode::Down | KeyCode::Char('j') => step(m, 1),
+        KeyCode::Up | KeyCode::Char('k') => step(m, -1),
+        KeyCode::Home | KeyCode::Char('g') => step(m, i64::MIN / 2),
+        KeyCode::End | KeyCode::Char('G') => step(m, i64::MAX / 2),
+        KeyCode::Enter => {
+            let Some(id) = m.inbox.selected.clone() else {
+                return;
+            };
+            m.mode = Mode::Grid;
+            m.selected = Some(id.clone());
+            focus::enter(m, id, now);
+            if matches!(m.mode, Mode::Focus(_)) {
+                m.inbox.after_focus = true;
+            } else {
+                // Refused (it ended, it is not connected): said in the
+                // footer, and the inbox stays.
+                m.mode = Mode::Inbox;
+            }
+        }
+        KeyCode::Char('y') => answer(m, Answer::Approve, now, fx),
+        KeyCode::Char('n') => answer(m, Answer::Deny, now, fx),
+        KeyCode::Esc | KeyCode::Char('q' | 'i') => {
+            m.mode = Mode::Grid;
+            m.inbox.said = None;
+        }
+        _ => {}
+    }
+}
+
+/// Moves the selection `by` rows over the rows drawn.
+fn step(m: &mut Model, by: i64) {
+    let inbox = &mut m.inbox;
+    if inbox.shown.is_empty() {
+        return;
+    }
+    let last = inbox.shown.len() as i64 - 1;
+    let at = (inbox.selected_at as i64).saturating_add(by).clamp(0, last) as usize;
+    inbox.selected_at = at;
+    inbox.selected = Some(inbox.shown[at].id.clone());
+}
+
+/// `y` or `n` on the selected row: an ACT for the dialog it showed.
+fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
+    let Some(id) = m.inbox.selected.clone() else {
+        return;
+    };
+    let Some(shown) = m.inbox.shown.iter().find(|r| r.id == id).cloned() else {
+        return;
+    };
+    let verb = answer.name();
+    let Some(p) = m.pane_mut(&id) else { return };
+    let (refused, text) = if !p.waiting() {
+        (true, format!("'{id}' no longer waits"))
+    } else if p.answering.is_some() {
+        (false, format!("already answering '{id}'"))
+    } else if !p.askable() {
+        // Its connection is down (its host unreachable, say): a request
+        // would go nowhere.
+        let why = match &p.link {
+            super::model::Link::Problem(why) => why.clone(),
+            _ => "not connected".to_owned(),
+        };
+        (
+            true,
+            format!("not answered: '{id}': {why}; nothing was sent"),
+        )
+    } else {
+        match shown.dialog {
+            // Waiting on the program's own word, or at a prompt hm knows
+            // no dialog for: only the person can tell what keys would do.
+            None => {
+                if p.askable() {
+                    fx.push(Effect::Info(id.clone()));
+                }
+                let why = format!("hm sees no dialog it can {verb} in '{id}' (Enter focuses it)");
+                (true, format!("not answered: {why}"))
+            }
+            Some(d) if !d.answers.iter().any(|a| a == verb) => {
+                let why = format!(
+                    "'{id}' shows {}, and its rules name no keys that {verb} it \
+                     (Enter focuses it)",
+                    d.rule
+                );
+                (true, format!("not answered: {why}"))
+            }
+            Some(d) => {
+                // This appearance of the dialog; from a supervisor that
+                // numbers none (an older hm), its rows.
+                let act = Act {
+                    answer: verb.to_owned(),
+                    rule: Some(d.rule.clone()),
+                    dialog: (d.id != 0).then_some(d.id),
+                    fingerprint: (d.id == 0).then(|| d.fingerprint.clone()),
+                    subject: None,
+                };
+                p.answering = Some(Answering {
+                    act: act.clone(),
+                    sent: now,
+                    retry_at: None,
+                    tries: 0,
+                });
+                fx.push(Effect::Act(id.clone(), act));
+                let doing = match answer {
+                    Answer::Approve => "approving",
+                    Answer::Deny => "denying",
+                };
+                (false, format!("{doing} {} in '{id}'…", d.rule))
+            }
+        }
+    };
+    m.inbox.said = Some(Said { text, refused });
+}
+
+/// What the supervisor did with an answer (ACTED): said in the inbox and
+/// the footer; a refusal asks for the row again.
+pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<Effect>) {
+    let Some(p) = m.pane_mut(id) else { return };
+    let Some(mut pending) = p.answering.take() else {
+        return;
+    };
+    if !acted.ok
+        && let Some(ms) = acted.retry_in_ms
+        && pending.tries < RETRIES
+    {
+        pending.tries += 1;
+        pending.retry_at = Some(now + Duration::from_millis(ms.saturating_add(10)));
+        p.answering = Some(pending);
+        return;
+    }
+    let answer = Answer::from_name(&pending.act.answer).unwrap_or(Answer::Approve);
+    let text = match (acted.ok, acted.action) {
+        (true, Some(a)) => {
+            let about = a
+                .subject
+                .as_deref()
+                .map(|s| format!(": {}", crate::paths::sanitize(s)))
+                .unwrap_or_default();
+            format!(
+                "{} {} in '{id}'{about} (keys: {})",
+                answer.past(),
+                a.rule,
+                a.keys.join(" ")
+            )
+        }
+        (true, None) => format!("{} '{id}'", answer.past()),
+        (false, _) => {
+            let why = acted
+                .reason
+                .as_deref()
+                .map_or("the session did not say why".to_owned(), |r| {
+                    r.chars().filter(|c| !c.is_control()).collect()
+                });
+            format!("not answered: {why}")
+        }
+    };
+    // Refused: the dialog there now, as the supervisor says it (asked
+    // for, from one that does not say).
+    if !acted.ok {
+        match acted.dialog {
+            Some(d) => p.dialog = Some(*d),
+            None if p.askable() => fx.push(Effect::Info(id.to_owned())),
+            None => {}
+        }
+    }
+    m.inbox.said = Some(Said {
+        text: text.clone(),
+        refused: !acted.ok,
+    });
+    m.notify(text, now);
+}
+
+/// The tick: answers too new to take keys are sent again when due, and
+/// answers left unanswered are given up.
+pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
+    let mut gave_up = Vec::new();
+    for p in &mut m.panes {
+        let Some(a) = &mut p.answering else { continue };
+        match a.retry_at {
+            Some(at) if at <= now => {
+                a.retry_at = None;
+                a.sent = now;
+                fx.push(Effect::Act(p.id.clone(), a.act.clone()));
+            }
+            Some(_) => {}
+            None if now.saturating_duration_since(a.sent) >= ACT_TIMEOUT => {
+                p.answering = None;
+                gave_up.push(p.id.clone());
+            }
+            None => {}
+        }
+    }
+    for id in gave_up {
+        let text = format!(
+            "not answered: '{id}' did not reply (a supervisor of an older hm cannot \
+             answer dialogs)"
+        );
+        m.inbox.said = Some(Said {
+            text: text.clone(),
+            refused: true,
+        });
+        m.notify(text, now);
+    }
+}
+
+impl Pane {
+    /// When the answer sent from the inbox is due to be sent again or
+    /// given up.
+    pub fn inbox_due(&self) -> Option<Instant> {
+        let a = self.answering.as_ref()?;
+        Some(a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT))
+    }
+}
+
+#[cfg(test)]
+mod tests;

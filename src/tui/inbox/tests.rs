@@ -1,0 +1,575 @@
+//! The inbox driven through `update`, as the run loop drives it: its
+//! order, its keys, the answers it sends and what it makes of the
+//! replies; and the rows as drawn.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::classify::ProcessState;
+use crate::protocol::{Act, Acted, ActionRecord, DialogInfo, Info, StateReport};
+use crate::tui::model::{Effect, Mode, Model, Msg, SessionMsg};
+use crate::tui::update::harness::*;
+use crate::tui::update::update;
+
+/// The session's pushed state: waiting with `detail`, for `ms`, at no
+/// dialog hm knows.
+fn waiting(id: &str, detail: &str, ms: u64) -> Msg {
+    waiting_at(id, detail, ms, None)
+}
+
+/// The session's pushed state: waiting with `detail`, for `ms`, at `d`.
+fn waiting_at(id: &str, detail: &str, ms: u64, d: Option<DialogInfo>) -> Msg {
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting",
+        "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting",
+        "detail": detail,
+        "health": "alive",
+        "agent": "claude",
+        "state_ms": ms,
+        "signals": [{"source": "status_protocol", "rule": "status.blocked",
+                     "text": format!("{id} asks"), "since_ms": 0}],
+    }))
+    .expect("a state report");
+    r.dialog = d.map(Box::new);
+    Msg::Session(id.into(), SessionMsg::State(r))
+}
+
+/// Dialog number `n`, of `rule`, about `subject`.
+fn dialog(rule: &str, subject: &str, n: u64) -> DialogInfo {
+    DialogInfo {
+        id: n,
+        rule: rule.into(),
+        subject: Some(subject.into()),
+        fingerprint: format!("f{n}"),
+        answers: vec!["approve".into(), "deny".into()],
+        ..Default::default()
+    }
+}
+
+/// INFO saying the session shows `d`.
+fn info(id: &str, d: Option<DialogInfo>) -> Msg {
+    Msg::Session(
+        id.into(),
+        SessionMsg::Info(Box::new(Info {
+            dialog: d,
+            ..Default::default()
+        })),
+    )
+}
+
+/// Sessions `a`..: live, then those in `waits` waiting (at dialog 1 of
+/// theirs each), for the given ms.
+fn scene(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
+    let mut m = model(80, 24);
+    live(&mut m, ids, now);
+    for id in ids {
+        update(&mut m, st(id, ProcessState::Idle, 1000), now);
+    }
+    for (id, detail, ms) in waits {
+        update(&mut m, st(id, ProcessState::Waiting, *ms), now);
+        let d = dialog(&format!("claude.{detail}"), &format!("cmd of {id}"), 1);
+        update(&mut m, waiting_at(id, detail, u64::from(*ms), Some(d)), now);
+    }
+    m
+}
+
+/// A frame drawn now, as the run loop draws one, and its text.
+fn draw(m: &mut Model, now: Instant) -> String {
+    let (w, h) = m.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
+    crate::tui::inbox::drawn(m, now);
+    let buf = t.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn acts(fx: &[Effect]) -> Vec<(String, Act)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Act(id, a) => Some((id.clone(), a.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn said(m: &Model) -> String {
+    m.inbox
+        .said
+        .as_ref()
+        .map_or("", |s| s.text.as_str())
+        .to_owned()
+}
+
+#[test]
+fn the_inbox_lists_who_waits_the_longest_waiting_first() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c", "d"],
+        &[("b", "permission", 5_000), ("d", "question", 90_000)],
+        now,
+    );
+    let fx = update(&mut m, press(KeyCode::Char('i')), now);
+    assert_eq!(m.mode, Mode::Inbox);
+    // The dialogs came with the states: nothing to ask.
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+    let screen = draw(&mut m, now);
+    let d = screen.find("cmd of d").expect(&screen);
+    let b = screen.find("cmd of b").expect(&screen);
+    assert!(d < b, "the longest waiting first:\n{screen}");
+    assert!(
+        screen.contains("question") && screen.contains("1m30s"),
+        "{screen}"
+    );
+    assert!(screen.contains("needs you · 2"), "{screen}");
+    assert!(!screen.contains("cmd of a"), "{screen}");
+    let ids: Vec<&str> = m.inbox.shown.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["d", "b"]);
+    assert_eq!(m.inbox.selected.as_deref(), Some("d"));
+    // The one that waited since long ago, and the one that starts now.
+    update(&mut m, st("a", ProcessState::Waiting, 0), now);
+    update(&mut m, waiting("a", "input", 0), now);
+    draw(&mut m, now + Duration::from_secs(1));
+    let ids: Vec<&str> = m.inbox.shown.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["d", "b", "a"]);
+}
+
+#[test]
+fn keys_move_over_the_rows_drawn_and_esc_closes() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[
+            ("a", "permission", 3_000),
+            ("b", "permission", 2_000),
+            ("c", "question", 1_000),
+        ],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    let sel = |m: &Model| m.inbox.selected.clone().unwrap_or_default();
+    assert_eq!(sel(&m), "a");
+    for (key, want) in [
+        (KeyCode::Char('j'), "b"),
+        (KeyCode::Down, "c"),
+        (KeyCode::Down, "c"),
+        (KeyCode::Char('k'), "b"),
+        (KeyCode::Up, "a"),
+        (KeyCode::Up, "a"),
+        (KeyCode::End, "c"),
+        (KeyCode::Home, "a"),
+    ] {
+        update(&mut m, press(key), now);
+        assert_eq!(sel(&m), want, "after {key:?}");
+    }
+    // `q` closes the inbox; it does not quit.
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(!m.quit);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Grid);
+}
+
+#[test]
+fn a_row_that_leaves_gives_its_place_to_the_next() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[
+            ("a", "permission", 3_000),
+            ("b", "permission", 2_000),
+            ("c", "question", 1_000),
+        ],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Down), now);
+    assert_eq!(m.inbox.selected.as_deref(), Some("b"));
+    // b is answered elsewhere: c takes its place, and is what is lit.
+    update(&mut m, st("b", ProcessState::Active, 0), now);
+    let screen = draw(&mut m, now);
+    assert_eq!(m.inbox.selected.as_deref(), Some("c"));
+    let lit = screen
+        .lines()
+        .find(|l| l.contains('▸'))
+        .expect("a selected row");
+    assert!(lit.contains("cmd of c"), "{screen}");
+}
+
+#[test]
+fn enter_focuses_the_selected_session_and_leaving_comes_back_to_the_inbox() {
+    let now = Instant::now();
+    let mut m = scene(&["a", "b"], &[("b", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("b".into()));
+    assert_eq!(sel(&m), "b");
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.contains("Ctrl-\\ back to the inbox"), "{bar}");
+    update(&mut m, ctrl('\\'), now);
+    assert_eq!(m.mode, Mode::Inbox);
+    // From the grid, focus goes back to the grid as before.
+    update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(&mut m, ctrl('\\'), now);
+    assert_eq!(m.mode, Mode::Grid);
+}
+
+#[test]
+fn y_and_n_send_the_answer_for_the_dialog_drawn_not_a_newer_one() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    // The dialog changes after the frame the person saw, before the key.
+    let newer = dialog("claude.permission", "rm -rf /", 2);
+    update(
+        &mut m,
+        waiting_at("a", "permission", 3_000, Some(newer)),
+        now,
+    );
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(
+        acts(&fx),
+        [(
+            "a".to_string(),
+            Act {
+                answer: "approve".into(),
+                rule: Some("claude.permission".into()),
+                dialog: Some(1),
+                ..Default::default()
+            }
+        )]
+    );
+    assert!(said(&m).contains("approving claude.permission in 'a'"));
+    // A second key while the first is on its way sends nothing.
+    let fx = update(&mut m, press(KeyCode::Char('n')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(said(&m).contains("already answering"), "{}", said(&m));
+}
+
+#[test]
+fn a_refusal_is_shown_with_the_dialog_there_now() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    let refused = Acted {
+        ok: false,
+        reason: Some("the dialog in 'a' changed: now asking about 'rm -rf /'".into()),
+        dialog: Some(Box::new(dialog("claude.permission", "rm -rf /", 2))),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(refused))),
+        now,
+    );
+    assert_eq!(
+        said(&m),
+        "not answered: the dialog in 'a' changed: now asking about 'rm -rf /'"
+    );
+    assert!(m.inbox.said.as_ref().is_some_and(|s| s.refused));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+    // The row shows the dialog there now, which `y` then answers.
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("not answered: the dialog in 'a' changed"),
+        "{screen}"
+    );
+    assert!(screen.contains("rm -rf /"), "{screen}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(acts(&fx)[0].1.dialog, Some(2));
+    // A supervisor that says nothing of the dialog now is asked.
+    let refused = Acted {
+        ok: false,
+        reason: Some("no".into()),
+        ..Default::default()
+    };
+    let fx = update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(refused))),
+        now,
+    );
+    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
+}
+
+#[test]
+fn a_supervisor_that_numbers_no_dialogs_is_answered_by_fingerprint() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    update(&mut m, waiting("a", "permission", 1_000), now);
+    // An older hm: no dialog pushed; INFO's, without an id.
+    let fx = update(&mut m, press(KeyCode::Char('i')), now);
+    assert!(fx.contains(&Effect::Info("a".into())), "{fx:?}");
+    update(
+        &mut m,
+        info("a", Some(dialog("codex.permission", "ls", 0))),
+        now,
+    );
+    draw(&mut m, now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    let act = &acts(&fx)[0].1;
+    assert_eq!((act.dialog, act.fingerprint.as_deref()), (None, Some("f0")));
+}
+
+#[test]
+fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    // Too new: asked again after the time the supervisor gives.
+    let soon = Acted {
+        ok: false,
+        reason: Some("drawn 100 ms ago".into()),
+        retry_in_ms: Some(400),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(soon))),
+        now,
+    );
+    let due = m.next_check().expect("a check armed");
+    assert!(due <= now + Duration::from_millis(420), "{due:?}");
+    assert!(acts(&update(&mut m, Msg::Tick, now)).is_empty());
+    let later = now + Duration::from_millis(420);
+    let fx = update(&mut m, Msg::Tick, later);
+    assert_eq!(acts(&fx).len(), 1, "{fx:?}");
+    let done = Acted {
+        ok: true,
+        action: Some(ActionRecord {
+            answer: "approve".into(),
+            rule: "claude.permission".into(),
+            subject: Some("cmd of a".into()),
+            keys: vec!["1".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+        later,
+    );
+    assert_eq!(
+        said(&m),
+        "approved claude.permission in 'a': cmd of a (keys: 1)"
+    );
+    assert!(!m.inbox.said.as_ref().is_some_and(|s| s.refused));
+    assert_eq!(notice(&m), said(&m));
+}
+
+#[test]
+fn an_answer_nobody_acts_on_is_given_up() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(&mut m, Msg::Tick, now + Duration::from_secs(4));
+    assert!(said(&m).contains("'a' did not reply"), "{}", said(&m));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+}
+
+#[test]
+fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
+    let now = Instant::now();
+    let mut m = scene(&["a", "b"], &[("a", "input", 3_000)], now);
+    // `a` waits on the program's own word: no dialog on its screen.
+    update(&mut m, waiting("a", "input", 3_000), now);
+    // `b` shows a question its rules know no keys to approve.
+    update(&mut m, st("b", ProcessState::Waiting, 1_000), now);
+    let mut q = dialog("claude.question", "Which database?", 1);
+    q.answers.clear();
+    update(&mut m, waiting_at("b", "question", 1_000, Some(q)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let screen = draw(&mut m, now);
+    assert!(screen.contains("Which database?"), "{screen}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(
+        said(&m).contains("hm sees no dialog it can approve in 'a'"),
+        "{}",
+        said(&m)
+    );
+    update(&mut m, press(KeyCode::Down), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty());
+    assert!(
+        said(&m).contains("name no keys that approve it"),
+        "{}",
+        said(&m)
+    );
+}
+
+#[test]
+fn the_dialog_comes_and_goes_with_the_pushed_state() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    update(&mut m, st("a", ProcessState::Waiting, 0), now);
+    // Claude Code says it waits before it draws the dialog; the dialog
+    // comes with the next state pushed.
+    let fx = update(&mut m, waiting("a", "permission", 0), now);
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+    assert!(m.pane("a").is_some_and(|p| p.dialog.is_none()));
+    let d = dialog("claude.permission", "ls", 4);
+    update(&mut m, waiting_at("a", "permission", 50, Some(d)), now);
+    assert!(
+        m.pane("a")
+            .is_some_and(|p| p.dialog.as_ref().is_some_and(|d| d.id == 4))
+    );
+    // Done waiting: the dialog is forgotten.
+    update(&mut m, st("a", ProcessState::Active, 0), now);
+    let active: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "active", "state_byte": ProcessState::Active.as_byte(),
+        "primary": "active", "detail": null, "health": "alive", "agent": null,
+        "state_ms": 0, "signals": []
+    }))
+    .expect("report");
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::State(active)),
+        now,
+    );
+    assert!(m.pane("a").is_some_and(|p| p.dialog.is_none()));
+}
+
+#[test]
+fn the_footer_counts_who_needs_you_and_names_the_inbox_key_at_80_columns() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[("a", "permission", 3_000), ("c", "input", 1_000)],
+        now,
+    );
+    m.notify(
+        "a notice long enough to crowd the hints out of the footer",
+        now,
+    );
+    let screen = draw(&mut m, now);
+    let footer = screen.lines().last().expect("a footer").to_string();
+    // First, whatever else wants the room.
+    assert!(footer.starts_with(" 2 need you  i inbox"), "{footer}");
+    // Without the notice the hints are back, help and quit first.
+    m.notice = None;
+    let footer = draw(&mut m, now)
+        .lines()
+        .last()
+        .expect("a footer")
+        .to_string();
+    assert!(footer.starts_with(" 2 need you  i inbox"), "{footer}");
+    assert!(
+        footer.contains("? help") && footer.contains("q quit"),
+        "{footer}"
+    );
+}
+
+#[test]
+fn the_selected_dialog_is_shown_with_its_own_rows() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let screen = "working...\r\n Bash command\r\n   rm -rf build\r\n Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(screen.as_bytes().to_vec())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    let mut d = dialog("claude.permission", "rm -rf build", 3);
+    d.screen_rows = Some((1, 5));
+    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    // The last of each: the pane behind shows them too.
+    let at = |s: &str| {
+        text.rfind(s)
+            .unwrap_or_else(|| panic!("no {s:?} in\n{text}"))
+    };
+    // The dialog's rows in order, under its header; not the rows around.
+    assert!(at("a · claude.permission · approve, deny") < at("Bash command"));
+    assert!(at("Bash command") < at("Do you want to proceed?"));
+    assert!(at("Do you want to proceed?") < at("2. No"));
+    // Not the rows around it.
+    assert!(
+        !text
+            .lines()
+            .filter(|l| l.starts_with('│'))
+            .any(|l| l.contains("working...")),
+        "{text}"
+    );
+}
+
+#[test]
+fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a-long-id", "b"],
+        &[("a-long-id", "permission", 3_000), ("b", "question", 1_000)],
+        now,
+    );
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("a-long-id".into()));
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.trim_end().ends_with("1 need you"), "{bar}");
+}
+
+#[test]
+fn a_session_not_connected_is_not_sent_an_answer() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    let lost = SessionMsg::Problem {
+        why: "not responding".into(),
+        notice: None,
+    };
+    update(&mut m, Msg::Session("a".into(), lost), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        said(&m),
+        "not answered: 'a': not responding; nothing was sent"
+    );
+}
+
+#[test]
+fn a_plain_program_waiting_shows_the_line_it_asks_on() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let out = "working\r\nDrop table users? [y/N] ";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(out.as_bytes().to_vec())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    // The simple classifier's word: a process reading its terminal.
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting", "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting", "detail": "input", "health": "alive", "agent": null,
+        "state_ms": 1000,
+        "signals": [{"source": "process", "rule": "process.reading", "text": "bash", "since_ms": 0}],
+    }))
+    .expect("report");
+    r.dialog = None;
+    update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
+    assert!(row.contains("Drop table users? [y/N]"), "{text}");
+}

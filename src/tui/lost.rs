@@ -1,0 +1,196 @@
+//! Sessions lost with their supervisor (the machine restarted) in the
+//! dashboard: a pane each, marked `lost (restartable)`, showing the end
+//! of its old output; `R` restores the selected one, or, with no lost
+//! session selected, every lost session `hm restore` would start (the
+//! footer says how many). Pure, as `update` is: the run loop reads the
+//! manifests and runs `hm restore`.
+
+use std::time::Instant;
+
+use super::model::{Effect, Link, Model, Pane};
+
+/// A lost session, as the run loop found it: its manifest's facts and the
+/// end of its old output, for its pane.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub lost: crate::lost::Lost,
+    pub tail: Vec<u8>,
+}
+
+/// What the scan found: a pane for each lost session that has none (and
+/// is not being started), and none left for one no longer lost.
+pub fn found(m: &mut Model, lost: Vec<Found>) {
+    m.panes
+        .retain(|p| p.lost.is_none() || lost.iter().any(|l| l.lost.id == p.id));
+    let new = lost.iter().filter(|l| m.pane(&l.lost.id).is_none()).count();
+    let rows = m.history_for(new);
+    let mut added = false;
+    for Found { lost, tail } in lost {
+        if let Some(p) = m.pane_mut(&lost.id) {
+            if p.lost.is_some() {
+                p.lost = Some(lost.restartable);
+            }
+            continue;
+        }
+        if m.starting.contains(&lost.id) {
+            continue;
+        }
+        let mut p = Pane::with_history(lost.id.clone(), rows);
+        p.link = Link::Gone;
+        p.lost = Some(lost.restartable);
+        p.command = Some(lost.manifest.argv.join(" "));
+        p.workdir = Some(lost.manifest.workdir.clone());
+        p.label = lost.manifest.label.clone();
+        // Its old output, at the size it was written at: the pane shows a
+        // window onto it, as onto a live session's screen.
+        if lost.manifest.cols > 0 && lost.manifest.rows > 0 {
+            p.term.resize(crate::protocol::Size {
+                cols: lost.manifest.cols.min(super::layout::MAX_UNFIT.cols),
+                rows: lost.manifest.rows.min(super::layout::MAX_UNFIT.rows),
+            });
+        }
+        p.term.feed(&tail);
+        p.term.feed(crate::restore::history::RESET);
+        m.panes.push(p);
+        added = true;
+    }
+    if added {
+        m.panes
+            .sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
+        if m.selected.is_none() {
+            m.selected = m.visible_ids().first().cloned();
+        }
+    }
+}
+
+/// `R`: the selected lost session, or every restartable one when the
+/// selection is not lost. Their panes give way to the sessions when they
+/// come up.
+pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
+    let selected = m
+        .selected
+        .as_deref()
+        .and_then(|id| m.pane(id))
+        .filter(|p| p.lost.is_some());
+    let ids: Vec<String> = match selected {
+        Some(p) if p.lost == Some(true) => vec![p.id.clone()],
+        Some(p) => {
+            let id = p.id.clone();
+            m.notify(
+                format!("'{id}' cannot be restored as it was: 'hm restore {id}' says why"),
+                now,
+            );
+            return;
+        }
+        None => m
+            .panes
+            .iter()
+            .filter(|p| p.lost == Some(true))
+            .map(|p| p.id.clone())
+            .collect(),
+    };
+    if ids.is_empty() {
+        return;
+    }
+    for id in &ids {
+        m.starting.insert(id.clone());
+    }
+    m.panes.retain(|p| !ids.contains(&p.id));
+    let n = ids.len();
+    m.notify(
+        format!("restoring {n} session{}…", if n == 1 { "" } else { "s" }),
+        now,
+    );
+    fx.push(Effect::Restore(ids));
+}
+
+/// How many lost sessions `R` would restore, for the footer.
+pub fn restartable(m: &Model) -> usize {
+    m.panes.iter().filter(|p| p.lost == Some(true)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::restore::manifest::{Classifier, Manifest};
+    use crate::tui::model::Msg;
+    use crate::tui::update::harness::{live, model, press};
+    use crate::tui::update::update;
+    use crossterm::event::KeyCode;
+
+    fn lost(id: &str, restartable: bool) -> Found {
+        let manifest = Manifest {
+            format: 1,
+            id: id.into(),
+            instance: "1-1".into(),
+            label: Some("api".into()),
+            argv: vec!["npm".into(), "run".into(), "dev".into()],
+            argv_lossy: false,
+            program_path: None,
+            workdir: "/srv".into(),
+            cwd: None,
+            socket_dir: "/run/hm".into(),
+            host: String::new(),
+            boot_id: String::new(),
+            classifier: Classifier::from(&crate::classify::ClassifierSpec::default()),
+            cols: 80,
+            rows: 24,
+            env: Vec::new(),
+            started_unix_ms: 0,
+            rerun: restartable,
+            agent: None,
+            restored_unix_ms: None,
+            ended: None,
+        };
+        Found {
+            lost: crate::lost::Lost {
+                id: id.into(),
+                manifest,
+                restartable,
+            },
+            tail: b"old line\r\n".to_vec(),
+        }
+    }
+
+    #[test]
+    fn lost_sessions_get_a_pane_and_r_restores_the_selected_or_all() {
+        let now = Instant::now();
+        let mut m = model(120, 40);
+        live(&mut m, &["live"], now);
+        update(
+            &mut m,
+            Msg::Lost(vec![lost("a", true), lost("b", true), lost("c", false)]),
+            now,
+        );
+        assert_eq!(restartable(&m), 2);
+        let a = m.pane("a").expect("a pane");
+        assert_eq!((a.lost, a.label.as_deref()), (Some(true), Some("api")));
+        assert!(a.term.screen().contents().contains("old line"));
+        // On a live session: every restartable one.
+        m.selected = Some("live".into());
+        let fx = update(&mut m, press(KeyCode::Char('R')), now);
+        assert!(
+            fx.contains(&Effect::Restore(vec!["a".into(), "b".into()])),
+            "{fx:?}"
+        );
+        assert!(m.pane("a").is_none() && m.starting.contains("a"));
+        // The next scan, before they are up, brings no pane back.
+        update(
+            &mut m,
+            Msg::Lost(vec![lost("a", true), lost("c", false)]),
+            now,
+        );
+        assert!(m.pane("a").is_none());
+        // One that cannot be restored says so and does nothing.
+        m.selected = Some("c".into());
+        let fx = update(&mut m, press(KeyCode::Char('R')), now);
+        assert!(
+            !fx.iter().any(|e| matches!(e, Effect::Restore(_))),
+            "{fx:?}"
+        );
+        // No longer lost (forgotten, or restored elsewhere): its pane goes.
+        update(&mut m, Msg::Lost(Vec::new()), now);
+        assert!(m.pane("c").is_none());
+        assert!(m.pane("live").is_some());
+    }
+}

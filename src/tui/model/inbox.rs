@@ -1,0 +1,61 @@
+//! What the inbox keeps between frames and the answers on their way:
+//! plain data, held by the model; what it means is `tui::inbox`'s.
+
+use std::time::Instant;
+
+use crate::protocol::{Act, DialogInfo};
+
+/// The inbox's state between frames.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    /// Its rows as last drawn, in order.
+    pub shown: Vec<Shown>,
+    /// The selected row's session, and its place (for when it leaves).
+    pub selected: Option<String>,
+    pub selected_at: usize,
+    /// What the last answer came to.
+    pub said: Option<Said>,
+    /// Focus entered from the inbox comes back to it.
+    pub after_focus: bool,
+}
+
+/// A row as it was drawn: which session, and the dialog it showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub id: String,
+    pub dialog: Option<DialogInfo>,
+}
+
+/// A line for the person about the last answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub text: String,
+    /// Not answered: shown as an error.
+    pub refused: bool,
+}
+
+/// An answer sent and not yet acted on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answering {
+    pub act: Act,
+    pub sent: Instant,
+    /// Asked again then: the dialog was too new to take keys.
+    pub retry_at: Option<Instant>,
+    pub tries: u32,
+}
+
+impl Inbox {
+    /// Which of rows `ids` is selected: the selected session's, or, when
+    /// it stopped waiting, the one that took its place. The view
+    /// highlights the same row this says, so `y` answers what is lit.
+    pub fn selected_in(&self, ids: &[&str]) -> Option<usize> {
+        if ids.is_empty() {
+            return None;
+        }
+        let at = self
+            .selected
+            .as_deref()
+            .and_then(|s| ids.iter().position(|i| *i == s));
+        Some(at.unwrap_or(self.selected_at.min(ids.len() - 1)))
+    }
+}

@@ -1,0 +1,318 @@
+//! The inbox over the grid: one row per session that needs you (id, host,
+//! detail, how long it has waited, what it asks about), the selected
+//! one's whole question under them, and what the last answer came to.
+//! The rows are [`crate::tui::inbox::rows`], the same the keys go by.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::client::human_ms;
+use crate::tui::inbox::{Row, rows};
+use crate::tui::layout::grid_area;
+use crate::tui::model::Model;
+
+/// The widest the box grows on a wide terminal: rows longer than this
+/// are hard to follow across.
+const MAX_WIDTH: u16 = 140;
+/// Rows of the selected session's question under the list: at least
+/// these, and at most these of its dialog's rows.
+const MIN_QUESTION_ROWS: usize = 4;
+const MAX_QUESTION_ROWS: usize = 12;
+/// Rows of a subject shown whole when there are no dialog rows.
+const SUBJECT_ROWS: usize = 3;
+/// Rows of what the last answer came to.
+const SAID_ROWS: usize = 3;
+
+pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
+    let area = grid_area((f.area().width, f.area().height));
+    let rows = rows(m, now);
+    let ids: Vec<&str> = rows.iter().map(|r| r.pane.id.as_str()).collect();
+    let selected = m.inbox.selected_in(&ids);
+    let width = area.width.min(MAX_WIDTH);
+    let inner_w = usize::from(width.saturating_sub(2));
+    let inner_h = usize::from(area.height.saturating_sub(2));
+    // Under the list: the selected session's question, and what the last
+    // answer came to (whole: a refusal says why, and the why is long).
+    let mut under: Vec<Line<'static>> = Vec::new();
+    if let Some(said) = &m.inbox.said {
+        let style = if said.refused {
+            m.theme.error
+        } else {
+            m.theme.footer_key
+        };
+        under.push(Line::from(""));
+        for part in wrap(&said.text, inner_w.saturating_sub(2), SAID_ROWS) {
+            under.push(Line::from(Span::styled(format!(" {part} "), style)));
+        }
+    }
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if rows.is_empty() {
+        lines.push(Line::from(Span::styled(
+            " Nothing needs you: no session is waiting for an answer.",
+            m.theme.dim,
+        )));
+    } else {
+        let cols = Columns::of(&rows, inner_w, !m.hosts.is_empty());
+        lines.push(Line::from(Span::styled(cols.header(), m.theme.dim)));
+        // The question gets what the rows leave it, at least a few rows;
+        // the list scrolls to keep the selection on show.
+        let fixed = 1 + under.len() + 2;
+        let question_room = inner_h
+            .saturating_sub(fixed + rows.len())
+            .max(MIN_QUESTION_ROWS);
+        let question = selected
+            .and_then(|s| rows.get(s))
+            .map(|r| question(m, r, inner_w, question_room))
+            .unwrap_or_default();
+        let room = inner_h.saturating_sub(fixed + question.len()).max(1);
+        let first = selected.map_or(0, |s| s.saturating_sub(room - 1));
+        for (i, r) in rows.iter().enumerate().skip(first).take(room) {
+            let mut style = m.theme.popup;
+            if Some(i) == selected {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            lines.push(Line::from(cols.row(r, Some(i) == selected, m, style)));
+        }
+        if !question.is_empty() {
+            lines.push(Line::from(""));
+            lines.extend(question);
+        }
+    }
+    lines.extend(under);
+    let height = (lines.len() as u16 + 2).min(area.height);
+    // Its top stays put while the selection moves (the question under the
+    // rows is longer for one than another): placed as if the question
+    // took all the rows it may.
+    let tallest = (rows.len() + 2 + MAX_QUESTION_ROWS + 1 + SAID_ROWS + 3) as u16;
+    let top = area.height.saturating_sub(tallest.max(height)) / 2;
+    let r = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + top.min(area.height - height),
+        width,
+        height,
+    );
+    f.render_widget(Clear, r);
+    let title = format!(" needs you · {} ", rows.len());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(m.theme.popup_border)
+        .title(title)
+        .style(m.theme.popup);
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+/// The selected session's question in at most `room` rows: which dialog
+/// and the answers it knows keys for, then the dialog's own rows from the
+/// session's screen (the question, the command, the options), or without
+/// them its subject.
+fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'static>> {
+    let what = match &r.pane.dialog {
+        Some(d) => {
+            let keys = if d.answers.is_empty() {
+                "no keys known: Enter, and answer it yourself".to_owned()
+            } else {
+                d.answers.join(", ")
+            };
+            format!("{} · {} · {keys}", r.pane.id, d.rule)
+        }
+        None => format!("{} · {} · no dialog hm can answer", r.pane.id, r.detail),
+    };
+    let mut lines = vec![Line::from(Span::styled(
+        clip(&format!(" {what}"), width),
+        m.theme.dim,
+    ))];
+    let room = room.saturating_sub(1).clamp(1, MAX_QUESTION_ROWS);
+    let rows = dialog_rows(r.pane, room);
+    if !rows.is_empty() {
+        lines.extend(
+            rows.into_iter()
+                .map(|row| Line::from(clip(&format!("   {row}"), width))),
+        );
+        return lines;
+    }
+    let text = r
+        .subject
+        .clone()
+        .unwrap_or_else(|| "(it does not say)".into());
+    for part in wrap(&text, width.saturating_sub(3), room.min(SUBJECT_ROWS)) {
+        lines.push(Line::from(format!("   {part}")));
+    }
+    lines
+}
+
+/// The rows of the dialog a pane's session waits at, from the pane's own
+/// screen, at most `room` of them (blank ones left out): only
+/// while the pane shows the live screen the supervisor found them on.
+fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
+    let Some((first, last)) = p.dialog.as_ref().and_then(|d| d.screen_rows) else {
+        return Vec::new();
+    };
+    let screen = p.term.screen();
+    let (height, cols) = (screen.size().0.get(), screen.size().1.get());
+    if p.copy.is_some() || last >= height || first > last {
+        return Vec::new();
+    }
+    let mut rows: Vec<String> = screen
+        .rows(0, cols)
+        .skip(usize::from(first))
+        .take(usize::from(last - first) + 1)
+        .map(|r| crate::paths::sanitize(r.trim_end()))
+        .collect();
+    // Blank rows say nothing, and the room is short.
+    rows.retain(|r| !r.trim().is_empty());
+    // A long dialog keeps its end: the options and the question.
+    let cut = rows.len().saturating_sub(room);
+    rows.drain(..cut);
+    rows
+}
+
+/// `text` in rows of at most `width` characters, broken between words
+/// where it can be; at most `rows` of them (the last ends in `…` when
+/// there was more).
+fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = line.chars().count();
+        if used > 0 && used + 1 + word.len() <= width {
+            line.push(' ');
+            line.extend(word);
+            continue;
+        }
+        if used > 0 {
+            out.push(std::mem::take(&mut line));
+        }
+        // A word longer than a row is cut where the row ends.
+        while word.len() > width {
+            out.push(word.drain(..width).collect());
+        }
+        line.extend(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    if out.len() > rows {
+        out.truncate(rows);
+        if let Some(last) = out.last_mut() {
+            if last.chars().count() >= width {
+                last.pop();
+            }
+            last.push('…');
+        }
+    }
+    out
+}
+
+/// The widths of the list's columns.
+struct Columns {
+    id: usize,
+    host: Option<usize>,
+    detail: usize,
+    waited: usize,
+    subject: usize,
+}
+
+impl Columns {
+    fn of(rows: &[Row<'_>], width: usize, hosts: bool) -> Columns {
+        let widest = |f: &dyn Fn(&Row<'_>) -> usize, min: usize, max: usize| {
+            rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
+        };
+        let id = widest(&|r| r.id.chars().count(), 2, 24);
+        let host = (hosts || rows.iter().any(|r| r.host.is_some()))
+            .then(|| widest(&|r| r.host.map_or(5, |h| h.chars().count()), 4, 16));
+        let detail = widest(&|r| r.detail.chars().count(), 6, 14);
+        let waited = 6;
+        // Marker, gaps between the columns.
+        let fixed = 2 + id + host.map_or(0, |h| h + 2) + 2 + detail + 2 + waited + 2;
+        Columns {
+            id,
+            host,
+            detail,
+            waited,
+            subject: width.saturating_sub(fixed).max(8),
+        }
+    }
+
+    fn header(&self) -> String {
+        let mut s = format!("  {:<w$}  ", "ID", w = self.id);
+        if let Some(h) = self.host {
+            s.push_str(&format!("{:<h$}  ", "HOST"));
+        }
+        s.push_str(&format!(
+            "{:<d$}  {:>t$}  ASKS ABOUT",
+            "DETAIL",
+            "WAITED",
+            d = self.detail,
+            t = self.waited
+        ));
+        s
+    }
+
+    fn row(&self, r: &Row<'_>, selected: bool, m: &Model, style: Style) -> Vec<Span<'static>> {
+        let mark = if selected { "▸ " } else { "  " };
+        let mut s = format!("{mark}{} ", clip_pad(r.id, self.id));
+        s.push(' ');
+        if let Some(h) = self.host {
+            s.push_str(&clip_pad(r.host.unwrap_or("local"), h));
+            s.push_str("  ");
+        }
+        s.push_str(&clip_pad(&r.detail, self.detail));
+        s.push_str(&format!(
+            "  {:>t$}  ",
+            human_ms(r.waited_ms),
+            t = self.waited
+        ));
+        let mut spans = vec![Span::styled(s, style)];
+        let subject = match (&r.pane.answering, &r.subject) {
+            (Some(_), _) => "answering…".to_owned(),
+            (None, Some(s)) => s.clone(),
+            (None, None) => "…".to_owned(),
+        };
+        let subject = clip_pad(&subject, self.subject);
+        // What the evidence says, not a dialog's subject, is told apart.
+        let subject_style = if r.from_dialog || r.pane.answering.is_some() {
+            style
+        } else {
+            style.patch(m.theme.dim)
+        };
+        spans.push(Span::styled(subject, subject_style));
+        spans
+    }
+}
+
+/// `text` cut to `width` characters (`…` at the cut) and padded to it.
+fn clip_pad(text: &str, width: usize) -> String {
+    let cut = clip(text, width);
+    let n = cut.chars().count();
+    format!("{cut}{}", " ".repeat(width.saturating_sub(n)))
+}
+
+/// `text` cut to `width` characters, `…` at the cut.
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_text_wraps_between_words_and_says_when_it_was_cut() {
+        assert_eq!(wrap("a bc def", 4, 3), ["a bc", "def"]);
+        assert_eq!(wrap("abcdefghij", 4, 3), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("one two three four", 5, 2), ["one", "two…"]);
+        assert_eq!(wrap("", 5, 2), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,366 @@
+//! A pane's title: the session's id, its label and attention mark on the
+//! left, the state badge on the right, fitted into the pane's width. The
+//! id is what a person reads to know which session it is, so it is the
+//! last thing to go: first the label is cut, then the badge takes its
+//! shorter forms (`waiting · permission 32.9s`, `W perm 33s`, `W 33s`,
+//! `W`), then the attention mark goes (the border's colour still says
+//! it), then the badge, and only then is the id cut (another machine's
+//! host first, its session id last).
+
+use std::time::Instant;
+
+use unicode_width::UnicodeWidthStr;
+
+use crate::classify::ProcessState;
+use crate::client::human_ms;
+use crate::tui::model::{Model, Pane};
+
+/// The title as it fits: each part without its padding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub id: String,
+    pub label: Option<String>,
+    pub attention: bool,
+    /// Empty when there is no room for any form of it.
+    pub badge: String,
+}
+
+/// Fits the title into a pane `width` columns wide (its corners
+/// included). `badges` are the badge's forms, longest first. The label
+/// gets what room the rest leaves.
+pub fn fit(
+    id: &str,
+    label: Option<&str>,
+    attention: bool,
+    badges: &[String],
+    width: u16,
+) -> Fitted {
+    let room = usize::from(width).saturating_sub(2);
+    let mut t = Fitted {
+        id: id.to_owned(),
+        label: None,
+        attention,
+        badge: String::new(),
+    };
+    let fits = |t: &Fitted| used(t) <= room;
+    let longest = |t: &mut Fitted| {
+        for form in badges {
+            t.badge.clone_from(form);
+            if fits(t) {
+                return true;
+            }
+        }
+        t.badge.clear();
+        false
+    };
+    if !longest(&mut t) {
+        t.attention = false;
+        if !longest(&mut t) && !fits(&t) {
+            t.id = short_id(id, room.saturating_sub(2));
+        }
+    }
+    if let Some(label) = label.filter(|l| !l.is_empty()) {
+        let left = room.saturating_sub(used(&t) + 1);
+        if left >= 3 {
+            t.label = Some(cut(label, left));
+        }
+    }
+    t
+}
+
+/// Columns the title takes: ` id label ● ` and ` badge `.
+fn used(t: &Fitted) -> usize {
+    let mut n = t.id.width() + 2;
+    if let Some(l) = &t.label {
+        n += l.width() + 1;
+    }
+    if t.attention {
+        n += 2;
+    }
+    if !t.badge.is_empty() {
+        n += t.badge.width() + 2;
+    }
+    n
+}
+
+/// `text` cut to `cols` columns, its end marked `…`.
+fn cut(text: &str, cols: usize) -> String {
+    if text.width() <= cols {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.width() + c.to_string().width() + 1 > cols {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// An id in `cols` columns: another machine's host is cut first (to
+/// nothing but the mark), so `host:id` keeps the session's own id whole
+/// as long as it can; then the id is cut at its end.
+fn short_id(id: &str, cols: usize) -> String {
+    if id.width() <= cols {
+        return id.to_owned();
+    }
+    if let Some((host, plain)) = crate::remote::split_target(id) {
+        // `h…:id`, at least `…:id`.
+        let for_host = cols.saturating_sub(plain.width() + 1);
+        if for_host >= 1 {
+            let host = if for_host >= 2 {
+                cut(host, for_host)
+            } else {
+                "…".to_owned()
+            };
+            return format!("{host}:{plain}");
+        }
+        return cut(&format!("…:{plain}"), cols.max(2));
+    }
+    cut(id, cols.max(2))
+}
+
+/// The badge's forms, longest first: what the pane's state is and for
+/// how long, as much as there is room for.
+pub fn badges(m: &Model, p: &Pane, now: Instant) -> Vec<String> {
+    let mut forms = if let Some((since, _)) = m.host_down(p) {
+        unreachable(p, since)
+    } else if p.orphan.is_some() {
+        vec!["orphaned".into(), "orph".into(), "✗".into()]
+    } else if p.lost.is_some() {
+        // Its supervisor died with the machine: `R` restores it.
+        vec!["lost".into(), "✗".into()]
+    } else if p.ended() {
+        ended(p.exit, p.state_ms(now))
+    } else {
+        live(p, p.state_ms(now))
+    };
+    forms.dedup();
+    forms
+}
+
+/// A live session: `waiting · permission +2 32.9s`, then without the
+/// children, `W perm 33s`, `W 33s` and `W`.
+fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
+    let Some(state) = p.state() else {
+        return vec!["…".into()];
+    };
+    let name = crate::classify::state_name(state);
+    let letter = letter(state);
+    let detail = p
+        .report
+        .as_ref()
+        .filter(|r| r.state_byte == state)
+        .and_then(|r| r.detail);
+    let long = |s: String| match ms {
+        Some(ms) => format!("{s} {}", human_ms(ms)),
+        None => s,
+    };
+    let short = |s: String| match ms {
+        Some(ms) => format!("{s} {}", short_ms(ms)),
+        None => s,
+    };
+    let mut forms = vec![long(p.state_label().unwrap_or_else(|| name.to_owned()))];
+    match detail {
+        Some(d) => {
+            forms.push(long(format!("{name} · {}", d.name())));
+            forms.push(short(format!("{letter} {}", short_detail(d.name()))));
+        }
+        None => forms.push(short(name.to_owned())),
+    }
+    forms.push(short(letter.to_owned()));
+    forms.push(letter.to_owned());
+    forms
+}
+
+/// An ended session: `exited 0 5m03s` or `failed 3 5m03s` (`killed
+/// SIGTERM` for a signal's code, `gone` with no code: its supervisor went
+/// away), then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`.
+fn ended(exit: Option<i32>, ms: Option<u64>) -> Vec<String> {
+    let (word, mark) = match exit {
+        Some(0) => ("exited 0".to_owned(), "✓".to_owned()),
+        Some(code) if code > 128 && code < 128 + 65 => {
+            let sig = nix::sys::signal::Signal::try_from(code - 128).map_or_else(
+                |_| format!("signal {}", code - 128),
+                |s| s.as_str().to_owned(),
+            );
+            (format!("killed {sig}"), format!("✗{code}"))
+        }
+        Some(code) => (format!("failed {code}"), format!("✗{code}")),
+        None => ("gone".to_owned(), "✗".to_owned()),
+    };
+    match ms {
+        Some(ms) => vec![
+            format!("{word} {}", human_ms(ms)),
+            word,
+            format!("{mark} {}", short_ms(ms)),
+            mark,
+        ],
+        None => vec![word, mark],
+    }
+}
+
+/// Another machine's session while that machine is down: what it was
+/// last seen doing, and when the host dropped; its timer stopped then.
+fn unreachable(p: &Pane, since_unix_ms: u64) -> Vec<String> {
+    let clock = crate::clock::local_time_of_day(since_unix_ms);
+    let hh_mm = clock.get(..5).unwrap_or(&clock);
+    let was = match (p.ended(), p.state()) {
+        (true, _) => ended(p.exit, None).remove(0),
+        (false, Some(s)) => crate::classify::state_name(s).to_owned(),
+        (false, None) => "connecting".to_owned(),
+    };
+    vec![
+        format!("unreachable · was {was}, {hh_mm}"),
+        format!("unreachable · was {was}"),
+        "unreachable".into(),
+        "unreach".into(),
+        "✗".into(),
+    ]
+}
+
+/// A state in one letter, for the narrowest badges (docs/tui.md lists
+/// them).
+fn letter(state: u8) -> &'static str {
+    match ProcessState::from_byte(state) {
+        Some(ProcessState::Idle) => "I",
+        Some(ProcessState::Thinking) => "T",
+        Some(ProcessState::Streaming) => "S",
+        Some(ProcessState::ToolUse) => "U",
+        Some(ProcessState::Active) => "A",
+        Some(ProcessState::Waiting) => "W",
+        Some(ProcessState::Stuck) => "!",
+        Some(ProcessState::Dead) => "✗",
+        Some(ProcessState::Unknown) | None => "?",
+    }
+}
+
+/// A detail in a few letters (`permission` is `perm`).
+fn short_detail(name: &str) -> &str {
+    match name {
+        "thinking" => "think",
+        "using_tools" => "tool",
+        "responding" => "resp",
+        "compacting" => "comp",
+        "permission" => "perm",
+        "question" => "ask",
+        "plan_approval" => "plan",
+        "folder_trust" => "trust",
+        "external_editor" => "edit",
+        "onboarding" => "setup",
+        "prompt_editing" => "typing",
+        "finished" => "done",
+        other => other,
+    }
+}
+
+/// A duration in its largest whole unit: `33s`, `5m`, `2h`, `3d`.
+pub fn short_ms(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forms(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn waiting() -> Vec<String> {
+        forms(&["waiting · permission 32.9s", "W perm 33s", "W 33s", "W"])
+    }
+
+    #[test]
+    fn with_room_everything_is_said() {
+        let t = fit("cc2", Some("tests"), true, &waiting(), 60);
+        assert_eq!(t.id, "cc2");
+        assert_eq!(t.label.as_deref(), Some("tests"));
+        assert!(t.attention);
+        assert_eq!(t.badge, "waiting · permission 32.9s");
+    }
+
+    #[test]
+    fn the_badge_shortens_first_and_the_label_takes_what_is_left() {
+        // 3 columns at 80x24: 26 wide. The id is whole, the badge short.
+        let t = fit("cc2", Some("the api tests"), false, &waiting(), 26);
+        assert_eq!(t.id, "cc2");
+        assert_eq!(t.badge, "W perm 33s");
+        assert_eq!(t.label.as_deref(), Some("the a…"));
+        // The label is cut before it goes.
+        let t = fit("cc2", Some("the api tests"), false, &waiting(), 44);
+        assert_eq!(t.badge, "waiting · permission 32.9s");
+        assert_eq!(t.label.as_deref(), Some("the api…"));
+        assert_eq!(used(&t), 42);
+    }
+
+    #[test]
+    fn an_id_of_eight_is_whole_in_a_pane_of_twenty_columns() {
+        for id in ["a", "cc2", "build-42", "agent007"] {
+            for attention in [false, true] {
+                let t = fit(id, Some("label"), attention, &waiting(), 20);
+                assert_eq!(t.id, id);
+                assert!(used(&t) <= 18, "{t:?}");
+                // And some of the badge is left.
+                assert!(!t.badge.is_empty(), "{t:?}");
+            }
+        }
+        let t = fit("agent007", None, false, &waiting(), 20);
+        assert_eq!(t.badge, "W 33s");
+    }
+
+    #[test]
+    fn the_id_is_cut_only_when_nothing_else_is_left() {
+        let t = fit("a-very-long-session-name", None, true, &waiting(), 20);
+        assert_eq!(t.badge, "");
+        assert!(!t.attention);
+        assert_eq!(t.id, "a-very-long-ses…");
+        assert_eq!(used(&t), 18);
+    }
+
+    #[test]
+    fn a_remote_pane_keeps_its_session_id_and_cuts_the_host() {
+        let t = fit("hmremote:cc1", None, false, &waiting(), 26);
+        assert_eq!((t.id.as_str(), t.badge.as_str()), ("hmremote:cc1", "W 33s"));
+        let t = fit("hmremote:cc1", None, false, &waiting(), 20);
+        assert_eq!(t.id, "hmremote:cc1");
+        assert_eq!(t.badge, "W");
+        // Two panes of one host stay apart however narrow.
+        let a = fit("hmremote:f1", None, false, &waiting(), 12);
+        let b = fit("hmremote:f2", None, false, &waiting(), 12);
+        assert_eq!((a.id.as_str(), b.id.as_str()), ("hmre…:f1", "hmre…:f2"));
+        let a = fit("hmremote:build-42", None, false, &waiting(), 14);
+        assert_eq!(a.id, "…:build-42");
+    }
+
+    #[test]
+    fn ended_sessions_say_how_at_a_glance() {
+        assert_eq!(
+            ended(Some(0), Some(303_000)),
+            forms(&["exited 0 5m03s", "exited 0", "✓ 5m", "✓"])
+        );
+        assert_eq!(
+            ended(Some(3), Some(2_000)),
+            forms(&["failed 3 2.0s", "failed 3", "✗3 2s", "✗3"])
+        );
+        assert_eq!(ended(Some(143), None)[0], "killed SIGTERM");
+        assert_eq!(ended(None, None), forms(&["gone", "✗"]));
+    }
+
+    #[test]
+    fn short_durations_keep_their_largest_unit() {
+        assert_eq!(short_ms(900), "0s");
+        assert_eq!(short_ms(32_900), "32s");
+        assert_eq!(short_ms(61_000), "1m");
+        assert_eq!(short_ms(7_300_000), "2h");
+        assert_eq!(short_ms(200_000_000), "2d");
+    }
+}

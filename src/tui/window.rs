@@ -1,0 +1,348 @@
+//! Which part of a session's screen a pane shows. A session keeps its own
+//! size, so a pane is usually smaller than the screen it shows: it is a
+//! window onto it, never a re-layout. Vertically the window holds the rows
+//! that matter: the dialog the detector found while the session waits (its
+//! question, options and subject), otherwise the bottom of what the
+//! program drew, with its cursor (where a shell's prompt, a build's last
+//! lines and an agent's input box are). Horizontally it starts at the
+//! left edge, and a row cut on the right is marked, never wrapped.
+//!
+//! [`top_row`] is the choice, a pure function of a few facts about the
+//! screen ([`Screen`]), so it is tested without an emulator; [`facts`]
+//! reads them from one. The view draws the window; copy mode starts from
+//! it (`super::copy`).
+
+use super::model::Pane;
+
+/// What the window's choice depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Screen {
+    /// The screen's height.
+    pub rows: u16,
+    /// The cursor's row.
+    pub cursor_row: u16,
+    /// Whether the program shows its cursor (an agent's UI often hides it
+    /// and leaves it anywhere).
+    pub cursor_shown: bool,
+    /// The last row with anything drawn on it.
+    pub last_text_row: Option<u16>,
+}
+
+/// The first of the screen's rows a window of `height` rows shows. With a
+/// dialog (its first and last row), the window holds it whole, at its
+/// bottom, with what is above it (the command or file asked about is often
+/// printed just before it); a dialog taller than the window is shown from
+/// its first row, its question. Without, the window ends at the last row
+/// drawn or the cursor, whichever is lower, and holds the cursor.
+pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
+    if height == 0 || s.rows <= height {
+        return 0;
+    }
+    let max_top = s.rows - height;
+    let clamp = |top: u16| top.min(max_top);
+    if let Some((first, last)) = dialog {
+        let last = last.min(s.rows - 1);
+        let first = first.min(last);
+        return if last - first < height {
+            clamp((last + 1).saturating_sub(height))
+        } else {
+            clamp(first)
+        };
+    }
+    let drawn = s.last_text_row.unwrap_or(0);
+    let bottom = if s.cursor_shown {
+        drawn.max(s.cursor_row)
+    } else {
+        drawn
+    };
+    let mut top = (bottom + 1).saturating_sub(height);
+    if s.cursor_shown && s.cursor_row < top {
+        // Text below the cursor (an editor's, an agent's status lines)
+        // gives way to the cursor's row.
+        top = s.cursor_row;
+    }
+    clamp(top)
+}
+
+/// The first row of a pane's window of `height` rows onto its session's
+/// live screen. The facts are read from the screen once for each change
+/// of it (`Pane::drawn`, or its size), not at every frame: 64 quiet panes
+/// of 120x40 would be 300,000 cells looked at 30 times a second.
+pub fn live_top(p: &Pane, height: u16) -> u16 {
+    let size = p.term.size();
+    let known = p
+        .window_memo
+        .get()
+        .filter(|m| m.drawn == p.drawn && m.size == size);
+    let screen = known.map_or_else(
+        || {
+            let screen = facts(p.term.screen());
+            p.window_memo.set(Some(Memo {
+                drawn: p.drawn,
+                size,
+                screen,
+            }));
+            screen
+        },
+        |m| m.screen,
+    );
+    top_row(screen, height, dialog_rows(p))
+}
+
+/// What [`live_top`] read of a pane's screen, and for which state of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memo {
+    drawn: u64,
+    size: crate::protocol::Size,
+    screen: Screen,
+}
+
+/// The rows of the dialog a waiting session shows, as its supervisor
+/// reported them (the question and its options), from the row that names
+/// its subject (the command or file asked about) when that is printed
+/// just above them.
+pub fn dialog_rows(p: &Pane) -> Option<(u16, u16)> {
+    if !p.waiting() {
+        return None;
+    }
+    let d = p.report.as_ref()?.dialog.as_ref()?;
+    let (first, last) = d.screen_rows?;
+    let screen = p.term.screen();
+    let last = last.min(screen.size().0.get() - 1);
+    let first = first.min(last);
+    let named = d.subject.as_deref().and_then(|s| {
+        let probe: String = s.trim().chars().take(24).collect();
+        (!probe.is_empty()).then_some(probe)
+    });
+    let subject_row = named.and_then(|probe| {
+        (first.saturating_sub(SUBJECT_ABOVE)..=first)
+            .rev()
+            .find(|&r| row_text(screen, r).contains(&probe))
+    });
+    Some((subject_row.unwrap_or(first), last))
+}
+
+/// How far above a dialog its subject is looked for.
+const SUBJECT_ABOVE: u16 = 8;
+
+/// The screen rows a pane of `height` rows shows, top to bottom: its
+/// window ([`live_top`]), or for a dialog taller than the pane, the
+/// dialog's rows that say something (no blank rows, no rules of box
+/// characters), as many as fit from the subject and the question down.
+pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
+    if let Some((first, last)) = dialog_rows(p)
+        && last - first >= height
+    {
+        let screen = p.term.screen();
+        let rows: Vec<u16> = (first..=last)
+            .filter(|&r| says_something(&row_text(screen, r)))
+            .take(usize::from(height))
+            .collect();
+        if !rows.is_empty() {
+            return rows;
+        }
+    }
+    let top = live_top(p, height);
+    let end = top.saturating_add(height).min(p.term.size().rows);
+    (top..end).collect()
+}
+
+/// A row's text (each cell's contents, blanks as spaces).
+fn row_text(screen: &vt100::Screen, row: u16) -> String {
+    let cols = screen.size().1.get();
+    (0..cols)
+        .map(|c| match screen.cell(row, c) {
+            Some(cell) if cell.has_contents() => cell.contents(),
+            _ => " ",
+        })
+        .collect()
+}
+
+/// Not blank, and not a rule drawn with box characters or dashes.
+fn says_something(text: &str) -> bool {
+    text.chars().any(|c| {
+        !c.is_whitespace()
+            && !matches!(
+                c,
+                '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—' | '▔' | '▁'
+            )
+    })
+}
+
+/// The facts [`top_row`] needs, read from a screen.
+pub fn facts(screen: &vt100::Screen) -> Screen {
+    let (rows, cols) = screen.size();
+    let (rows, cols) = (rows.get(), cols.get());
+    let drawn = |row: u16| {
+        (0..cols).any(|col| {
+            screen
+                .cell(row, col)
+                .is_some_and(|c| c.has_contents() && c.contents() != " ")
+        })
+    };
+    Screen {
+        rows,
+        cursor_row: screen.cursor_position().0,
+        cursor_shown: !screen.hide_cursor(),
+        last_text_row: (0..rows).rev().find(|&r| drawn(r)),
+    }
+}
+
+/// Whether `row` of the screen has anything drawn at or past column
+/// `from`: the window cuts it, and says so.
+pub fn cut(screen: &vt100::Screen, row: u16, from: u16) -> bool {
+    let cols = screen.size().1.get();
+    (from..cols).any(|col| {
+        screen
+            .cell(row, col)
+            .is_some_and(|c| c.has_contents() && c.contents() != " ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 40-row screen, as Claude Code draws at 120x40: text down to
+    /// `last`, the cursor at `cursor` (hidden unless `shown`).
+    fn screen(last: Option<u16>, cursor: u16, shown: bool) -> Screen {
+        Screen {
+            rows: 40,
+            cursor_row: cursor,
+            cursor_shown: shown,
+            last_text_row: last,
+        }
+    }
+
+    #[test]
+    fn a_screen_that_fits_is_shown_from_its_top() {
+        let s = Screen {
+            rows: 10,
+            ..screen(Some(9), 9, true)
+        };
+        assert_eq!(top_row(s, 10, None), 0);
+        assert_eq!(top_row(s, 30, Some((3, 5))), 0);
+    }
+
+    #[test]
+    fn an_idle_session_shows_the_rows_down_to_its_cursor() {
+        // A shell with 20 lines of output and its prompt on row 20.
+        assert_eq!(top_row(screen(Some(20), 20, true), 6, None), 15);
+        // A fresh shell: its prompt on the top row.
+        assert_eq!(top_row(screen(Some(0), 0, true), 6, None), 0);
+        // The cursor on a blank row below the text (after `clear; echo`).
+        assert_eq!(top_row(screen(Some(3), 4, true), 3, None), 2);
+    }
+
+    #[test]
+    fn an_agents_bottom_lines_stay_in_the_window_with_its_cursor() {
+        // Claude Code: its input box on rows 35-37 with the cursor on
+        // 36, a status line on 38, the cursor hidden or not.
+        assert_eq!(top_row(screen(Some(38), 36, true), 6, None), 33);
+        assert_eq!(top_row(screen(Some(38), 36, false), 6, None), 33);
+        // A hidden cursor left on the top row does not pull the window up.
+        assert_eq!(top_row(screen(Some(38), 0, false), 6, None), 33);
+    }
+
+    #[test]
+    fn the_cursor_wins_over_text_further_down() {
+        // An editor with its cursor on row 5 and its status line on 39:
+        // the window starts at the cursor's row.
+        assert_eq!(top_row(screen(Some(39), 5, true), 6, None), 5);
+    }
+
+    #[test]
+    fn a_waiting_session_shows_its_dialog() {
+        // The dialog on rows 28-34, whatever the cursor and text below.
+        let s = screen(Some(38), 36, true);
+        // Room for it and a row above (the command asked about).
+        assert_eq!(top_row(s, 8, Some((28, 34))), 27);
+        // Just room for it.
+        assert_eq!(top_row(s, 7, Some((28, 34))), 28);
+        // Too tall: from its question down.
+        assert_eq!(top_row(s, 4, Some((28, 34))), 28);
+        // At the top of the screen, nothing above it to show.
+        assert_eq!(top_row(s, 10, Some((1, 3))), 0);
+    }
+
+    #[test]
+    fn a_dialog_past_the_screen_is_held_to_it() {
+        // Rows from a report about a screen since made smaller.
+        let s = screen(Some(38), 36, true);
+        assert_eq!(top_row(s, 6, Some((50, 60))), 34);
+        assert_eq!(top_row(s, 6, Some((37, 90))), 34);
+    }
+
+    #[test]
+    fn the_window_never_leaves_the_screen() {
+        for last in [None, Some(0), Some(20), Some(39)] {
+            for cursor in [0, 19, 39] {
+                for shown in [true, false] {
+                    for height in 1..45 {
+                        for dialog in [None, Some((0, 0)), Some((10, 30)), Some((39, 39))] {
+                            let s = screen(last, cursor, shown);
+                            let top = top_row(s, height, dialog);
+                            assert!(
+                                height >= 40 && top == 0 || top + height <= 40,
+                                "{s:?} {height} {dialog:?} -> {top}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_panes_window_follows_its_output_and_its_size() {
+        use crate::tui::model::{Msg, SessionMsg};
+        use crate::tui::update::harness::{live, model};
+        use crate::tui::update::update;
+        let now = std::time::Instant::now();
+        let mut m = model(80, 24);
+        live(&mut m, &["a"], now);
+        let out = |text: &str| Msg::Session("a".into(), SessionMsg::Output(text.into()));
+        update(&mut m, out("one\r\ntwo"), now);
+        let p = m.pane("a").expect("pane");
+        assert_eq!(live_top(p, 1), 1);
+        // Read again once the screen changed, not kept from before.
+        update(&mut m, out("\r\nthree\r\nfour"), now);
+        let p = m.pane("a").expect("pane");
+        assert_eq!(live_top(p, 1), 3);
+        assert_eq!(live_top(p, 2), 2);
+        // A reconnect starts the screen over.
+        update(&mut m, Msg::Session("a".into(), SessionMsg::Connected), now);
+        assert_eq!(live_top(m.pane("a").expect("pane"), 1), 0);
+    }
+
+    #[test]
+    fn rules_and_blanks_say_nothing() {
+        assert!(!says_something("   "));
+        assert!(!says_something("────────╌╌╌╌ ━━ --- ==="));
+        assert!(says_something(" ❯ 1. Yes"));
+        assert!(says_something("── Bash command ──"));
+    }
+
+    #[test]
+    fn facts_are_read_from_the_emulator() {
+        let mut p = crate::vt::term::Term::new(crate::protocol::Size { cols: 20, rows: 10 });
+        p.feed(b"one\r\ntwo\r\n\r\nfour\x1b[2;1H");
+        let f = facts(p.screen());
+        assert_eq!(
+            f,
+            Screen {
+                rows: 10,
+                cursor_row: 1,
+                cursor_shown: true,
+                last_text_row: Some(3),
+            }
+        );
+        p.feed(b"\x1b[?25l");
+        assert!(!facts(p.screen()).cursor_shown);
+        // Cut on the right: only rows with text at or past the column.
+        p.feed(b"\x1b[6;1Hshort\x1b[7;1H0123456789abcdef");
+        assert!(!cut(p.screen(), 5, 8));
+        assert!(cut(p.screen(), 6, 8));
+        assert!(!cut(p.screen(), 6, 16));
+    }
+}

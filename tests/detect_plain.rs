@@ -1,0 +1,128 @@
+//! Plain programs that ask are "needs you" for every session, with no
+//! flag or config: a `[y/N]`, a `Password:`, a `read`, a `Press any key`
+//! are `waiting · input` by the default classifier, pushed to `hm wait`;
+//! text typed at a shell's prompt is not; and a program that runs silently
+//! is never `stuck`, whatever the classifier. Through real supervisors.
+
+use crate::common;
+
+use common::{Raw, Sandbox, stderr, stdout};
+use heimdall::protocol::client;
+
+/// Kills a session started with `hm run --bg` when dropped.
+struct Killed<'a>(&'a Sandbox, &'a str);
+
+impl Drop for Killed<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd(&["kill", self.1, "--grace", "1"]);
+    }
+}
+
+fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let out = sb.cmd(&["status", id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn wait_for_input(sb: &Sandbox, id: &str) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    common::wait_until("waiting · input", || {
+        last = status_json(sb, id);
+        last["primary"] == "waiting" && last["detail"] == "input"
+    });
+    last
+}
+
+#[test]
+fn a_fresh_session_at_a_yes_no_question_is_waiting_for_input() {
+    let sb = Sandbox::new();
+    // `hm run --bg` with no classifier, no config: the default one.
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "ask", "--socket-dir", sb.dir(), "--"])
+        .args([
+            "bash",
+            "-c",
+            "read -p 'Continue? [y/N] ' x; echo \"got $x\"; exec sleep 60",
+        ])
+        .output()
+        .expect("run hm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _s = Killed(&sb, "ask");
+    // Pushed to a waiter (STATE frames), not found by polling.
+    let out = sb.cmd(&["wait", "ask", "--state", "waiting", "--timeout", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ask: waiting · input\n");
+    let v = status_json(&sb, "ask");
+    assert_eq!(v["state"], "waiting", "{v}");
+    assert_eq!(v["signals"][0]["source"], "process", "{v}");
+    let info = stdout(&sb.cmd(&["status", "ask"]));
+    assert!(info.contains("waiting · input"), "{info}");
+    // Answered, it no longer asks.
+    let out = sb.cmd(&["send", "ask", "y", "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the answer taken", || {
+        status_json(&sb, "ask")["primary"] != "waiting"
+    });
+}
+
+#[test]
+fn passwords_and_press_any_key_are_waiting_for_input() {
+    let sb = Sandbox::new();
+    let _pw = sb.start(
+        "pw",
+        &[],
+        &["bash", "-c", "read -s -p 'Password: ' p; exec sleep 60"],
+    );
+    // Raw mode, one key: the terminal is not canonical.
+    let key = "import sys, termios, tty\nprint('Press any key to continue', flush=True)\n\
+               tty.setraw(0)\nsys.stdin.read(1)\n";
+    let _key = sb.start("key", &[], &["python3", "-c", key]);
+    for id in ["pw", "key"] {
+        wait_for_input(&sb, id);
+    }
+}
+
+#[test]
+fn text_typed_at_a_shell_prompt_is_not_a_question() {
+    let sb = Sandbox::new();
+    let _s = sb.start("sh", &[], &["bash", "--norc", "--noprofile", "-i"]);
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(client::INPUT, b"echo 'Continue? [y/N] '");
+    raw.output_until(b"[y/N] '");
+    // The shell reads in its line editor: typed, not asked.
+    for _ in 0..20 {
+        let v = status_json(&sb, "sh");
+        assert_ne!(v["primary"], "waiting", "typed text made a question: {v}");
+    }
+    // Entered as a command that reads, it is one.
+    raw.send(client::INPUT, b"\x15read -p 'Continue? [y/N] ' x\r");
+    wait_for_input(&sb, "sh");
+}
+
+#[test]
+fn a_program_running_silently_is_never_stuck() {
+    let sb = Sandbox::new();
+    let conf = sb.path().join("heimdall.toml");
+    std::fs::write(&conf, "[classifier.agent]\nstuck_after_ms = 1000\n").expect("config");
+    let conf = conf.to_str().expect("utf-8");
+    let script = "echo compiling; exec sleep 60";
+    let _a = sb.start(
+        "agent",
+        &["--config", conf, "--classifier", "agent"],
+        &["bash", "-c", script],
+    );
+    let _b = sb.start("plain", &[], &["bash", "-c", script]);
+    // Well past stuck_after: still not stuck.
+    common::wait_until("3 s of silence", || {
+        status_json(&sb, "agent")["idle_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms >= 3_000)
+    });
+    for id in ["agent", "plain"] {
+        let v = status_json(&sb, id);
+        assert_ne!(v["primary"], "stuck", "{v}");
+        assert_eq!(v["health"], "alive", "{v}");
+    }
+}

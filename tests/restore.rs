@@ -1,0 +1,973 @@
+//! Sessions survive a reboot: manifests and output kept in the state dir,
+//! `hm restore` bringing back exactly the lost sessions, through real
+//! supervisors killed with SIGKILL and a socket dir deleted as a reboot
+//! leaves it.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{Sandbox, stderr, stdout, wait_until};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+/// Kills, on drop, every session the sandbox's socket dir holds: their
+/// supervisors run on their own (`hm run --bg`, `hm restore`).
+struct Reaper<'a>(&'a Sandbox);
+
+impl Drop for Reaper<'_> {
+    fn drop(&mut self) {
+        reboot(self.0);
+    }
+}
+
+/// What a machine's restart does to hm: every supervisor and its program
+/// killed at once, with no chance to clean up, and the socket dir (a
+/// tmpfs) gone. What is left is the state dir.
+pub(crate) fn reboot(sb: &Sandbox) {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir(&sb.sock_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let path = e.path();
+        if path.extension().is_some_and(|x| x == "pid") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let mut lines = text.lines();
+            let sup: Option<i32> = lines.next().and_then(|l| l.trim().parse().ok());
+            let child: Option<i32> = lines.next().and_then(|l| l.trim().parse().ok());
+            if let Some(c) = child.filter(|c| *c > 1) {
+                let _ = kill(Pid::from_raw(-c), Signal::SIGKILL);
+                let _ = kill(Pid::from_raw(c), Signal::SIGKILL);
+                pids.push(c);
+            }
+            if let Some(s) = sup.filter(|s| *s > 1) {
+                let _ = kill(Pid::from_raw(s), Signal::SIGKILL);
+                pids.push(s);
+            }
+        }
+    }
+    wait_until("the killed processes to be gone", || {
+        pids.iter().all(|p| !running(*p))
+    });
+    let _ = std::fs::remove_dir_all(&sb.sock_dir);
+}
+
+/// Whether `pid` runs (a zombie does not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+fn bg(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) {
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--socket-dir", sb.dir()])
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run hm run --bg");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn manifest(sb: &Sandbox, id: &str) -> Option<Value> {
+    let bytes = std::fs::read(sb.sessions_state().join(format!("{id}.json"))).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn history(sb: &Sandbox, id: &str) -> String {
+    String::from_utf8_lossy(
+        &std::fs::read(sb.sessions_state().join(format!("{id}.history"))).unwrap_or_default(),
+    )
+    .into_owned()
+}
+
+fn status_json(sb: &Sandbox, id: &str) -> Value {
+    let out = sb.cmd(&["status", id, "--json"]);
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// A stand-in for Claude Code, on `PATH` as `claude`: it notes how it was
+/// started, reports its conversation through the `SessionStart` hook hm
+/// installed for it (the `--settings` file), as Claude Code does, and
+/// waits at its prompt. Resumed, its conversation is the one it resumes.
+const STANDIN_CLAUDE: &str = r#"#!/bin/sh
+printf '%s\n' "$*" >> "$STANDIN_LOG"
+sid="$STANDIN_FIRST_ID"; settings=""; prev=""
+for a in "$@"; do
+    [ "$prev" = "--settings" ] && settings="$a"
+    [ "$prev" = "--resume" ] && sid="$a"
+    prev="$a"
+done
+hook=$(grep -o '"command":"[^"]*"' "$settings" | head -n 1 | sed 's/^"command":"//; s/"$//')
+printf '{"hook_event_name":"SessionStart","session_id":"%s","transcript_path":"/secret/x"}' "$sid" | sh -c "$hook"
+echo "conversation $sid ready"
+exec sleep 600
+"#;
+
+fn standin(sb: &Sandbox) -> PathBuf {
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let claude = bin.join("claude");
+    std::fs::write(&claude, STANDIN_CLAUDE).expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+fn path_with(bin: &Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+const FIRST_ID: &str = "6f1b0c7e-2d4a-4e8b-9c3f-5a7d1e2b4c6d";
+
+#[test]
+fn a_reboot_brings_back_exactly_the_lost_sessions_as_they_were() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let proj = sb.path().join("proj");
+    let srv = sb.path().join("srv");
+    std::fs::create_dir_all(&proj).expect("proj");
+    std::fs::create_dir_all(&srv).expect("srv");
+    let bin = standin(&sb);
+    let log = sb.path().join("claude.log");
+    let path = path_with(&bin);
+    let env = [
+        ("PATH", path.as_str()),
+        ("STANDIN_LOG", log.to_str().expect("utf-8")),
+        ("STANDIN_FIRST_ID", FIRST_ID),
+    ];
+    let proj_s = proj.to_str().expect("utf-8");
+    let srv_s = srv.to_str().expect("utf-8");
+    bg(
+        &sb,
+        &[
+            "--id",
+            "shell",
+            "--label",
+            "the shell",
+            "--workdir",
+            proj_s,
+            "--cols",
+            "100",
+            "--rows",
+            "30",
+            "--",
+            "sh",
+            "-i",
+        ],
+        &env,
+    );
+    bg(
+        &sb,
+        &[
+            "--id",
+            "server",
+            "--restore",
+            "--workdir",
+            srv_s,
+            "--",
+            "sh",
+            "-c",
+            "echo listening on 8080; exec sleep 600",
+        ],
+        &env,
+    );
+    bg(
+        &sb,
+        &["--id", "agent", "--workdir", proj_s, "--", "claude"],
+        &env,
+    );
+    bg(
+        &sb,
+        &[
+            "--id",
+            "done",
+            "--restore",
+            "--",
+            "sh",
+            "-c",
+            "echo finished",
+        ],
+        &env,
+    );
+    bg(
+        &sb,
+        &["--id", "killed", "--restore", "--", "sleep", "600"],
+        &env,
+    );
+
+    // What they did before the machine went down.
+    let typed = sb.cmd(&["send", "shell", "--enter", "echo before-the-reboot"]);
+    assert!(typed.status.success(), "{}", stderr(&typed));
+    wait_until("the shell's output to be kept", || {
+        history(&sb, "shell").contains("\nbefore-the-reboot")
+    });
+    wait_until("the server's output to be kept", || {
+        history(&sb, "server").contains("listening on 8080")
+    });
+    wait_until("the agent's conversation to be kept", || {
+        manifest(&sb, "agent").is_some_and(|m| m["agent"]["id"] == FIRST_ID)
+    });
+    assert_eq!(
+        manifest(&sb, "agent").expect("manifest")["agent"]["agent"],
+        "claude"
+    );
+    wait_until("'done' to end on its own", || {
+        manifest(&sb, "done").is_some_and(|m| m["ended"]["how"] == "exited")
+    });
+    let killed = sb.cmd(&["kill", "killed"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    assert_eq!(
+        manifest(&sb, "killed").expect("manifest")["ended"]["how"],
+        "killed"
+    );
+
+    // Nothing secret is kept: no hook payload besides the id.
+    let all: String = std::fs::read_dir(sb.sessions_state())
+        .expect("state dir")
+        .flatten()
+        .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()).into_owned())
+        .collect();
+    assert!(!all.contains("/secret/x"), "a hook payload was kept");
+
+    reboot(&sb);
+
+    let ls = sb.cmd(&["ls"]);
+    let table = stdout(&ls);
+    for id in ["shell", "server", "agent"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} listed: {table}"));
+        assert!(row.contains("lost (restartable)"), "{table}");
+    }
+    assert!(
+        !table.contains("done") && !table.contains("killed"),
+        "{table}"
+    );
+    assert!(stderr(&ls).contains("'hm restore'"), "{}", stderr(&ls));
+
+    let dry = sb
+        .hm()
+        .args(["restore", "--dry-run", "--socket-dir", sb.dir()])
+        .envs(env)
+        .output()
+        .expect("dry run");
+    let plan = stdout(&dry);
+    assert!(dry.status.success(), "{plan}{}", stderr(&dry));
+    assert!(
+        plan.contains(&format!(
+            "would restore 'agent': claude --resume {FIRST_ID} (in {proj_s}"
+        )),
+        "{plan}"
+    );
+    assert_eq!(plan.lines().count(), 3, "{plan}");
+    assert!(
+        !sb.sock_dir.join("shell.sock").exists(),
+        "a dry run starts nothing"
+    );
+
+    let restored = sb
+        .hm()
+        .args(["restore", "--socket-dir", sb.dir()])
+        .envs(env)
+        .output()
+        .expect("restore");
+    assert!(
+        restored.status.success(),
+        "{}{}",
+        stdout(&restored),
+        stderr(&restored)
+    );
+    assert!(
+        stdout(&restored).contains("restored 3 of 3 lost sessions"),
+        "{}",
+        stdout(&restored)
+    );
+
+    // Exactly those, with their ids, labels, directories and sizes.
+    let list: Value = serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("ls json");
+    let alive: BTreeMap<String, bool> = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|v| {
+            (
+                v["id"].as_str().unwrap_or("").to_owned(),
+                v["alive"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        alive,
+        BTreeMap::from([
+            ("agent".to_owned(), true),
+            ("server".to_owned(), true),
+            ("shell".to_owned(), true)
+        ]),
+        "{list}"
+    );
+    let shell = status_json(&sb, "shell");
+    assert_eq!(
+        (
+            shell["label"].as_str(),
+            shell["workdir"].as_str(),
+            shell["cols"].as_u64(),
+            shell["rows"].as_u64()
+        ),
+        (Some("the shell"), Some(proj_s), Some(100), Some(30)),
+        "{shell}"
+    );
+    assert_eq!(status_json(&sb, "server")["workdir"], srv_s);
+    let agent = status_json(&sb, "agent");
+    assert_eq!(agent["workdir"], proj_s);
+    assert_eq!(
+        manifest(&sb, "agent").expect("manifest")["agent"]["id"],
+        FIRST_ID,
+        "the conversation is kept until the agent names it again"
+    );
+
+    // The agent came back as the same conversation, with its hooks.
+    wait_until("the stand-in claude to start again", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.lines().count() == 2)
+    });
+    let starts = std::fs::read_to_string(&log).expect("log");
+    let again = starts.lines().nth(1).expect("second start");
+    assert!(again.ends_with(&format!("--resume {FIRST_ID}")), "{starts}");
+    assert!(again.starts_with("--settings "), "{starts}");
+    assert!(!again.contains("--continue"), "{starts}");
+
+    // The history shows what was there before, then the mark.
+    let logs = stdout(&sb.cmd(&["logs", "shell"]));
+    let before = logs.find("\nbefore-the-reboot").expect("the old line");
+    let mark = logs.find("── restored ").expect("the mark");
+    assert!(before < mark, "{logs}");
+    let mark_line = logs[mark..].lines().next().expect("a line");
+    assert!(
+        mark_line.ends_with(", after its supervisor went away ──")
+            || mark_line.ends_with(", after the machine restarted ──"),
+        "{mark_line}"
+    );
+    wait_until("the server to run again", || {
+        stdout(&sb.cmd(&["logs", "server"]))
+            .matches("listening on 8080")
+            .count()
+            == 2
+    });
+    let logs = stdout(&sb.cmd(&["logs", "server"]));
+    let first = logs.find("listening on 8080").expect("old");
+    let mark = logs.find("── restored ").expect("mark");
+    let second = logs.rfind("listening on 8080").expect("new");
+    assert!(first < mark && mark < second, "{logs}");
+
+    // The shell runs in its directory.
+    sb.cmd(&["send", "shell", "--enter", "pwd"]);
+    wait_until("pwd", || {
+        stdout(&sb.cmd(&["logs", "shell"])).contains(&format!("\n{proj_s}\n"))
+    });
+
+    // Those that ended are forgotten by hm clean; the restored ones stay.
+    let clean = sb.cmd(&["clean"]);
+    assert!(
+        stdout(&clean).contains("removed 2 ended sessions"),
+        "{}",
+        stdout(&clean)
+    );
+    assert!(manifest(&sb, "done").is_none() && manifest(&sb, "killed").is_none());
+    assert!(manifest(&sb, "shell").is_some());
+}
+
+/// A lost session written as a restore finds it after a reboot: the
+/// manifest (format 1, as this version and later ones read it) and its
+/// history, with `sleep` run again (`--restore`).
+fn lost_sleeper(sb: &Sandbox, id: &str, instance: &str, history: &[u8]) {
+    let state = sb.sessions_state();
+    std::fs::create_dir_all(&state).expect("state dir");
+    let m = serde_json::json!({
+        "format": 1,
+        "id": id,
+        "instance": instance,
+        "argv": ["sleep", "600"],
+        "workdir": sb.path(),
+        "socket_dir": sb.sock_dir,
+        "host": std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim(),
+        "classifier": {"name": "none"},
+        "cols": 80,
+        "rows": 24,
+        "started_unix_ms": 1,
+        "rerun": true,
+    });
+    std::fs::write(
+        state.join(format!("{id}.json")),
+        serde_json::to_vec(&m).expect("json"),
+    )
+    .expect("write manifest");
+    let mut h = b"hm-history 1 0\n".to_vec();
+    h.extend_from_slice(history);
+    std::fs::write(state.join(format!("{id}.history")), h).expect("write history");
+}
+
+/// The sandbox's supervisors still starting a restore: their process
+/// runs (`--restoring` on its command line) and their new manifest is
+/// not written yet (it is written just before the first client is
+/// served). Counted by id: a supervisor's child between fork and exec
+/// has the same command line.
+fn starting(sb: &Sandbox, lost: &BTreeMap<String, String>) -> usize {
+    let mut ids = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmd
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        if !words.iter().any(|w| w == "--restoring") || !words.iter().any(|w| w == sb.dir()) {
+            continue;
+        }
+        let Some(id) = words
+            .iter()
+            .position(|w| w == "--id")
+            .and_then(|i| words.get(i + 1))
+        else {
+            continue;
+        };
+        let written = manifest(sb, id).is_some_and(|m| {
+            Some(&m["instance"]) != lost.get(id).map(|i| Value::from(i.as_str())).as_ref()
+        });
+        if !written && running(pid) {
+            ids.insert(id.clone());
+        }
+    }
+    ids.len()
+}
+
+#[test]
+fn two_hundred_lost_sessions_start_four_at_a_time() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    // Each with 128 KiB of old output, so that a start (which replays it
+    // into the session's screen) lasts long enough to be seen.
+    let line = "\x1b[32mok\x1b[0m some build output, line after line of it\r\n";
+    let old = line.repeat(128 * 1024 / line.len());
+    let mut lost = BTreeMap::new();
+    for i in 0..200 {
+        let id = format!("s{i}");
+        let instance = format!("lost-{i}");
+        lost_sleeper(&sb, &id, &instance, old.as_bytes());
+        lost.insert(id, instance);
+    }
+    let mut restore = sb
+        .hm()
+        .args(["restore", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hm restore");
+    // Watched from outside, from the processes and their files, while it
+    // runs: not from anything hm restore says of itself.
+    let mut most = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while restore.try_wait().expect("try_wait").is_none() {
+        most = most.max(starting(&sb, &lost));
+        assert!(
+            std::time::Instant::now() < deadline,
+            "hm restore took too long"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let out = restore.wait_with_output().expect("output");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("restored 200 of 200 lost sessions"),
+        "{}",
+        stdout(&out)
+    );
+    eprintln!("at most {most} sessions were seen starting at once");
+    assert!(most <= 4, "{most} sessions were starting at once");
+    assert!(
+        most >= 2,
+        "the starts were never seen overlapping ({most}): the watch saw nothing"
+    );
+    let alive = std::fs::read_dir(&sb.sock_dir)
+        .expect("socket dir")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+        .count();
+    assert_eq!(alive, 200);
+}
+
+#[test]
+fn two_restores_at_once_start_each_session_once() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let starts = sb.path().join("starts");
+    let script = format!(
+        "echo $HEIMDALL_SESSION_ID >> {}; exec sleep 600",
+        starts.display()
+    );
+    let ids: Vec<String> = (0..8).map(|i| format!("r{i}")).collect();
+    for id in &ids {
+        bg(
+            &sb,
+            &["--id", id, "--restore", "--", "sh", "-c", &script],
+            &[],
+        );
+    }
+    wait_until("every session to start and be kept", || {
+        ids.iter().all(|id| manifest(&sb, id).is_some())
+    });
+    reboot(&sb);
+    let spawn = || {
+        sb.hm()
+            .args(["restore", "--socket-dir", sb.dir()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("hm restore")
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (
+        a.wait_with_output().expect("a"),
+        b.wait_with_output().expect("b"),
+    );
+    for out in [&a, &b] {
+        assert!(out.status.success(), "{}{}", stdout(out), stderr(out));
+    }
+    wait_until("every session to start again", || {
+        std::fs::read_to_string(&starts).is_ok_and(|s| s.lines().count() >= 2 * ids.len())
+    });
+    let text = std::fs::read_to_string(&starts).expect("starts");
+    for id in &ids {
+        let n = text.lines().filter(|l| l == id).count();
+        assert_eq!(
+            n,
+            2,
+            "{id} started {n} times: {text}\n{}{}",
+            stdout(&a),
+            stdout(&b)
+        );
+    }
+}
+
+#[test]
+fn bad_manifests_are_named_and_left_and_the_rest_restored() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    lost_sleeper(&sb, "good", "g-1", b"old output\r\n");
+    let state = sb.sessions_state();
+    let good = std::fs::read(state.join("good.json")).expect("good");
+    let edit = |id: &str, change: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_slice(&good).expect("json");
+        v["id"] = id.into();
+        change(&mut v);
+        std::fs::write(
+            state.join(format!("{id}.json")),
+            serde_json::to_vec(&v).expect("json"),
+        )
+        .expect("write");
+    };
+    std::fs::write(state.join("truncated.json"), &good[..good.len() / 2]).expect("write");
+    std::fs::write(state.join("garbage.json"), "id = 'garbage'\n").expect("write");
+    edit("future", &|v| v["format"] = 99.into());
+    let gone = sb.path().join("gone");
+    edit("nodir", &|v| {
+        v["workdir"] = gone.to_str().expect("utf-8").into()
+    });
+    edit("noprog", &|v| {
+        v["argv"] = serde_json::json!(["no-such-program-hm-test"])
+    });
+    let before: Vec<(String, Vec<u8>)> = ["truncated", "garbage", "future"]
+        .iter()
+        .map(|id| {
+            let f = state.join(format!("{id}.json"));
+            ((*id).to_owned(), std::fs::read(f).expect("read"))
+        })
+        .collect();
+
+    let out = sb.cmd(&["restore"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{}{err}", stdout(&out));
+    assert!(
+        stdout(&out).contains("restored 1 of 1 lost session"),
+        "{}",
+        stdout(&out)
+    );
+    for says in [
+        "cannot read the manifest of 'truncated' (",
+        "): it is truncated; it is left as it is",
+        "cannot read the manifest of 'garbage' (",
+        "): it is not a manifest (not JSON",
+        "cannot read the manifest of 'future' (",
+        "): it was written by a newer hm (format 99; this one reads up to 1): upgrade hm",
+        &format!(
+            "not restoring 'nodir': its directory '{}' no longer exists",
+            gone.display()
+        ),
+        "not restoring 'noprog': 'no-such-program-hm-test' is no longer installed",
+    ] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    assert!(sb.sock_dir.join("good.sock").exists());
+    for (id, bytes) in before {
+        assert_eq!(
+            std::fs::read(state.join(format!("{id}.json"))).expect("still there"),
+            bytes,
+            "{id} left as it was"
+        );
+    }
+    // Lost, not restorable as they are, and named in hm ls.
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("nodir") && ls.contains("noprog"), "{ls}");
+}
+
+#[test]
+fn output_is_kept_at_most_once_a_second_and_not_at_all_while_idle() {
+    use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    // About four seconds of output, a line every few milliseconds, then
+    // nothing.
+    bg(
+        &sb,
+        &[
+            "--id",
+            "flow",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.5; i=0; while [ $i -lt 40 ]; do seq 1 200; i=$((i+1)); sleep 0.1; done; \
+             echo the end; exec sleep 600",
+        ],
+        &[],
+    );
+    wait_until("the session to be kept", || manifest(&sb, "flow").is_some());
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).expect("inotify");
+    inotify
+        .add_watch(
+            &sb.sessions_state(),
+            AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_MOVED_TO | AddWatchFlags::IN_CLOSE_WRITE,
+        )
+        .expect("watch");
+    // Each write of the history, as seen from outside, by when; and when
+    // the last output was seen on disk.
+    let mut writes: Vec<Instant> = Vec::new();
+    let mut ended: Option<Instant> = None;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ended.is_none_or(|t| t.elapsed() < Duration::from_secs(3)) {
+        assert!(Instant::now() < deadline, "the output never ended");
+        if let Ok(events) = inotify.read_events() {
+            let now = Instant::now();
+            let ours = events.iter().filter(|e| {
+                e.name
+                    .as_ref()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("flow.history"))
+            });
+            writes.extend(ours.map(|_| now));
+        }
+        if ended.is_none() && history(&sb, "flow").contains("the end") {
+            ended = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let ended = ended.expect("ended");
+    // Events of one write (a modify, a close) come together: a write is a
+    // burst of them.
+    let mut flushes: Vec<Instant> = Vec::new();
+    for w in &writes {
+        if flushes
+            .last()
+            .is_none_or(|f| w.duration_since(*f) > Duration::from_millis(150))
+        {
+            flushes.push(*w);
+        }
+    }
+    assert!(flushes.len() >= 3, "kept while it flowed: {flushes:?}");
+    for pair in flushes.windows(2) {
+        let gap = pair[1].duration_since(pair[0]);
+        assert!(
+            gap >= Duration::from_millis(800),
+            "two writes {gap:?} apart: {flushes:?}"
+        );
+    }
+    let last = *writes.last().expect("writes");
+    assert!(
+        last <= ended + Duration::from_millis(200),
+        "written while idle, {:?} after the last output was kept",
+        last.duration_since(ended)
+    );
+}
+
+/// The manifest and history format 1, as this version writes them: every
+/// later version must read them (tests/fixtures/restore/, frozen; the
+/// placeholders are this sandbox's). Its boot is not this one: the mark
+/// says the machine restarted.
+#[test]
+fn a_format_1_manifest_is_restored_after_a_restart_of_the_machine() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/restore");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let text = std::fs::read_to_string(fixtures.join("format-1.json"))
+        .expect("fixture")
+        .replace("@WORKDIR@", sb.path().to_str().expect("utf-8"))
+        .replace("@SOCKET_DIR@", sb.dir())
+        .replace("@HOST@", host.trim());
+    let state = sb.sessions_state();
+    std::fs::create_dir_all(&state).expect("state");
+    std::fs::write(state.join("legacy.json"), text).expect("write");
+    std::fs::copy(
+        fixtures.join("format-1.history"),
+        state.join("legacy.history"),
+    )
+    .expect("copy");
+
+    let out = sb.cmd(&["restore", "legacy"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let st = status_json(&sb, "legacy");
+    assert_eq!(
+        (
+            st["label"].as_str(),
+            st["cols"].as_u64(),
+            st["rows"].as_u64()
+        ),
+        (Some("from an older hm"), Some(90), Some(20)),
+        "{st}"
+    );
+    let logs = stdout(&sb.cmd(&["logs", "legacy"]));
+    let lines: Vec<&str> = logs.lines().collect();
+    let mark = lines
+        .iter()
+        .position(|l| l.starts_with("── restored "))
+        .unwrap_or_else(|| panic!("no mark: {logs}"));
+    assert_eq!(
+        &lines[..mark],
+        ["$ make test", "all 41 tests passed", "$"],
+        "{logs}"
+    );
+    assert!(
+        lines[mark].ends_with(", after the machine restarted ──"),
+        "{}",
+        lines[mark]
+    );
+    // Written again by this version: the same format, with its old output.
+    let m = manifest(&sb, "legacy").expect("manifest");
+    assert_eq!(m["format"], 1);
+    assert_ne!(m["instance"], "4242-1795826225647");
+    assert!(m["restored_unix_ms"].is_u64(), "{m}");
+    wait_until("the history kept again", || {
+        history(&sb, "legacy").contains("all 41 tests passed")
+    });
+}
+
+#[test]
+fn autostart_is_printed_and_installed_only_when_asked() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hm()
+        .args(["setup", "autostart"])
+        .output()
+        .expect("setup");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit = stdout(&out);
+    assert!(
+        unit.contains(&format!("ExecStart={} restore\n", common::HM)),
+        "{unit}"
+    );
+    assert!(unit.contains("KillMode=process\n") && unit.contains("WantedBy=default.target"));
+    assert!(
+        stderr(&out).contains("nothing was installed"),
+        "{}",
+        stderr(&out)
+    );
+    let file = sb.path().join("config/systemd/user/hm-restore.service");
+    assert!(!file.exists());
+    // systemd's own systemctl would talk to this user's real manager: a
+    // stand-in on PATH notes what it was asked instead.
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let asked = sb.path().join("asked");
+    std::fs::write(
+        bin.join("systemctl"),
+        format!("#!/bin/sh\necho \"$*\" >> {}\n", asked.display()),
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        bin.join("systemctl"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    let path = path_with(&bin);
+    let out = sb
+        .hm()
+        .args(["setup", "autostart", "--install"])
+        .env("PATH", &path)
+        .output()
+        .expect("setup --install");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&file).expect("written");
+    assert!(
+        written.contains(&format!("Environment=\"PATH={path}\"")),
+        "{written}"
+    );
+    assert!(stdout(&out).contains(&format!("wrote {}", file.display())));
+    assert!(stdout(&out).contains("enabled"), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read_to_string(&asked).expect("systemctl ran"),
+        "--user enable hm-restore.service\n"
+    );
+}
+
+#[test]
+fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "dev", "--", "sleep", "600"], &[]);
+    bg(&sb, &["--id", "old", "--", "sleep", "600"], &[]);
+    wait_until("both to be kept", || {
+        manifest(&sb, "dev").is_some() && manifest(&sb, "old").is_some()
+    });
+    reboot(&sb);
+    let ls = sb.cmd(&["ls"]);
+    assert!(
+        stdout(&ls)
+            .lines()
+            .any(|l| l.starts_with("dev ") && l.contains(" lost ") && !l.contains("restartable")),
+        "{}",
+        stdout(&ls)
+    );
+    assert!(
+        stderr(&ls).contains("'hm restart ID' runs it as it was"),
+        "{}",
+        stderr(&ls)
+    );
+    let out = sb.cmd(&["restore", "dev"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not restoring 'dev': a command runs again only if it was started with 'hm run --restore'"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing named: it is not a failure to leave it.
+    let out = sb.cmd(&["restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sb.cmd(&["restart", "dev"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(status_json(&sb, "dev")["command"][0], "sleep");
+    let out = sb.cmd(&["rm", "old"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(manifest(&sb, "old").is_none());
+    assert!(!stdout(&sb.cmd(&["ls"])).contains("old"));
+}
+
+#[test]
+fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
+    use common::terminal::Terminal;
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &[
+            "--id",
+            "api",
+            "--restore",
+            "--",
+            "sh",
+            "-c",
+            "echo serving v1; exec sleep 600",
+        ],
+        &[],
+    );
+    wait_until("its output to be kept", || {
+        history(&sb, "api").contains("serving v1")
+    });
+    reboot(&sb);
+    let args: Vec<std::ffi::OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
+    let mut t = Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[("SHELL", "/bin/sh")]),
+        sb.path(),
+        (24, 100),
+        "$ hm tui",
+    );
+    t.wait_for("the lost session's pane", |t| {
+        t.contains("lost (restartable)") && t.contains("serving v1") && t.contains("restore 1 lost")
+    });
+    t.send(b"R");
+    wait_until("the session to run again", || {
+        status_json(&sb, "api")["alive"] == true
+    });
+    // The mark heads its screen, the program's new output below it; the
+    // old output is the pane's history.
+    t.wait_for("its pane, the mark and the new output", |t| {
+        let lines = t.lines();
+        let mark = lines.iter().position(|l| l.contains("── restored "));
+        let new = lines.iter().rposition(|l| l.contains("serving v1"));
+        !t.contains("lost (restartable)") && mark.zip(new).is_some_and(|(m, n)| m < n)
+    });
+    t.send(b"q");
+    t.wait_exit();
+}
+
+/// A system shutting down sends SIGTERM to every process: the supervisor
+/// stops its session as asked, and the session is lost, not ended by the
+/// user: `hm restore` brings it back.
+#[test]
+fn a_session_stopped_by_sigterm_is_lost_and_restored() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &["--id", "sh1", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("it to be kept", || manifest(&sb, "sh1").is_some());
+    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh1.pid")).expect("pid file");
+    let sup: i32 = pid_file
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .expect("pid");
+    kill(Pid::from_raw(sup), Signal::SIGTERM).expect("SIGTERM");
+    wait_until("the session to stop", || {
+        manifest(&sb, "sh1").is_some_and(|m| m["ended"]["how"] == "stopped")
+    });
+    wait_until("its supervisor to exit", || !running(sup));
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("sh1 ") && l.contains("lost (restartable)")),
+        "{ls}"
+    );
+    let out = sb.cmd(&["restore"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(status_json(&sb, "sh1")["alive"], true);
+    // Stopped by hm kill instead, it stays stopped.
+    let killed = sb.cmd(&["kill", "sh1"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let out = sb.cmd(&["restore"]);
+    assert!(
+        stdout(&out).contains("no lost sessions"),
+        "{}",
+        stdout(&out)
+    );
+}
