@@ -470,3 +470,58 @@ fn hook_scores_meet_the_targets() {
     eprintln!("{out}");
     assert!(failures.is_empty(), "below target: {}", failures.join(", "));
 }
+
+/// Found however it was started: a replay knows no command and no
+/// process, so each agent's recordings must name it by their title or
+/// screen alone, from its first labelled state on (`opencode` read
+/// `idle` throughout, never recognised, before its rules named it).
+#[test]
+fn every_agent_is_recognised_in_a_replay_of_its_recordings() {
+    fn agent_of(family: &str) -> Option<&str> {
+        match family {
+            "claude" | "claude330" => Some("claude"),
+            "plain" => None,
+            other => Some(other),
+        }
+    }
+    let dir = corpus_dir();
+    let mut checked = BTreeMap::<String, u64>::new();
+    for name in recordings() {
+        let family = family(&name);
+        let Some(want) = agent_of(&family) else {
+            continue;
+        };
+        let cast = Cast::load(&dir.join(format!("{name}.cast"))).expect("corpus cast loads");
+        let labels =
+            Labels::load(&dir.join(format!("{name}.labels.json"))).expect("corpus labels load");
+        let mut replay = Replay::new(cast, Settings::default(), &[], labels.exit_ms());
+        let end = (labels.duration * 1000.0) as u64;
+        // Sampled as the supervisor would: a screen is read when asked.
+        for at in (0..end).step_by(SAMPLE_MS as usize) {
+            let verdict = replay.verdict_at(at);
+            let Some(segment) = labels.at(at) else {
+                continue;
+            };
+            if matches!(segment.state.as_str(), "starting" | "transition" | "exited") {
+                continue;
+            }
+            assert_eq!(
+                verdict.agent.as_deref(),
+                Some(want),
+                "{name} at {:.1}s ({} {}): {verdict:?}",
+                at as f64 / 1000.0,
+                segment.state,
+                segment.detail
+            );
+            *checked.entry(want.to_owned()).or_default() += 1;
+        }
+    }
+    for agent in [
+        "claude", "codex", "gemini", "qwen", "aider", "opencode", "pi",
+    ] {
+        assert!(
+            checked.get(agent).is_some_and(|&n| n >= 5),
+            "{agent}: {checked:?}"
+        );
+    }
+}

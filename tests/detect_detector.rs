@@ -279,3 +279,50 @@ fn shell_integration_marks_say_prompt_command_and_exit_code() {
         (Primary::Idle, Some(Detail::Finished))
     );
 }
+
+#[test]
+fn an_agent_waiting_on_the_editor_it_ran_is_waiting_on_an_external_editor() {
+    // Claude Code's Ctrl-G: `vi` on the prompt file, in Claude's own
+    // process group, with Claude waiting for it. The editor draws no
+    // file name once typing starts: the process facts tell.
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    t.feed(b"\x1b[?1049h\x1b[Hdraft a longer prompt\r\n~\r\n~\r\n-- INSERT --");
+    let facts = ProcessFacts {
+        foreground_is_session: true,
+        reading_terminal: true,
+        canonical: false,
+        foreground_command: "claude.exe".to_owned(),
+        foreground_names: vec!["vi".to_owned()],
+        handed_over_by: vec!["claude.exe".to_owned(), "claude.exe".to_owned()],
+        ..ProcessFacts::default()
+    };
+    d.process(facts.clone(), 1_000);
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Waiting, Some(Detail::ExternalEditor)),
+        "{v:?}"
+    );
+    assert_eq!(v.signals[0].rule, "process.editor");
+    // The agent the session runs is still Claude, and it is what
+    // automation would act for.
+    assert_eq!(v.agent.as_deref(), Some("claude"));
+    assert_eq!(d.identity().map(|(a, _)| a), Some("claude"));
+    // Started by typing `claude` at a shell: the same.
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    d.process(
+        ProcessFacts {
+            foreground_is_session: false,
+            ..facts
+        },
+        1_000,
+    );
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Waiting, Some(Detail::ExternalEditor)),
+        "{v:?}"
+    );
+    assert_eq!(d.identity().map(|(a, _)| a), Some("claude"));
+}

@@ -109,6 +109,7 @@ mod tests {
                 })
                 .collect(),
             foreground_names: argv(names),
+            handed_over_by: Vec::new(),
         }
     }
 

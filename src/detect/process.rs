@@ -38,6 +38,10 @@ pub struct ProcessFacts {
     /// The names the process in front goes by: its `comm` and the file
     /// names of its first arguments (`node .../bin/opencode`).
     pub foreground_names: Vec<String>,
+    /// The names of the program that handed the terminal to the process
+    /// in front, a child of its own group it waits on (Claude Code runs
+    /// `$EDITOR` so on Ctrl-G); empty when none did.
+    pub handed_over_by: Vec<String>,
 }
 
 /// One process, across pid reuse: its pid and when it started (clock
@@ -72,7 +76,23 @@ impl Detector {
             since_ms: now_ms,
             fresh_until_ms: Some(now_ms.saturating_add(PROCESS_FRESH_MS)),
         };
-        let found = if facts.foreground_is_session {
+        // An agent waiting on a program it gave the terminal to: its
+        // editor (Ctrl-G), or something else that reads.
+        let handing_agent = self
+            .rules
+            .agent_for_names(&facts.handed_over_by)
+            .filter(|a| a.name != SHELL && a.name != PROGRAM);
+        let found = if handing_agent.is_some() && facts.reading_terminal {
+            let editor = self
+                .rules
+                .agent_for_names(&facts.foreground_names)
+                .is_some_and(|a| a.name == PROGRAM);
+            Some(if editor {
+                make("process.editor", Primary::Waiting, Detail::ExternalEditor)
+            } else {
+                make("process.handed_over", Primary::Waiting, Detail::Input)
+            })
+        } else if facts.foreground_is_session {
             if known_agent && !self.interactive_shell {
                 // The session's own program is an agent or an interactive
                 // program: its screen says more than whether it reads.
@@ -126,11 +146,14 @@ impl Detector {
         self.foreground_is_session = facts.foreground_is_session;
         // Whether or not it is the session's own program: `sh -c 'exec
         // opencode'` is opencode.
-        let agent = self
-            .rules
-            .agent_for_names(&facts.foreground_names)
-            .map(|a| a.name.clone())
-            .filter(|a| a != SHELL && a != PROGRAM);
+        // An agent waiting on the editor it ran is still the one in front.
+        let named = |names: &[String]| {
+            self.rules
+                .agent_for_names(names)
+                .map(|a| a.name.clone())
+                .filter(|a| a != SHELL && a != PROGRAM)
+        };
+        let agent = named(&facts.foreground_names).or_else(|| named(&facts.handed_over_by));
         if agent != self.process_agent {
             self.process_agent = agent;
             self.reclassify_title(now_ms);

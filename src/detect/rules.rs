@@ -34,7 +34,7 @@ use std::sync::{Arc, OnceLock};
 use crate::verdict::{Detail, Primary};
 
 /// The built-in rule files, in the order their agents are tried.
-const BUILTIN: [(&str, &str); 9] = [
+const BUILTIN: [(&str, &str); 10] = [
     ("claude.toml", include_str!("rules/claude.toml")),
     ("codex.toml", include_str!("rules/codex.toml")),
     // Before Gemini CLI, whose fork it is and whose placeholder it shares.
@@ -42,6 +42,7 @@ const BUILTIN: [(&str, &str); 9] = [
     ("gemini.toml", include_str!("rules/gemini.toml")),
     ("aider.toml", include_str!("rules/aider.toml")),
     ("opencode.toml", include_str!("rules/opencode.toml")),
+    ("pi.toml", include_str!("rules/pi.toml")),
     ("shell.toml", include_str!("rules/shell.toml")),
     ("programs.toml", include_str!("rules/programs.toml")),
     ("generic.toml", include_str!("rules/generic.toml")),
@@ -178,6 +179,9 @@ pub struct InputBox {
     /// rows between are typed text.
     pub below: Pattern,
     pub span: usize,
+    /// Whether finding the box on a screen names the agent: not for a box
+    /// of two bare rules, which many a program draws.
+    pub names_agent: bool,
 }
 
 /// Everything known about one agent (or, for `*`, about any session).

@@ -107,7 +107,7 @@ pub fn identify<'a>(snap: &Snapshot, rules: &'a RuleSet) -> Option<&'a AgentRule
     rules.agents.iter().filter(|a| !a.is_any()).find(|a| {
         a.input
             .as_ref()
-            .is_some_and(|i| find_input(snap, i).is_some())
+            .is_some_and(|i| i.names_agent && find_input(snap, i).is_some())
             || (!a.identify_screen.is_empty()
                 && snap
                     .rows

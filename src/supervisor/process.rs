@@ -61,7 +61,8 @@ impl ProcessProbe {
             t.local_flags
                 .contains(nix::sys::termios::LocalFlags::ICANON)
         });
-        let (front, foreground_names) = self.front(fg.as_raw(), &command).unwrap_or_default();
+        let (front, foreground_names, handed_over_by) =
+            self.front(fg.as_raw(), &command).unwrap_or_default();
         // Whether the process in front reads: a shell running a job waits
         // for it, the job is what may read (`sh -c 'python3 ask.py'`).
         let proc_dir = front
@@ -75,6 +76,7 @@ impl ProcessProbe {
             foreground_command: command,
             front,
             foreground_names,
+            handed_over_by,
         })
     }
 
@@ -83,8 +85,12 @@ impl ProcessProbe {
     /// (`sh -c 'prog; cat file'` runs both in its own group), the newest
     /// such job, down through shells; the last is the one in front. With
     /// the names that one goes by (its `comm`, and the file names of its
-    /// first two arguments: `node .../bin/opencode` is opencode).
-    fn front(&self, leader: i32, leader_comm: &str) -> Option<(Vec<ProcessId>, Vec<String>)> {
+    /// first two arguments: `node .../bin/opencode` is opencode), and,
+    /// when a program that is no shell has handed the terminal to a child
+    /// of its own group (Claude Code's Ctrl-G runs `$EDITOR` so, and waits
+    /// for it), the names of that program: the child, reading the
+    /// terminal, is in front.
+    fn front(&self, leader: i32, leader_comm: &str) -> Option<Front> {
         let mut pid = leader;
         let mut comm = leader_comm.to_owned();
         let mut chain = vec![ProcessId {
@@ -100,25 +106,20 @@ impl ProcessProbe {
             };
             pid = child;
             chain.push(ProcessId { pid, started });
-            comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .map(|c| c.trim_end().to_owned())
-                .unwrap_or_default();
+            comm = comm_of(pid);
         }
-        let mut names = vec![comm];
-        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            let args = cmdline
-                .split(|&b| b == 0)
-                .filter(|a| !a.is_empty() && !a.starts_with(b"-"))
-                .take(2);
-            for arg in args {
-                let arg = String::from_utf8_lossy(arg);
-                let base = arg.rsplit('/').next().unwrap_or_default();
-                if !base.is_empty() && !names.iter().any(|n| n == base) {
-                    names.push(base.to_owned());
-                }
+        let mut handed_over_by = Vec::new();
+        if let Some((child, started)) = newest_child_in_group(pid, leader) {
+            let dir = PathBuf::from(format!("/proc/{child}"));
+            let syscall = std::fs::read_to_string(dir.join("syscall")).unwrap_or_default();
+            if self.reads_terminal(&dir, &syscall) {
+                handed_over_by = names_of(pid, &comm);
+                pid = child;
+                chain.push(ProcessId { pid, started });
+                comm = comm_of(pid);
             }
         }
-        Some((chain, names))
+        Some((chain, names_of(pid, &comm), handed_over_by))
     }
 
     /// Whether `/proc/PID/syscall` shows a process blocked reading our
@@ -153,6 +154,37 @@ impl ProcessProbe {
             _ => false,
         }
     }
+}
+
+/// The processes in front, the names of the last, and the names of the
+/// program that handed it the terminal (empty if none did).
+type Front = (Vec<ProcessId>, Vec<String>, Vec<String>);
+
+/// A process's `comm`, or nothing.
+fn comm_of(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim_end().to_owned())
+        .unwrap_or_default()
+}
+
+/// The names process `pid` goes by: its `comm` and the file names of its
+/// first two arguments that are not options.
+fn names_of(pid: i32, comm: &str) -> Vec<String> {
+    let mut names = vec![comm.to_owned()];
+    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+        let args = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty() && !a.starts_with(b"-"))
+            .take(2);
+        for arg in args {
+            let arg = String::from_utf8_lossy(arg);
+            let base = arg.rsplit('/').next().unwrap_or_default();
+            if !base.is_empty() && !names.iter().any(|n| n == base) {
+                names.push(base.to_owned());
+            }
+        }
+    }
+    names
 }
 
 /// When process `pid` started (clock ticks since boot, `/proc/PID/stat`'s

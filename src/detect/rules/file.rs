@@ -81,10 +81,17 @@ struct InputSpec {
     below: Spanned<String>,
     #[serde(default = "default_span")]
     span: usize,
+    /// Whether the box alone, found on a screen, names the agent.
+    #[serde(default = "default_true")]
+    names_agent: bool,
 }
 
 fn default_span() -> usize {
     8
+}
+
+fn default_true() -> bool {
+    true
 }
 
 // A rule's own keys plus one condition's, spelled out rather than
@@ -235,6 +242,7 @@ fn parse_at(place: Place<'_>) -> Result<AgentRules, RuleError> {
             above: i.above.as_ref().map(|a| regex(&place, a)).transpose()?,
             below: regex(&place, &i.below)?,
             span: i.span,
+            names_agent: i.names_agent,
         }),
         None => None,
     };
