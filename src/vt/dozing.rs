@@ -116,3 +116,31 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Dozing<CB> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `detect::plain` asks whether the alternate screen is in use without
+    /// parsing: asleep, the answer is the one the sleep took, and a switch
+    /// read meanwhile wakes the screen to be parsed at once.
+    #[test]
+    fn alternate_is_known_asleep_and_follows_a_switch() {
+        let size = Size { cols: 20, rows: 5 };
+        let mut d: Dozing<()> = Dozing::new(Term::new(size));
+        assert!(!d.alternate());
+        d.skim(b"main\r\n\x1b[?1049hfull screen");
+        assert!(d.alternate());
+        assert!(
+            d.sleep(),
+            "an alternate screen over a known main one sleeps"
+        );
+        assert!(d.alternate());
+        d.skim(b" more");
+        assert!(d.asleep() && d.alternate());
+        d.skim(b"\x1b[?1049l");
+        assert!(!d.asleep(), "a switch is parsed when it is read");
+        assert!(!d.alternate());
+        assert!(d.term().screen().contents().starts_with("main"));
+    }
+}
