@@ -12,6 +12,7 @@
 //! left on old output. [`utf8`] keeps invalid UTF-8 visible. Nothing here
 //! knows how a screen is drawn.
 
+pub mod budget;
 pub mod cap;
 pub mod dozing;
 pub mod events;

@@ -214,33 +214,48 @@ fn over_the_corpus_a_lazy_screen_is_an_eager_one() {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let (size, chunks) = recording(path);
         let every = (chunks.len() / 20).max(1);
-        let mut eager = Term::with_callbacks(size, Recorder::default());
-        let mut lazy = Dozing::new(Term::with_callbacks(size, Recorder::default()));
-        for (i, chunk) in chunks.iter().enumerate() {
-            eager.feed(chunk);
-            lazy.skim(chunk);
-            assert_eq!(
-                lazy.callbacks_mut().take(),
-                eager.callbacks_mut().take(),
-                "{name}: news of chunk {i}"
-            );
-            if i % every == 0 {
-                let (e, l) = (eager.screen(), lazy.term().screen());
+        let lazy = Dozing::new(Term::with_callbacks(size, Recorder::default()));
+        // One that turns to parsing at once and back every few KiB (see
+        // `vt::budget`), as an agent's session does every MiB.
+        let mut term = Term::with_callbacks(size, Recorder::default());
+        term.skim_window(4096, 8192);
+        let turning = Dozing::new(term);
+        for (how, mut lazy) in [("lazy", lazy), ("turning", turning)] {
+            let mut eager = Term::with_callbacks(size, Recorder::default());
+            for (i, chunk) in chunks.iter().enumerate() {
+                eager.feed(chunk);
+                lazy.skim(chunk);
                 assert_eq!(
-                    l.contents_formatted(),
-                    e.contents_formatted(),
-                    "{name}: {i}"
+                    lazy.callbacks_mut().take(),
+                    eager.callbacks_mut().take(),
+                    "{name}, {how}: news of chunk {i}"
                 );
-                assert_eq!(l.cursor_position(), e.cursor_position(), "{name}: {i}");
+                if i % every == 0 {
+                    let (e, l) = (eager.screen(), lazy.term().screen());
+                    assert_eq!(
+                        l.contents_formatted(),
+                        e.contents_formatted(),
+                        "{name}, {how}: {i}"
+                    );
+                    assert_eq!(
+                        l.cursor_position(),
+                        e.cursor_position(),
+                        "{name}, {how}: {i}"
+                    );
+                }
             }
+            let (e, l) = (eager.screen(), lazy.term().screen());
+            assert_eq!(
+                l.contents_formatted(),
+                e.contents_formatted(),
+                "{name}, {how}: end"
+            );
+            assert_eq!(
+                l.input_mode_formatted(),
+                e.input_mode_formatted(),
+                "{name}, {how}"
+            );
         }
-        let (e, l) = (eager.screen(), lazy.term().screen());
-        assert_eq!(
-            l.contents_formatted(),
-            e.contents_formatted(),
-            "{name}: end"
-        );
-        assert_eq!(l.input_mode_formatted(), e.input_mode_formatted(), "{name}");
     }
 }
 

@@ -7,7 +7,9 @@
 //! (REP, text, DECRC, a cursor report, lines through the scroll region)
 //! must find the same state hidden behind the screen too: the last
 //! character drawn, the colours in effect, the saved cursor, the scroll
-//! region, origin mode.
+//! region, origin mode. Each input is run twice: with the lazy screen's
+//! own budget (`vt::budget`), and with one of a few dozen bytes, so that it
+//! turns to parsing at once and back to skimming many times.
 
 use arbitrary::Unstructured;
 
@@ -51,12 +53,23 @@ fn news(t: &mut Recorder) -> Vec<TermEvent> {
 /// two must agree on when a screen can sleep, and what is compared is
 /// then the skipping alone.
 pub fn lazy_screen(data: &[u8]) {
+    lazy_screen_with(data, None);
+    lazy_screen_with(data, Some((24, 40)));
+}
+
+/// [`lazy_screen`] with the lazy screen's budget: a window and a stretch
+/// in bytes (see `Term::skim_window`), or its own.
+fn lazy_screen_with(data: &[u8], budget: Option<(usize, usize)>) {
     let mut u = Unstructured::new(data);
     let size = small_size(&mut u);
     let mut eager = Term::with_callbacks(size, Recorder::default());
     eager.allow_sleep();
     eager.grow_at_bottom();
-    let mut lazy = Dozing::new(Term::with_callbacks(size, Recorder::default()));
+    let mut term = Term::with_callbacks(size, Recorder::default());
+    if let Some((window, stretch)) = budget {
+        term.skim_window(window, stretch);
+    }
+    let mut lazy = Dozing::new(term);
     let mut ops = 0;
     while !u.is_empty() && ops < 2000 {
         ops += 1;

@@ -22,6 +22,7 @@
 use std::num::NonZeroU16;
 
 use crate::protocol::{MAX_DIM, Size};
+use crate::vt::budget::Budget;
 use crate::vt::cap::StringCap;
 use crate::vt::history::Tally;
 use crate::vt::skim::{BOUND, Skim, Unparsed, last_drawn};
@@ -49,6 +50,8 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     /// The main screen's rendering, taken as the program switched to the
     /// alternate screen (vt100 shows only the screen in use).
     behind: Option<Box<str>>,
+    /// Whether skimming pays lately (a lazy screen's).
+    budget: Budget,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -87,6 +90,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             sleeps: false,
             at_bottom: false,
             behind: None,
+            budget: Budget::default(),
         }
     }
 
@@ -137,6 +141,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
     }
 
+    /// How much output a lazy screen reads before it judges whether
+    /// skimming paid, and how much it then parses at once if it did not
+    /// (see `vt::budget`): for tests, whose output is small.
+    pub fn skim_window(&mut self, window: usize, stretch: usize) {
+        self.budget = Budget::new(window, stretch);
+    }
+
     /// Forgets the rows that scrolled off, so that a screen made taller
     /// gets its new rows at the bottom, as a terminal without history
     /// does. vt100 otherwise counts every row that ever scrolled off the
@@ -154,6 +165,14 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// that does not [parse lazily](Term::parse_lazily). The screen shows
     /// what was parsed: [`Term::settle`] before looking.
     pub fn skim(&mut self, bytes: &[u8]) {
+        if self.unparsed.skim.is_some() {
+            if self.budget.eager() {
+                self.budget.parsed_at_once(bytes.len());
+                self.read_at_once(bytes);
+                return;
+            }
+            self.budget.skimmed(bytes.len());
+        }
         let mut rest = bytes;
         loop {
             let n = self.unparsed.take(rest);
@@ -169,6 +188,22 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             if rest.is_empty() {
                 return;
             }
+        }
+    }
+
+    /// Reads and parses `bytes` as a screen that is not lazy does, while
+    /// skimming does not pay (see `vt::budget`).
+    fn read_at_once(&mut self, bytes: &[u8]) {
+        self.settle();
+        let skim = self.unparsed.skim.take();
+        self.unparsed.take(bytes);
+        self.unparsed.skim = skim;
+        self.settle();
+        if let Some(skim) = &mut self.unparsed.skim {
+            // The skim did not see the text: what vt100 drew last is not
+            // known to it, and everything it drew is parsed. A skip to
+            // come puts back only a character the skim sees from here.
+            skim.drawn_last(None);
         }
     }
 
@@ -210,6 +245,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         };
         let floor = skim.floor.min(junction.at);
         let states = skim.settings_before(junction.at);
+        self.budget.skipped(junction.at - floor);
         let bytes = std::mem::take(&mut self.unparsed.bytes);
         // The end of a sequence the parser is inside, exactly; then what
         // the skipped output set, onto rows that will scroll off.
@@ -393,6 +429,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             size: self.size,
             resets: self.resets,
             at_bottom: self.at_bottom,
+            budget: self.budget,
         }
     }
 
@@ -409,6 +446,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         *t.callbacks_mut() = asleep.callbacks;
         t.unparsed = asleep.unparsed;
         t.resets = asleep.resets;
+        t.budget = asleep.budget;
         t
     }
 
@@ -449,6 +487,7 @@ pub struct Asleep<CB> {
     size: Size,
     resets: u32,
     at_bottom: bool,
+    budget: Budget,
 }
 
 impl<CB> Asleep<CB> {
