@@ -1,7 +1,8 @@
 //! Micro-benchmarks of the hot paths that do not touch the OS: the frame
-//! codec, the scrollback ring, the state classifiers, the agent
-//! classifier's reading of a settled screen and a dashboard pane's
-//! parse-and-render. Run with `cargo bench --bench micro`; see
+//! codec, the scrollback ring and its journal, the state classifiers, the
+//! agent classifier's reading of a settled screen, a dashboard pane's
+//! parse-and-render, and a replay with its marks into an emulator (what
+//! `hm logs` and a pane's history do). Run with `cargo bench --bench micro`; see
 //! docs/performance.md.
 
 use std::hint::black_box;
@@ -15,8 +16,10 @@ use heimdall::classify::ClassifierSpec;
 use heimdall::detect::offline::text_screen;
 use heimdall::detect::{Detector, Settings};
 use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
+use heimdall::supervisor::journal::Journal;
 use heimdall::supervisor::ring::Ring;
 use heimdall::tui::screen::view;
+use heimdall::vt::alternate::Alternate;
 use heimdall::vt::dozing::Dozing;
 use heimdall::vt::events::Recorder;
 use heimdall::vt::term::Term;
@@ -126,6 +129,171 @@ fn ring(c: &mut Criterion) {
             black_box(r.slices(head - 65536, head))
         })
     });
+    g.finish();
+}
+
+/// The journal beside the ring: what the pty reader adds to each read (a
+/// time mark every 2 s of output), and a storm of resizes.
+fn journal(c: &mut Criterion) {
+    let mut g = c.benchmark_group("journal");
+    let size = Size {
+        cols: 120,
+        rows: 40,
+    };
+    let ring = 64 * 1024 + (1 << 20);
+    // One read of 4 KiB every 10 ms of a session that writes for hours:
+    // each read asks whether a time mark is due, one in 200 adds one.
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("output_per_read", |b| {
+        let mut j = Journal::new(ring, size, 0);
+        let (mut head, mut t) = (0u64, 0u64);
+        b.iter(|| {
+            head += 4096;
+            t += 10;
+            j.trim(head.saturating_sub(ring as u64));
+            black_box(j.output(head, t))
+        })
+    });
+    // A client resizing in a loop, a byte written between each: every
+    // resize a mark, the journal full after a few hundred, thinned and
+    // its oldest dropped as it goes.
+    g.bench_function("resize_with_output_between", |b| {
+        let mut j = Journal::new(ring, size, 0);
+        let mut head = 0u64;
+        b.iter(|| {
+            head += 1;
+            let cols = 40 + (head % 80) as u16;
+            black_box(j.resized(head, Size { cols, rows: 24 }, head))
+        })
+    });
+    // What finding the switches to the alternate screen adds to the pty
+    // reader: 1 MiB of output in 4 KiB reads, plain lines (text up to
+    // the next ESC is passed over) and a full-screen program's coloured
+    // redraws (every sequence tokenized).
+    let mib = 1 << 20;
+    let plain: Vec<u8> = (0..)
+        .map(|i| format!("{i:07} abcdefghijklmnopqrstuvwxyz0123456789 abcdefghij\r\n"))
+        .flat_map(String::into_bytes)
+        .take(mib)
+        .collect();
+    let drawn: Vec<u8> = (0..)
+        .map(|i| {
+            format!(
+                "\x1b[{};1H\x1b[1;3{}m{:>6}\x1b[0m \x1b[2mcompiling\x1b[0m \x1b[?25l{}",
+                i % 40 + 1,
+                i % 8,
+                i,
+                "=".repeat(i % 40)
+            )
+        })
+        .flat_map(String::into_bytes)
+        .take(mib)
+        .collect();
+    g.throughput(Throughput::Bytes(mib as u64));
+    for (name, bytes) in [
+        ("alternate_scan_plain_1m", &plain),
+        ("alternate_scan_drawn_1m", &drawn),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut a = Alternate::default();
+                let mut n = 0usize;
+                for read in bytes.chunks(4096) {
+                    a.scan(read, |_, _| n += 1);
+                }
+                black_box(n)
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Output between two marks, and the size the first mark says.
+type Pieces = Vec<(Vec<u8>, Size)>;
+
+/// `total` bytes of `line`s, resized every `every` bytes (a mark) between
+/// 120x40 and 80x24, as (bytes, size to take first) pieces.
+fn replay_with_marks(
+    line: &dyn Fn(usize) -> String,
+    total: usize,
+    every: usize,
+) -> Vec<(Vec<u8>, Size)> {
+    let sizes = [
+        Size {
+            cols: 120,
+            rows: 40,
+        },
+        Size { cols: 80, rows: 24 },
+    ];
+    let mut pieces: Pieces = Vec::new();
+    let (mut done, mut i) = (0usize, 0usize);
+    while done < total {
+        let mut piece = Vec::new();
+        while piece.len() < every && done + piece.len() < total {
+            piece.extend_from_slice(line(i).as_bytes());
+            i += 1;
+        }
+        done += piece.len();
+        pieces.push((piece, sizes[pieces.len() % 2]));
+    }
+    pieces
+}
+
+/// A replay of 1 MiB into an emulator that keeps its history, the sizes
+/// applied at the marks: what `hm logs` reads, what a pane's history is
+/// filled from. Plain 80-byte lines, and coloured lines; with a mark every
+/// 64 KiB, and with none (one size throughout) to see what marks cost.
+/// Then the logical lines `hm logs` prints, out of that history.
+fn replay(c: &mut Criterion) {
+    let mut g = c.benchmark_group("replay");
+    let mib = 1 << 20;
+    let plain = |i: usize| {
+        format!("{i:07} abcdefghijklmnopqrstuvwxyz0123456789 abcdefghijklmnopqrstuvwxyz0123456\r\n")
+    };
+    let coloured = |i: usize| {
+        format!(
+            "\x1b[1;3{}m{:>6}\x1b[0m  src/module_{}.rs  \x1b[2mcompiling\x1b[0m {}\r\n",
+            i % 8,
+            i,
+            i % 97,
+            "=".repeat(i % 40)
+        )
+    };
+    let cases: [(&str, Pieces); 3] = [
+        (
+            "plain_marks_every_64k",
+            replay_with_marks(&plain, mib, 64 * 1024),
+        ),
+        ("plain_no_marks", replay_with_marks(&plain, mib, mib)),
+        (
+            "coloured_marks_every_64k",
+            replay_with_marks(&coloured, mib, 64 * 1024),
+        ),
+    ];
+    for (name, pieces) in &cases {
+        let bytes: usize = pieces.iter().map(|(p, _)| p.len()).sum();
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                let mut t: Term = Term::with_scrollback(pieces[0].1, 1 << 20);
+                for (piece, size) in pieces {
+                    t.resize(*size);
+                    // As frames come: at most 64 KiB each.
+                    for frame in piece.chunks(64 * 1024) {
+                        t.feed(black_box(frame));
+                    }
+                }
+                t
+            })
+        });
+    }
+    let mut t: Term = Term::with_scrollback(cases[0].1[0].1, 1 << 20);
+    for (piece, size) in &cases[0].1 {
+        t.resize(*size);
+        t.feed(piece);
+    }
+    g.throughput(Throughput::Bytes(mib as u64));
+    g.bench_function("lines_of_1m", |b| b.iter(|| black_box(t.logical_lines())));
     g.finish();
 }
 
@@ -383,6 +551,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = codec, ring, classifiers, detect, screen, attach, pane
+    targets = codec, ring, journal, classifiers, detect, screen, attach, pane, replay
 }
 criterion_main!(benches);

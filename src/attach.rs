@@ -8,12 +8,14 @@
 //! session's history on the user's terminal, is [`copy`], with the keys
 //! read as [`keys`] splits them.
 //!
-//! The command itself (connecting, keys, the detach key, resizing) is
-//! `cmd::attach`.
+//! The loop itself (connecting, keys, the detach key, resizing, the bar,
+//! copy mode's I/O) is [`session`]: `hm attach` runs it, and so does the
+//! dashboard when it hands its terminal to a session.
 
 pub mod copy;
 pub mod keys;
 pub mod queries;
 pub mod screens;
+pub mod session;
 pub mod shown;
 pub mod statusbar;

@@ -16,6 +16,7 @@ pub use claude::Claude;
 pub use none::NoneClassifier;
 pub use simple::Simple;
 
+use crate::detect::rules::Kind;
 use crate::detect::{DEFAULT_IDLE_THRESHOLD_MS, DEFAULT_STUCK_AFTER_MS, Primary};
 
 /// What the supervised program appears to be doing.
@@ -179,7 +180,7 @@ pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
 /// commands`, read once, without the rules). A session running one gets
 /// that classifier unless one is chosen.
 pub fn known_agent(name: &str) -> bool {
-    crate::detect::rules::builtin_commands().kind(name) == Some(crate::detect::rules::Kind::Agent)
+    crate::detect::rules::builtin_commands().kind(name) == Some(Kind::Agent)
 }
 
 impl ClassifierSpec {
@@ -212,16 +213,27 @@ impl ClassifierSpec {
 
     /// The classifier a session gets when none was chosen: `agent` for a
     /// known coding agent (by the file name of the program `argv` runs,
-    /// also behind `env`), else the default.
+    /// also behind `env`) and for an interactive shell, where a person
+    /// types one (`hm run -- bash`, then `opencode`: the agent is found
+    /// by the process in front); else the default.
     pub fn for_command(argv: &[String]) -> Self {
-        let name = crate::detect::rules::program_of(argv)
+        let program = crate::detect::rules::program_of(argv);
+        let name = program
             .and_then(|p| std::path::Path::new(p).file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if known_agent(&name) {
-            ClassifierSpec::agent()
-        } else {
-            ClassifierSpec::default()
+        let kind = crate::detect::rules::builtin_commands().kind(&name);
+        // The shell's own arguments: none that names a script or a
+        // command (`bash -c ...`, `sh build.sh`) makes it interactive.
+        let mut args = argv
+            .iter()
+            .skip_while(|a| Some(a.as_str()) != program)
+            .skip(1);
+        let interactive = args.all(|a| a.starts_with('-') && a != "-c");
+        match kind {
+            Some(Kind::Agent) => ClassifierSpec::agent(),
+            Some(Kind::Shell) if interactive => ClassifierSpec::agent(),
+            _ => ClassifierSpec::default(),
         }
     }
 
@@ -313,5 +325,29 @@ impl Default for ClassifierSpec {
         ClassifierSpec::Simple {
             idle_threshold_ms: DEFAULT_IDLE_THRESHOLD_MS,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClassifierSpec;
+
+    fn chosen(argv: &[&str]) -> &'static str {
+        let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        ClassifierSpec::for_command(&argv).name()
+    }
+
+    #[test]
+    fn agents_and_interactive_shells_get_the_agent_classifier() {
+        assert_eq!(chosen(&["claude"]), "agent");
+        assert_eq!(chosen(&["env", "HOME=/h", "/usr/bin/codex"]), "agent");
+        // A shell a person types in, where an agent may be started.
+        assert_eq!(chosen(&["bash"]), "agent");
+        assert_eq!(chosen(&["/bin/zsh", "-l"]), "agent");
+        // A shell running a command or a script is that command.
+        assert_eq!(chosen(&["bash", "-c", "make"]), "simple");
+        assert_eq!(chosen(&["sh", "build.sh"]), "simple");
+        assert_eq!(chosen(&["sleep", "10"]), "simple");
+        assert_eq!(chosen(&[]), "simple");
     }
 }

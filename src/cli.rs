@@ -250,8 +250,55 @@ pub struct LogsArgs {
     /// Keep printing lines as the session writes them, until it ends
     #[arg(long, short = 'f')]
     pub follow: bool,
+    /// Only what was written in the last DURATION: 90s, 10m, 2h, 1d, 1h30m
+    #[arg(long, value_name = "DURATION", value_parser = parse_since)]
+    pub since: Option<u64>,
+    /// Only lines matching REGEX (a pattern without capitals matches
+    /// either case), as grep prints them
+    #[arg(long, value_name = "REGEX")]
+    pub grep: Option<String>,
+    /// With --grep: N lines of context before and after each match
+    #[arg(short = 'C', long = "context", value_name = "N", requires = "grep")]
+    pub context: Option<usize>,
+    /// Rows of at most N columns, as a terminal that wide shows the lines,
+    /// instead of whole lines
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
     #[command(flatten)]
     pub dir: DirArgs,
+}
+
+/// `--since`: a duration as a person writes one (`90s`, `10m`, `2h`,
+/// `1d`, `1h30m`), in milliseconds.
+fn parse_since(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a duration: write it as 90s, 10m, 2h, 1d or 1h30m");
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    let mut any = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit: u64 = match c {
+            's' => 1_000,
+            'm' => 60_000,
+            'h' => 3_600_000,
+            'd' => 86_400_000,
+            _ => return Err(bad()),
+        };
+        let n: u64 = digits.parse().map_err(|_| bad())?;
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(bad)?;
+        digits.clear();
+        any = true;
+    }
+    if !digits.is_empty() || !any {
+        return Err(bad());
+    }
+    Ok(total)
 }
 
 /// Where to look for sessions.
@@ -519,3 +566,20 @@ pub const STATE_NAMES: &[&str] = &[
     "finished",
     "error",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::parse_since;
+
+    #[test]
+    fn durations_for_since_read_as_written() {
+        assert_eq!(parse_since("90s"), Ok(90_000));
+        assert_eq!(parse_since("10m"), Ok(600_000));
+        assert_eq!(parse_since("1h30m"), Ok(5_400_000));
+        assert_eq!(parse_since("2d"), Ok(172_800_000));
+        for bad in ["", "10", "m", "10x", "1.5h", "-3m", "99999999999999999999s"] {
+            let e = parse_since(bad).expect_err(bad);
+            assert!(e.contains("not a duration"), "{e}");
+        }
+    }
+}

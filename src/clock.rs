@@ -28,7 +28,7 @@
 //! - `supervisor/pidfile.rs`: how long `hm run` waits for a session's lock
 //!   (`std::time::Instant`). It runs before the fork, when no runtime
 //!   exists yet, and its wait is real.
-//! - The client commands (`client.rs`, `cmd/attach.rs`, `cmd/kill.rs`) and
+//! - The client commands (`client.rs`, `attach/session.rs`, `cmd/kill.rs`) and
 //!   the dashboard (`tui.rs`, `tui/*`) read `std::time::Instant` (attach
 //!   through `tokio::time::Instant`) and pass it down (the dashboard's pure
 //!   `update` and `view` take `now`). Their timers are timerfds

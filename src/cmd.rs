@@ -2,7 +2,6 @@
 //! codes.
 
 mod answer;
-pub mod attach;
 mod capture;
 pub mod classify;
 mod ended;
@@ -75,7 +74,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let mount = remote_target(&mut cli.command, &config)?;
     match cli.command {
         Command::Run(args) => run::run(args, config, cli.config.as_deref()),
-        Command::Attach(args) => attach::run(args, &config, mount.as_ref()),
+        Command::Attach(args) => crate::attach::session::run(args, &config, mount.as_ref()),
         Command::Status(args) => status::status(args, &config),
         Command::Ls(args) => ls::ls(args, &config),
         Command::Kill(args) => kill::kill(args, &config),

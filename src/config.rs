@@ -69,8 +69,10 @@ pub const DEFAULT_HISTORY_LINES: usize = 1000;
 pub const MAX_HISTORY_LINES: usize = 100_000;
 /// Rows of history a dashboard keeps in all, shared by its panes, unless
 /// `history_lines` is set: every pane keeps the default up to 20 panes,
-/// fewer beyond, and never under [`MIN_SHARED_HISTORY_LINES`]. A row
-/// costs 32 bytes a column, so 200 panes of 1000 rows each took 333 MiB.
+/// fewer beyond, and never under [`MIN_SHARED_HISTORY_LINES`]. When vt100
+/// kept the history a row cost 32 bytes a column, and 200 panes of 1000
+/// rows each took 333 MiB; kept as text, a row is about a byte a
+/// character (docs/performance.md).
 pub const DASHBOARD_HISTORY_ROWS: usize = 20_000;
 pub const MIN_SHARED_HISTORY_LINES: usize = 100;
 /// Output kept on disk per session for `hm restore` (the last 256 KiB).

@@ -12,9 +12,17 @@
 //! A mode may only scroll (the mouse wheel or Shift-PgUp in the grid: keys
 //! keep their meaning) or hold a cursor, which takes the keys: moving,
 //! `/` and `?` to search, `v` to select, `y` to copy.
+//!
+//! Lines are the program's, not the screen's rows: a line the width cut
+//! into rows (each row but its last wraps) is selected whole by `V`,
+//! copied whole by `y`, joined again in any copy, and searched as one, so
+//! a match may start on one row and end on the next.
 
+mod mouse;
+mod search;
 mod text;
 
+use search::{hits, line_of};
 use text::{Class, class_at, cols, first_col, last_col, slice_cols};
 
 /// A row's number: how many rows were kept before it, dropped ones
@@ -132,6 +140,9 @@ pub struct CopyMode {
     /// Where the selection started (`v`, or `V` for whole lines).
     anchor: Option<Pos>,
     whole_lines: bool,
+    /// With `V`, the first and last row of the lines the selection
+    /// covers (a line the width cut into rows is selected whole).
+    span: Option<(RowNo, RowNo)>,
     prompt: Option<Prompt>,
     /// The last search, for `n` and `N`.
     search: Option<Prompt>,
@@ -156,6 +167,7 @@ impl CopyMode {
             }),
             anchor: None,
             whole_lines: false,
+            span: None,
             prompt: None,
             search: None,
             note: None,
@@ -345,7 +357,18 @@ impl CopyMode {
             self.cursor = Some(to);
             self.clamp(ext);
         }
+        self.span = self.whole_span(hist);
         Outcome::Stay
+    }
+
+    /// The rows of the whole lines a `V` selection covers.
+    fn whole_span<H: History + ?Sized>(&self, hist: &mut H) -> Option<(RowNo, RowNo)> {
+        if !self.whole_lines {
+            return None;
+        }
+        let (a, c) = (self.anchor?, self.cursor?);
+        let (top, bottom) = (a.row.min(c.row), a.row.max(c.row));
+        Some((line_of(hist, top).0, line_of(hist, bottom).1))
     }
 
     /// Moves the view and the cursor a page (or half) together.
@@ -438,134 +461,78 @@ impl CopyMode {
 
     /// Puts the cursor on the next match of `pattern` after it (before it,
     /// `backwards`), round the end of the history if need be. A pattern
-    /// without capitals matches either case.
+    /// without capitals matches either case. Lines are searched whole: a
+    /// match may go on past the end of a row the width cut.
     fn find<H: History + ?Sized>(&mut self, hist: &mut H, pattern: &str, backwards: bool) {
         let ext = hist.extent();
         let Some(at) = self.cursor else { return };
-        let lines = hist.lines(ext.first, ext.end());
-        let fold = !pattern.chars().any(char::is_uppercase);
-        let needle = if fold {
-            pattern.to_lowercase()
+        let hits = hits(hist, ext, pattern);
+        let found = if backwards {
+            hits.iter().rev().find(|p| **p < at).map(|p| (*p, false))
         } else {
-            pattern.to_owned()
+            hits.iter().find(|p| **p > at).map(|p| (*p, false))
         };
-        let hits = |i: usize| -> Vec<u16> {
-            let text = &lines[i].text;
-            let hay = if fold {
-                text.to_lowercase()
-            } else {
-                text.clone()
-            };
-            hay.match_indices(&needle)
-                .map(|(b, _)| text::col_of(&hay, b))
-                .collect()
-        };
-        let n = lines.len();
-        if n == 0 {
+        // Round the end; the only match may be the cursor's own, and that
+        // is where it stays.
+        let found = found.or_else(|| {
+            let round = if backwards { hits.last() } else { hits.first() };
+            round.map(|p| (*p, true))
+        });
+        let Some((pos, wrapped)) = found else {
             self.note = Some(format!("not found: {pattern}"));
             return;
-        }
-        let here = (at.row.saturating_sub(ext.first) as usize).min(n - 1);
-        // Every row once, starting with the cursor's, then that row again
-        // for the matches on the wrong side of the cursor.
-        let mut wrapped = false;
-        for step in 0..=n {
-            let i = if backwards {
-                (here + n - step % n) % n
-            } else {
-                (here + step) % n
-            };
-            if step > 0 && (if backwards { i >= here } else { i <= here }) {
-                wrapped = true;
-            }
-            let row = ext.first + i as u64;
-            let found = if backwards {
-                hits(i).into_iter().rev().find(|&c| step > 0 || c < at.col)
-            } else {
-                hits(i).into_iter().find(|&c| step > 0 || c > at.col)
-            };
-            if let Some(col) = found {
-                // Round to where it started: the only match is the
-                // cursor's own, and that is where it stays.
-                self.cursor = Some(Pos { row, col });
-                // A match out of view is shown in the middle of it.
-                let rows = u64::from(ext.rows.max(1));
-                if row < self.top || row >= self.top + rows {
-                    self.top = row.saturating_sub(rows / 2);
-                }
-                self.clamp(ext);
-                if wrapped {
-                    self.note = Some(if backwards {
-                        "search hit the top, went on from the bottom".into()
-                    } else {
-                        "search hit the bottom, went on from the top".into()
-                    });
-                }
-                return;
-            }
-        }
-        self.note = Some(format!("not found: {pattern}"));
-    }
-
-    /// A selection made with the mouse: from the view's cell `anchor` to
-    /// its cell `cursor` (rows of the screen the view shows, from its top),
-    /// as `v` and a cursor moved there would make. The anchor stays where
-    /// it is when only the cursor moves on ([`CopyMode::drag_to`]).
-    pub fn select(&mut self, ext: Extent, anchor: (u16, u16), cursor: (u16, u16)) {
-        let at = |(r, c): (u16, u16)| Pos {
-            row: self.top + u64::from(r),
-            col: c,
         };
-        self.anchor = Some(at(anchor));
-        self.cursor = Some(at(cursor));
-        self.whole_lines = false;
-        self.prompt = None;
-        self.ends_at_bottom = false;
+        self.cursor = Some(pos);
+        // A match out of view is shown in the middle of it.
+        let rows = u64::from(ext.rows.max(1));
+        if pos.row < self.top || pos.row >= self.top + rows {
+            self.top = pos.row.saturating_sub(rows / 2);
+        }
         self.clamp(ext);
+        if wrapped {
+            self.note = Some(if backwards {
+                "search hit the top, went on from the bottom".into()
+            } else {
+                "search hit the bottom, went on from the top".into()
+            });
+        }
     }
 
-    /// The mouse moved on with its button down: the selection's end goes
-    /// to the view's cell `cursor`.
-    pub fn drag_to(&mut self, ext: Extent, (r, c): (u16, u16)) {
-        self.cursor = Some(Pos {
-            row: self.top + u64::from(r),
-            col: c,
-        });
-        self.clamp(ext);
-    }
-
-    /// The selection as text, as `y` copies it (the button let go).
-    pub fn copy_selection<H: History + ?Sized>(&self, hist: &mut H) -> Outcome {
-        self.copy(hist)
-    }
-
-    /// The selection's two ends in order, whole lines widened.
+    /// The selection's two ends in order, whole lines widened to the
+    /// rows of the lines they are part of.
     fn selection(&self) -> Option<(Pos, Pos)> {
         let (a, c) = (self.anchor?, self.cursor?);
         let (mut start, mut end) = if a <= c { (a, c) } else { (c, a) };
         if self.whole_lines {
+            if let Some((top, bottom)) = self.span {
+                start.row = top.min(start.row);
+                end.row = bottom.max(end.row);
+            }
             start.col = 0;
             end.col = u16::MAX;
         }
         Some((start, end))
     }
 
-    /// The selection as text (or the cursor's line when nothing is
-    /// selected): rows that wrap are joined, trailing blanks dropped.
+    /// The selection as text (or the cursor's line, whole, when nothing
+    /// is selected): rows that wrap are joined, trailing blanks dropped.
     fn copy<H: History + ?Sized>(&self, hist: &mut H) -> Outcome {
         let Some(cur) = self.cursor else {
             return Outcome::Leave;
         };
-        let (start, end) = self.selection().unwrap_or((
-            Pos {
-                row: cur.row,
-                col: 0,
-            },
-            Pos {
-                row: cur.row,
-                col: u16::MAX,
-            },
-        ));
+        let selection = self.selection().or_else(|| {
+            let (top, bottom) = line_of(hist, cur.row);
+            Some((
+                Pos { row: top, col: 0 },
+                Pos {
+                    row: bottom,
+                    col: u16::MAX,
+                },
+            ))
+        });
+        let Some((start, end)) = selection else {
+            return Outcome::Leave;
+        };
         let rows = hist.lines(start.row, end.row + 1);
         let mut text = String::new();
         let last = rows.len().saturating_sub(1);

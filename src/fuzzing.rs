@@ -24,6 +24,7 @@ mod config;
 mod connection;
 mod copy;
 mod frame_decoder;
+pub mod journal;
 mod lazy;
 mod replay;
 mod screen;
@@ -37,6 +38,7 @@ pub use config::config;
 pub use connection::connection;
 pub use copy::copy_mode;
 pub use frame_decoder::frame_decoder;
+pub use journal::journal;
 pub use lazy::lazy_screen;
 pub use replay::query_filter;
 pub use screen::tui_screen;
@@ -62,6 +64,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("status_records", status_records),
     ("copy_mode", copy_mode),
     ("lazy_screen", lazy_screen),
+    ("journal", journal),
 ];
 
 /// FNV-1a: a stable hash of the input, to derive cut positions from it.

@@ -26,6 +26,23 @@ pub enum Liveness {
     Missing,
 }
 
+/// Ids with a live supervisor (their pid file's lock is held), and ids
+/// whose program outlived its supervisor.
+pub fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let (mut live, mut orphans) = (Vec::new(), Vec::new());
+    for id in crate::paths::list_ids(dir).unwrap_or_default() {
+        let Ok(p) = crate::paths::SessionPaths::new(dir, &id) else {
+            continue;
+        };
+        match probe(&p.pid, &p.sock, false) {
+            Liveness::Running => live.push(id),
+            Liveness::Orphaned(_) => orphans.push(id),
+            Liveness::Stale | Liveness::Missing => {}
+        }
+    }
+    (live, orphans)
+}
+
 /// Probes a session by trying its lock. A stale session's `.pid` and
 /// `.sock` are removed while the lock is held (see [`PidFile::acquire`] for
 /// why that cannot hurt a supervisor starting at the same moment); an

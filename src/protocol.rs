@@ -8,9 +8,11 @@
 
 pub mod act;
 pub mod conn;
+pub mod mark;
 pub mod message;
 pub mod report;
 pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
+pub use mark::{JournalInfo, Mark};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
 use std::fmt;
@@ -93,6 +95,11 @@ pub const SUBSCRIBE_LAUNCHER: u8 = 0x02;
 pub const SUBSCRIBE_TERMINAL: u8 = 0x04;
 /// SUBSCRIBE flag: push a STATE frame now and on every state change.
 pub const SUBSCRIBE_STATE: u8 = 0x08;
+/// SUBSCRIBE flag: MARK frames in the stream, at each point where the
+/// session's size changed (and every few seconds of output, with the
+/// time), the first before the replay; the replay then starts at a line
+/// or escape sequence start (see `docs/protocol.md`).
+pub const SUBSCRIBE_MARKS: u8 = 0x10;
 
 /// Codes carried by an ERROR frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,10 +21,11 @@ mod context;
 mod escalation;
 #[cfg(any(test, feature = "fuzzing"))]
 mod in_process;
+pub mod journal;
 pub mod keeper;
 mod lifecycle;
 mod log;
-mod output;
+pub(crate) mod output;
 pub mod pidfile;
 mod process;
 mod reader;

@@ -19,7 +19,6 @@ pub mod form;
 pub mod inbox;
 mod keyboard;
 pub mod keymap;
-pub mod keys;
 pub mod layout;
 pub mod lost;
 pub mod model;

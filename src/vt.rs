@@ -5,18 +5,28 @@
 //! and each supervisor keeps one as its session's screen
 //! ([`events::Recorder`] collects what the program says besides drawing:
 //! titles, bells, notifications, queries), parsed lazily: [`skim`] finds
-//! what of a flood scrolled off unseen. Output reaches the parser through
-//! [`cap`] (strings cut, UTF-8 checked, the state a rendering does not
-//! carry followed), which reads it with the one [`tokenizer`].
-//! [`history::Tally`] numbers the rows a screen's history keeps, for views
-//! left on old output. [`utf8`] keeps invalid UTF-8 visible. Nothing here
-//! knows how a screen is drawn.
+//! what of a flood scrolled off unseen, and [`budget`] whether skimming
+//! pays. Output reaches the parser through [`cap`] (strings cut, UTF-8
+//! checked, the state a rendering does not carry followed), which reads
+//! it with the one [`tokenizer`]. [`kept::Tally`] keeps the rows that
+//! scroll off a screen, numbered for views left on old output, and
+//! [`history`] reads them; [`lines`] joins rows the output wrapped back
+//! into the lines the program wrote. [`marks`] applies a replay's journal
+//! marks; [`alternate`] finds where output switches screens, for the
+//! journal. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns key
+//! events back into the bytes a terminal sends (the dashboard's focused
+//! pane, `hm send --keys`). Nothing here knows how a screen is drawn.
 
+pub mod alternate;
 pub mod budget;
 pub mod cap;
 pub mod dozing;
 pub mod events;
 pub mod history;
+pub mod kept;
+pub mod keys;
+pub mod lines;
+pub mod marks;
 pub mod mouse;
 pub mod skim;
 pub mod term;

@@ -1487,3 +1487,53 @@ fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
             .is_ok_and(|s| s == "step 1\nstep 2\nstep 3\n")
     });
 }
+
+/// Issue 23's repro, with a real Claude Code: resized as a dashboard does
+/// (200x50, 80x24, 40x12, and back to 120x40), each time redrawing its
+/// full screen for the new size. `hm logs` is its screen, once, as the
+/// session shows it (no pieces of the screens drawn at the other sizes,
+/// the banner once), and the dashboard's history copies the same text.
+#[test]
+fn claude_code_resized_again_and_again_logs_its_screen_once() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let answer = (1..=12)
+        .map(|i| format!("Item {i:02} of the answer, with enough words to wrap at forty columns."))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": answer, "pre_delay": 0.3, "chunk_delay": 0.01}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "say something long");
+    common::wait_until("the answer", || on_screen(&sb, "Item 12"));
+    // Its rule across the screen is as wide as the screen: drawn again
+    // at each size.
+    let rule = |cols: u16| "─".repeat(usize::from(cols));
+    for (cols, rows) in [(200, 50), (80, 24), (40, 12), (120, 40)] {
+        common::history::resize(&sb, "cc", cols, rows);
+        let wide = rule(cols);
+        common::wait_until(&format!("the screen at {cols}x{rows}"), || {
+            let screen = stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+            screen.lines().any(|l| l.trim_end() == wide)
+        });
+    }
+    // Redrawn, and settled: two readings a moment apart agree.
+    let settled = || {
+        let a = stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+        std::thread::sleep(Duration::from_millis(300));
+        a == stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+    };
+    common::wait_until("the screen to settle", settled);
+    let logs = common::history::logs(&sb, "cc", &[]);
+    let screen: Vec<String> = stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(logs, screen, "hm logs is the session's screen");
+    let banner = logs.iter().filter(|l| l.contains("Claude Code")).count();
+    assert_eq!(banner, 1, "{logs:#?}");
+    assert!(logs.iter().any(|l| l.contains("Item 12")), "{logs:#?}");
+    let copied = common::history::dashboard_copy(&sb, "cc", "Item 12");
+    assert_eq!(copied, logs.join("\n"), "the dashboard's history");
+}

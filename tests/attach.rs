@@ -55,6 +55,15 @@ fn attach(sb: &Sandbox, id: &str) -> Terminal {
     t
 }
 
+/// How many people's terminals the supervisor of `id` counts (INFO).
+fn attached_terminals(sb: &Sandbox, id: &str) -> u64 {
+    let mut raw = Raw::connect(&sb.sock(id)).expect("connect");
+    raw.send(heimdall::protocol::client::INFO, &[]);
+    let info = raw.expect(heimdall::protocol::server::INFO);
+    let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("INFO is JSON");
+    v["terminals"].as_u64().unwrap_or(0)
+}
+
 /// What the user's terminal must look like after any attach ends: back on
 /// the main screen showing what it showed before, every mode the child set
 /// switched off, the title and termios as they were.
@@ -626,6 +635,12 @@ fn an_attached_terminal_never_sees_the_status_probe_the_supervisor_answers() {
     );
     let mut t = attach(&sb, "st");
     t.record();
+    // The bar is drawn once `hm attach` has sent SUBSCRIBE; the program
+    // asks only once the supervisor has taken it (until then, it would
+    // answer the query itself, as for a session nobody is attached to).
+    wait_until("the supervisor to count the terminal", || {
+        attached_terminals(&sb, "st") == 1
+    });
     common::open_gate(&prog.gates[0]);
     t.wait_for("the program's verdict on its replies", |t| {
         t.contains("ANSWERED")

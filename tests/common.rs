@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fake;
+pub mod history;
 pub mod terminal;
 pub mod tmux;
 

@@ -406,3 +406,51 @@ fn a_question_typed_after_a_prompt_with_spaces_is_prompt_editing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// An agent a person starts by typing its name at a shell session's prompt
+/// (`hm run -- bash`, no classifier chosen) is found by the process in
+/// front of the terminal, and its dialog read by its rules. The agent is a
+/// stand-in named `opencode` that prints opencode 1.18.33's recorded
+/// output (tests/corpus, recorded for this project) up to its permission
+/// dialog, then sleeps.
+#[test]
+fn an_agent_typed_at_a_shell_prompt_is_found_and_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let cast = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/opencode_bash_permission.cast");
+    let player = bin.join("opencode");
+    std::fs::write(
+        &player,
+        format!(
+            "#!/usr/bin/env python3\nimport json, os, time\n\
+             lines = open({:?}).read().splitlines()[1:]\n\
+             for l in lines:\n    t, kind, data = json.loads(l)\n\
+             \x20   if t > 36.0:\n        break\n\
+             \x20   if kind == 'o':\n        os.write(1, data.encode())\n\
+             time.sleep(60)\n",
+            cast.to_str().expect("utf-8")
+        ),
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let _s = sb.start(
+        "sh",
+        &["--cols", "120", "--rows", "40"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    wait_for_state(&sb, "sh", "idle", None);
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    raw.send(
+        client::INPUT,
+        format!("{}\r", player.to_str().expect("utf-8")).as_bytes(),
+    );
+    let mut last = serde_json::Value::Null;
+    common::wait_until("opencode's permission dialog", || {
+        last = status_json(&sb, "sh");
+        last["primary"] == "waiting" && last["detail"] == "permission"
+    });
+    assert_eq!(last["agent"], "opencode", "{last}");
+}

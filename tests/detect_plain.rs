@@ -78,7 +78,17 @@ fn passwords_and_press_any_key_are_waiting_for_input() {
     let key = "import sys, termios, tty\nprint('Press any key to continue', flush=True)\n\
                tty.setraw(0)\nsys.stdin.read(1)\n";
     let _key = sb.start("key", &[], &["python3", "-c", key]);
-    for id in ["pw", "key"] {
+    // Python's getpass reads its own open of /dev/tty, as sudo and ssh do.
+    let _tty = sb.start(
+        "tty",
+        &[],
+        &[
+            "python3",
+            "-c",
+            "import getpass; getpass.getpass('Password: ')",
+        ],
+    );
+    for id in ["pw", "key", "tty"] {
         wait_for_input(&sb, id);
     }
 }
@@ -125,4 +135,37 @@ fn a_program_running_silently_is_never_stuck() {
         assert_ne!(v["primary"], "stuck", "{v}");
         assert_eq!(v["health"], "alive", "{v}");
     }
+}
+
+/// A server blocked in `poll` on its one socket is not asking anything,
+/// though `poll` on one descriptor is also how a program can wait for a
+/// key: the descriptor polled is read from the program's memory.
+#[test]
+fn a_server_polling_its_socket_is_not_waiting_for_input() {
+    let sb = Sandbox::new();
+    let srv = sb.start(
+        "srv",
+        &[],
+        &["python3", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+    );
+    // Asked while it sits in poll(2) on its socket (the state is
+    // computed from the process facts when asked).
+    let pid = srv.child_pid().expect("the server's pid");
+    let in_poll = || {
+        std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<i64>().ok())
+            .is_some_and(|n| n == libc::SYS_poll || n == libc::SYS_ppoll)
+    };
+    common::wait_until("the server in poll(2)", || {
+        in_poll() && stdout(&sb.cmd(&["logs", "srv", "--screen"])).contains("Serving HTTP")
+    });
+    let v = status_json(&sb, "srv");
+    assert!(in_poll(), "still in poll after the status");
+    assert_ne!(v["primary"], "waiting", "{v}");
+    // A program polling its terminal on one descriptor still asks.
+    let key = "import select, sys\nprint('Press any key', flush=True)\n\
+               p = select.poll(); p.register(0, select.POLLIN); p.poll()\n";
+    let _key = sb.start("key", &[], &["python3", "-c", key]);
+    wait_for_input(&sb, "key");
 }

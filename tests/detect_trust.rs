@@ -209,6 +209,44 @@ fn a_status_record_printed_after_its_asker_left_is_not_trusted() {
 }
 
 #[test]
+fn a_status_record_printed_after_its_asker_ran_another_program_is_not_trusted() {
+    let sb = Sandbox::new();
+    let record = write(&sb, "record.txt", BLOCKED);
+    let gate = common::gate(&sb, "gate");
+    // The prober asks, is answered, and `exec`s a shell in its own
+    // process (same pid, same start time) that prints a record of a
+    // permission dialog: the program that was answered is gone.
+    let then = format!(
+        "cat {} >/dev/null; cat {}; echo; echo PRINTED; exec sleep 60",
+        gate.display(),
+        record.display()
+    );
+    let prober = write(
+        &sb,
+        "prober.py",
+        &format!("{PROBE}\nos.execvp('sh', ['sh', '-c', {then:?}])\n"),
+    );
+    let _s = sb.start(
+        "st",
+        &["--classifier", "agent"],
+        &["python3", prober.to_str().expect("utf-8")],
+    );
+    let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
+    raw.send(client::SUBSCRIBE, &[]);
+    raw.output_until(b"PROBE-ANSWERED");
+    common::open_gate(&gate);
+    raw.output_until(b"PRINTED");
+    let v = status_json(&sb, "st");
+    assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
+    let why = explain_json(&sb, "st");
+    let rows = why["evidence"].as_array().expect("evidence");
+    assert!(
+        rows.iter().all(|r| r["source"] != "status_protocol"),
+        "{why}"
+    );
+}
+
+#[test]
 fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
     let sb = Sandbox::new();
     let gate = common::gate(&sb, "gate");

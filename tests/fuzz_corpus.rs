@@ -759,6 +759,92 @@ fn copy_seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// The `journal` target's operations (see `src/fuzzing/journal.rs`).
+enum Jo<'a> {
+    Print(&'a [u8]),
+    Resize(u8, u8),
+    Join,
+    Take(u8, u8),
+    Tick(u8),
+}
+
+fn journal_seed(ops: &[Jo<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for op in ops {
+        match op {
+            Jo::Print(bytes) => {
+                for piece in bytes.chunks(128) {
+                    out.push((piece.len() - 1) as u8);
+                    out.extend_from_slice(piece);
+                }
+            }
+            Jo::Resize(cols, rows) => out.extend([0x80, *cols, *rows]),
+            Jo::Join => out.push(0xa0),
+            Jo::Take(k, n) => out.extend([0xb0 + k, *n]),
+            Jo::Tick(halves) => out.push(0xf0 + halves),
+        }
+    }
+    out
+}
+
+fn journal_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let pattern: Vec<u8> = (1..=6)
+        .flat_map(|i| format!("{i:03}:{}\r\n", "abcdefghij".repeat(30)).into_bytes())
+        .collect();
+    let boxed = |c: u8| -> Vec<u8> {
+        let mut b = b"\x1b[H\x1b[2J\x1b[1;1H+".to_vec();
+        b.extend(std::iter::repeat_n(b'-', usize::from(c.saturating_sub(2))));
+        b.extend_from_slice(b"+\x1b[31m|size|\x1b[m");
+        b
+    };
+    vec![
+        (
+            "pattern-between-resizes",
+            journal_seed(&[
+                Jo::Print(&pattern),
+                Jo::Resize(63, 23),
+                Jo::Print(&boxed(63)),
+                Jo::Take(0, 20),
+                Jo::Resize(20, 12),
+                Jo::Print(&pattern),
+                Jo::Join,
+                Jo::Resize(40, 12),
+                Jo::Print(&boxed(40)),
+                Jo::Tick(5),
+                Jo::Print(b"after the pause\r\n"),
+                Jo::Take(1, 255),
+            ]),
+        ),
+        (
+            "resizes-with-nothing-between",
+            journal_seed(&[
+                Jo::Print(b"line one\r\nline two\r\n"),
+                Jo::Resize(5, 2),
+                Jo::Resize(1, 1),
+                Jo::Resize(30, 9),
+                Jo::Print(b"\x1b[?1049hon the alternate screen\x1b[?1049l back\r\n"),
+                Jo::Resize(0, 0),
+                Jo::Join,
+            ]),
+        ),
+        (
+            "erase-saved-lines-and-wide",
+            journal_seed(&[
+                Jo::Print(
+                    "你好世界 wide text that wraps around\r\n"
+                        .repeat(4)
+                        .as_bytes(),
+                ),
+                Jo::Resize(7, 3),
+                Jo::Print(b"\x1b[3Jkept\r\n"),
+                Jo::Take(0, 3),
+                Jo::Resize(50, 3),
+                Jo::Print(b"tail"),
+            ]),
+        ),
+    ]
+}
+
 #[test]
 #[ignore = "writes the seed corpus into fuzz/corpus"]
 fn write_seeds() {
@@ -772,6 +858,7 @@ fn write_seeds() {
         ("connection", connection_seeds()),
         ("attach_output", attach_output_seeds()),
         ("copy_mode", copy_seeds()),
+        ("journal", journal_seeds()),
     ];
     for (target, seeds) in all {
         let dir = corpus_dir(target);

@@ -22,6 +22,7 @@ mod detect_trust;
 mod detect_typed;
 mod ended;
 mod fuzz_corpus;
+mod history;
 mod hooks;
 mod hostile;
 mod hostile_input;

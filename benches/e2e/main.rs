@@ -13,6 +13,7 @@ mod footprint;
 mod history;
 mod hosts;
 mod idle;
+mod logs;
 mod peer;
 mod peers;
 mod relay;
@@ -179,6 +180,9 @@ fn run(b: &peers::Bench, cfg: &Config) {
     }
     if cfg.wants("history") {
         history::section(b, cfg, &mut checks).print();
+    }
+    if cfg.wants("logs") {
+        logs::section(b, cfg, &mut checks).print();
     }
     if cfg.wants("scale") {
         scale::section(b, cfg, &mut checks).print();

@@ -1,7 +1,9 @@
 //! Scrollback replay: a new subscriber asks for the replay-end marker and
 //! is timed from SUBSCRIBE to that marker, counting the OUTPUT frames that
 //! carried the scrollback. The scrollback is filled two ways: many small
-//! writes (an interactive program) and one big write.
+//! writes (an interactive program, resized eight times meanwhile) and one
+//! big write; each replayed plain, and with the journal's marks (the
+//! frames cut where the size changed).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -20,8 +22,9 @@ pub struct Row {
     pub ms: Vec<f64>,
 }
 
-/// Times `reps` replays of the session behind `sock`.
-fn replays(name: &'static str, sock: &Path, reps: usize) -> Row {
+/// Times `reps` replays of the session behind `sock`, with the journal's
+/// marks or without.
+fn replays(name: &'static str, sock: &Path, reps: usize, marks: bool) -> Row {
     let mut row = Row {
         name,
         bytes: 0,
@@ -31,7 +34,12 @@ fn replays(name: &'static str, sock: &Path, reps: usize) -> Row {
     let mut buf = vec![0u8; 1 << 20];
     for _ in 0..reps {
         let mut p = Peer::connect(sock).expect("connect");
-        let sub = protocol::frame(client::SUBSCRIBE, &[protocol::SUBSCRIBE_MARK_REPLAY]);
+        let flags = if marks {
+            protocol::SUBSCRIBE_MARK_REPLAY | protocol::SUBSCRIBE_MARKS
+        } else {
+            protocol::SUBSCRIBE_MARK_REPLAY
+        };
+        let sub = protocol::frame(client::SUBSCRIBE, &[flags]);
         let mut split = Splitter::default();
         let (mut cur, mut frames, mut bytes) = (0u8, 0u64, 0u64);
         let t0 = Instant::now();
@@ -66,11 +74,32 @@ pub fn measure(b: &Bench, payload: &Path, reps: usize) -> Vec<Row> {
     let exe = exe.display().to_string();
     let done = b.path(&b.name("done"));
     let done_s = done.display().to_string();
-    // 4096 writes of 16 bytes, 0.3 ms apart: 64 KiB of interactive output.
+    // 4096 writes of 16 bytes, 0.3 ms apart: 64 KiB of interactive output,
+    // the session resized every 150 ms meanwhile.
     let small = b.hm_session(&[&exe, "--hm-bench-writer", "4096", "16", "300", &done_s]);
-    peers::wait_for("the small writes", || done.exists());
+    let mut k = 0u16;
+    while !done.exists() {
+        let size = protocol::Size {
+            cols: 80 + 40 * (k % 2),
+            rows: 24 + 16 * (k % 2),
+        };
+        if let Ok(mut p) = crate::peer::Peer::connect(&small.sock) {
+            let _ = p.send(client::RESIZE, &size.encode());
+            let _ = p.status();
+        }
+        k += 1;
+        std::thread::sleep(Duration::from_millis(150));
+    }
     std::thread::sleep(Duration::from_millis(100));
-    let mut rows = vec![replays("4096 x 16 B writes", &small.sock, reps)];
+    let mut rows = vec![
+        replays("4096 x 16 B writes, resized", &small.sock, reps, false),
+        replays(
+            "4096 x 16 B writes, resized; marks",
+            &small.sock,
+            reps,
+            true,
+        ),
+    ];
     drop(small);
 
     let done = b.path(&b.name("done"));
@@ -82,7 +111,8 @@ pub fn measure(b: &Bench, payload: &Path, reps: usize) -> Vec<Row> {
     let bulk = b.hm_session(&["sh", "-c", &script]);
     peers::wait_for("the bulk write", || done.exists());
     std::thread::sleep(Duration::from_millis(100));
-    rows.push(replays("one 1 MiB write", &bulk.sock, reps));
+    rows.push(replays("one 1 MiB write", &bulk.sock, reps, false));
+    rows.push(replays("one 1 MiB write; marks", &bulk.sock, reps, true));
     rows
 }
 

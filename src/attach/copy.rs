@@ -2,7 +2,7 @@
 //! replay of what its supervisor kept into an emulator of the session's
 //! size, drawn over the rows above the status bar and browsed with
 //! [`crate::copymode`], the dashboard's own copy mode. Pure: bytes and
-//! keys in, bytes for the terminal out; `cmd::attach` does the I/O.
+//! keys in, bytes for the terminal out; `session` does the I/O.
 //!
 //! The user's terminal keeps no history of an attached session (attach
 //! runs on its alternate screen), so this emulator is the history. It
@@ -32,6 +32,10 @@ pub struct CopyView {
     /// The top row last painted, and whether the live screen's rows were
     /// among those shown (they change with output; history rows do not).
     painted: Option<(u64, bool)>,
+    /// The output comes with the journal's marks (see [`CopyView::mark`]).
+    marks: bool,
+    /// The rows above the bar: where the view is drawn.
+    shown: Size,
 }
 
 impl CopyView {
@@ -42,6 +46,8 @@ impl CopyView {
             mode: None,
             page_first,
             painted: None,
+            marks: false,
+            shown: size,
         }
     }
 
@@ -84,9 +90,24 @@ impl CopyView {
         }
     }
 
-    /// The session was resized (the terminal was).
+    /// The session was resized (the terminal was): what is shown is
+    /// drawn again at once. The history's emulator takes the size where
+    /// the output says ([`CopyView::mark`]); from a supervisor without
+    /// marks, now.
     pub fn resize(&mut self, size: Size) {
-        self.hist.resize(size);
+        self.shown = size;
+        if !self.marks {
+            self.hist.resize(size);
+        }
+        self.painted = None;
+        self.settle();
+    }
+
+    /// A mark of the journal: the output from here on is at its size (and
+    /// the first says on which screen the replay starts).
+    pub fn mark(&mut self, mark: &crate::protocol::Mark) {
+        let first = !std::mem::replace(&mut self.marks, true);
+        self.hist.take_mark(mark, first);
         self.painted = None;
         self.settle();
     }
@@ -111,15 +132,17 @@ impl CopyView {
         }
         self.painted = Some((top, live));
         self.hist.scroll_back(back);
-        let screen = self.hist.screen();
+        let screen = self.hist.shown();
         let cursor = mode.cursor_cell(ext);
         // Wrapping off while drawing, so a full last column cannot scroll.
         out.extend_from_slice(b"\x1b[?7l");
-        for row in 0..ext.rows {
+        // No further than the terminal: the session may be another
+        // terminal's size for a moment.
+        for row in 0..ext.rows.min(self.shown.rows) {
             out.extend_from_slice(format!("\x1b[{};1H\x1b[0m", row + 1).as_bytes());
             let selected = mode.selected_in_row(ext, row);
             let mut last = String::new();
-            for col in 0..ext.cols {
+            for col in 0..ext.cols.min(self.shown.cols) {
                 let Some(cell) = screen.cell(row, col) else {
                     break;
                 };

@@ -7,7 +7,7 @@
 //! rewritten ([`ScreenRewriter`]); and what reaches the terminal is
 //! scanned for what erases the status bar or moves the scroll region
 //! ([`DamageScan`]), which is clamped above the bar right where the
-//! program set it. Pure: bytes in, bytes out; `cmd::attach` does the I/O
+//! program set it. Pure: bytes in, bytes out; `session` does the I/O
 //! and draws the bar when told to.
 
 use super::queries::QueryFilter;

@@ -1,6 +1,17 @@
-//! `hm logs ID`: a session's output history as plain text (what its
+//! `hm logs ID`: a session's output history as lines of text (what its
 //! supervisor keeps, `scrollback_bytes`), or as the program wrote it
 //! (`--raw`), or its current screen (`--screen`).
+//!
+//! The history is the replay a subscriber gets, with the journal's marks
+//! (`docs/protocol.md`), fed to an emulator that takes each size where it
+//! falls in the output: it sees what the session's own screen saw, and
+//! its history is what scrolled off that screen. Rows the output wrapped
+//! are printed as the one line the program wrote (`--width` folds them
+//! again). `--since` reads the marks' times, `--grep` and `-C` select as
+//! grep does, `--follow` goes on with the live output ([`follow`]).
+
+mod follow;
+mod select;
 
 use std::io::Write;
 
@@ -9,13 +20,46 @@ use anyhow::{Result, bail};
 use crate::cli::LogsArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
+use crate::copymode::RowNo;
 use crate::protocol::{Reply, Request, Size, Subscribe, conn};
 use crate::vt::term::Term;
 
+use follow::Follow;
+use select::{Grep, Out};
+
+/// The fewest history rows kept while reading a replay; at most as many
+/// as it has bytes (a row takes one at least) and at most [`MAX_ROWS`].
+const MIN_ROWS: usize = 10_000;
+/// The most history rows kept: output that makes rows out of nothing
+/// (scrolling a tall screen) cannot take more memory than this.
+const MAX_ROWS: usize = 1 << 20;
+/// History rows kept while following, once the history is printed: what
+/// is printed is not needed again.
+const FOLLOW_ROWS: usize = 4096;
+
 pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
-    if args.screen && (args.raw || args.lines.is_some() || args.follow) {
-        bail!("--screen prints the current screen; it takes none of --raw, --lines, --follow");
+    let others = args.raw
+        || args.follow
+        || args.lines.is_some()
+        || args.since.is_some()
+        || args.grep.is_some()
+        || args.width.is_some();
+    if args.screen && others {
+        bail!("--screen prints the current screen; it takes none of the other options");
     }
+    if args.raw && (args.grep.is_some() || args.width.is_some()) {
+        bail!("--raw prints the bytes as written; --grep and --width read lines");
+    }
+    let grep = match &args.grep {
+        Some(source) => Some(
+            Grep::new(source, args.context)
+                .map_err(|e| anyhow::anyhow!("--grep '{source}' is no regex: {e}"))?,
+        ),
+        None => None,
+    };
+    let since = args
+        .since
+        .map(|ms| crate::clock::unix_ms().saturating_sub(ms));
     let dir = client::socket_dir(&args.dir, config);
     let mut out = std::io::stdout().lock();
     let session = match find_session(&dir, &args.id) {
@@ -25,12 +69,14 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             let Some(r) = client::ended_session(&dir, &args.id) else {
                 return Err(e);
             };
-            let skip = args
-                .lines
-                .map_or(0, |n| r.last_lines.len().saturating_sub(n));
-            for line in &r.last_lines[skip..] {
-                writeln!(out, "{line}")?;
+            if since.is_some_and(|t| r.ended_unix_ms < t) {
+                return Ok(0);
             }
+            let mut printer = Printer::new(grep, args.width);
+            for line in &r.last_lines {
+                printer.line(line.clone());
+            }
+            printer.finish(&mut out, args.lines)?;
             return Ok(0);
         }
     };
@@ -45,8 +91,6 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         }
         return Ok(0);
     }
-    // The history is the replay a subscriber gets, up to its end mark; the
-    // size is the session's, so lines wrap as they did on its screen.
     rt.block_on(async {
         let (mut r, mut w) = client::answered(&session.id, async {
             Ok(conn::connect(&session.sock).await?)
@@ -54,68 +98,89 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         .await?;
         let subscribe = Subscribe {
             mark_replay: true,
+            marks: true,
             ..Subscribe::default()
         };
         conn::ask(&mut w, &[Request::Info, Request::Subscribe(subscribe)]).await?;
-        let (history, size, ended) = client::answered(&session.id, read_history(&mut r)).await?;
-        let mut text: Term = Term::with_scrollback(size, FOLLOW_ROWS);
-        if args.raw {
-            write_raw(&mut out, &history, args.lines)?;
-        } else {
-            text.feed(&history);
-            let lines = trimmed(text.history());
-            // Following, the cursor's row is not finished: it is printed
-            // once it is.
-            let end = if args.follow && !ended {
-                text.cursor_history_row().min(lines.len())
-            } else {
-                lines.len()
-            };
-            let skip = args.lines.map_or(0, |n| end.saturating_sub(n));
-            for line in &lines[skip..end] {
-                writeln!(out, "{}", line.trim_end())?;
-            }
-            out.flush()?;
+        let mut replay = client::answered(&session.id, Replay::read(&mut r, args.raw)).await?;
+        if since.is_some() && replay.times.is_empty() {
+            bail!(
+                "'{}' runs under an hm that keeps no output times; --since needs a session started by hm {} or later",
+                session.id,
+                env!("CARGO_PKG_VERSION")
+            );
         }
-        if !args.follow || ended {
+        if let Some(t) = since
+            && replay.kept_since.is_some_and(|from| from > t)
+        {
+            let ago = crate::clock::unix_ms().saturating_sub(replay.kept_since.unwrap_or(t));
+            eprintln!(
+                "hm: '{}' keeps its output from {} ago only (scrollback_bytes); showing all of it",
+                session.id,
+                client::human_ms(ago)
+            );
+        }
+        if args.raw {
+            let from = since.map_or(0, |t| replay.raw_since(t));
+            write_raw(&mut out, &replay.raw[from..], args.lines)?;
+        } else {
+            let from = since.map_or(0, |t| replay.row_since(t));
+            let ending = !args.follow || replay.ended;
+            let mut printer = Printer::new(grep, args.width);
+            // Following, the cursor's line is not finished: it comes once
+            // it is.
+            let mut follow = (!ending).then(|| Follow::new(&mut replay.term));
+            let end = follow.as_ref().map_or(RowNo::MAX, Follow::printed);
+            let lines = replay.term.logical_lines();
+            let first = replay.term.first_row();
+            for l in lines {
+                let row = first + l.row as u64;
+                let last = row + l.rows.saturating_sub(1) as u64;
+                if last >= from && row < end {
+                    printer.line(l.text);
+                }
+            }
+            printer.finish(&mut out, args.lines)?;
+            if let Some(follow) = &mut follow {
+                replay.term.trim_history(FOLLOW_ROWS);
+                while let Some(reply) = r.reply().await? {
+                    match reply {
+                        Reply::Output(bytes) => {
+                            // Lines a clear in the same read would erase
+                            // are complete before it.
+                            for piece in follow::before_erasing(&bytes) {
+                                replay.term.feed(piece);
+                                for line in follow.complete(&mut replay.term) {
+                                    printer.line(line);
+                                }
+                            }
+                            printer.finish(&mut out, None)?;
+                        }
+                        Reply::Mark(m) => replay.term.take_mark(&m, false),
+                        Reply::Exit(_) => {
+                            for line in follow.rest(&mut replay.term) {
+                                printer.line(line);
+                            }
+                            printer.finish(&mut out, None)?;
+                            return Ok(0);
+                        }
+                        _ => {}
+                    }
+                }
+                return Ok(0);
+            }
+        }
+        if !args.follow || replay.ended {
             return Ok(0);
         }
-        let mut printed = text.cursor_history_row();
+        // --raw --follow: the bytes as they come.
         while let Some(reply) = r.reply().await? {
             match reply {
-                Reply::Output(bytes) if args.raw => {
+                Reply::Output(bytes) => {
                     out.write_all(&bytes)?;
                     out.flush()?;
                 }
-                Reply::Output(bytes) => {
-                    text.feed(&bytes);
-                    let done = text.cursor_history_row();
-                    if done < printed {
-                        // The screen was cleared or the history trimmed:
-                        // start counting from here.
-                        printed = done;
-                    }
-                    for line in text.history_between(printed, done) {
-                        writeln!(out, "{}", line.trim_end())?;
-                    }
-                    out.flush()?;
-                    printed = done;
-                    if text.cursor_history_row() > FOLLOW_ROWS / 2 {
-                        // Keep the emulator small: what was printed is
-                        // not needed again.
-                        text = Term::with_scrollback(size, FOLLOW_ROWS);
-                        printed = 0;
-                    }
-                }
-                Reply::Exit(_) => {
-                    if !args.raw {
-                        let rest = text.history_between(printed, usize::MAX);
-                        for line in trimmed(rest) {
-                            writeln!(out, "{}", line.trim_end())?;
-                        }
-                    }
-                    return Ok(0);
-                }
+                Reply::Exit(_) => return Ok(0),
                 _ => {}
             }
         }
@@ -123,26 +188,125 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     })
 }
 
-/// Rows an emulator following a session keeps before it starts afresh.
-const FOLLOW_ROWS: usize = 20_000;
+/// A session's replay, read up to its end mark (or the session's end).
+struct Replay {
+    term: Term,
+    /// Each mark's time and the row the cursor was on then (the first row
+    /// written after it).
+    times: Vec<(RowNo, u64)>,
+    /// The bytes as written, with where each mark fell (for `--raw`).
+    raw: Vec<u8>,
+    raw_times: Vec<(usize, u64)>,
+    /// When the oldest output replayed was read, as INFO says.
+    kept_since: Option<u64>,
+    ended: bool,
+}
 
-/// The replay up to its end mark (or the session's end), with the
-/// session's size, and whether the session ended.
-async fn read_history(r: &mut conn::Reader) -> Result<(Vec<u8>, Size, bool)> {
-    let mut bytes = Vec::new();
-    let mut size = Size { cols: 80, rows: 24 };
-    loop {
-        match r.expect().await? {
-            Reply::Info(info) => {
-                if let Some(s) = info.size() {
-                    size = s;
+impl Replay {
+    async fn read(r: &mut conn::Reader, raw: bool) -> Result<Replay> {
+        let mut replay = Replay {
+            term: Term::with_scrollback(Size { cols: 80, rows: 24 }, MIN_ROWS),
+            times: Vec::new(),
+            raw: Vec::new(),
+            raw_times: Vec::new(),
+            kept_since: None,
+            ended: false,
+        };
+        loop {
+            match r.expect().await? {
+                Reply::Info(info) => {
+                    // Before any output: the emulator keeps as many rows
+                    // as the replay can make, at the session's size (a
+                    // supervisor without marks gives no other).
+                    let rows = (info.scrollback_bytes as usize).clamp(MIN_ROWS, MAX_ROWS);
+                    replay.term =
+                        Term::with_scrollback(info.size().unwrap_or(replay.term.size()), rows);
+                    replay.kept_since = info.journal.map(|j| j.since_unix_ms).filter(|&t| t > 0);
                 }
+                Reply::Mark(m) => {
+                    replay.term.take_mark(&m, replay.times.is_empty());
+                    let row = cursor_row(&replay.term);
+                    replay.times.push((row, m.unix_ms));
+                    replay.raw_times.push((replay.raw.len(), m.unix_ms));
+                }
+                Reply::Output(b) => {
+                    replay.term.feed(&b);
+                    if raw {
+                        replay.raw.extend_from_slice(&b);
+                    }
+                }
+                Reply::ReplayEnd => return Ok(replay),
+                Reply::Exit(_) => {
+                    replay.ended = true;
+                    return Ok(replay);
+                }
+                _ => {}
             }
-            Reply::Output(b) => bytes.extend_from_slice(&b),
-            Reply::ReplayEnd => return Ok((bytes, size, false)),
-            Reply::Exit(_) => return Ok((bytes, size, true)),
-            _ => {}
         }
+    }
+
+    /// The first row written at or after `t`: the row the cursor was on at
+    /// the first mark of that time or later (past everything if none).
+    fn row_since(&self, t: u64) -> RowNo {
+        self.times
+            .iter()
+            .find(|(_, ms)| *ms >= t)
+            .map_or(RowNo::MAX, |(row, _)| *row)
+    }
+
+    /// The first byte of `raw` written at or after `t`.
+    fn raw_since(&self, t: u64) -> usize {
+        self.raw_times
+            .iter()
+            .find(|(_, ms)| *ms >= t)
+            .map_or(self.raw.len(), |(at, _)| *at)
+    }
+}
+
+/// The row the cursor is on, by number (on the alternate screen, the main
+/// screen's top: what is written there is no history).
+fn cursor_row(term: &Term) -> RowNo {
+    let top = term.history_end();
+    if term.screen().alternate_screen() {
+        top
+    } else {
+        top + u64::from(term.screen().cursor_position().0)
+    }
+}
+
+/// Lines through `--grep`, then `--lines` and `--width`, to stdout.
+struct Printer {
+    grep: Option<Grep>,
+    width: Option<u16>,
+    out: Vec<Out>,
+}
+
+impl Printer {
+    fn new(grep: Option<Grep>, width: Option<u16>) -> Printer {
+        Printer {
+            grep,
+            width,
+            out: Vec::new(),
+        }
+    }
+
+    fn line(&mut self, text: String) {
+        match &mut self.grep {
+            Some(g) => g.line(text, &mut self.out),
+            None => self.out.push(Out::Line(text)),
+        }
+    }
+
+    /// Prints what was selected, the last `lines` of it.
+    fn finish(&mut self, w: &mut impl Write, lines: Option<usize>) -> Result<()> {
+        let out = select::last(std::mem::take(&mut self.out), lines);
+        for o in &out {
+            for row in select::rendered(o, self.width) {
+                writeln!(w, "{row}")?;
+            }
+        }
+        w.flush()?;
+        Ok(())
     }
 }
 

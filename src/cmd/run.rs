@@ -45,7 +45,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     // for nobody to see would run on unnoticed and hold its id.
     if !args.detach
         && !args.bg
-        && let Some(what) = super::attach::not_a_terminal()
+        && let Some(what) = crate::attach::session::not_a_terminal()
     {
         bail!(
             "cannot attach: {what} is not a terminal (add --detach to run \
@@ -108,7 +108,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         println!("{}", session.id);
         return Ok(0);
     }
-    super::attach::attach(&session, &config, true)
+    crate::attach::session::attach(&session, &config, true)
 }
 
 /// Whether starting failed because another supervisor holds the id.

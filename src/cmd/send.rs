@@ -86,7 +86,7 @@ pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
 
 /// The bytes the dashboard would send for this key pressed in a session.
 fn encode(code: KeyCode, mods: KeyModifiers, app_cursor: bool) -> Option<Vec<u8>> {
-    crate::tui::keys::encode(&KeyEvent::new(code, mods), app_cursor)
+    crate::vt::keys::encode(&KeyEvent::new(code, mods), app_cursor)
 }
 
 pub fn send(args: SendArgs, config: &Config) -> Result<i32> {

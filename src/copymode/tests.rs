@@ -302,6 +302,90 @@ fn rows_that_wrap_are_copied_as_one_line() {
     );
 }
 
+/// A 300-character line at 40 columns: eight rows, each but the last
+/// wrapping, between two short lines.
+fn wrapped_line() -> (Lines, String) {
+    let long: String = (0..300)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let mut rows: Vec<Line> = vec![Line {
+        text: "before".into(),
+        wrapped: false,
+    }];
+    let chunks: Vec<String> = long
+        .as_bytes()
+        .chunks(40)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let n = chunks.len();
+    for (i, c) in chunks.into_iter().enumerate() {
+        rows.push(Line {
+            text: c,
+            wrapped: i + 1 < n,
+        });
+    }
+    rows.push(Line {
+        text: "after".into(),
+        wrapped: false,
+    });
+    let h = Lines {
+        first: 0,
+        lines: rows,
+        rows: 4,
+        cols: 40,
+    };
+    (h, long)
+}
+
+#[test]
+fn a_wrapped_line_is_selected_copied_and_searched_whole() {
+    let (mut h, long) = wrapped_line();
+    let ext = h.extent();
+    // The cursor on the line's fourth row: `y` copies all of it.
+    let mut m = CopyMode::new(ext, Some((0, 0)), false);
+    m.cursor = Some(Pos { row: 4, col: 7 });
+    assert_eq!(
+        m.copy(&mut h),
+        Outcome::Copied {
+            text: long.clone(),
+            lines: 1
+        }
+    );
+    // `V` on its third row selects all eight, and copies the one line.
+    m.cursor = Some(Pos { row: 3, col: 0 });
+    keys(&mut m, &mut h, "V");
+    let (start, end) = m.selection().expect("a selection");
+    assert_eq!((start.row, end.row), (1, 8));
+    assert_eq!(
+        keys(&mut m, &mut h, "y"),
+        Outcome::Copied {
+            text: long.clone(),
+            lines: 1
+        }
+    );
+    // `V` and a move down takes in the line after, whole.
+    let mut m = CopyMode::new(ext, Some((0, 0)), false);
+    m.cursor = Some(Pos { row: 8, col: 0 });
+    keys(&mut m, &mut h, "Vj");
+    assert_eq!(
+        keys(&mut m, &mut h, "y"),
+        Outcome::Copied {
+            text: format!("{long}\nafter"),
+            lines: 2
+        }
+    );
+    // "mnopq" is at 12 of the line, then at 38, where it goes on past
+    // the row's end (40 wide) into the next row: found there too.
+    let mut m = CopyMode::new(ext, Some((0, 0)), false);
+    m.cursor = Some(Pos { row: 0, col: 0 });
+    keys(&mut m, &mut h, "/mnopq\r");
+    assert_eq!(m.cursor, Some(Pos { row: 1, col: 12 }));
+    let across = &long[38..43];
+    keys(&mut m, &mut h, &format!("/{across}\r"));
+    assert_eq!(m.cursor, Some(Pos { row: 1, col: 38 }), "{across}");
+    assert_eq!(m.status(), None);
+}
+
 #[test]
 fn word_and_line_moves() {
     let mut h = Lines::new(&["  foo.bar baz", "", "qux", "$"], 4);

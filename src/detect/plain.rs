@@ -106,6 +106,7 @@ mod tests {
                 .map(|i| ProcessId {
                     pid: 100 + i as i32,
                     started: 1,
+                    image: 1,
                 })
                 .collect(),
             foreground_names: argv(names),

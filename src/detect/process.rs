@@ -44,12 +44,17 @@ pub struct ProcessFacts {
     pub handed_over_by: Vec<String>,
 }
 
-/// One process, across pid reuse: its pid and when it started (clock
-/// ticks since boot).
+/// One process, across pid reuse and `exec`: its pid, when it started
+/// (clock ticks since boot), and the program image it runs, told by where
+/// its stack starts (`/proc/PID/stat`'s `startstack`, which a new `exec`
+/// moves under address-space randomisation; 0 where unreadable). A
+/// process that `exec`s another program is no longer the one that was
+/// answered the status probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProcessId {
     pub pid: i32,
     pub started: u64,
+    pub image: u64,
 }
 
 impl Detector {

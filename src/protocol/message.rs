@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
-use super::{Frame, PayloadError, Size, StateReport, Status, frame};
+use super::{Frame, JournalInfo, Mark, PayloadError, Size, StateReport, Status, frame};
 
 /// Frame types sent by clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,10 +79,12 @@ pub enum ServerType {
     Screen = 0x88,
     /// Extension: the answer to ACT.
     Acted = 0x89,
+    /// Extension: the journal at this point of the output.
+    Mark = 0x8a,
 }
 
 impl ServerType {
-    pub const ALL: [ServerType; 9] = [
+    pub const ALL: [ServerType; 10] = [
         ServerType::Output,
         ServerType::StatusResp,
         ServerType::Exit,
@@ -92,6 +94,7 @@ impl ServerType {
         ServerType::State,
         ServerType::Screen,
         ServerType::Acted,
+        ServerType::Mark,
     ];
 }
 
@@ -115,6 +118,8 @@ pub struct Subscribe {
     pub terminal: bool,
     /// Push STATE now and on every change of state.
     pub state: bool,
+    /// MARK frames where the size changed (see `protocol/mark.rs`).
+    pub marks: bool,
 }
 
 impl Subscribe {
@@ -124,6 +129,7 @@ impl Subscribe {
             | bit(self.launcher, super::SUBSCRIBE_LAUNCHER)
             | bit(self.terminal, super::SUBSCRIBE_TERMINAL)
             | bit(self.state, super::SUBSCRIBE_STATE)
+            | bit(self.marks, super::SUBSCRIBE_MARKS)
     }
 
     pub fn from_flags(flags: u8) -> Self {
@@ -132,6 +138,7 @@ impl Subscribe {
             launcher: flags & super::SUBSCRIBE_LAUNCHER != 0,
             terminal: flags & super::SUBSCRIBE_TERMINAL != 0,
             state: flags & super::SUBSCRIBE_STATE != 0,
+            marks: flags & super::SUBSCRIBE_MARKS != 0,
         }
     }
 }
@@ -270,6 +277,8 @@ pub enum Reply {
     State(Box<StateReport>),
     Screen(Box<Screen>),
     Acted(Box<Acted>),
+    /// The session's size (and the time) from here in the stream on.
+    Mark(Mark),
     /// A frame type this client does not know; ignored, as the protocol
     /// says unknown frames must be.
     Unknown(u8),
@@ -295,6 +304,7 @@ impl Reply {
             Reply::State(_) => ServerType::State,
             Reply::Screen(_) => ServerType::Screen,
             Reply::Acted(_) => ServerType::Acted,
+            Reply::Mark(_) => ServerType::Mark,
             Reply::Unknown(_) => return None,
         })
     }
@@ -324,6 +334,7 @@ impl Reply {
             Reply::State(report) => frame(ty, &json(serde_json::to_vec(report))),
             Reply::Screen(screen) => frame(ty, &json(serde_json::to_vec(screen))),
             Reply::Acted(acted) => frame(ty, &json(serde_json::to_vec(acted))),
+            Reply::Mark(mark) => frame(ty, &mark.encode()),
             Reply::Unknown(_) => Vec::new(),
         }
     }
@@ -359,6 +370,7 @@ impl Reply {
             ServerType::Acted => Reply::Acted(Box::new(
                 serde_json::from_slice(&f.payload).map_err(|e| json("ACTED", e))?,
             )),
+            ServerType::Mark => Reply::Mark(Mark::decode(&f.payload)?),
         })
     }
 }
@@ -409,6 +421,9 @@ pub struct Info {
     /// The `[[automation]]` rules this session runs with.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub automation: Vec<AutomationInfo>,
+    /// What the output's journal holds (see `protocol/mark.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalInfo>,
 }
 
 impl Info {
@@ -462,7 +477,7 @@ mod tests {
         let server: Vec<u8> = ServerType::ALL.iter().map(|t| *t as u8).collect();
         assert_eq!(
             server,
-            [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89]
+            [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a]
         );
     }
 
@@ -565,6 +580,11 @@ mod tests {
                 reason: Some("no".into()),
                 ..Acted::default()
             })),
+            Reply::Mark(Mark {
+                size: Size { cols: 9, rows: 4 },
+                unix_ms: 7,
+                alternate: true,
+            }),
         ];
         for r in all {
             assert_eq!(

@@ -5,21 +5,42 @@
 //! A subscriber is an offset into the ring, so replay and live output are
 //! one contiguous read. The ring is never written past what the slowest
 //! subscriber still needs ([`Output::read_budget`]); one that stops reading
-//! is cut off instead ([`Output::evict_at`]), and told why. No I/O here:
-//! the reader and the connections bring the bytes and the sockets.
+//! is cut off instead ([`Output::evict_at`]), and told why. Beside the
+//! ring, its journal ([`super::journal`]) says where the size changed; a
+//! subscriber that asked for marks gets each one between its OUTPUT
+//! frames, exactly where it falls. No I/O here: the reader and the
+//! connections bring the bytes and the sockets.
 
 use std::collections::HashMap;
 use std::io;
 
-use crate::protocol::{self, ErrorCode, HEADER_LEN, MAX_OUTPUT_FRAME, Reply, ServerType};
+use crate::protocol::{
+    self, ErrorCode, HEADER_LEN, JournalInfo, MAX_OUTPUT_FRAME, Mark, Reply, ServerType, Size,
+};
 
+use super::journal::{Journal, Recorded};
 use super::ring::Ring;
+use crate::vt::alternate::Alternate;
 
 /// How far (in bytes) a subscriber may fall behind the newest output before
 /// the supervisor stops reading the pty, on top of the scrollback.
 pub const LAG_WINDOW: usize = 1 << 20;
 
 pub type ConnId = u64;
+
+/// How far back from the replay's nominal start a subscriber that asked
+/// for marks has its replay begin at a clean point (see
+/// [`Output::clean_start`]).
+const CLEAN_START_SPAN: u64 = 4096;
+
+/// Which marks a subscriber that asked for them is still owed.
+#[derive(Debug, Clone, Copy)]
+struct MarkCursor {
+    /// The mark in force at its start, before any byte.
+    base: bool,
+    /// Marks at this offset or later have not been sent.
+    next: u64,
+}
 
 /// An OUTPUT frame partly written to a subscriber's socket.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +90,8 @@ struct Sub {
     evicted: Option<Vec<u8>>,
     /// Where the scrollback replay ends, while a REPLAY_END frame is owed.
     replay_end: Option<u64>,
+    /// Set for a subscriber that asked for marks.
+    marks: Option<MarkCursor>,
 }
 
 impl Sub {
@@ -91,16 +114,37 @@ pub struct Output {
     ring: Ring,
     scrollback: usize,
     subs: HashMap<ConnId, Sub>,
+    journal: Journal,
+    /// Whether the output is on the alternate screen, for the journal.
+    alternate: Alternate,
 }
 
 impl Output {
     /// Keeps the last `scrollback` bytes for late joiners, plus the lag
-    /// window for subscribers behind.
-    pub fn new(scrollback: usize) -> Output {
+    /// window for subscribers behind; the session starts at `size`, at
+    /// `unix_ms`.
+    pub fn new(scrollback: usize, size: Size, unix_ms: u64) -> Output {
+        let ring = Ring::new(scrollback.saturating_add(LAG_WINDOW));
         Output {
-            ring: Ring::new(scrollback.saturating_add(LAG_WINDOW)),
+            journal: Journal::new(ring.capacity(), size, unix_ms),
+            ring,
             scrollback,
             subs: HashMap::new(),
+            alternate: Alternate::default(),
+        }
+    }
+
+    /// INFO's account of the journal.
+    pub fn journal_info(&self) -> JournalInfo {
+        let head = self.ring.head();
+        let start = head
+            .saturating_sub(self.scrollback as u64)
+            .max(self.ring.oldest())
+            .max(self.journal.floor());
+        JournalInfo {
+            marks: self.journal.len(),
+            max_marks: self.journal.capacity(),
+            since_unix_ms: self.journal.time_at(start).unwrap_or(0),
         }
     }
 
@@ -108,20 +152,85 @@ impl Output {
         self.scrollback
     }
 
-    /// Reads at most `max` bytes with `read` straight into the ring: the
-    /// offsets of what was read, and how many bytes `read` was offered.
-    /// The caller keeps `max` within [`Output::read_budget`].
+    /// Reads at most `max` bytes with `read` straight into the ring, at
+    /// `unix_ms`: the offsets of what was read, and how many bytes `read`
+    /// was offered. The caller keeps `max` within [`Output::read_budget`].
     pub fn read(
         &mut self,
         max: usize,
+        unix_ms: u64,
         read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
     ) -> io::Result<(std::ops::Range<u64>, usize)> {
         let from = self.ring.head();
         let spare = self.ring.spare(max);
         let offered = spare.len();
         let n = read(spare)?;
+        if n > 0 {
+            let recorded = self.journal.output(from, unix_ms);
+            self.recorded(recorded);
+        }
         self.ring.commit(n);
+        // Where the screen switched, each at the byte after its switch.
+        let mut switches: Vec<(u64, bool)> = Vec::new();
+        if let Some((a, b)) = self.ring.slices(from, from + n as u64) {
+            let mut at = from;
+            for part in [a, b] {
+                self.alternate
+                    .scan(part, |i, on| switches.push((at + i as u64, on)));
+                at += part.len() as u64;
+            }
+        }
+        for (offset, on) in switches {
+            let recorded = self.journal.switched(offset, on, unix_ms);
+            self.recorded(recorded);
+        }
+        self.journal.trim(self.ring.oldest());
         Ok((from..from + n as u64, offered))
+    }
+
+    /// The session's size is now `size` (its pty was resized), at
+    /// `unix_ms`: the next byte is the first written at that size.
+    pub fn resized(&mut self, size: Size, unix_ms: u64) {
+        let recorded = self.journal.resized(self.ring.head(), size, unix_ms);
+        self.recorded(recorded);
+    }
+
+    /// What a new mark means for the subscribers: one that replaced the
+    /// mark they were just given is owed again; one whose marks were
+    /// dropped before they were sent is cut off, since its stream would
+    /// apply a size at the wrong place.
+    fn recorded(&mut self, r: Recorded) {
+        let head = self.ring.head();
+        if r.replaced {
+            for cur in self.subs.values_mut().filter_map(|s| s.marks.as_mut()) {
+                if cur.next == head + 1 {
+                    cur.next = head;
+                }
+            }
+        }
+        let Some(through) = r.dropped_through else {
+            return;
+        };
+        let floor = self.journal.floor();
+        let lost: Vec<ConnId> = self
+            .subs
+            .iter()
+            .filter(|(_, s)| s.evicted.is_none())
+            .filter(|(_, s)| {
+                s.marks
+                    .is_some_and(|c| c.next <= through || (c.base && s.offset < floor))
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in lost {
+            tracing::debug!(conn = id, through, "cut off: its marks were dropped");
+            let msg = format!(
+                "subscriber cut off: the session was resized more often than its journal keeps ({} sizes) while this subscriber was behind; reconnect to resume from the scrollback",
+                self.journal.capacity()
+            );
+            let error = Reply::error(ErrorCode::TooSlow, &msg).encode();
+            self.cut_off(id, &error);
+        }
     }
 
     /// The bytes in `from..to` as one or two slices, if the ring holds
@@ -136,12 +245,17 @@ impl Output {
     }
 
     /// Registers a subscriber at the start of the scrollback: replay and
-    /// live output are then one contiguous read of the log.
-    pub fn subscribe(&mut self, id: ConnId, mark_replay: bool) {
+    /// live output are then one contiguous read of the log. One that asks
+    /// for `marks` starts where sizes are known and at a clean point, and
+    /// is owed the mark in force there first.
+    pub fn subscribe(&mut self, id: ConnId, mark_replay: bool, marks: bool) {
         let head = self.ring.head();
-        let start = head
+        let mut start = head
             .saturating_sub(self.scrollback as u64)
             .max(self.ring.oldest());
+        if marks {
+            start = self.clean_start(start.max(self.journal.floor()));
+        }
         self.subs.insert(
             id,
             Sub {
@@ -149,8 +263,88 @@ impl Output {
                 inflight: None,
                 evicted: None,
                 replay_end: mark_replay.then_some(head),
+                marks: marks.then_some(MarkCursor {
+                    base: true,
+                    next: start + 1,
+                }),
             },
         );
+    }
+
+    /// Where a replay that starts at `start` begins cleanly: the bytes
+    /// before `start` are gone, so `start` may fall inside an escape
+    /// sequence (whose tail would print as text: `9mClaude`), a character
+    /// or a line. The first line start (after a LF) or escape sequence
+    /// start (an ESC, where a terminal begins a new sequence whatever came
+    /// before) in the next [`CLEAN_START_SPAN`] bytes; failing both, the
+    /// first byte that starts a character. At offset 0 nothing was lost.
+    fn clean_start(&self, start: u64) -> u64 {
+        if start == 0 {
+            return 0;
+        }
+        let end = (start + CLEAN_START_SPAN).min(self.ring.head());
+        let Some((a, b)) = self.ring.slices(start, end) else {
+            return start;
+        };
+        let bytes = a.iter().chain(b);
+        let mut first_char = None;
+        for (i, &byte) in bytes.enumerate() {
+            let at = start + i as u64;
+            match byte {
+                b'\n' => return at + 1,
+                0x1b => return at,
+                0x80..=0xbf => {}
+                _ => {
+                    first_char.get_or_insert(at);
+                }
+            }
+        }
+        first_char.unwrap_or(start)
+    }
+
+    /// The mark a subscriber is owed before its next byte, if one is due
+    /// now (nothing in flight): the one in force at its start, then each
+    /// at its offset once a byte follows it. Until then a mark may still be
+    /// replaced (sizes with no byte between are one), and the session's
+    /// screen takes a size with the first byte after it too; so a
+    /// subscriber's emulator goes through exactly the sizes the session's
+    /// screen did. A mark behind the subscriber (never expected) is
+    /// skipped, never applied late.
+    pub fn take_mark(&mut self, id: ConnId) -> Option<Mark> {
+        let head = self.ring.head();
+        let Output { subs, journal, .. } = self;
+        let sub = subs.get_mut(&id)?;
+        if sub.inflight.is_some() || sub.evicted.is_some() {
+            return None;
+        }
+        let cur = sub.marks.as_mut()?;
+        if cur.base {
+            cur.base = false;
+            cur.next = sub.offset + 1;
+            return journal.at(sub.offset).map(|e| e.mark);
+        }
+        loop {
+            let e = journal.from(cur.next)?;
+            if e.offset > sub.offset || e.offset >= head {
+                return None;
+            }
+            cur.next = e.offset + 1;
+            if e.offset == sub.offset {
+                return Some(e.mark);
+            }
+        }
+    }
+
+    /// The offset of the next byte a subscriber will be framed.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn position(&self, id: ConnId) -> Option<u64> {
+        self.subs.get(&id).map(|s| s.offset)
+    }
+
+    /// Where the size changed, and when output was read.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// Forgets a subscriber; true if it was one (its bytes are free now).
@@ -232,8 +426,14 @@ impl Output {
     /// Starts the next OUTPUT frame for a subscriber if it has bytes
     /// waiting and nothing in flight.
     pub fn start_frame(&mut self, id: ConnId) {
-        let head = self.ring.head();
-        let Some(sub) = self.subs.get_mut(&id) else {
+        let Output {
+            ring,
+            subs,
+            journal,
+            ..
+        } = self;
+        let head = ring.head();
+        let Some(sub) = subs.get_mut(&id) else {
             return;
         };
         if sub.inflight.is_some() || sub.evicted.is_some() || sub.offset >= head {
@@ -241,11 +441,23 @@ impl Output {
         }
         // A frame never straddles the end of the replay, so the marker can
         // be sent exactly between replayed and live bytes.
-        let end = match sub.replay_end {
+        let mut end = match sub.replay_end {
             Some(r) if r > sub.offset => r,
             Some(_) => return,
             None => head,
         };
+        // Nor a mark: it goes between frames, where it falls.
+        if let Some(cur) = sub.marks {
+            if cur.base {
+                return;
+            }
+            if let Some(e) = journal.from(cur.next) {
+                if e.offset <= sub.offset {
+                    return;
+                }
+                end = end.min(e.offset);
+            }
+        }
         let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
         sub.inflight = Some(Inflight {
             header: protocol::header(ServerType::Output as u8, len as u32),
@@ -308,182 +520,4 @@ impl Output {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::{Assembler, MAX_PAYLOAD, server};
-    use proptest::prelude::*;
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        /// The program prints this many bytes (as much as the reader may
-        /// take without overwriting what a subscriber needs).
-        Print(usize),
-        /// Connection `k` subscribes, asking for REPLAY_END or not.
-        Subscribe(usize, bool),
-        /// Connection `k`'s socket takes at most this many bytes.
-        Send(usize, usize),
-        /// Connection `k` is cut off, as a stalled one is.
-        CutOff(usize),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            (1usize..3000).prop_map(Op::Print),
-            (0usize..3, any::<bool>()).prop_map(|(k, m)| Op::Subscribe(k, m)),
-            (0usize..3, 1usize..5000).prop_map(|(k, n)| Op::Send(k, n)),
-            (0usize..3).prop_map(Op::CutOff),
-        ]
-    }
-
-    /// One subscriber as its client sees it.
-    #[derive(Debug, Default)]
-    struct Client {
-        /// Ring offset where its replay starts, and where live output
-        /// begins if it asked for the marker.
-        start: u64,
-        replay_end: Option<u64>,
-        wire: Vec<u8>,
-        cut: bool,
-        /// The output's end when it was cut off.
-        cut_at: Option<u64>,
-    }
-
-    /// What `client/outbound.rs` does when a socket takes `room` bytes: the
-    /// rest of a frame in flight, then a new one; REPLAY_END between frames.
-    fn send(o: &mut Output, id: ConnId, room: usize, c: &mut Client) {
-        let mut room = room;
-        while room > 0 {
-            if let Some(tail) = o.evicted_tail(id) {
-                c.wire.extend(tail);
-                o.unsubscribe(id);
-                c.cut = true;
-                return;
-            }
-            if o.take_replay_end(id) {
-                c.wire.extend(Reply::ReplayEnd.encode());
-            }
-            o.start_frame(id);
-            let Some(f) = o.inflight(id) else {
-                return;
-            };
-            let unsent: Vec<u8> = o.unsent(&f).concat();
-            let n = unsent.len().min(room);
-            c.wire.extend_from_slice(&unsent[..n]);
-            room -= n;
-            assert_eq!(o.frame_sent(id, n), n);
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        /// Subscribing while the program writes: each subscriber gets the
-        /// scrollback at its start and every byte after, no gap, no
-        /// duplicate, REPLAY_END exactly where live output begins; one cut
-        /// off gets whole frames, then ERROR, and what it got plus what
-        /// the ERROR reports lost is everything from its start.
-        #[test]
-        fn subscribers_get_a_gapless_suffix_or_are_told_what_they_lost(
-            scrollback in 1usize..6000,
-            ops in prop::collection::vec(op(), 1..120),
-        ) {
-            let mut o = Output::new(scrollback);
-            let mut produced: Vec<u8> = Vec::new();
-            let mut clients: Vec<Option<Client>> = vec![None, None, None];
-            for op in ops {
-                match op {
-                    Op::Print(n) => {
-                        let n = n.min(o.read_budget());
-                        let mut left = n;
-                        while left > 0 {
-                            let (read, _) = o
-                                .read(left, |spare| {
-                                    for (i, b) in spare.iter_mut().enumerate() {
-                                        *b = (produced.len() + i) as u8 ^ 0x5a;
-                                    }
-                                    produced.extend_from_slice(spare);
-                                    Ok(spare.len())
-                                })
-                                .expect("no read error");
-                            left -= (read.end - read.start) as usize;
-                        }
-                    }
-                    Op::Subscribe(k, mark) => {
-                        if clients[k].is_none() {
-                            let id = k as ConnId;
-                            o.subscribe(id, mark);
-                            let sub = &o.subs[&id];
-                            clients[k] = Some(Client {
-                                start: sub.offset,
-                                replay_end: sub.replay_end,
-                                ..Client::default()
-                            });
-                            // The scrollback is the last `scrollback` bytes.
-                            let head = o.ring.head();
-                            prop_assert_eq!(sub.offset, head - (scrollback as u64).min(head));
-                        }
-                    }
-                    Op::Send(k, room) => {
-                        if let Some(c) = clients[k].as_mut().filter(|c| !c.cut) {
-                            send(&mut o, k as ConnId, room, c);
-                        }
-                    }
-                    Op::CutOff(k) => {
-                        if let Some(at) = o.subs.get(&(k as ConnId)).and_then(Sub::retains) {
-                            o.evict_at(at, 1);
-                            let head = o.ring.head();
-                            for (j, c) in clients.iter_mut().enumerate() {
-                                let evicted = o.evicted_tail(j as ConnId).is_some();
-                                if let Some(c) = c.as_mut().filter(|c| evicted && c.cut_at.is_none()) {
-                                    c.cut_at = Some(head);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            // Every client that was not cut off reads to the end.
-            for (k, c) in clients.iter_mut().enumerate() {
-                if let Some(c) = c.as_mut().filter(|c| !c.cut) {
-                    send(&mut o, k as ConnId, usize::MAX, c);
-                }
-            }
-            let head = o.ring.head();
-            for c in clients.iter().flatten() {
-                let mut frames = Vec::new();
-                Assembler::new(MAX_PAYLOAD).push(&c.wire, &mut frames).expect("whole frames");
-                let mut got: Vec<u8> = Vec::new();
-                let mut marker_at = None;
-                let mut lost = None;
-                for (i, f) in frames.iter().enumerate() {
-                    match f.ty {
-                        server::OUTPUT => got.extend_from_slice(&f.payload),
-                        server::REPLAY_END => {
-                            prop_assert!(marker_at.is_none(), "REPLAY_END twice");
-                            marker_at = Some(got.len() as u64);
-                        }
-                        server::ERROR => {
-                            prop_assert_eq!(i + 1, frames.len(), "frames after ERROR");
-                            let msg = protocol::decode_error(&f.payload).1;
-                            let n = msg.split(" while ").nth(1).and_then(|r| r.split(' ').next());
-                            lost = n.and_then(|n| n.parse::<u64>().ok());
-                        }
-                        other => prop_assert!(false, "frame type {other:#x}"),
-                    }
-                }
-                let start = c.start as usize;
-                prop_assert_eq!(&got[..], &produced[start..start + got.len()], "gap or duplicate");
-                if c.cut {
-                    let lost = lost.expect("a cut-off client is told what it lost");
-                    let cut_at = c.cut_at.expect("cut off by an eviction");
-                    prop_assert_eq!(got.len() as u64 + lost, cut_at - c.start);
-                } else {
-                    prop_assert_eq!(got.len() as u64, head - c.start, "bytes missing");
-                    if let Some(end) = c.replay_end {
-                        prop_assert_eq!(marker_at, Some(end - c.start), "REPLAY_END misplaced");
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -96,6 +96,7 @@ impl ProcessProbe {
         let mut chain = vec![ProcessId {
             pid,
             started: start_ticks(pid)?,
+            image: image_of(pid),
         }];
         for _ in 0..MAX_DEPTH {
             if !self.shells.contains(&comm) {
@@ -105,7 +106,11 @@ impl ProcessProbe {
                 break;
             };
             pid = child;
-            chain.push(ProcessId { pid, started });
+            chain.push(ProcessId {
+                pid,
+                started,
+                image: image_of(pid),
+            });
             comm = comm_of(pid);
         }
         let mut handed_over_by = Vec::new();
@@ -115,7 +120,11 @@ impl ProcessProbe {
             if self.reads_terminal(&dir, &syscall) {
                 handed_over_by = names_of(pid, &comm);
                 pid = child;
-                chain.push(ProcessId { pid, started });
+                chain.push(ProcessId {
+                    pid,
+                    started,
+                    image: image_of(pid),
+                });
                 comm = comm_of(pid);
             }
         }
@@ -136,24 +145,44 @@ impl ProcessProbe {
             .take(2)
             .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
             .collect();
+        // Our pty, or `/dev/tty`: a process in front of our terminal has it
+        // as its controlling terminal, which is what `/dev/tty` opens (a
+        // password prompt, `getpass`, `sudo`, reads it so).
         let is_tty = |fd: u64| {
             std::fs::read_link(proc_dir.join("fd").join(fd.to_string()))
-                .is_ok_and(|p| p == self.tty)
+                .is_ok_and(|p| p == self.tty || p == std::path::Path::new("/dev/tty"))
         };
         match (nr, args.as_slice()) {
             (n, [fd, ..]) if n == libc::SYS_read || n == libc::SYS_readv => is_tty(*fd),
             // pselect6(nfds, ...): nfds 1 watches descriptor 0 alone.
             (n, [1, ..]) if n == libc::SYS_pselect6 => is_tty(0),
-            // ppoll(fds, nfds, ...): one descriptor, and standard input is
-            // the terminal.
-            (n, [_, 1]) if n == libc::SYS_ppoll => is_tty(0),
+            // ppoll(fds, nfds, ...) on one descriptor: the terminal if
+            // that descriptor is (a server polls its socket so).
+            (n, [fds, 1]) if n == libc::SYS_ppoll => is_tty(polled_fd(proc_dir, *fds)),
             #[cfg(target_arch = "x86_64")]
             (n, [1, ..]) if n == libc::SYS_select => is_tty(0),
             #[cfg(target_arch = "x86_64")]
-            (n, [_, 1]) if n == libc::SYS_poll => is_tty(0),
+            (n, [fds, 1]) if n == libc::SYS_poll => is_tty(polled_fd(proc_dir, *fds)),
             _ => false,
         }
     }
+}
+
+/// The descriptor in the `struct pollfd` at `addr` of a process blocked in
+/// `poll` on one descriptor, read from its memory (`/proc/PID/mem`: the
+/// supervisor may read its own descendants'). Where the memory cannot be
+/// read (a program that made itself undumpable), standard input is taken
+/// for it, the usual case of a program polling one descriptor while it
+/// waits for a key.
+fn polled_fd(proc_dir: &std::path::Path, addr: u64) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let mut fd = [0u8; 4];
+    std::fs::File::open(proc_dir.join("mem"))
+        .and_then(|mem| mem.read_exact_at(&mut fd, addr))
+        // A negative descriptor is one poll skips: none of ours.
+        .map_or(0, |()| {
+            u64::try_from(i32::from_ne_bytes(fd)).unwrap_or(u64::MAX)
+        })
 }
 
 /// The processes in front, the names of the last, and the names of the
@@ -191,6 +220,14 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
 /// 22nd field): with the pid, the identity of a process across pid reuse.
 fn start_ticks(pid: i32) -> Option<u64> {
     stat_field(pid, 19).and_then(|t| u64::try_from(t).ok())
+}
+
+/// Where process `pid`'s stack starts (`startstack`): a new program image
+/// after an `exec` gets a new one (see [`ProcessId`]).
+fn image_of(pid: i32) -> u64 {
+    stat_field(pid, 25)
+        .and_then(|a| u64::try_from(a).ok())
+        .unwrap_or(0)
 }
 
 /// Field `n` after the command name of `/proc/PID/stat` (0: the state,

@@ -69,6 +69,9 @@ pub struct Shared {
     /// ring and parses them when the screen is looked at, asleep while the
     /// session rests (see `rest`).
     screen: Dozing<Recorder>,
+    /// A size the screen takes with the next byte of output (see
+    /// `resized`).
+    screen_size: Option<Size>,
     /// The `agent` classifier, when the session has it.
     detector: Option<Detector>,
     /// Where process facts come from, for the detector or the check of a
@@ -129,7 +132,7 @@ impl Shared {
     ) -> Self {
         let started_ms = clock.now_ms();
         Shared {
-            output: Output::new(scrollback),
+            output: Output::new(scrollback, size, info.started_unix_ms),
             classifier,
             clock,
             started_ms,
@@ -145,6 +148,7 @@ impl Shared {
             kill_requested: None,
             default_grace_ms,
             screen: Dozing::new(Term::with_callbacks(size, Recorder::default())),
+            screen_size: None,
             info,
             detector: None,
             process: None,
@@ -216,12 +220,20 @@ impl Shared {
         max: usize,
         read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
     ) -> io::Result<(usize, usize)> {
-        let (range, offered) = self.output.read(max, read)?;
+        let unix_ms = self.unix_ms();
+        let (range, offered) = self.output.read(max, unix_ms, read)?;
         let n = (range.end - range.start) as usize;
         if n > 0 {
             self.note_output(range.start, range.end);
         }
         Ok((n, offered))
+    }
+
+    /// Wall-clock time on the session's clock: its start plus the time
+    /// since, so paused time in tests moves it too.
+    fn unix_ms(&self) -> u64 {
+        let since = self.clock.now_ms().saturating_sub(self.started_ms);
+        self.info.started_unix_ms.saturating_add(since)
     }
 
     /// Takes the answers to the program's queries that are owed to it.
@@ -451,6 +463,7 @@ impl Shared {
             output,
             classifier,
             screen,
+            screen_size,
             detector,
             process,
             answers,
@@ -460,6 +473,9 @@ impl Shared {
         let Some((a, b)) = output.slices(from, to) else {
             return;
         };
+        if let Some(size) = screen_size.take() {
+            screen.term().resize(size);
+        }
         // One record per read, as the classifiers expect; a read never
         // wraps the ring (see `Ring::spare`), so `b` is empty.
         for chunk in [a, b] {
@@ -539,14 +555,19 @@ impl Shared {
         }
     }
 
-    /// The session was resized: the screen follows, and the redraw that
-    /// answers it is not work.
+    /// The session was resized: the journal records it where the next
+    /// byte will go, the screen takes it with that byte, and the redraw
+    /// that answers it is not work. Sizes with no output between them are
+    /// one for the journal, so they are one for the screen too: it goes
+    /// through exactly the sizes a replay with the journal does.
     pub fn resized(&mut self, size: Size) {
         self.size = size;
+        let unix_ms = self.unix_ms();
+        self.output.resized(size, unix_ms);
         if let Some(k) = &mut self.keeper {
             k.resized(size);
         }
-        self.screen.term().resize(size);
+        self.screen_size = Some(size);
         let now = self.clock.now_ms();
         self.resized_ms = Some(now);
         if let Some(d) = &mut self.detector {

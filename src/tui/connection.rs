@@ -203,9 +203,12 @@ async fn serve(
     let send = |m: SessionMsg| tx.send(Msg::Session(id.to_string(), m));
     // Started by us: ours is the subscription its supervisor waits for.
     // State changes are pushed: `waiting` shows the moment it begins.
+    // The journal's marks: the pane's emulator takes each size where it
+    // falls in the output (its history is then the session's).
     let subscribe = Subscribe {
         launcher: launched,
         state: true,
+        marks: true,
         ..Subscribe::default()
     };
     let hello = [
@@ -247,6 +250,7 @@ async fn serve(
                     Reply::Status(s) => SessionMsg::Status(s),
                     Reply::Info(info) => SessionMsg::Info(info),
                     Reply::State(report) => SessionMsg::State(*report),
+                    Reply::Mark(mark) => SessionMsg::Mark(mark),
                     Reply::Acted(acted) => SessionMsg::Acted(acted),
                     Reply::Exit(code) => {
                         exited = true;

@@ -22,10 +22,10 @@ use vt100::MouseProtocolMode;
 
 use crate::copymode::{CopyMode, Extent, History, Key, Line, Outcome, RowNo};
 
-use super::keys;
 use super::layout::{inner, placements};
-use super::model::{Effect, Mode, Model, Pane};
+use super::model::{CopyWindow, Effect, Mode, Model, Pane};
 use super::screen::{self, View};
+use crate::vt::keys;
 
 /// Rows a notch of the wheel scrolls.
 const WHEEL_ROWS: i64 = 3;
@@ -265,7 +265,7 @@ pub(super) fn start_window(p: &mut Pane, rows: u16) {
     let screen = p.term.size().rows;
     let rows = rows.clamp(1, screen);
     let top = super::window::live_top(p, rows);
-    p.copy_window = Window {
+    p.copy_window = CopyWindow {
         rows,
         below: screen - rows - top.min(screen - rows),
     };
@@ -327,16 +327,6 @@ fn program_cursor(p: &Pane, ext: Extent) -> (u16, u16) {
     let (r, c) = p.term.screen().cursor_position();
     let row = r.saturating_sub(live_top(p));
     (row.min(ext.rows.saturating_sub(1)), c)
-}
-
-/// A pane's window onto its session's screen, as copy mode sees it: how
-/// many rows it shows (0: the whole screen), and how many rows of the live
-/// screen were below it (blank, or what its program drew under the cursor)
-/// when it left the live screen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Window {
-    pub rows: u16,
-    pub below: u16,
 }
 
 /// A pane's emulator read by copy mode through the pane's window.

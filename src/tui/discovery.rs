@@ -6,8 +6,7 @@
 
 use std::path::Path;
 
-use crate::liveness::{self, Liveness};
-use crate::paths::{self, SessionPaths};
+use crate::liveness;
 
 use super::model::{Model, Msg};
 use super::remotes::Remotes;
@@ -16,7 +15,7 @@ use super::remotes::Remotes;
 /// first, so a pane of a host that went down is not taken for ended. The
 /// model is read to know which lost sessions have a pane already.
 pub fn discover(dir: &Path, remotes: &mut Remotes, m: &Model) -> Vec<Msg> {
-    let (mut ids, orphans) = scan(dir);
+    let (mut ids, orphans) = liveness::scan(dir);
     let remote = remotes.scan();
     ids.extend(remote.ids);
     let mut ended = crate::ended::list(dir);
@@ -36,7 +35,7 @@ pub fn discover(dir: &Path, remotes: &mut Remotes, m: &Model) -> Vec<Msg> {
 
 /// The sessions lost with their supervisor (`hm restore`'s), each with the
 /// end of its old output when it gets a pane now.
-fn lost(m: &Model, dir: &Path) -> Vec<super::lost::Found> {
+fn lost(m: &Model, dir: &Path) -> Vec<super::model::LostFound> {
     /// The old output a new pane of a lost session shows.
     const TAIL: usize = 64 * 1024;
     let state = crate::restore::sessions_dir();
@@ -51,24 +50,7 @@ fn lost(m: &Model, dir: &Path) -> Vec<super::lost::Found> {
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
-            super::lost::Found { lost: l, tail }
+            super::model::LostFound { lost: l, tail }
         })
         .collect()
-}
-
-/// Ids with a live supervisor (their pid file's lock is held), and ids
-/// whose program outlived its supervisor.
-pub fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
-    let (mut live, mut orphans) = (Vec::new(), Vec::new());
-    for id in paths::list_ids(dir).unwrap_or_default() {
-        let Ok(p) = SessionPaths::new(dir, &id) else {
-            continue;
-        };
-        match liveness::probe(&p.pid, &p.sock, false) {
-            Liveness::Running => live.push(id),
-            Liveness::Orphaned(_) => orphans.push(id),
-            Liveness::Stale | Liveness::Missing => {}
-        }
-    }
-    (live, orphans)
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use crossterm::event::KeyEvent;
 
 use super::copy;
-use super::keys;
 use super::model::{Effect, Link, Mode, Model};
+use crate::vt::keys;
 
 /// Focuses a live session, unless there would be no key to come back with.
 pub fn enter(m: &mut Model, id: String, now: Instant) {

@@ -186,6 +186,9 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             focus::enter(m, id, now);
             if matches!(m.mode, Mode::Focus(_)) {
                 m.inbox.after_focus = true;
+                // Answered by hand there: a refusal about it is old news
+                // when the inbox comes back.
+                m.inbox.said = None;
             } else {
                 // Refused (it ended, it is not connected): said in the
                 // footer, and the inbox stays.

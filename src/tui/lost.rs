@@ -7,15 +7,7 @@
 
 use std::time::Instant;
 
-use super::model::{Effect, Link, Model, Pane};
-
-/// A lost session, as the run loop found it: its manifest's facts and the
-/// end of its old output, for its pane.
-#[derive(Debug, Clone)]
-pub struct Found {
-    pub lost: crate::lost::Lost,
-    pub tail: Vec<u8>,
-}
+use super::model::{Effect, Link, LostFound as Found, Model, Pane};
 
 /// What the scan found: a pane for each lost session that has none (and
 /// is not being started), and none left for one no longer lost.

@@ -12,11 +12,16 @@ use crate::protocol::{Size, Status};
 use crate::theme::Theme;
 use crate::vt::term::Term;
 
+mod copy_window;
 mod drag;
 mod inbox;
+mod lost_found;
+pub mod window_facts;
 
+pub use copy_window::CopyWindow;
 pub use drag::Drag;
 pub use inbox::{Answering, Inbox, Said, Shown};
+pub use lost_found::LostFound;
 
 /// Something that happened.
 #[derive(Debug)]
@@ -50,7 +55,7 @@ pub enum Msg {
     /// session.
     BackFromAttach(String, AttachEnd),
     /// The sessions lost with their supervisor (`hm restore`'s).
-    Lost(Vec<super::lost::Found>),
+    Lost(Vec<LostFound>),
 }
 
 /// How a raw attach (`a`) ended.
@@ -75,6 +80,8 @@ pub enum SessionMsg {
     Info(Box<crate::protocol::Info>),
     /// A pushed state change (STATE).
     State(crate::protocol::StateReport),
+    /// The session's size from here in its output on (MARK).
+    Mark(crate::protocol::Mark),
     Exit(i32),
     /// The connection failed or was refused; it will be retried. The
     /// pane shows `why`; a `notice`, the whole story where `why` cannot
@@ -246,7 +253,7 @@ pub struct Pane {
     /// The window's facts about the live screen, for `drawn` and a size
     /// (see [`super::window::live_top`]): a quiet pane is not read again
     /// at every frame.
-    pub window_memo: std::cell::Cell<Option<super::window::Memo>>,
+    pub window_memo: std::cell::Cell<Option<window_facts::Memo>>,
     /// The pane is scrolled back into its history, or in copy mode
     /// (see [`super::copy`]); `None`: it shows the live screen.
     pub copy: Option<crate::copymode::CopyMode>,
@@ -257,7 +264,11 @@ pub struct Pane {
     pub answering: Option<Answering>,
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
-    pub copy_window: super::copy::Window,
+    pub copy_window: CopyWindow,
+    /// The session's output comes with its journal's marks: the emulator
+    /// takes each size where it falls in the output, and no other, so it
+    /// goes through the sizes the session's screen did.
+    pub marks: bool,
 }
 
 impl Pane {
@@ -300,6 +311,7 @@ impl Pane {
             drawn: 0,
             window_memo: std::cell::Cell::new(None),
             copy_window: Default::default(),
+            marks: false,
         }
     }
 

@@ -29,9 +29,9 @@ pub struct RawCtx<'a> {
 /// loop does), and says how it ended.
 pub async fn raw_attach(id: &str, opts: &Options, m: &mut Model, ctx: RawCtx<'_>) -> Msg {
     let end = match attach(id, opts, m, ctx).await {
-        Ok(crate::cmd::attach::Returned::Detached) => AttachEnd::Detached,
-        Ok(crate::cmd::attach::Returned::Next) => AttachEnd::Next,
-        Ok(crate::cmd::attach::Returned::Ended(why)) => AttachEnd::Ended(why),
+        Ok(crate::attach::session::Returned::Detached) => AttachEnd::Detached,
+        Ok(crate::attach::session::Returned::Next) => AttachEnd::Next,
+        Ok(crate::attach::session::Returned::Ended(why)) => AttachEnd::Ended(why),
         Err(e) => AttachEnd::Failed(crate::error::describe(&e)),
     };
     Msg::BackFromAttach(id.to_owned(), end)
@@ -42,7 +42,7 @@ async fn attach(
     opts: &Options,
     m: &mut Model,
     mut ctx: RawCtx<'_>,
-) -> Result<crate::cmd::attach::Returned> {
+) -> Result<crate::attach::session::Returned> {
     let (dir, plain, _) = session_at(opts, id);
     let session = crate::paths::SessionPaths::new(&dir, &plain)?;
     ctx.keyboard.park();
@@ -62,8 +62,8 @@ async fn passthrough(
     opts: &Options,
     m: &mut Model,
     ctx: &mut RawCtx<'_>,
-) -> Result<crate::cmd::attach::Returned> {
-    let dash = crate::cmd::attach::FromDashboard {
+) -> Result<crate::attach::session::Returned> {
+    let dash = crate::attach::session::FromDashboard {
         others_waiting: Default::default(),
         next_key: opts.next_key,
     };
@@ -73,7 +73,7 @@ async fn passthrough(
     std::thread::Builder::new()
         .name("hm-attach".into())
         .spawn(move || {
-            let r = crate::cmd::attach::attach_from_dashboard(&session, &config, dash);
+            let r = crate::attach::session::attach_from_dashboard(&session, &config, dash);
             let _ = done_tx.send(r);
         })
         .context("cannot start the attach")?;

@@ -82,7 +82,7 @@ impl Remotes {
         for (name, link) in &self.links {
             match link.state() {
                 LinkState::Up => {
-                    let (live, _) = super::discovery::scan(link.dir());
+                    let (live, _) = crate::liveness::scan(link.dir());
                     found
                         .ids
                         .extend(live.iter().map(|id| format!("{name}:{id}")));

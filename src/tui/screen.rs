@@ -23,7 +23,7 @@ pub fn view_around<CB: vt100::Callbacks + Default>(
     cols: u16,
     (crow, ccol): (u16, u16),
 ) -> View<'_> {
-    let screen = term.screen();
+    let screen = term.shown();
     let (srows, scols) = screen.size();
     let offset = |len: u16, avail: u16, cursor: u16| -> u16 {
         if len <= avail {

@@ -186,6 +186,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // The connection's greeting asked INFO.
             p.infos_out = 1;
             p.infos_stale = 0;
+            // Known once its first mark comes (an older supervisor sends
+            // none).
+            p.marks = false;
             // The replay that follows is the whole history again.
             p.copy = None;
             if let Some(rows) = history {
@@ -195,6 +198,15 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.drawn += 1;
             p.poll.reset();
             p.poll.asked(now);
+        }
+        SessionMsg::Mark(mark) => {
+            let first = !std::mem::replace(&mut p.marks, true);
+            let shown = crate::protocol::Mark {
+                size: sizing::shown(mark.size),
+                ..mark
+            };
+            p.term.take_mark(&shown, first);
+            copy::follow(p);
         }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);

@@ -32,11 +32,12 @@ pub fn ask_info(p: &mut Pane, fx: &mut Vec<Effect>) {
 /// Asks the session to take `size` (RESIZE), and whether it took (INFO):
 /// a person's terminal attached elsewhere keeps its own. The emulator
 /// takes the size at once unless the session is held, so the program's
-/// redraw is laid out as it means it.
+/// redraw is laid out as it means it; or, when the session's output
+/// brings its journal's marks, where the output says (see `Pane::marks`).
 fn ask_size(p: &mut Pane, size: Size, now: Instant, fx: &mut Vec<Effect>) {
     p.applied = Some(size);
     p.resized_at = Some(now);
-    if !p.held {
+    if !p.held && !p.marks {
         p.term.resize(size);
     }
     p.infos_stale = p.infos_out;
@@ -51,13 +52,7 @@ pub fn learned(p: &mut Pane, info: &Info) {
     let stale = p.infos_stale > 0;
     p.infos_stale = p.infos_stale.saturating_sub(1);
     if let Some(size) = info.size().filter(|_| !stale) {
-        // An emulator holds its whole screen (32 bytes a cell), so a
-        // session sized absurdly by some client is shown at most
-        // this big rather than costing gigabytes.
-        let shown = Size {
-            cols: size.cols.clamp(1, MAX_UNFIT.cols),
-            rows: size.rows.clamp(1, MAX_UNFIT.rows),
-        };
+        let shown = shown(size);
         p.session_size = Some(shown);
         // A person's terminal attached elsewhere sets the size; a
         // supervisor that does not say so is seen holding it by
@@ -67,11 +62,24 @@ pub fn learned(p: &mut Pane, info: &Info) {
             None => p.applied.is_some_and(|a| a != size),
         };
         // The pane is a window onto the session's own screen: its
-        // emulator is at the session's size (held or not).
-        p.term.resize(shown);
+        // emulator is at the session's size (held or not); with marks,
+        // it takes that size where the output says.
+        if !p.marks {
+            p.term.resize(shown);
+        }
         copy::follow(p);
     } else if let Some(n) = info.terminals {
         p.held = n > 0;
+    }
+}
+
+/// The size a session's emulator is kept at: the session's, but at most
+/// [`MAX_UNFIT`] (an emulator holds its whole screen, 32 bytes a cell,
+/// so a session sized absurdly by some client costs no gigabytes).
+pub fn shown(size: Size) -> Size {
+    Size {
+        cols: size.cols.clamp(1, MAX_UNFIT.cols),
+        rows: size.rows.clamp(1, MAX_UNFIT.rows),
     }
 }
 

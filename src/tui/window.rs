@@ -8,25 +8,12 @@
 //! left edge, and a row cut on the right is marked, never wrapped.
 //!
 //! [`top_row`] is the choice, a pure function of a few facts about the
-//! screen ([`Screen`]), so it is tested without an emulator; [`facts`]
+//! screen ([`Screen`], kept with each pane as plain data), so it is tested without an emulator; [`facts`]
 //! reads them from one. The view draws the window; copy mode starts from
 //! it (`super::copy`).
 
 use super::model::Pane;
-
-/// What the window's choice depends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Screen {
-    /// The screen's height.
-    pub rows: u16,
-    /// The cursor's row.
-    pub cursor_row: u16,
-    /// Whether the program shows its cursor (an agent's UI often hides it
-    /// and leaves it anywhere).
-    pub cursor_shown: bool,
-    /// The last row with anything drawn on it.
-    pub last_text_row: Option<u16>,
-}
+pub use super::model::window_facts::{Memo, Screen};
 
 /// The first of the screen's rows a window of `height` rows shows. With a
 /// dialog (its first and last row), the window holds it whole, at its
@@ -87,14 +74,6 @@ pub fn live_top(p: &Pane, height: u16) -> u16 {
         |m| m.screen,
     );
     top_row(screen, height, dialog_rows(p))
-}
-
-/// What [`live_top`] read of a pane's screen, and for which state of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Memo {
-    drawn: u64,
-    size: crate::protocol::Size,
-    screen: Screen,
 }
 
 /// The rows of the dialog a waiting session shows, as its supervisor

@@ -167,6 +167,9 @@ impl StringCap {
                 if std::mem::take(&mut self.unrendered.switching) {
                     self.unrendered.to_alternate.push(out.len() + 1);
                 }
+                if std::mem::take(&mut self.unrendered.erasing) {
+                    self.unrendered.erase_history.push(out.len() + 1);
+                }
             }
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
             if !over {
@@ -205,6 +208,11 @@ pub(super) struct Unrendered {
     pub(super) to_alternate: Vec<usize>,
     /// The sequence just seen switches to the alternate screen.
     switching: bool,
+    /// Where, likewise, ED 3 (erase saved lines) sequences end: the
+    /// history kept so far goes there.
+    pub(super) erase_history: Vec<usize>,
+    /// The sequence just seen is ED 3.
+    erasing: bool,
 }
 
 /// What one of vt100's two screens keeps.
@@ -229,8 +237,10 @@ impl Unrendered {
             (Kind::Esc, b"c") => {
                 // RIS: everything back to its default.
                 let to_alternate = std::mem::take(&mut self.to_alternate);
+                let erase_history = std::mem::take(&mut self.erase_history);
                 *self = Unrendered {
                     to_alternate,
+                    erase_history,
                     ..Unrendered::default()
                 };
             }
@@ -248,6 +258,15 @@ impl Unrendered {
     }
 
     fn csi(&mut self, seq: &Seq<'_>, fin: u8) {
+        if fin == b'J' {
+            // ED 3 (or DECSED 3), exactly: erase saved lines.
+            if let Some((body, _)) = seq.csi()
+                && body.strip_prefix(b"?").unwrap_or(body) == b"3"
+            {
+                self.erasing = true;
+            }
+            return;
+        }
         if !matches!(fin, b'r' | b'h' | b'l') {
             return;
         }

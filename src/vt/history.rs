@@ -1,109 +1,144 @@
-//! A screen's history: the rows that scrolled off its top, as vt100 keeps
-//! them, numbered so that a row keeps its number while more output
-//! arrives and the oldest rows are dropped; read as text, and shown
-//! scrolled back.
+//! A screen's history: the rows that scrolled off the top of its main
+//! screen, kept as they left it and numbered so that a row keeps its
+//! number while more output arrives and the oldest rows are dropped; read
+//! as text, and shown scrolled back.
 //!
-//! vt100 addresses its history by offset from the live screen, and says
-//! nothing when it drops a row. Numbers that stay put are what a view
-//! left on old output (copy mode, a pane scrolled back) needs, so
-//! [`Tally`] counts the rows dropped, and a row's number is its place in
-//! the history plus that count.
+//! The rows themselves are kept by the emulator's callbacks
+//! ([`crate::vt::kept`]); here they are read, by number, as rows or as
+//! the program's lines, and drawn scrolled back.
+//!
+//! Rows are numbered by [`RowNo`]: a row's place in the history plus the
+//! rows dropped before it, which [`Tally`] counts.
+
+use std::fmt::Write as _;
+
+use unicode_width::UnicodeWidthChar;
 
 use crate::copymode::{self, Extent, Line, RowNo};
+use crate::vt::kept::Tally;
+use crate::vt::lines::{self, Logical};
 use crate::vt::term::Term;
 
-/// The callbacks a [`Term`]'s parser runs: the caller's own, and a count
-/// of the history rows dropped off the top.
-#[derive(Debug, Default)]
-pub struct Tally<CB> {
-    pub(crate) inner: CB,
-    /// Rows of the main screen's history dropped so far (the oldest,
-    /// pushed out by new ones or by a resize, or erased).
-    dropped: u64,
-}
-
-impl<CB> Tally<CB> {
-    pub(crate) fn new(inner: CB) -> Self {
-        Tally { inner, dropped: 0 }
-    }
-}
-
-// Everything is passed on as it is; `on_scroll` is counted first.
-impl<CB: vt100::Callbacks> vt100::Callbacks for Tally<CB> {
-    fn audible_bell(&mut self, s: &mut vt100::Screen) {
-        self.inner.audible_bell(s);
-    }
-    fn visual_bell(&mut self, s: &mut vt100::Screen) {
-        self.inner.visual_bell(s);
-    }
-    fn resize(&mut self, s: &mut vt100::Screen, request: (u16, u16)) {
-        self.inner.resize(s, request);
-    }
-    fn set_window_icon_name(&mut self, s: &mut vt100::Screen, name: &[u8]) {
-        self.inner.set_window_icon_name(s, name);
-    }
-    fn set_window_title(&mut self, s: &mut vt100::Screen, title: &[u8]) {
-        self.inner.set_window_title(s, title);
-    }
-    fn copy_to_clipboard(&mut self, s: &mut vt100::Screen, ty: &[u8], data: &[u8]) {
-        self.inner.copy_to_clipboard(s, ty, data);
-    }
-    fn paste_from_clipboard(&mut self, s: &mut vt100::Screen, ty: &[u8]) {
-        self.inner.paste_from_clipboard(s, ty);
-    }
-    fn unhandled_char(&mut self, s: &mut vt100::Screen, c: char) {
-        self.inner.unhandled_char(s, c);
-    }
-    fn unhandled_control(&mut self, s: &mut vt100::Screen, b: u8) {
-        self.inner.unhandled_control(s, b);
-    }
-    fn unhandled_escape(&mut self, s: &mut vt100::Screen, i1: Option<u8>, i2: Option<u8>, b: u8) {
-        self.inner.unhandled_escape(s, i1, i2, b);
-    }
-    fn unhandled_csi(
-        &mut self,
-        s: &mut vt100::Screen,
-        i1: Option<u8>,
-        i2: Option<u8>,
-        params: &[&[u16]],
-        c: char,
-    ) {
-        self.inner.unhandled_csi(s, i1, i2, params, c);
-    }
-    fn unhandled_osc(&mut self, s: &mut vt100::Screen, params: &[&[u8]]) {
-        self.inner.unhandled_osc(s, params);
-    }
-    fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate_screen: bool) {
-        // The alternate screen keeps no history: its rows are not numbered.
-        if !alternate_screen {
-            self.dropped += 1;
-        }
-        self.inner.on_scroll(row, alternate_screen);
-    }
-}
-
 impl<CB: vt100::Callbacks + Default> Term<CB> {
+    fn tally(&self) -> &Tally<CB> {
+        self.parser.callbacks()
+    }
+
+    /// The most history rows kept.
+    pub fn history_capacity(&self) -> usize {
+        self.tally().keep
+    }
+
+    /// Keeps at most `keep` history rows from now on, dropping the oldest
+    /// beyond it now (for a reader done with them).
+    pub fn trim_history(&mut self, keep: usize) {
+        self.scrollback = keep;
+        let tally = self.parser.callbacks_mut();
+        tally.keep = keep;
+        while tally.rows.len() > keep {
+            tally.rows.pop_front();
+            tally.dropped += 1;
+        }
+    }
+
     /// The number of the oldest row kept: how many were dropped before it.
     pub fn first_row(&self) -> u64 {
-        self.parser.callbacks().dropped
+        self.tally().dropped
     }
 
-    /// Rows kept: the history's and the screen's (on the alternate
-    /// screen, which keeps none, only the screen's).
+    /// The number of the row after the newest history row: the main
+    /// screen's top row.
+    pub fn history_end(&self) -> u64 {
+        self.first_row() + self.tally().rows.len() as u64
+    }
+
+    /// How far the main screen's rows have moved in numbering, all told
+    /// (rows a taller screen pulled down, and dropped again as they left,
+    /// see [`crate::vt::kept`]): a reader that names screen rows by number
+    /// adds the change since it last looked.
+    pub fn rows_moved(&self) -> i64 {
+        self.tally().moved
+    }
+
+    /// Rows at the top of the main screen that a taller screen pulled
+    /// down blank and nothing has written since they came.
+    pub fn rows_pulled(&self) -> u64 {
+        self.tally().pulled
+    }
+
+    /// History rows above the screen. On the alternate screen, the main
+    /// screen's history all the same: what a full-screen program draws is
+    /// no history, but what was written before it still is.
+    pub fn history_len(&self) -> usize {
+        self.tally().rows.len()
+    }
+
+    /// Rows kept: the history's and the screen's.
     pub fn rows_kept(&self) -> usize {
-        let screen = self.screen();
-        screen.scrollback_len() + usize::from(screen.size().0.get())
+        self.history_len() + usize::from(self.size().rows)
     }
 
     /// Shows the screen `back` rows up into its history (0: the live
     /// screen), as far as there is history.
     pub fn scroll_back(&mut self, back: usize) {
-        self.parser.screen_mut().set_scrollback(back);
+        let back = back.min(self.history_len());
+        if back == self.back && (back == 0) == self.view.is_none() {
+            return;
+        }
+        self.back = back;
+        self.compose();
     }
 
     /// How far up the screen is shown (see [`scroll_back`](Self::scroll_back)).
     pub fn scrolled_back(&self) -> usize {
-        self.screen().scrollback()
+        self.back
+    }
+
+    /// The screen as shown: scrolled back into the history, or the live
+    /// one. Everything else about the session (its cursor, its modes)
+    /// is the live screen's ([`Term::screen`]).
+    pub fn shown(&self) -> &vt100::Screen {
+        match &self.view {
+            Some(v) => v.screen(),
+            None => self.screen(),
+        }
+    }
+
+    /// Draws the view [`Term::scrolled_back`] rows up: the history rows
+    /// there above as much of the live screen as fits, on a screen of its
+    /// own (a row wider than the screen cut at its edge).
+    pub(super) fn compose(&mut self) {
+        self.back = self.back.min(self.history_len());
+        if self.back == 0 {
+            self.view = None;
+            return;
+        }
+        let crate::protocol::Size { cols, rows } = self.size();
+        let hist = self.history_len();
+        let top = hist - self.back;
+        let from_history = self.back.min(usize::from(rows));
+        let mut out: Vec<u8> = Vec::new();
+        if from_history < usize::from(rows) {
+            out.extend_from_slice(self.screen().contents_formatted().as_bytes());
+        }
+        // Plain drawing from here: no region, no wrap, no cursor.
+        out.extend_from_slice(b"\x1b[0m\x1b[r\x1b[?6l\x1b[?7l\x1b[?25l");
+        if from_history < usize::from(rows) {
+            let _ = write!(Bytes(&mut out), "\x1b[{from_history}T");
+        }
+        let kept = &self.tally().rows;
+        for (i, row) in kept.range(top..top + from_history).enumerate() {
+            let _ = write!(Bytes(&mut out), "\x1b[{};1H\x1b[0m", i + 1);
+            out.extend_from_slice(cut(&row.formatted, cols).as_bytes());
+        }
+        let (r, c) = super::term::dims(self.size());
+        let mut view = vt100::Parser::new(r, c, 0);
+        if crate::term::contain(|| view.process(&out)).is_some() {
+            self.view = Some(Box::new(view));
+        } else {
+            self.back = 0;
+            self.view = None;
+        }
     }
 
     /// Every row as text, oldest first: the history, then the screen.
@@ -120,45 +155,90 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     /// Rows `from..to` of the history and the screen, counted from the
-    /// oldest kept (clamped), with whether each wraps into the next. The
-    /// view is left where it was.
+    /// oldest kept (clamped), with whether each wraps into the next. A
+    /// history row is read whole: one that scrolled off before the screen
+    /// narrowed is wider than the screen is now.
     pub fn rows_between(&mut self, from: usize, to: usize) -> Vec<Line> {
-        let cols = self.size().cols;
-        let screen = self.parser.screen_mut();
-        let was = screen.scrollback();
-        let len = screen.scrollback_len();
-        let rows = usize::from(screen.size().0.get());
-        let to = to.min(len + rows);
+        let hist = self.history_len();
+        let to = to.min(self.rows_kept());
         let mut lines: Vec<Line> = Vec::with_capacity(to.saturating_sub(from));
-        let mut next = from;
-        while next < to {
-            // vt100 reads only the rows in view: scrolled back `off` rows,
-            // the first row shown is row `len - off` of the whole history.
-            let off = len.saturating_sub(next);
-            screen.set_scrollback(off);
-            let first = len - off;
-            let before = next;
-            for (i, text) in screen.rows(0, cols).enumerate() {
-                if first + i == next && next < to {
-                    let wrapped = u16::try_from(i).is_ok_and(|r| screen.row_wrapped(r));
-                    lines.push(Line { text, wrapped });
-                    next += 1;
+        if from < hist {
+            let kept = &self.tally().rows;
+            lines.extend(kept.range(from..to.min(hist)).map(|k| Line {
+                text: k.text(),
+                wrapped: k.wrapped,
+            }));
+        }
+        if to > hist {
+            let screen = self.screen();
+            let first = from.saturating_sub(hist);
+            let cols = self.size().cols;
+            for (i, text) in screen.rows(0, cols).enumerate().skip(first) {
+                if hist + i >= to {
+                    break;
                 }
-            }
-            if next == before {
-                break;
+                let wrapped = u16::try_from(i).is_ok_and(|r| screen.row_wrapped(r));
+                lines.push(Line { text, wrapped });
             }
         }
-        screen.set_scrollback(was);
+        lines
+    }
+
+    /// Every logical line kept, oldest first: the history's and the
+    /// screen's rows joined where the output wrapped (see
+    /// [`crate::vt::lines`]); blank rows at the screen's bottom dropped.
+    pub fn logical_lines(&mut self) -> Vec<Logical> {
+        let rows = self.rows_between(0, usize::MAX);
+        let mut lines = lines::join(&rows);
+        while lines.last().is_some_and(|l| l.text.is_empty()) {
+            lines.pop();
+        }
         lines
     }
 
     /// The history row the cursor is on: the rows before it are finished
     /// lines (for following output as text).
     pub fn cursor_history_row(&self) -> usize {
-        let screen = self.screen();
-        screen.scrollback_len() + usize::from(screen.cursor_position().0)
+        self.history_len() + usize::from(self.screen().cursor_position().0)
     }
+}
+
+/// Appends `fmt::Write` text to bytes.
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Bytes<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// A kept row's formatted text up to `cols` columns: its SGR sequences
+/// kept, characters past the edge left out (with wrapping off, they would
+/// all land on the last column).
+fn cut(formatted: &str, cols: u16) -> String {
+    let mut out = String::with_capacity(formatted.len());
+    let mut used = 0usize;
+    let mut chars = formatted.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d == 'm' {
+                    break;
+                }
+            }
+            continue;
+        }
+        let w = UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > usize::from(cols) {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
 }
 
 /// Copy mode reads a screen's history by row numbers.
@@ -180,65 +260,4 @@ impl<CB: vt100::Callbacks + Default> copymode::History for Term<CB> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::protocol::Size;
-    use crate::vt::term::Term;
-
-    fn lines(n: usize) -> Vec<u8> {
-        (1..=n)
-            .map(|i| format!("line {i}\r\n"))
-            .collect::<String>()
-            .into_bytes()
-    }
-
-    #[test]
-    fn a_row_keeps_its_number_when_old_rows_are_dropped() {
-        let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 4 }, 10);
-        t.feed(&lines(8));
-        assert_eq!(t.first_row(), 0);
-        // "line 3" is the third row kept.
-        assert_eq!(t.history_between(2, 3), ["line 3"]);
-        t.feed(&lines(20));
-        // History holds 10; the screen's rows above them are gone.
-        assert_eq!(t.rows_kept(), 14);
-        let first = t.first_row();
-        assert!(first > 0);
-        let all = t.history();
-        assert_eq!(all.len(), 14);
-        assert_eq!(all[13], "");
-        assert_eq!(all[12], "line 20");
-    }
-
-    #[test]
-    fn a_shrinking_resize_counts_the_rows_it_drops() {
-        let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 10 }, 2);
-        t.feed(&lines(9));
-        t.resize(Size { cols: 20, rows: 3 });
-        // Seven rows go up into a history of two: five are dropped.
-        assert_eq!(t.first_row(), 5);
-        assert_eq!(t.history(), ["line 6", "line 7", "line 8", "line 9", ""]);
-    }
-
-    #[test]
-    fn reading_the_history_leaves_the_view_where_it_was() {
-        let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 50);
-        t.feed(&lines(30));
-        t.scroll_back(5);
-        let wanted = t.screen().contents();
-        let _ = t.history();
-        assert_eq!(t.scrolled_back(), 5);
-        assert_eq!(t.screen().contents(), wanted);
-    }
-
-    #[test]
-    fn a_long_line_is_read_as_rows_that_wrap() {
-        let mut t: Term = Term::with_scrollback(Size { cols: 5, rows: 3 }, 10);
-        t.feed(b"abcdefgh\r\nxy\r\n");
-        let rows = t.rows_between(0, 3);
-        assert_eq!(rows[0].text, "abcde");
-        assert!(rows[0].wrapped);
-        assert_eq!(rows[1].text, "fgh");
-        assert!(!rows[1].wrapped);
-        assert_eq!(rows[2].text, "xy");
-    }
-}
+mod tests;

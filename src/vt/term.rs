@@ -24,7 +24,7 @@ use std::num::NonZeroU16;
 use crate::protocol::{MAX_DIM, Size};
 use crate::vt::budget::Budget;
 use crate::vt::cap::StringCap;
-use crate::vt::history::Tally;
+use crate::vt::kept::Tally;
 use crate::vt::skim::{BOUND, Skim, Unparsed, last_drawn};
 
 pub use crate::vt::cap::MAX_STRING;
@@ -36,8 +36,13 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     /// screen that parses lazily.
     unparsed: Unparsed,
     size: Size,
-    /// Rows kept after they scroll off (0 but for history readers).
+    /// Rows of history kept after they scroll off (0 but for history
+    /// readers); the parser itself keeps none (see [`crate::vt::kept`]).
     pub(super) scrollback: usize,
+    /// How many rows up into the history the view is, and the screen
+    /// shown there (history rows above the live ones), while it is.
+    pub(super) back: usize,
+    pub(super) view: Option<Box<vt100::Parser>>,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
     /// Bytes given to the parser so far.
@@ -64,7 +69,7 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
     }
 }
 
-fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
+pub(super) fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
     let clamp = |v: u16| NonZeroU16::new(v.clamp(1, MAX_DIM)).unwrap_or(NonZeroU16::MIN);
     (clamp(size.rows), clamp(size.cols))
 }
@@ -85,6 +90,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             unparsed: Unparsed::new(StringCap::default()),
             size: size.clamped(),
             scrollback: 0,
+            back: 0,
+            view: None,
             resets: 0,
             parsed: 0,
             sleeps: false,
@@ -95,7 +102,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     /// An emulator that keeps up to `lines` rows that scrolled off the
-    /// top, for reading a session's history as text.
+    /// top of its main screen: a session's history, to read as text and
+    /// to show scrolled back.
     pub fn with_scrollback(size: Size, lines: usize) -> Self {
         let mut t = Term::with_callbacks(size, CB::default());
         t.scrollback = lines;
@@ -223,7 +231,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             skim.end_text(&bytes[..whole]);
         }
         let switches = std::mem::take(&mut self.unparsed.cap.unrendered.to_alternate);
-        self.parse(&bytes[..whole], &switches);
+        let erasures = std::mem::take(&mut self.unparsed.cap.unrendered.erase_history);
+        self.parse(&bytes[..whole], &switches, &erasures);
         self.unparsed.bytes = bytes;
         self.unparsed.bytes.drain(..whole);
         let inside = !self.unparsed.cap.in_ground();
@@ -249,16 +258,12 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let bytes = std::mem::take(&mut self.unparsed.bytes);
         // The end of a sequence the parser is inside, exactly; then what
         // the skipped output set, onto rows that will scroll off.
-        let switches: Vec<usize> = self
-            .unparsed
-            .cap
-            .unrendered
-            .to_alternate
-            .iter()
-            .copied()
-            .filter(|&at| at <= floor)
-            .collect();
-        self.parse(&bytes[..floor], &switches);
+        let unrendered = &self.unparsed.cap.unrendered;
+        let before =
+            |v: &[usize]| -> Vec<usize> { v.iter().copied().filter(|&at| at <= floor).collect() };
+        let switches = before(&unrendered.to_alternate);
+        let erasures = before(&unrendered.erase_history);
+        self.parse(&bytes[..floor], &switches, &erasures);
         for r in states {
             self.process(&bytes[r]);
         }
@@ -267,10 +272,12 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         self.unparsed.bytes = bytes;
         self.unparsed.bytes.drain(..junction.at);
-        let alt = &mut self.unparsed.cap.unrendered.to_alternate;
-        alt.retain(|&at| at > junction.at);
-        for at in alt.iter_mut() {
-            *at -= junction.at;
+        let unrendered = &mut self.unparsed.cap.unrendered;
+        for v in [&mut unrendered.to_alternate, &mut unrendered.erase_history] {
+            v.retain(|&at| at > junction.at);
+            for at in v.iter_mut() {
+                *at -= junction.at;
+            }
         }
         if let Some(skim) = &mut self.unparsed.skim {
             skim.drained(junction.at);
@@ -278,32 +285,48 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.unparsed.at_junction = true;
     }
 
-    /// Parses `bytes`; `switches`: where in them sequences that switch to
-    /// the alternate screen end.
-    fn parse(&mut self, bytes: &[u8], switches: &[usize]) {
-        if !(self.sleeps || self.at_bottom) || switches.is_empty() {
-            self.process(bytes);
-        } else {
-            // Up to each switch's final byte, the main screen is still in
-            // use: its rendering is taken there, for a sleep to keep, and
-            // the rows it scrolled off are forgotten before it is hidden.
-            let mut from = 0;
-            for at in switches
-                .iter()
-                .map(|end| end.saturating_sub(1).min(bytes.len()))
-            {
-                self.process(&bytes[from.min(at)..at]);
-                from = from.max(at);
-                if !self.parser.screen().alternate_screen() {
-                    if self.sleeps {
-                        self.behind = Some(self.parser.screen().contents_formatted().into());
-                    }
-                    self.forget_scrolled();
-                }
-            }
-            self.process(&bytes[from..]);
+    /// Parses `bytes`; `switches` and `erasures`: where in them sequences
+    /// that switch to the alternate screen, and ED 3s, end.
+    fn parse(&mut self, bytes: &[u8], switches: &[usize], erasures: &[usize]) {
+        // Where the bytes are cut, and what happens there: up to each
+        // switch's final byte the main screen is still in use, so its
+        // rendering is taken there, for a sleep to keep, and the rows it
+        // scrolled off are forgotten before it is hidden; after each ED 3
+        // the history kept so far goes.
+        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        if self.sleeps || self.at_bottom {
+            cuts.extend(switches.iter().map(|end| (end.saturating_sub(1), true)));
         }
+        if self.scrollback > 0 {
+            cuts.extend(erasures.iter().map(|&end| (end, false)));
+        }
+        cuts.sort_by_key(|c| c.0);
+        // A view scrolled back stays on its rows as new ones come.
+        let end_before = (self.back > 0).then(|| self.history_end());
+        let mut from = 0;
+        for (at, switch) in cuts {
+            let at = at.clamp(from, bytes.len());
+            self.process(&bytes[from..at]);
+            from = at;
+            if self.parser.screen().alternate_screen() {
+                continue;
+            }
+            if switch {
+                if self.sleeps {
+                    self.behind = Some(self.parser.screen().contents_formatted().into());
+                }
+                self.forget_scrolled();
+            } else {
+                self.parser.callbacks_mut().erase();
+            }
+        }
+        self.process(&bytes[from..]);
         self.forget_scrolled();
+        if let Some(end_before) = end_before {
+            let grew = self.history_end().saturating_sub(end_before);
+            self.back = self.back.saturating_add(grew as usize);
+            self.compose();
+        }
         if self.behind.is_some() && !self.parser.screen().alternate_screen() {
             self.behind = None;
         }
@@ -315,6 +338,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     fn forget_scrolled(&mut self) {
         if self.at_bottom && !self.parser.screen().alternate_screen() {
             self.parser.screen_mut().clear_scrollback();
+            // The history's count of rows gone goes with vt100's.
+            self.parser.callbacks_mut().gone = 0;
         }
     }
 
@@ -348,10 +373,23 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
         let parser = &mut self.parser;
-        // The parser's own resize, not the screen's: rows it drops off the
-        // top of the history are counted (see `Tally`).
+        let before = parser.screen().size().0.get();
+        // The parser's own resize, not the screen's: rows it pushes off
+        // the top go to the history (see `Tally`, and for the rows it
+        // pulls down growing).
         if crate::term::contain(|| parser.set_size(rows, cols)).is_none() {
             self.rebuild();
+        } else {
+            let tally = self.parser.callbacks_mut();
+            let after = rows.get();
+            if after > before {
+                tally.grew(before, after);
+            } else {
+                tally.shrank(after);
+            }
+        }
+        if self.back > 0 {
+            self.compose();
         }
         self.counted_afresh();
     }
@@ -369,9 +407,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// Starts over with an empty screen, e.g. before a fresh replay.
     pub fn reset(&mut self) {
         let (rows, cols) = dims(self.size);
-        // The callbacks keep what they collected; only the screen starts over.
-        let callbacks = std::mem::take(self.parser.callbacks_mut());
-        self.parser = vt100::Parser::new_with_callbacks(rows, cols, self.scrollback, callbacks);
+        // The callbacks keep what they collected; only the screen, and
+        // the history, start over.
+        let mut callbacks = std::mem::take(self.parser.callbacks_mut());
+        callbacks.start_over(self.scrollback);
+        self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
+        self.back = 0;
+        self.view = None;
         // Half a character from before is no part of the new screen, as a
         // fresh parser would have none.
         let lazy = self.unparsed.skim.is_some();

@@ -274,7 +274,7 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     }
     role.subscribed = true;
     let mut s = ctx.shared.borrow_mut();
-    s.output_mut().subscribe(id, flags.mark_replay);
+    s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
     if flags.terminal {
         role.terminal = true;
         s.add_terminal();

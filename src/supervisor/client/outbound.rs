@@ -1,5 +1,5 @@
 //! A connection's outbound half: the control frames it is owed (answers,
-//! STATE, REPLAY_END, EXIT, ERROR) queued in order, OUTPUT frames straight
+//! STATE, REPLAY_END, MARK, EXIT, ERROR) queued in order, OUTPUT frames straight
 //! from the ring, both written with one `writev`; and the grace a closing
 //! connection gets to read what it is owed.
 
@@ -115,6 +115,11 @@ impl Outbound {
                 if let Some(report) = s.reported() {
                     self.queue(&Reply::State(Box::new(report.clone())));
                 }
+            }
+            // Between frames, where it falls: the next frame ends at the
+            // mark after it.
+            if let Some(mark) = s.output_mut().take_mark(id) {
+                self.queue(&Reply::Mark(mark));
             }
             s.output_mut().start_frame(id);
         }

@@ -198,6 +198,7 @@ impl Shared {
             dialog: None,
             actions: self.acting.log().cloned().collect(),
             automation: self.acting.info(self.clock.now_ms()),
+            journal: Some(self.output.journal_info()),
         };
         info.state = Some(self.state_now());
         if let Some(d) = &self.detector {

@@ -36,8 +36,10 @@ impl Shared {
     }
 
     fn push_quietly(&mut self, mut bytes: &[u8]) {
+        // The journal dates it now: the restored output is read now.
+        let unix_ms = self.unix_ms();
         while !bytes.is_empty() {
-            let read = self.output.read(bytes.len(), |spare| {
+            let read = self.output.read(bytes.len(), unix_ms, |spare| {
                 let n = spare.len().min(bytes.len());
                 spare[..n].copy_from_slice(&bytes[..n]);
                 Ok(n)

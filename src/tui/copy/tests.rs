@@ -36,7 +36,7 @@ fn seq(m: &mut Model, id: &str, n: usize, now: Instant) {
 /// The pane's screen as shown: its rows, top to bottom.
 fn shown(m: &Model, id: &str) -> Vec<String> {
     let t = &m.pane(id).expect("pane").term;
-    t.screen()
+    t.shown()
         .rows(0, t.size().cols)
         .map(|r| r.trim_end().to_owned())
         .collect()

@@ -415,6 +415,12 @@ fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
         "{}",
         said(&m)
     );
+    // Answered by hand in focus: back in the inbox, the refusal is gone.
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("b".into()));
+    update(&mut m, ctrl('\\'), now);
+    assert_eq!(m.mode, Mode::Inbox);
+    assert!(m.inbox.said.is_none(), "{}", said(&m));
 }
 
 #[test]

@@ -651,7 +651,7 @@ fn many_panes_share_the_history_unless_its_depth_is_set() {
     let now = Instant::now();
     let kept = |m: &Model, id: &str| {
         m.pane(id)
-            .map(|p| p.term.screen().scrollback_capacity())
+            .map(|p| p.term.history_capacity())
             .unwrap_or_default()
     };
     let ids = |n: usize| (0..n).map(|i| format!("s{i}")).collect::<Vec<_>>();
@@ -681,7 +681,7 @@ fn a_pane_connected_again_takes_its_share_of_history_as_it_is_now() {
     m.history_shared = true;
     let kept = |m: &Model, id: &str| {
         m.pane(id)
-            .map(|p| p.term.screen().scrollback_capacity())
+            .map(|p| p.term.history_capacity())
             .unwrap_or_default()
     };
     update(&mut m, Msg::Found(vec!["s0".into()]), now);

@@ -18,7 +18,7 @@ use crate::attach::keys::{self, Input, SHIFT_PAGE_UP};
 use crate::attach::shown::Shown;
 use crate::client;
 use crate::copymode::{self, Key, Outcome};
-use crate::protocol::{Request, Size, Subscribe, conn};
+use crate::protocol::{Mark, Request, Size, Subscribe, conn};
 
 impl Attach {
     /// Whether a read opens copy mode: the copy key or Shift-PgUp, alone
@@ -53,8 +53,11 @@ impl Attach {
         self.out.clear();
         self.sent = 0;
         self.reconnect().await?;
+        // With the journal's marks: the history's emulator takes each size
+        // where it falls in the output, as the session's screen did.
         let subscribe = Subscribe {
             mark_replay: true,
+            marks: true,
             ..Subscribe::default()
         };
         self.send(&[Request::Subscribe(subscribe)]).await?;
@@ -68,6 +71,13 @@ impl Attach {
         self.draw_bar();
         self.flush_some()?;
         Ok(())
+    }
+
+    /// A mark of the journal: the size of the output from here on.
+    pub(super) fn copy_mark(&mut self, mark: Mark) {
+        if let Some(copy) = &mut self.copy {
+            copy.mark(&mark);
+        }
     }
 
     /// Output for copy mode's emulator.

@@ -418,6 +418,7 @@ impl Attach {
         };
         match reply {
             Reply::Output(bytes) if self.copy.is_some() => self.copy_output(&bytes),
+            Reply::Mark(mark) => self.copy_mark(mark),
             Reply::ReplayEnd if self.copy.is_some() => self.copy_replayed().await?,
             Reply::Output(bytes) => {
                 let bar = self.bar_rows();
@@ -464,7 +465,7 @@ impl Attach {
             mark_replay: true,
             terminal: true,
             launcher: self.launcher,
-            state: false,
+            ..Subscribe::default()
         };
         // Only the first subscription is the launcher's.
         self.launcher = false;

@@ -1,0 +1,191 @@
+use crate::protocol::Size;
+use crate::vt::term::Term;
+
+fn lines(n: usize) -> Vec<u8> {
+    (1..=n)
+        .map(|i| format!("line {i}\r\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn a_row_keeps_its_number_when_old_rows_are_dropped() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 4 }, 10);
+    t.feed(&lines(8));
+    assert_eq!(t.first_row(), 0);
+    // "line 3" is the third row kept.
+    assert_eq!(t.history_between(2, 3), ["line 3"]);
+    t.feed(&lines(20));
+    // History holds 10; the screen's rows above them are gone.
+    assert_eq!(t.rows_kept(), 14);
+    let first = t.first_row();
+    assert!(first > 0);
+    let all = t.history();
+    assert_eq!(all.len(), 14);
+    assert_eq!(all[13], "");
+    assert_eq!(all[12], "line 20");
+}
+
+#[test]
+fn a_shrinking_resize_counts_the_rows_it_drops() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 10 }, 2);
+    t.feed(&lines(9));
+    t.resize(Size { cols: 20, rows: 3 });
+    // Seven rows go up into a history of two: five are dropped.
+    assert_eq!(t.first_row(), 5);
+    assert_eq!(t.history(), ["line 6", "line 7", "line 8", "line 9", ""]);
+}
+
+#[test]
+fn reading_the_history_leaves_the_view_where_it_was() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 50);
+    t.feed(&lines(30));
+    t.scroll_back(5);
+    let wanted = t.shown().contents();
+    let _ = t.history();
+    assert_eq!(t.scrolled_back(), 5);
+    assert_eq!(t.shown().contents(), wanted);
+    assert_eq!(wanted, "line 24\nline 25\nline 26");
+    // The live screen is the live screen all along.
+    assert_eq!(t.screen().contents(), "line 29\nline 30");
+}
+
+#[test]
+fn a_long_line_is_read_as_rows_that_wrap() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 5, rows: 3 }, 10);
+    t.feed(b"abcdefgh\r\nxy\r\n");
+    let rows = t.rows_between(0, 3);
+    assert_eq!(rows[0].text, "abcde");
+    assert!(rows[0].wrapped);
+    assert_eq!(rows[1].text, "fgh");
+    assert!(!rows[1].wrapped);
+    assert_eq!(rows[2].text, "xy");
+}
+
+/// Lines, a long one wrapping, then a prompt without a newline.
+const OUT: &[u8] = b"abcdefghijKLMNO\r\nline 2\r\nline 3\r\nline 4\r\nline 5\r\n$ ";
+
+#[test]
+fn resizing_leaves_the_screen_as_the_sessions_own_and_the_history_whole() {
+    let small = Size { cols: 10, rows: 3 };
+    let mut t: Term = Term::with_scrollback(small, 100);
+    let mut bare: Term = Term::new(small);
+    t.feed(OUT);
+    bare.feed(OUT);
+    for size in [
+        Size { cols: 10, rows: 6 },
+        Size { cols: 20, rows: 9 },
+        Size { cols: 4, rows: 2 },
+        Size { cols: 30, rows: 9 },
+    ] {
+        t.resize(size);
+        bare.resize(size);
+        assert_eq!(t.screen().contents(), bare.screen().contents());
+        assert_eq!(
+            t.screen().cursor_position(),
+            bare.screen().cursor_position()
+        );
+        // The rows that scrolled off are still history, wrap and all,
+        // read whole and joined, viewed or not.
+        t.scroll_back(usize::MAX);
+        let lines = t.logical_lines();
+        assert_eq!(lines[0].text, "abcdefghijKLMNO");
+        assert_eq!(lines[0].rows, 2);
+        assert_eq!(lines[1].text, "line 2");
+        t.scroll_back(0);
+        // What the program writes next lands where it does on the
+        // session's own screen.
+        t.feed(b"ls\r\nout\r\n");
+        bare.feed(b"ls\r\nout\r\n");
+        assert_eq!(t.screen().contents(), bare.screen().contents());
+    }
+}
+
+#[test]
+fn erasing_saved_lines_empties_the_history_and_numbers_go_on() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 100);
+    t.feed(&lines(10));
+    let before = t.first_row();
+    // Rows scrolled off before ED 3 in the same read go (up to "a");
+    // after it, they stay.
+    t.feed(b"a\r\nb\r\nc\r\n\x1b[3Jd\r\ne\r\nf\r\n");
+    assert_eq!(t.history(), ["b", "c", "d", "e", "f", ""]);
+    assert!(t.first_row() > before);
+    // On the alternate screen it erases nothing (there is no history).
+    t.feed(b"\x1b[?1049h\x1b[3J\x1b[?1049l");
+    assert_eq!(t.history(), ["b", "c", "d", "e", "f", ""]);
+}
+
+#[test]
+fn what_scrolls_off_the_alternate_screen_is_no_history() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 100);
+    t.feed(b"before\r\n\r\n\r\n");
+    t.feed(b"\x1b[?1049h");
+    t.feed(&lines(10));
+    // On the alternate screen: the history, then the screen.
+    assert_eq!(t.history_len(), 1);
+    assert_eq!(t.history(), ["before", "line 9", "line 10", ""]);
+    t.feed(b"\x1b[?1049l");
+    assert_eq!(t.history(), ["before", "", "", ""]);
+}
+
+#[test]
+fn the_view_shows_history_rows_above_the_live_ones_in_their_colours() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 8, rows: 3 }, 100);
+    t.feed(b"\x1b[31mred\x1b[m and more text\r\nb\r\nc\r\nd\r\ne");
+    // History: "red and ", "more tex", "t", "b"; screen: c, d, e.
+    t.scroll_back(2);
+    assert_eq!(t.shown().contents(), "t\nb\nc");
+    t.scroll_back(4);
+    assert_eq!(t.shown().contents(), "red and \nmore tex\nt");
+    let cell = t.shown().cell(0, 0).expect("a cell");
+    assert_eq!(cell.fgcolor(), vt100::Color::Idx(1));
+    // New output: the view stays on its rows.
+    t.feed(b"\r\nf");
+    assert_eq!(t.scrolled_back(), 5);
+    assert_eq!(t.shown().contents(), "red and \nmore tex\nt");
+}
+
+/// vt100 keeps no rows of its own, yet growing it pulls as many rows down
+/// as have left the top, blank; shrinking pushes them off again. Those
+/// are no history: a shell resized taller and back, or a full-screen
+/// program resized to and fro above it, adds no blank lines.
+#[test]
+fn rows_a_taller_screen_pulled_down_blank_are_no_history_when_they_leave() {
+    let texts =
+        |t: &mut Term| -> Vec<String> { t.logical_lines().into_iter().map(|l| l.text).collect() };
+    let size = |rows| Size { cols: 20, rows };
+    let want: Vec<String> = (1..=30).map(|i| format!("line {i}")).collect();
+    // A shell at the bottom of its screen.
+    let mut t: Term = Term::with_scrollback(size(10), 100);
+    t.feed(&lines(30));
+    for rows in [20, 10, 25, 5, 12, 10] {
+        t.resize(size(rows));
+    }
+    // The history is whole; the screen is the session's own, blank rows
+    // pulled down on its top and all.
+    let whole = |t: &mut Term, want: &[String]| {
+        let hist = t.history_len();
+        assert_eq!(t.history_between(0, hist), want[..hist]);
+        let shown: Vec<String> = texts(t).into_iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!(shown, want);
+    };
+    whole(&mut t, &want);
+    assert_eq!(t.history_len(), 26);
+    // What the program writes on a row pulled down is history when it
+    // leaves: it is no longer blank.
+    t.resize(size(14));
+    t.feed(b"\x1b[Hover\x1b[14;1H");
+    t.resize(size(10));
+    assert_eq!(t.history_len(), 27);
+    assert_eq!(t.history_between(26, 27), ["over"]);
+    // A full-screen program resized to and fro.
+    let mut t: Term = Term::with_scrollback(size(10), 100);
+    t.feed(&lines(30));
+    t.feed(b"\x1b[?1049h\x1b[Hdrawn");
+    for rows in [15, 31, 39, 19, 35, 39, 10] {
+        t.resize(size(rows));
+    }
+    t.feed(b"\x1b[?1049l");
+    whole(&mut t, &want);
+}

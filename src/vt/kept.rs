@@ -1,0 +1,216 @@
+//! The rows that leave the top of a screen's main screen, kept as they
+//! left it: the callbacks a [`crate::vt::term::Term`]'s parser runs.
+//!
+//! The emulator keeps no history of its own: vt100 runs with none, as the
+//! session's own screen in the supervisor does, and hands each row that
+//! leaves the top of the main screen to [`Tally`], which keeps it (its
+//! cells as text with their SGR attributes, vt100's "basic formatted"
+//! form, and whether it wraps into the next row). vt100's own scrollback
+//! is not used for two reasons: growing, it pulls rows back down onto the
+//! screen, where the program's redraw for its new size then erases them
+//! (and the screen is no longer the session's); and showing it widens
+//! old rows to the screen's width and forgets that they wrapped. ED 3
+//! (erase saved lines) empties the history, as a terminal's. Reading it
+//! is [`crate::vt::history`]'s.
+//!
+//! One more quirk of vt100 is undone here: keeping no rows, it still
+//! counts the rows that left the top, and growing pulls as many down
+//! onto the top of the main screen, blank; shrinking (or scrolling)
+//! pushes them off again. Rows pulled down that leave still blank are no
+//! history (else every resize taller and back would add blank lines, in
+//! the middle of the lines a program wrote).
+
+use std::collections::VecDeque;
+
+use vt100::capture::{BasicFormattedCaptureState, basic_formatted_to_plain};
+
+/// A row of the history.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    /// Its cells: text with SGR sequences, from default attributes.
+    pub(super) formatted: Box<str>,
+    /// The row's text goes on in the next row.
+    pub(super) wrapped: bool,
+}
+
+impl Kept {
+    pub(super) fn text(&self) -> String {
+        basic_formatted_to_plain(&self.formatted).collect()
+    }
+}
+
+/// The callbacks a [`Term`]'s parser runs: the caller's own, and the
+/// history of the main screen.
+#[derive(Debug, Default)]
+pub struct Tally<CB> {
+    pub(crate) inner: CB,
+    /// Rows of the main screen's history dropped so far (the oldest,
+    /// pushed out by new ones, erased, or never kept).
+    pub(super) dropped: u64,
+    /// The history, oldest first.
+    pub(super) rows: VecDeque<Kept>,
+    /// The most rows kept (0: none, only counted).
+    pub(super) keep: usize,
+    /// Rows that left the top of the main screen since it was last
+    /// emptied (ED 3), less those pulled down again: vt100's own count,
+    /// kept in step with it, since growing pulls down as many as it says.
+    pub(super) gone: u64,
+    /// Rows at the top of the main screen that growing pulled down blank
+    /// and have not left it since.
+    pub(super) pulled: u64,
+    /// How far the main screen's rows have moved in numbering, all told:
+    /// up by the rows pulled down, down by those dropped as they left.
+    pub(super) moved: i64,
+}
+
+impl<CB> Tally<CB> {
+    pub(crate) fn new(inner: CB) -> Self {
+        Tally {
+            inner,
+            dropped: 0,
+            rows: VecDeque::new(),
+            keep: 0,
+            gone: 0,
+            pulled: 0,
+            moved: 0,
+        }
+    }
+
+    /// A fresh screen keeping `keep` rows: the history so far is gone,
+    /// its rows counted as dropped, so numbers never repeat.
+    pub(super) fn start_over(&mut self, keep: usize) {
+        self.erase();
+        self.keep = keep;
+    }
+
+    /// ED 3: the history so far is gone.
+    pub(super) fn erase(&mut self) {
+        self.dropped += self.rows.len() as u64;
+        self.rows.clear();
+        self.gone = 0;
+    }
+
+    /// The main screen grew from `from` rows to `to`: vt100 pulled down
+    /// as many blank rows as it counts gone (see the module's doc).
+    pub(super) fn grew(&mut self, from: u16, to: u16) {
+        let pulled = self.gone.min(u64::from(to.saturating_sub(from)));
+        self.gone -= pulled;
+        self.pulled = (self.pulled + pulled).min(u64::from(to));
+        self.moved += pulled as i64;
+    }
+
+    /// The main screen has `rows` rows now.
+    pub(super) fn shrank(&mut self, rows: u16) {
+        self.pulled = self.pulled.min(u64::from(rows));
+    }
+
+    fn push(&mut self, row: &vt100::capture::RowContents<'_>) {
+        self.gone += 1;
+        // A row pulled down blank leaves: only if it was written since is
+        // it history.
+        let pulled = self.pulled > 0;
+        self.pulled = self.pulled.saturating_sub(1);
+        if self.keep == 0 && !pulled {
+            self.dropped += 1;
+            return;
+        }
+        let mut formatted = String::new();
+        let mut state = BasicFormattedCaptureState::new();
+        let _ = row.write_formatted_basic(&mut formatted, &mut state);
+        // Written again with the state the first write left, a row that
+        // does not wrap starts with a newline: that first character is
+        // all that is asked of the second write.
+        let mut probe = FirstChar(None);
+        let _ = row.write_formatted_basic(&mut probe, &mut state);
+        let wrapped = probe.0 != Some('\n');
+        if pulled && formatted.is_empty() && !wrapped {
+            self.moved -= 1;
+            return;
+        }
+        if self.keep == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.rows.len() >= self.keep {
+            self.rows.pop_front();
+            self.dropped += 1;
+        }
+        self.rows.push_back(Kept {
+            formatted: formatted.into_boxed_str(),
+            wrapped,
+        });
+    }
+}
+
+/// A writer that takes the first character written and refuses the
+/// rest.
+struct FirstChar(Option<char>);
+
+impl std::fmt::Write for FirstChar {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match s.chars().next() {
+            Some(c) => self.write_char(c),
+            None => Ok(()),
+        }
+    }
+
+    fn write_char(&mut self, c: char) -> std::fmt::Result {
+        self.0 = Some(c);
+        Err(std::fmt::Error)
+    }
+}
+
+// Everything is passed on as it is; `on_scroll` keeps the row first.
+impl<CB: vt100::Callbacks> vt100::Callbacks for Tally<CB> {
+    fn audible_bell(&mut self, s: &mut vt100::Screen) {
+        self.inner.audible_bell(s);
+    }
+    fn visual_bell(&mut self, s: &mut vt100::Screen) {
+        self.inner.visual_bell(s);
+    }
+    fn resize(&mut self, s: &mut vt100::Screen, request: (u16, u16)) {
+        self.inner.resize(s, request);
+    }
+    fn set_window_icon_name(&mut self, s: &mut vt100::Screen, name: &[u8]) {
+        self.inner.set_window_icon_name(s, name);
+    }
+    fn set_window_title(&mut self, s: &mut vt100::Screen, title: &[u8]) {
+        self.inner.set_window_title(s, title);
+    }
+    fn copy_to_clipboard(&mut self, s: &mut vt100::Screen, ty: &[u8], data: &[u8]) {
+        self.inner.copy_to_clipboard(s, ty, data);
+    }
+    fn paste_from_clipboard(&mut self, s: &mut vt100::Screen, ty: &[u8]) {
+        self.inner.paste_from_clipboard(s, ty);
+    }
+    fn unhandled_char(&mut self, s: &mut vt100::Screen, c: char) {
+        self.inner.unhandled_char(s, c);
+    }
+    fn unhandled_control(&mut self, s: &mut vt100::Screen, b: u8) {
+        self.inner.unhandled_control(s, b);
+    }
+    fn unhandled_escape(&mut self, s: &mut vt100::Screen, i1: Option<u8>, i2: Option<u8>, b: u8) {
+        self.inner.unhandled_escape(s, i1, i2, b);
+    }
+    fn unhandled_csi(
+        &mut self,
+        s: &mut vt100::Screen,
+        i1: Option<u8>,
+        i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        self.inner.unhandled_csi(s, i1, i2, params, c);
+    }
+    fn unhandled_osc(&mut self, s: &mut vt100::Screen, params: &[&[u8]]) {
+        self.inner.unhandled_osc(s, params);
+    }
+    fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate_screen: bool) {
+        // The parser keeps no scrollback, so this is every row that left
+        // the top of the screen. The alternate screen's are no history.
+        if !alternate_screen {
+            self.push(&row);
+        }
+        self.inner.on_scroll(row, alternate_screen);
+    }
+}
