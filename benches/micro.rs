@@ -15,7 +15,7 @@ use heimdall::attach::statusbar::DamageScan;
 use heimdall::classify::ClassifierSpec;
 use heimdall::detect::offline::text_screen;
 use heimdall::detect::{Detector, Settings};
-use heimdall::protocol::{self, Assembler, Piece, Size, Splitter, Status, server};
+use heimdall::protocol::{self, Assembler, Piece, ServerType, Size, Splitter, Status};
 use heimdall::supervisor::journal::Journal;
 use heimdall::supervisor::ring::Ring;
 use heimdall::tui::screen::view;
@@ -33,7 +33,7 @@ fn output_stream(size: usize, total: usize) -> Vec<u8> {
     let payload = vec![b'x'; size];
     let mut out = Vec::with_capacity(total + total / size * protocol::HEADER_LEN);
     while out.len() < total {
-        out.extend(protocol::frame(server::OUTPUT, &payload));
+        out.extend(protocol::frame(ServerType::Output as u8, &payload));
     }
     out
 }
@@ -74,7 +74,7 @@ fn codec(c: &mut Criterion) {
         let payload = vec![b'x'; size];
         g.throughput(Throughput::Bytes(size as u64));
         g.bench_with_input(BenchmarkId::new("frame_encode", size), &payload, |b, p| {
-            b.iter(|| protocol::frame(server::OUTPUT, black_box(p)))
+            b.iter(|| protocol::frame(ServerType::Output as u8, black_box(p)))
         });
     }
     g.throughput(Throughput::Elements(1));

@@ -20,7 +20,8 @@ use crate::restore::manifest::{self, Manifest};
 pub struct Lost {
     pub id: String,
     pub manifest: Manifest,
-    /// `hm restore` would start it again ([`plan::plan`] has a way).
+    /// `hm restore` would start it again ([`plan::plan`] has a way, and
+    /// [`plan::check`] finds what it needs).
     pub restartable: bool,
 }
 
@@ -36,7 +37,11 @@ pub fn list(dir: &Path) -> Vec<Lost> {
             let m = m.ok()?;
             let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
             (here && m.lost() && !alive(dir, &id)).then(|| Lost {
-                restartable: plan::plan(&m).is_ok(),
+                // As `hm restore` would find it now: its directory and
+                // its program still there.
+                restartable: plan::plan(&m)
+                    .and_then(|mut r| plan::check(&mut r, &m))
+                    .is_ok(),
                 id,
                 manifest: m,
             })

@@ -31,54 +31,6 @@ pub const MAX_OUTPUT_FRAME: usize = 64 * 1024;
 /// Exact size of a STATUS_RESP payload.
 pub const STATUS_LEN: usize = 15;
 
-/// Frame types sent by clients, as bytes: the wire's values are
-/// [`ClientType`]'s discriminants, named here as the seed protocol names
-/// them for code that works on raw frames (the supervisor's streaming
-/// reader, the Go-compatible tests).
-pub mod client {
-    use super::ClientType;
-    pub const INPUT: u8 = ClientType::Input as u8;
-    pub const SUBSCRIBE: u8 = ClientType::Subscribe as u8;
-    pub const STATUS: u8 = ClientType::Status as u8;
-    pub const RESIZE: u8 = ClientType::Resize as u8;
-    pub const KILL: u8 = ClientType::Kill as u8;
-    /// Extension: ask for an INFO frame (session metadata as JSON).
-    pub const INFO: u8 = ClientType::Info as u8;
-    /// Extension: ask for a SCREEN frame (the session's current screen).
-    pub const SCREEN: u8 = ClientType::Screen as u8;
-    /// Extension: a hook report (JSON), answered by nothing.
-    pub const REPORT: u8 = ClientType::Report as u8;
-    /// Extension: answer the dialog on the screen (a UTF-8 JSON object).
-    pub const ACT: u8 = ClientType::Act as u8;
-}
-
-/// Frame types sent by the supervisor, as bytes ([`ServerType`]'s).
-pub mod server {
-    use super::ServerType;
-    pub const OUTPUT: u8 = ServerType::Output as u8;
-    pub const STATUS_RESP: u8 = ServerType::StatusResp as u8;
-    pub const EXIT: u8 = ServerType::Exit as u8;
-    /// Extension: `[code u16 BE][utf-8 message]`, sent before the supervisor
-    /// closes a connection because of something the client did.
-    pub const ERROR: u8 = ServerType::Error as u8;
-    /// Extension: answer to `client::INFO`, a UTF-8 JSON object.
-    pub const INFO: u8 = ServerType::Info as u8;
-    /// Extension: the scrollback replay is over; what follows is live.
-    /// Sent only to subscribers that asked for it (see
-    /// [`SUBSCRIBE_MARK_REPLAY`](super::SUBSCRIBE_MARK_REPLAY)).
-    pub const REPLAY_END: u8 = ServerType::ReplayEnd as u8;
-    /// Extension: the session's state changed (a UTF-8 JSON object, see
-    /// `docs/protocol.md`). Sent only to subscribers that asked for it
-    /// (see [`SUBSCRIBE_STATE`](super::SUBSCRIBE_STATE)), first at once.
-    pub const STATE: u8 = ServerType::State as u8;
-    /// Extension: answer to `client::SCREEN`, a UTF-8 JSON object with the
-    /// screen's size, cursor, title and text.
-    pub const SCREEN: u8 = ServerType::Screen as u8;
-    /// Extension: answer to `client::ACT`, a UTF-8 JSON object saying what
-    /// was sent, or why nothing was.
-    pub const ACTED: u8 = ServerType::Acted as u8;
-}
-
 /// The largest ACT payload a supervisor takes; longer is a protocol error.
 pub const MAX_ACT_PAYLOAD: u32 = 4096;
 
@@ -546,7 +498,7 @@ mod tests {
             state: 0x04,
             state_ms: 250,
         };
-        let f = frame(server::STATUS_RESP, &s.encode());
+        let f = frame(ServerType::StatusResp as u8, &s.encode());
         assert_eq!(
             f,
             [
@@ -559,7 +511,7 @@ mod tests {
     #[test]
     fn golden_exit_and_resize() {
         assert_eq!(
-            frame(server::EXIT, &encode_exit(137)),
+            frame(ServerType::Exit as u8, &encode_exit(137)),
             [0x83, 0, 0, 0, 4, 0, 0, 0, 0x89]
         );
         assert_eq!(
@@ -570,7 +522,7 @@ mod tests {
             .encode(),
             [0, 0x78, 0, 0x28]
         );
-        assert_eq!(frame(client::SUBSCRIBE, &[]), [0x02, 0, 0, 0, 0]);
+        assert_eq!(frame(ClientType::Subscribe as u8, &[]), [0x02, 0, 0, 0, 0]);
         assert_eq!(decode_exit(&encode_exit(-1)), Ok(-1));
     }
 
@@ -591,10 +543,10 @@ mod tests {
     #[test]
     fn oversized_length_is_rejected_from_the_header() {
         let mut sp = Splitter::default();
-        let hdr = header(client::INPUT, MAX_PAYLOAD + 1);
+        let hdr = header(ClientType::Input as u8, MAX_PAYLOAD + 1);
         assert!(matches!(sp.next(&hdr), Err(FrameError::TooLarge { .. })));
         let mut sp = Splitter::default();
-        let hdr = header(client::INPUT, MAX_PAYLOAD);
+        let hdr = header(ClientType::Input as u8, MAX_PAYLOAD);
         assert!(matches!(sp.next(&hdr), Ok((5, Some(Piece::Start { .. })))));
     }
 

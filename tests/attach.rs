@@ -10,6 +10,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::time::{Duration, Instant};
 
 use common::{HM, Raw, Sandbox, wait_until};
+use heimdall::protocol::{ClientType, ServerType};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
 use nix::unistd::Pid;
@@ -58,8 +59,8 @@ fn attach(sb: &Sandbox, id: &str) -> Terminal {
 /// How many people's terminals the supervisor of `id` counts (INFO).
 fn attached_terminals(sb: &Sandbox, id: &str) -> u64 {
     let mut raw = Raw::connect(&sb.sock(id)).expect("connect");
-    raw.send(heimdall::protocol::client::INFO, &[]);
-    let info = raw.expect(heimdall::protocol::server::INFO);
+    raw.send(ClientType::Info as u8, &[]);
+    let info = raw.expect(ServerType::Info as u8);
     let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("INFO is JSON");
     v["terminals"].as_u64().unwrap_or(0)
 }
@@ -361,7 +362,7 @@ fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
     });
     kill(t.pid(), Signal::SIGSTOP).expect("stop attach");
     let mut other = common::Raw::connect(&sb.sock("paused")).expect("connect");
-    other.send(heimdall::protocol::client::INPUT, b"\n");
+    other.send(ClientType::Input as u8, b"\n");
     // Its EXIT written, the supervisor leaves.
     wait_until("the supervisor to leave", || !sb.sock("paused").exists());
     t.send(b"k");
@@ -588,7 +589,7 @@ exec cat -v"#;
     // The queries must be history when the terminal attaches, not live.
     Raw::connect(&sb.sock("q"))
         .map(|mut r| {
-            r.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+            r.send(ClientType::Subscribe as u8, &[]);
             r.output_until(b"history-ready");
         })
         .expect("connect");
@@ -1070,7 +1071,7 @@ fn a_terminal_that_stops_reading_gets_everything_once_it_reads_again() {
     // The terminal is not read while the whole stream (six times what a
     // pty holds) reaches the supervisor and attach.
     let mut side = s.raw();
-    side.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    side.send(ClientType::Subscribe as u8, &[]);
     side.output_until(b"SEQ-DONE");
     t.wait_for("the end of the stream", |t| t.has_line("SEQ-DONE"));
     let printed = printed_text(t.recorded());

@@ -6,6 +6,7 @@ use crate::common;
 use std::fs;
 
 use common::{Sandbox, stderr, stdout};
+use heimdall::protocol::ClientType;
 
 #[test]
 fn status_prints_the_session_for_people_and_scripts() {
@@ -125,7 +126,7 @@ fn ls_lists_every_session_with_its_state_and_command() {
     );
     // beta counts as active once it has printed something.
     let mut r = b.raw();
-    r.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     r.output_until(b"x\r\nx\r\n");
     let out = sb.cmd(&["ls"]);
     assert!(out.status.success());
@@ -335,7 +336,7 @@ fn flags_override_the_config_file() {
     // The threshold from the flag (150 ms) applies to the file's
     // classifier: the session turns idle long before 9 s.
     let mut raw = s.raw();
-    raw.send(heimdall::protocol::client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     raw.output_until(b"hi");
     common::wait_until("300 ms of silence", || {
         s.raw().status().is_some_and(|st| st.idle_ms >= 300)

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{self, Assembler, Frame, Status, client, server};
+use heimdall::protocol::{self, Assembler, ClientType, Frame, ServerType, Status};
 
 pub const HM: &str = env!("CARGO_BIN_EXE_hm");
 
@@ -265,10 +265,10 @@ impl Raw {
     }
 
     pub fn status(&mut self) -> Option<Status> {
-        self.send(client::STATUS, &[]);
+        self.send(ClientType::Status as u8, &[]);
         loop {
             let f = self.frame()?;
-            if f.ty == server::STATUS_RESP {
+            if f.ty == ServerType::StatusResp as u8 {
                 return Status::decode(&f.payload).ok();
             }
         }
@@ -278,9 +278,9 @@ impl Raw {
     pub fn collect_until_exit(&mut self) -> (Vec<u8>, Option<i32>) {
         let mut out = Vec::new();
         while let Some(f) = self.frame() {
-            match f.ty {
-                server::OUTPUT => out.extend_from_slice(&f.payload),
-                server::EXIT => return (out, protocol::decode_exit(&f.payload).ok()),
+            match ServerType::try_from(f.ty) {
+                Ok(ServerType::Output) => out.extend_from_slice(&f.payload),
+                Ok(ServerType::Exit) => return (out, protocol::decode_exit(&f.payload).ok()),
                 _ => {}
             }
         }
@@ -302,7 +302,7 @@ impl Raw {
             let f = self.frame().unwrap_or_else(|| {
                 panic!("stream ended before {:?}", String::from_utf8_lossy(needle))
             });
-            if f.ty == server::OUTPUT {
+            if f.ty == ServerType::Output as u8 {
                 out.extend_from_slice(&f.payload);
             }
         }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use common::{Raw, Sandbox, stderr};
 use heimdall::detect::Settings;
 use heimdall::detect::offline::{Cast, Replay};
-use heimdall::protocol::{client, server};
+use heimdall::protocol::{ClientType, ServerType};
 
 /// How far from a change of the offline verdict a live sample may still
 /// disagree: the supervisor's settle time (50 ms, 150 ms at most), a
@@ -94,14 +94,14 @@ fn played_live_agrees(name: &str) {
         &["python3", "-c", &gate],
     );
     let mut raw = Raw::connect(&sb.sock(name)).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     drop(
         std::fs::OpenOptions::new()
             .write(true)
             .open(&fifo)
             .expect("open the gate"),
     );
-    raw.expect(server::OUTPUT);
+    raw.expect(ServerType::Output as u8);
     // The recording's moment 0, on this clock.
     let zero = Instant::now() - Duration::from_millis(first_ms);
     drop(raw);

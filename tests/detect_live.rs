@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{Raw, Sandbox, stderr, stdout};
-use heimdall::protocol::{self, client, server};
+use heimdall::protocol::{self, ClientType, ServerType};
 
 fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
     let out = sb.cmd(&["status", id, "--json"]);
@@ -75,7 +75,7 @@ fn a_plain_program_asking_a_question_is_waiting_for_input() {
     assert!(why.contains("signals, strongest first:"), "{why}");
     // Answered, it is no longer waiting.
     let mut raw = Raw::connect(&sb.sock("ask")).expect("connect");
-    raw.send(client::INPUT, b"y\r");
+    raw.send(ClientType::Input as u8, b"y\r");
     wait_for(&sb, "ask", "no longer waiting", |v| {
         v["primary"] != "waiting"
     });
@@ -90,8 +90,11 @@ fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
         &["bash", "--norc", "--noprofile", "-i"],
     );
     let mut raw = Raw::connect(&sb.sock("typed")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
-    raw.send(client::INPUT, b"echo 'Do you want to proceed? [y/N]'");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(
+        ClientType::Input as u8,
+        b"echo 'Do you want to proceed? [y/N]'",
+    );
     raw.output_until(b"[y/N]'");
     // Typed, not submitted: whatever the verdict settles on, it is never
     // "waiting".
@@ -100,7 +103,7 @@ fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
         assert_ne!(v["primary"], "waiting", "typed text made a dialog: {v}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    raw.send(client::INPUT, b"\r");
+    raw.send(ClientType::Input as u8, b"\r");
     raw.output_until(b"[y/N]\r\n");
     for _ in 0..30 {
         let v = status_json(&sb, "typed");
@@ -121,9 +124,9 @@ fn state_changes_are_pushed_to_subscribers_that_ask() {
     );
     let _s = sb.start("push", &["--classifier", "agent"], &["bash", "-c", &script]);
     let mut raw = Raw::connect(&sb.sock("push")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
+    raw.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE]);
     // The state as it is comes at once, before the question is asked.
-    let first = raw.expect(server::STATE);
+    let first = raw.expect(ServerType::State as u8);
     let first: serde_json::Value = serde_json::from_slice(&first.payload).expect("json");
     assert!(first["state_byte"].is_u64(), "{first}");
     assert_ne!(first["primary"], "waiting", "{first}");
@@ -136,7 +139,7 @@ fn state_changes_are_pushed_to_subscribers_that_ask() {
     );
     let deadline = std::time::Instant::now() + common::PATIENCE;
     loop {
-        let f = raw.expect(server::STATE);
+        let f = raw.expect(ServerType::State as u8);
         let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
         assert!(v["state_byte"].is_u64(), "{v}");
         if v["primary"] == "waiting" {
@@ -158,8 +161,8 @@ fn queries_are_answered_while_no_terminal_is_attached() {
                   sleep 30";
     let _s = sb.start("q", &[], &["bash", "-c", script]);
     let mut raw = Raw::connect(&sb.sock("q")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
-    raw.send(client::INPUT, b"go\r");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(ClientType::Input as u8, b"go\r");
     raw.output_until(b"answered:[3;5");
 }
 
@@ -173,8 +176,8 @@ fn an_attached_terminal_answers_queries_and_the_supervisor_does_not() {
     let mut raw = Raw::connect(&sb.sock("t")).expect("connect");
     // This subscriber says it is a terminal, but answers nothing: the
     // program must not get a second answer from the supervisor.
-    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
-    raw.send(client::INPUT, b"go\r");
+    raw.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    raw.send(ClientType::Input as u8, b"go\r");
     raw.output_until(b"unanswered");
 }
 
@@ -193,8 +196,8 @@ fn the_agent_classifier_is_the_default_for_a_known_agent() {
     let _c = sb.start("chosen", &["--classifier", "simple"], &[fake]);
     let classifier = |id: &str| {
         let mut raw = Raw::connect(&sb.sock(id)).expect("connect");
-        raw.send(client::INFO, &[]);
-        let f = raw.expect(server::INFO);
+        raw.send(ClientType::Info as u8, &[]);
+        let f = raw.expect(ServerType::Info as u8);
         let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
         v["classifier"].as_str().unwrap_or_default().to_string()
     };
@@ -268,7 +271,7 @@ fn probe_exchange(
         &["bash", "-c", &prog.script],
     );
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     common::open_gate(&prog.gates[0]);
     let out = String::from_utf8_lossy(&raw.output_until(b"ANSWERED")).replace('\u{1b}', "ESC");
     (prog, s, out)
@@ -343,10 +346,10 @@ fn a_script_asking_without_a_word_is_pushed_as_waiting() {
         &["bash", "-c", "sleep 2; read x; sleep 30"],
     );
     let mut raw = Raw::connect(&sb.sock("silent")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE]);
+    raw.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE]);
     let deadline = std::time::Instant::now() + common::PATIENCE;
     loop {
-        let f = raw.expect(server::STATE);
+        let f = raw.expect(ServerType::State as u8);
         let v: serde_json::Value = serde_json::from_slice(&f.payload).expect("json");
         if v["primary"] == "waiting" {
             assert_eq!(v["detail"], "input", "{v}");
@@ -385,8 +388,8 @@ fn a_question_typed_after_a_prompt_with_spaces_is_prompt_editing() {
         &["bash", "--norc", "--noprofile", "-i"],
     );
     let mut raw = Raw::connect(&sb.sock("fedora")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
-    raw.send(client::INPUT, b"PS1='[\\u@\\h \\W]$ '\r");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(ClientType::Input as u8, b"PS1='[\\u@\\h \\W]$ '\r");
     // The echoed command line has `]$ ` once, the new prompt again.
     let mut seen = 0;
     while seen < 2 {
@@ -396,7 +399,7 @@ fn a_question_typed_after_a_prompt_with_spaces_is_prompt_editing() {
             .filter(|w| w == b"]$ ")
             .count();
     }
-    raw.send(client::INPUT, b"echo Continue? [y/N]");
+    raw.send(ClientType::Input as u8, b"echo Continue? [y/N]");
     raw.output_until(b"[y/N]");
     let v = wait_for_state(&sb, "fedora", "idle", Some("prompt_editing"));
     assert_eq!(v["signals"][0]["rule"], "process.at_prompt", "{v}");
@@ -444,7 +447,7 @@ fn an_agent_typed_at_a_shell_prompt_is_found_and_read() {
     wait_for_state(&sb, "sh", "idle", None);
     let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
     raw.send(
-        client::INPUT,
+        ClientType::Input as u8,
         format!("{}\r", player.to_str().expect("utf-8")).as_bytes(),
     );
     let mut last = serde_json::Value::Null;

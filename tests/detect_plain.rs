@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{Raw, Sandbox, stderr, stdout};
-use heimdall::protocol::client;
+use heimdall::protocol::ClientType;
 
 /// Kills a session started with `hm run --bg` when dropped.
 struct Killed<'a>(&'a Sandbox, &'a str);
@@ -98,8 +98,8 @@ fn text_typed_at_a_shell_prompt_is_not_a_question() {
     let sb = Sandbox::new();
     let _s = sb.start("sh", &[], &["bash", "--norc", "--noprofile", "-i"]);
     let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
-    raw.send(client::INPUT, b"echo 'Continue? [y/N] '");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(ClientType::Input as u8, b"echo 'Continue? [y/N] '");
     raw.output_until(b"[y/N] '");
     // The shell reads in its line editor: typed, not asked.
     for _ in 0..20 {
@@ -107,7 +107,10 @@ fn text_typed_at_a_shell_prompt_is_not_a_question() {
         assert_ne!(v["primary"], "waiting", "typed text made a question: {v}");
     }
     // Entered as a command that reads, it is one.
-    raw.send(client::INPUT, b"\x15read -p 'Continue? [y/N] ' x\r");
+    raw.send(
+        ClientType::Input as u8,
+        b"\x15read -p 'Continue? [y/N] ' x\r",
+    );
     wait_for_input(&sb, "sh");
 }
 

@@ -9,7 +9,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::{Raw, Sandbox, stderr, stdout};
-use heimdall::protocol::client;
+use heimdall::protocol::ClientType;
 
 /// Claude Code 2.1.330's Bash permission dialog, as it draws it
 /// (`tests/fixtures/screens/claude330_permission`).
@@ -193,7 +193,7 @@ fn a_status_record_printed_after_its_asker_left_is_not_trusted() {
     );
     let _s = sb.start("st", &["--classifier", "agent"], &["bash", "-c", &script]);
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     raw.output_until(b"PROBE-ANSWERED");
     common::open_gate(&gate);
     raw.output_until(b"PRINTED");
@@ -232,7 +232,7 @@ fn a_status_record_printed_after_its_asker_ran_another_program_is_not_trusted() 
         &["python3", prober.to_str().expect("utf-8")],
     );
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     raw.output_until(b"PROBE-ANSWERED");
     common::open_gate(&gate);
     raw.output_until(b"PRINTED");
@@ -271,7 +271,7 @@ fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
         v["primary"] == "waiting" && v["signals"][0]["source"] == "status_protocol"
     });
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
-    raw.send(client::SUBSCRIBE, &[]);
+    raw.send(ClientType::Subscribe as u8, &[]);
     common::open_gate(&gate);
     raw.output_until(b"ASKER-GONE");
     common::wait_until("the record to end with its asker", || {

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use heimdall::fuzzing::TARGETS;
-use heimdall::protocol::{self, ErrorCode, MAX_PAYLOAD, Size, Status, client, server};
+use heimdall::protocol::{self, ClientType, ErrorCode, MAX_PAYLOAD, ServerType, Size, Status};
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -81,64 +81,76 @@ fn frame_seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     .encode();
     let error = protocol::encode_error(ErrorCode::TooSlow, "subscriber made no progress");
-    let mut oversized = protocol::header(client::INPUT, MAX_PAYLOAD + 1).to_vec();
+    let mut oversized = protocol::header(ClientType::Input as u8, MAX_PAYLOAD + 1).to_vec();
     oversized.extend_from_slice(b"abc");
-    let mut truncated = frames(&[(client::STATUS, b"")]);
-    truncated.extend_from_slice(&protocol::header(client::INPUT, 100));
+    let mut truncated = frames(&[(ClientType::Status as u8, b"")]);
+    truncated.extend_from_slice(&protocol::header(ClientType::Input as u8, 100));
     truncated.extend_from_slice(b"only part of it");
     vec![
-        ("input", frames(&[(client::INPUT, b"ls -la\r")])),
-        ("subscribe", frames(&[(client::SUBSCRIBE, b"")])),
+        ("input", frames(&[(ClientType::Input as u8, b"ls -la\r")])),
+        ("subscribe", frames(&[(ClientType::Subscribe as u8, b"")])),
         (
             "subscribe-mark-replay",
-            frames(&[(client::SUBSCRIBE, &[protocol::SUBSCRIBE_MARK_REPLAY])]),
+            frames(&[(
+                ClientType::Subscribe as u8,
+                &[protocol::SUBSCRIBE_MARK_REPLAY],
+            )]),
         ),
-        ("status", frames(&[(client::STATUS, b"")])),
-        ("resize", frames(&[(client::RESIZE, &size)])),
-        ("resize-zero", frames(&[(client::RESIZE, &[0, 0, 0, 0])])),
-        ("resize-short", frames(&[(client::RESIZE, &[0, 80, 0])])),
-        ("kill", frames(&[(client::KILL, b"")])),
+        ("status", frames(&[(ClientType::Status as u8, b"")])),
+        ("resize", frames(&[(ClientType::Resize as u8, &size)])),
+        (
+            "resize-zero",
+            frames(&[(ClientType::Resize as u8, &[0, 0, 0, 0])]),
+        ),
+        (
+            "resize-short",
+            frames(&[(ClientType::Resize as u8, &[0, 80, 0])]),
+        ),
+        ("kill", frames(&[(ClientType::Kill as u8, b"")])),
         (
             "kill-grace",
-            frames(&[(client::KILL, &2000u32.to_be_bytes())]),
+            frames(&[(ClientType::Kill as u8, &2000u32.to_be_bytes())]),
         ),
-        ("info", frames(&[(client::INFO, b"")])),
+        ("info", frames(&[(ClientType::Info as u8, b"")])),
         (
             "output",
-            frames(&[(server::OUTPUT, b"\x1b[1;32mok\x1b[0m\r\n$ ")]),
+            frames(&[(ServerType::Output as u8, b"\x1b[1;32mok\x1b[0m\r\n$ ")]),
         ),
-        ("status-resp", frames(&[(server::STATUS_RESP, &status)])),
+        (
+            "status-resp",
+            frames(&[(ServerType::StatusResp as u8, &status)]),
+        ),
         (
             "exit",
-            frames(&[(server::EXIT, &protocol::encode_exit(137))]),
+            frames(&[(ServerType::Exit as u8, &protocol::encode_exit(137))]),
         ),
-        ("error", frames(&[(server::ERROR, &error)])),
+        ("error", frames(&[(ServerType::Error as u8, &error)])),
         (
             "info-resp",
             frames(&[(
-                server::INFO,
+                ServerType::Info as u8,
                 br#"{"id":"api","pid":4242,"cols":80,"rows":24}"#,
             )]),
         ),
-        ("replay-end", frames(&[(server::REPLAY_END, b"")])),
+        ("replay-end", frames(&[(ServerType::ReplayEnd as u8, b"")])),
         (
             "attach-session",
             frames(&[
-                (server::OUTPUT, b"scrollback\r\n"),
-                (server::REPLAY_END, b""),
-                (server::OUTPUT, b"live\r\n"),
-                (server::STATUS_RESP, &status),
-                (server::EXIT, &protocol::encode_exit(0)),
+                (ServerType::Output as u8, b"scrollback\r\n"),
+                (ServerType::ReplayEnd as u8, b""),
+                (ServerType::Output as u8, b"live\r\n"),
+                (ServerType::StatusResp as u8, &status),
+                (ServerType::Exit as u8, &protocol::encode_exit(0)),
             ]),
         ),
         (
             "client-session",
             frames(&[
-                (client::SUBSCRIBE, &[1]),
-                (client::RESIZE, &size),
-                (client::INPUT, b"echo hi\r"),
-                (client::STATUS, b""),
-                (client::KILL, b""),
+                (ClientType::Subscribe as u8, &[1]),
+                (ClientType::Resize as u8, &size),
+                (ClientType::Input as u8, b"echo hi\r"),
+                (ClientType::Status as u8, b""),
+                (ClientType::Kill as u8, b""),
             ]),
         ),
         ("oversized-header", oversized),
@@ -531,12 +543,24 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
     .encode();
     let mut big_input = vec![b'k'; 6000];
     big_input.extend(b"\x03\x1a\x11\x13\r\n");
-    let mut cut_input = connection_seed(3, &[(client::SUBSCRIBE, &[]), (client::INPUT, b"abc")]);
+    let mut cut_input = connection_seed(
+        3,
+        &[
+            (ClientType::Subscribe as u8, &[]),
+            (ClientType::Input as u8, b"abc"),
+        ],
+    );
     // An INPUT frame declaring 100 bytes that brings 3: they still arrive.
-    cut_input.extend(protocol::header(client::INPUT, 100));
+    cut_input.extend(protocol::header(ClientType::Input as u8, 100));
     cut_input.extend(b"xyz");
-    let mut too_large = connection_seed(1, &[(client::STATUS, &[]), (client::INPUT, b"before")]);
-    too_large.extend(protocol::header(client::INPUT, MAX_PAYLOAD + 1));
+    let mut too_large = connection_seed(
+        1,
+        &[
+            (ClientType::Status as u8, &[]),
+            (ClientType::Input as u8, b"before"),
+        ],
+    );
+    too_large.extend(protocol::header(ClientType::Input as u8, MAX_PAYLOAD + 1));
     too_large.extend(b"never read");
     vec![
         (
@@ -544,24 +568,30 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
             connection_seed(
                 1,
                 &[
-                    (client::STATUS, &[]),
-                    (client::INFO, &[]),
-                    (client::STATUS, &[]),
+                    (ClientType::Status as u8, &[]),
+                    (ClientType::Info as u8, &[]),
+                    (ClientType::Status as u8, &[]),
                 ],
             ),
         ),
         (
             "subscribe-prints",
-            connection_seed(3, &[(client::SUBSCRIBE, &[]), (client::STATUS, &[])]),
+            connection_seed(
+                3,
+                &[
+                    (ClientType::Subscribe as u8, &[]),
+                    (ClientType::Status as u8, &[]),
+                ],
+            ),
         ),
         (
             "subscribe-marked",
             connection_seed(
                 3,
                 &[
-                    (client::SUBSCRIBE, &[1]),
-                    (client::SUBSCRIBE, &[]),
-                    (client::INFO, &[]),
+                    (ClientType::Subscribe as u8, &[1]),
+                    (ClientType::Subscribe as u8, &[]),
+                    (ClientType::Info as u8, &[]),
                 ],
             ),
         ),
@@ -570,9 +600,9 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
             connection_seed(
                 1,
                 &[
-                    (client::INPUT, b"echo hi\r"),
-                    (client::INPUT, &big_input),
-                    (client::STATUS, &[]),
+                    (ClientType::Input as u8, b"echo hi\r"),
+                    (ClientType::Input as u8, &big_input),
+                    (ClientType::Status as u8, &[]),
                 ],
             ),
         ),
@@ -581,26 +611,38 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
             connection_seed(
                 1,
                 &[
-                    (client::RESIZE, &size),
-                    (client::RESIZE, &[0, 0, 255, 255]),
-                    (client::STATUS, &[]),
+                    (ClientType::Resize as u8, &size),
+                    (ClientType::Resize as u8, &[0, 0, 255, 255]),
+                    (ClientType::Status as u8, &[]),
                 ],
             ),
         ),
         (
             "resize-malformed",
-            connection_seed(1, &[(client::STATUS, &[]), (client::RESIZE, &[1, 2, 3])]),
+            connection_seed(
+                1,
+                &[
+                    (ClientType::Status as u8, &[]),
+                    (ClientType::Resize as u8, &[1, 2, 3]),
+                ],
+            ),
         ),
         (
             "kill-waits",
             connection_seed(
                 3,
-                &[(client::KILL, &500u32.to_be_bytes()), (client::STATUS, &[])],
+                &[
+                    (ClientType::Kill as u8, &500u32.to_be_bytes()),
+                    (ClientType::Status as u8, &[]),
+                ],
             ),
         ),
         (
             "kill-plain",
-            connection_seed(1, &[(client::KILL, &[]), (client::INFO, &[])]),
+            connection_seed(
+                1,
+                &[(ClientType::Kill as u8, &[]), (ClientType::Info as u8, &[])],
+            ),
         ),
         (
             "unknown-types",
@@ -610,7 +652,7 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
                     (0x00, b"?"),
                     (0x7f, &[]),
                     (0x81, b"not from a client"),
-                    (client::STATUS, &[]),
+                    (ClientType::Status as u8, &[]),
                 ],
             ),
         ),
@@ -621,13 +663,13 @@ fn connection_seeds() -> Vec<(&'static str, Vec<u8>)> {
             connection_seed(
                 2,
                 &[
-                    (client::SUBSCRIBE, &[1]),
-                    (client::INPUT, b"late"),
-                    (client::STATUS, &[]),
+                    (ClientType::Subscribe as u8, &[1]),
+                    (ClientType::Input as u8, b"late"),
+                    (ClientType::Status as u8, &[]),
                 ],
             ),
         ),
-        ("raw-half-header", vec![0, client::STATUS, 0, 0]),
+        ("raw-half-header", vec![0, ClientType::Status as u8, 0, 0]),
     ]
 }
 

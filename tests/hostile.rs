@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{HM, Raw, Sandbox, Session, sleepers, stderr, stdout, wait_until};
-use heimdall::protocol::{self, Size, client, server};
+use heimdall::protocol::{self, ClientType, ServerType, Size};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -227,8 +227,8 @@ fn out_of_descriptors_the_supervisor_neither_spins_nor_floods_its_log_and_recove
     // Served before the flood: they must keep working through it.
     let mut bystander = s.raw();
     let mut sub = s.raw();
-    sub.send(client::SUBSCRIBE, &[]);
-    bystander.send(client::INPUT, b"before\n");
+    sub.send(ClientType::Subscribe as u8, &[]);
+    bystander.send(ClientType::Input as u8, b"before\n");
     sub.output_until(b"got-before");
 
     let cpu_before = cpu_time(sup);
@@ -240,7 +240,7 @@ fn out_of_descriptors_the_supervisor_neither_spins_nor_floods_its_log_and_recove
         };
         // Half of them also send half a header.
         if i % 2 == 0 {
-            let _ = nix::unistd::write(&fd, &[client::INPUT, 0]);
+            let _ = nix::unistd::write(&fd, &[ClientType::Input as u8, 0]);
         }
         flood.push(fd);
     }
@@ -267,7 +267,7 @@ fn out_of_descriptors_the_supervisor_neither_spins_nor_floods_its_log_and_recove
 
     // Connections it already served are unaffected, input included.
     assert!(bystander.status().is_some_and(|st| st.alive));
-    bystander.send(client::INPUT, b"during\n");
+    bystander.send(ClientType::Input as u8, b"during\n");
     sub.output_until(b"got-during");
 
     drop(flood);
@@ -277,7 +277,7 @@ fn out_of_descriptors_the_supervisor_neither_spins_nor_floods_its_log_and_recove
     });
     let recovery = closed.elapsed();
     let mut fresh = s.raw();
-    fresh.send(client::INPUT, b"after\n");
+    fresh.send(ClientType::Input as u8, b"after\n");
     sub.output_until(b"got-after");
     assert!(bystander.status().is_some_and(|st| st.alive));
     let log_len = fs::metadata(&log).expect("log").len();
@@ -299,13 +299,17 @@ fn subscribers_that_hang_up_on_a_silent_session_are_let_go() {
         let Ok(mut r) = Raw::connect(&s.sock) else {
             continue;
         };
-        let _ = r.stream.write_all(&protocol::frame(client::SUBSCRIBE, &[]));
+        let _ = r
+            .stream
+            .write_all(&protocol::frame(ClientType::Subscribe as u8, &[]));
     }
     let mut r = s.raw();
-    let _ = r.stream.write_all(&protocol::frame(client::STATUS, &[]));
+    let _ = r
+        .stream
+        .write_all(&protocol::frame(ClientType::Status as u8, &[]));
     match r.frame() {
-        Some(f) if f.ty == server::STATUS_RESP => {}
-        Some(f) if f.ty == server::ERROR => panic!(
+        Some(f) if f.ty == ServerType::StatusResp as u8 => {}
+        Some(f) if f.ty == ServerType::Error as u8 => panic!(
             "refused: {:?}; the supervisor holds {} descriptors",
             protocol::decode_error(&f.payload).1,
             open_fds(sup)
@@ -330,7 +334,7 @@ fn a_half_closed_subscriber_gets_its_output_and_exit_and_a_closed_one_is_let_go(
     let mut held = Vec::new();
     for _ in 0..50 {
         let mut r = quiet.raw();
-        r.send(client::SUBSCRIBE, &[]);
+        r.send(ClientType::Subscribe as u8, &[]);
         r.stream
             .shutdown(std::net::Shutdown::Write)
             .expect("half-close");
@@ -352,8 +356,8 @@ fn a_half_closed_subscriber_gets_its_output_and_exit_and_a_closed_one_is_let_go(
     // And one that half-closes after its last input reads to the end.
     let s = sb.start("talk", &[], &["sh", "-c", "read x; echo got-$x; exit 4"]);
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
-    r.send(client::INPUT, b"hi\n");
+    r.send(ClientType::Subscribe as u8, &[]);
+    r.send(ClientType::Input as u8, b"hi\n");
     r.stream
         .shutdown(std::net::Shutdown::Write)
         .expect("half-close");
@@ -485,10 +489,10 @@ fn job_control_shell(sb: &Sandbox, bg: &str, fg: &str) -> (Session, Proc, Proc, 
     let s = sb.start("jobs", &[], &["bash", "--norc", "--noprofile", "-i"]);
     let shell = Proc::of(s.child_pid().expect("shell pid"));
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     r.output_until(b"bash-");
     r.send(
-        client::INPUT,
+        ClientType::Input as u8,
         format!("sleep {bg} & sleep {fg}\r").as_bytes(),
     );
     wait_until("both jobs to run", || {
@@ -554,9 +558,9 @@ fn kill_ends_the_background_jobs_of_a_job_control_shell() {
 /// The session's pty size (rows, cols), as its supervisor reports it.
 fn info_size(sock: &Path) -> (u64, u64) {
     let mut r = Raw::connect(sock).expect("connect");
-    r.send(client::INFO, &[]);
+    r.send(ClientType::Info as u8, &[]);
     let info: serde_json::Value =
-        serde_json::from_slice(&r.expect(server::INFO).payload).expect("INFO json");
+        serde_json::from_slice(&r.expect(ServerType::Info as u8).payload).expect("INFO json");
     (
         info["rows"].as_u64().expect("rows"),
         info["cols"].as_u64().expect("cols"),
@@ -574,28 +578,40 @@ fn frames_cut_off_by_a_hangup_are_never_acted_on_and_others_are_still_served() {
     let child = Proc::of(s.child_pid().expect("child pid"));
     let mut bystander = s.raw();
     let mut sub = s.raw();
-    sub.send(client::SUBSCRIBE, &[]);
-    bystander.send(client::INPUT, b"ready\n");
+    sub.send(ClientType::Subscribe as u8, &[]);
+    bystander.send(ClientType::Input as u8, b"ready\n");
     sub.output_until(b"got-ready");
 
     // Each of these, complete, would change something: kill the session at
     // once, resize it, type, subscribe, answer.
     let frames: [(&str, Vec<u8>); 8] = [
-        ("KILL", protocol::frame(client::KILL, &0u32.to_be_bytes())),
+        (
+            "KILL",
+            protocol::frame(ClientType::Kill as u8, &0u32.to_be_bytes()),
+        ),
         (
             "RESIZE",
-            protocol::frame(client::RESIZE, &Size { cols: 7, rows: 5 }.encode()),
+            protocol::frame(
+                ClientType::Resize as u8,
+                &Size { cols: 7, rows: 5 }.encode(),
+            ),
         ),
-        ("INPUT", protocol::frame(client::INPUT, b"abcdefgh\n")),
-        ("SUBSCRIBE", protocol::frame(client::SUBSCRIBE, &[1])),
-        ("STATUS", protocol::frame(client::STATUS, &[])),
-        ("INFO", protocol::frame(client::INFO, &[])),
-        ("SCREEN", protocol::frame(client::SCREEN, &[])),
+        (
+            "INPUT",
+            protocol::frame(ClientType::Input as u8, b"abcdefgh\n"),
+        ),
+        (
+            "SUBSCRIBE",
+            protocol::frame(ClientType::Subscribe as u8, &[1]),
+        ),
+        ("STATUS", protocol::frame(ClientType::Status as u8, &[])),
+        ("INFO", protocol::frame(ClientType::Info as u8, &[])),
+        ("SCREEN", protocol::frame(ClientType::Screen as u8, &[])),
         // Declares the largest payload allowed and sends a little of it.
         (
             "a 1 MiB INPUT",
             [
-                protocol::header(client::INPUT, protocol::MAX_PAYLOAD).to_vec(),
+                protocol::header(ClientType::Input as u8, protocol::MAX_PAYLOAD).to_vec(),
                 b"ijklmnop\n".to_vec(),
             ]
             .concat(),
@@ -628,7 +644,7 @@ fn frames_cut_off_by_a_hangup_are_never_acted_on_and_others_are_still_served() {
     assert!(s.child.try_wait().expect("try_wait").is_none());
     // The program was typed nothing of the cut frames: the next line it
     // reads is the one typed now, and nothing came before it.
-    bystander.send(client::INPUT, b"end\n");
+    bystander.send(ClientType::Input as u8, b"end\n");
     let out = sub.output_until(b"got-end");
     let text = String::from_utf8_lossy(&out);
     assert!(
@@ -652,7 +668,7 @@ fn a_restart_after_sigkill_starts_afresh_and_the_old_program_is_hung_up() {
         groups: Vec::new(),
     };
     let mut watcher = old.raw();
-    watcher.send(client::SUBSCRIBE, &[]);
+    watcher.send(ClientType::Subscribe as u8, &[]);
     watcher.output_until(b"old-life\r\n");
     kill(Pid::from_raw(old.child.id() as i32), Signal::SIGKILL).expect("kill the supervisor");
     old.wait_exit();
@@ -686,7 +702,10 @@ fn a_restart_after_sigkill_starts_afresh_and_the_old_program_is_hung_up() {
     assert_eq!(list[0]["pid"], new_child);
     // The new session's scrollback is its own.
     let mut r = new.raw();
-    r.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_MARK_REPLAY]);
+    r.send(
+        ClientType::Subscribe as u8,
+        &[protocol::SUBSCRIBE_MARK_REPLAY],
+    );
     let replay = replay_of(&mut r);
     let text = String::from_utf8_lossy(&replay);
     assert!(
@@ -702,9 +721,9 @@ fn replay_of(r: &mut Raw) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let f = r.frame().expect("the replay");
-        match f.ty {
-            server::OUTPUT => out.extend_from_slice(&f.payload),
-            server::REPLAY_END => return out,
+        match ServerType::try_from(f.ty) {
+            Ok(ServerType::Output) => out.extend_from_slice(&f.payload),
+            Ok(ServerType::ReplayEnd) => return out,
             _ => {}
         }
     }
@@ -729,7 +748,7 @@ fn a_restart_after_sigkill_is_not_disturbed_by_an_old_program_that_ignores_the_h
     };
     // Its first words come after the trap is set.
     let mut watcher = old.raw();
-    watcher.send(client::SUBSCRIBE, &[]);
+    watcher.send(ClientType::Subscribe as u8, &[]);
     watcher.output_until(b"old-noise");
     kill(Pid::from_raw(old.child.id() as i32), Signal::SIGKILL).expect("kill the supervisor");
     old.wait_exit();
@@ -744,9 +763,9 @@ fn a_restart_after_sigkill_is_not_disturbed_by_an_old_program_that_ignores_the_h
     // old terminal hung up.
     assert!(old_child.alive(), "the old program ignored SIGHUP");
     let mut r = new.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     for round in 0..5 {
-        r.send(client::INPUT, format!("{round}\n").as_bytes());
+        r.send(ClientType::Input as u8, format!("{round}\n").as_bytes());
         let out = r.output_until(format!("new-{round}\r\n").as_bytes());
         assert!(
             !String::from_utf8_lossy(&out).contains("old-noise"),
@@ -800,7 +819,11 @@ fn hundreds_of_unfinished_large_frames_do_not_grow_the_supervisor() {
         let mut r = s.raw();
         // Alternately: a 1 MiB INPUT with 64 KiB of it sent, and a 1 MiB
         // frame of an unknown type, whose payload is skipped.
-        let ty = if i % 2 == 0 { client::INPUT } else { 0x7e };
+        let ty = if i % 2 == 0 {
+            ClientType::Input as u8
+        } else {
+            0x7e
+        };
         r.send_bytes(&protocol::header(ty, protocol::MAX_PAYLOAD));
         let _ = r.stream.set_nonblocking(true);
         let _ = r.stream.write(&chunk);
@@ -814,7 +837,9 @@ fn hundreds_of_unfinished_large_frames_do_not_grow_the_supervisor() {
             let n = std::io::Read::read(&mut r.stream, &mut buf).ok()?;
             let mut frames = Vec::new();
             r.asm.push(&buf[..n], &mut frames).ok()?;
-            let f = frames.into_iter().find(|f| f.ty == server::ERROR)?;
+            let f = frames
+                .into_iter()
+                .find(|f| f.ty == ServerType::Error as u8)?;
             Some(protocol::decode_error(&f.payload).1)
         });
         refusal.is_some()

@@ -12,7 +12,7 @@ use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 
 use common::{HM, Raw, Sandbox, Session, fake, stderr, wait_until};
-use heimdall::protocol::{self, Status, client, server};
+use heimdall::protocol::{self, ClientType, ServerType, Status};
 use nix::sys::termios::LocalFlags;
 use terminal::Terminal;
 
@@ -35,8 +35,9 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str], size: (u16, u16)) -> Terminal {
 /// The session's pty size (rows, cols), as its supervisor reports it.
 fn session_size(sb: &Sandbox, id: &str) -> Option<(u64, u64)> {
     let mut raw = Raw::connect(&sb.sock(id)).ok()?;
-    raw.send(client::INFO, &[]);
-    let info: serde_json::Value = serde_json::from_slice(&raw.expect(server::INFO).payload).ok()?;
+    raw.send(ClientType::Info as u8, &[]);
+    let info: serde_json::Value =
+        serde_json::from_slice(&raw.expect(ServerType::Info as u8).payload).ok()?;
     Some((info["rows"].as_u64()?, info["cols"].as_u64()?))
 }
 
@@ -83,7 +84,7 @@ fn attach_in_a_terminal_of_one_or_two_cells_types_and_restores() {
         &["sh", "-c", "while read x; do echo \"got-$x\"; done"],
     );
     let mut sub = Raw::connect(&sb.sock("tiny")).expect("connect");
-    sub.send(client::SUBSCRIBE, &[]);
+    sub.send(ClientType::Subscribe as u8, &[]);
     // (terminal rows, cols) and the session's size: the status bar takes
     // a row once there are two.
     for (size, session) in [((1, 1), (1, 1)), ((2, 2), (1, 2))] {
@@ -148,11 +149,11 @@ fn the_dashboard_in_a_terminal_of_one_or_three_cells_works_and_quits() {
         &["sh", "-c", "while read x; do echo \"got-$x\"; done"],
     );
     let mut sub = Raw::connect(&sb.sock("small")).expect("connect");
-    sub.send(client::SUBSCRIBE, &[]);
+    sub.send(ClientType::Subscribe as u8, &[]);
     for size in [(1, 1), (3, 3)] {
         // A size no pane here has, so fitting shows.
         sub.send(
-            client::RESIZE,
+            ClientType::Resize as u8,
             &protocol::Size {
                 cols: 220,
                 rows: 50,
@@ -439,13 +440,13 @@ fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
 /// behaves.
 fn huge_supervisor(s: UnixStream) {
     fake::answer(s, |ty| {
-        match ty {
-        client::INFO => Some(protocol::frame(
-            server::INFO,
+        match ClientType::try_from(ty) {
+        Ok(ClientType::Info) => Some(protocol::frame(
+            ServerType::Info as u8,
             br#"{"id":"huge","pid":4242,"command":["huge"],"cols":65535,"rows":65535,"idle_threshold_ms":3000}"#,
         )),
-        client::STATUS => Some(protocol::frame(
-            server::STATUS_RESP,
+        Ok(ClientType::Status) => Some(protocol::frame(
+            ServerType::StatusResp as u8,
             &Status {
                 pid: 4242,
                 idle_ms: 1000,
@@ -455,7 +456,7 @@ fn huge_supervisor(s: UnixStream) {
             }
             .encode(),
         )),
-        client::SUBSCRIBE => Some(protocol::frame(server::OUTPUT, b"huge says hello\r\n")),
+        Ok(ClientType::Subscribe) => Some(protocol::frame(ServerType::Output as u8, b"huge says hello\r\n")),
         _ => None,
     }
     });
@@ -512,7 +513,7 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
             && p.iter().all(Drawn::live)
     });
     // The dashboard is subscribed: it gets every byte from here on.
-    s.raw().send(client::INPUT, b"start\n");
+    s.raw().send(ClientType::Input as u8, b"start\n");
     t.wait_for("the flood to begin", |t| t.contains("before-osc"));
     // Keys are handled while the flood goes on.
     t.send(b"?");
@@ -527,7 +528,7 @@ fn a_ten_megabyte_unterminated_osc_keeps_the_dashboard_small_and_responsive() {
     t.wait_for("the help", |t| t.contains("back from focus to the grid"));
     t.send(b"?");
     t.wait_for("the help closed", |t| !t.contains("back from focus"));
-    s.raw().send(client::INPUT, b"go\n");
+    s.raw().send(ClientType::Input as u8, b"go\n");
     // In order: all 10 MB went through the dashboard before this line.
     t.wait_for("the line after the string", |t| t.contains("after-osc"));
     // The string was taken as one, not shown as text.

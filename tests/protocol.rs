@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
 use common::{Raw, Sandbox, wait_until};
-use heimdall::protocol::{self, ClientType, ErrorCode, ServerType, Size, client, server};
+use heimdall::protocol::{self, ClientType, ErrorCode, ServerType, Size};
 
 /// The Go subscriber from seed 002, line for line: mode byte, SUBSCRIBE,
 /// print OUTPUT, exit with EXIT's code.
@@ -62,7 +62,7 @@ fn the_seed_go_client_works_unchanged() {
     let reader = std::thread::spawn(move || go_client(&sock, tx));
     rx.recv_timeout(common::PATIENCE)
         .expect("go client got the scrollback");
-    r.send(client::INPUT, b"go\n");
+    r.send(ClientType::Input as u8, b"go\n");
     let (out, code) = reader.join().expect("go client");
     assert_eq!(code, 3);
     let text = String::from_utf8_lossy(&out);
@@ -80,8 +80,8 @@ fn status_reports_the_child_and_its_state() {
     assert_eq!(st.state, 0x00, "a silent child is idle");
     // The frame is exactly the seed's 15-byte layout.
     let mut r = s.raw();
-    r.send(client::STATUS, &[]);
-    let f = r.expect(server::STATUS_RESP);
+    r.send(ClientType::Status as u8, &[]);
+    let f = r.expect(ServerType::StatusResp as u8);
     assert_eq!(f.payload.len(), 15);
     assert_eq!(f.payload[14], 0);
 }
@@ -94,9 +94,9 @@ fn unknown_frame_types_are_ignored_before_and_after_subscribe() {
     r.send(0x7e, b"whatever payload");
     r.send(0x42, &[]);
     assert!(r.status().is_some());
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     r.send(0x7f, &[1, 2, 3]);
-    r.send(client::INPUT, b"yes\n");
+    r.send(ClientType::Input as u8, b"yes\n");
     r.output_until(b"got-yes");
 }
 
@@ -106,8 +106,8 @@ fn a_malformed_resize_gets_an_error_and_closes_only_that_connection() {
     let s = sb.start("bad", &[], &["sleep", "30"]);
     let mut bystander = s.raw();
     let mut r = s.raw();
-    r.send(client::RESIZE, &[0, 80, 0]);
-    let f = r.expect(server::ERROR);
+    r.send(ClientType::Resize as u8, &[0, 80, 0]);
+    let f = r.expect(ServerType::Error as u8);
     let (code, msg) = protocol::decode_error(&f.payload);
     assert_eq!(code, ErrorCode::MalformedPayload as u16);
     assert!(msg.contains("RESIZE"), "{msg}");
@@ -129,8 +129,8 @@ fn input_after_the_end_is_refused_but_costs_a_subscriber_nothing() {
         bystander.status().is_some_and(|st| !st.alive)
     });
     // Not subscribed: told so, and closed.
-    bystander.send(client::INPUT, b"x");
-    let f = bystander.expect(server::ERROR);
+    bystander.send(ClientType::Input as u8, b"x");
+    let f = bystander.expect(ServerType::Error as u8);
     assert_eq!(
         protocol::decode_error(&f.payload).0,
         ErrorCode::Unavailable as u16
@@ -138,8 +138,8 @@ fn input_after_the_end_is_refused_but_costs_a_subscriber_nothing() {
     assert!(bystander.frame().is_none(), "closed after ERROR");
     // A subscriber typing as the program ends is owed its EXIT all the same.
     let mut r = s.raw();
-    let mut both = protocol::frame(client::SUBSCRIBE, &[protocol::SUBSCRIBE_LAUNCHER]);
-    both.extend(protocol::frame(client::INPUT, b"y"));
+    let mut both = protocol::frame(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_LAUNCHER]);
+    both.extend(protocol::frame(ClientType::Input as u8, b"y"));
     r.send_bytes(&both);
     let (out, code) = r.collect_until_exit();
     assert!(String::from_utf8_lossy(&out).contains("done"), "{out:?}");
@@ -154,8 +154,8 @@ fn an_oversized_length_is_refused_from_the_header_alone() {
     let mut r = s.raw();
     // Declares 4 GiB and sends nothing more: the answer must not wait for
     // the payload, and the supervisor must not try to allocate it.
-    r.send_bytes(&protocol::header(client::INPUT, u32::MAX));
-    let f = r.expect(server::ERROR);
+    r.send_bytes(&protocol::header(ClientType::Input as u8, u32::MAX));
+    let f = r.expect(ServerType::Error as u8);
     assert_eq!(
         protocol::decode_error(&f.payload).0,
         ErrorCode::FrameTooLarge as u16
@@ -168,9 +168,9 @@ fn frames_split_at_every_byte_are_understood() {
     let sb = Sandbox::new();
     let s = sb.start("drip", &[], &["sh", "-c", "read x; echo drip-$x; sleep 30"]);
     let mut r = s.raw();
-    let mut bytes = protocol::frame(client::SUBSCRIBE, &[]);
-    bytes.extend(protocol::frame(client::INPUT, b"ok\n"));
-    bytes.extend(protocol::frame(client::STATUS, &[]));
+    let mut bytes = protocol::frame(ClientType::Subscribe as u8, &[]);
+    bytes.extend(protocol::frame(ClientType::Input as u8, b"ok\n"));
+    bytes.extend(protocol::frame(ClientType::Status as u8, &[]));
     for b in bytes {
         r.send_bytes(&[b]);
         r.stream.flush().expect("flush");
@@ -178,9 +178,9 @@ fn frames_split_at_every_byte_are_understood() {
     let (mut out, mut status) = (Vec::new(), false);
     while !(status && out.windows(7).any(|w| w == b"drip-ok")) {
         let f = r.frame().expect("frame");
-        match f.ty {
-            server::OUTPUT => out.extend_from_slice(&f.payload),
-            server::STATUS_RESP => status = true,
+        match ServerType::try_from(f.ty) {
+            Ok(ServerType::Output) => out.extend_from_slice(&f.payload),
+            Ok(ServerType::StatusResp) => status = true,
             _ => {}
         }
     }
@@ -191,7 +191,7 @@ fn ten_thousand_pipelined_requests_all_get_answers() {
     let sb = Sandbox::new();
     let s = sb.start("pipe", &[], &["sleep", "30"]);
     let mut r = s.raw();
-    let one = protocol::frame(client::STATUS, &[]);
+    let one = protocol::frame(ClientType::Status as u8, &[]);
     let all: Vec<u8> = one
         .iter()
         .copied()
@@ -205,7 +205,7 @@ fn ten_thousand_pipelined_requests_all_get_answers() {
     let mut answers = 0;
     while answers < 10_000 {
         let f = r.frame().expect("answer");
-        assert_eq!(f.ty, server::STATUS_RESP);
+        assert_eq!(f.ty, ServerType::StatusResp as u8);
         answers += 1;
     }
     writer.join().expect("join").expect("write");
@@ -228,25 +228,25 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     );
     let size = |cols, rows| Size { cols, rows }.encode();
     let mut person = s.raw();
-    person.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_TERMINAL]);
-    person.send(client::RESIZE, &size(200, 50));
-    person.send(client::INPUT, b"\n");
+    person.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    person.send(ClientType::Resize as u8, &size(200, 50));
+    person.send(ClientType::Input as u8, b"\n");
     person.output_until(b"line 1: 50 200");
     let mut dashboard = s.raw();
-    dashboard.send(client::SUBSCRIBE, &[]);
-    dashboard.send(client::RESIZE, &size(48, 14));
-    dashboard.send(client::INPUT, b"\n");
+    dashboard.send(ClientType::Subscribe as u8, &[]);
+    dashboard.send(ClientType::Resize as u8, &size(48, 14));
+    dashboard.send(ClientType::Input as u8, b"\n");
     // The answer to this line is the size the program sees now.
     dashboard.output_until(b"line 2: 50 200");
     drop(person);
     wait_until("the held size to apply", || {
         let mut probe = s.raw();
-        probe.send(client::INFO, &[]);
-        let info = probe.expect(server::INFO);
+        probe.send(ClientType::Info as u8, &[]);
+        let info = probe.expect(ServerType::Info as u8);
         let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
         v["cols"] == 48 && v["rows"] == 14
     });
-    dashboard.send(client::INPUT, b"\n");
+    dashboard.send(ClientType::Input as u8, b"\n");
     dashboard.output_until(b"line 3: 14 48");
 }
 
@@ -314,8 +314,11 @@ fn the_redraw_that_answers_a_resize_is_not_work() {
             .is_some_and(|st| st.state == 0x00 && st.idle_ms >= 400)
     });
     let before = r.status().expect("status");
-    r.send(client::SUBSCRIBE, &[]);
-    r.send(client::RESIZE, &Size { cols: 91, rows: 17 }.encode());
+    r.send(ClientType::Subscribe as u8, &[]);
+    r.send(
+        ClientType::Resize as u8,
+        &Size { cols: 91, rows: 17 }.encode(),
+    );
     r.output_until(b"redrawn 17 91");
     // Asked after the redraw arrived: still idle, and idle since before.
     let mut q = s.raw();
@@ -333,26 +336,26 @@ fn resize_reaches_the_child_clamped() {
         &["sh", "-c", "while read x; do stty size; done"],
     );
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     r.send(
-        client::RESIZE,
+        ClientType::Resize as u8,
         &Size {
             cols: 132,
             rows: 43,
         }
         .encode(),
     );
-    r.send(client::INPUT, b"\n");
+    r.send(ClientType::Input as u8, b"\n");
     r.output_until(b"43 132");
     r.send(
-        client::RESIZE,
+        ClientType::Resize as u8,
         &Size {
             cols: 0,
             rows: 65535,
         }
         .encode(),
     );
-    r.send(client::INPUT, b"\n");
+    r.send(ClientType::Input as u8, b"\n");
     r.output_until(b"4096 1");
 }
 
@@ -371,7 +374,7 @@ fn a_late_subscriber_gets_scrollback_then_live_output_without_a_seam() {
         ],
     );
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     let out = r.output_until(b"L19999\r\n");
     let text = String::from_utf8_lossy(&out);
     let nums: Vec<u64> = text
@@ -398,8 +401,8 @@ fn the_last_bytes_before_a_fast_exit_arrive_before_exit() {
         let sock = sb.sock(&id);
         wait_until("socket", || Raw::connect(&sock).is_ok());
         let mut r = s.raw();
-        r.send(client::SUBSCRIBE, &[]);
-        r.send(client::INPUT, format!("{round}\n").as_bytes());
+        r.send(ClientType::Subscribe as u8, &[]);
+        r.send(ClientType::Input as u8, format!("{round}\n").as_bytes());
         let (out, code) = r.collect_until_exit();
         assert_eq!(code, Some(7));
         let text = String::from_utf8_lossy(&out);
@@ -424,10 +427,10 @@ fn every_subscriber_gets_every_byte_of_a_fast_stream() {
     let mut readers = Vec::new();
     for _ in 0..3 {
         let mut r = s.raw();
-        r.send(client::SUBSCRIBE, &[]);
+        r.send(ClientType::Subscribe as u8, &[]);
         readers.push(r);
     }
-    readers[0].send(client::INPUT, b"\n");
+    readers[0].send(ClientType::Input as u8, b"\n");
     let handles: Vec<_> = readers
         .into_iter()
         .map(|mut r| std::thread::spawn(move || r.collect_until_exit()))
@@ -443,8 +446,8 @@ fn every_subscriber_gets_every_byte_of_a_fast_stream() {
 
 /// Reads the STATUS answer a subscriber asked for (it may follow output).
 fn lazy_status(r: &mut Raw) {
-    r.send(client::STATUS, &[]);
-    r.expect(server::STATUS_RESP);
+    r.send(ClientType::Status as u8, &[]);
+    r.expect(ServerType::StatusResp as u8);
 }
 
 #[test]
@@ -460,13 +463,13 @@ fn a_client_that_never_reads_does_not_stall_the_others_forever() {
         ],
     );
     let mut lazy = s.raw();
-    lazy.send(client::SUBSCRIBE, &[]);
+    lazy.send(ClientType::Subscribe as u8, &[]);
     let mut busy = s.raw();
-    busy.send(client::SUBSCRIBE, &[]);
+    busy.send(ClientType::Subscribe as u8, &[]);
     // Both are subscribed once each has answered a STATUS.
     lazy_status(&mut lazy);
     busy.status();
-    busy.send(client::INPUT, b"\n");
+    busy.send(ClientType::Input as u8, b"\n");
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| busy.output_until(b"DONE")))
         .unwrap_or_else(|_| {
             panic!(
@@ -478,7 +481,7 @@ fn a_client_that_never_reads_does_not_stall_the_others_forever() {
     // The lazy one was cut off, and is told so once it reads.
     let mut saw_error = false;
     while let Some(f) = lazy.frame() {
-        if f.ty == server::ERROR {
+        if f.ty == ServerType::Error as u8 {
             assert_eq!(
                 protocol::decode_error(&f.payload).0,
                 ErrorCode::TooSlow as u16
@@ -506,13 +509,13 @@ fn input_reaches_a_slow_reader_completely_and_in_order() {
     );
     let payload: Vec<u8> = (0..262_144u32).map(|i| b'a' + (i % 26) as u8).collect();
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     // Input must not arrive while the terminal is still in canonical mode:
     // there a line longer than 4095 bytes is cut by the kernel, as it would
     // be for someone typing it, and the count would never complete.
     r.output_until(b"raw-now");
     for chunk in payload.chunks(1000) {
-        r.send(client::INPUT, chunk);
+        r.send(ClientType::Input as u8, chunk);
     }
     let digest = {
         let out = std::process::Command::new("md5sum")
@@ -537,7 +540,7 @@ fn many_idle_connections_do_not_break_the_session() {
     for _ in 0..300 {
         let mut c = UnixStream::connect(&s.sock).expect("connect");
         // Half a header, then silence.
-        c.write_all(&[client::INPUT, 0]).expect("write");
+        c.write_all(&[ClientType::Input as u8, 0]).expect("write");
         conns.push(c);
     }
     let mut r = s.raw();
@@ -551,8 +554,8 @@ fn kill_frame_with_grace_gets_exit_on_that_connection() {
     let sb = Sandbox::new();
     let mut s = sb.start("k", &[], &["sleep", "30"]);
     let mut r = s.raw();
-    r.send(client::KILL, &1000u32.to_be_bytes());
-    let f = r.expect(server::EXIT);
+    r.send(ClientType::Kill as u8, &1000u32.to_be_bytes());
+    let f = r.expect(ServerType::Exit as u8);
     assert_eq!(protocol::decode_exit(&f.payload).ok(), Some(128 + 15));
     assert_eq!(s.wait_exit(), 143);
 }
@@ -570,10 +573,10 @@ fn scrollback_keeps_the_last_bytes_of_a_huge_chunk() {
         ],
     );
     let mut first = s.raw();
-    first.send(client::SUBSCRIBE, &[]);
+    first.send(ClientType::Subscribe as u8, &[]);
     first.output_until(b"TAIL-END");
     let mut late = s.raw();
-    late.send(client::SUBSCRIBE, &[]);
+    late.send(ClientType::Subscribe as u8, &[]);
     let out = late.output_until(b"TAIL-END");
     assert_eq!(
         out.len(),

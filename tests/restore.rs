@@ -634,7 +634,13 @@ fn bad_manifests_are_named_and_left_and_the_rest_restored() {
     }
     // Lost, not restorable as they are, and named in hm ls.
     let ls = stdout(&sb.cmd(&["ls"]));
-    assert!(ls.contains("nodir") && ls.contains("noprog"), "{ls}");
+    for id in ["nodir", "noprog"] {
+        let line = ls.lines().find(|l| l.starts_with(id)).unwrap_or_default();
+        assert!(
+            line.contains("lost") && !line.contains("restartable"),
+            "{id}: {ls}"
+        );
+    }
 }
 
 #[test]
@@ -970,4 +976,55 @@ fn a_session_stopped_by_sigterm_is_lost_and_restored() {
         "{}",
         stdout(&out)
     );
+}
+
+/// A shutdown signals every process at once, so the program may die of
+/// its signal before the supervisor reads its own: the session is still
+/// kept as stopped, not as ended. Its program is killed here first, then
+/// the supervisor, once the program's death is seen.
+#[test]
+fn a_program_killed_just_before_its_supervisor_is_still_lost() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &["--id", "sh1", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("it to be kept", || manifest(&sb, "sh1").is_some());
+    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh1.pid")).expect("pid file");
+    let mut pids = pid_file.lines().map(|l| l.trim().parse::<i32>().ok());
+    let (Some(sup), Some(child)) = (pids.next().flatten(), pids.next().flatten()) else {
+        panic!("pid file: {pid_file}");
+    };
+    kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
+    let dead = sb.cmd(&["wait", "sh1", "--state", "dead", "--timeout", "10"]);
+    assert!(dead.status.success(), "{}", stderr(&dead));
+    kill(Pid::from_raw(sup), Signal::SIGTERM).expect("SIGTERM");
+    wait_until("its supervisor to exit", || !running(sup));
+    let m = manifest(&sb, "sh1").expect("manifest");
+    assert_eq!(m["ended"]["how"], "stopped", "{m}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("sh1 ") && l.contains("lost (restartable)")),
+        "{ls}"
+    );
+    // Killed by someone while hm runs on, it ended.
+    bg(
+        &sb,
+        &["--id", "sh2", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("it to be kept", || manifest(&sb, "sh2").is_some());
+    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh2.pid")).expect("pid file");
+    let child: i32 = pid_file
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("pid");
+    kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
+    wait_until("the end to be kept", || {
+        manifest(&sb, "sh2").is_some_and(|m| m["ended"]["how"] == "exited")
+    });
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Raw, Sandbox, sleepers, stderr, wait_until};
-use heimdall::protocol::client;
+use heimdall::protocol::ClientType;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -443,7 +443,7 @@ fn signals_ignored_where_hm_was_started_are_not_ignored_in_the_session() {
         Raw::connect(&s.sock).is_ok_and(|mut r| r.status().is_some())
     });
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     let out = String::from_utf8_lossy(&r.output_until(b"\r\n")).into_owned();
     assert!(out.contains("SigIgn:\t0000000000000000"), "{out:?}");
 }
@@ -511,7 +511,7 @@ fn signals_blocked_where_hm_was_started_are_not_blocked_in_the_session() {
         Raw::connect(&s.sock).is_ok_and(|mut r| r.status().is_some())
     });
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     let out = String::from_utf8_lossy(&r.output_until(b"\r\n")).into_owned();
     assert!(out.contains("SigBlk:\t0000000000000000"), "{out:?}");
     kill(Pid::from_raw(s.child.id() as i32), Signal::SIGTERM).expect("signal");
@@ -609,7 +609,7 @@ fn a_child_that_closes_its_terminal_keeps_the_session_alive() {
         ],
     );
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     r.output_until(b"bye");
     for _ in 0..5 {
         assert!(s.raw().status().is_some_and(|st| st.alive));
@@ -621,7 +621,7 @@ fn the_supervisor_exits_promptly_when_the_child_does() {
     let sb = Sandbox::new();
     let mut s = sb.start("prompt", &[], &["sh", "-c", "read x; exit 0"]);
     let mut r = s.raw();
-    r.send(client::INPUT, b"\n");
+    r.send(ClientType::Input as u8, b"\n");
     let t = Instant::now();
     assert_eq!(s.wait_exit(), 0);
     // Well under any grace period: nothing waits for a timer.
@@ -652,7 +652,7 @@ fn the_child_gets_its_environment_and_workdir() {
         ],
     );
     let mut r = s.raw();
-    r.send(client::SUBSCRIBE, &[]);
+    r.send(ClientType::Subscribe as u8, &[]);
     let out = r.output_until(b"term=");
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("id=env tok=s3cret"), "{text}");
@@ -700,7 +700,7 @@ fn kill_reaches_grandchildren_unless_told_otherwise() {
 fn the_log_records_the_session_privately() {
     let sb = Sandbox::new();
     let mut s = sb.start("logged", &[], &["sh", "-c", "read x; exit 2"]);
-    s.raw().send(client::INPUT, b"\n");
+    s.raw().send(ClientType::Input as u8, b"\n");
     assert_eq!(s.wait_exit(), 2);
     let log = sb.sock_dir.join("logged.log");
     let text = fs::read_to_string(&log).expect("log");

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use common::tmux::Tmux;
 use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
-use heimdall::protocol::{self, Status, client, server};
+use heimdall::protocol::{self, ClientType, ServerType, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
 use nix::unistd::Pid;
@@ -187,8 +187,9 @@ fn keeps_ticking(t: &mut Terminal, id: &str, more: u64) {
 /// A session's pty size (rows, cols), as its supervisor reports it.
 fn session_size(sb: &Sandbox, id: &str) -> Option<(u16, u16)> {
     let mut raw = common::Raw::connect(&sb.sock(id)).ok()?;
-    raw.send(client::INFO, &[]);
-    let info: serde_json::Value = serde_json::from_slice(&raw.expect(server::INFO).payload).ok()?;
+    raw.send(ClientType::Info as u8, &[]);
+    let info: serde_json::Value =
+        serde_json::from_slice(&raw.expect(ServerType::Info as u8).payload).ok()?;
     let dim = |k: &str| info.get(k)?.as_u64().and_then(|v| u16::try_from(v).ok());
     Some((dim("rows")?, dim("cols")?))
 }
@@ -196,8 +197,8 @@ fn session_size(sb: &Sandbox, id: &str) -> Option<(u16, u16)> {
 /// The seed protocol and nothing more: binary mode, STATUS, SUBSCRIBE,
 /// and silence for frame types it does not know (INFO among them).
 fn seed_supervisor(s: UnixStream) {
-    fake::answer(s, |ty| match ty {
-        client::STATUS => {
+    fake::answer(s, |ty| match ClientType::try_from(ty) {
+        Ok(ClientType::Status) => {
             let st = Status {
                 pid: 4242,
                 idle_ms: 7000,
@@ -207,11 +208,11 @@ fn seed_supervisor(s: UnixStream) {
             };
             let payload = st.encode();
             assert_eq!(payload.len(), 15);
-            Some(protocol::frame(server::STATUS_RESP, &payload))
+            Some(protocol::frame(ServerType::StatusResp as u8, &payload))
         }
-        client::SUBSCRIBE => {
-            let mut out = protocol::frame(server::OUTPUT, b"seed says hello\r\n");
-            out.extend(protocol::frame(server::OUTPUT, b"old-prompt$ "));
+        Ok(ClientType::Subscribe) => {
+            let mut out = protocol::frame(ServerType::Output as u8, b"seed says hello\r\n");
+            out.extend(protocol::frame(ServerType::Output as u8, b"old-prompt$ "));
             Some(out)
         }
         _ => None,
@@ -228,7 +229,7 @@ fn mute_supervisor(s: UnixStream) {
 /// Binary mode, then a frame no supervisor would send, then junk.
 fn garbage_supervisor(mut s: UnixStream) {
     let _ = s.write_all(&[protocol::MODE_BINARY]);
-    let _ = s.write_all(&protocol::header(server::OUTPUT, u32::MAX));
+    let _ = s.write_all(&protocol::header(ServerType::Output as u8, u32::MAX));
     let _ = s.write_all(&[0xff; 64]);
     let mut buf = [0u8; 4096];
     while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
@@ -795,7 +796,7 @@ fn a_session_ending_out_of_sight_asks_the_terminal_for_a_desktop_notification() 
         pane_shows(t, "aaa", "seen") && pane_shows(t, "zzz", "ready")
     });
     t.record();
-    gone.raw().send(client::INPUT, b"\n");
+    gone.raw().send(ClientType::Input as u8, b"\n");
     t.wait_for("the notification", |t| {
         let raw = String::from_utf8_lossy(t.recorded()).into_owned();
         raw.contains("\x1b]9;zzz: exited with code 3\x07")

@@ -13,18 +13,18 @@ use std::ffi::OsString;
 
 use common::tmux::{Tmux, pane};
 use common::{HM, Sandbox, Session, terminal::Terminal, wait_until};
-use heimdall::protocol::{client, server};
+use heimdall::protocol::{ClientType, ServerType};
 
 /// A session's pty size (rows, cols) and its screen's text, as its
 /// supervisor reports them (INFO, SCREEN).
 fn size_and_screen(sb: &Sandbox, id: &str) -> ((u16, u16), String) {
     let mut raw = common::Raw::connect(&sb.sock(id)).expect("connect");
-    raw.send(client::INFO, &[]);
+    raw.send(ClientType::Info as u8, &[]);
     let info: serde_json::Value =
-        serde_json::from_slice(&raw.expect(server::INFO).payload).expect("INFO json");
-    raw.send(client::SCREEN, &[]);
+        serde_json::from_slice(&raw.expect(ServerType::Info as u8).payload).expect("INFO json");
+    raw.send(ClientType::Screen as u8, &[]);
     let screen: serde_json::Value =
-        serde_json::from_slice(&raw.expect(server::SCREEN).payload).expect("SCREEN json");
+        serde_json::from_slice(&raw.expect(ServerType::Screen as u8).payload).expect("SCREEN json");
     let dim = |k: &str| info[k].as_u64().and_then(|v| u16::try_from(v).ok());
     (
         (dim("rows").expect("rows"), dim("cols").expect("cols")),

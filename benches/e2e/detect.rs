@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{self, Assembler, Frame, Status, client, server};
+use heimdall::protocol::{self, Assembler, ClientType, Frame, ServerType, Status};
 
 use crate::peer::Peer;
 use crate::peers::{Bench, PATIENCE};
@@ -87,7 +87,7 @@ pub fn measure(b: &Bench, reps: usize) -> Latencies {
     };
     watch.stream.set_nonblocking(false).expect("blocking reads");
     watch
-        .send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE])
+        .send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE])
         .expect("subscribe");
     let mut poll = Peer::connect(&s.sock).expect("connect");
     let mut out = Latencies::default();
@@ -102,13 +102,13 @@ pub fn measure(b: &Bench, reps: usize) -> Latencies {
                 "e2e: the question was never seen as waiting"
             );
             for (at, f) in watch.frames(Duration::from_millis(1)).expect("read") {
-                if f.ty == server::OUTPUT && shown.is_none() {
+                if f.ty == ServerType::Output as u8 && shown.is_none() {
                     seen.extend_from_slice(&f.payload);
                     if seen.windows(6).any(|w| w == b"[y/N] ") {
                         shown = Some(at);
                     }
                 }
-                if f.ty == server::STATE && pushed.is_none() && is_waiting(&f) {
+                if f.ty == ServerType::State as u8 && pushed.is_none() && is_waiting(&f) {
                     pushed = Some(at);
                 }
             }
@@ -126,7 +126,7 @@ pub fn measure(b: &Bench, reps: usize) -> Latencies {
         out.status_ms.push(ms(status.expect("status")));
 
         let answered = Instant::now();
-        watch.send(client::INPUT, b"n\r").expect("send");
+        watch.send(ClientType::Input as u8, b"n\r").expect("send");
         loop {
             assert!(
                 Instant::now() < answered + PATIENCE,
@@ -135,7 +135,7 @@ pub fn measure(b: &Bench, reps: usize) -> Latencies {
             let frames = watch.frames(Duration::from_millis(5)).expect("read");
             if let Some((at, _)) = frames
                 .iter()
-                .find(|(_, f)| f.ty == server::STATE && !is_waiting(f))
+                .find(|(_, f)| f.ty == ServerType::State as u8 && !is_waiting(f))
             {
                 out.clear_ms
                     .push(at.duration_since(answered).as_secs_f64() * 1e3);

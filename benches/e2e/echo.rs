@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{self, Piece, Splitter, client, server};
+use heimdall::protocol::{self, ClientType, Piece, ServerType, Splitter};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use crate::peer::Peer;
@@ -85,7 +85,9 @@ impl Target {
     fn sample(&mut self, b: u8, buf: &mut [u8]) -> Option<Duration> {
         let t0 = Instant::now();
         match &self.path {
-            Path::Hm(s, ..) => peers::write_all(s.as_fd(), &protocol::frame(client::INPUT, &[b])),
+            Path::Hm(s, ..) => {
+                peers::write_all(s.as_fd(), &protocol::frame(ClientType::Input as u8, &[b]))
+            }
             _ => peers::write_all(self.fd(), &[b]),
         }
         let deadline = t0 + Duration::from_secs(1);
@@ -128,7 +130,9 @@ impl Target {
                     rest = &rest[used..];
                     match piece {
                         Some(Piece::Start { ty, .. }) => *cur = ty,
-                        Some(Piece::Data(d)) if *cur == server::OUTPUT => hit |= d.contains(&b),
+                        Some(Piece::Data(d)) if *cur == ServerType::Output as u8 => {
+                            hit |= d.contains(&b)
+                        }
                         Some(_) => {}
                         None => break,
                     }

@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use heimdall::protocol::{self, Assembler, Frame, client, server};
+use heimdall::protocol::{self, Assembler, ClientType, Frame, ServerType};
 
 /// How long anything may take to come up before the harness gives up.
 pub const PATIENCE: Duration = Duration::from_secs(15);
@@ -61,17 +61,17 @@ impl Peer {
     }
 
     pub fn status(&mut self) -> io::Result<Frame> {
-        self.send(client::STATUS, &[])?;
-        self.expect(server::STATUS_RESP)
+        self.send(ClientType::Status as u8, &[])?;
+        self.expect(ServerType::StatusResp as u8)
     }
 
     /// Subscribes and returns once the supervisor has registered it (the
     /// STATUS sent after SUBSCRIBE is answered in order).
     pub fn subscribe(&mut self, flags: &[u8]) -> io::Result<()> {
-        let mut both = protocol::frame(client::SUBSCRIBE, flags);
-        both.extend(protocol::frame(client::STATUS, &[]));
+        let mut both = protocol::frame(ClientType::Subscribe as u8, flags);
+        both.extend(protocol::frame(ClientType::Status as u8, &[]));
         self.stream.write_all(&both)?;
-        self.expect(server::STATUS_RESP).map(drop)
+        self.expect(ServerType::StatusResp as u8).map(drop)
     }
 
     /// For the measuring loops; only call when no frame is buffered.

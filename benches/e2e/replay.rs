@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{self, Piece, Splitter, client, server};
+use heimdall::protocol::{self, ClientType, Piece, ServerType, Splitter};
 
 use crate::peer::Peer;
 use crate::peers::{self, Bench};
@@ -39,7 +39,7 @@ fn replays(name: &'static str, sock: &Path, reps: usize, marks: bool) -> Row {
         } else {
             protocol::SUBSCRIBE_MARK_REPLAY
         };
-        let sub = protocol::frame(client::SUBSCRIBE, &[flags]);
+        let sub = protocol::frame(ClientType::Subscribe as u8, &[flags]);
         let mut split = Splitter::default();
         let (mut cur, mut frames, mut bytes) = (0u8, 0u64, 0u64);
         let t0 = Instant::now();
@@ -53,10 +53,12 @@ fn replays(name: &'static str, sock: &Path, reps: usize, marks: bool) -> Row {
                 match piece {
                     Some(Piece::Start { ty, .. }) => {
                         cur = ty;
-                        frames += u64::from(ty == server::OUTPUT);
+                        frames += u64::from(ty == ServerType::Output as u8);
                     }
-                    Some(Piece::Data(d)) if cur == server::OUTPUT => bytes += d.len() as u64,
-                    Some(Piece::End { ty }) if ty == server::REPLAY_END => break 'read,
+                    Some(Piece::Data(d)) if cur == ServerType::Output as u8 => {
+                        bytes += d.len() as u64
+                    }
+                    Some(Piece::End { ty }) if ty == ServerType::ReplayEnd as u8 => break 'read,
                     Some(_) => {}
                     None => break,
                 }
@@ -84,7 +86,7 @@ pub fn measure(b: &Bench, payload: &Path, reps: usize) -> Vec<Row> {
             rows: 24 + 16 * (k % 2),
         };
         if let Ok(mut p) = crate::peer::Peer::connect(&small.sock) {
-            let _ = p.send(client::RESIZE, &size.encode());
+            let _ = p.send(ClientType::Resize as u8, &size.encode());
             let _ = p.status();
         }
         k += 1;

@@ -10,7 +10,7 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use heimdall::protocol::{Piece, Splitter, server};
+use heimdall::protocol::{Piece, ServerType, Splitter};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// Written after the payload; its arrival ends a run.
@@ -213,15 +213,15 @@ impl Sink for FrameSink {
             match piece {
                 Some(Piece::Start { ty, .. }) => {
                     self.cur = ty;
-                    if ty == server::OUTPUT {
+                    if ty == ServerType::Output as u8 {
                         self.frames += 1;
                     }
                 }
-                Some(Piece::Data(d)) if self.cur == server::OUTPUT => self.expect.feed(d),
+                Some(Piece::Data(d)) if self.cur == ServerType::Output as u8 => self.expect.feed(d),
                 Some(Piece::Data(_)) => {}
-                Some(Piece::End { ty }) => match ty {
-                    server::REPLAY_END => self.replay_end = true,
-                    server::STATUS_RESP => self.status_resp += 1,
+                Some(Piece::End { ty }) => match ServerType::try_from(ty) {
+                    Ok(ServerType::ReplayEnd) => self.replay_end = true,
+                    Ok(ServerType::StatusResp) => self.status_resp += 1,
                     _ => {}
                 },
                 None => return,

@@ -38,8 +38,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use crate::protocol::{
-    Assembler, ErrorCode, Frame, HEADER_LEN, MAX_PAYLOAD, MODE_BINARY, client, decode_error,
-    decode_exit, frame, server,
+    Assembler, ClientType, ErrorCode, Frame, HEADER_LEN, MAX_PAYLOAD, MODE_BINARY, ServerType,
+    decode_error, decode_exit, frame,
 };
 use crate::supervisor::Core;
 
@@ -94,7 +94,7 @@ fn expect(stream: &[u8]) -> Expect {
         let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]);
         let refused = if len > MAX_PAYLOAD {
             Some(ErrorCode::FrameTooLarge)
-        } else if ty == client::RESIZE && len != 4 {
+        } else if ty == ClientType::Resize as u8 && len != 4 {
             Some(ErrorCode::MalformedPayload)
         } else {
             None
@@ -111,19 +111,19 @@ fn expect(stream: &[u8]) -> Expect {
         if payload.len() < len as usize {
             break;
         }
-        if ty == client::INPUT {
+        if ty == ClientType::Input as u8 {
             e.input.extend_from_slice(payload);
         }
         at = start + payload.len();
         e.end = at;
-        match ty {
-            client::STATUS => e.status += 1,
-            client::INFO => e.info += 1,
-            client::SUBSCRIBE if !e.subscribed => {
+        match ClientType::try_from(ty) {
+            Ok(ClientType::Status) => e.status += 1,
+            Ok(ClientType::Info) => e.info += 1,
+            Ok(ClientType::Subscribe) if !e.subscribed => {
                 e.subscribed = true;
                 e.marks_replay = payload.first().is_some_and(|f| f & 1 != 0);
             }
-            client::KILL if len == 4 => e.wants_exit = true,
+            Ok(ClientType::Kill) if len == 4 => e.wants_exit = true,
             _ => {}
         }
     }
@@ -136,7 +136,7 @@ fn complete(stream: &[u8]) -> Vec<u8> {
     let e = expect(stream);
     let mut out = stream[..e.end].to_vec();
     if e.error.is_none() {
-        out.extend(frame(client::STATUS, &[]));
+        out.extend(frame(ClientType::Status as u8, &[]));
     }
     out
 }
@@ -264,7 +264,11 @@ async fn drive(stream: &[u8], chunks: &[usize], whole: bool, prints: bool, want:
         // shows as a short read in `check`, not as a hang.
         let handled = || {
             let r = replies.borrow();
-            let answered = r.got.frames.iter().filter(|f| f.ty == server::STATUS_RESP);
+            let answered = r
+                .got
+                .frames
+                .iter()
+                .filter(|f| f.ty == ServerType::StatusResp as u8);
             r.closed || answered.count() >= want.status
         };
         while !handled() {
@@ -300,13 +304,13 @@ fn check(want: &Expect, got: &Got, whole: bool) {
     for f in &got.frames {
         assert!(
             matches!(
-                f.ty,
-                server::OUTPUT
-                    | server::STATUS_RESP
-                    | server::EXIT
-                    | server::ERROR
-                    | server::INFO
-                    | server::REPLAY_END
+                ServerType::try_from(f.ty),
+                Ok(ServerType::Output
+                    | ServerType::StatusResp
+                    | ServerType::Exit
+                    | ServerType::Error
+                    | ServerType::Info
+                    | ServerType::ReplayEnd)
             ),
             "unknown reply type 0x{:02x}",
             f.ty
@@ -316,7 +320,12 @@ fn check(want: &Expect, got: &Got, whole: bool) {
         .frames
         .iter()
         .enumerate()
-        .filter(|(_, f)| matches!(f.ty, server::ERROR | server::EXIT))
+        .filter(|(_, f)| {
+            matches!(
+                ServerType::try_from(f.ty),
+                Ok(ServerType::Error | ServerType::Exit)
+            )
+        })
         .map(|(i, _)| i)
         .collect();
     assert!(
@@ -327,11 +336,11 @@ fn check(want: &Expect, got: &Got, whole: bool) {
         assert_eq!(i + 1, got.frames.len(), "frames after ERROR or EXIT");
     }
     assert!(
-        count(server::STATUS_RESP) <= want.status,
+        count(ServerType::StatusResp as u8) <= want.status,
         "unasked STATUS_RESP"
     );
-    assert!(count(server::INFO) <= want.info, "unasked INFO");
-    assert!(count(server::REPLAY_END) <= 1, "REPLAY_END twice");
+    assert!(count(ServerType::Info as u8) <= want.info, "unasked INFO");
+    assert!(count(ServerType::ReplayEnd as u8) <= 1, "REPLAY_END twice");
     assert!(
         want.input.starts_with(&got.input),
         "the program read input that was not sent in that order"
@@ -339,7 +348,7 @@ fn check(want: &Expect, got: &Got, whole: bool) {
     let output: Vec<u8> = got
         .frames
         .iter()
-        .filter(|f| f.ty == server::OUTPUT)
+        .filter(|f| f.ty == ServerType::Output as u8)
         .flat_map(|f| f.payload.iter().copied())
         .collect();
     if !want.subscribed {
@@ -347,7 +356,7 @@ fn check(want: &Expect, got: &Got, whole: bool) {
             output.is_empty(),
             "output to a client that did not subscribe"
         );
-        assert_eq!(count(server::REPLAY_END), 0, "REPLAY_END unasked");
+        assert_eq!(count(ServerType::ReplayEnd as u8), 0, "REPLAY_END unasked");
     }
     assert!(
         got.printed.starts_with(&output),
@@ -357,23 +366,27 @@ fn check(want: &Expect, got: &Got, whole: bool) {
         return;
     }
     assert_eq!(got.input, want.input, "input lost");
-    assert_eq!(count(server::STATUS_RESP), want.status, "STATUS unanswered");
-    assert_eq!(count(server::INFO), want.info, "INFO unanswered");
+    assert_eq!(
+        count(ServerType::StatusResp as u8),
+        want.status,
+        "STATUS unanswered"
+    );
+    assert_eq!(count(ServerType::Info as u8), want.info, "INFO unanswered");
     let last = got.frames.last();
     match want.error {
         Some(code) => {
-            let last = last.filter(|f| f.ty == server::ERROR);
+            let last = last.filter(|f| f.ty == ServerType::Error as u8);
             let last = last.expect("a refused frame is answered by ERROR");
             assert_eq!(decode_error(&last.payload).0, code, "the ERROR's code");
         }
         None if want.subscribed || want.wants_exit => {
-            let last = last.filter(|f| f.ty == server::EXIT);
+            let last = last.filter(|f| f.ty == ServerType::Exit as u8);
             let last = last.expect("a subscriber (or a KILL waiting) gets EXIT last");
             assert_eq!(decode_exit(&last.payload).ok(), Some(0), "the EXIT's code");
             if want.subscribed {
                 assert_eq!(output, got.printed, "output lost");
                 assert_eq!(
-                    count(server::REPLAY_END),
+                    count(ServerType::ReplayEnd as u8),
                     usize::from(want.marks_replay),
                     "REPLAY_END as asked"
                 );

@@ -25,8 +25,8 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 
 use super::{
-    Assembler, Frame, FrameError, Info, MAX_PAYLOAD, MODE_BINARY, Reply, Request, Screen, Status,
-    server,
+    Assembler, Frame, FrameError, Info, MAX_PAYLOAD, MODE_BINARY, Reply, Request, Screen,
+    ServerType, Status,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -259,7 +259,7 @@ pub async fn query_info_status(
         let Some(f) = r.recv().await? else {
             return Err(ConnError::Closed);
         };
-        if f.ty == server::INFO {
+        if f.ty == ServerType::Info as u8 {
             info = serde_json::from_slice(&f.payload).ok();
             continue;
         }

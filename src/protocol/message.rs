@@ -456,7 +456,7 @@ pub struct Screen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Assembler, ErrorCode, server};
+    use crate::protocol::{Assembler, ClientType, ErrorCode, ServerType};
 
     #[test]
     fn types_round_trip_through_their_bytes_and_match_the_seed_constants() {
@@ -598,10 +598,10 @@ mod tests {
 
     #[test]
     fn replies_decode_typed_and_unknown_types_pass() {
-        let exit = one_frame(&frame(server::EXIT, &3i32.to_be_bytes()));
+        let exit = one_frame(&frame(ServerType::Exit as u8, &3i32.to_be_bytes()));
         assert_eq!(Reply::decode(exit), Ok(Reply::Exit(3)));
         let err = one_frame(&frame(
-            server::ERROR,
+            ServerType::Error as u8,
             &super::super::encode_error(ErrorCode::TooSlow, "slow"),
         ));
         let reply = Reply::decode(err).expect("ERROR");
@@ -614,7 +614,7 @@ mod tests {
         );
         let unknown = one_frame(&frame(0xee, b"x"));
         assert_eq!(Reply::decode(unknown), Ok(Reply::Unknown(0xee)));
-        let bad = one_frame(&frame(server::EXIT, &[1]));
+        let bad = one_frame(&frame(ServerType::Exit as u8, &[1]));
         assert!(Reply::decode(bad).is_err());
     }
 
@@ -630,7 +630,7 @@ mod tests {
         golden.extend_from_slice(body);
         assert_eq!(Request::Act(act).encode(), golden);
         let acted = one_frame(&frame(
-            server::ACTED,
+            ServerType::Acted as u8,
             br#"{"ok":false,"reason":"no dialog","from_the_future":1}"#,
         ));
         let Ok(Reply::Acted(acted)) = Reply::decode(acted) else {

@@ -26,6 +26,11 @@ const EXIT_FLUSH: Duration = Duration::from_secs(5);
 /// How long a session whose launcher is about to attach waits for it after
 /// the program ended (see [`super::Options::await_attach`]).
 const AWAIT_ATTACH: Duration = Duration::from_secs(5);
+/// How long a program's death by a shutdown's signal (SIGTERM, SIGHUP,
+/// SIGKILL) that nobody here asked for waits for the supervisor's own:
+/// a system shutting down signals every process at once, and the session
+/// is then kept as stopped, which `hm restore` starts again.
+const SHUTDOWN_WINDOW: Duration = Duration::from_secs(1);
 
 /// The session's program, as the main loop needs it.
 #[derive(Debug)]
@@ -167,6 +172,19 @@ pub(super) async fn main_loop(
                     break;
                 }
             }
+        }
+    }
+
+    let code = ctx.shared.borrow().exit_code();
+    let by_shutdown = code.is_some_and(|c| {
+        [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGKILL]
+            .iter()
+            .any(|&s| c == 128 + s as i32)
+    });
+    if by_shutdown && !asked_to_stop && !ctx.shared.borrow().stop_requested() {
+        tokio::select! {
+            () = stop.recv() => ctx.shared.borrow_mut().request_stop(),
+            () = tokio::time::sleep(SHUTDOWN_WINDOW) => {}
         }
     }
 

@@ -342,6 +342,11 @@ impl Shared {
         self.ask_kill(Some(self.default_grace_ms));
     }
 
+    /// Whether a signal asked the supervisor to stop the session.
+    pub fn stop_requested(&self) -> bool {
+        self.stopped
+    }
+
     /// The grace of the kill asked for since the last call, if any.
     pub fn take_kill_request(&mut self) -> Option<u64> {
         self.kill_requested.take()

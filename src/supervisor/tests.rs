@@ -31,7 +31,7 @@ use crate::classify::ProcessState;
 use crate::clock::Instant;
 use crate::detect::Primary;
 use crate::protocol::{
-    self, Assembler, Frame, MAX_PAYLOAD, MODE_BINARY, StateReport, Status, client, server,
+    self, Assembler, ClientType, Frame, MAX_PAYLOAD, MODE_BINARY, ServerType, StateReport, Status,
 };
 
 const MS: Duration = Duration::from_millis(1);
@@ -124,22 +124,22 @@ impl Client {
     }
 
     async fn status(&mut self) -> Status {
-        self.send(client::STATUS, &[]).await;
-        let f = self.until(|f| f.ty == server::STATUS_RESP).await;
+        self.send(ClientType::Status as u8, &[]).await;
+        let f = self.until(|f| f.ty == ServerType::StatusResp as u8).await;
         Status::decode(&f.payload).expect("a STATUS_RESP")
     }
 
     /// Waits until the output so far ends with `text`.
     async fn output_until(&mut self, text: &[u8]) {
         while !self.output().ends_with(text) {
-            self.until(|f| f.ty == server::OUTPUT).await;
+            self.until(|f| f.ty == ServerType::Output as u8).await;
         }
     }
 
     fn output(&self) -> Vec<u8> {
         self.frames
             .iter()
-            .filter(|f| f.ty == server::OUTPUT)
+            .filter(|f| f.ty == ServerType::Output as u8)
             .flat_map(|f| f.payload.iter().copied())
             .collect()
     }
@@ -148,7 +148,7 @@ impl Client {
     fn states(&self) -> Vec<Primary> {
         self.frames
             .iter()
-            .filter(|f| f.ty == server::STATE)
+            .filter(|f| f.ty == ServerType::State as u8)
             .map(|f| {
                 let r: StateReport = serde_json::from_slice(&f.payload).expect("a STATE report");
                 r.primary
@@ -170,7 +170,7 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
             let threshold = Duration::from_millis(Core::IDLE_THRESHOLD_MS);
             let (core, slave) = core();
             let mut c = Client::connect(&core);
-            c.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE])
+            c.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE])
                 .await;
             let st = c.status().await;
             assert_eq!(st.state, ProcessState::Idle.as_byte(), "silent so far");
@@ -206,7 +206,7 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
             // the first millisecond past the threshold.
             let before = c.states().len();
             while c.states().len() == before {
-                c.until(|f| f.ty == server::STATE).await;
+                c.until(|f| f.ty == ServerType::State as u8).await;
             }
             assert_eq!(Instant::now() - t0, threshold + MS);
             assert_eq!(
@@ -229,7 +229,7 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
             assert_eq!(st.state, ProcessState::Active.as_byte());
             assert_eq!((st.idle_ms, st.state_ms), (0, 0));
             while c.states().len() < 4 {
-                c.until(|f| f.ty == server::STATE).await;
+                c.until(|f| f.ty == ServerType::State as u8).await;
             }
             assert_eq!(c.states()[3], Primary::Active);
             assert_eq!(Instant::now() - t1, SETTLE, "reported once settled");
@@ -248,14 +248,14 @@ async fn a_resting_sessions_screen_sleeps_and_wakes_as_it_was() {
             let threshold = Duration::from_millis(Core::IDLE_THRESHOLD_MS);
             let (core, slave) = core();
             let mut c = Client::connect(&core);
-            c.send(client::SUBSCRIBE, &[protocol::SUBSCRIBE_STATE])
+            c.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE])
                 .await;
             let screen = |c: &mut Client| {
                 let f = c
                     .frames
                     .iter()
                     .rev()
-                    .find(|f| f.ty == server::SCREEN)
+                    .find(|f| f.ty == ServerType::Screen as u8)
                     .cloned();
                 let v: serde_json::Value =
                     serde_json::from_slice(&f.expect("a SCREEN").payload).expect("SCREEN JSON");
@@ -271,12 +271,12 @@ async fn a_resting_sessions_screen_sleeps_and_wakes_as_it_was() {
                 active.is_some_and(|i| states[i..].contains(&Primary::Idle))
             };
             while !rested(&c) {
-                c.until(|f| f.ty == server::STATE).await;
+                c.until(|f| f.ty == ServerType::State as u8).await;
             }
             assert!(core.screen_asleep(), "awake at rest");
             // Asked, it shows what it showed, and goes back to sleep.
-            c.send(client::SCREEN, &[]).await;
-            c.until(|f| f.ty == server::SCREEN).await;
+            c.send(ClientType::Screen as u8, &[]).await;
+            c.until(|f| f.ty == ServerType::Screen as u8).await;
             assert!(
                 screen(&mut c).starts_with("first line"),
                 "{}",
@@ -287,8 +287,8 @@ async fn a_resting_sessions_screen_sleeps_and_wakes_as_it_was() {
             print(&slave, b"second");
             c.output_until(b"second").await;
             assert!(core.screen_asleep(), "woken by output nobody looked at");
-            c.send(client::SCREEN, &[]).await;
-            c.until(|f| f.ty == server::SCREEN).await;
+            c.send(ClientType::Screen as u8, &[]).await;
+            c.until(|f| f.ty == ServerType::Screen as u8).await;
             assert!(
                 screen(&mut c).starts_with("first line\nsecond"),
                 "{}",
@@ -296,7 +296,7 @@ async fn a_resting_sessions_screen_sleeps_and_wakes_as_it_was() {
             );
             sleep_until(Instant::now() + threshold + SETTLE).await;
             while c.states().last() != Some(&Primary::Idle) {
-                c.until(|f| f.ty == server::STATE).await;
+                c.until(|f| f.ty == ServerType::State as u8).await;
             }
             assert!(core.screen_asleep(), "awake at rest again");
         })
@@ -370,7 +370,7 @@ async fn supervised(
         async move { core.supervise(pid, slave).await }
     });
     let mut c = Client::connect(&core);
-    c.send(client::SUBSCRIBE, &[0]).await;
+    c.send(ClientType::Subscribe as u8, &[0]).await;
     c.output_until(b"ready\n").await;
     (core, program, c, main)
 }
@@ -381,7 +381,7 @@ async fn supervised(
 /// woken by it, runs before the runtime next waits.
 async fn kill(c: &mut Client, grace: Duration) {
     let ms = u32::try_from(grace.as_millis()).expect("a grace in u32 ms");
-    c.send(client::KILL, &ms.to_be_bytes()).await;
+    c.send(ClientType::Kill as u8, &ms.to_be_bytes()).await;
     c.status().await;
 }
 
@@ -406,7 +406,7 @@ async fn a_program_ignoring_sigterm_gets_sigkill_when_the_grace_runs_out() {
                 assert_ne!(program.state(), 'Z');
             }
 
-            let exit = c.until(|f| f.ty == server::EXIT).await;
+            let exit = c.until(|f| f.ty == ServerType::Exit as u8).await;
             program.reaped();
             assert_eq!(protocol::decode_exit(&exit.payload), Ok(128 + 9), "SIGKILL");
             let took = Instant::now() - t0;
@@ -430,7 +430,7 @@ async fn a_program_that_obeys_sigterm_ends_without_waiting_for_the_grace() {
             let _still = still();
             let t0 = Instant::now();
             kill(&mut c, grace).await;
-            let exit = c.until(|f| f.ty == server::EXIT).await;
+            let exit = c.until(|f| f.ty == ServerType::Exit as u8).await;
             program.reaped();
             assert_eq!(
                 protocol::decode_exit(&exit.payload),

@@ -3,7 +3,7 @@
 //! and one that asked for marks knows the size of every byte.
 
 use super::*;
-use crate::protocol::{Assembler, MAX_PAYLOAD, server};
+use crate::protocol::{Assembler, MAX_PAYLOAD, ServerType};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -189,26 +189,26 @@ proptest! {
             let mut size: Option<Size> = None;
             let mut sized: Vec<Option<Size>> = Vec::new();
             for (i, f) in frames.iter().enumerate() {
-                match f.ty {
-                    server::OUTPUT => {
+                match ServerType::try_from(f.ty) {
+                    Ok(ServerType::Output) => {
                         got.extend_from_slice(&f.payload);
                         sized.extend(std::iter::repeat_n(size, f.payload.len()));
                     }
-                    t if t == ServerType::Mark as u8 => {
+                    Ok(ServerType::Mark) => {
                         prop_assert!(c.marks, "a mark nobody asked for");
                         size = Some(Mark::decode(&f.payload).expect("a mark").size);
                     }
-                    server::REPLAY_END => {
+                    Ok(ServerType::ReplayEnd) => {
                         prop_assert!(marker_at.is_none(), "REPLAY_END twice");
                         marker_at = Some(got.len() as u64);
                     }
-                    server::ERROR => {
+                    Ok(ServerType::Error) => {
                         prop_assert_eq!(i + 1, frames.len(), "frames after ERROR");
                         let msg = protocol::decode_error(&f.payload).1;
                         let n = msg.split(" while ").nth(1).and_then(|r| r.split(' ').next());
                         lost = n.and_then(|n| n.parse::<u64>().ok());
                     }
-                    other => prop_assert!(false, "frame type {other:#x}"),
+                    _ => prop_assert!(false, "frame type {:#x}", f.ty),
                 }
             }
             let start = c.start as usize;
