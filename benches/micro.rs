@@ -18,7 +18,10 @@ use heimdall::detect::{Detector, Settings};
 use heimdall::protocol::{self, Assembler, Piece, ServerType, Size, Splitter, Status};
 use heimdall::supervisor::journal::Journal;
 use heimdall::supervisor::ring::Ring;
+use heimdall::tui::screen::view;
 use heimdall::vt::alternate::Alternate;
+use heimdall::vt::dozing::Dozing;
+use heimdall::vt::events::Recorder;
 use heimdall::vt::term::Term;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -435,7 +438,7 @@ fn pane(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("render_120x40", |b| {
         b.iter(|| {
-            let v = t.view(size.rows, size.cols);
+            let v = view(&t, size.rows, size.cols);
             PseudoTerminal::new(&v).render(area, &mut buf);
             black_box(&buf);
         })
@@ -445,11 +448,48 @@ fn pane(c: &mut Criterion) {
     let mut sbuf = Buffer::empty(small);
     g.bench_function("render_58x12_of_120x40", |b| {
         b.iter(|| {
-            let v = t.view(small.height, small.width);
+            let v = view(&t, small.height, small.width);
             PseudoTerminal::new(&v).render(small, &mut sbuf);
             black_box(&sbuf);
         })
     });
+    g.finish();
+}
+
+/// A supervisor's screen reading 1 MiB of output: parsed as it comes (as
+/// before issue 27), or skimmed and parsed once at the end, as it is now,
+/// with what scrolled off unseen left out.
+fn screen(c: &mut Criterion) {
+    let mut g = c.benchmark_group("screen");
+    let size = Size {
+        cols: 120,
+        rows: 40,
+    };
+    let plain = sink_text(1 << 20);
+    let mut coloured = Vec::new();
+    while coloured.len() < 1 << 20 {
+        coloured.extend_from_slice(&terminal_output());
+    }
+    for (name, data) in [("plain_1m", &plain), ("coloured_1m", &coloured)] {
+        g.throughput(Throughput::Bytes(data.len() as u64));
+        g.bench_with_input(BenchmarkId::new("eager", name), data, |b, d| {
+            let mut t = Term::with_callbacks(size, Recorder::default());
+            b.iter(|| {
+                for read in d.chunks(4095) {
+                    t.feed(read);
+                }
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("lazy", name), data, |b, d| {
+            let mut s = Dozing::new(Term::with_callbacks(size, Recorder::default()));
+            b.iter(|| {
+                for read in d.chunks(4095) {
+                    s.skim(read);
+                }
+                black_box(s.term().screen().cursor_position())
+            })
+        });
+    }
     g.finish();
 }
 
@@ -511,6 +551,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = codec, ring, journal, classifiers, detect, attach, pane, replay
+    targets = codec, ring, journal, classifiers, detect, screen, attach, pane, replay
 }
 criterion_main!(benches);

@@ -25,6 +25,7 @@ mod connection;
 mod copy;
 mod frame_decoder;
 pub mod journal;
+mod lazy;
 mod replay;
 mod screen;
 mod session_id;
@@ -38,6 +39,7 @@ pub use connection::connection;
 pub use copy::copy_mode;
 pub use frame_decoder::frame_decoder;
 pub use journal::journal;
+pub use lazy::lazy_screen;
 pub use replay::query_filter;
 pub use screen::tui_screen;
 pub use session_id::session_id;
@@ -61,6 +63,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("attach_output", attach_output),
     ("status_records", status_records),
     ("copy_mode", copy_mode),
+    ("lazy_screen", lazy_screen),
     ("journal", journal),
 ];
 

@@ -22,6 +22,10 @@ use nix::unistd::Pid;
 
 use crate::protocol::Size;
 
+mod memory;
+
+pub use memory::release_free_memory;
+
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct SpawnSpec {
@@ -199,19 +203,6 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned, SpawnError> {
         slave: pty.slave,
         pid,
     })
-}
-
-/// Hands the allocator's free pages back to the system. Work done once
-/// (reading the rule files, compiling a rule's regex, a burst of output)
-/// leaves freed memory that glibc keeps resident; an idle supervisor is
-/// one of dozens, so it gives it back when it comes to rest.
-pub fn release_free_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim takes no pointers; it only walks glibc's own
-    // heap under its own locks and may be called at any time.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// Tells the pty (and so the foreground process group, via SIGWINCH) the

@@ -25,6 +25,7 @@ pub mod model;
 mod raw_attach;
 mod remotes;
 mod saved_layout;
+pub mod screen;
 pub mod select;
 pub mod sessions;
 mod sizing;

@@ -38,4 +38,5 @@ mod tui;
 mod tui_render;
 mod tui_sizes;
 mod upgrade;
+mod vt_lazy;
 mod vt_sleep;

@@ -21,7 +21,7 @@
 //! CSI, a string ended by ESC), an ST takes its place, so that what
 //! follows cannot join that sequence.
 
-use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
+use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer, find_esc};
 
 /// Longest escape sequence held back while deciding.
 pub const MAX_SEQ: usize = 4096;
@@ -104,7 +104,7 @@ impl QueryFilter {
             if self.tokens.in_ground() && self.string_esc.is_none() {
                 // Text between sequences goes through as it is, in one
                 // copy: live output is mostly text.
-                let n = rest.iter().position(|&c| c == ESC).unwrap_or(rest.len());
+                let n = find_esc(rest).unwrap_or(rest.len());
                 out.extend_from_slice(&rest[..n]);
                 rest = &rest[n..];
             }

@@ -28,7 +28,7 @@
 //! (`ESC [ ? 0000…0047 l`). Only what may still become a screen switch is
 //! ever held, and the terminal would not act on it before its end either.
 
-use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
+use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer, find_esc};
 
 /// Longest mode-setting sequence held back while deciding; longer ones
 /// are dropped.
@@ -132,7 +132,7 @@ impl ScreenRewriter {
             // Plain text between escape sequences is copied in bulk: this
             // is on the path of every byte `hm attach` shows.
             if self.tokens.in_ground() {
-                let plain = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
+                let plain = find_esc(rest).unwrap_or(rest.len());
                 out.extend_from_slice(&rest[..plain]);
                 rest = &rest[plain..];
                 if rest.is_empty() {

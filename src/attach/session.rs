@@ -201,6 +201,7 @@ fn attach_terminal(
             reader,
             writer,
             out: Vec::new(),
+            sent: 0,
             shown: Shown::new(),
             size: Size { cols: 80, rows: 24 },
             status: None,
@@ -252,8 +253,11 @@ struct Attach {
     tty_writable: Option<AsyncFd<OwnedFd>>,
     reader: conn::Reader,
     writer: conn::Writer,
-    /// Bytes owed to the terminal.
+    /// Bytes owed to the terminal, from `sent` on.
     out: Vec<u8>,
+    /// How much of `out` the terminal has taken: a terminal that takes a
+    /// batch a few KiB at a time (a pty does) costs no copying of the rest.
+    sent: usize,
     /// The session's output on its way to the terminal.
     shown: Shown,
     size: Size,
@@ -519,16 +523,16 @@ impl Attach {
 
     /// Writes what the terminal takes now; the rest waits for writability.
     fn flush_some(&mut self) -> io::Result<()> {
-        while !self.out.is_empty() {
-            match nix::unistd::write(self.tty.get_ref(), &self.out) {
-                Ok(n) => {
-                    self.out.drain(..n);
-                }
+        while self.sent < self.out.len() {
+            match nix::unistd::write(self.tty.get_ref(), &self.out[self.sent..]) {
+                Ok(n) => self.sent += n,
                 Err(nix::Error::EINTR) => {}
                 Err(nix::Error::EAGAIN) => return Ok(()),
                 Err(e) => return Err(e.into()),
             }
         }
+        self.out.clear();
+        self.sent = 0;
         Ok(())
     }
 

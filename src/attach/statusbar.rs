@@ -17,7 +17,7 @@ use ratatui::style::{Color, Modifier, Style};
 use crate::classify;
 use crate::client::human_ms;
 use crate::theme::Theme;
-use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer};
+use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
 /// moving the cursor the child sees. The label takes the theme's footer key
@@ -262,7 +262,7 @@ impl DamageScan {
         while i < bytes.len() {
             // Skip plain text in bulk: only escape sequences can damage.
             if self.tokens.in_ground() {
-                match bytes[i..].iter().position(|&b| b == 0x1b) {
+                match find_esc(&bytes[i..]) {
                     Some(k) => i += k,
                     None => break,
                 }

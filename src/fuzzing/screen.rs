@@ -11,7 +11,9 @@ use ratatui::widgets::Widget;
 use tui_term::widget::{Cursor, PseudoTerminal};
 
 use crate::protocol::{MAX_DIM, Size};
-use crate::vt::term::{StringCap, Term, unfinished_utf8};
+use crate::tui::screen;
+use crate::vt::cap::{StringCap, unfinished_utf8};
+use crate::vt::term::Term;
 
 /// The reference cap's limit: small, so that cutting happens in short inputs.
 const LIMIT: usize = 32;
@@ -144,7 +146,7 @@ fn screen_of(t: &Term) -> String {
 fn render(t: &Term, area: Rect, cursor: bool) {
     let mut buf = Buffer::empty(Rect::new(0, 0, area.right() + 2, area.bottom() + 2));
     let blank = buf.clone();
-    let v = t.view(area.height, area.width);
+    let v = screen::view(t, area.height, area.width);
     PseudoTerminal::new(&v)
         .cursor(Cursor::default().visibility(cursor))
         .render(area, &mut buf);

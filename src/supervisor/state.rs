@@ -21,8 +21,9 @@ use crate::classify::StateClassifier;
 use crate::clock::Clock;
 use crate::detect::Detector;
 use crate::protocol::{Size, StateReport};
+use crate::vt::dozing::Dozing;
 use crate::vt::events::{Query, Recorder, TermEvent};
-use crate::vt::term::{Dozing, Term};
+use crate::vt::term::Term;
 
 use super::acting::Acting;
 use super::keeper::Keeper;
@@ -65,8 +66,9 @@ pub struct Shared {
     kill_requested: Option<u64>,
     default_grace_ms: u64,
     info: SessionInfo,
-    /// The session's screen: an emulator fed the same bytes as the ring,
-    /// asleep while the session rests (see `rest`).
+    /// The session's screen: an emulator that reads the same bytes as the
+    /// ring and parses them when the screen is looked at, asleep while the
+    /// session rests (see `rest`).
     screen: Dozing<Recorder>,
     /// A size the screen takes with the next byte of output (see
     /// `resized`).
@@ -464,7 +466,8 @@ impl Shared {
     }
 
     /// Records bytes just committed to the ring: the classifier and the
-    /// screen see them, and queries nobody else will answer are answered.
+    /// screen see them (the screen parses them when it must: see
+    /// [`Dozing::skim`]), and queries nobody else will answer are answered.
     fn note_output(&mut self, from: u64, to: u64) {
         let now = self.clock.now_ms();
         if let Some(k) = &mut self.keeper {
@@ -495,9 +498,8 @@ impl Shared {
         let Some((a, b)) = output.slices(from, to) else {
             return;
         };
-        let screen = screen.term();
         if let Some(size) = screen_size.take() {
-            screen.resize(size);
+            screen.term().resize(size);
         }
         // One record per read, as the classifiers expect; a read never
         // wraps the ring (see `Ring::spare`), so `b` is empty.
@@ -508,7 +510,10 @@ impl Shared {
             if !redraw {
                 classifier.record(chunk, now);
             }
-            screen.feed(chunk);
+            // Read, and parsed only as far as it must be now: a query to
+            // answer, a title or a bell for the detector. The rest waits
+            // until the screen is looked at (`Dozing::term`).
+            screen.skim(chunk);
             if !screen.callbacks_mut().is_empty() {
                 let events = screen.callbacks_mut().take();
                 // Whose status probe or record this is: the process in

@@ -21,10 +21,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use vt100::MouseProtocolMode;
 
 use crate::copymode::{CopyMode, Extent, History, Key, Line, Outcome, RowNo};
-use crate::vt::term::View;
 
 use super::layout::{inner, placements};
 use super::model::{CopyWindow, Effect, Mode, Model, Pane};
+use super::screen::{self, View};
 use crate::vt::keys;
 
 /// Rows a notch of the wheel scrolls.
@@ -223,12 +223,13 @@ pub fn wheel(m: &mut Model, ev: MouseEvent) {
 /// `super::window`). The drawing and the mouse both go by it.
 pub fn view(p: &Pane, rows: u16, cols: u16) -> View<'_> {
     let Some(mode) = &p.copy else {
-        return p.term.view(rows, cols);
+        return screen::view(&p.term, rows, cols);
     };
     // `view_around` puts the cell on the view's last row.
     let top = window_top(p);
     let col = mode.cursor_cell(extent(p)).map_or(0, |(_, c)| c);
-    p.term.view_around(
+    screen::view_around(
+        &p.term,
         rows,
         cols,
         (top.saturating_add(rows.saturating_sub(1)), col),

@@ -1,36 +1,40 @@
-//! One pane's terminal emulator: vt100 0.18 behind a guard.
+//! One screen's terminal emulator: vt100 0.18 behind a guard.
 //!
-//! Session output is hostile input. Before it reaches the parser, OSC
-//! strings are cut at [`MAX_STRING`] bytes, because the parser would
-//! otherwise buffer an unterminated one without limit (it buffers no other
-//! escape string: DCS data goes to a handler vt100 leaves empty, and SOS,
-//! PM and APC are skipped). A
-//! panic inside the parser is caught: that pane's emulator is rebuilt and
-//! the rest of the dashboard carries on. Sizes are clamped before they reach
-//! the parser. The views implement tui-term's `Screen` trait, so tui-term
-//! renders vt100 0.18 screens (its own default backend is vt100 0.16).
+//! Session output is hostile input. Before it reaches the parser it is
+//! read as the parser will read it ([`StringCap`]): OSC strings are cut at
+//! [`MAX_STRING`] bytes, because the parser would otherwise buffer an
+//! unterminated one without limit (it buffers no other escape string: DCS
+//! data goes to a handler vt100 leaves empty, and SOS, PM and APC are
+//! skipped), and invalid UTF-8 is made visible. A panic inside the parser
+//! is caught: that screen's emulator is rebuilt and the rest of the
+//! program carries on. Sizes are clamped before they reach the parser.
 //!
-//! A UTF-8 character cut by the end of a read is held back and fed with the
-//! next read, whole: vte 0.15, the parser inside vt100, can lose the byte
-//! after a character completed by a later read (alacritty/vte#159), and a
-//! pty read can end anywhere.
+//! A UTF-8 character cut by the end of a read is held back and parsed
+//! with the next read, whole: vte 0.15, the parser inside vt100, can lose
+//! the byte after a character completed by a later read
+//! (alacritty/vte#159), and a pty read can end anywhere.
+//!
+//! A screen may parse lazily: output is read as it comes ([`Term::skim`])
+//! and parsed when the screen is looked at, leaving out rows that scrolled
+//! off unseen ([`super::skim`]); and it may sleep as its rendering. A
+//! supervisor's screen does both (`vt::dozing`).
 
 use std::num::NonZeroU16;
 
-use bytemuck::TransparentWrapper;
-use ratatui::style::{Color, Modifier, Style};
-
 use crate::protocol::{MAX_DIM, Size};
+use crate::vt::budget::Budget;
+use crate::vt::cap::StringCap;
 use crate::vt::kept::Tally;
-use crate::vt::tokenizer::{Ended, Kind, Seq, Step, Tokenizer};
+use crate::vt::skim::{BOUND, Skim, Unparsed, last_drawn};
 
-/// Longest escape string passed to the parser; the rest is dropped.
-pub const MAX_STRING: usize = 64 * 1024;
+pub use crate::vt::cap::MAX_STRING;
 
-/// A pane's emulator.
+/// A screen's emulator.
 pub struct Term<CB: vt100::Callbacks = ()> {
     pub(super) parser: vt100::Parser<Tally<CB>>,
-    cap: StringCap,
+    /// Output read and not parsed yet: half a character at most, but for a
+    /// screen that parses lazily.
+    unparsed: Unparsed,
     size: Size,
     /// Rows of history kept after they scroll off (0 but for history
     /// readers); the parser itself keeps none (see [`crate::vt::kept`]).
@@ -41,15 +45,18 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     pub(super) view: Option<Box<vt100::Parser>>,
     /// How many times the parser panicked and was rebuilt.
     pub resets: u32,
-    /// The start of a UTF-8 character that ended the last read (at most
-    /// three bytes), not yet given to the parser; see [`Term::feed`].
-    held: Vec<u8>,
+    /// Bytes given to the parser so far.
+    parsed: u64,
     /// Whether the screen may be put to sleep ([`Term::sleep`]), and so
     /// keeps the main screen's rendering while an alternate one is shown.
     sleeps: bool,
+    /// Rows that scrolled off are forgotten (see [`Term::grow_at_bottom`]).
+    at_bottom: bool,
     /// The main screen's rendering, taken as the program switched to the
     /// alternate screen (vt100 shows only the screen in use).
     behind: Option<Box<str>>,
+    /// Whether skimming pays lately (a lazy screen's).
+    budget: Budget,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -57,6 +64,7 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
         f.debug_struct("Term")
             .field("size", &self.size)
             .field("resets", &self.resets)
+            .field("unparsed", &self.unparsed.bytes.len())
             .finish()
     }
 }
@@ -79,15 +87,17 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let (rows, cols) = dims(size);
         Term {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(callbacks)),
-            cap: StringCap::default(),
+            unparsed: Unparsed::new(StringCap::default()),
             size: size.clamped(),
             scrollback: 0,
             back: 0,
             view: None,
             resets: 0,
-            held: Vec::new(),
+            parsed: 0,
             sleeps: false,
+            at_bottom: false,
             behind: None,
+            budget: Budget::default(),
         }
     }
 
@@ -111,7 +121,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.size
     }
 
-    /// Feeds session output; never panics.
+    /// Feeds session output and parses it; never panics.
     ///
     /// The parser never gets a read that ends inside a UTF-8 character of
     /// text: vte 0.15 would keep the start and complete it from the next
@@ -123,43 +133,196 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// characters. Bytes of an escape sequence are not text and are never
     /// held.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let mut filtered = Vec::with_capacity(self.held.len() + bytes.len());
-        filtered.extend_from_slice(&self.held);
-        self.held.clear();
-        self.cap.filter(bytes, &mut filtered);
-        let whole = filtered.len() - self.cap.unfinished_char(&filtered);
-        self.held.extend_from_slice(&filtered[whole..]);
-        filtered.truncate(whole);
-        let switches = std::mem::take(&mut self.cap.unrendered.to_alternate);
-        let erasures = std::mem::take(&mut self.cap.unrendered.erase_history);
+        self.skim(bytes);
+        self.settle();
+    }
+
+    /// Parses lazily from now on: [`Term::skim`] reads output without
+    /// drawing it, and what scrolls off unseen before the screen is next
+    /// [settled](Term::settle) is never drawn. Not for a screen that keeps
+    /// a history, which must see every row. Such a screen also
+    /// [grows at the bottom](Term::grow_at_bottom).
+    pub fn parse_lazily(&mut self) {
+        if self.scrollback == 0 {
+            self.unparsed.skim = Some(Skim::new(self.size));
+            self.at_bottom = true;
+        }
+    }
+
+    /// How much output a lazy screen reads before it judges whether
+    /// skimming paid, and how much it then parses at once if it did not
+    /// (see `vt::budget`): for tests, whose output is small.
+    pub fn skim_window(&mut self, window: usize, stretch: usize) {
+        self.budget = Budget::new(window, stretch);
+    }
+
+    /// Forgets the rows that scrolled off, so that a screen made taller
+    /// gets its new rows at the bottom, as a terminal without history
+    /// does. vt100 otherwise counts every row that ever scrolled off the
+    /// main screen and, when the screen grows, inserts as many blank rows
+    /// at its top (an unbounded history's rows, which it does not have),
+    /// moving what is shown down: a count a lazily parsed screen cannot
+    /// keep, since rows it skipped never scrolled.
+    pub fn grow_at_bottom(&mut self) {
+        self.at_bottom = true;
+    }
+
+    /// Reads session output; parses it only as far as it must now (a
+    /// terminal query, a title or anything else the callbacks report, a
+    /// screen switch, a flood past [`BOUND`]), or all of it for a screen
+    /// that does not [parse lazily](Term::parse_lazily). The screen shows
+    /// what was parsed: [`Term::settle`] before looking.
+    pub fn skim(&mut self, bytes: &[u8]) {
+        if self.unparsed.skim.is_some() {
+            if self.budget.eager() {
+                self.budget.parsed_at_once(bytes.len());
+                self.read_at_once(bytes);
+                return;
+            }
+            self.budget.skimmed(bytes.len());
+        }
+        let mut rest = bytes;
+        loop {
+            let n = self.unparsed.take(rest);
+            rest = &rest[n..];
+            if self.unparsed.skim.as_ref().is_some_and(Skim::wants_parser) {
+                self.settle();
+            } else if self.unparsed.bytes.len() > BOUND {
+                self.skip();
+                if self.unparsed.bytes.len() > BOUND {
+                    self.settle();
+                }
+            }
+            if rest.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Reads and parses `bytes` as a screen that is not lazy does, while
+    /// skimming does not pay (see `vt::budget`).
+    fn read_at_once(&mut self, bytes: &[u8]) {
+        self.settle();
+        let skim = self.unparsed.skim.take();
+        self.unparsed.take(bytes);
+        self.unparsed.skim = skim;
+        self.settle();
+        if let Some(skim) = &mut self.unparsed.skim {
+            // The skim did not see the text: what vt100 drew last is not
+            // known to it, and everything it drew is parsed. A skip to
+            // come puts back only a character the skim sees from here.
+            skim.drawn_last(None);
+        }
+    }
+
+    /// Parses everything read (but half a character at its end).
+    pub fn settle(&mut self) {
+        self.skip();
+        if std::mem::take(&mut self.unparsed.at_junction) {
+            // The skipped output left the cursor at the start of the
+            // bottom row (see `vt::skim`).
+            let rows = self.parser.screen().size().0;
+            self.process(format!("\x1b[{rows};1H").as_bytes());
+        }
+        let bytes = std::mem::take(&mut self.unparsed.bytes);
+        let whole = bytes.len() - self.unparsed.cap.unfinished_char(&bytes);
+        if let Some(skim) = &mut self.unparsed.skim {
+            // The text read last is whole as far as it is parsed.
+            skim.end_text(&bytes[..whole]);
+        }
+        let switches = std::mem::take(&mut self.unparsed.cap.unrendered.to_alternate);
+        let erasures = std::mem::take(&mut self.unparsed.cap.unrendered.erase_history);
+        self.parse(&bytes[..whole], &switches, &erasures);
+        self.unparsed.bytes = bytes;
+        self.unparsed.bytes.drain(..whole);
+        let inside = !self.unparsed.cap.in_ground();
+        let kept = self.unparsed.bytes.len();
+        let row = self.parser.screen().cursor_position().0;
+        if let Some(skim) = &mut self.unparsed.skim {
+            skim.parsed(self.size, row, inside, kept);
+        }
+    }
+
+    /// Leaves unparsed what scrolled off unseen before the latest junction
+    /// (see `vt::skim`), but for the state it set.
+    fn skip(&mut self) {
+        let Some(skim) = &mut self.unparsed.skim else {
+            return;
+        };
+        let Some(junction) = skim.best.take() else {
+            return;
+        };
+        let floor = skim.floor.min(junction.at);
+        let states = skim.settings_before(junction.at);
+        self.budget.skipped(junction.at - floor);
+        let bytes = std::mem::take(&mut self.unparsed.bytes);
+        // The end of a sequence the parser is inside, exactly; then what
+        // the skipped output set, onto rows that will scroll off.
+        let unrendered = &self.unparsed.cap.unrendered;
+        let before =
+            |v: &[usize]| -> Vec<usize> { v.iter().copied().filter(|&at| at <= floor).collect() };
+        let switches = before(&unrendered.to_alternate);
+        let erasures = before(&unrendered.erase_history);
+        self.parse(&bytes[..floor], &switches, &erasures);
+        for r in states {
+            self.process(&bytes[r]);
+        }
+        if let Some(c) = junction.setter {
+            self.process(c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+        self.unparsed.bytes = bytes;
+        self.unparsed.bytes.drain(..junction.at);
+        let unrendered = &mut self.unparsed.cap.unrendered;
+        for v in [&mut unrendered.to_alternate, &mut unrendered.erase_history] {
+            v.retain(|&at| at > junction.at);
+            for at in v.iter_mut() {
+                *at -= junction.at;
+            }
+        }
+        if let Some(skim) = &mut self.unparsed.skim {
+            skim.drained(junction.at);
+        }
+        self.unparsed.at_junction = true;
+    }
+
+    /// Parses `bytes`; `switches` and `erasures`: where in them sequences
+    /// that switch to the alternate screen, and ED 3s, end.
+    fn parse(&mut self, bytes: &[u8], switches: &[usize], erasures: &[usize]) {
         // Where the bytes are cut, and what happens there: up to each
-        // switch's final byte the main screen is still in use, and its
-        // rendering is taken there, for a sleep to keep; after each ED 3
+        // switch's final byte the main screen is still in use, so its
+        // rendering is taken there, for a sleep to keep, and the rows it
+        // scrolled off are forgotten before it is hidden; after each ED 3
         // the history kept so far goes.
         let mut cuts: Vec<(usize, bool)> = Vec::new();
-        if self.sleeps {
+        if self.sleeps || self.at_bottom {
             cuts.extend(switches.iter().map(|end| (end.saturating_sub(1), true)));
         }
         if self.scrollback > 0 {
-            cuts.extend(erasures.iter().map(|end| (*end, false)));
+            cuts.extend(erasures.iter().map(|&end| (end, false)));
         }
         cuts.sort_by_key(|c| c.0);
         // A view scrolled back stays on its rows as new ones come.
-        let end_before = self.history_end();
+        let end_before = (self.back > 0).then(|| self.history_end());
         let mut from = 0;
         for (at, switch) in cuts {
-            let at = at.clamp(from, whole);
-            self.process(&filtered[from..at]);
+            let at = at.clamp(from, bytes.len());
+            self.process(&bytes[from..at]);
             from = at;
-            let main = !self.parser.screen().alternate_screen();
-            if switch && main {
-                self.behind = Some(self.parser.screen().contents_formatted().into());
-            } else if !switch && main {
+            if self.parser.screen().alternate_screen() {
+                continue;
+            }
+            if switch {
+                if self.sleeps {
+                    self.behind = Some(self.parser.screen().contents_formatted().into());
+                }
+                self.forget_scrolled();
+            } else {
                 self.parser.callbacks_mut().erase();
             }
         }
-        self.process(&filtered[from..]);
-        if self.back > 0 {
+        self.process(&bytes[from..]);
+        self.forget_scrolled();
+        if let Some(end_before) = end_before {
             let grew = self.history_end().saturating_sub(end_before);
             self.back = self.back.saturating_add(grew as usize);
             self.compose();
@@ -169,7 +332,22 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
     }
 
+    /// See [`Term::grow_at_bottom`]: the main screen's count of rows that
+    /// scrolled off, cleared while it is the one in use (it scrolls only
+    /// then; a switch away is cut at, see [`Term::parse`]).
+    fn forget_scrolled(&mut self) {
+        if self.at_bottom && !self.parser.screen().alternate_screen() {
+            self.parser.screen_mut().clear_scrollback();
+            // The history's count of rows gone goes with vt100's.
+            self.parser.callbacks_mut().gone = 0;
+        }
+    }
+
     fn process(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.parsed += bytes.len() as u64;
         let parser = &mut self.parser;
         if crate::term::contain(|| parser.process(bytes)).is_none() {
             self.rebuild();
@@ -181,15 +359,16 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.sleeps = true;
     }
 
-    /// Resizes the emulator (not the session); never panics.
+    /// Resizes the emulator (not the session); never panics. What was read
+    /// before is parsed first, at the old size, as it was written for it.
     pub fn resize(&mut self, size: Size) {
         let size = size.clamped();
         if size == self.size {
             return;
         }
+        self.settle();
         self.size = size;
-        // The parser forgets the scroll region on a resize, as xterm does.
-        self.cap.unrendered.region = None;
+        self.unparsed.cap.unrendered.resized();
         // A held half character stays held: the parser, too, would keep
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
@@ -212,6 +391,17 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if self.back > 0 {
             self.compose();
         }
+        self.counted_afresh();
+    }
+
+    /// The lines a lazy screen counts start over from the parser's cursor.
+    fn counted_afresh(&mut self) {
+        let inside = !self.unparsed.cap.in_ground();
+        let kept = self.unparsed.bytes.len();
+        let row = self.parser.screen().cursor_position().0;
+        if let Some(skim) = &mut self.unparsed.skim {
+            skim.parsed(self.size, row, inside, kept);
+        }
     }
 
     /// Starts over with an empty screen, e.g. before a fresh replay.
@@ -224,10 +414,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
         self.back = 0;
         self.view = None;
-        self.cap = StringCap::default();
         // Half a character from before is no part of the new screen, as a
         // fresh parser would have none.
-        self.held.clear();
+        let lazy = self.unparsed.skim.is_some();
+        self.unparsed = Unparsed::new(StringCap::default());
+        if lazy {
+            self.parse_lazily();
+        }
     }
 
     fn rebuild(&mut self) {
@@ -236,16 +429,19 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     }
 
     /// Whether the screen can be put to sleep ([`Term::sleep`]) with
-    /// nothing lost: not with a history, half a character or half a
-    /// sequence held, or a scroll region, origin mode, insert mode or
-    /// autowrap off in force, which its rendering would not carry.
+    /// nothing lost: not with a history, output unparsed (half a
+    /// character, half a sequence), or a scroll region, origin mode,
+    /// insert mode or autowrap off in force, which its rendering would not
+    /// carry.
     pub fn can_sleep(&self) -> bool {
         let screen = self.parser.screen();
+        let cap = &self.unparsed.cap;
         self.sleeps
             && self.scrollback == 0
-            && self.held.is_empty()
-            && self.cap.tokens.in_ground()
-            && self.cap.unrendered.plain(self.size.rows)
+            && self.unparsed.bytes.is_empty()
+            && !self.unparsed.at_junction
+            && cap.in_ground()
+            && cap.unrendered.plain(self.size.rows)
             && (!screen.alternate_screen() || self.behind.is_some())
     }
 
@@ -253,38 +449,57 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// [`Term::can_sleep`] allows loses nothing.
     pub fn sleep(mut self) -> Asleep<CB> {
         let screen = self.parser.screen();
+        let alternate = screen.alternate_screen();
         let mut rendering = String::new();
         if let Some(main) = &self.behind {
             rendering.push_str(main);
             rendering.push_str("\x1b[?1049h");
         }
         rendering.push_str(&screen.state_formatted());
+        let mut unparsed = self.unparsed;
+        unparsed.bytes = Vec::new();
+        if let Some(skim) = &mut unparsed.skim {
+            // Woken, the parser's last character is the rendering's, not
+            // the one drawn before the sleep.
+            skim.drawn_last(last_drawn(rendering.as_bytes(), self.size));
+        }
         Asleep {
-            alternate: screen.alternate_screen(),
+            alternate,
             rendering: rendering.into_boxed_str(),
-            callbacks: std::mem::take(self.callbacks_mut()),
-            cap: self.cap,
+            callbacks: std::mem::take(self.parser.callbacks_mut()).inner,
+            unparsed,
             size: self.size,
             resets: self.resets,
+            at_bottom: self.at_bottom,
+            budget: self.budget,
         }
     }
 
-    /// The emulator back from its rendering, as it was put to sleep. The
-    /// main screen behind an alternate one is taken again as the
-    /// rendering switches, as it was when the program did.
+    /// The emulator back from its rendering, as it was put to sleep, with
+    /// what was read since still to parse. The main screen behind an
+    /// alternate one is taken again as the rendering switches, as it was
+    /// when the program did.
     pub fn wake(asleep: Asleep<CB>) -> Self {
         let mut t = Term::with_callbacks(asleep.size, CB::default());
         t.allow_sleep();
+        t.at_bottom = asleep.at_bottom;
         // Drawn with callbacks of its own: redrawing is no news.
         t.feed(asleep.rendering.as_bytes());
         *t.callbacks_mut() = asleep.callbacks;
-        t.cap = asleep.cap;
+        t.unparsed = asleep.unparsed;
         t.resets = asleep.resets;
+        t.budget = asleep.budget;
         t
     }
 
     pub fn screen(&self) -> &vt100::Screen {
         self.parser.screen()
+    }
+
+    /// How many bytes the parser has been given: for a screen that parses
+    /// lazily, what a flood cost it.
+    pub fn parsed(&self) -> u64 {
+        self.parsed
     }
 
     pub fn callbacks(&self) -> &CB {
@@ -294,35 +509,6 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     pub fn callbacks_mut(&mut self) -> &mut CB {
         &mut self.parser.callbacks_mut().inner
     }
-
-    /// A view of the whole screen, or of the part of it around the cursor
-    /// when the pane is smaller than the session's screen.
-    pub fn view(&self, rows: u16, cols: u16) -> View<'_> {
-        self.view_around(rows, cols, self.screen().cursor_position())
-    }
-
-    /// A view of the whole screen, or of the part of it around `(row,
-    /// col)` when the pane is smaller: in copy mode, its cursor's cell.
-    pub fn view_around(&self, rows: u16, cols: u16, (crow, ccol): (u16, u16)) -> View<'_> {
-        let screen = self.shown();
-        let (srows, scols) = screen.size();
-        let offset = |len: u16, avail: u16, cursor: u16| -> u16 {
-            if len <= avail {
-                0
-            } else {
-                // Keep the cursor in view, as near the bottom/right edge of
-                // the window as the screen allows.
-                cursor
-                    .saturating_sub(avail.saturating_sub(1))
-                    .min(len - avail)
-            }
-        };
-        View {
-            screen,
-            row_off: offset(srows.get(), rows, crow),
-            col_off: offset(scols.get(), cols, ccol),
-        }
-    }
 }
 
 /// A screen put to sleep ([`Term::sleep`]): its rendering, the escape
@@ -330,17 +516,40 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 /// `state_formatted`: every cell with its attributes, the cursor, the
 /// input modes; the main screen first, and the switch to the alternate
 /// one, if that was in use), a few KiB where the emulator holds 32 bytes
-/// a cell (352 KiB at 220x50). What the rendering does not carry: a saved
-/// cursor (DECSC) and character sets; the states it would lose more of
-/// keep the screen awake (see [`Term::sleep`]).
+/// a cell (352 KiB at 220x50); and the output read since, not parsed yet.
+/// What the rendering does not carry: a saved cursor (DECSC) and character
+/// sets; the states it would lose more of keep the screen awake (see
+/// [`Term::sleep`]).
 pub struct Asleep<CB> {
     /// Whether the alternate screen was in use (asked without waking).
     alternate: bool,
     rendering: Box<str>,
     callbacks: CB,
-    cap: StringCap,
+    unparsed: Unparsed,
     size: Size,
     resets: u32,
+    at_bottom: bool,
+    budget: Budget,
+}
+
+impl<CB> Asleep<CB> {
+    /// Reads output without waking (see [`Term::skim`]): `None` if it all
+    /// waits unparsed, or how much was taken before the screen must wake
+    /// to parse (a sequence that must be parsed now, or a flood).
+    pub(crate) fn skim(&mut self, bytes: &[u8]) -> Option<usize> {
+        let n = self.unparsed.take(bytes);
+        (n < bytes.len() || self.unparsed.wants_parser()).then_some(n)
+    }
+
+    pub(crate) fn callbacks_mut(&mut self) -> &mut CB {
+        &mut self.callbacks
+    }
+    /// Whether the alternate screen was in use: a switch is always
+    /// parsed at once (see `vt::skim`), so what waits unparsed cannot
+    /// have changed it.
+    pub(crate) fn alternate(&self) -> bool {
+        self.alternate
+    }
 }
 
 impl<CB> std::fmt::Debug for Asleep<CB> {
@@ -348,396 +557,15 @@ impl<CB> std::fmt::Debug for Asleep<CB> {
         f.debug_struct("Asleep")
             .field("size", &self.size)
             .field("rendering", &self.rendering.len())
+            .field("unparsed", &self.unparsed.bytes.len())
             .finish()
     }
-}
-
-/// A screen that sleeps when told ([`Dozing::sleep`]) and wakes when next
-/// used: a supervisor's, put to sleep while its session rests.
-pub struct Dozing<CB: vt100::Callbacks> {
-    awake: Option<Term<CB>>,
-    asleep: Option<Asleep<CB>>,
-    /// The size to start over at if neither is there (never, but a blank
-    /// screen is the answer rather than a panic).
-    size: Size,
-}
-
-impl<CB: vt100::Callbacks + Default> Dozing<CB> {
-    pub fn new(mut term: Term<CB>) -> Self {
-        term.allow_sleep();
-        Dozing {
-            size: term.size(),
-            awake: Some(term),
-            asleep: None,
-        }
-    }
-
-    /// The screen, woken if it slept.
-    pub fn term(&mut self) -> &mut Term<CB> {
-        let size = self.size;
-        let asleep = &mut self.asleep;
-        self.awake.get_or_insert_with(|| match asleep.take() {
-            Some(a) => Term::wake(a),
-            None => {
-                let mut t = Term::with_callbacks(size, CB::default());
-                t.allow_sleep();
-                t
-            }
-        })
-    }
-
-    /// Puts the screen to sleep, if what it shows allows (see
-    /// [`Term::sleep`]); true if it sleeps now.
-    pub fn sleep(&mut self) -> bool {
-        if let Some(t) = self.awake.take_if(|t| t.can_sleep()) {
-            self.size = t.size();
-            self.asleep = Some(t.sleep());
-        }
-        self.asleep.is_some()
-    }
-
-    pub fn asleep(&self) -> bool {
-        self.asleep.is_some()
-    }
-
-    /// Whether the alternate screen is in use, without waking the screen.
-    pub fn alternate(&self) -> bool {
-        match (&self.awake, &self.asleep) {
-            (Some(t), _) => t.screen().alternate_screen(),
-            (None, Some(a)) => a.alternate,
-            (None, None) => false,
-        }
-    }
-}
-
-impl<CB: vt100::Callbacks> std::fmt::Debug for Dozing<CB> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dozing")
-            .field("asleep", &self.asleep.is_some())
-            .field("size", &self.size)
-            .finish()
-    }
-}
-
-/// A window onto a screen, for tui-term.
-#[derive(Clone, Copy)]
-pub struct View<'a> {
-    screen: &'a vt100::Screen,
-    row_off: u16,
-    col_off: u16,
-}
-
-impl std::fmt::Debug for View<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "View(+{}, +{})", self.row_off, self.col_off)
-    }
-}
-
-/// A vt100 cell as tui-term's `Cell`.
-#[derive(Debug, TransparentWrapper)]
-#[repr(transparent)]
-pub struct PaneCell(vt100::Cell);
-
-impl View<'_> {
-    /// The screen's row and column shown at the view's top left.
-    pub fn offset(&self) -> (u16, u16) {
-        (self.row_off, self.col_off)
-    }
-
-    /// Whether the cell shown at `row`, `col` of the view is a wide
-    /// character (its right half falls in the next column).
-    pub fn wide_at(&self, row: u16, col: u16) -> bool {
-        use tui_term::widget::Screen as _;
-        self.cell(row, col).is_some_and(|c| c.0.is_wide())
-    }
-}
-
-impl tui_term::widget::Screen for View<'_> {
-    type C = PaneCell;
-
-    fn cell(&self, row: u16, col: u16) -> Option<&PaneCell> {
-        let cell = self.screen.cell(
-            row.checked_add(self.row_off)?,
-            col.checked_add(self.col_off)?,
-        )?;
-        Some(PaneCell::wrap_ref(cell))
-    }
-
-    fn hide_cursor(&self) -> bool {
-        self.screen.hide_cursor()
-    }
-
-    fn cursor_position(&self) -> (u16, u16) {
-        let (r, c) = self.screen.cursor_position();
-        (
-            r.saturating_sub(self.row_off),
-            c.saturating_sub(self.col_off),
-        )
-    }
-}
-
-impl tui_term::widget::Cell for PaneCell {
-    fn has_contents(&self) -> bool {
-        self.0.has_contents()
-    }
-
-    fn apply(&self, cell: &mut ratatui::buffer::Cell) {
-        let c = &self.0;
-        if c.has_contents() {
-            cell.set_symbol(c.contents());
-        }
-        let mut m = Modifier::empty();
-        for (on, bit) in [
-            (c.bold(), Modifier::BOLD),
-            (c.dim(), Modifier::DIM),
-            (c.italic(), Modifier::ITALIC),
-            (c.underline(), Modifier::UNDERLINED),
-            (c.inverse(), Modifier::REVERSED),
-        ] {
-            if on {
-                m |= bit;
-            }
-        }
-        cell.set_style(
-            Style::reset()
-                .fg(color(c.fgcolor()))
-                .bg(color(c.bgcolor()))
-                .add_modifier(m),
-        );
-    }
-}
-
-fn color(c: vt100::Color) -> Color {
-    match c {
-        vt100::Color::Default => Color::Reset,
-        vt100::Color::Idx(i) => Color::Indexed(i),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
-    }
-}
-
-/// Cuts OSC strings longer than [`MAX_STRING`], keeping their terminator
-/// so the parser leaves the string state. It reads the output as the
-/// parser does ([`Tokenizer`]): counting any other string as well would
-/// drop output after one the parser has already left (a DCS ends at an
-/// 8-bit ST, a byte that is OSC text), as the tui_screen fuzz target found.
-///
-/// Since it reads every byte as the parser will, it also tells where a
-/// read ends inside a UTF-8 character of text ([`unfinished_char`]).
-///
-/// [`unfinished_char`]: StringCap::unfinished_char
-#[derive(Debug)]
-pub(crate) struct StringCap {
-    tokens: Tokenizer,
-    /// [`MAX_STRING`]; smaller in the fuzz target, so that cutting shows up
-    /// in short inputs.
-    limit: usize,
-    /// How many of the last bytes passed on are ones the parser reads in
-    /// ground state, as text or controls (saturating): only those can be
-    /// the start of a character.
-    ground_run: usize,
-    /// State set by sequences the screen's rendering does not carry.
-    unrendered: Unrendered,
-    /// Where the text stands in UTF-8: invalid sequences are shown.
-    utf8: super::utf8::Utf8Text,
-}
-
-impl Default for StringCap {
-    fn default() -> Self {
-        Self::with_limit(MAX_STRING)
-    }
-}
-
-impl StringCap {
-    pub(crate) fn with_limit(limit: usize) -> Self {
-        StringCap {
-            // Of a string only the length matters; of a CSI, whether it
-            // set a mode [`Unrendered`] watches, which fits in this.
-            tokens: Tokenizer::new(UNRENDERED_CAP),
-            limit,
-            ground_run: 0,
-            unrendered: Unrendered::default(),
-            utf8: super::utf8::Utf8Text::default(),
-        }
-    }
-
-    /// How many bytes at the end of `out`, what [`filter`](Self::filter)
-    /// passed on, begin a UTF-8 character whose rest has not come: bytes
-    /// the parser reads as text, in ground state, and would wait on. An
-    /// unfinished character inside an escape sequence is not text (vte
-    /// ignores those bytes, or keeps them as the string's), and neither
-    /// is a lead byte before an 8-bit ST that took the parser back to
-    /// ground.
-    pub(crate) fn unfinished_char(&self, out: &[u8]) -> usize {
-        if !self.tokens.in_ground() {
-            return 0;
-        }
-        let text = out.len().min(self.ground_run).min(3);
-        unfinished_utf8(&out[out.len() - text..])
-    }
-
-    pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        let mut rest = input;
-        loop {
-            if self.tokens.in_ground() {
-                // Text up to the next ESC changes nothing: one copy.
-                let n = rest.iter().position(|&b| b == 0x1b).unwrap_or(rest.len());
-                self.utf8.push(&rest[..n], out);
-                rest = &rest[n..];
-                self.ground_run = self.ground_run.saturating_add(n);
-            }
-            if !self.tokens.in_ground() {
-                // Parameters and string text in one copy, as far as a
-                // string stays within the limit.
-                let before = self.tokens.seq().len;
-                let n = self.tokens.run(rest);
-                if n > 0 {
-                    let keep = if self.tokens.seq().kind == Kind::Osc {
-                        self.limit.saturating_sub(before).min(n)
-                    } else {
-                        n
-                    };
-                    out.extend_from_slice(&rest[..keep]);
-                    rest = &rest[n..];
-                    self.ground_run = 0;
-                }
-            }
-            let Some((&b, tail)) = rest.split_first() else {
-                return;
-            };
-            rest = tail;
-            // ESC, or a byte of a sequence: not text (a character it cuts
-            // short is an invalid one).
-            self.utf8.interrupt(out);
-            self.ground_run = 0;
-            let step = self.tokens.advance(b);
-            let seq = self.tokens.seq();
-            if step == Step::End(Ended::Acted) {
-                self.unrendered.saw(&seq);
-                if std::mem::take(&mut self.unrendered.switching) {
-                    self.unrendered.to_alternate.push(out.len() + 1);
-                }
-                if std::mem::take(&mut self.unrendered.erasing) {
-                    self.unrendered.erase_history.push(out.len() + 1);
-                }
-            }
-            let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
-            if !over {
-                out.push(b);
-            }
-        }
-    }
-}
-
-/// Bytes of a sequence [`StringCap`] keeps: a scroll region's or a mode
-/// list's parameters.
-const UNRENDERED_CAP: usize = 32;
-
-/// Terminal state that a screen's rendering (vt100's `state_formatted`)
-/// does not carry, and that changes how later output lands: a screen that
-/// has any of it in force is not put to sleep ([`Term::sleep`]).
-#[derive(Debug, Clone, Default)]
-struct Unrendered {
-    /// DECSTBM's parameters, until reset (a resize or `CSI r`).
-    region: Option<Vec<u8>>,
-    /// DECOM: cursor positions relative to the region.
-    origin: bool,
-    /// IRM: text pushes the rest of the line right.
-    insert: bool,
-    /// DECAWM off: text at the last column stays there.
-    no_wrap: bool,
-    /// Where, in the bytes passed on by the last filtering, sequences that
-    /// switch to the alternate screen end (see [`Term::feed`]).
-    to_alternate: Vec<usize>,
-    /// The sequence just seen switches to the alternate screen.
-    switching: bool,
-    /// Where, likewise, ED 3 (erase saved lines) sequences end: the
-    /// history kept so far goes there.
-    erase_history: Vec<usize>,
-    /// The sequence just seen is ED 3.
-    erasing: bool,
-}
-
-impl Unrendered {
-    fn saw(&mut self, seq: &Seq<'_>) {
-        if seq.kind == Kind::Esc && seq.collected == b"c" {
-            // RIS: everything back to its default.
-            let to_alternate = std::mem::take(&mut self.to_alternate);
-            let erase_history = std::mem::take(&mut self.erase_history);
-            *self = Unrendered {
-                to_alternate,
-                erase_history,
-                ..Unrendered::default()
-            };
-            return;
-        }
-        // A CSI too long to keep is neither of these.
-        let Some((body, fin)) = seq.csi() else {
-            return;
-        };
-        let (private, params) = match body.strip_prefix(b"?") {
-            Some(rest) => (true, rest),
-            None => (false, body),
-        };
-        match fin {
-            b'r' if !private => self.region = (!body.is_empty()).then(|| body.to_vec()),
-            b'J' if params == b"3" => self.erasing = true,
-            b'h' | b'l' => {
-                let on = fin == b'h';
-                for p in params.split(|&c| c == b';') {
-                    match (private, p) {
-                        (true, b"6") => self.origin = on,
-                        (true, b"7") => self.no_wrap = !on,
-                        (false, b"4") => self.insert = on,
-                        (true, b"47" | b"1047" | b"1049") if on => self.switching = true,
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Whether none of it is in force on a screen of `rows` (a region of
-    /// the whole screen is none).
-    fn plain(&self, rows: u16) -> bool {
-        // A parameter left out is 0, the default; one that is no number
-        // makes the region unknown, so not the whole screen.
-        let param = |p: Option<&[u8]>| match p {
-            None | Some(b"") => Some(0),
-            Some(p) => std::str::from_utf8(p).ok()?.parse::<u32>().ok(),
-        };
-        let whole = |body: &[u8]| {
-            let mut parts = body.split(|&c| c == b';');
-            match (param(parts.next()), param(parts.next())) {
-                (Some(top), Some(bottom)) => top <= 1 && (bottom == 0 || bottom >= u32::from(rows)),
-                _ => false,
-            }
-        };
-        !self.origin && !self.insert && !self.no_wrap && self.region.as_deref().is_none_or(whole)
-    }
-}
-
-/// The length of the unfinished UTF-8 character that ends `bytes` (0 if
-/// none): the suffix of at most three bytes that `str::from_utf8` finds
-/// cut short rather than invalid. Invalid bytes are not held: vte draws
-/// them as they come, read whole or in parts.
-pub(crate) fn unfinished_utf8(bytes: &[u8]) -> usize {
-    if bytes.last().is_none_or(u8::is_ascii) {
-        return 0;
-    }
-    (1..=bytes.len().min(3))
-        .find(|&k| {
-            matches!(
-                std::str::from_utf8(&bytes[bytes.len() - k..]),
-                Err(e) if e.valid_up_to() == 0 && e.error_len().is_none()
-            )
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vt::cap::StringCap;
     use crate::vt::events::{Recorder, TermEvent};
 
     fn text(t: &Term) -> String {
@@ -810,21 +638,6 @@ mod tests {
     }
 
     #[test]
-    fn controls_between_esc_and_the_string_do_not_hide_it() {
-        // The parser executes the controls and still starts the OSC; the
-        // cap must count it too.
-        for intro in [&b"\x1b\x00]0;"[..], b"\x1b\x07\n]0;", b"\x1b\x7f\xff]0;"] {
-            let mut cap = StringCap::default();
-            let mut out = Vec::new();
-            cap.filter(intro, &mut out);
-            cap.filter(&vec![b'x'; MAX_STRING * 2], &mut out);
-            cap.filter(b"\x07after", &mut out);
-            assert!(out.len() < MAX_STRING + 100, "{intro:?}: {}", out.len());
-            assert!(out.ends_with(b"\x07after"));
-        }
-    }
-
-    #[test]
     fn only_osc_is_cut_so_output_after_other_strings_is_kept() {
         // A long DCS ended by an 8-bit ST: the parser shows what follows.
         let mut t = Term::new(Size { cols: 40, rows: 2 });
@@ -873,45 +686,6 @@ mod tests {
     }
 
     #[test]
-    fn only_text_is_held_back() {
-        let held = |input: &[u8]| {
-            let mut cap = StringCap::default();
-            let mut out = Vec::new();
-            cap.filter(input, &mut out);
-            cap.unfinished_char(&out)
-        };
-        assert_eq!(held(b"ab\xf0\x9f"), 2);
-        assert_eq!(held(b"ab\xf0\x9f\x98\x80"), 0);
-        assert_eq!(held(b"ab\xc3"), 1);
-        // Inside a sequence these bytes are no text; the parser drops them
-        // or keeps them as the string's, and must have them now.
-        assert_eq!(held(b"\x1b]0;caf\xc3"), 0);
-        assert_eq!(held(b"\x1b[\xe2"), 0);
-        // An 8-bit ST ends DCS data: the lead byte before it was data.
-        assert_eq!(held(b"\x1bPq\xf0\x9c"), 0);
-    }
-
-    #[test]
-    fn unfinished_means_cut_short_not_invalid() {
-        for (bytes, held) in [
-            (&b""[..], 0),
-            (b"abc", 0),
-            (b"a\xc3", 1),
-            (b"\xe2\x94", 2),
-            (b"\xf0\x9f\x98", 3),
-            (b"\xc3\xa9", 0),
-            (b"\xa9", 0),
-            // Never the start of a character: vte draws them at once.
-            (b"\xe0\x80", 0),
-            (b"\xed\xa0", 0),
-            (b"\xf4\x90", 0),
-            (b"\xf8", 0),
-        ] {
-            assert_eq!(unfinished_utf8(bytes), held, "{bytes:?}");
-        }
-    }
-
-    #[test]
     fn a_reset_drops_a_held_half_character() {
         let mut t = Term::new(Size { cols: 20, rows: 2 });
         t.feed(b"\xc3");
@@ -930,19 +704,5 @@ mod tests {
         t.resize(Size { cols: 30, rows: 3 });
         t.feed(b"\xa9ok");
         assert_eq!(text(&t), "\u{e9}ok");
-    }
-
-    #[test]
-    fn a_small_view_follows_the_cursor() {
-        let mut t = Term::new(Size { cols: 20, rows: 10 });
-        t.feed(b"\x1b[9;15Hhere");
-        let v = t.view(4, 10);
-        use tui_term::widget::Screen;
-        let (r, c) = v.cursor_position();
-        assert!(r < 4 && c < 10, "{r},{c}");
-        assert_eq!(
-            v.cell(r, c - 4).map(|c| c.0.contents().to_string()),
-            Some("h".into())
-        );
     }
 }

@@ -85,6 +85,13 @@ impl Utf8Text {
         };
     }
 
+    /// Passes on a C0 control the parser executes in ground state: it
+    /// ends a character it comes inside, as [`push`](Self::push) would.
+    pub(crate) fn control(&mut self, b: u8, out: &mut Vec<u8>) {
+        self.interrupt(out);
+        out.push(b);
+    }
+
     /// Something that is not text came (ESC) inside a character: its
     /// bytes, the last ones passed on, become one [`STANDIN`].
     pub(crate) fn interrupt(&mut self, out: &mut Vec<u8>) {

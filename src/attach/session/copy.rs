@@ -51,6 +51,7 @@ impl Attach {
         self.flush_blocking();
         // Whatever the terminal would not take in time is drawn over.
         self.out.clear();
+        self.sent = 0;
         self.reconnect().await?;
         // With the journal's marks: the history's emulator takes each size
         // where it falls in the output, as the session's screen did.

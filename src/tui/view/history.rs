@@ -11,7 +11,7 @@ use ratatui::text::Span;
 
 use crate::tui::copy;
 use crate::tui::model::{Model, Pane};
-use crate::vt::term::View;
+use crate::tui::screen::View;
 
 /// What of the emulator's screen a view of `rows` shows: scrolled back,
 /// copy mode's window (see `tui::copy::extent`), with its cursor's column

@@ -15,6 +15,7 @@ use super::title;
 use crate::client::human_ms;
 use crate::tui::layout::inner;
 use crate::tui::model::{Link, Model, Pane};
+use crate::tui::screen;
 use crate::tui::window;
 
 pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
@@ -141,9 +142,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             continue;
         };
         let area = Rect::new(body.x, body.y + at, body.width, height);
-        let v = p
-            .term
-            .view_around(height, body.width, (first + height - 1, 0));
+        let v = screen::view_around(&p.term, height, body.width, (first + height - 1, 0));
         let (cursor_row, _) = p.term.screen().cursor_position();
         let here = shows_cursor && run.contains(&cursor_row);
         f.render_widget(
@@ -159,7 +158,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
 /// a wide character in the last column cut (the terminal would draw its
 /// right half over the border), and a row that goes on past the right
 /// edge marked there, cut, not wrapped, and not taken for the whole line.
-fn edges(m: &Model, p: &Pane, v: &crate::vt::term::View<'_>, area: Rect, f: &mut Frame<'_>) {
+fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_>) {
     super::clusters::join(f.buffer_mut(), area);
     let last = area.width - 1;
     let (row_off, col_off) = v.offset();
