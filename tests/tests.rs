@@ -27,6 +27,7 @@ mod hooks;
 mod hostile;
 mod hostile_input;
 mod hostile_terminal;
+mod imports;
 mod inbox;
 mod protocol;
 mod remote;

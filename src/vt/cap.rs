@@ -2,10 +2,9 @@
 //! the parser: OSC strings cut at [`MAX_STRING`], invalid UTF-8 made
 //! visible, the end of a read inside a character found, and the state
 //! that a screen's rendering does not carry followed ([`Unrendered`]).
-//! For a screen that parses lazily it also tells [`Skim`] what each byte
+//! For a screen that parses lazily it also tells a [`Watcher`] (`vt::skim`) what each byte
 //! is, so that rows which scroll off unseen need not be drawn.
 
-use super::skim::Skim;
 use super::tokenizer::{Ended, Kind, Seq, Step, Tokenizer, find_control, find_esc};
 use super::utf8::Utf8Text;
 
@@ -83,17 +82,27 @@ impl StringCap {
 
     /// Passes `input` on to `out` as the parser is to get it.
     pub(crate) fn filter(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        self.read(input, out, None);
+        self.read::<Unwatched>(input, out, None);
     }
 
     /// The same, telling `skim` what each byte is. It stops after a
-    /// sequence that needs the parser now ([`Skim::wants_parser`]), once the
-    /// terminal is out of sequences again: how many bytes it took.
-    pub(crate) fn skim(&mut self, input: &[u8], out: &mut Vec<u8>, skim: &mut Skim) -> usize {
+    /// sequence that needs the parser now ([`Watcher::wants_parser`]), once
+    /// the terminal is out of sequences again: how many bytes it took.
+    pub(super) fn skim(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        skim: &mut impl Watcher,
+    ) -> usize {
         self.read(input, out, Some(skim))
     }
 
-    fn read(&mut self, input: &[u8], out: &mut Vec<u8>, mut skim: Option<&mut Skim>) -> usize {
+    fn read<W: Watcher>(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        mut skim: Option<&mut W>,
+    ) -> usize {
         let mut rest = input;
         loop {
             if self.tokens.in_ground() {
@@ -180,6 +189,38 @@ impl StringCap {
             }
         }
     }
+}
+
+/// What a screen that parses lazily (`vt::skim`) is told of each piece
+/// of output as the cap reads it. A trait of the cap's, so that the cap
+/// knows nothing of the screen that listens.
+pub(super) trait Watcher {
+    /// Whether the parser must see what was read so far now.
+    fn wants_parser(&self) -> bool;
+    /// The terminal is out of sequences, `at` bytes into the output.
+    fn ground(&mut self, at: usize);
+    /// Text starts `at` bytes into the output.
+    fn text(&mut self, at: usize);
+    /// The text before a sequence or a control ends.
+    fn end_text(&mut self, out: &[u8]);
+    /// Control `b` in ground, with the terminal state in force.
+    fn control(&mut self, b: u8, out: &[u8], state: &Unrendered);
+    /// A byte `b` of a sequence, read as `step`, written at `at..end`.
+    fn step(&mut self, step: Step, seq: &Seq<'_>, b: u8, at: usize, end: usize);
+}
+
+/// The plain filter's: nobody listens.
+struct Unwatched;
+
+impl Watcher for Unwatched {
+    fn wants_parser(&self) -> bool {
+        false
+    }
+    fn ground(&mut self, _: usize) {}
+    fn text(&mut self, _: usize) {}
+    fn end_text(&mut self, _: &[u8]) {}
+    fn control(&mut self, _: u8, _: &[u8], _: &Unrendered) {}
+    fn step(&mut self, _: Step, _: &Seq<'_>, _: u8, _: usize, _: usize) {}
 }
 
 /// Terminal state that a screen's rendering (vt100's `state_formatted`)

@@ -37,7 +37,7 @@ use std::ops::Range;
 
 use unicode_width::UnicodeWidthChar;
 
-use super::cap::{Csi, StringCap, Unrendered};
+use super::cap::{Csi, StringCap, Unrendered, Watcher};
 use super::tokenizer::{Ended, Kind, Seq, Step};
 use crate::protocol::Size;
 
@@ -506,5 +506,27 @@ impl Unparsed {
     /// must be parsed now was read, or a flood is past [`BOUND`].
     pub(crate) fn wants_parser(&self) -> bool {
         self.skim.as_ref().is_some_and(Skim::wants_parser) || self.bytes.len() > BOUND
+    }
+}
+
+/// The cap tells the skim what each byte is.
+impl Watcher for Skim {
+    fn wants_parser(&self) -> bool {
+        Skim::wants_parser(self)
+    }
+    fn ground(&mut self, at: usize) {
+        Skim::ground(self, at);
+    }
+    fn text(&mut self, at: usize) {
+        Skim::text(self, at);
+    }
+    fn end_text(&mut self, out: &[u8]) {
+        Skim::end_text(self, out);
+    }
+    fn control(&mut self, b: u8, out: &[u8], state: &Unrendered) {
+        Skim::control(self, b, out, state);
+    }
+    fn step(&mut self, step: Step, seq: &Seq<'_>, b: u8, at: usize, end: usize) {
+        Skim::step(self, step, seq, b, at, end);
     }
 }
