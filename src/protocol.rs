@@ -187,13 +187,24 @@ impl StateReport {
             self.health,
             self.children.len(),
             self.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
+            self.progress(),
         ) != (
             other.state_byte,
             other.detail,
             other.health,
             other.children.len(),
             other.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
+            other.progress(),
         )
+    }
+
+    /// How far the program says it is (`40 %`), when an OSC 9;4 progress
+    /// report is what the verdict stands on.
+    pub fn progress(&self) -> Option<&str> {
+        self.signals
+            .first()
+            .filter(|s| s.rule.starts_with("progress.") && !s.text.is_empty())
+            .map(|s| s.text.as_str())
     }
 
     /// `waiting · permission`, or the state's name.

@@ -269,6 +269,13 @@ impl SessionView {
             (Some(d), true) => format!("{state} · {d}"),
             _ => state.to_owned(),
         };
+        let progress = self
+            .signals
+            .first()
+            .filter(|s| s.rule.starts_with("progress.") && !s.text.is_empty());
+        if let (Some(p), true) = (progress, self.alive) {
+            label.push_str(&format!(" {}", p.text));
+        }
         if !self.children.is_empty() {
             label.push_str(&format!(" +{}", self.children.len()));
         }
@@ -277,8 +284,9 @@ impl SessionView {
 }
 
 /// A session's state for people from its state byte and the report that
-/// goes with it, if any: `waiting · permission`, with `+2` when the
-/// program reports two children. What every command and the dashboard's
+/// goes with it, if any: `waiting · permission`, with `40 %` when a
+/// progress report says how far, `+2` when the program reports two
+/// children. What every command and the dashboard's
 /// panes print.
 pub fn label(state: u8, report: Option<&StateReport>, alive: bool) -> String {
     let name = state_name(state);
@@ -288,6 +296,9 @@ pub fn label(state: u8, report: Option<&StateReport>, alive: bool) -> String {
                 Some(d) => format!("{name} · {}", d.name()),
                 None => name.to_owned(),
             };
+            if let Some(progress) = r.progress() {
+                label.push_str(&format!(" {progress}"));
+            }
             if !r.children.is_empty() {
                 label.push_str(&format!(" +{}", r.children.len()));
             }
@@ -375,5 +386,25 @@ mod tests {
             since_ms: 0,
         });
         assert_eq!(label(waiting, Some(&r), true), "waiting · permission +1");
+        // A progress report the verdict stands on says how far.
+        let active = ProcessState::Active.as_byte();
+        let mut p = StateReport {
+            state: "active".into(),
+            state_byte: active,
+            primary: crate::detect::Primary::Active,
+            detail: Some(crate::detect::Detail::Running),
+            signals: vec![crate::verdict::Signal {
+                source: crate::verdict::Source::Progress,
+                rule: "progress.running".into(),
+                text: "40 %".into(),
+                since_ms: 0,
+            }],
+            children: Vec::new(),
+            ..r.clone()
+        };
+        assert_eq!(label(active, Some(&p), true), "active · running 40 %");
+        let before = p.clone();
+        p.signals[0].text = "41 %".into();
+        assert!(p.differs(&before), "a new percentage is news");
     }
 }
