@@ -177,6 +177,19 @@ const BLOCKED: &str = "\x1b]7501;state=blocked:app=claude-code:kind=permission:\
 /// The same, as a Python bytes literal.
 const BLOCKED_PY: &str = r#"b"\x1b]7501;state=blocked:app=claude-code:kind=permission:msg=YXBwcm92ZSBCYXNoOiBybSAtcmYgYnVpbGQ=\x07""#;
 
+/// No record of session `id` counts: it does not wait, and no evidence
+/// comes from the status protocol.
+fn assert_untrusted(sb: &Sandbox, id: &str) {
+    let v = status_json(sb, id);
+    assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
+    let why = explain_json(sb, id);
+    let rows = why["evidence"].as_array().expect("evidence");
+    assert!(
+        rows.iter().all(|r| r["source"] != "status_protocol"),
+        "{why}"
+    );
+}
+
 #[test]
 fn a_status_record_printed_after_its_asker_left_is_not_trusted() {
     let sb = Sandbox::new();
@@ -198,14 +211,7 @@ fn a_status_record_printed_after_its_asker_left_is_not_trusted() {
     common::open_gate(&gate);
     raw.output_until(b"PRINTED");
     // The record was taken (or not) when it was read, before `PRINTED`.
-    let v = status_json(&sb, "st");
-    assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
-    let why = explain_json(&sb, "st");
-    let rows = why["evidence"].as_array().expect("evidence");
-    assert!(
-        rows.iter().all(|r| r["source"] != "status_protocol"),
-        "{why}"
-    );
+    assert_untrusted(&sb, "st");
 }
 
 #[test]
@@ -236,14 +242,7 @@ fn a_status_record_printed_after_its_asker_ran_another_program_is_not_trusted() 
     raw.output_until(b"PROBE-ANSWERED");
     common::open_gate(&gate);
     raw.output_until(b"PRINTED");
-    let v = status_json(&sb, "st");
-    assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
-    let why = explain_json(&sb, "st");
-    let rows = why["evidence"].as_array().expect("evidence");
-    assert!(
-        rows.iter().all(|r| r["source"] != "status_protocol"),
-        "{why}"
-    );
+    assert_untrusted(&sb, "st");
 }
 
 #[test]

@@ -934,6 +934,20 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     t.wait_exit();
 }
 
+/// Starts `hm run --restore -- sleep 600` as `id`, waits until its
+/// manifest is kept, and gives its supervisor's and its program's pids.
+fn kept_sleeper(sb: &Sandbox, id: &str) -> (i32, i32) {
+    bg(sb, &["--id", id, "--restore", "--", "sleep", "600"], &[]);
+    wait_until("it to be kept", || manifest(sb, id).is_some());
+    let pid_file =
+        std::fs::read_to_string(sb.sock_dir.join(format!("{id}.pid"))).expect("pid file");
+    let mut pids = pid_file.lines().map(|l| l.trim().parse::<i32>().ok());
+    match (pids.next().flatten(), pids.next().flatten()) {
+        (Some(sup), Some(child)) => (sup, child),
+        _ => panic!("pid file: {pid_file}"),
+    }
+}
+
 /// A system shutting down sends SIGTERM to every process: the supervisor
 /// stops its session as asked, and the session is lost, not ended by the
 /// user: `hm restore` brings it back.
@@ -941,18 +955,7 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
 fn a_session_stopped_by_sigterm_is_lost_and_restored() {
     let sb = Sandbox::new();
     let _reaper = Reaper(&sb);
-    bg(
-        &sb,
-        &["--id", "sh1", "--restore", "--", "sleep", "600"],
-        &[],
-    );
-    wait_until("it to be kept", || manifest(&sb, "sh1").is_some());
-    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh1.pid")).expect("pid file");
-    let sup: i32 = pid_file
-        .lines()
-        .next()
-        .and_then(|l| l.parse().ok())
-        .expect("pid");
+    let (sup, _) = kept_sleeper(&sb, "sh1");
     kill(Pid::from_raw(sup), Signal::SIGTERM).expect("SIGTERM");
     wait_until("the session to stop", || {
         manifest(&sb, "sh1").is_some_and(|m| m["ended"]["how"] == "stopped")
@@ -986,17 +989,7 @@ fn a_session_stopped_by_sigterm_is_lost_and_restored() {
 fn a_program_killed_just_before_its_supervisor_is_still_lost() {
     let sb = Sandbox::new();
     let _reaper = Reaper(&sb);
-    bg(
-        &sb,
-        &["--id", "sh1", "--restore", "--", "sleep", "600"],
-        &[],
-    );
-    wait_until("it to be kept", || manifest(&sb, "sh1").is_some());
-    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh1.pid")).expect("pid file");
-    let mut pids = pid_file.lines().map(|l| l.trim().parse::<i32>().ok());
-    let (Some(sup), Some(child)) = (pids.next().flatten(), pids.next().flatten()) else {
-        panic!("pid file: {pid_file}");
-    };
+    let (sup, child) = kept_sleeper(&sb, "sh1");
     kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
     let dead = sb.cmd(&["wait", "sh1", "--state", "dead", "--timeout", "10"]);
     assert!(dead.status.success(), "{}", stderr(&dead));
@@ -1011,18 +1004,7 @@ fn a_program_killed_just_before_its_supervisor_is_still_lost() {
         "{ls}"
     );
     // Killed by someone while hm runs on, it ended.
-    bg(
-        &sb,
-        &["--id", "sh2", "--restore", "--", "sleep", "600"],
-        &[],
-    );
-    wait_until("it to be kept", || manifest(&sb, "sh2").is_some());
-    let pid_file = std::fs::read_to_string(sb.sock_dir.join("sh2.pid")).expect("pid file");
-    let child: i32 = pid_file
-        .lines()
-        .nth(1)
-        .and_then(|l| l.trim().parse().ok())
-        .expect("pid");
+    let (_, child) = kept_sleeper(&sb, "sh2");
     kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
     wait_until("the end to be kept", || {
         manifest(&sb, "sh2").is_some_and(|m| m["ended"]["how"] == "exited")

@@ -93,11 +93,7 @@ impl ProcessProbe {
     fn front(&self, leader: i32, leader_comm: &str) -> Option<Front> {
         let mut pid = leader;
         let mut comm = leader_comm.to_owned();
-        let mut chain = vec![ProcessId {
-            pid,
-            started: start_ticks(pid)?,
-            image: image_of(pid),
-        }];
+        let mut chain = vec![process_id(pid, start_ticks(pid)?)];
         for _ in 0..MAX_DEPTH {
             if !self.shells.contains(&comm) {
                 break;
@@ -106,11 +102,7 @@ impl ProcessProbe {
                 break;
             };
             pid = child;
-            chain.push(ProcessId {
-                pid,
-                started,
-                image: image_of(pid),
-            });
+            chain.push(process_id(pid, started));
             comm = comm_of(pid);
         }
         let mut handed_over_by = Vec::new();
@@ -120,11 +112,7 @@ impl ProcessProbe {
             if self.reads_terminal(&dir, &syscall) {
                 handed_over_by = names_of(pid, &comm);
                 pid = child;
-                chain.push(ProcessId {
-                    pid,
-                    started,
-                    image: image_of(pid),
-                });
+                chain.push(process_id(pid, started));
                 comm = comm_of(pid);
             }
         }
@@ -220,6 +208,15 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
 /// 22nd field): with the pid, the identity of a process across pid reuse.
 fn start_ticks(pid: i32) -> Option<u64> {
     stat_field(pid, 19).and_then(|t| u64::try_from(t).ok())
+}
+
+/// Process `pid`, which started at `started`, as it runs now.
+fn process_id(pid: i32, started: u64) -> ProcessId {
+    ProcessId {
+        pid,
+        started,
+        image: image_of(pid),
+    }
 }
 
 /// Where process `pid`'s stack starts (`startstack`): a new program image
