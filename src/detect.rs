@@ -286,7 +286,16 @@ impl Detector {
             TermEvent::StatusRecord(body) => match self.asker {
                 Some(_) if self.asker_in_front() => self.status_record(body, now_ms),
                 Some(_) => self.withdraw_status(),
-                None => {}
+                // Codex sends its records without asking first. A record
+                // that names the agent the process in front is (by its
+                // process, never its screen or title) is that agent's,
+                // for as long as that process stays in front.
+                None => {
+                    if let Some(front) = self.unasked_record_from(body) {
+                        self.asker = Some(Some(front));
+                        self.status_record(body, now_ms);
+                    }
+                }
             },
             TermEvent::Query(Query::StatusProtocol) => {
                 self.asker = match (
@@ -304,6 +313,20 @@ impl Detector {
             TermEvent::Progress(p) => self.progress(*p, now_ms),
             TermEvent::Shell(mark) => self.shell_mark(*mark, now_ms),
         }
+    }
+
+    /// The process in front, if `body` is a record of the agent it is
+    /// (`app=codex` while `codex` is in front): what stands for an asker
+    /// when an agent reports without probing.
+    fn unasked_record_from(&self, body: &str) -> Option<ProcessId> {
+        if !(self.settings.status_protocol && self.settings.process_evidence) {
+            return None;
+        }
+        let front = self.front.last().copied()?;
+        let app = status::Record::parse(body).ok()?.app?;
+        let (agent, _) = self.identity()?;
+        let named = app == agent || app.strip_prefix(agent).is_some_and(|r| r.starts_with('-'));
+        named.then_some(front)
     }
 
     /// A hook report (`hm hook`). Reports of events that say nothing of

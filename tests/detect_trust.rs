@@ -277,3 +277,50 @@ fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
         status_json(&sb, "st")["primary"] != "waiting"
     });
 }
+
+/// Codex sends its records without probing first: a record naming the
+/// agent the process in front is counts, while the same record from a
+/// program that is no such agent does not.
+#[test]
+fn an_agents_record_sent_without_a_probe_counts_only_from_that_agent() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let gate = common::gate(&sb, "gate");
+    // Prints Codex's record of a command to approve, then waits for the
+    // gate, in its own process (a stand-in for Codex 0.169, which sends
+    // `state=blocked:app=codex:kind=permission` unasked).
+    let body = format!(
+        "#!/usr/bin/env python3\nimport os\n\
+         os.write(1, b\"\\x1b]7501;state=blocked:app=codex:kind=permission\\x1b\\\\\")\n\
+         open({:?}).read()\n",
+        gate.display().to_string()
+    );
+    for name in ["codex", "printer"] {
+        let path = bin.join(name);
+        std::fs::write(&path, &body).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let _codex = sb.start(
+        "codex",
+        &["--classifier", "agent"],
+        &[bin.join("codex").to_str().expect("utf-8")],
+    );
+    common::wait_until("Codex's own record to count", || {
+        let v = status_json(&sb, "codex");
+        v["primary"] == "waiting"
+            && v["detail"] == "permission"
+            && v["signals"][0]["source"] == "status_protocol"
+    });
+    let _printer = sb.start(
+        "printer",
+        &["--classifier", "agent"],
+        &[bin.join("printer").to_str().expect("utf-8")],
+    );
+    let mut raw = Raw::connect(&sb.sock("printer")).expect("connect");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.output_until(b"7501");
+    assert_untrusted(&sb, "printer");
+    common::open_gate(&gate);
+}
