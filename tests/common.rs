@@ -434,3 +434,22 @@ pub fn gate(sb: &Sandbox, name: &str) -> PathBuf {
     assert!(ok.success(), "mkfifo {}", p.display());
     p
 }
+
+/// An asciicast recording's size and its output, one chunk per event.
+pub fn recording(path: &Path) -> (heimdall::protocol::Size, Vec<Vec<u8>>) {
+    let text = std::fs::read_to_string(path).expect("a recording");
+    let mut lines = text.lines();
+    let header: serde_json::Value =
+        serde_json::from_str(lines.next().expect("a header")).expect("header JSON");
+    let dim = |k: &str| u16::try_from(header[k].as_u64().expect(k)).expect(k);
+    let size = heimdall::protocol::Size {
+        cols: dim("width"),
+        rows: dim("height"),
+    };
+    let chunks = lines
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e[1] == "o")
+        .map(|e| e[2].as_str().unwrap_or_default().as_bytes().to_vec())
+        .collect();
+    (size, chunks)
+}

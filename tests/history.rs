@@ -13,7 +13,8 @@ use crate::common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::history::{Tmux, attach_copy, dashboard_copy, logs, resize};
+use common::history::{attach_copy, dashboard_copy, logs, resize};
+use common::tmux::{self, Tmux};
 use common::{HM, Raw, Sandbox, Session, gate, open_gate, stderr, wait_until};
 use heimdall::protocol::{ClientType, Info, ServerType, Size};
 
@@ -205,7 +206,7 @@ fn the_dashboard_and_attach_copy_the_history_hm_logs_prints() {
 /// `set-clipboard on`: tmux's paste buffer gets the one line.
 #[test]
 fn a_wrapped_line_is_copied_whole_through_tmux() {
-    if !Tmux::available() {
+    if !tmux::available() {
         println!("skipped: tmux is not installed");
         return;
     }
@@ -220,13 +221,15 @@ fn a_wrapped_line_is_copied_whole_through_tmux() {
     wait_until("the line", || logs(&sb, "wrap", &[]).contains(&line));
     // hm attach in a tmux window of 40 columns: the session stays 40 wide.
     let attach = format!("{HM} attach wrap --socket-dir {}", sb.dir());
-    let tmux = Tmux::start(&sb, "attach", &attach, (40, 13));
+    let tmux = Tmux::start(&sb, &attach, (40, 13)).expect("tmux starts");
     wait_until("attach", || tmux.capture().contains("after"));
-    tmux.keys(&["C-]"]);
+    tmux.keys("C-]");
     wait_until("copy mode", || tmux.capture().contains("copy [+"));
     // The cursor starts on the prompt's row (after "after"); up to the
     // line's fourth row.
-    tmux.keys(&["k", "k", "k", "k", "k", "y"]);
+    for key in ["k", "k", "k", "k", "k", "y"] {
+        tmux.keys(key);
+    }
     wait_until("the copy in tmux's buffer", || {
         tmux.buffer().is_some_and(|b| b == line)
     });
@@ -236,11 +239,13 @@ fn a_wrapped_line_is_copied_whole_through_tmux() {
     std::fs::create_dir_all(config.parent().expect("a dir")).expect("config dir");
     std::fs::write(&config, "[tui]\nfit_sessions = false\n").expect("config");
     let tui = format!("{HM} tui --socket-dir {}", sb.dir());
-    let tmux = Tmux::start(&sb, "tui", &tui, (100, 30));
+    let tmux = Tmux::start(&sb, &tui, (100, 30)).expect("tmux starts");
     wait_until("the dashboard", || tmux.capture().contains("before"));
-    tmux.keys(&["["]);
+    tmux.keys("[");
     wait_until("copy mode", || tmux.capture().contains("copy ["));
-    tmux.keys(&["k", "k", "k", "k", "y"]);
+    for key in ["k", "k", "k", "k", "y"] {
+        tmux.keys(key);
+    }
     wait_until("the copy in tmux's buffer", || {
         tmux.buffer().is_some_and(|b| b == line)
     });

@@ -9,6 +9,7 @@
 //! (`heimdall::fuzzing::lazy_screen` compares, and is also a fuzz target);
 //! over every recording of the corpus; and a flood must really be skipped.
 
+use crate::common::recording;
 use heimdall::fuzzing::lazy_screen;
 use heimdall::protocol::Size;
 use heimdall::vt::dozing::Dozing;
@@ -174,25 +175,6 @@ proptest! {
     fn a_lazy_screen_shows_and_answers_what_an_eager_one_does((rows, cols, ops) in ops()) {
         lazy_screen(&encode(rows, cols, &ops));
     }
-}
-
-/// A recording's size and its output, one chunk per event.
-fn recording(path: &std::path::Path) -> (Size, Vec<Vec<u8>>) {
-    let text = std::fs::read_to_string(path).expect("a recording");
-    let mut lines = text.lines();
-    let header: serde_json::Value =
-        serde_json::from_str(lines.next().expect("a header")).expect("header JSON");
-    let dim = |k: &str| u16::try_from(header[k].as_u64().expect(k)).expect(k);
-    let size = Size {
-        cols: dim("width"),
-        rows: dim("height"),
-    };
-    let chunks = lines
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e[1] == "o")
-        .map(|e| e[2].as_str().unwrap_or_default().as_bytes().to_vec())
-        .collect();
-    (size, chunks)
 }
 
 /// Over every recording of the corpus (Claude Code, Codex, Gemini CLI,

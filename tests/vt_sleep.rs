@@ -4,27 +4,9 @@
 //! shows what one never slept shows there, and after the rest of the
 //! recording too. What the rendering cannot carry keeps a screen awake.
 
+use crate::common::recording;
 use heimdall::protocol::Size;
 use heimdall::vt::term::Term;
-
-/// A recording's size and its output, one chunk per event.
-fn recording(path: &std::path::Path) -> (Size, Vec<Vec<u8>>) {
-    let text = std::fs::read_to_string(path).expect("a recording");
-    let mut lines = text.lines();
-    let header: serde_json::Value =
-        serde_json::from_str(lines.next().expect("a header")).expect("header JSON");
-    let dim = |k: &str| u16::try_from(header[k].as_u64().expect(k)).expect(k);
-    let size = Size {
-        cols: dim("width"),
-        rows: dim("height"),
-    };
-    let chunks = lines
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e[1] == "o")
-        .map(|e| e[2].as_str().unwrap_or_default().as_bytes().to_vec())
-        .collect();
-    (size, chunks)
-}
 
 /// Everything a reader of the screen sees.
 fn seen(t: &Term) -> (String, (u16, u16), bool, String) {

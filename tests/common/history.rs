@@ -1,12 +1,10 @@
 //! Reading a session's history the ways a person does: `hm logs`, the
 //! dashboard's copy mode (everything selected and copied, as OSC 52
-//! carries it out), `hm attach`'s copy mode the same way; and a private
-//! tmux server, whose `set-clipboard on` takes an OSC 52 copy into its
-//! paste buffer.
+//! carries it out), `hm attach`'s copy mode the same way. (A tmux with
+//! `set-clipboard on`, which takes an OSC 52 copy into its paste buffer,
+//! is `super::tmux`.)
 
 use std::ffi::OsString;
-use std::path::PathBuf;
-use std::process::Command;
 
 use base64::Engine as _;
 use heimdall::protocol::{ClientType, Size};
@@ -100,91 +98,4 @@ pub fn attach_copy(sb: &Sandbox, id: &str, (cols, rows): (u16, u16)) -> String {
     t.send(b"gVGy");
     t.wait_for("the copy", |t| osc52(t.recorded()).is_some());
     osc52(t.recorded()).unwrap_or_default()
-}
-
-/// A private tmux server with `set-clipboard on`, running one command in
-/// a window of its own; ended with its server on drop.
-pub struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    /// Whether tmux can run here (a test skips, saying so, when not).
-    pub fn available() -> bool {
-        Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    pub fn start(sb: &Sandbox, tag: &str, command: &str, (cols, rows): (u16, u16)) -> Tmux {
-        let name = format!("hm-history-{tag}-{}", std::process::id());
-        let conf = sb.path().join(format!("{tag}.tmux.conf"));
-        // Copies by OSC 52 from the program go to tmux's paste buffer.
-        std::fs::write(&conf, "set -g set-clipboard on\n").expect("tmux.conf");
-        let ok = Command::new("tmux")
-            .arg("-L")
-            .arg(&name)
-            .arg("-f")
-            .arg(&conf)
-            .args(["new-session", "-d"])
-            .args(["-x", &cols.to_string(), "-y", &rows.to_string(), command])
-            .envs(sb.terminal_env(&[]))
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "tmux did not start");
-        Tmux { name }
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.name)
-            .args(args)
-            .output()
-            .expect("run tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// What its window shows.
-    pub fn capture(&self) -> String {
-        self.tmux(&["capture-pane", "-p"])
-    }
-
-    /// Keys, as `tmux send-keys` names them (`-l`: as literal text).
-    pub fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys"];
-        args.extend(keys);
-        self.tmux(&args);
-    }
-
-    /// The newest paste buffer (what an OSC 52 copy put there), if any.
-    pub fn buffer(&self) -> Option<String> {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.name)
-            .arg("show-buffer")
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.name)
-            .arg("kill-server")
-            .status();
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = nix::unistd::geteuid().as_raw();
-        let _ = std::fs::remove_file(
-            PathBuf::from(dir)
-                .join(format!("tmux-{uid}"))
-                .join(&self.name),
-        );
-    }
 }

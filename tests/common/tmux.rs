@@ -29,9 +29,12 @@ impl Tmux {
     /// `command` in a window of `cols`x`rows`, with the sandbox's
     /// environment.
     pub fn start(sb: &Sandbox, command: &str, (cols, rows): (u16, u16)) -> Option<Tmux> {
-        // One server per test: the tests of a binary run side by side.
+        // One server per window: the tests of a binary run side by side,
+        // and a test may start a second window as it ends the first.
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!(
-            "hm-test-{}-{}",
+            "hm-test-{}-{}-{n}",
             std::process::id(),
             sb.path().file_name()?.to_string_lossy()
         );
