@@ -27,14 +27,23 @@ pub struct Lost {
 
 /// The lost sessions of socket dir `dir`, in id order.
 pub fn list(dir: &Path) -> Vec<Lost> {
+    list_besides(dir, |_| false)
+}
+
+/// [`list`], for a caller that already knows which ids are `running`
+/// (they answered it): their manifests are not read, nor their pid files
+/// tried. `hm ls` of 50 sessions read 50 manifests and locked 50 pid
+/// files only to find every one of them alive.
+pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Lost> {
     let Some(state) = crate::restore::sessions_dir() else {
         return Vec::new();
     };
     let host = crate::restore::host_name();
-    manifest::list(&state)
+    manifest::ids(&state)
         .into_iter()
-        .filter_map(|(id, m)| {
-            let m = m.ok()?;
+        .filter(|id| !running(id))
+        .filter_map(|id| {
+            let m = manifest::read(&state, &id).ok()?;
             let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
             (here && m.lost() && !alive(dir, &id)).then(|| Lost {
                 // As `hm restore` would find it now: its directory and

@@ -71,11 +71,17 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     }
     // Sessions lost with their supervisor, as `hm restore` sees them; one
     // that ended by a signal (a shutdown) shows as lost, not as exited.
+    // Those that answered are not lost; the rest are checked.
+    let answered: std::collections::HashSet<String> = rows
+        .iter()
+        .filter(|r| r.status.is_some())
+        .map(|r| r.id.clone())
+        .collect();
     for crate::lost::Lost {
         id,
         manifest,
         restartable,
-    } in crate::lost::list(&dir)
+    } in crate::lost::list_besides(&dir, |id| answered.contains(id))
     {
         let lost = Some((manifest, restartable));
         match rows.iter_mut().find(|row| row.id == id) {

@@ -270,24 +270,41 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, ReadError> {
 /// Every manifest in `dir` by id, readable or not, in id order. Files
 /// that are not named `<valid id>.json` are not ours and are skipped.
 pub fn list(dir: &Path) -> Vec<(String, Result<Manifest, ReadError>)> {
+    ids(dir)
+        .into_iter()
+        .map(|id| {
+            let m = read(dir, &id);
+            (id, m)
+        })
+        .collect()
+}
+
+/// The ids of the manifests in `dir`, in id order, none read yet (see
+/// [`list`]).
+pub fn ids(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut all: Vec<(String, Result<Manifest, ReadError>)> = entries
+    let mut all: Vec<String> = entries
         .filter_map(|e| {
             let name = e.ok()?.file_name();
             let id = name.to_str()?.strip_suffix(".json")?.to_owned();
             crate::paths::validate_id(&id).ok()?;
-            let m = read(dir, &id);
-            Some((id, m))
+            Some(id)
         })
         .collect();
-    all.sort_by(|a, b| crate::paths::natural_cmp(&a.0, &b.0));
+    all.sort_by(|a, b| crate::paths::natural_cmp(a, b));
     all
 }
 
 /// Writes `m` whole (see the module doc).
 pub fn write(dir: &Path, m: &Manifest) -> io::Result<()> {
+    write_as(dir, m, true)
+}
+
+/// Writes `m` whole, `synced` or not: unsynced, it survives the death of
+/// the process, not the machine's, until [`sync`] is called.
+pub fn write_as(dir: &Path, m: &Manifest, synced: bool) -> io::Result<()> {
     let target = path(dir, &m.id);
     // Of this process: two supervisors of one id (in two socket dirs)
     // must not write into each other's temporary file.
@@ -303,13 +320,21 @@ pub fn write(dir: &Path, m: &Manifest) -> io::Result<()> {
         let mut bytes = serde_json::to_vec_pretty(m).map_err(io::Error::other)?;
         bytes.push(b'\n');
         f.write_all(&bytes)?;
-        f.sync_all()?;
+        if synced {
+            f.sync_all()?;
+        }
         fs::rename(&tmp, &target)
     })();
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     written?;
+    if synced { sync_dir(dir) } else { Ok(()) }
+}
+
+/// Makes the manifest of `id` written by [`write_as`] unsynced durable.
+pub fn sync(dir: &Path, id: &str) -> io::Result<()> {
+    fs::File::open(path(dir, id))?.sync_all()?;
     sync_dir(dir)
 }
 

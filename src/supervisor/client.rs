@@ -135,8 +135,12 @@ impl Conn {
         let mut changed = ctx.changed.clone();
         loop {
             changed.borrow_and_update();
+            // The requests read together are answered as of one instant:
+            // the processes are read once for all of them.
+            ctx.shared.borrow().hold_facts(true);
             self.inbound
                 .process(ctx, self.id, &mut self.role, &mut self.outbound);
+            ctx.shared.borrow().hold_facts(false);
             let pending = self.outbound.prepare(ctx, self.id, &self.role);
             if pending && !self.outbound.watching_room() {
                 // The socket usually has room: write at once, and watch it

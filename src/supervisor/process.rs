@@ -30,6 +30,8 @@ pub struct ProcessProbe {
     /// Shells' program names: the foreground process is found through
     /// them (a shell running a job is not the one in front).
     shells: Vec<String>,
+    /// While held (see [`ProcessProbe::hold`]), the facts read first.
+    held: std::cell::RefCell<Option<Option<ProcessFacts>>>,
 }
 
 impl ProcessProbe {
@@ -47,16 +49,39 @@ impl ProcessProbe {
             session,
             tty,
             shells,
+            held: std::cell::RefCell::new(None),
         })
+    }
+
+    /// Answers one instant's questions with one reading: from `hold(true)`
+    /// until `hold(false)`, [`facts`](Self::facts) reads `/proc` once and
+    /// gives the same facts after (`hm ls` sends INFO and STATUS together,
+    /// each asking for the state).
+    pub fn hold(&self, on: bool) {
+        *self.held.borrow_mut() = None;
+        if on {
+            *self.held.borrow_mut() = Some(None);
+        }
     }
 
     /// The facts now, or `None` if they cannot be read.
     pub fn facts(&self) -> Option<ProcessFacts> {
+        let mut held = self.held.borrow_mut();
+        match held.as_mut() {
+            None => self.read_facts(),
+            Some(Some(facts)) => Some(facts.clone()),
+            Some(slot) => {
+                let facts = self.read_facts();
+                slot.clone_from(&facts);
+                facts
+            }
+        }
+    }
+
+    fn read_facts(&self) -> Option<ProcessFacts> {
         let fg = nix::unistd::tcgetpgrp(self.master.as_fd()).ok()?;
         let proc_dir = PathBuf::from(format!("/proc/{}", fg.as_raw()));
-        let command = std::fs::read_to_string(proc_dir.join("comm"))
-            .map(|c| c.trim_end().to_string())
-            .unwrap_or_default();
+        let command = comm_of(fg.as_raw());
         let canonical = nix::sys::termios::tcgetattr(self.master.as_fd()).is_ok_and(|t| {
             t.local_flags
                 .contains(nix::sys::termios::LocalFlags::ICANON)
@@ -68,7 +93,7 @@ impl ProcessProbe {
         let proc_dir = front
             .last()
             .map_or(proc_dir, |p| PathBuf::from(format!("/proc/{}", p.pid)));
-        let syscall = std::fs::read_to_string(proc_dir.join("syscall")).unwrap_or_default();
+        let syscall = read_proc(&proc_dir.join("syscall")).unwrap_or_default();
         Some(ProcessFacts {
             foreground_is_session: fg == self.session,
             reading_terminal: self.reads_terminal(&proc_dir, &syscall),
@@ -93,26 +118,26 @@ impl ProcessProbe {
     fn front(&self, leader: i32, leader_comm: &str) -> Option<Front> {
         let mut pid = leader;
         let mut comm = leader_comm.to_owned();
-        let mut chain = vec![process_id(pid, start_ticks(pid)?)];
+        let mut chain = vec![process_id(pid, &Stat::of(pid)?)];
         for _ in 0..MAX_DEPTH {
             if !self.shells.contains(&comm) {
                 break;
             }
-            let Some((child, started)) = newest_child_in_group(pid, leader) else {
+            let Some((child, stat)) = newest_child_in_group(pid, leader) else {
                 break;
             };
             pid = child;
-            chain.push(process_id(pid, started));
+            chain.push(process_id(pid, &stat));
             comm = comm_of(pid);
         }
         let mut handed_over_by = Vec::new();
-        if let Some((child, started)) = newest_child_in_group(pid, leader) {
+        if let Some((child, stat)) = newest_child_in_group(pid, leader) {
             let dir = PathBuf::from(format!("/proc/{child}"));
-            let syscall = std::fs::read_to_string(dir.join("syscall")).unwrap_or_default();
+            let syscall = read_proc(&dir.join("syscall")).unwrap_or_default();
             if self.reads_terminal(&dir, &syscall) {
                 handed_over_by = names_of(pid, &comm);
                 pid = child;
-                chain.push(process_id(pid, started));
+                chain.push(process_id(pid, &stat));
                 comm = comm_of(pid);
             }
         }
@@ -177,9 +202,36 @@ fn polled_fd(proc_dir: &std::path::Path, addr: u64) -> u64 {
 /// program that handed it the terminal (empty if none did).
 type Front = (Vec<ProcessId>, Vec<String>, Vec<String>);
 
+/// A small file of `/proc`, whole, as text: one `open`, one `read` (these
+/// files are made whole at the first read, so a read short of the buffer
+/// is the end), one `close`. `std::fs::read_to_string` asks for the size
+/// first and then reads in growing steps, six system calls more for a
+/// `stat`: a supervisor reads half a dozen such files for every STATUS.
+fn read_proc(path: &std::path::Path) -> Option<String> {
+    String::from_utf8(read_proc_bytes(path)?).ok()
+}
+
+/// [`read_proc`], as bytes.
+fn read_proc_bytes(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1024];
+    let mut len = 0;
+    loop {
+        let n = file.read(&mut buf[len..]).ok()?;
+        len += n;
+        if n == 0 || len < buf.len() {
+            break;
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+    buf.truncate(len);
+    Some(buf)
+}
+
 /// A process's `comm`, or nothing.
 fn comm_of(pid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+    read_proc(std::path::Path::new(&format!("/proc/{pid}/comm")))
         .map(|c| c.trim_end().to_owned())
         .unwrap_or_default()
 }
@@ -188,7 +240,8 @@ fn comm_of(pid: i32) -> String {
 /// first two arguments that are not options.
 fn names_of(pid: i32, comm: &str) -> Vec<String> {
     let mut names = vec![comm.to_owned()];
-    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+    let cmdline = read_proc_bytes(std::path::Path::new(&format!("/proc/{pid}/cmdline")));
+    if let Some(cmdline) = cmdline {
         let args = cmdline
             .split(|&b| b == 0)
             .filter(|a| !a.is_empty() && !a.starts_with(b"-"))
@@ -204,65 +257,69 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
     names
 }
 
-/// When process `pid` started (clock ticks since boot, `/proc/PID/stat`'s
-/// 22nd field): with the pid, the identity of a process across pid reuse.
-fn start_ticks(pid: i32) -> Option<u64> {
-    stat_field(pid, 19).and_then(|t| u64::try_from(t).ok())
+/// What is read of a process's `/proc/PID/stat`, in one read.
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    parent: i32,
+    group: i32,
+    /// When it started (clock ticks since boot, the 22nd field): with the
+    /// pid, the identity of a process across pid reuse.
+    started: u64,
+    /// Where its stack starts (`startstack`): a new program image after an
+    /// `exec` gets a new one (see [`ProcessId`]).
+    stack: u64,
 }
 
-/// Process `pid`, which started at `started`, as it runs now.
-fn process_id(pid: i32, started: u64) -> ProcessId {
-    ProcessId {
-        pid,
-        started,
-        image: image_of(pid),
+impl Stat {
+    /// The fields are counted after the command name, which may hold
+    /// spaces and parentheses: they start after the last `)`.
+    fn of(pid: i32) -> Option<Stat> {
+        let stat = read_proc(std::path::Path::new(&format!("/proc/{pid}/stat")))?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        // 0: the state, 1: the parent, 2: the process group, 19: the start
+        // time, 25: the start of the stack.
+        let fields: Vec<&str> = rest.split_whitespace().take(26).collect();
+        let field = |n: usize| fields.get(n).and_then(|f| f.parse::<i64>().ok());
+        Some(Stat {
+            parent: i32::try_from(field(1)?).ok()?,
+            group: i32::try_from(field(2)?).ok()?,
+            started: u64::try_from(field(19)?).ok()?,
+            stack: field(25).and_then(|a| u64::try_from(a).ok()).unwrap_or(0),
+        })
     }
 }
 
-/// Where process `pid`'s stack starts (`startstack`): a new program image
-/// after an `exec` gets a new one (see [`ProcessId`]).
-fn image_of(pid: i32) -> u64 {
-    stat_field(pid, 25)
-        .and_then(|a| u64::try_from(a).ok())
-        .unwrap_or(0)
-}
-
-/// Field `n` after the command name of `/proc/PID/stat` (0: the state,
-/// 1: the parent, 2: the process group, 19: the start time). The name may
-/// hold spaces and parentheses: the fields after it start after the last
-/// `)`.
-fn stat_field(pid: i32, n: usize) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(n)?.parse().ok()
-}
-
-/// The process group of `pid`.
-fn group_of(pid: i32) -> Option<i32> {
-    stat_field(pid, 2).and_then(|g| i32::try_from(g).ok())
+/// Process `pid` as it runs now, from its `stat`.
+fn process_id(pid: i32, stat: &Stat) -> ProcessId {
+    ProcessId {
+        pid,
+        started: stat.started,
+        image: stat.stack,
+    }
 }
 
 /// The child of `pid` in process group `group` that started last. A
 /// shell is one thread, so its children are its main thread's; a kernel
 /// without that list has the group's members in `/proc`, whose parent is
 /// read from their `stat` instead.
-fn newest_child_in_group(pid: i32, group: i32) -> Option<(i32, u64)> {
-    let children: Vec<i32> =
-        match std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
-            Ok(list) => list
-                .split_whitespace()
-                .filter_map(|c| c.parse().ok())
-                .collect(),
-            Err(_) => std::fs::read_dir("/proc")
-                .ok()?
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-                .filter(|&c| stat_field(c, 1) == Some(i64::from(pid)))
-                .collect(),
-        };
+fn newest_child_in_group(pid: i32, group: i32) -> Option<(i32, Stat)> {
+    let children: Vec<(i32, Stat)> = match read_proc(std::path::Path::new(&format!(
+        "/proc/{pid}/task/{pid}/children"
+    ))) {
+        Some(list) => list
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .filter_map(|c| Some((c, Stat::of(c)?)))
+            .collect(),
+        None => std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|c| Some((c, Stat::of(c)?)))
+            .filter(|(_, stat)| stat.parent == pid)
+            .collect(),
+    };
     children
         .into_iter()
-        .filter(|&c| group_of(c) == Some(group))
-        .filter_map(|c| Some((start_ticks(c)?, c)))
-        .max()
-        .map(|(t, c)| (c, t))
+        .filter(|(_, stat)| stat.group == group)
+        .max_by_key(|&(c, stat)| (stat.started, c))
 }

@@ -192,6 +192,13 @@ impl Shared {
     /// The same, telling a program that asks (it reads its terminal and
     /// is not one that reads all the time) by its process: for sessions
     /// without the `agent` classifier.
+    /// See [`ProcessProbe::hold`].
+    pub fn hold_facts(&self, on: bool) {
+        if let Some(p) = &self.process {
+            p.hold(on);
+        }
+    }
+
     pub fn with_process_check(mut self, process: Option<ProcessProbe>) -> Self {
         self.plain = Some(crate::detect::plain::SessionCommand::of(&self.info.command));
         self.process = process;
