@@ -335,19 +335,27 @@ async fn serve(
     if let Some(keep) = &opts.keep {
         let manifest = keeper::manifest(opts, keep, shared.info().started_unix_ms, claim.as_ref());
         let pid = spawned.pid.as_raw() as u32;
+        // A restore's files are written and synced before its first
+        // client is served (below); a new session's manifest is synced a
+        // moment after it is written.
+        let sync_at = claim
+            .is_none()
+            .then(|| shared.clock().now_ms() + keeper::FIRST_SYNC_DELAY_MS);
         shared = shared.with_keeper(keeper::Keeper::start(
             keep.dir.clone(),
             manifest,
             keep.history_bytes,
             pid,
+            sync_at,
         ));
     }
     if let Some(c) = &claim {
         shared.preload(&c.old_output, &c.mark);
         // A restore's manifest and old output are written before the
         // first client is served: `hm restore` waits for that. A new
-        // session's are written by the state tracker's first round, so
-        // that its start is not held up by a synced write.
+        // session's are written by the state tracker's first round, the
+        // manifest's sync put off (`keeper::FIRST_SYNC_DELAY_MS`), so that
+        // its start is not held up by a synced write.
         shared.keep();
     }
     let master = match crate::fd::register(spawned.master, Interest::READABLE) {

@@ -22,6 +22,13 @@ use crate::restore::manifest::{self, AgentSession, End, EndHow, Manifest};
 /// The least time between two writes while output flows.
 pub const FLUSH_EVERY_MS: u64 = 1000;
 
+/// How long after its start a new session's manifest, written at once,
+/// is synced. The sync takes a millisecond or more on a busy disk, and the
+/// supervisor answers nobody meanwhile: done at once, it held up the first
+/// STATUS of every session. Until then the manifest survives its
+/// supervisor's death, not the machine's.
+pub const FIRST_SYNC_DELAY_MS: u64 = 200;
+
 #[derive(Debug)]
 pub struct Keeper {
     dir: PathBuf,
@@ -31,6 +38,11 @@ pub struct Keeper {
     dirty: bool,
     /// When the files were last written (the session's clock, ms).
     last_ms: Option<u64>,
+    /// A new session's: its first write is not synced, and the sync is
+    /// due then (the session's clock, ms).
+    sync_at: Option<u64>,
+    /// The manifest on disk was written without a sync, still owed.
+    unsynced: bool,
     /// The output's head: the offset after the last byte read.
     head: u64,
     /// The program, whose directory is read at each write.
@@ -47,9 +59,17 @@ pub struct Keeper {
 impl Keeper {
     /// Keeps `manifest` and up to `history_bytes` of output in `dir`, for
     /// the program `pid`; nothing is written until [`Keeper::flush`] is
-    /// first called, which writes both at once. The output already in the
-    /// ring (a restored session's old output) counts as not yet written.
-    pub fn start(dir: PathBuf, manifest: Manifest, history_bytes: usize, pid: u32) -> Keeper {
+    /// first called, which writes both at once, the manifest synced unless
+    /// `sync_at` puts its sync off until then (see
+    /// [`FIRST_SYNC_DELAY_MS`]). The output already in the ring (a
+    /// restored session's old output) counts as not yet written.
+    pub fn start(
+        dir: PathBuf,
+        manifest: Manifest,
+        history_bytes: usize,
+        pid: u32,
+        sync_at: Option<u64>,
+    ) -> Keeper {
         let history = Writer::new(
             crate::restore::history::path(&dir, &manifest.id),
             history_bytes,
@@ -60,6 +80,8 @@ impl Keeper {
             history,
             dirty: true,
             last_ms: None,
+            sync_at,
+            unsynced: false,
             head: 0,
             pid,
             off: false,
@@ -95,10 +117,13 @@ impl Keeper {
     /// When the next write is due (the session's clock, ms); `None` while
     /// nothing waits to be written.
     pub fn due_ms(&self) -> Option<u64> {
-        if self.off || !(self.dirty || self.history.behind(self.head)) {
+        if self.off {
             return None;
         }
-        Some(self.last_ms.map_or(0, |t| t + FLUSH_EVERY_MS))
+        if self.dirty || self.history.behind(self.head) {
+            return Some(self.last_ms.map_or(0, |t| t + FLUSH_EVERY_MS));
+        }
+        self.unsynced.then(|| self.sync_at.unwrap_or(0))
     }
 
     /// Writes what waits, if it is due at `now_ms`; `oldest` and `slices`
@@ -113,6 +138,14 @@ impl Keeper {
         match self.due_ms() {
             Some(at) if at <= now_ms => {}
             due => return due,
+        }
+        if !(self.dirty || self.history.behind(self.head)) {
+            // Only the first write's sync is owed.
+            self.unsynced = false;
+            if let Err(e) = manifest::sync(&self.dir, &self.manifest.id) {
+                warn!("cannot sync the session's manifest for hm restore: {e}");
+            }
+            return self.due_ms();
         }
         self.last_ms = Some(now_ms);
         self.write(oldest, slices);
@@ -131,6 +164,8 @@ impl Keeper {
     ) {
         self.manifest.ended = Some(End { unix_ms, how, code });
         self.dirty = true;
+        // The end is written synced, whenever it comes.
+        self.sync_at = None;
         self.write(oldest, slices);
         if !self.off
             && let Err(e) = self.history.sync()
@@ -181,8 +216,10 @@ impl Keeper {
             }
             _ => {}
         }
-        match manifest::write(&self.dir, &self.manifest) {
+        let synced = self.written || self.sync_at.is_none();
+        match manifest::write_as(&self.dir, &self.manifest, synced) {
             Ok(()) => {
+                self.unsynced = !synced;
                 if !self.written && !self.history.keeps() {
                     // Keeping no output: an earlier session's must not be
                     // shown as this one's.
@@ -358,10 +395,24 @@ mod tests {
     }
 
     #[test]
+    fn a_new_sessions_first_write_is_synced_later() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 1000, 1, Some(200));
+        assert_eq!(flush(&mut k, b"", 0), Some(200), "written, its sync owed");
+        assert!(manifest::read(dir.path(), "s").is_ok());
+        assert_eq!(flush(&mut k, b"", 100), Some(200));
+        assert_eq!(flush(&mut k, b"", 200), None, "synced");
+        // Later writes are synced as they are made.
+        k.resized(Size { cols: 90, rows: 20 });
+        assert_eq!(flush(&mut k, b"", 1000), None);
+        assert_eq!(manifest::read(dir.path(), "s").expect("read").cols, 90);
+    }
+
+    #[test]
     fn writes_at_most_once_a_second_and_not_while_idle() {
         let dir = tempfile::tempdir().expect("dir");
         let pid = std::process::id();
-        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 1000, pid);
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 1000, pid, None);
         assert_eq!(k.due_ms(), Some(0), "written at the first round");
         assert_eq!(flush(&mut k, b"", 5), None, "then nothing is pending");
         assert!(manifest::read(dir.path(), "s").is_ok());
@@ -398,7 +449,7 @@ mod tests {
     #[test]
     fn a_manifest_another_supervisor_took_is_left_to_it() {
         let dir = tempfile::tempdir().expect("dir");
-        let mut k = Keeper::start(dir.path().into(), manifest("s", "mine"), 1000, 1);
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "mine"), 1000, 1, None);
         flush(&mut k, b"x", 0);
         manifest::write(dir.path(), &manifest("s", "theirs")).expect("write");
         k.resized(Size { cols: 90, rows: 20 });
@@ -413,7 +464,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let old = crate::restore::history::path(dir.path(), "s");
         std::fs::write(&old, "hm-history 1 0\nold\n").expect("write");
-        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 0, 1);
+        let mut k = Keeper::start(dir.path().into(), manifest("s", "a"), 0, 1, None);
         flush(&mut k, b"new", 0);
         assert!(!old.exists());
     }
