@@ -126,16 +126,19 @@ pub(super) async fn track_state(
             // next deadline below includes the rule's dwell.
             super::answering::automate(&ctx);
             let mut s = ctx.shared.borrow_mut();
-            // At rest the screen sleeps (again, after output that changed
-            // nothing), and on coming to rest what it and the work before
-            // freed goes back.
-            s.rest();
-            if moved && s.at_rest() {
-                crate::pty::release_free_memory();
-            }
             // What `hm restore` keeps is written here, as output settles:
             // at most once a second, and not at all while idle.
-            let keep = s.keep();
+            let (wrote, keep) = s.keep();
+            // At rest the screen sleeps (again, after output that changed
+            // nothing), and on coming to rest what it and the work before
+            // freed goes back, once the last write for `hm restore` is
+            // done (a write runs code and fills the stack again: a session
+            // idle from its start, whose manifest is written then, gave
+            // nothing back before).
+            s.rest();
+            if (moved || wrote) && s.at_rest() && keep.is_none() {
+                crate::pty::release_free_memory();
+            }
             [s.next_state_change_ms(), keep]
                 .into_iter()
                 .flatten()

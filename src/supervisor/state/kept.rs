@@ -60,14 +60,19 @@ impl Shared {
         }
     }
 
-    /// Writes what is due of the manifest and the output's tail; when
-    /// the next write is due (the session's clock, ms), if anything waits.
-    pub fn keep(&mut self) -> Option<u64> {
+    /// Writes what is due of the manifest and the output's tail: whether
+    /// anything was, and when the next write is due (the session's clock,
+    /// ms), if anything waits.
+    pub fn keep(&mut self) -> (bool, Option<u64>) {
         let now = self.clock.now_ms();
         let Shared { keeper, output, .. } = self;
-        let keeper = keeper.as_mut()?;
+        let Some(keeper) = keeper.as_mut() else {
+            return (false, None);
+        };
+        let due = keeper.due_ms().is_some_and(|at| at <= now);
         let (oldest, _) = output.held();
-        keeper.flush(now, oldest, |from, to| output.slices(from, to))
+        let next = keeper.flush(now, oldest, |from, to| output.slices(from, to));
+        (due, next)
     }
 
     /// The session is over (`code` if the program was not reaped): its
