@@ -28,6 +28,13 @@ use super::ANSWER_TIMEOUT;
 /// While output flows, a session's state is asked at most this often.
 pub const POLL_EVERY: Duration = Duration::from_secs(1);
 
+/// While output comes and the answers still say idle (a program redrawing
+/// for its new size, which the session does not count as work), it is
+/// asked again at most this often. Asked on every output, a flood right
+/// after attaching cost the supervisor a STATUS per frame it sent: a
+/// quarter of its time.
+pub const IDLE_ASK_EVERY: Duration = Duration::from_millis(100);
+
 /// How long after the idle threshold is reached the session is asked: the
 /// classifier turns idle at its threshold, and an answer just before it
 /// would say "active" and cost another round.
@@ -88,8 +95,8 @@ impl StatusPoll {
     pub fn output(&mut self, now: Instant, shown_idle: bool) -> bool {
         self.heard();
         self.idle_check = Some(now + self.idle_threshold + IDLE_MARGIN);
-        let due = self.last_asked.is_none_or(|t| now >= t + POLL_EVERY);
-        (shown_idle || due) && self.ask(now)
+        let since = |every| self.last_asked.is_none_or(|t| now >= t + every);
+        ((shown_idle && since(IDLE_ASK_EVERY)) || since(POLL_EVERY)) && self.ask(now)
     }
 
     /// The answer came; `busy`: the state shown now may still turn idle by
@@ -222,6 +229,17 @@ mod tests {
         );
         assert!(!p.output(ms(t0, 500), false));
         assert!(p.output(ms(t0, 1000), false));
+    }
+
+    #[test]
+    fn output_while_the_answers_still_say_idle_asks_a_few_times_a_second() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        assert!(p.output(t0, true));
+        p.answered(ms(t0, 1), &status(ProcessState::Idle, 0), false);
+        assert!(!p.output(ms(t0, 2), true), "not at every frame");
+        assert!(!p.output(ms(t0, 99), true));
+        assert!(p.output(ms(t0, 100), true));
     }
 
     #[test]

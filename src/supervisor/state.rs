@@ -33,14 +33,20 @@ use super::process::ProcessProbe;
 use super::wakes::Wakes;
 use crate::ended;
 
-/// Output this soon after a resize, from a program that was idle, is its
-/// redraw for the new size (the `agent` detector has its own rule).
 /// How long output must pause before the state is re-evaluated (and a
 /// resting screen may sleep): the verdict is of a settled screen, not of
 /// every read.
 pub(super) const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Output this soon after a resize, from a program that was idle, is its
+/// redraw for the new size (the `agent` detector has its own rule)...
 const RESIZE_REDRAW_MS: u64 = 1_000;
+
+/// ...as far as this much of it: a redraw is a few screens at most. More
+/// is work begun (a flood right after an attach was taken for a redraw
+/// for a whole second: the session said idle, and every client that
+/// asked was told so and asked again).
+const RESIZE_REDRAW_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug)]
 pub struct Shared {
@@ -49,8 +55,9 @@ pub struct Shared {
     clock: Clock,
     started_ms: u64,
     last_output_ms: Option<u64>,
-    /// When the session was last resized (see `note_output`).
-    resized_ms: Option<u64>,
+    /// When the session was last resized, and the ring's head then (see
+    /// `note_output`).
+    resized_ms: Option<(u64, u64)>,
     child_pid: u32,
     /// Set once the child has been reaped.
     exit_code: Option<i32>,
@@ -433,10 +440,10 @@ impl Shared {
         // An idle program redrawing for a new size (a dashboard's layout
         // changed) has not done anything: its timing classifier does not
         // see the redraw, and its idle time keeps counting.
-        let redraw = self
-            .resized_ms
-            .is_some_and(|t| now.saturating_sub(t) < RESIZE_REDRAW_MS)
-            && self.classifier.state() == crate::classify::ProcessState::Idle;
+        let redraw = self.resized_ms.is_some_and(|(t, head)| {
+            now.saturating_sub(t) < RESIZE_REDRAW_MS
+                && to.saturating_sub(head) <= RESIZE_REDRAW_BYTES
+        }) && self.classifier.state() == crate::classify::ProcessState::Idle;
         if !redraw {
             self.last_output_ms = Some(now);
         }
@@ -552,7 +559,7 @@ impl Shared {
         }
         self.screen_size = Some(size);
         let now = self.clock.now_ms();
-        self.resized_ms = Some(now);
+        self.resized_ms = Some((now, self.output.held().1));
         if let Some(d) = &mut self.detector {
             d.resized(now);
         }

@@ -230,3 +230,57 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ClassifierSpec;
+    use crate::clock::Clock;
+    use crate::protocol::Size;
+    use crate::supervisor::state::SessionInfo;
+
+    fn shared() -> Shared {
+        let info = SessionInfo {
+            id: "s".into(),
+            command: vec!["sh".into()],
+            workdir: "/".into(),
+            supervisor_pid: 1,
+            started_unix_ms: 0,
+            classifier: "simple",
+            idle_threshold_ms: Some(3000),
+            label: None,
+        };
+        let classifier = ClassifierSpec::default().build(0);
+        let size = Size { cols: 80, rows: 24 };
+        Shared::new(1 << 20, classifier, Clock::new(), 0, size, 1000, info)
+    }
+
+    /// The program writes `bytes`, read as the pty reader reads them.
+    fn write(s: &mut Shared, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let (n, _) = s
+                .read_output(bytes.len(), |buf| {
+                    let n = buf.len().min(bytes.len());
+                    buf[..n].copy_from_slice(&bytes[..n]);
+                    Ok(n)
+                })
+                .expect("read");
+            bytes = &bytes[n..];
+        }
+    }
+
+    #[test]
+    fn a_redraw_for_a_new_size_is_no_work_but_a_flood_after_it_is() {
+        let mut s = shared();
+        let idle = ProcessState::Idle.as_byte();
+        assert_eq!(s.state_now().state_byte, idle, "idle from the start");
+        s.resized(Size {
+            cols: 100,
+            rows: 30,
+        });
+        write(&mut s, &[b'x'; 8192]);
+        assert_eq!(s.state_now().state_byte, idle, "a screen's redraw");
+        write(&mut s, &vec![b'y'; 300 * 1024]);
+        assert_eq!(s.state_now().state_byte, ProcessState::Active.as_byte());
+    }
+}
