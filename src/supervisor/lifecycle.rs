@@ -166,7 +166,12 @@ pub(super) async fn main_loop(
             }
             tokio::select! {
                 () = ctx.wake_main.notified() => {}
-                () = stop.recv() => break,
+                () = stop.recv() => {
+                    // Taken here, the signal still says the machine is
+                    // shutting down (see SHUTDOWN_WINDOW below).
+                    ctx.shared.borrow_mut().request_stop();
+                    break;
+                }
                 () = tokio::time::sleep_until(by) => {
                     warn!("nobody attached to see the end of the session");
                     break;
