@@ -192,6 +192,15 @@ fn codex_notify(hm: &Path, socket: Option<&Path>, then: &[String]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// Codex's own directory: `$CODEX_HOME`, else `~/.codex`, as `var` reads
+/// the environment.
+pub fn codex_home(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    var("CODEX_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")))
+}
+
 /// The user's own Codex `notify` program, from `$CODEX_HOME/config.toml`
 /// (default `~/.codex`).
 fn codex_user_notify(env: &[(OsString, OsString)]) -> Vec<String> {
@@ -202,9 +211,7 @@ fn codex_user_notify(env: &[(OsString, OsString)]) -> Vec<String> {
             .map(|(_, v)| v.clone())
             .or_else(|| std::env::var_os(name))
     };
-    let home = var("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".codex")));
+    let home = codex_home(var);
     let Some(text) = home.and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok()) else {
         return Vec::new();
     };

@@ -175,14 +175,6 @@ pub enum ClassifierSpec {
 
 pub const DEFAULT_DEBOUNCE_MS: u64 = 200;
 
-/// Whether `name` (a command's file name) is a coding agent the `agent`
-/// classifier knows: one the built-in rule files name (their `[identify]
-/// commands`, read once, without the rules). A session running one gets
-/// that classifier unless one is chosen.
-pub fn known_agent(name: &str) -> bool {
-    crate::detect::rules::builtin_commands().kind(name) == Some(Kind::Agent)
-}
-
 impl ClassifierSpec {
     /// The named classifier with its built-in defaults.
     pub fn by_name(name: &str) -> Option<Self> {

@@ -201,10 +201,8 @@ impl StateReport {
     /// How far the program says it is (`40 %`), when an OSC 9;4 progress
     /// report is what the verdict stands on.
     pub fn progress(&self) -> Option<&str> {
-        self.signals
-            .first()
-            .filter(|s| s.rule.starts_with("progress.") && !s.text.is_empty())
-            .map(|s| s.text.as_str())
+        let first = self.signals.first()?;
+        crate::verdict::progress(&first.rule, &first.text)
     }
 
     /// `waiting · permission`, or the state's name.

@@ -232,6 +232,12 @@ impl Source {
     }
 }
 
+/// How far the program says it is (`40 %`), from a verdict's first
+/// signal (`rule`, `text`), when that is an OSC 9;4 progress report.
+pub fn progress<'a>(rule: &str, text: &'a str) -> Option<&'a str> {
+    (rule.starts_with("progress.") && !text.is_empty()).then_some(text)
+}
+
 /// One reason behind a verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signal {

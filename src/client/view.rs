@@ -269,12 +269,10 @@ impl SessionView {
             (Some(d), true) => format!("{state} · {d}"),
             _ => state.to_owned(),
         };
-        let progress = self
-            .signals
-            .first()
-            .filter(|s| s.rule.starts_with("progress.") && !s.text.is_empty());
+        let first = self.signals.first();
+        let progress = first.and_then(|s| crate::verdict::progress(&s.rule, &s.text));
         if let (Some(p), true) = (progress, self.alive) {
-            label.push_str(&format!(" {}", p.text));
+            label.push_str(&format!(" {p}"));
         }
         if !self.children.is_empty() {
             label.push_str(&format!(" +{}", self.children.len()));

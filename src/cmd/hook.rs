@@ -88,10 +88,7 @@ pub fn run(args: &[String]) {
 /// there is no `sessions` directory (a Codex that keeps threads some other
 /// way) every thread is believed.
 fn codex_thread_saved(id: &str) -> bool {
-    let home = std::env::var_os("CODEX_HOME")
-        .filter(|h| !h.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+    let home = crate::agent_hooks::codex_home(|name| std::env::var_os(name));
     home.is_none_or(|home| rollout_names(&home.join("sessions"), id))
 }
 
