@@ -466,7 +466,7 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                 // process may free the system's).
                 warn!("cannot accept connections: {e}; retrying when one closes");
                 tokio::select! {
-                    () = ctx.conn_closed.notified() => {}
+                    () = ctx.wakes.conn_closed.notified() => {}
                     () = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
             }

@@ -9,11 +9,12 @@ use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use tokio::io::unix::AsyncFd;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 use crate::clock::Clock;
 
 use super::state::Shared;
+use super::wakes::Wakes;
 
 /// What every connection task shares.
 #[derive(Debug)]
@@ -26,17 +27,9 @@ pub struct Ctx {
     /// Bumped whenever output, the child's fate or a subscriber's eviction
     /// changes.
     pub changed: watch::Receiver<()>,
-    // The four signals below are the state's (`Shared::wakes`): its
-    // methods give them; the tasks wait on them here.
-    /// Tells the pty reader that a subscriber made room.
-    pub space: Rc<Notify>,
-    /// Tells the main loop about kill requests and finished exit waiters.
-    pub wake_main: Rc<Notify>,
-    /// Tells the accept loop a connection closed: a descriptor is free.
-    pub conn_closed: Rc<Notify>,
-    /// Tells the state tracker that output came, the session was resized
-    /// or the program ended: the state may have changed.
-    pub output_seen: Rc<Notify>,
+    /// The signals the tasks wait on; the state's methods give them
+    /// (`Shared::wakes`).
+    pub wakes: Wakes,
     /// Bytes of INPUT payload held by all connections, complete or not,
     /// that the pty has not taken yet (bounded by
     /// `client::inbound::INPUT_HELD_LIMIT`).
@@ -47,16 +40,12 @@ impl Ctx {
     /// The context of a session whose state is `shared`, read from `master`
     /// (watched for reading only), with `changed` bumped by its pty reader.
     pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
-        let wakes = shared.wakes().clone();
         Ctx {
             clock: shared.clock(),
+            wakes: shared.wakes().clone(),
             shared: Rc::new(RefCell::new(shared)),
             master: Rc::new(master),
             changed,
-            space: wakes.space,
-            wake_main: wakes.main,
-            conn_closed: wakes.conn_closed,
-            output_seen: wakes.output_seen,
             input_held: Cell::new(0),
         }
     }

@@ -145,7 +145,7 @@ pub(super) async fn main_loop(
                     signal_child(child, program.group, sig);
                 }
             }
-            () = ctx.wake_main.notified() => {}
+            () = ctx.wakes.main.notified() => {}
         }
     }
     drop(slave);
@@ -165,7 +165,7 @@ pub(super) async fn main_loop(
                 }
             }
             tokio::select! {
-                () = ctx.wake_main.notified() => {}
+                () = ctx.wakes.main.notified() => {}
                 () = stop.recv() => {
                     // Taken here, the signal still says the machine is
                     // shutting down (see SHUTDOWN_WINDOW below).
@@ -197,7 +197,7 @@ pub(super) async fn main_loop(
     let flush_by = ctx.clock.now() + EXIT_FLUSH;
     while ctx.shared.borrow().exits_owed() {
         tokio::select! {
-            () = ctx.wake_main.notified() => {}
+            () = ctx.wakes.main.notified() => {}
             () = tokio::time::sleep_until(flush_by) => {
                 warn!("some subscribers did not read their last output in time");
                 break;

@@ -48,7 +48,7 @@ pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, re
                 }
             };
             tokio::select! {
-                () = ctx.space.notified() => {}
+                () = ctx.wakes.space.notified() => {}
                 () = tokio::time::sleep_until(deadline) => {
                     tracing::debug!(subs = ?ctx.shared.borrow().output().positions(), "stalled");
                     let stalled_ms = STALL_TIMEOUT.as_millis() as u64;

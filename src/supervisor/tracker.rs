@@ -146,11 +146,11 @@ pub(super) async fn track_state(
                 .map(|at| ctx.clock.at_ms(at))
         };
         tokio::select! {
-            () = ctx.output_seen.notified() => {
+            () = ctx.wakes.output_seen.notified() => {
                 let first = ctx.clock.now();
                 loop {
                     tokio::select! {
-                        () = ctx.output_seen.notified() => {
+                        () = ctx.wakes.output_seen.notified() => {
                             if ctx.clock.now() - first >= SETTLE_LIMIT {
                                 break;
                             }
