@@ -10,8 +10,9 @@
 //! checked, the state a rendering does not carry followed), which reads
 //! it with the one [`tokenizer`]. [`kept::Tally`] keeps the rows that
 //! scroll off a screen, numbered for views left on old output, and
-//! [`history`] reads them; [`lines`] joins rows the output wrapped back
-//! into the lines the program wrote. [`marks`] applies a replay's journal
+//! [`history`] reads them; [`runs`] keeps runs of plain lines without
+//! the parser drawing them, as it would have; [`lines`] joins rows the
+//! output wrapped back into the lines the program wrote. [`marks`] applies a replay's journal
 //! marks; [`alternate`] finds where output switches screens, for the
 //! journal. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns key
 //! events back into the bytes a terminal sends (the dashboard's focused
@@ -28,6 +29,7 @@ pub mod keys;
 pub mod lines;
 pub mod marks;
 pub mod mouse;
+pub mod runs;
 pub mod skim;
 pub mod term;
 pub mod tokenizer;

@@ -65,6 +65,11 @@ impl StringCap {
         self.tokens.in_ground()
     }
 
+    /// Where the parser stands after the bytes passed on.
+    pub(super) fn tokens(&self) -> &Tokenizer {
+        &self.tokens
+    }
+
     /// How many bytes at the end of `out`, what [`filter`](Self::filter)
     /// passed on, begin a UTF-8 character whose rest has not come: bytes
     /// the parser reads as text, in ground state, and would wait on. An
@@ -140,6 +145,18 @@ impl StringCap {
                     s.control(b, out, &self.unrendered);
                     continue;
                 }
+                if skim.is_none()
+                    && let Some(n) = colours(rest)
+                {
+                    // An SGR sequence, the most common by far, in one copy:
+                    // it ends where it began, in ground, and changes
+                    // nothing watched here.
+                    self.utf8.interrupt(out);
+                    out.extend_from_slice(&rest[..n]);
+                    rest = &rest[n..];
+                    self.ground_run = 0;
+                    continue;
+                }
             }
             if !self.tokens.in_ground() {
                 // Parameters and string text in one copy, as far as a
@@ -172,13 +189,8 @@ impl StringCap {
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();
             if step == Step::End(Ended::Acted) {
-                self.unrendered.saw(&seq, b);
-                if std::mem::take(&mut self.unrendered.switching) {
-                    self.unrendered.to_alternate.push(out.len() + 1);
-                }
-                if std::mem::take(&mut self.unrendered.erasing) {
-                    self.unrendered.erase_history.push(out.len() + 1);
-                }
+                let seen = self.unrendered.saw(&seq, b);
+                self.unrendered.at.push(seen, out.len() + 1);
             }
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;
             if !over {
@@ -189,6 +201,14 @@ impl StringCap {
             }
         }
     }
+}
+
+/// The length of the SGR sequence at the start of `bytes`, if it is a
+/// whole one of decimal parameters: `ESC [`, digits and `;`, `m`.
+pub(super) fn colours(bytes: &[u8]) -> Option<usize> {
+    let body = bytes.strip_prefix(b"\x1b[")?;
+    let n = body.iter().position(|b| !matches!(b, b'0'..=b'9' | b';'))?;
+    (body[n] == b'm').then_some(n + 3)
 }
 
 /// What a screen that parses lazily (`vt::skim`) is told of each piece
@@ -244,17 +264,80 @@ pub(super) struct Unrendered {
     /// A sequence too long to read may have changed any of it: nothing is
     /// known until a reset (RIS) says so again.
     unknown: bool,
-    /// Where, in the bytes passed on, sequences that switch to the
-    /// alternate screen end (see `Term::feed`).
-    pub(super) to_alternate: Vec<usize>,
-    /// The sequence just seen switches to the alternate screen.
-    switching: bool,
-    /// Where, likewise, ED 3 (erase saved lines) sequences end: the
-    /// history kept so far goes there.
-    pub(super) erase_history: Vec<usize>,
-    /// The sequence just seen is ED 3.
-    erasing: bool,
+    /// Where, in the bytes passed on, the sequences a screen's parse is
+    /// cut at end.
+    pub(super) at: Landmarks,
 }
+
+/// Where, in the bytes passed on, sequences end that a screen's parse
+/// is cut at (see `Term::parse`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Landmarks {
+    /// Those that switch to the alternate screen.
+    pub to_alternate: Vec<usize>,
+    /// ED 3 (erase saved lines): the history kept so far goes there.
+    pub erase_history: Vec<usize>,
+    /// RIS: a new screen, which has counted no rows gone.
+    pub full_reset: Vec<usize>,
+    /// Those that changed how text and line feeds land on the main screen
+    /// ([`Unrendered::lines_plain`]).
+    pub line_modes: Vec<usize>,
+}
+
+/// What a sequence was, of what [`Landmarks`] notes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    switches: bool,
+    erases: bool,
+    resets: bool,
+    changes: bool,
+}
+
+impl Landmarks {
+    fn push(&mut self, seen: Seen, end: usize) {
+        for (yes, v) in [
+            (seen.switches, &mut self.to_alternate),
+            (seen.erases, &mut self.erase_history),
+            (seen.resets, &mut self.full_reset),
+            (seen.changes, &mut self.line_modes),
+        ] {
+            if yes {
+                v.push(end);
+            }
+        }
+    }
+
+    fn each(&mut self) -> [&mut Vec<usize>; 4] {
+        [
+            &mut self.to_alternate,
+            &mut self.erase_history,
+            &mut self.full_reset,
+            &mut self.line_modes,
+        ]
+    }
+
+    /// Those before `end` (or at it).
+    pub(super) fn before(&self, end: usize) -> Landmarks {
+        let mut b = self.clone();
+        for v in b.each() {
+            v.retain(|&at| at <= end);
+        }
+        b
+    }
+
+    /// The bytes before `n` are gone: those after, moved down.
+    pub(super) fn drained(&mut self, n: usize) {
+        for v in self.each() {
+            v.retain(|&at| at > n);
+            for at in v.iter_mut() {
+                *at -= n;
+            }
+        }
+    }
+}
+
+/// What decides how text and line feeds land on the main screen.
+type LineModes = (bool, bool, bool, bool, Option<Vec<u8>>);
 
 /// What one of vt100's two screens keeps.
 #[derive(Debug, Clone, Default)]
@@ -272,17 +355,41 @@ impl Unrendered {
         &mut self.grids[usize::from(self.alternate)]
     }
 
-    /// A sequence the terminal acts on ended with the byte `fin`.
-    fn saw(&mut self, seq: &Seq<'_>, fin: u8) {
+    /// A sequence the terminal acts on ended with the byte `fin`: what it
+    /// was, of what [`Landmarks`] notes.
+    fn saw(&mut self, seq: &Seq<'_>, fin: u8) -> Seen {
+        // Only these may change a mode (SGR, the most common, may not).
+        let watched = match seq.kind {
+            Kind::Esc => matches!(seq.collected, b"c" | b"7" | b"8"),
+            Kind::Csi => matches!(fin, b'r' | b'h' | b'l'),
+            _ => false,
+        };
+        let before = watched.then(|| self.line_modes());
+        let mut seen = self.act(seq, fin);
+        if let Some(before) = before {
+            seen.changes = self.line_modes() != before;
+        }
+        seen
+    }
+
+    fn line_modes(&self) -> LineModes {
+        let main = &self.grids[0];
+        let region = main.region.clone();
+        (self.insert, self.no_wrap, self.unknown, main.origin, region)
+    }
+
+    fn act(&mut self, seq: &Seq<'_>, fin: u8) -> Seen {
         match (seq.kind, seq.collected) {
             (Kind::Esc, b"c") => {
                 // RIS: everything back to its default.
-                let to_alternate = std::mem::take(&mut self.to_alternate);
-                let erase_history = std::mem::take(&mut self.erase_history);
+                let at = std::mem::take(&mut self.at);
                 *self = Unrendered {
-                    to_alternate,
-                    erase_history,
+                    at,
                     ..Unrendered::default()
+                };
+                return Seen {
+                    resets: true,
+                    ..Seen::default()
                 };
             }
             (Kind::Esc, b"7") => {
@@ -293,28 +400,28 @@ impl Unrendered {
                 let g = self.grid();
                 g.origin = g.saved_origin;
             }
-            (Kind::Csi, _) => self.csi(seq, fin),
+            (Kind::Csi, _) => return self.csi(seq, fin),
             _ => {}
         }
+        Seen::default()
     }
 
-    fn csi(&mut self, seq: &Seq<'_>, fin: u8) {
+    fn csi(&mut self, seq: &Seq<'_>, fin: u8) -> Seen {
+        let mut seen = Seen::default();
         if fin == b'J' {
             // ED 3 (or DECSED 3), exactly: erase saved lines.
-            if let Some((body, _)) = seq.csi()
-                && body.strip_prefix(b"?").unwrap_or(body) == b"3"
-            {
-                self.erasing = true;
-            }
-            return;
+            seen.erases = seq
+                .csi()
+                .is_some_and(|(body, _)| body.strip_prefix(b"?").unwrap_or(body) == b"3");
+            return seen;
         }
         if !matches!(fin, b'r' | b'h' | b'l') {
-            return;
+            return seen;
         }
         let Some((body, _)) = seq.csi() else {
             // Cut short: what it set cannot be told.
             self.unknown = true;
-            return;
+            return seen;
         };
         let csi = Csi::read(body);
         match (csi.private, csi.intermediates, fin) {
@@ -328,7 +435,7 @@ impl Unrendered {
             (Some(b'?'), _, b'h' | b'l') => {
                 if csi.too_many() {
                     self.unknown = true;
-                    return;
+                    return seen;
                 }
                 let on = fin == b'h';
                 for v in csi.values() {
@@ -337,16 +444,16 @@ impl Unrendered {
                         Some(7) => self.no_wrap = !on,
                         Some(47) => {
                             self.alternate = on;
-                            self.switching |= on;
+                            seen.switches |= on;
                         }
-                        Some(1047) => self.switching |= on,
+                        Some(1047) => seen.switches |= on,
                         Some(1049) if on => {
                             // DECSC, a cleared alternate screen, then the switch.
                             let g = self.grid();
                             g.saved_origin = g.origin;
                             self.grids[1] = GridState::default();
                             self.alternate = true;
-                            self.switching = true;
+                            seen.switches = true;
                         }
                         Some(1049) => {
                             self.alternate = false;
@@ -359,6 +466,7 @@ impl Unrendered {
             }
             _ => {}
         }
+        seen
     }
 
     /// Whether none of it is in force on a screen of `rows` (a region of
@@ -373,6 +481,24 @@ impl Unrendered {
     pub(super) fn scrolls_whole(&self, rows: u16) -> bool {
         let g = &self.grids[usize::from(self.alternate)];
         !self.unknown && !g.origin && g.region.as_deref().is_none_or(|p| whole(p, rows))
+    }
+
+    /// Whether, on the main screen of `rows`, text goes on from the cursor
+    /// and wraps at the last column, and a line feed on the bottom row
+    /// scrolls the whole screen (see `vt::runs`): none of it in force there
+    /// (whichever screen is in use), and nothing unknown.
+    pub(super) fn lines_plain(&self, rows: u16) -> bool {
+        let main = &self.grids[0];
+        !self.insert
+            && !self.no_wrap
+            && !self.unknown
+            && !main.origin
+            && main.region.as_deref().is_none_or(|p| whole(p, rows))
+    }
+
+    /// Whether origin mode is on for the main screen.
+    pub(super) fn main_origin(&self) -> bool {
+        self.grids[0].origin
     }
 
     /// A resize: vt100 drops both screens' scroll regions, as xterm does.

@@ -19,6 +19,10 @@
 //! pushes them off again. Rows pulled down that leave still blank are no
 //! history (else every resize taller and back would add blank lines, in
 //! the middle of the lines a program wrote).
+//!
+//! Rows of runs of plain lines come here without vt100 drawing them
+//! (`vt::runs`): `Tally::leave` keeps them as it keeps vt100's, and the
+//! count vt100 did not make is owed.
 
 use std::collections::VecDeque;
 
@@ -61,6 +65,13 @@ pub struct Tally<CB> {
     /// How far the main screen's rows have moved in numbering, all told:
     /// up by the rows pulled down, down by those dropped as they left.
     pub(super) moved: i64,
+    /// Of `gone`, rows vt100 has not counted itself: rows of runs of plain
+    /// lines kept without it (see `vt::runs`, which settles the count when
+    /// vt100 would act on it).
+    pub(super) owed: u64,
+    /// Rows vt100 scrolls now only stand in for rows already counted (see
+    /// `vt::runs`): none of them is history, or news to the callbacks.
+    pub(super) mute: bool,
 }
 
 impl<CB> Tally<CB> {
@@ -73,6 +84,8 @@ impl<CB> Tally<CB> {
             gone: 0,
             pulled: 0,
             moved: 0,
+            owed: 0,
+            mute: false,
         }
     }
 
@@ -88,6 +101,13 @@ impl<CB> Tally<CB> {
         self.dropped += self.rows.len() as u64;
         self.rows.clear();
         self.gone = 0;
+        self.owed = 0;
+    }
+
+    /// RIS: vt100 starts a new screen, which has counted no rows gone.
+    pub(super) fn reset(&mut self) {
+        self.gone = 0;
+        self.owed = 0;
     }
 
     /// The main screen grew from `from` rows to `to`: vt100 pulled down
@@ -105,6 +125,24 @@ impl<CB> Tally<CB> {
     }
 
     fn push(&mut self, row: &vt100::capture::RowContents<'_>) {
+        self.leave(|| {
+            let mut formatted = String::new();
+            let mut state = BasicFormattedCaptureState::new();
+            let _ = row.write_formatted_basic(&mut formatted, &mut state);
+            // Written again with the state the first write left, a row that
+            // does not wrap starts with a newline: that first character is
+            // all that is asked of the second write.
+            let mut probe = FirstChar(None);
+            let _ = row.write_formatted_basic(&mut probe, &mut state);
+            (formatted.into_boxed_str(), probe.0 != Some('\n'))
+        });
+    }
+
+    /// A row leaves the top of the main screen: `row` makes it, as
+    /// vt100's basic formatted text and whether it wraps, if it is to be
+    /// looked at. vt100 hands its rows to [`Tally::push`]; the rows of a
+    /// run of plain lines are made without it (`vt::runs`).
+    pub(super) fn leave(&mut self, row: impl FnOnce() -> (Box<str>, bool)) {
         self.gone += 1;
         // A row pulled down blank leaves: only if it was written since is
         // it history.
@@ -114,15 +152,7 @@ impl<CB> Tally<CB> {
             self.dropped += 1;
             return;
         }
-        let mut formatted = String::new();
-        let mut state = BasicFormattedCaptureState::new();
-        let _ = row.write_formatted_basic(&mut formatted, &mut state);
-        // Written again with the state the first write left, a row that
-        // does not wrap starts with a newline: that first character is
-        // all that is asked of the second write.
-        let mut probe = FirstChar(None);
-        let _ = row.write_formatted_basic(&mut probe, &mut state);
-        let wrapped = probe.0 != Some('\n');
+        let (formatted, wrapped) = row();
         if pulled && formatted.is_empty() && !wrapped {
             self.moved -= 1;
             return;
@@ -135,10 +165,7 @@ impl<CB> Tally<CB> {
             self.rows.pop_front();
             self.dropped += 1;
         }
-        self.rows.push_back(Kept {
-            formatted: formatted.into_boxed_str(),
-            wrapped,
-        });
+        self.rows.push_back(Kept { formatted, wrapped });
     }
 }
 
@@ -208,6 +235,9 @@ impl<CB: vt100::Callbacks> vt100::Callbacks for Tally<CB> {
     fn on_scroll(&mut self, row: vt100::capture::RowContents<'_>, alternate_screen: bool) {
         // The parser keeps no scrollback, so this is every row that left
         // the top of the screen. The alternate screen's are no history.
+        if self.mute {
+            return;
+        }
         if !alternate_screen {
             self.push(&row);
         }

@@ -23,9 +23,11 @@ use std::num::NonZeroU16;
 
 use crate::protocol::{MAX_DIM, Size};
 use crate::vt::budget::Budget;
-use crate::vt::cap::StringCap;
+use crate::vt::cap::{Landmarks, StringCap};
 use crate::vt::kept::Tally;
+use crate::vt::runs::Lines;
 use crate::vt::skim::{BOUND, Skim, Unparsed, last_drawn};
+use crate::vt::tokenizer::Tokenizer;
 
 pub use crate::vt::cap::MAX_STRING;
 
@@ -34,7 +36,7 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     pub(super) parser: vt100::Parser<Tally<CB>>,
     /// Output read and not parsed yet: half a character at most, but for a
     /// screen that parses lazily.
-    unparsed: Unparsed,
+    pub(super) unparsed: Unparsed,
     size: Size,
     /// Rows of history kept after they scroll off (0 but for history
     /// readers); the parser itself keeps none (see [`crate::vt::kept`]).
@@ -51,12 +53,20 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     /// keeps the main screen's rendering while an alternate one is shown.
     sleeps: bool,
     /// Rows that scrolled off are forgotten (see [`Term::grow_at_bottom`]).
-    at_bottom: bool,
+    pub(super) at_bottom: bool,
     /// The main screen's rendering, taken as the program switched to the
     /// alternate screen (vt100 shows only the screen in use).
     behind: Option<Box<str>>,
     /// Whether skimming pays lately (a lazy screen's).
     budget: Budget,
+    /// Runs of plain lines are kept without drawing them (a screen with a
+    /// history's, see `vt::runs`); off only to test that it changes nothing.
+    runs: bool,
+    /// Where the parser stands after the bytes it was given, as the cap
+    /// read them: in which sequence, and whether the main screen's line
+    /// modes are plain (for `vt::runs`).
+    tokens: Tokenizer,
+    lines_plain: bool,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -67,6 +77,14 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
             .field("unparsed", &self.unparsed.bytes.len())
             .finish()
     }
+}
+
+/// What happens where a parse is cut (see [`Term::parse`]).
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    Switch,
+    Erase,
+    Reset,
 }
 
 pub(super) fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
@@ -98,6 +116,9 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             at_bottom: false,
             behind: None,
             budget: Budget::default(),
+            runs: true,
+            tokens: StringCap::default().tokens().clone(),
+            lines_plain: true,
         }
     }
 
@@ -230,9 +251,11 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             // The text read last is whole as far as it is parsed.
             skim.end_text(&bytes[..whole]);
         }
-        let switches = std::mem::take(&mut self.unparsed.cap.unrendered.to_alternate);
-        let erasures = std::mem::take(&mut self.unparsed.cap.unrendered.erase_history);
-        self.parse(&bytes[..whole], &switches, &erasures);
+        let at = std::mem::take(&mut self.unparsed.cap.unrendered.at);
+        self.parse(&bytes[..whole], &at);
+        // What is held back is text: the parser stands where the cap does.
+        self.tokens.clone_from(self.unparsed.cap.tokens());
+        self.lines_plain = self.unparsed.cap.unrendered.lines_plain(self.size.rows);
         self.unparsed.bytes = bytes;
         self.unparsed.bytes.drain(..whole);
         let inside = !self.unparsed.cap.in_ground();
@@ -258,12 +281,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let bytes = std::mem::take(&mut self.unparsed.bytes);
         // The end of a sequence the parser is inside, exactly; then what
         // the skipped output set, onto rows that will scroll off.
-        let unrendered = &self.unparsed.cap.unrendered;
-        let before =
-            |v: &[usize]| -> Vec<usize> { v.iter().copied().filter(|&at| at <= floor).collect() };
-        let switches = before(&unrendered.to_alternate);
-        let erasures = before(&unrendered.erase_history);
-        self.parse(&bytes[..floor], &switches, &erasures);
+        let at = self.unparsed.cap.unrendered.at.before(floor);
+        self.parse(&bytes[..floor], &at);
         for r in states {
             self.process(&bytes[r]);
         }
@@ -272,55 +291,64 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         self.unparsed.bytes = bytes;
         self.unparsed.bytes.drain(..junction.at);
-        let unrendered = &mut self.unparsed.cap.unrendered;
-        for v in [&mut unrendered.to_alternate, &mut unrendered.erase_history] {
-            v.retain(|&at| at > junction.at);
-            for at in v.iter_mut() {
-                *at -= junction.at;
-            }
-        }
+        self.unparsed.cap.unrendered.at.drained(junction.at);
         if let Some(skim) = &mut self.unparsed.skim {
             skim.drained(junction.at);
         }
         self.unparsed.at_junction = true;
     }
 
-    /// Parses `bytes`; `switches` and `erasures`: where in them sequences
-    /// that switch to the alternate screen, and ED 3s, end.
-    fn parse(&mut self, bytes: &[u8], switches: &[usize], erasures: &[usize]) {
+    /// Parses `bytes`, in which the sequences noted in `at` end there.
+    fn parse(&mut self, bytes: &[u8], at: &Landmarks) {
         // Where the bytes are cut, and what happens there: up to each
         // switch's final byte the main screen is still in use, so its
         // rendering is taken there, for a sleep to keep, and the rows it
         // scrolled off are forgotten before it is hidden; after each ED 3
-        // the history kept so far goes.
-        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        // the history kept so far goes; after each RIS, vt100's count of
+        // rows gone starts over, and the history's with it.
+        let mut cuts: Vec<(usize, Cut)> = Vec::new();
         if self.sleeps || self.at_bottom {
-            cuts.extend(switches.iter().map(|end| (end.saturating_sub(1), true)));
+            let switches = at.to_alternate.iter();
+            cuts.extend(switches.map(|end| (end.saturating_sub(1), Cut::Switch)));
         }
         if self.scrollback > 0 {
-            cuts.extend(erasures.iter().map(|&end| (end, false)));
+            cuts.extend(at.erase_history.iter().map(|&end| (end, Cut::Erase)));
+            cuts.extend(at.full_reset.iter().map(|&end| (end, Cut::Reset)));
         }
         cuts.sort_by_key(|c| c.0);
         // A view scrolled back stays on its rows as new ones come.
         let end_before = (self.back > 0).then(|| self.history_end());
+        let mut lines =
+            (self.runs && self.scrollback > 0 && self.unparsed.skim.is_none()).then(|| {
+                Lines::new(
+                    self.tokens.clone(),
+                    self.lines_plain,
+                    &at.line_modes,
+                    &self.unparsed.cap.unrendered,
+                    self.size.rows,
+                    self.resets,
+                )
+            });
         let mut from = 0;
-        for (at, switch) in cuts {
+        for (at, cut) in cuts {
             let at = at.clamp(from, bytes.len());
-            self.process(&bytes[from..at]);
+            self.parse_part(bytes, from, at, lines.as_mut());
             from = at;
             if self.parser.screen().alternate_screen() {
                 continue;
             }
-            if switch {
-                if self.sleeps {
-                    self.behind = Some(self.parser.screen().contents_formatted().into());
+            match cut {
+                Cut::Switch => {
+                    if self.sleeps {
+                        self.behind = Some(self.parser.screen().contents_formatted().into());
+                    }
+                    self.forget_scrolled();
                 }
-                self.forget_scrolled();
-            } else {
-                self.parser.callbacks_mut().erase();
+                Cut::Erase => self.parser.callbacks_mut().erase(),
+                Cut::Reset => self.parser.callbacks_mut().reset(),
             }
         }
-        self.process(&bytes[from..]);
+        self.parse_part(bytes, from, bytes.len(), lines.as_mut());
         self.forget_scrolled();
         if let Some(end_before) = end_before {
             let grew = self.history_end().saturating_sub(end_before);
@@ -340,10 +368,20 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             self.parser.screen_mut().clear_scrollback();
             // The history's count of rows gone goes with vt100's.
             self.parser.callbacks_mut().gone = 0;
+            self.parser.callbacks_mut().owed = 0;
         }
     }
 
-    fn process(&mut self, bytes: &[u8]) {
+    /// Parses `bytes[from..to]`, keeping runs of plain lines if `lines`
+    /// follows where the parse stands.
+    fn parse_part(&mut self, bytes: &[u8], from: usize, to: usize, lines: Option<&mut Lines>) {
+        match lines {
+            Some(lines) => self.draw(bytes, from, to, lines),
+            None => self.process(&bytes[from..to]),
+        }
+    }
+
+    pub(super) fn process(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -352,6 +390,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if crate::term::contain(|| parser.process(bytes)).is_none() {
             self.rebuild();
         }
+    }
+
+    /// Parses every byte, runs of plain lines too (see `vt::runs`): the
+    /// screen the fast way is held to.
+    #[cfg(test)]
+    pub(crate) fn draw_every_row(&mut self) {
+        self.runs = false;
     }
 
     /// Lets the screen be put to sleep ([`Term::sleep`]) from now on.
@@ -369,6 +414,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.settle();
         self.size = size;
         self.unparsed.cap.unrendered.resized();
+        self.lines_plain = self.unparsed.cap.unrendered.lines_plain(size.rows);
         // A held half character stays held: the parser, too, would keep
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
@@ -380,12 +426,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if crate::term::contain(|| parser.set_size(rows, cols)).is_none() {
             self.rebuild();
         } else {
-            let tally = self.parser.callbacks_mut();
             let after = rows.get();
             if after > before {
+                self.settle_owed(before, after);
+                let tally = self.parser.callbacks_mut();
                 tally.grew(before, after);
             } else {
-                tally.shrank(after);
+                self.parser.callbacks_mut().shrank(after);
             }
         }
         if self.back > 0 {
@@ -418,6 +465,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // fresh parser would have none.
         let lazy = self.unparsed.skim.is_some();
         self.unparsed = Unparsed::new(StringCap::default());
+        self.tokens.clone_from(self.unparsed.cap.tokens());
+        self.lines_plain = true;
         if lazy {
             self.parse_lazily();
         }
@@ -525,7 +574,7 @@ pub struct Asleep<CB> {
     alternate: bool,
     rendering: Box<str>,
     callbacks: CB,
-    unparsed: Unparsed,
+    pub(super) unparsed: Unparsed,
     size: Size,
     resets: u32,
     at_bottom: bool,
