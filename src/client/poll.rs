@@ -28,9 +28,9 @@ use super::ANSWER_TIMEOUT;
 /// While output flows, a session's state is asked at most this often.
 pub const POLL_EVERY: Duration = Duration::from_secs(1);
 
-/// While output comes and the answers still say idle (a program redrawing
-/// for its new size, which the session does not count as work), it is
-/// asked again at most this often. Asked on every output, a flood right
+/// When a question output caused is answered idle all the same (a program
+/// redrawing for its new size, which the session does not count as work),
+/// output asks again at most this often. Asked on every output, a flood right
 /// after attaching cost the supervisor a STATUS per frame it sent: a
 /// quarter of its time.
 pub const IDLE_ASK_EVERY: Duration = Duration::from_millis(100);
@@ -50,6 +50,11 @@ pub struct StatusPoll {
     unresponsive: bool,
     /// Something came from the session since the last keys were typed.
     heard_since_keys: bool,
+    /// The question in flight (or the last one) was asked because output
+    /// came while the state shown was idle.
+    asked_on_output: bool,
+    /// Such a question was answered idle: output is not taken for work.
+    idle_despite_output: bool,
 }
 
 impl StatusPoll {
@@ -61,6 +66,8 @@ impl StatusPoll {
             idle_check: None,
             unresponsive: false,
             heard_since_keys: true,
+            asked_on_output: false,
+            idle_despite_output: false,
         }
     }
 
@@ -73,6 +80,7 @@ impl StatusPoll {
     pub fn asked(&mut self, now: Instant) {
         self.in_flight = true;
         self.last_asked = Some(now);
+        self.asked_on_output = false;
     }
 
     /// Whether to send STATUS now (nothing is in flight); if so it counts
@@ -96,7 +104,12 @@ impl StatusPoll {
         self.heard();
         self.idle_check = Some(now + self.idle_threshold + IDLE_MARGIN);
         let since = |every| self.last_asked.is_none_or(|t| now >= t + every);
-        ((shown_idle && since(IDLE_ASK_EVERY)) || since(POLL_EVERY)) && self.ask(now)
+        let idle_ask = shown_idle && (!self.idle_despite_output || since(IDLE_ASK_EVERY));
+        let ask = (idle_ask || since(POLL_EVERY)) && self.ask(now);
+        if ask {
+            self.asked_on_output = shown_idle;
+        }
+        ask
     }
 
     /// The answer came; `busy`: the state shown now may still turn idle by
@@ -105,6 +118,8 @@ impl StatusPoll {
     /// a full threshold after the question.
     pub fn answered(&mut self, now: Instant, status: &Status, busy: bool) {
         self.heard();
+        self.idle_despite_output =
+            self.asked_on_output && status.state == ProcessState::Idle.as_byte();
         self.in_flight = false;
         self.unresponsive = false;
         if busy {
@@ -235,11 +250,15 @@ mod tests {
     fn output_while_the_answers_still_say_idle_asks_a_few_times_a_second() {
         let t0 = Instant::now();
         let mut p = StatusPoll::new(THRESHOLD);
-        assert!(p.output(t0, true));
+        // Asked at the start (no output), answered idle: output asks.
+        p.asked(t0);
         p.answered(ms(t0, 1), &status(ProcessState::Idle, 0), false);
-        assert!(!p.output(ms(t0, 2), true), "not at every frame");
-        assert!(!p.output(ms(t0, 99), true));
-        assert!(p.output(ms(t0, 100), true));
+        assert!(p.output(ms(t0, 2), true), "work may have begun");
+        // Answered idle all the same: not at every frame after.
+        p.answered(ms(t0, 3), &status(ProcessState::Idle, 0), false);
+        assert!(!p.output(ms(t0, 4), true), "not at every frame");
+        assert!(!p.output(ms(t0, 101), true));
+        assert!(p.output(ms(t0, 102), true));
     }
 
     #[test]
