@@ -29,6 +29,7 @@ pub mod keys;
 pub mod lines;
 pub mod marks;
 pub mod mouse;
+pub mod run_screen;
 pub mod runs;
 pub mod skim;
 pub mod term;

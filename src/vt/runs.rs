@@ -51,7 +51,6 @@
 use vt100::Color;
 
 use super::cap::{Unrendered, colours};
-use super::term::{Term, dims};
 use super::tokenizer::{Tokenizer, find_esc};
 
 /// Most parameters of an SGR sequence a run takes; vte keeps 32.
@@ -60,18 +59,18 @@ const MAX_PARAMS: usize = 16;
 /// SGR attributes, as vt100 keeps them (its own type is private).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Attrs {
-    fg: Color,
-    bg: Color,
+    pub(super) fg: Color,
+    pub(super) bg: Color,
     /// 0 normal, 1 bold, 2 dim: vt100 keeps one of them.
-    intensity: u8,
-    italic: bool,
-    underline: bool,
-    inverse: bool,
+    pub(super) intensity: u8,
+    pub(super) italic: bool,
+    pub(super) underline: bool,
+    pub(super) inverse: bool,
 }
 
 impl Attrs {
     /// The attributes text is drawn with now.
-    fn of(screen: &vt100::Screen) -> Attrs {
+    pub(super) fn of(screen: &vt100::Screen) -> Attrs {
         let intensity = if screen.bold() {
             1
         } else {
@@ -89,7 +88,7 @@ impl Attrs {
 
     /// An SGR sequence's parameters applied as vt100 applies them; `None`
     /// if vt100 would stop short or report the sequence as unhandled.
-    fn apply(mut self, params: &[u16]) -> Option<Attrs> {
+    pub(super) fn apply(mut self, params: &[u16]) -> Option<Attrs> {
         let mut params = params.iter().copied();
         while let Some(p) = params.next() {
             match p {
@@ -131,7 +130,7 @@ impl Attrs {
     /// What vt100 writes going from attributes `from` to these
     /// (`Attrs::write_escape_code_diff_fmt`, the text of its basic
     /// formatted rows).
-    fn write_diff(&self, from: &Attrs, out: &mut String) {
+    pub(super) fn write_diff(&self, from: &Attrs, out: &mut String) {
         if self != from && *self == Attrs::default() {
             out.push_str("\x1b[m");
             return;
@@ -163,17 +162,17 @@ impl Attrs {
 }
 
 /// An SGR sequence being written, as vt100 writes one.
-struct Params<'a> {
-    out: &'a mut String,
-    any: bool,
+pub(super) struct Params<'a> {
+    pub(super) out: &'a mut String,
+    pub(super) any: bool,
 }
 
 impl<'a> Params<'a> {
-    fn new(out: &'a mut String) -> Self {
+    pub(super) fn new(out: &'a mut String) -> Self {
         Params { out, any: false }
     }
 
-    fn push(&mut self, v: u16) {
+    pub(super) fn push(&mut self, v: u16) {
         self.out.push_str(if self.any { ";" } else { "\x1b[" });
         self.any = true;
         // At most 255 (a colour's part) or 107 (a code).
@@ -188,7 +187,7 @@ impl<'a> Params<'a> {
     }
 
     /// A colour, `base` 30 for the foreground, 40 for the background.
-    fn colour(&mut self, c: Color, base: u16) {
+    pub(super) fn colour(&mut self, c: Color, base: u16) {
         match c {
             Color::Default => self.push(base + 9),
             Color::Idx(i) if i < 8 => self.push(base + u16::from(i)),
@@ -206,7 +205,7 @@ impl<'a> Params<'a> {
         }
     }
 
-    fn end(self) {
+    pub(super) fn end(self) {
         if self.any {
             self.out.push('m');
         }
@@ -216,7 +215,7 @@ impl<'a> Params<'a> {
 /// The SGR sequence at the start of `bytes`, if it is one a run takes
 /// (`ESC [`, decimal parameters and `m`, nothing else, that vt100 acts on
 /// in full): its length, and the attributes `attrs` become.
-fn sgr(bytes: &[u8], attrs: Attrs) -> Option<(usize, Attrs)> {
+pub(super) fn sgr(bytes: &[u8], attrs: Attrs) -> Option<(usize, Attrs)> {
     let body = bytes.strip_prefix(b"\x1b[")?;
     let mut params = [0u16; MAX_PARAMS];
     let (mut n, mut digits) = (0, 0);
@@ -239,7 +238,7 @@ fn sgr(bytes: &[u8], attrs: Attrs) -> Option<(usize, Attrs)> {
 }
 
 /// How many bytes at the start of `bytes` are printable ASCII.
-fn printable(bytes: &[u8]) -> usize {
+pub(super) fn printable(bytes: &[u8]) -> usize {
     const LANES: u64 = u64::from_ne_bytes([1; 8]);
     let mut n = 0;
     for word in bytes.chunks_exact(8) {
@@ -264,40 +263,40 @@ fn printable(bytes: &[u8]) -> usize {
 /// where they start, and the first of the run's SGR sequences from there.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Row {
-    from: usize,
-    to: usize,
-    attrs: Attrs,
-    sgr: usize,
-    wrapped: bool,
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) attrs: Attrs,
+    pub(super) sgr: usize,
+    pub(super) wrapped: bool,
 }
 
 /// An SGR sequence of a run: where it is, and the attributes after it.
 #[derive(Debug, Clone, Copy)]
-struct Sgr {
-    from: usize,
-    to: usize,
-    attrs: Attrs,
+pub(super) struct Sgr {
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) attrs: Attrs,
 }
 
 /// What a run of plain lines draws (see the module's comment).
 #[derive(Debug, Default)]
 pub(super) struct Run {
     /// Where it ends: the bytes it takes.
-    end: usize,
+    pub(super) end: usize,
     /// The rows it completes, which scroll off as the next begins.
-    rows: Vec<Row>,
+    pub(super) rows: Vec<Row>,
     /// Its SGR sequences.
-    sgrs: Vec<Sgr>,
+    pub(super) sgrs: Vec<Sgr>,
     /// Where its last character is.
-    last_char: Option<usize>,
+    pub(super) last_char: Option<usize>,
     /// A row being formatted.
-    scratch: String,
+    pub(super) scratch: String,
 }
 
 impl Run {
     /// Reads the run at the start of `bytes` on a screen `cols` wide, the
     /// attributes `attrs` in force.
-    fn read(&mut self, bytes: &[u8], cols: u16, mut attrs: Attrs) {
+    pub(super) fn read(&mut self, bytes: &[u8], cols: u16, mut attrs: Attrs) {
         let cols = usize::from(cols);
         self.rows.clear();
         self.sgrs.clear();
@@ -371,7 +370,7 @@ impl Run {
     /// default attributes, `Row::write_contents_formatted_basic`): each
     /// character after the attributes that changed since the one before.
     /// `text`: the run's bytes, all of them printable ASCII or SGR.
-    fn format(&mut self, text: &str, row: Row) -> Box<str> {
+    pub(super) fn format(&mut self, text: &str, row: Row) -> Box<str> {
         let sgrs = &self.sgrs[row.sgr..];
         let plain = row.attrs == Attrs::default();
         if plain && sgrs.first().is_none_or(|s| s.from >= row.to) {
@@ -401,19 +400,19 @@ impl Run {
 /// is known to be at the start of a blank bottom row.
 pub(super) struct Lines {
     /// The parser's state, followed through what it is given.
-    tokens: Tokenizer,
+    pub(super) tokens: Tokenizer,
     /// Line modes are plain before `until` (as they were when the parse
     /// began), and from `from` on (as they are now); what is between is
     /// not known.
-    until: usize,
-    from: usize,
+    pub(super) until: usize,
+    pub(super) from: usize,
     /// A line feed just scrolled the screen, which left the cursor on a
     /// blank bottom row.
-    scrolled: bool,
+    pub(super) scrolled: bool,
     /// The parser had been rebuilt this many times: a rebuild mid-parse
     /// leaves what was followed behind.
-    resets: u32,
-    run: Run,
+    pub(super) resets: u32,
+    pub(super) run: Run,
 }
 
 impl Lines {
@@ -447,12 +446,12 @@ impl Lines {
         }
     }
 
-    fn plain_at(&self, at: usize) -> bool {
+    pub(super) fn plain_at(&self, at: usize) -> bool {
         at < self.until || at >= self.from
     }
 
     /// The parser was given `bytes`.
-    fn follow(&mut self, mut bytes: &[u8]) {
+    pub(super) fn follow(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.tokens.in_ground() {
                 let Some(esc) = find_esc(bytes) else {
@@ -473,182 +472,6 @@ impl Lines {
                 return;
             }
         }
-    }
-}
-
-impl<CB: vt100::Callbacks + Default> Term<CB> {
-    /// Parses `bytes[from..to]`, keeping the runs of plain lines in it
-    /// without drawing them (see the module's comment).
-    pub(super) fn draw(&mut self, bytes: &[u8], from: usize, to: usize, lines: &mut Lines) {
-        let mut at = from;
-        // At the start, whether the cursor is on a blank bottom row is
-        // known only by looking.
-        let mut look = true;
-        lines.scrolled = false;
-        while at < to {
-            if self.resets != lines.resets {
-                self.process(&bytes[at..to]);
-                return;
-            }
-            let screen = self.parser.screen();
-            let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
-            let scrolled = std::mem::take(&mut lines.scrolled);
-            let ready = lines.tokens.in_ground()
-                && lines.plain_at(at)
-                && rows > 1
-                && !screen.alternate_screen()
-                && screen.cursor_position() == (rows - 1, 0)
-                && (scrolled || (std::mem::take(&mut look) && self.on_blank_bottom_row()));
-            if ready {
-                let attrs = Attrs::of(self.parser.screen());
-                lines.run.read(&bytes[at..to], cols, attrs);
-                if lines.run.rows.len() >= usize::from(rows) {
-                    self.keep_run(&bytes[at..to], lines);
-                    at += lines.run.end;
-                    continue;
-                }
-            }
-            // To the next line feed, which may leave the cursor on a
-            // blank bottom row again, past the run that was too short.
-            let past = if ready { at + lines.run.end } else { at };
-            let Some(lf) = bytes[past..to].iter().position(|&b| b == b'\n') else {
-                self.process(&bytes[at..to]);
-                lines.follow(&bytes[at..to]);
-                return;
-            };
-            let lf = past + lf;
-            self.process(&bytes[at..lf]);
-            lines.follow(&bytes[at..lf]);
-            // In ground, on the bottom row, it scrolls the whole screen.
-            let screen = self.parser.screen();
-            let scrolls = lines.tokens.in_ground()
-                && lines.plain_at(lf)
-                && !screen.alternate_screen()
-                && screen.cursor_position().0 == rows - 1;
-            self.process(&bytes[lf..=lf]);
-            lines.follow(&bytes[lf..=lf]);
-            lines.scrolled = scrolls;
-            at = lf + 1;
-        }
-    }
-
-    /// The main screen grew from `from` rows to `to`: vt100 pulled down
-    /// as many blank rows as it counts gone, up to `to - from` (see
-    /// [`super::kept`]), fewer than it would have had it counted the rows
-    /// owed. The rows it should have pulled are put in above what it
-    /// pulled, blank (SD, which drops as many of the blank rows it added
-    /// at the bottom), and the cursor and the saved cursor go down with
-    /// the rows, as the resize moves them: exactly the screen vt100 would
-    /// have made, and what it still owes the count.
-    pub(super) fn settle_owed(&mut self, from: u16, to: u16) {
-        let tally = self.parser.callbacks();
-        let (gone, owed) = (tally.gone, tally.owed);
-        let grown = u64::from(to - from);
-        let more = gone.min(grown) - (gone - owed).min(grown);
-        if more == 0 {
-            return;
-        }
-        self.parser.callbacks_mut().owed -= more;
-        // Made on the screen alone, in a parser of its own: the session's
-        // may be inside a sequence, which the fix's would end. On the main
-        // screen, with the alternate one put aside (47 does nothing else);
-        // the resize left no scroll region, and the cursor short of the
-        // last column.
-        let (rows, cols) = dims(self.size());
-        let mut fixer = vt100::Parser::new(rows, cols, 0);
-        std::mem::swap(fixer.screen_mut(), self.parser.screen_mut());
-        let alternate = fixer.screen().alternate_screen();
-        if alternate {
-            fixer.process(b"\x1b[?47l");
-        }
-        let screen = fixer.screen();
-        let (row, col) = screen.cursor_position();
-        let attrs = Attrs::of(screen);
-        let origin = if self.unparsed.cap.unrendered.main_origin() {
-            'h'
-        } else {
-            'l'
-        };
-        // The rows, the saved cursor (DECRC, down, DECSC), then the cursor
-        // and its attributes back.
-        let mut fix = format!(
-            "\x1b[{more}T\x1b8\x1b[{more}B\x1b7\x1b[?6{origin}\x1b[{};{}H\x1b[m",
-            u64::from(row) + more + 1,
-            col + 1
-        );
-        attrs.write_diff(&Attrs::default(), &mut fix);
-        if alternate {
-            fix.push_str("\x1b[?47h");
-        }
-        fixer.process(fix.as_bytes());
-        std::mem::swap(fixer.screen_mut(), self.parser.screen_mut());
-    }
-
-    /// Whether the cursor is at the start of a blank bottom row, as a
-    /// line feed that scrolled leaves it, looked at cell by cell.
-    fn on_blank_bottom_row(&self) -> bool {
-        let screen = self.parser.screen();
-        let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
-        let blank = |c: &vt100::Cell| {
-            !c.has_contents()
-                && !c.is_wide()
-                && !c.is_wide_continuation()
-                && c.fgcolor() == Color::Default
-                && c.bgcolor() == Color::Default
-                && !c.bold()
-                && !c.dim()
-                && !c.italic()
-                && !c.underline()
-                && !c.inverse()
-        };
-        screen.cursor_position() == (rows - 1, 0)
-            && !screen.row_wrapped(rows - 1)
-            && (0..cols).all(|c| screen.cell(rows - 1, c).is_some_and(blank))
-    }
-
-    /// Keeps the run `lines.run` read at the start of `bytes`, which
-    /// completes at least a screenful of rows, and leaves the screen as
-    /// vt100 would have (see the module's comment).
-    fn keep_run(&mut self, bytes: &[u8], lines: &mut Lines) {
-        let rows = self.parser.screen().size().0.get();
-        let run = &mut lines.run;
-        // Printable ASCII and SGR sequences only, so never otherwise.
-        let Ok(text) = std::str::from_utf8(&bytes[..run.end]) else {
-            self.process(&bytes[..run.end]);
-            return;
-        };
-        let shown = usize::from(rows) - 1;
-        let gone = run.rows.len() - shown;
-        // The screen's rows above the cursor's scroll off first.
-        self.process(format!("\x1b[{shown}S").as_bytes());
-        for i in 0..gone {
-            let row = run.rows[i];
-            self.parser
-                .callbacks_mut()
-                .leave(|| (run.format(text, row), row.wrapped));
-        }
-        // The row the run began on is blank, but may hold what was erased
-        // in it: vt100 would draw the rows left on the screen on rows it
-        // scrolled in, fresh. It scrolls off too, muted; on it is drawn
-        // the run's last character first if none of the rows drawn below
-        // is, for REP, which repeats the last character drawn.
-        let top = run.rows[gone];
-        let mut fresh = String::from("\x1b[H\x1b[m");
-        if let Some(c) = run.last_char.filter(|&c| c < top.from) {
-            fresh.push(char::from(bytes[c]));
-        }
-        fresh.push_str("\x1b[S");
-        self.parser.callbacks_mut().mute = true;
-        self.process(fresh.as_bytes());
-        self.parser.callbacks_mut().mute = false;
-        // vt100 did not count the rows kept here as gone, but that one:
-        // the rest are owed, and settled if it ever acts on the count
-        // (`Term::settle_owed`).
-        self.parser.callbacks_mut().owed += gone as u64 - 1;
-        let mut setup = String::from("\x1b[H\x1b[m");
-        top.attrs.write_diff(&Attrs::default(), &mut setup);
-        self.process(setup.as_bytes());
-        self.process(&bytes[top.from..run.end]);
     }
 }
 
