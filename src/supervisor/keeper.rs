@@ -120,10 +120,21 @@ impl Keeper {
         if self.off {
             return None;
         }
-        if self.dirty || self.history.behind(self.head) {
+        if self.pending() {
             return Some(self.last_ms.map_or(0, |t| t + FLUSH_EVERY_MS));
         }
         self.unsynced.then(|| self.sync_at.unwrap_or(0))
+    }
+
+    /// Whether a write is due at `now_ms` (what [`Keeper::flush`] then
+    /// does).
+    pub fn is_due(&self, now_ms: u64) -> bool {
+        self.due_ms().is_some_and(|at| at <= now_ms)
+    }
+
+    /// The manifest changed, or output waits to be written.
+    fn pending(&self) -> bool {
+        self.dirty || self.history.behind(self.head)
     }
 
     /// Writes what waits, if it is due at `now_ms`; `oldest` and `slices`
@@ -135,11 +146,10 @@ impl Keeper {
         oldest: u64,
         slices: impl FnOnce(u64, u64) -> Option<(&'a [u8], &'a [u8])>,
     ) -> Option<u64> {
-        match self.due_ms() {
-            Some(at) if at <= now_ms => {}
-            due => return due,
+        if !self.is_due(now_ms) {
+            return self.due_ms();
         }
-        if !(self.dirty || self.history.behind(self.head)) {
+        if !self.pending() {
             // Only the first write's sync is owed.
             self.unsynced = false;
             if let Err(e) = manifest::sync(&self.dir, &self.manifest.id) {

@@ -69,7 +69,7 @@ impl Shared {
         let Some(keeper) = keeper.as_mut() else {
             return (false, None);
         };
-        let due = keeper.due_ms().is_some_and(|at| at <= now);
+        let due = keeper.is_due(now);
         let (oldest, _) = output.held();
         let next = keeper.flush(now, oldest, |from, to| output.slices(from, to));
         (due, next)
@@ -101,26 +101,11 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::ClassifierSpec;
-    use crate::clock::Clock;
     use crate::protocol::Size;
-    use crate::supervisor::state::SessionInfo;
     use crate::vt::term::Term;
 
     fn shared(size: Size) -> Shared {
-        let clock = Clock::new();
-        let info = SessionInfo {
-            id: "s".into(),
-            command: vec!["sh".into()],
-            workdir: "/".into(),
-            supervisor_pid: 1,
-            started_unix_ms: 0,
-            classifier: "simple",
-            idle_threshold_ms: Some(3000),
-            label: None,
-        };
-        let classifier = ClassifierSpec::default().build(0);
-        Shared::new(65536, classifier, clock, 0, size, 1000, info)
+        Shared::for_test(65536, size)
     }
 
     /// What a client replaying the ring at the session's size sees: the
