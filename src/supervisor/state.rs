@@ -566,3 +566,23 @@ impl Shared {
         self.wakes.output_seen.notify_one();
     }
 }
+
+#[cfg(test)]
+impl Shared {
+    /// A session of `sh` under the `simple` classifier keeping
+    /// `scrollback` bytes, at `size`: the state the unit tests work on.
+    pub(crate) fn for_test(scrollback: usize, size: Size) -> Shared {
+        let info = SessionInfo {
+            id: "s".into(),
+            command: vec!["sh".into()],
+            workdir: "/".into(),
+            supervisor_pid: 1,
+            started_unix_ms: 0,
+            classifier: "simple",
+            idle_threshold_ms: Some(3000),
+            label: None,
+        };
+        let classifier = crate::classify::ClassifierSpec::default().build(0);
+        Shared::new(scrollback, classifier, Clock::new(), 0, size, 1000, info)
+    }
+}

@@ -234,25 +234,10 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::ClassifierSpec;
-    use crate::clock::Clock;
     use crate::protocol::Size;
-    use crate::supervisor::state::SessionInfo;
 
     fn shared() -> Shared {
-        let info = SessionInfo {
-            id: "s".into(),
-            command: vec!["sh".into()],
-            workdir: "/".into(),
-            supervisor_pid: 1,
-            started_unix_ms: 0,
-            classifier: "simple",
-            idle_threshold_ms: Some(3000),
-            label: None,
-        };
-        let classifier = ClassifierSpec::default().build(0);
-        let size = Size { cols: 80, rows: 24 };
-        Shared::new(1 << 20, classifier, Clock::new(), 0, size, 1000, info)
+        Shared::for_test(1 << 20, Size { cols: 80, rows: 24 })
     }
 
     /// The program writes `bytes`, read as the pty reader reads them.
