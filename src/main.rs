@@ -21,8 +21,7 @@ fn main() -> ExitCode {
     // supervisor deaf to SIGTERM, a dashboard to SIGHUP. The mask is
     // inherited, and no thread is running yet, so every later one gets this.
     let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
-    let cli = heimdall::cli::Cli::parse();
-    match heimdall::cmd::dispatch(cli) {
+    match heimdall::cmd::dispatch(parse()) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) => {
             // A closed stdout (`hm ls | head`) is not worth a message.
@@ -33,4 +32,12 @@ fn main() -> ExitCode {
             ExitCode::from(heimdall::cmd::exit_code_for(&err))
         }
     }
+}
+
+/// The command line, parsed in a frame of its own: never inlined into
+/// `main`, whose frame stays on the stack for as long as a supervisor runs
+/// (clap's temporaries would keep their stack pages resident).
+#[inline(never)]
+fn parse() -> heimdall::cli::Cli {
+    heimdall::cli::Cli::parse()
 }

@@ -104,6 +104,57 @@ pub struct Options {
 ///
 /// Must be called while the process has exactly one thread.
 pub fn run(mut opts: Options) -> Result<i32> {
+    let Started {
+        pidfile,
+        listener,
+        spawned,
+        claim,
+        hooks_file,
+    } = start(&mut opts)?;
+    let rt = runtime()?;
+    let local = tokio::task::LocalSet::new();
+    // Boxed: the loop's state (tens of KiB) would otherwise be copied into
+    // each of tokio's wrapping frames, every page of them resident in an
+    // idle supervisor for as long as the session lives.
+    let code = local.block_on(&rt, Box::pin(serve(&opts, listener, spawned, claim)));
+    info!(code, "session ended");
+    remove_files(&opts, hooks_file.as_deref(), pidfile);
+    Ok(code)
+}
+
+/// The event loop, built apart from [`run`] for the reason [`start`] is.
+#[inline(never)]
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the event loop")
+}
+
+/// What a started session's loop is given, and what is removed after it.
+struct Started {
+    pidfile: PidFile,
+    listener: std::os::unix::net::UnixListener,
+    spawned: pty::Spawned,
+    claim: Option<keeper::Claim>,
+    hooks_file: Option<PathBuf>,
+}
+
+/// The socket, the hooks' settings file and the pid file: what a session
+/// leaves behind it, removed when it ends or fails to start.
+fn remove_files(opts: &Options, hooks_file: Option<&Path>, pidfile: PidFile) {
+    let _ = fs::remove_file(&opts.paths.sock);
+    if let Some(f) = hooks_file {
+        let _ = fs::remove_file(f);
+    }
+    pidfile.remove();
+}
+
+/// Takes the id, binds the socket, forks the program and opens the log.
+/// Never inlined into [`run`]: its temporaries would share run's frame,
+/// which stays on the stack, resident, for as long as the session runs.
+#[inline(never)]
+fn start(opts: &mut Options) -> Result<Started> {
     let mut pidfile = PidFile::acquire(&opts.paths.pid, &opts.paths.id)?;
     // A restore takes over the lost session's manifest now that it holds
     // the id's lock, and comes back with its classifier as it was.
@@ -141,15 +192,9 @@ pub fn run(mut opts: Options) -> Result<i32> {
     };
     // The agent's hooks report to this session (`hm hook`); the settings
     // file they need goes with the session.
-    let hooks = install_hooks(&opts);
+    let hooks = install_hooks(opts);
     let hooks_file = hooks.as_ref().and_then(|h| h.file.clone());
-    let cleanup = |pidfile: PidFile| {
-        let _ = fs::remove_file(&opts.paths.sock);
-        if let Some(f) = &hooks_file {
-            let _ = fs::remove_file(f);
-        }
-        pidfile.remove();
-    };
+    let cleanup = |pidfile: PidFile| remove_files(opts, hooks_file.as_deref(), pidfile);
     let me = std::process::id();
     let log_existed = opts.log_file.exists();
     let prepared = pidfile
@@ -197,16 +242,13 @@ pub fn run(mut opts: Options) -> Result<i32> {
     if opts.notify_ready {
         detach_stdio();
     }
-
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the event loop")?;
-    let local = tokio::task::LocalSet::new();
-    let code = local.block_on(&rt, serve(&opts, listener, spawned, claim));
-    info!(code, "session ended");
-    cleanup(pidfile);
-    Ok(code)
+    Ok(Started {
+        pidfile,
+        listener,
+        spawned,
+        claim,
+        hooks_file,
+    })
 }
 
 /// Installs `hm hook` into the session's agent, when its classifier takes

@@ -108,7 +108,14 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         println!("{}", session.id);
         return Ok(0);
     }
-    crate::attach::session::attach(&session, &config, true)
+    attach(&session, &config)
+}
+
+/// `hm run` attaching to the session it started; kept out of [`run`]'s
+/// frame for the reason [`launch`] is.
+#[inline(never)]
+fn attach(session: &SessionPaths, config: &Config) -> Result<i32> {
+    crate::attach::session::attach(session, config, true)
 }
 
 /// Whether starting failed because another supervisor holds the id.
@@ -182,6 +189,22 @@ fn supervise(
     session: SessionPaths,
     workdir: PathBuf,
 ) -> Result<i32> {
+    let opts = options(args, config, dir, session, workdir)?;
+    supervisor::run(opts)
+}
+
+/// What the supervisor is to do. Apart from [`supervise`] and never
+/// inlined into it: its temporaries (the configuration, the rule files
+/// read for a check) would otherwise share a frame that stays on the
+/// stack, resident, for as long as the session runs.
+#[inline(never)]
+fn options(
+    args: &RunArgs,
+    config: Config,
+    dir: PathBuf,
+    session: SessionPaths,
+    workdir: PathBuf,
+) -> Result<supervisor::Options> {
     let dir = SocketDir::ensure(&dir)?;
     let (program, rest) = args
         .command
@@ -250,7 +273,7 @@ fn supervise(
         let rules = super::classify::user_rules()?;
         crate::config::check_automation(&opts.automation, &rules)?;
     }
-    supervisor::run(opts)
+    Ok(opts)
 }
 
 /// The size a session starts at: what `--cols`/`--rows` say, else the
@@ -318,7 +341,10 @@ fn warn_orphaned(session: &SessionPaths, pid: u32) {
 }
 
 /// Starts `hm run --detach` in the background and waits until it reports
-/// that the command is running, or why it is not.
+/// that the command is running, or why it is not. Never inlined into
+/// [`run`]: a supervisor runs its whole session below run's frame, and
+/// what launching needs would keep that frame's pages resident.
+#[inline(never)]
 fn launch(
     args: &RunArgs,
     (config, config_path): (&Config, Option<&Path>),
