@@ -98,6 +98,14 @@ impl Notifier {
 /// [`SETTLE`]).
 const SETTLE_LIMIT: Duration = Duration::from_millis(150);
 
+/// How long after its last client left a session at rest gives back what
+/// serving them took: a query maps about 1.8 MiB of hm's code and leaves
+/// freed heap, kept until the state next moved (never, for an idle
+/// session that `hm ls` looked at). Long enough for a burst of queries
+/// (a script's loop, `hm ls` run again) to be over, so each burst costs
+/// one give-back, not one per query.
+const GIVE_BACK_AFTER: Duration = Duration::from_millis(500);
+
 /// Keeps the session's reported state current and tells the subscribers
 /// that asked for STATE frames when it changes: after output settles, after
 /// a resize, and when a threshold runs out. While the session is idle
@@ -107,6 +115,8 @@ pub(super) async fn track_state(
     changed: Rc<watch::Sender<()>>,
     mut notifier: Notifier,
 ) {
+    // When what the last clients' requests took goes back.
+    let mut give_back: Option<Instant> = None;
     loop {
         let wake = {
             let mut s = ctx.shared.borrow_mut();
@@ -131,12 +141,15 @@ pub(super) async fn track_state(
             let (wrote, keep) = s.keep();
             // At rest the screen sleeps (again, after output that changed
             // nothing), and on coming to rest what it and the work before
-            // freed goes back, once the last write for `hm restore` is
-            // done (a write runs code and fills the stack again: a session
-            // idle from its start, whose manifest is written then, gave
-            // nothing back before).
+            // freed goes back; again after the last write for `hm restore`
+            // that follows, as a write runs code and fills the stack anew
+            // (a session idle from its start, whose manifest is written
+            // then, gave nothing back). Waiting for that write alone kept
+            // a session that came to rest at once whole for up to a second.
             s.rest();
-            if (moved || wrote) && s.at_rest() && keep.is_none() {
+            let now = ctx.clock.now();
+            let left = give_back.take_if(|at| *at <= now).is_some() && s.connections() == 0;
+            if s.at_rest() && (moved || wrote && keep.is_none() || left) {
                 crate::pty::release_free_memory();
             }
             [s.next_state_change_ms(), keep]
@@ -144,6 +157,9 @@ pub(super) async fn track_state(
                 .flatten()
                 .min()
                 .map(|at| ctx.clock.at_ms(at))
+                .into_iter()
+                .chain(give_back)
+                .min()
         };
         tokio::select! {
             () = ctx.wakes.output_seen.notified() => {
@@ -158,6 +174,9 @@ pub(super) async fn track_state(
                         () = tokio::time::sleep(SETTLE) => break,
                     }
                 }
+            }
+            () = ctx.wakes.all_left.notified() => {
+                give_back = Some(ctx.clock.now() + GIVE_BACK_AFTER);
             }
             () = super::sleep_until(wake) => {}
         }

@@ -21,4 +21,7 @@ pub struct Wakes {
     pub space: Rc<Notify>,
     /// The accept loop: a connection closed, a descriptor is free.
     pub conn_closed: Rc<Notify>,
+    /// The state tracker: the last connection closed, so what serving it
+    /// mapped and allocated may go back (see `track_state`).
+    pub all_left: Rc<Notify>,
 }

@@ -26,6 +26,9 @@ impl Shared {
         self.connections -= 1;
         self.wakes.main.notify_one();
         self.wakes.conn_closed.notify_one();
+        if self.connections == 0 {
+            self.wakes.all_left.notify_one();
+        }
     }
 
     /// A subscriber whose terminal answers the program's queries came:
