@@ -34,7 +34,7 @@
 //!   `update` and `view` take `now`). Their timers are timerfds
 //!   ([`crate::alarm`], which reads `std::time::Instant` to arm them), so
 //!   paused time could not drive them anyway; they are tested end to end.
-//! - The log's timestamps come from `tracing-subscriber`.
+//! - The log's timestamps: wall-clock time, UTC (`supervisor/log.rs`).
 //! - `restore/history.rs`: the local time of the mark a restored session
 //!   shows (`restored 14:05`), read once by its supervisor before its
 //!   runtime starts (the `time` crate reads the zone only while the

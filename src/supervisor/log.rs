@@ -98,12 +98,82 @@ pub fn init(log: BoundedLog, level: LogLevel) {
         LogLevel::Debug => tracing::Level::DEBUG,
         LogLevel::Trace => tracing::Level::TRACE,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(Mutex::new(log))
-        .with_ansi(false)
-        .with_target(false)
-        .with_max_level(max)
-        .try_init();
+    let _ = tracing::subscriber::set_global_default(LineLog {
+        out: Mutex::new(log),
+        max,
+    });
+}
+
+/// The supervisor's subscriber: each event as one line, its time (UTC),
+/// level, message and fields. hm opens no spans, so none are kept.
+/// tracing-subscriber's formatter needs its span registry, whose table
+/// for 4096 threads is 32 KiB written at start-up: an eighth of what an
+/// idle supervisor holds privately, paid per session (docs/performance.md).
+struct LineLog {
+    out: Mutex<BoundedLog>,
+    max: tracing::Level,
+}
+
+impl tracing::Subscriber for LineLog {
+    fn enabled(&self, meta: &tracing::Metadata<'_>) -> bool {
+        *meta.level() <= self.max
+    }
+
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(self.max.into())
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut line = Line(stamp(
+            time::OffsetDateTime::now_utc(),
+            *event.metadata().level(),
+        ));
+        event.record(&mut line);
+        line.0.push('\n');
+        if let Ok(mut out) = self.out.lock() {
+            let _ = out.write_all(line.0.as_bytes());
+        }
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A line's head: `2026-11-28T15:04:05.123456Z  INFO`.
+fn stamp(t: time::OffsetDateTime, level: tracing::Level) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z {level:>5}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.microsecond(),
+    )
+}
+
+/// An event's message, then its fields as `name=value`.
+struct Line(String);
+
+impl tracing::field::Visit for Line {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write as _;
+        let _ = if field.name() == "message" {
+            write!(self.0, " {value:?}")
+        } else {
+            write!(self.0, " {}={value:?}", field.name())
+        };
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +195,41 @@ mod tests {
         assert!(dir.path().join("s.log.1").exists());
         let mode = fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_line_is_time_level_message_and_fields() {
+        let t = time::OffsetDateTime::from_unix_timestamp_nanos(1_795_878_245_123_456_000)
+            .expect("a time");
+        let mut line = Line(stamp(t, tracing::Level::INFO));
+        // What `info!(id = %id, pid, "session started")` records.
+        use tracing::field::Visit;
+        let fields = tracing::field::FieldSet::new(
+            &["message", "id", "pid"],
+            tracing::callsite::Identifier(&CALLSITE),
+        );
+        let mut names = fields.iter();
+        let (m, id, pid) = (
+            names.next().unwrap(),
+            names.next().unwrap(),
+            names.next().unwrap(),
+        );
+        line.record_debug(&m, &format_args!("session started"));
+        line.record_debug(&id, &format_args!("s1"));
+        line.record_i64(&pid, 42);
+        assert_eq!(
+            line.0,
+            "2026-11-28T15:04:05.123456Z  INFO session started id=s1 pid=42"
+        );
+    }
+
+    struct Callsite;
+    static CALLSITE: Callsite = Callsite;
+    impl tracing::callsite::Callsite for Callsite {
+        fn set_interest(&self, _: tracing::subscriber::Interest) {}
+        fn metadata(&self) -> &tracing::Metadata<'_> {
+            unreachable!("not registered")
+        }
     }
 
     #[test]
