@@ -157,28 +157,32 @@ pub(super) async fn track_state(
                 .flatten()
                 .min()
                 .map(|at| ctx.clock.at_ms(at))
-                .into_iter()
-                .chain(give_back)
-                .min()
         };
-        tokio::select! {
-            () = ctx.wakes.output_seen.notified() => {
-                let first = ctx.clock.now();
-                loop {
-                    tokio::select! {
-                        () = ctx.wakes.output_seen.notified() => {
-                            if ctx.clock.now() - first >= SETTLE_LIMIT {
-                                break;
+        // The last client leaving only sets when memory goes back, and
+        // the wait goes on: it changes nothing a look at the state would
+        // see, and a look costs a dozen system calls (/proc) between one
+        // query and the next (`hm ls` run again and again).
+        loop {
+            tokio::select! {
+                () = ctx.wakes.output_seen.notified() => {
+                    let first = ctx.clock.now();
+                    loop {
+                        tokio::select! {
+                            () = ctx.wakes.output_seen.notified() => {
+                                if ctx.clock.now() - first >= SETTLE_LIMIT {
+                                    break;
+                                }
                             }
+                            () = tokio::time::sleep(SETTLE) => break,
                         }
-                        () = tokio::time::sleep(SETTLE) => break,
                     }
+                    break;
                 }
+                () = ctx.wakes.all_left.notified() => {
+                    give_back = Some(ctx.clock.now() + GIVE_BACK_AFTER);
+                }
+                () = super::sleep_until(wake.into_iter().chain(give_back).min()) => break,
             }
-            () = ctx.wakes.all_left.notified() => {
-                give_back = Some(ctx.clock.now() + GIVE_BACK_AFTER);
-            }
-            () = super::sleep_until(wake) => {}
         }
     }
 }
