@@ -28,7 +28,9 @@ pub struct Cli {
 // (clap's `defer`): a supervisor is one process per session, and the
 // arguments of the other 24 commands, built and freed to parse `hm run`,
 // left 24 KiB of its heap dirty for the session's life. Help, completions
-// and man pages build the whole tree as before.
+// and man pages build the whole tree as before. A deferred part is applied
+// last, so a struct of arguments carries no doc comment: it would replace
+// the command's own line (a test checks every command).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
@@ -307,7 +309,9 @@ fn parse_since(s: &str) -> Result<u64, String> {
     Ok(total)
 }
 
-/// Where to look for sessions.
+// Where to look for sessions. A plain comment, as on every struct of
+// arguments: with `defer`, a doc comment here would become the about of
+// each command it is flattened into.
 #[derive(Debug, Args, Clone, Default)]
 pub struct DirArgs {
     /// Directory holding session sockets [default: $XDG_RUNTIME_DIR/heimdall or /tmp/heimdall-$UID]
@@ -509,7 +513,7 @@ fn parse_label(s: &str) -> Result<String, String> {
     Ok(s.trim().to_owned())
 }
 
-/// Classify a saved screen (plain text) or an asciicast recording.
+// Classify a saved screen (plain text) or an asciicast recording.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClassifyArgs {
     /// A screen saved as text, or an asciicast v2 recording (`.cast`).
@@ -531,7 +535,7 @@ pub struct ClassifyArgs {
     pub explain: bool,
 }
 
-/// Check the classifier against saved fixture cases.
+// Check the classifier against saved fixture cases.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReplayArgs {
     /// A case directory, or a directory searched for cases.
@@ -576,6 +580,28 @@ pub const STATE_NAMES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::parse_since;
+
+    /// A command's arguments are built only when it is used (`defer`), so
+    /// what they set last wins: a doc comment on a struct of arguments
+    /// once replaced every command's own line in its help ("Where to look
+    /// for sessions" atop `hm run --help`).
+    #[test]
+    fn each_command_says_in_its_help_what_the_list_says() {
+        use clap::CommandFactory;
+        let about = |c: &clap::Command| c.get_about().map(|a| a.to_string()).unwrap_or_default();
+        let mut cli = super::Cli::command();
+        let listed: Vec<(String, String)> = cli
+            .get_subcommands()
+            .map(|c| (c.get_name().to_owned(), about(c)))
+            .collect();
+        // Builds every command, deferred parts included.
+        cli.build();
+        for (name, line) in listed {
+            let built = cli.find_subcommand(&name).expect("listed");
+            assert!(!line.is_empty(), "{name} has no line in the list");
+            assert_eq!(about(built), line, "hm {name} --help");
+        }
+    }
 
     #[test]
     fn durations_for_since_read_as_written() {
