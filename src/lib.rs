@@ -17,7 +17,8 @@
 //! of output and of a key is in `docs/architecture.md`.
 //! - [`clock`], [`paths`], [`fd`] (with the pty module, all the unsafe code),
 //!   [`alarm`]; [`host`]: a machine and how `HOST:ID` names one;
-//!   [`verdict`]: the words for what a session is doing.
+//!   [`verdict`]: the words for what a session is doing; [`proc_stat`]:
+//!   a process's `/proc/PID/stat`, parsed.
 //! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
 //!   async clients.
 //! - [`error`]: errors on one line; [`pty`]: openpty, fork and exec;
@@ -64,6 +65,7 @@ pub mod launch;
 pub mod liveness;
 pub mod lost;
 pub mod paths;
+pub mod proc_stat;
 pub mod protocol;
 pub mod pty;
 pub mod remote;

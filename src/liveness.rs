@@ -12,6 +12,8 @@ use std::path::Path;
 
 use nix::fcntl::{Flock, FlockArg};
 
+use crate::proc_stat::Stat;
+
 /// What a pid file says about its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Liveness {
@@ -93,22 +95,17 @@ pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
 /// time in clock ticks since that boot. `None` if it is gone or a zombie.
 pub(crate) fn identity(pid: u32) -> Option<String> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may itself hold
-    // spaces and parentheses; the fields after the last ')' are fixed.
-    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
-    let state = fields.next()?;
-    if matches!(state, "Z" | "X" | "x") {
+    let stat = Stat::parse(&stat)?;
+    if matches!(stat.state, 'Z' | 'X' | 'x') {
         return None;
     }
-    // Field 3 was the state; field 9 the flags, where PF_EXITING marks a
-    // process already on its way out (its SIGKILL no longer pending).
+    // PF_EXITING in the flags marks a process already on its way out (its
+    // SIGKILL no longer pending).
     const PF_EXITING: u64 = 0x4;
-    let flags: u64 = fields.nth(5)?.parse().ok()?;
-    if flags & PF_EXITING != 0 {
+    if stat.flags? & PF_EXITING != 0 {
         return None;
     }
-    // The start time is field 22.
-    let start = fields.nth(12)?;
+    let start = stat.started?;
     if dying(pid) {
         return None;
     }

@@ -262,29 +262,25 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
 struct Stat {
     parent: i32,
     group: i32,
-    /// When it started (clock ticks since boot, the 22nd field): with the
-    /// pid, the identity of a process across pid reuse.
+    /// When it started (clock ticks since boot): with the pid, the
+    /// identity of a process across pid reuse.
     started: u64,
-    /// Where its stack starts (`startstack`): a new program image after an
-    /// `exec` gets a new one (see [`ProcessId`]).
+    /// Where its stack starts: a new program image after an `exec` gets a
+    /// new one (see [`ProcessId`]).
     stack: u64,
 }
 
 impl Stat {
-    /// The fields are counted after the command name, which may hold
-    /// spaces and parentheses: they start after the last `)`.
+    /// `None` if the process is gone or its parent, group or start time
+    /// cannot be read; a missing stack start reads as 0.
     fn of(pid: i32) -> Option<Stat> {
         let stat = read_proc(std::path::Path::new(&format!("/proc/{pid}/stat")))?;
-        let rest = &stat[stat.rfind(')')? + 1..];
-        // 0: the state, 1: the parent, 2: the process group, 19: the start
-        // time, 25: the start of the stack.
-        let fields: Vec<&str> = rest.split_whitespace().take(26).collect();
-        let field = |n: usize| fields.get(n).and_then(|f| f.parse::<i64>().ok());
+        let stat = crate::proc_stat::Stat::parse(&stat)?;
         Some(Stat {
-            parent: i32::try_from(field(1)?).ok()?,
-            group: i32::try_from(field(2)?).ok()?,
-            started: u64::try_from(field(19)?).ok()?,
-            stack: field(25).and_then(|a| u64::try_from(a).ok()).unwrap_or(0),
+            parent: stat.parent?,
+            group: stat.group?,
+            started: stat.started?,
+            stack: stat.stack.unwrap_or(0),
         })
     }
 }
