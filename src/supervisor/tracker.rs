@@ -165,17 +165,7 @@ pub(super) async fn track_state(
         loop {
             tokio::select! {
                 () = ctx.wakes.output_seen.notified() => {
-                    let first = ctx.clock.now();
-                    loop {
-                        tokio::select! {
-                            () = ctx.wakes.output_seen.notified() => {
-                                if ctx.clock.now() - first >= SETTLE_LIMIT {
-                                    break;
-                                }
-                            }
-                            () = tokio::time::sleep(SETTLE) => break,
-                        }
-                    }
+                    output_settles(&ctx).await;
                     break;
                 }
                 () = ctx.wakes.all_left.notified() => {
@@ -183,6 +173,22 @@ pub(super) async fn track_state(
                 }
                 () = super::sleep_until(wake.into_iter().chain(give_back).min()) => break,
             }
+        }
+    }
+}
+
+/// Returns once output that just came has settled: [`SETTLE`] without
+/// more, or [`SETTLE_LIMIT`] after it began, whichever is first.
+async fn output_settles(ctx: &Ctx) {
+    let first = ctx.clock.now();
+    loop {
+        tokio::select! {
+            () = ctx.wakes.output_seen.notified() => {
+                if ctx.clock.now() - first >= SETTLE_LIMIT {
+                    return;
+                }
+            }
+            () = tokio::time::sleep(SETTLE) => return,
         }
     }
 }
