@@ -32,6 +32,9 @@ pub struct Target {
     /// tmux server), and what it spent while they were measured.
     server: Option<i32>,
     pub server_use: Usage,
+    /// What the terminal client (`hm attach`, `dtach -a`, the tmux client)
+    /// spent while they were measured.
+    pub client_use: Usage,
 }
 
 impl Target {
@@ -43,6 +46,7 @@ impl Target {
             lost: 0,
             server,
             server_use: Usage::default(),
+            client_use: Usage::default(),
         }
     }
 
@@ -54,13 +58,25 @@ impl Target {
 
     /// The server's CPU (µs) and wake-ups per measured keystroke.
     pub fn per_key(&self) -> Option<(f64, f64)> {
+        self.server.and(self.spent(&self.server_use))
+    }
+
+    /// The terminal client's CPU (µs) and wake-ups per measured keystroke.
+    pub fn client_per_key(&self) -> Option<(f64, f64)> {
+        self.client().and(self.spent(&self.client_use))
+    }
+
+    fn spent(&self, used: &Usage) -> Option<(f64, f64)> {
         let keys = (self.samples.len() + self.lost) as f64;
-        (self.server.is_some() && keys > 0.0).then(|| {
-            (
-                self.server_use.cpu_ns as f64 / 1e3 / keys,
-                self.server_use.ctxsw as f64 / keys,
-            )
-        })
+        (keys > 0.0).then(|| (used.cpu_ns as f64 / 1e3 / keys, used.ctxsw as f64 / keys))
+    }
+
+    /// The terminal client's process, for targets typed into through one.
+    fn client(&self) -> Option<i32> {
+        match &self.path {
+            Path::Pty(p, _) => Some(p.pid),
+            _ => None,
+        }
     }
 }
 
@@ -159,23 +175,19 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     out.push(Target::new("relay", Path::Relay(conn), Some(relay.pid)));
     held.relay.push(relay);
 
-    let s = b.hm_session(&argv);
-    let mut p = Peer::connect(&s.sock).expect("connect");
-    p.subscribe(&[]).expect("subscribe");
-    out.push(Target::new(
-        "hm",
-        Path::Hm(p.nonblocking(), Splitter::default(), 0),
-        Some(s.pid()),
-    ));
-    held.hm.push(s);
+    for (name, tokio) in [("relay-attach", false), ("relay-attach-tokio", true)] {
+        let (relay, client) = b.relay_attach(&argv, tokio);
+        client.settle(quiet, max);
+        let server = Some(relay.pid);
+        let path = Path::Pty(client, EscFilter::new(false));
+        out.push(Target::new(name, path, server));
+        held.relay.push(relay);
+    }
 
-    let s = b.hm_session(&argv);
-    let argv_a = s.attach_argv(&b.hm);
-    let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
-    let a = b.pty(&argv_a);
-    a.settle(quiet, max);
-    out.push(Target::attach("hm-attach", a, Some(s.pid())));
-    held.hm.push(s);
+    hm_targets(b, ["hm", "hm-attach"], &mut out, held);
+    if let Some(base) = b.base_bench() {
+        hm_targets(&base, ["hm-base", "hm-attach-base"], &mut out, held);
+    }
 
     if b.dtach {
         let s = b.dtach_session(&argv);
@@ -207,6 +219,28 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     out
 }
 
+/// `b`'s hm, typed into through the protocol and through `hm attach`.
+fn hm_targets(b: &Bench, names: [&'static str; 2], out: &mut Vec<Target>, held: &mut Held) {
+    let argv = ["sh", "-c", peers::ECHO_SCRIPT];
+    let s = b.hm_session(&argv);
+    let mut p = Peer::connect(&s.sock).expect("connect");
+    p.subscribe(&[]).expect("subscribe");
+    out.push(Target::new(
+        names[0],
+        Path::Hm(p.nonblocking(), Splitter::default(), 0),
+        Some(s.pid()),
+    ));
+    held.hm.push(s);
+
+    let s = b.hm_session(&argv);
+    let argv_a = s.attach_argv(&b.hm);
+    let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
+    let a = b.pty(&argv_a);
+    a.settle(Duration::from_millis(300), Duration::from_secs(3));
+    out.push(Target::attach(names[1], a, Some(s.pid())));
+    held.hm.push(s);
+}
+
 /// Warms every target up, then takes `samples` each in four interleaved
 /// rounds, with `gap` between keystrokes (people do not type back to back).
 pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
@@ -234,6 +268,7 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
         for k in 0..n {
             let t = &mut targets[(k + round) % n];
             let before = t.server.and_then(Usage::of);
+            let client_before = t.client().and_then(Usage::of);
             for _ in 0..samples.div_ceil(rounds) {
                 match t.sample(next(), &mut buf) {
                     Some(d) => t.samples.push(d.as_secs_f64() * 1e6),
@@ -248,6 +283,11 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
                 let used = used.0.since(used.1);
                 t.server_use.cpu_ns += used.cpu_ns;
                 t.server_use.ctxsw += used.ctxsw;
+            }
+            if let Some(used) = t.client().and_then(Usage::of).zip(client_before) {
+                let used = used.0.since(used.1);
+                t.client_use.cpu_ns += used.cpu_ns;
+                t.client_use.ctxsw += used.ctxsw;
             }
         }
     }

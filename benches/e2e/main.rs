@@ -115,6 +115,12 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("--hm-bench-relay") {
         relay::serve(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("--hm-bench-relay-client") {
+        relay::client(&args[2..]);
+    }
+    if args.get(1).map(String::as_str) == Some("--hm-bench-relay-client-tokio") {
+        relay::client_tokio(&args[2..]);
+    }
     // `cargo test --benches` runs bench binaries without `--bench`.
     if !args.iter().any(|a| a == "--bench") {
         println!("e2e: run with `cargo bench --bench e2e`; nothing to test");
@@ -130,7 +136,8 @@ fn main() {
     // measured in its place.
     let hm = std::env::var_os("HM_BENCH_HM")
         .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_hm")), PathBuf::from);
-    let bench = peers::Bench::new(root.path().to_path_buf(), hm);
+    let mut bench = peers::Bench::new(root.path().to_path_buf(), hm);
+    bench.base = std::env::var_os("HM_BENCH_BASE").map(PathBuf::from);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&bench, &cfg)));
     sys::kill_everything();
     drop(root);

@@ -32,6 +32,10 @@ pub use crate::peer::PATIENCE;
 pub struct Bench {
     pub root: PathBuf,
     pub hm: PathBuf,
+    /// Another build measured beside `hm` where a section can
+    /// (`HM_BENCH_BASE`): the landed one, for a change's before and after
+    /// in one run.
+    pub base: Option<PathBuf>,
     pub dtach: bool,
     pub tmux: bool,
     seq: Cell<u32>,
@@ -53,8 +57,17 @@ impl Bench {
             tmux: has("tmux", "-V"),
             root,
             hm,
+            base: None,
             seq: Cell::new(0),
         }
+    }
+
+    /// The same sandbox's twin that runs the base build, in a directory of
+    /// its own so that its names cannot meet ours.
+    pub fn base_bench(&self) -> Option<Bench> {
+        let root = self.root.join("base");
+        let _ = fs::create_dir_all(&root);
+        Some(Bench::new(root, self.base.clone()?))
     }
 
     /// A fresh name: sessions, sockets and fifos never reuse one.
@@ -222,12 +235,7 @@ impl Bench {
     /// `argv` behind the minimal relay (see `relay.rs`): the relay's
     /// process and a non-blocking connection to it.
     pub fn relay(&self, argv: &[&str]) -> (PtyProc, UnixStream) {
-        let sock = self.path(&self.name("relay"));
-        let exe = std::env::current_exe().expect("the harness's own path");
-        let mut args = vec![exe.display().to_string(), "--hm-bench-relay".into()];
-        args.push(sock.display().to_string());
-        args.extend(argv.iter().map(|a| a.to_string()));
-        let relay = self.pty(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (relay, sock) = self.relay_server(argv);
         let mut conn = None;
         wait_for("the relay's socket", || {
             conn = UnixStream::connect(&sock).ok();
@@ -236,6 +244,38 @@ impl Bench {
         let conn = conn.expect("connected");
         conn.set_nonblocking(true).expect("non-blocking");
         (relay, conn)
+    }
+
+    /// `argv` behind the minimal relay and its minimal terminal client
+    /// (on tokio's runtime if `tokio`): the relay's process and the
+    /// client's, in a pty of its own.
+    pub fn relay_attach(&self, argv: &[&str], tokio: bool) -> (PtyProc, PtyProc) {
+        let (relay, sock) = self.relay_server(argv);
+        wait_for("the relay's socket", || sock.exists());
+        let exe = std::env::current_exe().expect("the harness's own path");
+        let client = self.pty(&[
+            &exe.display().to_string(),
+            if tokio {
+                "--hm-bench-relay-client-tokio"
+            } else {
+                "--hm-bench-relay-client"
+            },
+            &sock.display().to_string(),
+        ]);
+        (relay, client)
+    }
+
+    /// Starts the minimal relay of `argv`; its process and socket.
+    fn relay_server(&self, argv: &[&str]) -> (PtyProc, PathBuf) {
+        let sock = self.path(&self.name("relay"));
+        let exe = std::env::current_exe().expect("the harness's own path");
+        let mut args = vec![exe.display().to_string(), "--hm-bench-relay".into()];
+        args.push(sock.display().to_string());
+        args.extend(argv.iter().map(|a| a.to_string()));
+        (
+            self.pty(&args.iter().map(String::as_str).collect::<Vec<_>>()),
+            sock,
+        )
     }
 
     /// A named pipe a child blocks on until the harness opens the gate.

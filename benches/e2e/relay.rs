@@ -4,9 +4,17 @@
 //! framing, no runtime and no scrollback. Its excess over the raw pty is
 //! the price of the two extra process hand-offs themselves, which no relay
 //! can go below; `hm`'s excess over it is what `hm` adds on top.
+//!
+//! [`client`] is the same for a terminal client: a process in a pty of its
+//! own that relays its keys to the relay's socket and the socket's bytes
+//! to its screen. Chained to the relay it is the least any attach (`hm
+//! attach`, `dtach -a`, a tmux client) can add: four process hand-offs.
+//! [`client_tokio`] does the same on tokio's current-thread runtime, as
+//! `hm attach` does: what it costs over `client` is the runtime's, and
+//! `hm attach`'s excess over it is what hm's own code adds.
 
 use std::ffi::OsString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixListener;
 
 use heimdall::protocol::Size;
@@ -30,29 +38,93 @@ pub fn serve(args: &[String]) -> ! {
     .expect("relay: spawn");
     drop(spawned.slave);
     let (conn, _) = listener.accept().expect("relay: accept");
-    let master = spawned.master;
+    relay(conn.as_fd(), conn.as_fd(), spawned.master.as_fd())
+}
+
+/// Runs the terminal client: puts its terminal in raw mode, connects to
+/// the relay's socket `args[0]`, then relays keys to it and its bytes to
+/// the terminal until either side ends.
+pub fn client(args: &[String]) -> ! {
+    let conn = client_setup(args);
+    relay(
+        std::io::stdin().as_fd(),
+        std::io::stdout().as_fd(),
+        conn.as_fd(),
+    )
+}
+
+/// [`client`] on tokio's current-thread runtime, built as hm's clients
+/// build it, each side watched for reading only, as `hm attach` watches
+/// them.
+pub fn client_tokio(args: &[String]) -> ! {
+    use tokio::io::Interest;
+    let conn = client_setup(args);
+    conn.set_nonblocking(true)
+        .expect("relay client: non-blocking");
+    let keys = std::io::stdin().as_fd().try_clone_to_owned().expect("dup");
+    nix::fcntl::fcntl(
+        &keys,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .expect("relay client: non-blocking terminal");
+    let rt = heimdall::client::runtime().expect("relay client: runtime");
+    rt.block_on(async {
+        let keys = heimdall::fd::register(keys, Interest::READABLE).expect("watch");
+        let conn = heimdall::fd::register(conn, Interest::READABLE).expect("watch");
+        let screen = std::io::stdout();
+        let (mut kbuf, mut cbuf) = (vec![0u8; 4096], vec![0u8; 64 * 1024]);
+        loop {
+            tokio::select! {
+                r = heimdall::fd::read_some(&keys, &mut kbuf) => match r {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => peers::write_all(conn.get_ref().as_fd(), &kbuf[..n]),
+                },
+                r = heimdall::fd::read_some(&conn, &mut cbuf) => match r {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => peers::write_all(screen.as_fd(), &cbuf[..n]),
+                },
+            }
+        }
+    });
+    std::process::exit(0)
+}
+
+/// Puts the terminal in raw mode and connects to the relay's socket.
+fn client_setup(args: &[String]) -> std::os::unix::net::UnixStream {
+    use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+    let conn = std::os::unix::net::UnixStream::connect(&args[0]).expect("relay client: connect");
+    let stdin = std::io::stdin();
+    let mut raw = tcgetattr(stdin.as_fd()).expect("relay client: a terminal");
+    cfmakeraw(&mut raw);
+    tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw).expect("relay client: raw mode");
+    conn
+}
+
+/// Relays `keys` to `conn` and `conn` to `screen` until either ends (the
+/// relay's keys and screen are its one connection, its `conn` the pty).
+fn relay(keys: BorrowedFd<'_>, screen: BorrowedFd<'_>, conn: BorrowedFd<'_>) -> ! {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let mut fds = [
-            PollFd::new(conn.as_fd(), PollFlags::POLLIN),
-            PollFd::new(master.as_fd(), PollFlags::POLLIN),
+            PollFd::new(keys, PollFlags::POLLIN),
+            PollFd::new(conn, PollFlags::POLLIN),
         ];
         if poll(&mut fds, PollTimeout::NONE).is_err() {
             continue;
         }
         let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
-        let (from_client, from_pty) = (ready(0), ready(1));
-        if from_client {
-            match nix::unistd::read(conn.as_fd(), &mut buf) {
+        let (from_keys, from_conn) = (ready(0), ready(1));
+        if from_keys {
+            match nix::unistd::read(keys, &mut buf) {
                 Ok(0) | Err(nix::Error::EIO) => break,
-                Ok(n) => peers::write_all(master.as_fd(), &buf[..n]),
+                Ok(n) => peers::write_all(conn, &buf[..n]),
                 Err(_) => {}
             }
         }
-        if from_pty {
-            match nix::unistd::read(master.as_fd(), &mut buf) {
+        if from_conn {
+            match nix::unistd::read(conn, &mut buf) {
                 Ok(0) | Err(nix::Error::EIO) => break,
-                Ok(n) => peers::write_all(conn.as_fd(), &buf[..n]),
+                Ok(n) => peers::write_all(screen, &buf[..n]),
                 Err(_) => {}
             }
         }

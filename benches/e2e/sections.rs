@@ -175,8 +175,18 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             "lost",
             "server CPU µs/key",
             "server wake-ups/key",
+            "client CPU µs/key",
+            "client wake-ups/key",
         ],
     );
+    let over_raw = |name: &str| {
+        let tg = targets.iter().find(|t| t.name == name)?;
+        let d50 = median(&tg.samples).zip(raw50).map(|(a, b)| a - b)?;
+        let d99 = percentile(&tg.samples, 99.0)
+            .zip(raw99)
+            .map(|(a, b)| a - b)?;
+        Some((d50, d99))
+    };
     for tg in &targets {
         let p50 = median(&tg.samples);
         let p99 = percentile(&tg.samples, 99.0);
@@ -191,28 +201,49 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             tg.lost.to_string(),
             num(tg.per_key().map(|k| k.0)),
             num(tg.per_key().map(|k| k.1)),
+            num(tg.client_per_key().map(|k| k.0)),
+            num(tg.client_per_key().map(|k| k.1)),
         ]);
-        let (g50, g99) = match tg.name {
-            "hm" => (30.0, 120.0),
-            "hm-attach" => (70.0, 250.0),
-            _ => continue,
+    }
+    // Issue 27's goals, each beside its control: the bare relay (or the
+    // bare relay and its bare client, for an attach) in the same run, which
+    // no relay of the same shape can beat. A goal its control misses is out
+    // of this machine's reach, and the row says so.
+    for (name, what, control, g50, g99) in [
+        ("hm", "the protocol", "relay", 40.0, 100.0),
+        ("hm-attach", "hm attach", "relay-attach", 70.0, 150.0),
+    ] {
+        let Some((d50, d99)) = over_raw(name) else {
+            continue;
         };
+        let floor = over_raw(control);
+        let beyond: Vec<&str> = [
+            ("p50", floor.is_some_and(|f| f.0 > g50)),
+            ("p99", floor.is_some_and(|f| f.1 > g99)),
+        ]
+        .into_iter()
+        .filter_map(|(p, out)| out.then_some(p))
+        .collect();
         checks.add(
-            &format!(
-                "echo through {} over raw",
-                if tg.name == "hm" {
-                    "the protocol"
+            &format!("echo through {what} over raw"),
+            &format!("p50 ≤ +{g50} µs, p99 ≤ +{g99} µs"),
+            format!(
+                "+{} / +{} µs ({control}: +{} / +{} µs{})",
+                num(Some(d50)),
+                num(Some(d99)),
+                num(floor.map(|f| f.0)),
+                num(floor.map(|f| f.1)),
+                if beyond.is_empty() {
+                    String::new()
                 } else {
-                    "hm attach"
+                    format!("; its {} out of reach here", beyond.join(" and "))
                 }
             ),
-            &format!("p50 ≤ +{g50} µs, p99 ≤ +{g99} µs"),
-            format!("+{} / +{} µs", num(d50), num(d99)),
-            d50.zip(d99).map(|(a, b)| a <= g50 && b <= g99),
+            Some(d50 <= g50 && d99 <= g99),
         );
     }
     t.note(&format!(
-        "relay: the least a relay can do, in hm's place (poll, read, write; no framing). The server is the process that relays the keys: the relay, the hm supervisor, the dtach master, the tmux server. hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
+        "relay: the least a relay can do, in hm's place (poll, read, write; no framing); relay-attach: that relay behind the least a terminal client can do, in hm attach's place. The server is the process that relays the keys: the relay, the hm supervisor, the dtach master, the tmux server; the client is the process in the user's terminal. hm supervisor threads after the keystrokes: {}. Foreign CPU share: {:.2}.",
         threads.map_or("?".into(), |n| n.to_string()),
         load.foreign_since()
     ));
@@ -366,9 +397,9 @@ pub fn memory(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
     let ls = hm.ls_ms.last().and_then(|(n, v)| Some((*n, median(v)?)));
     checks.add(
         &format!("`hm ls` at {} sessions", ls.map_or(0, |l| l.0)),
-        "≤ 15 ms",
+        "≤ 10 ms",
         format!("{} ms", num(ls.map(|l| l.1))),
-        ls.map(|l| l.1 <= 15.0),
+        ls.map(|l| l.1 <= 10.0),
     );
     t.note(&format!("Start-up: hm until the first STATUS_RESP, dtach until its socket accepts, tmux until `new-session -d` returns. Foreign CPU share: {:.2}.", load.foreign_since()));
     t
@@ -544,29 +575,39 @@ fn throughput_table(
             r.map(|r| r <= 1.5),
         );
     }
+    // Issue 27's goals for the stream.
     let hm = good(Kind::Hm);
     let ratio = hm.zip(native).map(|(a, b)| a / b);
     checks.add(
         "one-subscriber goodput",
-        "≥ 0.75 × raw pty",
+        "≥ 1.0 × raw pty",
         format!("{} ×", num(ratio)),
-        ratio.map(|r| r >= 0.75),
+        ratio.map(|r| r >= 1.0),
     );
     if kinds.contains(&Kind::Dtach) {
         let d = good(Kind::Dtach);
         checks.add(
             "one-subscriber goodput vs dtach",
-            "≥ dtach",
+            "≥ 0.9 × dtach",
             format!("{} vs {} MiB/s", num(hm), num(d)),
-            hm.zip(d).map(|(a, b)| a >= b),
+            hm.zip(d).map(|(a, b)| a >= 0.9 * b),
+        );
+    }
+    if kinds.contains(&Kind::Hm) {
+        let ms = cpu_per_mib(Kind::Hm);
+        checks.add(
+            "supervisor CPU per MiB",
+            "≤ 8 ms",
+            format!("{} ms", num(ms)),
+            ms.map(|m| m <= 8.0),
         );
     }
     let att = good(Kind::HmAttach).zip(native).map(|(a, b)| a / b);
     checks.add(
         "hm attach goodput",
-        "≥ 0.5 × raw pty",
+        "≥ 0.9 × raw pty",
         format!("{} ×", num(att)),
-        att.map(|r| r >= 0.5),
+        att.map(|r| r >= 0.9),
     );
     t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write). \"× raw pty\" divides by the faster of the two raw readers. Foreign CPU share: {foreign:.2}."));
     t

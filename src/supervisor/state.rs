@@ -382,11 +382,14 @@ impl Shared {
     /// supervisor's memory; asleep, the screen is its rendering, a few
     /// KiB. The next output, resize or read wakes it. True if it sleeps.
     pub fn rest(&mut self) -> bool {
+        self.at_rest() && self.output_settled() && self.screen.sleep()
+    }
+
+    /// Whether no output has come for [`SETTLE`] (or none ever came).
+    pub fn output_settled(&self) -> bool {
         let now = self.clock.now_ms();
-        let settled = self
-            .last_output_ms
-            .is_none_or(|t| now.saturating_sub(t) >= SETTLE.as_millis() as u64);
-        self.at_rest() && settled && self.screen.sleep()
+        self.last_output_ms
+            .is_none_or(|t| now.saturating_sub(t) >= SETTLE.as_millis() as u64)
     }
 
     /// Whether the reported state is one of rest: idle or waiting.

@@ -146,10 +146,15 @@ pub(super) async fn track_state(
             // (a session idle from its start, whose manifest is written
             // then, gave nothing back). Waiting for that write alone kept
             // a session that came to rest at once whole for up to a second.
+            // Not after a write made while output still comes: a person
+            // typing into an idle shell has it written once a second, and
+            // each give-back unmapped the code every next key runs again
+            // (a fault per page, the keystroke's echo late by as much).
             s.rest();
             let now = ctx.clock.now();
             let left = give_back.take_if(|at| *at <= now).is_some() && s.connections() == 0;
-            if s.at_rest() && (moved || wrote && keep.is_none() || left) {
+            let written = wrote && keep.is_none() && s.output_settled();
+            if s.at_rest() && (moved || written || left) {
                 crate::pty::release_free_memory();
             }
             [s.next_state_change_ms(), keep]
