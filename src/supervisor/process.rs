@@ -32,6 +32,9 @@ pub struct ProcessProbe {
     shells: Vec<String>,
     /// While held (see [`ProcessProbe::hold`]), the facts read first.
     held: std::cell::RefCell<Option<Option<ProcessFacts>>>,
+    /// The facts last read from `/proc`, and when (see
+    /// [`ProcessProbe::recent_facts`]).
+    last: std::cell::RefCell<Option<(crate::clock::Instant, Option<ProcessFacts>)>>,
 }
 
 impl ProcessProbe {
@@ -50,6 +53,7 @@ impl ProcessProbe {
             tty,
             shells,
             held: std::cell::RefCell::new(None),
+            last: std::cell::RefCell::new(None),
         })
     }
 
@@ -68,14 +72,32 @@ impl ProcessProbe {
     pub fn facts(&self) -> Option<ProcessFacts> {
         let mut held = self.held.borrow_mut();
         match held.as_mut() {
-            None => self.read_facts(),
+            None => self.read_and_keep(),
             Some(Some(facts)) => Some(facts.clone()),
             Some(slot) => {
-                let facts = self.read_facts();
+                let facts = self.read_and_keep();
                 slot.clone_from(&facts);
                 facts
             }
         }
+    }
+
+    /// The facts last read if they are at most `age` old, else the facts
+    /// now: for a look at the state that may lag the processes a little
+    /// (see `Shared::facts_may_lag`).
+    pub fn recent_facts(&self, age: std::time::Duration) -> Option<ProcessFacts> {
+        if let Some((at, facts)) = &*self.last.borrow()
+            && at.elapsed() <= age
+        {
+            return facts.clone();
+        }
+        self.facts()
+    }
+
+    fn read_and_keep(&self) -> Option<ProcessFacts> {
+        let facts = self.read_facts();
+        *self.last.borrow_mut() = Some((crate::clock::Instant::now(), facts.clone()));
+        facts
     }
 
     fn read_facts(&self) -> Option<ProcessFacts> {
@@ -318,4 +340,57 @@ fn newest_child_in_group(pid: i32, group: i32) -> Option<(i32, Stat)> {
         .into_iter()
         .filter(|(_, stat)| stat.group == group)
         .max_by_key(|&(c, stat)| (stat.started, c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Waits for `what` to hold, at most five seconds.
+    fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !ok() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn recent_facts_are_the_last_read_until_too_old() {
+        let spawned = crate::pty::spawn(&crate::pty::SpawnSpec {
+            program: "sh".into(),
+            args: vec!["-c".into(), "read answer; exec sleep 30".into()],
+            env: Vec::new(),
+            workdir: "/".into(),
+            size: crate::protocol::Size { cols: 80, rows: 24 },
+        })
+        .expect("spawn sh in a pty");
+        let shells = vec!["sh".to_string()];
+        let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells.clone())
+            .expect("a probe");
+        // Another probe looks at the processes without touching the
+        // first one's last reading.
+        let fresh = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells)
+            .expect("a second probe");
+        eventually("sh to read its terminal", || {
+            probe.facts().is_some_and(|f| f.reading_terminal)
+        });
+        nix::unistd::write(&spawned.master, b"yes\n").expect("answer");
+        eventually("sleep in place of the read", || {
+            fresh.facts().is_some_and(|f| !f.reading_terminal)
+        });
+        let lagging = probe.recent_facts(Duration::from_secs(3600));
+        assert!(
+            lagging.is_some_and(|f| f.reading_terminal),
+            "the last reading, kept"
+        );
+        let now = probe.recent_facts(Duration::ZERO);
+        assert!(
+            now.is_some_and(|f| !f.reading_terminal),
+            "read anew when too old"
+        );
+        let _ = nix::sys::signal::kill(spawned.pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(spawned.pid, None);
+    }
 }

@@ -91,6 +91,9 @@ pub struct Shared {
     plain: Option<crate::detect::plain::SessionCommand>,
     /// Since when that check has said the program asks.
     asking_since: Option<u64>,
+    /// The plain check may take process facts read up to
+    /// [`answers::FACTS_LAG`] ago (see [`Shared::facts_may_lag`]).
+    facts_may_lag: bool,
     /// Subscribers whose terminal answers the program's queries itself
     /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
@@ -165,6 +168,7 @@ impl Shared {
             process: None,
             plain: None,
             asking_since: None,
+            facts_may_lag: false,
             terminals: 0,
             held_size: None,
             answers: Vec::new(),
@@ -196,16 +200,28 @@ impl Shared {
         self
     }
 
-    /// The same, telling a program that asks (it reads its terminal and
-    /// is not one that reads all the time) by its process: for sessions
-    /// without the `agent` classifier.
-    /// See [`ProcessProbe::hold`].
+    /// While `on`, the plain check (a program asking, without the `agent`
+    /// classifier) may use process facts read up to
+    /// [`answers::FACTS_LAG`] ago: for the state tracker's look while
+    /// output still flows, every 150 ms, where reading `/proc` (a dozen
+    /// system calls, ~50 µs) held up the keystroke that came meanwhile,
+    /// one in a hundred. Once the output settles the look reads anew, so a
+    /// state shown at rest never rests on old facts.
+    pub fn facts_may_lag(&mut self, on: bool) {
+        self.facts_may_lag = on;
+    }
+
+    /// While `on`, the processes are read once for everything asked (see
+    /// [`ProcessProbe::hold`]).
     pub fn hold_facts(&self, on: bool) {
         if let Some(p) = &self.process {
             p.hold(on);
         }
     }
 
+    /// Tells a program that asks (it reads its terminal and is not one
+    /// that reads all the time) by its process: for sessions without the
+    /// `agent` classifier.
     pub fn with_process_check(mut self, process: Option<ProcessProbe>) -> Self {
         self.plain = Some(crate::detect::plain::SessionCommand::of(&self.info.command));
         self.process = process;

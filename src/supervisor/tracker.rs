@@ -121,7 +121,12 @@ pub(super) async fn track_state(
         let wake = {
             let mut s = ctx.shared.borrow_mut();
             let before = s.reported().map(|r| r.primary);
+            // While output still flows (the look every SETTLE_LIMIT), the
+            // processes may be read up to a second ago.
+            let flowing = !s.output_settled();
+            s.facts_may_lag(flowing);
             let moved = s.refresh_report();
+            s.facts_may_lag(false);
             if moved {
                 if let Some(now) = s.reported() {
                     notifier.changed(&s.info().id, before, now, None, ctx.clock.now());

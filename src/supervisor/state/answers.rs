@@ -9,6 +9,10 @@ use crate::protocol::{Info, Screen, StateReport, Status};
 use super::super::process::ProcessProbe;
 use super::Shared;
 
+/// How old the process facts of a look while output flows may be (see
+/// [`Shared::facts_may_lag`]).
+pub(in crate::supervisor) const FACTS_LAG: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Shared {
     /// The answer to STATUS, evaluating idle transitions now.
     pub fn status(&mut self) -> Status {
@@ -95,7 +99,12 @@ impl Shared {
     /// told by its process (`detect::plain`), whatever the timing says.
     fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
         let asks = match (&self.plain, &self.process, self.exit_code) {
-            (Some(cmd), Some(probe), None) => probe.facts().and_then(|f| {
+            (Some(cmd), Some(probe), None) => if self.facts_may_lag {
+                probe.recent_facts(FACTS_LAG)
+            } else {
+                probe.facts()
+            }
+            .and_then(|f| {
                 crate::detect::plain::asking(cmd, &f, self.screen.alternate()).map(|r| (r, f))
             }),
             _ => None,
