@@ -15,6 +15,11 @@ use crate::peers::{self, Bench, DtachSession, HmSession, PtyProc, TmuxServer};
 use crate::sink::EscFilter;
 use crate::sys::{self, Usage};
 
+/// A terminal client has settled once it has printed nothing for this
+/// long (its first screen drawn), or after `SETTLE_MAX` at most.
+const SETTLE_QUIET: Duration = Duration::from_millis(300);
+const SETTLE_MAX: Duration = Duration::from_secs(3);
+
 enum Path {
     Raw(PtyProc),
     /// A connection to the minimal relay.
@@ -162,13 +167,11 @@ impl Target {
 /// Starts one echo target of each kind that is available.
 pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     let argv = ["sh", "-c", peers::ECHO_SCRIPT];
-    let quiet = Duration::from_millis(300);
-    let max = Duration::from_secs(3);
     let mut out = Vec::new();
     let raw = b.pty(&argv);
     // Give `stty raw -echo` time to run; the warm-up absorbs the rest.
     std::thread::sleep(Duration::from_millis(200));
-    raw.settle(quiet, max);
+    raw.settle(SETTLE_QUIET, SETTLE_MAX);
     out.push(Target::new("raw", Path::Raw(raw), None));
 
     let (relay, conn) = b.relay(&argv);
@@ -177,23 +180,23 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
 
     for (name, tokio) in [("relay-attach", false), ("relay-attach-tokio", true)] {
         let (relay, client) = b.relay_attach(&argv, tokio);
-        client.settle(quiet, max);
+        client.settle(SETTLE_QUIET, SETTLE_MAX);
         let server = Some(relay.pid);
         let path = Path::Pty(client, EscFilter::new(false));
         out.push(Target::new(name, path, server));
         held.relay.push(relay);
     }
 
-    hm_targets(b, ["hm", "hm-attach"], &mut out, held);
+    hm_targets(b, ["hm", "hm-attach"], &argv, &mut out, held);
     if let Some(base) = b.base_bench() {
-        hm_targets(&base, ["hm-base", "hm-attach-base"], &mut out, held);
+        hm_targets(&base, ["hm-base", "hm-attach-base"], &argv, &mut out, held);
     }
 
     if b.dtach {
         let s = b.dtach_session(&argv);
         let sock = s.sock.display().to_string();
         let c = b.pty(&["dtach", "-a", &sock, "-r", "none", "-E", "-z"]);
-        c.settle(quiet, max);
+        c.settle(SETTLE_QUIET, SETTLE_MAX);
         out.push(Target::new(
             "dtach",
             Path::Pty(c, EscFilter::new(false)),
@@ -208,7 +211,7 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
         let argv_t = t.attach_argv(&name);
         let argv_t: Vec<&str> = argv_t.iter().map(String::as_str).collect();
         let c = b.pty(&argv_t);
-        c.settle(quiet, max);
+        c.settle(SETTLE_QUIET, SETTLE_MAX);
         out.push(Target::new(
             "tmux",
             Path::Pty(c, EscFilter::new(false)),
@@ -219,10 +222,16 @@ pub fn targets(b: &Bench, held: &mut Held) -> Vec<Target> {
     out
 }
 
-/// `b`'s hm, typed into through the protocol and through `hm attach`.
-fn hm_targets(b: &Bench, names: [&'static str; 2], out: &mut Vec<Target>, held: &mut Held) {
-    let argv = ["sh", "-c", peers::ECHO_SCRIPT];
-    let s = b.hm_session(&argv);
+/// `b`'s hm running `argv`, typed into through the protocol and through
+/// `hm attach`.
+fn hm_targets(
+    b: &Bench,
+    names: [&'static str; 2],
+    argv: &[&str],
+    out: &mut Vec<Target>,
+    held: &mut Held,
+) {
+    let s = b.hm_session(argv);
     let mut p = Peer::connect(&s.sock).expect("connect");
     p.subscribe(&[]).expect("subscribe");
     out.push(Target::new(
@@ -232,11 +241,11 @@ fn hm_targets(b: &Bench, names: [&'static str; 2], out: &mut Vec<Target>, held: 
     ));
     held.hm.push(s);
 
-    let s = b.hm_session(&argv);
+    let s = b.hm_session(argv);
     let argv_a = s.attach_argv(&b.hm);
     let argv_a: Vec<&str> = argv_a.iter().map(String::as_str).collect();
     let a = b.pty(&argv_a);
-    a.settle(Duration::from_millis(300), Duration::from_secs(3));
+    a.settle(SETTLE_QUIET, SETTLE_MAX);
     out.push(Target::attach(names[1], a, Some(s.pid())));
     held.hm.push(s);
 }
@@ -279,15 +288,11 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
                 }
                 std::thread::sleep(gap);
             }
-            if let Some(used) = t.server.and_then(Usage::of).zip(before) {
-                let used = used.0.since(used.1);
-                t.server_use.cpu_ns += used.cpu_ns;
-                t.server_use.ctxsw += used.ctxsw;
+            if let Some((after, before)) = t.server.and_then(Usage::of).zip(before) {
+                t.server_use.add(after.since(before));
             }
-            if let Some(used) = t.client().and_then(Usage::of).zip(client_before) {
-                let used = used.0.since(used.1);
-                t.client_use.cpu_ns += used.cpu_ns;
-                t.client_use.ctxsw += used.ctxsw;
+            if let Some((after, before)) = t.client().and_then(Usage::of).zip(client_before) {
+                t.client_use.add(after.since(before));
             }
         }
     }

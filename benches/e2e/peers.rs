@@ -65,9 +65,10 @@ impl Bench {
     /// The same sandbox's twin that runs the base build, in a directory of
     /// its own so that its names cannot meet ours.
     pub fn base_bench(&self) -> Option<Bench> {
+        let hm = self.base.clone()?;
         let root = self.root.join("base");
         let _ = fs::create_dir_all(&root);
-        Some(Bench::new(root, self.base.clone()?))
+        Some(Bench::new(root, hm))
     }
 
     /// A fresh name: sessions, sockets and fifos never reuse one.

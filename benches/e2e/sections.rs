@@ -179,19 +179,19 @@ pub fn echo(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             "client wake-ups/key",
         ],
     );
-    let over_raw = |name: &str| {
-        let tg = targets.iter().find(|t| t.name == name)?;
-        let d50 = median(&tg.samples).zip(raw50).map(|(a, b)| a - b)?;
-        let d99 = percentile(&tg.samples, 99.0)
-            .zip(raw99)
-            .map(|(a, b)| a - b)?;
-        Some((d50, d99))
-    };
-    for tg in &targets {
-        let p50 = median(&tg.samples);
-        let p99 = percentile(&tg.samples, 99.0);
+    // A target's p50 and p99, and their excess over raw's.
+    let latency = |tg: &echo::Target| {
+        let (p50, p99) = (median(&tg.samples), percentile(&tg.samples, 99.0));
         let d50 = p50.zip(raw50).map(|(a, b)| a - b);
         let d99 = p99.zip(raw99).map(|(a, b)| a - b);
+        (p50, p99, d50, d99)
+    };
+    let over_raw = |name: &str| {
+        let (_, _, d50, d99) = latency(targets.iter().find(|t| t.name == name)?);
+        d50.zip(d99)
+    };
+    for tg in &targets {
+        let (p50, p99, d50, d99) = latency(tg);
         t.row(&[
             tg.name.into(),
             num(p50),

@@ -46,6 +46,12 @@ impl Usage {
         Some(u)
     }
 
+    /// Adds `other`'s CPU and wake-ups to these.
+    pub fn add(&mut self, other: Usage) {
+        self.cpu_ns += other.cpu_ns;
+        self.ctxsw += other.ctxsw;
+    }
+
     pub fn since(self, before: Usage) -> Usage {
         Usage {
             cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),

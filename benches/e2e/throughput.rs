@@ -312,9 +312,7 @@ pub fn run_once_via(
         }
         let mut u = Usage::default();
         for &p in &client_pids {
-            let x = Usage::of(p)?;
-            u.cpu_ns += x.cpu_ns;
-            u.ctxsw += x.ctxsw;
+            u.add(Usage::of(p)?);
         }
         Some(u)
     };
