@@ -160,6 +160,34 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
     assert!(bar_shown(&t, "api"));
 }
 
+/// The bar follows the session's state as the supervisor sees it, not at
+/// the client's next question: with an idle threshold of ten minutes, a
+/// bar that waited for one would say "active" at the prompt all along
+/// (asked when output came, not again within a second of that). Output
+/// in the first second after attaching is taken for a redraw for its size,
+/// so the work goes on for longer than that.
+#[test]
+fn the_bar_shows_a_prompt_as_waiting_as_soon_as_the_session_does() {
+    let sb = Sandbox::new();
+    // Quiet (not reading the terminal, which would count as waiting) until
+    // the test says go.
+    let _s = sb.start(
+        "ask",
+        &["--idle-threshold-ms", "600000"],
+        &[
+            "sh",
+            "-c",
+            "until [ -e go ]; do sleep 0.05; done; echo working; sleep 1.2; \
+             echo more; sleep 0.3; printf 'Continue? [y/n] '; read x; exec cat",
+        ],
+    );
+    let mut t = attach(&sb, "ask");
+    t.wait_for("an idle bar", |t| t.last_row().contains("idle"));
+    std::fs::write(sb.path().join("go"), "").expect("write the go file");
+    t.wait_for("the prompt", |t| t.contains("Continue? [y/n]"));
+    t.wait_for("a waiting bar", |t| t.last_row().contains("waiting"));
+}
+
 #[test]
 fn typing_reaches_the_child() {
     let sb = Sandbox::new();

@@ -448,6 +448,19 @@ impl Attach {
                 self.status = Some((s, Instant::now()));
                 self.draw_bar();
             }
+            // A change of state, pushed as the supervisor sees it: the bar
+            // follows at once rather than at the next question (which,
+            // after output stops, comes only once the idle threshold has
+            // passed: a prompt showed as active for seconds). The first
+            // STATUS answer, asked in the same write, sets the rest.
+            Reply::State(report) => {
+                if let Some((s, at)) = &mut self.status {
+                    s.state = report.state_byte;
+                    s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+                    *at = Instant::now();
+                    self.draw_bar();
+                }
+            }
             Reply::Exit(code) => return Ok(Some(Outcome::Exited(code))),
             Reply::Error { message, .. } => {
                 return Ok(Some(Outcome::Lost(crate::paths::sanitize(&message))));
@@ -458,13 +471,14 @@ impl Attach {
     }
 
     /// Attaches: the size, then INFO, SUBSCRIBE (with the replay's end
-    /// marked, as a terminal) and STATUS in one write.
+    /// marked, as a terminal, with STATE pushed) and STATUS in one write.
     async fn hello(&mut self) -> Result<()> {
         self.resize().await?;
         let subscribe = Subscribe {
             mark_replay: true,
             terminal: true,
             launcher: self.launcher,
+            state: true,
             ..Subscribe::default()
         };
         // Only the first subscription is the launcher's.
