@@ -188,6 +188,44 @@ fn the_bar_shows_a_prompt_as_waiting_as_soon_as_the_session_does() {
     t.wait_for("a waiting bar", |t| t.last_row().contains("waiting"));
 }
 
+/// The bar shows the state `hm status` shows: a shell given a short
+/// command is "active" for the moment before its screen settles, and a
+/// question asked then (as attach asks when keys go in) said so, while the
+/// supervisor's settled verdict stayed idle and so was never pushed. With
+/// an idle threshold of ten minutes the bar said "active" until then.
+#[test]
+fn a_short_command_leaves_the_bar_idle_as_hm_status_says() {
+    let sb = Sandbox::new();
+    let _s = sb.start("quick", &["--idle-threshold-ms", "600000"], SHELL);
+    let mut t = attach(&sb, "quick");
+    t.wait_for("an idle bar", |t| t.last_row().contains("idle"));
+    let quiet_for = |ms: u64| {
+        wait_until(&format!("hm status to say idle, quiet for {ms} ms"), || {
+            let status = sb.cmd(&["status", "quick", "--json"]);
+            serde_json::from_slice::<serde_json::Value>(&status.stdout).is_ok_and(|j| {
+                j["state"] == "idle" && j["idle_ms"].as_u64().is_some_and(|q| q >= ms)
+            })
+        });
+    };
+    for n in 1..=2 {
+        // Keys after a quiet second are asked about (is the session still
+        // answering?), and the answer comes before the shell's screen
+        // has settled.
+        quiet_for(1200);
+        // Typed, then entered, as a person (or tmux) sends them.
+        t.send(format!("echo quick-{n}").as_bytes());
+        t.send(b"\r");
+        t.wait_for("the command's output", |t| {
+            t.has_line(&format!("quick-{n}"))
+        });
+        // Once the shell has been quiet a while, its screen has settled.
+        quiet_for(300);
+        t.wait_for("an idle bar, as hm status says", |t| {
+            t.last_row().contains("idle")
+        });
+    }
+}
+
 #[test]
 fn typing_reaches_the_child() {
     let sb = Sandbox::new();
@@ -207,6 +245,52 @@ fn resizing_the_terminal_resizes_the_session_and_moves_the_bar() {
     t.send(b"stty size\r");
     t.wait_for("the new size in the child", |t| t.has_line("29 100"));
     assert!(bar_shown(&t, "rs"));
+}
+
+/// A terminal shrunk while the cursor is on its last row keeps the cursor
+/// there, on what becomes the bar's row: below the scroll region set for
+/// the new size, where output never scrolls and the next bar covers it.
+/// The output after the shrink must show above the bar.
+#[test]
+fn output_after_shrinking_with_the_cursor_at_the_bottom_shows_above_the_bar() {
+    let sb = Sandbox::new();
+    let _s = sb.start("shrink", &[], SHELL);
+    let mut t = attach(&sb, "shrink");
+    t.send(b"seq 1 60\r");
+    t.wait_for("the cursor on the last row above the bar", |t| {
+        t.has_line("60") && t.screen().cursor_position().0 == ROWS - 2
+    });
+    t.resize(ROWS - 4, COLS);
+    t.wait_for("the bar on the new last row", |t| {
+        bar_shown(t, "shrink") && t.screen().size().0.get() == ROWS - 4
+    });
+    t.send(b"echo after-$((6*7))\r");
+    t.wait_for("the output above the bar", |t| {
+        let rows = t.screen().size().0.get();
+        (0..rows - 1).any(|r| t.row(r) == "after-42")
+    });
+    assert!(bar_shown(&t, "shrink"), "the bar is still drawn");
+}
+
+/// A terminal grown while attached keeps what it showed where it was,
+/// the old bar included, which output then ran into: only the new last
+/// row holds a bar.
+#[test]
+fn growing_the_terminal_leaves_no_old_bar_behind() {
+    let sb = Sandbox::new();
+    let _s = sb.start("grow", &[], SHELL);
+    let mut t = attach(&sb, "grow");
+    t.resize(ROWS + 6, COLS);
+    t.wait_for("the bar on the new last row", |t| {
+        bar_shown(t, "grow") && t.screen().size().0.get() == ROWS + 6
+    });
+    t.send(b"echo grown-$((6*7))\r");
+    t.wait_for("the output", |t| t.has_line("grown-42"));
+    let rows = t.screen().size().0.get();
+    let bars: Vec<u16> = (0..rows)
+        .filter(|&r| t.row(r).contains("detaches"))
+        .collect();
+    assert_eq!(bars, [rows - 1], "one bar, on the last row");
 }
 
 #[test]

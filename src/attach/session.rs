@@ -205,6 +205,7 @@ fn attach_terminal(
             shown: Shown::new(),
             size: Size { cols: 80, rows: 24 },
             status: None,
+            pushed: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
             launcher,
@@ -263,6 +264,10 @@ struct Attach {
     size: Size,
     /// Last state seen, with when it was seen.
     status: Option<(Status, Instant)>,
+    /// The state the supervisor last pushed (STATE: its byte, how long it
+    /// had lasted, when it came), which the bar shows whatever a STATUS
+    /// answer says; none from a supervisor that pushes nothing.
+    pushed: Option<(u8, u32, Instant)>,
     /// When to ask for the state. A question unanswered for
     /// [`client::ANSWER_TIMEOUT`] makes the bar say so instead of a state
     /// (a stopped supervisor leaves the screen blank otherwise).
@@ -442,9 +447,21 @@ impl Attach {
                     self.draw_bar();
                 }
             }
-            Reply::Status(s) => {
+            Reply::Status(mut s) => {
                 self.poll
                     .answered(std::time::Instant::now(), &s, poll::is_busy(s.state));
+                // Once the supervisor pushes its state, that is the state
+                // shown, as `hm ls` and `hm status` show it: a STATUS
+                // answered as keys or output come is a verdict of the
+                // moment (a shell given a line is "active" until its
+                // screen settles, and the settled verdict, idle again, is
+                // no change to push), which stayed in the bar until the
+                // next question, seconds later.
+                if let Some((state, ms, at)) = self.pushed.filter(|p| p.0 != s.state) {
+                    s.state = state;
+                    let since = u32::try_from(at.elapsed().as_millis()).unwrap_or(u32::MAX);
+                    s.state_ms = ms.saturating_add(since);
+                }
                 self.status = Some((s, Instant::now()));
                 self.draw_bar();
             }
@@ -454,9 +471,11 @@ impl Attach {
             // passed: a prompt showed as active for seconds). The first
             // STATUS answer, asked in the same write, sets the rest.
             Reply::State(report) => {
+                let ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+                self.pushed = Some((report.state_byte, ms, Instant::now()));
                 if let Some((s, at)) = &mut self.status {
                     s.state = report.state_byte;
-                    s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+                    s.state_ms = ms;
                     *at = Instant::now();
                     self.draw_bar();
                 }
@@ -502,7 +521,7 @@ impl Attach {
 
     async fn resize(&mut self) -> Result<()> {
         let (cols, rows) = term::size(self.tty.get_ref().as_fd()).unwrap_or((80, 24));
-        self.size = Size { cols, rows };
+        let before = std::mem::replace(&mut self.size, Size { cols, rows });
         self.shown.resized();
         let child_rows = self.child_rows();
         let child = Size {
@@ -516,6 +535,14 @@ impl Attach {
             copy.paint(&mut self.out, &self.theme, true);
         }
         if self.bar_visible() {
+            if self.copy.is_none() {
+                // A terminal that grew keeps its rows where they were: the
+                // old bar would stay among the child's lines.
+                if rows > before.rows && before.rows >= 2 {
+                    self.out.extend(statusbar::erase_row(before.rows));
+                }
+                self.out.extend(statusbar::CURSOR_OFF_LAST_ROW);
+            }
             self.out.extend(statusbar::scroll_region(child_rows));
             self.draw_bar();
         }

@@ -185,6 +185,22 @@ fn push_colour(out: &mut String, colour: Color, base: u8) {
 
 /// Sets the scroll region to the rows above the bar; DECSTBM homes the
 /// cursor, so it is wrapped in save/restore.
+/// After a resize, before [`scroll_region`]: moves the cursor off the
+/// last row if it is there, keeping it where it is otherwise. A terminal
+/// that shrinks leaves a cursor that was at its bottom on its new last
+/// row, which becomes the bar's: below the region, output there never
+/// scrolls and the bar covers it. A line feed scrolls the whole screen
+/// (the terminal dropped the region on resizing) only from the last row,
+/// and elsewhere moves down one; the cursor up undoes the move, and from
+/// the last row leaves the cursor on the same line of text, one row up.
+/// The terminal is raw: the line feed keeps the column.
+pub const CURSOR_OFF_LAST_ROW: &[u8] = b"\n\x1b[A";
+
+/// Erases row `row` (1-based), the cursor left where it was.
+pub fn erase_row(row: u16) -> Vec<u8> {
+    format!("\x1b7\x1b[{row};1H\x1b[2K\x1b8").into_bytes()
+}
+
 pub fn scroll_region(rows_above_bar: u16) -> Vec<u8> {
     format!("\x1b7\x1b[1;{rows_above_bar}r\x1b8").into_bytes()
 }
