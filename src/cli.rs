@@ -349,11 +349,12 @@ pub struct RunArgs {
     pub dir: DirArgs,
 
     /// Terminal width given to the command [default: the terminal's, else [tui] session_size]
-    #[arg(long)]
+    // A zero became a 1x1 terminal without a word.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub cols: Option<u16>,
 
     /// Terminal height given to the command [default: the terminal's less the attach bar, else [tui] session_size]
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub rows: Option<u16>,
 
     /// Bytes of output kept for clients that attach later

@@ -321,6 +321,18 @@ fn a_bad_config_names_the_key_and_file_and_starts_nothing() {
 }
 
 #[test]
+fn a_terminal_of_no_columns_or_rows_is_refused_and_starts_nothing() {
+    let sb = Sandbox::new();
+    for flag in ["--cols", "--rows"] {
+        let out = sb.cmd(&["run", "--detach", "--id", "z", flag, "0", "--", "true"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = stderr(&out);
+        assert!(err.contains(flag) && err.contains("1..=65535"), "{err}");
+        assert!(!sb.sock_dir.exists(), "{flag}: nothing started");
+    }
+}
+
+#[test]
 fn flags_override_the_config_file() {
     let sb = Sandbox::new();
     fs::write(
