@@ -157,8 +157,15 @@ fn a_screen_copying_an_agents_dialog_is_not_answered_by_automation() {
         &["--config", &conf],
         &[claude.to_str().expect("utf-8")],
     );
-    let id = identity_row(&explain_json(&sb, "cc"));
-    assert_eq!(id["source"], "command", "{id}");
+    // Named by its command once the reader runs; until the script execs
+    // it, the script itself (named `claude`) may be what is in front.
+    common::wait_until("Claude named by the session's command", || {
+        let id = identity_row(&explain_json(&sb, "cc"));
+        id["source"] == "command"
+            && id["value"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("claude"))
+    });
     assert_eq!(keys_got(&got), "31", "Claude's approve key, 1");
 }
 
