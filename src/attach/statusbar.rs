@@ -183,8 +183,6 @@ fn push_colour(out: &mut String, colour: Color, base: u8) {
     let _ = write!(out, ";{code}");
 }
 
-/// Sets the scroll region to the rows above the bar; DECSTBM homes the
-/// cursor, so it is wrapped in save/restore.
 /// After a resize, before [`scroll_region`]: moves the cursor off the
 /// last row if it is there, keeping it where it is otherwise. A terminal
 /// that shrinks leaves a cursor that was at its bottom on its new last
@@ -201,6 +199,8 @@ pub fn erase_row(row: u16) -> Vec<u8> {
     format!("\x1b7\x1b[{row};1H\x1b[2K\x1b8").into_bytes()
 }
 
+/// Sets the scroll region to the rows above the bar; DECSTBM homes the
+/// cursor, so it is wrapped in save/restore.
 pub fn scroll_region(rows_above_bar: u16) -> Vec<u8> {
     format!("\x1b7\x1b[1;{rows_above_bar}r\x1b8").into_bytes()
 }
