@@ -8,6 +8,8 @@
 //!
 //! - when output comes and the state shown is idle (work has begun), or at
 //!   most once a [`POLL_EVERY`] while output flows;
+//! - once output has stopped for [`SETTLED_AFTER`], when a question was
+//!   answered while it came (that answer was of a screen still moving);
 //! - when the silence since its last output would reach its idle threshold
 //!   (it may have gone idle), a little after, so that the answer is past
 //!   the classifier's own threshold;
@@ -40,6 +42,15 @@ pub const IDLE_ASK_EVERY: Duration = Duration::from_millis(100);
 /// would say "active" and cost another round.
 pub const IDLE_MARGIN: Duration = Duration::from_millis(100);
 
+/// How long after output stops a question answered while it came is
+/// asked again. An answer of the moment can be "active" for a shell whose
+/// prompt is about to come back, and "idle" with the timer of the prompt
+/// before; the supervisor settles 50 to 150 ms after output, and pushes
+/// nothing when the settled state is the one it last pushed, so without
+/// this the bar and the panes kept that answer until the idle threshold
+/// (a timer saying "idle 1m06s" for a shell that just ran a command).
+pub const SETTLED_AFTER: Duration = Duration::from_millis(300);
+
 #[derive(Debug, Clone)]
 pub struct StatusPoll {
     idle_threshold: Duration,
@@ -47,6 +58,10 @@ pub struct StatusPoll {
     last_asked: Option<Instant>,
     /// When to ask whether the session went idle.
     idle_check: Option<Instant>,
+    /// When to ask again after output stopped (see [`SETTLED_AFTER`]).
+    settled_check: Option<Instant>,
+    /// A question was asked since output last stopped.
+    asked_while_output: bool,
     unresponsive: bool,
     /// Something came from the session since the last keys were typed.
     heard_since_keys: bool,
@@ -64,6 +79,8 @@ impl StatusPoll {
             in_flight: false,
             last_asked: None,
             idle_check: None,
+            settled_check: None,
+            asked_while_output: false,
             unresponsive: false,
             heard_since_keys: true,
             asked_on_output: false,
@@ -109,6 +126,12 @@ impl StatusPoll {
         if ask {
             self.asked_on_output = shown_idle;
         }
+        // Moved on by every output, so a session streaming without a
+        // pause is not asked by it; once per burst otherwise.
+        self.asked_while_output |= ask || self.in_flight;
+        if self.asked_while_output {
+            self.settled_check = Some(now + SETTLED_AFTER);
+        }
         ask
     }
 
@@ -139,7 +162,7 @@ impl StatusPoll {
 
     /// The next moment [`tick`](Self::tick) has something to do.
     pub fn next_due(&self) -> Option<Instant> {
-        [self.idle_check, self.answer_due()]
+        [self.idle_check, self.settled_check, self.answer_due()]
             .into_iter()
             .flatten()
             .min()
@@ -164,6 +187,13 @@ impl StatusPoll {
             self.idle_check = None;
             t.ask = self.ask(now);
         }
+        if self.settled_check.is_some_and(|due| now >= due) {
+            self.settled_check = None;
+            self.asked_while_output = false;
+            // One in flight was asked after the output stopped: its answer
+            // is of the settled screen.
+            t.ask |= self.ask(now);
+        }
         t
     }
 
@@ -177,14 +207,19 @@ impl StatusPoll {
         *self = StatusPoll::new(self.idle_threshold);
     }
 
-    /// When it will ask whether the session went idle.
+    /// When it will next ask without being told of output or keys:
+    /// whether the session went idle, or how it settled after output.
     pub fn idle_check(&self) -> Option<Instant> {
-        self.idle_check
+        [self.idle_check, self.settled_check]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Forget the idle check (the session ended, say).
+    /// Forget the checks (the session ended, say).
     pub fn clear_idle_check(&mut self) {
         self.idle_check = None;
+        self.settled_check = None;
     }
 }
 
@@ -266,6 +301,9 @@ mod tests {
         let t0 = Instant::now();
         let mut p = StatusPoll::new(THRESHOLD);
         assert!(p.output(t0, true));
+        // The question about the output's settling finds the first one
+        // still out.
+        assert_eq!(p.tick(t0 + SETTLED_AFTER), Tick::default());
         // Silent for 1 s already when it answers: 2 s (and the margin) left.
         p.answered(
             ms(t0, 1000),
@@ -332,5 +370,59 @@ mod tests {
             is_busy(ProcessState::Idle.as_byte()),
         );
         assert!(p.keys(ms(t0, 1300)));
+    }
+
+    #[test]
+    fn a_question_answered_while_output_came_is_asked_again_once_it_stops() {
+        let t0 = Instant::now();
+        let idle = status(ProcessState::Idle, 0);
+        let mut p = StatusPoll::new(THRESHOLD);
+        p.asked(t0);
+        p.answered(ms(t0, 1), &idle, false);
+        // A command's echo is asked about and answered idle, the screen
+        // still moving; its output, too soon after, is not asked about.
+        assert!(p.output(ms(t0, 1000), true));
+        p.answered(ms(t0, 1001), &idle, false);
+        assert!(!p.output(ms(t0, 1050), true));
+        let settled = ms(t0, 1050) + SETTLED_AFTER;
+        assert_eq!(p.next_due(), Some(settled));
+        assert!(!p.tick(settled - Duration::from_millis(1)).ask);
+        assert!(p.tick(settled).ask, "asked once the output has stopped");
+        p.answered(settled, &idle, false);
+        // Once: what is left is the idle threshold's check.
+        assert_eq!(p.next_due(), Some(ms(t0, 1050) + THRESHOLD + IDLE_MARGIN));
+    }
+
+    #[test]
+    fn output_without_a_pause_moves_the_settled_question_on() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        assert!(p.output(t0, true));
+        let active = status(ProcessState::Active, 0);
+        p.answered(ms(t0, 1), &active, true);
+        for i in 1..=25 {
+            let now = ms(t0, i * 100);
+            if p.output(now, false) {
+                p.answered(now, &active, true);
+            }
+            assert!(!p.tick(now).ask, "asked at {i}00 ms while output flows");
+        }
+        assert_eq!(p.next_due(), Some(ms(t0, 2500) + SETTLED_AFTER));
+    }
+
+    #[test]
+    fn output_with_no_question_about_it_asks_nothing_more() {
+        let t0 = Instant::now();
+        let mut p = StatusPoll::new(THRESHOLD);
+        let active = status(ProcessState::Active, 0);
+        assert!(p.output(t0, true));
+        p.answered(ms(t0, 1), &active, true);
+        let settled = t0 + SETTLED_AFTER;
+        assert!(p.tick(settled).ask);
+        p.answered(settled, &active, true);
+        // Shown busy, within a second of the last question: output is not
+        // asked about, nor its settling.
+        assert!(!p.output(ms(t0, 500), false));
+        assert_eq!(p.next_due(), Some(ms(t0, 500) + THRESHOLD + IDLE_MARGIN));
     }
 }

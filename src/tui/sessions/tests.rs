@@ -519,6 +519,32 @@ fn output_asks_for_the_state_at_most_once_a_second_while_busy() {
     );
 }
 
+/// A question asked as output came can be answered "active" for a shell
+/// whose prompt is about to come back; settled idle again, where the
+/// supervisor last pushed, it pushes nothing. The session is asked again
+/// once its output has stopped, rather than at its idle threshold (ten
+/// minutes for some): the pane said "active" until then.
+#[test]
+fn a_session_asked_as_its_output_came_is_asked_again_once_it_stops() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(100, 31);
+    live(&mut m, &["a"], t0);
+    update(&mut m, st("a", ProcessState::Idle, 0), at(10));
+    let out = |text: &[u8]| Msg::Session("a".into(), SessionMsg::Output(text.to_vec()));
+    let fx = update(&mut m, out(b"echo hi\r\n"), at(1000));
+    assert!(fx.contains(&Effect::Status("a".into())), "{fx:?}");
+    update(&mut m, st("a", ProcessState::Active, 0), at(1005));
+    update(&mut m, out(b"hi\r\n$ "), at(1020));
+    let settled = at(1020) + crate::client::poll::SETTLED_AFTER;
+    assert_eq!(m.next_check(), Some(settled));
+    let fx = update(&mut m, Msg::Tick, settled);
+    assert!(fx.contains(&Effect::Status("a".into())), "{fx:?}");
+    update(&mut m, st("a", ProcessState::Idle, 0), settled);
+    let a = m.pane("a").expect("pane a");
+    assert_eq!(a.state(), Some(ProcessState::Idle.as_byte()));
+}
+
 #[test]
 fn the_next_idle_check_is_the_earliest_pane_due() {
     let now = Instant::now();
@@ -549,6 +575,12 @@ fn the_next_idle_check_is_the_earliest_pane_due() {
     // left due would wake the run loop at once, over and over.
     update(&mut m, st("b", ProcessState::Idle, 0), due);
     update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), due);
+    // The first check was b's question about how its output settled; its
+    // idle threshold's is left, and nothing after it.
+    let last = m.next_check().expect("b's idle check");
+    assert_eq!(Some(last), m.pane("b").and_then(|p| p.poll.idle_check()));
+    update(&mut m, Msg::Tick, last);
+    update(&mut m, st("b", ProcessState::Idle, 0), last);
     assert_eq!(m.next_check(), None);
     update(&mut m, Msg::Tick, due + Duration::from_secs(10));
     assert_eq!(m.next_check(), None);
