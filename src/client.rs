@@ -116,6 +116,19 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// A clock redrawn once a second (the dashboard's timers, `hm attach`'s
+/// bar): whole seconds below a minute (`0s`, `42s`), then as
+/// [`human_ms`]. With milliseconds or tenths, the figure drawn at a state
+/// change (`idle 3ms`) stood for a whole second, and the tenths after it
+/// were whatever the redraw happened to land on.
+pub fn clock_ms(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{}s", ms / 1000)
+    } else {
+        human_ms(ms)
+    }
+}
+
 /// Formats milliseconds for people: `850ms`, `3.2s`, `2m05s`, `1h02m`, `3d04h`.
 pub fn human_ms(ms: u64) -> String {
     let s = ms / 1000;
@@ -159,6 +172,9 @@ mod tests {
     #[test]
     fn durations_read_naturally() {
         assert_eq!(human_ms(850), "850ms");
+        assert_eq!(clock_ms(850), "0s");
+        assert_eq!(clock_ms(59_999), "59s");
+        assert_eq!(clock_ms(125_000), "2m05s");
         assert_eq!(human_ms(3_250), "3.2s");
         assert_eq!(human_ms(125_000), "2m05s");
         assert_eq!(human_ms(3_720_000), "1h02m");

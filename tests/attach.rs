@@ -43,8 +43,7 @@ fn hm_in_terminal(sb: &Sandbox, args: &[&str]) -> Terminal {
     )
 }
 
-/// How long the bar says the session has been idle, when it says it in
-/// seconds ("idle 2.0s"; not "idle 5ms").
+/// Whether `id`'s status bar is on the last row.
 fn bar_shown(t: &Terminal, id: &str) -> bool {
     t.last_row().starts_with(&format!(" hm · {id} "))
 }

@@ -15,7 +15,7 @@ use std::fmt::Write;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::classify;
-use crate::client::human_ms;
+use crate::client::clock_ms;
 use crate::theme::Theme;
 use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 
@@ -32,7 +32,7 @@ pub fn render(
     theme: &Theme,
 ) -> Vec<u8> {
     let state_text = match state {
-        Some((s, ms)) => format!(" {} {} ", classify::state_name(s), human_ms(ms)),
+        Some((s, ms)) => format!(" {} {} ", classify::state_name(s), clock_ms(ms)),
         None => " … ".to_string(),
     };
     // The hint (how to detach) goes before the state when both fit.
@@ -481,7 +481,7 @@ mod tests {
         let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &theme), 30);
         let row = p.screen().contents_between(23, 0, 23, 30);
         assert!(row.starts_with(" hm · api"), "{row:?}");
-        assert!(row.trim_end().ends_with("active 3.2s"), "{row:?}");
+        assert!(row.trim_end().ends_with("active 3s"), "{row:?}");
         // Too narrow for both: the id wins, the state is cut.
         let p = screen(
             &render(
@@ -510,7 +510,7 @@ mod tests {
         );
         let row = p.screen().contents_between(23, 0, 23, 50);
         assert!(
-            row.trim_end().ends_with("Ctrl-\\ detaches   active 3.2s"),
+            row.trim_end().ends_with("Ctrl-\\ detaches   active 3s"),
             "{row:?}"
         );
     }
@@ -543,7 +543,7 @@ mod tests {
         let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &dark()), 30);
         let cell = |col| p.screen().cell(23, col).expect("cell").clone();
         // Label, fill, badge: the dark theme's footer key, footer, active.
-        let (label, fill, badge) = (cell(1), cell(12), cell(18));
+        let (label, fill, badge) = (cell(1), cell(12), cell(20));
         assert_eq!((label.fgcolor(), label.bgcolor()), (Idx(16), Idx(250)));
         assert!(label.bold());
         assert_eq!(fill.bgcolor(), Idx(236));
@@ -578,7 +578,7 @@ mod tests {
         );
         let p = screen(&bar, 30);
         let row = p.screen().contents_between(23, 0, 23, 30);
-        assert!(row.trim_end().ends_with("idle 0ms"), "{row:?}");
+        assert!(row.trim_end().ends_with("idle 0s"), "{row:?}");
         for col in [1, 12, 27] {
             let cell = p.screen().cell(23, col).expect("cell");
             assert!(cell.inverse(), "column {col}");

@@ -66,7 +66,7 @@ impl Attach {
             // As many as fit, the most important first (the bar drops a
             // hint that does not fit whole).
             let state_len = state.map_or(3, |(s, ms)| {
-                crate::classify::state_name(s).len() + crate::client::human_ms(ms).len() + 3
+                crate::classify::state_name(s).len() + crate::client::clock_ms(ms).len() + 3
             });
             let room = usize::from(self.size.cols)
                 .saturating_sub(self.id.chars().count() + 6 + state_len + 4);

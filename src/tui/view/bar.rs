@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::key;
-use crate::client::human_ms;
+use crate::client::clock_ms;
 use crate::config::Action;
 use crate::tui::model::{Mode, Model, Pane};
 
@@ -21,7 +21,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     let state = p.state_label().unwrap_or_else(|| "…".into());
     let timer = p
         .state_ms(now)
-        .map_or(String::new(), |ms| format!(" {}", human_ms(ms)));
+        .map_or(String::new(), |ms| format!(" {}", clock_ms(ms)));
     // Entered from the inbox, the detach key goes back there.
     let to = if m.inbox.after_focus {
         "the inbox"

@@ -11,7 +11,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::client::human_ms;
+use crate::client::clock_ms;
 use crate::tui::inbox::{Row, rows};
 use crate::tui::layout::grid_area;
 use crate::tui::model::Model;
@@ -266,7 +266,7 @@ impl Columns {
         s.push_str(&clip_pad(&r.detail, self.detail));
         s.push_str(&format!(
             "  {:>t$}  ",
-            human_ms(r.waited_ms),
+            clock_ms(r.waited_ms),
             t = self.waited
         ));
         let mut spans = vec![Span::styled(s, style)];

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders};
 use tui_term::widget::{Cursor, PseudoTerminal};
 
 use super::title;
-use crate::client::human_ms;
+use crate::client::clock_ms;
 use crate::tui::layout::inner;
 use crate::tui::model::{Link, Model, Pane};
 use crate::tui::screen;
@@ -80,7 +80,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
         (Link::Live, _) if p.unresponsive() => Span::styled(" not responding ", m.theme.error),
         (Link::Live, _) => match p.idle_ms(now) {
-            Some(ms) => Span::styled(format!(" idle {} ", human_ms(ms)), m.theme.dim),
+            Some(ms) => Span::styled(format!(" idle {} ", clock_ms(ms)), m.theme.dim),
             None => Span::raw(""),
         },
     };

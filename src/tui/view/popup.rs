@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::key;
-use crate::client::human_ms;
+use crate::client::clock_ms;
 use crate::config::Action;
 use crate::tui::model::{Model, NewStep};
 
@@ -133,7 +133,7 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
         ),
         Span::raw(format!(
             "  for {}",
-            p.state_ms(now).map_or("?".into(), human_ms)
+            p.state_ms(now).map_or("?".into(), clock_ms)
         )),
     ])];
     match &p.report {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
 
 use crate::classify::ProcessState;
-use crate::client::human_ms;
+use crate::client::{clock_ms, human_ms};
 use crate::tui::model::{Model, Pane};
 
 /// The title as it fits: each part without its padding.
@@ -155,7 +155,7 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
         .filter(|r| r.state_byte == state)
         .and_then(|r| r.detail);
     let long = |s: String| match ms {
-        Some(ms) => format!("{s} {}", human_ms(ms)),
+        Some(ms) => format!("{s} {}", clock_ms(ms)),
         None => s,
     };
     let short = |s: String| match ms {
