@@ -146,11 +146,13 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
     t.wait_for("the state in the bar", |t| {
         let bar = t.last_row();
         let words: Vec<&str> = bar.split_whitespace().collect();
-        words.len() == 9
+        // `idle 2s`, or with what it waits for: `waiting · input 2s`.
+        let time = words.last().copied().unwrap_or("");
+        words.len() >= 9
             && words[3..7] == ["Ctrl-\\", "detaches", "Ctrl-]", "history"]
             && ["idle", "active", "waiting"].contains(&words[7])
-            && words[8].ends_with('s')
-            && words[8].starts_with(|c: char| c.is_ascii_digit())
+            && time.ends_with('s')
+            && time.starts_with(|c: char| c.is_ascii_digit())
     });
     t.send(b"\r");
     t.wait_for("stty size", |t| {
@@ -164,7 +166,8 @@ fn attach_shows_the_session_above_a_status_bar_one_row_short() {
 /// bar that waited for one would say "active" at the prompt all along
 /// (asked when output came, not again within a second of that). Output
 /// in the first second after attaching is taken for a redraw for its size,
-/// so the work goes on for longer than that.
+/// so the work goes on for longer than that. It says what the session
+/// waits for, as the dashboard and `hm ls` do.
 #[test]
 fn the_bar_shows_a_prompt_as_waiting_as_soon_as_the_session_does() {
     let sb = Sandbox::new();
@@ -184,7 +187,15 @@ fn the_bar_shows_a_prompt_as_waiting_as_soon_as_the_session_does() {
     t.wait_for("an idle bar", |t| t.last_row().contains("idle"));
     std::fs::write(sb.path().join("go"), "").expect("write the go file");
     t.wait_for("the prompt", |t| t.contains("Continue? [y/n]"));
-    t.wait_for("a waiting bar", |t| t.last_row().contains("waiting"));
+    // And at what, as `hm ls` says it.
+    t.wait_for("a bar waiting for input", |t| {
+        t.last_row().contains("waiting · input")
+    });
+    let ls = sb.cmd(&["ls"]);
+    assert!(
+        String::from_utf8_lossy(&ls.stdout).contains("waiting · input"),
+        "{ls:?}"
+    );
 }
 
 /// The bar shows the state `hm status` shows: a shell given a short

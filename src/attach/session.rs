@@ -206,6 +206,7 @@ fn attach_terminal(
             size: Size { cols: 80, rows: 24 },
             status: None,
             pushed: None,
+            report: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
             launcher,
@@ -268,6 +269,9 @@ struct Attach {
     /// had lasted, when it came), which the bar shows whatever a STATUS
     /// answer says; none from a supervisor that pushes nothing.
     pushed: Option<(u8, u32, Instant)>,
+    /// The last STATE frame's report: what the bar says of the state
+    /// beyond its name (`waiting · input`), as `hm ls` does.
+    report: Option<Box<crate::protocol::StateReport>>,
     /// When to ask for the state. A question unanswered for
     /// [`client::ANSWER_TIMEOUT`] makes the bar say so instead of a state
     /// (a stopped supervisor leaves the screen blank otherwise).
@@ -473,8 +477,10 @@ impl Attach {
             Reply::State(report) => {
                 let ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
                 self.pushed = Some((report.state_byte, ms, Instant::now()));
+                let state = report.state_byte;
+                self.report = Some(report);
                 if let Some((s, at)) = &mut self.status {
-                    s.state = report.state_byte;
+                    s.state = state;
                     s.state_ms = ms;
                     *at = Instant::now();
                     self.draw_bar();

@@ -14,7 +14,6 @@ use std::fmt::Write;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::classify;
 use crate::client::clock_ms;
 use crate::theme::Theme;
 use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
@@ -22,17 +21,20 @@ use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
 /// moving the cursor the child sees. The label takes the theme's footer key
 /// style, the rest the footer's, and the state its badge style, as in the
-/// dashboard.
+/// dashboard. `state`: the state byte (for the badge's colour), how it
+/// reads (`waiting · input`) and for how long.
 pub fn render(
     id: &str,
     cols: u16,
     row: u16,
-    state: Option<(u8, u64)>,
+    state: Option<(u8, &str, u64)>,
     hint: &str,
     theme: &Theme,
 ) -> Vec<u8> {
     let state_text = match state {
-        Some((s, ms)) => format!(" {} {} ", classify::state_name(s), clock_ms(ms)),
+        // The label is the supervisor's words: nothing in it may act on
+        // the terminal.
+        Some((_, label, ms)) => format!(" {} {} ", crate::paths::sanitize(label), clock_ms(ms)),
         None => " … ".to_string(),
     };
     // The hint (how to detach) goes before the state when both fit.
@@ -44,7 +46,7 @@ pub fn render(
     } else {
         String::new()
     };
-    let badge = theme.footer.patch(theme.state(state.map(|(s, _)| s)));
+    let badge = theme.footer.patch(theme.state(state.map(|(s, _, _)| s)));
     draw(id, cols, row, &hint, &state_text, badge, theme)
 }
 
@@ -478,7 +480,10 @@ mod tests {
     #[test]
     fn bar_fits_the_width() {
         let theme = dark();
-        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &theme), 30);
+        let p = screen(
+            &render("api", 30, 24, Some((0x04, "active", 3200)), "", &theme),
+            30,
+        );
         let row = p.screen().contents_between(23, 0, 23, 30);
         assert!(row.starts_with(" hm · api"), "{row:?}");
         assert!(row.trim_end().ends_with("active 3s"), "{row:?}");
@@ -488,7 +493,7 @@ mod tests {
                 "api",
                 12,
                 24,
-                Some((0x04, 3200)),
+                Some((0x04, "active", 3200)),
                 "Ctrl-\\ detaches",
                 &theme,
             ),
@@ -502,7 +507,7 @@ mod tests {
                 "api",
                 50,
                 24,
-                Some((0x04, 3200)),
+                Some((0x04, "active", 3200)),
                 "Ctrl-\\ detaches",
                 &theme,
             ),
@@ -540,7 +545,10 @@ mod tests {
     #[test]
     fn bar_takes_its_colours_from_the_theme() {
         use vt100::Color::Idx;
-        let p = screen(&render("api", 30, 24, Some((0x04, 3200)), "", &dark()), 30);
+        let p = screen(
+            &render("api", 30, 24, Some((0x04, "active", 3200)), "", &dark()),
+            30,
+        );
         let cell = |col| p.screen().cell(23, col).expect("cell").clone();
         // Label, fill, badge: the dark theme's footer key, footer, active.
         let (label, fill, badge) = (cell(1), cell(12), cell(20));
@@ -552,10 +560,10 @@ mod tests {
         assert!(badge.bold());
         // The badge follows the theme, for every state and for none yet.
         let light = Theme::by_name("light").expect("built-in theme");
-        for state in [Some((0xFF, 0)), Some((0x42, 0)), None] {
+        for state in [Some((0xFF, "dead", 0)), Some((0x42, "waiting", 0)), None] {
             let p = screen(&render("api", 30, 24, state, "", &light), 30);
             let badge = p.screen().cell(23, 29).expect("cell").clone();
-            let want = light.state(state.map(|(s, _)| s)).bg;
+            let want = light.state(state.map(|(s, _, _)| s)).bg;
             assert_eq!(Some(badge.bgcolor()), want.map(vt100_colour), "{state:?}");
         }
         assert_eq!(cell(29).bgcolor(), Idx(44));
@@ -571,7 +579,7 @@ mod tests {
     #[test]
     fn without_colour_the_bar_is_reverse_video() {
         let mono = Theme::load(None, true).expect("built-in theme");
-        let bar = render("api", 30, 24, Some((0x00, 0)), "", &mono);
+        let bar = render("api", 30, 24, Some((0x00, "idle", 0)), "", &mono);
         assert!(
             !bar.windows(3).any(|w| w == b"38;" || w == b"48;"),
             "{bar:?}"

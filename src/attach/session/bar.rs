@@ -32,7 +32,9 @@ impl Attach {
         }
         let state = self.status.map(|(s, at)| {
             let ms = u64::from(s.state_ms) + at.elapsed().as_millis() as u64;
-            (s.state, ms)
+            // The pushed report's detail, while it is of the state shown.
+            let label = crate::client::view::label(s.state, self.report.as_deref(), true);
+            (s.state, label, ms)
         });
         let notice = self
             .notice
@@ -65,8 +67,8 @@ impl Attach {
             ];
             // As many as fit, the most important first (the bar drops a
             // hint that does not fit whole).
-            let state_len = state.map_or(3, |(s, ms)| {
-                crate::classify::state_name(s).len() + crate::client::clock_ms(ms).len() + 3
+            let state_len = state.as_ref().map_or(3, |(_, label, ms)| {
+                label.chars().count() + crate::client::clock_ms(*ms).len() + 3
             });
             let room = usize::from(self.size.cols)
                 .saturating_sub(self.id.chars().count() + 6 + state_len + 4);
@@ -86,7 +88,9 @@ impl Attach {
             &self.id,
             self.size.cols,
             self.size.rows,
-            state,
+            state
+                .as_ref()
+                .map(|(s, label, ms)| (*s, label.as_str(), *ms)),
             &hint,
             &self.theme,
         ));
