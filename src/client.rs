@@ -12,6 +12,7 @@ use crate::cli::DirArgs;
 use crate::config::Config;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
+use crate::protocol::conn;
 
 /// The socket dir a client command should look in.
 pub fn socket_dir(args: &DirArgs, config: &Config) -> PathBuf {
@@ -32,13 +33,7 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
         Liveness::Running => Ok(paths),
         Liveness::Orphaned(pid) => bail!(orphaned(id, pid)),
         Liveness::Stale | Liveness::Missing => match ended_session(dir, id) {
-            Some(r) => bail!(
-                "session '{}' has ended ({}); 'hm status {}' shows how, 'hm restart {}' runs it again",
-                paths::sanitize(id),
-                ended_label(&r),
-                r.id,
-                r.id
-            ),
+            Some(r) => bail!(has_ended(&r)),
             None => match crate::restore::kept(id, dir).filter(|m| m.lost()) {
                 Some(_) => bail!(
                     "session '{}' was lost when its supervisor went away; 'hm restore {}' starts it again",
@@ -48,6 +43,52 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
                 None => bail!(no_session(id, dir)),
             },
         },
+    }
+}
+
+/// What a command says of session `r` that has ended.
+pub fn has_ended(r: &crate::ended::Ended) -> String {
+    format!(
+        "session '{}' has ended ({}); 'hm status {}' shows how, 'hm restart {}' runs it again",
+        paths::sanitize(&r.id),
+        ended_label(r),
+        r.id,
+        r.id
+    )
+}
+
+/// Whether `e` is a connection that went away (see [`ConnError::lost`]).
+pub fn connection_lost(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<conn::ConnError>()
+            .is_some_and(conn::ConnError::lost)
+            || c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| conn::lost_kind(io.kind()))
+    })
+}
+
+/// The record of session `id`, found running, when `e` is its connection
+/// going away because it ended as it was asked: a command started just as
+/// a program exits (`hm wait`, then `hm logs`) tells how it ended rather
+/// than "Connection reset by peer".
+pub fn ended_instead(dir: &Path, id: &str, e: &anyhow::Error) -> Option<crate::ended::Ended> {
+    if !connection_lost(e) {
+        return None;
+    }
+    ended_meanwhile(dir, id, answer_deadline())
+}
+
+/// [`ANSWER_TIMEOUT`] from now.
+pub fn answer_deadline() -> std::time::Instant {
+    std::time::Instant::now() + ANSWER_TIMEOUT
+}
+
+/// `e`, or what to say instead when session `id` ended as it was asked
+/// (see [`ended_instead`]).
+pub fn or_ended(dir: &Path, id: &str, e: anyhow::Error) -> anyhow::Error {
+    match ended_instead(dir, id, &e) {
+        Some(r) => anyhow::anyhow!(has_ended(&r)),
+        None => e,
     }
 }
 

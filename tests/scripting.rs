@@ -161,6 +161,46 @@ fn wait_for_exited_returns_the_exit_code_line() {
     assert_eq!(stdout(&out), "short: exited with code 3\n");
 }
 
+/// A script's next command, started the moment its program exits, meets a
+/// supervisor on its way out, which resets the connections it has not
+/// served: each says how the session ended, as it would a moment later,
+/// and none fails with "Connection reset by peer".
+#[test]
+fn commands_started_as_the_program_exits_say_how_it_ended() {
+    let sb = Sandbox::new();
+    for n in 0..5 {
+        let id = format!("quick{n}");
+        let s = bg(
+            &sb,
+            &["--id", &id],
+            &["sh", "-c", "echo said-$((40+2)); exit 3"],
+        );
+        let out = sb.cmd(&["wait", &s.id, "--state", "exited", "--timeout", "20"]);
+        assert!(out.status.success(), "wait {n}: {}", stderr(&out));
+        assert_eq!(stdout(&out), format!("{id}: exited with code 3\n"));
+        let out = sb.cmd(&["logs", &id]);
+        assert!(out.status.success(), "logs {n}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("said-42"),
+            "logs {n}: {}",
+            stdout(&out)
+        );
+        let out = sb.cmd(&["rm", &id]);
+        assert!(out.status.success(), "rm {n}: {}", stderr(&out));
+    }
+    for n in 0..5 {
+        let id = format!("gone{n}");
+        let s = bg(&sb, &["--id", &id], &["sh", "-c", "exit 4"]);
+        let out = sb.cmd(&["send", &s.id, "hello", "--enter"]);
+        fails_with(
+            &out,
+            1,
+            &format!("session '{id}' has ended (exited with code 4"),
+        );
+        assert!(!stderr(&out).contains("reset"), "{}", stderr(&out));
+    }
+}
+
 #[test]
 fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     let sb = Sandbox::new();

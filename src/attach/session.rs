@@ -178,13 +178,25 @@ fn attach_terminal(
     let theme = Theme::load(config.tui.theme.as_deref(), Theme::no_color_from_env())
         .map_err(|e| config.tui.bad_theme(e))?;
     let rt = client::runtime()?;
+    // Where the session's record goes when it ends.
+    let dir = session.sock.parent().unwrap_or(std::path::Path::new("."));
     let outcome = rt.block_on(async {
         // Connect before touching the terminal, so a failure leaves it alone
         // (a supervisor that does not even greet us included).
-        let (reader, writer) = client::answered(&session.id, async {
+        let connected = client::answered(&session.id, async {
             Ok(conn::connect(&session.sock).await?)
         })
-        .await?;
+        .await;
+        let (reader, writer) = match connected {
+            Ok(halves) => halves,
+            // Ended as it was asked (its supervisor resets the connections
+            // it has not served on its way out): told as an end seen
+            // attached, with its last lines.
+            Err(e) => match client::ended_instead(dir, &session.id, &e) {
+                Some(r) => return anyhow::Ok((Outcome::Exited(r.exit_code), r.last_lines)),
+                None => return Err(e),
+            },
+        };
         let tty = crate::fd::register(term::reopen_tty()?, Interest::READABLE)?;
         let guard = term::Guard::enter()?;
         let mut a = Attach {
@@ -311,7 +323,19 @@ impl Attach {
     async fn run(&mut self) -> Outcome {
         match self.session().await {
             Ok(o) => o,
+            Err(e) if client::connection_lost(&e) => self.gone(crate::error::describe(&e)),
             Err(e) => Outcome::Lost(crate::error::describe(&e)),
+        }
+    }
+
+    /// The connection went without an EXIT: the session ended as the
+    /// attach began (its supervisor resets what it has not served on its
+    /// way out), as its record says, or the supervisor went away.
+    fn gone(&self, why: String) -> Outcome {
+        let dir = self.sock.parent().unwrap_or(std::path::Path::new("."));
+        match client::ended_meanwhile(dir, &self.id, client::answer_deadline()) {
+            Some(r) => Outcome::Exited(r.exit_code),
+            None => Outcome::Lost(why),
         }
     }
 
@@ -334,7 +358,7 @@ impl Attach {
             tokio::select! {
                 f = self.reader.recv(), if self.out.is_empty() => {
                     let Some(f) = f? else {
-                        return Ok(Outcome::Lost("the supervisor went away".into()));
+                        return Ok(self.gone("the supervisor went away".into()));
                     };
                     if let Some(o) = self.frame(f).await? {
                         return Ok(o);

@@ -98,7 +98,15 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
         tokio::time::timeout(patience, wait)
             .await
             .context("the session did not stop in time")?
-    })?;
+    });
+    // Ended by itself as it was asked: gone, as asked.
+    let code = match code {
+        Err(e) => match client::ended_instead(dir, &session.id, &e) {
+            Some(r) => Some(r.exit_code),
+            None => return Err(e),
+        },
+        Ok(code) => code,
+    };
     // The supervisor removes its files, then exits and so drops its lock.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while liveness::probe(&session.pid, &session.sock, false) == Liveness::Running {

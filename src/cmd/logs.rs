@@ -65,44 +65,58 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     let session = match find_session(&dir, &args.id) {
         Ok(s) => s,
         Err(e) => {
-            // Ended: what is kept of it is the end of its last screen.
             let Some(r) = client::ended_session(&dir, &args.id) else {
                 return Err(e);
             };
-            if since.is_some_and(|t| r.ended_unix_ms < t) {
-                return Ok(0);
-            }
-            let mut printer = Printer::new(grep, args.width);
-            for line in &r.last_lines {
-                printer.line(line.clone());
-            }
-            printer.finish(&mut out, args.lines)?;
-            return Ok(0);
+            return ended(
+                &r,
+                since,
+                Printer::new(grep, args.width),
+                &mut out,
+                args.lines,
+            );
         }
     };
     let rt = client::runtime()?;
     if args.screen {
-        let screen = rt.block_on(client::answered(&session.id, async {
-            let (mut r, mut w) = conn::connect(&session.sock).await?;
-            Ok(conn::query_screen(&mut r, &mut w).await?)
-        }))?;
+        let screen = rt
+            .block_on(client::answered(&session.id, async {
+                let (mut r, mut w) = conn::connect(&session.sock).await?;
+                Ok(conn::query_screen(&mut r, &mut w).await?)
+            }))
+            .map_err(|e| client::or_ended(&dir, &session.id, e))?;
         for line in trimmed(screen.text.lines().map(str::to_owned).collect()) {
             writeln!(out, "{}", line.trim_end())?;
         }
         return Ok(0);
     }
     rt.block_on(async {
-        let (mut r, mut w) = client::answered(&session.id, async {
-            Ok(conn::connect(&session.sock).await?)
-        })
-        .await?;
-        let subscribe = Subscribe {
-            mark_replay: true,
-            marks: true,
-            ..Subscribe::default()
+        let opened = async {
+            let (mut r, mut w) = client::answered(&session.id, async {
+                Ok(conn::connect(&session.sock).await?)
+            })
+            .await?;
+            let subscribe = Subscribe {
+                mark_replay: true,
+                marks: true,
+                ..Subscribe::default()
+            };
+            conn::ask(&mut w, &[Request::Info, Request::Subscribe(subscribe)]).await?;
+            let replay = client::answered(&session.id, Replay::read(&mut r, args.raw)).await?;
+            anyhow::Ok((r, replay))
         };
-        conn::ask(&mut w, &[Request::Info, Request::Subscribe(subscribe)]).await?;
-        let mut replay = client::answered(&session.id, Replay::read(&mut r, args.raw)).await?;
+        let (mut r, mut replay) = match opened.await {
+            Ok(opened) => opened,
+            // Ended as it was asked (`hm wait`, then `hm logs`): the
+            // connection was reset, and the record has what is kept.
+            Err(e) => match client::ended_instead(&dir, &session.id, &e) {
+                Some(rec) => {
+                    let printer = Printer::new(grep, args.width);
+                    return ended(&rec, since, printer, &mut out, args.lines);
+                }
+                None => return Err(e),
+            },
+        };
         if since.is_some() && replay.times.is_empty() {
             bail!(
                 "'{}' runs under an hm that keeps no output times; --since needs a session started by hm {} or later",
@@ -186,6 +200,24 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         }
         Ok(0)
     })
+}
+
+/// What is kept of session `r` that ended: the end of its last screen.
+fn ended(
+    r: &crate::ended::Ended,
+    since: Option<u64>,
+    mut printer: Printer,
+    out: &mut impl Write,
+    lines: Option<usize>,
+) -> Result<i32> {
+    if since.is_some_and(|t| r.ended_unix_ms < t) {
+        return Ok(0);
+    }
+    for line in &r.last_lines {
+        printer.line(line.clone());
+    }
+    printer.finish(out, lines)?;
+    Ok(0)
 }
 
 /// A session's replay, read up to its end mark (or the session's end).

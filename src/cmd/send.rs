@@ -149,7 +149,8 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 return Ok(());
             }
         }
-    }))?;
+    }))
+    .map_err(|e| client::or_ended(&dir, &session.id, e))?;
     Ok(0)
 }
 

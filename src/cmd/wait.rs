@@ -58,7 +58,21 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
                     None => Some(watch.await),
                 }
             });
-            (session.id, ended.transpose()?)
+            // A session that ends as it is asked (a program that exits at
+            // once) resets the connection or closes it without its EXIT:
+            // how it ended is in its record.
+            let ended = match ended.transpose() {
+                Ok(Some(Outcome::Closed)) => Some(
+                    client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
+                        .map_or(Outcome::Closed, |r| Outcome::Exited(r.exit_code)),
+                ),
+                Ok(o) => o,
+                Err(e) => match client::ended_instead(&dir, &session.id, &e) {
+                    Some(r) => Some(Outcome::Exited(r.exit_code)),
+                    None => return Err(e),
+                },
+            };
+            (session.id, ended)
         }
         // Ended before we asked: that is an answer too.
         Err(e) => match client::ended_session(&dir, &args.id) {

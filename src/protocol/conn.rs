@@ -49,6 +49,32 @@ pub enum ConnError {
     Io(#[from] io::Error),
 }
 
+impl ConnError {
+    /// Whether the connection went away under the client (reset, closed,
+    /// the socket gone): what a session that ends as it is asked looks
+    /// like, as its supervisor closes every connection on its way out.
+    pub fn lost(&self) -> bool {
+        match self {
+            ConnError::Closed => true,
+            ConnError::Connect { source, .. } | ConnError::Io(source) => lost_kind(source.kind()),
+            _ => false,
+        }
+    }
+}
+
+/// The kinds of I/O error a connection to a supervisor that just exited
+/// fails with.
+pub fn lost_kind(kind: io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::NotFound
+    )
+}
+
 /// What a connection reads at once at first: enough for a quiet
 /// session's frames, and little to hold for each of a dashboard's
 /// thousand connections.
