@@ -83,6 +83,11 @@ pub fn orphans(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
     }
 }
 
+/// How long after a pane saw its session end its record must be listed:
+/// the supervisor writes it right after its EXIT, so a look that finds
+/// none later than this means it was forgotten already.
+const RECORD_GRACE: Duration = Duration::from_secs(2);
+
 /// Ended sessions get a pane showing how they ended and their last
 /// lines, as if the dashboard had watched them end (`x` forgets one, `r`
 /// starts it again). A pane whose record was seen and is gone now was
@@ -106,7 +111,17 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     }
     let problems = &m.host_problems;
     let forgotten = |p: &Pane| {
-        let Some(at) = p.recorded else { return false };
+        let at = match (p.recorded, p.ended_at.filter(|_| p.exit.is_some())) {
+            (Some(at), _) => at,
+            // Seen ending and never listed since: forgotten before a look
+            // found its record (`hm wait`, then `hm rm`), once the record
+            // has had its moment to be written.
+            (None, Some(t)) if now.saturating_duration_since(t) >= RECORD_GRACE => {
+                let ago = now.saturating_duration_since(t).as_millis();
+                unix_now.saturating_sub(u64::try_from(ago).unwrap_or(u64::MAX))
+            }
+            _ => return false,
+        };
         let host = crate::remote::split_target(&p.id).map(|(h, _)| h);
         let trimmed = oldest
             .get(&host)

@@ -294,6 +294,50 @@ fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
     assert!(m.pane("n0").is_none());
 }
 
+/// A session removed (`hm rm`) before any look listed its record
+/// (`hm wait`, then `hm rm`, within the scan's second) had no record seen,
+/// and its pane stayed for good. Once its record has had time to be
+/// written, a look that does not list it forgets the pane; one trimmed
+/// off a full list is kept, as above.
+#[test]
+fn a_pane_goes_when_its_session_is_removed_before_its_record_is_seen() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["quick", "kept"], t0);
+    for id in ["quick", "kept"] {
+        update(&mut m, Msg::Session(id.into(), SessionMsg::Exit(6)), at(10));
+        update(
+            &mut m,
+            Msg::Session(id.into(), SessionMsg::Closed(None)),
+            at(10),
+        );
+    }
+    // Looked at before its record was written: it stays.
+    update(&mut m, Msg::Ended(Vec::new()), at(500));
+    assert!(m.pane("quick").is_some());
+    // Later, still not listed: removed meanwhile.
+    let newer = |i: usize| crate::ended::Ended {
+        id: format!("n{i}"),
+        command: vec!["true".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms: crate::clock::unix_ms() + 1000,
+        exit_code: 0,
+        last_lines: Vec::new(),
+        label: None,
+        cols: 80,
+        rows: 24,
+    };
+    // A full list of newer records: "kept" may have been trimmed.
+    let full: Vec<_> = (0..crate::ended::KEEP).map(newer).collect();
+    update(&mut m, Msg::Ended(full), at(2500));
+    assert!(m.pane("kept").is_some(), "trimmed, not forgotten");
+    update(&mut m, Msg::Ended(Vec::new()), at(2600));
+    assert!(m.pane("quick").is_none() && m.pane("kept").is_none());
+}
+
 #[test]
 fn an_ended_sessions_timer_counts_from_its_end() {
     let t0 = Instant::now();
