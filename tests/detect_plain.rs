@@ -114,6 +114,55 @@ fn text_typed_at_a_shell_prompt_is_not_a_question() {
     wait_for_input(&sb, "sh");
 }
 
+/// A shell at its prompt is at rest however it came there: dash as the
+/// session (no line editor, so its prompt reads a line as `read` does), a
+/// script that ends in `exec bash`, a shell typed at another's prompt. Each
+/// was `waiting · input` for good, and the dashboard's inbox listed them
+/// as needing their user. The script's own question before the exec asks.
+#[test]
+fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
+    let sb = Sandbox::new();
+    let quick = ["--idle-threshold-ms", "300"];
+    let bash = "bash --norc --noprofile";
+    let _dash = sb.start("dash", &quick, &["sh"]);
+    let _ends = sb.start(
+        "ends",
+        &quick,
+        &[
+            "sh",
+            "-c",
+            &format!("printf 'Continue? [y/N] '; read a; exec {bash}"),
+        ],
+    );
+    let _outer = sb.start("outer", &quick, &["bash", "--norc", "--noprofile", "-i"]);
+    let at_rest = |id: &str| {
+        let mut last = serde_json::Value::Null;
+        common::wait_until(&format!("{id} idle at its prompt"), || {
+            last = status_json(&sb, id);
+            last["primary"] == "idle"
+        });
+        assert_ne!(last["detail"], "input", "{last}");
+    };
+    at_rest("dash");
+    wait_for_input(&sb, "ends");
+    let out = sb.cmd(&["send", "ends", "y", "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    at_rest("ends");
+    at_rest("outer");
+    let out = sb.cmd(&["send", "outer", bash, "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pid = status_json(&sb, "outer")["pid"].as_u64().expect("a pid");
+    common::wait_until("the inner shell started", || {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| !c.trim().is_empty())
+    });
+    at_rest("outer");
+    for id in ["dash", "ends", "outer"] {
+        let v = status_json(&sb, id);
+        assert_ne!(v["primary"], "waiting", "{id}: {v}");
+    }
+}
+
 #[test]
 fn a_program_running_silently_is_never_stuck() {
     let sb = Sandbox::new();

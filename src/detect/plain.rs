@@ -57,6 +57,32 @@ impl SessionCommand {
     }
 }
 
+/// Shells with no line editor: at their prompt they read a line in
+/// canonical mode, as a script's `read` does (dash is `sh` on Debian).
+const NO_LINE_EDITOR: &[&str] = &["sh", "dash", "posh"];
+
+/// Whether the process in front is an interactive shell at its prompt.
+/// That is a shell with no script to run: the session's own as started
+/// (`session_shell`), or the one in front now (`sh -c '...; exec bash'`
+/// became one; so is a `bash` typed at a prompt). At the prompt it has left
+/// canonical mode for its line editor, or it has no line editor (dash). A
+/// `read` typed at dash's prompt is then taken for the prompt; it is the
+/// user's own, not a program's question.
+pub fn at_shell_prompt(session_shell: bool, facts: &ProcessFacts) -> bool {
+    let names = &facts.foreground_names;
+    // The process in front goes by its name alone: no script, no `-c`.
+    let bare_shell = names.len() == 1 && builtin_commands().kind(&names[0]) == Some(Kind::Shell);
+    let own = facts.foreground_is_session && facts.front.len() <= 1 && session_shell;
+    if !(bare_shell || own) {
+        return false;
+    }
+    let editorless = names
+        .first()
+        .or(Some(&facts.foreground_command))
+        .is_some_and(|n| NO_LINE_EDITOR.contains(&n.as_str()));
+    !facts.canonical || editorless
+}
+
 /// The rule that says the session asks, if it does: the process in
 /// front reads the terminal and is not one that reads all the time.
 /// `alternate`: the screen is the alternate one (a full-screen program
@@ -65,8 +91,10 @@ pub fn asking(cmd: &SessionCommand, facts: &ProcessFacts, alternate: bool) -> Op
     if !facts.reading_terminal || alternate {
         return None;
     }
+    if at_shell_prompt(cmd.interactive_shell, facts) {
+        return None;
+    }
     if facts.foreground_is_session {
-        let at_prompt = cmd.interactive_shell && !facts.canonical;
         // The front may be a job the session's shell runs in its own
         // group (`sh -c 'python3 ask.py'`), which is what reads.
         let front_reads_always = facts.front.len() > 1
@@ -75,13 +103,10 @@ pub fn asking(cmd: &SessionCommand, facts: &ProcessFacts, alternate: bool) -> Op
                 Some(Kind::Agent | Kind::Program)
             );
         let own_reads_always = facts.front.len() <= 1 && cmd.interactive;
-        (!at_prompt && !front_reads_always && !own_reads_always).then_some("process.reading")
+        (!front_reads_always && !own_reads_always).then_some("process.reading")
     } else {
         match builtin_commands().kind_of(&facts.foreground_names) {
             Some(Kind::Agent | Kind::Program) => None,
-            // A shell's line editor leaves canonical mode at its prompt;
-            // its `read` builtin does not.
-            Some(Kind::Shell) if !facts.canonical => None,
             _ => Some("process.job_reading"),
         }
     }
@@ -175,5 +200,50 @@ mod tests {
         // `sh -c 'vim notes'`: the session's shell runs an editor in front.
         let sh = SessionCommand::of(&argv(&["sh", "-c", "vim notes"]));
         assert_eq!(asking(&sh, &facts(true, false, &["vim"], 2), false), None);
+    }
+
+    /// Shells that are at their prompt whatever the session's command
+    /// says: dash (no line editor: its prompt reads in canonical mode),
+    /// a shell a script ends in (`sh -c '...; exec bash'`), one typed at a
+    /// prompt. The inbox listed each as needing its user for good.
+    #[test]
+    fn a_shell_at_its_prompt_is_not_asking_however_it_came_there() {
+        let dash = SessionCommand::of(&argv(&["sh"]));
+        assert_eq!(asking(&dash, &facts(true, true, &["sh"], 1), false), None);
+        let ends_in_bash = SessionCommand::of(&argv(&["sh", "-c", "echo hi; exec bash"]));
+        assert!(!ends_in_bash.interactive_shell);
+        assert_eq!(
+            asking(&ends_in_bash, &facts(true, false, &["bash"], 1), false),
+            None
+        );
+        // Its own `read` builtin, typed at the prompt, keeps canonical mode.
+        assert_eq!(
+            asking(&ends_in_bash, &facts(true, true, &["bash"], 1), false),
+            Some("process.reading")
+        );
+        // Before the exec, the script's `read` in dash asks.
+        let asks = SessionCommand::of(&argv(&["sh", "-c", "read a; exec bash"]));
+        assert_eq!(
+            asking(
+                &asks,
+                &facts(true, true, &["sh", "read a; exec bash"], 1),
+                false
+            ),
+            Some("process.reading")
+        );
+        // Shells started at a prompt, at theirs; a script run there asks.
+        let shell = SessionCommand::of(&argv(&["bash"]));
+        for names in [&["bash"][..], &["zsh"], &["sh"]] {
+            let canonical = names == ["sh"];
+            assert_eq!(
+                asking(&shell, &facts(false, canonical, names, 1), false),
+                None,
+                "{names:?}"
+            );
+        }
+        assert_eq!(
+            asking(&shell, &facts(false, true, &["sh", "ask.sh"], 1), false),
+            Some("process.job_reading")
+        );
     }
 }

@@ -105,7 +105,9 @@ impl Detector {
             } else if !facts.reading_terminal {
                 // A script, or the shell itself, busy.
                 Some(make("process.running", Primary::Active, Detail::Running))
-            } else if (self.interactive_shell && !facts.canonical) || self.alternate {
+            } else if super::plain::at_shell_prompt(self.interactive_shell, &facts)
+                || self.alternate
+            {
                 Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
             } else {
                 // A script's `read`, or the shell's `read` builtin typed at
@@ -120,6 +122,9 @@ impl Detector {
         } else if facts.reading_terminal {
             if self.alternate {
                 Some(make("process.fullscreen", Primary::Idle, Detail::Ready))
+            } else if super::plain::at_shell_prompt(false, &facts) {
+                // A shell started at the prompt (`bash`), at its own.
+                Some(make("process.at_prompt", Primary::Idle, Detail::Ready))
             } else {
                 Some(make("process.job_reading", Primary::Waiting, Detail::Input))
             }
