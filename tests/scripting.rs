@@ -392,6 +392,39 @@ fn logs_raw_takes_the_last_lines_as_written() {
     assert_eq!(String::from_utf8_lossy(&raw.stdout), "4\r\n5\r\n");
 }
 
+/// A finished build's log is all of it, not the end of its last screen:
+/// what is kept for `hm restore` is what `hm logs` prints once the session
+/// has ended, searched and cut as the live session's.
+#[test]
+fn logs_of_a_session_that_ended_prints_all_it_kept() {
+    let sb = Sandbox::new();
+    let s = bg(
+        &sb,
+        &["--id", "build", "--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "seq 1 200; printf 'error: \\033[1mno\\033[m\\n'; exit 2",
+        ],
+    );
+    let out = sb.cmd(&["wait", &s.id, "--state", "exited", "--timeout", "20"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all = stdout(&sb.cmd(&["logs", &s.id]));
+    let want: String = (1..=200).map(|i| format!("{i}\n")).collect();
+    assert_eq!(all, format!("{want}error: no\n"));
+    let found = stdout(&sb.cmd(&["logs", &s.id, "--grep", "^7$"]));
+    assert_eq!(found, "7\n");
+    assert_eq!(
+        stdout(&sb.cmd(&["logs", &s.id, "--lines", "2"])),
+        "200\nerror: no\n"
+    );
+    let raw = sb.cmd(&["logs", &s.id, "--raw", "--lines", "1"]);
+    assert_eq!(
+        String::from_utf8_lossy(&raw.stdout),
+        "error: \x1b[1mno\x1b[m\r\n"
+    );
+}
+
 #[test]
 fn logs_prints_every_line_that_scrolled_off_without_escapes() {
     let sb = Sandbox::new();

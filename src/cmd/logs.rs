@@ -68,13 +68,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             let Some(r) = client::ended_session(&dir, &args.id) else {
                 return Err(e);
             };
-            return ended(
-                &r,
-                since,
-                Printer::new(grep, args.width),
-                &mut out,
-                args.lines,
-            );
+            let printer = Printer::new(grep, args.width);
+            return ended(&r, &dir, args.raw, since, printer, &mut out, args.lines);
         }
     };
     let rt = client::runtime()?;
@@ -112,7 +107,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             Err(e) => match client::ended_instead(&dir, &session.id, &e) {
                 Some(rec) => {
                     let printer = Printer::new(grep, args.width);
-                    return ended(&rec, since, printer, &mut out, args.lines);
+                    return ended(&rec, &dir, args.raw, since, printer, &mut out, args.lines);
                 }
                 None => return Err(e),
             },
@@ -202,9 +197,14 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     })
 }
 
-/// What is kept of session `r` that ended: the end of its last screen.
+/// What is kept of session `r` of `dir` that ended: its output as kept for
+/// `hm restore` (the last `restore_history_bytes`, a build's whole log as
+/// a rule), drawn at its last size; else the end of its last screen, as
+/// its record keeps it. Printed as the live session's would be.
 fn ended(
     r: &crate::ended::Ended,
+    dir: &std::path::Path,
+    raw: bool,
     since: Option<u64>,
     mut printer: Printer,
     out: &mut impl Write,
@@ -213,10 +213,37 @@ fn ended(
     if since.is_some_and(|t| r.ended_unix_ms < t) {
         return Ok(0);
     }
-    for line in &r.last_lines {
-        printer.line(line.clone());
+    let kept = crate::restore::kept(&r.id, dir)
+        .and(crate::restore::sessions_dir())
+        .and_then(|state| {
+            crate::restore::history::read(&state, &r.id, usize::MAX)
+                .ok()
+                .flatten()
+        })
+        .filter(|h| !h.bytes.is_empty());
+    match kept {
+        Some(h) if raw => write_raw(out, &h.bytes, lines)?,
+        Some(h) => {
+            let size = Size {
+                cols: r.cols,
+                rows: r.rows,
+            }
+            .clamped();
+            let mut term: Term =
+                Term::with_scrollback(size, h.bytes.len().clamp(MIN_ROWS, MAX_ROWS));
+            term.feed(&h.bytes);
+            for line in term.logical_lines() {
+                printer.line(line.text);
+            }
+            printer.finish(out, lines)?;
+        }
+        None => {
+            for line in &r.last_lines {
+                printer.line(line.clone());
+            }
+            printer.finish(out, lines)?;
+        }
     }
-    printer.finish(out, lines)?;
     Ok(0)
 }
 
