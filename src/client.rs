@@ -26,6 +26,11 @@ pub fn socket_dir(args: &DirArgs, config: &Config) -> PathBuf {
 pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
     let paths = SessionPaths::new(dir, id)?;
     if !dir.exists() {
+        // After a restart of the machine the socket dir is gone, and
+        // what `hm restore` keeps says what there was.
+        if let Some(m) = crate::restore::kept(id, dir).filter(|m| m.lost()) {
+            bail!(lost(id, &m));
+        }
         bail!(no_session(id, dir));
     }
     paths::SocketDir::check(dir)?;
@@ -35,14 +40,25 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
         Liveness::Stale | Liveness::Missing => match ended_session(dir, id) {
             Some(r) => bail!(has_ended(&r)),
             None => match crate::restore::kept(id, dir).filter(|m| m.lost()) {
-                Some(_) => bail!(
-                    "session '{}' was lost when its supervisor went away; 'hm restore {}' starts it again",
-                    paths::sanitize(id),
-                    id
-                ),
+                Some(m) => bail!(lost(id, &m)),
                 None => bail!(no_session(id, dir)),
             },
         },
+    }
+}
+
+/// What a command says of session `id`, lost with its supervisor: what
+/// `hm restore` would do for it, as it would say it.
+fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
+    let shown = paths::sanitize(id);
+    let plan = crate::lost::plan::plan(m).and_then(|mut p| crate::lost::plan::check(&mut p, m));
+    match plan {
+        Ok(_) => format!(
+            "session '{shown}' was lost when its supervisor went away; 'hm restore {id}' starts it again"
+        ),
+        Err(why) => format!(
+            "session '{shown}' was lost when its supervisor went away; 'hm restore' would not start it ({why}): 'hm restart {id}' runs it as it was, 'hm rm {id}' forgets it"
+        ),
     }
 }
 

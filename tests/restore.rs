@@ -872,6 +872,20 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
         "{}",
         stderr(&out)
     );
+    // `hm status` says what `hm restore` would, and `--json` reads as
+    // `hm ls --json` lists it.
+    let out = sb.cmd(&["status", "dev"]);
+    assert!(
+        stderr(&out).contains("'hm restore' would not start it (a command runs again only if it was started with 'hm run --restore'): 'hm restart dev' runs it as it was"),
+        "{}",
+        stderr(&out)
+    );
+    let lost = status_json(&sb, "dev");
+    assert_eq!(
+        (&lost["lost"], &lost["restartable"]),
+        (&Value::Bool(true), &Value::Bool(false)),
+        "{lost}"
+    );
     // Nothing named: it is not a failure to leave it.
     let out = sb.cmd(&["restore"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -150,9 +150,24 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             }
         }
     }))
-    .map_err(|e| client::or_ended(&dir, &session.id, e))?;
+    .map_err(|e| {
+        // Refused as the program has exited (the supervisor is about to
+        // write its record), or reset on its way out: how it ended.
+        let refused = e
+            .chain()
+            .any(|c| matches!(c.downcast_ref(), Some(conn::ConnError::Refused(_))));
+        let soon = std::time::Instant::now() + REFUSED_PATIENCE;
+        match refused.then(|| client::ended_meanwhile(&dir, &session.id, soon)) {
+            Some(Some(r)) => anyhow::anyhow!(client::has_ended(&r)),
+            _ => client::or_ended(&dir, &session.id, e),
+        }
+    })?;
     Ok(0)
 }
+
+/// How long a refused input looks for the record of a session that has
+/// just ended: its supervisor writes it right after the program's end.
+const REFUSED_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,21 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             // Not running: perhaps it ended (or is ending as we ask), and
             // its record is kept.
             let Some(r) = client::ended_meanwhile(&dir, &args.id, deadline) else {
+                // Lost with its supervisor: a script reads it as `hm ls
+                // --json` lists it (the text says why on stderr).
+                if args.json
+                    && let Some(lost) = crate::lost::list(&dir)
+                        .into_iter()
+                        .find(|l| l.id == args.id)
+                {
+                    let view = SessionView::lost(&lost.manifest, lost.restartable);
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "{}",
+                        serde_json::to_string(&view)?
+                    )?;
+                    return Ok(0);
+                }
                 return Err(e);
             };
             let mut out = std::io::stdout().lock();
