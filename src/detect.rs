@@ -152,6 +152,11 @@ impl Detector {
         &self.rules
     }
 
+    /// The rules, shared.
+    pub fn rules_arc(&self) -> Arc<RuleSet> {
+        Arc::clone(&self.rules)
+    }
+
     /// The evidence table as it stands (what `hm explain` prints).
     pub fn evidence(&self, now_ms: u64) -> Vec<EvidenceRow> {
         self.evidence.rows(now_ms)
@@ -166,7 +171,7 @@ impl Detector {
     /// the process in front of the terminal, the session's command (while
     /// its own program is in front), the title, the screen's banner; a
     /// shell or an interactive program only when nothing names an agent.
-    fn agent_name(&self) -> Option<&str> {
+    pub fn agent_name(&self) -> Option<&str> {
         self.identity()
             .map(|(a, _)| a)
             .or(self.title_agent.as_deref())

@@ -230,6 +230,45 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     assert_eq!(keys_got(&got), "79");
 }
 
+/// A plain script's `[y/N]` under the default classifier: the process
+/// says it asks, the generic rules read the question, and `hm approve`
+/// answers it as the inbox does (`y`, then Enter once the line shows it).
+#[test]
+fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "yn",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf 'Continue? [y/N] '; read a; echo went-on-$a; exec sleep 30",
+        ],
+    );
+    common::wait_until("the question with its dialog", || {
+        status_json(&sb, "yn")["dialog"]["rule"] == "input.yes_no"
+    });
+    assert_eq!(status_json(&sb, "yn")["classifier"], "simple");
+    // Answered once it has stood long enough to take keys surely.
+    let mut answered = None;
+    common::wait_until("the dialog to take keys", || {
+        let out = sb.cmd(&["approve", "yn"]);
+        let done = !stderr(&out).contains("too new");
+        answered = Some(out);
+        done
+    });
+    let out = answered.expect("an answer");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("approved input.yes_no in 'yn' (keys: y Enter)"),
+        "{}",
+        stdout(&out)
+    );
+    common::wait_until("the script to go on", || {
+        stdout(&sb.cmd(&["logs", "yn"])).contains("went-on-y")
+    });
+}
+
 #[test]
 fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
     let sb = Sandbox::new();
@@ -249,14 +288,16 @@ fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    // A session without the agent classifier knows no dialogs.
+    // Without the agent classifier, a program that does not ask is at
+    // no dialog either (one that asks is answered: tests/inbox.rs).
     let _plain = sb.start("plain", &["--classifier", "simple"], &["sleep", "30"]);
     let out = sb.cmd(&["deny", "plain", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["ok"], false, "{v}");
     assert!(
-        stderr(&out).contains("runs the 'simple' classifier, which sees no dialogs"),
+        stderr(&out).contains("hm: session 'plain' is ")
+            && stderr(&out).contains(", not at a dialog to deny"),
         "{}",
         stderr(&out)
     );

@@ -126,53 +126,74 @@ impl Detector {
         if verdict.primary != Primary::Waiting {
             return None;
         }
-        let detail = verdict.detail?;
-        let snap = Snapshot::of(screen);
-        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
-        let found = screen::evaluate(&snap, &self.rules, agent)?;
-        if found.primary != Primary::Waiting || found.detail != Some(detail) {
-            return None;
-        }
-        let (owner, rule) = owner_of(&self.rules, &found.rule)?;
-        let input = screen::input_box(&snap, agent, owner);
-        let (rows, screen_rows) = dialog_rows(&snap, rule, input);
-        let subject = rule
-            .subject
-            .as_ref()
-            .and_then(|s| subject_of(&snap, s, input));
-        let mut hasher = std::hash::DefaultHasher::new();
-        (&rule.name, &subject, &rows).hash(&mut hasher);
-        Some(Dialog {
-            rule: rule.name.clone(),
-            owner: owner.name.clone(),
-            detail,
-            subject,
-            rows,
-            screen_rows,
-            fingerprint: format!("{:016x}", hasher.finish()),
-            app_cursor: screen.application_cursor(),
-        })
+        find(&self.rules, self.agent_name(), screen, verdict.detail?)
+    }
+
+    /// Whether the region of screen rule `rule` shows rows matching each
+    /// of `requires` (what the next step of an answer waits for).
+    pub fn shows(&self, screen: &vt100::Screen, rule: &str, requires: &[Pattern]) -> bool {
+        shows(&self.rules, self.agent_name(), screen, rule, requires)
     }
 }
 
-impl Detector {
-    /// Whether the region of screen rule `rule` on `screen` now has rows
-    /// matching each of `requires`: what a later step of an answer waits
-    /// for before its keys.
-    pub fn shows(&self, screen: &vt100::Screen, rule: &str, requires: &[Pattern]) -> bool {
-        let Some((owner, r)) = owner_of(&self.rules, rule) else {
-            return false;
-        };
-        let Some(cond) = r.conditions.first() else {
-            return false;
-        };
-        let snap = Snapshot::of(screen);
-        let agent = self.agent_name().and_then(|n| self.rules.agent(n));
-        let rows = screen::region_rows(&snap, cond, screen::input_box(&snap, agent, owner));
-        requires
-            .iter()
-            .all(|re| rows.iter().any(|(_, row)| re.is_match(row)))
+/// The dialog of `detail` on `screen`, read with `rules` as `agent`'s (or
+/// with the generic rules alone, as for a plain program that the process
+/// says is asking: a `Continue? [y/N]`).
+pub fn find(
+    rules: &RuleSet,
+    agent: Option<&str>,
+    screen: &vt100::Screen,
+    detail: Detail,
+) -> Option<Dialog> {
+    let snap = Snapshot::of(screen);
+    let agent = agent.and_then(|n| rules.agent(n));
+    let found = screen::evaluate(&snap, rules, agent)?;
+    if found.primary != Primary::Waiting || found.detail != Some(detail) {
+        return None;
     }
+    let (owner, rule) = owner_of(rules, &found.rule)?;
+    let input = screen::input_box(&snap, agent, owner);
+    let (rows, screen_rows) = dialog_rows(&snap, rule, input);
+    let subject = rule
+        .subject
+        .as_ref()
+        .and_then(|s| subject_of(&snap, s, input));
+    let mut hasher = std::hash::DefaultHasher::new();
+    (&rule.name, &subject, &rows).hash(&mut hasher);
+    Some(Dialog {
+        rule: rule.name.clone(),
+        owner: owner.name.clone(),
+        detail,
+        subject,
+        rows,
+        screen_rows,
+        fingerprint: format!("{:016x}", hasher.finish()),
+        app_cursor: screen.application_cursor(),
+    })
+}
+
+/// Whether the region of screen rule `rule` on `screen` now has rows
+/// matching each of `requires`: what a later step of an answer waits for
+/// before its keys.
+pub fn shows(
+    rules: &RuleSet,
+    agent: Option<&str>,
+    screen: &vt100::Screen,
+    rule: &str,
+    requires: &[Pattern],
+) -> bool {
+    let Some((owner, r)) = owner_of(rules, rule) else {
+        return false;
+    };
+    let Some(cond) = r.conditions.first() else {
+        return false;
+    };
+    let snap = Snapshot::of(screen);
+    let agent = agent.and_then(|n| rules.agent(n));
+    let rows = screen::region_rows(&snap, cond, screen::input_box(&snap, agent, owner));
+    requires
+        .iter()
+        .all(|re| rows.iter().any(|(_, row)| re.is_match(row)))
 }
 
 /// The agent whose rules hold screen rule `name`, and the rule.

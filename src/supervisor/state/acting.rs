@@ -147,18 +147,53 @@ impl Shared {
         if self.exit_code.is_some() {
             return Err(format!("session '{id}' has ended").into());
         }
-        if self.detector.is_none() {
-            return Err(format!(
-                "session '{id}' runs the '{}' classifier, which sees no dialogs \
-                 (start it with --classifier agent)",
-                self.info.classifier
-            )
-            .into());
-        }
-        let verdict = self.verdict().ok_or("no verdict")?;
         let now = self.clock.now_ms();
-        let detector = self.detector.as_ref().ok_or("no detector")?;
-        let found = detector.dialog(self.screen.term().screen(), &verdict);
+        // Whose rules read the screen, the verdict it stands on, and when
+        // its dialog was first shown: the agent classifier's detector, or,
+        // for a plain program the process says is asking, the generic
+        // rules, from when it began to read.
+        let (rules, agent, verdict, shown_ms) = match self.detector.as_ref() {
+            Some(_) => {
+                let verdict = self.verdict().ok_or("no verdict")?;
+                let detector = self.detector.as_ref().ok_or("no detector")?;
+                let shown = detector
+                    .table()
+                    .screen
+                    .as_ref()
+                    .map(|f| (f.rule.clone(), f.since_ms));
+                let agent = detector.agent_name().map(str::to_owned);
+                (detector.rules_arc(), agent, verdict, shown)
+            }
+            None => {
+                let Some(asking) = self.plain_asking(now) else {
+                    return Err(format!(
+                        "session '{id}' is {}, not at a dialog to {}",
+                        self.state_now().label(),
+                        answer.name()
+                    )
+                    .into());
+                };
+                let since = self.asking_since.unwrap_or(now);
+                let verdict = Verdict {
+                    primary: asking.primary,
+                    detail: asking.detail,
+                    health: asking.health,
+                    agent: None,
+                    since_ms: since,
+                    signals: Vec::new(),
+                };
+                (crate::detect::rules::builtin(), None, verdict, None)
+            }
+        };
+        let found = match (verdict.primary, verdict.detail) {
+            (crate::detect::Primary::Waiting, Some(detail)) => crate::detect::dialog::find(
+                &rules,
+                agent.as_deref(),
+                self.screen.term().screen(),
+                detail,
+            ),
+            _ => None,
+        };
         let seen = self.acting.see(found.as_ref(), now);
         let Some(dialog) = found else {
             // Waiting on the program's own word, or at a prompt hm does not
@@ -186,7 +221,7 @@ impl Shared {
                      (dialog {seen}, not {want}); nothing was sent"
                 ),
                 retry_in_ms: None,
-                now: Some(Box::new(dialog_info(dialog, seen, detector.rules()))),
+                now: Some(Box::new(dialog_info(dialog, seen, &rules))),
             });
         }
         let shows = format!("session '{id}' shows {}", dialog.rule);
@@ -227,15 +262,15 @@ impl Shared {
             }
         }
         let action = dialog
-            .keys_for(detector.rules(), answer)
+            .keys_for(&rules, answer)
             .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?;
-        // Its age, from when the screen first showed this rule's dialog.
-        let shown_ms = detector
-            .table()
-            .screen
-            .as_ref()
-            .filter(|f| f.rule == dialog.rule)
-            .map_or(now, |f| f.since_ms);
+        // Its age, from when the screen first showed this rule's dialog (a
+        // plain program's, from when it began to read).
+        let shown_ms = match shown_ms {
+            Some((rule, since)) if rule == dialog.rule => since,
+            None if self.detector.is_none() => verdict.since_ms,
+            _ => now,
+        };
         let age = now.saturating_sub(shown_ms);
         if age < MIN_SHOWN_MS {
             return Err(Refused {
@@ -273,10 +308,32 @@ impl Shared {
     /// Whether the region of screen rule `rule` shows rows matching each
     /// of `requires` now, in a session that runs.
     pub fn shows(&mut self, rule: &str, requires: &[Pattern]) -> bool {
-        self.exit_code.is_none()
-            && self
-                .detector
-                .as_ref()
-                .is_some_and(|d| d.shows(self.screen.term().screen(), rule, requires))
+        if self.exit_code.is_some() {
+            return false;
+        }
+        match &self.detector {
+            Some(d) => d.shows(self.screen.term().screen(), rule, requires),
+            // A plain program's question, read with the generic rules.
+            None => crate::detect::dialog::shows(
+                &crate::detect::rules::builtin(),
+                None,
+                self.screen.term().screen(),
+                rule,
+                requires,
+            ),
+        }
+    }
+
+    /// The question a plain program asks (the process says it reads its
+    /// terminal, and no agent classifier reads its screen), when the
+    /// generic rules know it (`Continue? [y/N]`), as a report gives it:
+    /// so the inbox can answer it as it answers an agent's dialog.
+    pub(super) fn plain_dialog_seen(&mut self, now_ms: u64) -> Option<Box<DialogInfo>> {
+        let rules = crate::detect::rules::builtin();
+        let screen = self.screen.term().screen();
+        let dialog =
+            crate::detect::dialog::find(&rules, None, screen, crate::detect::Detail::Input);
+        let id = self.acting.see(dialog.as_ref(), now_ms)?;
+        dialog.map(|d| Box::new(dialog_info(d, id, &rules)))
     }
 }

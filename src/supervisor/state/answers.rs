@@ -97,7 +97,7 @@ impl Shared {
 
     /// Without the detector: `waiting · input` while the program asks,
     /// told by its process (`detect::plain`), whatever the timing says.
-    fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
+    pub(super) fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
         let asks = match (&self.plain, &self.process, self.exit_code) {
             (Some(cmd), Some(probe), None) => if self.facts_may_lag {
                 probe.recent_facts(FACTS_LAG)
@@ -110,10 +110,13 @@ impl Shared {
             _ => None,
         };
         let Some((rule, facts)) = asks else {
-            self.asking_since = None;
+            if self.asking_since.take().is_some() {
+                self.acting.see(None, now);
+            }
             return None;
         };
         let since = *self.asking_since.get_or_insert(now);
+        let dialog = self.plain_dialog_seen(now);
         let state = ProcessState::Waiting;
         Some(StateReport {
             state: state.name().to_string(),
@@ -130,7 +133,7 @@ impl Shared {
                 since_ms: since,
             }],
             children: Vec::new(),
-            dialog: None,
+            dialog,
             idle_ms: Some(self.idle_ms(now)),
             clock_ms: Some(now),
         })
