@@ -425,6 +425,29 @@ fn logs_of_a_session_that_ended_prints_all_it_kept() {
     );
 }
 
+/// Bytes no terminal can show print as U+FFFD, as the panes draw them,
+/// not as the private-use character the screen keeps for them.
+#[test]
+fn logs_print_invalid_utf8_as_replacement_characters() {
+    let sb = Sandbox::new();
+    let s = bg(
+        &sb,
+        &["--id", "bad"],
+        &["sh", "-c", "printf 'invalid utf8: a\\377b\\n'; sleep 20"],
+    );
+    common::wait_until("the output", || {
+        stdout(&sb.cmd(&["logs", &s.id])).contains("invalid utf8")
+    });
+    for args in [&["logs", "bad"][..], &["logs", "bad", "--screen"]] {
+        let out = stdout(&sb.cmd(args));
+        assert!(
+            out.contains("invalid utf8: a\u{FFFD}b"),
+            "{args:?}: {out:?}"
+        );
+        assert!(!out.contains('\u{10FFFD}'), "{args:?}: {out:?}");
+    }
+}
+
 #[test]
 fn logs_prints_every_line_that_scrolled_off_without_escapes() {
     let sb = Sandbox::new();

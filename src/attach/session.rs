@@ -98,7 +98,7 @@ fn report(id: &str, outcome: Outcome, last: &[String]) -> i32 {
     if !last.is_empty() {
         let mut out = io::stdout().lock();
         for line in last {
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", crate::vt::utf8::for_people(line.clone()));
         }
         let _ = out.flush();
     }

@@ -80,7 +80,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 Ok(conn::query_screen(&mut r, &mut w).await?)
             }))
             .map_err(|e| client::or_ended(&dir, &session.id, e))?;
-        for line in trimmed(screen.text.lines().map(str::to_owned).collect()) {
+        let text = crate::vt::utf8::for_people(screen.text);
+        for line in trimmed(text.lines().map(str::to_owned).collect()) {
             writeln!(out, "{}", line.trim_end())?;
         }
         return Ok(0);
@@ -350,6 +351,7 @@ impl Printer {
     }
 
     fn line(&mut self, text: String) {
+        let text = crate::vt::utf8::for_people(text);
         match &mut self.grep {
             Some(g) => g.line(text, &mut self.out),
             None => self.out.push(Out::Line(text)),

@@ -16,6 +16,16 @@
 pub const STANDIN: char = '\u{10FFFD}';
 const STANDIN_UTF8: &[u8] = "\u{10FFFD}".as_bytes();
 
+/// `text` read off a screen, as people are shown it: each [`STANDIN`] as
+/// U+FFFD (`hm logs` printed the private-use character itself).
+pub fn for_people(text: String) -> String {
+    if text.contains(STANDIN) {
+        text.replace(STANDIN, "\u{FFFD}")
+    } else {
+        text
+    }
+}
+
 /// Where the text seen so far stands: inside a character (its bytes are
 /// the last ones passed on) or between characters.
 #[derive(Debug, Clone, Copy, Default)]
