@@ -62,8 +62,8 @@ pub enum Command {
     Logs(LogsArgs),
     /// Print one line per state change of any session, as it happens
     Events(EventsArgs),
-    /// Forget a session that ended (its record and log)
-    Rm(EndedArgs),
+    /// Forget sessions that ended (their records and logs)
+    Rm(RmArgs),
     /// Forget every session that ended
     Clean(CleanArgs),
     /// Start a session that ended again: same id, command, directory
@@ -178,6 +178,16 @@ pub struct EndedArgs {
     /// (the dashboard's `r`, which connects right after)
     #[arg(long, hide = true)]
     pub await_attach: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// Session ids (each forgotten on its own: one that cannot be does
+    /// not keep the others)
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]

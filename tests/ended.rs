@@ -100,6 +100,34 @@ fn an_ended_session_is_listed_explained_restarted_and_removed() {
     let _ = sb.cmd(&["kill", "alive"]);
 }
 
+/// `hm rm` takes several ids, as `hm kill` does: each that cannot be
+/// forgotten is named, and the others go all the same.
+#[test]
+fn rm_forgets_several_and_names_each_it_cannot() {
+    let sb = Sandbox::new();
+    for id in ["a", "b"] {
+        bg(&sb, id, &["true"]);
+    }
+    bg(&sb, "runs", &["sleep", "20"]);
+    common::wait_until("both to end", || {
+        ["a", "b"]
+            .iter()
+            .all(|id| status_text(&sb, id).contains("exited with code 0"))
+    });
+    let out = sb.cmd(&["rm", "a", "runs", "nope", "b"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(
+        err.contains("session 'runs' is running; stop it first"),
+        "{err}"
+    );
+    assert!(err.contains("no ended session named 'nope'"), "{err}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("runs") && !ls.contains("exited"), "{ls}");
+    let _ = sb.cmd(&["kill", "runs"]);
+}
+
 #[test]
 fn clean_forgets_every_ended_session_and_spares_running_ones() {
     let sb = Sandbox::new();

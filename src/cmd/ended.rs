@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{CleanArgs, EndedArgs};
+use crate::cli::{CleanArgs, EndedArgs, RmArgs};
 use crate::client;
 use crate::config::Config;
 use crate::ended;
@@ -52,20 +52,36 @@ fn forget(dir: &Path, id: &str) -> Result<()> {
     ended::forget(dir, id).with_context(|| format!("cannot remove the record of '{id}'"))
 }
 
-pub fn rm(args: EndedArgs, config: &Config) -> Result<i32> {
+pub fn rm(args: RmArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    // A session lost with its supervisor has a manifest and no record
-    // (the machine restarted): `hm rm` forgets it too.
-    if client::ended_session(&dir, &args.id).is_none()
-        && !running(&dir, &args.id)
-        && crate::restore::kept(&args.id, &dir).is_some()
-    {
-        crate::restore::forget(&args.id, &dir);
+    if let [one] = args.ids.as_slice() {
+        rm_one(&dir, one)?;
         return Ok(0);
     }
-    let r = record(&dir, &args.id)?;
-    forget(&dir, &r.id)?;
-    Ok(0)
+    // Several: each told on its own line if it cannot be forgotten.
+    let mut failed = false;
+    for id in &args.ids {
+        if let Err(e) = rm_one(&dir, id) {
+            failed = true;
+            eprintln!("hm: {}", crate::error::describe(&e));
+        }
+    }
+    Ok(i32::from(failed))
+}
+
+/// Forgets session `id` that ended or was lost.
+fn rm_one(dir: &Path, id: &str) -> Result<()> {
+    // A session lost with its supervisor has a manifest and no record
+    // (the machine restarted): `hm rm` forgets it too.
+    if client::ended_session(dir, id).is_none()
+        && !running(dir, id)
+        && crate::restore::kept(id, dir).is_some()
+    {
+        crate::restore::forget(id, dir);
+        return Ok(());
+    }
+    let r = record(dir, id)?;
+    forget(dir, &r.id)
 }
 
 /// Forgets every session that ended: its record, and the manifests left
