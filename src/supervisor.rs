@@ -374,7 +374,7 @@ async fn serve(
         let probe = ProcessProbe::new(&spawned.master, &spawned.slave, spawned.pid, shells);
         shared = shared.with_process_check(probe);
     }
-    if let Some(keep) = &opts.keep {
+    if let Some(keep) = opts.keep.as_ref().filter(|k| keeper::may_keep(k, opts)) {
         let manifest = keeper::manifest(opts, keep, shared.info().started_unix_ms, claim.as_ref());
         let pid = spawned.pid.as_raw() as u32;
         // A restore's files are written and synced before its first

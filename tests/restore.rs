@@ -842,6 +842,49 @@ fn autostart_is_printed_and_installed_only_when_asked() {
     );
 }
 
+/// What `hm restore` keeps is named by id: a session of the same id in
+/// another socket dir took over the running one's manifest, which then
+/// vanished after a restart (and `hm rm` there took it). It is left alone;
+/// the other session is not kept.
+#[test]
+fn a_session_of_the_same_id_in_another_socket_dir_leaves_the_kept_one_alone() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "dup", "--", "sleep", "600"], &[]);
+    let ours = sb.sock_dir.to_string_lossy().into_owned();
+    wait_until("it to be kept", || {
+        manifest(&sb, "dup").is_some_and(|m| m["socket_dir"] == ours.as_str())
+    });
+    let other = sb.path().join("other");
+    std::fs::create_dir(&other).expect("mkdir");
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    let other = other.to_string_lossy().into_owned();
+    let run = |args: &[&str]| {
+        sb.hm()
+            .arg(args[0])
+            .args(["--socket-dir", &other])
+            .args(&args[1..])
+            .output()
+            .expect("run hm")
+    };
+    let out = run(&["run", "--bg", "--id", "dup", "--", "sleep", "600"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["kill", "dup"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["rm", "dup"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept = manifest(&sb, "dup").expect("the first session's manifest");
+    assert_eq!(kept["socket_dir"], ours.as_str(), "{kept}");
+    reboot(&sb);
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("dup ") && l.contains(" lost")),
+        "{ls}"
+    );
+}
+
 #[test]
 fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
     let sb = Sandbox::new();

@@ -323,6 +323,25 @@ pub fn claim(keep: &Keep, id: &str, token: &str, max_replay: usize) -> anyhow::R
     })
 }
 
+/// Whether the session `opts` starts may keep its files for `hm restore`:
+/// they are named by id, and another socket dir's session of the same id
+/// that runs, or was lost and waits for `hm restore`, keeps its own there.
+/// Overwritten, it vanished after a restart (and `hm rm` of this one took
+/// its files). This session is then not kept, and its log says why.
+pub fn may_keep(keep: &Keep, opts: &super::Options) -> bool {
+    match manifest::read(&keep.dir, &opts.paths.id) {
+        Ok(m) if std::path::Path::new(&m.socket_dir) != opts.dir.path() && m.lost() => {
+            tracing::warn!(
+                "not kept for hm restore: session '{}' of {} keeps that name",
+                m.id,
+                m.socket_dir
+            );
+            false
+        }
+        _ => true,
+    }
+}
+
 /// The manifest of the session `opts` starts: its command as given (before
 /// hm added the agent's hooks), where, how and by which supervisor; a
 /// restore carries the lost session's conversation over until the agent's
