@@ -14,13 +14,15 @@
 //! the parser drawing them, as it would have; [`lines`] joins rows the
 //! output wrapped back into the lines the program wrote. [`marks`] applies a replay's journal
 //! marks; [`alternate`] finds where output switches screens, for the
-//! journal. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns key
+//! journal. [`cut`] finds where output cut at any byte reads cleanly
+//! again. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns key
 //! events back into the bytes a terminal sends (the dashboard's focused
 //! pane, `hm send --keys`). Nothing here knows how a screen is drawn.
 
 pub mod alternate;
 pub mod budget;
 pub mod cap;
+pub mod cut;
 pub mod dozing;
 pub mod events;
 pub mod history;

@@ -448,6 +448,27 @@ fn logs_print_invalid_utf8_as_replacement_characters() {
     }
 }
 
+/// Output kept from a cut that fell inside a long string (a 70 KiB title,
+/// past the 64 KiB kept) starts after the string: its tail printed as
+/// 65,000 characters of text.
+#[test]
+fn logs_of_output_cut_inside_a_long_title_start_after_it() {
+    let sb = Sandbox::new();
+    let script = "head -c 204800 /dev/zero | tr '\\0' x; printf '\\n\\033]0;'; \
+                  head -c 71680 /dev/zero | tr '\\0' T; printf '\\007after\\n'; sleep 20";
+    let s = bg(&sb, &["--id", "title"], &["sh", "-c", script]);
+    common::wait_until("the output", || {
+        stdout(&sb.cmd(&["logs", &s.id])).contains("after")
+    });
+    let out = stdout(&sb.cmd(&["logs", &s.id]));
+    assert!(
+        !out.contains("TTTT"),
+        "the title printed as text: {} bytes",
+        out.len()
+    );
+    assert_eq!(out.trim_end(), "after");
+}
+
 #[test]
 fn logs_prints_every_line_that_scrolled_off_without_escapes() {
     let sb = Sandbox::new();

@@ -29,8 +29,6 @@ const MAGIC: &str = "hm-history";
 pub const FORMAT: u32 = 1;
 /// Longest header line read.
 const MAX_HEADER: usize = 64;
-/// How far into a tail cut mid-stream a line start is looked for.
-const LINE_START_WITHIN: usize = 4096;
 
 pub fn path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.history"))
@@ -214,16 +212,11 @@ pub fn read(dir: &Path, id: &str, max: usize) -> Result<Option<History>, History
         .map_err(HistoryError::Io)?;
     let mut start = start + skip;
     if start > 0 {
-        // Cut mid-stream: from the next line, not from inside a line or
-        // an escape sequence.
-        if let Some(nl) = bytes
-            .iter()
-            .take(LINE_START_WITHIN)
-            .position(|&b| b == b'\n')
-        {
-            bytes.drain(..=nl);
-            start += nl as u64 + 1;
-        }
+        // Cut mid-stream: from the next line, or past the string or into
+        // the sequence the cut fell in (`vt::cut`).
+        let skip = crate::vt::cut::clean_start(bytes.iter().copied());
+        bytes.drain(..skip);
+        start += skip as u64;
     }
     Ok(Some(History { start, bytes }))
 }

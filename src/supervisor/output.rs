@@ -28,11 +28,6 @@ pub const LAG_WINDOW: usize = 1 << 20;
 
 pub type ConnId = u64;
 
-/// How far back from the replay's nominal start a subscriber that asked
-/// for marks has its replay begin at a clean point (see
-/// [`Output::clean_start`]).
-const CLEAN_START_SPAN: u64 = 4096;
-
 /// Which marks a subscriber that asked for them is still owed.
 #[derive(Debug, Clone, Copy)]
 struct MarkCursor {
@@ -271,35 +266,16 @@ impl Output {
         );
     }
 
-    /// Where a replay that starts at `start` begins cleanly: the bytes
-    /// before `start` are gone, so `start` may fall inside an escape
-    /// sequence (whose tail would print as text: `9mClaude`), a character
-    /// or a line. The first line start (after a LF) or escape sequence
-    /// start (an ESC, where a terminal begins a new sequence whatever came
-    /// before) in the next [`CLEAN_START_SPAN`] bytes; failing both, the
-    /// first byte that starts a character. At offset 0 nothing was lost.
+    /// Where a replay that starts at `start` begins cleanly (see
+    /// [`crate::vt::cut`]). At offset 0 nothing was lost.
     fn clean_start(&self, start: u64) -> u64 {
         if start == 0 {
             return 0;
         }
-        let end = (start + CLEAN_START_SPAN).min(self.ring.head());
-        let Some((a, b)) = self.ring.slices(start, end) else {
+        let Some((a, b)) = self.ring.slices(start, self.ring.head()) else {
             return start;
         };
-        let bytes = a.iter().chain(b);
-        let mut first_char = None;
-        for (i, &byte) in bytes.enumerate() {
-            let at = start + i as u64;
-            match byte {
-                b'\n' => return at + 1,
-                0x1b => return at,
-                0x80..=0xbf => {}
-                _ => {
-                    first_char.get_or_insert(at);
-                }
-            }
-        }
-        first_char.unwrap_or(start)
+        start + crate::vt::cut::clean_start(a.iter().chain(b).copied()) as u64
     }
 
     /// The mark a subscriber is owed before its next byte, if one is due
