@@ -130,6 +130,10 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
             continue;
         };
         match reply {
+            // The end is told by the EXIT that follows, with its code:
+            // taken at the STATE pushed just before it, the line said
+            // `dead` or `exited with code 3` by chance.
+            Reply::State(report) if report.primary == Primary::Dead => {}
             Reply::State(report) if reached(&report, wanted) => {
                 return Ok(Outcome::Reached(*report));
             }
