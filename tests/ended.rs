@@ -100,10 +100,8 @@ fn an_ended_session_is_listed_explained_restarted_and_removed() {
     let _ = sb.cmd(&["kill", "alive"]);
 }
 
-/// `hm rm` takes several ids, as `hm kill` does: each that cannot be
-/// forgotten is named, and the others go all the same.
-#[test]
-fn rm_forgets_several_and_names_each_it_cannot() {
+/// Sessions `a` and `b`, ended, and `runs`, running.
+fn two_ended_one_running() -> Sandbox {
     let sb = Sandbox::new();
     for id in ["a", "b"] {
         bg(&sb, id, &["true"]);
@@ -114,6 +112,14 @@ fn rm_forgets_several_and_names_each_it_cannot() {
             .iter()
             .all(|id| status_text(&sb, id).contains("exited with code 0"))
     });
+    sb
+}
+
+/// `hm rm` takes several ids, as `hm kill` does: each that cannot be
+/// forgotten is named, and the others go all the same.
+#[test]
+fn rm_forgets_several_and_names_each_it_cannot() {
+    let sb = two_ended_one_running();
     let out = sb.cmd(&["rm", "a", "runs", "nope", "b"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
@@ -130,16 +136,7 @@ fn rm_forgets_several_and_names_each_it_cannot() {
 
 #[test]
 fn clean_forgets_every_ended_session_and_spares_running_ones() {
-    let sb = Sandbox::new();
-    for id in ["a", "b"] {
-        bg(&sb, id, &["true"]);
-    }
-    bg(&sb, "runs", &["sleep", "20"]);
-    common::wait_until("both to end", || {
-        ["a", "b"]
-            .iter()
-            .all(|id| status_text(&sb, id).contains("exited with code 0"))
-    });
+    let sb = two_ended_one_running();
     let out = sb.cmd(&["clean"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "removed 2 ended sessions\n");
