@@ -69,8 +69,16 @@ pub fn key(
                 Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
                 _ => id.as_str(),
             };
-            if let Err(e) = paths::validate_id(plain) {
-                m.notify(e.to_string(), now);
+            if paths::validate_id(plain).is_err() {
+                // Short enough for the footer of an 80-column terminal,
+                // which cut the command line's wording off mid-rule.
+                m.notify(
+                    format!(
+                        "'{}' is no id: 1-64 letters, digits, . _ - (first a letter or digit)",
+                        paths::sanitize(plain)
+                    ),
+                    now,
+                );
             } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
                 // Taking the id would lose the only record of it.
                 m.notify(format!("'{id}' is still held by pid {pid}"), now);

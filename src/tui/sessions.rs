@@ -311,6 +311,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         SessionMsg::Exit(code) => {
             p.exit = Some(code);
             p.ended_at.get_or_insert(now);
+            // No terminal holds a session that ended (its pane said
+            // "100x29 held" for good).
+            p.held = false;
             if !focused {
                 p.attention = !selected;
                 if !selected {

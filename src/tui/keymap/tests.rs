@@ -355,6 +355,12 @@ fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
             ..
         }
     ));
+    // The rule whole within an 80-column footer.
+    let rule = crate::tui::update::harness::notice(&m);
+    assert!(
+        rule.ends_with("(first a letter or digit)") && rule.chars().count() <= 78,
+        "{rule}"
+    );
     let fx = update(&mut m, press(KeyCode::Esc), now);
     assert_eq!(m.mode, Mode::Grid);
     assert!(fx.is_empty());

@@ -338,6 +338,18 @@ fn a_pane_goes_when_its_session_is_removed_before_its_record_is_seen() {
     assert!(m.pane("quick").is_none() && m.pane("kept").is_none());
 }
 
+/// A session held at another size by an attach elsewhere is held no
+/// more once it ends: its pane kept saying "100x29 held".
+#[test]
+fn an_ended_session_is_not_held() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["vim"], now);
+    m.panes.iter_mut().for_each(|p| p.held = true);
+    update(&mut m, Msg::Session("vim".into(), SessionMsg::Exit(0)), now);
+    assert!(m.pane("vim").is_some_and(|p| !p.held));
+}
+
 #[test]
 fn an_ended_sessions_timer_counts_from_its_end() {
     let t0 = Instant::now();
