@@ -256,6 +256,27 @@ fn kill_waits_until_the_session_is_gone() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// An interactive shell ignores SIGTERM: at its prompt it gets the
+/// hang-up a closed terminal sends, and ends, where it waited out the
+/// whole grace period for SIGKILL. One running a job is left to SIGTERM.
+#[test]
+fn kill_ends_a_shell_at_its_prompt_with_a_hang_up() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("sh", &[], &["bash", "--norc", "--noprofile", "-i"]);
+    common::wait_until("the shell at its prompt", || {
+        let out = sb.cmd(&["status", "sh", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .is_ok_and(|v| v["primary"] == "idle" && v["detail"] == "ready")
+    });
+    let out = sb.cmd(&["kill", "sh", "--grace", "20"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "session 'sh' ended (exit code 129, killed by SIGHUP)\n"
+    );
+    assert_eq!(s.wait_exit(), 129);
+}
+
 #[test]
 fn kill_stops_several_sessions_at_once_and_says_which_it_could_not() {
     let sb = Sandbox::new();

@@ -123,16 +123,28 @@ pub(super) async fn main_loop(
         if over {
             break;
         }
-        if let Some(grace) = ctx.shared.borrow_mut().take_kill_request()
+        // Taken apart from the `if let`: its borrow would last through
+        // the block, where the state is read again.
+        let kill = ctx.shared.borrow_mut().take_kill_request();
+        if let Some(grace) = kill
             && !ended
         {
             asked_to_stop = true;
             let now = ctx.clock.now();
+            let mut began = false;
             for &sig in escalation.request(now, Duration::from_millis(grace)) {
                 if sig == Signal::SIGTERM {
                     info!(grace_ms = grace, "stopping the session");
+                    began = true;
                 }
                 signal_child(child, program.group, sig);
+            }
+            // A shell at its prompt ignores SIGTERM: the hang-up a closed
+            // terminal sends ends it (and its jobs), as closing a tmux
+            // window does, rather than SIGKILL after the grace period.
+            if began && ctx.shared.borrow().shell_at_prompt() {
+                info!("a shell at its prompt: sending SIGHUP");
+                signal_child(child, program.group, Signal::SIGHUP);
             }
         }
         let kill_at = escalation.deadline();

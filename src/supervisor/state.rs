@@ -302,6 +302,19 @@ impl Shared {
         self.exit_code.is_some()
     }
 
+    /// Whether the program in front is an interactive shell at its prompt
+    /// (read from `/proc` now): one ignores SIGTERM, and only the SIGHUP a
+    /// closed terminal sends ends it, so a kill waited out its whole grace
+    /// period and ended it with SIGKILL. At its prompt it has nothing to
+    /// lose.
+    pub fn shell_at_prompt(&self) -> bool {
+        let shell = crate::detect::plain::SessionCommand::of(&self.info.command).interactive_shell;
+        self.process
+            .as_ref()
+            .and_then(crate::supervisor::process::ProcessProbe::facts)
+            .is_some_and(|f| f.reading_terminal && crate::detect::plain::at_shell_prompt(shell, &f))
+    }
+
     /// Every byte the program wrote has been read: nothing more will come.
     pub fn close_output(&mut self) {
         self.output_closed = true;
