@@ -131,18 +131,21 @@ pub(super) async fn main_loop(
         {
             asked_to_stop = true;
             let now = ctx.clock.now();
-            let mut began = false;
-            for &sig in escalation.request(now, Duration::from_millis(grace)) {
-                if sig == Signal::SIGTERM {
-                    info!(grace_ms = grace, "stopping the session");
-                    began = true;
-                }
-                signal_child(child, program.group, sig);
-            }
+            let signals = escalation.request(now, Duration::from_millis(grace));
             // A shell at its prompt ignores SIGTERM: the hang-up a closed
             // terminal sends ends it (and its jobs), as closing a tmux
             // window does, rather than SIGKILL after the grace period.
-            if began && ctx.shared.borrow().shell_at_prompt() {
+            // Looked at before the signals, which may end a job and bring
+            // the shell back to its prompt: then it is left to SIGKILL.
+            let hang_up =
+                signals.contains(&Signal::SIGTERM) && ctx.shared.borrow().shell_at_prompt();
+            for &sig in signals {
+                if sig == Signal::SIGTERM {
+                    info!(grace_ms = grace, "stopping the session");
+                }
+                signal_child(child, program.group, sig);
+            }
+            if hang_up {
                 info!("a shell at its prompt: sending SIGHUP");
                 signal_child(child, program.group, Signal::SIGHUP);
             }
