@@ -94,6 +94,19 @@ pub fn ended_instead(dir: &Path, id: &str, e: &anyhow::Error) -> Option<crate::e
     ended_meanwhile(dir, id, answer_deadline())
 }
 
+/// Waits until no supervisor holds session `paths`' lock (it lets go
+/// last, once its files and its record are written), or until
+/// `deadline`: whether it let go.
+pub fn lock_released(paths: &SessionPaths, deadline: std::time::Instant) -> bool {
+    while liveness::probe(&paths.pid, &paths.sock, false) == Liveness::Running {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
 /// [`ANSWER_TIMEOUT`] from now.
 pub fn answer_deadline() -> std::time::Instant {
     std::time::Instant::now() + ANSWER_TIMEOUT

@@ -29,11 +29,10 @@ fn record(dir: &Path, id: &str) -> Result<ended::Ended> {
     // A record beside a supervisor still running is a session in its last
     // moments (one that starts removes the record): its supervisor lets go
     // of the lock once it has written it. `hm wait ID`, then `hm rm ID`.
-    if client::ended_session(dir, id).is_some() {
-        let deadline = client::answer_deadline();
-        while running(dir, id) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+    if client::ended_session(dir, id).is_some()
+        && let Ok(paths) = SessionPaths::new(dir, id)
+    {
+        client::lock_released(&paths, client::answer_deadline());
     }
     if running(dir, id) {
         bail!("session '{id}' is running; stop it first with 'hm kill {id}'");

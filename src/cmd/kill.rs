@@ -8,7 +8,6 @@ use anyhow::{Context, Result, bail};
 use crate::cli::KillArgs;
 use crate::client::{self, describe_exit, find_session};
 use crate::config::Config;
-use crate::liveness::{self, Liveness};
 use crate::protocol::{Kill, Reply, Request, conn};
 
 const MAX_GRACE_S: f64 = crate::config::MAX_KILL_GRACE_MS as f64 / 1000.0;
@@ -109,14 +108,11 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
     };
     // The supervisor removes its files, then exits and so drops its lock.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while liveness::probe(&session.pid, &session.sock, false) == Liveness::Running {
-        if std::time::Instant::now() >= deadline {
-            bail!(
-                "session '{}' still holds its lock after exiting",
-                session.id
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    if !client::lock_released(&session, deadline) {
+        bail!(
+            "session '{}' still holds its lock after exiting",
+            session.id
+        );
     }
     Ok(match code {
         Some(c) => format!("session '{}' ended ({})", session.id, describe_exit(c)),
