@@ -116,7 +116,14 @@ impl Shared {
             return None;
         };
         let since = *self.asking_since.get_or_insert(now);
-        let dialog = self.plain_dialog_seen(now);
+        // Read off the screen once output rests: a look while it flows
+        // (every 150 ms of typing into `cat`) woke the screen and ran the
+        // rules between two keystrokes, the slowest echoes later for it.
+        let dialog = if self.facts_may_lag {
+            self.report.as_ref().and_then(|r| r.dialog.clone())
+        } else {
+            self.plain_dialog_seen(now)
+        };
         let state = ProcessState::Waiting;
         Some(StateReport {
             state: state.name().to_string(),
