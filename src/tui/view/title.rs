@@ -12,7 +12,7 @@ use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
 
 use crate::classify::ProcessState;
-use crate::client::{clock_ms, human_ms};
+use crate::client::clock_ms;
 use crate::tui::model::{Model, Pane};
 
 /// The title as it fits: each part without its padding.
@@ -193,7 +193,7 @@ fn ended(exit: Option<i32>, ms: Option<u64>) -> Vec<String> {
     };
     match ms {
         Some(ms) => vec![
-            format!("{word} {}", human_ms(ms)),
+            format!("{word} {}", clock_ms(ms)),
             word,
             format!("{mark} {}", short_ms(ms)),
             mark,
@@ -349,7 +349,7 @@ mod tests {
         );
         assert_eq!(
             ended(Some(3), Some(2_000)),
-            forms(&["failed 3 2.0s", "failed 3", "✗3 2s", "✗3"])
+            forms(&["failed 3 2s", "failed 3", "✗3 2s", "✗3"])
         );
         assert_eq!(ended(Some(143), None)[0], "killed SIGTERM");
         assert_eq!(ended(None, None), forms(&["gone", "✗"]));
