@@ -324,7 +324,9 @@ fn parse_since(s: &str) -> Result<u64, String> {
 // each command it is flattened into.
 #[derive(Debug, Args, Clone, Default)]
 pub struct DirArgs {
-    /// Directory holding session sockets [default: $XDG_RUNTIME_DIR/heimdall or /tmp/heimdall-$UID]
+    /// Directory holding session sockets [default: $HM_SOCKET_DIR, else
+    /// socket_dir of the config, else $XDG_RUNTIME_DIR/heimdall or
+    /// /tmp/heimdall-$UID]
     #[arg(long, value_name = "DIR")]
     pub socket_dir: Option<PathBuf>,
 }

@@ -82,10 +82,17 @@ pub fn default_socket_dir(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> PathBuf 
     }
 }
 
-/// Picks the socket dir from the command line, the config, or the default,
-/// made absolute so a re-executed supervisor and its launcher agree.
+/// Stands for `--socket-dir` in every command when set and not empty.
+pub const SOCKET_DIR_ENV: &str = "HM_SOCKET_DIR";
+
+/// Picks the socket dir from the command line, [`SOCKET_DIR_ENV`], the
+/// config, or the default, made absolute so a re-executed supervisor and
+/// its launcher agree.
 pub fn resolve_socket_dir(cli: Option<&Path>, config: Option<&Path>) -> PathBuf {
-    let dir = match cli.or(config) {
+    // Read here rather than by clap: clap takes a set but empty variable
+    // for a flag given no value, an error naming a flag nobody typed.
+    let env = std::env::var_os(SOCKET_DIR_ENV).filter(|v| !v.is_empty());
+    let dir = match cli.or(env.as_deref().map(Path::new)).or(config) {
         Some(p) => p.to_path_buf(),
         None => default_socket_dir(
             std::env::var_os("XDG_RUNTIME_DIR").as_deref(),

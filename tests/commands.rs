@@ -478,3 +478,43 @@ fn completions_and_the_man_page_come_from_the_command_line_definition() {
     assert!(man.starts_with(".ie") || man.contains(".TH hm"), "{man}");
     assert!(man.contains("completions"), "{man}");
 }
+
+/// `HM_SOCKET_DIR` stands for `--socket-dir` in every command, a flag
+/// given as well wins, an empty one is as if unset, and a session's
+/// program inherits it: `hm ls` run inside the session finds the session.
+#[test]
+fn hm_socket_dir_in_the_environment_stands_for_the_flag() {
+    let sb = Sandbox::new();
+    let with_env = |dir: &std::path::Path, args: &[&str]| {
+        let mut c = sb.hm();
+        c.env("HM_SOCKET_DIR", dir).args(args);
+        c.output().expect("run hm")
+    };
+    let mut c = sb.hm();
+    c.env("HM_SOCKET_DIR", &sb.sock_dir)
+        .args(["run", "--detach", "--id", "nested", "--", "sh", "-c"])
+        .arg(format!("'{}' ls; exec sleep 60", common::HM))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let _session = common::Session {
+        child: c.spawn().expect("spawn hm run"),
+        pid_file: sb.sock_dir.join("nested.pid"),
+        sock: sb.sock("nested"),
+    };
+    // The program's own `hm ls` found its session: it is in the log.
+    common::wait_until("hm ls inside the session to list it", || {
+        let out = with_env(&sb.sock_dir, &["logs", "nested"]);
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("nested ") && l.contains("sh -c"))
+    });
+    let listed = |out: std::process::Output| stdout(&out).contains("nested");
+    assert!(listed(with_env(&sb.sock_dir, &["ls"])));
+    let elsewhere = sb.path().join("elsewhere");
+    assert!(!listed(with_env(&elsewhere, &["ls"])));
+    let dir = sb.dir();
+    assert!(listed(with_env(&elsewhere, &["ls", "--socket-dir", dir])));
+    // Empty: the default dir under XDG_RUNTIME_DIR, which holds nothing.
+    let out = with_env(std::path::Path::new(""), &["ls"]);
+    assert!(stderr(&out).contains("no sessions"), "{}", stderr(&out));
+}

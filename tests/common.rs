@@ -82,6 +82,7 @@ impl Sandbox {
         c.current_dir(self.path())
             .envs(self.base_env())
             .env_remove("HEIMDALL_SESSION_ID")
+            .env_remove("HM_SOCKET_DIR")
             .stdin(Stdio::null());
         c
     }

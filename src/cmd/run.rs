@@ -31,7 +31,10 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         log_level: args.log_level,
     };
     let config = config.apply(&overrides)?;
-    let dir = paths::resolve_socket_dir(None, config.socket_dir.as_deref());
+    // The flag is in the config now, but is passed as the flag again: it
+    // wins over HM_SOCKET_DIR, which wins over the file.
+    let dir =
+        paths::resolve_socket_dir(args.dir.socket_dir.as_deref(), config.socket_dir.as_deref());
     // The id and the socket path length are checked before anything exists.
     let (mut session, base) = match &args.id {
         Some(id) => (SessionPaths::new(&dir, id)?, None),
