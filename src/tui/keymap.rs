@@ -53,6 +53,16 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 }
             }
         }
+        Mode::ConfirmForget(id) => {
+            m.mode = Mode::Grid;
+            // Restarted or forgotten elsewhere while we asked: nothing to do.
+            if let KeyCode::Char('y' | 'Y') = k.code
+                && m.pane(&id).is_some_and(|p| p.ended())
+            {
+                fx.push(Effect::Forget(id.clone()));
+                clear(m, &id);
+            }
+        }
         Mode::NewSession { step, id, command } => form::key(m, (step, id, command), k, now, fx),
         Mode::Inbox => inbox::key(m, k, now, fx),
         Mode::Filter => match k.code {
@@ -122,7 +132,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 fx.push(Effect::Restart(id));
             }
         }
-        Action::Kill => kill(m, fx),
+        Action::Kill => kill(m),
         Action::Zoom => {
             m.mode = match (&m.mode, m.selected.clone()) {
                 (Mode::Zoom(_), _) | (_, None) => Mode::Grid,
@@ -177,31 +187,31 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
-/// `x`: kill the selected session (after asking), or clear an ended one.
-fn kill(m: &mut Model, fx: &mut Vec<Effect>) {
+/// `x`: kill the selected session, or forget one that ended, after
+/// asking; an orphan's pane (its program runs on, nothing is deleted) is
+/// cleared at once and stays away while it is one.
+fn kill(m: &mut Model) {
     let Some(id) = m.selected.clone() else { return };
     match m.pane(&id) {
-        Some(p) if p.ended() => {
-            // Already over: `x` clears the pane away and forgets the
-            // session's record (an orphan's pane stays away while it is
-            // one).
-            if p.orphan.is_some() {
-                m.dismissed.insert(id.clone());
-            } else {
-                fx.push(Effect::Forget(id.clone()));
-            }
-            // The neighbour takes the selection, not the first pane: a
-            // second `x` must not land far away.
-            let at = m.visible_ids().iter().position(|i| *i == id);
-            m.panes.retain(|p| p.id != id);
-            let ids = m.visible_ids();
-            m.selected = at
-                .map(|i| i.min(ids.len().saturating_sub(1)))
-                .and_then(|i| ids.get(i).cloned());
+        Some(p) if p.ended() && p.orphan.is_some() => {
+            m.dismissed.insert(id.clone());
+            clear(m, &id);
         }
+        Some(p) if p.ended() => m.mode = Mode::ConfirmForget(id),
         Some(_) => m.mode = Mode::ConfirmKill(id),
         None => {}
     }
+}
+
+/// Takes an ended session's pane away. The neighbour takes the selection,
+/// not the first pane: a second `x` must not land far away.
+fn clear(m: &mut Model, id: &str) {
+    let at = m.visible_ids().iter().position(|i| i == id);
+    m.panes.retain(|p| p.id != id);
+    let ids = m.visible_ids();
+    m.selected = at
+        .map(|i| i.min(ids.len().saturating_sub(1)))
+        .and_then(|i| ids.get(i).cloned());
 }
 
 /// Moves the selection by whole cells of the grid, across pages.

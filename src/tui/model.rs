@@ -157,6 +157,9 @@ pub enum Mode {
     /// One pane fills the grid area; keys still drive the dashboard.
     Zoom(String),
     ConfirmKill(String),
+    /// `x` on a session that ended: its record and what `hm restore`
+    /// keeps go for good, so it is asked first.
+    ConfirmForget(String),
     NewSession {
         step: NewStep,
         id: String,

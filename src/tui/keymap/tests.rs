@@ -209,7 +209,7 @@ fn kill_answered_n_or_anything_else_kills_nothing() {
 }
 
 #[test]
-fn x_on_a_finished_session_clears_its_pane_without_asking() {
+fn x_on_a_finished_session_asks_then_clears_its_pane() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a", "b"], now);
@@ -219,9 +219,12 @@ fn x_on_a_finished_session_clears_its_pane_without_asking() {
         Msg::Session("a".into(), SessionMsg::Closed(None)),
         now,
     );
-    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmForget("a".into()));
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(m.mode, Mode::Grid);
     assert_eq!(kills(&fx), 0, "{fx:?}");
+    assert!(fx.contains(&Effect::Forget("a".into())), "{fx:?}");
     assert_eq!(m.visible_ids(), ["b"]);
     assert_eq!(sel(&m), "b");
 }
@@ -235,6 +238,7 @@ fn clearing_an_ended_pane_selects_its_neighbour() {
         update(&mut m, Msg::Session(gone.into(), SessionMsg::Exit(0)), now);
         m.selected = Some(gone.into());
         update(&mut m, press(KeyCode::Char('x')), now);
+        update(&mut m, press(KeyCode::Char('y')), now);
         assert!(m.pane(gone).is_none());
         assert_eq!(sel(&m), next);
     }

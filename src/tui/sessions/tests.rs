@@ -129,7 +129,8 @@ fn a_program_outliving_its_supervisor_is_named_and_cleared_like_an_ended_one() {
     assert_eq!(p.orphan, None);
     assert_eq!(p.state(), Some(ProcessState::Dead.as_byte()));
     assert!(!p.attention);
-    let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(kills(&fx), 0, "the program is not the dashboard's to kill");
     assert_eq!(m.visible_ids(), ["b"]);
 }
@@ -155,7 +156,7 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
 }
 
 #[test]
-fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
+fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_once_asked_and_r_restarts() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a"], now);
@@ -186,7 +187,16 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_and_r_restarts() {
         "a live pane stays live"
     );
     m.selected = Some("b".into());
+    // `x` asks first: forgetting deletes what `hm restart` would need.
     let fx = update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmForget("b".into()));
+    assert!(!fx.contains(&Effect::Forget("b".into())), "{fx:?}");
+    let fx = update(&mut m, press(KeyCode::Char('n')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(!fx.contains(&Effect::Forget("b".into())), "{fx:?}");
+    assert!(m.pane("b").is_some());
+    update(&mut m, press(KeyCode::Char('x')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
     // (The layout changed: the others may be resized too.)
     assert!(fx.contains(&Effect::Forget("b".into())), "{fx:?}");
     assert!(m.pane("b").is_none());

@@ -35,6 +35,26 @@ pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
     );
 }
 
+/// The confirmation of `x` on a session that ended.
+pub(super) fn confirm_forget(m: &Model, f: &mut Frame<'_>, id: &str) {
+    popup(
+        m,
+        f,
+        "forget",
+        &[
+            Line::from(format!("Forget session '{id}'?")),
+            Line::from(""),
+            Line::from("Its record, log and kept history go, as hm rm."),
+            Line::from(vec![
+                key(m, "y"),
+                Span::raw(" forget   "),
+                key(m, "n"),
+                Span::raw(" keep"),
+            ]),
+        ],
+    );
+}
+
 /// The new session form: the id, then the command, the directory, the
 /// label and the classifier.
 pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str, command: &str) {
@@ -188,6 +208,11 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
 }
 
 fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
+    framed(m, f, title, "", lines);
+}
+
+/// [`popup`] with a line on its bottom border too.
+fn framed(m: &Model, f: &mut Frame<'_>, title: &str, bottom: &str, lines: &[Line<'static>]) {
     let area = f.area();
     let w = lines
         .iter()
@@ -209,6 +234,10 @@ fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
         .border_style(m.theme.popup_border)
         .title(format!(" {title} "))
         .style(m.theme.popup);
+    let block = match bottom {
+        "" => block,
+        text => block.title_bottom(format!(" {text} ")),
+    };
     f.render_widget(
         Paragraph::new(lines.to_vec())
             .block(block)
@@ -255,7 +284,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         (keys(Action::Next), "next session that needs you"),
         (
             keys(Action::Kill),
-            "kill the selected session; clear an ended one",
+            "kill the selected session; forget an ended one",
         ),
         (
             pair(Action::Restart, Action::Restore),
@@ -319,7 +348,10 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         })
         .collect();
     let title = format!("keys · {} or any key closes", keys(Action::Help));
-    popup(m, f, &title, &lines);
+    // The two timers of a pane, said where no row is taken from the keys
+    // (22 of them fill an 80x24 terminal).
+    let timers = "a pane's title: time in its state · bottom: since its output";
+    framed(m, f, &title, timers, &lines);
 }
 
 /// The four directions' keys: `←↓↑→ hjkl` when each is one character,
