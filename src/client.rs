@@ -229,10 +229,29 @@ pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
     crate::ended::read(&crate::ended::path(dir, id))
 }
 
+/// `exited with code 3`; when someone asked for the end, `killed by
+/// SIGTERM (exit code 143)`, or `killed (exit code 15)`: a program that
+/// catches SIGTERM and exits with a code of its own (less: 15) did not
+/// fail.
+pub fn exited_with(code: i32, killed: bool) -> String {
+    let signal = (code > 128 && code < 128 + 65)
+        .then(|| nix::sys::signal::Signal::try_from(code - 128).ok())
+        .flatten();
+    match (killed, signal) {
+        (true, Some(sig)) => format!("killed by {} (exit code {code})", sig.as_str()),
+        (true, None) => format!("killed (exit code {code})"),
+        (false, _) => format!("exited with code {code}"),
+    }
+}
+
 /// `exited with code 3, 2m05s ago`.
 pub fn ended_label(r: &crate::ended::Ended) -> String {
     let ago = crate::clock::unix_ms().saturating_sub(r.ended_unix_ms);
-    format!("exited with code {}, {} ago", r.exit_code, human_ms(ago))
+    format!(
+        "{}, {} ago",
+        exited_with(r.exit_code, r.killed),
+        human_ms(ago)
+    )
 }
 
 #[cfg(test)]

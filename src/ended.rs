@@ -43,6 +43,10 @@ pub struct Ended {
     pub cols: u16,
     #[serde(default)]
     pub rows: u16,
+    /// Someone asked for its end (`hm kill`, the dashboard's `x`, a KILL
+    /// frame), so its code says how it took that, not that it failed.
+    #[serde(default)]
+    pub killed: bool,
 }
 
 pub fn path(dir: &Path, id: &str) -> PathBuf {
@@ -158,6 +162,7 @@ mod tests {
             label: None,
             cols: 80,
             rows: 24,
+            killed: false,
         }
     }
 

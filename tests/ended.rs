@@ -169,3 +169,47 @@ fn restart_keeps_the_size_and_the_label() {
     assert_eq!(v["last_lines"][0], "20 80", "{v}");
     assert_eq!(v["label"], "sizes", "{v}");
 }
+
+/// A program that takes SIGTERM and exits with a code of its own (as
+/// `less` does, with 15) was killed, not failed: every command says so.
+#[test]
+fn a_session_ended_by_hm_kill_is_said_to_be_killed() {
+    let sb = Sandbox::new();
+    bg(
+        &sb,
+        "traps",
+        &[
+            "sh",
+            "-c",
+            "trap 'exit 15' TERM; echo ready; while :; do sleep 0.05; done",
+        ],
+    );
+    common::wait_until("the trap to be set", || {
+        stdout(&sb.cmd(&["logs", "traps", "--screen"])).contains("ready")
+    });
+    let out = sb.cmd(&["kill", "traps"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("exit code 15"), "{}", stdout(&out));
+    let text = status_text(&sb, "traps");
+    assert!(text.contains("killed (exit code 15)"), "{text}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("traps") && l.contains("killed 15")),
+        "{ls}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", "traps", "--json"]).stdout).expect("json");
+    assert_eq!(
+        (v["killed"].as_bool(), v["exit_code"].as_i64()),
+        (Some(true), Some(15))
+    );
+    // One that ended by itself was not killed.
+    bg(&sb, "own", &["sh", "-c", "exit 15"]);
+    common::wait_until("it to end", || {
+        status_text(&sb, "own").contains("exited with code 15")
+    });
+    let v: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", "own", "--json"]).stdout).expect("json");
+    assert_eq!(v["killed"].as_bool(), Some(false));
+}

@@ -266,7 +266,7 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
         .output()
         .expect("hm status");
     assert!(
-        stdout(&st).contains("exited") || !st.status.success(),
+        stdout(&st).contains("killed by SIGTERM") || !st.status.success(),
         "{}",
         stdout(&st)
     );
@@ -463,7 +463,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     wait_until("it ended there", || {
         remote_ls(&sb, &remote_dir)
             .lines()
-            .any(|l| l.starts_with("made") && l.contains("exited"))
+            .any(|l| l.starts_with("made") && l.contains("killed"))
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
@@ -545,6 +545,8 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     );
     t.send(b"l");
     t.send(b"x");
+    t.wait_for("the question", |t| t.contains("Forget session 'box:done'?"));
+    t.send(b"y");
     t.wait_for("the forgotten pane gone", |t| !t.contains("box:done"));
     wait_until("its record forgotten there", || {
         !remote_ls(&sb, &remote_dir).contains("done")

@@ -352,6 +352,32 @@ fn kill_asks_first_and_only_yes_kills() {
     s.wait_exit();
 }
 
+/// A program that takes SIGTERM and exits with a code of its own (as
+/// `less` does) was killed, not failed.
+#[test]
+fn a_program_killed_from_the_dashboard_is_not_said_to_have_failed() {
+    let sb = Sandbox::new();
+    let mut s = sb.start(
+        "pager",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap 'exit 15' TERM; echo alive; while :; do sleep 0.05; done",
+        ],
+    );
+    let mut t = tui(&sb);
+    t.wait_for("the pane", |t| pane_shows(t, "pager", "alive"));
+    t.send(b"x");
+    t.wait_for("the question", |t| t.contains("Kill session 'pager'?"));
+    t.send(b"y");
+    t.wait_for("the pane marked killed", |t| {
+        pane(t, "pager").is_some_and(|p| p.top.contains("killed (exit 15)"))
+    });
+    assert!(!t.contains("failed 15"));
+    s.wait_exit();
+}
+
 /// `n`, the suggested id `s1`, then `command` (the prompt offers the
 /// shell for an empty one).
 fn start_s1(t: &mut Terminal, command: &str) {

@@ -26,6 +26,8 @@ pub struct SessionView {
     pub alive: bool,
     /// It ended; its record is kept until `hm rm`.
     pub ended: bool,
+    /// It ended because someone asked (`hm kill`, the dashboard's `x`).
+    pub killed: bool,
     /// Its supervisor is gone and its program still runs.
     pub orphaned: bool,
     /// Its supervisor went away without ending it (the machine
@@ -167,6 +169,7 @@ impl SessionView {
             id: r.id.clone(),
             label: r.label.clone(),
             ended: true,
+            killed: r.killed,
             state: Some(ProcessState::Dead.name().to_owned()),
             primary: Some("dead".to_owned()),
             health: Some("dead".to_owned()),
@@ -262,7 +265,7 @@ impl SessionView {
     /// The state as people read it: [`label`] of what is known.
     pub fn label(&self) -> String {
         if let Some(code) = self.exit_code {
-            return format!("exited with code {code}");
+            return crate::client::exited_with(code, self.killed);
         }
         let state = self.state.as_deref().unwrap_or("unknown");
         let mut label = match (&self.detail, self.alive) {
@@ -344,6 +347,7 @@ mod tests {
             label: None,
             cols: 0,
             rows: 0,
+            killed: false,
         });
         let all = [
             live,

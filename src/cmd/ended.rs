@@ -159,6 +159,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
             label: m.label,
             cols: m.cols,
             rows: m.rows,
+            killed: false,
         },
         None => record(&dir, &args.id)?,
     };

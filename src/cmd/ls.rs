@@ -138,7 +138,11 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 return [
                     r.id.clone(),
                     "-".into(),
-                    format!("exited {}", e.exit_code),
+                    format!(
+                        "{} {}",
+                        if e.killed { "killed" } else { "exited" },
+                        e.exit_code
+                    ),
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
                     labelled(e.label.as_deref(), paths::sanitize(&e.command.join(" "))),

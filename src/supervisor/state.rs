@@ -458,6 +458,7 @@ impl Shared {
             label: i.label.clone(),
             cols: self.size.cols,
             rows: self.size.rows,
+            killed: self.killed,
         }
     }
 

@@ -40,6 +40,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                     return;
                 }
                 fx.push(Effect::Kill(id.clone()));
+                p.killed = true;
                 // A question too: a supervisor that cannot act on the
                 // kill (stopped) is then shown as not responding.
                 sessions::poll(p, now, size_too, fx);

@@ -211,6 +211,9 @@ pub struct Pane {
     /// The session's own size, as its supervisor last said (INFO).
     pub session_size: Option<Size>,
     pub exit: Option<i32>,
+    /// Its end was asked for (this dashboard's `x`, or its record says
+    /// so): the title says `killed`, not `failed`.
+    pub killed: bool,
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.
     pub orphan: Option<u32>,
@@ -294,6 +297,7 @@ impl Pane {
             infos_out: 0,
             infos_stale: 0,
             exit: None,
+            killed: false,
             link: Link::Connecting,
             orphan: None,
             lost: None,

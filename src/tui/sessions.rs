@@ -97,9 +97,9 @@ const RECORD_GRACE: Duration = Duration::from_secs(2);
 pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     use crate::ended::KEEP;
     let unix_now = crate::clock::unix_ms();
-    let listed: std::collections::HashMap<&str, u64> = records
+    let listed: std::collections::HashMap<&str, (u64, bool)> = records
         .iter()
-        .map(|r| (r.id.as_str(), r.ended_unix_ms))
+        .map(|r| (r.id.as_str(), (r.ended_unix_ms, r.killed)))
         .collect();
     // With as many records as are kept (on one machine), one older than
     // the oldest listed may have been trimmed, not forgotten.
@@ -132,9 +132,11 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     m.panes.retain(|p| !forgotten(p));
     for p in &mut m.panes {
         if p.ended()
-            && let Some(&at) = listed.get(p.id.as_str())
+            && let Some(&(at, killed)) = listed.get(p.id.as_str())
         {
             p.recorded = Some(at);
+            // Killed by `hm kill` elsewhere: known once the record is.
+            p.killed |= killed;
         }
     }
     let mut added = false;
@@ -146,6 +148,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         }
         let mut p = Pane::with_history(r.id.clone(), rows);
         p.exit = Some(r.exit_code);
+        p.killed = r.killed;
         p.link = Link::Gone;
         p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));
@@ -314,10 +317,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // No terminal holds a session that ended (its pane said
             // "100x29 held" for good).
             p.held = false;
+            let how = crate::client::exited_with(code, p.killed);
             if !focused {
                 p.attention = !selected;
                 if !selected {
-                    alert(fx, format!("exited with code {code}"));
+                    alert(fx, how.clone());
                 }
             }
             // Focused, or being asked about a kill that is now moot.
@@ -328,7 +332,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 m.mode = Mode::Grid;
             }
             if focused || asked {
-                m.notify(format!("session '{id}' exited with code {code}"), now);
+                m.notify(format!("session '{id}' {how}"), now);
             }
         }
         SessionMsg::Problem { why, notice } => {

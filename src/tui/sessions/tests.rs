@@ -172,6 +172,7 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_once_asked_and_r_restart
         label: None,
         cols: 80,
         rows: 24,
+        killed: false,
     };
     update(
         &mut m,
@@ -237,6 +238,7 @@ fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
         label: None,
         cols: 80,
         rows: 24,
+        killed: false,
     };
     for id in ["a", "h:r"] {
         update(&mut m, Msg::Session(id.into(), SessionMsg::Exit(0)), now);
@@ -339,6 +341,7 @@ fn a_pane_goes_when_its_session_is_removed_before_its_record_is_seen() {
         label: None,
         cols: 80,
         rows: 24,
+        killed: false,
     };
     // A full list of newer records: "kept" may have been trimmed.
     let full: Vec<_> = (0..crate::ended::KEEP).map(newer).collect();

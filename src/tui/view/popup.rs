@@ -190,9 +190,9 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
             }
         }
         _ if p.ended() => {
-            let how = p
-                .exit
-                .map_or("it ended".to_owned(), |c| format!("exited with code {c}"));
+            let how = p.exit.map_or("it ended".to_owned(), |c| {
+                crate::client::exited_with(c, p.killed)
+            });
             lines.push(Line::from(how));
         }
         _ => lines.push(Line::from("no state report from this session")),

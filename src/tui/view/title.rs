@@ -133,7 +133,7 @@ pub fn badges(m: &Model, p: &Pane, now: Instant) -> Vec<String> {
         // Its supervisor died with the machine: `R` restores it.
         vec!["lost".into(), "✗".into()]
     } else if p.ended() {
-        ended(p.exit, p.state_ms(now))
+        ended(p.exit, p.killed, p.state_ms(now))
     } else {
         live(p, p.state_ms(now))
     };
@@ -176,10 +176,19 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
 }
 
 /// An ended session: `exited 0 5m03s` or `failed 3 5m03s` (`killed
-/// SIGTERM` for a signal's code, `gone` with no code: its supervisor went
+/// SIGTERM` for a signal's code, `killed (exit 15)` for a code of its own
+/// when its end was asked for, `gone` with no code: its supervisor went
 /// away), then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`.
-fn ended(exit: Option<i32>, ms: Option<u64>) -> Vec<String> {
+fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
     let (word, mark) = match exit {
+        Some(code) if killed && !(code > 128 && code < 128 + 65) => {
+            let mark = if code == 0 {
+                "✓".to_owned()
+            } else {
+                format!("✗{code}")
+            };
+            (format!("killed (exit {code})"), mark)
+        }
         Some(0) => ("exited 0".to_owned(), "✓".to_owned()),
         Some(code) if code > 128 && code < 128 + 65 => {
             let sig = nix::sys::signal::Signal::try_from(code - 128).map_or_else(
@@ -208,7 +217,7 @@ fn unreachable(p: &Pane, since_unix_ms: u64) -> Vec<String> {
     let clock = crate::clock::local_time_of_day(since_unix_ms);
     let hh_mm = clock.get(..5).unwrap_or(&clock);
     let was = match (p.ended(), p.state()) {
-        (true, _) => ended(p.exit, None).remove(0),
+        (true, _) => ended(p.exit, p.killed, None).remove(0),
         (false, Some(s)) => crate::classify::state_name(s).to_owned(),
         (false, None) => "connecting".to_owned(),
     };
@@ -344,15 +353,21 @@ mod tests {
     #[test]
     fn ended_sessions_say_how_at_a_glance() {
         assert_eq!(
-            ended(Some(0), Some(303_000)),
+            ended(Some(0), false, Some(303_000)),
             forms(&["exited 0 5m03s", "exited 0", "✓ 5m", "✓"])
         );
         assert_eq!(
-            ended(Some(3), Some(2_000)),
+            ended(Some(3), false, Some(2_000)),
             forms(&["failed 3 2s", "failed 3", "✗3 2s", "✗3"])
         );
-        assert_eq!(ended(Some(143), None)[0], "killed SIGTERM");
-        assert_eq!(ended(None, None), forms(&["gone", "✗"]));
+        assert_eq!(ended(Some(143), false, None)[0], "killed SIGTERM");
+        assert_eq!(ended(None, false, None), forms(&["gone", "✗"]));
+        // Asked to end, it ended as it does on SIGTERM (less: 15).
+        assert_eq!(
+            ended(Some(15), true, Some(2_000)),
+            forms(&["killed (exit 15) 2s", "killed (exit 15)", "✗15 2s", "✗15"])
+        );
+        assert_eq!(ended(Some(143), true, None)[0], "killed SIGTERM");
     }
 
     #[test]
