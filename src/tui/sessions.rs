@@ -123,9 +123,12 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
             _ => return false,
         };
         let host = crate::remote::split_target(&p.id).map(|(h, _)| h);
+        // At the oldest kept record's own millisecond too: records that
+        // ended in the same ms are trimmed by id, and a hundred sessions
+        // killed at once lost one pane that way (hostile_terminal).
         let trimmed = oldest
             .get(&host)
-            .is_some_and(|&(n, first)| n >= KEEP && at < first);
+            .is_some_and(|&(n, first)| n >= KEEP && at <= first);
         let unlooked = host.is_some_and(|h| problems.contains_key(h));
         p.ended() && !listed.contains_key(p.id.as_str()) && !unlooked && !trimmed
     };

@@ -301,6 +301,21 @@ fn a_pane_goes_when_its_sessions_record_is_forgotten_elsewhere() {
         .collect();
     update(&mut m, Msg::Ended(full.clone()), now);
     assert!(m.pane("old").is_some(), "trimmed, not forgotten");
+    // Trimmed beside one that ended in the same ms, which is kept.
+    let mut twin = record("twin");
+    twin.ended_unix_ms = full[0].ended_unix_ms - 30_000;
+    let mut with_twin = full.clone();
+    with_twin.push(twin.clone());
+    update(&mut m, Msg::Ended(with_twin), now);
+    let mut tied = full[1..].to_vec();
+    let mut kept = twin.clone();
+    kept.id = "twin0".into();
+    tied.push(kept);
+    update(&mut m, Msg::Ended(tied), now);
+    assert!(
+        m.pane("twin").is_some(),
+        "trimmed at the same ms, not forgotten"
+    );
     // One of the newest gone from a full list was forgotten.
     update(&mut m, Msg::Ended(full[1..].to_vec()), now);
     assert!(m.pane("n0").is_none());
