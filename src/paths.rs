@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 pub const MAX_SOCKET_PATH: usize = 107;
 /// Longest session id.
 pub const MAX_ID_LEN: usize = 64;
+/// What an id may be ([`validate_id`]), in as few words as fit the
+/// dashboard's footer at 80 columns with the id before it; the error of
+/// the command line says the same at length.
+pub const ID_RULE_SHORT: &str = "1-64 letters, digits, . _ - (first a letter or digit)";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {

@@ -74,8 +74,9 @@ pub fn key(
                 // which cut the command line's wording off mid-rule.
                 m.notify(
                     format!(
-                        "'{}' is no id: 1-64 letters, digits, . _ - (first a letter or digit)",
-                        paths::sanitize(plain)
+                        "'{}' is no id: {}",
+                        paths::sanitize(plain),
+                        paths::ID_RULE_SHORT
                     ),
                     now,
                 );
