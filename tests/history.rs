@@ -461,3 +461,59 @@ fn resizing_in_a_loop_keeps_the_journal_within_its_bound() {
     let got: Vec<String> = history.iter().filter(|l| !l.is_empty()).cloned().collect();
     assert_eq!(got[..], want[want.len() - got.len()..], "{history:#?}");
 }
+
+/// A screen cleared (ED 2, or ED 0 from the top left) goes to the history
+/// first, as tmux keeps it: `hm logs` has every line printed, where it
+/// kept only those that had scrolled off (ten of fifty lines on a screen
+/// of forty), and `--follow` prints the same lines. A shell's `clear`
+/// (ED 3 after) erases the history, as a terminal's.
+#[test]
+fn a_cleared_screen_is_history_in_hm_logs() {
+    let sb = Sandbox::new();
+    let script = "seq 1 25; printf '\\033[H\\033[2J'; echo after; \
+                  printf 'x\\033[H\\033[J'; echo again; exec sleep 600";
+    let _s = sb.start(
+        "clears",
+        &["--cols", "80", "--rows", "10"],
+        &["sh", "-c", script],
+    );
+    let mut want: Vec<String> = (1..=25).map(|i| i.to_string()).collect();
+    want.extend(["after", "x", "again"].map(String::from));
+    wait_until("every line in hm logs", || logs(&sb, "clears", &[]) == want);
+    let mut follow = sb
+        .hm()
+        .args(["logs", "clears", "--follow", "--socket-dir", sb.dir()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("hm logs --follow");
+    let out = follow.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let followed: Vec<String> = want
+        .iter()
+        .map_while(|_| rx.recv_timeout(common::PATIENCE).ok())
+        .collect();
+    let _ = follow.kill();
+    let _ = follow.wait();
+    assert_eq!(followed, want);
+
+    let _c = sb.start(
+        "shell-clear",
+        &["--cols", "80", "--rows", "10"],
+        &[
+            "sh",
+            "-c",
+            "seq 1 5; printf '\\033[H\\033[2J\\033[3J'; echo fresh; exec sleep 600",
+        ],
+    );
+    wait_until("only what came after clear", || {
+        logs(&sb, "shell-clear", &[]) == ["fresh"]
+    });
+}

@@ -277,6 +277,11 @@ pub(super) struct Landmarks {
     pub to_alternate: Vec<usize>,
     /// ED 3 (erase saved lines): the history kept so far goes there.
     pub erase_history: Vec<usize>,
+    /// ED 2 (erase the whole screen): what it shows goes to the history
+    /// first.
+    pub clears: Vec<usize>,
+    /// ED 0 (erase below): the same when the cursor is at the top left.
+    pub clears_below: Vec<usize>,
     /// RIS: a new screen, which has counted no rows gone.
     pub full_reset: Vec<usize>,
     /// Those that changed how text and line feeds land on the main screen
@@ -289,6 +294,8 @@ pub(super) struct Landmarks {
 struct Seen {
     switches: bool,
     erases: bool,
+    clears: bool,
+    clears_below: bool,
     resets: bool,
     changes: bool,
 }
@@ -298,6 +305,8 @@ impl Landmarks {
         for (yes, v) in [
             (seen.switches, &mut self.to_alternate),
             (seen.erases, &mut self.erase_history),
+            (seen.clears, &mut self.clears),
+            (seen.clears_below, &mut self.clears_below),
             (seen.resets, &mut self.full_reset),
             (seen.changes, &mut self.line_modes),
         ] {
@@ -307,10 +316,12 @@ impl Landmarks {
         }
     }
 
-    fn each(&mut self) -> [&mut Vec<usize>; 4] {
+    fn each(&mut self) -> [&mut Vec<usize>; 6] {
         [
             &mut self.to_alternate,
             &mut self.erase_history,
+            &mut self.clears,
+            &mut self.clears_below,
             &mut self.full_reset,
             &mut self.line_modes,
         ]
@@ -409,10 +420,14 @@ impl Unrendered {
     fn csi(&mut self, seq: &Seq<'_>, fin: u8) -> Seen {
         let mut seen = Seen::default();
         if fin == b'J' {
-            // ED 3 (or DECSED 3), exactly: erase saved lines.
-            seen.erases = seq
+            // ED (or DECSED) exactly: 3 erases saved lines, 2 the screen,
+            // 0 what is below the cursor.
+            let param = seq
                 .csi()
-                .is_some_and(|(body, _)| body.strip_prefix(b"?").unwrap_or(body) == b"3");
+                .map(|(body, _)| body.strip_prefix(b"?").unwrap_or(body));
+            seen.erases = param == Some(b"3");
+            seen.clears = param == Some(b"2");
+            seen.clears_below = matches!(param, Some(b"" | b"0"));
             return seen;
         }
         if !matches!(fin, b'r' | b'h' | b'l') {

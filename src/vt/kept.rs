@@ -10,8 +10,9 @@
 //! screen, where the program's redraw for its new size then erases them
 //! (and the screen is no longer the session's); and showing it widens
 //! old rows to the screen's width and forgets that they wrapped. ED 3
-//! (erase saved lines) empties the history, as a terminal's. Reading it
-//! is [`crate::vt::history`]'s.
+//! (erase saved lines) empties the history, as a terminal's; a clear of
+//! the whole screen adds its written rows first (`Term::keep_before_clear`,
+//! through [`Tally::keep_rows`]). Reading it is [`crate::vt::history`]'s.
 //!
 //! One more quirk of vt100 is undone here: keeping no rows, it still
 //! counts the rows that left the top, and growing pulls as many down
@@ -117,6 +118,23 @@ impl<CB> Tally<CB> {
         self.gone -= pulled;
         self.pulled = (self.pulled + pulled).min(u64::from(to));
         self.moved += pulled as i64;
+    }
+
+    /// Rows that did not scroll off, taken as history all the same (a
+    /// screen about to be cleared, see `Term::keep_before_clear`): vt100
+    /// did not count them, so neither is `gone`.
+    pub(super) fn keep_rows(&mut self, rows: VecDeque<Kept>) {
+        for row in rows {
+            if self.keep == 0 {
+                self.dropped += 1;
+                continue;
+            }
+            if self.rows.len() >= self.keep {
+                self.rows.pop_front();
+                self.dropped += 1;
+            }
+            self.rows.push_back(row);
+        }
     }
 
     /// The main screen has `rows` rows now.

@@ -85,6 +85,20 @@ enum Cut {
     Switch,
     Erase,
     Reset,
+    /// Before an ED 2, or an ED 0 (`below`) that may start at the top left.
+    Clear {
+        below: bool,
+    },
+}
+
+/// Where the erase (`ESC [`, an optional `?`, digits, `J`) that ends at
+/// `end` of `bytes` begins, if it is whole there.
+fn erase_start(bytes: &[u8], end: usize) -> Option<usize> {
+    let seq = bytes.get(..end)?.strip_suffix(b"J")?;
+    let params = seq.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let seq = &seq[..seq.len() - params];
+    let seq = seq.strip_suffix(b"?").unwrap_or(seq);
+    seq.strip_suffix(b"\x1b[").map(<[u8]>::len)
 }
 
 pub(super) fn dims(size: Size) -> (NonZeroU16, NonZeroU16) {
@@ -305,7 +319,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // rendering is taken there, for a sleep to keep, and the rows it
         // scrolled off are forgotten before it is hidden; after each ED 3
         // the history kept so far goes; after each RIS, vt100's count of
-        // rows gone starts over, and the history's with it.
+        // rows gone starts over, and the history's with it; before each
+        // clear of the whole screen, what it shows goes to the history.
         let mut cuts: Vec<(usize, Cut)> = Vec::new();
         if self.sleeps || self.at_bottom {
             let switches = at.to_alternate.iter();
@@ -314,6 +329,10 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if self.scrollback > 0 {
             cuts.extend(at.erase_history.iter().map(|&end| (end, Cut::Erase)));
             cuts.extend(at.full_reset.iter().map(|&end| (end, Cut::Reset)));
+            for (ends, below) in [(&at.clears, false), (&at.clears_below, true)] {
+                let starts = ends.iter().filter_map(|&end| erase_start(bytes, end));
+                cuts.extend(starts.map(|start| (start, Cut::Clear { below })));
+            }
         }
         cuts.sort_by_key(|c| c.0);
         // A view scrolled back stays on its rows as new ones come.
@@ -346,6 +365,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
                 }
                 Cut::Erase => self.parser.callbacks_mut().erase(),
                 Cut::Reset => self.parser.callbacks_mut().reset(),
+                Cut::Clear { below } => self.keep_before_clear(below),
             }
         }
         self.parse_part(bytes, from, bytes.len(), lines.as_mut());
@@ -357,6 +377,45 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         if self.behind.is_some() && !self.parser.screen().alternate_screen() {
             self.behind = None;
+        }
+    }
+
+    /// A clear of the whole main screen is about to be parsed: the rows
+    /// written on it scroll off first, into the history, as a terminal
+    /// that scrolls on clear (tmux's default) keeps them. Without it a
+    /// history reader (`hm logs`, a pane scrolled back) lost every line
+    /// still on the screen when a program cleared it: a build that printed
+    /// fifty lines on a screen of forty, then cleared, left ten.
+    /// ED 3 after it (`clear` in a shell) erases them with the rest.
+    fn keep_before_clear(&mut self, below: bool) {
+        let screen = self.parser.screen();
+        if below && screen.cursor_position() != (0, 0) {
+            return;
+        }
+        let (rows, cols) = screen.size();
+        let written = screen
+            .rows(0, cols.get())
+            .enumerate()
+            .filter(|(_, row)| !row.trim_end().is_empty())
+            .last()
+            .map_or(0, |(i, _)| i + 1);
+        if written == 0 {
+            return;
+        }
+        // The rows are made as vt100 makes those that scroll off, by a
+        // copy of the screen scrolled up (SU). Not this screen: vt100
+        // counts the rows it scrolls, and pulls as many down when it
+        // grows, which the session's own screen would not.
+        let mut copy = vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(()));
+        copy.callbacks_mut().keep = written;
+        let drawn = screen.contents_formatted();
+        let kept = crate::term::contain(move || {
+            copy.process(drawn.as_bytes());
+            copy.process(format!("\x1b[{written}S").as_bytes());
+            std::mem::take(&mut copy.callbacks_mut().rows)
+        });
+        if let Some(kept) = kept {
+            self.parser.callbacks_mut().keep_rows(kept);
         }
     }
 

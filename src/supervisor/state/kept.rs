@@ -132,11 +132,12 @@ mod tests {
         // output is history.
         assert_eq!(s.screen.term().screen().cursor_position(), (1, 0));
         assert_eq!(s.screen.term().screen().contents().trim(), "-- mark --");
-        // A program that clears its screen leaves the old output alone.
+        // A program that clears its screen leaves the old output alone,
+        // and the mark it cleared goes to the history with it.
         let mut s = shared(size);
         s.preload(b"last screen\r\n", "-- mark --");
         s.push_quietly(b"\x1b[2J\x1b[Hnew");
-        assert_eq!(replayed(&s, size), ["last screen", "new"]);
+        assert_eq!(replayed(&s, size), ["last screen", "-- mark --", "new"]);
         // A program on its alternate screen: back to the main one first.
         let mut s = shared(size);
         s.preload(b"before\r\n\x1b[?1049h\x1b[Hfull screen app", "-- mark --");
