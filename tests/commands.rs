@@ -238,6 +238,32 @@ fn status_and_kill_say_when_a_supervisor_does_not_answer() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// A supervisor that wrote its session's record serves no one while it
+/// delivers the last EXIT and goes: `hm ls` right after `hm wait` said
+/// "no answer" for it. It lists the record. (Stopped here, to hold that
+/// moment still.)
+#[test]
+fn ls_lists_a_session_that_wrote_its_record_as_ended_not_unanswered() {
+    let sb = Sandbox::new();
+    let s = sb.start("ending", &[], &["sleep", "30"]);
+    let sup = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGSTOP).expect("stop");
+    let record = serde_json::json!({
+        "id": "ending", "command": ["sleep", "30"], "workdir": "/",
+        "classifier": "simple", "started_unix_ms": 1, "ended_unix_ms": 2,
+        "exit_code": 0, "last_lines": [],
+    });
+    fs::write(sb.sock_dir.join("ending.ended"), record.to_string()).expect("record");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGCONT).expect("continue");
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("ending") && l.contains("exited 0")),
+        "{ls}"
+    );
+    assert!(!ls.contains("no answer"), "{ls}");
+}
+
 #[test]
 fn kill_waits_until_the_session_is_gone() {
     let sb = Sandbox::new();

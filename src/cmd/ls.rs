@@ -56,8 +56,18 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         Vec::new()
     };
     // Sessions that ended, after the running ones, most recent first; an
-    // id that runs again shows only the running session.
+    // id that runs again shows only the running session. One that did not
+    // answer and has a record ended: its supervisor, its record written
+    // (a supervisor starting removes its id's), is delivering its EXIT
+    // and serves no one; `hm wait` had said so ("no answer" for 0.3 s).
     for r in crate::ended::list(&dir) {
+        if let Some(row) = rows
+            .iter_mut()
+            .find(|row| row.id == r.id && row.status.is_none() && row.orphan.is_none())
+        {
+            row.ended = Some(r);
+            continue;
+        }
         if !rows.iter().any(|row| row.id == r.id) {
             rows.push(Row {
                 id: r.id.clone(),
