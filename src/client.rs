@@ -49,7 +49,7 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
 
 /// What a command says of session `id`, lost with its supervisor: what
 /// `hm restore` would do for it, as it would say it.
-fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
+pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
     let shown = paths::sanitize(id);
     let plan = crate::lost::plan::plan(m).and_then(|mut p| crate::lost::plan::check(&mut p, m));
     match plan {

@@ -915,13 +915,16 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
         "{}",
         stderr(&out)
     );
-    // `hm status` says what `hm restore` would, and `--json` reads as
-    // `hm ls --json` lists it.
+    // `hm status` shows it as `hm ls` lists it, and says what `hm
+    // restore` would do; `--json` reads as `hm ls --json` lists it.
     let out = sb.cmd(&["status", "dev"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("state:    lost\n"), "{text}");
+    assert!(text.contains("command:  sleep 600\n"), "{text}");
     assert!(
-        stderr(&out).contains("'hm restore' would not start it (a command runs again only if it was started with 'hm run --restore'): 'hm restart dev' runs it as it was"),
-        "{}",
-        stderr(&out)
+        text.contains("'hm restore' would not start it (a command runs again only if it was started with 'hm run --restore'): 'hm restart dev' runs it as it was"),
+        "{text}"
     );
     let lost = status_json(&sb, "dev");
     assert_eq!(
@@ -1066,4 +1069,38 @@ fn a_program_killed_just_before_its_supervisor_is_still_lost() {
     wait_until("the end to be kept", || {
         manifest(&sb, "sh2").is_some_and(|m| m["ended"]["how"] == "exited")
     });
+}
+
+/// `hm clean` forgets a lost session `hm restore` would not start, and
+/// says so apart from the ended ones (it called it ended); one restore
+/// would start is kept.
+#[test]
+fn clean_names_the_lost_sessions_it_forgets() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "plain", "--", "sleep", "600"], &[]);
+    bg(
+        &sb,
+        &["--id", "again", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("both to be kept", || {
+        manifest(&sb, "plain").is_some() && manifest(&sb, "again").is_some()
+    });
+    reboot(&sb);
+    bg(&sb, &["--id", "done", "--", "true"], &[]);
+    wait_until("done to end", || {
+        stdout(&sb.cmd(&["ls"]))
+            .lines()
+            .any(|l| l.starts_with("done ") && l.contains("exited 0"))
+    });
+    let out = sb.cmd(&["clean"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "removed 1 ended session\n\
+         removed 1 lost session that 'hm restore' would not start\n\
+         kept 1 lost session for 'hm restore' ('hm rm ID' forgets one)\n"
+    );
+    assert!(manifest(&sb, "plain").is_none() && manifest(&sb, "again").is_some());
 }

@@ -95,7 +95,7 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
             n += 1;
         }
     }
-    let mut kept = 0;
+    let (mut kept, mut lost_gone) = (0, 0);
     if let Some(state) = crate::restore::sessions_dir() {
         let lost = crate::lost::list(&dir);
         for (id, m) in crate::restore::manifest::list(&state) {
@@ -106,12 +106,12 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
             let restartable = lost.iter().find(|l| l.id == id).map(|l| l.restartable);
             match restartable {
                 Some(true) => kept += 1,
-                // Lost without a way back, or ended (its record gone with
-                // the machine's restart).
+                // Lost without a way back: said apart, not as ended.
                 Some(false) => {
                     crate::restore::forget(&id, &dir);
-                    n += 1;
+                    lost_gone += 1;
                 }
+                // Ended, its record gone with the machine's restart.
                 None if !m.lost() => {
                     crate::restore::forget(&id, &dir);
                     n += 1;
@@ -124,6 +124,13 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
     let s = if n == 1 { "" } else { "s" };
     let mut out = std::io::stdout().lock();
     writeln!(out, "removed {n} ended session{s}")?;
+    if lost_gone > 0 {
+        let s = if lost_gone == 1 { "" } else { "s" };
+        writeln!(
+            out,
+            "removed {lost_gone} lost session{s} that 'hm restore' would not start"
+        )?;
+    }
     if kept > 0 {
         let s = if kept == 1 { "" } else { "s" };
         writeln!(

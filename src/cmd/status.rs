@@ -26,22 +26,41 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             // Not running: perhaps it ended (or is ending as we ask), and
             // its record is kept.
             let Some(r) = client::ended_meanwhile(&dir, &args.id, deadline) else {
-                // Lost with its supervisor: a script reads it as `hm ls
-                // --json` lists it (the text says why on stderr).
-                if args.json
-                    && let Some(lost) = crate::lost::list(&dir)
-                        .into_iter()
-                        .find(|l| l.id == args.id)
-                {
+                // Lost with its supervisor: shown as `hm ls` lists it, and
+                // what `hm restore` would do with it.
+                let Some(lost) = crate::lost::list(&dir)
+                    .into_iter()
+                    .find(|l| l.id == args.id)
+                else {
+                    return Err(e);
+                };
+                let mut out = std::io::stdout().lock();
+                if args.json {
                     let view = SessionView::lost(&lost.manifest, lost.restartable);
-                    writeln!(
-                        std::io::stdout().lock(),
-                        "{}",
-                        serde_json::to_string(&view)?
-                    )?;
+                    writeln!(out, "{}", serde_json::to_string(&view)?)?;
                     return Ok(0);
                 }
-                return Err(e);
+                let m = &lost.manifest;
+                writeln!(out, "session:  {}", crate::paths::sanitize(&lost.id))?;
+                if let Some(label) = &m.label {
+                    writeln!(out, "label:    {}", crate::paths::sanitize(label))?;
+                }
+                let state = if lost.restartable {
+                    "lost (restartable)"
+                } else {
+                    "lost"
+                };
+                writeln!(out, "state:    {state}")?;
+                writeln!(
+                    out,
+                    "command:  {}",
+                    crate::paths::sanitize(&m.argv.join(" "))
+                )?;
+                writeln!(out, "workdir:  {}", crate::paths::sanitize(&m.workdir))?;
+                let ago = crate::clock::unix_ms().saturating_sub(m.started_unix_ms);
+                writeln!(out, "started:  {} ago", human_ms(ago))?;
+                writeln!(out, "({})", client::lost(&lost.id, m))?;
+                return Ok(0);
             };
             let mut out = std::io::stdout().lock();
             if args.json {
