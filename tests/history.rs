@@ -270,6 +270,25 @@ fn since_keeps_what_was_written_lately() {
     // "before" is six seconds older than "after".
     assert_eq!(logs(&sb, "late", &["--since", "4s"]), ["after"]);
     assert_eq!(logs(&sb, "late", &["--since", "1h"]), ["before", "after"]);
+    // Younger than an hour, with all its output kept: nothing to warn of
+    // (it said the output was kept "from 6.2s ago only").
+    let out = sb.cmd(&["logs", "late", "--since", "1h"]);
+    assert_eq!(stderr(&out), "");
+    // One that dropped its oldest output says from when it has it.
+    let _small = sb.start(
+        "small",
+        &["--scrollback-bytes", "4096"],
+        &["sh", "-c", "seq 1 3000; echo end; exec sleep 600"],
+    );
+    wait_until("end", || {
+        logs(&sb, "small", &[]).contains(&"end".to_owned())
+    });
+    let out = sb.cmd(&["logs", "small", "--since", "1h"]);
+    assert!(
+        stderr(&out).contains("keeps its output from"),
+        "{}",
+        stderr(&out)
+    );
     let bad = sb.cmd(&["logs", "late", "--since", "4 minutes"]);
     assert!(!bad.status.success());
     assert!(

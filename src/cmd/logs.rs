@@ -257,7 +257,8 @@ struct Replay {
     /// The bytes as written, with where each mark fell (for `--raw`).
     raw: Vec<u8>,
     raw_times: Vec<(usize, u64)>,
-    /// When the oldest output replayed was read, as INFO says.
+    /// When the oldest output replayed was read, as INFO says, if output
+    /// before it was dropped (or the supervisor does not say).
     kept_since: Option<u64>,
     ended: bool,
 }
@@ -281,7 +282,13 @@ impl Replay {
                     let rows = (info.scrollback_bytes as usize).clamp(MIN_ROWS, MAX_ROWS);
                     replay.term =
                         Term::with_scrollback(info.size().unwrap_or(replay.term.size()), rows);
-                    replay.kept_since = info.journal.map(|j| j.since_unix_ms).filter(|&t| t > 0);
+                    // Everything from the first byte: a session younger
+                    // than --since lost nothing to warn of.
+                    replay.kept_since = info
+                        .journal
+                        .filter(|j| !j.whole)
+                        .map(|j| j.since_unix_ms)
+                        .filter(|&t| t > 0);
                 }
                 Reply::Mark(m) => {
                     replay.term.take_mark(&m, replay.times.is_empty());

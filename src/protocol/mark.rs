@@ -71,6 +71,9 @@ pub struct JournalInfo {
     /// When the oldest output a replay would send was read (as far as
     /// the marks say).
     pub since_unix_ms: u64,
+    /// A replay would send the session's output from its first byte:
+    /// nothing was dropped (false from a supervisor that does not say).
+    pub whole: bool,
 }
 
 #[cfg(test)]

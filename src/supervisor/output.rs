@@ -140,6 +140,7 @@ impl Output {
             marks: self.journal.len(),
             max_marks: self.journal.capacity(),
             since_unix_ms: self.journal.time_at(start).unwrap_or(0),
+            whole: start == 0,
         }
     }
 
