@@ -536,3 +536,19 @@ fn a_cleared_screen_is_history_in_hm_logs() {
         logs(&sb, "shell-clear", &[]) == ["fresh"]
     });
 }
+
+/// A session that keeps no output (`--scrollback-bytes 0`) still has a
+/// screen: `hm logs` prints it (it printed nothing).
+#[test]
+fn logs_of_a_session_that_keeps_no_output_print_its_screen() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "bare",
+        &["--scrollback-bytes", "0"],
+        &["sh", "-c", "seq 1 5; exec sleep 600"],
+    );
+    wait_until("its screen in hm logs", || {
+        logs(&sb, "bare", &[]) == ["1", "2", "3", "4", "5"]
+    });
+    assert_eq!(logs(&sb, "bare", &["--grep", "4"]), ["4"]);
+}

@@ -99,9 +99,9 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             };
             conn::ask(&mut w, &[Request::Info, Request::Subscribe(subscribe)]).await?;
             let replay = client::answered(&session.id, Replay::read(&mut r, args.raw)).await?;
-            anyhow::Ok((r, replay))
+            anyhow::Ok((r, w, replay))
         };
-        let (mut r, mut replay) = match opened.await {
+        let (mut r, mut w, mut replay) = match opened.await {
             Ok(opened) => opened,
             // Ended as it was asked (`hm wait`, then `hm logs`): the
             // connection was reset, and the record has what is kept.
@@ -129,6 +129,21 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 session.id,
                 client::human_ms(ago)
             );
+        }
+        // A session that keeps no output (scrollback_bytes 0) has its
+        // screen all the same: that is its history's end, and all of it.
+        if replay.keeps_nothing && !args.raw && !args.follow {
+            let screen = client::answered(&session.id, async {
+                Ok(conn::query_screen(&mut r, &mut w).await?)
+            })
+            .await?;
+            let text = crate::vt::utf8::for_people(screen.text);
+            let mut printer = Printer::new(grep, args.width);
+            for line in trimmed(text.lines().map(str::to_owned).collect()) {
+                printer.line(line.trim_end().to_owned());
+            }
+            printer.finish(&mut out, args.lines)?;
+            return Ok(0);
         }
         if args.raw {
             let from = since.map_or(0, |t| replay.raw_since(t));
@@ -260,6 +275,8 @@ struct Replay {
     /// When the oldest output replayed was read, as INFO says, if output
     /// before it was dropped (or the supervisor does not say).
     kept_since: Option<u64>,
+    /// INFO said the session keeps no output (`scrollback_bytes` 0).
+    keeps_nothing: bool,
     ended: bool,
 }
 
@@ -271,6 +288,7 @@ impl Replay {
             raw: Vec::new(),
             raw_times: Vec::new(),
             kept_since: None,
+            keeps_nothing: false,
             ended: false,
         };
         loop {
@@ -280,6 +298,7 @@ impl Replay {
                     // as the replay can make, at the session's size (a
                     // supervisor without marks gives no other).
                     let rows = (info.scrollback_bytes as usize).clamp(MIN_ROWS, MAX_ROWS);
+                    replay.keeps_nothing = info.scrollback_bytes == 0;
                     replay.term =
                         Term::with_scrollback(info.size().unwrap_or(replay.term.size()), rows);
                     // Everything from the first byte: a session younger
