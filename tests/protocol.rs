@@ -250,6 +250,57 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     dashboard.output_until(b"line 3: 14 48");
 }
 
+/// Between two people's terminals the most recent size wins, however a
+/// client orders its frames (`hm attach` sends its size, then subscribes:
+/// a second attach kept the first one's size), and when it leaves, the
+/// other's size is the session's again; with none left, what a dashboard
+/// asked for meanwhile applies.
+#[test]
+fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "two",
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
+        ],
+    );
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut big = s.raw();
+    big.send(ClientType::Resize as u8, &size(120, 34));
+    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 1: 34 120");
+    let mut small = s.raw();
+    small.send(ClientType::Resize as u8, &size(60, 19));
+    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    small.send(ClientType::Input as u8, b"\n");
+    small.output_until(b"line 2: 19 60");
+    let mut dashboard = s.raw();
+    dashboard.send(ClientType::Subscribe as u8, &[]);
+    dashboard.send(ClientType::Resize as u8, &size(48, 14));
+    drop(small);
+    // The one left has its size back, not the dashboard's.
+    let info_size = |s: &common::Session| {
+        let mut probe = s.raw();
+        probe.send(ClientType::Info as u8, &[]);
+        let info = probe.expect(ServerType::Info as u8);
+        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+        (v["cols"].as_u64(), v["rows"].as_u64())
+    };
+    wait_until("the size of the terminal left", || {
+        info_size(&s) == (Some(120), Some(34))
+    });
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 3: 34 120");
+    drop(big);
+    wait_until("the dashboard's size once no terminal is left", || {
+        info_size(&s) == (Some(48), Some(14))
+    });
+}
+
 /// A terminal whose input has ended (a half-close: it may still read, as
 /// the far end of a bridge whose client went) can neither type nor
 /// resize, so it holds the size no longer: what another client asked for

@@ -41,6 +41,8 @@ struct Role {
     wants_state: bool,
     /// Sent a KILL that waits for EXIT on this connection.
     wants_exit: bool,
+    /// The size it last asked for (RESIZE), applied or held.
+    asked: Option<crate::protocol::Size>,
 }
 
 impl Role {
@@ -103,7 +105,7 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     }
     conn.inbound.input.release(&ctx);
     if conn.role.terminal {
-        leave_terminal(&ctx);
+        leave_terminal(&ctx, id);
     }
     // The state's methods wake the main loop, the accept loop and the
     // pty reader as each change calls for (`Shared::wakes`).
@@ -115,18 +117,14 @@ pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
     }
 }
 
-/// A person's terminal is no longer attached through this connection: if
+/// A person's terminal is no longer attached through this connection:
+/// the size the most recent of the others asked for applies now, or, if
 /// it was the last, a size others asked for meanwhile (the dashboard's
-/// pane) applies now, and the supervisor answers the program's queries
-/// again.
-fn leave_terminal(ctx: &Ctx) {
-    let mut s = ctx.shared.borrow_mut();
-    s.remove_terminal();
-    if let Some(size) = s.take_held_size() {
-        if let Err(e) = crate::pty::resize(ctx.master.get_ref(), size) {
-            debug!("resize failed: {e}");
-        }
-        s.resized(size);
+/// pane), and the supervisor answers the program's queries again.
+fn leave_terminal(ctx: &Ctx, id: ConnId) {
+    let next = ctx.shared.borrow_mut().remove_terminal(id);
+    if let Some(size) = next {
+        inbound::apply_size(ctx, size);
     }
 }
 
@@ -176,7 +174,7 @@ impl Conn {
                     let n = r?;
                     if n == 0 && self.role.terminal {
                         self.role.terminal = false;
-                        leave_terminal(ctx);
+                        leave_terminal(ctx, self.id);
                     }
                     // A subscriber waits for EXIT after its input ends,
                     // unless it hung up: then it would hold its connection

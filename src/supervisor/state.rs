@@ -98,8 +98,12 @@ pub struct Shared {
     /// ([`crate::protocol::SUBSCRIBE_TERMINAL`]); while there is none, the
     /// supervisor answers them from its screen.
     terminals: usize,
-    /// A size asked for while a terminal was attached (see `hold_size`).
-    held_size: Option<Size>,
+    /// Sizes asked for while a terminal was attached, by connections that
+    /// were not one then, most recent last (see `hold_size`).
+    held_sizes: Vec<(ConnId, Size)>,
+    /// The attached terminals and the size each last asked for, the one
+    /// that asked most recently last (see `add_terminal`).
+    terminal_sizes: Vec<(ConnId, Option<Size>)>,
     /// Answers owed to the program, written to the pty by the reader.
     answers: Vec<u8>,
     /// The state last reported to subscribers that asked for pushes, and
@@ -170,7 +174,8 @@ impl Shared {
             asking_since: None,
             facts_may_lag: false,
             terminals: 0,
-            held_size: None,
+            held_sizes: Vec::new(),
+            terminal_sizes: Vec::new(),
             answers: Vec::new(),
             report: None,
             report_seq: 0,

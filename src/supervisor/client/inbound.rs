@@ -274,7 +274,11 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
     if flags.terminal {
         role.terminal = true;
-        s.add_terminal();
+        if let Some(size) = s.add_terminal(id, role.asked) {
+            drop(s);
+            apply_size(ctx, size);
+            s = ctx.shared.borrow_mut();
+        }
     }
     if flags.state {
         role.wants_state = true;
@@ -294,12 +298,21 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
 
 /// RESIZE: a person's terminal sets the size; anyone else's waits until
 /// no terminal is attached.
-fn resize(size: Size, ctx: &Ctx, id: ConnId, role: &Role) {
+fn resize(size: Size, ctx: &Ctx, id: ConnId, role: &mut Role) {
+    role.asked = Some(size);
     if !role.terminal && ctx.shared.borrow().terminal_attached() {
         debug!(conn = id, "resize held: a terminal is attached");
-        ctx.shared.borrow_mut().hold_size(size);
+        ctx.shared.borrow_mut().hold_size(id, size);
         return;
     }
+    if role.terminal {
+        ctx.shared.borrow_mut().terminal_resized(id, size);
+    }
+    apply_size(ctx, size);
+}
+
+/// Sets the pty's size (the program gets SIGWINCH) and remembers it.
+pub(super) fn apply_size(ctx: &Ctx, size: Size) {
     if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
         debug!("resize failed: {e}");
     }

@@ -7,6 +7,10 @@ use super::Shared;
 use crate::protocol::Size;
 use crate::supervisor::output::ConnId;
 
+/// Held sizes kept: the last applies, and the ones before it only stand
+/// in when a terminal about to subscribe takes its own back.
+const MAX_HELD_SIZES: usize = 8;
+
 impl Shared {
     pub fn new_conn_id(&mut self) -> ConnId {
         let id = self.next_conn;
@@ -32,13 +36,39 @@ impl Shared {
     }
 
     /// A subscriber whose terminal answers the program's queries came:
-    /// the supervisor stops answering them.
-    pub fn add_terminal(&mut self) {
+    /// the supervisor stops answering them. The size it asked for before
+    /// it subscribed (`asked`; held if another terminal was attached) is
+    /// the most recent terminal's now: returned if it is to be applied (a
+    /// second `hm attach` sends its size first, and kept the first one's).
+    pub fn add_terminal(&mut self, id: ConnId, asked: Option<Size>) -> Option<Size> {
         self.terminals += 1;
+        self.held_sizes.retain(|(c, _)| *c != id);
+        self.terminal_sizes.push((id, asked));
+        asked.filter(|s| *s != self.size)
     }
 
-    pub fn remove_terminal(&mut self) {
+    /// A terminal asked for `size`: it is the most recent now.
+    pub fn terminal_resized(&mut self, id: ConnId, size: Size) {
+        self.terminal_sizes.retain(|(c, _)| *c != id);
+        self.terminal_sizes.push((id, Some(size)));
+    }
+
+    /// A terminal left. The size to apply now, if any: the one the most
+    /// recent of the terminals still attached asked for (the session
+    /// kept the size of the one that left, in a smaller window), else,
+    /// with none left, the last one held back meanwhile.
+    pub fn remove_terminal(&mut self, id: ConnId) -> Option<Size> {
         self.terminals -= 1;
+        self.terminal_sizes.retain(|(c, _)| *c != id);
+        let next = if self.terminals > 0 {
+            self.terminal_sizes.iter().rev().find_map(|(_, s)| *s)
+        } else {
+            self.held_sizes.pop().map(|(_, s)| s)
+        };
+        if self.terminals == 0 {
+            self.held_sizes.clear();
+        }
+        next.filter(|s| *s != self.size)
     }
 
     /// Whether a person's terminal (`hm attach`) is attached: its size is
@@ -49,17 +79,15 @@ impl Shared {
 
     /// A RESIZE from a client that is not a person's terminal (the
     /// dashboard fitting its panes) while one is attached: kept, not
-    /// applied, so nobody's window is shrunk behind their back.
-    pub fn hold_size(&mut self, size: Size) {
-        self.held_size = Some(size);
-    }
-
-    /// The size held back, once no terminal is attached any more.
-    pub fn take_held_size(&mut self) -> Option<Size> {
-        if self.terminals > 0 {
-            return None;
+    /// applied, so nobody's window is shrunk behind their back. The last
+    /// applies once no terminal is left; a few are kept, by whom, because
+    /// one may be a terminal about to subscribe (see `add_terminal`).
+    pub fn hold_size(&mut self, id: ConnId, size: Size) {
+        self.held_sizes.retain(|(c, _)| *c != id);
+        if self.held_sizes.len() >= MAX_HELD_SIZES {
+            self.held_sizes.remove(0);
         }
-        self.held_size.take().filter(|s| *s != self.size)
+        self.held_sizes.push((id, size));
     }
 
     /// A connection stops being a subscriber; whether it was one. The ring
