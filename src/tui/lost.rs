@@ -19,7 +19,10 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
     let mut added = false;
     for Found { lost, tail } in lost {
         if let Some(p) = m.pane_mut(&lost.id) {
-            if p.lost.is_some() {
+            // A pane watched as its supervisor went (killed, or the
+            // machine going down) is lost too once the scan says so: it
+            // said "gone" and `R` did nothing on it.
+            if p.lost.is_some() || (p.link == Link::Gone && p.orphan.is_none()) {
                 p.lost = Some(lost.restartable);
             }
             continue;
@@ -184,5 +187,30 @@ mod tests {
         update(&mut m, Msg::Lost(Vec::new()), now);
         assert!(m.pane("c").is_none());
         assert!(m.pane("live").is_some());
+    }
+
+    /// A session lost while the dashboard watched (its supervisor killed
+    /// outright): its pane is marked lost at the next scan, `R` restores
+    /// it, and once forgotten (`hm rm`) the pane goes.
+    #[test]
+    fn a_session_lost_while_watched_is_marked_lost() {
+        let now = Instant::now();
+        let mut m = model(120, 40);
+        live(&mut m, &["w", "x"], now);
+        update(
+            &mut m,
+            Msg::Session("w".into(), crate::tui::model::SessionMsg::Closed(None)),
+            now,
+        );
+        assert_eq!(m.pane("w").and_then(|p| p.lost), None);
+        update(&mut m, Msg::Lost(vec![lost("w", true)]), now);
+        assert_eq!(m.pane("w").and_then(|p| p.lost), Some(true));
+        assert_eq!(restartable(&m), 1);
+        m.selected = Some("w".into());
+        let fx = update(&mut m, press(KeyCode::Char('R')), now);
+        assert!(fx.contains(&Effect::Restore(vec!["w".into()])), "{fx:?}");
+        // A live pane is never taken for lost.
+        update(&mut m, Msg::Lost(vec![lost("x", true)]), now);
+        assert_eq!(m.pane("x").and_then(|p| p.lost), None);
     }
 }
