@@ -28,6 +28,22 @@ use crate::config::Config;
 use crate::detect::rules::Answer;
 use crate::pty::SpawnError;
 
+/// A command line that parsed but asks for what it cannot mean (a value
+/// out of range, options that exclude each other): exit 2, as for one
+/// clap refuses, and not 1, which a script reads as the command's own
+/// failure (`hm wait` timing out).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// Fails with [`Usage`].
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err($crate::cmd::Usage(format!($($arg)*)).into())
+    };
+}
+pub(crate) use usage;
+
 /// Runs the command and returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     // These describe hm itself: a broken config file must not stop them.
@@ -247,7 +263,8 @@ fn zsh_with_ids(script: &str) -> String {
 }
 
 /// The exit code for a failed command: 126/127 for a command that could
-/// not be started (as a shell would), 1 otherwise.
+/// not be started (as a shell would), 2 for a flag's value out of range
+/// (as for any command line clap refuses), 1 otherwise.
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
     let code = err.chain().find_map(|e| {
         e.downcast_ref::<SpawnError>()
@@ -255,6 +272,14 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
             .or_else(|| {
                 e.downcast_ref::<crate::launch::LaunchFailed>()
                     .map(|l| l.code)
+            })
+            // A flag's value out of its range is the command line's
+            // mistake, as one clap refuses (2).
+            .or_else(|| {
+                let flag = e
+                    .downcast_ref::<crate::config::ConfigError>()
+                    .is_some_and(|c| matches!(c, crate::config::ConfigError::Override { .. }));
+                (flag || e.is::<Usage>()).then_some(2)
             })
     });
     code.and_then(|c| u8::try_from(c).ok())

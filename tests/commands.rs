@@ -98,6 +98,41 @@ fn a_mistyped_option_of_run_is_an_error_not_the_command() {
     assert!(!sb.sock_dir.exists() || sb.sock_dir.read_dir().is_ok_and(|mut d| d.next().is_none()));
 }
 
+/// A value out of range, or options that exclude each other, is the
+/// command line's mistake: one line, exit 2, as for one clap refuses; not
+/// 1, which `hm wait` gives when it times out.
+#[test]
+fn a_command_line_that_cannot_mean_anything_exits_2() {
+    let sb = Sandbox::new();
+    let _s = sb.start("calm", &[], &["sleep", "30"]);
+    for args in [
+        &["wait", "calm", "--state", "idle", "--timeout", "-1"][..],
+        &[
+            "run",
+            "--detach",
+            "--scrollback-bytes",
+            "99999999999999",
+            "--",
+            "true",
+        ],
+        &["run", "--detach", "--idle-threshold-ms", "0", "--", "true"],
+        &["logs", "calm", "--screen", "--raw"],
+        &["logs", "calm", "--grep", "("],
+        &["send", "calm"],
+    ] {
+        let out = sb.cmd(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = sb.cmd(&["wait", "calm", "--state", "waiting", "--timeout", "0.1"]);
+    assert_eq!(out.status.code(), Some(1), "a time-out: {}", stderr(&out));
+}
+
 #[test]
 fn a_kill_grace_out_of_bounds_is_refused_before_anything_is_sent() {
     let sb = Sandbox::new();
@@ -105,7 +140,7 @@ fn a_kill_grace_out_of_bounds_is_refused_before_anything_is_sent() {
     // The bound is the config's: kill_grace_ms is at most 600000.
     for grace in ["-1", "600.5", "NaN", "inf"] {
         let out = sb.cmd(&["kill", "calm", &format!("--grace={grace}")]);
-        assert_eq!(out.status.code(), Some(1), "{grace}");
+        assert_eq!(out.status.code(), Some(2), "{grace}");
         assert_eq!(
             stderr(&out),
             format!("hm: invalid --grace '{grace}': give seconds between 0 and 600\n"),
@@ -279,7 +314,7 @@ fn kill_waits_until_the_session_is_gone() {
     assert!(!sb.sock_dir.join("victim.pid").exists());
     assert_eq!(s.wait_exit(), 143);
     let out = sb.cmd(&["kill", "victim", "--grace=-1"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// An interactive shell ignores SIGTERM: at its prompt it gets the

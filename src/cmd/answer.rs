@@ -22,7 +22,8 @@ const RETRIES: u32 = 3;
 pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> {
     // A bad pattern is the user's mistake, said before anything is asked.
     if let Some(s) = &args.subject {
-        crate::config::subject_regex(s).map_err(|e| anyhow!("invalid --subject: {e}"))?;
+        crate::config::subject_regex(s)
+            .map_err(|e| super::Usage(format!("invalid --subject: {e}")))?;
     }
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;

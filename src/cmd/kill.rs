@@ -16,7 +16,7 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
     let grace_ms = match args.grace {
         // The same bound as `kill_grace_ms` in the config.
         Some(s) if !(0.0..=MAX_GRACE_S).contains(&s) || s.is_nan() => {
-            bail!("invalid --grace '{s}': give seconds between 0 and {MAX_GRACE_S}")
+            super::usage!("invalid --grace '{s}': give seconds between 0 and {MAX_GRACE_S}")
         }
         Some(s) => (s * 1000.0).round() as u32,
         // The session's own configured grace period.

@@ -45,15 +45,15 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         || args.grep.is_some()
         || args.width.is_some();
     if args.screen && others {
-        bail!("--screen prints the current screen; it takes none of the other options");
+        super::usage!("--screen prints the current screen; it takes none of the other options");
     }
     if args.raw && (args.grep.is_some() || args.width.is_some()) {
-        bail!("--raw prints the bytes as written; --grep and --width read lines");
+        super::usage!("--raw prints the bytes as written; --grep and --width read lines");
     }
     let grep = match &args.grep {
         Some(source) => Some(
             Grep::new(source, args.context)
-                .map_err(|e| anyhow::anyhow!("--grep '{source}' is no regex: {e}"))?,
+                .map_err(|e| super::Usage(format!("--grep '{source}' is no regex: {e}")))?,
         ),
         None => None,
     };

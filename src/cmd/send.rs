@@ -131,7 +131,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         bytes.push(b'\r');
     }
     if bytes.is_empty() {
-        bail!("nothing to send (give TEXT, or --enter)");
+        super::usage!("nothing to send (give TEXT, or --enter)");
     }
     rt.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;

@@ -44,7 +44,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
     if let Some(t) = args.timeout
         && !(t.is_finite() && t >= 0.0)
     {
-        bail!("--timeout must be a number of seconds, 0 or more (got {t})");
+        super::usage!("--timeout must be a number of seconds, 0 or more (got {t})");
     }
     let dir = client::socket_dir(&args.dir, config);
     let (id, ended) = match find_session(&dir, &args.id) {
