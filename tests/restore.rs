@@ -1104,3 +1104,37 @@ fn clean_names_the_lost_sessions_it_forgets() {
     );
     assert!(manifest(&sb, "plain").is_none() && manifest(&sb, "again").is_some());
 }
+
+/// `hm restart` of a lost command that `hm restore` would not start runs
+/// it as it was, with its old output before the restored mark, as `hm
+/// restore` brings a session back (it started with no history).
+#[test]
+fn restart_of_a_lost_command_keeps_its_old_output() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &[
+            "--id",
+            "noisy",
+            "--",
+            "sh",
+            "-c",
+            "echo before-the-crash; exec sleep 600",
+        ],
+        &[],
+    );
+    wait_until("its output kept", || {
+        history(&sb, "noisy").contains("before-the-crash")
+    });
+    reboot(&sb);
+    let out = sb.cmd(&["restart", "noisy"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_until("the old output, then the mark, then the new", || {
+        let logs = stdout(&sb.cmd(&["logs", "noisy"]));
+        let old = logs.find("before-the-crash");
+        let mark = logs.find("── restored ");
+        let new = logs.rfind("before-the-crash");
+        matches!((old, mark, new), (Some(o), Some(m), Some(n)) if o < m && m < n)
+    });
+}

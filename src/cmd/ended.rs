@@ -153,6 +153,9 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         .then(|| crate::restore::kept(&args.id, &dir))
         .flatten()
         .filter(|m| m.lost() && !running(&dir, &args.id));
+    // Its old output comes back with it, as with `hm restore`: the new
+    // supervisor claims the lost one's manifest and history.
+    let restoring = lost.as_ref().map(|m| m.instance.clone());
     let r = match lost {
         Some(m) => ended::Ended {
             id: m.id,
@@ -188,6 +191,9 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     }
     if r.cols > 0 && r.rows > 0 {
         cmd.args(["--cols", &r.cols.to_string(), "--rows", &r.rows.to_string()]);
+    }
+    if let Some(instance) = &restoring {
+        cmd.arg("--restoring").arg(instance);
     }
     cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
     let status = cmd.status().context("cannot start hm run")?;

@@ -413,6 +413,10 @@ fn launch(
     if args.restore {
         cmd.arg("--restore");
     }
+    // `hm restart` of a lost session claims its history this way.
+    if let Some(instance) = &args.restoring {
+        cmd.arg("--restoring").arg(instance);
+    }
     cmd.arg("--").args(&args.command);
     // `hm run` exits when its attach does; the supervisor then passes to
     // init, which reaps it.
