@@ -189,6 +189,22 @@ mod tests {
         assert!(m.pane("live").is_some());
     }
 
+    /// A zoomed pane that goes (its lost session forgotten elsewhere)
+    /// leaves the grid on show, not a blank screen.
+    #[test]
+    fn a_zoomed_pane_that_goes_leaves_the_grid() {
+        let now = Instant::now();
+        let mut m = model(120, 40);
+        live(&mut m, &["x"], now);
+        update(&mut m, Msg::Lost(vec![lost("a", true)]), now);
+        m.selected = Some("a".into());
+        update(&mut m, press(KeyCode::Char('z')), now);
+        assert_eq!(m.mode, crate::tui::model::Mode::Zoom("a".into()));
+        update(&mut m, Msg::Lost(Vec::new()), now);
+        assert!(m.pane("a").is_none());
+        assert_eq!(m.mode, crate::tui::model::Mode::Grid);
+    }
+
     /// A session lost while the dashboard watched (its supervisor killed
     /// outright): its pane is marked lost at the next scan, `R` restores
     /// it, and once forgotten (`hm rm`) the pane goes.

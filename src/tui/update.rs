@@ -88,6 +88,13 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             }
         }
     }
+    // A zoomed pane that went (forgotten, dropped) leaves the grid, not a
+    // blank screen.
+    if let Mode::Zoom(id) = &m.mode
+        && m.pane(id).is_none()
+    {
+        m.mode = Mode::Grid;
+    }
     // Enter and `x` act on the selection: it is always a pane on show.
     let visible = m.visible_ids();
     if m.selected.as_ref().is_none_or(|s| !visible.contains(s)) {
