@@ -211,21 +211,36 @@ fn ten_thousand_pipelined_requests_all_get_answers() {
     writer.join().expect("join").expect("write");
 }
 
-/// While a person's terminal (SUBSCRIBE with the terminal flag) is
-/// attached, anyone else's RESIZE (the dashboard fitting a pane) is held,
-/// and applied once the terminal is gone.
-#[test]
-fn an_attached_terminal_is_never_resized_by_another_client() {
-    let sb = Sandbox::new();
-    let s = sb.start(
-        "held",
+/// A session at 80x24 that answers each line typed with `line N: ROWS
+/// COLS`, the size its program sees then.
+fn size_teller(sb: &Sandbox, id: &str) -> common::Session {
+    sb.start(
+        id,
         &["--cols", "80", "--rows", "24"],
         &[
             "sh",
             "-c",
             "n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
         ],
-    );
+    )
+}
+
+/// The session's size as INFO says it.
+fn info_size(s: &common::Session) -> (Option<u64>, Option<u64>) {
+    let mut probe = s.raw();
+    probe.send(ClientType::Info as u8, &[]);
+    let info = probe.expect(ServerType::Info as u8);
+    let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+    (v["cols"].as_u64(), v["rows"].as_u64())
+}
+
+/// While a person's terminal (SUBSCRIBE with the terminal flag) is
+/// attached, anyone else's RESIZE (the dashboard fitting a pane) is held,
+/// and applied once the terminal is gone.
+#[test]
+fn an_attached_terminal_is_never_resized_by_another_client() {
+    let sb = Sandbox::new();
+    let s = size_teller(&sb, "held");
     let size = |cols, rows| Size { cols, rows }.encode();
     let mut person = s.raw();
     person.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
@@ -240,11 +255,7 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
     dashboard.output_until(b"line 2: 50 200");
     drop(person);
     wait_until("the held size to apply", || {
-        let mut probe = s.raw();
-        probe.send(ClientType::Info as u8, &[]);
-        let info = probe.expect(ServerType::Info as u8);
-        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
-        v["cols"] == 48 && v["rows"] == 14
+        info_size(&s) == (Some(48), Some(14))
     });
     dashboard.send(ClientType::Input as u8, b"\n");
     dashboard.output_until(b"line 3: 14 48");
@@ -258,15 +269,7 @@ fn an_attached_terminal_is_never_resized_by_another_client() {
 #[test]
 fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     let sb = Sandbox::new();
-    let s = sb.start(
-        "two",
-        &["--cols", "80", "--rows", "24"],
-        &[
-            "sh",
-            "-c",
-            "n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
-        ],
-    );
+    let s = size_teller(&sb, "two");
     let size = |cols, rows| Size { cols, rows }.encode();
     let mut big = s.raw();
     big.send(ClientType::Resize as u8, &size(120, 34));
@@ -283,13 +286,6 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     dashboard.send(ClientType::Resize as u8, &size(48, 14));
     drop(small);
     // The one left has its size back, not the dashboard's.
-    let info_size = |s: &common::Session| {
-        let mut probe = s.raw();
-        probe.send(ClientType::Info as u8, &[]);
-        let info = probe.expect(ServerType::Info as u8);
-        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
-        (v["cols"].as_u64(), v["rows"].as_u64())
-    };
     wait_until("the size of the terminal left", || {
         info_size(&s) == (Some(120), Some(34))
     });
@@ -333,11 +329,7 @@ fn a_terminal_whose_input_ended_no_longer_holds_the_size() {
         .shutdown(std::net::Shutdown::Write)
         .expect("half-close");
     wait_until("the held size to apply", || {
-        let mut probe = s.raw();
-        probe.send(ClientType::Info as u8, &[]);
-        let info = probe.expect(ServerType::Info as u8);
-        let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
-        v["cols"] == 48 && v["rows"] == 14
+        info_size(&s) == (Some(48), Some(14))
     });
     dashboard.send(ClientType::Input as u8, b"\n");
     dashboard.output_until(b"size 14 48");

@@ -17,37 +17,31 @@ use crate::tui::model::{Model, NewStep};
 
 /// The kill confirmation.
 pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
-    popup(
-        m,
-        f,
-        "kill",
-        &[
-            Line::from(format!("Kill session '{id}'?")),
-            Line::from(""),
-            Line::from("SIGTERM now, SIGKILL after its grace period."),
-            Line::from(vec![
-                key(m, "y"),
-                Span::raw(" kill   "),
-                key(m, "n"),
-                Span::raw(" keep"),
-            ]),
-        ],
-    );
+    let what = "SIGTERM now, SIGKILL after its grace period.";
+    confirm(m, f, ("kill", "Kill"), id, what);
 }
 
 /// The confirmation of `x` on a session that ended.
 pub(super) fn confirm_forget(m: &Model, f: &mut Frame<'_>, id: &str) {
+    let what = "Its record, log and kept history go, as hm rm.";
+    confirm(m, f, ("forget", "Forget"), id, what);
+}
+
+/// A yes/no question about session `id`: `verb` (lower case, then
+/// capitalised), what a yes does, and the keys.
+fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &str) {
+    let (verb, title) = verb;
     popup(
         m,
         f,
-        "forget",
+        verb,
         &[
-            Line::from(format!("Forget session '{id}'?")),
+            Line::from(format!("{title} session '{id}'?")),
             Line::from(""),
-            Line::from("Its record, log and kept history go, as hm rm."),
+            Line::from(what.to_owned()),
             Line::from(vec![
                 key(m, "y"),
-                Span::raw(" forget   "),
+                Span::raw(format!(" {verb}   ")),
                 key(m, "n"),
                 Span::raw(" keep"),
             ]),
