@@ -173,6 +173,9 @@ fn every_line_printed_between_resizes_is_in_hm_logs_once_whole_and_in_order() {
     // As written, the same bytes a plain subscriber gets from there.
     let raw = sb.cmd(&["logs", "box", "--raw"]);
     assert!(String::from_utf8_lossy(&raw.stdout).contains(&pattern(20)));
+    // No line matches: nothing printed, exit 1, as grep.
+    let none = sb.cmd(&["logs", "box", "--grep", "no such line"]);
+    assert_eq!((none.status.code(), none.stdout.len()), (Some(1), 0));
     let bad = sb.cmd(&["logs", "box", "--grep", "("]);
     assert!(!bad.status.success());
     assert!(

@@ -143,7 +143,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 printer.line(line.trim_end().to_owned());
             }
             printer.finish(&mut out, args.lines)?;
-            return Ok(0);
+            return Ok(printer.code());
         }
         if args.raw {
             let from = since.map_or(0, |t| replay.raw_since(t));
@@ -194,6 +194,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 }
                 return Ok(0);
             }
+            // Not following: done.
+            return Ok(printer.code());
         }
         if !args.follow || replay.ended {
             return Ok(0);
@@ -227,7 +229,7 @@ fn ended(
     lines: Option<usize>,
 ) -> Result<i32> {
     if since.is_some_and(|t| r.ended_unix_ms < t) {
-        return Ok(0);
+        return Ok(printer.code());
     }
     let kept = crate::restore::kept(&r.id, dir)
         .and(crate::restore::sessions_dir())
@@ -260,7 +262,7 @@ fn ended(
             printer.finish(out, lines)?;
         }
     }
-    Ok(0)
+    Ok(printer.code())
 }
 
 /// A session's replay, read up to its end mark (or the session's end).
@@ -365,6 +367,8 @@ struct Printer {
     grep: Option<Grep>,
     width: Option<u16>,
     out: Vec<Out>,
+    /// Something was printed.
+    printed: bool,
 }
 
 impl Printer {
@@ -373,7 +377,13 @@ impl Printer {
             grep,
             width,
             out: Vec::new(),
+            printed: false,
         }
+    }
+
+    /// The exit code: 1 when `--grep` selected no line, as grep's.
+    fn code(&self) -> i32 {
+        i32::from(self.grep.is_some() && !self.printed)
     }
 
     fn line(&mut self, text: String) {
@@ -387,6 +397,7 @@ impl Printer {
     /// Prints what was selected, the last `lines` of it.
     fn finish(&mut self, w: &mut impl Write, lines: Option<usize>) -> Result<()> {
         let out = select::last(std::mem::take(&mut self.out), lines);
+        self.printed |= !out.is_empty();
         for o in &out {
             for row in select::rendered(o, self.width) {
                 writeln!(w, "{row}")?;
