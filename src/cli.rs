@@ -495,7 +495,7 @@ pub struct KillArgs {
     #[command(flatten)]
     pub dir: DirArgs,
     /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub grace: Option<f64>,
 }
 

@@ -119,6 +119,9 @@ fn a_command_line_that_cannot_mean_anything_exits_2() {
         &["logs", "calm", "--screen", "--raw"],
         &["logs", "calm", "--grep", "("],
         &["send", "calm"],
+        // The command line is wrong whatever the id.
+        &["send", "nobody"],
+        &["kill", "calm", "--grace", "-1"],
     ] {
         let out = sb.cmd(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -578,4 +581,13 @@ fn hm_socket_dir_in_the_environment_stands_for_the_flag() {
     // Empty: the default dir under XDG_RUNTIME_DIR, which holds nothing.
     let out = with_env(std::path::Path::new(""), &["ls"]);
     assert!(stderr(&out).contains("no sessions"), "{}", stderr(&out));
+    // Started with the flag, not the variable: its program is given the
+    // variable all the same, and its `hm ls` finds it.
+    let inner = format!("'{}' ls; exec sleep 60", common::HM);
+    let _flagged = sb.start("flagged", &[], &["sh", "-c", &inner]);
+    common::wait_until("hm ls inside the flagged session to list it", || {
+        stdout(&sb.cmd(&["logs", "flagged"]))
+            .lines()
+            .any(|l| l.starts_with("flagged "))
+    });
 }

@@ -225,6 +225,12 @@ fn options(
     ));
     // Where `hm hook`, run by the program's hooks, reports to.
     env.push((super::hook::SOCKET_ENV.into(), session.sock.clone().into()));
+    // `hm` run inside the session looks where the session is, however
+    // its socket dir was given (a flag, the config or the variable).
+    env.push((
+        paths::SOCKET_DIR_ENV.into(),
+        dir.path().as_os_str().to_owned(),
+    ));
     env.extend(
         config
             .env

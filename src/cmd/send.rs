@@ -90,13 +90,17 @@ fn encode(code: KeyCode, mods: KeyModifiers, app_cursor: bool) -> Option<Vec<u8>
 }
 
 pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
-    // Names are checked before anything is asked of the session.
+    // The command line is checked before the session is looked for: a
+    // mistake in it is the same mistake whatever the id (exit 2).
     if args.keys
         && let Some(k) = args.text.iter().find(|k| key_bytes(k, false).is_none())
     {
-        bail!(
+        super::usage!(
             "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, C-c, M-x, F1, ...)"
         );
+    }
+    if args.text.iter().all(String::is_empty) && !args.enter {
+        super::usage!("nothing to send (give TEXT, or --enter)");
     }
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
