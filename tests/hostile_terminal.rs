@@ -236,8 +236,12 @@ impl Drawn {
         self.bottom.contains(" idle ") && !self.ended()
     }
 
+    /// Ended with `code`: `exited 143`, or `killed · exit 143` once the
+    /// dashboard knows it was killed.
     fn exited(&self, code: i32) -> bool {
-        self.ended() && self.bottom.contains(&format!(" exited {code} "))
+        self.ended()
+            && (self.bottom.contains(&format!(" exited {code} "))
+                || self.bottom.contains(&format!(" exit {code} ")))
     }
 
     /// Shown as over: exited with SIGTERM's code, or (the defect

@@ -346,8 +346,9 @@ fn kill_asks_first_and_only_yes_kills() {
     });
     t.send(b"y");
     t.wait_for("the pane marked exited", |t| {
-        pane(t, "victim")
-            .is_some_and(|p| p.bottom.contains("exited") && p.top.contains("killed SIGTERM"))
+        pane(t, "victim").is_some_and(|p| {
+            p.bottom.contains("killed · exit 143") && p.top.contains("killed SIGTERM")
+        })
     });
     s.wait_exit();
 }

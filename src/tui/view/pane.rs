@@ -66,6 +66,10 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         _ if host_down.is_some() => {
             Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
         }
+        // Killed, it says so as its title does, not "exited" under it.
+        (_, Some(code)) if p.killed => {
+            Span::styled(format!(" killed · exit {code} "), m.theme.error)
+        }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         _ if p.lost == Some(true) => Span::styled(" lost (restartable): R ", m.theme.error),
         _ if p.lost.is_some() => Span::styled(" lost: hm restore says why ", m.theme.error),
