@@ -217,8 +217,9 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     common::wait_until("cat to end", || {
         stdout(&sb.cmd(&["status", &s.id])).contains("exited with code")
     });
+    // A key name hm does not know is the command line's mistake.
     let bad = sb.cmd(&["send", "cat", "--keys", "Hyper-x"]);
-    fails_with(&bad, 1, "unknown key 'Hyper-x'");
+    fails_with(&bad, 2, "unknown key 'Hyper-x'");
     let bad = sb.cmd(&["wait", "cat", "--state", "sleepy"]);
     fails_with(&bad, 2, "invalid value 'sleepy'");
 }
