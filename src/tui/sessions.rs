@@ -334,7 +334,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             } else if asked {
                 m.mode = Mode::Grid;
             }
-            if focused || asked {
+            // The footer's "killing 'id'" is answered, not left standing
+            // beside a pane that says it was killed.
+            let killing = m
+                .notice
+                .as_ref()
+                .is_some_and(|(n, _)| *n == format!("killing '{id}'"));
+            if focused || asked || killing {
                 m.notify(format!("session '{id}' {how}"), now);
             }
         }

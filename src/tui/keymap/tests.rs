@@ -191,9 +191,12 @@ fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(m.mode, Mode::Grid);
     assert_eq!(requests(&fx), [&Effect::Kill("a".into())]);
-    // Its end, whatever its code, is then a kill's, not a failure.
+    // Its end, whatever its code, is then a kill's, not a failure, and
+    // the footer's "killing" is answered.
+    assert_eq!(notice(&m), "killing 'a'");
     update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(15)), now);
     assert!(m.pane("a").is_some_and(|p| p.killed));
+    assert_eq!(notice(&m), "session 'a' killed (exit code 15)");
     assert!(!m.pane("b").is_some_and(|p| p.killed));
 }
 
