@@ -39,6 +39,9 @@ pub(crate) struct StringCap {
     pub(super) unrendered: Unrendered,
     /// Where the text stands in UTF-8: invalid sequences are shown.
     utf8: Utf8Text,
+    /// Clears of the whole screen are noted (a screen with a history
+    /// keeps what they erase); off, an ED 0 in every redraw costs nothing.
+    pub(super) note_clears: bool,
 }
 
 impl Default for StringCap {
@@ -57,6 +60,7 @@ impl StringCap {
             ground_run: 0,
             unrendered: Unrendered::default(),
             utf8: Utf8Text::default(),
+            note_clears: false,
         }
     }
 
@@ -189,7 +193,9 @@ impl StringCap {
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();
             if step == Step::End(Ended::Acted) {
-                let seen = self.unrendered.saw(&seq, b);
+                let mut seen = self.unrendered.saw(&seq, b);
+                seen.clears &= self.note_clears;
+                seen.clears_below &= self.note_clears;
                 self.unrendered.at.push(seen, out.len() + 1);
             }
             let over = step == Step::Part && seq.kind == Kind::Osc && seq.len > self.limit;

@@ -524,6 +524,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // fresh parser would have none.
         let lazy = self.unparsed.skim.is_some();
         self.unparsed = Unparsed::new(StringCap::default());
+        self.unparsed.cap.note_clears = self.scrollback > 0;
         self.tokens.clone_from(self.unparsed.cap.tokens());
         self.lines_plain = true;
         if lazy {
