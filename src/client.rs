@@ -211,15 +211,26 @@ pub fn human_ms(ms: u64) -> String {
     }
 }
 
+/// The signal an exit code says ended the program (128 + N, as a shell
+/// gives it): `Ok` with it, or `Err(N)` for a number nix does not name.
+pub fn signal_of(code: i32) -> Option<Result<nix::sys::signal::Signal, i32>> {
+    (code > 128 && code < 128 + 65)
+        .then(|| nix::sys::signal::Signal::try_from(code - 128).map_err(|_| code - 128))
+}
+
+/// [`signal_of`] as people read it: `SIGTERM`, or `signal 40`.
+pub fn signal_name(code: i32) -> Option<String> {
+    signal_of(code).map(|s| match s {
+        Ok(sig) => sig.as_str().to_owned(),
+        Err(n) => format!("signal {n}"),
+    })
+}
+
 /// Describes an exit code the way a shell would think of it.
 pub fn describe_exit(code: i32) -> String {
-    if code > 128 && code < 128 + 65 {
-        let sig = nix::sys::signal::Signal::try_from(code - 128)
-            .map(|s| s.as_str().to_string())
-            .unwrap_or_else(|_| format!("signal {}", code - 128));
-        format!("exit code {code}, killed by {sig}")
-    } else {
-        format!("exit code {code}")
+    match signal_name(code) {
+        Some(sig) => format!("exit code {code}, killed by {sig}"),
+        None => format!("exit code {code}"),
     }
 }
 
@@ -234,10 +245,7 @@ pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
 /// catches SIGTERM and exits with a code of its own (less: 15) did not
 /// fail.
 pub fn exited_with(code: i32, killed: bool) -> String {
-    let signal = (code > 128 && code < 128 + 65)
-        .then(|| nix::sys::signal::Signal::try_from(code - 128).ok())
-        .flatten();
-    match (killed, signal) {
+    match (killed, signal_of(code).and_then(Result::ok)) {
         (true, Some(sig)) => format!("killed by {} (exit code {code})", sig.as_str()),
         (true, None) => format!("killed (exit code {code})"),
         (false, _) => format!("exited with code {code}"),

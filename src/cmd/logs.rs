@@ -80,9 +80,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 Ok(conn::query_screen(&mut r, &mut w).await?)
             }))
             .map_err(|e| client::or_ended(&dir, &session.id, e))?;
-        let text = crate::vt::utf8::for_people(screen.text);
-        for line in trimmed(text.lines().map(str::to_owned).collect()) {
-            writeln!(out, "{}", line.trim_end())?;
+        for line in screen_lines(screen.text) {
+            writeln!(out, "{line}")?;
         }
         return Ok(0);
     }
@@ -137,10 +136,9 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 Ok(conn::query_screen(&mut r, &mut w).await?)
             })
             .await?;
-            let text = crate::vt::utf8::for_people(screen.text);
             let mut printer = Printer::new(grep, args.width);
-            for line in trimmed(text.lines().map(str::to_owned).collect()) {
-                printer.line(line.trim_end().to_owned());
+            for line in screen_lines(screen.text) {
+                printer.line(line);
             }
             printer.finish(&mut out, args.lines)?;
             return Ok(printer.code());
@@ -430,6 +428,14 @@ fn write_raw(out: &mut impl Write, history: &[u8], lines: Option<usize>) -> Resu
 }
 
 /// Without the blank rows at the end (an unused screen bottom).
+/// A SCREEN answer's text as `hm logs` prints it (`--screen`, or a
+/// session that keeps no output): each row without its trailing blanks,
+/// the blank rows at the bottom left out.
+fn screen_lines(text: String) -> Vec<String> {
+    let text = crate::vt::utf8::for_people(text);
+    trimmed(text.lines().map(|l| l.trim_end().to_owned()).collect())
+}
+
 fn trimmed(mut lines: Vec<String>) -> Vec<String> {
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();

@@ -134,9 +134,6 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
     if args.enter {
         bytes.push(b'\r');
     }
-    if bytes.is_empty() {
-        super::usage!("nothing to send (give TEXT, or --enter)");
-    }
     rt.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         // INPUT has no answer; the STATUS after it is answered only once

@@ -125,16 +125,22 @@ impl<CB> Tally<CB> {
     /// did not count them, so neither is `gone`.
     pub(super) fn keep_rows(&mut self, rows: VecDeque<Kept>) {
         for row in rows {
-            if self.keep == 0 {
-                self.dropped += 1;
-                continue;
-            }
-            if self.rows.len() >= self.keep {
-                self.rows.pop_front();
-                self.dropped += 1;
-            }
-            self.rows.push_back(row);
+            self.keep_row(row);
         }
+    }
+
+    /// A row into the history, the oldest out past [`Tally::keep`] (none
+    /// kept with 0, only counted).
+    fn keep_row(&mut self, row: Kept) {
+        if self.keep == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.rows.len() >= self.keep {
+            self.rows.pop_front();
+            self.dropped += 1;
+        }
+        self.rows.push_back(row);
     }
 
     /// The main screen has `rows` rows now.
@@ -175,15 +181,7 @@ impl<CB> Tally<CB> {
             self.moved -= 1;
             return;
         }
-        if self.keep == 0 {
-            self.dropped += 1;
-            return;
-        }
-        if self.rows.len() >= self.keep {
-            self.rows.pop_front();
-            self.dropped += 1;
-        }
-        self.rows.push_back(Kept { formatted, wrapped });
+        self.keep_row(Kept { formatted, wrapped });
     }
 }
 

@@ -180,8 +180,8 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
 /// when its end was asked for, `gone` with no code: its supervisor went
 /// away), then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`.
 fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
-    let (word, mark) = match exit {
-        Some(code) if killed && !(code > 128 && code < 128 + 65) => {
+    let (word, mark) = match (exit, exit.and_then(crate::client::signal_name)) {
+        (Some(code), None) if killed => {
             let mark = if code == 0 {
                 "✓".to_owned()
             } else {
@@ -189,16 +189,10 @@ fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
             };
             (format!("killed (exit {code})"), mark)
         }
-        Some(0) => ("exited 0".to_owned(), "✓".to_owned()),
-        Some(code) if code > 128 && code < 128 + 65 => {
-            let sig = nix::sys::signal::Signal::try_from(code - 128).map_or_else(
-                |_| format!("signal {}", code - 128),
-                |s| s.as_str().to_owned(),
-            );
-            (format!("killed {sig}"), format!("✗{code}"))
-        }
-        Some(code) => (format!("failed {code}"), format!("✗{code}")),
-        None => ("gone".to_owned(), "✗".to_owned()),
+        (Some(0), _) => ("exited 0".to_owned(), "✓".to_owned()),
+        (Some(code), Some(sig)) => (format!("killed {sig}"), format!("✗{code}")),
+        (Some(code), None) => (format!("failed {code}"), format!("✗{code}")),
+        (None, _) => ("gone".to_owned(), "✗".to_owned()),
     };
     match ms {
         Some(ms) => vec![
