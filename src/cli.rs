@@ -20,6 +20,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
 
+    /// Directory holding session sockets, for the command that follows
+    /// (which may also take it after its name)
+    #[arg(long, value_name = "DIR")]
+    pub socket_dir: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -93,6 +98,38 @@ pub enum Command {
     /// Serve this machine's sessions over stdin and stdout, for a
     /// dashboard or command on another machine (ssh HOST hm proxy)
     Proxy(ProxyArgs),
+}
+
+impl Command {
+    /// Where the command looks for sessions, for a command that does.
+    pub fn dir_mut(&mut self) -> Option<&mut DirArgs> {
+        Some(match self {
+            Command::Run(a) => &mut a.dir,
+            Command::Attach(a) => &mut a.dir,
+            Command::Status(a) => &mut a.dir,
+            Command::Ls(a) => &mut a.dir,
+            Command::Kill(a) => &mut a.dir,
+            Command::Tui(a) => &mut a.dir,
+            Command::Explain(a) => &mut a.dir,
+            Command::Capture(a) => &mut a.dir,
+            Command::Wait(a) => &mut a.dir,
+            Command::Send(a) => &mut a.dir,
+            Command::Logs(a) => &mut a.dir,
+            Command::Events(a) => &mut a.dir,
+            Command::Rm(a) => &mut a.dir,
+            Command::Clean(a) => &mut a.dir,
+            Command::Restart(a) => &mut a.dir,
+            Command::Restore(a) => &mut a.dir,
+            Command::Approve(a) | Command::Deny(a) => &mut a.dir,
+            Command::Proxy(a) => &mut a.dir,
+            Command::Classify(_)
+            | Command::Replay(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Hook(_)
+            | Command::Setup(_) => return None,
+        })
+    }
 }
 
 #[derive(Debug, Args)]

@@ -83,8 +83,13 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     if !matches!(cli.command, Command::Run(_)) {
         crate::fd::raise_limit();
     }
-    let config = Config::load(cli.config.as_deref())?;
     let mut cli = cli;
+    // `hm --socket-dir DIR ls` as `hm ls --socket-dir DIR`; given in both
+    // places, the one after the command's name is the nearer word.
+    if let (Some(dir), Some(args)) = (cli.socket_dir.take(), cli.command.dir_mut()) {
+        args.socket_dir.get_or_insert(dir);
+    }
+    let config = Config::load(cli.config.as_deref())?;
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
     let mount = remote_target(&mut cli.command, &config)?;

@@ -544,7 +544,7 @@ fn completions_and_the_man_page_come_from_the_command_line_definition() {
 }
 
 /// `HM_SOCKET_DIR` stands for `--socket-dir` in every command, a flag
-/// given as well wins, an empty one is as if unset, and a session's
+/// given as well wins (before or after the command's name), an empty one is as if unset, and a session's
 /// program inherits it: `hm ls` run inside the session finds the session.
 #[test]
 fn hm_socket_dir_in_the_environment_stands_for_the_flag() {
@@ -578,6 +578,16 @@ fn hm_socket_dir_in_the_environment_stands_for_the_flag() {
     assert!(!listed(with_env(&elsewhere, &["ls"])));
     let dir = sb.dir();
     assert!(listed(with_env(&elsewhere, &["ls", "--socket-dir", dir])));
+    // Before the command's name as well, for every command that finds
+    // sessions; after it is the nearer word and wins.
+    assert!(listed(with_env(&elsewhere, &["--socket-dir", dir, "ls"])));
+    let out = with_env(&elsewhere, &["--socket-dir", dir, "status", "nested"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let other = elsewhere.to_str().expect("utf-8");
+    assert!(!listed(with_env(
+        &sb.sock_dir,
+        &["--socket-dir", dir, "ls", "--socket-dir", other]
+    )));
     // Empty: the default dir under XDG_RUNTIME_DIR, which holds nothing.
     let out = with_env(std::path::Path::new(""), &["ls"]);
     assert!(stderr(&out).contains("no sessions"), "{}", stderr(&out));
