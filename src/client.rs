@@ -226,14 +226,6 @@ pub fn signal_name(code: i32) -> Option<String> {
     })
 }
 
-/// Describes an exit code the way a shell would think of it.
-pub fn describe_exit(code: i32) -> String {
-    match signal_name(code) {
-        Some(sig) => format!("exit code {code}, killed by {sig}"),
-        None => format!("exit code {code}"),
-    }
-}
-
 /// The record of session `id` that ended, if one is kept in `dir`.
 pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
     paths::validate_id(id).ok()?;
@@ -279,8 +271,10 @@ mod tests {
     }
 
     #[test]
-    fn signal_exits_are_named() {
-        assert_eq!(describe_exit(143), "exit code 143, killed by SIGTERM");
-        assert_eq!(describe_exit(3), "exit code 3");
+    fn exits_are_told_as_people_read_them() {
+        assert_eq!(exited_with(3, false), "exited with code 3");
+        assert_eq!(exited_with(15, true), "killed (exit code 15)");
+        assert_eq!(exited_with(143, true), "killed by SIGTERM (exit code 143)");
+        assert_eq!(signal_name(170).as_deref(), Some("signal 42"));
     }
 }

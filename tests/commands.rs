@@ -310,7 +310,7 @@ fn kill_waits_until_the_session_is_gone() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "session 'victim' ended (exit code 143, killed by SIGTERM)\n"
+        "session 'victim' killed by SIGTERM (exit code 143)\n"
     );
     // Gone by the time the command returned, not some time later.
     assert!(!sb.sock("victim").exists());
@@ -318,6 +318,24 @@ fn kill_waits_until_the_session_is_gone() {
     assert_eq!(s.wait_exit(), 143);
     let out = sb.cmd(&["kill", "victim", "--grace=-1"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A program that catches SIGTERM and exits with a code of its own (less
+/// exits 15) was killed all the same, as the dashboard and hm ls say.
+#[test]
+fn kill_says_killed_of_a_program_that_exits_its_own_way() {
+    let sb = Sandbox::new();
+    let script = "trap 'exit 15' TERM; echo ready; while :; do sleep 0.05; done";
+    let mut s = sb.start("pager", &[], &["sh", "-c", script]);
+    common::wait_until("the program's trap to be set", || {
+        stdout(&sb.cmd(&["logs", "pager"])).contains("ready")
+    });
+    let out = sb.cmd(&["kill", "pager"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "session 'pager' killed (exit code 15)\n");
+    assert_eq!(s.wait_exit(), 15);
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("killed 15"), "{ls}");
 }
 
 /// An interactive shell ignores SIGTERM: at its prompt it gets the
@@ -336,7 +354,7 @@ fn kill_ends_a_shell_at_its_prompt_with_a_hang_up() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "session 'sh' ended (exit code 129, killed by SIGHUP)\n"
+        "session 'sh' killed by SIGHUP (exit code 129)\n"
     );
     assert_eq!(s.wait_exit(), 129);
 }
@@ -349,8 +367,14 @@ fn kill_stops_several_sessions_at_once_and_says_which_it_could_not() {
     let out = sb.cmd(&["kill", "a", "nope", "b"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let said = stdout(&out);
-    assert!(said.contains("session 'a' ended (exit code 143"), "{said}");
-    assert!(said.contains("session 'b' ended (exit code 143"), "{said}");
+    assert!(
+        said.contains("session 'a' killed by SIGTERM (exit code 143"),
+        "{said}"
+    );
+    assert!(
+        said.contains("session 'b' killed by SIGTERM (exit code 143"),
+        "{said}"
+    );
     assert!(
         stderr(&out).contains("no session named 'nope'"),
         "{}",

@@ -457,7 +457,7 @@ fn two_hundred_concurrent_starts_all_serve_and_all_stop_cleanly() {
         assert!(out.status.success(), "{id}: {}", stderr(&out));
         assert_eq!(
             stdout(&out),
-            format!("session '{id}' ended (exit code 143, killed by SIGTERM)\n")
+            format!("session '{id}' killed by SIGTERM (exit code 143)\n")
         );
     }
     for s in &mut sessions {
@@ -529,7 +529,7 @@ fn kill_ends_a_job_control_shell_and_its_foreground_job() {
     // Interactive bash ignores SIGTERM: it takes the SIGKILL.
     assert_eq!(
         stdout(&out),
-        "session 'jobs' ended (exit code 137, killed by SIGKILL)\n"
+        "session 'jobs' killed by SIGKILL (exit code 137)\n"
     );
     assert!(started.elapsed() >= Duration::from_millis(500));
     assert_eq!(s.wait_exit(), 137);
@@ -779,7 +779,7 @@ fn a_restart_after_sigkill_is_not_disturbed_by_an_old_program_that_ignores_the_h
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "session 'stubborn' ended (exit code 143, killed by SIGTERM)\n"
+        "session 'stubborn' killed by SIGTERM (exit code 143)\n"
     );
     // The old program lives on without a terminal, and nothing reports it:
     // its supervisor is gone and the design never signals a pid from a

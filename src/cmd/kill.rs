@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::KillArgs;
-use crate::client::{self, describe_exit, find_session};
+use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::protocol::{Kill, Reply, Request, conn};
 
@@ -114,8 +114,15 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
             session.id
         );
     }
+    // Killed, as the dashboard and hm ls say it, unless the record says
+    // the program ended on its own just before the kill reached it.
+    let killed = client::ended_session(dir, &session.id).is_none_or(|r| r.killed);
     Ok(match code {
-        Some(c) => format!("session '{}' ended ({})", session.id, describe_exit(c)),
+        Some(c) => format!(
+            "session '{}' {}",
+            session.id,
+            client::exited_with(c, killed)
+        ),
         None => format!("session '{}' ended", session.id),
     })
 }
