@@ -15,6 +15,9 @@ use crate::classify::ProcessState;
 use crate::client::clock_ms;
 use crate::tui::model::{Model, Pane};
 
+/// Columns of the border kept between a label and the badge.
+const RULE_BEFORE_BADGE: usize = 2;
+
 /// The title as it fits: each part without its padding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fitted {
@@ -60,7 +63,14 @@ pub fn fit(
         }
     }
     if let Some(label) = label.filter(|l| !l.is_empty()) {
-        let left = room.saturating_sub(used(&t) + 1);
+        // A cut label stops short of the badge: a stretch of the border
+        // between them keeps them two things, not one run of words.
+        let rule = if t.badge.is_empty() {
+            0
+        } else {
+            RULE_BEFORE_BADGE
+        };
+        let left = room.saturating_sub(used(&t) + 1 + rule);
         if left >= 3 {
             t.label = Some(cut(label, left));
         }
@@ -297,12 +307,18 @@ mod tests {
         let t = fit("cc2", Some("the api tests"), false, &waiting(), 26);
         assert_eq!(t.id, "cc2");
         assert_eq!(t.badge, "W perm 33s");
-        assert_eq!(t.label.as_deref(), Some("the a…"));
-        // The label is cut before it goes.
+        assert_eq!(t.label.as_deref(), Some("the…"));
+        // The label is cut before it goes, two columns of the border short
+        // of the badge.
         let t = fit("cc2", Some("the api tests"), false, &waiting(), 44);
         assert_eq!(t.badge, "waiting · permission 32.9s");
-        assert_eq!(t.label.as_deref(), Some("the api…"));
-        assert_eq!(used(&t), 42);
+        assert_eq!(t.label.as_deref(), Some("the a…"));
+        assert_eq!(used(&t), 40);
+        // A label that fits leaves the same rule.
+        let t = fit("cc2", Some("the api"), false, &waiting(), 44);
+        assert_eq!(t.label.as_deref(), Some("the a…"));
+        let t = fit("cc2", Some("api"), false, &waiting(), 44);
+        assert_eq!(t.label.as_deref(), Some("api"));
     }
 
     #[test]
