@@ -540,6 +540,32 @@ fn a_cleared_screen_is_history_in_hm_logs() {
     });
 }
 
+/// A line still on the screen when the session gets narrower is cut on
+/// its screen (vt100 does not reflow), but it goes into the history whole
+/// when it scrolls off: `hm logs` prints it as it was written.
+#[test]
+fn a_line_on_the_screen_when_the_session_narrows_is_whole_in_hm_logs() {
+    let sb = Sandbox::new();
+    let long = pattern(100);
+    let script = format!("echo {long}; read go; seq 1 30; exec sleep 600");
+    let _s = sb.start(
+        "narrows",
+        &["--cols", "120", "--rows", "10"],
+        &["sh", "-c", &script],
+    );
+    wait_until("the long line", || {
+        logs(&sb, "narrows", &[]).first() == Some(&long)
+    });
+    resize(&sb, "narrows", 40, 10);
+    let out = sb.cmd(&["send", "narrows", "go", "--enter"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut want = vec![long.clone(), "go".to_owned()];
+    want.extend((1..=30).map(|i| i.to_string()));
+    wait_until("every line whole in hm logs", || {
+        logs(&sb, "narrows", &[]) == want
+    });
+}
+
 /// A session that keeps no output (`--scrollback-bytes 0`) still has a
 /// screen: `hm logs` prints it (it printed nothing).
 #[test]

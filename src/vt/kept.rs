@@ -21,6 +21,10 @@
 //! history (else every resize taller and back would add blank lines, in
 //! the middle of the lines a program wrote).
 //!
+//! And a third: narrowing cuts each row at the new width. The rows as
+//! they were are noted ([`Tally::narrowing`]); one that leaves still as
+//! the cut left it is kept whole.
+//!
 //! Rows of runs of plain lines come here without vt100 drawing them
 //! (`vt::runs`): `Tally::leave` keeps them as it keeps vt100's, and the
 //! count vt100 did not make is owed.
@@ -73,6 +77,10 @@ pub struct Tally<CB> {
     /// Rows vt100 scrolls now only stand in for rows already counted (see
     /// `vt::runs`): none of them is history, or news to the callbacks.
     pub(super) mute: bool,
+    /// The main screen's rows, top first, as they were before it last
+    /// narrowed, and the width that cut them (see [`Tally::narrowing`]).
+    pub(super) wide: VecDeque<Kept>,
+    pub(super) cut_to: u16,
 }
 
 impl<CB> Tally<CB> {
@@ -87,6 +95,8 @@ impl<CB> Tally<CB> {
             moved: 0,
             owed: 0,
             mute: false,
+            wide: VecDeque::new(),
+            cut_to: 0,
         }
     }
 
@@ -103,12 +113,62 @@ impl<CB> Tally<CB> {
         self.rows.clear();
         self.gone = 0;
         self.owed = 0;
+        self.wide.clear();
     }
 
     /// RIS: vt100 starts a new screen, which has counted no rows gone.
     pub(super) fn reset(&mut self) {
         self.gone = 0;
         self.owed = 0;
+        self.wide.clear();
+    }
+
+    /// The main screen is about to narrow to `cols`, and `rows` are its
+    /// rows as they are, top first. vt100 cuts each row at the new width
+    /// (it does not reflow, as a terminal does); a row that leaves the
+    /// screen later still as the cut left it is kept whole instead, so
+    /// `hm logs` and the history have the line the program wrote. The
+    /// rows growing pulled down are none of the program's: they are
+    /// skipped here, as they are when they leave. A row cut by an earlier
+    /// narrowing and not yet gone keeps its widest form.
+    pub(super) fn narrowing(&mut self, rows: VecDeque<Kept>, cols: u16) {
+        let pulled = usize::try_from(self.pulled).unwrap_or(usize::MAX);
+        let rows = rows.into_iter().skip(pulled);
+        let wide = rows.map(|row| self.widened(row)).collect();
+        self.wide = wide;
+        self.cut_to = cols;
+    }
+
+    /// `row`, leaving the top of the main screen, whole as it was before
+    /// the screen narrowed if it is still as the narrowing cut it: the
+    /// whole row begins with it, and it reaches the edge it was cut at (a
+    /// column short of it when the cut fell inside a wide character,
+    /// which vt100 then blanks), and does not wrap (vt100's cut unwraps
+    /// a row). A row the program wrote since differs: a shell's line
+    /// redrawn for the new width wraps.
+    fn widened(&mut self, row: Kept) -> Kept {
+        use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+        let Some(wide) = self.wide.pop_front() else {
+            return row;
+        };
+        let (cut, whole) = (row.text(), wide.text());
+        let Some(rest) = whole.strip_prefix(cut.as_str()) else {
+            return row;
+        };
+        let edge = usize::from(self.cut_to);
+        let reaches = match rest.chars().next() {
+            None => false,
+            Some(next) => {
+                cut.width() == edge || (cut.width() + 1 == edge && next.width() == Some(2))
+            }
+        };
+        if reaches && !row.wrapped { wide } else { row }
+    }
+
+    /// The whole screen is cleared: what is on it now is the program's
+    /// new writing, none of it cut.
+    pub(super) fn cleared(&mut self) {
+        self.wide.clear();
     }
 
     /// The main screen grew from `from` rows to `to`: vt100 pulled down
@@ -125,6 +185,7 @@ impl<CB> Tally<CB> {
     /// did not count them, so neither is `gone`.
     pub(super) fn keep_rows(&mut self, rows: VecDeque<Kept>) {
         for row in rows {
+            let row = self.widened(row);
             self.keep_row(row);
         }
     }
@@ -181,7 +242,9 @@ impl<CB> Tally<CB> {
             self.moved -= 1;
             return;
         }
-        self.keep_row(Kept { formatted, wrapped });
+        let row = Kept { formatted, wrapped };
+        let row = if pulled { row } else { self.widened(row) };
+        self.keep_row(row);
     }
 }
 

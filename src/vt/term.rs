@@ -19,12 +19,13 @@
 //! off unseen ([`super::skim`]); and it may sleep as its rendering. A
 //! supervisor's screen does both (`vt::dozing`).
 
+use std::collections::VecDeque;
 use std::num::NonZeroU16;
 
 use crate::protocol::{MAX_DIM, Size};
 use crate::vt::budget::Budget;
 use crate::vt::cap::{Landmarks, StringCap};
-use crate::vt::kept::Tally;
+use crate::vt::kept::{Kept, Tally};
 use crate::vt::runs::Lines;
 use crate::vt::skim::{BOUND, Skim, Unparsed, last_drawn};
 use crate::vt::tokenizer::Tokenizer;
@@ -392,31 +393,38 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if below && screen.cursor_position() != (0, 0) {
             return;
         }
-        let (rows, cols) = screen.size();
+        let cols = screen.size().1.get();
         let written = screen
-            .rows(0, cols.get())
+            .rows(0, cols)
             .enumerate()
             .filter(|(_, row)| !row.trim_end().is_empty())
             .last()
             .map_or(0, |(i, _)| i + 1);
-        if written == 0 {
-            return;
-        }
-        // The rows are made as vt100 makes those that scroll off, by a
-        // copy of the screen scrolled up (SU). Not this screen: vt100
-        // counts the rows it scrolls, and pulls as many down when it
-        // grows, which the session's own screen would not.
-        let mut copy = vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(()));
-        copy.callbacks_mut().keep = written;
-        let drawn = screen.contents_formatted();
-        let kept = crate::term::contain(move || {
-            copy.process(drawn.as_bytes());
-            copy.process(format!("\x1b[{written}S").as_bytes());
-            std::mem::take(&mut copy.callbacks_mut().rows)
-        });
-        if let Some(kept) = kept {
+        if let Some(kept) = self.top_rows(written) {
             self.parser.callbacks_mut().keep_rows(kept);
         }
+        self.parser.callbacks_mut().cleared();
+    }
+
+    /// The screen's top `count` rows as history keeps them, made as vt100
+    /// makes those that scroll off, by a copy of the screen scrolled up
+    /// (SU). Not this screen: vt100 counts the rows it scrolls, and pulls
+    /// as many down when it grows, which the session's own screen would
+    /// not.
+    fn top_rows(&self, count: usize) -> Option<VecDeque<Kept>> {
+        if count == 0 {
+            return None;
+        }
+        let screen = self.parser.screen();
+        let (rows, cols) = screen.size();
+        let mut copy = vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(()));
+        copy.callbacks_mut().keep = count;
+        let drawn = screen.contents_formatted();
+        crate::term::contain(move || {
+            copy.process(drawn.as_bytes());
+            copy.process(format!("\x1b[{count}S").as_bytes());
+            std::mem::take(&mut copy.callbacks_mut().rows)
+        })
     }
 
     /// See [`Term::grow_at_bottom`]: the main screen's count of rows that
@@ -477,6 +485,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // A held half character stays held: the parser, too, would keep
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
+        let narrower = cols.get() < self.parser.screen().size().1.get();
+        if narrower && self.scrollback > 0 && !self.parser.screen().alternate_screen() {
+            let all = usize::from(self.parser.screen().size().0.get());
+            if let Some(now) = self.top_rows(all) {
+                self.parser.callbacks_mut().narrowing(now, cols.get());
+            }
+        }
         let parser = &mut self.parser;
         let before = parser.screen().size().0.get();
         // The parser's own resize, not the screen's: rows it pushes off

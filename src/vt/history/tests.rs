@@ -189,3 +189,77 @@ fn rows_a_taller_screen_pulled_down_blank_are_no_history_when_they_leave() {
     t.feed(b"\x1b[?1049l");
     whole(&mut t, &want);
 }
+
+/// vt100 cuts a row at a narrower width; a terminal reflows it. A line
+/// still on the screen when it narrows goes into the history whole, as
+/// the program wrote it, when it scrolls off, or is cleared, later.
+#[test]
+fn a_line_on_the_screen_when_it_narrows_is_kept_whole() {
+    let long = "0123456789abcdefghijklmnopqrstuvwxyz";
+    for then in [&b"\x1b[H\x1b[2J"[..], &lines(10)[..]] {
+        let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 5 }, 100);
+        t.feed(format!("{long}\r\nshort\r\n").as_bytes());
+        t.resize(Size { cols: 12, rows: 5 });
+        // Narrowed again, then wider: still the widest form.
+        t.resize(Size { cols: 10, rows: 5 });
+        t.resize(Size { cols: 20, rows: 5 });
+        assert_eq!(t.screen().contents().lines().next(), Some("0123456789"));
+        t.feed(then);
+        let history = t.history();
+        assert_eq!(history[0], long, "{history:?}");
+        assert_eq!(history[1], "short");
+    }
+}
+
+/// A row the program wrote again after the screen narrowed is kept as it
+/// is now, not as it was: a shell redraws its line at the new width,
+/// wrapping, and that line must not come out twice.
+#[test]
+fn a_row_written_again_after_narrowing_is_kept_as_written() {
+    let line = "$ make test TARGET=all";
+    let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 4 }, 100);
+    t.feed(format!("before\r\n{line}").as_bytes());
+    t.resize(Size { cols: 10, rows: 4 });
+    // The redraw: back to the line's start, the line again, wrapping.
+    t.feed(format!("\r\x1b[J{line}\r\n").as_bytes());
+    t.feed(&lines(6));
+    let logical = t.logical_lines();
+    assert_eq!(logical[0].text, "before", "{logical:?}");
+    assert_eq!(logical[1].text, line);
+    assert_eq!(logical[2].text, "line 1");
+    // Cut at the edge by the narrowing, then overwritten to the edge:
+    // kept as written. (Overwritten with the very text the cut left, it
+    // could not be told from the cut row, and is kept whole.)
+    let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 4 }, 100);
+    t.feed(b"abcdefghijklmnop\r\n");
+    t.resize(Size { cols: 10, rows: 4 });
+    t.feed(b"\x1b[HabcdeFGHIJ\x1b[4;1H");
+    t.feed(&lines(6));
+    assert_eq!(t.history()[0], "abcdeFGHIJ");
+}
+
+/// A line the wider screen wrapped into several rows is whole too, and
+/// so is one cut inside a wide character.
+#[test]
+fn a_wrapped_line_and_a_wide_character_survive_narrowing() {
+    let long: String = (0..300)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let wide = "abc漢字かな交じり文です";
+    let mut t: Term = Term::with_scrollback(
+        Size {
+            cols: 120,
+            rows: 10,
+        },
+        1000,
+    );
+    t.feed(format!("{long}\r\n{wide}\r\n").as_bytes());
+    // `abc漢` and half of `字`: the cut blanks the half.
+    t.resize(Size { cols: 6, rows: 10 });
+    t.feed(&lines(12));
+    let logical = t.logical_lines();
+    assert_eq!(logical[0].text, long);
+    assert_eq!(logical[0].rows, 3);
+    assert_eq!(logical[1].text, wide);
+    assert_eq!(logical[2].text, "line 1");
+}
