@@ -90,6 +90,9 @@ pub struct Detector {
     last: Option<Verdict>,
     /// When `last` was taken.
     last_ms: u64,
+    /// The last verdict stands for a redraw that answers a resize (see
+    /// [`Detector::verdict`]): look again when the grace ends.
+    held: bool,
 }
 
 impl Detector {
@@ -139,6 +142,7 @@ impl Detector {
             asker: None,
             last: None,
             last_ms: now_ms,
+            held: false,
         };
         detector.note_agent(now_ms);
         detector
@@ -501,6 +505,25 @@ impl Detector {
             self.look(screen, now_ms);
         }
         let mut verdict = resolve(&self.evidence, now_ms);
+        self.held = false;
+        // A program redraws for a new size (the dashboard's focus resizes
+        // it), and a screen looked at halfway through the redraw is no
+        // news: a wait or a rest stands until the grace after a resize is
+        // over, so its time goes on and no event says it began again (the
+        // inbox orders dialogs by how long they have waited). An end
+        // always counts.
+        let redrawing = self
+            .resized_ms
+            .is_some_and(|t| now_ms.saturating_sub(t) < RESIZE_GRACE_MS);
+        if redrawing
+            && verdict.primary != Primary::Dead
+            && let Some(last) = &self.last
+            && matches!(last.primary, Primary::Waiting | Primary::Idle)
+            && (last.primary, last.detail) != (verdict.primary, verdict.detail)
+        {
+            self.held = true;
+            return last.clone();
+        }
         // `since` is when this state began, which the table cannot know
         // across different rules saying the same state.
         if let Some(last) = &self.last {
@@ -525,6 +548,11 @@ impl Detector {
         let last = self.last.as_ref()?;
         let mut at: Option<u64> = None;
         let mut consider = |t: u64| at = Some(at.map_or(t, |a| a.min(t)));
+        if self.held
+            && let Some(t) = self.resized_ms
+        {
+            consider(t.saturating_add(RESIZE_GRACE_MS));
+        }
         match last.primary {
             Primary::Active => {
                 consider(

@@ -326,3 +326,48 @@ fn an_agent_waiting_on_the_editor_it_ran_is_waiting_on_an_external_editor() {
     );
     assert_eq!(d.identity().map(|(a, _)| a), Some("claude"));
 }
+
+/// A screen fixture's frame, its header lines (`#`, `command:`) left out.
+fn fixture_screen(name: &str) -> Term<Recorder> {
+    let path = format!(
+        "{}/tests/fixtures/screens/{name}/frame.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).expect("the fixture");
+    let body: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.starts_with("command:"))
+        .collect();
+    heimdall::detect::offline::text_screen(&body.join("\n"))
+}
+
+/// The dashboard's focus resizes a session, and its agent redraws: a
+/// screen read halfway through (blank) does not end the wait, so the
+/// wait's time goes on from when the dialog came (it started again at 0
+/// and the inbox's order, longest waiting first, went with it).
+#[test]
+fn a_dialog_redrawn_for_a_new_size_keeps_its_time() {
+    let dialog = fixture_screen("gemini_permission");
+    let blank = term();
+    let mut d = Detector::new(settings(), &["gemini".to_owned()], 0);
+    let v = d.verdict(dialog.screen(), 1_000);
+    assert_eq!(v.primary, Primary::Waiting, "{v:?}");
+    let since = v.since_ms;
+    d.resized(5_000);
+    let v = d.verdict(blank.screen(), 5_010);
+    assert_eq!((v.primary, v.since_ms), (Primary::Waiting, since));
+    // Looked at again when the grace is over, if nothing comes before.
+    assert_eq!(d.wake_at(), Some(6_000));
+    let v = d.verdict(dialog.screen(), 5_100);
+    assert_eq!((v.primary, v.since_ms), (Primary::Waiting, since));
+    // A screen that stays otherwise after the grace is a change.
+    d.resized(7_000);
+    d.verdict(blank.screen(), 7_010);
+    let v = d.verdict(blank.screen(), 8_000);
+    assert_ne!(v.primary, Primary::Waiting, "{v:?}");
+    // The program's end is never held back.
+    d.resized(9_000);
+    d.ended(9_010);
+    let v = d.verdict(dialog.screen(), 9_020);
+    assert_eq!(v.primary, Primary::Dead);
+}
