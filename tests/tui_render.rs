@@ -578,6 +578,44 @@ fn a_pane_shows_the_dialog_of_a_waiting_session_and_the_bottom_of_an_idle_one() 
     insta::assert_snapshot!(format!("{waiting}\n\n{idle}"));
 }
 
+/// An agent's input box at the bottom of a tall screen, its conversation
+/// far above: the pane shows the box and the conversation's last lines,
+/// the gap between them as one blank row (it showed the box under rows of
+/// nothing).
+#[test]
+fn a_gap_between_an_agents_conversation_and_its_input_box_is_one_row() {
+    let mut s = Scene::new(60, 10);
+    s.live(&["cc1"]);
+    s.to(
+        "cc1",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 120,
+            rows: 40,
+            ..Default::default()
+        })),
+    );
+    let said: String = (1..=12).map(|i| format!("said {i}\r\n")).collect();
+    s.output(
+        "cc1",
+        &format!("{said}\x1b[37;1H────\r\n❯ \r\n────\x1b[38;3H"),
+    );
+    let text = s.text();
+    let rows: Vec<&str> = text.lines().collect();
+    let body: Vec<String> = rows[1..8]
+        .iter()
+        .map(|r| {
+            r.trim_matches(|c| c == '"' || c == '┃')
+                .trim_end()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        body,
+        ["said 10", "said 11", "said 12", "", "────", "❯ █", "────"],
+        "{text}"
+    );
+}
+
 /// A row longer than the pane is cut at its edge and marked `›`; the next
 /// row is the session's next row, not the rest of this one.
 #[test]

@@ -56,12 +56,17 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
 /// of it (`Pane::drawn`, or its size), not at every frame: 64 quiet panes
 /// of 120x40 would be 300,000 cells looked at 30 times a second.
 pub fn live_top(p: &Pane, height: u16) -> u16 {
+    top_row(screen_facts(p), height, dialog_rows(p))
+}
+
+/// The facts of a pane's live screen, read again only when it changed.
+fn screen_facts(p: &Pane) -> Screen {
     let size = p.term.size();
     let known = p
         .window_memo
         .get()
         .filter(|m| m.drawn == p.drawn && m.size == size);
-    let screen = known.map_or_else(
+    known.map_or_else(
         || {
             let screen = facts(p.term.screen());
             p.window_memo.set(Some(Memo {
@@ -72,8 +77,7 @@ pub fn live_top(p: &Pane, height: u16) -> u16 {
             screen
         },
         |m| m.screen,
-    );
-    top_row(screen, height, dialog_rows(p))
+    )
 }
 
 /// The rows of the dialog a waiting session shows, as its supervisor
@@ -121,9 +125,47 @@ pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
             return rows;
         }
     }
-    let top = live_top(p, height);
-    let end = top.saturating_add(height).min(p.term.size().rows);
-    (top..end).collect()
+    let s = screen_facts(p);
+    window_rows(s, height, top_row(s, height, dialog_rows(p)))
+}
+
+/// Blank rows in a run longer than this are shown as one.
+const BLANKS_KEPT: usize = 2;
+
+/// The rows a window of `height` rows starting at `top` shows, top to
+/// bottom: down to the same last row, but a run of more than
+/// [`BLANKS_KEPT`] blank rows in it is one blank row, and the room that
+/// frees goes to the rows above. An agent that draws its input box at
+/// the bottom of a tall screen leaves a gap between it and its
+/// conversation (after a resize taller, or a short conversation); a
+/// pane showed the box under rows of nothing.
+pub fn window_rows(s: Screen, height: u16, top: u16) -> Vec<u16> {
+    let end = top.saturating_add(height).min(s.rows);
+    if s.rows <= height {
+        return (0..end).collect();
+    }
+    // The cursor's row is where the program is: never part of a gap.
+    let blank = |r: u16| s.is_blank(r) && !(s.cursor_shown && r == s.cursor_row);
+    let mut rows = Vec::with_capacity(usize::from(height));
+    let mut row = end;
+    let mut below = false;
+    while row > 0 && rows.len() < usize::from(height) {
+        row -= 1;
+        rows.push(row);
+        if !blank(row) {
+            below = true;
+            continue;
+        }
+        // The whole run of blanks this row ends (looking up): a gap, with
+        // something drawn below it and above, is one row if it is long.
+        let run = (0..row).rev().take_while(|&r| blank(r)).count() + 1;
+        let above = usize::from(row) + 1 > run;
+        if below && above && run > BLANKS_KEPT {
+            row -= u16::try_from(run - 1).unwrap_or(row);
+        }
+    }
+    rows.reverse();
+    rows
 }
 
 /// A row's text (each cell's contents, blanks as spaces).
@@ -159,12 +201,21 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
                 .is_some_and(|c| c.has_contents() && c.contents() != " ")
         })
     };
-    Screen {
+    let mut facts = Screen {
         rows,
         cursor_row: screen.cursor_position().0,
         cursor_shown: !screen.hide_cursor(),
-        last_text_row: (0..rows).rev().find(|&r| drawn(r)),
+        last_text_row: None,
+        blank: [0; 4],
+    };
+    for row in 0..rows {
+        if drawn(row) {
+            facts.last_text_row = Some(row);
+        } else {
+            facts.set_blank(row);
+        }
     }
+    facts
 }
 
 /// Whether `row` of the screen has anything drawn at or past column
@@ -190,6 +241,7 @@ mod tests {
             cursor_row: cursor,
             cursor_shown: shown,
             last_text_row: last,
+            blank: [0; 4],
         }
     }
 
@@ -295,6 +347,50 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_of_blank_rows_is_one_row_and_the_text_above_comes_down() {
+        // Claude Code at 200x49: its conversation on rows 7-29, nothing
+        // on 30-45, its input box on 46-48 with the cursor on 47.
+        let mut s = Screen {
+            rows: 49,
+            ..screen(Some(48), 47, true)
+        };
+        for row in (0..7).chain(30..46) {
+            s.set_blank(row);
+        }
+        let top = top_row(s, 14, None);
+        let rows = window_rows(s, 14, top);
+        let want: Vec<u16> = (20..30).chain([45, 46, 47, 48]).collect();
+        assert_eq!(rows, want);
+        // Runs of two or fewer are the program's own spacing: kept.
+        let mut s = screen(Some(39), 39, true);
+        for row in [30, 31, 35] {
+            s.set_blank(row);
+        }
+        assert_eq!(window_rows(s, 10, 30), (30..40).collect::<Vec<u16>>());
+        // A screen that fits is shown whole, gaps and all.
+        let mut s = Screen {
+            rows: 10,
+            ..screen(Some(9), 9, true)
+        };
+        for row in 2..8 {
+            s.set_blank(row);
+        }
+        assert_eq!(window_rows(s, 10, 0), (0..10).collect::<Vec<u16>>());
+        // Blanks reaching the top are no gap: nothing comes down.
+        let mut s = screen(Some(39), 39, true);
+        for row in 0..35 {
+            s.set_blank(row);
+        }
+        assert_eq!(window_rows(s, 10, 30), (30..40).collect::<Vec<u16>>());
+        // A fresh screen, blank but for its cursor on the top row.
+        let mut s = screen(None, 0, true);
+        for row in 0..40 {
+            s.set_blank(row);
+        }
+        assert_eq!(window_rows(s, 5, 0), [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
     fn rules_and_blanks_say_nothing() {
         assert!(!says_something("   "));
         assert!(!says_something("────────╌╌╌╌ ━━ --- ==="));
@@ -314,6 +410,7 @@ mod tests {
                 cursor_row: 1,
                 cursor_shown: true,
                 last_text_row: Some(3),
+                blank: [0b11_1111_0100, 0, 0, 0],
             }
         );
         p.feed(b"\x1b[?25l");

@@ -14,6 +14,25 @@ pub struct Screen {
     pub cursor_shown: bool,
     /// The last row with anything drawn on it.
     pub last_text_row: Option<u16>,
+    /// The rows with nothing drawn on them, one bit a row (a screen has at
+    /// most 256, see `protocol::MAX_DIM`).
+    pub blank: [u64; 4],
+}
+
+impl Screen {
+    /// Whether nothing is drawn on `row`.
+    pub fn is_blank(&self, row: u16) -> bool {
+        let (word, bit) = (usize::from(row / 64), row % 64);
+        self.blank.get(word).is_some_and(|w| w & (1 << bit) != 0)
+    }
+
+    /// Marks `row` as one with nothing drawn on it.
+    pub fn set_blank(&mut self, row: u16) {
+        let (word, bit) = (usize::from(row / 64), row % 64);
+        if let Some(w) = self.blank.get_mut(word) {
+            *w |= 1 << bit;
+        }
+    }
 }
 
 /// What `tui::window::live_top` read of a pane's screen, and for which state of it.
