@@ -27,6 +27,9 @@ const RETRIES: u32 = 3;
 /// An ACT not answered this soon is not going to be: its supervisor is
 /// an older hm, which does not know ACT, or it stopped.
 const ACT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long after the selection moved on its own an answer key is not
+/// taken (see [`answer`]).
+const MOVED_HOLD: Duration = Duration::from_millis(800);
 
 /// One session that needs you, as the inbox lists it.
 #[derive(Debug)]
@@ -132,6 +135,7 @@ pub fn open(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     m.inbox.selected = first;
     m.inbox.selected_at = 0;
     m.inbox.said = None;
+    m.inbox.moved_at = None;
     m.inbox.shown.clear();
     let unknown = |p: &&Pane| p.waiting() && p.askable() && p.dialog.is_none();
     for p in m.panes.iter().filter(unknown) {
@@ -156,6 +160,13 @@ pub fn drawn(m: &mut Model, now: Instant) {
     let ids: Vec<&str> = shown.iter().map(|r| r.id.as_str()).collect();
     let at = m.inbox.selected_in(&ids);
     let inbox = &mut m.inbox;
+    let took_its_place = at.map(|i| shown[i].id.as_str());
+    if inbox.selected.is_some()
+        && took_its_place.is_some()
+        && inbox.selected.as_deref() != took_its_place
+    {
+        inbox.moved_at = Some(now);
+    }
     inbox.selected = at.map(|i| shown[i].id.clone());
     inbox.selected_at = at.unwrap_or(0);
     inbox.shown = shown;
@@ -213,6 +224,8 @@ fn step(m: &mut Model, by: i64) {
     }
     let last = inbox.shown.len() as i64 - 1;
     let at = (inbox.selected_at as i64).saturating_add(by).clamp(0, last) as usize;
+    // Chosen by the person: answered at once.
+    inbox.moved_at = None;
     inbox.selected_at = at;
     inbox.selected = Some(inbox.shown[at].id.clone());
 }
@@ -226,6 +239,26 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         return;
     };
     let verb = answer.name();
+    // `y` pressed twice: the first answers a dialog, which leaves, and
+    // the next row takes its place under the second. Answers wait until
+    // the person has had a moment to see what is lit now.
+    if m.inbox
+        .moved_at
+        .is_some_and(|at| now.saturating_duration_since(at) < MOVED_HOLD)
+    {
+        m.inbox.said = Some(Said {
+            text: format!(
+                "not answered: '{id}' just took the place of the row that left; \
+                 press {} again to {verb} it",
+                match answer {
+                    Answer::Approve => 'y',
+                    Answer::Deny => 'n',
+                }
+            ),
+            refused: true,
+        });
+        return;
+    }
     let Some(p) = m.pane_mut(&id) else { return };
     let (refused, text) = if !p.waiting() {
         (true, format!("'{id}' no longer waits"))

@@ -205,6 +205,50 @@ fn a_row_that_leaves_gives_its_place_to_the_next() {
     assert!(lit.contains("cmd of c"), "{screen}");
 }
 
+/// `y` pressed twice: the first approves a, whose row leaves; b takes its
+/// place under the second, which must not approve b unseen. A moment
+/// later, or once the person moves, b is answered as any row.
+#[test]
+fn a_second_y_does_not_answer_the_row_that_just_took_the_answered_ones_place() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a", "b"],
+        &[("a", "permission", 3_000), ("b", "permission", 2_000)],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(acts(&fx).len(), 1);
+    update(&mut m, st("a", ProcessState::Active, 0), now);
+    let soon = now + Duration::from_millis(100);
+    draw(&mut m, soon);
+    assert_eq!(m.inbox.selected.as_deref(), Some("b"));
+    let fx = update(&mut m, press(KeyCode::Char('y')), soon);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert!(said(&m).contains("'b' just took the place"), "{}", said(&m));
+    let later = now + Duration::from_secs(1);
+    let fx = update(&mut m, press(KeyCode::Char('n')), later);
+    assert_eq!(acts(&fx)[0].0, "b");
+    // Moved to by the person: at once.
+    let mut m = scene(
+        &["a", "b", "c"],
+        &[
+            ("a", "permission", 3_000),
+            ("b", "permission", 2_000),
+            ("c", "permission", 1_000),
+        ],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, st("a", ProcessState::Active, 0), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Down), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(acts(&fx)[0].0, "c");
+}
+
 #[test]
 fn enter_focuses_the_selected_session_and_leaving_comes_back_to_the_inbox() {
     let now = Instant::now();

@@ -17,6 +17,10 @@ pub struct Inbox {
     pub said: Option<Said>,
     /// Focus entered from the inbox comes back to it.
     pub after_focus: bool,
+    /// When the selection last moved on its own (its row left, the next
+    /// took its place): an answer key this soon after was meant for the
+    /// row that left.
+    pub moved_at: Option<std::time::Instant>,
 }
 
 /// A row as it was drawn: which session, and the dialog it showed.
