@@ -12,7 +12,9 @@
 //!   made of the real one (if any) with the hooks added.
 //!
 //! The files live in the socket directory (0600, beside the session's
-//! socket) and go with the session.
+//! socket) and go with the session's record (`hm rm`, `hm clean`), not
+//! when it ends: the command Claude Code prints on its way out to resume
+//! the conversation names its `--settings` file.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -105,6 +107,11 @@ pub fn hook_command(hm: &Path, agent: Agent, socket: Option<&Path>) -> String {
         cmd.push_str(&shell_quote(&sock.to_string_lossy()));
     }
     cmd
+}
+
+/// Where session `id`'s hook settings file goes in socket dir `dir`.
+pub fn settings_file(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.hooks.json"))
 }
 
 /// Variables as `(name, value)`.

@@ -122,13 +122,14 @@ pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
     }
 }
 
-/// Forgets `id`: its record, its log, and what is kept of it for
-/// `hm restore`. Those go only with the record; a failure to remove the
+/// Forgets `id`: its record, its log, its agent's hook settings, and
+/// what is kept of it for `hm restore`. Those go only with the record; a failure to remove the
 /// record is the error to report.
 pub fn forget(dir: &Path, id: &str) -> io::Result<()> {
     remove(dir, id)?;
     if let Ok(p) = crate::paths::SessionPaths::new(dir, id) {
         let _ = fs::remove_file(p.log);
+        let _ = fs::remove_file(crate::agent_hooks::settings_file(dir, id));
     }
     crate::restore::forget(id, dir);
     Ok(())

@@ -109,7 +109,6 @@ pub fn run(mut opts: Options) -> Result<i32> {
         listener,
         spawned,
         claim,
-        hooks_file,
     } = start(&mut opts)?;
     let rt = runtime()?;
     let local = tokio::task::LocalSet::new();
@@ -118,7 +117,10 @@ pub fn run(mut opts: Options) -> Result<i32> {
     // idle supervisor for as long as the session lives.
     let code = local.block_on(&rt, Box::pin(serve(&opts, listener, spawned, claim)));
     info!(code, "session ended");
-    remove_files(&opts, hooks_file.as_deref(), pidfile);
+    // The hooks' settings file stays with the session's record: the
+    // resume command Claude Code prints as it exits names it. Forgetting
+    // the session removes it (`ended::forget`).
+    remove_files(&opts, None, pidfile);
     Ok(code)
 }
 
@@ -137,11 +139,10 @@ struct Started {
     listener: std::os::unix::net::UnixListener,
     spawned: pty::Spawned,
     claim: Option<keeper::Claim>,
-    hooks_file: Option<PathBuf>,
 }
 
-/// The socket, the hooks' settings file and the pid file: what a session
-/// leaves behind it, removed when it ends or fails to start.
+/// The socket, the pid file and, for a session that did not start, the
+/// hooks' settings file: removed when it ends or fails to start.
 fn remove_files(opts: &Options, hooks_file: Option<&Path>, pidfile: PidFile) {
     let _ = fs::remove_file(&opts.paths.sock);
     if let Some(f) = hooks_file {
@@ -247,7 +248,6 @@ fn start(opts: &mut Options) -> Result<Started> {
         listener,
         spawned,
         claim,
-        hooks_file,
     })
 }
 
@@ -259,10 +259,7 @@ fn install_hooks(opts: &Options) -> Option<crate::agent_hooks::Installed> {
         return None;
     }
     let hm = std::env::current_exe().ok()?;
-    let file = opts
-        .dir
-        .path()
-        .join(format!("{}.hooks.json", opts.paths.id));
+    let file = crate::agent_hooks::settings_file(opts.dir.path(), &opts.paths.id);
     match crate::agent_hooks::install(&opts.spawn, &hm, &opts.paths.sock, &file) {
         Ok(done) => done,
         Err(e) => {

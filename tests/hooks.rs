@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{HM, Sandbox, stdout, wait_until};
+use common::{HM, Sandbox, stderr, stdout, wait_until};
 
 /// Runs `hm hook ARGS` with `stdin` as its payload and `socket` (if any)
 /// as `HM_SOCKET`, as an agent would.
@@ -167,4 +167,39 @@ fn setup_prints_each_agents_snippet() {
     assert!(gemini.contains("\"AfterAgent\""), "{gemini}");
     let bad = setup("vim");
     assert!(!bad.status.success());
+}
+
+/// Claude Code prints, as it exits, the command that resumes its
+/// conversation: `claude --settings <socket dir>/ID.hooks.json ... --resume
+/// ID`. The settings file stays while the session's record does, so that
+/// command works; `hm rm` takes it with the record.
+#[test]
+fn the_hook_settings_a_claude_session_was_started_with_outlive_it_until_forgotten() {
+    let sb = Sandbox::new();
+    // A stand-in `claude` that prints its arguments, as the real one
+    // prints its resume command, and exits.
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let claude = bin.join("claude");
+    std::fs::write(&claude, "#!/bin/sh\necho \"claude $*\"\nexit 0\n").expect("write");
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let claude = claude.to_str().expect("utf-8");
+    let mut s = sb.spawn(
+        "cc",
+        &["--classifier", "agent"],
+        &[claude, "--resume", "abc"],
+    );
+    assert_eq!(s.wait_exit(), 0);
+    let settings = sb.sock_dir.join("cc.hooks.json");
+    let said = stdout(&sb.cmd(&["logs", "cc"]));
+    assert!(
+        said.contains(&format!("--settings {}", settings.display())),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&settings).expect("the settings outlive the session");
+    assert!(text.contains("hook claude"), "{text}");
+    let out = sb.cmd(&["rm", "cc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!settings.exists(), "forgotten with the record");
 }
