@@ -1138,3 +1138,34 @@ fn restart_of_a_lost_command_keeps_its_old_output() {
         matches!((old, mark, new), (Some(o), Some(m), Some(n)) if o < m && m < n)
     });
 }
+
+/// A program on its alternate screen (as Claude Code and Codex draw)
+/// leaves nothing in a history by itself: restored, its last screen from
+/// before is in `hm logs` all the same, then the mark, though the program
+/// takes its alternate screen again.
+#[test]
+fn a_restored_full_screen_program_keeps_its_last_screen_and_the_mark() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let draw = "printf 'on the main screen\\n\\033[?1049h\\033[Hthe conversation so far\\n'; \
+                exec sleep 600";
+    bg(&sb, &["--id", "full", "--", "sh", "-c", draw], &[]);
+    wait_until("its output kept", || {
+        history(&sb, "full").contains("the conversation so far")
+    });
+    reboot(&sb);
+    let out = sb.cmd(&["restart", "full"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_until(
+        "the main screen, the last screen, the mark, the new",
+        || {
+            let logs = stdout(&sb.cmd(&["logs", "full"]));
+            let main = logs.find("on the main screen");
+            let last = logs.find("the conversation so far");
+            let mark = logs.find("── restored ");
+            let new = logs.rfind("the conversation so far");
+            matches!((main, last, mark, new),
+            (Some(a), Some(b), Some(m), Some(n)) if a < b && b < m && m < n)
+        },
+    );
+}

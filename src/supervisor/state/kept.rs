@@ -17,11 +17,31 @@ impl Shared {
     /// classifier and the detector do not see any of it (it is not this
     /// program's work), and the terminal queries in it go unanswered.
     /// Called before any task runs, so no subscriber exists yet.
+    ///
+    /// A program that was on its alternate screen (Claude Code, Codex, an
+    /// editor) left nothing in the history: what it showed last is written
+    /// onto the main screen, as text in its colours, to go into the
+    /// history with the rest, and the mark after it. The program resumed
+    /// will most likely take its alternate screen again, over anything on
+    /// the main one, so the mark goes into the history too, below the
+    /// screen it follows.
     pub fn preload(&mut self, old: &[u8], mark: &str) {
         self.push_quietly(old);
+        let last_screen = {
+            let screen = self.screen.term().screen();
+            screen.alternate_screen().then(|| drawn_rows(screen))
+        };
         self.push_quietly(history::RESET);
-        if self.screen.term().screen().alternate_screen() {
+        if let Some(rows) = &last_screen {
             self.push_quietly(history::LEAVE_ALTERNATE);
+            if self.screen.term().screen().cursor_position().1 != 0 {
+                self.push_quietly(b"\r\n");
+            }
+            for row in rows {
+                self.push_quietly(row.as_bytes());
+                self.push_quietly(b"\x1b[0m\r\n");
+            }
+            self.push_quietly(&history::mark_line(mark));
         }
         let screen = self.screen.term().screen();
         let (row, col) = screen.cursor_position();
@@ -32,7 +52,9 @@ impl Shared {
         // The rows in use: those above the cursor, and its own unless blank.
         let used = if blank { row } else { row + 1 };
         self.push_quietly(&history::scroll_off(used, self.size.rows));
-        self.push_quietly(&history::mark_line(mark));
+        if last_screen.is_none() {
+            self.push_quietly(&history::mark_line(mark));
+        }
     }
 
     fn push_quietly(&mut self, mut bytes: &[u8]) {
@@ -98,6 +120,18 @@ impl Shared {
     }
 }
 
+/// The rows of `screen` down to the last with anything drawn, each as
+/// its text with its colours (SGR), from default attributes.
+fn drawn_rows(screen: &vt100::Screen) -> Vec<String> {
+    let cols = screen.size().1.get();
+    let texts: Vec<String> = screen.rows(0, cols).collect();
+    let used = texts
+        .iter()
+        .rposition(|t| !t.trim().is_empty())
+        .map_or(0, |i| i + 1);
+    screen.rows_formatted(0, cols).take(used).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,9 +172,35 @@ mod tests {
         s.preload(b"last screen\r\n", "-- mark --");
         s.push_quietly(b"\x1b[2J\x1b[Hnew");
         assert_eq!(replayed(&s, size), ["last screen", "-- mark --", "new"]);
-        // A program on its alternate screen: back to the main one first.
+        // A program on its alternate screen: its last screen is history,
+        // after what it left on the main one, and the mark after that;
+        // the screen it starts on is blank.
         let mut s = shared(size);
-        s.preload(b"before\r\n\x1b[?1049h\x1b[Hfull screen app", "-- mark --");
-        assert_eq!(replayed(&s, size), ["before", "-- mark --"]);
+        s.preload(
+            b"before\r\n\x1b[?1049h\x1b[H\x1b[1;31mfull\x1b[m screen app\x1b[4;3Hits box",
+            "-- mark --",
+        );
+        assert_eq!(
+            replayed(&s, size),
+            [
+                "before",
+                "full screen app",
+                "",
+                "",
+                "  its box",
+                "-- mark --"
+            ]
+        );
+        assert!(!s.screen.term().screen().alternate_screen());
+        assert_eq!(s.screen.term().screen().contents().trim(), "");
+        assert_eq!(s.screen.term().screen().cursor_position(), (0, 0));
+        // Its colours come with it.
+        let (oldest, head) = s.output().held();
+        let (a, b) = s.output().slices(oldest, head).expect("held");
+        let mut t: Term = Term::with_scrollback(size, 1000);
+        t.feed(&[a, b].concat());
+        t.scroll_back(usize::MAX);
+        let red = t.shown().cell(1, 0).map(|c| (c.bold(), c.fgcolor()));
+        assert_eq!(red, Some((true, vt100::Color::Idx(1))));
     }
 }
