@@ -616,6 +616,55 @@ fn a_gap_between_an_agents_conversation_and_its_input_box_is_one_row() {
     );
 }
 
+/// `e` shows the signals behind the state as they are now: a pushed
+/// state keeps those it had when the state began (Claude Code's idle, by
+/// its session-start hook, before its own status record came), so the
+/// overlay asks the session (INFO) and shows what that says.
+#[test]
+fn the_why_overlay_shows_the_signals_of_now_not_of_when_the_state_began() {
+    let idle = |signals: serde_json::Value| {
+        let v = serde_json::json!({
+            "state": "idle", "state_byte": 0, "primary": "idle", "detail": "ready",
+            "health": "alive", "agent": "claude", "state_ms": 0, "signals": signals,
+        });
+        serde_json::from_value::<heimdall::protocol::StateReport>(v).expect("a state report")
+    };
+    let hook = serde_json::json!({"source": "hook", "rule": "hook.SessionStart",
+                                  "text": "SessionStart", "since_ms": 0});
+    let status = serde_json::json!({"source": "status_protocol", "rule": "status.idle",
+                                    "text": "idle", "since_ms": 0});
+    let mut s = Scene::new(100, 30);
+    s.live(&["cc1"]);
+    s.to("cc1", SessionMsg::State(idle(serde_json::json!([hook]))));
+    let fx = update(
+        &mut s.m,
+        Msg::Key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::NONE)),
+        s.t0,
+    );
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, heimdall::tui::model::Effect::Info(id) if id == "cc1")),
+        "{fx:?}"
+    );
+    let before = s.text();
+    assert!(
+        before.contains("hook.SessionStart") && !before.contains("status.idle"),
+        "{before}"
+    );
+    s.to(
+        "cc1",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            state: Some(idle(serde_json::json!([status, hook]))),
+            ..Default::default()
+        })),
+    );
+    let after = s.text();
+    assert!(
+        after.contains("status.idle") && after.contains("hook.SessionStart"),
+        "{after}"
+    );
+}
+
 /// A row longer than the pane is cut at its edge and marked `›`; the next
 /// row is the session's next row, not the rest of this one.
 #[test]

@@ -167,6 +167,10 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::Help => m.mode = Mode::Help,
         Action::Explain => {
             if let Some(id) = m.selected.clone() {
+                // The signals as they are now, not as the state began.
+                if m.pane(&id).is_some_and(|p| p.askable() && !p.ended()) {
+                    fx.push(Effect::Info(id.clone()));
+                }
                 m.mode = Mode::Explain(id);
             }
         }

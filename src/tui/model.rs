@@ -251,6 +251,10 @@ pub struct Pane {
     pub resized_at: Option<Instant>,
     /// The last state the supervisor pushed, with its detail and signals.
     pub report: Option<crate::protocol::StateReport>,
+    /// The state as the session's last INFO gave it: asked when the `e`
+    /// overlay opens, since a pushed state keeps the signals it had when
+    /// the state began, and the evidence moves on without a new state.
+    pub explained: Option<Box<crate::protocol::StateReport>>,
     /// Since when the session has been waiting for its user.
     pub waiting_since: Option<Instant>,
     /// How many times output or a reset changed the screen: what the
@@ -311,6 +315,7 @@ impl Pane {
             last_work: None,
             resized_at: None,
             report: None,
+            explained: None,
             waiting_since: None,
             copy: None,
             dialog: None,

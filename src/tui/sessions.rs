@@ -298,6 +298,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         }
         SessionMsg::Info(info) => {
             p.dialog = info.dialog.clone();
+            p.explained = info.state.clone().map(Box::new);
             if let Some(ms) = info.idle_threshold_ms {
                 p.poll.set_idle_threshold(Duration::from_millis(ms));
             }

@@ -150,7 +150,13 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
             p.state_ms(now).map_or("?".into(), clock_ms)
         )),
     ])];
-    match &p.report {
+    // The signals INFO gave since, while it says the same state.
+    let fresh = p.explained.as_deref().filter(|e| {
+        p.report
+            .as_ref()
+            .is_some_and(|r| (r.state_byte, r.detail) == (e.state_byte, e.detail))
+    });
+    match fresh.or(p.report.as_ref()) {
         Some(r) if !p.ended() => {
             let mut facts = vec![format!("health: {}", r.health.name())];
             if let Some(agent) = &r.agent {
