@@ -269,6 +269,31 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
     });
 }
 
+/// A password prompt is a dialog no rule has keys to approve: the refusal
+/// says whose rules those are in words (it said `*'s rules`).
+#[test]
+fn a_password_prompt_is_refused_in_words() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "pw",
+        &[],
+        &["bash", "-c", "read -s -p 'Password: ' p; exec sleep 30"],
+    );
+    common::wait_until("the prompt with its dialog", || {
+        status_json(&sb, "pw")["dialog"]["rule"] == "input.password"
+    });
+    let out = sb.cmd(&["approve", "pw"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the rules common to every program know no keys that approve 'input.password'"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains('*'), "{err}");
+}
+
 #[test]
 fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
     let sb = Sandbox::new();

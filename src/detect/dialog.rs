@@ -49,7 +49,7 @@ pub struct Dialog {
 /// Why a dialog cannot be given an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unanswerable {
-    #[error("{agent}'s rules know no keys that {} '{rule}'", answer.name())]
+    #[error("{} know no keys that {} '{rule}'", whose_rules(agent), answer.name())]
     NoKeys {
         agent: String,
         rule: String,
@@ -60,6 +60,14 @@ pub enum Unanswerable {
         answer.name()
     )]
     NotAsExpected { answer: Answer, pattern: String },
+}
+
+/// `codex's rules`; the rules every agent shares (owner `*`) by that name.
+fn whose_rules(agent: &str) -> String {
+    match agent {
+        "*" => "the rules common to every program".to_owned(),
+        a => format!("{a}'s rules"),
+    }
 }
 
 impl Dialog {
