@@ -191,9 +191,11 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
 /// away), then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`.
 fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
     let (word, mark) = match (exit, exit.and_then(crate::client::signal_name)) {
+        // Stopped on request is no success, whatever the code: a `✓`
+        // for it read as a job done.
         (Some(code), None) if killed => {
             let mark = if code == 0 {
-                "✓".to_owned()
+                "✗".to_owned()
             } else {
                 format!("✗{code}")
             };
@@ -378,6 +380,12 @@ mod tests {
             forms(&["killed (exit 15) 2s", "killed (exit 15)", "✗15 2s", "✗15"])
         );
         assert_eq!(ended(Some(143), true, None)[0], "killed SIGTERM");
+        // Killed and exiting 0 (a program that ends cleanly on SIGTERM):
+        // not the `✓` of a job done.
+        assert_eq!(
+            ended(Some(0), true, Some(2_000)),
+            forms(&["killed (exit 0) 2s", "killed (exit 0)", "✗ 2s", "✗"])
+        );
     }
 
     #[test]
