@@ -225,6 +225,18 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
         .as_u64()
         .expect("a dialog id");
     assert_ne!(now, id);
+    // A number it has not come to yet was never shown: a mistake, not a
+    // change.
+    let ahead = (now + 1000).to_string();
+    let out = sb.cmd(&["approve", "cx", "--dialog", &ahead]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "hm: 'cx' has shown no dialog {ahead}: it asks about 'npm publish' now (dialog {now})"
+        )),
+        "{err}"
+    );
     let out = sb.cmd(&["approve", "cx", "--dialog", &now.to_string()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(keys_got(&got), "79");

@@ -215,11 +215,21 @@ impl Shared {
                 || format!("{} ({})", dialog.detail.name(), dialog.rule),
                 |s| format!("'{}'", crate::paths::sanitize(s)),
             );
-            return Err(Refused {
-                reason: format!(
+            // Dialogs are numbered as they come: a number past this one's
+            // was never shown (a mistyped --dialog), not replaced.
+            let reason = if want > seen {
+                format!(
+                    "'{id}' has shown no dialog {want}: it asks about {about} now \
+                     (dialog {seen}); nothing was sent"
+                )
+            } else {
+                format!(
                     "the dialog in '{id}' changed: now asking about {about} \
                      (dialog {seen}, not {want}); nothing was sent"
-                ),
+                )
+            };
+            return Err(Refused {
+                reason,
                 retry_in_ms: None,
                 now: Some(Box::new(dialog_info(dialog, seen, &rules))),
             });
