@@ -19,6 +19,8 @@ fn status_prints_the_session_for_people_and_scripts() {
     assert!(text.contains("session:  api"), "{text}");
     assert!(text.contains(&format!("pid:      {pid}")), "{text}");
     assert!(text.contains("state:    idle (for "), "{text}");
+    assert!(text.contains("command:  sleep 30\n"), "{text}");
+    assert!(text.contains("workdir:  /"), "{text}");
     assert!(text.contains("alive:    yes"), "{text}");
     let out = sb.cmd(&["status", "api", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");

@@ -118,6 +118,16 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             "state:    {state} (for {})",
             human_ms(u64::from(st.state_ms))
         )?;
+        // Whole, as an ended or lost session's block gives it: which
+        // program runs, where.
+        if let Some(i) = info.as_ref().filter(|i| !i.command.is_empty()) {
+            writeln!(
+                out,
+                "command:  {}",
+                crate::paths::sanitize(&i.command.join(" "))
+            )?;
+            writeln!(out, "workdir:  {}", crate::paths::sanitize(&i.workdir))?;
+        }
         let report = info.as_ref().and_then(|i| i.state.as_ref());
         if let Some(health) = report
             .map(|r| r.health.name())
