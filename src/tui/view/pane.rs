@@ -97,6 +97,9 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         ]),
         _ => Line::from(bottom),
     };
+    // Longer than the border, it is cut at its end (ratatui would cut a
+    // right-aligned line at its start: `╰: hm restore says why ╯`).
+    let bottom = fit_line(bottom, usize::from(r.width.saturating_sub(2)));
     // The directory takes what the right side leaves, at most half.
     let dir_room = usize::from(r.width.saturating_sub(2))
         .saturating_sub(bottom.width() + 1)
@@ -158,6 +161,41 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     }
 }
 
+/// `line` in at most `cols` columns: the spans that fit, the one that
+/// does not cut with `…` and a blank after it (as the border's texts end).
+fn fit_line(line: Line<'static>, cols: usize) -> Line<'static> {
+    use unicode_width::UnicodeWidthChar;
+    if line.width() <= cols {
+        return line;
+    }
+    let mut left = cols;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = span.width();
+        if w <= left {
+            left -= w;
+            spans.push(span);
+            continue;
+        }
+        let mut text = String::new();
+        let mut used = 0;
+        for c in span.content.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw + 2 > left {
+                break;
+            }
+            text.push(c);
+            used += cw;
+        }
+        if left >= 2 {
+            text.push_str("… ");
+        }
+        spans.push(Span::styled(text, span.style));
+        break;
+    }
+    Line::from(spans)
+}
+
 /// What is drawn over a view's edges in `area`: grapheme clusters joined,
 /// a wide character in the last column cut (the terminal would draw its
 /// right half over the border), and a row that goes on past the right
@@ -212,4 +250,21 @@ fn short_dir(dir: Option<&str>, room: usize) -> String {
 /// hides.
 pub(super) fn cursor() -> Cursor {
     Cursor::default().style(ratatui::style::Style::new())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_bottom_line_too_long_is_cut_at_its_end() {
+        use ratatui::text::{Line, Span};
+        let line = Line::from(vec![
+            Span::raw(" 100x29 held "),
+            Span::raw(" lost: hm restore says why "),
+        ]);
+        let fitted = super::fit_line(line.clone(), 24);
+        assert_eq!(fitted.to_string(), " 100x29 held  lost: hm… ");
+        assert_eq!(fitted.width(), 24);
+        assert_eq!(super::fit_line(line.clone(), 60), line);
+        assert_eq!(super::fit_line(line, 1).width(), 0);
+    }
 }
