@@ -500,7 +500,16 @@ pub struct LsArgs {
     /// List the sessions of another machine, over ssh: [user@]host[:port]
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
+    /// Only the sessions in this state: waiting (those that need you),
+    /// idle, active, stuck, unknown, ended, lost or orphaned
+    #[arg(long, value_name = "STATE", value_parser = crate::cli::LS_STATES)]
+    pub state: Option<String>,
 }
+
+/// What `hm ls --state` takes.
+pub const LS_STATES: [&str; 8] = [
+    "waiting", "idle", "active", "stuck", "unknown", "ended", "lost", "orphaned",
+];
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {

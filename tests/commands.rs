@@ -627,3 +627,51 @@ fn hm_socket_dir_in_the_environment_stands_for_the_flag() {
             .any(|l| l.starts_with("flagged "))
     });
 }
+
+/// `hm ls --state waiting` lists the sessions that need you, and only
+/// them; any state, and how a session stopped, filters the same way.
+#[test]
+fn ls_state_lists_only_the_sessions_in_that_state() {
+    let sb = Sandbox::new();
+    let _ask = sb.start(
+        "ask",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf 'Continue? [y/N] '; read a; exec sleep 30",
+        ],
+    );
+    let _calm = sb.start("calm", &[], &["sleep", "30"]);
+    let mut done = sb.spawn("done", &[], &["true"]);
+    assert_eq!(done.wait_exit(), 0);
+    common::wait_until("ask to wait", || {
+        stdout(&sb.cmd(&["ls", "--state", "waiting", "--ids"])) == "ask\n"
+    });
+    let table = stdout(&sb.cmd(&["ls", "--state", "waiting"]));
+    assert!(
+        table.starts_with("ID ") && table.contains("\nask "),
+        "{table}"
+    );
+    assert!(
+        !table.contains("calm") && !table.contains("done"),
+        "{table}"
+    );
+    assert_eq!(
+        stdout(&sb.cmd(&["ls", "--state", "ended", "--ids"])),
+        "done\n"
+    );
+    let json = sb.cmd(&["ls", "--state", "idle", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v[0]["id"], "calm");
+    let none = sb.cmd(&["ls", "--state", "stuck"]);
+    assert!(none.status.success());
+    assert!(
+        stderr(&none).starts_with("no stuck sessions in "),
+        "{}",
+        stderr(&none)
+    );
+    let bad = sb.cmd(&["ls", "--state", "busy"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

@@ -107,6 +107,9 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             }),
         }
     }
+    if let Some(state) = &args.state {
+        rows.retain(|r| in_state(&row_view(r), state));
+    }
     let mut out = std::io::stdout().lock();
     if args.ids {
         for r in &rows {
@@ -120,8 +123,12 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     if rows.is_empty() {
+        let which = args
+            .state
+            .as_deref()
+            .map_or(String::new(), |s| format!("{s} "));
         eprintln!(
-            "no sessions in {}",
+            "no {which}sessions in {}",
             crate::error::cut(&dir.display().to_string(), crate::error::PART_MAX)
         );
         return Ok(0);
@@ -258,6 +265,17 @@ fn command(r: &Row) -> String {
     }
     let words = r.info.as_ref().map(|i| i.command.join(" "));
     words.map_or_else(|| "-".into(), |w| paths::sanitize(&w))
+}
+
+/// Whether a session is in `state`, one of [`crate::cli::LS_STATES`]: the
+/// top level of a running session's state, or how it stopped running.
+fn in_state(v: &SessionView, state: &str) -> bool {
+    match state {
+        "ended" => v.ended,
+        "lost" => v.lost,
+        "orphaned" => v.orphaned,
+        primary => !v.ended && !v.lost && v.primary.as_deref() == Some(primary),
+    }
 }
 
 fn row_view(r: &Row) -> SessionView {
