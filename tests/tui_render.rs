@@ -268,6 +268,31 @@ fn focus_shows_the_session_and_a_bar_under_it() {
     insta::assert_snapshot!(s.text());
 }
 
+/// Focused while a terminal attached elsewhere holds its size, the
+/// session's bar says so, as its pane's border does.
+#[test]
+fn focus_says_when_another_terminal_holds_the_size() {
+    let mut s = Scene::new(80, 12);
+    s.live(&["api"]);
+    s.key(KeyCode::Enter);
+    // The first INFO was asked before focus's RESIZE; the next says the
+    // size the session kept.
+    for _ in 0..2 {
+        s.to(
+            "api",
+            SessionMsg::Info(Box::new(heimdall::protocol::Info {
+                cols: 100,
+                rows: 29,
+                terminals: Some(1),
+                ..Default::default()
+            })),
+        );
+    }
+    let text = s.text();
+    let bar = text.lines().last().unwrap_or("");
+    assert!(bar.contains("100x29 held"), "{text}");
+}
+
 #[test]
 fn new_session_prompt() {
     let mut s = Scene::new(80, 20);

@@ -40,6 +40,14 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         Span::styled(format!(" {} ", p.id), m.theme.footer_key),
         Span::styled(format!(" {state}{timer} "), m.theme.state(p.state())),
     ];
+    // A terminal attached elsewhere holds the session's size: focus shows
+    // it at that size, not the dashboard's, and says why.
+    if let (true, Some(s)) = (p.held, p.session_size) {
+        spans.push(Span::styled(
+            format!(" {}x{} held ", s.cols, s.rows),
+            m.theme.dim,
+        ));
+    }
     if let Some(copy) = p.copy.as_ref().filter(|c| c.takes_keys()) {
         // Copy mode has the keys: say so, and what they do.
         spans.push(Span::raw("  "));
