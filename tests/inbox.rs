@@ -239,7 +239,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     assert!(!got_file(&sb, "cx2").exists(), "cx2 got a key");
     // `n` on cx2 denies it with codex's deny key.
     select(&t, "cx2");
-    t.keys("n");
+    press_answer(&t, "cx2", "n");
     wait_until("cx2 to get its key", || got_file(&sb, "cx2").exists());
     let got = std::fs::read_to_string(got_file(&sb, "cx2")).expect("read");
     assert_eq!(got.trim(), "1b", "codex's deny key (Esc)");
@@ -247,7 +247,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     shows(&t, "cx2 gone from the inbox", |s| row(s, "cx2").is_none());
     // `y` on the `[y/N]` script types `y` and Enter: it goes on.
     select(&t, "ask");
-    t.keys("y");
+    press_answer(&t, "ask", "y");
     shows(&t, "the script answered", |s| {
         flat(s).contains("approved input.yes_no in 'ask'")
     });
@@ -257,7 +257,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     // The script with no flag is answered the same way.
     shows(&t, "ask answered", |s| row(s, "ask").is_none());
     select(&t, "plain");
-    t.keys("y");
+    press_answer(&t, "plain", "y");
     shows(&t, "the plain script answered", |s| {
         flat(s).contains("approved input.yes_no in 'plain'")
     });
@@ -269,6 +269,23 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
 /// Moves the inbox's selection to `id`'s row, a key at a time, each
 /// seen drawn before the next (a key read after the screen was looked at
 /// would move it on).
+/// Presses the answer `key` on `id`, lit: if the row came up under the
+/// selection a moment ago (the answered one above it left), the key is
+/// refused and says so, and the second press answers, as a person's
+/// would.
+fn press_answer(t: &Tmux, id: &str, key: &str) {
+    let held = format!("'{id}' just took the place of the row that left");
+    let answering = format!(" in '{id}'");
+    t.keys(key);
+    shows(t, &format!("{id} answered or held"), |s| {
+        let s = flat(s);
+        s.contains(&held) || s.contains(&answering)
+    });
+    if flat(&t.capture()).contains(&held) {
+        t.keys(key);
+    }
+}
+
 fn select(t: &Tmux, id: &str) {
     let lit = |s: &str| s.lines().position(|l| l.contains("│▸ "));
     let want = |s: &str| row(s, id).and_then(|r| s.lines().position(|l| l == r));

@@ -242,8 +242,10 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     // `y` pressed twice: the first answers a dialog, which leaves, and
     // the next row takes its place under the second. Answers wait until
     // the person has had a moment to see what is lit now.
+    // Once: the key pressed again is meant for what is lit now.
     if m.inbox
         .moved_at
+        .take()
         .is_some_and(|at| now.saturating_duration_since(at) < MOVED_HOLD)
     {
         m.inbox.said = Some(Said {

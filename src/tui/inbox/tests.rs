@@ -227,8 +227,21 @@ fn a_second_y_does_not_answer_the_row_that_just_took_the_answered_ones_place() {
     let fx = update(&mut m, press(KeyCode::Char('y')), soon);
     assert!(acts(&fx).is_empty(), "{fx:?}");
     assert!(said(&m).contains("'b' just took the place"), "{}", said(&m));
+    // Pressed again, it is meant for b: answered, however soon.
+    let fx = update(&mut m, press(KeyCode::Char('n')), soon);
+    assert_eq!(acts(&fx)[0].0, "b");
+    // A key a moment after the move is answered at once.
+    let mut m = scene(
+        &["a", "b"],
+        &[("a", "permission", 3_000), ("b", "permission", 2_000)],
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, st("a", ProcessState::Active, 0), now);
+    draw(&mut m, now);
     let later = now + Duration::from_secs(1);
-    let fx = update(&mut m, press(KeyCode::Char('n')), later);
+    let fx = update(&mut m, press(KeyCode::Char('y')), later);
     assert_eq!(acts(&fx)[0].0, "b");
     // Moved to by the person: at once.
     let mut m = scene(
