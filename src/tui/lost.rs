@@ -189,6 +189,37 @@ mod tests {
         assert!(m.pane("live").is_some());
     }
 
+    /// A lost pane's bottom border says what to do in the room it has: in
+    /// a narrow pane its short form, whose first word is still "lost".
+    #[test]
+    fn a_lost_panes_border_says_lost_however_narrow() {
+        let now = Instant::now();
+        let cols = 120;
+        // One other session: wide panes; nine: five columns at 120, 24
+        // columns each.
+        for (others, restartable, want) in [
+            (1, true, "lost (restartable): R"),
+            (1, false, "lost: hm restore says why"),
+            (9, true, "lost: R"),
+            (9, false, "── lost ╯"),
+        ] {
+            let ids: Vec<String> = (0..others).map(|i| format!("s{i}")).collect();
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let mut m = model(cols, 35);
+            live(&mut m, &ids, now);
+            update(&mut m, Msg::Lost(vec![lost("a", restartable)]), now);
+            let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(cols, 35))
+                .expect("terminal");
+            t.draw(|f| crate::tui::view::view(&m, f, now))
+                .expect("draw");
+            let buf = t.backend().buffer().clone();
+            let text: String = (0..35)
+                .map(|y| (0..cols).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+                .collect();
+            assert!(text.contains(want), "{want}:\n{text}");
+        }
+    }
+
     /// A zoomed pane that goes (its lost session forgotten elsewhere)
     /// leaves the grid on show, not a blank screen.
     #[test]

@@ -71,8 +71,20 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             Span::styled(format!(" killed · exit {code} "), m.theme.error)
         }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
-        _ if p.lost == Some(true) => Span::styled(" lost (restartable): R ", m.theme.error),
-        _ if p.lost.is_some() => Span::styled(" lost: hm restore says why ", m.theme.error),
+        // Shorter in a narrow pane, where a cut would take "lost".
+        _ if p.lost.is_some() => {
+            let forms: &[&str] = if p.lost == Some(true) {
+                &[" lost (restartable): R ", " lost: R "]
+            } else {
+                &[" lost: hm restore says why ", " lost "]
+            };
+            let room = usize::from(r.width.saturating_sub(2));
+            let text = forms
+                .iter()
+                .find(|f| f.chars().count() <= room)
+                .unwrap_or(&forms[1]);
+            Span::styled(*text, m.theme.error)
+        }
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
             Some(pid) => Span::styled(
@@ -161,39 +173,56 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     }
 }
 
-/// `line` in at most `cols` columns: the spans that fit, the one that
-/// does not cut with `…` and a blank after it (as the border's texts end).
+/// `line` in at most `cols` columns. Its last span (what the border
+/// says: a problem, how it ended) loses its start, marked `…`: its end
+/// says why (`…/deaf.sock': Connection refused`), and ratatui's own cut
+/// of a right-aligned line left no mark. What comes before it (`100x29
+/// held`) goes first if even that is not enough.
 fn fit_line(line: Line<'static>, cols: usize) -> Line<'static> {
-    use unicode_width::UnicodeWidthChar;
     if line.width() <= cols {
         return line;
     }
-    let mut left = cols;
-    let mut spans = Vec::new();
-    for span in line.spans {
-        let w = span.width();
-        if w <= left {
-            left -= w;
-            spans.push(span);
-            continue;
-        }
-        let mut text = String::new();
-        let mut used = 0;
-        for c in span.content.chars() {
-            let cw = c.width().unwrap_or(0);
-            if used + cw + 2 > left {
-                break;
-            }
-            text.push(c);
-            used += cw;
-        }
-        if left >= 2 {
-            text.push_str("… ");
-        }
-        spans.push(Span::styled(text, span.style));
-        break;
-    }
+    let mut spans = line.spans;
+    let Some(last) = spans.pop() else {
+        return Line::default();
+    };
+    let before: usize = spans.iter().map(Span::width).sum();
+    let room = if before + MIN_KEPT < cols {
+        cols - before
+    } else {
+        spans.clear();
+        cols
+    };
+    spans.push(Span::styled(cut_start(&last.content, room), last.style));
     Line::from(spans)
+}
+
+/// Fewer columns than this left for a border's text: what is before it
+/// goes instead.
+const MIN_KEPT: usize = 12;
+
+/// `text` in at most `cols` columns, its start cut off and marked ` …`
+/// (the border's texts begin with a blank).
+fn cut_start(text: &str, cols: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= cols {
+        return text.to_owned();
+    }
+    let Some(keep) = cols.checked_sub(2) else {
+        return String::new();
+    };
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > keep {
+            break;
+        }
+        tail.push(c);
+        used += w;
+    }
+    tail.reverse();
+    format!(" …{}", tail.into_iter().collect::<String>())
 }
 
 /// What is drawn over a view's edges in `area`: grapheme clusters joined,
@@ -255,16 +284,20 @@ pub(super) fn cursor() -> Cursor {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_bottom_line_too_long_is_cut_at_its_end() {
+    fn a_bottom_line_too_long_loses_its_start_and_says_so() {
         use ratatui::text::{Line, Span};
-        let line = Line::from(vec![
-            Span::raw(" 100x29 held "),
-            Span::raw(" lost: hm restore says why "),
-        ]);
-        let fitted = super::fit_line(line.clone(), 24);
-        assert_eq!(fitted.to_string(), " 100x29 held  lost: hm… ");
-        assert_eq!(fitted.width(), 24);
-        assert_eq!(super::fit_line(line.clone(), 60), line);
+        let problem = " cannot connect to '/tmp/hm8d427W/s/deaf.sock': Connection refused ";
+        let line = Line::from(vec![Span::raw(" 100x29 held "), Span::raw(problem)]);
+        let fitted = super::fit_line(line.clone(), 47);
+        assert_eq!(
+            fitted.to_string(),
+            " 100x29 held  …/deaf.sock': Connection refused "
+        );
+        assert_eq!(fitted.width(), 47);
+        // Too narrow for both: the problem alone.
+        let fitted = super::fit_line(line.clone(), 22);
+        assert_eq!(fitted.to_string(), " … Connection refused ");
+        assert_eq!(super::fit_line(line.clone(), 200), line);
         assert_eq!(super::fit_line(line, 1).width(), 0);
     }
 }
