@@ -201,19 +201,24 @@ fn fit_line(line: Line<'static>, cols: usize) -> Line<'static> {
 /// goes instead.
 const MIN_KEPT: usize = 12;
 
-/// `text` in at most `cols` columns, its start cut off and marked ` …`
-/// (the border's texts begin with a blank).
+/// `text` in at most `cols` columns: without the blanks around it, and
+/// then its start cut off and marked ` …`.
 fn cut_start(text: &str, cols: usize) -> String {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     if text.width() <= cols {
         return text.to_owned();
+    }
+    // The blanks around it go before any of its words.
+    let bare = text.trim();
+    if bare.width() <= cols {
+        return bare.to_owned();
     }
     let Some(keep) = cols.checked_sub(2) else {
         return String::new();
     };
     let mut tail: Vec<char> = Vec::new();
     let mut used = 0;
-    for c in text.chars().rev() {
+    for c in bare.chars().rev() {
         let w = c.width().unwrap_or(0);
         if used + w > keep {
             break;
@@ -291,13 +296,22 @@ mod tests {
         let fitted = super::fit_line(line.clone(), 47);
         assert_eq!(
             fitted.to_string(),
-            " 100x29 held  …/deaf.sock': Connection refused "
+            " 100x29 held  …s/deaf.sock': Connection refused"
         );
         assert_eq!(fitted.width(), 47);
         // Too narrow for both: the problem alone.
         let fitted = super::fit_line(line.clone(), 22);
-        assert_eq!(fitted.to_string(), " … Connection refused ");
+        assert_eq!(fitted.to_string(), " …: Connection refused");
         assert_eq!(super::fit_line(line.clone(), 200), line);
         assert_eq!(super::fit_line(line, 1).width(), 0);
+        // Its blanks go first, then its start.
+        let text = " box: unreachable since 15:35:15, retrying ";
+        let fitted = super::fit_line(Line::from(text), 41);
+        assert_eq!(
+            fitted.to_string(),
+            "box: unreachable since 15:35:15, retrying"
+        );
+        let fitted = super::fit_line(Line::from(text), 38);
+        assert_eq!(fitted.to_string(), " …unreachable since 15:35:15, retrying");
     }
 }
