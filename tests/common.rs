@@ -59,6 +59,19 @@ impl Sandbox {
         self.root.path()
     }
 
+    /// An executable `bin/NAME` in the sandbox running `script` (a stand-in
+    /// for an agent's CLI, named as hm recognises it).
+    pub fn program(&self, name: &str, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("bin dir");
+        let path = bin.join(name);
+        std::fs::write(&path, script).expect("write the program");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("make it executable");
+        path
+    }
+
     /// What every `hm` a test starts is given: a private home, config
     /// search path, runtime dir and state dir (where sessions are kept
     /// for `hm restore`).

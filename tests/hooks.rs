@@ -178,12 +178,7 @@ fn the_hook_settings_a_claude_session_was_started_with_outlive_it_until_forgotte
     let sb = Sandbox::new();
     // A stand-in `claude` that prints its arguments, as the real one
     // prints its resume command, and exits.
-    let bin = sb.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let claude = bin.join("claude");
-    std::fs::write(&claude, "#!/bin/sh\necho \"claude $*\"\nexit 0\n").expect("write");
-    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
+    let claude = sb.program("claude", "#!/bin/sh\necho \"claude $*\"\nexit 0\n");
     let claude = claude.to_str().expect("utf-8");
     let mut s = sb.spawn(
         "cc",

@@ -51,12 +51,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                     "lost"
                 };
                 writeln!(out, "state:    {state}")?;
-                writeln!(
-                    out,
-                    "command:  {}",
-                    crate::paths::sanitize(&m.argv.join(" "))
-                )?;
-                writeln!(out, "workdir:  {}", crate::paths::sanitize(&m.workdir))?;
+                command_lines(&mut out, &m.argv, &m.workdir)?;
                 let ago = crate::clock::unix_ms().saturating_sub(m.started_unix_ms);
                 writeln!(out, "started:  {} ago", human_ms(ago))?;
                 writeln!(out, "({})", client::lost(&lost.id, m))?;
@@ -72,12 +67,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 writeln!(out, "label:    {label}")?;
             }
             writeln!(out, "state:    {}", client::ended_label(&r))?;
-            writeln!(
-                out,
-                "command:  {}",
-                crate::paths::sanitize(&r.command.join(" "))
-            )?;
-            writeln!(out, "workdir:  {}", crate::paths::sanitize(&r.workdir))?;
+            command_lines(&mut out, &r.command, &r.workdir)?;
             writeln!(
                 out,
                 "ran:      {}",
@@ -121,12 +111,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         // Whole, as an ended or lost session's block gives it: which
         // program runs, where.
         if let Some(i) = info.as_ref().filter(|i| !i.command.is_empty()) {
-            writeln!(
-                out,
-                "command:  {}",
-                crate::paths::sanitize(&i.command.join(" "))
-            )?;
-            writeln!(out, "workdir:  {}", crate::paths::sanitize(&i.workdir))?;
+            command_lines(&mut out, &i.command, &i.workdir)?;
         }
         let report = info.as_ref().and_then(|i| i.state.as_ref());
         if let Some(health) = report
@@ -156,4 +141,11 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         writeln!(out, "alive:    {}", if st.alive { "yes" } else { "no" })?;
     }
     Ok(0)
+}
+
+/// The `command:` and `workdir:` lines of a session's block, whole.
+fn command_lines(out: &mut impl Write, command: &[String], workdir: &str) -> std::io::Result<()> {
+    use crate::paths::sanitize;
+    writeln!(out, "command:  {}", sanitize(&command.join(" ")))?;
+    writeln!(out, "workdir:  {}", sanitize(workdir))
 }

@@ -77,6 +77,14 @@ fn scene(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
     m
 }
 
+/// [`scene`] with the inbox open and drawn once.
+fn opened(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
+    let mut m = scene(ids, waits, now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    m
+}
+
 /// A frame drawn now, as the run loop draws one, and its text.
 fn draw(m: &mut Model, now: Instant) -> String {
     let (w, h) = m.size;
@@ -211,13 +219,8 @@ fn a_row_that_leaves_gives_its_place_to_the_next() {
 #[test]
 fn a_second_y_does_not_answer_the_row_that_just_took_the_answered_ones_place() {
     let now = Instant::now();
-    let mut m = scene(
-        &["a", "b"],
-        &[("a", "permission", 3_000), ("b", "permission", 2_000)],
-        now,
-    );
-    update(&mut m, press(KeyCode::Char('i')), now);
-    draw(&mut m, now);
+    let two = [("a", "permission", 3_000), ("b", "permission", 2_000)];
+    let mut m = opened(&["a", "b"], &two, now);
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(acts(&fx).len(), 1);
     update(&mut m, st("a", ProcessState::Active, 0), now);
@@ -231,30 +234,18 @@ fn a_second_y_does_not_answer_the_row_that_just_took_the_answered_ones_place() {
     let fx = update(&mut m, press(KeyCode::Char('n')), soon);
     assert_eq!(acts(&fx)[0].0, "b");
     // A key a moment after the move is answered at once.
-    let mut m = scene(
-        &["a", "b"],
-        &[("a", "permission", 3_000), ("b", "permission", 2_000)],
-        now,
-    );
-    update(&mut m, press(KeyCode::Char('i')), now);
-    draw(&mut m, now);
+    let mut m = opened(&["a", "b"], &two, now);
     update(&mut m, st("a", ProcessState::Active, 0), now);
     draw(&mut m, now);
-    let later = now + Duration::from_secs(1);
-    let fx = update(&mut m, press(KeyCode::Char('y')), later);
+    let fx = update(
+        &mut m,
+        press(KeyCode::Char('y')),
+        now + Duration::from_secs(1),
+    );
     assert_eq!(acts(&fx)[0].0, "b");
     // Moved to by the person: at once.
-    let mut m = scene(
-        &["a", "b", "c"],
-        &[
-            ("a", "permission", 3_000),
-            ("b", "permission", 2_000),
-            ("c", "permission", 1_000),
-        ],
-        now,
-    );
-    update(&mut m, press(KeyCode::Char('i')), now);
-    draw(&mut m, now);
+    let three = [two[0], two[1], ("c", "permission", 1_000)];
+    let mut m = opened(&["a", "b", "c"], &three, now);
     update(&mut m, st("a", ProcessState::Active, 0), now);
     draw(&mut m, now);
     update(&mut m, press(KeyCode::Down), now);
