@@ -670,6 +670,14 @@ fn claude_code_asking_a_question_is_waiting_for_an_answer() {
         "Which greeting should hello.py print?",
     );
     assert_eq!(v["signals"][0]["source"], "status_protocol", "{v}");
+    // What it asks is the dialog's subject, as the inbox's row and `hm
+    // status` show it (they said only `claude.question`).
+    let mut last = serde_json::Value::Null;
+    common::wait_until("the question as the dialog's subject", || {
+        last = status(&sb);
+        last["dialog"]["subject"] == "Which greeting should hello.py print?"
+    });
+    assert_eq!(last["dialog"]["rule"], "claude.question", "{last}");
     answer_then_active_then_idle(&sb, &["Down", "Enter"]);
     assert!(on_screen(&sb, "Hi there"));
 }
