@@ -163,6 +163,50 @@ fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
     }
 }
 
+/// A REPL reads its terminal all the time, so its reading says nothing
+/// and its screen decides: `input('Continue? [y/N] ')` run in python3's
+/// REPL asks on its own row. The default classifier said `idle` there
+/// (and `hm approve` refused), the agent one `waiting · input` even at a
+/// bare `>>> `. Text typed after `>>> ` is the user's, whatever it says.
+#[test]
+fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
+    let sb = Sandbox::new();
+    let quick = ["--idle-threshold-ms", "300"];
+    let agent = ["--classifier", "agent", "--idle-threshold-ms", "300"];
+    let _plain = sb.start("pyrepl", &quick, &["python3", "-q"]);
+    let _agent = sb.start("pyagent", &agent, &["python3", "-q"]);
+    let screen = |id: &str| stdout(&sb.cmd(&["logs", id, "--screen"]));
+    let at_rest = |id: &str| {
+        let mut last = serde_json::Value::Null;
+        common::wait_until(&format!("{id} idle at its prompt"), || {
+            last = status_json(&sb, id);
+            last["primary"] == "idle"
+        });
+        assert_ne!(last["detail"], "input", "{last}");
+    };
+    for id in ["pyrepl", "pyagent"] {
+        common::wait_until("the REPL's prompt", || screen(id).contains(">>>"));
+        at_rest(id);
+        let out = sb.cmd(&["send", id, "Continue? [y/N] "]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        common::wait_until("the typed text", || {
+            screen(id).contains(">>> Continue? [y/N]")
+        });
+        at_rest(id);
+        // Typed text is never a question; run, the program's own row is.
+        let out = sb.cmd(&["send", id, "--keys", "C-u"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = sb.cmd(&["send", id, "input('Continue? [y/N] ')", "--enter"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = wait_for_input(&sb, id);
+        assert_eq!(v["signals"][0]["rule"], "input.yes_no", "{v}");
+        let out = sb.cmd(&["approve", id]);
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+        common::wait_until("the answer taken", || screen(id).contains("'y'"));
+        at_rest(id);
+    }
+}
+
 #[test]
 fn a_program_running_silently_is_never_stuck() {
     let sb = Sandbox::new();

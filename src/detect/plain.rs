@@ -112,6 +112,20 @@ pub fn asking(cmd: &SessionCommand, facts: &ProcessFacts, alternate: bool) -> Op
     }
 }
 
+/// Whether the process in front reads the terminal as a program that
+/// reads it all the time and is no agent or shell (a REPL: python3, node,
+/// psql; a remote shell through ssh), off the alternate screen. Its
+/// reading says nothing, but what it printed may: `input('Continue? [y/N]
+/// ')` run in python3's REPL asks on the cursor's row, which the generic
+/// rules read (never a row that starts like a prompt with text after it,
+/// which is typed).
+pub fn program_reading(cmd: &SessionCommand, facts: &ProcessFacts, alternate: bool) -> bool {
+    facts.reading_terminal
+        && !alternate
+        && !at_shell_prompt(cmd.interactive_shell, facts)
+        && builtin_commands().kind_of(&facts.foreground_names) == Some(Kind::Program)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +214,39 @@ mod tests {
         // `sh -c 'vim notes'`: the session's shell runs an editor in front.
         let sh = SessionCommand::of(&argv(&["sh", "-c", "vim notes"]));
         assert_eq!(asking(&sh, &facts(true, false, &["vim"], 2), false), None);
+    }
+
+    /// A REPL reads all the time: whether it asks is on its screen, not
+    /// in its reading. Not so for an agent, a shell at its prompt, or a
+    /// full-screen program.
+    #[test]
+    fn a_repl_reading_leaves_the_question_to_its_screen() {
+        let repl = SessionCommand::of(&argv(&["python3", "-q"]));
+        let reading = facts(true, false, &["python3"], 1);
+        assert_eq!(asking(&repl, &reading, false), None);
+        assert!(program_reading(&repl, &reading, false));
+        assert!(!program_reading(&repl, &reading, true));
+        let mut busy = reading.clone();
+        busy.reading_terminal = false;
+        assert!(!program_reading(&repl, &busy, false));
+        // A REPL started at a shell's prompt, as a job.
+        let shell = SessionCommand::of(&argv(&["bash"]));
+        assert!(program_reading(
+            &shell,
+            &facts(false, false, &["node"], 1),
+            false
+        ));
+        assert!(!program_reading(
+            &shell,
+            &facts(true, false, &["bash"], 1),
+            false
+        ));
+        let agent = SessionCommand::of(&argv(&["claude"]));
+        assert!(!program_reading(
+            &agent,
+            &facts(true, false, &["claude"], 1),
+            false
+        ));
     }
 
     /// Shells that are at their prompt whatever the session's command

@@ -71,7 +71,11 @@ impl Detector {
             self.rules.agent_for_names(&facts.foreground_names)
         }
         .map(|a| a.name.clone());
-        let known_agent = self.agent_name().is_some_and(|a| a != SHELL);
+        // A REPL's `>>> ` looks like a shell's prompt and may name the
+        // shell on screen, but the session's command (a bare `python3`)
+        // says it reads all the time.
+        let known_agent = self.agent_name().is_some_and(|a| a != SHELL)
+            || self.command_agent.as_deref() == Some(PROGRAM);
         let make = |rule: &str, primary, detail| Finding {
             source: Source::Process,
             rule: rule.to_owned(),

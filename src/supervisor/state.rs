@@ -91,6 +91,10 @@ pub struct Shared {
     plain: Option<crate::detect::plain::SessionCommand>,
     /// Since when that check has said the program asks.
     asking_since: Option<u64>,
+    /// What the screen of a program that reads all the time (a REPL)
+    /// showed it asking, and the ring's head and the size it was read
+    /// at (see `printed_question`).
+    printed_question: Option<((u64, Size), Option<crate::detect::Signal>)>,
     /// The plain check may take process facts read up to
     /// [`answers::FACTS_LAG`] ago (see [`Shared::facts_may_lag`]).
     facts_may_lag: bool,
@@ -172,6 +176,7 @@ impl Shared {
             process: None,
             plain: None,
             asking_since: None,
+            printed_question: None,
             facts_may_lag: false,
             terminals: 0,
             held_sizes: Vec::new(),

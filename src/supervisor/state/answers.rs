@@ -96,20 +96,11 @@ impl Shared {
     }
 
     /// Without the detector: `waiting · input` while the program asks,
-    /// told by its process (`detect::plain`), whatever the timing says.
+    /// told by its process (`detect::plain`), whatever the timing says;
+    /// for a program that reads all the time (a REPL), by the question it
+    /// printed on the cursor's row.
     pub(super) fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
-        let asks = match (&self.plain, &self.process, self.exit_code) {
-            (Some(cmd), Some(probe), None) => if self.facts_may_lag {
-                probe.recent_facts(FACTS_LAG)
-            } else {
-                probe.facts()
-            }
-            .and_then(|f| {
-                crate::detect::plain::asking(cmd, &f, self.screen.alternate()).map(|r| (r, f))
-            }),
-            _ => None,
-        };
-        let Some((rule, facts)) = asks else {
+        let Some(signal) = self.plain_question(now) else {
             if self.asking_since.take().is_some() {
                 self.acting.see(None, now);
             }
@@ -134,16 +125,76 @@ impl Shared {
             agent: None,
             state_ms: now.saturating_sub(since),
             signals: vec![crate::detect::Signal {
-                source: crate::detect::Source::Process,
-                rule: rule.to_owned(),
-                text: facts.foreground_names.first().cloned().unwrap_or_default(),
                 since_ms: since,
+                ..signal
             }],
             children: Vec::new(),
             dialog,
             idle_ms: Some(self.idle_ms(now)),
             clock_ms: Some(now),
         })
+    }
+
+    /// What says the program asks, if it does: its process blocked
+    /// reading the terminal, or, where reading says nothing (a REPL reads
+    /// all the time), a question of the generic rules on its screen.
+    fn plain_question(&mut self, now: u64) -> Option<crate::detect::Signal> {
+        let cmd = self.plain?;
+        let probe = self.process.as_ref()?;
+        if self.exit_code.is_some() {
+            return None;
+        }
+        let facts = if self.facts_may_lag {
+            probe.recent_facts(FACTS_LAG)
+        } else {
+            probe.facts()
+        }?;
+        let alternate = self.screen.alternate();
+        if let Some(rule) = crate::detect::plain::asking(&cmd, &facts, alternate) {
+            return Some(crate::detect::Signal {
+                source: crate::detect::Source::Process,
+                rule: rule.to_owned(),
+                text: facts.foreground_names.first().cloned().unwrap_or_default(),
+                since_ms: now,
+            });
+        }
+        if !crate::detect::plain::program_reading(&cmd, &facts, alternate) {
+            self.printed_question = None;
+            return None;
+        }
+        self.printed_question(now)
+    }
+
+    /// The question a program that reads all the time printed on its
+    /// cursor's row (`Continue? [y/N] `), as the generic rules find it.
+    /// The screen is read again only once output or size changed since
+    /// the last look, and not while output flows: a REPL at rest is asked
+    /// about by every `hm ls`, and each look would wake its screen.
+    fn printed_question(&mut self, now: u64) -> Option<crate::detect::Signal> {
+        let key = (self.output.held().1, self.size);
+        if let Some((seen, found)) = &self.printed_question
+            && (*seen == key || self.facts_may_lag)
+        {
+            return found.clone();
+        }
+        let rules = crate::detect::rules::builtin();
+        let found = crate::detect::dialog::find(
+            &rules,
+            None,
+            self.screen.term().screen(),
+            crate::detect::Detail::Input,
+        )
+        .map(|d| crate::detect::Signal {
+            source: crate::detect::Source::Screen,
+            text: d
+                .rows
+                .first()
+                .map_or_else(String::new, |r| r.trim().chars().take(120).collect()),
+            rule: d.rule,
+            since_ms: now,
+        });
+        self.printed_question = Some((key, found.clone()));
+        found
     }
 
     /// Milliseconds since the program last printed (or since the start).
