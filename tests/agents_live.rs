@@ -1455,15 +1455,25 @@ fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
                 .count()
         })
     };
-    let ask = |prompt: &str| {
+    // `fresh`: nothing above the composer says how a turn ended, so it
+    // is `ready` empty and `prompt_editing` typed into, as Claude Code's
+    // is (in 256 colours, as here, it was not recognised: `idle` from the
+    // title, and `unknown` for a moment when typed into).
+    let ask = |prompt: &str, fresh: bool| {
         until(&sb, "Gemini at its prompt", Duration::from_secs(60), |v| {
-            v["primary"] == "idle"
+            v["primary"] == "idle" && (!fresh || v["detail"] == "ready")
         });
         common::wait_until("the composer", || on_screen(&sb, "Type your message"));
         let before = turns_asked();
         let sent = sb.cmd(&["send", "cc", prompt]);
         assert!(sent.status.success(), "{}", stderr(&sent));
         common::wait_until("the typed prompt", || on_screen(&sb, prompt));
+        if fresh {
+            until(&sb, "idle · prompt_editing", Duration::from_secs(5), |v| {
+                assert_ne!(v["primary"], "unknown", "{v}");
+                v["primary"] == "idle" && v["detail"] == "prompt_editing"
+            });
+        }
         // An Enter that comes right after the text may be taken as part
         // of a paste: pressed again until the turn is asked for.
         let deadline = Instant::now() + Duration::from_secs(15);
@@ -1478,7 +1488,7 @@ fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
         dialog_state(&sb, "waiting", "permission", "Allow execution of [Shell]?");
     };
     // Denied with Escape: the command does not run.
-    ask("write the steps");
+    ask("write the steps", true);
     let v = answer_until_taken(&sb, &["deny", "cc", "--subject", "steps\\.txt"]);
     assert_eq!(v["action"]["keys"], serde_json::json!(["Escape"]), "{v}");
     assert_eq!(v["action"]["subject"], steps, "{v}");
@@ -1487,7 +1497,7 @@ fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
     });
     assert!(!proj.join("steps.txt").exists(), "the denied command ran");
     // Asked again, approved with Enter on `● 1. Allow once`: it runs.
-    ask("write them after all");
+    ask("write them after all", false);
     let v = answer_until_taken(&sb, &["approve", "cc"]);
     assert_eq!(v["action"]["keys"], serde_json::json!(["Enter"]), "{v}");
     common::wait_until("the approved command's steps", || {

@@ -171,7 +171,44 @@ fn a_question_typed_into_geminis_composer_is_not_waiting() {
     );
     let v = verdict(&["gemini"], &screen);
     assert_not_waiting(&v);
-    assert_eq!(v.primary, Primary::Idle);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
+    // A blank row typed between paragraphs does not end the barred box:
+    // the question on the cursor's row under it is typed too.
+    let screen = format!(
+        "\u{1b}[H Gemini CLI v0.61.0\r\n\r\n{bar_top}\r\n > Please change the greeting.\r\n   \r\n   Continue? [y/N]\r\n{bar_bottom}\r\n workspace (/directory)\u{1b}[6;19H"
+    );
+    let v = verdict(&["gemini"], &screen);
+    assert_not_waiting(&v);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
+    // In 256 colours the composer is between rows of background colour,
+    // blank as text (Gemini CLI 0.61 live without COLORTERM).
+    let screen = "\u{1b}[H Gemini CLI v0.61.0\r\n\r\n\r\n > Continue? [y/N]\r\n\r\n workspace (/directory)\u{1b}[4;19H";
+    let v = verdict(&["gemini"], screen);
+    assert_not_waiting(&v);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
+}
+
+/// Gemini CLI's 256-colour composer is a ` > ` row between blank rows,
+/// which many a screen has: that shape alone names no agent.
+#[test]
+fn a_quoted_line_between_blank_rows_is_not_geminis_composer() {
+    let screen = "\u{1b}[H$ cat notes.md\r\n# Notes\r\n\r\n > Continue? [y/N]\r\n\r\n$ ";
+    let v = verdict(&[], screen);
+    assert_ne!(v.agent.as_deref(), Some("gemini"), "{v:?}");
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::Ready)),
+        "{v:?}"
+    );
 }
 
 #[test]

@@ -70,8 +70,16 @@ pub struct BoxAt {
 }
 
 /// The last input box of `input` on the screen, searching upwards.
+///
+/// A box opened by a row with text on it (a rule, a bar of half blocks)
+/// is closed by one too, never by a blank row: Gemini CLI draws its
+/// composer between bars of half blocks in true colour and between rows
+/// of background colour otherwise, which are blank as text, so its
+/// `below` takes either; a blank row typed between paragraphs must not
+/// close the barred one.
 pub fn find_input(snap: &Snapshot, input: &InputBox) -> Option<BoxAt> {
     let rows = &snap.rows;
+    let blank = |j: usize| rows[j].trim().is_empty();
     for i in (0..rows.len()).rev() {
         if !input.prompt.is_match(&rows[i]) {
             continue;
@@ -81,8 +89,11 @@ pub fn find_input(snap: &Snapshot, input: &InputBox) -> Option<BoxAt> {
         {
             continue;
         }
+        let framed = input.above.is_some() && !blank(i - 1);
         let limit = (i + 1 + input.span).min(rows.len());
-        if let Some(end) = (i + 1..limit).find(|&j| input.below.is_match(&rows[j])) {
+        if let Some(end) =
+            (i + 1..limit).find(|&j| input.below.is_match(&rows[j]) && !(framed && blank(j)))
+        {
             return Some(BoxAt { start: i, end });
         }
     }
@@ -102,17 +113,18 @@ pub struct ScreenMatch {
 }
 
 /// The agent the screen shows: the first whose identifying rows or input
-/// box are on it.
+/// box are on it. A box closed by a blank row names no one: a row of
+/// text between blank rows is on many a screen.
 pub fn identify<'a>(snap: &Snapshot, rules: &'a RuleSet) -> Option<&'a AgentRules> {
     rules.agents.iter().filter(|a| !a.is_any()).find(|a| {
-        a.input
-            .as_ref()
-            .is_some_and(|i| i.names_agent && find_input(snap, i).is_some())
-            || (!a.identify_screen.is_empty()
-                && snap
-                    .rows
-                    .iter()
-                    .any(|r| a.identify_screen.iter().any(|re| re.is_match(r))))
+        a.input.as_ref().is_some_and(|i| {
+            i.names_agent
+                && find_input(snap, i).is_some_and(|b| !snap.rows[b.end].trim().is_empty())
+        }) || (!a.identify_screen.is_empty()
+            && snap
+                .rows
+                .iter()
+                .any(|r| a.identify_screen.iter().any(|re| re.is_match(r))))
     })
 }
 
