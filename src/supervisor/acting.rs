@@ -37,7 +37,14 @@ pub struct Acting {
     appearances: u64,
     /// An answer whose later keys are still to be sent: what they are.
     pub(super) pending: Option<String>,
+    /// Until then a look that finds no dialog is a redraw answering a
+    /// resize, read halfway (see [`Acting::resized`]).
+    redraw_until_ms: u64,
 }
+
+/// How long after a resize a dialog that vanishes and comes back the same
+/// is the same appearance: the detector's grace for the redraw.
+const REDRAW_GRACE_MS: u64 = 1_000;
 
 /// What an asker expects of the dialog it answers; `None`s expect nothing.
 #[derive(Debug, Default)]
@@ -145,7 +152,9 @@ impl Acting {
     /// appearance as the last look's, or a new one. Its identity.
     pub fn see(&mut self, dialog: Option<&Dialog>, now_ms: u64) -> Option<u64> {
         let Some(d) = dialog else {
-            self.seen = None;
+            if now_ms >= self.redraw_until_ms {
+                self.seen = None;
+            }
             return None;
         };
         match &mut self.seen {
@@ -158,6 +167,14 @@ impl Acting {
             _ => self.seen = Some(self.appeared(d, now_ms, false)),
         }
         self.seen.as_ref().map(|s| s.id)
+    }
+
+    /// The session was resized: its program redraws, and a dialog it
+    /// draws again within [`REDRAW_GRACE_MS`] is the one it showed, with
+    /// its identity, so an answer naming it still lands (the dashboard's
+    /// focus resizes the session the person is about to answer).
+    pub fn resized(&mut self, now_ms: u64) {
+        self.redraw_until_ms = now_ms.saturating_add(REDRAW_GRACE_MS);
     }
 
     /// A new appearance of `d`, seen first at `now_ms`.
@@ -330,6 +347,26 @@ mod tests {
             fingerprint: format!("{command}|{selected}"),
             app_cursor: false,
         }
+    }
+
+    /// A dialog read away halfway through the redraw a resize asks for,
+    /// and drawn again, keeps its identity; after the grace, or without a
+    /// resize, one that comes back is another appearance.
+    #[test]
+    fn a_dialog_redrawn_for_a_resize_keeps_its_identity() {
+        let mut a = Acting::new(Vec::new());
+        let d = dialog("cargo test", "› ");
+        let first = a.see(Some(&d), 0);
+        a.resized(5_000);
+        assert_eq!(a.see(None, 5_010), None);
+        assert_eq!(a.see(Some(&d), 5_200), first);
+        // Gone past the grace: back again, it is asked anew.
+        assert_eq!(a.see(None, 6_500), None);
+        let again = a.see(Some(&d), 6_600);
+        assert_ne!(again, first);
+        // No resize: gone and back is another appearance too.
+        a.see(None, 7_000);
+        assert_ne!(a.see(Some(&d), 7_100), again);
     }
 
     fn record(d: &Dialog, at_ms: u64) -> ActionRecord {

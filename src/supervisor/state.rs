@@ -606,6 +606,7 @@ impl Shared {
         if let Some(d) = &mut self.detector {
             d.resized(now);
         }
+        self.acting.resized(now);
         self.wakes.output_seen.notify_one();
     }
 }
