@@ -27,7 +27,8 @@ struct Event<'a> {
     time_unix_ms: u64,
     /// `snapshot` (a session's state when `hm events` started), `started`
     /// (a session that appeared later, as first seen), `state` (a change),
-    /// `ended`, or `gone` (the connection closed with no EXIT).
+    /// `dialog` (the same state, its dialog or signals changed), `ended`,
+    /// or `gone` (the connection closed with no EXIT).
     event: &'a str,
     #[serde(flatten)]
     session: &'a SessionView,
@@ -57,6 +58,16 @@ fn print(json: bool, event: &str, session: &SessionView) {
     // A closed pipe (`hm events | head`) ends the command: nothing to do.
     if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
         std::process::exit(0);
+    }
+}
+
+/// What a STATE push after `event` is, given the session's label before
+/// and after it: `dialog` when a change leaves the label as it was.
+fn event_kind(event: &'static str, before: &str, after: &str) -> &'static str {
+    if event == "state" && before == after {
+        "dialog"
+    } else {
+        event
     }
 }
 
@@ -113,8 +124,17 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         match conn::decode(frame) {
             Ok(Reply::Info(info)) => view = SessionView::described(&id, &info),
             Ok(Reply::State(report)) => {
+                let said = view.label();
                 view.apply(&report);
-                print(json, event, &view);
+                // A push that changes what the session is doing is a state
+                // change; one that changes only what it shows of it (the
+                // dialog drawn after the agent's own word that it waits)
+                // is `dialog` for scripts and no new line for people, to
+                // whom it said `waiting · permission` twice.
+                let kind = event_kind(event, &said, &view.label());
+                if json || kind != "dialog" {
+                    print(json, kind, &view);
+                }
                 event = "state";
             }
             Ok(Reply::Exit(code)) => {
@@ -202,4 +222,19 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_kind;
+
+    #[test]
+    fn a_push_that_keeps_the_state_is_a_dialog_event() {
+        let w = "waiting · permission";
+        assert_eq!(event_kind("state", w, w), "dialog");
+        assert_eq!(event_kind("state", "active · thinking", w), "state");
+        // A session's first line is what it is, whatever came before.
+        assert_eq!(event_kind("snapshot", w, w), "snapshot");
+        assert_eq!(event_kind("started", "", w), "started");
+    }
 }
