@@ -77,6 +77,14 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
+/// [`sanitize`] without the cut: for a block that shows one thing whole
+/// (`hm status`'s command, which may be long: `env -i KEY=... agent ...`).
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// The default socket dir: `$XDG_RUNTIME_DIR/heimdall` when that is an
 /// absolute path, else `/tmp/heimdall-$UID`.
 pub fn default_socket_dir(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> PathBuf {

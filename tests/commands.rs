@@ -11,7 +11,12 @@ use heimdall::protocol::ClientType;
 #[test]
 fn status_prints_the_session_for_people_and_scripts() {
     let sb = Sandbox::new();
-    let s = sb.start("api", &[], &["sleep", "30"]);
+    // A long command (an `env` with keys in front of an agent) is whole.
+    let long: Vec<String> = (0..12).map(|i| format!("VARIABLE_{i}=value-{i}")).collect();
+    let mut command: Vec<&str> = vec!["env"];
+    command.extend(long.iter().map(String::as_str));
+    command.extend(["sleep", "30"]);
+    let s = sb.start("api", &[], &command);
     let out = sb.cmd(&["status", "api"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -19,7 +24,10 @@ fn status_prints_the_session_for_people_and_scripts() {
     assert!(text.contains("session:  api"), "{text}");
     assert!(text.contains(&format!("pid:      {pid}")), "{text}");
     assert!(text.contains("state:    idle (for "), "{text}");
-    assert!(text.contains("command:  sleep 30\n"), "{text}");
+    assert!(
+        text.contains(&format!("command:  {}\n", command.join(" "))),
+        "{text}"
+    );
     assert!(text.contains("workdir:  /"), "{text}");
     assert!(text.contains("alive:    yes"), "{text}");
     let out = sb.cmd(&["status", "api", "--json"]);
@@ -30,7 +38,7 @@ fn status_prints_the_session_for_people_and_scripts() {
     assert_eq!(v["state"], "idle");
     assert!(v["idle_ms"].is_u64() && v["state_ms"].is_u64());
     // The same fields as an entry of `hm ls --json`.
-    assert_eq!(v["command"], serde_json::json!(["sleep", "30"]));
+    assert_eq!(v["command"], serde_json::json!(command));
     let ls = sb.cmd(&["ls", "--json"]);
     let list: serde_json::Value = serde_json::from_slice(&ls.stdout).expect("json");
     let entry = &list[0];
