@@ -982,13 +982,18 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     wait_until("the session to run again", || {
         status_json(&sb, "api")["alive"] == true
     });
-    // The mark heads its screen, the program's new output below it; the
-    // old output is the pane's history.
-    t.wait_for("its pane, the mark and the new output", |t| {
-        let lines = t.lines();
-        let mark = lines.iter().position(|l| l.contains("── restored "));
-        let new = lines.iter().rposition(|l| l.contains("serving v1"));
-        !t.contains("lost (restartable)") && mark.zip(new).is_some_and(|(m, n)| m < n)
+    // Its pane is live again, with the new output; the old output and the
+    // mark after it are its history (the program may take its alternate
+    // screen, which would hide a mark left on the screen).
+    t.wait_for("its pane with the new output", |t| {
+        !t.contains("lost (restartable)") && t.contains("serving v1")
+    });
+    wait_until("the old output, the mark, the new output", || {
+        let logs = stdout(&sb.cmd(&["logs", "api"]));
+        let old = logs.find("serving v1");
+        let mark = logs.find("── restored ");
+        let new = logs.rfind("serving v1");
+        matches!((old, mark, new), (Some(o), Some(m), Some(n)) if o < m && m < n)
     });
     t.send(b"q");
     t.wait_exit();

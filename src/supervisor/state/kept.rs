@@ -11,20 +11,20 @@ impl Shared {
     /// Puts a restored session's old output and its mark in front of
     /// everything: into the ring, so every client's replay (`hm logs`,
     /// the dashboard, `hm attach`) shows it, and onto the screen. The old
-    /// output is scrolled off the screen into its history, so that a
-    /// program that clears its screen cannot erase the last of it, and
-    /// the mark heads the blank screen the program starts on. The
-    /// classifier and the detector do not see any of it (it is not this
-    /// program's work), and the terminal queries in it go unanswered.
-    /// Called before any task runs, so no subscriber exists yet.
+    /// output and the mark after it are scrolled off the screen into its
+    /// history, so that a program that clears its screen cannot erase the
+    /// last of it, and the program starts on a blank screen. The mark goes
+    /// there too, not on the screen: the program resumed may take its
+    /// alternate screen (Claude Code does; Codex does when resumed, not
+    /// when new), which would hide it. The classifier and the detector do
+    /// not see any of it (it is not this program's work), and the terminal
+    /// queries in it go unanswered. Called before any task runs, so no
+    /// subscriber exists yet.
     ///
     /// A program that was on its alternate screen (Claude Code, Codex, an
     /// editor) left nothing in the history: what it showed last is written
     /// onto the main screen, as text in its colours, to go into the
-    /// history with the rest, and the mark after it. The program resumed
-    /// will most likely take its alternate screen again, over anything on
-    /// the main one, so the mark goes into the history too, below the
-    /// screen it follows.
+    /// history with the rest.
     pub fn preload(&mut self, old: &[u8], mark: &str) {
         self.push_quietly(old);
         let last_screen = {
@@ -34,26 +34,29 @@ impl Shared {
         self.push_quietly(history::RESET);
         if let Some(rows) = &last_screen {
             self.push_quietly(history::LEAVE_ALTERNATE);
-            if self.screen.term().screen().cursor_position().1 != 0 {
-                self.push_quietly(b"\r\n");
-            }
+            self.new_line();
             for row in rows {
                 self.push_quietly(row.as_bytes());
                 self.push_quietly(b"\x1b[0m\r\n");
             }
-            self.push_quietly(&history::mark_line(mark));
         }
+        self.new_line();
+        self.push_quietly(&history::mark_line(mark));
+        // The rows in use: those above the cursor, which is on the blank
+        // row after the mark.
+        let used = self.screen.term().screen().cursor_position().0;
+        self.push_quietly(&history::scroll_off(used, self.size.rows));
+    }
+
+    /// Moves to the start of a line of its own, unless there already.
+    fn new_line(&mut self) {
         let screen = self.screen.term().screen();
         let (row, col) = screen.cursor_position();
-        let blank = col == 0
-            && screen
-                .contents_between(row, 0, row, screen.size().1.get())
-                .is_empty();
-        // The rows in use: those above the cursor, and its own unless blank.
-        let used = if blank { row } else { row + 1 };
-        self.push_quietly(&history::scroll_off(used, self.size.rows));
-        if last_screen.is_none() {
-            self.push_quietly(&history::mark_line(mark));
+        let blank = screen
+            .contents_between(row, 0, row, screen.size().1.get())
+            .is_empty();
+        if col != 0 || !blank {
+            self.push_quietly(b"\r\n");
         }
     }
 
@@ -162,10 +165,23 @@ mod tests {
         let mut s = shared(size);
         s.preload(b"$ echo one\r\none\r\n$ ", "-- mark --");
         assert_eq!(replayed(&s, size), ["$ echo one", "one", "$", "-- mark --"]);
-        // The mark heads the screen, the program starts below it; the old
-        // output is history.
-        assert_eq!(s.screen.term().screen().cursor_position(), (1, 0));
-        assert_eq!(s.screen.term().screen().contents().trim(), "-- mark --");
+        // The old output and the mark are history; the program starts on
+        // a blank screen, whichever screen it takes.
+        assert_eq!(s.screen.term().screen().cursor_position(), (0, 0));
+        assert_eq!(s.screen.term().screen().contents().trim(), "");
+        let mut s = shared(size);
+        s.preload(b"$ echo one\r\none\r\n$ ", "-- mark --");
+        s.push_quietly(b"\x1b[?1049h\x1b[Hresumed full screen");
+        assert_eq!(
+            replayed(&s, size),
+            [
+                "$ echo one",
+                "one",
+                "$",
+                "-- mark --",
+                "resumed full screen"
+            ]
+        );
         // A program that clears its screen leaves the old output alone,
         // and the mark it cleared goes to the history with it.
         let mut s = shared(size);
