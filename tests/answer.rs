@@ -237,6 +237,13 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
         )),
         "{err}"
     );
+    // Nor is dialog 0: they are numbered from 1.
+    let out = sb.cmd(&["approve", "cx", "--dialog", "0"]);
+    assert!(
+        stderr(&out).starts_with("hm: 'cx' has shown no dialog 0:"),
+        "{}",
+        stderr(&out)
+    );
     let out = sb.cmd(&["approve", "cx", "--dialog", &now.to_string()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(keys_got(&got), "79");

@@ -220,6 +220,31 @@ mod tests {
         }
     }
 
+    /// `e` on a lost pane says it is lost and what brings it back, not
+    /// that it ended.
+    #[test]
+    fn the_why_overlay_of_a_lost_pane_says_lost() {
+        let now = Instant::now();
+        let mut m = model(120, 35);
+        live(&mut m, &["s"], now);
+        update(&mut m, Msg::Lost(vec![lost("a", true)]), now);
+        m.selected = Some("a".into());
+        update(&mut m, press(KeyCode::Char('e')), now);
+        let mut t =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 35)).expect("terminal");
+        t.draw(|f| crate::tui::view::view(&m, f, now))
+            .expect("draw");
+        let buf = t.backend().buffer().clone();
+        let text: String = (0..35)
+            .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+            .collect();
+        assert!(text.contains("R starts it again"), "{text}");
+        assert!(
+            !text.contains("it ended") && !text.contains("dead"),
+            "{text}"
+        );
+    }
+
     /// A zoomed pane that goes (its lost session forgotten elsewhere)
     /// leaves the grid on show, not a blank screen.
     #[test]

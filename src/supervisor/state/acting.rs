@@ -215,9 +215,10 @@ impl Shared {
                 || format!("{} ({})", dialog.detail.name(), dialog.rule),
                 |s| format!("'{}'", crate::paths::sanitize(s)),
             );
-            // Dialogs are numbered as they come: a number past this one's
-            // was never shown (a mistyped --dialog), not replaced.
-            let reason = if want > seen {
+            // Dialogs are numbered from 1 as they come: 0, or a number
+            // past this one's, was never shown (a mistyped --dialog), not
+            // replaced.
+            let reason = if want > seen || want == 0 {
                 format!(
                     "'{id}' has shown no dialog {want}: it asks about {about} now \
                      (dialog {seen}); nothing was sent"

@@ -140,16 +140,21 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
 /// it as its supervisor reported them.
 pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
     let Some(p) = m.pane(id) else { return };
-    let mut lines = vec![Line::from(vec![
-        Span::styled(
-            format!(" {} ", p.state_label().unwrap_or_else(|| "…".into())),
-            m.theme.state(p.state()),
-        ),
-        Span::raw(format!(
-            "  for {}",
-            p.state_ms(now).map_or("?".into(), clock_ms)
-        )),
-    ])];
+    let head = if p.lost.is_some() {
+        Line::from(Span::styled(" lost ", m.theme.error))
+    } else {
+        Line::from(vec![
+            Span::styled(
+                format!(" {} ", p.state_label().unwrap_or_else(|| "…".into())),
+                m.theme.state(p.state()),
+            ),
+            Span::raw(format!(
+                "  for {}",
+                p.state_ms(now).map_or("?".into(), clock_ms)
+            )),
+        ])
+    };
+    let mut lines = vec![head];
     // The signals INFO gave since, while it says the same state.
     let fresh = p.explained.as_deref().filter(|e| {
         p.report
@@ -157,6 +162,12 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
             .is_some_and(|r| (r.state_byte, r.detail) == (e.state_byte, e.detail))
     });
     match fresh.or(p.report.as_ref()) {
+        // Lost with its supervisor: not ended, not running either.
+        _ if p.lost.is_some() => lines.push(Line::from(if p.lost == Some(true) {
+            "lost: its supervisor went away; R starts it again"
+        } else {
+            "lost: its supervisor went away; hm restore --dry-run says why it is not restarted"
+        })),
         Some(r) if !p.ended() => {
             let mut facts = vec![format!("health: {}", r.health.name())];
             if let Some(agent) = &r.agent {
@@ -198,7 +209,9 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
         _ => lines.push(Line::from("no state report from this session")),
     }
     lines.push(Line::from(""));
-    let more = if p.ended() {
+    let more = if p.lost.is_some() {
+        format!("hm status {id} shows what hm restore would do")
+    } else if p.ended() {
         format!("hm status {id} shows how it ended; r runs it again")
     } else {
         format!("hm explain {id} shows the whole evidence table")
