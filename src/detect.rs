@@ -48,7 +48,7 @@ use process::PROCESS_FRESH_MS;
 
 /// Output this soon after a resize is the program redrawing for the new
 /// size, not work.
-const RESIZE_GRACE_MS: u64 = 1_000;
+pub const RESIZE_GRACE_MS: u64 = 1_000;
 /// How long a bell or desktop notification counts as a call for attention.
 const NOTIFICATION_FRESH_MS: u64 = 5_000;
 /// The agent name of the interactive shells' rule file.

@@ -71,18 +71,18 @@ pub fn validate_id(id: &str) -> Result<(), PathError> {
 /// Makes untrusted text safe to print: control characters (which could
 /// drive the user's terminal) become `?`, and it is cut to 80 characters.
 pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .take(80)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    s.chars().take(80).map(shown_char).collect()
+}
+
+/// A character as [`sanitize`] and [`printable`] print it.
+fn shown_char(c: char) -> char {
+    if c.is_control() { '?' } else { c }
 }
 
 /// [`sanitize`] without the cut: for a block that shows one thing whole
 /// (`hm status`'s command, which may be long: `env -i KEY=... agent ...`).
 pub fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    s.chars().map(shown_char).collect()
 }
 
 /// The default socket dir: `$XDG_RUNTIME_DIR/heimdall` when that is an

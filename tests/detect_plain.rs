@@ -135,20 +135,12 @@ fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
         ],
     );
     let _outer = sb.start("outer", &quick, &["bash", "--norc", "--noprofile", "-i"]);
-    let at_rest = |id: &str| {
-        let mut last = serde_json::Value::Null;
-        common::wait_until(&format!("{id} idle at its prompt"), || {
-            last = status_json(&sb, id);
-            last["primary"] == "idle"
-        });
-        assert_ne!(last["detail"], "input", "{last}");
-    };
-    at_rest("dash");
+    at_rest(&sb, "dash");
     wait_for_input(&sb, "ends");
     let out = sb.cmd(&["send", "ends", "y", "--enter"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    at_rest("ends");
-    at_rest("outer");
+    at_rest(&sb, "ends");
+    at_rest(&sb, "outer");
     let out = sb.cmd(&["send", "outer", bash, "--enter"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let pid = status_json(&sb, "outer")["pid"].as_u64().expect("a pid");
@@ -156,11 +148,21 @@ fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
             .is_ok_and(|c| !c.trim().is_empty())
     });
-    at_rest("outer");
+    at_rest(&sb, "outer");
     for id in ["dash", "ends", "outer"] {
         let v = status_json(&sb, id);
         assert_ne!(v["primary"], "waiting", "{id}: {v}");
     }
+}
+
+/// Waits until session `id` is idle, and says it is not at a question.
+fn at_rest(sb: &Sandbox, id: &str) {
+    let mut last = serde_json::Value::Null;
+    common::wait_until(&format!("{id} idle at its prompt"), || {
+        last = status_json(sb, id);
+        last["primary"] == "idle"
+    });
+    assert_ne!(last["detail"], "input", "{last}");
 }
 
 /// A REPL reads its terminal all the time, so its reading says nothing
@@ -176,23 +178,15 @@ fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
     let _plain = sb.start("pyrepl", &quick, &["python3", "-q"]);
     let _agent = sb.start("pyagent", &agent, &["python3", "-q"]);
     let screen = |id: &str| stdout(&sb.cmd(&["logs", id, "--screen"]));
-    let at_rest = |id: &str| {
-        let mut last = serde_json::Value::Null;
-        common::wait_until(&format!("{id} idle at its prompt"), || {
-            last = status_json(&sb, id);
-            last["primary"] == "idle"
-        });
-        assert_ne!(last["detail"], "input", "{last}");
-    };
     for id in ["pyrepl", "pyagent"] {
         common::wait_until("the REPL's prompt", || screen(id).contains(">>>"));
-        at_rest(id);
+        at_rest(&sb, id);
         let out = sb.cmd(&["send", id, "Continue? [y/N] "]);
         assert!(out.status.success(), "{}", stderr(&out));
         common::wait_until("the typed text", || {
             screen(id).contains(">>> Continue? [y/N]")
         });
-        at_rest(id);
+        at_rest(&sb, id);
         // Typed text is never a question; run, the program's own row is.
         let out = sb.cmd(&["send", id, "--keys", "C-u"]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -203,7 +197,7 @@ fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
         let out = sb.cmd(&["approve", id]);
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         common::wait_until("the answer taken", || screen(id).contains("'y'"));
-        at_rest(id);
+        at_rest(&sb, id);
     }
 }
 

@@ -42,10 +42,6 @@ pub struct Acting {
     redraw_until_ms: u64,
 }
 
-/// How long after a resize a dialog that vanishes and comes back the same
-/// is the same appearance: the detector's grace for the redraw.
-const REDRAW_GRACE_MS: u64 = 1_000;
-
 /// What an asker expects of the dialog it answers; `None`s expect nothing.
 #[derive(Debug, Default)]
 pub struct Expect {
@@ -170,11 +166,12 @@ impl Acting {
     }
 
     /// The session was resized: its program redraws, and a dialog it
-    /// draws again within [`REDRAW_GRACE_MS`] is the one it showed, with
+    /// draws again within the detector's grace for the redraw
+    /// ([`crate::detect::RESIZE_GRACE_MS`]) is the one it showed, with
     /// its identity, so an answer naming it still lands (the dashboard's
     /// focus resizes the session the person is about to answer).
     pub fn resized(&mut self, now_ms: u64) {
-        self.redraw_until_ms = now_ms.saturating_add(REDRAW_GRACE_MS);
+        self.redraw_until_ms = now_ms.saturating_add(crate::detect::RESIZE_GRACE_MS);
     }
 
     /// A new appearance of `d`, seen first at `now_ms`.

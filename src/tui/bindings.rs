@@ -68,9 +68,6 @@ mod tests {
     use std::path::Path;
     use std::time::Instant;
 
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
     use super::*;
     use crate::tui::model::Mode;
     use crate::tui::update::harness::*;
@@ -118,13 +115,8 @@ mod tests {
         live(&mut m, &["a"], now);
         update(&mut m, press(KeyCode::Char('?')), now);
         assert_eq!(m.mode, Mode::Help);
-        let mut t = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-        t.draw(|f| crate::tui::view::view(&m, f, now))
-            .expect("draw");
-        let buf = t.backend().buffer().clone();
-        let lines: Vec<String> = (0..24)
-            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect())
-            .collect();
+        let text = screen_text(&m, now);
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
         let line = |what: &str| {
             lines
                 .iter()
@@ -150,10 +142,7 @@ mod tests {
         );
         // The footer's hints follow the keys too.
         update(&mut m, press(KeyCode::Esc), now);
-        t.draw(|f| crate::tui::view::view(&m, f, now))
-            .expect("draw");
-        let buf = t.backend().buffer().clone();
-        let footer: String = (0..80).map(|x| buf[(x, 23)].symbol()).collect();
+        let footer = screen_text(&m, now).lines().last().unwrap_or("").to_owned();
         assert!(
             footer.contains("Q quit") && !footer.contains("zoom"),
             "{footer}"

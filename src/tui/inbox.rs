@@ -240,9 +240,8 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     };
     let verb = answer.name();
     // `y` pressed twice: the first answers a dialog, which leaves, and
-    // the next row takes its place under the second. Answers wait until
-    // the person has had a moment to see what is lit now.
-    // Once: the key pressed again is meant for what is lit now.
+    // the next row takes its place under the second. The first key that
+    // soon after is refused; pressed again, it is meant for what is lit.
     if m.inbox
         .moved_at
         .take()

@@ -109,7 +109,7 @@ mod tests {
     use super::*;
     use crate::restore::manifest::{Classifier, Manifest};
     use crate::tui::model::Msg;
-    use crate::tui::update::harness::{live, model, press};
+    use crate::tui::update::harness::{live, model, press, screen_text};
     use crate::tui::update::update;
     use crossterm::event::KeyCode;
 
@@ -208,14 +208,7 @@ mod tests {
             let mut m = model(cols, 35);
             live(&mut m, &ids, now);
             update(&mut m, Msg::Lost(vec![lost("a", restartable)]), now);
-            let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(cols, 35))
-                .expect("terminal");
-            t.draw(|f| crate::tui::view::view(&m, f, now))
-                .expect("draw");
-            let buf = t.backend().buffer().clone();
-            let text: String = (0..35)
-                .map(|y| (0..cols).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
-                .collect();
+            let text = screen_text(&m, now);
             assert!(text.contains(want), "{want}:\n{text}");
         }
     }
@@ -230,14 +223,7 @@ mod tests {
         update(&mut m, Msg::Lost(vec![lost("a", true)]), now);
         m.selected = Some("a".into());
         update(&mut m, press(KeyCode::Char('e')), now);
-        let mut t =
-            ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 35)).expect("terminal");
-        t.draw(|f| crate::tui::view::view(&m, f, now))
-            .expect("draw");
-        let buf = t.backend().buffer().clone();
-        let text: String = (0..35)
-            .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
-            .collect();
+        let text = screen_text(&m, now);
         assert!(text.contains("R starts it again"), "{text}");
         assert!(
             !text.contains("it ended") && !text.contains("dead"),

@@ -149,15 +149,23 @@ pub fn window_rows(s: Screen, height: u16, top: u16) -> Vec<u16> {
     let mut rows = Vec::with_capacity(usize::from(height));
     let mut row = end;
     let mut below = false;
+    // In a run of blanks already measured and kept whole.
+    let mut kept_run = false;
     while row > 0 && rows.len() < usize::from(height) {
         row -= 1;
         rows.push(row);
         if !blank(row) {
             below = true;
+            kept_run = false;
             continue;
         }
-        // The whole run of blanks this row ends (looking up): a gap, with
-        // something drawn below it and above, is one row if it is long.
+        if kept_run {
+            continue;
+        }
+        kept_run = true;
+        // The whole run of blanks this row ends (looking up), measured
+        // once at its lowest row: a gap, with something drawn below it
+        // and above, is one row if it is long.
         let run = (0..row).rev().take_while(|&r| blank(r)).count() + 1;
         let above = usize::from(row) + 1 > run;
         if below && above && run > BLANKS_KEPT {

@@ -93,6 +93,18 @@ enum Cut {
 }
 
 /// Where the erase (`ESC [`, an optional `?`, digits, `J`) that ends at
+/// How many of `screen`'s rows, from the top, are written: down to the
+/// last with anything on it but blanks.
+pub fn rows_written(screen: &vt100::Screen) -> usize {
+    let cols = screen.size().1.get();
+    screen
+        .rows(0, cols)
+        .enumerate()
+        .filter(|(_, row)| !row.trim_end().is_empty())
+        .last()
+        .map_or(0, |(i, _)| i + 1)
+}
+
 /// `end` of `bytes` begins, if it is whole there.
 fn erase_start(bytes: &[u8], end: usize) -> Option<usize> {
     let seq = bytes.get(..end)?.strip_suffix(b"J")?;
@@ -393,14 +405,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if below && screen.cursor_position() != (0, 0) {
             return;
         }
-        let cols = screen.size().1.get();
-        let written = screen
-            .rows(0, cols)
-            .enumerate()
-            .filter(|(_, row)| !row.trim_end().is_empty())
-            .last()
-            .map_or(0, |(i, _)| i + 1);
-        if let Some(kept) = self.top_rows(written) {
+        if let Some(kept) = self.top_rows(rows_written(screen)) {
             self.parser.callbacks_mut().keep_rows(kept);
         }
         self.parser.callbacks_mut().cleared();

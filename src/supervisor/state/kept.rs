@@ -127,11 +127,7 @@ impl Shared {
 /// its text with its colours (SGR), from default attributes.
 fn drawn_rows(screen: &vt100::Screen) -> Vec<String> {
     let cols = screen.size().1.get();
-    let texts: Vec<String> = screen.rows(0, cols).collect();
-    let used = texts
-        .iter()
-        .rposition(|t| !t.trim().is_empty())
-        .map_or(0, |i| i + 1);
+    let used = crate::vt::term::rows_written(screen);
     screen.rows_formatted(0, cols).take(used).collect()
 }
 

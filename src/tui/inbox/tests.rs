@@ -5,8 +5,6 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use crate::classify::ProcessState;
 use crate::protocol::{Act, Acted, ActionRecord, DialogInfo, Info, StateReport};
@@ -87,15 +85,9 @@ fn opened(ids: &[&str], waits: &[(&str, &str, u32)], now: Instant) -> Model {
 
 /// A frame drawn now, as the run loop draws one, and its text.
 fn draw(m: &mut Model, now: Instant) -> String {
-    let (w, h) = m.size;
-    let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
+    let text = screen_text(m, now);
     crate::tui::inbox::drawn(m, now);
-    let buf = t.backend().buffer().clone();
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
+    text
 }
 
 fn acts(fx: &[Effect]) -> Vec<(String, Act)> {
