@@ -122,12 +122,24 @@ pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
     }
 }
 
-/// Forgets `id`: its record, its log, its agent's hook settings, and
-/// what is kept of it for `hm restore`. Those go only with the record; a failure to remove the
-/// record is the error to report.
+/// Forgets `id`, ended or lost: its record, its log, its agent's hook
+/// settings, what is kept of it for `hm restore`, and the pid file and
+/// socket a supervisor that died left behind. Those go only with the
+/// record; a failure to remove the record is the error to report. A
+/// session of this id that runs (or a program that outlived its
+/// supervisor) keeps everything.
 pub fn forget(dir: &Path, id: &str) -> io::Result<()> {
     remove(dir, id)?;
     if let Ok(p) = crate::paths::SessionPaths::new(dir, id) {
+        // Probed under the pid file's lock, which clears a dead
+        // supervisor's pid file and socket as it looks.
+        use crate::liveness::Liveness;
+        if matches!(
+            crate::liveness::probe(&p.pid, &p.sock, true),
+            Liveness::Running | Liveness::Orphaned(_)
+        ) {
+            return Ok(());
+        }
         let _ = fs::remove_file(p.log);
         let _ = fs::remove_file(crate::agent_hooks::settings_file(dir, id));
     }

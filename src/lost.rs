@@ -58,6 +58,46 @@ pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Lost> {
         .collect()
 }
 
+/// Whether any of `lost` is listed for the first time: `hm ls` says how
+/// to bring lost sessions back when it first lists them, not at every
+/// listing (its STATE column says lost after). The sessions listed are
+/// remembered in the state dir by instance, so one lost again later is
+/// new; a file that cannot be read or written says true (the hint twice
+/// rather than never).
+pub fn first_listed<'a>(lost: impl IntoIterator<Item = &'a Manifest>) -> bool {
+    let Some(state) = crate::restore::sessions_dir() else {
+        return true;
+    };
+    let file = state.with_file_name("lost-listed");
+    let old = std::fs::read_to_string(&file).unwrap_or_default();
+    let keys: Vec<String> = lost
+        .into_iter()
+        .map(|m| format!("{} {}", m.id, m.instance))
+        .collect();
+    let new = keys.iter().any(|k| !old.lines().any(|o| o == k));
+    if new {
+        // Those whose manifest went (restored, forgotten) are dropped.
+        let ids = manifest::ids(&state);
+        let mut kept: std::collections::BTreeSet<&str> = old
+            .lines()
+            .filter(|k| {
+                k.split_once(' ')
+                    .is_some_and(|(id, _)| ids.iter().any(|i| i == id))
+            })
+            .collect();
+        kept.extend(keys.iter().map(String::as_str));
+        let text: String = kept.into_iter().map(|k| format!("{k}\n")).collect();
+        let tmp = file.with_extension(format!("{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &file))
+            .is_err()
+        {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    new
+}
+
 /// Whether a supervisor, or a program that outlived one, holds `id`.
 pub fn alive(dir: &Path, id: &str) -> bool {
     SessionPaths::new(dir, id).is_ok_and(|s| {

@@ -908,6 +908,10 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
         "{}",
         stderr(&ls)
     );
+    // Said once: listed again, the STATE column says it.
+    let again = sb.cmd(&["ls"]);
+    assert!(stdout(&again).contains(" lost "), "{}", stdout(&again));
+    assert_eq!(stderr(&again), "");
     let out = sb.cmd(&["restore", "dev"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -1108,6 +1112,64 @@ fn clean_names_the_lost_sessions_it_forgets() {
          kept 1 lost session for 'hm restore' ('hm rm ID' forgets one)\n"
     );
     assert!(manifest(&sb, "plain").is_none() && manifest(&sb, "again").is_some());
+}
+
+/// A supervisor killed outright (not a restart of the machine) leaves its
+/// pid file, socket and log in the socket dir: `hm rm` and `hm clean` of
+/// the lost session take them too, not only what is kept for `hm
+/// restore` (they were left for good, and the pid file listed it again).
+#[test]
+fn forgetting_a_lost_session_takes_what_its_supervisor_left() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let left = |id: &str| -> Vec<String> {
+        std::fs::read_dir(&sb.sock_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("{id}.")))
+            .collect()
+    };
+    let mut pids = Vec::new();
+    for id in ["gone", "gone2"] {
+        let (sup, child) = {
+            bg(&sb, &["--id", id, "--", "sleep", "600"], &[]);
+            wait_until("it to be kept", || manifest(&sb, id).is_some());
+            let text =
+                std::fs::read_to_string(sb.sock_dir.join(format!("{id}.pid"))).expect("pid file");
+            let mut l = text.lines().map(|l| l.trim().parse::<i32>().expect("pid"));
+            (l.next().expect("supervisor"), l.next().expect("program"))
+        };
+        kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
+        kill(Pid::from_raw(sup), Signal::SIGKILL).expect("SIGKILL");
+        pids.extend([sup, child]);
+    }
+    wait_until("the killed processes to be gone", || {
+        pids.iter().all(|p| !running(*p))
+    });
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("gone ") && l.contains(" lost")),
+        "{ls}"
+    );
+    // hm ls has cleared the dead supervisor's pid file and socket; its
+    // log stays, for a look at why it died.
+    assert_eq!(left("gone"), ["gone.log"]);
+    let out = sb.cmd(&["rm", "gone"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(left("gone"), Vec::<String>::new());
+    assert!(manifest(&sb, "gone").is_none());
+    let out = sb.cmd(&["clean"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("removed 1 lost session that 'hm restore' would not start"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(left("gone2"), Vec::<String>::new());
+    assert!(!stdout(&sb.cmd(&["ls"])).contains("gone"));
 }
 
 /// `hm restart` of a lost command that `hm restore` would not start runs

@@ -76,8 +76,7 @@ fn rm_one(dir: &Path, id: &str) -> Result<()> {
         && !running(dir, id)
         && crate::restore::kept(id, dir).is_some()
     {
-        crate::restore::forget(id, dir);
-        return Ok(());
+        return Ok(ended::forget(dir, id)?);
     }
     let r = record(dir, id)?;
     forget(dir, &r.id)
@@ -108,12 +107,12 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
                 Some(true) => kept += 1,
                 // Lost without a way back: said apart, not as ended.
                 Some(false) => {
-                    crate::restore::forget(&id, &dir);
+                    ended::forget(&dir, &id)?;
                     lost_gone += 1;
                 }
                 // Ended, its record gone with the machine's restart.
                 None if !m.lost() => {
-                    crate::restore::forget(&id, &dir);
+                    ended::forget(&dir, &id)?;
                     n += 1;
                 }
                 // Lost, of another machine: not this one's to forget.

@@ -219,13 +219,16 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         .iter()
         .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| !*ok))
         .count();
-    if stranded > 0 {
+    // Said when a session is first listed as lost, not at every listing.
+    let told = (restartable + stranded > 0)
+        && !crate::lost::first_listed(rows.iter().filter_map(|r| r.lost.as_ref().map(|(m, _)| m)));
+    if stranded > 0 && !told {
         eprintln!(
             "hm: 'hm restore' does not start a lost command again unless it was started with \
              'hm run --restore': 'hm restart ID' runs it as it was, 'hm rm ID' forgets it"
         );
     }
-    if restartable > 0 {
+    if restartable > 0 && !told {
         let s = if restartable == 1 { "" } else { "s" };
         eprintln!(
             "hm: {restartable} session{s} lost when {} went away: 'hm restore' starts {} again",
