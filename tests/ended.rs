@@ -213,3 +213,28 @@ fn a_session_ended_by_hm_kill_is_said_to_be_killed() {
         serde_json::from_slice(&sb.cmd(&["status", "own", "--json"]).stdout).expect("json");
     assert_eq!(v["killed"].as_bool(), Some(false));
 }
+
+/// A program killed from another shell (`kill -HUP PID`) was killed too:
+/// `hm status` names the signal, where it said `exited with code 129`.
+#[test]
+fn a_program_killed_by_a_signal_from_elsewhere_is_said_to_be_killed() {
+    use nix::sys::signal::{Signal, kill};
+    let sb = Sandbox::new();
+    bg(&sb, "hup", &["sleep", "600"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", "hup", "--json"]).stdout).expect("json");
+    let pid = v["pid"].as_i64().expect("the program's pid");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid"));
+    kill(pid, Signal::SIGHUP).expect("SIGHUP");
+    common::wait_until("the session to end", || {
+        !stdout(&sb.cmd(&["ls", "--state", "ended", "--ids"])).is_empty()
+    });
+    let text = status_text(&sb, "hup");
+    assert!(text.contains("killed by SIGHUP (exit code 129)"), "{text}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("hup") && l.contains("killed 129")),
+        "{ls}"
+    );
+}

@@ -91,7 +91,7 @@ impl Core {
     /// child. Once the caller closes the slave, the reader sees the end of
     /// the output and subscribers get EXIT.
     pub(crate) fn end(&self, code: i32) {
-        record_exit(&self.ctx, code, &self.reaped, &self.changed);
+        record_exit(&self.ctx, code, false, &self.reaped, &self.changed);
     }
 
     /// Runs the main loop for `child`, a process the caller started on

@@ -107,8 +107,8 @@ pub(super) async fn main_loop(
         // that is not the child's exit code.
         if check_child && !ctx.shared.borrow().has_ended() {
             check_child = false;
-            if let Some(code) = try_reap(child) {
-                record_exit(ctx, code, reaped, changed);
+            if let Some((code, signaled)) = try_reap(child) {
+                record_exit(ctx, code, signaled, reaped, changed);
                 info!(code, "child exited");
                 // Closing our copy of the slave lets the master report EOF
                 // once the child's last bytes have been read.
@@ -224,8 +224,14 @@ pub(super) async fn main_loop(
 
 /// Records the program's end: STATUS says dead from now on, and the pty
 /// reader and the subscribers are told (they drain, then send EXIT).
-pub(super) fn record_exit(ctx: &Ctx, code: i32, reaped: &Notify, changed: &watch::Sender<()>) {
-    ctx.shared.borrow_mut().record_exit(code);
+pub(super) fn record_exit(
+    ctx: &Ctx,
+    code: i32,
+    signaled: bool,
+    reaped: &Notify,
+    changed: &watch::Sender<()>,
+) {
+    ctx.shared.borrow_mut().record_exit(code, signaled);
     reaped.notify_one();
     changed.send_replace(());
 }
@@ -245,16 +251,16 @@ fn signal_child(child: Pid, group: bool, sig: Signal) {
 }
 
 /// Reaps the child if it has ended, without ever blocking: a stopped child
-/// is not an ended one.
-fn try_reap(child: Pid) -> Option<i32> {
+/// is not an ended one. Its exit code, and whether a signal ended it.
+fn try_reap(child: Pid) -> Option<(i32, bool)> {
     loop {
         match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => return Some(code),
-            Ok(WaitStatus::Signaled(_, sig, _)) => return Some(128 + sig as i32),
+            Ok(WaitStatus::Exited(_, code)) => return Some((code, false)),
+            Ok(WaitStatus::Signaled(_, sig, _)) => return Some((128 + sig as i32, true)),
             Ok(_) => return None,
             Err(nix::Error::EINTR) => {}
             // ECHILD: someone else reaped it; nothing more will come.
-            Err(_) => return Some(1),
+            Err(_) => return Some((1, false)),
         }
     }
 }

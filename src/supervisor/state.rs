@@ -124,6 +124,9 @@ pub struct Shared {
     /// told the supervisor to stop: how the session ended, for a restore.
     killed: bool,
     stopped: bool,
+    /// Whether the program died of a signal, whoever sent it (a `kill`
+    /// from another shell): its record says killed, not exited.
+    signaled: bool,
     /// Who its changes wake.
     wakes: Wakes,
 }
@@ -189,6 +192,7 @@ impl Shared {
             keeper: None,
             killed: false,
             stopped: false,
+            signaled: false,
             wakes: Wakes::default(),
         }
     }
@@ -292,10 +296,12 @@ impl Shared {
         std::mem::take(&mut self.answers)
     }
 
-    /// The program was reaped with `code`: STATUS says dead from now on.
-    pub fn record_exit(&mut self, code: i32) {
+    /// The program was reaped with `code` (128 + N if `signaled` by N):
+    /// STATUS says dead from now on.
+    pub fn record_exit(&mut self, code: i32, signaled: bool) {
         let now = self.clock.now_ms();
         self.exit_code = Some(code);
+        self.signaled = signaled;
         self.classifier.set_dead(now);
         if let Some(d) = &mut self.detector {
             d.ended(now);
@@ -468,7 +474,7 @@ impl Shared {
             label: i.label.clone(),
             cols: self.size.cols,
             rows: self.size.rows,
-            killed: self.killed,
+            killed: self.killed || self.signaled,
         }
     }
 
