@@ -448,6 +448,10 @@ pub struct RunArgs {
     #[arg(long, hide = true, value_name = "INSTANCE")]
     pub restoring: Option<String>,
 
+    /// Internal: the restore is `hm restart`'s (its mark says restarted)
+    #[arg(long, hide = true, requires = "restoring")]
+    pub restarting: bool,
+
     /// Internal: report readiness on stderr, used by `hm run` to start a
     /// background supervisor
     #[arg(long, hide = true)]

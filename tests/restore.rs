@@ -1200,7 +1200,8 @@ fn restart_of_a_lost_command_keeps_its_old_output() {
     wait_until("the old output, then the mark, then the new", || {
         let logs = stdout(&sb.cmd(&["logs", "noisy"]));
         let old = logs.find("before-the-crash");
-        let mark = logs.find("── restored ");
+        // Restarted as it was, not restored: the mark says which.
+        let mark = logs.find("── restarted ");
         let new = logs.rfind("before-the-crash");
         matches!((old, mark, new), (Some(o), Some(m), Some(n)) if o < m && m < n)
     });
@@ -1229,7 +1230,7 @@ fn a_restored_full_screen_program_keeps_its_last_screen_and_the_mark() {
             let logs = stdout(&sb.cmd(&["logs", "full"]));
             let main = logs.find("on the main screen");
             let last = logs.find("the conversation so far");
-            let mark = logs.find("── restored ");
+            let mark = logs.find("── restarted ");
             let new = logs.rfind("the conversation so far");
             matches!((main, last, mark, new),
             (Some(a), Some(b), Some(m), Some(n)) if a < b && b < m && m < n)

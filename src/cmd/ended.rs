@@ -192,7 +192,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         cmd.args(["--cols", &r.cols.to_string(), "--rows", &r.rows.to_string()]);
     }
     if let Some(instance) = &restoring {
-        cmd.arg("--restoring").arg(instance);
+        cmd.arg("--restoring").arg(instance).arg("--restarting");
     }
     cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
     let status = cmd.status().context("cannot start hm run")?;

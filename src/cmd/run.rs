@@ -334,6 +334,7 @@ fn keep(args: &RunArgs, config: &Config) -> Result<Option<supervisor::keeper::Ke
         rerun: args.restore,
         env_names: config.env.iter().map(|v| v.name.clone()).collect(),
         restoring: args.restoring.clone(),
+        restarting: args.restarting,
     }))
 }
 
@@ -422,6 +423,9 @@ fn launch(
     // `hm restart` of a lost session claims its history this way.
     if let Some(instance) = &args.restoring {
         cmd.arg("--restoring").arg(instance);
+        if args.restarting {
+            cmd.arg("--restarting");
+        }
     }
     cmd.arg("--").args(&args.command);
     // `hm run` exits when its attach does; the supervisor then passes to

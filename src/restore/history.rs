@@ -246,13 +246,15 @@ pub enum Why {
     SupervisorGone,
 }
 
-/// The mark's text: `── restored 14:05, after the machine restarted ──`.
-pub fn mark(hhmm: &str, why: Why) -> String {
+/// The mark's text: `── restored 14:05, after the machine restarted ──`;
+/// `restarted` by `hm restart`, which runs the command as it was.
+pub fn mark(hhmm: &str, why: Why, restarted: bool) -> String {
     let after = match why {
         Why::Reboot => "after the machine restarted",
         Why::SupervisorGone => "after its supervisor went away",
     };
-    format!("── restored {hhmm}, {after} ──")
+    let how = if restarted { "restarted" } else { "restored" };
+    format!("── {how} {hhmm}, {after} ──")
 }
 
 /// What goes between the old output and the mark: whatever the old
@@ -390,7 +392,11 @@ mod tests {
 
     #[test]
     fn the_mark_follows_the_reset_on_its_own_line() {
-        let text = mark("14:05", Why::Reboot);
+        let text = mark("14:05", Why::Reboot, false);
+        assert_eq!(
+            mark("14:05", Why::SupervisorGone, true),
+            "── restarted 14:05, after its supervisor went away ──"
+        );
         assert_eq!(text, "── restored 14:05, after the machine restarted ──");
         assert!(
             RESET.starts_with(b"\x18"),

@@ -268,6 +268,8 @@ pub struct Keep {
     /// Set by `hm restore`: the instance of the lost session's manifest
     /// this start restores.
     pub restoring: Option<String>,
+    /// Set by `hm restart`: the restore's mark says restarted.
+    pub restarting: bool,
 }
 
 /// A restore's start: the lost session's manifest, still the one
@@ -316,7 +318,7 @@ pub fn claim(keep: &Keep, id: &str, token: &str, max_replay: usize) -> anyhow::R
         }
     };
     Ok(Claim {
-        mark: history::mark(&history::local_hhmm(), why),
+        mark: history::mark(&history::local_hhmm(), why, keep.restarting),
         old_output,
         old,
         warning,
