@@ -106,7 +106,9 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 
     /// Draws the view [`Term::scrolled_back`] rows up: the history rows
     /// there above as much of the live screen as fits, on a screen of its
-    /// own (a row wider than the screen cut at its edge).
+    /// own (a row wider than the screen, kept whole from before the
+    /// session narrowed, cut at its edge and marked there with a dim
+    /// [`CUT_MARK`], as a pane marks a row that goes on past it).
     pub(super) fn compose(&mut self) {
         self.back = self.back.min(self.history_len());
         if self.back == 0 {
@@ -129,7 +131,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let kept = &self.tally().rows;
         for (i, row) in kept.range(top..top + from_history).enumerate() {
             let _ = write!(Bytes(&mut out), "\x1b[{};1H\x1b[0m", i + 1);
-            out.extend_from_slice(cut(&row.formatted, cols).as_bytes());
+            let wider =
+                unicode_width::UnicodeWidthStr::width(row.text().as_str()) > usize::from(cols);
+            let room = if wider { cols.saturating_sub(1) } else { cols };
+            out.extend_from_slice(cut(&row.formatted, room).as_bytes());
+            if wider && cols > 1 {
+                let _ = write!(Bytes(&mut out), "\x1b[{};{cols}H\x1b[0;2m{CUT_MARK}", i + 1);
+            }
         }
         let (r, c) = super::term::dims(self.size());
         let mut view = vt100::Parser::new(r, c, 0);
@@ -202,6 +210,10 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.history_len() + usize::from(self.screen().cursor_position().0)
     }
 }
+
+/// Drawn in the last column of a row that goes on past it: a history row
+/// wider than the screen, a pane's row wider than the pane.
+pub const CUT_MARK: &str = "›";
 
 /// Appends `fmt::Write` text to bytes.
 struct Bytes<'a>(&'a mut Vec<u8>);

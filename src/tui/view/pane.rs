@@ -17,6 +17,7 @@ use crate::tui::layout::inner;
 use crate::tui::model::{Link, Model, Pane};
 use crate::tui::screen;
 use crate::tui::window;
+use crate::vt::history::CUT_MARK;
 
 pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let selected = m.selected.as_deref() == Some(p.id.as_str());
@@ -242,17 +243,14 @@ fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_
         if v.wide_at(row, last) {
             f.buffer_mut()[(area.x + last, area.y + row)].set_symbol(" ");
         }
-        if window::cut(p.term.screen(), row_off + row, col_off + area.width) {
+        // Of the screen drawn: scrolled back, the history's rows.
+        if window::cut(p.term.shown(), row_off + row, col_off + area.width) {
             f.buffer_mut()[(area.x + last, area.y + row)]
                 .set_symbol(CUT_MARK)
                 .set_style(m.theme.dim);
         }
     }
 }
-
-/// Drawn in a pane's last column on a row of the session's screen that
-/// goes on past it.
-pub(super) const CUT_MARK: &str = "›";
 
 /// A pane's directory for its border: `~` for the home directory, and as
 /// many of the last components as fit in `room` columns.

@@ -263,3 +263,22 @@ fn a_wrapped_line_and_a_wide_character_survive_narrowing() {
     assert_eq!(logical[1].text, wide);
     assert_eq!(logical[2].text, "line 1");
 }
+
+/// Scrolled back, a row kept whole from before the screen narrowed is cut
+/// at the edge and says so with the cut mark in its last column, as a pane
+/// marks a row that goes on past it; one that fits is drawn as it is.
+#[test]
+fn a_history_row_wider_than_the_screen_is_marked_where_the_view_cuts_it() {
+    let long = "0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 4 }, 100);
+    t.feed(format!("{long}\r\nshort\r\n").as_bytes());
+    t.resize(Size { cols: 10, rows: 4 });
+    t.feed(&lines(6));
+    assert_eq!(t.history()[0], long);
+    t.scroll_back(t.history_len());
+    let rows: Vec<String> = t.shown().rows(0, 10).collect();
+    assert_eq!(rows[0], format!("012345678{}", super::CUT_MARK), "{rows:?}");
+    assert_eq!(rows[1], "short");
+    // The mark is the view's only: a copy has the whole line.
+    assert_eq!(t.history()[0], long);
+}
