@@ -300,12 +300,16 @@ fn events_streams_every_sessions_changes_as_they_happen() {
     next("the new session", &|v| {
         v["id"] == "asks" && v["event"] == "started"
     });
+    // Resized since: its events carry its size of then, not of when
+    // `hm events` first looked.
+    common::history::resize(&sb, &s.id, 100, 30);
     common::open_gate(&gate);
     let v = next("waiting", &|v| {
         v["id"] == "asks" && v["primary"] == "waiting"
     });
     assert_eq!(v["event"], "state", "{v}");
     assert_eq!(v["detail"], "input", "{v}");
+    assert_eq!((&v["cols"], &v["rows"]), (&100.into(), &30.into()), "{v}");
     assert!(v["time_unix_ms"].is_u64(), "{v}");
     let sent = sb.cmd(&["send", &s.id, "y", "--enter"]);
     assert!(sent.status.success(), "{}", stderr(&sent));

@@ -19,7 +19,7 @@ use crate::clock;
 use crate::config::Config;
 use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
-use crate::protocol::{Reply, Request, Subscribe, conn};
+use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
 
 /// One line of output: what happened, and the session as it is now.
 #[derive(Debug, serde::Serialize)]
@@ -115,6 +115,11 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         ..SessionView::default()
     };
     let mut event = first;
+    // STATE pushes not printed yet: each waits for an INFO asked after it,
+    // so that what STATE does not carry (the size, the label) is of then,
+    // not of when the command started (a resize was never seen).
+    let mut held: Vec<StateReport> = Vec::new();
+    let mut asking = true;
     loop {
         let frame = match r.recv().await {
             Ok(Some(f)) => f,
@@ -122,22 +127,30 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         };
         // What this client cannot read is skipped.
         match conn::decode(frame) {
-            Ok(Reply::Info(info)) => view = SessionView::described(&id, &info),
-            Ok(Reply::State(report)) => {
-                let said = view.label();
-                view.apply(&report);
-                // A push that changes what the session is doing is a state
-                // change; one that changes only what it shows of it (the
-                // dialog drawn after the agent's own word that it waits)
-                // is `dialog` for scripts and no new line for people, to
-                // whom it said `waiting · permission` twice.
-                let kind = event_kind(event, &said, &view.label());
-                if json || kind != "dialog" {
-                    print(json, kind, &view);
+            Ok(Reply::Info(info)) => {
+                asking = false;
+                let fresh = SessionView::described(&id, &info);
+                if held.is_empty() {
+                    view = fresh;
+                } else {
+                    // Their states as pushed, in order, on what is now.
+                    let said = view.label();
+                    view = fresh;
+                    show(&mut view, &mut held, &mut event, said, json);
                 }
-                event = "state";
+            }
+            Ok(Reply::State(report)) => {
+                held.push(*report);
+                if !asking {
+                    asking = conn::ask(&mut w, &[Request::Info]).await.is_ok();
+                    if !asking {
+                        break;
+                    }
+                }
             }
             Ok(Reply::Exit(code)) => {
+                let said = view.label();
+                show(&mut view, &mut held, &mut event, said, json);
                 view.exited(code, clock::unix_ms());
                 print(json, "ended", &view);
                 return;
@@ -145,9 +158,37 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
             _ => {}
         }
     }
+    let said = view.label();
+    show(&mut view, &mut held, &mut event, said, json);
     view.error = Some("supervisor gone".to_owned());
     view.alive = false;
     print(json, "gone", &view);
+}
+
+/// Prints the `held` STATE pushes in order, each applied to `view`;
+/// `said` is the label printed last.
+fn show(
+    view: &mut SessionView,
+    held: &mut Vec<StateReport>,
+    event: &mut &'static str,
+    mut said: String,
+    json: bool,
+) {
+    for report in held.drain(..) {
+        view.apply(&report);
+        // A push that changes what the session is doing is a state
+        // change; one that changes only what it shows of it (the dialog
+        // drawn after the agent's own word that it waits) is `dialog` for
+        // scripts and no new line for people, to whom it said `waiting ·
+        // permission` twice.
+        let label = view.label();
+        let kind = event_kind(event, &said, &label);
+        if json || kind != "dialog" {
+            print(json, kind, view);
+        }
+        said = label;
+        *event = "state";
+    }
 }
 
 /// Starts following every live session in `dir` not followed yet; `first`
