@@ -88,7 +88,12 @@ pub fn dialog_rows(p: &Pane) -> Option<(u16, u16)> {
     if !p.waiting() {
         return None;
     }
-    let d = p.report.as_ref()?.dialog.as_ref()?;
+    dialog_span(p, p.report.as_ref()?.dialog.as_ref()?)
+}
+
+/// The rows of dialog `d` on `p`'s screen, from its subject's row when
+/// that is printed just above them (see [`dialog_rows`]).
+pub fn dialog_span(p: &Pane, d: &crate::protocol::DialogInfo) -> Option<(u16, u16)> {
     let (first, last) = d.screen_rows?;
     let screen = p.term.screen();
     let last = last.min(screen.size().0.get() - 1);
@@ -188,7 +193,7 @@ fn row_text(screen: &vt100::Screen, row: u16) -> String {
 }
 
 /// Not blank, and not a rule drawn with box characters or dashes.
-fn says_something(text: &str) -> bool {
+pub fn says_something(text: &str) -> bool {
     text.chars().any(|c| {
         !c.is_whitespace()
             && !matches!(

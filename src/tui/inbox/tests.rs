@@ -619,3 +619,74 @@ fn a_plain_program_waiting_shows_the_line_it_asks_on() {
     let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
     assert!(row.contains("Drop table users? [y/N]"), "{text}");
 }
+
+/// Claude Code asks "Do you want to proceed?" under the command it would
+/// run: the inbox shows the command too (it began at the question), read
+/// from the real screen with the real rules, as a supervisor reports it.
+#[test]
+fn a_permission_is_shown_with_the_command_it_asks_about() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    m.size = (160, 50);
+    let frame = include_str!("../../../tests/fixtures/screens/claude330_permission/frame.txt");
+    let p = m.pane_mut("a").expect("pane");
+    p.term.resize(crate::protocol::Size {
+        cols: 120,
+        rows: 28,
+    });
+    let output = frame.trim_end_matches('\n').replace('\n', "\r\n");
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(output.into_bytes())),
+        now,
+    );
+    let rules = crate::detect::rules::builtin();
+    let screen = m.pane("a").expect("pane").term.screen().clone();
+    let d = crate::detect::dialog::find(
+        &rules,
+        Some("claude"),
+        &screen,
+        crate::detect::Detail::Permission,
+    )
+    .expect("the permission dialog");
+    let command = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
+    assert_eq!(d.subject.as_deref(), Some(command));
+    let info = DialogInfo {
+        id: 1,
+        rule: d.rule,
+        subject: d.subject,
+        fingerprint: d.fingerprint,
+        screen_rows: d.screen_rows,
+        answers: vec!["approve".into(), "deny".into()],
+        ..Default::default()
+    };
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    update(
+        &mut m,
+        waiting_at("a", "permission", 1_000, Some(info)),
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    // The inbox's rows under the dialog's header (the list's row above
+    // names the command as its subject), inside its borders.
+    let inbox: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once('│').map(|(_, rest)| rest))
+        .skip_while(|l| !l.contains("a · claude.permission · approve, deny"))
+        .collect();
+    let at = |s: &str| {
+        inbox
+            .iter()
+            .position(|l| l.contains(s))
+            .unwrap_or_else(|| panic!("no {s:?} in\n{}", inbox.join("\n")))
+    };
+    assert!(at(command) < at("Do you want to proceed?"));
+    assert!(at("Do you want to proceed?") < at("3. No"));
+    // The dashed rules around the command say nothing.
+    assert!(
+        !inbox.iter().any(|l| l.contains("╌╌╌╌")),
+        "{}",
+        inbox.join("\n")
+    );
+}

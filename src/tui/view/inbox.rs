@@ -146,10 +146,15 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
 }
 
 /// The rows of the dialog a pane's session waits at, from the pane's own
-/// screen, at most `room` of them (blank ones left out): only
-/// while the pane shows the live screen the supervisor found them on.
+/// screen, at most `room` of them (blank rows and rules left out), from
+/// the row naming what it asks about (the command, the file) when that
+/// is just above the question: only while the pane shows the live screen
+/// the supervisor found them on.
 fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
-    let Some((first, last)) = p.dialog.as_ref().and_then(|d| d.screen_rows) else {
+    let Some(d) = p.dialog.as_ref() else {
+        return Vec::new();
+    };
+    let Some((first, last)) = crate::tui::window::dialog_span(p, d) else {
         return Vec::new();
     };
     let screen = p.term.screen();
@@ -161,13 +166,18 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
         .rows(0, cols)
         .skip(usize::from(first))
         .take(usize::from(last - first) + 1)
+        .filter(|r| crate::tui::window::says_something(r))
         .map(|r| crate::paths::sanitize(r.trim_end()))
         .collect();
-    // Blank rows say nothing, and the room is short.
-    rows.retain(|r| !r.trim().is_empty());
-    // A long dialog keeps its end: the options and the question.
+    // A long dialog keeps its end, the question and the options, and
+    // the row naming its subject when it starts there.
+    let named = d.screen_rows.is_some_and(|(question, _)| first < question);
     let cut = rows.len().saturating_sub(room);
-    rows.drain(..cut);
+    if cut > 0 && named && room > 1 {
+        rows.drain(1..=cut);
+    } else {
+        rows.drain(..cut);
+    }
     rows
 }
 
