@@ -36,7 +36,7 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
             clamp(first)
         };
     }
-    let drawn = s.last_text_row.unwrap_or(0);
+    let drawn = s.last_text_row().unwrap_or(0);
     let bottom = if s.cursor_shown {
         drawn.max(s.cursor_row)
     } else {
@@ -218,15 +218,10 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
         rows,
         cursor_row: screen.cursor_position().0,
         cursor_shown: !screen.hide_cursor(),
-        last_text_row: None,
         blank: [0; 4],
     };
-    for row in 0..rows {
-        if drawn(row) {
-            facts.last_text_row = Some(row);
-        } else {
-            facts.set_blank(row);
-        }
+    for row in (0..rows).filter(|&r| !drawn(r)) {
+        facts.set_blank(row);
     }
     facts
 }
@@ -249,13 +244,16 @@ mod tests {
     /// A 40-row screen, as Claude Code draws at 120x40: text down to
     /// `last`, the cursor at `cursor` (hidden unless `shown`).
     fn screen(last: Option<u16>, cursor: u16, shown: bool) -> Screen {
-        Screen {
+        let mut s = Screen {
             rows: 40,
             cursor_row: cursor,
             cursor_shown: shown,
-            last_text_row: last,
             blank: [0; 4],
+        };
+        for row in last.map_or(0, |l| l + 1)..40 {
+            s.set_blank(row);
         }
+        s
     }
 
     #[test]
@@ -422,10 +420,10 @@ mod tests {
                 rows: 10,
                 cursor_row: 1,
                 cursor_shown: true,
-                last_text_row: Some(3),
                 blank: [0b11_1111_0100, 0, 0, 0],
             }
         );
+        assert_eq!(f.last_text_row(), Some(3));
         p.feed(b"\x1b[?25l");
         assert!(!facts(p.screen()).cursor_shown);
         // Cut on the right: only rows with text at or past the column.

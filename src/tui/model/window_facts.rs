@@ -12,8 +12,6 @@ pub struct Screen {
     /// Whether the program shows its cursor (an agent's UI often hides it
     /// and leaves it anywhere).
     pub cursor_shown: bool,
-    /// The last row with anything drawn on it.
-    pub last_text_row: Option<u16>,
     /// The rows with nothing drawn on them, one bit a row (a screen has at
     /// most 256, see `protocol::MAX_DIM`).
     pub blank: [u64; 4],
@@ -24,6 +22,11 @@ impl Screen {
     pub fn is_blank(&self, row: u16) -> bool {
         let (word, bit) = (usize::from(row / 64), row % 64);
         self.blank.get(word).is_some_and(|w| w & (1 << bit) != 0)
+    }
+
+    /// The last row with anything drawn on it.
+    pub fn last_text_row(&self) -> Option<u16> {
+        (0..self.rows).rev().find(|&r| !self.is_blank(r))
     }
 
     /// Marks `row` as one with nothing drawn on it.
