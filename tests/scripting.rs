@@ -213,9 +213,9 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     });
     let out = sb.cmd(&["send", &s.id, "--keys", "C-c"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    // Ctrl-C ends cat, and with it the session.
+    // Ctrl-C ends cat, and with it the session: its signal named.
     common::wait_until("cat to end", || {
-        stdout(&sb.cmd(&["status", &s.id])).contains("exited with code")
+        stdout(&sb.cmd(&["status", &s.id])).contains("killed by SIGINT (exit code 130)")
     });
     // A key name hm does not know is the command line's mistake.
     let bad = sb.cmd(&["send", "cat", "--keys", "Hyper-x"]);
