@@ -61,10 +61,24 @@ fn print(json: bool, event: &str, session: &SessionView) {
     }
 }
 
-/// What a STATE push after `event` is, given the session's label before
-/// and after it: `dialog` when a change leaves the label as it was.
-fn event_kind(event: &'static str, before: &str, after: &str) -> &'static str {
-    if event == "state" && before == after {
+/// What a session says of itself in a line: its label, and the dialog
+/// it waits at, by number.
+type Said = (String, Option<u64>);
+
+fn said(view: &SessionView) -> Said {
+    (view.label(), view.dialog.as_ref().map(|d| d.id))
+}
+
+/// What a STATE push after `event` is, given what the session said
+/// before and after it: `dialog` when a change leaves the label as it was
+/// and shows no other dialog than before (the one drawn after the
+/// agent's own word that it waits); another dialog is a new question.
+fn event_kind(event: &'static str, before: &Said, after: &Said) -> &'static str {
+    let same_dialog = match (before.1, after.1) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    if event == "state" && before.0 == after.0 && same_dialog {
         "dialog"
     } else {
         event
@@ -134,9 +148,9 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                     view = fresh;
                 } else {
                     // Their states as pushed, in order, on what is now.
-                    let said = view.label();
+                    let before = said(&view);
                     view = fresh;
-                    show(&mut view, &mut held, &mut event, said, json);
+                    show(&mut view, &mut held, &mut event, before, json);
                 }
             }
             Ok(Reply::State(report)) => {
@@ -149,8 +163,8 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                 }
             }
             Ok(Reply::Exit(code)) => {
-                let said = view.label();
-                show(&mut view, &mut held, &mut event, said, json);
+                let before = said(&view);
+                show(&mut view, &mut held, &mut event, before, json);
                 view.exited(code, clock::unix_ms());
                 print(json, "ended", &view);
                 return;
@@ -158,20 +172,20 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
             _ => {}
         }
     }
-    let said = view.label();
-    show(&mut view, &mut held, &mut event, said, json);
+    let before = said(&view);
+    show(&mut view, &mut held, &mut event, before, json);
     view.error = Some("supervisor gone".to_owned());
     view.alive = false;
     print(json, "gone", &view);
 }
 
 /// Prints the `held` STATE pushes in order, each applied to `view`;
-/// `said` is the label printed last.
+/// `before` is what the line printed last said.
 fn show(
     view: &mut SessionView,
     held: &mut Vec<StateReport>,
     event: &mut &'static str,
-    mut said: String,
+    mut before: Said,
     json: bool,
 ) {
     for report in held.drain(..) {
@@ -181,12 +195,12 @@ fn show(
         // drawn after the agent's own word that it waits) is `dialog` for
         // scripts and no new line for people, to whom it said `waiting ·
         // permission` twice.
-        let label = view.label();
-        let kind = event_kind(event, &said, &label);
+        let now = said(view);
+        let kind = event_kind(event, &before, &now);
         if json || kind != "dialog" {
             print(json, kind, view);
         }
-        said = label;
+        before = now;
         *event = "state";
     }
 }
@@ -271,11 +285,19 @@ mod tests {
 
     #[test]
     fn a_push_that_keeps_the_state_is_a_dialog_event() {
-        let w = "waiting · permission";
-        assert_eq!(event_kind("state", w, w), "dialog");
-        assert_eq!(event_kind("state", "active · thinking", w), "state");
+        let w = |d: Option<u64>| ("waiting · permission".to_owned(), d);
+        assert_eq!(event_kind("state", &w(None), &w(None)), "dialog");
+        // The dialog drawn after the agent's word that it waits.
+        assert_eq!(event_kind("state", &w(None), &w(Some(1))), "dialog");
+        // Another dialog: a new question, a line of its own.
+        assert_eq!(event_kind("state", &w(Some(1)), &w(Some(2))), "state");
+        let thinking = ("active · thinking".to_owned(), None);
+        assert_eq!(event_kind("state", &thinking, &w(None)), "state");
         // A session's first line is what it is, whatever came before.
-        assert_eq!(event_kind("snapshot", w, w), "snapshot");
-        assert_eq!(event_kind("started", "", w), "started");
+        assert_eq!(event_kind("snapshot", &w(None), &w(None)), "snapshot");
+        assert_eq!(
+            event_kind("started", &(String::new(), None), &w(None)),
+            "started"
+        );
     }
 }

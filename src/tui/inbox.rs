@@ -16,10 +16,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::detect::Source;
 use crate::detect::rules::Answer;
-use crate::protocol::{Act, Acted};
+use crate::protocol::{Act, Acted, DialogInfo};
 
 use super::focus;
-use super::model::{Answering, Effect, Mode, Model, Pane, Said, Shown};
+use super::model::{Answering, Effect, Mode, Model, Moved, Pane, Said, Shown};
 
 /// A dialog drawn a moment ago is answered once it has stood long enough
 /// (the supervisor says when); it is asked again this many times.
@@ -165,7 +165,22 @@ pub fn drawn(m: &mut Model, now: Instant) {
         && took_its_place.is_some()
         && inbox.selected.as_deref() != took_its_place
     {
-        inbox.moved_at = Some(now);
+        inbox.moved_at = Some((now, Moved::Row));
+    } else if let Some(i) = at {
+        // The same row, asking something else: a second `y` must not
+        // answer the next question unread as the first did the last.
+        let before = inbox.shown.iter().find(|r| r.id == shown[i].id);
+        // Its number, from a supervisor that numbers dialogs (the rows of
+        // one change as its selection moves); else its rows.
+        let key = |d: &DialogInfo| (d.id, (d.id == 0).then(|| d.fingerprint.clone()));
+        let was = before.and_then(|r| r.dialog.as_ref()).map(key);
+        let is = shown[i].dialog.as_ref().map(key);
+        match (was, is) {
+            (Some(a), Some(b)) if a != b => inbox.moved_at = Some((now, Moved::Dialog)),
+            (None, Some(_)) if before.is_some() => inbox.moved_at = Some((now, Moved::Dialog)),
+            (Some(_), None) => inbox.moved_at = Some((now, Moved::Gone)),
+            _ => {}
+        }
     }
     inbox.selected = at.map(|i| shown[i].id.clone());
     inbox.selected_at = at.unwrap_or(0);
@@ -242,20 +257,31 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     // `y` pressed twice: the first answers a dialog, which leaves, and
     // the next row takes its place under the second. The first key that
     // soon after is refused; pressed again, it is meant for what is lit.
-    if m.inbox
+    if let Some((_, moved)) = m
+        .inbox
         .moved_at
         .take()
-        .is_some_and(|at| now.saturating_duration_since(at) < MOVED_HOLD)
+        .filter(|(at, _)| now.saturating_duration_since(*at) < MOVED_HOLD)
     {
-        m.inbox.said = Some(Said {
-            text: format!(
+        let key = match answer {
+            Answer::Approve => 'y',
+            Answer::Deny => 'n',
+        };
+        let text = match moved {
+            Moved::Row => format!(
                 "not answered: '{id}' just took the place of the row that left; \
-                 press {} again to {verb} it",
-                match answer {
-                    Answer::Approve => 'y',
-                    Answer::Deny => 'n',
-                }
+                 press {key} again to {verb} it"
             ),
+            Moved::Dialog => format!(
+                "not answered: '{id}' asks something new just now; \
+                 read it, then press {key} again to {verb} it"
+            ),
+            Moved::Gone => format!(
+                "not answered: '{id}' was answered just now, and shows nothing to {verb} yet"
+            ),
+        };
+        m.inbox.said = Some(Said {
+            text,
             refused: true,
         });
         return;
@@ -369,7 +395,14 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
     // for, from one that does not say).
     if !acted.ok {
         match acted.dialog {
-            Some(d) => p.dialog = Some(*d),
+            Some(d) => {
+                p.dialog = Some(*d.clone());
+                // Shown anew with the refusal that names it: read, not
+                // changed under the person (see `drawn`).
+                if let Some(r) = m.inbox.shown.iter_mut().find(|r| r.id == id) {
+                    r.dialog = Some(*d);
+                }
+            }
             None if p.askable() => fx.push(Effect::Info(id.to_owned())),
             None => {}
         }

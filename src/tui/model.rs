@@ -20,7 +20,7 @@ pub mod window_facts;
 
 pub use copy_window::CopyWindow;
 pub use drag::Drag;
-pub use inbox::{Answering, Inbox, Said, Shown};
+pub use inbox::{Answering, Inbox, Moved, Said, Shown};
 pub use lost_found::LostFound;
 
 /// Something that happened.

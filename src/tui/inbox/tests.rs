@@ -690,3 +690,68 @@ fn a_permission_is_shown_with_the_command_it_asks_about() {
         inbox.join("\n")
     );
 }
+
+/// `y` pressed twice on one session that asks twice in a row (a deploy
+/// script: staging, then production; Claude Code: one command, then the
+/// next): the second must not approve the next question unread. Its
+/// dialog going is said as such, and the new one, once it has stood a
+/// moment (or on the key pressed again), is answered.
+#[test]
+fn a_second_y_does_not_answer_the_next_question_of_the_same_session() {
+    let now = Instant::now();
+    let mut m = opened(&["a"], &[("a", "input", 3_000)], now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(acts(&fx).len(), 1);
+    let done = Acted {
+        ok: true,
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+        now,
+    );
+    // Answered: the dialog goes, and a key now says why it does nothing.
+    let t1 = now + Duration::from_millis(100);
+    update(&mut m, waiting_at("a", "input", 3_000, None), t1);
+    draw(&mut m, t1);
+    let fx = update(&mut m, press(KeyCode::Char('y')), t1);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert!(
+        said(&m).contains("'a' was answered just now"),
+        "{}",
+        said(&m)
+    );
+    // The next question, in the same row: not answered by a key at once.
+    let t2 = now + Duration::from_millis(400);
+    let next = dialog("claude.input", "deploy to PRODUCTION", 2);
+    update(&mut m, waiting_at("a", "input", 0, Some(next)), t2);
+    draw(&mut m, t2);
+    let fx = update(
+        &mut m,
+        press(KeyCode::Char('y')),
+        t2 + Duration::from_millis(300),
+    );
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert!(
+        said(&m).contains("'a' asks something new just now"),
+        "{}",
+        said(&m)
+    );
+    // Pressed again, it is meant for what is shown: dialog 2.
+    let fx = update(
+        &mut m,
+        press(KeyCode::Char('y')),
+        t2 + Duration::from_millis(400),
+    );
+    assert_eq!(acts(&fx)[0].1.dialog, Some(2), "{fx:?}");
+    // The same dialog drawn again (its rows changed, its number kept) is
+    // no new question.
+    let mut m = opened(&["a"], &[("a", "input", 3_000)], now);
+    let mut same = dialog("claude.input", "cmd of a", 1);
+    same.fingerprint = "other rows".into();
+    update(&mut m, waiting_at("a", "input", 3_000, Some(same)), t1);
+    draw(&mut m, t1);
+    let fx = update(&mut m, press(KeyCode::Char('y')), t1);
+    assert_eq!(acts(&fx).len(), 1, "{}", said(&m));
+}

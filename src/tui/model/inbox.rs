@@ -17,10 +17,23 @@ pub struct Inbox {
     pub said: Option<Said>,
     /// Focus entered from the inbox comes back to it.
     pub after_focus: bool,
-    /// When the selection last moved on its own (its row left, the next
-    /// took its place): an answer key this soon after was meant for the
-    /// row that left.
-    pub moved_at: Option<std::time::Instant>,
+    /// When what the selected row asks last changed under the person
+    /// (its row left and the next took its place; its session showed
+    /// another dialog, or its dialog went), and how: an answer key this
+    /// soon after was meant for what was there before.
+    pub moved_at: Option<(std::time::Instant, Moved)>,
+}
+
+/// How what the selected row asks changed on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    /// Its row left; the next took its place.
+    Row,
+    /// Its session shows another dialog (the next question, once the
+    /// last was answered).
+    Dialog,
+    /// Its dialog went (answered), and no other is shown yet.
+    Gone,
 }
 
 /// A row as it was drawn: which session, and the dialog it showed.
