@@ -1036,6 +1036,9 @@ fn a_session_stopped_by_sigterm_is_lost_and_restored() {
             .any(|l| l.starts_with("sh1 ") && l.contains("lost (restartable)")),
         "{ls}"
     );
+    // Its program died of the signal the supervisor sent as it stopped:
+    // not killed by anyone (it is lost, for `hm restore`).
+    assert_eq!(status_json(&sb, "sh1")["killed"], false);
     let out = sb.cmd(&["restore"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert_eq!(status_json(&sb, "sh1")["alive"], true);

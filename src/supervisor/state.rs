@@ -474,7 +474,10 @@ impl Shared {
             label: i.label.clone(),
             cols: self.size.cols,
             rows: self.size.rows,
-            killed: self.killed || self.signaled,
+            // A signal the supervisor sent as it was told to stop (a
+            // shutdown: the session is lost, for `hm restore`) is not
+            // someone killing the program.
+            killed: self.killed || (self.signaled && !self.stopped),
         }
     }
 
