@@ -248,6 +248,10 @@ fn step(m: &mut Model, by: i64) {
 /// `y` or `n` on the selected row: an ACT for the dialog it showed.
 fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     let Some(id) = m.inbox.selected.clone() else {
+        m.inbox.said = Some(Said {
+            text: format!("nothing to {}: no session is waiting", answer.name()),
+            refused: true,
+        });
         return;
     };
     let Some(shown) = m.inbox.shown.iter().find(|r| r.id == id).cloned() else {

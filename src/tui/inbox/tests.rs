@@ -755,3 +755,23 @@ fn a_second_y_does_not_answer_the_next_question_of_the_same_session() {
     let fx = update(&mut m, press(KeyCode::Char('y')), t1);
     assert_eq!(acts(&fx).len(), 1, "{}", said(&m));
 }
+
+/// An empty inbox offers only to close, and a `y` there says why it does
+/// nothing (it offered `y approve` and did nothing, silently).
+#[test]
+fn an_empty_inbox_offers_only_to_close_and_says_why_y_does_nothing() {
+    let now = Instant::now();
+    let mut m = opened(&["a"], &[], now);
+    let screen = draw(&mut m, now);
+    let footer = screen.lines().last().unwrap_or_default().to_owned();
+    assert!(footer.contains("Esc close"), "{footer}");
+    assert!(!footer.contains("approve"), "{footer}");
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty());
+    assert_eq!(said(&m), "nothing to approve: no session is waiting");
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("nothing to approve: no session is waiting"),
+        "{screen}"
+    );
+}

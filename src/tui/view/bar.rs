@@ -175,8 +175,11 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
+    let nobody_waits = !m.panes.iter().any(Pane::waiting);
     let hints: Vec<(String, &str)> = match &m.mode {
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
+        // Nothing to answer, focus or move over.
+        Mode::Inbox if nobody_waits => vec![("Esc".into(), "close")],
         Mode::Inbox => vec![
             ("y".into(), "approve"),
             ("n".into(), "deny"),
