@@ -188,6 +188,14 @@ fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
     let fx = update(&mut m, press(KeyCode::Char('x')), now);
     assert_eq!(m.mode, Mode::ConfirmKill("a".into()));
     assert!(fx.is_empty(), "nothing happens before the answer: {fx:?}");
+    // The footer says the keys of the question, not the grid's.
+    let footer = screen_text(&m, now)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(footer.contains("y kill  n keep"), "{footer}");
+    assert!(!footer.contains("new"), "{footer}");
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(m.mode, Mode::Grid);
     assert_eq!(requests(&fx), [&Effect::Kill("a".into())]);

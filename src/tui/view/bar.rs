@@ -180,6 +180,9 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
         // Nothing to answer, focus or move over.
         Mode::Inbox if nobody_waits => vec![("Esc".into(), "close")],
+        // Any other key keeps it.
+        Mode::ConfirmKill(_) => vec![("y".into(), "kill"), ("n".into(), "keep")],
+        Mode::ConfirmForget(_) => vec![("y".into(), "forget"), ("n".into(), "keep")],
         Mode::Inbox => vec![
             ("y".into(), "approve"),
             ("n".into(), "deny"),
