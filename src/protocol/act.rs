@@ -111,6 +111,19 @@ pub struct DialogInfo {
     pub screen_rows: Option<(u16, u16)>,
 }
 
+impl DialogInfo {
+    /// What tells this appearance of the dialog apart, as an ACT names
+    /// it: its number, or from a supervisor that numbers none (an older
+    /// hm) its fingerprint.
+    pub fn identity(&self) -> (Option<u64>, Option<String>) {
+        if self.id != 0 {
+            (Some(self.id), None)
+        } else {
+            (None, Some(self.fingerprint.clone()))
+        }
+    }
+}
+
 /// INFO's `automation`: one configured `[[automation]]` rule, and whether
 /// it waits to act on the dialog now.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -170,11 +170,11 @@ pub fn drawn(m: &mut Model, now: Instant) {
         // The same row, asking something else: a second `y` must not
         // answer the next question unread as the first did the last.
         let before = inbox.shown.iter().find(|r| r.id == shown[i].id);
-        // Its number, from a supervisor that numbers dialogs (the rows of
-        // one change as its selection moves); else its rows.
-        let key = |d: &DialogInfo| (d.id, (d.id == 0).then(|| d.fingerprint.clone()));
-        let was = before.and_then(|r| r.dialog.as_ref()).map(key);
-        let is = shown[i].dialog.as_ref().map(key);
+        // By number (the rows of one change as its selection moves).
+        let was = before
+            .and_then(|r| r.dialog.as_ref())
+            .map(DialogInfo::identity);
+        let is = shown[i].dialog.as_ref().map(DialogInfo::identity);
         match (was, is) {
             (Some(a), Some(b)) if a != b => inbox.moved_at = Some((now, Moved::Dialog)),
             (None, Some(_)) if before.is_some() => inbox.moved_at = Some((now, Moved::Dialog)),
@@ -326,13 +326,13 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 (true, format!("not answered: {why}"))
             }
             Some(d) => {
-                // This appearance of the dialog; from a supervisor that
-                // numbers none (an older hm), its rows.
+                // This appearance of the dialog.
+                let (dialog, fingerprint) = d.identity();
                 let act = Act {
                     answer: verb.to_owned(),
                     rule: Some(d.rule.clone()),
-                    dialog: (d.id != 0).then_some(d.id),
-                    fingerprint: (d.id == 0).then(|| d.fingerprint.clone()),
+                    dialog,
+                    fingerprint,
                     subject: None,
                 };
                 p.answering = Some(Answering {

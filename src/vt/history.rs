@@ -131,10 +131,12 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         let kept = &self.tally().rows;
         for (i, row) in kept.range(top..top + from_history).enumerate() {
             let _ = write!(Bytes(&mut out), "\x1b[{};1H\x1b[0m", i + 1);
-            let wider =
-                unicode_width::UnicodeWidthStr::width(row.text().as_str()) > usize::from(cols);
-            let room = if wider { cols.saturating_sub(1) } else { cols };
-            out.extend_from_slice(cut(&row.formatted, room).as_bytes());
+            let (mut shown, wider) = cut(&row.formatted, cols);
+            if wider {
+                // Its last column is the mark's.
+                shown = cut(&row.formatted, cols.saturating_sub(1)).0;
+            }
+            out.extend_from_slice(shown.as_bytes());
             if wider && cols > 1 {
                 let _ = write!(Bytes(&mut out), "\x1b[{};{cols}H\x1b[0;2m{CUT_MARK}", i + 1);
             }
@@ -227,8 +229,8 @@ impl std::fmt::Write for Bytes<'_> {
 
 /// A kept row's formatted text up to `cols` columns: its SGR sequences
 /// kept, characters past the edge left out (with wrapping off, they would
-/// all land on the last column).
-fn cut(formatted: &str, cols: u16) -> String {
+/// all land on the last column); and whether any were.
+fn cut(formatted: &str, cols: u16) -> (String, bool) {
     let mut out = String::with_capacity(formatted.len());
     let mut used = 0usize;
     let mut chars = formatted.chars();
@@ -245,12 +247,12 @@ fn cut(formatted: &str, cols: u16) -> String {
         }
         let w = UnicodeWidthChar::width(c).unwrap_or(0);
         if used + w > usize::from(cols) {
-            break;
+            return (out, true);
         }
         used += w;
         out.push(c);
     }
-    out
+    (out, false)
 }
 
 /// Copy mode reads a screen's history by row numbers.

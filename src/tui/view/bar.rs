@@ -175,11 +175,11 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
-    let nobody_waits = !m.panes.iter().any(Pane::waiting);
+    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     let hints: Vec<(String, &str)> = match &m.mode {
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
         // Nothing to answer, focus or move over.
-        Mode::Inbox if nobody_waits => vec![("Esc".into(), "close")],
+        Mode::Inbox if waiting == 0 => vec![("Esc".into(), "close")],
         // Any other key keeps it.
         Mode::ConfirmKill(_) => vec![("y".into(), "kill"), ("n".into(), "keep")],
         Mode::ConfirmForget(_) => vec![("y".into(), "forget"), ("n".into(), "keep")],
@@ -195,7 +195,6 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     let hints: Vec<(&str, &str)> = hints.iter().map(|(k, w)| (k.as_str(), *w)).collect();
     // Always there when someone waits, with the key that lists them: the
     // strongest call, before the notice and the hints.
-    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     if waiting > 0 {
         let style = m
             .theme
