@@ -279,7 +279,7 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
     let out = answered.expect("an answer");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("approved input.yes_no in 'yn' (keys: y Enter)"),
+        stdout(&out).contains("approved input.yes_no in 'yn': Continue? [y/N] (keys: y Enter)"),
         "{}",
         stdout(&out)
     );

@@ -66,6 +66,45 @@ fn a_fresh_session_at_a_yes_no_question_is_waiting_for_input() {
     });
 }
 
+/// A script that asks again as soon as it is answered stays waiting, and
+/// the wait shown (`hm status`, the inbox's WAITED) is the new question's:
+/// it counted from the first, which read as if the second had waited long.
+#[test]
+fn a_question_asked_right_after_another_has_waited_only_since_it_came() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "deploy",
+        &[],
+        &[
+            "bash",
+            "-c",
+            "read -p 'Deploy to staging? [y/N] ' a; \
+             read -p 'Also deploy to PRODUCTION? [y/N] ' b; exec sleep 60",
+        ],
+    );
+    wait_for_input(&sb, "deploy");
+    let mut v = serde_json::Value::Null;
+    common::wait_until("the first question asked for 2 s", || {
+        v = status_json(&sb, "deploy");
+        v["state_ms"].as_u64().is_some_and(|ms| ms >= 2_000)
+    });
+    assert_eq!(v["dialog"]["subject"], "Deploy to staging? [y/N]", "{v}");
+    let out = sb.cmd(&["send", "deploy", "y", "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the second question", || {
+        v = status_json(&sb, "deploy");
+        v["dialog"]["subject"]
+            .as_str()
+            .is_some_and(|s| s.contains("PRODUCTION"))
+    });
+    assert_eq!(v["primary"], "waiting", "{v}");
+    let waited = v["state_ms"].as_u64().expect("state_ms");
+    assert!(
+        waited < 2_000,
+        "the second question counts the first's wait: {v}"
+    );
+}
+
 #[test]
 fn passwords_and_press_any_key_are_waiting_for_input() {
     let sb = Sandbox::new();

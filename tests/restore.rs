@@ -1038,7 +1038,15 @@ fn a_session_stopped_by_sigterm_is_lost_and_restored() {
     );
     // Its program died of the signal the supervisor sent as it stopped:
     // not killed by anyone (it is lost, for `hm restore`).
-    assert_eq!(status_json(&sb, "sh1")["killed"], false);
+    // hm status says what hm ls does: lost, not how its program ended.
+    let v = status_json(&sb, "sh1");
+    assert_eq!(
+        (&v["killed"], &v["lost"], &v["restartable"]),
+        (&false.into(), &true.into(), &true.into()),
+        "{v}"
+    );
+    let said = stdout(&sb.cmd(&["status", "sh1"]));
+    assert!(said.contains("state:    lost (restartable)"), "{said}");
     let out = sb.cmd(&["restore"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert_eq!(status_json(&sb, "sh1")["alive"], true);

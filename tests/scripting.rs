@@ -316,6 +316,15 @@ fn events_streams_every_sessions_changes_as_they_happen() {
     let v = next("the end", &|v| v["id"] == "asks" && v["event"] == "ended");
     assert_eq!(v["exit_code"], 4, "{v}");
     assert_eq!(v["state"], "dead", "{v}");
+    assert_eq!(v["killed"], false, "{v}");
+    // Ended by hm kill: killed, as hm status says after (it said
+    // `killed: false` here, the EXIT alone not saying who ended it).
+    let out = sb.cmd(&["kill", &before.id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = next("the kill", &|v| {
+        v["id"] == before.id.as_str() && v["event"] == "ended"
+    });
+    assert_eq!(v["killed"], true, "{v}");
 }
 
 #[test]

@@ -166,6 +166,20 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                 let before = said(&view);
                 show(&mut view, &mut held, &mut event, before, json);
                 view.exited(code, clock::unix_ms());
+                // Whether its end was asked for (hm kill) is in the record
+                // the supervisor writes once its clients have their EXIT:
+                // let go, and read it. Without it an `hm kill` read
+                // `exited with code 129`, `killed: false`.
+                drop((r, w));
+                let dir = sock.parent().map(PathBuf::from).unwrap_or_default();
+                let deadline = std::time::Instant::now() + crate::client::ANSWER_TIMEOUT;
+                let record = tokio::task::spawn_blocking(move || {
+                    crate::client::ended_meanwhile(&dir, &id, deadline)
+                });
+                if let Ok(Some(r)) = record.await {
+                    view.killed = r.killed;
+                    view.ended_unix_ms = Some(r.ended_unix_ms);
+                }
                 print(json, "ended", &view);
                 return;
             }

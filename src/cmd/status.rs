@@ -25,13 +25,16 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         Err(e) => {
             // Not running: perhaps it ended (or is ending as we ask), and
             // its record is kept.
-            let Some(r) = client::ended_meanwhile(&dir, &args.id, deadline) else {
-                // Lost with its supervisor: shown as `hm ls` lists it, and
-                // what `hm restore` would do with it.
-                let Some(lost) = crate::lost::list(&dir)
-                    .into_iter()
-                    .find(|l| l.id == args.id)
-                else {
+            let ended = client::ended_meanwhile(&dir, &args.id, deadline);
+            // Lost with its supervisor: shown as `hm ls` lists it, and
+            // what `hm restore` would do with it; so too when its
+            // program's end was recorded, as one that a shutdown's signal
+            // ended is (it said `killed by SIGHUP` where `hm ls` said lost).
+            let lost = crate::lost::list(&dir)
+                .into_iter()
+                .find(|l| l.id == args.id);
+            let (None, Some(r)) = (&lost, ended) else {
+                let Some(lost) = lost else {
                     return Err(e);
                 };
                 let mut out = std::io::stdout().lock();

@@ -40,6 +40,9 @@ pub struct Acting {
     /// Until then a look that finds no dialog is a redraw answering a
     /// resize, read halfway (see [`Acting::resized`]).
     redraw_until_ms: u64,
+    /// A dialog has appeared since the session last stopped waiting (see
+    /// [`Acting::stopped_waiting`]).
+    in_stretch: bool,
 }
 
 /// What an asker expects of the dialog it answers; `None`s expect nothing.
@@ -76,6 +79,11 @@ struct Seen {
     fingerprint: String,
     /// When it was first seen as it is now.
     since_ms: u64,
+    /// When it was first seen at all.
+    first_ms: u64,
+    /// Another dialog came before it while the session kept waiting (a
+    /// script's next question right after the last was answered).
+    follows: bool,
     answered: bool,
     /// The automation rule that will answer it, and when.
     due: Option<(usize, u64)>,
@@ -174,15 +182,33 @@ impl Acting {
         self.redraw_until_ms = now_ms.saturating_add(crate::detect::RESIZE_GRACE_MS);
     }
 
+    /// The session's state is not waiting (any more): the next dialog
+    /// starts a wait of its own, as the state does.
+    pub fn stopped_waiting(&mut self, now_ms: u64) {
+        self.see(None, now_ms);
+        self.in_stretch = false;
+    }
+
+    /// When the question on screen was first asked, if another came
+    /// before it in the same waiting: the person has waited since then for
+    /// this one, not since the state began (a script that asks again at
+    /// once is never seen between its questions).
+    pub fn asked_since(&self) -> Option<u64> {
+        self.seen.as_ref().filter(|s| s.follows).map(|s| s.first_ms)
+    }
+
     /// A new appearance of `d`, seen first at `now_ms`.
     fn appeared(&mut self, d: &Dialog, now_ms: u64, answered: bool) -> Seen {
         self.appearances += 1;
+        let follows = std::mem::replace(&mut self.in_stretch, true);
         Seen {
             id: self.appearances,
             rule: d.rule.clone(),
             subject: d.subject.clone(),
             fingerprint: d.fingerprint.clone(),
             since_ms: now_ms,
+            first_ms: now_ms,
+            follows,
             answered,
             due: None,
         }
@@ -364,6 +390,33 @@ mod tests {
         // No resize: gone and back is another appearance too.
         a.see(None, 7_000);
         assert_ne!(a.see(Some(&d), 7_100), again);
+    }
+
+    /// The wait for a question asked right after another, the session
+    /// waiting all along, counts from that question; the first question
+    /// of a wait, and one after the session stopped waiting, count from
+    /// the state's start (none here).
+    #[test]
+    fn a_question_that_follows_another_is_waited_for_from_when_it_came() {
+        let mut a = Acting::new(Vec::new());
+        a.see(Some(&dialog("cargo test", "› ")), 0);
+        assert_eq!(a.asked_since(), None, "the first of a wait");
+        // Its selection moving is the same question.
+        a.see(Some(&dialog("cargo test", "  ")), 1_000);
+        assert_eq!(a.asked_since(), None);
+        a.see(Some(&dialog("rm -rf target", "› ")), 5_000);
+        assert_eq!(a.asked_since(), Some(5_000));
+        // Redrawn as it was, it keeps its start.
+        a.see(Some(&dialog("rm -rf target", "  ")), 6_000);
+        assert_eq!(a.asked_since(), Some(5_000));
+        // A look between them that sees none while still waiting.
+        a.see(None, 7_000);
+        a.see(Some(&dialog("npm test", "› ")), 7_100);
+        assert_eq!(a.asked_since(), Some(7_100));
+        a.stopped_waiting(8_000);
+        assert_eq!(a.asked_since(), None);
+        a.see(Some(&dialog("npm test", "› ")), 9_000);
+        assert_eq!(a.asked_since(), None, "a new wait");
     }
 
     fn record(d: &Dialog, at_ms: u64) -> ActionRecord {

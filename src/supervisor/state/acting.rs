@@ -123,7 +123,7 @@ impl Shared {
         // Only a waiting session can be at a dialog: the others' screens
         // are not read (a resting one's stays asleep).
         if verdict.primary != crate::detect::Primary::Waiting {
-            self.acting.see(None, now_ms);
+            self.acting.stopped_waiting(now_ms);
             return None;
         }
         let detector = self.detector.as_ref()?;

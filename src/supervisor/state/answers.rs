@@ -55,7 +55,7 @@ impl Shared {
                 detail: v.detail,
                 health: v.health,
                 agent: v.agent,
-                state_ms: now.saturating_sub(v.since_ms),
+                state_ms: now.saturating_sub(v.since_ms.max(self.asked_since())),
                 signals: v.signals,
                 children: self
                     .detector
@@ -95,6 +95,13 @@ impl Shared {
         }
     }
 
+    /// When the question on screen was asked, if another was answered
+    /// before it while the session kept waiting; else 0 (the state's own
+    /// start counts).
+    fn asked_since(&self) -> u64 {
+        self.acting.asked_since().unwrap_or(0)
+    }
+
     /// Without the detector: `waiting · input` while the program asks,
     /// told by its process (`detect::plain`), whatever the timing says;
     /// for a program that reads all the time (a REPL), by the question it
@@ -102,7 +109,7 @@ impl Shared {
     pub(super) fn plain_asking(&mut self, now: u64) -> Option<StateReport> {
         let Some(signal) = self.plain_question(now) else {
             if self.asking_since.take().is_some() {
-                self.acting.see(None, now);
+                self.acting.stopped_waiting(now);
             }
             return None;
         };
@@ -123,7 +130,7 @@ impl Shared {
             detail: Some(crate::detect::Detail::Input),
             health: Health::Alive,
             agent: None,
-            state_ms: now.saturating_sub(since),
+            state_ms: now.saturating_sub(since.max(self.asked_since())),
             signals: vec![crate::detect::Signal {
                 since_ms: since,
                 ..signal
