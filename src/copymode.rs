@@ -312,8 +312,9 @@ impl CopyMode {
             Key::Char('0') | Key::Home => to.col = 0,
             Key::Char('^') => to.col = first_col(&line(hist, cur.row)),
             Key::Char('$') | Key::End => to.col = last_col(&line(hist, cur.row)),
-            Key::Char('w') => to = self.word(hist, ext, cur, true),
-            Key::Char('b') => to = self.word(hist, ext, cur, false),
+            Key::Char('w') => to = self.word(hist, ext, cur, Motion::NextStart),
+            Key::Char('b') => to = self.word(hist, ext, cur, Motion::Start),
+            Key::Char('e') => to = self.word(hist, ext, cur, Motion::End),
             Key::Char('g') => {
                 to = Pos {
                     row: ext.first,
@@ -396,9 +397,11 @@ impl CopyMode {
         self.top = self.top.clamp(ext.first, ext.live_top());
     }
 
-    /// The start of the next word (`w`) or of this or the previous one
-    /// (`b`), across rows.
-    fn word<H: History + ?Sized>(&self, hist: &mut H, ext: Extent, at: Pos, forward: bool) -> Pos {
+    /// Where a word motion goes from `at`, across rows: the start of the
+    /// next word (`w`), of this or the previous one (`b`), or the end of
+    /// this or the next one (`e`).
+    fn word<H: History + ?Sized>(&self, hist: &mut H, ext: Extent, at: Pos, motion: Motion) -> Pos {
+        let forward = motion != Motion::Start;
         // A few screens at most: a long run of blank rows ends the search.
         let span = u64::from(ext.rows.max(1)) * 4;
         let (from, to) = if forward {
@@ -407,25 +410,36 @@ impl CopyMode {
             (at.row.saturating_sub(span).max(ext.first), at.row + 1)
         };
         let lines = hist.lines(from, to);
-        // Every cell that starts a word, in order.
-        let mut starts: Vec<Pos> = Vec::new();
+        // Every cell that starts a word (`w`, `b`) or ends one (`e`), in
+        // order.
+        let mut marks: Vec<Pos> = Vec::new();
         for (i, l) in lines.iter().enumerate() {
-            let mut prev = Class::Blank;
+            let row = from + i as u64;
+            let mut prev: Option<(u16, Class)> = None;
             for (col, c) in cols(&l.text) {
                 let class = class_at(c);
-                if class != Class::Blank && class != prev {
-                    starts.push(Pos {
-                        row: from + i as u64,
-                        col,
-                    });
+                let changed = prev.is_none_or(|(_, p)| p != class);
+                match (motion, prev) {
+                    (Motion::End, Some((end, p))) if changed && p != Class::Blank => {
+                        marks.push(Pos { row, col: end });
+                    }
+                    (Motion::Start | Motion::NextStart, _) if changed && class != Class::Blank => {
+                        marks.push(Pos { row, col });
+                    }
+                    _ => {}
                 }
-                prev = class;
+                prev = Some((col, class));
+            }
+            if let (Motion::End, Some((end, p))) = (motion, prev)
+                && p != Class::Blank
+            {
+                marks.push(Pos { row, col: end });
             }
         }
         let found = if forward {
-            starts.into_iter().find(|p| *p > at)
+            marks.into_iter().find(|p| *p > at)
         } else {
-            starts.into_iter().rev().find(|p| *p < at)
+            marks.into_iter().rev().find(|p| *p < at)
         };
         found.unwrap_or(at)
     }
@@ -575,6 +589,17 @@ pub fn osc52(text: &str) -> Vec<u8> {
     out.extend_from_slice(b64.as_bytes());
     out.push(0x07);
     out
+}
+
+/// A word motion of copy mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Motion {
+    /// `w`: the start of the next word.
+    NextStart,
+    /// `b`: the start of this word, or of the previous one.
+    Start,
+    /// `e`: the end of this word, or of the next one.
+    End,
 }
 
 #[cfg(test)]

@@ -68,10 +68,20 @@ pub fn validate_id(id: &str) -> Result<(), PathError> {
     }
 }
 
+/// How many characters [`sanitize`] keeps.
+const SHOWN_MAX: usize = 80;
+
 /// Makes untrusted text safe to print: control characters (which could
-/// drive the user's terminal) become `?`, and it is cut to 80 characters.
+/// drive the user's terminal) become `?`, and it is cut to 80 characters,
+/// the last a `…` where it was cut (a command cut without one read as
+/// whole in `hm ls`).
 pub fn sanitize(s: &str) -> String {
-    s.chars().take(80).map(shown_char).collect()
+    let mut shown: String = s.chars().take(SHOWN_MAX + 1).map(shown_char).collect();
+    if shown.chars().count() > SHOWN_MAX {
+        shown = shown.chars().take(SHOWN_MAX - 1).collect();
+        shown.push('…');
+    }
+    shown
 }
 
 /// A character as [`sanitize`] and [`printable`] print it.
@@ -346,6 +356,15 @@ mod tests {
     #[test]
     fn sanitize_removes_control_characters() {
         assert_eq!(sanitize("a\x1b[2Jb\n"), "a?[2Jb?");
+    }
+
+    #[test]
+    fn sanitize_says_where_it_cut() {
+        let long = "x".repeat(81);
+        assert_eq!(sanitize(&long[..80]), long[..80]);
+        let cut = sanitize(&long);
+        assert_eq!(cut.chars().count(), 80);
+        assert!(cut.ends_with("x…"), "{cut}");
     }
 
     proptest! {

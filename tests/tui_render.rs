@@ -339,6 +339,22 @@ fn a_notice_fits_on_an_80_column_footer() {
     let footer = t.lines().last().unwrap_or_default();
     assert!(footer.contains(" could not start 's1': boom "), "{footer}");
     assert!(footer.contains("move"), "{footer}");
+    // A longer one leaves room for fewer hints: what acts on the selected
+    // session stays, before the arrows (they went first, and ⏎ focus, x
+    // kill, n new with them).
+    s.send(Msg::Started(
+        "s2".into(),
+        Err("no such command 'clauude'".into()),
+    ));
+    let t = s.text();
+    let footer = t.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains(" could not start 's2': no such command 'clauude' "),
+        "{footer}"
+    );
+    for hint in ["⏎ focus", "? help", "q quit"] {
+        assert!(footer.contains(hint), "{hint}: {footer}");
+    }
 }
 
 #[test]

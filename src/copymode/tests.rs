@@ -407,6 +407,18 @@ fn word_and_line_moves() {
     assert_eq!(col(&m), Some((0, 2)));
     keys(&mut m, &mut h, "0");
     assert_eq!(col(&m), Some((0, 0)));
+    // `e`: the end of the next word, of this one when inside it.
+    keys(&mut m, &mut h, "e");
+    assert_eq!(col(&m), Some((0, 4)));
+    keys(&mut m, &mut h, "e");
+    assert_eq!(col(&m), Some((0, 5)), "punctuation ends a word of its own");
+    keys(&mut m, &mut h, "hh");
+    keys(&mut m, &mut h, "e");
+    assert_eq!(col(&m), Some((0, 4)), "from inside a word, its end");
+    keys(&mut m, &mut h, "eee");
+    assert_eq!(col(&m), Some((0, 12)), "a word ending its row");
+    keys(&mut m, &mut h, "e");
+    assert_eq!(col(&m), Some((2, 2)), "on across the blank row");
 }
 
 #[test]
@@ -428,6 +440,7 @@ fn unbound_keys_do_nothing_and_nothing_panics() {
         Key::End,
         Key::Char('w'),
         Key::Char('b'),
+        Key::Char('e'),
         Key::Char('n'),
         Key::Char('v'),
         Key::Char('M'),

@@ -153,6 +153,17 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
     .collect()
 }
 
+/// Which footer hints go first when not all fit: the last two of any
+/// list (`? help  q quit`, `Esc close`), then what acts on the selected
+/// session, then the rest.
+fn hint_rank(what: &str, last_two: bool) -> u8 {
+    match what {
+        _ if last_two => 0,
+        "focus" | "kill" | "new" | "approve" | "deny" => 1,
+        _ => 2,
+    }
+}
+
 pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
     let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
     let copying = m
@@ -230,26 +241,21 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     // drawn over by the page number.
     let used: usize = spans.iter().map(Span::width).sum();
     let mut room = usize::from(area.width).saturating_sub(used + right.chars().count());
-    // `? help` and `q quit` are kept first (without them a person is
-    // stuck), then the others in order while they fit.
+    // Kept first: `? help` and `q quit` (without them a person is stuck),
+    // then what acts on the selected session, then the rest in order while
+    // they fit, shown in their own order. After a notice at 80 columns the
+    // arrows went first and `⏎ focus`, `x kill`, `n new` with them.
     let width = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 3;
-    let essential = |i: usize| i + 2 >= hints.len();
+    let mut order: Vec<usize> = (0..hints.len()).collect();
+    order.sort_by_key(|&i| (hint_rank(hints[i].1, i + 2 >= hints.len()), i));
     let mut shown = vec![false; hints.len()];
-    for pass in [true, false] {
-        for (i, h) in hints.iter().enumerate() {
-            if essential(i) != pass || shown[i] {
-                continue;
-            }
-            let w = width(h);
-            if w.saturating_sub(2) > room {
-                if pass {
-                    continue;
-                }
-                break;
-            }
-            room = room.saturating_sub(w);
-            shown[i] = true;
+    for i in order {
+        let w = width(&hints[i]);
+        if w.saturating_sub(2) > room {
+            continue;
         }
+        room = room.saturating_sub(w);
+        shown[i] = true;
     }
     for (i, (k, what)) in hints.iter().enumerate() {
         if shown[i] {
