@@ -325,6 +325,31 @@ fn events_streams_every_sessions_changes_as_they_happen() {
         v["id"] == before.id.as_str() && v["event"] == "ended"
     });
     assert_eq!(v["killed"], true, "{v}");
+    // Programs that end at once, some before they can be asked: how each
+    // ended, from its record if need be (they read `gone`, or nothing).
+    let quick: Vec<Bg<'_>> = (0..8)
+        .map(|i| {
+            bg(
+                &sb,
+                &["--id", &format!("quick{i}")],
+                &["sh", "-c", "exit 5"],
+            )
+        })
+        .collect();
+    let mut ends = std::collections::BTreeMap::new();
+    while ends.len() < quick.len() {
+        let v = next("the quick ones' ends", &|v| {
+            v["id"].as_str().is_some_and(|id| id.starts_with("quick")) && v["event"] != "started"
+        });
+        ends.insert(v["id"].to_string(), v);
+    }
+    for v in ends.values() {
+        assert_eq!(
+            (&v["event"], &v["exit_code"]),
+            (&"ended".into(), &5.into()),
+            "{v}"
+        );
+    }
 }
 
 #[test]

@@ -708,3 +708,37 @@ fn the_log_records_the_session_privately() {
     assert!(text.contains("child exited code=2"), "{text}");
     assert_eq!(fs::metadata(&log).expect("stat").mode() & 0o777, 0o600);
 }
+
+/// Keys typed into a session just resized (the dashboard's focus resizes
+/// it, and a person types at once): what the program prints answers them,
+/// not the resize, and its idle time starts again. It was taken for the
+/// redraw of the new size for a second after the resize, the idle time
+/// going on from before.
+#[test]
+fn output_of_keys_typed_right_after_a_resize_is_work_not_a_redraw() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "sh",
+        &["--idle-threshold-ms", "300"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    wait_until("the shell idle for 2 s", || {
+        raw.status().is_some_and(|s| {
+            s.state == heimdall::classify::ProcessState::Idle.as_byte() && s.idle_ms >= 2_000
+        })
+    });
+    raw.send(ClientType::Subscribe as u8, &[]);
+    let size = heimdall::protocol::Size {
+        cols: 100,
+        rows: 30,
+    };
+    raw.send(ClientType::Resize as u8, &size.encode());
+    raw.send(ClientType::Input as u8, b"echo typed-$((6*7))\r");
+    raw.output_until(b"typed-42");
+    let idle = raw.status().expect("status").idle_ms;
+    assert!(
+        idle < 1_000,
+        "the command's output did not count: idle {idle} ms"
+    );
+}

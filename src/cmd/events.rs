@@ -109,7 +109,14 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-            Err(_) => return,
+            // Gone before it could be asked (a program that ends at
+            // once): how it ended, from its record.
+            Err(_) => {
+                if let Some(r) = record(&sock, &id).await {
+                    print(json, "ended", &SessionView::ended(&r));
+                }
+                return;
+            }
         }
     };
     let states = Subscribe {
@@ -122,6 +129,9 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         .await
         .is_err()
     {
+        if let Some(r) = record(&sock, &id).await {
+            print(json, "ended", &SessionView::ended(&r));
+        }
         return;
     }
     let mut view = SessionView {
@@ -171,12 +181,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                 // let go, and read it. Without it an `hm kill` read
                 // `exited with code 129`, `killed: false`.
                 drop((r, w));
-                let dir = sock.parent().map(PathBuf::from).unwrap_or_default();
-                let deadline = std::time::Instant::now() + crate::client::ANSWER_TIMEOUT;
-                let record = tokio::task::spawn_blocking(move || {
-                    crate::client::ended_meanwhile(&dir, &id, deadline)
-                });
-                if let Ok(Some(r)) = record.await {
+                if let Some(r) = record(&sock, &id).await {
                     view.killed = r.killed;
                     view.ended_unix_ms = Some(r.ended_unix_ms);
                 }
@@ -188,9 +193,29 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     }
     let before = said(&view);
     show(&mut view, &mut held, &mut event, before, json);
+    drop((r, w));
+    // A session that ends as it is asked is let go without an EXIT (its
+    // supervisor ends what it has not served): its record says how it
+    // ended. Such a one read `gone`, as if its supervisor had died.
+    if let Some(r) = record(&sock, &id).await {
+        print(json, "ended", &SessionView::ended(&r));
+        return;
+    }
     view.error = Some("supervisor gone".to_owned());
     view.alive = false;
     print(json, "gone", &view);
+}
+
+/// The record of session `id` beside `sock`, once its supervisor has
+/// written it, or has gone without one.
+async fn record(sock: &std::path::Path, id: &str) -> Option<crate::ended::Ended> {
+    let dir = sock.parent().map(PathBuf::from).unwrap_or_default();
+    let id = id.to_owned();
+    let deadline = std::time::Instant::now() + crate::client::ANSWER_TIMEOUT;
+    tokio::task::spawn_blocking(move || crate::client::ended_meanwhile(&dir, &id, deadline))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Prints the `held` STATE pushes in order, each applied to `view`;

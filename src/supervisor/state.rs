@@ -618,6 +618,15 @@ impl Shared {
         self.acting.resized(now);
         self.wakes.output_seen.notify_one();
     }
+
+    /// A client typed into the session: what it prints from now on
+    /// answers the keys, not the last resize, so it is work. A person
+    /// who focuses a pane in the dashboard (which resizes its session)
+    /// and types at once saw the output of the command typed not count,
+    /// its idle time going on from before.
+    pub fn typed(&mut self) {
+        self.resized_ms = None;
+    }
 }
 
 #[cfg(test)]

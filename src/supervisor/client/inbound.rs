@@ -157,7 +157,12 @@ impl Inbound {
         role: &Role,
         out: &mut Outbound,
     ) {
-        if ctx.shared.borrow().has_ended() {
+        let ended = {
+            let mut shared = ctx.shared.borrow_mut();
+            shared.typed();
+            shared.has_ended()
+        };
+        if ended {
             self.input.release(ctx);
             // A subscriber is owed its EXIT, which says as much (a key
             // typed as the program ends must not cost the exit code).
