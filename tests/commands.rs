@@ -163,6 +163,19 @@ fn a_kill_grace_out_of_bounds_is_refused_before_anything_is_sent() {
     assert!(out.status.success(), "still running: {}", stderr(&out));
 }
 
+/// Piped, `hm ls` gives a long command whole, for scripts: it was cut at
+/// 80 characters with nothing to say so.
+#[test]
+fn ls_piped_gives_a_long_command_whole() {
+    let sb = Sandbox::new();
+    let long = format!("sleep 60; echo {} end", "x".repeat(150));
+    let _s = sb.start("long", &[], &["sh", "-c", &long]);
+    let out = sb.cmd(&["ls"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(listed.contains(&format!("sh -c {long}\n")), "{listed}");
+}
+
 #[test]
 fn ls_lists_every_session_with_its_state_and_command() {
     let sb = Sandbox::new();

@@ -105,6 +105,32 @@ fn a_question_asked_right_after_another_has_waited_only_since_it_came() {
     );
 }
 
+/// `python3 -i -c '...'` is a REPL once its code has run: at its `>>>`
+/// it rests, as a bare `python3` does; it read `waiting · input` for good
+/// (its reading taken for a script's question), first in the inbox.
+#[test]
+fn a_repl_started_with_code_to_run_first_rests_at_its_prompt() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "repl",
+        &["--idle-threshold-ms", "300"],
+        &["python3", "-i", "-c", "print('repl ready')"],
+    );
+    common::wait_until("its prompt", || {
+        stdout(&sb.cmd(&["logs", "repl", "--screen"])).contains(">>>")
+    });
+    let mut v = serde_json::Value::Null;
+    common::wait_until("a second without output", || {
+        v = status_json(&sb, "repl");
+        v["idle_ms"].as_u64().is_some_and(|ms| ms >= 1_000)
+    });
+    assert_eq!(
+        (&v["primary"], &v["state"]),
+        (&"idle".into(), &"idle".into()),
+        "{v}"
+    );
+}
+
 #[test]
 fn passwords_and_press_any_key_are_waiting_for_input() {
     let sb = Sandbox::new();

@@ -4,7 +4,8 @@
 //! a supervisor that was killed are removed on the way, except the pid
 //! file of a program that outlived it, which is listed as orphaned.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
@@ -148,7 +149,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     },
                     "-".into(),
                     "-".into(),
-                    labelled(m.label.as_deref(), paths::sanitize(&m.argv.join(" "))),
+                    labelled(m.label.as_deref(), paths::printable(&m.argv.join(" "))),
                 ];
             }
             if let Some(e) = &r.ended {
@@ -162,7 +163,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     ),
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
-                    labelled(e.label.as_deref(), paths::sanitize(&e.command.join(" "))),
+                    labelled(e.label.as_deref(), paths::printable(&e.command.join(" "))),
                 ];
             }
             let (pid, state, idle) = match (&r.status, r.orphan) {
@@ -198,12 +199,25 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // On a terminal a row takes one line: the command is cut to what the
+    // other columns leave (at 80 columns every long row wrapped). Piped,
+    // it is whole, for scripts.
+    let before: usize = widths.iter().map(|w| w + 2).sum();
+    let room = std::io::stdout()
+        .is_terminal()
+        .then(|| crate::pty::window_size(std::io::stdout().as_fd()).ok())
+        .flatten()
+        .filter(|s| s.cols > 0)
+        .map(|s| usize::from(s.cols).saturating_sub(before).max(12));
     for row in std::iter::once(&header).chain(&table) {
         let mut line = String::new();
         for (w, cell) in widths.iter().zip(row) {
             line.push_str(&format!("{cell:<w$}  ", w = *w));
         }
-        line.push_str(&row[5]);
+        match room {
+            Some(room) => line.push_str(&fit(&row[5], room)),
+            None => line.push_str(&row[5]),
+        }
         writeln!(out, "{}", line.trim_end())?;
     }
     for r in &rows {
@@ -244,6 +258,26 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
 }
 
 /// The command, after the session's label when it has one.
+/// `text` in `room` columns at most, `…` where it was cut.
+fn fit(text: &str, room: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let width = |c: char| c.width().unwrap_or(0);
+    if text.chars().map(width).sum::<usize>() <= room {
+        return text.to_owned();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        if used + width(c) + 1 > room {
+            break;
+        }
+        used += width(c);
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
+}
+
 fn labelled(label: Option<&str>, command: String) -> String {
     match label {
         Some(l) if !l.is_empty() => format!("[{}] {command}", paths::sanitize(l)),
@@ -263,11 +297,11 @@ fn command(r: &Row) -> String {
         return if words.is_empty() {
             "-".into()
         } else {
-            paths::sanitize(&words.join(" "))
+            paths::printable(&words.join(" "))
         };
     }
     let words = r.info.as_ref().map(|i| i.command.join(" "));
-    words.map_or_else(|| "-".into(), |w| paths::sanitize(&w))
+    words.map_or_else(|| "-".into(), |w| paths::printable(&w))
 }
 
 /// Whether a session is in `state`, one of [`crate::cli::LS_STATES`]: the

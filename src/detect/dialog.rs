@@ -265,8 +265,35 @@ fn subject_of(
         .join("\n");
     spec.patterns.iter().find_map(|p| {
         let found = p.capture(&text, "subject")?;
-        let words: Vec<&str> = found.split_whitespace().collect();
-        let subject: String = words.join(" ").chars().take(SUBJECT_MAX).collect();
+        let subject = subject_text(&found);
         (!subject.is_empty()).then_some(subject)
     })
+}
+
+/// A subject as one line: its rows joined by single spaces, each without
+/// the box lines a program frames it with (`│ rm -rf build │`, a long
+/// command in Claude Code's permission), cut to [`SUBJECT_MAX`].
+fn subject_text(found: &str) -> String {
+    let framing = |c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c);
+    let words: Vec<&str> = found
+        .lines()
+        .flat_map(|row| row.trim_matches(framing).split_whitespace())
+        .collect();
+    words.join(" ").chars().take(SUBJECT_MAX).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subject_text;
+
+    #[test]
+    fn a_subject_loses_the_box_it_is_framed_in_and_keeps_its_words() {
+        assert_eq!(
+            subject_text("│ rm -rf build/cache-1 &&   │\n│ echo done │"),
+            "rm -rf build/cache-1 && echo done"
+        );
+        assert_eq!(subject_text("  ls -la\n"), "ls -la");
+        // Inside the text, a box character is the program's own.
+        assert_eq!(subject_text("echo ─ │ x"), "echo ─ │ x");
+    }
 }

@@ -47,7 +47,13 @@ impl SessionCommand {
             && !argv
                 .iter()
                 .any(|a| matches!(a.as_str(), "-c" | "-e" | "-m"));
-        let script = !bare && SCRIPT_HOSTS.contains(&base);
+        // `python3 -i -c '...'`, `node -i`: a REPL once the code given
+        // has run (it read `waiting · input` at its `>>>` for good).
+        let inspect = argv
+            .iter()
+            .skip(1)
+            .any(|a| matches!(a.as_str(), "-i" | "--interactive"));
+        let script = !bare && !inspect && SCRIPT_HOSTS.contains(&base);
         let kind = builtin_commands().kind(base);
         SessionCommand {
             interactive_shell: kind == Some(Kind::Shell) && bare,
@@ -221,6 +227,13 @@ mod tests {
     /// full-screen program.
     #[test]
     fn a_repl_reading_leaves_the_question_to_its_screen() {
+        for interactive in [
+            &["python3", "-i", "-c", "print(1)"][..],
+            &["node", "--interactive"],
+        ] {
+            let c = SessionCommand::of(&argv(interactive));
+            assert!(c.interactive && !c.script, "{interactive:?}");
+        }
         let repl = SessionCommand::of(&argv(&["python3", "-q"]));
         let reading = facts(true, false, &["python3"], 1);
         assert_eq!(asking(&repl, &reading, false), None);
