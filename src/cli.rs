@@ -237,8 +237,8 @@ pub struct CleanArgs {
 pub struct EventsArgs {
     #[command(flatten)]
     pub dir: DirArgs,
-    /// One JSON object per line: time_unix_ms, id, event (state, ended,
-    /// gone), state (as STATE frames carry it), code
+    /// One JSON object per line: time_unix_ms, event (snapshot, started,
+    /// state, dialog, ended, gone) and the keys of `hm status --json`
     #[arg(long)]
     pub json: bool,
 }

@@ -355,6 +355,19 @@ fn a_notice_fits_on_an_80_column_footer() {
     for hint in ["⏎ focus", "? help", "q quit"] {
         assert!(footer.contains(hint), "{hint}: {footer}");
     }
+    // One longer than the row is cut, `…`, before help and quit: it took
+    // the whole row, every key with it.
+    let long = format!("no such file or directory: {}", "deep/".repeat(20));
+    s.send(Msg::Started("s3".into(), Err(long)));
+    let t = s.text();
+    let footer = t.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("could not start 's3': no such file") && footer.contains('…'),
+        "{footer}"
+    );
+    for hint in ["? help", "q quit"] {
+        assert!(footer.contains(hint), "{hint}: {footer}");
+    }
 }
 
 #[test]
@@ -477,6 +490,38 @@ fn the_empty_dashboard_names_its_socket_dir_when_given_one() {
         screen.contains("or run `hm run --socket-dir /tmp/elsewhere COMMAND` in any terminal."),
         "{screen}"
     );
+}
+
+/// An id the form refuses says why in the form, whole, at 80 columns,
+/// and the footer has the form's keys: the reason went to the footer, cut
+/// off mid-rule (`(first a`), beside the grid's `x kill  n new`.
+#[test]
+fn the_new_session_form_says_why_an_id_is_refused_in_the_form() {
+    let mut s = Scene::new(80, 24);
+    s.live(&["s1"]);
+    s.key(KeyCode::Char('n'));
+    for c in "bad id/x".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    s.key(KeyCode::Enter);
+    let text = s.text();
+    // Wrapped in the form, every word of it there.
+    let words = |t: &str| t.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    let shown = words(&text.replace(['│', '┃', '"'], " "));
+    let rule = words(&format!(
+        "'bad id/x' is no id: {}",
+        heimdall::paths::ID_RULE_SHORT
+    ));
+    assert!(
+        shown.windows(rule.len()).any(|w| w == rule.as_slice()),
+        "{text}"
+    );
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("Enter next") && footer.contains("Esc cancel"),
+        "{footer}"
+    );
+    assert!(!footer.contains("kill"), "{footer}");
 }
 
 #[test]

@@ -23,6 +23,9 @@ pub fn open(m: &mut Model) {
     m.new_dir = m.cwd.clone();
     m.new_label.clear();
     m.new_classifier = None;
+    // What the form says is about what is typed in it: an older notice
+    // (`approved ...`) stayed up under it.
+    m.notice = None;
     m.mode = Mode::NewSession {
         step: NewStep::Id,
         id: String::new(),

@@ -202,8 +202,15 @@ fn kill(m: &mut Model) {
             m.dismissed.insert(id.clone());
             clear(m, &id);
         }
-        Some(p) if p.ended() => m.mode = Mode::ConfirmForget(id),
-        Some(_) => m.mode = Mode::ConfirmKill(id),
+        // The question alone in the footer, not an older notice with it.
+        Some(p) if p.ended() => {
+            m.notice = None;
+            m.mode = Mode::ConfirmForget(id);
+        }
+        Some(_) => {
+            m.notice = None;
+            m.mode = Mode::ConfirmKill(id);
+        }
         None => {}
     }
 }

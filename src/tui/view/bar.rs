@@ -194,6 +194,16 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         // Any other key keeps it.
         Mode::ConfirmKill(_) => vec![("y".into(), "kill"), ("n".into(), "keep")],
         Mode::ConfirmForget(_) => vec![("y".into(), "forget"), ("n".into(), "keep")],
+        // The form's keys, not the grid's (it offered `x kill` and `n new`).
+        Mode::NewSession {
+            step: crate::tui::model::NewStep::Id,
+            ..
+        } => vec![("Enter".into(), "next"), ("Esc".into(), "cancel")],
+        Mode::NewSession { .. } => vec![
+            ("Enter".into(), "start"),
+            ("Tab".into(), "next field"),
+            ("Esc".into(), "cancel"),
+        ],
         Mode::Inbox => vec![
             ("y".into(), "approve"),
             ("n".into(), "deny"),
@@ -224,19 +234,37 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     {
         spans.extend([key(m, &k), Span::raw(format!(" restore {lost} lost  "))]);
     }
-    // The notice goes before the hints: it says what just happened (a
-    // session that could not start, say), and after them it would not fit
-    // on an 80-column terminal.
-    if let Some((text, _)) = &m.notice {
-        spans.push(Span::styled(format!(" {text} "), m.theme.popup));
-        spans.push(Span::raw(" "));
-    }
     let right = if pages > 1 {
         // The leading space keeps it off a hint that fits exactly.
         format!(" page {}/{} ", page + 1, pages)
     } else {
         String::new()
     };
+    // The notice goes before the hints: it says what just happened (a
+    // session that could not start, say), and after them it would not fit
+    // on an 80-column terminal. Cut (`…`) where it would leave no room for
+    // the last two hints (`? help  q quit`, `Esc cancel`): a long one took
+    // the whole row, every key with it, and was cut off mid-word.
+    let in_form = matches!(m.mode, Mode::NewSession { .. });
+    if let Some((text, _)) = m.notice.as_ref().filter(|_| !in_form) {
+        let kept: usize = hints
+            .iter()
+            .rev()
+            .take(2)
+            .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
+            .sum();
+        let used: usize = spans.iter().map(Span::width).sum();
+        let room = usize::from(area.width)
+            .saturating_sub(used + kept + right.chars().count() + 3)
+            .max(12);
+        let mut text = text.clone();
+        if text.chars().count() > room {
+            text = text.chars().take(room - 1).collect::<String>();
+            text.push('…');
+        }
+        spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+        spans.push(Span::raw(" "));
+    }
     // Hints that do not fit whole are left out, rather than cut off or
     // drawn over by the page number.
     let used: usize = spans.iter().map(Span::width).sum();

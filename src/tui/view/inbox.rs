@@ -184,7 +184,7 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
 /// `text` in rows of at most `width` characters, broken between words
 /// where it can be; at most `rows` of them (the last ends in `…` when
 /// there was more).
-fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
+pub(super) fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out: Vec<String> = Vec::new();
     let mut line = String::new();

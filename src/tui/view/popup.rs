@@ -112,6 +112,15 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
         }
         lines.push(Line::from(spans));
     }
+    // What went wrong with what was typed, in the form, whole: the
+    // footer of an 80-column terminal cut it off.
+    if let Some((text, _)) = &m.notice {
+        lines.push(Line::from(""));
+        let width = usize::from(f.area().width.saturating_sub(8)).max(20);
+        for row in super::inbox::wrap(text, width, 4) {
+            lines.push(Line::from(Span::styled(row, m.theme.error)));
+        }
+    }
     lines.push(Line::from(""));
     let mut hints = vec![key(m, "Enter")];
     if step == NewStep::Id {
