@@ -505,15 +505,21 @@ pub struct LsArgs {
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
     /// Only the sessions in this state: waiting (those that need you),
-    /// idle, active, stuck, unknown, ended, lost or orphaned
-    #[arg(long, value_name = "STATE", value_parser = crate::cli::LS_STATES)]
+    /// idle, active, stuck, unknown, ended (or exited), lost, orphaned, or
+    /// any name `hm wait --state` takes (input, permission, thinking, ...)
+    #[arg(long, value_name = "STATE",
+          value_parser = clap::builder::PossibleValuesParser::new(ls_states()))]
     pub state: Option<String>,
 }
 
-/// What `hm ls --state` takes.
-pub const LS_STATES: [&str; 8] = [
-    "waiting", "idle", "active", "stuck", "unknown", "ended", "lost", "orphaned",
-];
+/// What `hm ls --state` takes: how a session stopped running (`ended`,
+/// `lost`, `orphaned`), and every name `hm wait --state` takes (a
+/// detail, `input`, lists those waiting for one): the same words in both.
+pub fn ls_states() -> Vec<&'static str> {
+    let mut names = vec!["lost", "orphaned"];
+    names.extend(STATE_NAMES);
+    names
+}
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
@@ -607,8 +613,8 @@ pub struct ReplayArgs {
 }
 
 /// What `--state` may name: the primary states, the details, the state
-/// bytes' names, and `exited` (checked by clap, and offered by the shell
-/// completions).
+/// bytes' names, and `exited` or `ended` (checked by clap, and offered by
+/// the shell completions).
 pub const STATE_NAMES: &[&str] = &[
     "idle",
     "active",
@@ -617,6 +623,7 @@ pub const STATE_NAMES: &[&str] = &[
     "dead",
     "unknown",
     "exited",
+    "ended",
     "thinking",
     "streaming",
     "tool_use",

@@ -678,10 +678,20 @@ fn ls_state_lists_only_the_sessions_in_that_state() {
         !table.contains("calm") && !table.contains("done"),
         "{table}"
     );
+    // The words `hm wait --state` takes, too: an end by either name, and
+    // a detail.
+    for ended in ["ended", "exited"] {
+        assert_eq!(
+            stdout(&sb.cmd(&["ls", "--state", ended, "--ids"])),
+            "done\n"
+        );
+    }
     assert_eq!(
-        stdout(&sb.cmd(&["ls", "--state", "ended", "--ids"])),
-        "done\n"
+        stdout(&sb.cmd(&["ls", "--state", "input", "--ids"])),
+        "ask\n"
     );
+    let out = sb.cmd(&["wait", "done", "--state", "ended", "--timeout", "5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
     let json = sb.cmd(&["ls", "--state", "idle", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");

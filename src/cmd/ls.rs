@@ -304,14 +304,20 @@ fn command(r: &Row) -> String {
     words.map_or_else(|| "-".into(), |w| paths::printable(&w))
 }
 
-/// Whether a session is in `state`, one of [`crate::cli::LS_STATES`]: the
+/// Whether a session is in `state`, one of [`crate::cli::ls_states`]: the
 /// top level of a running session's state, or how it stopped running.
 fn in_state(v: &SessionView, state: &str) -> bool {
     match state {
-        "ended" => v.ended,
+        "ended" | "exited" | "dead" => v.ended,
         "lost" => v.lost,
         "orphaned" => v.orphaned,
-        primary => !v.ended && !v.lost && v.primary.as_deref() == Some(primary),
+        name => {
+            !v.ended
+                && !v.lost
+                && [&v.primary, &v.state, &v.detail]
+                    .iter()
+                    .any(|s| s.as_deref() == Some(name))
+        }
     }
 }
 

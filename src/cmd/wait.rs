@@ -18,6 +18,7 @@ use crate::protocol::{Reply, Request, StateReport, Subscribe, conn};
 #[cfg(test)]
 fn known(name: &str) -> bool {
     name == "exited"
+        || name == "ended"
         || Primary::from_name(name).is_some()
         || crate::detect::Detail::from_name(name).is_some()
         || crate::classify::ProcessState::from_name(name).is_some()
@@ -29,7 +30,7 @@ fn reached(report: &StateReport, wanted: &[String]) -> bool {
         *w == report.primary.name()
             || *w == report.state
             || report.detail.is_some_and(|d| d.name() == w)
-            || (w == "exited" && report.primary == Primary::Dead)
+            || ((w == "exited" || w == "ended") && report.primary == Primary::Dead)
     })
 }
 
@@ -80,7 +81,10 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             None => return Err(e),
         },
     };
-    let wants_end = args.state.iter().any(|s| s == "exited" || s == "dead");
+    let wants_end = args
+        .state
+        .iter()
+        .any(|s| matches!(s.as_str(), "exited" | "ended" | "dead"));
     let what = args.state.join(" or ");
     let mut out = std::io::stdout().lock();
     match ended {
