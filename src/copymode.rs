@@ -151,6 +151,11 @@ pub struct CopyMode {
     /// Entered by scrolling: scrolled down to the live screen again, with
     /// nothing selected, it ends, as a terminal's own scrollback does.
     ends_at_bottom: bool,
+    /// The top row of the live screen when it was entered: scrolled down
+    /// to there, it ends too. A pane whose program prints on moves the
+    /// live screen a row a line, and Shift-PgDn after Shift-PgUp stopped
+    /// short of it, the view held there while the program went on.
+    entered_top: RowNo,
 }
 
 impl CopyMode {
@@ -172,6 +177,7 @@ impl CopyMode {
             search: None,
             note: None,
             ends_at_bottom,
+            entered_top: top,
         };
         m.clamp(ext);
         m
@@ -273,7 +279,8 @@ impl CopyMode {
             c.row = c.row.clamp(self.top, bottom.min(ext.last()));
         }
         let idle = self.anchor.is_none() && self.prompt.is_none();
-        if self.ends_at_bottom && idle && self.top == ext.live_top() {
+        let back = self.top == ext.live_top() || (by > 0 && self.top >= self.entered_top);
+        if self.ends_at_bottom && idle && back {
             return Outcome::Leave;
         }
         Outcome::Stay

@@ -330,6 +330,21 @@ fn many_panes_page_with_a_footer() {
     insta::assert_snapshot!(text);
 }
 
+/// The inbox has no pages: its footer does not carry the grid's.
+#[test]
+fn the_inbox_footer_has_no_page_number() {
+    let mut s = Scene::new(80, 24);
+    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    s.live(&refs);
+    let grid = s.text();
+    assert!(grid.lines().last().unwrap_or_default().contains("page 1/"), "{grid}");
+    s.key(KeyCode::Char('i'));
+    let inbox = s.text();
+    let footer = inbox.lines().last().unwrap_or_default();
+    assert!(!footer.contains("page"), "{footer}");
+}
+
 #[test]
 fn a_notice_fits_on_an_80_column_footer() {
     let mut s = Scene::new(80, 24);

@@ -100,6 +100,25 @@ fn scrolling_shows_old_rows_and_back_at_the_bottom_it_ends() {
     assert_eq!(m.scroll(ext, 1000), Outcome::Leave);
 }
 
+/// A page up and a page down on a pane whose program prints on end the
+/// view: back where it was entered is back at the live screen, though
+/// that has moved on since (it stayed scrolled a row or two back, and
+/// each more line pushed it further).
+#[test]
+fn paging_down_to_where_it_was_entered_ends_it_while_output_goes_on() {
+    let mut h = Lines::seq(50, 10);
+    let mut m = CopyMode::new(h.extent(), None, true);
+    assert_eq!(m.scroll(h.extent(), -9), Outcome::Stay);
+    h.more("line", 2, 1000);
+    assert_eq!(m.back(h.extent()), 11);
+    assert_eq!(m.scroll(h.extent(), 9), Outcome::Leave);
+    // Far up, a step down is still scrolled back.
+    let mut m = CopyMode::new(h.extent(), None, true);
+    m.scroll(h.extent(), -30);
+    h.more("line", 2, 1000);
+    assert_eq!(m.scroll(h.extent(), 9), Outcome::Stay);
+}
+
 #[test]
 fn new_output_does_not_move_the_view_off_what_it_shows() {
     let mut h = Lines::seq(50, 10);

@@ -146,10 +146,18 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::MoreColumns => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_add(1).min(16));
+            // The width may allow no more: say so rather than nothing.
+            if placements(m).grid.cols == cur {
+                m.columns = Some(cur);
+                m.notify(format!("{cur} columns are as many as fit"), now);
+            }
         }
         Action::FewerColumns => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_sub(1).max(1));
+            if cur <= 1 {
+                m.notify("one column is the fewest", now);
+            }
         }
         Action::AutoColumns => m.columns = None,
         Action::New => form::open(m),

@@ -410,6 +410,33 @@ mod tests {
         assert_eq!(a.command.as_deref(), Some("vim"));
     }
 
+    /// `+` where no more columns fit, and `-` at one, say so: they did
+    /// nothing without a word.
+    #[test]
+    fn more_columns_than_fit_says_so() {
+        let now = Instant::now();
+        let mut m = model(80, 24);
+        live(&mut m, &["a", "b", "c", "d", "e", "f", "g", "h"], now);
+        let mut notices = Vec::new();
+        for _ in 0..20 {
+            update(&mut m, press(KeyCode::Char('+')), now);
+            notices.extend(m.notice.take().map(|(t, _)| t));
+        }
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.ends_with("columns are as many as fit")),
+            "{notices:?}"
+        );
+        for _ in 0..20 {
+            update(&mut m, press(KeyCode::Char('-')), now);
+        }
+        assert_eq!(
+            m.notice.map(|(t, _)| t).as_deref(),
+            Some("one column is the fewest")
+        );
+    }
+
     #[test]
     fn focus_gives_the_session_the_dashboards_size_and_leaving_keeps_it() {
         let now = Instant::now();

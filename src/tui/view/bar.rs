@@ -234,7 +234,13 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     {
         spans.extend([key(m, &k), Span::raw(format!(" restore {lost} lost  "))]);
     }
-    let right = if pages > 1 {
+    // The grid's page, where the grid is what is shown (the inbox said
+    // `page 1/2` of a list that has no pages).
+    let on_grid = matches!(
+        m.mode,
+        Mode::Grid | Mode::Filter | Mode::ConfirmKill(_) | Mode::ConfirmForget(_)
+    );
+    let right = if pages > 1 && on_grid {
         // The leading space keeps it off a hint that fits exactly.
         format!(" page {}/{} ", page + 1, pages)
     } else {

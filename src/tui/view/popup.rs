@@ -189,11 +189,24 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
                     "no signals: this classifier goes by output timing alone",
                 ));
             }
-            for s in r.signals.iter().take(8) {
+            // In columns as wide as the widest source and rule shown
+            // (`status_protocol` ran past a fixed eight).
+            let shown = &r.signals[..r.signals.len().min(8)];
+            let sw = shown
+                .iter()
+                .map(|s| s.source.name().len())
+                .max()
+                .unwrap_or(0);
+            let rw = shown
+                .iter()
+                .map(|s| s.rule.chars().count())
+                .max()
+                .unwrap_or(0);
+            for s in shown {
                 let text: String = crate::paths::sanitize(&s.text).chars().take(60).collect();
                 lines.push(Line::from(vec![
-                    Span::styled(format!("{:<8}", s.source.name()), m.theme.footer_key),
-                    Span::raw(format!(" {}  ", s.rule)),
+                    Span::styled(format!("{:<sw$}", s.source.name()), m.theme.footer_key),
+                    Span::raw(format!(" {:<rw$}  ", s.rule)),
                     Span::styled(format!("{text:?}"), m.theme.dim),
                 ]));
             }
