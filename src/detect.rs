@@ -420,6 +420,11 @@ impl Detector {
         self.resized_ms = Some(now_ms);
     }
 
+    /// A client typed: what follows answers the keys, not the last resize.
+    pub fn typed(&mut self) {
+        self.resized_ms = None;
+    }
+
     /// The program ended.
     pub fn ended(&mut self, now_ms: u64) {
         if self.evidence.ended_ms.is_none() {

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Raw, Sandbox, sleepers, stderr, wait_until};
+use common::{Raw, Sandbox, sleepers, stderr, stdout, wait_until};
 use heimdall::protocol::ClientType;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -741,4 +741,46 @@ fn output_of_keys_typed_right_after_a_resize_is_work_not_a_redraw() {
         idle < 1_000,
         "the command's output did not count: idle {idle} ms"
     );
+}
+
+/// The same under the `agent` classifier (a shell's default): keys
+/// typed right after a resize are seen at once, not held for the
+/// redraw's second. Held, a command typed then never showed the shell
+/// leave its prompt, and the state's time went on from before
+/// (`idle · ready 29s` just after `echo hi`).
+#[test]
+fn an_agent_session_sees_keys_typed_right_after_a_resize() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "sh",
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let state = |sb: &Sandbox| -> serde_json::Value {
+        serde_json::from_slice(&sb.cmd(&["status", "sh", "--json"]).stdout).expect("json")
+    };
+    wait_until("the shell at its prompt", || {
+        let v = state(&sb);
+        v["primary"] == "idle" && v["detail"] == "ready"
+    });
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    let size = heimdall::protocol::Size {
+        cols: 100,
+        rows: 30,
+    };
+    raw.send(ClientType::Resize as u8, &size.encode());
+    raw.send(ClientType::Input as u8, b"echo typed-$((6*7))");
+    raw.output_until(b"typed-$((6*7))");
+    // The first look after the keys: the text typed at the prompt.
+    let v = state(&sb);
+    assert_eq!(
+        v["detail"],
+        "prompt_editing",
+        "{v}\n{}",
+        stdout(&sb.cmd(&["explain", "sh"]))
+    );
+    raw.send(ClientType::Input as u8, b"\r");
+    raw.output_until(b"typed-42");
+    wait_until("back at its prompt", || state(&sb)["detail"] == "ready");
 }

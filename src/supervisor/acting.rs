@@ -182,6 +182,12 @@ impl Acting {
         self.redraw_until_ms = now_ms.saturating_add(crate::detect::RESIZE_GRACE_MS);
     }
 
+    /// A client typed: a dialog gone from now on was answered, not
+    /// redrawn.
+    pub fn typed(&mut self) {
+        self.redraw_until_ms = 0;
+    }
+
     /// The session's state is not waiting (any more): the next dialog
     /// starts a wait of its own, as the state does.
     pub fn stopped_waiting(&mut self, now_ms: u64) {

@@ -625,7 +625,15 @@ impl Shared {
     /// and types at once saw the output of the command typed not count,
     /// its idle time going on from before.
     pub fn typed(&mut self) {
-        self.resized_ms = None;
+        if self.resized_ms.take().is_some() {
+            // The detector's and the dialogs' grace for the redraw too:
+            // the trial saw the state's time go on (`idle · ready 29s`
+            // just after `echo hi`), the detector not seeing the output.
+            if let Some(d) = &mut self.detector {
+                d.typed();
+            }
+            self.acting.typed();
+        }
     }
 }
 
