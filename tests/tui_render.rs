@@ -338,7 +338,10 @@ fn the_inbox_footer_has_no_page_number() {
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
     s.live(&refs);
     let grid = s.text();
-    assert!(grid.lines().last().unwrap_or_default().contains("page 1/"), "{grid}");
+    assert!(
+        grid.lines().last().unwrap_or_default().contains("page 1/"),
+        "{grid}"
+    );
     s.key(KeyCode::Char('i'));
     let inbox = s.text();
     let footer = inbox.lines().last().unwrap_or_default();
