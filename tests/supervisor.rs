@@ -728,12 +728,7 @@ fn output_of_keys_typed_right_after_a_resize_is_work_not_a_redraw() {
             s.state == heimdall::classify::ProcessState::Idle.as_byte() && s.idle_ms >= 2_000
         })
     });
-    raw.send(ClientType::Subscribe as u8, &[]);
-    let size = heimdall::protocol::Size {
-        cols: 100,
-        rows: 30,
-    };
-    raw.send(ClientType::Resize as u8, &size.encode());
+    resize_subscribed(&mut raw);
     raw.send(ClientType::Input as u8, b"echo typed-$((6*7))\r");
     raw.output_until(b"typed-42");
     let idle = raw.status().expect("status").idle_ms;
@@ -764,12 +759,7 @@ fn an_agent_session_sees_keys_typed_right_after_a_resize() {
         v["primary"] == "idle" && v["detail"] == "ready"
     });
     let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
-    raw.send(ClientType::Subscribe as u8, &[]);
-    let size = heimdall::protocol::Size {
-        cols: 100,
-        rows: 30,
-    };
-    raw.send(ClientType::Resize as u8, &size.encode());
+    resize_subscribed(&mut raw);
     raw.send(ClientType::Input as u8, b"echo typed-$((6*7))");
     raw.output_until(b"typed-$((6*7))");
     // The first look after the keys: the text typed at the prompt.
@@ -783,4 +773,15 @@ fn an_agent_session_sees_keys_typed_right_after_a_resize() {
     raw.send(ClientType::Input as u8, b"\r");
     raw.output_until(b"typed-42");
     wait_until("back at its prompt", || state(&sb)["detail"] == "ready");
+}
+
+/// Subscribes `raw` to the session's output and resizes the session to
+/// 100x30, as the dashboard's focus does just before a person types.
+fn resize_subscribed(raw: &mut Raw) {
+    raw.send(ClientType::Subscribe as u8, &[]);
+    let size = heimdall::protocol::Size {
+        cols: 100,
+        rows: 30,
+    };
+    raw.send(ClientType::Resize as u8, &size.encode());
 }

@@ -112,9 +112,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
             // Gone before it could be asked (a program that ends at
             // once): how it ended, from its record.
             Err(_) => {
-                if let Some(r) = record(&sock, &id).await {
-                    print(json, "ended", &SessionView::ended(&r));
-                }
+                print_record(&sock, &id, json).await;
                 return;
             }
         }
@@ -129,9 +127,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         .await
         .is_err()
     {
-        if let Some(r) = record(&sock, &id).await {
-            print(json, "ended", &SessionView::ended(&r));
-        }
+        print_record(&sock, &id, json).await;
         return;
     }
     let mut view = SessionView {
@@ -197,13 +193,22 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     // A session that ends as it is asked is let go without an EXIT (its
     // supervisor ends what it has not served): its record says how it
     // ended. Such a one read `gone`, as if its supervisor had died.
-    if let Some(r) = record(&sock, &id).await {
-        print(json, "ended", &SessionView::ended(&r));
+    if print_record(&sock, &id, json).await {
         return;
     }
     view.error = Some("supervisor gone".to_owned());
     view.alive = false;
     print(json, "gone", &view);
+}
+
+/// Prints the `ended` line of session `id` from its record, if it left
+/// one; whether it did.
+async fn print_record(sock: &std::path::Path, id: &str, json: bool) -> bool {
+    let Some(r) = record(sock, id).await else {
+        return false;
+    };
+    print(json, "ended", &SessionView::ended(&r));
+    true
 }
 
 /// The record of session `id` beside `sock`, once its supervisor has
