@@ -358,7 +358,7 @@ fn kill_says_killed_of_a_program_that_exits_its_own_way() {
     assert_eq!(stdout(&out), "session 'pager' killed (exit code 15)\n");
     assert_eq!(s.wait_exit(), 15);
     let ls = stdout(&sb.cmd(&["ls"]));
-    assert!(ls.contains("killed 15"), "{ls}");
+    assert!(ls.contains("killed (exit 15)"), "{ls}");
 }
 
 /// An interactive shell ignores SIGTERM: at its prompt it gets the

@@ -195,7 +195,7 @@ fn a_session_ended_by_hm_kill_is_said_to_be_killed() {
     let ls = stdout(&sb.cmd(&["ls"]));
     assert!(
         ls.lines()
-            .any(|l| l.starts_with("traps") && l.contains("killed 15")),
+            .any(|l| l.starts_with("traps") && l.contains("killed (exit 15)")),
         "{ls}"
     );
     let v: serde_json::Value =

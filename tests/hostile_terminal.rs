@@ -223,10 +223,10 @@ struct Drawn {
 }
 
 impl Drawn {
-    /// The title says how it ended (`exited 0`, `failed 3`, `killed
+    /// The title says how it ended (`exited 0`, `exited 3`, `killed
     /// SIGTERM`, `gone`, or in a narrow pane `✓`, `✗143`).
     fn ended(&self) -> bool {
-        ["exited ", "failed ", "killed ", " gone ", "✓", "✗"]
+        ["exited ", "killed ", " gone ", "✓", "✗"]
             .iter()
             .any(|w| self.top.contains(w))
     }

@@ -375,7 +375,7 @@ fn a_program_killed_from_the_dashboard_is_not_said_to_have_failed() {
     t.wait_for("the pane marked killed", |t| {
         pane(t, "pager").is_some_and(|p| p.top.contains("killed (exit 15)"))
     });
-    assert!(!t.contains("failed 15"));
+    assert!(!t.contains("exited 15"));
     s.wait_exit();
 }
 

@@ -798,7 +798,13 @@ fn titles_keep_the_id_and_say_how_a_session_ended() {
     let mut s = Scene::new(80, 24);
     s.m.columns = Some(3);
     let ids = [
-        "agent007", "build-42", "deploy-1", "ok", "failing", "killed",
+        "agent007",
+        "build-42",
+        "deploy-1",
+        "ok",
+        "failing",
+        "killed",
+        "exits-129",
     ];
     s.live(&ids);
     for id in &ids[..3] {
@@ -807,7 +813,10 @@ fn titles_keep_the_id_and_say_how_a_session_ended() {
     }
     s.to("ok", SessionMsg::Exit(0))
         .to("failing", SessionMsg::Exit(3))
-        .to("killed", SessionMsg::Exit(143));
+        .to("killed", SessionMsg::Exit(143))
+        .to("exits-129", SessionMsg::Exit(129));
+    // Its record says something ended it; the other exited 129 itself.
+    s.m.pane_mut("killed").expect("pane").killed = true;
     let text = s.text();
     for id in ids {
         assert!(text.contains(&format!(" {id} ")), "{id}: {text}");

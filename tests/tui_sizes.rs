@@ -242,7 +242,7 @@ fn titles_keep_the_id_at_80x24() {
     }
 }
 
-/// `exited 0` and `failed 3` in the titles; `hm rm` and `hm clean` take
+/// `exited 0` and `exited 3` in the titles; `hm rm` and `hm clean` take
 /// the panes away in a running dashboard, and `hm restart` brings one back
 /// live, each within a couple of seconds (the dashboard looks every
 /// second).
@@ -263,7 +263,7 @@ fn ended_sessions_say_how_and_leave_when_forgotten_elsewhere() {
     let tmux = dashboard(&sb, (80, 24), "");
     wait_screen(&tmux, "the ended panes", |l| {
         pane(l, "ok").is_some_and(|p| p.top.contains("exited 0") && p.shows("said-ok"))
-            && pane(l, "bad").is_some_and(|p| p.top.contains("failed 3"))
+            && pane(l, "bad").is_some_and(|p| p.top.contains("exited 3"))
             && pane(l, "old").is_some()
     });
     let within = |what: &str, gone: &[&str], act: &dyn Fn()| {

@@ -160,7 +160,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     // says (`killed 143` read as signal 143).
                     match (e.killed, client::signal_name(e.exit_code)) {
                         (true, Some(sig)) => format!("killed {sig}"),
-                        (true, None) => format!("killed {}", e.exit_code),
+                        (true, None) => format!("killed (exit {})", e.exit_code),
                         (false, _) => format!("exited {}", e.exit_code),
                     },
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),

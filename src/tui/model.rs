@@ -212,7 +212,7 @@ pub struct Pane {
     pub session_size: Option<Size>,
     pub exit: Option<i32>,
     /// Its end was asked for (this dashboard's `x`, or its record says
-    /// so): the title says `killed`, not `failed`.
+    /// so): the title says `killed`, not `exited`.
     pub killed: bool,
     pub link: Link,
     /// The supervisor is gone but its program, this pid, runs on.

@@ -18,6 +18,15 @@ use crate::tui::model::{Model, Pane};
 /// Columns of the border kept between a label and the badge.
 const RULE_BEFORE_BADGE: usize = 2;
 
+/// Columns of the border always kept between what is on the left and the
+/// badge: without them `failing ●  exited 3` read as one run of words.
+const MIN_RULE: usize = 1;
+
+/// Columns of a label kept, cut, rather than the badge's longer forms: a
+/// person's name for a session said more than `perm` did once the label
+/// had gone for it.
+const LABEL_KEPT: usize = 6;
+
 /// The title as it fits: each part without its padding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fitted {
@@ -30,7 +39,8 @@ pub struct Fitted {
 
 /// Fits the title into a pane `width` columns wide (its corners
 /// included). `badges` are the badge's forms, longest first. The label
-/// gets what room the rest leaves.
+/// gets what room the rest leaves, and when that is none, a shorter badge
+/// (not the shortest) that leaves it some.
 pub fn fit(
     id: &str,
     label: Option<&str>,
@@ -39,13 +49,38 @@ pub fn fit(
     width: u16,
 ) -> Fitted {
     let room = usize::from(width).saturating_sub(2);
+    let label = label.filter(|l| !l.is_empty());
+    let t = fit_badge(id, attention, badges, room, 0);
+    let Some(label) = label else {
+        return t;
+    };
+    if let Some(t) = with_label(t, label, room) {
+        return t;
+    }
+    // The longest badge left no room: one of its shorter forms (but for
+    // the shortest, which is the state's letter alone) with a few of the
+    // label's columns.
+    let kept = label.width().min(LABEL_KEPT) + 1 + RULE_BEFORE_BADGE - MIN_RULE;
+    let shorter = &badges[..badges.len().saturating_sub(1)];
+    let t = fit_badge(id, attention, shorter, room, kept);
+    if t.badge.is_empty() {
+        // The badge comes before the label.
+        return fit_badge(id, attention, badges, room, 0);
+    }
+    with_label(t, label, room).unwrap_or_else(|| fit_badge(id, attention, badges, room, 0))
+}
+
+/// The id, the attention mark and the longest badge that fit with `keep`
+/// columns to spare; without a badge, then without the mark, then the id
+/// cut.
+fn fit_badge(id: &str, attention: bool, badges: &[String], room: usize, keep: usize) -> Fitted {
     let mut t = Fitted {
         id: id.to_owned(),
         label: None,
         attention,
         badge: String::new(),
     };
-    let fits = |t: &Fitted| used(t) <= room;
+    let fits = |t: &Fitted| used(t) + keep <= room;
     let longest = |t: &mut Fitted| {
         for form in badges {
             t.badge.clone_from(form);
@@ -56,29 +91,34 @@ pub fn fit(
         t.badge.clear();
         false
     };
-    if !longest(&mut t) {
+    if !longest(&mut t) && keep == 0 {
         t.attention = false;
         if !longest(&mut t) && !fits(&t) {
             t.id = short_id(id, room.saturating_sub(2));
         }
     }
-    if let Some(label) = label.filter(|l| !l.is_empty()) {
-        // A cut label stops short of the badge: a stretch of the border
-        // between them keeps them two things, not one run of words.
-        let rule = if t.badge.is_empty() {
-            0
-        } else {
-            RULE_BEFORE_BADGE
-        };
-        let left = room.saturating_sub(used(&t) + 1 + rule);
-        if left >= 3 {
-            t.label = Some(cut(label, left));
-        }
-    }
     t
 }
 
-/// Columns the title takes: ` id label ● ` and ` badge `.
+/// `t` with as much of `label` as its room leaves, cut, if that is at
+/// least three columns.
+fn with_label(mut t: Fitted, label: &str, room: usize) -> Option<Fitted> {
+    // A cut label stops short of the badge: a stretch of the border
+    // between them keeps them two things, not one run of words.
+    let rule = if t.badge.is_empty() {
+        0
+    } else {
+        RULE_BEFORE_BADGE - MIN_RULE
+    };
+    let left = room.saturating_sub(used(&t) + 1 + rule);
+    (left >= 3).then(|| {
+        t.label = Some(cut(label, left));
+        t
+    })
+}
+
+/// Columns the title takes: ` id label ● `, the least of the rule and
+/// ` badge `.
 fn used(t: &Fitted) -> usize {
     let mut n = t.id.width() + 2;
     if let Some(l) = &t.label {
@@ -88,7 +128,7 @@ fn used(t: &Fitted) -> usize {
         n += 2;
     }
     if !t.badge.is_empty() {
-        n += t.badge.width() + 2;
+        n += t.badge.width() + 2 + MIN_RULE;
     }
     n
 }
@@ -185,12 +225,17 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
     forms
 }
 
-/// An ended session: `exited 0 5m03s` or `failed 3 5m03s` (`killed
-/// SIGTERM` for a signal's code, `killed (exit 15)` for a code of its own
-/// when its end was asked for, `gone` with no code: its supervisor went
-/// away), then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`.
+/// An ended session, in `hm ls`'s words: `exited 0 5m03s` or `exited 3
+/// 5m03s` (the mark, `✗3`, and the colour say it failed), `killed
+/// SIGTERM` when a signal ended it, `killed (exit 15)` for a code of its
+/// own when its end was asked for, `gone` with no code (its supervisor
+/// went away); then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`. A code above 128
+/// names a signal only when one ended the program: one that exits 129 on
+/// its own was not hung up on.
 fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
-    let (word, mark) = match (exit, exit.and_then(crate::client::signal_name)) {
+    let signal = exit.filter(|_| killed).and_then(crate::client::signal_name);
+    let (word, mark) = match (exit, signal) {
+        (Some(code), Some(sig)) => (format!("killed {sig}"), format!("✗{code}")),
         // Stopped on request is no success, whatever the code: a `✓`
         // for it read as a job done.
         (Some(code), None) if killed => {
@@ -202,8 +247,7 @@ fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
             (format!("killed (exit {code})"), mark)
         }
         (Some(0), _) => ("exited 0".to_owned(), "✓".to_owned()),
-        (Some(code), Some(sig)) => (format!("killed {sig}"), format!("✗{code}")),
-        (Some(code), None) => (format!("failed {code}"), format!("✗{code}")),
+        (Some(code), None) => (format!("exited {code}"), format!("✗{code}")),
         (None, _) => ("gone".to_owned(), "✗".to_owned()),
     };
     match ms {
@@ -315,12 +359,41 @@ mod tests {
         let t = fit("cc2", Some("the api tests"), false, &waiting(), 44);
         assert_eq!(t.badge, "waiting · permission 32.9s");
         assert_eq!(t.label.as_deref(), Some("the a…"));
-        assert_eq!(used(&t), 40);
+        assert_eq!(used(&t), 41);
         // A label that fits leaves the same rule.
         let t = fit("cc2", Some("the api"), false, &waiting(), 44);
         assert_eq!(t.label.as_deref(), Some("the a…"));
         let t = fit("cc2", Some("api"), false, &waiting(), 44);
         assert_eq!(t.label.as_deref(), Some("api"));
+    }
+
+    #[test]
+    fn a_label_keeps_a_few_columns_before_the_badge_is_long() {
+        // The longest badge that fits leaves the label nothing: a shorter
+        // one leaves it some.
+        let t = fit("agent007", Some("backend"), false, &waiting(), 30);
+        assert_eq!(
+            (t.badge.as_str(), t.label.as_deref()),
+            ("W perm 33s", Some("ba…"))
+        );
+        let t = fit("agent007", Some("backend"), false, &waiting(), 28);
+        assert_eq!(
+            (t.badge.as_str(), t.label.as_deref()),
+            ("W 33s", Some("backe…"))
+        );
+        // But never the badge for the label, nor its time.
+        let t = fit("agent007", Some("backend"), false, &waiting(), 24);
+        assert_eq!((t.badge.as_str(), t.label.as_deref()), ("W 33s", None));
+    }
+
+    #[test]
+    fn the_border_shows_between_the_left_and_the_badge() {
+        let ended = forms(&["exited 3 1s", "exited 3", "✗3 1s", "✗3"]);
+        // ` failing ● ` and ` exited 3 1s ` are 24 columns: in 24 they
+        // would touch.
+        let t = fit("failing", None, true, &ended, 26);
+        assert_eq!(t.badge, "exited 3");
+        assert!(used(&t) <= 24, "{t:?}");
     }
 
     #[test]
@@ -370,9 +443,11 @@ mod tests {
         );
         assert_eq!(
             ended(Some(3), false, Some(2_000)),
-            forms(&["failed 3 2s", "failed 3", "✗3 2s", "✗3"])
+            forms(&["exited 3 2s", "exited 3", "✗3 2s", "✗3"])
         );
-        assert_eq!(ended(Some(143), false, None)[0], "killed SIGTERM");
+        // A program that exits 129 itself (as one may on a hang-up it
+        // caught) was not killed: its code, not a signal's name.
+        assert_eq!(ended(Some(129), false, None)[0], "exited 129");
         assert_eq!(ended(None, false, None), forms(&["gone", "✗"]));
         // Asked to end, it ended as it does on SIGTERM (less: 15).
         assert_eq!(
