@@ -24,9 +24,15 @@ use super::model::{Answering, Effect, Mode, Model, Moved, Pane, Said, Shown};
 /// A dialog drawn a moment ago is answered once it has stood long enough
 /// (the supervisor says when); it is asked again this many times.
 const RETRIES: u32 = 3;
-/// An ACT not answered this soon is not going to be: its supervisor is
-/// an older hm, which does not know ACT, or it stopped.
+/// An ACT not answered this soon is said to be late: its supervisor is
+/// stopped or slow, or its host's link stalled. The answer is on its way
+/// and the supervisor acts on it when it reads it, if the dialog it names
+/// is still there, so the person is told so, not that nothing happened.
 const ACT_TIMEOUT: Duration = Duration::from_secs(3);
+/// An ACT not answered this soon is given up, so the row can be answered
+/// again: a supervisor that never replies to ACT (an older hm) would
+/// keep it "answering" for good.
+const ACT_GIVE_UP: Duration = Duration::from_secs(60);
 /// How long after the selection moved on its own an answer key is not
 /// taken (see [`answer`]).
 const MOVED_HOLD: Duration = Duration::from_millis(800);
@@ -290,11 +296,23 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         });
         return;
     }
+    let host_down = m
+        .pane(&id)
+        .filter(|p| m.host_down(p).is_some())
+        .and_then(|_| crate::remote::split_target(&id).map(|(h, _)| h.to_owned()));
     let Some(p) = m.pane_mut(&id) else { return };
     let (refused, text) = if !p.waiting() {
         (true, format!("'{id}' no longer waits"))
-    } else if p.answering.is_some() {
-        (false, format!("already answering '{id}'"))
+    } else if let Some(a) = &p.answering {
+        let yet = if a.late { " (no reply yet)" } else { "" };
+        (false, format!("already answering '{id}'{yet}"))
+    } else if let Some(host) = host_down {
+        // Its link may be stalled, not closed: a request would wait in it
+        // and be acted on whenever the link came back.
+        (
+            true,
+            format!("not answered: {host} is unreachable; nothing was sent"),
+        )
     } else if !p.askable() {
         // Its connection is down (its host unreachable, say): a request
         // would go nowhere.
@@ -340,6 +358,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                     sent: now,
                     retry_at: None,
                     tries: 0,
+                    late: false,
                 });
                 fx.push(Effect::Act(id.clone(), act));
                 let doing = match answer {
@@ -418,12 +437,13 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
     m.notify(text, now);
 }
 
-/// The tick: answers too new to take keys are sent again when due, and
-/// answers left unanswered are given up.
+/// The tick: answers too new to take keys are sent again when due,
+/// answers not replied to are said to be late, and in the end given up.
 pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
-    let mut gave_up = Vec::new();
+    let mut late = Vec::new();
     for p in &mut m.panes {
         let Some(a) = &mut p.answering else { continue };
+        let waited = now.saturating_duration_since(a.sent);
         match a.retry_at {
             Some(at) if at <= now => {
                 a.retry_at = None;
@@ -431,17 +451,18 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
                 fx.push(Effect::Act(p.id.clone(), a.act.clone()));
             }
             Some(_) => {}
-            None if now.saturating_duration_since(a.sent) >= ACT_TIMEOUT => {
-                p.answering = None;
-                gave_up.push(p.id.clone());
+            None if waited >= ACT_GIVE_UP => p.answering = None,
+            None if waited >= ACT_TIMEOUT && !a.late => {
+                a.late = true;
+                late.push(p.id.clone());
             }
             None => {}
         }
     }
-    for id in gave_up {
+    for id in late {
         let text = format!(
-            "not answered: '{id}' did not reply (a supervisor of an older hm cannot \
-             answer dialogs)"
+            "no reply from '{id}' yet: the answer is sent, and is used if the question \
+             is still there when '{id}' reads it"
         );
         m.inbox.said = Some(Said {
             text: text.clone(),
@@ -456,7 +477,8 @@ impl Pane {
     /// given up.
     pub fn inbox_due(&self) -> Option<Instant> {
         let a = self.answering.as_ref()?;
-        Some(a.retry_at.unwrap_or(a.sent + ACT_TIMEOUT))
+        let wait = if a.late { ACT_GIVE_UP } else { ACT_TIMEOUT };
+        Some(a.retry_at.unwrap_or(a.sent + wait))
     }
 }
 

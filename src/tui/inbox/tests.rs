@@ -414,15 +414,53 @@ fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
     assert_eq!(notice(&m), said(&m));
 }
 
+/// A stopped supervisor (or a stalled link) reads the answer when it
+/// resumes, and uses it if the dialog is still there: the inbox says the
+/// answer is late, not that nothing was sent, and reports the reply when
+/// it comes; one that never replies is given up in the end.
 #[test]
-fn an_answer_nobody_acts_on_is_given_up() {
+fn an_answer_not_replied_to_is_late_then_reported_or_given_up() {
     let now = Instant::now();
     let mut m = scene(&["a"], &[("a", "permission", 3_000)], now);
     update(&mut m, press(KeyCode::Char('i')), now);
     draw(&mut m, now);
     update(&mut m, press(KeyCode::Char('y')), now);
     update(&mut m, Msg::Tick, now + Duration::from_secs(4));
-    assert!(said(&m).contains("'a' did not reply"), "{}", said(&m));
+    assert!(said(&m).contains("no reply from 'a' yet"), "{}", said(&m));
+    assert!(!said(&m).contains("older"), "{}", said(&m));
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_some()));
+    assert!(draw(&mut m, now).contains("sent, no reply yet"));
+    // A second y waits for the first.
+    update(
+        &mut m,
+        press(KeyCode::Char('y')),
+        now + Duration::from_secs(5),
+    );
+    assert_eq!(said(&m), "already answering 'a' (no reply yet)");
+    let done = Acted {
+        ok: true,
+        action: Some(ActionRecord {
+            answer: "approve".into(),
+            rule: "claude.permission".into(),
+            keys: vec!["1".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+        now + Duration::from_secs(20),
+    );
+    assert_eq!(said(&m), "approved claude.permission in 'a' (keys: 1)");
+
+    update(
+        &mut m,
+        press(KeyCode::Char('n')),
+        now + Duration::from_secs(21),
+    );
+    assert!(m.pane("a").is_some_and(|p| p.answering.is_some()));
+    update(&mut m, Msg::Tick, now + Duration::from_secs(90));
     assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
 }
 
@@ -773,5 +811,21 @@ fn an_empty_inbox_offers_only_to_close_and_says_why_y_does_nothing() {
     assert!(
         screen.contains("nothing to approve: no session is waiting"),
         "{screen}"
+    );
+}
+
+/// A host whose link is down may only be stalled: an answer sent into it
+/// would be acted on whenever it came back. None is sent, and the inbox
+/// says why.
+#[test]
+fn a_session_on_an_unreachable_host_is_not_sent_an_answer() {
+    let now = Instant::now();
+    let mut m = opened(&["box:a"], &[("box:a", "permission", 3_000)], now);
+    m.hosts_down.insert("box".into(), (0, now));
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        said(&m),
+        "not answered: box is unreachable; nothing was sent"
     );
 }

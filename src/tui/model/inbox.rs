@@ -59,6 +59,8 @@ pub struct Answering {
     /// Asked again then: the dialog was too new to take keys.
     pub retry_at: Option<Instant>,
     pub tries: u32,
+    /// Not replied to in time: said so once.
+    pub late: bool,
 }
 
 impl Inbox {

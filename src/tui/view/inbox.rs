@@ -281,6 +281,7 @@ impl Columns {
         ));
         let mut spans = vec![Span::styled(s, style)];
         let subject = match (&r.pane.answering, &r.subject) {
+            (Some(a), _) if a.late => "sent, no reply yet…".to_owned(),
             (Some(_), _) => "answering…".to_owned(),
             (None, Some(s)) => s.clone(),
             (None, None) => "…".to_owned(),
