@@ -50,7 +50,7 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
 /// What a command says of session `id`, lost with its supervisor: what
 /// `hm restore` would do for it, as it would say it.
 pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
-    let shown = paths::sanitize(id);
+    let shown = shown_id(id);
     let plan = crate::lost::plan::plan(m).and_then(|mut p| crate::lost::plan::check(&mut p, m));
     match plan {
         Ok(_) => format!(
@@ -66,7 +66,7 @@ pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
 pub fn has_ended(r: &crate::ended::Ended) -> String {
     format!(
         "session '{}' has ended ({}); 'hm status {}' shows how, 'hm restart {}' runs it again",
-        paths::sanitize(&r.id),
+        shown_id(&r.id),
         ended_label(r),
         r.id,
         r.id
@@ -157,7 +157,7 @@ pub async fn answered<T>(id: &str, ask: impl std::future::Future<Output = Result
         Ok(r) => r,
         Err(_) => bail!(
             "session '{}' is not responding (its supervisor may be stopped or overloaded)",
-            paths::sanitize(id)
+            shown_id(id)
         ),
     }
 }
@@ -167,16 +167,43 @@ pub async fn answered<T>(id: &str, ask: impl std::future::Future<Output = Result
 pub fn orphaned(id: &str, pid: u32) -> String {
     format!(
         "session '{}' lost its supervisor, but its program (pid {pid}) still runs without a terminal; stop it with 'kill {pid}'",
-        paths::sanitize(id)
+        shown_id(id)
     )
 }
 
 fn no_session(id: &str, dir: &Path) -> String {
-    format!(
-        "no session named '{}' in {} (see 'hm ls')",
-        paths::sanitize(id),
-        dir.display()
-    )
+    match SHOWN_HOST.get() {
+        Some(host) => format!(
+            "no session named '{}' on {host} (see 'hm ls --host {host}')",
+            paths::sanitize(id),
+        ),
+        None => format!(
+            "no session named '{}' in {} (see 'hm ls')",
+            paths::sanitize(id),
+            dir.display()
+        ),
+    }
+}
+
+/// The machine whose sessions this command names (`HOST:ID`): the
+/// command works on a mount of them under their plain ids, and says
+/// `box:far` where it names one, as the person gave it.
+static SHOWN_HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Names `host` in what this process says of its sessions (see
+/// [`shown_id`]); once, before anything is said.
+pub fn name_host(host: &str) {
+    let _ = SHOWN_HOST.set(paths::sanitize(host));
+}
+
+/// Session `id` as the person named it: `box:far` for one on another
+/// machine ([`name_host`]), else `far`; printable either way.
+pub fn shown_id(id: &str) -> String {
+    let id = paths::sanitize(id);
+    match SHOWN_HOST.get() {
+        Some(host) => format!("{host}:{id}"),
+        None => id,
+    }
 }
 
 /// A runtime for a client command: one thread, like the supervisor.

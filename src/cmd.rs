@@ -163,6 +163,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         anyhow::bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
     }
     let m = mount(&host, config)?;
+    client::name_host(&host);
     for id in ids {
         if let Some((_, plain)) = split_target(id) {
             *id = plain.to_owned();

@@ -259,6 +259,18 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
 
     let killed = hm(&sb, &sshd, &["kill", "box:far"]);
     assert!(killed.status.success(), "{}", stderr(&killed));
+    // Named as it was given, and how it ended, as a local kill says.
+    assert_eq!(
+        stdout(&killed),
+        "session 'box:far' killed by SIGTERM (exit code 143)\n"
+    );
+    // A name that is not there is looked for on box, not in the mount.
+    let none = hm(&sb, &sshd, &["status", "box:nosuch"]);
+    assert!(!none.status.success());
+    assert_eq!(
+        stderr(&none).trim(),
+        "hm: no session named 'nosuch' on box (see 'hm ls --host box')"
+    );
     let st = sb
         .hm()
         .args(["status", "far", "--socket-dir"])

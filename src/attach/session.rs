@@ -74,7 +74,7 @@ pub fn run(args: AttachArgs, config: &Config, remote: Option<&Mount>) -> Result<
         (Outcome::Lost(_), Some(why)) => Outcome::Lost(why),
         (outcome, _) => outcome,
     };
-    Ok(report(&session.id, outcome, &last))
+    Ok(report(&client::shown_id(&session.id), outcome, &last))
 }
 
 /// How an attachment ended.
@@ -152,6 +152,8 @@ pub struct FromDashboard {
     /// The key that returns to the dashboard at the next session that
     /// needs you.
     pub next_key: Option<u8>,
+    /// The session as the dashboard names it (`box:far`), for the bar.
+    pub name: String,
 }
 
 /// How an attach the dashboard ran ended, in words for its notice line.
@@ -220,6 +222,9 @@ fn attach_terminal(
         let guard = term::Guard::enter()?;
         let mut a = Attach {
             id: session.id.clone(),
+            name: dash
+                .as_ref()
+                .map_or_else(|| client::shown_id(&session.id), |d| d.name.clone()),
             sock: session.sock.clone(),
             detach_key: config.detach_key,
             copy_key: config.copy_key,
@@ -263,6 +268,9 @@ fn attach_terminal(
 
 struct Attach {
     id: String,
+    /// The session as the person named it, for the bar: `box:far` for
+    /// one on another machine, whose mount knows it as `far`.
+    name: String,
     /// The session's socket, for the connections copy mode makes.
     sock: std::path::PathBuf,
     detach_key: Option<u8>,

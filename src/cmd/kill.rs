@@ -111,18 +111,23 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
     if !client::lock_released(&session, deadline) {
         bail!(
             "session '{}' still holds its lock after exiting",
-            session.id
+            client::shown_id(&session.id)
         );
     }
+    // The connection closed without an EXIT (over a mount, say, as the
+    // supervisor went): its record says how it ended.
+    let code = code.or_else(|| {
+        client::ended_meanwhile(dir, &session.id, client::answer_deadline()).map(|r| r.exit_code)
+    });
     // Killed, as the dashboard and hm ls say it, unless the record says
     // the program ended on its own just before the kill reached it.
     let killed = client::ended_session(dir, &session.id).is_none_or(|r| r.killed);
     Ok(match code {
         Some(c) => format!(
             "session '{}' {}",
-            session.id,
+            client::shown_id(&session.id),
             client::exited_with(c, killed)
         ),
-        None => format!("session '{}' ended", session.id),
+        None => format!("session '{}' ended", client::shown_id(&session.id)),
     })
 }

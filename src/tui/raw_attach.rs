@@ -66,6 +66,7 @@ async fn passthrough(
     let dash = crate::attach::session::FromDashboard {
         others_waiting: Default::default(),
         next_key: opts.next_key,
+        name: crate::paths::sanitize(id),
     };
     let waiting = dash.others_waiting.clone();
     let config = opts.attach_config.clone();

@@ -85,6 +85,10 @@ fn attach_and_end(how: Ending) {
     let mut term = hm_in_terminal(&sb, &sshd, &["attach", "box:sh1"], (24, 80));
     term.send(b"echo far-$((6*7))\r");
     term.wait_for("the remote shell, answering", |t| t.contains("far-42"));
+    // The bar names the session as it was given, host and all.
+    term.wait_for("the bar naming box:sh1", |t| {
+        t.last_row().starts_with(" hm · box:sh1 ")
+    });
     assert!(!local_ssh(&sshd).is_empty(), "the attach runs ssh");
     assert_eq!(proxies_of(&remote_rt).len(), 1, "one remote proxy");
     // The attach's terminal holds the size: another client's RESIZE waits.
@@ -97,6 +101,11 @@ fn attach_and_end(how: Ending) {
         Ending::Detach => {
             term.send(b"\x1c");
             assert_eq!(term.wait_exit(), 0);
+            assert!(
+                term.contains("[detached from session box:sh1]"),
+                "{:?}",
+                term.lines()
+            );
         }
         Ending::SessionEnds => {
             term.send(b"exit\r");

@@ -16,13 +16,13 @@ impl Attach {
             return;
         }
         if let Some(copy) = &self.copy {
-            let bar = copy.bar(&self.id, self.size.cols, self.size.rows, &self.theme);
+            let bar = copy.bar(&self.name, self.size.cols, self.size.rows, &self.theme);
             self.out.extend(bar);
             return;
         }
         if self.poll.unresponsive() {
             self.out.extend(statusbar::render_problem(
-                &self.id,
+                &self.name,
                 self.size.cols,
                 self.size.rows,
                 "not responding",
@@ -71,7 +71,7 @@ impl Attach {
                 label.chars().count() + crate::client::clock_ms(*ms).len() + 3
             });
             let room = usize::from(self.size.cols)
-                .saturating_sub(self.id.chars().count() + 6 + state_len + 4);
+                .saturating_sub(self.name.chars().count() + 6 + state_len + 4);
             let mut hint = String::new();
             for part in keys.into_iter().flatten() {
                 let sep = if hint.is_empty() { 0 } else { 2 };
@@ -85,7 +85,7 @@ impl Attach {
             hint
         });
         self.out.extend(statusbar::render(
-            &self.id,
+            &self.name,
             self.size.cols,
             self.size.rows,
             state
