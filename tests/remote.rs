@@ -477,6 +477,35 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
             .lines()
             .any(|l| l.starts_with("made") && l.contains("killed"))
     });
+    // Left empty, the command is that machine's shell, in its user's
+    // home: not the dashboard's shell and directory.
+    t.send(b"n");
+    t.wait_for("the new-session form", |t| t.contains("host:id on box"));
+    t.send(b"\x15box:home\r");
+    t.wait_for("the remote form", |t| t.contains("(empty: home on box)"));
+    t.send(b"\r");
+    let status = || {
+        let out = sb
+            .hm()
+            .args(["status", "home", "--json", "--socket-dir"])
+            .arg(&remote_dir)
+            .output()
+            .expect("hm status");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).ok()
+    };
+    wait_until("the shell started there", || {
+        status().is_some_and(|v| v["alive"] == true)
+    });
+    let v = status().expect("its status");
+    let home = std::env::var("HOME").expect("HOME");
+    assert_eq!(v["workdir"], home.as_str(), "{v}");
+    let argv = v["command"].to_string();
+    assert!(argv.contains("sh"), "{v}");
+    let _ = sb
+        .hm()
+        .args(["kill", "home", "--socket-dir"])
+        .arg(&remote_dir)
+        .output();
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
     let _ = sb

@@ -66,11 +66,23 @@ fn sessions(dir: &Path) -> Sessions {
 fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
     paths::validate_id(&r.id).map_err(|e| e.to_string())?;
     paths::SocketDir::ensure(dir).map_err(|e| e.to_string())?;
+    // No command: this machine's shell, as the dashboard's form says (its
+    // own `$SHELL` may not be there, or not be the user's here).
+    let shell;
+    let command = if r.command.trim().is_empty() {
+        shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "/bin/sh".to_owned());
+        &shell
+    } else {
+        &r.command
+    };
     let child = crate::launch::start_detached(
         &r.id,
         dir,
         None,
-        &r.command,
+        command,
         r.workdir.as_deref().map(Path::new),
         r.label.as_deref(),
         r.classifier.as_deref(),

@@ -58,6 +58,11 @@ pub fn key(
     fx: &mut Vec<Effect>,
 ) {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    // What the form said was of what was typed: an edit makes it old (`'x'
+    // is no id` stayed up under the id corrected).
+    if k.code != KeyCode::Enter {
+        m.notice = None;
+    }
     match (k.code, step) {
         (KeyCode::Esc, _) => {
             m.mode = Mode::Grid;
@@ -70,7 +75,23 @@ pub fn key(
             // `host:id` starts it on that machine.
             let plain = match crate::remote::split_target(&id) {
                 Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
-                _ => id.as_str(),
+                Some((host, _)) => {
+                    let known = if m.hosts.is_empty() {
+                        "none is set up".to_owned()
+                    } else {
+                        format!("it knows {}", m.hosts.join(", "))
+                    };
+                    m.notify(
+                        format!(
+                            "no host '{}' in the config's [[hosts]] ({known})",
+                            paths::sanitize(host)
+                        ),
+                        now,
+                    );
+                    m.mode = Mode::NewSession { step, id, command };
+                    return;
+                }
+                None => id.as_str(),
             };
             if paths::validate_id(plain).is_err() {
                 // Short enough for the footer of an 80-column terminal,
@@ -89,6 +110,12 @@ pub fn key(
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
             } else {
+                // Another machine starts it in its user's home unless told
+                // otherwise: the dashboard's directory, shown, read as
+                // where it would run.
+                if remote(m, &id).is_some() && m.new_dir == m.cwd {
+                    m.new_dir.clear();
+                }
                 m.mode = Mode::NewSession {
                     step: NewStep::Command,
                     id,
@@ -166,9 +193,29 @@ fn cycle(now: Option<&str>, back: bool) -> Option<String> {
     choices[next].map(str::to_owned)
 }
 
+/// The field Tab goes to from `step`, as the form and the footer name it.
+pub fn after_tab(step: NewStep) -> &'static str {
+    match step {
+        NewStep::Command => "directory",
+        NewStep::Dir => "label",
+        NewStep::Label => "classifier",
+        NewStep::Id | NewStep::Classifier => "command",
+    }
+}
+
+/// The machine a form's `id` starts on, when it is another one.
+pub fn remote<'a>(m: &Model, id: &'a str) -> Option<&'a str> {
+    crate::remote::split_target(id)
+        .map(|(host, _)| host)
+        .filter(|host| m.hosts.iter().any(|h| h == host))
+}
+
 /// Enter on the command, directory, label or classifier: start it.
 fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
-    let command = if command.trim().is_empty() {
+    let far = remote(m, &id).is_some();
+    // Empty: the dashboard's shell here; there, that machine's own (its
+    // proxy's `$SHELL`).
+    let command = if command.trim().is_empty() && !far {
         m.shell.clone()
     } else {
         command
@@ -178,7 +225,8 @@ fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<
     fx.push(Effect::Spawn {
         id: id.clone(),
         command,
-        workdir: (!dir.is_empty() && dir != m.cwd).then(|| dir.to_owned()),
+        // There, any directory given is one of that machine's.
+        workdir: (!dir.is_empty() && (far || dir != m.cwd)).then(|| dir.to_owned()),
         label: Some(m.new_label.trim().to_owned()).filter(|l| !l.is_empty()),
         classifier: m.new_classifier.clone(),
     });
@@ -271,5 +319,70 @@ mod tests {
         // The next form starts over.
         update(&mut m, press(KeyCode::Char('n')), now);
         assert_eq!(m.new_classifier, None);
+    }
+
+    /// Another machine's session: the form neither shows nor sends the
+    /// dashboard's directory or shell as its own; a host not set up, or
+    /// a corrected id, says so at once.
+    #[test]
+    fn a_session_on_another_machine_gets_that_machine_s_home_and_shell() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        m.shell = "/bin/bash".into();
+        m.cwd = "/tmp/here".into();
+        m.hosts = vec!["box".into()];
+        update(&mut m, press(KeyCode::Char('n')), now);
+        typed(&mut m, "nohost:x", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        let said = m
+            .notice
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            said,
+            "no host 'nohost' in the config's [[hosts]] (it knows box)"
+        );
+        assert!(matches!(
+            m.mode,
+            Mode::NewSession {
+                step: NewStep::Id,
+                ..
+            }
+        ));
+        // Correcting the id takes the old word away.
+        for _ in 0..8 {
+            update(&mut m, press(KeyCode::Backspace), now);
+        }
+        assert_eq!(m.notice, None);
+        typed(&mut m, "box:far", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            m.new_dir, "",
+            "the dashboard's directory is no directory there"
+        );
+        let text = screen_text(&m, now);
+        assert!(text.contains("(empty: the shell on box)"), "{text}");
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(
+            fx,
+            [Effect::Spawn {
+                id: "box:far".into(),
+                command: String::new(),
+                workdir: None,
+                label: None,
+                classifier: None,
+            }]
+        );
+        // Here, the dashboard's shell and directory, as before.
+        update(&mut m, press(KeyCode::Char('n')), now);
+        typed(&mut m, "near", now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.new_dir, "/tmp/here");
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert!(
+            matches!(&fx[..], [Effect::Spawn { command, workdir: None, .. }] if command == "/bin/bash"),
+            "{fx:?}"
+        );
     }
 }

@@ -194,7 +194,7 @@ fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
         .last()
         .unwrap_or_default()
         .to_owned();
-    assert!(footer.contains("y kill  n keep"), "{footer}");
+    assert!(footer.contains("kill 'a'?  y kill  n keep"), "{footer}");
     assert!(!footer.contains("new"), "{footer}");
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert_eq!(m.mode, Mode::Grid);

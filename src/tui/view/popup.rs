@@ -82,17 +82,24 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     }
     let mut lines = vec![field("id:", id, step == NewStep::Id, id_hint)];
     if step != NewStep::Id {
+        let far = crate::tui::form::remote(m, id);
         lines.push(field(
             "command:",
             command,
             step == NewStep::Command,
-            format!("(empty: {})", m.shell),
+            match far {
+                Some(host) => format!("(empty: the shell on {host})"),
+                None => format!("(empty: {})", m.shell),
+            },
         ));
         lines.push(field(
             "dir:",
             &m.new_dir,
             step == NewStep::Dir,
-            "(the dashboard's)".into(),
+            match far {
+                Some(host) => format!("(empty: home on {host})"),
+                None => "(the dashboard's)".into(),
+            },
         ));
         lines.push(field(
             "label:",
@@ -132,12 +139,10 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
             hints.push(Span::raw(" choose   "));
         }
         hints.push(key(m, "Tab"));
-        hints.push(Span::raw(match step {
-            NewStep::Command => " directory   ",
-            NewStep::Dir => " label   ",
-            NewStep::Label => " classifier   ",
-            _ => " command   ",
-        }));
+        hints.push(Span::raw(format!(
+            " {}   ",
+            crate::tui::form::after_tab(step)
+        )));
     }
     hints.push(key(m, "Esc"));
     hints.push(Span::raw(" cancel"));
