@@ -516,7 +516,8 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
 }
 
 /// A host the dashboard cannot use is named with why, once, and the
-/// dashboard goes on.
+/// dashboard goes on; the footer keeps its name after the notice has
+/// gone, since no pane says it.
 #[test]
 fn the_dashboard_says_why_a_host_cannot_be_used() {
     let sb = Sandbox::new();
@@ -525,6 +526,9 @@ fn the_dashboard_says_why_a_host_cannot_be_used() {
     let mut t = hm_in_terminal(&sb, &sshd, &args, (24, 100));
     t.wait_for("why the host cannot be used", |t| {
         t.last_row().contains("bare: no 'hm' on the remote PATH")
+    });
+    t.wait_for("the notice gone, the host still named", |t| {
+        !t.last_row().contains("remote PATH") && t.last_row().contains("bare unreachable")
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);

@@ -189,11 +189,15 @@ impl KeepUp {
                     // from a session that ended.
                     let lost_at = std::cell::Cell::new(None);
                     let went_down = |o: &Outcome| {
-                        if let Outcome::Lost(said) = o {
+                        if let Outcome::Lost(said, quiet) = o {
                             let now = crate::clock::unix_ms();
-                            lost_at.set(Some(now));
+                            // Down since it was last heard from: a link
+                            // that went silent is judged so only after
+                            // its silence limit.
+                            let since = now.saturating_sub(quiet.as_millis() as u64);
+                            lost_at.set(Some(since));
                             set(LinkState::Down {
-                                since_unix_ms: now,
+                                since_unix_ms: since,
                                 why: lost_why(said),
                                 retry_unix_ms: now + Backoff::FIRST.as_millis() as u64,
                             });
@@ -210,7 +214,7 @@ impl KeepUp {
                         &went_down,
                     )
                     .await;
-                    let Outcome::Lost(said) = outcome else {
+                    let Outcome::Lost(said, _) = outcome else {
                         return;
                     };
                     backoff.up();

@@ -203,7 +203,7 @@ async fn run(
     match connect(&host, &ssh_command).await {
         Ok(c) => {
             let ending = |o: &Outcome| {
-                if let (Outcome::Lost(said), Ok(mut lost)) = (o, lost.lock()) {
+                if let (Outcome::Lost(said, _), Ok(mut lost)) = (o, lost.lock()) {
                     *lost = Some(lost_why(&host.name, said));
                 }
             };

@@ -19,6 +19,9 @@ pub struct Remotes {
     /// The hosts that went down, with since when (wall clock, ms): still
     /// down while their links try again.
     down: HashMap<String, u64>,
+    /// The hosts that have been up since the dashboard started: one that
+    /// comes up the first time is not "back".
+    been_up: std::collections::HashSet<String>,
     /// Raised when a link's state changes.
     pub changed: Arc<tokio::sync::Notify>,
 }
@@ -54,6 +57,7 @@ impl Remotes {
         Ok(Remotes {
             links,
             down: HashMap::new(),
+            been_up: Default::default(),
             changed,
         })
     }
@@ -92,10 +96,13 @@ impl Remotes {
                             r.id = format!("{name}:{}", r.id);
                             r
                         }));
-                    if self.down.remove(name).is_some() {
-                        found.news.push(format!(
+                    let first = self.been_up.insert(name.clone());
+                    match (self.down.remove(name).is_some(), first) {
+                        (true, false) => found.news.push(format!(
                             "{name} is back: its panes are shown from the start again"
-                        ));
+                        )),
+                        (true, true) => found.news.push(format!("{name} is reachable now")),
+                        (false, _) => {}
                     }
                 }
                 LinkState::Down {

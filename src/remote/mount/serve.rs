@@ -33,8 +33,10 @@ pub(in crate::remote) enum Outcome {
     /// Asked to stop.
     Stopped,
     /// The connection ended, or went silent; what ssh said last, or the
-    /// bridge's own reason.
-    Lost(String),
+    /// bridge's own reason, and how long before this the host was last
+    /// heard from (its silence: the host was gone from then, not from
+    /// when the silence was judged too long).
+    Lost(String, std::time::Duration),
 }
 
 /// Where a [`super::Mount`] hears that its sessions are served, or why
@@ -107,7 +109,10 @@ pub(in crate::remote) async fn serve(
                 if let Some(limit) = theirs.silent_limit()
                     && heard.elapsed() > limit
                 {
-                    break Outcome::Lost(format!("no word for {} s", limit.as_secs()));
+                    break Outcome::Lost(
+                        format!("no word for {} s", limit.as_secs()),
+                        heard.elapsed(),
+                    );
                 }
                 // A queue that is full is not idle: nothing to add.
                 let _ = to_ssh.try_send(mux::encode(mux::PING, 0, &[]));
@@ -157,11 +162,14 @@ pub(in crate::remote) async fn serve(
             read = stdout.read(&mut buf) => {
                 let n = match read {
                     Ok(n) if n > 0 => n,
-                    _ => break Outcome::Lost(last_words(&mut stderr).await),
+                    _ => break Outcome::Lost(last_words(&mut stderr).await, std::time::Duration::ZERO),
                 };
                 heard = Instant::now();
                 let Ok(frames) = decoder.push(&buf[..n]) else {
-                    break Outcome::Lost("the remote hm sent a frame over the limit".into());
+                    break Outcome::Lost(
+                        "the remote hm sent a frame over the limit".into(),
+                        std::time::Duration::ZERO,
+                    );
                 };
                 for f in pending.drain(..).chain(frames) {
                     match f.ty {

@@ -240,6 +240,32 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             _ => spans.push(Span::raw(" ")),
         }
     }
+    // A host that is down with no pane to say so (down since the
+    // dashboard started, or with no sessions): its name stays here, where
+    // its notice said it once and went.
+    let mut unseen: Vec<&str> = m
+        .hosts_down
+        .keys()
+        .map(String::as_str)
+        .filter(|h| {
+            !m.panes
+                .iter()
+                .any(|p| crate::remote::split_target(&p.id).is_some_and(|(host, _)| host == *h))
+        })
+        .collect();
+    unseen.sort_unstable();
+    if !unseen.is_empty() {
+        let names = unseen
+            .iter()
+            .map(|h| crate::paths::sanitize(h))
+            .collect::<Vec<_>>()
+            .join(", ");
+        spans.push(Span::styled(
+            format!(" {names} unreachable "),
+            m.theme.error,
+        ));
+        spans.push(Span::raw(" "));
+    }
     let lost = crate::tui::lost::restartable(m);
     if lost > 0
         && let Some(k) = m.keys.label(Action::Restore)

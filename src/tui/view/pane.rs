@@ -65,7 +65,9 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         crate::remote::split_target(&p.id).and_then(|(host, _)| m.host_problems.get(host));
     let bottom = match (&p.link, p.exit) {
         _ if host_down.is_some() => {
-            Span::styled(format!(" {} ", host_down.map_or("", |s| s)), m.theme.error)
+            let room = usize::from(r.width.saturating_sub(4));
+            let said = host_problem(host_down.map_or("", |s| s), room);
+            Span::styled(format!(" {said} "), m.theme.error)
         }
         // Killed, it says so as its title does, not "exited" under it.
         (_, Some(code)) if p.killed => {
@@ -277,6 +279,21 @@ fn short_dir(dir: Option<&str>, room: usize) -> String {
     format!(" …{kept} ")
 }
 
+/// What a host's link says (`box: unreachable since 23:16:40, retrying`)
+/// in `room` columns: without the host (the pane's id names it), then
+/// without what follows the comma, then its first word. Cut at its start
+/// as other lines are, it lost the word that says what happened.
+fn host_problem(said: &str, room: usize) -> &str {
+    use unicode_width::UnicodeWidthStr;
+    let plain = said.split_once(": ").map_or(said, |(_, rest)| rest);
+    let short = plain.split_once(", ").map_or(plain, |(first, _)| first);
+    let word = short.split_once(' ').map_or(short, |(first, _)| first);
+    [said, plain, short]
+        .into_iter()
+        .find(|s| s.width() <= room)
+        .unwrap_or(word)
+}
+
 /// The session's cursor, drawn in the cell's own colours: tui-term's
 /// default paints it grey, which NO_COLOR forbids and a light background
 /// hides.
@@ -311,5 +328,19 @@ mod tests {
         );
         let fitted = super::fit_line(Line::from(text), 38);
         assert_eq!(fitted.to_string(), " …unreachable since 15:35:15, retrying");
+    }
+
+    #[test]
+    fn a_host_s_problem_keeps_what_happened_when_shortened() {
+        use super::host_problem;
+        let said = "box: unreachable since 15:35:15, retrying";
+        assert_eq!(host_problem(said, 60), said);
+        assert_eq!(
+            host_problem(said, 40),
+            "unreachable since 15:35:15, retrying"
+        );
+        assert_eq!(host_problem(said, 30), "unreachable since 15:35:15");
+        assert_eq!(host_problem(said, 12), "unreachable");
+        assert_eq!(host_problem("box: connecting", 10), "connecting");
     }
 }

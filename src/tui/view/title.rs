@@ -276,7 +276,9 @@ fn unreachable(p: &Pane, since_unix_ms: u64) -> Vec<String> {
         format!("unreachable · was {was}"),
         "unreachable".into(),
         "unreach".into(),
-        "✗".into(),
+        // Not `✗`, which says a session failed: this one may run on,
+        // and what it is doing is not known here.
+        "?".into(),
     ]
 }
 
