@@ -62,6 +62,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             {
                 fx.push(Effect::Forget(id.clone()));
                 clear(m, &id);
+                m.notify(format!("forgot '{id}'"), now);
             }
         }
         Mode::NewSession { step, id, command } => form::key(m, (step, id, command), k, now, fx),
@@ -124,13 +125,27 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         }
         Action::Restore => super::lost::restore_key(m, now, fx),
         Action::Restart => {
-            if let Some(id) = m.selected.clone()
-                && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())
-            {
-                // The pane gives way to the new session when it is found.
-                m.starting.insert(id.clone());
-                m.panes.retain(|p| p.id != id);
-                fx.push(Effect::Restart(id));
+            let Some(id) = m.selected.clone() else { return };
+            match m.pane(&id) {
+                Some(p) if p.ended() && p.orphan.is_none() => {
+                    // The pane gives way to the new session when it is found.
+                    m.starting.insert(id.clone());
+                    m.panes.retain(|p| p.id != id);
+                    fx.push(Effect::Restart(id));
+                }
+                // A key that does nothing says why, rather than nothing.
+                Some(p) if p.orphan.is_some() => m.notify(
+                    format!("'{id}' still runs without its supervisor; end it first"),
+                    now,
+                ),
+                Some(p) if p.lost.is_some() => {
+                    m.notify(format!("'{id}' was lost; R restores it"), now);
+                }
+                Some(_) => m.notify(
+                    format!("'{id}' is running; r starts a session again once it has ended"),
+                    now,
+                ),
+                None => {}
             }
         }
         Action::Kill => kill(m),

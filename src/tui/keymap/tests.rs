@@ -208,6 +208,27 @@ fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
     assert!(!m.pane("b").is_some_and(|p| p.killed));
 }
 
+/// `r` on a running session, and `x` `y` on an ended one, say what they
+/// did or why not; they said nothing.
+#[test]
+fn restart_of_a_live_session_and_forgetting_say_so() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    let fx = update(&mut m, press(KeyCode::Char('r')), now);
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        notice(&m),
+        "'a' is running; r starts a session again once it has ended"
+    );
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmForget("a".into()));
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(fx.contains(&Effect::Forget("a".into())), "{fx:?}");
+    assert_eq!(notice(&m), "forgot 'a'");
+}
+
 #[test]
 fn kill_answered_n_or_anything_else_kills_nothing() {
     let now = Instant::now();
