@@ -134,6 +134,7 @@ fn model(opts: &Options, size: (u16, u16)) -> Model {
     let remembered = saved_layout::load();
     m.columns = opts.columns.or(remembered.columns);
     m.by_state = remembered.by_state;
+    m.left_unix_ms = remembered.left_unix_ms;
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
     m.cwd = std::env::current_dir()
@@ -308,6 +309,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     saved_layout::save(&saved_layout::Layout {
         columns: m.columns,
         by_state: m.by_state,
+        left_unix_ms: Some(crate::clock::unix_ms()),
     });
     Ok(code)
 }

@@ -435,6 +435,9 @@ pub struct Model {
     pub desktop: bool,
     /// Panes ordered by state (`s`) rather than by id.
     pub by_state: bool,
+    /// When the dashboard was last quit, if it was: sessions that ended
+    /// after that are marked `●`, as if seen ending unlooked at.
+    pub left_unix_ms: Option<u64>,
     /// The dashboard's directory, where `n` starts sessions unless told.
     pub cwd: String,
     /// The directory field of the new-session prompt.
@@ -500,6 +503,7 @@ impl Model {
             bell: false,
             desktop: false,
             by_state: false,
+            left_unix_ms: None,
             cwd: String::new(),
             new_dir: String::new(),
             new_label: String::new(),

@@ -1,5 +1,5 @@
 //! The dashboard's layout remembered across runs (the column count and
-//! the sort), in `$XDG_STATE_HOME/heimdall/tui.json` (or
+//! the sort, and when it was left), in `$XDG_STATE_HOME/heimdall/tui.json` (or
 //! `~/.local/state/heimdall/`). Best effort both ways: a missing or
 //! broken file is no reason not to start, and one that cannot be written
 //! is no reason to fail on the way out.
@@ -11,6 +11,10 @@ pub struct Layout {
     pub columns: Option<u16>,
     #[serde(default)]
     pub by_state: bool,
+    /// When the dashboard was last quit (wall clock, ms): a session that
+    /// ended after that ended unseen, and its pane asks for a look.
+    #[serde(default)]
+    pub left_unix_ms: Option<u64>,
 }
 
 fn path() -> Option<PathBuf> {

@@ -143,6 +143,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         }
     }
     let mut added = false;
+    let left = m.left_unix_ms;
     let new = records.iter().filter(|r| m.pane(&r.id).is_none()).count();
     let rows = m.history_for(new);
     for r in records {
@@ -152,6 +153,8 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         let mut p = Pane::with_history(r.id.clone(), rows);
         p.exit = Some(r.exit_code);
         p.killed = r.killed;
+        // Ended while no dashboard was open: nobody has seen it end.
+        p.attention = left.is_some_and(|t| r.ended_unix_ms > t);
         p.link = Link::Gone;
         p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));

@@ -159,6 +159,39 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
     assert_eq!(m.pane("a").and_then(|p| p.orphan), None);
 }
 
+/// A session that ended after the dashboard was last quit asks for a
+/// look when the dashboard comes back, as one seen ending would; one that
+/// ended before it was quit had been seen, and one with no record of the
+/// dashboard's last run is not claimed either way.
+#[test]
+fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
+    let now = Instant::now();
+    let left = crate::clock::unix_ms() - 60_000;
+    let record = |id: &str, ended_unix_ms: u64| crate::ended::Ended {
+        id: id.into(),
+        command: vec!["true".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms,
+        exit_code: 0,
+        last_lines: vec![],
+        label: None,
+        cols: 80,
+        rows: 24,
+        killed: false,
+    };
+    for (last_run, marked) in [(Some(left), (false, true)), (None, (false, false))] {
+        let mut m = model(160, 49);
+        m.left_unix_ms = last_run;
+        // `a-old` first: the selected pane is looked at already.
+        let records = vec![record("a-old", left - 1_000), record("b-new", left + 1_000)];
+        update(&mut m, Msg::Ended(records), now);
+        let seen = |id: &str| m.pane(id).is_some_and(|p| p.attention);
+        assert_eq!((seen("a-old"), seen("b-new")), marked, "{last_run:?}");
+    }
+}
+
 #[test]
 fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_once_asked_and_r_restarts() {
     let now = Instant::now();
