@@ -877,7 +877,7 @@ fn a_panes_history_is_reached_with_shift_page_up_and_the_wheel() {
     // time, and says how far; line 1 is reachable.
     t.send(SHIFT_PGUP);
     t.wait_for("the pane scrolled back", |t| {
-        pane(t, "sq").is_some_and(|p| p.body[0].contains("[+") && !p.shows("bash-"))
+        pane(t, "sq").is_some_and(|p| p.bottom.contains("[+") && !p.shows("bash-"))
     });
     // 200 lines are at most 20 pages of the smallest pane.
     for _ in 0..30 {
@@ -894,17 +894,17 @@ fn a_panes_history_is_reached_with_shift_page_up_and_the_wheel() {
         t.send(SHIFT_PGDN);
     }
     t.wait_for("the live screen again", |t| {
-        pane(t, "sq").is_some_and(|p| p.shows("bash-") && !p.body[0].contains("[+"))
+        pane(t, "sq").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("[+"))
     });
     // The wheel over the pane scrolls it as well.
     let (row, col) = (5, 10);
     t.send(&wheel(true, row, col));
     t.wait_for("the wheel's scroll", |t| {
-        pane(t, "sq").is_some_and(|p| p.body[0].contains("[+3/"))
+        pane(t, "sq").is_some_and(|p| p.bottom.contains("[+3/"))
     });
     t.send(&wheel(false, row, col));
     t.wait_for("back down", |t| {
-        pane(t, "sq").is_some_and(|p| !p.body[0].contains("[+"))
+        pane(t, "sq").is_some_and(|p| !p.bottom.contains("[+"))
     });
     // In focus Shift-PgUp is the dashboard's, never typed: bash gets no
     // `2~`. `q` leaves copy mode, and keys are typed again.
@@ -941,7 +941,9 @@ fn copy_mode_searches_the_history_and_copies_through_osc_52() {
     t.send(b"?150\r");
     t.wait_for("the match in view", |t| {
         pane(t, "sq").is_some_and(|p| p.body.iter().any(|l| l.trim() == "150"))
-            && pane(t, "sq").is_some_and(|p| p.body[0].contains("copy [+"))
+            // Where it is, on the bottom border: over the first row it hid
+            // what was being read.
+            && pane(t, "sq").is_some_and(|p| p.bottom.contains("copy [+"))
     });
     // The search bar does not take over the grid's `/` filter.
     assert!(!t.last_row().contains("/150"), "{}", t.last_row());

@@ -104,6 +104,9 @@ fn copy_hints(m: &Model, status: Option<String>, width: usize) -> Vec<Span<'stat
         ("y", "copy"),
         ("/ ?", "search"),
         ("n N", "next"),
+        // Last: where the footer is narrow, these go first.
+        ("w b e", "word"),
+        ("g G", "top, end"),
     ];
     let leave = ("q", "leave");
     let w = |(k, what): (&str, &str)| k.chars().count() + what.chars().count() + 3;

@@ -150,7 +150,9 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             body,
         );
         edges(m, p, &v, body, f);
-        super::history::overlay(m, p, &v, body, f);
+        // On the bottom border, over the idle timer: on the first row it
+        // covered the text being read.
+        super::history::overlay(m, p, &v, body, body.y + body.height, f);
         return;
     }
     // The window onto the session's screen: the rows that matter, from its
