@@ -24,6 +24,9 @@ pub struct LaunchFailed {
 #[derive(Debug, Clone)]
 pub struct Detached<'a> {
     pub command: &'a str,
+    /// The program's words exactly (a session started again as it ran),
+    /// instead of `command`.
+    pub argv: Option<&'a [String]>,
     pub workdir: Option<&'a Path>,
     pub label: Option<&'a str>,
     pub size: Option<crate::protocol::Size>,
@@ -39,13 +42,14 @@ pub fn start_detached(
     id: &str,
     dir: &Path,
     config_path: Option<&Path>,
-    command: &str,
+    (command, argv): (&str, Option<&[String]>),
     workdir: Option<&Path>,
     label: Option<&str>,
     classifier: Option<&str>,
 ) -> Result<Child> {
     let what = Detached {
         command,
+        argv,
         workdir,
         label,
         size: None,
@@ -65,6 +69,7 @@ pub fn start(
 ) -> Result<Child> {
     let Detached {
         command,
+        argv,
         workdir,
         label,
         size,
@@ -85,6 +90,10 @@ pub fn start(
         cmd.arg("--classifier").arg(c);
     }
     cmd.arg("--");
+    if let Some(argv) = argv.filter(|a| !a.is_empty()) {
+        cmd.args(argv);
+        return wait_ready(cmd);
+    }
     let words: Vec<&str> = command.split_whitespace().collect();
     match words.as_slice() {
         [] => bail!("no command given"),

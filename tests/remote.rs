@@ -257,12 +257,25 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
         stdout(&hm(&sb, &sshd, &["logs", "box:far", "--screen"])).contains("over the bridge")
     });
 
+    let text = hm(&sb, &sshd, &["status", "box:far"]);
+    assert!(
+        stdout(&text).lines().any(|l| l == "session:  box:far"),
+        "{}",
+        stdout(&text)
+    );
     let killed = hm(&sb, &sshd, &["kill", "box:far"]);
     assert!(killed.status.success(), "{}", stderr(&killed));
     // Named as it was given, and how it ended, as a local kill says.
     assert_eq!(
         stdout(&killed),
         "session 'box:far' killed by SIGTERM (exit code 143)\n"
+    );
+    // Ended there: the hints name it as given, and how it runs again.
+    let again = hm(&sb, &sshd, &["kill", "box:far"]);
+    assert!(
+        stderr(&again).contains("'hm status box:far' shows how, 'r' on its pane"),
+        "{}",
+        stderr(&again)
     );
     // A name that is not there is looked for on box, not in the mount.
     let none = hm(&sb, &sshd, &["status", "box:nosuch"]);
@@ -588,6 +601,16 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
             true
         }
     );
+    // Started again with its words as they ran, not wrapped in another
+    // `sh -c` each time.
+    let status = sb
+        .hm()
+        .args(["status", "again", "--json", "--socket-dir"])
+        .arg(&remote_dir)
+        .output()
+        .expect("hm status");
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).expect("json");
+    assert_eq!(v["command"], serde_json::json!(["sh", "-c", twice]), "{v}");
     t.send(b"l");
     t.send(b"x");
     t.wait_for("the question", |t| t.contains("Forget session 'box:done'?"));

@@ -44,7 +44,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                     return Ok(0);
                 }
                 let m = &lost.manifest;
-                writeln!(out, "session:  {}", crate::paths::sanitize(&lost.id))?;
+                writeln!(out, "session:  {}", crate::client::shown_id(&lost.id))?;
                 if let Some(label) = &m.label {
                     writeln!(out, "label:    {}", crate::paths::sanitize(label))?;
                 }
@@ -65,7 +65,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 writeln!(out, "{}", serde_json::to_string(&SessionView::ended(&r))?)?;
                 return Ok(0);
             }
-            writeln!(out, "session:  {}", r.id)?;
+            writeln!(out, "session:  {}", crate::client::shown_id(&r.id))?;
             if let Some(label) = &r.label {
                 writeln!(out, "label:    {label}")?;
             }
@@ -101,7 +101,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&view)?)?;
     } else {
-        writeln!(out, "session:  {}", session_id)?;
+        writeln!(out, "session:  {}", crate::client::shown_id(&session_id))?;
         if let Some(label) = info.as_ref().and_then(|i| i.label.as_deref()) {
             writeln!(out, "label:    {label}")?;
         }

@@ -106,6 +106,11 @@ pub struct Sessions {
 pub struct NewSession {
     pub id: String,
     pub command: String,
+    /// The program's words exactly, for a session started again as it
+    /// ran; `command` is then the same as one line, for a proxy of an
+    /// older hm (which ignores this and runs that by `sh -c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
     #[serde(default)]
     pub workdir: Option<String>,
     #[serde(default)]

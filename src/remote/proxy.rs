@@ -82,7 +82,7 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         &r.id,
         dir,
         None,
-        command,
+        (command, r.argv.as_deref()),
         r.workdir.as_deref().map(Path::new),
         r.label.as_deref(),
         r.classifier.as_deref(),

@@ -142,6 +142,7 @@ impl Apply {
             let req = crate::remote::mux::NewSession {
                 id: plain.to_owned(),
                 command,
+                argv: None,
                 workdir,
                 label,
                 classifier,
@@ -166,6 +167,7 @@ impl Apply {
         std::thread::spawn(move || {
             let what = crate::launch::Detached {
                 command: &command,
+                argv: None,
                 workdir: workdir.as_deref().map(Path::new),
                 label: label.as_deref(),
                 size,
@@ -189,7 +191,10 @@ impl Apply {
                 let result = match record {
                     Some(r) => spawner.spawn(crate::remote::mux::NewSession {
                         id: r.id,
+                        // Its words as they ran; the line for a proxy of
+                        // an older hm, which runs it by `sh -c`.
                         command: crate::launch::command_line(&r.command),
+                        argv: Some(r.command),
                         workdir: Some(r.workdir),
                         label: r.label,
                         classifier: None,
