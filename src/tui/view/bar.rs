@@ -189,18 +189,6 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
-    // The question, with the session it is about, beside its keys: the
-    // footer said only `y kill  n keep`, and a popup over a grid of ten
-    // is easy to miss.
-    if let Mode::ConfirmKill(id) | Mode::ConfirmForget(id) = &m.mode {
-        let verb = match m.mode {
-            Mode::ConfirmKill(_) => "kill",
-            _ => "forget",
-        };
-        let id = crate::paths::sanitize(id);
-        spans.push(Span::styled(format!(" {verb} '{id}'? "), m.theme.popup));
-        spans.push(Span::raw(" "));
-    }
     let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     let hints: Vec<(String, &str)> = match &m.mode {
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
@@ -310,6 +298,18 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             text.push('…');
         }
         spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+        spans.push(Span::raw(" "));
+    }
+    // The question, with the session it is about, beside its keys: the
+    // footer said only `y kill  n keep`, and a popup over a grid of ten
+    // is easy to miss.
+    if let Mode::ConfirmKill(id) | Mode::ConfirmForget(id) = &m.mode {
+        let verb = match m.mode {
+            Mode::ConfirmKill(_) => "kill",
+            _ => "forget",
+        };
+        let id = crate::paths::sanitize(id);
+        spans.push(Span::styled(format!(" {verb} '{id}'? "), m.theme.popup));
         spans.push(Span::raw(" "));
     }
     // Hints that do not fit whole are left out, rather than cut off or
