@@ -497,15 +497,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     t.send(b"\x15box:home\r");
     t.wait_for("the remote form", |t| t.contains("(empty: home on box)"));
     t.send(b"\r");
-    let status = || {
-        let out = sb
-            .hm()
-            .args(["status", "home", "--json", "--socket-dir"])
-            .arg(&remote_dir)
-            .output()
-            .expect("hm status");
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).ok()
-    };
+    let status = || remote_status(&sb, &remote_dir, "home");
     wait_until("the shell started there", || {
         status().is_some_and(|v| v["alive"] == true)
     });
@@ -545,6 +537,18 @@ fn the_dashboard_says_why_a_host_cannot_be_used() {
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
+}
+
+/// `hm status ID --json` in the "remote" socket dir, as its own user
+/// would see it; `None` while it says nothing readable.
+fn remote_status(sb: &Sandbox, dir: &Path, id: &str) -> Option<serde_json::Value> {
+    let out = sb
+        .hm()
+        .args(["status", id, "--json", "--socket-dir"])
+        .arg(dir)
+        .output()
+        .expect("hm status");
+    serde_json::from_slice(&out.stdout).ok()
 }
 
 /// `hm ls` of the "remote" socket dir, as its own user would see it.
@@ -603,13 +607,7 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     );
     // Started again with its words as they ran, not wrapped in another
     // `sh -c` each time.
-    let status = sb
-        .hm()
-        .args(["status", "again", "--json", "--socket-dir"])
-        .arg(&remote_dir)
-        .output()
-        .expect("hm status");
-    let v: serde_json::Value = serde_json::from_slice(&status.stdout).expect("json");
+    let v = remote_status(&sb, &remote_dir, "again").expect("its status");
     assert_eq!(v["command"], serde_json::json!(["sh", "-c", twice]), "{v}");
     t.send(b"l");
     t.send(b"x");

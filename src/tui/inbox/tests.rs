@@ -390,22 +390,7 @@ fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
     let later = now + Duration::from_millis(420);
     let fx = update(&mut m, Msg::Tick, later);
     assert_eq!(acts(&fx).len(), 1, "{fx:?}");
-    let done = Acted {
-        ok: true,
-        action: Some(ActionRecord {
-            answer: "approve".into(),
-            rule: "claude.permission".into(),
-            subject: Some("cmd of a".into()),
-            keys: vec!["1".into()],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    update(
-        &mut m,
-        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
-        later,
-    );
+    approved(&mut m, Some("cmd of a"), later);
     assert_eq!(
         said(&m),
         "approved claude.permission in 'a': cmd of a (keys: 1)"
@@ -437,21 +422,7 @@ fn an_answer_not_replied_to_is_late_then_reported_or_given_up() {
         now + Duration::from_secs(5),
     );
     assert_eq!(said(&m), "already answering 'a' (no reply yet)");
-    let done = Acted {
-        ok: true,
-        action: Some(ActionRecord {
-            answer: "approve".into(),
-            rule: "claude.permission".into(),
-            keys: vec!["1".into()],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    update(
-        &mut m,
-        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
-        now + Duration::from_secs(20),
-    );
+    approved(&mut m, None, now + Duration::from_secs(20));
     assert_eq!(said(&m), "approved claude.permission in 'a' (keys: 1)");
 
     update(
@@ -462,6 +433,26 @@ fn an_answer_not_replied_to_is_late_then_reported_or_given_up() {
     assert!(m.pane("a").is_some_and(|p| p.answering.is_some()));
     update(&mut m, Msg::Tick, now + Duration::from_secs(90));
     assert!(m.pane("a").is_some_and(|p| p.answering.is_none()));
+}
+
+/// `a`'s supervisor says it approved its permission dialog with `1`.
+fn approved(m: &mut Model, subject: Option<&str>, at: Instant) {
+    let done = Acted {
+        ok: true,
+        action: Some(ActionRecord {
+            answer: "approve".into(),
+            rule: "claude.permission".into(),
+            subject: subject.map(str::to_owned),
+            keys: vec!["1".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    update(
+        m,
+        Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+        at,
+    );
 }
 
 #[test]
