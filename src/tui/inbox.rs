@@ -298,8 +298,9 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     }
     let host_down = m
         .pane(&id)
-        .filter(|p| m.host_down(p).is_some())
-        .and_then(|_| crate::remote::split_target(&id).map(|(h, _)| h.to_owned()));
+        .and_then(|p| m.host_down(p))
+        .and(crate::remote::split_target(&id))
+        .map(|(h, _)| h.to_owned());
     let Some(p) = m.pane_mut(&id) else { return };
     let (refused, text) = if !p.waiting() {
         (true, format!("'{id}' no longer waits"))

@@ -49,25 +49,23 @@ pub fn fit(
     width: u16,
 ) -> Fitted {
     let room = usize::from(width).saturating_sub(2);
-    let label = label.filter(|l| !l.is_empty());
-    let t = fit_badge(id, attention, badges, room, 0);
-    let Some(label) = label else {
-        return t;
+    let first = fit_badge(id, attention, badges, room, 0);
+    let Some(label) = label.filter(|l| !l.is_empty()) else {
+        return first;
     };
-    if let Some(t) = with_label(t, label, room) {
+    if let Some(t) = with_label(first.clone(), label, room) {
         return t;
     }
     // The longest badge left no room: one of its shorter forms (but for
     // the shortest, which is the state's letter alone) with a few of the
-    // label's columns.
+    // label's columns. The badge comes before the label: with none that
+    // fits so, the title is as it was without the label.
     let kept = label.width().min(LABEL_KEPT) + 1 + RULE_BEFORE_BADGE - MIN_RULE;
     let shorter = &badges[..badges.len().saturating_sub(1)];
-    let t = fit_badge(id, attention, shorter, room, kept);
-    if t.badge.is_empty() {
-        // The badge comes before the label.
-        return fit_badge(id, attention, badges, room, 0);
-    }
-    with_label(t, label, room).unwrap_or_else(|| fit_badge(id, attention, badges, room, 0))
+    Some(fit_badge(id, attention, shorter, room, kept))
+        .filter(|t| !t.badge.is_empty())
+        .and_then(|t| with_label(t, label, room))
+        .unwrap_or(first)
 }
 
 /// The id, the attention mark and the longest badge that fit with `keep`
