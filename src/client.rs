@@ -65,15 +65,8 @@ pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
 /// What a command says of session `r` that has ended.
 pub fn has_ended(r: &crate::ended::Ended) -> String {
     let id = shown_id(&r.id);
-    // `hm restart` starts sessions here only: another machine's is
-    // started again from the dashboard.
-    let again = if SHOWN_HOST.get().is_some() {
-        "'r' on its pane in 'hm tui' runs it again there".to_owned()
-    } else {
-        format!("'hm restart {id}' runs it again")
-    };
     format!(
-        "session '{id}' has ended ({}); 'hm status {id}' shows how, {again}",
+        "session '{id}' has ended ({}); 'hm status {id}' shows how, 'hm restart {id}' runs it again",
         ended_label(r),
     )
 }

@@ -90,6 +90,23 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         args.socket_dir.get_or_insert(dir);
     }
     let config = Config::load(cli.config.as_deref())?;
+    // An ended session on another machine is forgotten or started again
+    // there, by the host's own hm.
+    match &cli.command {
+        Command::Rm(a) => {
+            if let Some((host, ids)) = ended::remote::host_of(&a.ids)? {
+                client::name_host(&host);
+                return ended::remote::rm(&host, &ids, &config);
+            }
+        }
+        Command::Restart(a) => {
+            if let Some((host, ids)) = ended::remote::host_of(std::slice::from_ref(&a.id))? {
+                client::name_host(&host);
+                return ended::remote::restart(&host, &ids[0], &config);
+            }
+        }
+        _ => {}
+    }
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
     let mount = remote_target(&mut cli.command, &config)?;

@@ -273,7 +273,8 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     // Ended there: the hints name it as given, and how it runs again.
     let again = hm(&sb, &sshd, &["kill", "box:far"]);
     assert!(
-        stderr(&again).contains("'hm status box:far' shows how, 'r' on its pane"),
+        stderr(&again)
+            .contains("'hm status box:far' shows how, 'hm restart box:far' runs it again"),
         "{}",
         stderr(&again)
     );
@@ -619,6 +620,62 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
+}
+
+/// `hm restart box:x` and `hm rm box:x` do from a shell what `r` and `x`
+/// do in the dashboard, with the same words for what cannot be done.
+#[test]
+fn ended_remote_sessions_are_started_again_and_forgotten_from_a_shell() {
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
+    let twice = "if [ -e ran ]; then echo second-$((6*7)); exec sleep 600; fi; \
+                 touch ran; echo first-$((6*7)); exit 3";
+    start_remote(&sb, &remote_dir, "again", &["sh", "-c", twice]);
+    start_remote(&sb, &remote_dir, "done", &["sh", "-c", "exit 5"]);
+    start_remote(&sb, &remote_dir, "live", &["cat"]);
+    wait_until("both to have ended there", || {
+        let ls = remote_ls(&sb, &remote_dir);
+        ls.contains("exited 3") && ls.contains("exited 5")
+    });
+
+    let again = hm(&sb, &sshd, &["restart", "box:again"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), "box:again\n");
+    // Running there when the command returns, with its words as they ran.
+    let v = remote_status(&sb, &remote_dir, "again").expect("its status");
+    assert_eq!(v["alive"], true, "{v}");
+    assert_eq!(v["command"], serde_json::json!(["sh", "-c", twice]), "{v}");
+    wait_until("its second run's line", || {
+        stdout(&hm(&sb, &sshd, &["logs", "box:again", "--screen"])).contains("second-42")
+    });
+
+    let live = hm(&sb, &sshd, &["restart", "box:live"]);
+    assert!(!live.status.success());
+    assert_eq!(
+        stderr(&live).trim(),
+        "hm: session 'box:live' is running; stop it first with 'hm kill box:live'"
+    );
+
+    let rm = hm(&sb, &sshd, &["rm", "box:done"]);
+    assert!(rm.status.success(), "{}", stderr(&rm));
+    assert_eq!(stdout(&rm), "");
+    // Gone there when the command returns.
+    assert!(
+        !remote_ls(&sb, &remote_dir).contains("done"),
+        "{}",
+        remote_ls(&sb, &remote_dir)
+    );
+    let none = hm(&sb, &sshd, &["rm", "box:done"]);
+    assert!(!none.status.success());
+    assert_eq!(
+        stderr(&none).trim(),
+        "hm: no ended session named 'done' on box (see 'hm ls --host box')"
+    );
+    let mixed = hm(&sb, &sshd, &["rm", "box:again", "done"]);
+    assert!(!mixed.status.success());
+    assert_eq!(
+        stderr(&mixed).trim(),
+        "hm: give sessions of one machine at a time (all HOST:ID, or all local)"
+    );
 }
 
 /// Waits until the host `box` is up again and its pane `box:far` live,

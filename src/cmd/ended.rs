@@ -198,3 +198,114 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     let status = cmd.status().context("cannot start hm run")?;
     Ok(status.code().unwrap_or(1))
 }
+
+/// `hm rm HOST:ID ...` and `hm restart HOST:ID`: the records of sessions
+/// that ended on another machine, forgotten or started again there
+/// through a link to it, as the dashboard's `x` and `r` do.
+pub mod remote {
+    use anyhow::{Result, bail};
+
+    use crate::config::Config;
+    use crate::remote::{Host, Link, LinkState, split_target, ssh_command};
+
+    /// The one host all of `targets` name (`None` if all are local),
+    /// each id without it; several hosts, or some local, are refused.
+    pub fn host_of(targets: &[String]) -> Result<Option<(String, Vec<String>)>> {
+        let split: Vec<Option<(&str, &str)>> = targets.iter().map(|t| split_target(t)).collect();
+        let Some(Some((host, _))) = split.first() else {
+            if split.iter().any(Option::is_some) {
+                bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
+            }
+            return Ok(None);
+        };
+        if split.iter().any(|s| s.is_none_or(|(h, _)| h != *host)) {
+            bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
+        }
+        let ids = split
+            .iter()
+            .flatten()
+            .map(|(_, id)| (*id).to_owned())
+            .collect();
+        Ok(Some(((*host).to_owned(), ids)))
+    }
+
+    /// A link to `host`, once its sessions are served here; why not if
+    /// it cannot be reached.
+    fn link(host: &str, config: &Config) -> Result<Link> {
+        let host = Host::resolve(host, &config.hosts)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let link = Link::start(
+            &host,
+            &ssh_command(config.ssh_command.as_deref()),
+            move || {
+                let _ = tx.send(());
+            },
+        )?;
+        // ssh's own timeouts end a try (the link's first answer is
+        // bounded by its hello timeout); this only keeps a link thread
+        // that stopped from holding the command.
+        while rx.recv_timeout(std::time::Duration::from_secs(60)).is_ok() {
+            match link.state() {
+                LinkState::Up => return Ok(link),
+                LinkState::Down { why, .. } => bail!("{why}"),
+                LinkState::Connecting => {}
+            }
+        }
+        bail!("{}: no answer", host.name)
+    }
+
+    /// The record of ended session `id` in the link's directory, or why
+    /// there is none to act on, naming it `host:id`.
+    fn record(link: &Link, host: &str, id: &str) -> Result<crate::ended::Ended> {
+        crate::paths::validate_id(id)?;
+        if super::running(link.dir(), id) {
+            bail!("session '{host}:{id}' is running; stop it first with 'hm kill {host}:{id}'");
+        }
+        match crate::ended::list(link.dir())
+            .into_iter()
+            .find(|r| r.id == id)
+        {
+            Some(r) => Ok(r),
+            None => bail!(
+                "no ended session named '{}' on {host} (see 'hm ls --host {host}')",
+                crate::paths::sanitize(id)
+            ),
+        }
+    }
+
+    /// Forgets each of `ids` there; one that cannot be does not keep the
+    /// others (each is told on its own line).
+    pub fn rm(host: &str, ids: &[String], config: &Config) -> Result<i32> {
+        let link = link(host, config)?;
+        let spawner = link.spawner();
+        let forget = |id: &str| -> Result<()> {
+            let r = record(&link, host, id)?;
+            spawner.forget_now(&r.id).map_err(anyhow::Error::msg)
+        };
+        if let [one] = ids {
+            forget(one)?;
+            return Ok(0);
+        }
+        let mut failed = false;
+        for id in ids {
+            if let Err(e) = forget(id) {
+                failed = true;
+                eprintln!("hm: {}", crate::error::describe(&e));
+            }
+        }
+        Ok(i32::from(failed))
+    }
+
+    /// Starts ended session `id` there again, as it ran, and prints its
+    /// name, as `hm restart ID` does.
+    pub fn restart(host: &str, id: &str, config: &Config) -> Result<i32> {
+        let link = link(host, config)?;
+        let r = record(&link, host, id)?;
+        if r.command.is_empty() {
+            bail!("the record of '{host}:{id}' has no command");
+        }
+        link.spawner().restart(r).map_err(anyhow::Error::msg)?;
+        println!("{host}:{id}");
+        Ok(0)
+    }
+}

@@ -189,16 +189,7 @@ impl Apply {
             let spawner = spawner.clone();
             std::thread::spawn(move || {
                 let result = match record {
-                    Some(r) => spawner.spawn(crate::remote::mux::NewSession {
-                        id: r.id,
-                        // Its words as they ran; the line for a proxy of
-                        // an older hm, which runs it by `sh -c`.
-                        command: crate::launch::command_line(&r.command),
-                        argv: Some(r.command),
-                        workdir: Some(r.workdir),
-                        label: r.label,
-                        classifier: None,
-                    }),
+                    Some(r) => spawner.restart(r),
                     None => Err("its record is gone there".to_owned()),
                 };
                 let _ = tx.blocking_send(Msg::Started(id, result));

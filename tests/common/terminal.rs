@@ -444,6 +444,11 @@ impl Terminal {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(code) = self.try_exit() {
+                // What it wrote last may still be in the pty: it was
+                // written before the exit, so one read without waiting
+                // takes it (a read flushes the kernel's pending input
+                // first). Its last words were missed once without this.
+                self.pump(Duration::ZERO);
                 return code;
             }
             if Instant::now() > deadline {

@@ -71,7 +71,35 @@ impl Spawner {
     pub fn forget(&self, id: &str) -> Result<(), String> {
         self.usable()?;
         self.tx
-            .send(Request::Forget(id.to_owned()))
+            .send(Request::Forget(id.to_owned(), None))
             .map_err(|_| format!("{}: the link stopped", self.name))
+    }
+
+    /// Forgets the record of ended session `id` there, and returns once
+    /// the host's list no longer has it (`hm rm HOST:ID`).
+    pub fn forget_now(&self, id: &str) -> Result<(), String> {
+        self.usable()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.tx
+            .send(Request::Forget(id.to_owned(), Some(tx)))
+            .map_err(|_| format!("{}: the link stopped", self.name))?;
+        rx.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| Err(format!("{}: no answer", self.name)))
+    }
+
+    /// Starts ended session `r` there again, with its words as they ran,
+    /// in its directory, with its label and classifier (`r` in the
+    /// dashboard, `hm restart HOST:ID`).
+    pub fn restart(&self, r: crate::ended::Ended) -> Result<(), String> {
+        self.spawn(mux::NewSession {
+            id: r.id,
+            // The line is for a proxy of an older hm, which runs it by
+            // `sh -c`; a newer one runs `argv` as it is.
+            command: crate::launch::command_line(&r.command),
+            argv: Some(r.command),
+            workdir: Some(r.workdir),
+            label: r.label,
+            classifier: Some(r.classifier),
+        })
     }
 }

@@ -22,8 +22,9 @@ use crate::remote::mux::{self, Sessions};
 pub(in crate::remote) enum Request {
     /// Start a session, and where the answer goes.
     New(mux::NewSession, SpawnReply),
-    /// Forget an ended session's record.
-    Forget(String),
+    /// Forget an ended session's record; answered, if asked, once the
+    /// host's list no longer has it.
+    Forget(String, Option<SpawnReply>),
 }
 /// Where the answer to a start goes.
 pub(in crate::remote) type SpawnReply = std::sync::mpsc::Sender<Result<(), String>>;
@@ -63,6 +64,8 @@ pub(in crate::remote) async fn serve(
     // Sessions asked for and started there, answered once mounted here.
     let mut starting: HashMap<u32, (String, SpawnReply)> = HashMap::new();
     let mut waiting_mount: Vec<(String, SpawnReply, Instant)> = Vec::new();
+    // Records asked to be forgotten there, answered once the list says so.
+    let mut forgetting: Vec<(String, SpawnReply)> = Vec::new();
     let mut next_req = 0x8000_0000u32;
     let Connected {
         ssh,
@@ -149,8 +152,11 @@ pub(in crate::remote) async fn serve(
                     starting.insert(id, (req.id.clone(), reply));
                     let _ = to_ssh.send(mux::encode(mux::NEW, id, &body)).await;
                 }
-                Request::Forget(id) => {
+                Request::Forget(id, reply) => {
                     let _ = to_ssh.send(mux::encode(mux::FORGET, 0, id.as_bytes())).await;
+                    if let Some(reply) = reply {
+                        forgetting.push((id, reply));
+                    }
                 }
             },
             Some((id, client)) = accepted.recv() => {
@@ -201,6 +207,17 @@ pub(in crate::remote) async fn serve(
                                     let _ = reply.send(Ok(()));
                                 }
                                 !there
+                            });
+                            // FORGET is answered with the list. A list
+                            // that still has the record may be the answer
+                            // to a LIST sent before it: the asker's own
+                            // deadline ends the wait.
+                            forgetting.retain(|(id, reply)| {
+                                let kept = now.ended.iter().any(|r| r["id"] == id.as_str());
+                                if !kept {
+                                    let _ = reply.send(Ok(()));
+                                }
+                                kept
                             });
                         }
                         mux::STARTED => {
