@@ -52,7 +52,11 @@ pub struct Row<'a> {
     pub subject: Option<String>,
     /// The subject is the dialog's (not the evidence's).
     pub from_dialog: bool,
+    /// How long it has waited; for a host that is down, as of when it
+    /// dropped (what the row says is as of then, as its pane's is).
     pub waited_ms: u64,
+    /// When its host dropped (wall clock, ms), if it is down.
+    pub host_down_since: Option<u64>,
 }
 
 /// The sessions that need you, the one waiting longest first.
@@ -61,7 +65,7 @@ pub fn rows(m: &Model, now: Instant) -> Vec<Row<'_>> {
         .panes
         .iter()
         .filter(|p| p.waiting())
-        .map(|p| row(p, now))
+        .map(|p| row(p, m.host_down(p), now))
         .collect();
     // By when each began to wait, fixed once (see `sessions`): a ranking
     // by the times shown would shift as each session's answers come.
@@ -74,7 +78,7 @@ pub fn rows(m: &Model, now: Instant) -> Vec<Row<'_>> {
     rows
 }
 
-fn row(p: &Pane, now: Instant) -> Row<'_> {
+fn row(p: &Pane, down: Option<(u64, Instant)>, now: Instant) -> Row<'_> {
     let (host, id) = match crate::remote::split_target(&p.id) {
         Some((host, id)) => (Some(host), id),
         None => (None, p.id.as_str()),
@@ -115,7 +119,10 @@ fn row(p: &Pane, now: Instant) -> Row<'_> {
         detail,
         subject,
         from_dialog,
-        waited_ms: p.state_ms(now).unwrap_or(0),
+        waited_ms: p
+            .state_ms(down.map_or(now, |(_, at)| at.min(now)))
+            .unwrap_or(0),
+        host_down_since: down.map(|(since, _)| since),
     }
 }
 

@@ -820,3 +820,31 @@ fn a_session_on_an_unreachable_host_is_not_sent_an_answer() {
         "not answered: box is unreachable; nothing was sent"
     );
 }
+
+/// A session on a host that dropped: its row says so, and how long it has
+/// waited stops where the host was last heard from, as its pane's timer
+/// does.
+#[test]
+fn a_row_of_an_unreachable_host_says_so_and_stops_counting() {
+    let now = Instant::now();
+    let mut m = opened(&["box:a"], &[("box:a", "permission", 3_000)], now);
+    let since = crate::clock::unix_ms();
+    m.hosts_down.insert("box".into(), (since, now));
+    let later = now + Duration::from_secs(10);
+    let screen = draw(&mut m, later);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("▸ a "))
+        .unwrap_or_else(|| panic!("{screen}"));
+    let down = format!(
+        "box unreachable since {}",
+        crate::clock::local_time_of_day(since)
+    );
+    assert!(row.contains(&down), "{row}");
+    assert!(row.contains(" 3s "), "{row}");
+    // Back up: the question again, and the time as it runs.
+    m.hosts_down.clear();
+    let screen = draw(&mut m, later);
+    assert!(!screen.contains("unreachable"), "{screen}");
+    assert!(screen.contains(" 13s "), "{screen}");
+}

@@ -280,15 +280,26 @@ impl Columns {
             t = self.waited
         ));
         let mut spans = vec![Span::styled(s, style)];
-        let subject = match (&r.pane.answering, &r.subject) {
-            (Some(a), _) if a.late => "sent, no reply yet…".to_owned(),
-            (Some(_), _) => "answering…".to_owned(),
-            (None, Some(s)) => s.clone(),
-            (None, None) => "…".to_owned(),
+        // A host that is down comes first: whatever the row says is as of
+        // when it dropped, and no answer can be sent.
+        let down = r.host.zip(r.host_down_since).map(|(host, since)| {
+            format!(
+                "{host} unreachable since {}",
+                crate::clock::local_time_of_day(since)
+            )
+        });
+        let subject = match (&r.pane.answering, down, &r.subject) {
+            (_, Some(down), _) => down,
+            (Some(a), _, _) if a.late => "sent, no reply yet…".to_owned(),
+            (Some(_), _, _) => "answering…".to_owned(),
+            (None, _, Some(s)) => s.clone(),
+            (None, _, None) => "…".to_owned(),
         };
         let subject = clip_pad(&subject, self.subject);
         // What the evidence says, not a dialog's subject, is told apart.
-        let subject_style = if r.from_dialog || r.pane.answering.is_some() {
+        let subject_style = if r.host_down_since.is_some() {
+            style.patch(m.theme.error)
+        } else if r.from_dialog || r.pane.answering.is_some() {
             style
         } else {
             style.patch(m.theme.dim)
