@@ -181,9 +181,6 @@ fn start(opts: &mut Options) -> Result<Started> {
     if let Some(spec) = claim.as_ref().and_then(|c| c.old.classifier.spec()) {
         opts.classifier = spec;
     }
-    // The id is ours now: an earlier session's record under it is history
-    // this one replaces.
-    let _ = crate::ended::remove(opts.dir.path(), &opts.paths.id);
     let listener = match bind(&opts.paths.sock) {
         Ok(l) => l,
         Err(e) => {
@@ -221,6 +218,11 @@ fn start(opts: &mut Options) -> Result<Started> {
             return Err(e.into());
         }
     };
+    // The program runs: an earlier session's record under this id is
+    // history this one replaces. Not before: a start that failed (a
+    // program no longer on the PATH) kept nothing, and `hm restart` lost
+    // the very record it was asked to start again.
+    let _ = crate::ended::remove(opts.dir.path(), &opts.paths.id);
     if let Err(e) = pidfile.write_child(me, spawned.pid.as_raw() as u32) {
         // The pid file is informational; the lock is what matters.
         let _ = writeln!(io::stderr(), "hm: warning: {}", crate::error::one_line(&e));

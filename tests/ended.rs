@@ -238,3 +238,38 @@ fn a_program_killed_by_a_signal_from_elsewhere_is_said_to_be_killed() {
         "{ls}"
     );
 }
+
+/// A restart that cannot start its program (gone from where it was)
+/// leaves the ended session as it was: listed, with its record, to be
+/// started again once the program is back, or forgotten.
+#[test]
+fn a_restart_that_fails_keeps_the_ended_session() {
+    let sb = Sandbox::new();
+    let prog = sb.path().join("prog");
+    std::fs::write(&prog, "#!/bin/sh\necho ran-$((6*7))\nexit 3\n").expect("script");
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let prog = prog.to_str().expect("utf-8 path");
+    bg(&sb, "gone", &[prog]);
+    common::wait_until("the session to end", || {
+        status_text(&sb, "gone").contains("exited with code 3")
+    });
+    std::fs::remove_file(prog).expect("remove the program");
+    let out = sb.cmd(&["restart", "gone"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("cannot run"), "{}", stderr(&out));
+    // Still there, as it was.
+    let text = status_text(&sb, "gone");
+    assert!(text.contains("exited with code 3"), "{text}");
+    assert!(text.contains("ran-42"), "{text}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("gone") && ls.contains("exited 3"), "{ls}");
+    // Back where it was: started again.
+    std::fs::write(prog, "#!/bin/sh\necho again-$((6*7))\nexec sleep 60\n").expect("script");
+    std::fs::set_permissions(prog, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = sb.cmd(&["restart", "gone"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("it running again", || {
+        stdout(&sb.cmd(&["logs", "gone", "--screen"])).contains("again-42")
+    });
+    let _ = sb.cmd(&["kill", "gone"]);
+}
