@@ -225,6 +225,10 @@ impl ClassifierSpec {
         match kind {
             Some(Kind::Agent) => ClassifierSpec::agent(),
             Some(Kind::Shell) if interactive => ClassifierSpec::agent(),
+            Some(Kind::Shell) => match shell_runs(argv, program) {
+                Some(inner) => ClassifierSpec::for_command(&inner),
+                None => ClassifierSpec::default(),
+            },
             _ => ClassifierSpec::default(),
         }
     }
@@ -320,6 +324,26 @@ impl Default for ClassifierSpec {
     }
 }
 
+/// The command a shell is given with `-c` (`sh -c 'exec claude --resume'`,
+/// `bash -c 'X=1 codex'`), as words, without the `exec` and the variables
+/// set in front of it; `None` for anything else. Only its program is
+/// looked at (a pipeline's first word is as good a guess as any).
+fn shell_runs(argv: &[String], shell: Option<&str>) -> Option<Vec<String>> {
+    let mut args = argv
+        .iter()
+        .skip_while(|a| Some(a.as_str()) != shell)
+        .skip(1);
+    if args.next()? != "-c" {
+        return None;
+    }
+    let words = shlex::split(args.next()?)?;
+    let inner: Vec<String> = words
+        .into_iter()
+        .skip_while(|w| w == "exec" || (w.contains('=') && !w.starts_with('-')))
+        .collect();
+    (!inner.is_empty()).then_some(inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::ClassifierSpec;
@@ -341,5 +365,20 @@ mod tests {
         assert_eq!(chosen(&["sh", "build.sh"]), "simple");
         assert_eq!(chosen(&["sleep", "10"]), "simple");
         assert_eq!(chosen(&[]), "simple");
+    }
+
+    #[test]
+    fn an_agent_a_shell_is_told_to_run_is_an_agent() {
+        assert_eq!(
+            chosen(&["sh", "-c", "claude --permission-mode default"]),
+            "agent"
+        );
+        assert_eq!(chosen(&["bash", "-c", "exec /opt/bin/codex"]), "agent");
+        assert_eq!(
+            chosen(&["sh", "-c", "X=1 exec env Y=2 gemini -m pro"]),
+            "agent"
+        );
+        assert_eq!(chosen(&["sh", "-c", "make && claude"]), "simple");
+        assert_eq!(chosen(&["sh", "-c", "'unterminated"]), "simple");
     }
 }

@@ -18,9 +18,10 @@ pub struct LaunchFailed {
     pub code: i32,
 }
 
-/// What a session started from the dashboard (`n`) is: its command (run
-/// by `sh -c` when it has more than one word), where it starts, its label,
-/// its size and its classifier.
+/// What a session started from the dashboard (`n`) is: its command (its
+/// words run as they are when it is one plain command, else by `sh -c`:
+/// see [`plain_words`]), where it starts, its label, its size and its
+/// classifier.
 #[derive(Debug, Clone)]
 pub struct Detached<'a> {
     pub command: &'a str,
@@ -34,8 +35,8 @@ pub struct Detached<'a> {
     pub classifier: Option<&'a str>,
 }
 
-/// Starts a background supervisor for `command` (run by `sh -c` when it
-/// has more than one word) and waits until it runs, at the size `hm run`
+/// Starts a background supervisor for `command` (see [`Detached`]) and
+/// waits until it runs, at the size `hm run`
 /// gives a session with no terminal. Used by `hm proxy`, which must reap
 /// the supervisor it gets back once it exits.
 pub fn start_detached(
@@ -94,13 +95,41 @@ pub fn start(
         cmd.args(argv);
         return wait_ready(cmd);
     }
-    let words: Vec<&str> = command.split_whitespace().collect();
-    match words.as_slice() {
-        [] => bail!("no command given"),
-        [one] => cmd.arg(one),
-        _ => cmd.args(["sh", "-c", command]),
+    if command.trim().is_empty() {
+        bail!("no command given");
+    }
+    match plain_words(command) {
+        Some(words) => cmd.args(words),
+        None => cmd.args(["sh", "-c", command]),
     };
     wait_ready(cmd)
+}
+
+/// The words of `line` when it is one plain command, which a shell would
+/// run as just those words: quotes and backslashes only, no pipe,
+/// redirection, variable, glob, list, comment or leading assignment, and
+/// not a shell's own command (`exec`, `cd`, `time`, ...). `None`: it needs
+/// a shell. Run as its words, the program is the session's own: `claude
+/// --permission-mode default` typed into the dashboard gets the agent's
+/// classifier and hooks, which `sh -c` in front of it hid.
+pub(crate) fn plain_words(line: &str) -> Option<Vec<String>> {
+    const SHELL_SYNTAX: &[char] = &[
+        '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', ']', '{', '}', '~', '#', '!',
+        '\n', '\r',
+    ];
+    // Words a shell runs itself rather than as a program.
+    const SHELL_OWN: &[&str] = &[
+        "exec", "cd", ".", "source", "eval", "export", "set", "unset", "alias", "time", "if",
+        "for", "while", "until", "case", "command", "builtin", "trap", "ulimit", "umask", "read",
+        "wait", "exit", "return", "shift", "readonly", "local", "declare", "typeset", "let",
+        "function", "select", "coproc",
+    ];
+    if line.contains(SHELL_SYNTAX) {
+        return None;
+    }
+    let words = shlex::split(line)?;
+    let first = words.first()?;
+    (!first.contains('=') && !SHELL_OWN.contains(&first.as_str())).then_some(words)
 }
 
 /// Leaves out of `cmd`'s environment what describes the terminal
@@ -204,4 +233,51 @@ pub(crate) fn wait_ready(mut cmd: Command) -> Result<Child> {
         code: status.code().unwrap_or(1),
     }
     .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    /// The words, each ended by `|` (to see where one ends).
+    fn words(line: &str) -> Option<String> {
+        plain_words(line).map(|w| w.iter().map(|w| format!("{w}|")).collect())
+    }
+
+    #[test]
+    fn a_plain_command_runs_as_its_words() {
+        assert_eq!(
+            words("claude --permission-mode default"),
+            Some("claude|--permission-mode|default|".into())
+        );
+        assert_eq!(
+            words("env ANTHROPIC_BASE_URL=http://127.0.0.1:9 claude"),
+            Some("env|ANTHROPIC_BASE_URL=http://127.0.0.1:9|claude|".into())
+        );
+        assert_eq!(
+            words(r#"aider --message "fix it" 'a b'"#),
+            Some("aider|--message|fix it|a b|".into())
+        );
+    }
+
+    #[test]
+    fn what_needs_a_shell_goes_to_one() {
+        for line in [
+            "make | tee log",
+            "npm test && echo ok",
+            "X=1 claude",
+            "echo $HOME",
+            "ls *.rs",
+            "cd /tmp",
+            "exec claude",
+            "time make",
+            "sleep 1; echo done",
+            "cat < in",
+            "echo `date`",
+            "ls ~",
+            "echo 'unterminated",
+        ] {
+            assert_eq!(words(line), None, "{line}");
+        }
+    }
 }

@@ -414,6 +414,40 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     assert!(out.status.success(), "{}", common::stderr(&out));
 }
 
+/// A plain command typed into the form runs as its words, not behind
+/// `sh -c`: an agent started with arguments is that agent, classified and
+/// hooked as `hm run claude ...` would be. A command with shell syntax
+/// still goes to a shell.
+#[test]
+fn a_plain_command_from_the_dashboard_runs_as_its_words() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    // A stand-in named as the agent is: what matters is the name.
+    let claude = sb.path().join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\necho stand-in-$((6*7))\nexec sleep 600\n",
+    )
+    .expect("script");
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let mut t = tui(&sb);
+    start_s1(
+        &mut t,
+        &format!("{} --permission-mode 'default'", claude.display()),
+    );
+    t.wait_for("the new pane", |t| pane_shows(t, "s1", "stand-in-42"));
+    let out = sb.cmd(&["status", "s1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["classifier"], "agent", "{v}");
+    let argv = v["command"].as_array().expect("argv");
+    assert_eq!(argv[0], claude.to_str().expect("utf-8"), "{v}");
+    assert!(argv.iter().any(|a| a == "--permission-mode"), "{v}");
+    assert!(argv.iter().any(|a| a == "default"), "{v}");
+    let out = sb.cmd(&["kill", "s1"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+}
+
 #[test]
 fn a_session_started_from_the_dashboard_shows_up() {
     let sb = Sandbox::new();
