@@ -316,7 +316,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .as_deref()
                 .filter(|l| !l.is_empty())
                 .map(paths::sanitize);
-            sizing::learned(p, &info);
+            sizing::learned(p, &info, now);
         }
         SessionMsg::Exit(code) => {
             p.exit = Some(code);

@@ -45,8 +45,14 @@ fn ask_size(p: &mut Pane, size: Size, now: Instant, fx: &mut Vec<Effect>) {
     ask_info(p, fx);
 }
 
+/// How soon after our own RESIZE a size other than the one asked for is
+/// taken for another client's doing, to be undone by the focus: not at
+/// once, so that a size the supervisor will not take cannot start a
+/// RESIZE and INFO at every message.
+const REFIT_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What an INFO answer says of the session's size.
-pub fn learned(p: &mut Pane, info: &Info) {
+pub fn learned(p: &mut Pane, info: &Info, now: Instant) {
     p.infos_out = p.infos_out.saturating_sub(1);
     // Asked before our last RESIZE: its size is the old one.
     let stale = p.infos_stale > 0;
@@ -61,6 +67,16 @@ pub fn learned(p: &mut Pane, info: &Info) {
             Some(n) => n > 0,
             None => p.applied.is_some_and(|a| a != size),
         };
+        // Free, and not at the size we asked for: another client set it
+        // since (an attach that has left, which kept its size; a second
+        // dashboard's focus). Asked for again if the pane is in focus
+        // here: the person looking at it is its terminal.
+        let settled = p
+            .resized_at
+            .is_none_or(|t| now.saturating_duration_since(t) >= REFIT_AFTER);
+        if info.terminals.is_some() && !p.held && settled && p.applied.is_some_and(|a| a != size) {
+            p.applied = None;
+        }
         // The pane is a window onto the session's own screen: its
         // emulator is at the session's size (held or not); with marks,
         // it takes that size where the output says.

@@ -500,6 +500,55 @@ mod tests {
         assert!(!m.pane("a").expect("pane").held);
     }
 
+    /// In focus, the person at the dashboard is the session's terminal:
+    /// a size another client left behind (an attach that has gone, a
+    /// second dashboard's focus) is asked back, once the session is free.
+    #[test]
+    fn a_focused_session_resized_by_another_client_is_asked_back() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        let ours = Size {
+            cols: 100,
+            rows: 30,
+        };
+        let fx = update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(resizes(&fx), [("a".to_string(), ours)]);
+        update(&mut m, info(100, 30, Some(0)), now);
+        // An attach from a bigger terminal takes it, and leaves.
+        let later = now + Duration::from_secs(5);
+        let fx = update(&mut m, info(160, 39, Some(1)), later);
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+        assert!(m.pane("a").expect("pane").held);
+        let fx = update(&mut m, info(160, 39, Some(0)), later);
+        assert_eq!(resizes(&fx), [("a".to_string(), ours)]);
+        update(&mut m, info(100, 30, Some(0)), later);
+        // Another dashboard's focus, no terminal attached: the same.
+        let fx = update(
+            &mut m,
+            info(200, 49, Some(0)),
+            later + Duration::from_secs(2),
+        );
+        assert_eq!(resizes(&fx), [("a".to_string(), ours)]);
+        // A size the supervisor will not take is not asked for again at
+        // once, message after message.
+        let fx = update(
+            &mut m,
+            info(200, 49, Some(0)),
+            later + Duration::from_secs(2),
+        );
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+        // Out of focus, nothing is asked: the grid shows a window onto
+        // the session's own size.
+        update(&mut m, ctrl('\\'), later + Duration::from_secs(5));
+        let fx = update(
+            &mut m,
+            info(90, 20, Some(0)),
+            later + Duration::from_secs(9),
+        );
+        assert!(resizes(&fx).is_empty(), "{fx:?}");
+    }
+
     #[test]
     fn an_info_asked_before_our_resize_does_not_undo_it() {
         let now = Instant::now();
