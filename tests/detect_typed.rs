@@ -83,6 +83,30 @@ fn a_multi_line_dialog_typed_into_claudes_prompt_box_is_not_waiting() {
     assert_eq!(v.primary, Primary::Idle);
 }
 
+/// Auto mode's notice and its No-first permission (2.1.330 through a
+/// gateway), typed into the prompt box or quoted in an answer, are text,
+/// not the dialogs.
+#[test]
+fn auto_modes_dialogs_typed_or_quoted_are_not_waiting() {
+    let typed = [
+        "Auto mode can't check actions in this session",
+        "Enter to stay in auto mode · shift+Tab to leave · Esc to cancel",
+        "Do you want to proceed?",
+        "❯ No",
+        "  Yes",
+        "Make auto mode your default permission mode?",
+        "❯ Yes, set auto mode as my default permission mode",
+        "  No, keep manual mode",
+    ];
+    let v = verdict(&["claude"], &claude_box("", &typed));
+    assert_not_waiting(&v);
+    assert_eq!(v.primary, Primary::Idle);
+    let transcript = "● The notice reads:\r\n\r\n  Auto mode can't check actions in this session\r\n\r\n  Enter to stay in auto mode · Esc to cancel\r\n\r\n and then:\r\n Do you want to proceed?\r\n ❯ No\r\n   Yes\r\n\r\n✻ Worked for 3s";
+    let v = verdict(&["claude"], &claude_box(transcript, &[""]));
+    assert_not_waiting(&v);
+    assert_eq!(v.primary, Primary::Idle);
+}
+
 #[test]
 fn a_dialog_claude_quotes_in_its_answer_is_not_waiting() {
     let transcript = "● Here is what the dialog looks like:\r\n\r\n Do you want to proceed?\r\n ❯ 1. Yes\r\n   2. No\r\n\r\n Esc to cancel · Tab to amend\r\n\r\n✻ Worked for 3s";

@@ -124,6 +124,10 @@ impl Report {
                 // Gemini's notification of a tool to approve.
                 Some("ToolPermission") => (Primary::Waiting, Some(Detail::Permission)),
                 Some("idle_prompt") => (Primary::Idle, Some(Detail::Ready)),
+                // 2.1.330, about 6 s after auto mode's notice that its
+                // check cannot run (through a gateway) came up: a choice
+                // waits, of no kind the payload names.
+                Some("agent_needs_input") => (Primary::Waiting, Some(Detail::Input)),
                 _ => return None,
             },
             "Stop" => (Primary::Idle, Some(Detail::Finished)),
@@ -214,6 +218,14 @@ mod tests {
                 .and_then(|r| r.state())
                 .is_some()
         );
+    }
+
+    #[test]
+    fn a_notification_that_the_agent_needs_input_is_waiting() {
+        let p = json!({"hook_event_name": "Notification", "notification_type": "agent_needs_input",
+                       "message": "Auto mode can't check actions in this session and needs your choice"});
+        let r = Report::from_payload("claude", &p).expect("a report");
+        assert_eq!(r.state(), Some((Primary::Waiting, Some(Detail::Input))));
     }
 
     #[test]
