@@ -82,7 +82,17 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
         .pane(&id)
         .is_some_and(|p| p.term.screen().application_cursor());
     if let Some(bytes) = keys::encode(&k, app_cursor) {
-        fx.push(Effect::Input(id, bytes));
+        fx.push(Effect::Input(id.clone(), bytes));
+        // Keys into a session that has said nothing since the last ones,
+        // or the first after a quiet while: asked whether it still
+        // answers, as `hm attach` asks, so that a stopped supervisor is
+        // said to be not responding rather than taking keys unseen.
+        if let Some(p) = m.pane_mut(&id)
+            && p.askable()
+            && p.poll.keys(now)
+        {
+            fx.push(Effect::Status(id));
+        }
     }
 }
 
@@ -203,6 +213,33 @@ mod tests {
         assert_eq!(inputs(&fx), [vec![0x1c]]);
         update(&mut m, ctrl(']'), now);
         assert_eq!(m.mode, Mode::Grid);
+    }
+
+    /// A session that takes keys and says nothing (its supervisor
+    /// stopped) is asked whether it still answers, and said not to.
+    #[test]
+    fn keys_into_a_silent_session_ask_whether_it_answers() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        // It answered once, idle, and went quiet.
+        update(
+            &mut m,
+            st("a", crate::classify::ProcessState::Idle, 5_000),
+            now,
+        );
+        update(&mut m, press(KeyCode::Enter), now);
+        let later = now + std::time::Duration::from_secs(5);
+        let fx = update(&mut m, press(KeyCode::Char('x')), later);
+        assert!(
+            fx.iter()
+                .any(|e| matches!(e, Effect::Status(id) if id == "a")),
+            "{fx:?}"
+        );
+        // No answer: the tick after the answer's time says so.
+        let late = later + std::time::Duration::from_secs(10);
+        update(&mut m, Msg::Tick, late);
+        assert_eq!(notice(&m), "'a' is not responding");
     }
 
     #[test]
