@@ -129,6 +129,12 @@ fn the_inbox_lists_who_waits_the_longest_waiting_first() {
     );
     assert!(screen.contains("needs you · 2"), "{screen}");
     assert!(!screen.contains("cmd of a"), "{screen}");
+    // Its dialog has keys for both: the footer offers them.
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("y approve") && screen.contains("n deny"),
+        "{screen}"
+    );
     let ids: Vec<&str> = m.inbox.shown.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["d", "b"]);
     assert_eq!(m.inbox.selected.as_deref(), Some("d"));
@@ -468,7 +474,17 @@ fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
     update(&mut m, waiting_at("b", "question", 1_000, Some(q)), now);
     update(&mut m, press(KeyCode::Char('i')), now);
     let screen = draw(&mut m, now);
+    // Nothing `y` or `n` could send: the footer does not offer them.
+    assert!(!screen.contains("y approve"), "{screen}");
+    update(&mut m, press(KeyCode::Down), now);
+    let screen = draw(&mut m, now);
     assert!(screen.contains("Which database?"), "{screen}");
+    assert!(
+        !screen.contains("y approve") && !screen.contains("n deny"),
+        "{screen}"
+    );
+    update(&mut m, press(KeyCode::Up), now);
+    draw(&mut m, now);
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert!(acts(&fx).is_empty());
     assert!(

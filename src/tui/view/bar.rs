@@ -207,13 +207,31 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             ("Tab".into(), crate::tui::form::after_tab(*step)),
             ("Esc".into(), "cancel"),
         ],
-        Mode::Inbox => vec![
-            ("y".into(), "approve"),
-            ("n".into(), "deny"),
-            ("⏎".into(), "focus"),
-            ("↑↓".into(), "move"),
-            ("Esc".into(), "close"),
-        ],
+        Mode::Inbox => {
+            // `y` and `n` only where the selected dialog has keys for
+            // them: a question with none, or no dialog at all, is
+            // answered in focus.
+            let answers = m
+                .inbox
+                .selected
+                .as_deref()
+                .and_then(|id| m.pane(id))
+                .and_then(|p| p.dialog.as_ref())
+                .map(|d| d.answers.clone())
+                .unwrap_or_default();
+            let mut hints = Vec::new();
+            for (key, answer) in [("y", "approve"), ("n", "deny")] {
+                if answers.iter().any(|a| a == answer) {
+                    hints.push((key.into(), answer));
+                }
+            }
+            hints.extend([
+                ("⏎".into(), "focus"),
+                ("↑↓".into(), "move"),
+                ("Esc".into(), "close"),
+            ]);
+            hints
+        }
         _ => grid_hints(m),
     };
     let hints: Vec<(&str, &str)> = hints.iter().map(|(k, w)| (k.as_str(), *w)).collect();
