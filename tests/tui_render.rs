@@ -293,6 +293,27 @@ fn focus_says_when_another_terminal_holds_the_size() {
     assert!(bar.contains("100x29 held"), "{text}");
 }
 
+/// The focus bar names the session by its label too, where it fits.
+#[test]
+fn focus_shows_the_label_where_it_fits() {
+    for (cols, shown) in [(100, true), (40, false)] {
+        let mut s = Scene::new(cols, 12);
+        s.live(&["api"]);
+        s.to(
+            "api",
+            SessionMsg::Info(Box::new(heimdall::protocol::Info {
+                label: Some("refactor parser".into()),
+                ..Default::default()
+            })),
+        );
+        s.key(KeyCode::Enter);
+        let text = s.text();
+        let bar = text.lines().last().unwrap_or("");
+        assert_eq!(bar.contains(" api  refactor parser "), shown, "{text}");
+        assert!(bar.contains("back to the grid"), "{text}");
+    }
+}
+
 #[test]
 fn new_session_prompt() {
     let mut s = Scene::new(80, 20);

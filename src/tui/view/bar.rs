@@ -15,6 +15,9 @@ use crate::client::clock_ms;
 use crate::config::Action;
 use crate::tui::model::{Mode, Model, Pane};
 
+/// The most of a label the focus bar shows.
+const LABEL_MAX: usize = 24;
+
 /// The focused session's bar: which session, its state, how to get back,
 /// and how many others need you.
 pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
@@ -36,10 +39,30 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         .iter()
         .filter(|o| o.id != p.id && o.waiting())
         .count();
-    let mut spans = vec![
-        Span::styled(format!(" {} ", p.id), m.theme.footer_key),
-        Span::styled(format!(" {state}{timer} "), m.theme.state(p.state())),
-    ];
+    let mut spans = vec![Span::styled(format!(" {} ", p.id), m.theme.footer_key)];
+    // The label, a person's name for it, where it fits beside what the
+    // bar must say (the state and the way back): cut to a few words.
+    if let Some(label) = &p.label {
+        let label: String = if label.chars().count() > LABEL_MAX {
+            let mut cut: String = label.chars().take(LABEL_MAX - 1).collect();
+            cut.push('…');
+            cut
+        } else {
+            label.clone()
+        };
+        let needed = [&p.id, &label, &state, &timer, &back]
+            .iter()
+            .map(|s| s.chars().count())
+            .sum::<usize>()
+            + 10;
+        if needed <= usize::from(row.width) {
+            spans.push(Span::styled(format!(" {label}"), m.theme.dim));
+        }
+    }
+    spans.push(Span::styled(
+        format!(" {state}{timer} "),
+        m.theme.state(p.state()),
+    ));
     // A terminal attached elsewhere holds the session's size: focus shows
     // it at that size, not the dashboard's, and says why.
     if let (true, Some(s)) = (p.held, p.session_size) {
