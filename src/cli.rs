@@ -546,8 +546,11 @@ pub struct CaptureArgs {
 #[derive(Debug, Args)]
 pub struct KillArgs {
     /// Session ids (several are stopped at once)
-    #[arg(required = true, value_name = "ID")]
+    #[arg(required_unless_present = "all", value_name = "ID")]
     pub ids: Vec<String>,
+    /// Stop every running session (those that ended are left as they are)
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
     #[command(flatten)]
     pub dir: DirArgs,
     /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]

@@ -407,6 +407,41 @@ fn kill_stops_several_sessions_at_once_and_says_which_it_could_not() {
     assert_eq!(b.wait_exit(), 143);
 }
 
+/// `hm kill --all` stops every running session and leaves those that
+/// ended as they are (`hm kill $(hm ls --ids)` failed on each of them).
+#[test]
+fn kill_all_stops_every_running_session_and_leaves_the_ended() {
+    let sb = Sandbox::new();
+    let mut a = sb.start("a", &[], &["sleep", "30"]);
+    let mut b = sb.start("b", &[], &["sleep", "30"]);
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "done", "--socket-dir", sb.dir()])
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .expect("run hm run --bg");
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("it to have ended", || {
+        stdout(&sb.cmd(&["ls"])).contains("exited 3")
+    });
+    let out = sb.cmd(&["kill", "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "session 'a' killed by SIGTERM (exit code 143)\n\
+         session 'b' killed by SIGTERM (exit code 143)\n"
+    );
+    assert_eq!(a.wait_exit(), 143);
+    assert_eq!(b.wait_exit(), 143);
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("done") && ls.contains("exited 3"), "{ls}");
+    let again = sb.cmd(&["kill", "--all"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), "no running sessions\n");
+    let both = sb.cmd(&["kill", "--all", "a"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}
+
 #[test]
 fn version_and_help_are_there_for_every_command() {
     let sb = Sandbox::new();

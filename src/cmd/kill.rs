@@ -23,15 +23,25 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
         None => u32::MAX,
     };
     let dir = client::socket_dir(&args.dir, config);
-    if let [one] = args.ids.as_slice() {
+    let ids = if args.all {
+        let (mut running, _) = crate::liveness::scan(&dir);
+        if running.is_empty() {
+            println!("no running sessions");
+            return Ok(0);
+        }
+        running.sort_by(|a, b| crate::paths::natural_cmp(a, b));
+        running
+    } else {
+        args.ids
+    };
+    if let [one] = ids.as_slice() {
         println!("{}", kill_one(&dir, one, grace_ms)?);
         return Ok(0);
     }
     // Several: stopped at once (each may take its grace period), each
     // told on its own line, an error about one not stopping the others.
     let results: Vec<Result<String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = args
-            .ids
+        let handles: Vec<_> = ids
             .iter()
             .map(|id| scope.spawn(|| kill_one(&dir, id, grace_ms)))
             .collect();
