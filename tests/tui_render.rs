@@ -293,6 +293,24 @@ fn focus_says_when_another_terminal_holds_the_size() {
     assert!(bar.contains("100x29 held"), "{text}");
 }
 
+/// Zoomed, the footer names what the zoom key does now: back to the grid.
+#[test]
+fn zoomed_the_footer_offers_to_unzoom() {
+    let mut s = Scene::new(100, 12);
+    s.live(&["api", "db"]);
+    let grid = s.text();
+    assert!(
+        grid.lines().last().unwrap_or("").contains("z zoom"),
+        "{grid}"
+    );
+    s.key(KeyCode::Char('z'));
+    let zoomed = s.text();
+    let footer = zoomed.lines().last().unwrap_or("");
+    assert!(footer.contains("z unzoom"), "{zoomed}");
+    s.key(KeyCode::Char('z'));
+    assert!(s.text().lines().last().unwrap_or("").contains("z zoom"));
+}
+
 /// The focus bar names the session by its label too, where it fits.
 #[test]
 fn focus_shows_the_label_where_it_fits() {

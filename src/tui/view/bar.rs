@@ -167,7 +167,15 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
         (k(Action::Focus), "focus"),
         (k(Action::Kill), "kill"),
         (k(Action::New), "new"),
-        (k(Action::Zoom), "zoom"),
+        // Zoomed, the same key goes back to the grid.
+        (
+            k(Action::Zoom),
+            if matches!(m.mode, Mode::Zoom(_)) {
+                "unzoom"
+            } else {
+                "zoom"
+            },
+        ),
         (k(Action::Filter), "filter"),
         (k(Action::Next), "next"),
         (k(Action::CopyMode), "copy"),
