@@ -236,12 +236,14 @@ impl Drawn {
         self.bottom.contains(" idle ") && !self.ended()
     }
 
-    /// Ended with `code`: `exited 143`, or `killed · exit 143` once the
-    /// dashboard knows it was killed.
+    /// Ended with `code`: `exited 143`, or `killed by SIGTERM (exit code
+    /// 143)` (`killed · exit 143` in a narrow pane) once the dashboard
+    /// knows it was killed.
     fn exited(&self, code: i32) -> bool {
         self.ended()
             && (self.bottom.contains(&format!(" exited {code} "))
-                || self.bottom.contains(&format!(" exit {code} ")))
+                || self.bottom.contains(&format!(" exit {code} "))
+                || self.bottom.contains(&format!("(exit code {code})")))
     }
 
     /// Shown as over: exited with SIGTERM's code, or (the defect

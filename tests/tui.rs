@@ -347,7 +347,9 @@ fn kill_asks_first_and_only_yes_kills() {
     t.send(b"y");
     t.wait_for("the pane marked exited", |t| {
         pane(t, "victim").is_some_and(|p| {
-            p.bottom.contains("killed · exit 143") && p.top.contains("killed SIGTERM")
+            (p.bottom.contains("killed by SIGTERM (exit code 143)")
+                || p.bottom.contains("killed · exit 143"))
+                && p.top.contains("killed SIGTERM")
         })
     });
     s.wait_exit();

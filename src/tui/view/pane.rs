@@ -69,9 +69,18 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             let said = host_problem(host_down.map_or("", |s| s), room);
             Span::styled(format!(" {said} "), m.theme.error)
         }
-        // Killed, it says so as its title does, not "exited" under it.
+        // Killed, it says so as its title does, not "exited" under it,
+        // in `hm kill`'s words where they fit (`killed by SIGTERM (exit
+        // code 143)`), else shorter.
         (_, Some(code)) if p.killed => {
-            Span::styled(format!(" killed · exit {code} "), m.theme.error)
+            let room = usize::from(r.width.saturating_sub(4));
+            let said = crate::client::exited_with(code, true);
+            let said = if said.chars().count() <= room {
+                said
+            } else {
+                format!("killed · exit {code}")
+            };
+            Span::styled(format!(" {said} "), m.theme.error)
         }
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         // Shorter in a narrow pane, where a cut would take "lost".
