@@ -39,18 +39,10 @@ pub(super) fn remount(
     mounted: &mut HashMap<String, Served>,
     accepted: &mpsc::UnboundedSender<(String, UnixStream)>,
 ) {
-    mounted.retain(|id, _| now.running.contains(id));
-    for id in &now.running {
-        if !mounted.contains_key(id) {
-            match serve_session(dir, id, accepted.clone()) {
-                Ok(s) => {
-                    mounted.insert(id.clone(), s);
-                }
-                Err(e) => tracing::debug!("cannot mount {id}: {e}"),
-            }
-        }
-    }
-    // The mount's records follow the host's: new or changed ones written
+    // The records first, as a supervisor writes its record before it
+    // lets go of its lock: a client that sees a session's lock go (`hm
+    // kill`, `hm attach`) finds how it ended, not nothing. The mount's
+    // records follow the host's: new or changed ones written
     // (only those: a write is a file synced to disk, and the host is
     // listed every 2 s), and those forgotten there, or of sessions started
     // again, removed.
@@ -68,6 +60,17 @@ pub(super) fn remount(
     }
     for id in here.keys() {
         let _ = crate::ended::remove(dir, id);
+    }
+    mounted.retain(|id, _| now.running.contains(id));
+    for id in &now.running {
+        if !mounted.contains_key(id) {
+            match serve_session(dir, id, accepted.clone()) {
+                Ok(s) => {
+                    mounted.insert(id.clone(), s);
+                }
+                Err(e) => tracing::debug!("cannot mount {id}: {e}"),
+            }
+        }
     }
 }
 
