@@ -442,6 +442,42 @@ fn kill_all_stops_every_running_session_and_leaves_the_ended() {
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 }
 
+/// On an 80-column terminal every row of `hm ls` takes one line: a long
+/// id is cut (`…`) before the command loses its last columns; piped, it
+/// is whole.
+#[test]
+fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
+    let sb = Sandbox::new();
+    let long = "a-very-long-session-id-for-the-parser-and-its-tests-0123456789";
+    let _s = sb.start(long, &[], &["sleep", "30"]);
+    let args: Vec<std::ffi::OsString> = ["ls", "--socket-dir", sb.dir()]
+        .iter()
+        .map(Into::into)
+        .collect();
+    let mut t = common::terminal::Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[]),
+        sb.path(),
+        (24, 80),
+        "$ hm ls",
+    );
+    t.wait_exit();
+    let lines = t.lines();
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("a-very-"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(row.contains('…') && row.contains("sleep 30"), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| l.trim() == "30"),
+        "wrapped: {lines:?}"
+    );
+    let piped = stdout(&sb.cmd(&["ls"]));
+    assert!(piped.contains(long), "{piped}");
+    let _ = sb.cmd(&["kill", long]);
+}
+
 #[test]
 fn version_and_help_are_there_for_every_command() {
     let sb = Sandbox::new();

@@ -204,16 +204,25 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     // On a terminal a row takes one line: the command is cut to what the
     // other columns leave (at 80 columns every long row wrapped). Piped,
     // it is whole, for scripts.
-    let before: usize = widths.iter().map(|w| w + 2).sum();
-    let room = std::io::stdout()
+    let cols = std::io::stdout()
         .is_terminal()
         .then(|| crate::pty::window_size(std::io::stdout().as_fd()).ok())
         .flatten()
         .filter(|s| s.cols > 0)
-        .map(|s| usize::from(s.cols).saturating_sub(before).max(12));
+        .map(|s| usize::from(s.cols));
+    // A long id gives way too, down to a few characters, so that the
+    // command keeps its 12 (a 35-character id wrapped every row).
+    if let Some(cols) = cols {
+        let others: usize = widths[1..].iter().map(|w| w + 2).sum();
+        let id_room = cols.saturating_sub(others + 2 + 12).max(MIN_ID);
+        widths[0] = widths[0].min(id_room);
+    }
+    let before: usize = widths.iter().map(|w| w + 2).sum();
+    let room = cols.map(|c| c.saturating_sub(before).max(12));
     for row in std::iter::once(&header).chain(&table) {
         let mut line = String::new();
-        for (w, cell) in widths.iter().zip(row) {
+        for (i, (w, cell)) in widths.iter().zip(row).enumerate() {
+            let cell = if i == 0 { fit(cell, *w) } else { cell.clone() };
             line.push_str(&format!("{cell:<w$}  ", w = *w));
         }
         match room {
@@ -259,7 +268,9 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     Ok(0)
 }
 
-/// The command, after the session's label when it has one.
+/// The fewest columns an id is cut to on a narrow terminal.
+const MIN_ID: usize = 8;
+
 /// `text` in `room` columns at most, `…` where it was cut.
 fn fit(text: &str, room: usize) -> String {
     use unicode_width::UnicodeWidthChar;
@@ -280,6 +291,7 @@ fn fit(text: &str, room: usize) -> String {
     cut
 }
 
+/// The command, after the session's label when it has one.
 fn labelled(label: Option<&str>, command: String) -> String {
     match label {
         Some(l) if !l.is_empty() => format!("[{}] {command}", paths::sanitize(l)),
