@@ -145,7 +145,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 /// host's sessions, with the command's socket dir and id pointed at it.
 /// Kill takes several ids: all must be on the same host.
 fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate::remote::Mount>> {
-    use crate::remote::split_target;
     let (ids, dir): (Vec<&mut String>, &mut crate::cli::DirArgs) = match command {
         Command::Ls(a) => {
             let Some(host) = a.host.clone() else {
@@ -166,25 +165,15 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Approve(a) | Command::Deny(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };
-    let hosts: Vec<Option<String>> = ids
-        .iter()
-        .map(|id| split_target(id).map(|(h, _)| h.to_owned()))
-        .collect();
-    let Some(Some(host)) = hosts.first().cloned() else {
-        if hosts.iter().any(Option::is_some) {
-            anyhow::bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
-        }
+    // One host for all, or all local: the same rule `hm rm` follows.
+    let targets: Vec<String> = ids.iter().map(|id| (**id).clone()).collect();
+    let Some((host, plain)) = ended::remote::host_of(&targets)? else {
         return Ok(None);
     };
-    if hosts.iter().any(|h| h.as_deref() != Some(host.as_str())) {
-        anyhow::bail!("give sessions of one machine at a time (all HOST:ID, or all local)");
-    }
     let m = mount(&host, config)?;
     client::name_host(&host);
-    for id in ids {
-        if let Some((_, plain)) = split_target(id) {
-            *id = plain.to_owned();
-        }
+    for (id, plain) in ids.into_iter().zip(plain) {
+        *id = plain;
     }
     dir.socket_dir = Some(m.dir().to_path_buf());
     Ok(Some(m))
