@@ -115,12 +115,21 @@ pub fn run(mut opts: Options) -> Result<i32> {
     // Boxed: the loop's state (tens of KiB) would otherwise be copied into
     // each of tokio's wrapping frames, every page of them resident in an
     // idle supervisor for as long as the session lives.
-    let code = local.block_on(&rt, Box::pin(serve(&opts, listener, spawned, claim)));
+    let (code, recorded) = local.block_on(&rt, Box::pin(serve(&opts, listener, spawned, claim)));
     info!(code, "session ended");
     // The hooks' settings file stays with the session's record: the
     // resume command Claude Code prints as it exits names it. Forgetting
     // the session removes it (`ended::forget`).
     remove_files(&opts, None, pidfile);
+    // Another session ending at the same time may have trimmed our record
+    // away while we still held the lock; it then kept the log, as it keeps
+    // a running session's. Checked only after the lock is gone, so either
+    // that trim saw us gone and took the log itself, or we see the record
+    // gone here and take what went with it.
+    let dir = opts.dir.path();
+    if recorded && !crate::ended::path(dir, &opts.paths.id).exists() {
+        let _ = crate::ended::forget(dir, &opts.paths.id);
+    }
     Ok(code)
 }
 
@@ -317,7 +326,7 @@ async fn serve(
     listener: std::os::unix::net::UnixListener,
     spawned: pty::Spawned,
     claim: Option<keeper::Claim>,
-) -> i32 {
+) -> (i32, bool) {
     let clock = Clock::new();
     let info = SessionInfo {
         id: opts.paths.id.clone(),
@@ -403,14 +412,14 @@ async fn serve(
         Ok(m) => m,
         Err(e) => {
             warn!("cannot watch the pty: {e}");
-            return 1;
+            return (1, false);
         }
     };
     let listener = match UnixListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => {
             warn!("cannot watch the socket: {e}");
-            return 1;
+            return (1, false);
         }
     };
     let (changed_tx, changed_rx) = watch::channel(());
@@ -456,9 +465,13 @@ async fn serve(
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
     let record = ctx.shared.borrow_mut().ended_record(code, clock::unix_ms());
-    if let Err(e) = crate::ended::write(opts.dir.path(), &record) {
-        warn!("cannot keep the session's record: {e}");
-    }
+    let recorded = match crate::ended::write(opts.dir.path(), &record) {
+        Ok(()) => true,
+        Err(e) => {
+            warn!("cannot keep the session's record: {e}");
+            false
+        }
+    };
     ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
@@ -469,7 +482,7 @@ async fn serve(
         Some(record.exit_code),
         ctx.clock.now(),
     );
-    code
+    (code, recorded)
 }
 
 /// Accepts connections from our own user, up to [`MAX_CONNECTIONS`].
