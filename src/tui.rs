@@ -135,6 +135,7 @@ fn model(opts: &Options, size: (u16, u16)) -> Model {
     m.columns = opts.columns.or(remembered.columns);
     m.by_state = remembered.by_state;
     m.left_unix_ms = remembered.left_unix_ms;
+    m.marked_before = remembered.marked.into_iter().collect();
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
     m.cwd = std::env::current_dir()
@@ -310,6 +311,12 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
         columns: m.columns,
         by_state: m.by_state,
         left_unix_ms: Some(crate::clock::unix_ms()),
+        marked: m
+            .panes
+            .iter()
+            .filter(|p| p.attention)
+            .map(|p| p.id.clone())
+            .collect(),
     });
     Ok(code)
 }

@@ -660,7 +660,7 @@ fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
     t.wait_for("the orphan named", |t| {
         pane(t, "stray").is_some_and(|p| {
             p.top.contains("orphaned") && p.bottom.contains(&format!("pid {program} runs on"))
-        }) && t.contains(&format!("'kill {program}' stops it"))
+        }) && t.contains(&format!("lost its supervisor: kill {program} stops it"))
     });
     assert!(
         !pane(&t, "stray").expect("pane").top.contains(" dead "),

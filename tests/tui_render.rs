@@ -833,6 +833,37 @@ fn a_row_wider_than_the_pane_is_cut_with_a_mark_not_wrapped() {
 /// At 80x24 with three columns, an id of eight characters is whole in
 /// every title, the badge shortened instead; ended sessions say how.
 #[test]
+fn an_orphans_pane_names_its_pid_in_the_words_that_fit() {
+    // One pane a row, three, one 20 columns wide: the long form, the short
+    // one with the pid, then the bare word, never cut.
+    for (width, columns, ids, said) in [
+        (
+            80,
+            1,
+            &["a", "lone"][..],
+            " supervisor gone, pid 4321 runs on ",
+        ),
+        (80, 3, &["a", "b", "lone"][..], " orphaned, pid 4321 "),
+        (20, 1, &["a", "lone"][..], " orphaned "),
+    ] {
+        let mut s = Scene::new(width, 24);
+        s.m.columns = Some(columns);
+        s.live(ids);
+        s.to("lone", SessionMsg::Closed(Some(4321)));
+        let text = s.text();
+        assert!(
+            text.lines().any(|l| l.contains('╰') && l.contains(said)),
+            "{columns} columns: {text}"
+        );
+        // The footer's notice says how to stop it, whole at 80 columns.
+        assert!(
+            width < 80 || text.contains("'lone' lost its supervisor: kill 4321 stops it"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn titles_keep_the_id_and_say_how_a_session_ended() {
     let mut s = Scene::new(80, 24);
     s.m.columns = Some(3);

@@ -231,6 +231,8 @@ fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<
         classifier: m.new_classifier.clone(),
     });
     m.notify(format!("starting '{id}'…"), now);
+    // To the grid, where the new session's pane comes, not back to a zoom.
+    m.zoom_under = None;
     m.mode = Mode::Grid;
 }
 

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 
 use crate::protocol::Size;
 
-use super::model::{Mode, Model};
+use super::model::Model;
 
 /// Smallest pane (including its border) worth showing.
 pub const MIN_PANE_W: u16 = 24;
@@ -105,12 +105,12 @@ pub fn placements(m: &Model) -> Placement {
 /// even when the model has not heard of the change yet.
 pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
     let area = grid_area(size);
-    if let Mode::Zoom(id) = &m.mode {
+    if let Some(id) = m.zoomed() {
         return Placement {
             grid: Grid { cols: 1, rows: 1 },
             pages: 1,
             page: 0,
-            rects: vec![(id.clone(), area)],
+            rects: vec![(id.to_string(), area)],
         };
     }
     let ids = m.visible_ids();

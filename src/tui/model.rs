@@ -175,6 +175,23 @@ pub enum Mode {
     Inbox,
 }
 
+impl Mode {
+    /// A window over the panes that closes back to them: opened over a
+    /// zoomed pane, it closes back to the zoom. The filter is not one: it
+    /// picks panes of the grid.
+    pub fn is_overlay(&self) -> bool {
+        matches!(
+            self,
+            Mode::ConfirmKill(_)
+                | Mode::ConfirmForget(_)
+                | Mode::NewSession { .. }
+                | Mode::Help
+                | Mode::Explain(_)
+                | Mode::Inbox
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NewStep {
     Id,
@@ -465,11 +482,18 @@ pub struct Model {
     pub theme: Theme,
     pub notice: Option<(String, Instant)>,
     pub shell: String,
+    /// Sessions marked `●` when the dashboard was last quit: each gets its
+    /// mark back when its pane is made, if it is still the same session
+    /// (started before the dashboard was quit).
+    pub marked_before: std::collections::HashSet<String>,
     /// The `--socket-dir` the dashboard was given: `hm run` elsewhere needs
     /// it too for its session to show here.
     pub socket_dir_flag: Option<String>,
     /// Focus was entered from zoom, and leaving it goes back there.
     pub zoom_after_focus: bool,
+    /// The pane zoomed under the overlay that is open (help, explain, the
+    /// inbox, a question): closing it goes back to the zoom.
+    pub zoom_under: Option<String>,
     /// Sessions this dashboard is starting: the scan leaves them to the
     /// start's own connection, the one their supervisor waits for.
     pub starting: std::collections::HashSet<String>,
@@ -520,6 +544,8 @@ impl Model {
             shell: "/bin/sh".into(),
             socket_dir_flag: None,
             zoom_after_focus: false,
+            zoom_under: None,
+            marked_before: Default::default(),
             starting: Default::default(),
             last_click: None,
             dismissed: std::collections::HashSet::new(),
@@ -552,6 +578,16 @@ impl Model {
             .min()
     }
 
+    /// The pane that fills the grid's area: the zoomed one, also under an
+    /// overlay opened over it.
+    pub fn zoomed(&self) -> Option<&str> {
+        match &self.mode {
+            Mode::Zoom(id) => Some(id),
+            mode if mode.is_overlay() => self.zoom_under.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Panes shown in the grid (the filter applied), in id order.
     pub fn visible(&self) -> Vec<&Pane> {
         let mut shown: Vec<&Pane> = self
@@ -561,16 +597,16 @@ impl Model {
             .collect();
         if self.by_state {
             // Needs you first (the longest waiting first), then the most
-            // recently active, then the ended.
+            // recently active, then the ended, the latest to end first.
             shown.sort_by_key(|p| {
-                let rank = if p.waiting() {
-                    0
+                let (rank, latest) = if p.waiting() {
+                    (0, p.last_output)
                 } else if p.ended() {
-                    2
+                    (2, p.ended_at)
                 } else {
-                    1
+                    (1, p.last_output)
                 };
-                (rank, p.waiting_since, std::cmp::Reverse(p.last_output))
+                (rank, p.waiting_since, std::cmp::Reverse(latest))
             });
         }
         shown

@@ -1,5 +1,5 @@
 //! The dashboard's layout remembered across runs (the column count and
-//! the sort, and when it was left), in `$XDG_STATE_HOME/heimdall/tui.json` (or
+//! the sort, when it was left and which panes were marked `●`), in `$XDG_STATE_HOME/heimdall/tui.json` (or
 //! `~/.local/state/heimdall/`). Best effort both ways: a missing or
 //! broken file is no reason not to start, and one that cannot be written
 //! is no reason to fail on the way out.
@@ -15,6 +15,10 @@ pub struct Layout {
     /// ended after that ended unseen, and its pane asks for a look.
     #[serde(default)]
     pub left_unix_ms: Option<u64>,
+    /// The sessions whose panes were marked `●` (finished, ended, asked
+    /// for a look) and not looked at when the dashboard was quit.
+    #[serde(default)]
+    pub marked: Vec<String>,
 }
 
 fn path() -> Option<PathBuf> {

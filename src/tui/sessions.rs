@@ -153,8 +153,10 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         let mut p = Pane::with_history(r.id.clone(), rows);
         p.exit = Some(r.exit_code);
         p.killed = r.killed;
-        // Ended while no dashboard was open: nobody has seen it end.
-        p.attention = left.is_some_and(|t| r.ended_unix_ms > t);
+        // Ended while no dashboard was open: nobody has seen it end. Or
+        // marked, not looked at, when the dashboard was quit.
+        let marked = m.marked_before.remove(&r.id);
+        p.attention = left.is_some_and(|t| r.ended_unix_ms > t) || marked;
         p.link = Link::Gone;
         p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));
@@ -201,6 +203,15 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
         if desktop {
             fx.push(Effect::Desktop(format!("{id}: {what}")));
         }
+    };
+    // A mark left on the session when the dashboard was last quit comes
+    // back with its first INFO, unless a new session under its id started
+    // since.
+    let marked_before = match &sm {
+        SessionMsg::Info(info) if m.marked_before.remove(id) => m
+            .left_unix_ms
+            .is_some_and(|left| info.started_unix_ms <= left),
+        _ => false,
     };
     let Some(p) = m.pane_mut(id) else { return };
     match sm {
@@ -300,6 +311,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::Info(info) => {
+            p.attention |= marked_before;
             p.dialog = info.dialog.clone();
             p.explained = info.state.clone().map(Box::new);
             if let Some(ms) = info.idle_threshold_ms {
@@ -375,13 +387,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                     m.notice = None;
                 }
             } else if let Some(pid) = p.orphan {
-                // Short enough for the footer; `hm ls` says it at length.
-                m.notify(
-                    format!(
-                        "'{id}' lost its supervisor; pid {pid} runs on ('kill {pid}' stops it)"
-                    ),
-                    now,
-                );
+                // Short enough for the footer at 80 columns, beside its
+                // page number; `hm ls` says it at length.
+                m.notify(format!("{lost}: kill {pid} stops it"), now);
             }
             if focused {
                 focus::leave(m, id);

@@ -38,6 +38,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             )
     );
     let focused_before = focused(m);
+    let mode_before = m.mode.clone();
     match msg {
         Msg::Key(k) if k.kind != KeyEventKind::Release => keymap::key(m, k, now, &mut fx),
         Msg::Key(_) => {}
@@ -88,6 +89,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             }
         }
     }
+    keep_zoom(m, &mode_before);
     // A zoomed pane that went (forgotten, dropped) leaves the grid, not a
     // blank screen.
     if let Mode::Zoom(id) = &m.mode
@@ -112,6 +114,31 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
 /// Turns to the page holding the selection: after a resize or a pane
 /// coming or going the pages are cut anew, and Enter or `x` must never act
 /// on a pane that is not on screen.
+/// An overlay opened over a zoomed pane remembers it, and closing the
+/// overlay (`Esc`, an answer, a question made moot) goes back to the zoom
+/// rather than to the grid. Focus entered from the inbox keeps it for the
+/// inbox it returns to.
+fn keep_zoom(m: &mut Model, before: &Mode) {
+    if let Mode::Zoom(id) = before
+        && m.mode.is_overlay()
+    {
+        m.zoom_under = Some(id.clone());
+        return;
+    }
+    if before.is_overlay() && m.mode == Mode::Grid {
+        if let Some(id) = m.zoom_under.take()
+            && m.pane(&id).is_some()
+        {
+            m.mode = Mode::Zoom(id);
+        }
+        return;
+    }
+    let keeps = m.mode.is_overlay() || matches!(m.mode, Mode::Focus(_));
+    if !keeps || m.zoom_under.as_ref().is_some_and(|id| m.pane(id).is_none()) {
+        m.zoom_under = None;
+    }
+}
+
 fn show_selected(m: &mut Model) {
     let ids = m.visible_ids();
     if let Some(pos) = m

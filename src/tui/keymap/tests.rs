@@ -509,11 +509,20 @@ fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
         ));
         p.waiting_since = Some(at(since));
     }
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+    // Two that ended: the one that ended last comes first, whatever they
+    // printed before.
+    live(&mut m, &["e", "f"], t0);
+    for (id, printed, ended) in [("e", 35, 12), ("f", 1, 25)] {
+        let p = m.pane_mut(id).expect("pane");
+        p.last_output = Some(at(printed));
+        p.exit = Some(0);
+        p.ended_at = Some(at(ended));
+    }
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f"]);
     update(&mut m, press(KeyCode::Char('s')), at(40));
-    assert_eq!(m.visible_ids(), ["d", "c", "b", "a"]);
+    assert_eq!(m.visible_ids(), ["d", "c", "b", "a", "f", "e"]);
     update(&mut m, press(KeyCode::Char('s')), at(40));
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d"]);
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f"]);
 }
 
 #[test]
@@ -547,4 +556,43 @@ fn new_session_takes_a_label_after_the_directory() {
     // The next form starts without it.
     update(&mut m, press(KeyCode::Char('n')), now);
     assert_eq!(m.new_label, "");
+}
+
+#[test]
+fn an_overlay_opened_over_a_zoomed_pane_closes_back_to_the_zoom() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c"], now);
+    update(&mut m, press(KeyCode::Char('l')), now);
+    update(&mut m, press(KeyCode::Char('z')), now);
+    assert_eq!(m.mode, Mode::Zoom("b".into()));
+    let zoomed = placements(&m).rects;
+    for (open, close) in [
+        (KeyCode::Char('?'), KeyCode::Esc),
+        (KeyCode::Char('e'), KeyCode::Char('q')),
+        (KeyCode::Char('i'), KeyCode::Esc),
+        (KeyCode::Char('x'), KeyCode::Char('n')),
+    ] {
+        update(&mut m, press(open), now);
+        assert!(
+            m.mode.is_overlay(),
+            "{open:?} opens an overlay: {:?}",
+            m.mode
+        );
+        // Under it, the zoomed pane keeps the whole area (and its size).
+        assert_eq!(placements(&m).rects, zoomed, "under {open:?}");
+        update(&mut m, press(close), now);
+        assert_eq!(m.mode, Mode::Zoom("b".into()), "after {open:?} {close:?}");
+    }
+    // Unzoomed, the same overlays close to the grid.
+    update(&mut m, press(KeyCode::Char('z')), now);
+    update(&mut m, press(KeyCode::Char('?')), now);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Grid);
+    // The new session form given up goes back to the zoom too.
+    update(&mut m, press(KeyCode::Char('z')), now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    assert!(matches!(m.mode, Mode::NewSession { .. }), "{:?}", m.mode);
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Zoom("b".into()), "the form given up");
 }

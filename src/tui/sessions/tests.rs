@@ -192,6 +192,64 @@ fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
     }
 }
 
+/// The `●` marks left when the dashboard was quit come back with their
+/// panes: a running session's with its first INFO, unless it is a new
+/// session under the id (started after the quit); an ended one's with its
+/// record.
+#[test]
+fn marks_left_when_the_dashboard_was_quit_come_back() {
+    let now = Instant::now();
+    let left = crate::clock::unix_ms() - 60_000;
+    let mut m = model(160, 49);
+    m.left_unix_ms = Some(left);
+    m.marked_before = ["a-sel", "b-same", "c-new", "d-ended"]
+        .map(String::from)
+        .into();
+    live(&mut m, &["a-sel", "b-same", "c-new", "e-unmarked"], now);
+    for (id, started) in [
+        ("a-sel", left - 5_000),
+        ("b-same", left - 5_000),
+        ("c-new", left + 5_000),
+        ("e-unmarked", left - 5_000),
+    ] {
+        let info = crate::protocol::Info {
+            id: id.into(),
+            started_unix_ms: started,
+            ..Default::default()
+        };
+        update(
+            &mut m,
+            Msg::Session(id.into(), SessionMsg::Info(Box::new(info))),
+            now,
+        );
+    }
+    let record = crate::ended::Ended {
+        id: "d-ended".into(),
+        command: vec!["true".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms: left - 1_000,
+        exit_code: 0,
+        last_lines: vec![],
+        label: None,
+        cols: 80,
+        rows: 24,
+        killed: false,
+    };
+    update(&mut m, Msg::Ended(vec![record]), now);
+    let marked: Vec<&str> = m
+        .panes
+        .iter()
+        .filter(|p| p.attention)
+        .map(|p| p.id.as_str())
+        .collect();
+    // The selected pane is looked at already.
+    assert_eq!(sel(&m), "a-sel");
+    assert_eq!(marked, ["b-same", "d-ended"]);
+    assert!(m.marked_before.is_empty(), "{:?}", m.marked_before);
+}
+
 #[test]
 fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_once_asked_and_r_restarts() {
     let now = Instant::now();

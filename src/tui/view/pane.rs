@@ -99,10 +99,18 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         }
         (Link::Problem(why), _) => Span::styled(format!(" {why} "), m.theme.error),
         (Link::Gone, _) => match p.orphan {
-            Some(pid) => Span::styled(
-                format!(" supervisor gone, pid {pid} runs on "),
-                m.theme.error,
-            ),
+            // Shorter in a narrow pane, where a cut would take the pid.
+            Some(pid) => {
+                let room = usize::from(r.width.saturating_sub(2));
+                let text = [
+                    format!(" supervisor gone, pid {pid} runs on "),
+                    format!(" orphaned, pid {pid} "),
+                ]
+                .into_iter()
+                .find(|f| f.chars().count() <= room)
+                .unwrap_or_else(|| " orphaned ".into());
+                Span::styled(text, m.theme.error)
+            }
             None => Span::styled(" supervisor gone ", m.theme.error),
         },
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),

@@ -4,8 +4,9 @@
 //! last thing to go: first the label is cut, then the badge takes its
 //! shorter forms (`waiting · permission 32.9s`, `W perm 33s`, `W 33s`,
 //! `W`), then the attention mark goes (the border's colour still says
-//! it), then the badge, and only then is the id cut (another machine's
-//! host first, its session id last).
+//! it); then the id is cut, down to ten columns, to keep the state's
+//! letter, and only in a narrower pane does the badge go and the id take
+//! it all (another machine's host cut first, its session id last).
 
 use std::time::Instant;
 
@@ -21,6 +22,10 @@ const RULE_BEFORE_BADGE: usize = 2;
 /// Columns of the border always kept between what is on the left and the
 /// badge: without them `failing ●  exited 3` read as one run of words.
 const MIN_RULE: usize = 1;
+
+/// Columns of an id kept, cut, to show the state's letter beside it;
+/// narrower, the id alone is shown.
+const MIN_ID_KEPT: usize = 10;
 
 /// Columns of a label kept, cut, rather than the badge's longer forms: a
 /// person's name for a session said more than `perm` did once the label
@@ -91,7 +96,20 @@ fn fit_badge(id: &str, attention: bool, badges: &[String], room: usize, keep: us
     };
     if !longest(&mut t) && keep == 0 {
         t.attention = false;
-        if !longest(&mut t) && !fits(&t) {
+        if longest(&mut t) {
+            return t;
+        }
+        // The state's letter is worth more than the id's tail: the id is
+        // cut to keep it, as long as MIN_ID_KEPT columns of it stay.
+        if let Some(letter) = badges.last() {
+            let spare = room.saturating_sub(2 + letter.width() + 2 + MIN_RULE);
+            if spare >= MIN_ID_KEPT && spare < id.width() {
+                t.id = short_id(id, spare);
+                t.badge.clone_from(letter);
+                return t;
+            }
+        }
+        if !fits(&t) {
             t.id = short_id(id, room.saturating_sub(2));
         }
     }
@@ -412,12 +430,17 @@ mod tests {
     }
 
     #[test]
-    fn the_id_is_cut_only_when_nothing_else_is_left() {
+    fn a_long_id_is_cut_to_keep_the_states_letter() {
         let t = fit("a-very-long-session-name", None, true, &waiting(), 20);
-        assert_eq!(t.badge, "");
+        assert_eq!(t.badge, "W");
         assert!(!t.attention);
-        assert_eq!(t.id, "a-very-long-ses…");
+        assert_eq!(t.id, "a-very-long…");
         assert_eq!(used(&t), 18);
+        // Narrower, ten columns of the id come before the letter.
+        let t = fit("a-very-long-session-name", None, true, &waiting(), 14);
+        assert_eq!(t.badge, "");
+        assert_eq!(t.id, "a-very-lo…");
+        assert_eq!(used(&t), 12);
     }
 
     #[test]
