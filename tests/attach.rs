@@ -504,6 +504,19 @@ fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
 }
 
 #[test]
+fn a_session_killed_while_attached_says_so_in_hm_kills_words() {
+    let sb = Sandbox::new();
+    let mut t = run_attached(&sb, "victim", "echo up; exec sleep 600");
+    t.wait_for("the program's output", |t| t.has_line("up"));
+    let out = sb.cmd(&["kill", "victim"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    t.expect_exit(143);
+    let message = "[session killed by SIGTERM (exit code 143)]";
+    t.wait_for("the closing message", |t| t.contains(message));
+    assert!(!t.contains("exited with code"), "{:#?}", t.lines());
+}
+
+#[test]
 fn the_last_screen_is_what_followed_the_programs_alternate_screen() {
     let sb = Sandbox::new();
     // A full-screen phase, then the error written with the switch back in

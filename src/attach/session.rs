@@ -74,7 +74,12 @@ pub fn run(args: AttachArgs, config: &Config, remote: Option<&Mount>) -> Result<
         (Outcome::Lost(_), Some(why)) => Outcome::Lost(why),
         (outcome, _) => outcome,
     };
-    Ok(report(&client::shown_id(&session.id), outcome, &last))
+    Ok(report(
+        &session,
+        &client::shown_id(&session.id),
+        outcome,
+        &last,
+    ))
 }
 
 /// How an attachment ended.
@@ -104,12 +109,23 @@ pub fn not_a_terminal() -> Option<&'static str> {
 /// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
     let (outcome, last) = attach_terminal(session, config, launcher, None)?;
-    Ok(report(&session.id, outcome, &last))
+    Ok(report(session, &session.id, outcome, &last))
+}
+
+/// `exited with code 3`, or `killed by SIGTERM (exit code 143)` when the
+/// session's record says someone ended it, in `hm kill`'s words. The
+/// record is written as its supervisor lets go, moments after the EXIT.
+fn ended_words(session: &SessionPaths, code: i32) -> String {
+    let dir = session.sock.parent().unwrap_or(std::path::Path::new("."));
+    let killed = client::ended_meanwhile(dir, &session.id, client::answer_deadline())
+        .is_some_and(|r| r.killed && r.exit_code == code);
+    client::exited_with(code, killed)
 }
 
 /// Puts the last lines of a session that ended, then how the attach
-/// ended, on the user's terminal; the exit code.
-fn report(id: &str, outcome: Outcome, last: &[String]) -> i32 {
+/// ended, on the user's terminal; the exit code. `id` is the session as
+/// the user named it (`box:far`).
+fn report(session: &SessionPaths, id: &str, outcome: Outcome, last: &[String]) -> i32 {
     // The session's screen goes with the alternate one we drew it on; when
     // it ended, its last lines stay on the user's own screen, as if it had
     // run there (a short command's output, a build's error). Plain text
@@ -128,7 +144,7 @@ fn report(id: &str, outcome: Outcome, last: &[String]) -> i32 {
             0
         }
         Outcome::Exited(code) => {
-            let _ = writeln!(err, "[session exited with code {code}]");
+            let _ = writeln!(err, "[session {}]", ended_words(session, code));
             code
         }
         Outcome::Lost(why) => {
@@ -179,7 +195,7 @@ pub fn attach_from_dashboard(
     Ok(match outcome {
         Outcome::Detached => Returned::Detached,
         Outcome::Next => Returned::Next,
-        Outcome::Exited(code) => Returned::Ended(format!("session exited with code {code}")),
+        Outcome::Exited(code) => Returned::Ended(format!("session {}", ended_words(session, code))),
         Outcome::Lost(why) => Returned::Ended(format!("lost connection: {why}")),
         Outcome::Signalled(name, _) => Returned::Ended(format!("detached: {name}")),
     })
