@@ -74,6 +74,9 @@ pub struct Detector {
     facts_seen: bool,
     front: Vec<ProcessId>,
     foreground_is_session: bool,
+    /// A shell is in front of the terminal, no agent: one typed at it has
+    /// quit, and what its title and screen still say of it is history.
+    shell_in_front: bool,
     title_agent: Option<String>,
     screen_agent: Option<String>,
     /// The current title, re-read when the agent becomes known.
@@ -133,6 +136,7 @@ impl Detector {
             facts_seen: false,
             front: Vec::new(),
             foreground_is_session: true,
+            shell_in_front: false,
             title_agent: None,
             screen_agent: None,
             title_text: String::new(),
@@ -176,10 +180,14 @@ impl Detector {
     /// its own program is in front), the title, the screen's banner; a
     /// shell or an interactive program only when nothing names an agent.
     pub fn agent_name(&self) -> Option<&str> {
+        let drawn = if self.shell_in_front {
+            None
+        } else {
+            self.title_agent.as_deref().or(self.screen_agent.as_deref())
+        };
         self.identity()
             .map(|(a, _)| a)
-            .or(self.title_agent.as_deref())
-            .or(self.screen_agent.as_deref())
+            .or(drawn)
             .or(self.command_agent.as_deref())
     }
 

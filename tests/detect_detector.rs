@@ -371,3 +371,46 @@ fn a_dialog_redrawn_for_a_new_size_keeps_its_time() {
     let v = d.verdict(dialog.screen(), 9_020);
     assert_eq!(v.primary, Primary::Dead);
 }
+
+/// `claude` typed at a shell, then quit: the shell is in front again. The
+/// title Claude set and its last screen, still showing above the prompt,
+/// no longer make the session Claude's (`hm explain` named it, and its
+/// rules read the shell).
+#[test]
+fn an_agent_quit_at_a_shell_is_no_longer_the_sessions_agent() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    let claude_in_front = ProcessFacts {
+        foreground_is_session: false,
+        reading_terminal: true,
+        canonical: false,
+        foreground_command: "claude".to_owned(),
+        foreground_names: vec!["claude".to_owned()],
+        ..ProcessFacts::default()
+    };
+    feed(&mut t, &mut d, b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07", 100);
+    feed(&mut t, &mut d, claude(None).as_bytes(), 100);
+    d.process(claude_in_front, 1_000);
+    let v = d.verdict(t.screen(), 1_000);
+    assert_eq!(v.agent.as_deref(), Some("claude"), "{v:?}");
+    // Quit: the screen stays, a prompt comes under it, the title stays.
+    feed(&mut t, &mut d, b"\r\n$ ", 2_000);
+    let shell_in_front = ProcessFacts {
+        foreground_is_session: true,
+        reading_terminal: true,
+        canonical: false,
+        foreground_command: "bash".to_owned(),
+        foreground_names: vec!["bash".to_owned()],
+        ..ProcessFacts::default()
+    };
+    d.process(shell_in_front.clone(), 6_000);
+    let v = d.verdict(t.screen(), 6_000);
+    assert_ne!(v.agent.as_deref(), Some("claude"), "{v:?}");
+    assert_eq!((v.primary, v.detail), (Primary::Idle, Some(Detail::Ready)));
+    assert_eq!(d.identity(), None);
+    // Its screen drawn again (the shell clears nothing): still the shell.
+    feed(&mut t, &mut d, claude(None).as_bytes(), 7_000);
+    d.process(shell_in_front, 8_000);
+    let v = d.verdict(t.screen(), 8_000);
+    assert_ne!(v.agent.as_deref(), Some("claude"), "{v:?}");
+}

@@ -168,8 +168,19 @@ impl Detector {
                 .filter(|a| a != SHELL && a != PROGRAM)
         };
         let agent = named(&facts.foreground_names).or_else(|| named(&facts.handed_over_by));
-        if agent != self.process_agent {
+        // `claude` typed at a shell and quit: the shell is in front again,
+        // and the title and screen Claude left name it no longer.
+        let shell_in_front = agent.is_none()
+            && if facts.foreground_names.is_empty() {
+                self.rules
+                    .agent_for_command(std::slice::from_ref(&facts.foreground_command))
+            } else {
+                self.rules.agent_for_names(&facts.foreground_names)
+            }
+            .is_some_and(|a| a.name == SHELL);
+        if agent != self.process_agent || shell_in_front != self.shell_in_front {
             self.process_agent = agent;
+            self.shell_in_front = shell_in_front;
             self.reclassify_title(now_ms);
         }
         self.note_agent(now_ms);
