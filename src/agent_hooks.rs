@@ -420,8 +420,23 @@ fn merge_hooks(settings: &mut Value, hooks: &Value) {
     }
 }
 
+/// Whether `hm run gemini` in socket dir `dir` can give Gemini CLI its
+/// hooks itself (see [`gemini_accepts`]), and if not, why.
+pub fn gemini_automatic(dir: &Path) -> Result<(), String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(
+            "Gemini CLI reads the settings hm would write only under directories owned by root, and hm runs as you"
+                .into(),
+        );
+    }
+    // The dir a supervisor would make (root's, private) or the one there.
+    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(dir);
+    gemini_accepts(&existing.join("hooks.json"))
+}
+
 /// What `hm setup AGENT` prints: where the set-up goes and what to add.
-pub fn snippet(agent: Agent, hm: &Path) -> String {
+/// `gemini`: whether `hm run gemini` installs the hooks itself here.
+pub fn snippet(agent: Agent, hm: &Path, gemini: Result<(), String>) -> String {
     let command = hook_command(hm, agent, None);
     match agent {
         Agent::Claude => format!(
@@ -441,15 +456,26 @@ pub fn snippet(agent: Agent, hm: &Path) -> String {
              notify = {}\n",
             codex_notify(hm, None, &[])
         ),
-        Agent::Gemini => format!(
-            "# hm runs Gemini CLI with these hooks by itself (hm run gemini ...).\n\
-             # For Gemini CLI started in a session some other way, merge this into\n\
-             # ~/.gemini/settings.json (it does nothing outside an hm session):\n{}\n",
-            serde_json::to_string_pretty(
-                &json!({ "hooks": hooks_object(GEMINI_EVENTS, &command, 5000) })
+        Agent::Gemini => {
+            let why = match gemini {
+                Ok(()) => {
+                    "# hm runs Gemini CLI with these hooks by itself here (hm run gemini ...).\n\
+                     # For Gemini CLI started in a session some other way, merge this into\n"
+                        .to_owned()
+                }
+                Err(why) => format!(
+                    "# hm cannot give Gemini CLI its hooks by itself here: {why}.\n\
+                     # So that Gemini CLI in every hm session reports to hm, merge this into\n"
+                ),
+            };
+            format!(
+                "{why}# ~/.gemini/settings.json (it does nothing outside an hm session):\n{}\n",
+                serde_json::to_string_pretty(
+                    &json!({ "hooks": hooks_object(GEMINI_EVENTS, &command, 5000) })
+                )
+                .unwrap_or_default()
             )
-            .unwrap_or_default()
-        ),
+        }
     }
 }
 

@@ -74,7 +74,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             hook::run(&args.args);
             return Ok(0);
         }
-        Command::Setup(args) => return setup::setup(&args.agent, args.install).map(|()| 0),
+        Command::Setup(args) => {
+            return setup::setup(&args.agent, args.install, cli.config.as_deref()).map(|()| 0);
+        }
         _ => {}
     }
     // A supervisor raises its own limit after forking the program, which

@@ -165,6 +165,14 @@ fn setup_prints_each_agents_snippet() {
     assert!(codex.contains("notify = [\""), "{codex}");
     let gemini = stdout(&setup("gemini"));
     assert!(gemini.contains("\"AfterAgent\""), "{gemini}");
+    // Only root with a root-owned socket dir gets Gemini's hooks from `hm
+    // run`; the sandbox's socket dir is under /tmp, so the snippet says
+    // so, and why, rather than promising them.
+    assert!(
+        gemini.starts_with("# hm cannot give Gemini CLI its hooks by itself here: "),
+        "{gemini}"
+    );
+    assert!(!gemini.contains("by itself here (hm run"), "{gemini}");
     let bad = setup("vim");
     assert!(!bad.status.success());
 }

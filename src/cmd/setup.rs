@@ -16,7 +16,9 @@ use crate::agent_hooks::{Agent, snippet};
 /// The unit's file name.
 const UNIT: &str = "hm-restore.service";
 
-pub fn setup(what: &str, install: bool) -> Result<()> {
+/// `config`: the config file named on the command line, for the socket
+/// dir `hm run gemini` would use.
+pub fn setup(what: &str, install: bool, config: Option<&Path>) -> Result<()> {
     let hm = std::env::current_exe().context("cannot find the hm binary's path")?;
     if what == "autostart" {
         return autostart(&hm, install);
@@ -27,7 +29,14 @@ pub fn setup(what: &str, install: bool) -> Result<()> {
         );
     }
     let agent = Agent::from_name(what).context("agent must be claude, codex or gemini")?;
-    print!("{}", snippet(agent, &hm));
+    // A config that does not load is no reason not to print: the socket
+    // dir is then the default one.
+    let config = crate::config::Config::load(config).unwrap_or_default();
+    let dir = crate::paths::resolve_socket_dir(None, config.socket_dir.as_deref());
+    print!(
+        "{}",
+        snippet(agent, &hm, crate::agent_hooks::gemini_automatic(&dir))
+    );
     Ok(())
 }
 

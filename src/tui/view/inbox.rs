@@ -162,13 +162,15 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
     if p.copy.is_some() || last >= height || first > last {
         return Vec::new();
     }
-    let mut rows: Vec<String> = screen
-        .rows(0, cols)
-        .skip(usize::from(first))
-        .take(usize::from(last - first) + 1)
-        .filter(|r| crate::tui::window::says_something(r))
-        .map(|r| crate::paths::sanitize(r.trim_end()))
-        .collect();
+    let mut rows: Vec<String> = unframe(
+        screen
+            .rows(0, cols)
+            .skip(usize::from(first))
+            .take(usize::from(last - first) + 1)
+            .filter(|r| crate::tui::window::says_something(r))
+            .map(|r| crate::paths::sanitize(r.trim_end()))
+            .collect(),
+    );
     // A long dialog keeps its end, the question and the options, and
     // the row naming its subject when it starts there.
     let named = d.screen_rows.is_some_and(|(question, _)| first < question);
@@ -179,6 +181,39 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
         rows.drain(..cut);
     }
     rows
+}
+
+/// Rows without the box they are drawn in (Gemini CLI frames its
+/// dialogs: `│ Allow execution? │`), their indentation within it kept.
+fn unframe(rows: Vec<String>) -> Vec<String> {
+    const EDGES: [char; 3] = ['│', '┃', '║'];
+    let framed = !rows.is_empty()
+        && rows.iter().all(|r| {
+            let r = r.trim();
+            r.starts_with(EDGES) && r.ends_with(EDGES) && r.chars().count() > 1
+        });
+    if !framed {
+        return rows;
+    }
+    let inner: Vec<&str> = rows
+        .iter()
+        .map(|r| {
+            let r = r.trim();
+            let r = r.strip_prefix(EDGES).unwrap_or(r);
+            r.strip_suffix(EDGES).unwrap_or(r).trim_end()
+        })
+        .collect();
+    let indent = inner
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| r.len() - r.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    inner
+        .into_iter()
+        .map(|r| r.get(indent..).unwrap_or(r.trim_start()).to_owned())
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// `text` in rows of at most `width` characters, broken between words
@@ -328,7 +363,35 @@ fn clip(text: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{unframe, wrap};
+
+    fn rows(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_framed_dialog_loses_its_box_and_keeps_its_indentation() {
+        let gemini = rows(&[
+            "│ ?  Shell rm -rf build/cache [current working directory /w]     │",
+            "│                                                                │",
+            "│ Allow execution of: 'rm'?                                      │",
+            "│                                                                │",
+            "│ ● 1. Allow once                                                │",
+            "│   2. Allow for this session                                    │",
+        ]);
+        assert_eq!(
+            unframe(gemini),
+            [
+                "?  Shell rm -rf build/cache [current working directory /w]",
+                "Allow execution of: 'rm'?",
+                "● 1. Allow once",
+                "  2. Allow for this session",
+            ]
+        );
+        // Not all framed (a program's own `│` in a row): as they are.
+        let plain = rows(&["Run this? │ y/n", "  > Yes"]);
+        assert_eq!(unframe(plain.clone()), plain);
+    }
 
     #[test]
     fn long_text_wraps_between_words_and_says_when_it_was_cut() {
