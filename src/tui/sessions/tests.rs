@@ -149,7 +149,7 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
         Msg::Session("a".into(), SessionMsg::Closed(Some(42))),
         now,
     );
-    assert!(notice(&m).contains("pid 42"), "{}", notice(&m));
+    assert!(notice(&m).contains("kill 42"), "{}", notice(&m));
     update(
         &mut m,
         Msg::Session("a".into(), SessionMsg::Closed(None)),
