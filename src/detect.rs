@@ -77,6 +77,9 @@ pub struct Detector {
     /// A shell is in front of the terminal, no agent: one typed at it has
     /// quit, and what its title and screen still say of it is history.
     shell_in_front: bool,
+    /// The agent seen at its prompt, then at work after it: back at its
+    /// prompt, its turn is finished.
+    turn: Option<(String, bool)>,
     title_agent: Option<String>,
     screen_agent: Option<String>,
     /// The current title, re-read when the agent becomes known.
@@ -137,6 +140,7 @@ impl Detector {
             front: Vec::new(),
             foreground_is_session: true,
             shell_in_front: false,
+            turn: None,
             title_agent: None,
             screen_agent: None,
             title_text: String::new(),
@@ -518,6 +522,7 @@ impl Detector {
             self.look(screen, now_ms);
         }
         let mut verdict = resolve(&self.evidence, now_ms);
+        self.finished_turn(&mut verdict);
         self.held = false;
         // A program redraws for a new size (the dashboard's focus resizes
         // it), and a screen looked at halfway through the redraw is no
@@ -552,6 +557,35 @@ impl Detector {
         self.last = Some(verdict.clone());
         self.last_ms = now_ms;
         verdict
+    }
+
+    /// An agent back at its prompt after it worked has finished its turn,
+    /// whichever channel says so: its screen's prompt says only `ready`,
+    /// where a hook (Claude's Stop, Codex's turn-complete) says `finished`,
+    /// and Gemini CLI, whose hooks hm can rarely install, ended every turn
+    /// `idle · ready`.
+    /// Work counts only after the prompt was seen: an agent busy starting
+    /// up has finished nothing when its prompt first shows.
+    fn finished_turn(&mut self, verdict: &mut Verdict) {
+        let Some(agent) = self
+            .agent_name()
+            .filter(|a| *a != SHELL && *a != PROGRAM)
+            .map(str::to_owned)
+        else {
+            self.turn = None;
+            return;
+        };
+        if self.turn.as_ref().is_none_or(|(a, _)| *a != agent) {
+            self.turn = None;
+        }
+        match (verdict.primary, &mut self.turn) {
+            (Primary::Idle, None) => self.turn = Some((agent, false)),
+            (Primary::Active, Some((_, worked))) => *worked = true,
+            (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::Ready) => {
+                verdict.detail = Some(Detail::Finished);
+            }
+            _ => {}
+        }
     }
 
     /// The earliest time the verdict can change with no new input (an

@@ -77,7 +77,8 @@ fn gemini_clis_composer_is_ready_empty_and_prompt_editing_typed() {
             );
             let detail = v.detail.map_or("none", |d| d.name());
             assert!(want.contains(&detail), "{name} at {mid} ms: {}", v.label());
-            ready += usize::from(detail == "ready");
+            // Empty: `ready`, or `finished` after a turn.
+            ready += usize::from(matches!(detail, "ready" | "finished"));
             typed += usize::from(detail == "prompt_editing");
             checked += 1;
         }

@@ -40,8 +40,14 @@ fn signal(f: &Finding) -> Signal {
 fn refined(status: &Finding, screen: &Option<Finding>) -> Decision {
     let mut d = Decision::from(status);
     if let Some(sc) = screen.as_ref().filter(|sc| sc.primary == status.primary) {
+        // The spinner's `thinking` is the screen's word for any work: it
+        // does not take the place of what a hook knows more exactly (a
+        // tool runs, from PreToolUse).
+        let generic = |d: Option<Detail>| matches!(d, None | Some(Detail::Thinking));
         let more = match status.primary {
-            Primary::Active => sc.detail.is_some(),
+            Primary::Active => {
+                sc.detail.is_some() && (!generic(sc.detail) || generic(status.detail))
+            }
             Primary::Idle => sc.detail == Some(Detail::PromptEditing),
             Primary::Waiting => status.detail.is_none(),
             _ => false,
@@ -653,6 +659,17 @@ mod tests {
             0,
         ));
         assert_eq!(resolve(&e, 10).detail, Some(Detail::Compacting));
+        // But the spinner's `thinking` leaves a tool run a hook reported.
+        e.status = None;
+        e.hook = Some(hook(Primary::Active, Some(Detail::UsingTools), 0));
+        e.screen = Some(finding(
+            Source::Screen,
+            Primary::Active,
+            Some(Detail::Thinking),
+            0,
+        ));
+        assert_eq!(resolve(&e, 10).detail, Some(Detail::UsingTools));
+        e.hook = None;
         // `done` stays while the person types at the prompt.
         e.status = Some(status(Primary::Idle, Some(Detail::Finished), 0));
         e.screen = Some(finding(
