@@ -414,3 +414,38 @@ fn an_agent_quit_at_a_shell_is_no_longer_the_sessions_agent() {
     let v = d.verdict(t.screen(), 8_000);
     assert_ne!(v.agent.as_deref(), Some("claude"), "{v:?}");
 }
+
+/// Back at its prompt after a turn, an agent has finished it, though its
+/// screen alone says only that the prompt is there; busy starting up and
+/// then at its prompt, it has finished nothing.
+#[test]
+fn an_agent_back_at_its_prompt_after_a_turn_has_finished_it() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    // At rest: no spinner, no `esc to interrupt`.
+    let resting = || {
+        format!(
+            "\u{1b}[H\u{1b}[2J ▐▛███▜▌   Claude Code v2.1.197\r\n\r\n● Done.\r\n\r\n{RULE}\r\n❯\u{a0}\r\n{RULE}\r\n  ? for shortcuts"
+        )
+    };
+    let at = |t: &mut Term<Recorder>, d: &mut Detector, screen: String, ms: u64| {
+        feed(t, d, screen.as_bytes(), ms);
+        let v = d.verdict(t.screen(), ms + 5_000);
+        (v.primary, v.detail)
+    };
+    // Starting up: work, then the prompt.
+    assert_eq!(at(&mut t, &mut d, claude(Some(1)), 0).0, Primary::Active);
+    assert_eq!(
+        at(&mut t, &mut d, resting(), 10_000),
+        (Primary::Idle, Some(Detail::Ready))
+    );
+    // A turn.
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(2)), 20_000).0,
+        Primary::Active
+    );
+    assert_eq!(
+        at(&mut t, &mut d, resting(), 30_000),
+        (Primary::Idle, Some(Detail::Finished))
+    );
+}
