@@ -47,6 +47,18 @@ pub fn started(
     }
 }
 
+/// Whether the work that just ended (the pane is no longer busy) was
+/// work enough to ask for a look; it is over either way. Measured to the
+/// last output, not to when idle was seen: the `simple` classifier stays
+/// busy for its whole idle threshold after any output, so a prompt
+/// redrawn after a resize would otherwise always count as 3 s of work.
+fn finished_work(p: &mut Pane) -> bool {
+    p.busy_since
+        .take()
+        .zip(p.last_work)
+        .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK)
+}
+
 /// Sessions with a live supervisor: a pane and a connection each, for
 /// those that have none yet.
 pub fn found(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
@@ -133,13 +145,24 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         p.ended() && !listed.contains_key(p.id.as_str()) && !unlooked && !trimmed
     };
     m.panes.retain(|p| !forgotten(p));
+    let mut learned_killed = Vec::new();
     for p in &mut m.panes {
         if p.ended()
             && let Some(&(at, killed)) = listed.get(p.id.as_str())
         {
             p.recorded = Some(at);
             // Killed by `hm kill` elsewhere: known once the record is.
+            if killed && !p.killed {
+                learned_killed.extend(p.exit.map(|code| (p.id.clone(), code)));
+            }
             p.killed |= killed;
+        }
+    }
+    // The footer said how it ended before the record told who ended it.
+    for (id, code) in learned_killed {
+        let said = format!("session '{id}' {}", crate::client::exited_with(code, false));
+        if let Some((text, _)) = m.notice.as_mut().filter(|(n, _)| *n == said) {
+            *text = format!("session '{id}' {}", crate::client::exited_with(code, true));
         }
     }
     let mut added = false;
@@ -275,8 +298,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if note_waiting(p, now) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
-            if !p.busy() {
-                p.busy_since = None;
+            // The push says the work ended before any STATUS answer does
+            // (it took the work with it, and no pane was ever marked).
+            if !p.busy() && finished_work(p) && !selected && !focused {
+                p.attention = true;
+                alert(fx, "finished".into());
             }
         }
         SessionMsg::Status(s) => {
@@ -296,16 +322,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 }
                 return;
             }
-            // Work is measured to the last output, not to when idle was
-            // seen: the `simple` classifier stays busy for its whole idle
-            // threshold after any output, so a prompt redrawn after a
-            // resize would otherwise always count as 3 s of work.
-            let worked = p
-                .busy_since
-                .take()
-                .zip(p.last_work)
-                .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
-            if worked && !selected && !focused {
+            if finished_work(p) && !selected && !focused {
                 p.attention = true;
                 alert(fx, "finished".into());
             }

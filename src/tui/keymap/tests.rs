@@ -581,6 +581,10 @@ fn an_overlay_opened_over_a_zoomed_pane_closes_back_to_the_zoom() {
         );
         // Under it, the zoomed pane keeps the whole area (and its size).
         assert_eq!(placements(&m).rects, zoomed, "under {open:?}");
+        if open == KeyCode::Char('e') {
+            let text = screen_text(&m, now);
+            assert!(text.contains("z unzoom"), "{text}");
+        }
         update(&mut m, press(close), now);
         assert_eq!(m.mode, Mode::Zoom("b".into()), "after {open:?} {close:?}");
     }

@@ -159,6 +159,35 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
     assert_eq!(m.pane("a").and_then(|p| p.orphan), None);
 }
 
+/// Focused when `hm kill` ends it elsewhere: the footer first says only
+/// how it exited, then, once its record says someone ended it, says so in
+/// `hm kill`'s words.
+#[test]
+fn the_footer_says_killed_once_the_record_says_so() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    m.mode = Mode::Focus("a".into());
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(143)), now);
+    assert_eq!(notice(&m), "session 'a' exited with code 143");
+    let record = crate::ended::Ended {
+        id: "a".into(),
+        command: vec!["sleep".into()],
+        workdir: "/".into(),
+        classifier: "simple".into(),
+        started_unix_ms: 0,
+        ended_unix_ms: crate::clock::unix_ms(),
+        exit_code: 143,
+        last_lines: vec![],
+        label: None,
+        cols: 80,
+        rows: 24,
+        killed: true,
+    };
+    update(&mut m, Msg::Ended(vec![record]), now);
+    assert_eq!(notice(&m), "session 'a' killed by SIGTERM (exit code 143)");
+}
+
 /// A session that ended after the dashboard was last quit asks for a
 /// look when the dashboard comes back, as one seen ending would; one that
 /// ended before it was quit had been seen, and one with no record of the
@@ -589,6 +618,41 @@ fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
     let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(16_000));
     assert!(!m.pane("b").expect("pane").attention);
     assert!(fx.is_empty(), "{fx:?}");
+}
+
+/// The dashboard hears of a state change first from the push (STATE):
+/// the end of work it tells asks for a look as a STATUS answer would (it
+/// took the work away, and no pane was ever marked `●`).
+#[test]
+fn work_ended_by_a_pushed_state_asks_for_attention_once() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b"], t0);
+    let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
+    let pushed = |state: ProcessState| {
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": crate::classify::state_name(state.as_byte()),
+            "state_byte": state.as_byte(),
+            "primary": crate::classify::state_name(state.as_byte()),
+            "health": "alive",
+            "state_ms": 0,
+            "signals": [],
+        }))
+        .expect("a state report");
+        Msg::Session("b".into(), SessionMsg::State(r))
+    };
+    update(&mut m, out("b"), at(0));
+    update(&mut m, st("b", ProcessState::Active, 0), at(0));
+    update(&mut m, out("b"), at(1_000));
+    update(&mut m, out("b"), at(2_500));
+    let fx = update(&mut m, pushed(ProcessState::Idle), at(3_000));
+    assert!(m.pane("b").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell), "{fx:?}");
+    // The STATUS answer that follows is no new news.
+    let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(3_100));
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
 }
 
 #[test]

@@ -170,7 +170,7 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
         // Zoomed, the same key goes back to the grid.
         (
             k(Action::Zoom),
-            if matches!(m.mode, Mode::Zoom(_)) {
+            if m.zoomed().is_some() {
                 "unzoom"
             } else {
                 "zoom"
