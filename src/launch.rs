@@ -124,12 +124,32 @@ pub(crate) fn plain_words(line: &str) -> Option<Vec<String>> {
         "wait", "exit", "return", "shift", "readonly", "local", "declare", "typeset", "let",
         "function", "select", "coproc",
     ];
+    if let Some(words) = shell_told(line) {
+        return Some(words);
+    }
     if line.contains(SHELL_SYNTAX) {
         return None;
     }
     let words = shlex::split(line)?;
     let first = words.first()?;
     (!first.contains('=') && !SHELL_OWN.contains(&first.as_str())).then_some(words)
+}
+
+/// `sh -c 'SCRIPT'` typed whole (a shell, `-c`, one single-quoted script
+/// and nothing after it): the shell and its script as they are, where
+/// `sh -c` in front of them made the session's command `sh -c sh -c
+/// '...'`. A single-quoted script holds no quote and no escape, so it is
+/// exactly the text between the quotes.
+fn shell_told(line: &str) -> Option<Vec<String>> {
+    let line = line.trim();
+    let (shell, rest) = line.split_once(' ')?;
+    let name = shell.rsplit('/').next()?;
+    if !matches!(name, "sh" | "bash" | "dash" | "zsh") || shell.contains(['$', '`', '~', '*']) {
+        return None;
+    }
+    let script = rest.trim_start().strip_prefix("-c")?.trim_start();
+    let script = script.strip_prefix('\'')?.strip_suffix('\'')?;
+    (!script.contains('\'')).then(|| vec![shell.to_owned(), "-c".to_owned(), script.to_owned()])
 }
 
 /// Leaves out of `cmd`'s environment what describes the terminal
@@ -258,6 +278,15 @@ mod tests {
             words(r#"aider --message "fix it" 'a b'"#),
             Some("aider|--message|fix it|a b|".into())
         );
+        // A shell told its script, typed whole: as typed, not in another.
+        assert_eq!(
+            words("sh -c 'for i in $(seq 3); do echo $i; done'"),
+            Some("sh|-c|for i in $(seq 3); do echo $i; done|".into())
+        );
+        assert_eq!(
+            words("/bin/bash -c 'make | tee log'"),
+            Some("/bin/bash|-c|make | tee log|".into())
+        );
     }
 
     #[test]
@@ -276,6 +305,9 @@ mod tests {
             "echo `date`",
             "ls ~",
             "echo 'unterminated",
+            // More than the one quoted script: a shell's to read.
+            "sh -c 'make' | tee log",
+            "sh -c 'x' && ls",
         ] {
             assert_eq!(words(line), None, "{line}");
         }

@@ -169,8 +169,12 @@ impl Detector {
         };
         let agent = named(&facts.foreground_names).or_else(|| named(&facts.handed_over_by));
         // `claude` typed at a shell and quit: the shell is in front again,
-        // and the title and screen Claude left name it no longer.
+        // reading its next command, and the title and screen Claude left
+        // name it no longer. Reading: a script's shell is in front for a
+        // moment between its commands (`sh -c 'cat dialog; exec app'`),
+        // and facts read then would stand until the next look.
         let shell_in_front = agent.is_none()
+            && facts.reading_terminal
             && if facts.foreground_names.is_empty() {
                 self.rules
                     .agent_for_command(std::slice::from_ref(&facts.foreground_command))
