@@ -136,6 +136,7 @@ fn model(opts: &Options, size: (u16, u16)) -> Model {
     m.by_state = remembered.by_state;
     m.left_unix_ms = remembered.left_unix_ms;
     m.marked_before = remembered.marked.into_iter().collect();
+    m.selected_before = remembered.selected;
     m.socket_dir_flag = opts.dir_flag.clone();
     m.bell = opts.bell;
     m.cwd = std::env::current_dir()
@@ -317,6 +318,7 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
             .filter(|p| p.attention)
             .map(|p| p.id.clone())
             .collect(),
+        selected: m.selected.clone(),
     });
     Ok(code)
 }

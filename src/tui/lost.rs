@@ -33,6 +33,8 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         let mut p = Pane::with_history(lost.id.clone(), rows);
         p.link = Link::Gone;
         p.lost = Some(lost.restartable);
+        // Marked and not looked at when the dashboard was quit: still so.
+        p.attention = m.marked_before.remove(&lost.id);
         p.command = Some(lost.manifest.argv.join(" "));
         p.workdir = Some(lost.manifest.workdir.clone());
         p.label = lost.manifest.label.clone();
@@ -187,6 +189,24 @@ mod tests {
         update(&mut m, Msg::Lost(Vec::new()), now);
         assert!(m.pane("c").is_none());
         assert!(m.pane("live").is_some());
+    }
+
+    /// A lost session marked `●` when the dashboard was quit is marked
+    /// again when its pane comes back.
+    #[test]
+    fn a_lost_session_keeps_its_mark_across_a_restart() {
+        let now = Instant::now();
+        let mut m = model(120, 40);
+        live(&mut m, &["live"], now);
+        m.marked_before = ["b".to_string()].into();
+        update(
+            &mut m,
+            Msg::Lost(vec![lost("a", true), lost("b", true)]),
+            now,
+        );
+        let marked = |id: &str| m.pane(id).is_some_and(|p| p.attention);
+        assert_eq!((marked("a"), marked("b")), (false, true));
+        assert!(m.marked_before.is_empty());
     }
 
     /// A lost pane's bottom border says what to do in the room it has: in

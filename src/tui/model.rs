@@ -486,6 +486,9 @@ pub struct Model {
     /// mark back when its pane is made, if it is still the same session
     /// (started before the dashboard was quit).
     pub marked_before: std::collections::HashSet<String>,
+    /// The pane selected when the dashboard was last quit: selected again
+    /// when it comes, unless a key or the mouse has chosen another first.
+    pub selected_before: Option<String>,
     /// The `--socket-dir` the dashboard was given: `hm run` elsewhere needs
     /// it too for its session to show here.
     pub socket_dir_flag: Option<String>,
@@ -546,6 +549,7 @@ impl Model {
             zoom_after_focus: false,
             zoom_under: None,
             marked_before: Default::default(),
+            selected_before: None,
             starting: Default::default(),
             last_click: None,
             dismissed: std::collections::HashSet::new(),

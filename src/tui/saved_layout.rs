@@ -1,5 +1,6 @@
 //! The dashboard's layout remembered across runs (the column count and
-//! the sort, when it was left and which panes were marked `●`), in `$XDG_STATE_HOME/heimdall/tui.json` (or
+//! the sort, when it was left, which panes were marked `●` and which was
+//! selected), in `$XDG_STATE_HOME/heimdall/tui.json` (or
 //! `~/.local/state/heimdall/`). Best effort both ways: a missing or
 //! broken file is no reason not to start, and one that cannot be written
 //! is no reason to fail on the way out.
@@ -19,6 +20,9 @@ pub struct Layout {
     /// for a look) and not looked at when the dashboard was quit.
     #[serde(default)]
     pub marked: Vec<String>,
+    /// The selected pane's session.
+    #[serde(default)]
+    pub selected: Option<String>,
 }
 
 fn path() -> Option<PathBuf> {

@@ -29,6 +29,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     // What a session says about itself (its output above all, the hot
     // path) never changes which panes there are or where they go.
+    let by_person = matches!(msg, Msg::Key(_) | Msg::Mouse(_) | Msg::Paste(_));
     let same_layout = matches!(
         msg,
         Msg::Tick
@@ -97,6 +98,17 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     {
         m.mode = Mode::Grid;
     }
+    // The pane selected when the dashboard was quit, once it is here; a
+    // person who has moved since has chosen.
+    if by_person {
+        m.selected_before = None;
+    }
+    if let Some(id) = m
+        .selected_before
+        .take_if(|id| m.panes.iter().any(|p| p.id == *id))
+    {
+        m.selected = Some(id);
+    }
     // Enter and `x` act on the selection: it is always a pane on show.
     let visible = m.visible_ids();
     if m.selected.as_ref().is_none_or(|s| !visible.contains(s)) {
@@ -111,9 +123,6 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     fx
 }
 
-/// Turns to the page holding the selection: after a resize or a pane
-/// coming or going the pages are cut anew, and Enter or `x` must never act
-/// on a pane that is not on screen.
 /// An overlay opened over a zoomed pane remembers it, and closing the
 /// overlay (`Esc`, an answer, a question made moot) goes back to the zoom
 /// rather than to the grid. Focus entered from the inbox keeps it for the
@@ -139,6 +148,9 @@ fn keep_zoom(m: &mut Model, before: &Mode) {
     }
 }
 
+/// Turns to the page holding the selection: after a resize or a pane
+/// coming or going the pages are cut anew, and Enter or `x` must never act
+/// on a pane that is not on screen.
 fn show_selected(m: &mut Model) {
     let ids = m.visible_ids();
     if let Some(pos) = m

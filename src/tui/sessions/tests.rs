@@ -159,44 +159,9 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
     assert_eq!(m.pane("a").and_then(|p| p.orphan), None);
 }
 
-/// Focused when `hm kill` ends it elsewhere: the footer first says only
-/// how it exited, then, once its record says someone ended it, says so in
-/// `hm kill`'s words.
-#[test]
-fn the_footer_says_killed_once_the_record_says_so() {
-    let now = Instant::now();
-    let mut m = model(160, 49);
-    live(&mut m, &["a"], now);
-    m.mode = Mode::Focus("a".into());
-    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(143)), now);
-    assert_eq!(notice(&m), "session 'a' exited with code 143");
-    let record = crate::ended::Ended {
-        id: "a".into(),
-        command: vec!["sleep".into()],
-        workdir: "/".into(),
-        classifier: "simple".into(),
-        started_unix_ms: 0,
-        ended_unix_ms: crate::clock::unix_ms(),
-        exit_code: 143,
-        last_lines: vec![],
-        label: None,
-        cols: 80,
-        rows: 24,
-        killed: true,
-    };
-    update(&mut m, Msg::Ended(vec![record]), now);
-    assert_eq!(notice(&m), "session 'a' killed by SIGTERM (exit code 143)");
-}
-
-/// A session that ended after the dashboard was last quit asks for a
-/// look when the dashboard comes back, as one seen ending would; one that
-/// ended before it was quit had been seen, and one with no record of the
-/// dashboard's last run is not claimed either way.
-#[test]
-fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
-    let now = Instant::now();
-    let left = crate::clock::unix_ms() - 60_000;
-    let record = |id: &str, ended_unix_ms: u64| crate::ended::Ended {
+/// The record of `id`, which ran `true` and exited 0 at `ended_unix_ms`.
+fn record(id: &str, ended_unix_ms: u64) -> crate::ended::Ended {
+    crate::ended::Ended {
         id: id.into(),
         command: vec!["true".into()],
         workdir: "/".into(),
@@ -209,7 +174,37 @@ fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
         cols: 80,
         rows: 24,
         killed: false,
+    }
+}
+
+/// Focused when `hm kill` ends it elsewhere: the footer first says only
+/// how it exited, then, once its record says someone ended it, says so in
+/// `hm kill`'s words.
+#[test]
+fn the_footer_says_killed_once_the_record_says_so() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    m.mode = Mode::Focus("a".into());
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(143)), now);
+    assert_eq!(notice(&m), "session 'a' exited with code 143");
+    let killed = crate::ended::Ended {
+        exit_code: 143,
+        killed: true,
+        ..record("a", crate::clock::unix_ms())
     };
+    update(&mut m, Msg::Ended(vec![killed]), now);
+    assert_eq!(notice(&m), "session 'a' killed by SIGTERM (exit code 143)");
+}
+
+/// A session that ended after the dashboard was last quit asks for a
+/// look when the dashboard comes back, as one seen ending would; one that
+/// ended before it was quit had been seen, and one with no record of the
+/// dashboard's last run is not claimed either way.
+#[test]
+fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
+    let now = Instant::now();
+    let left = crate::clock::unix_ms() - 60_000;
     for (last_run, marked) in [(Some(left), (false, true)), (None, (false, false))] {
         let mut m = model(160, 49);
         m.left_unix_ms = last_run;
@@ -252,21 +247,11 @@ fn marks_left_when_the_dashboard_was_quit_come_back() {
             now,
         );
     }
-    let record = crate::ended::Ended {
-        id: "d-ended".into(),
-        command: vec!["true".into()],
-        workdir: "/".into(),
-        classifier: "simple".into(),
-        started_unix_ms: 0,
-        ended_unix_ms: left - 1_000,
-        exit_code: 0,
-        last_lines: vec![],
-        label: None,
-        cols: 80,
-        rows: 24,
-        killed: false,
-    };
-    update(&mut m, Msg::Ended(vec![record]), now);
+    update(
+        &mut m,
+        Msg::Ended(vec![record("d-ended", left - 1_000)]),
+        now,
+    );
     let marked: Vec<&str> = m
         .panes
         .iter()
@@ -970,4 +955,27 @@ fn a_pane_connected_again_takes_its_share_of_history_as_it_is_now() {
         now,
     );
     assert_eq!(kept(&m, "s0"), 100);
+}
+
+/// The pane selected when the dashboard was quit is selected again when
+/// its session is found, however late; a key pressed before then has
+/// chosen, and stands.
+#[test]
+fn the_selection_left_at_quit_comes_back_unless_a_key_chose_first() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.selected_before = Some("c".into());
+    live(&mut m, &["a", "b"], now);
+    assert_eq!(sel(&m), "a");
+    live(&mut m, &["c"], now);
+    assert_eq!(sel(&m), "c");
+    assert_eq!(m.selected_before, None);
+
+    let mut m = model(160, 49);
+    m.selected_before = Some("c".into());
+    live(&mut m, &["a", "b"], now);
+    update(&mut m, press(KeyCode::Right), now);
+    assert_eq!(sel(&m), "b");
+    live(&mut m, &["c"], now);
+    assert_eq!(sel(&m), "b");
 }
