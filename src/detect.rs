@@ -567,19 +567,16 @@ impl Detector {
     /// Work counts only after the prompt was seen: an agent busy starting
     /// up has finished nothing when its prompt first shows.
     fn finished_turn(&mut self, verdict: &mut Verdict) {
-        let Some(agent) = self
-            .agent_name()
-            .filter(|a| *a != SHELL && *a != PROGRAM)
-            .map(str::to_owned)
-        else {
-            self.turn = None;
-            return;
-        };
-        if self.turn.as_ref().is_none_or(|(a, _)| *a != agent) {
+        // Compared in place: a verdict comes at every settle, and only the
+        // first prompt of an agent is worth a copy of its name.
+        let agent = self.agent_name().filter(|a| *a != SHELL && *a != PROGRAM);
+        let same = agent.is_some_and(|a| self.turn.as_ref().is_some_and(|(t, _)| t == a));
+        let agent = agent.filter(|_| !same).map(str::to_owned);
+        if !same {
             self.turn = None;
         }
         match (verdict.primary, &mut self.turn) {
-            (Primary::Idle, None) => self.turn = Some((agent, false)),
+            (Primary::Idle, None) => self.turn = agent.map(|a| (a, false)),
             (Primary::Active, Some((_, worked))) => *worked = true,
             (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::Ready) => {
                 verdict.detail = Some(Detail::Finished);
