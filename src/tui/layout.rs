@@ -45,8 +45,11 @@ pub fn grid(area: Rect, n: usize, cols: Option<u16>) -> Grid {
         let r = (n.div_ceil(u32::from(c)) as u16).clamp(1, max_rows);
         Grid { cols: c, rows: r }
     };
+    // A column count set (`+`, `-`, `columns`) is the most panes a row
+    // holds: fewer panes than that (a filter that leaves one) fill the
+    // row rather than leave empty cells beside them.
     if let Some(c) = cols {
-        return fit(c);
+        return fit(c.min(u16::try_from(n).unwrap_or(u16::MAX)));
     }
     let mut best = fit(1);
     let mut best_score = f64::MIN;
@@ -162,6 +165,15 @@ mod tests {
         assert_eq!(g, Grid { cols: 2, rows: 2 });
         let g = grid(Rect::new(0, 0, 200, 50), 1, None);
         assert_eq!(g, Grid { cols: 1, rows: 1 });
+    }
+
+    #[test]
+    fn a_column_count_set_is_the_most_a_row_holds() {
+        let area = Rect::new(0, 0, 80, 23);
+        // A filter that leaves one pane: the whole area, not a third.
+        assert_eq!(grid(area, 1, Some(3)), Grid { cols: 1, rows: 1 });
+        assert_eq!(grid(area, 2, Some(3)), Grid { cols: 2, rows: 1 });
+        assert_eq!(grid(area, 5, Some(3)), Grid { cols: 3, rows: 2 });
     }
 
     #[test]
