@@ -161,10 +161,16 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::MoreColumns => {
             let cur = placements(m).grid.cols;
             m.columns = Some(cur.saturating_add(1).min(16));
-            // The width may allow no more: say so rather than nothing.
+            // The width, or the panes there are, may allow no more: say
+            // so rather than nothing.
             if placements(m).grid.cols == cur {
                 m.columns = Some(cur);
-                m.notify(format!("{cur} columns are as many as fit"), now);
+                let why = if usize::from(cur) >= m.visible_ids().len() {
+                    format!("{cur} columns: one for each pane")
+                } else {
+                    format!("{cur} columns are as many as fit")
+                };
+                m.notify(why, now);
             }
         }
         Action::FewerColumns => {

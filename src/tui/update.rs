@@ -474,6 +474,17 @@ mod tests {
             m.notice.map(|(t, _)| t).as_deref(),
             Some("one column is the fewest")
         );
+        // Two panes: two columns hold them, and a third would be empty.
+        let mut m = model(160, 48);
+        live(&mut m, &["a", "b"], now);
+        m.columns = Some(1);
+        update(&mut m, press(KeyCode::Char('+')), now);
+        update(&mut m, press(KeyCode::Char('+')), now);
+        assert_eq!(placements(&m).grid.cols, 2);
+        assert_eq!(
+            m.notice.map(|(t, _)| t).as_deref(),
+            Some("2 columns: one for each pane")
+        );
     }
 
     #[test]
