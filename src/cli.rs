@@ -71,7 +71,8 @@ pub enum Command {
     Rm(RmArgs),
     /// Forget every session that ended
     Clean(CleanArgs),
-    /// Start a session that ended again: same id, command, directory
+    /// Start a session that ended again: same id, command, directory; an
+    /// agent resumes its conversation when hm knows it (--fresh: a new one)
     Restart(EndedArgs),
     /// Start again the sessions lost when the machine restarted (or their
     /// supervisor was killed): agents resume their conversation, shells
@@ -215,6 +216,10 @@ pub struct EndedArgs {
     /// (the dashboard's `r`, which connects right after)
     #[arg(long, hide = true)]
     pub await_attach: bool,
+    /// An agent starts a new conversation (without it, one whose
+    /// conversation hm knows resumes it, as `hm restore` does)
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 #[derive(Debug, Args)]

@@ -213,6 +213,12 @@ pub struct SessionPaths {
     pub log: PathBuf,
 }
 
+/// The socket dir that holds the session socket `sock` (where its record
+/// and log are too).
+pub fn dir_of(sock: &Path) -> &Path {
+    sock.parent().unwrap_or(Path::new("."))
+}
+
 impl SessionPaths {
     /// Validates the id and the socket path length; touches nothing.
     pub fn new(dir: &Path, id: &str) -> Result<SessionPaths, PathError> {

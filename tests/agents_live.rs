@@ -1555,3 +1555,64 @@ fn claude_code_resized_again_and_again_logs_its_screen_once() {
     let copied = common::history::dashboard_copy(&sb, "cc", "Item 12");
     assert_eq!(copied, logs.join("\n"), "the dashboard's history");
 }
+
+/// Claude Code draws on its alternate screen and leaves it as it exits,
+/// which takes its conversation off the terminal: hm keeps that last
+/// screen in its place, before the resume line Claude prints after it, in
+/// `hm logs` and in the record `hm status` and the dashboard read. And
+/// `hm restart` brings it back in the same conversation.
+#[test]
+fn claude_codes_last_screen_outlives_its_exit_and_restart_resumes_it() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "The answer is forty-two, said the mock.", "pre_delay": 0.2}
+    ]});
+    let (home, proj) = seed_home(&sb);
+    let (_agent, _) = start_claude_in(&sb, &cc, "default", scenario, &home, &proj, false);
+    type_prompt(&sb, "? for shortcuts", "what is the answer");
+    common::wait_until("the answer", || on_screen(&sb, "forty-two"));
+    let manifest = sb.sessions_state().join("cc.json");
+    let conversation = || -> String {
+        let m: serde_json::Value = std::fs::read(&manifest)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        m["agent"]["id"].as_str().unwrap_or("").to_owned()
+    };
+    common::wait_until("the conversation id to be kept", || {
+        !conversation().is_empty()
+    });
+    let id = conversation();
+    until(&sb, "idle after the turn", Duration::from_secs(30), |v| {
+        v["primary"] == "idle"
+    });
+    let sent = sb.cmd(&["send", "cc", "/exit", "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let ended = sb.cmd(&["wait", "cc", "--state", "exited", "--timeout", "30"]);
+    assert!(ended.status.success(), "{}", stderr(&ended));
+    let logs = common::history::logs(&sb, "cc", &[]);
+    let at = |text: &str| logs.iter().position(|l| l.contains(text));
+    let (answer, resume) = (at("forty-two"), at("Resume this session with"));
+    assert!(
+        answer.is_some() && resume.is_some() && answer < resume,
+        "the answer, then the resume line: {logs:#?}"
+    );
+    let v = status(&sb);
+    let last: Vec<String> = serde_json::from_value(v["last_lines"].clone()).unwrap_or_default();
+    assert!(
+        last.iter().any(|l| l.contains('─')) && last.iter().any(|l| l.contains("--resume")),
+        "the record keeps Claude's last screen and its resume line: {v}"
+    );
+    // Started again, it is the same conversation.
+    let out = sb.cmd(&["restart", "cc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("resumes claude conversation {id}")),
+        "{}",
+        stderr(&out)
+    );
+    common::wait_until("the resumed conversation on screen", || {
+        on_screen(&sb, "what is the answer") && on_screen(&sb, "forty-two")
+    });
+}

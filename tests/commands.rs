@@ -443,13 +443,23 @@ fn kill_all_stops_every_running_session_and_leaves_the_ended() {
 }
 
 /// On an 80-column terminal every row of `hm ls` takes one line: a long
-/// id is cut (`…`) before the command loses its last columns; piped, it
-/// is whole.
+/// id is cut (`…`) before the command loses its last columns, and `env`
+/// with its settings comes off the front of a command; piped, both are
+/// whole.
 #[test]
 fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     let sb = Sandbox::new();
     let long = "a-very-long-session-id-for-the-parser-and-its-tests-0123456789";
     let _s = sb.start(long, &[], &["sleep", "30"]);
+    let env = [
+        "env",
+        "-u",
+        "HOME",
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:9/v1",
+        "sleep",
+        "31",
+    ];
+    let _e = sb.start("with-env", &[], &env);
     let args: Vec<std::ffi::OsString> = ["ls", "--socket-dir", sb.dir()]
         .iter()
         .map(Into::into)
@@ -473,9 +483,18 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
         !lines.iter().any(|l| l.trim() == "30"),
         "wrapped: {lines:?}"
     );
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("with-env"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        row.trim_end().ends_with("sleep 31") && !row.contains("ANTHROPIC"),
+        "{lines:?}"
+    );
     let piped = stdout(&sb.cmd(&["ls"]));
     assert!(piped.contains(long), "{piped}");
-    let _ = sb.cmd(&["kill", long]);
+    assert!(piped.contains(&env.join(" ")), "{piped}");
+    let _ = sb.cmd(&["kill", long, "with-env"]);
 }
 
 #[test]

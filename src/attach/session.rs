@@ -116,7 +116,7 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
 /// session's record says someone ended it, in `hm kill`'s words. The
 /// record is written as its supervisor lets go, moments after the EXIT.
 fn ended_words(session: &SessionPaths, code: i32) -> String {
-    let dir = session.sock.parent().unwrap_or(std::path::Path::new("."));
+    let dir = crate::paths::dir_of(&session.sock);
     let killed = client::ended_meanwhile(dir, &session.id, client::answer_deadline())
         .is_some_and(|r| r.killed && r.exit_code == code);
     client::exited_with(code, killed)
@@ -216,7 +216,7 @@ fn attach_terminal(
         .map_err(|e| config.tui.bad_theme(e))?;
     let rt = client::runtime()?;
     // Where the session's record goes when it ends.
-    let dir = session.sock.parent().unwrap_or(std::path::Path::new("."));
+    let dir = crate::paths::dir_of(&session.sock);
     let outcome = rt.block_on(async {
         // Connect before touching the terminal, so a failure leaves it alone
         // (a supervisor that does not even greet us included).
@@ -375,7 +375,7 @@ impl Attach {
     /// attach began (its supervisor resets what it has not served on its
     /// way out), as its record says, or the supervisor went away.
     fn gone(&self, why: String) -> Outcome {
-        let dir = self.sock.parent().unwrap_or(std::path::Path::new("."));
+        let dir = crate::paths::dir_of(&self.sock);
         match client::ended_meanwhile(dir, &self.id, client::answer_deadline()) {
             Some(r) => Outcome::Exited(r.exit_code),
             None => Outcome::Lost(why),

@@ -175,6 +175,10 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     if r.command.is_empty() {
         bail!("the record of '{}' has no command", r.id);
     }
+    let mut r = r;
+    if restoring.is_none() && !args.fresh {
+        r.command = resumed(&r, &dir).unwrap_or(r.command);
+    }
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = std::process::Command::new(exe);
     if let Some(c) = config_path {
@@ -197,6 +201,25 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
     let status = cmd.status().context("cannot start hm run")?;
     Ok(status.code().unwrap_or(1))
+}
+
+/// An agent's command to resume the conversation of session `r` (that
+/// ended), when its manifest for `hm restore` names the conversation, as
+/// `hm restore` would resume it: `/exit`, or a kill, ends the program,
+/// not the work a person comes back for. Said on stderr.
+fn resumed(r: &ended::Ended, dir: &Path) -> Option<Vec<String>> {
+    let m = crate::restore::kept(&r.id, dir).filter(|m| m.argv == r.command)?;
+    let plan = crate::lost::plan::plan(&m).ok()?;
+    let crate::lost::plan::Kind::Resume { agent, id } = &plan.kind else {
+        return None;
+    };
+    eprintln!(
+        "hm: '{}' resumes {} conversation {id} ('hm restart --fresh {}' starts a new one)",
+        r.id,
+        agent.name(),
+        r.id
+    );
+    Some(plan.argv)
 }
 
 /// `hm rm HOST:ID ...` and `hm restart HOST:ID`: the records of sessions

@@ -248,6 +248,9 @@ fn ended(
             let mut term: Term =
                 Term::with_scrollback(size, h.bytes.len().clamp(MIN_ROWS, MAX_ROWS));
             term.feed(&h.bytes);
+            // Its program's last full screen (Claude Code's conversation,
+            // left as it exits) is part of what happened.
+            term.write_left();
             for line in term.logical_lines() {
                 printer.line(line.text);
             }
@@ -324,6 +327,9 @@ impl Replay {
                 Reply::ReplayEnd => return Ok(replay),
                 Reply::Exit(_) => {
                     replay.ended = true;
+                    // It ended: its program's last full screen is part of
+                    // what happened (see `Term::write_left`).
+                    replay.term.write_left();
                     return Ok(replay);
                 }
                 _ => {}

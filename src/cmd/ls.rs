@@ -135,6 +135,16 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     let now = clock::unix_ms();
+    // On a terminal a row takes one line: the command is cut to what the
+    // other columns leave (at 80 columns every long row wrapped). Piped,
+    // it is whole, for scripts.
+    let cols = std::io::stdout()
+        .is_terminal()
+        .then(|| crate::pty::window_size(std::io::stdout().as_fd()).ok())
+        .flatten()
+        .filter(|s| s.cols > 0)
+        .map(|s| usize::from(s.cols));
+    let shown = |words: &[String]| shown_command(words, cols.is_some());
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -149,7 +159,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     },
                     "-".into(),
                     "-".into(),
-                    labelled(m.label.as_deref(), paths::printable(&m.argv.join(" "))),
+                    labelled(m.label.as_deref(), shown(&m.argv)),
                 ];
             }
             if let Some(e) = &r.ended {
@@ -165,7 +175,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     },
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
-                    labelled(e.label.as_deref(), paths::printable(&e.command.join(" "))),
+                    labelled(e.label.as_deref(), shown(&e.command)),
                 ];
             }
             let (pid, state, idle) = match (&r.status, r.orphan) {
@@ -190,7 +200,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 state,
                 idle,
                 uptime,
-                labelled(label, command(r)),
+                labelled(label, command(r, cols.is_some())),
             ]
         })
         .collect();
@@ -201,15 +211,6 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             *w = (*w).max(cell.chars().count());
         }
     }
-    // On a terminal a row takes one line: the command is cut to what the
-    // other columns leave (at 80 columns every long row wrapped). Piped,
-    // it is whole, for scripts.
-    let cols = std::io::stdout()
-        .is_terminal()
-        .then(|| crate::pty::window_size(std::io::stdout().as_fd()).ok())
-        .flatten()
-        .filter(|s| s.cols > 0)
-        .map(|s| usize::from(s.cols));
     // A long id gives way too, down to a few characters, so that the
     // command keeps its 12 (a 35-character id wrapped every row).
     if let Some(cols) = cols {
@@ -299,7 +300,7 @@ fn labelled(label: Option<&str>, command: String) -> String {
     }
 }
 
-fn command(r: &Row) -> String {
+fn command(r: &Row, terminal: bool) -> String {
     if let Some(pid) = r.orphan {
         // No supervisor to ask: the kernel's record of the program.
         let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -314,8 +315,39 @@ fn command(r: &Row) -> String {
             paths::printable(&words.join(" "))
         };
     }
-    let words = r.info.as_ref().map(|i| i.command.join(" "));
-    words.map_or_else(|| "-".into(), |w| paths::printable(&w))
+    r.info
+        .as_ref()
+        .map_or_else(|| "-".into(), |i| shown_command(&i.command, terminal))
+}
+
+/// A command's words as the table shows them. On a terminal, `env` and
+/// the settings it makes come off the front (`env -i PATH=... claude -c`
+/// is `claude -c`): the program is what a person looks for, and at 80
+/// columns the settings took the whole cell. Piped, the command is whole.
+fn shown_command(words: &[String], terminal: bool) -> String {
+    let is_env = words
+        .first()
+        .is_some_and(|w| Path::new(w).file_name() == Some("env".as_ref()));
+    let mut from = 0;
+    if terminal && is_env {
+        let mut i = 1;
+        while let Some(w) = words.get(i) {
+            match w.as_str() {
+                "-u" | "--unset" | "-C" | "--chdir" => i += 2,
+                "--" => {
+                    i += 1;
+                    break;
+                }
+                w if w.starts_with('-') || w.contains('=') => i += 1,
+                _ => break,
+            }
+        }
+        // `env` alone, printing its environment, stays as it is.
+        if i < words.len() {
+            from = i;
+        }
+    }
+    paths::printable(&words[from..].join(" "))
 }
 
 /// Whether a session is in `state`, one of [`crate::cli::ls_states`]: the
@@ -395,4 +427,34 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
     }
     rows.sort_by(|a, b| crate::paths::natural_cmp(&a.id, &b.id));
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_command;
+
+    fn shown(words: &[&str], terminal: bool) -> String {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        shown_command(&words, terminal)
+    }
+
+    #[test]
+    fn env_and_its_settings_come_off_a_command_shown_on_a_terminal() {
+        let run = [
+            "/usr/bin/env",
+            "-i",
+            "-u",
+            "HOME",
+            "A=1",
+            "B=2",
+            "claude",
+            "-c",
+        ];
+        assert_eq!(shown(&run, true), "claude -c");
+        assert_eq!(shown(&run, false), run.join(" "));
+        assert_eq!(shown(&["env", "--", "X=1", "ls"], true), "X=1 ls");
+        // `env` alone prints its environment: nothing to take off.
+        assert_eq!(shown(&["env", "A=1"], true), "env A=1");
+        assert_eq!(shown(&["envoy", "-c", "x"], true), "envoy -c x");
+    }
 }

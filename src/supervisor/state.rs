@@ -470,7 +470,9 @@ impl Shared {
             started_unix_ms: i.started_unix_ms,
             ended_unix_ms,
             exit_code: self.exit_code.unwrap_or(code),
-            last_lines: ended::last_lines(&self.screen.term().screen().contents()),
+            // A full-screen program's last screen is part of its end
+            // (Claude Code's conversation, left as it exits).
+            last_lines: ended::last_lines(&self.screen.term().contents_with_left()),
             label: i.label.clone(),
             cols: self.size.cols,
             rows: self.size.rows,

@@ -134,18 +134,32 @@ mod tests {
             line("move the selection").contains("←↓↑→ hjkl"),
             "{lines:#?}"
         );
-        // Every row fits: the last one is not cut off at 80x24.
+        // Every row fits: the last one is not cut off at 80x24, and the
+        // commonest badge letters are said in the border.
         assert!(
             lines
                 .iter()
                 .any(|l| l.contains("quit (sessions keep running)"))
         );
+        assert!(line("keys · ? or any key closes").contains("W waiting · I idle"));
+        assert!(!text.contains("badges:"), "{lines:#?}");
         // The footer's hints follow the keys too.
         update(&mut m, press(KeyCode::Esc), now);
         let footer = screen_text(&m, now).lines().last().unwrap_or("").to_owned();
         assert!(
             footer.contains("Q quit") && !footer.contains("zoom"),
             "{footer}"
+        );
+        // Taller, every letter is listed below the keys.
+        let mut m = model(120, 40);
+        live(&mut m, &["a"], now);
+        update(&mut m, press(KeyCode::Char('?')), now);
+        let text = screen_text(&m, now);
+        assert!(text.contains("badges: W waiting"), "{text}");
+        assert!(text.contains("U tool use · ! stuck"), "{text}");
+        assert!(
+            !text.contains("W waiting · I idle · A active · ! stuck"),
+            "{text}"
         );
     }
 

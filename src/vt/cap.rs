@@ -281,6 +281,8 @@ pub(super) struct Unrendered {
 pub(super) struct Landmarks {
     /// Those that switch to the alternate screen.
     pub to_alternate: Vec<usize>,
+    /// Those that switch back to the main screen.
+    pub from_alternate: Vec<usize>,
     /// ED 3 (erase saved lines): the history kept so far goes there.
     pub erase_history: Vec<usize>,
     /// ED 2 (erase the whole screen): what it shows goes to the history
@@ -299,6 +301,7 @@ pub(super) struct Landmarks {
 #[derive(Debug, Clone, Copy, Default)]
 struct Seen {
     switches: bool,
+    leaves: bool,
     erases: bool,
     clears: bool,
     clears_below: bool,
@@ -310,6 +313,7 @@ impl Landmarks {
     fn push(&mut self, seen: Seen, end: usize) {
         for (yes, v) in [
             (seen.switches, &mut self.to_alternate),
+            (seen.leaves, &mut self.from_alternate),
             (seen.erases, &mut self.erase_history),
             (seen.clears, &mut self.clears),
             (seen.clears_below, &mut self.clears_below),
@@ -322,9 +326,10 @@ impl Landmarks {
         }
     }
 
-    fn each(&mut self) -> [&mut Vec<usize>; 6] {
+    fn each(&mut self) -> [&mut Vec<usize>; 7] {
         [
             &mut self.to_alternate,
+            &mut self.from_alternate,
             &mut self.erase_history,
             &mut self.clears,
             &mut self.clears_below,
@@ -466,8 +471,12 @@ impl Unrendered {
                         Some(47) => {
                             self.alternate = on;
                             seen.switches |= on;
+                            seen.leaves |= !on;
                         }
-                        Some(1047) => seen.switches |= on,
+                        Some(1047) => {
+                            seen.switches |= on;
+                            seen.leaves |= !on;
+                        }
                         Some(1049) if on => {
                             // DECSC, a cleared alternate screen, then the switch.
                             let g = self.grid();
@@ -477,6 +486,7 @@ impl Unrendered {
                             seen.switches = true;
                         }
                         Some(1049) => {
+                            seen.leaves = true;
                             self.alternate = false;
                             let g = self.grid();
                             g.origin = g.saved_origin;

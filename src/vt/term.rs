@@ -68,6 +68,27 @@ pub struct Term<CB: vt100::Callbacks = ()> {
     /// modes are plain (for `vt::runs`).
     tokens: Tokenizer,
     lines_plain: bool,
+    /// The alternate screen as the program last left it, while its place
+    /// on the main screen is known (see [`Left`]).
+    left: Option<Box<Left>>,
+}
+
+/// What a program showed on its alternate screen as it left it, and where
+/// on the main screen the output after that begins. A full-screen program
+/// (Claude Code, Codex, an editor) leaves no history of its own: switching
+/// back restores the main screen as it was before it started, so without
+/// this its last screen, often the point of it (a conversation's end, an
+/// error), is gone from `hm logs`, an ended session's record and its pane.
+#[derive(Debug, Clone)]
+struct Left {
+    /// Its rows down to the last written: as drawn (SGR and text, to
+    /// write again) and as text.
+    formatted: Vec<String>,
+    text: Vec<String>,
+    /// The main screen's row, numbered as the history numbers rows, that
+    /// the output after the switch back begins on (unknown until the
+    /// switch is parsed).
+    at: Option<u64>,
 }
 
 impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
@@ -84,6 +105,9 @@ impl<CB: vt100::Callbacks> std::fmt::Debug for Term<CB> {
 #[derive(Debug, Clone, Copy)]
 enum Cut {
     Switch,
+    /// Just before a switch back to the main screen, and just after it.
+    Leaving,
+    Left,
     Erase,
     Reset,
     /// Before an ED 2, or an ED 0 (`below`) that may start at the top left.
@@ -146,6 +170,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             runs: true,
             tokens: StringCap::default().tokens().clone(),
             lines_plain: true,
+            left: None,
         }
     }
 
@@ -310,6 +335,9 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // the skipped output set, onto rows that will scroll off.
         let at = self.unparsed.cap.unrendered.at.before(floor);
         self.parse(&bytes[..floor], &at);
+        // Rows go unseen, uncounted: where a screen left before them is
+        // on the main screen is not known.
+        self.left = None;
         for r in states {
             self.process(&bytes[r]);
         }
@@ -339,6 +367,11 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             let switches = at.to_alternate.iter();
             cuts.extend(switches.map(|end| (end.saturating_sub(1), Cut::Switch)));
         }
+        cuts.extend(
+            at.from_alternate
+                .iter()
+                .flat_map(|&end| [(end.saturating_sub(1), Cut::Leaving), (end, Cut::Left)]),
+        );
         if self.scrollback > 0 {
             cuts.extend(at.erase_history.iter().map(|&end| (end, Cut::Erase)));
             cuts.extend(at.full_reset.iter().map(|&end| (end, Cut::Reset)));
@@ -366,10 +399,16 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             let at = at.clamp(from, bytes.len());
             self.parse_part(bytes, from, at, lines.as_mut());
             from = at;
+            match cut {
+                Cut::Leaving => self.leaving(),
+                Cut::Left => self.left(),
+                _ => {}
+            }
             if self.parser.screen().alternate_screen() {
                 continue;
             }
             match cut {
+                Cut::Leaving | Cut::Left => {}
                 Cut::Switch => {
                     if self.sleeps {
                         self.behind = Some(self.parser.screen().contents_formatted().into());
@@ -383,14 +422,125 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         self.parse_part(bytes, from, bytes.len(), lines.as_mut());
         self.forget_scrolled();
+        self.keep_view(end_before);
+        if self.behind.is_some() && !self.parser.screen().alternate_screen() {
+            self.behind = None;
+        }
+    }
+
+    /// A view scrolled back (`end_before`: where the history ended before
+    /// the latest rows came) stays on its rows.
+    fn keep_view(&mut self, end_before: Option<u64>) {
         if let Some(end_before) = end_before {
             let grew = self.history_end().saturating_sub(end_before);
             self.back = self.back.saturating_add(grew as usize);
             self.compose();
         }
-        if self.behind.is_some() && !self.parser.screen().alternate_screen() {
-            self.behind = None;
+    }
+
+    /// A switch back to the main screen is about to be parsed (all of it
+    /// but its final byte is): what the alternate screen shows is kept.
+    fn leaving(&mut self) {
+        let screen = self.parser.screen();
+        if !screen.alternate_screen() {
+            return;
         }
+        let cols = screen.size().1.get();
+        let used = rows_written(screen);
+        self.left = (used > 0).then(|| {
+            Box::new(Left {
+                formatted: screen.rows_formatted(0, cols).take(used).collect(),
+                text: screen.rows(0, cols).take(used).collect(),
+                at: None,
+            })
+        });
+    }
+
+    /// A switch back to the main screen was parsed: the output after it
+    /// begins on the cursor's row, or the next one if something is
+    /// written there already.
+    fn left(&mut self) {
+        let screen = self.parser.screen();
+        if screen.alternate_screen() {
+            return;
+        }
+        let (row, col) = screen.cursor_position();
+        let cols = screen.size().1.get();
+        let taken = col > 0 || !screen.contents_between(row, 0, row, cols).trim().is_empty();
+        let at = self.history_end() + u64::from(row) + u64::from(taken);
+        if let Some(left) = self.left.as_mut().filter(|l| l.at.is_none()) {
+            left.at = Some(at);
+        }
+    }
+
+    /// Writes the alternate screen the program last left onto the main
+    /// screen, as text in its colours, where the output after the switch
+    /// back begins (that output moves down below it): the history then
+    /// has it in its place. Once the session has ended (`hm logs` of it,
+    /// its pane), never on a live screen: the program's drawing after it
+    /// would land elsewhere than on its terminal, and the history would
+    /// no longer be the one every reader of a running session shares.
+    /// Nothing if the place has scrolled off, or the program is on its
+    /// alternate screen.
+    pub fn write_left(&mut self) {
+        let Some(left) = self.left.take() else {
+            return;
+        };
+        let screen = self.parser.screen();
+        let top = self.history_end();
+        let Some(at) = left.at.filter(|&at| at >= top) else {
+            return;
+        };
+        if screen.alternate_screen() {
+            return;
+        }
+        let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
+        let Ok(row) = u16::try_from(at - top) else {
+            return;
+        };
+        let row = row.min(rows);
+        let used = u16::try_from(rows_written(screen)).unwrap_or(rows);
+        let after: Vec<String> = screen
+            .rows_formatted(0, cols)
+            .take(usize::from(used))
+            .skip(usize::from(row))
+            .collect();
+        // To the row before it, and down a line: scrolls if it is below
+        // the bottom.
+        let mut out = match row {
+            0 => String::from("\x1b[H"),
+            r => format!("\x1b[{r};1H\r\n"),
+        };
+        out.push_str("\x1b[m\x1b[J");
+        for r in left.formatted.iter().chain(&after) {
+            out.push_str(r);
+            out.push_str("\x1b[m\r\n");
+        }
+        let end_before = (self.back > 0).then(|| self.history_end());
+        self.process(out.as_bytes());
+        self.keep_view(end_before);
+    }
+
+    /// The screen's text, each row a line; on the main screen, with the
+    /// alternate screen the program last left in its place, if that is
+    /// still on the screen (see [`Left`]).
+    pub fn contents_with_left(&self) -> String {
+        let screen = self.parser.screen();
+        let cols = screen.size().1.get();
+        let mut rows: Vec<String> = screen.rows(0, cols).collect();
+        let top = self.history_end();
+        let place = self
+            .left
+            .as_ref()
+            .filter(|_| !screen.alternate_screen())
+            .and_then(|l| Some((l, l.at.filter(|&at| at >= top)?)));
+        if let Some((left, at)) = place {
+            let row = usize::try_from(at - top)
+                .unwrap_or(usize::MAX)
+                .min(rows.len());
+            rows.splice(row..row, left.text.iter().cloned());
+        }
+        rows.join("\n")
     }
 
     /// A clear of the whole main screen is about to be parsed: the rows
@@ -485,6 +635,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         }
         self.settle();
         self.size = size;
+        // The rows move, and are numbered anew.
+        self.left = None;
         self.unparsed.cap.unrendered.resized();
         self.lines_plain = self.unparsed.cap.unrendered.lines_plain(size.rows);
         // A held half character stays held: the parser, too, would keep
@@ -540,6 +692,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         self.parser = vt100::Parser::new_with_callbacks(rows, cols, 0, callbacks);
         self.back = 0;
         self.view = None;
+        self.left = None;
         // Half a character from before is no part of the new screen, as a
         // fresh parser would have none.
         let lazy = self.unparsed.skim.is_some();
@@ -601,6 +754,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             resets: self.resets,
             at_bottom: self.at_bottom,
             budget: self.budget,
+            left: self.left,
         }
     }
 
@@ -618,6 +772,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         t.unparsed = asleep.unparsed;
         t.resets = asleep.resets;
         t.budget = asleep.budget;
+        t.left = asleep.left;
         t
     }
 
@@ -659,6 +814,7 @@ pub struct Asleep<CB> {
     resets: u32,
     at_bottom: bool,
     budget: Budget,
+    left: Option<Box<Left>>,
 }
 
 impl<CB> Asleep<CB> {
@@ -833,5 +989,101 @@ mod tests {
         t.resize(Size { cols: 30, rows: 3 });
         t.feed(b"\xa9ok");
         assert_eq!(text(&t), "\u{e9}ok");
+    }
+
+    /// What Claude Code does: a line typed at a shell, its full screen,
+    /// then back to the main screen and a last line there.
+    const AGENT_RUN: &[u8] = b"$ claude\r\n\x1b[?1049h\x1b[2J\x1b[H\x1b[1mWelcome\x1b[m\x1b[3;1H> the answer is 42\x1b[5;1H? for shortcuts\x1b[?1049lResume with: claude --resume 7\r\n$ ";
+
+    #[test]
+    fn the_screen_a_program_left_is_put_back_in_its_place() {
+        let size = Size { cols: 40, rows: 6 };
+        let lines = |t: &mut Term| -> Vec<String> {
+            t.logical_lines().into_iter().map(|l| l.text).collect()
+        };
+        // Read whole, and byte by byte: the switch back is where it is.
+        for chunks in [
+            vec![AGENT_RUN.to_vec()],
+            AGENT_RUN.iter().map(|b| vec![*b]).collect(),
+        ] {
+            let mut t: Term = Term::with_scrollback(size, 100);
+            for c in &chunks {
+                t.feed(c);
+            }
+            // Until it is written, a terminal's behaviour: the full
+            // screen is gone.
+            assert_eq!(
+                lines(&mut t),
+                ["$ claude", "Resume with: claude --resume 7", "$"]
+            );
+            t.write_left();
+            assert_eq!(
+                lines(&mut t),
+                [
+                    "$ claude",
+                    "Welcome",
+                    "",
+                    "> the answer is 42",
+                    "",
+                    "? for shortcuts",
+                    "Resume with: claude --resume 7",
+                    "$",
+                ]
+            );
+            // In its colours.
+            t.scroll_back(usize::MAX);
+            let bold = t.shown().cell(1, 0).is_some_and(vt100::Cell::bold);
+            assert!(bold, "Welcome is bold: {:?}", t.shown().contents());
+        }
+        // Twice is once.
+        let mut t: Term = Term::with_scrollback(size, 100);
+        t.feed(AGENT_RUN);
+        t.write_left();
+        let before = lines(&mut t);
+        t.write_left();
+        assert_eq!(lines(&mut t), before);
+        // Later output that scrolled its place off leaves it out.
+        let mut t: Term = Term::with_scrollback(size, 100);
+        t.feed(AGENT_RUN);
+        t.feed(b"\r\n1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n");
+        let before = lines(&mut t);
+        t.write_left();
+        assert_eq!(lines(&mut t), before);
+    }
+
+    #[test]
+    fn the_screen_left_reads_in_its_place_on_a_lazy_screen_asleep_or_not() {
+        let size = Size { cols: 40, rows: 12 };
+        let mut t: Term = Term::new(size);
+        t.parse_lazily();
+        t.allow_sleep();
+        t.feed(AGENT_RUN);
+        let want = "$ claude\nWelcome\n\n> the answer is 42\n\n? for shortcuts\nResume with: claude --resume 7\n$";
+        let trimmed = |s: String| {
+            s.lines()
+                .map(str::trim_end)
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim_end()
+                .to_owned()
+        };
+        assert_eq!(trimmed(t.contents_with_left()), want);
+        assert!(t.can_sleep());
+        let t = Term::wake(t.sleep());
+        assert_eq!(trimmed(t.contents_with_left()), want);
+        // The screen itself is the terminal's: it never shows it.
+        assert_eq!(
+            trimmed(t.screen().contents()),
+            "$ claude\nResume with: claude --resume 7\n$"
+        );
+        // Back on a full screen, that is what it shows.
+        let mut t = t;
+        t.feed(b"\x1b[?1049hagain");
+        assert_eq!(trimmed(t.contents_with_left()), "again");
+        // Once its place has scrolled off, it is history, not the screen's.
+        let mut t: Term = Term::new(Size { cols: 40, rows: 3 });
+        t.feed(AGENT_RUN);
+        t.feed(b"\r\n1\r\n2\r\n3\r\n");
+        assert_eq!(trimmed(t.contents_with_left()), "2\n3");
     }
 }

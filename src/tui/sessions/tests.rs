@@ -979,3 +979,33 @@ fn the_selection_left_at_quit_comes_back_unless_a_key_chose_first() {
     live(&mut m, &["c"], now);
     assert_eq!(sel(&m), "b");
 }
+
+/// A full-screen program (Claude Code) takes its last screen with it as
+/// it exits: the pane of the session that ended shows it again, in its
+/// place, above what it wrote after; not while it runs.
+#[test]
+fn an_ended_pane_shows_the_full_screen_its_program_left() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    let out = b"\x1b[?1049h\x1b[H> the answer is 42\x1b[3;1H? for shortcuts\x1b[?1049lResume this session with: claude --resume 7\r\n";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(out.to_vec())),
+        now,
+    );
+    let text = |m: &Model| {
+        m.pane("a")
+            .map(|p| p.term.screen().contents())
+            .unwrap_or_default()
+    };
+    assert!(!text(&m).contains("the answer"), "{}", text(&m));
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
+    let shown = text(&m);
+    let at = |s: &str| shown.find(s);
+    assert!(
+        at("the answer is 42") < at("? for shortcuts") && at("? for shortcuts") < at("Resume"),
+        "{shown}"
+    );
+    assert!(at("the answer is 42").is_some(), "{shown}");
+}

@@ -248,11 +248,13 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
 }
 
 fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
-    framed(m, f, title, "", lines);
+    framed(m, f, [title, "", ""], lines);
 }
 
 /// [`popup`] with a line on its bottom border too.
-fn framed(m: &Model, f: &mut Frame<'_>, title: &str, bottom: &str, lines: &[Line<'static>]) {
+/// `titles`: the top border's, left and right, and the bottom border's.
+fn framed(m: &Model, f: &mut Frame<'_>, titles: [&str; 3], lines: &[Line<'static>]) {
+    let [title, right, bottom] = titles;
     let area = f.area();
     let w = lines
         .iter()
@@ -274,6 +276,10 @@ fn framed(m: &Model, f: &mut Frame<'_>, title: &str, bottom: &str, lines: &[Line
         .border_style(m.theme.popup_border)
         .title(format!(" {title} "))
         .style(m.theme.popup);
+    let block = match right {
+        "" => block,
+        text => block.title(Line::from(format!(" {text} ")).right_aligned()),
+    };
     let block = match bottom {
         "" => block,
         text => block.title_bottom(format!(" {text} ")),
@@ -285,6 +291,14 @@ fn framed(m: &Model, f: &mut Frame<'_>, title: &str, bottom: &str, lines: &[Line
         r,
     );
 }
+
+/// What a narrow pane's badge says, in letters (`title::letter`), and its
+/// shortest details.
+const LEGEND: [&str; 3] = [
+    "badges: W waiting · I idle · A active · T thinking · S streaming",
+    "        U tool use · ! stuck · ✗ ended · ? unknown · ● look at it",
+    "        perm, ask, plan, trust: what it asks · done: its turn ended",
+];
 
 /// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
 /// with what each does.
@@ -378,7 +392,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         .max()
         .unwrap_or(0)
         .clamp(12, 24);
-    let lines: Vec<Line<'static>> = rows
+    let mut lines: Vec<Line<'static>> = rows
         .into_iter()
         .map(|(k, what)| {
             Line::from(vec![
@@ -387,11 +401,22 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
             ])
         })
         .collect();
+    // The letters a narrow pane's badge shows for its state: below the
+    // keys where there is room, else the commonest in the top border
+    // (the keys fill an 80x24 terminal).
+    let room = usize::from(f.area().height).saturating_sub(2);
+    let right = if room >= lines.len() + 1 + LEGEND.len() {
+        lines.push(Line::default());
+        let legend = LEGEND.iter().map(|l| Line::styled(*l, m.theme.dim));
+        lines.extend(legend);
+        ""
+    } else {
+        "W waiting · I idle · A active · ! stuck"
+    };
     let title = format!("keys · {} or any key closes", keys(Action::Help));
-    // The two timers of a pane, said where no row is taken from the keys
-    // (22 of them fill an 80x24 terminal).
+    // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
-    framed(m, f, &title, timers, &lines);
+    framed(m, f, [&title, right, timers], &lines);
 }
 
 /// The four directions' keys: `←↓↑→ hjkl` when each is one character,
