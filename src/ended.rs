@@ -53,18 +53,17 @@ pub fn path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.ended"))
 }
 
-/// The last non-empty rows of `screen_text`, each cut to 200 characters.
+/// The last rows of `screen_text` that say something, each cut to 200
+/// characters: blank rows and rules (a full-screen program's box, a
+/// build's `=====`) would take the few kept from what it said last.
 pub fn last_lines(screen_text: &str) -> Vec<String> {
     let rows: Vec<String> = screen_text
         .lines()
+        .filter(|l| crate::tui::window::says_something(l))
         .map(|l| l.trim_end().chars().take(200).collect::<String>())
         .collect();
-    let end = rows
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(0, |i| i + 1);
-    let start = end.saturating_sub(LAST_LINES);
-    rows[start..end].to_vec()
+    let start = rows.len().saturating_sub(LAST_LINES);
+    rows[start..].to_vec()
 }
 
 /// Writes `record` whole, then trims the dir to [`KEEP`] records no older
@@ -215,8 +214,8 @@ mod tests {
 
     #[test]
     fn last_lines_are_the_end_of_the_screen() {
-        let text = "a\n\nb\nc   \n\n\n";
-        assert_eq!(last_lines(text), vec!["a", "", "b", "c"]);
+        let text = "a\n\nb\n────\nc   \n\n\n";
+        assert_eq!(last_lines(text), vec!["a", "b", "c"]);
         let many: String = (0..30).map(|i| format!("{i}\n")).collect();
         assert_eq!(last_lines(&many).len(), LAST_LINES);
         assert_eq!(last_lines("").len(), 0);

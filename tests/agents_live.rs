@@ -1601,7 +1601,8 @@ fn claude_codes_last_screen_outlives_its_exit_and_restart_resumes_it() {
     let v = status(&sb);
     let last: Vec<String> = serde_json::from_value(v["last_lines"].clone()).unwrap_or_default();
     assert!(
-        last.iter().any(|l| l.contains('─')) && last.iter().any(|l| l.contains("--resume")),
+        last.iter().any(|l| l.contains("manual mode"))
+            && last.iter().any(|l| l.contains("--resume")),
         "the record keeps Claude's last screen and its resume line: {v}"
     );
     // Started again, it is the same conversation.

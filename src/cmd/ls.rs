@@ -321,9 +321,10 @@ fn command(r: &Row, terminal: bool) -> String {
 }
 
 /// A command's words as the table shows them. On a terminal, `env` and
-/// the settings it makes come off the front (`env -i PATH=... claude -c`
-/// is `claude -c`): the program is what a person looks for, and at 80
-/// columns the settings took the whole cell. Piped, the command is whole.
+/// the settings it makes come off the front, and the program is named by
+/// its file name (`env -i PATH=... /opt/bin/claude -c` is `claude -c`):
+/// the program is what a person looks for, and at 80 columns the settings
+/// and the path took the whole cell. Piped, the command is whole.
 fn shown_command(words: &[String], terminal: bool) -> String {
     let is_env = words
         .first()
@@ -347,7 +348,14 @@ fn shown_command(words: &[String], terminal: bool) -> String {
             from = i;
         }
     }
-    paths::printable(&words[from..].join(" "))
+    let mut shown: Vec<&str> = words[from..].iter().map(String::as_str).collect();
+    if terminal
+        && let Some(first) = words.get(from)
+        && let Some(name) = Path::new(first).file_name().and_then(|n| n.to_str())
+    {
+        shown[0] = name;
+    }
+    paths::printable(&shown.join(" "))
 }
 
 /// Whether a session is in `state`, one of [`crate::cli::ls_states`]: the
@@ -447,10 +455,11 @@ mod tests {
             "HOME",
             "A=1",
             "B=2",
-            "claude",
+            "/opt/bin/claude",
             "-c",
         ];
         assert_eq!(shown(&run, true), "claude -c");
+        assert_eq!(shown(&["./build.sh", "--all"], true), "build.sh --all");
         assert_eq!(shown(&run, false), run.join(" "));
         assert_eq!(shown(&["env", "--", "X=1", "ls"], true), "X=1 ls");
         // `env` alone prints its environment: nothing to take off.

@@ -266,13 +266,53 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
         .as_ref()
         .and_then(|s| ids.iter().position(|i| i == s))
         .unwrap_or(0);
-    let cols = i32::from(placements(m).grid.cols.max(1));
-    let next = (cur as i32 + dx + dy * cols).clamp(0, ids.len() as i32 - 1) as usize;
+    let p = placements(m);
+    let next = if dy == 0 {
+        cur as i32 + dx
+    } else if p.shape == p.grid {
+        cur as i32 + dy * i32::from(p.grid.cols.max(1))
+    } else {
+        vertical(&p, cur, dy < 0) as i32
+    };
+    let next = next.clamp(0, ids.len() as i32 - 1) as usize;
     // The page follows (see `show_selected`).
     m.selected = Some(ids[next].clone());
     if let Mode::Zoom(_) = m.mode {
         m.mode = Mode::Zoom(ids[next].clone());
     }
+}
+
+/// The pane a row above (`up`) or below the `cur`th visible one, which is
+/// on the page shown: by the grid of that page (a last page of fewer
+/// panes has its own, see `layout::Placement::shape`), then into the
+/// page before or after, at the same column where it has one.
+fn vertical(p: &crate::tui::layout::Placement, cur: usize, up: bool) -> usize {
+    let per = p.grid.per_page().max(1);
+    let start = p.page * per;
+    let on = cur.saturating_sub(start);
+    let cols = usize::from(p.shape.cols.max(1));
+    let count = p.rects.len().max(1);
+    let col = on % cols;
+    if up {
+        if on >= cols {
+            return cur - cols;
+        }
+        // The page before is whole: the same column of its bottom row.
+        let Some(before) = start.checked_sub(per) else {
+            return cur.saturating_sub(cols);
+        };
+        let g = usize::from(p.grid.cols.max(1));
+        return before + per - g + col.min(g - 1);
+    }
+    if on + cols < count {
+        return cur + cols;
+    }
+    // A shorter row below: its last pane; else the page after (the
+    // caller keeps it within the panes there are).
+    if on / cols < (count - 1) / cols {
+        return start + count - 1;
+    }
+    start + per + col
 }
 
 /// Tab: the sessions that need their user, in one round: those waiting

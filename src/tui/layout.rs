@@ -89,7 +89,12 @@ pub fn cells(area: Rect, g: Grid, count: usize) -> Vec<Rect> {
 /// Where the visible panes of the current page are drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
+    /// The grid the panes are paged by.
     pub grid: Grid,
+    /// The grid of the page shown: the paging grid, but on a last page
+    /// with fewer panes, one chosen for those (three panes left over from
+    /// a 3x3 page fill the screen, not its top third).
+    pub shape: Grid,
     pub pages: usize,
     pub page: usize,
     pub rects: Vec<(String, Rect)>,
@@ -111,6 +116,7 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
     if let Some(id) = m.zoomed() {
         return Placement {
             grid: Grid { cols: 1, rows: 1 },
+            shape: Grid { cols: 1, rows: 1 },
             pages: 1,
             page: 0,
             rects: vec![(id.to_string(), area)],
@@ -122,9 +128,15 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
     let pages = ids.len().div_ceil(per).max(1);
     let page = m.page.min(pages - 1);
     let on_page: Vec<String> = ids.into_iter().skip(page * per).take(per).collect();
-    let rects = cells(area, g, on_page.len());
+    let shape = if pages > 1 && on_page.len() < per {
+        grid(area, on_page.len(), m.columns)
+    } else {
+        g
+    };
+    let rects = cells(area, shape, on_page.len());
     Placement {
         grid: g,
+        shape,
         pages,
         page,
         rects: on_page.into_iter().zip(rects).collect(),

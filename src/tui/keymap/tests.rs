@@ -600,3 +600,35 @@ fn an_overlay_opened_over_a_zoomed_pane_closes_back_to_the_zoom() {
     update(&mut m, press(KeyCode::Esc), now);
     assert_eq!(m.mode, Mode::Zoom("b".into()), "the form given up");
 }
+
+/// Three panes left over from a 3x3 page fill the last page rather than
+/// its top third, and up and down move by that page's own rows.
+#[test]
+fn a_last_page_of_fewer_panes_fills_the_screen_and_moves_by_its_rows() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    let ids: Vec<String> = (1..=12).map(|i| format!("s{i:02}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    live(&mut m, &ids, now);
+    let p = placements(&m);
+    assert_eq!((p.grid, p.pages), (Grid { cols: 3, rows: 3 }, 2), "{p:?}");
+    m.selected = Some("s01".into());
+    for _ in 0..3 {
+        update(&mut m, press(KeyCode::Char('j')), now);
+    }
+    assert_eq!(sel(&m), "s10");
+    let p = placements(&m);
+    assert_eq!(p.page, 1);
+    let tallest = p.rects.iter().map(|(_, r)| r.height).max().unwrap_or(0);
+    assert!(
+        tallest > 23 / 3 + 1,
+        "the last page's panes are taller: {p:?}"
+    );
+    // Up from the last page's top row: the page before's bottom row, at
+    // the same column.
+    update(&mut m, press(KeyCode::Char('k')), now);
+    assert_eq!((placements(&m).page, sel(&m)), (0, "s07"));
+    // And down again, onto the last page.
+    update(&mut m, press(KeyCode::Char('j')), now);
+    assert_eq!((placements(&m).page, sel(&m)), (1, "s10"));
+}
