@@ -59,7 +59,7 @@ pub fn path(dir: &Path, id: &str) -> PathBuf {
 pub fn last_lines(screen_text: &str) -> Vec<String> {
     let rows: Vec<String> = screen_text
         .lines()
-        .filter(|l| crate::tui::window::says_something(l))
+        .filter(|l| crate::vt::lines::says_something(l))
         .map(|l| l.trim_end().chars().take(200).collect::<String>())
         .collect();
     let start = rows.len().saturating_sub(LAST_LINES);

@@ -192,16 +192,7 @@ fn row_text(screen: &vt100::Screen, row: u16) -> String {
         .collect()
 }
 
-/// Not blank, and not a rule drawn with box characters or dashes.
-pub fn says_something(text: &str) -> bool {
-    text.chars().any(|c| {
-        !c.is_whitespace()
-            && !matches!(
-                c,
-                '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—' | '▔' | '▁'
-            )
-    })
-}
+pub use crate::vt::lines::says_something;
 
 /// The facts [`top_row`] needs, read from a screen.
 pub fn facts(screen: &vt100::Screen) -> Screen {

@@ -76,6 +76,17 @@ pub fn fold(text: &str, width: u16) -> Vec<String> {
     rows
 }
 
+/// Not blank, and not a rule drawn with box characters or dashes.
+pub fn says_something(text: &str) -> bool {
+    text.chars().any(|c| {
+        !c.is_whitespace()
+            && !matches!(
+                c,
+                '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—' | '▔' | '▁'
+            )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
