@@ -282,7 +282,9 @@ pub struct SendArgs {
     /// Text to type (words are joined with spaces), or key names with --keys
     #[arg(value_name = "TEXT")]
     pub text: Vec<String>,
-    /// Press Enter after the text
+    /// Press Enter after the text (sent 150 ms after it, so that a
+    /// program that takes fast typing for a paste, as Codex does, sends
+    /// the prompt rather than adding a new line)
     #[arg(long)]
     pub enter: bool,
     /// The words are key names as tmux names them: Enter, Tab, Escape,

@@ -763,11 +763,16 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
     });
     common::wait_until("the composer", || on_screen(&sb, "›"));
     // Codex takes text followed at once by Enter as a paste (the Enter
-    // becomes a newline): the text first, then Enter until it is taken.
-    let sent = sb.cmd(&["send", "cc", "run the loop"]);
+    // becomes a newline): `--enter` sends it apart, and one is enough.
+    let sent = sb.cmd(&["send", "cc", "run the loop", "--enter"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
-    common::wait_until("the typed prompt", || on_screen(&sb, "› run the loop"));
-    submit_until_asked(&sb);
+    let log = sb.path().join("mock.jsonl");
+    common::wait_until("Codex to send the prompt", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| {
+            l.lines()
+                .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
+        })
+    });
     dialog_state(
         &sb,
         "waiting",
@@ -1615,5 +1620,17 @@ fn claude_codes_last_screen_outlives_its_exit_and_restart_resumes_it() {
     );
     common::wait_until("the resumed conversation on screen", || {
         on_screen(&sb, "what is the answer") && on_screen(&sb, "forty-two")
+    });
+    // `--fresh` starts a new one, also after a restart that resumed.
+    let _ = sb.cmd(&["kill", "cc"]);
+    let ended = sb.cmd(&["wait", "cc", "--state", "exited", "--timeout", "30"]);
+    assert!(ended.status.success(), "{}", stderr(&ended));
+    let out = sb.cmd(&["restart", "--fresh", "cc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = status(&sb);
+    let command = v["command"].to_string();
+    assert!(!command.contains("--resume"), "{v}");
+    common::wait_until("a new conversation's prompt", || {
+        on_screen(&sb, "? for shortcuts") && !on_screen(&sb, "forty-two")
     });
 }

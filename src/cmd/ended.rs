@@ -176,8 +176,13 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         bail!("the record of '{}' has no command", r.id);
     }
     let mut r = r;
-    if restoring.is_none() && !args.fresh {
-        r.command = resumed(&r, &dir).unwrap_or(r.command);
+    if restoring.is_none() {
+        r.command = if args.fresh {
+            fresh_command(&r.command)
+        } else {
+            resumed(&r, &dir)
+        }
+        .unwrap_or(r.command);
     }
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = std::process::Command::new(exe);
@@ -220,6 +225,19 @@ fn resumed(r: &ended::Ended, dir: &Path) -> Option<Vec<String>> {
         r.id
     );
     Some(plan.argv)
+}
+
+/// The command of an agent that resumed or picked a conversation, without
+/// that (`hm restart --fresh`, after a restart that resumed); `None` for
+/// any other, which runs as it was.
+fn fresh_command(command: &[String]) -> Option<Vec<String>> {
+    let (program, rest) = command.split_first()?;
+    let os: Vec<std::ffi::OsString> = rest.iter().map(std::ffi::OsString::from).collect();
+    let (agent, at, _) = crate::agent_hooks::agent_in(program.as_ref(), &os)?;
+    let own = crate::lost::resume::fresh(agent, &rest[at..])?;
+    let mut argv = command[..=at].to_vec();
+    argv.extend(own);
+    Some(argv)
 }
 
 /// `hm rm HOST:ID ...` and `hm restart HOST:ID`: the records of sessions

@@ -131,25 +131,32 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
     } else {
         bytes.extend(args.text.join(" ").into_bytes());
     }
-    if args.enter {
-        bytes.push(b'\r');
-    }
+    // Enter comes apart from the text, a moment after it: Codex takes a
+    // burst of typed characters for a paste and, for 120 ms after one,
+    // an Enter for a new line in its prompt, not for sending it.
+    let enter = args.enter.then_some(&b"\r"[..]);
+    let (text, enter) = match enter {
+        Some(e) if bytes.is_empty() => (e, None),
+        e => (&bytes[..], e),
+    };
     rt.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         // INPUT has no answer; the STATUS after it is answered only once
         // the supervisor has taken the input, so the command returns when
         // the bytes are on their way to the program.
-        let mut requests: Vec<Request<'_>> = bytes
-            .chunks(protocol::MAX_PAYLOAD as usize / 2)
-            .map(Request::Input)
-            .collect();
-        requests.push(Request::Status);
-        conn::ask(&mut w, &requests).await?;
-        loop {
-            if let Reply::Status(_) = r.expect().await? {
-                return Ok(());
+        for (i, part) in std::iter::once(text).chain(enter).enumerate() {
+            if i > 0 {
+                tokio::time::sleep(ENTER_AFTER).await;
             }
+            let mut requests: Vec<Request<'_>> = part
+                .chunks(protocol::MAX_PAYLOAD as usize / 2)
+                .map(Request::Input)
+                .collect();
+            requests.push(Request::Status);
+            conn::ask(&mut w, &requests).await?;
+            while !matches!(r.expect().await?, Reply::Status(_)) {}
         }
+        Ok(())
     }))
     .map_err(|e| {
         // Refused as the program has exited (the supervisor is about to
@@ -165,6 +172,11 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
     })?;
     Ok(0)
 }
+
+/// How long after the text `--enter` sends its Enter: past the 120 ms in
+/// which Codex 0.169 reads an Enter after a burst of characters as a new
+/// line (its paste-burst rule).
+const ENTER_AFTER: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// How long a refused input looks for the record of a session that has
 /// just ended: its supervisor writes it right after the program's end.

@@ -223,12 +223,42 @@ const GEMINI: Options = Options {
 /// was started with; `None` if it did not run a conversation on its
 /// screen (`claude -p`, `codex exec`).
 pub fn args(agent: Agent, args: &[String], id: &str) -> Option<Vec<String>> {
+    let (kept, _) = own(agent, args)?;
+    Some(match agent {
+        Agent::Codex => {
+            let mut own = vec!["resume".to_owned()];
+            own.extend(kept);
+            own.push(id.to_owned());
+            own
+        }
+        Agent::Claude | Agent::Gemini => {
+            let mut kept = kept;
+            kept.extend(["--resume".to_owned(), id.to_owned()]);
+            kept
+        }
+    })
+}
+
+/// The agent's own arguments to start a new conversation, from those of
+/// a session that resumed or picked one (`hm restart --fresh` after a
+/// restart that resumed): `None` if they pick none (they run as they
+/// are), or if it ran no conversation on its screen.
+pub fn fresh(agent: Agent, args: &[String]) -> Option<Vec<String>> {
+    let (kept, picked) = own(agent, args)?;
+    picked.then_some(kept)
+}
+
+/// The agent's options but those that pick or start a conversation and
+/// its prompt, and whether any picked one; `None` for a session that ran
+/// no conversation on its screen.
+fn own(agent: Agent, args: &[String]) -> Option<(Vec<String>, bool)> {
     let opts = match agent {
         Agent::Claude => &CLAUDE,
         Agent::Codex => &CODEX,
         Agent::Gemini => &GEMINI,
     };
     let mut kept = Vec::new();
+    let mut picked = false;
     let mut positionals = 0;
     let mut i = 0;
     while i < args.len() {
@@ -246,6 +276,7 @@ pub fn args(agent: Agent, args: &[String], id: &str) -> Option<Vec<String>> {
                 }
                 if agent == Agent::Codex && a == "resume" {
                     // An earlier restore: its id and prompt go.
+                    picked = true;
                     continue;
                 }
             }
@@ -273,20 +304,44 @@ pub fn args(agent: Agent, args: &[String], id: &str) -> Option<Vec<String>> {
                 i += 1;
             }
         }
-        if !opts.drop.contains(&name) {
+        if opts.drop.contains(&name) {
+            picked = true;
+        } else {
             kept.extend(word);
         }
     }
-    Some(match agent {
-        Agent::Codex => {
-            let mut own = vec!["resume".to_owned()];
-            own.extend(kept);
-            own.push(id.to_owned());
-            own
-        }
-        Agent::Claude | Agent::Gemini => {
-            kept.extend(["--resume".to_owned(), id.to_owned()]);
-            kept
-        }
-    })
+    Some((kept, picked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_fresh_start_drops_the_conversation_a_restart_resumed() {
+        let resumed = words(&["--permission-mode", "default", "--resume", "abc"]);
+        assert_eq!(
+            fresh(Agent::Claude, &resumed),
+            Some(words(&["--permission-mode", "default"]))
+        );
+        // Nothing picked: it runs as it was, prompt and all.
+        assert_eq!(fresh(Agent::Claude, &words(&["--model", "x", "hi"])), None);
+        assert_eq!(
+            fresh(Agent::Codex, &words(&["resume", "--model", "x", "abc"])),
+            Some(words(&["--model", "x"]))
+        );
+        assert_eq!(
+            fresh(Agent::Gemini, &words(&["-y", "--resume", "g1"])),
+            Some(words(&["-y"]))
+        );
+        // And resuming again replaces the old id.
+        assert_eq!(
+            args(Agent::Claude, &resumed, "new"),
+            Some(words(&["--permission-mode", "default", "--resume", "new"]))
+        );
+    }
 }

@@ -158,7 +158,7 @@ mod tests {
         assert!(text.contains("badges: W waiting"), "{text}");
         assert!(text.contains("U tool use · ! stuck"), "{text}");
         assert!(
-            !text.contains("W waiting · I idle · A active · ! stuck"),
+            !text.contains("W waiting · I idle · A active · ● unseen"),
             "{text}"
         );
     }

@@ -269,10 +269,8 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
     let p = placements(m);
     let next = if dy == 0 {
         cur as i32 + dx
-    } else if p.shape == p.grid {
-        cur as i32 + dy * i32::from(p.grid.cols.max(1))
     } else {
-        vertical(&p, cur, dy < 0) as i32
+        vertical(m, &p, cur, ids.len(), dy < 0) as i32
     };
     let next = next.clamp(0, ids.len() as i32 - 1) as usize;
     // The page follows (see `show_selected`).
@@ -282,37 +280,49 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
     }
 }
 
-/// The pane a row above (`up`) or below the `cur`th visible one, which is
-/// on the page shown: by the grid of that page (a last page of fewer
-/// panes has its own, see `layout::Placement::shape`), then into the
-/// page before or after, at the same column where it has one.
-fn vertical(p: &crate::tui::layout::Placement, cur: usize, up: bool) -> usize {
+/// The pane a row above (`up`) or below the `cur`th of `n` visible ones:
+/// on its page by that page's grid (a last page of fewer panes has its
+/// own, see `layout::Placement::shape`), else in the page before (its
+/// bottom row) or after (its top row), at the same column or the nearest.
+/// At the top of the first page or the bottom of the last it stays.
+fn vertical(m: &Model, p: &crate::tui::layout::Placement, cur: usize, n: usize, up: bool) -> usize {
+    use crate::tui::layout;
     let per = p.grid.per_page().max(1);
-    let start = p.page * per;
-    let on = cur.saturating_sub(start);
-    let cols = usize::from(p.shape.cols.max(1));
-    let count = p.rects.len().max(1);
-    let col = on % cols;
+    let on_page = |k: usize| n.saturating_sub(k * per).min(per);
+    let cols_of = |k: usize| {
+        let count = on_page(k);
+        let g = if p.pages > 1 && count < per {
+            layout::grid(layout::grid_area(m.size), count, m.columns)
+        } else {
+            p.grid
+        };
+        usize::from(g.cols.max(1))
+    };
+    let page = cur / per;
+    let (start, count, cols) = (page * per, on_page(page), cols_of(page));
+    let (on, col) = (cur - start, (cur - start) % cols);
     if up {
         if on >= cols {
             return cur - cols;
         }
-        // The page before is whole: the same column of its bottom row.
-        let Some(before) = start.checked_sub(per) else {
-            return cur.saturating_sub(cols);
-        };
-        let g = usize::from(p.grid.cols.max(1));
-        return before + per - g + col.min(g - 1);
+        if page == 0 {
+            return cur;
+        }
+        let (before, g) = (start - per, cols_of(page - 1));
+        return before + ((per - 1) / g * g + col.min(g - 1)).min(per - 1);
     }
     if on + cols < count {
         return cur + cols;
     }
-    // A shorter row below: its last pane; else the page after (the
-    // caller keeps it within the panes there are).
+    // A shorter row below: its last pane.
     if on / cols < (count - 1) / cols {
         return start + count - 1;
     }
-    start + per + col
+    let after = start + per;
+    if after >= n {
+        return cur;
+    }
+    after + col.min(cols_of(page + 1) - 1).min(on_page(page + 1) - 1)
 }
 
 /// Tab: the sessions that need their user, in one round: those waiting

@@ -351,8 +351,10 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.exit = Some(code);
             p.ended_at.get_or_insert(now);
             // A full-screen program (Claude Code) took its last screen
-            // with it as it left: the pane shows it again, in its place.
+            // with it as it left: the pane shows it again, in its place,
+            // and its window is chosen anew (`window::live_top`).
             p.term.write_left();
+            p.drawn += 1;
             // No terminal holds a session that ended (its pane said
             // "100x29 held" for good).
             p.held = false;

@@ -426,6 +426,16 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if self.behind.is_some() && !self.parser.screen().alternate_screen() {
             self.behind = None;
         }
+        // A screen left whose place has scrolled off is no use to keep (a
+        // shell that ran an editor once would hold it for good).
+        let top = self.history_end();
+        if self
+            .left
+            .as_ref()
+            .is_some_and(|l| l.at.is_some_and(|at| at < top))
+        {
+            self.left = None;
+        }
     }
 
     /// A view scrolled back (`end_before`: where the history ended before

@@ -631,4 +631,27 @@ fn a_last_page_of_fewer_panes_fills_the_screen_and_moves_by_its_rows() {
     // And down again, onto the last page.
     update(&mut m, press(KeyCode::Char('j')), now);
     assert_eq!((placements(&m).page, sel(&m)), (1, "s10"));
+    // Up on the first page's top row stays there.
+    m.selected = Some("s02".into());
+    update(&mut m, press(KeyCode::Char('k')), now);
+    assert_eq!(sel(&m), "s02");
+    // Thirteen: four on the last page, two by two. Down from the third
+    // column of page 1's bottom row is the last page's top row, at its
+    // nearest column; down from its bottom row stays.
+    let mut m = model(80, 24);
+    let ids: Vec<String> = (1..=13).map(|i| format!("s{i:02}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    live(&mut m, &ids, now);
+    m.selected = Some("s09".into());
+    update(&mut m, press(KeyCode::Char('j')), now);
+    let p = placements(&m);
+    assert_eq!(
+        (p.page, p.shape, sel(&m)),
+        (1, Grid { cols: 2, rows: 2 }, "s11"),
+        "{p:?}"
+    );
+    update(&mut m, press(KeyCode::Char('j')), now);
+    assert_eq!(sel(&m), "s13");
+    update(&mut m, press(KeyCode::Char('j')), now);
+    assert_eq!(sel(&m), "s13");
 }

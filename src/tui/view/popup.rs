@@ -296,7 +296,7 @@ fn framed(m: &Model, f: &mut Frame<'_>, titles: [&str; 3], lines: &[Line<'static
 /// shortest details.
 const LEGEND: [&str; 3] = [
     "badges: W waiting · I idle · A active · T thinking · S streaming",
-    "        U tool use · ! stuck · ✗ ended · ? unknown · ● look at it",
+    "        U tool use · ! stuck · ✗ ended · ? unknown · ● news unseen",
     "        perm, ask, plan, trust: what it asks · done: its turn ended",
 ];
 
@@ -411,7 +411,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         lines.extend(legend);
         ""
     } else {
-        "W waiting · I idle · A active · ! stuck"
+        "W waiting · I idle · A active · ● unseen"
     };
     let title = format!("keys · {} or any key closes", keys(Action::Help));
     // The two timers of a pane, said where no row is taken from the keys.
