@@ -95,6 +95,48 @@ pub fn printable(s: &str) -> String {
     s.chars().map(shown_char).collect()
 }
 
+/// A command's words for a person to read, [`printable`]: the value of a
+/// setting or option that names a secret (`ANTHROPIC_API_KEY=sk-...`,
+/// `GITHUB_TOKEN=...`, `--api-key sk-...`) is shown as `…`, so that `hm ls`
+/// and `hm status` on a shared screen do not show it. `--json` gives the
+/// words as they are.
+pub fn command_for_people(words: &[String]) -> String {
+    let mut shown: Vec<String> = Vec::with_capacity(words.len());
+    let mut hide_next = false;
+    for w in words {
+        if std::mem::take(&mut hide_next) {
+            shown.push("…".to_owned());
+            continue;
+        }
+        match w.split_once('=') {
+            Some((name, _)) if names_a_secret(name.trim_start_matches('-')) => {
+                shown.push(format!("{name}=…"));
+            }
+            None if w.starts_with("--") && names_a_secret(&w[2..]) => {
+                hide_next = true;
+                shown.push(w.clone());
+            }
+            _ => shown.push(w.clone()),
+        }
+    }
+    printable(&shown.join(" "))
+}
+
+/// A setting's or option's name that says it holds a secret: made of
+/// letters, digits, `_` and `-`, ending in KEY, TOKEN, SECRET or PASSWORD
+/// (`OPENAI_API_KEY`, `api-key`, `DB_PASSWORD`).
+fn names_a_secret(name: &str) -> bool {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let upper = name.to_ascii_uppercase();
+    plain
+        && ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"]
+            .iter()
+            .any(|s| upper.ends_with(s))
+}
+
 /// The default socket dir: `$XDG_RUNTIME_DIR/heimdall` when that is an
 /// absolute path, else `/tmp/heimdall-$UID`.
 pub fn default_socket_dir(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> PathBuf {
@@ -296,6 +338,30 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn secrets_in_a_command_are_not_shown_to_people() {
+        let words: Vec<String> = [
+            "env",
+            "ANTHROPIC_API_KEY=sk-ant-1",
+            "ANTHROPIC_BASE_URL=http://x",
+            "GH_TOKEN=ghp",
+            "claude",
+            "--api-key",
+            "sk-2",
+            "--auth-token=t",
+            "--keys",
+            "a",
+            "KEY_FILE=/k",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert_eq!(
+            super::command_for_people(&words),
+            "env ANTHROPIC_API_KEY=… ANTHROPIC_BASE_URL=http://x GH_TOKEN=… claude \
+             --api-key … --auth-token=… --keys a KEY_FILE=/k"
+        );
+    }
     use super::*;
     use proptest::prelude::*;
 

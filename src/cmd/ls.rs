@@ -304,15 +304,15 @@ fn command(r: &Row, terminal: bool) -> String {
     if let Some(pid) = r.orphan {
         // No supervisor to ask: the kernel's record of the program.
         let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let words: Vec<_> = argv
+        let words: Vec<String> = argv
             .split(|&b| b == 0)
             .filter(|w| !w.is_empty())
-            .map(String::from_utf8_lossy)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
             .collect();
         return if words.is_empty() {
             "-".into()
         } else {
-            paths::printable(&words.join(" "))
+            paths::command_for_people(&words)
         };
     }
     r.info
@@ -348,14 +348,16 @@ fn shown_command(words: &[String], terminal: bool) -> String {
             from = i;
         }
     }
-    let mut shown: Vec<&str> = words[from..].iter().map(String::as_str).collect();
+    let mut shown: Vec<String> = words[from..].to_vec();
     if terminal
-        && let Some(first) = words.get(from)
-        && let Some(name) = Path::new(first).file_name().and_then(|n| n.to_str())
+        && let Some(first) = shown.first_mut()
+        && let Some(name) = Path::new(first.as_str())
+            .file_name()
+            .and_then(|n| n.to_str())
     {
-        shown[0] = name;
+        *first = name.to_owned();
     }
-    paths::printable(&shown.join(" "))
+    paths::command_for_people(&shown)
 }
 
 /// Whether a session is in `state`, one of [`crate::cli::ls_states`]: the

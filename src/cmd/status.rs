@@ -149,6 +149,10 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
 /// The `command:` and `workdir:` lines of a session's block, whole.
 fn command_lines(out: &mut impl Write, command: &[String], workdir: &str) -> std::io::Result<()> {
     use crate::paths::printable;
-    writeln!(out, "command:  {}", printable(&command.join(" ")))?;
+    writeln!(
+        out,
+        "command:  {}",
+        crate::paths::command_for_people(command)
+    )?;
     writeln!(out, "workdir:  {}", printable(workdir))
 }
