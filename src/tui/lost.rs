@@ -87,6 +87,9 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
             .collect(),
     };
     if ids.is_empty() {
+        // A key that does nothing says why (a supervisor gone a moment
+        // ago is found at the next look for sessions, within a second).
+        m.notify("no lost session to restore", now);
         return;
     }
     for id in &ids {

@@ -221,6 +221,10 @@ fn restart_of_a_live_session_and_forgetting_say_so() {
         notice(&m),
         "'a' is running; r starts a session again once it has ended"
     );
+    // R with nothing lost says so.
+    let fx = update(&mut m, press(KeyCode::Char('R')), now);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(notice(&m), "no lost session to restore");
     update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(0)), now);
     update(&mut m, press(KeyCode::Char('x')), now);
     assert_eq!(m.mode, Mode::ConfirmForget("a".into()));
