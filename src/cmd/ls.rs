@@ -326,28 +326,11 @@ fn command(r: &Row, terminal: bool) -> String {
 /// the program is what a person looks for, and at 80 columns the settings
 /// and the path took the whole cell. Piped, the command is whole.
 fn shown_command(words: &[String], terminal: bool) -> String {
-    let is_env = words
-        .first()
-        .is_some_and(|w| Path::new(w).file_name() == Some("env".as_ref()));
-    let mut from = 0;
-    if terminal && is_env {
-        let mut i = 1;
-        while let Some(w) = words.get(i) {
-            match w.as_str() {
-                "-u" | "--unset" | "-C" | "--chdir" => i += 2,
-                "--" => {
-                    i += 1;
-                    break;
-                }
-                w if w.starts_with('-') || w.contains('=') => i += 1,
-                _ => break,
-            }
-        }
-        // `env` alone, printing its environment, stays as it is.
-        if i < words.len() {
-            from = i;
-        }
-    }
+    let from = if terminal {
+        crate::detect::rules::program_at(words).unwrap_or(0)
+    } else {
+        0
+    };
     let mut shown: Vec<String> = words[from..].to_vec();
     if terminal
         && let Some(first) = shown.first_mut()

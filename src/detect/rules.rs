@@ -388,31 +388,46 @@ pub fn user_rules_dir(
 }
 
 /// The program `command` runs: argv[0], or the one an `env` before it
-/// runs (`env [-i] [-u NAME] [NAME=VALUE]... PROGRAM`).
+/// runs (`env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... PROGRAM`).
 pub fn program_of(command: &[String]) -> Option<&str> {
+    command.get(program_at(command)?).map(String::as_str)
+}
+
+/// Where in `command` the program it runs is (see [`program_of`]): 0, or
+/// past an `env` and what it sets; 0 for an `env` that runs nothing.
+pub fn program_at(command: &[String]) -> Option<usize> {
     let first = command.first()?;
     if Path::new(first).file_name().is_none_or(|b| b != "env") {
-        return Some(first);
+        return Some(0);
     }
-    let mut args = command.iter().skip(1);
-    while let Some(a) = args.next() {
+    let mut i = 1;
+    while let Some(a) = command.get(i) {
         match a.as_str() {
-            "-i" | "--ignore-environment" | "-" => {}
-            "-u" => {
-                args.next();
-            }
-            "--" => return args.next().map(String::as_str),
-            _ if a.starts_with("--unset=") => {}
-            _ if a.starts_with('-') || a.contains('=') => {}
-            _ => return Some(a),
+            "-u" | "--unset" | "-C" | "--chdir" => i += 2,
+            "--" => return command.get(i + 1).map(|_| i + 1),
+            _ if a.starts_with('-') || a.contains('=') => i += 1,
+            _ => return Some(i),
         }
     }
-    Some(first)
+    Some(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_program_an_env_runs_is_found_past_what_it_sets() {
+        let of = |w: &[&str]| {
+            let w: Vec<String> = w.iter().map(|s| (*s).to_owned()).collect();
+            (program_at(&w), program_of(&w).map(str::to_owned))
+        };
+        assert_eq!(of(&["claude", "-c"]), (Some(0), Some("claude".into())));
+        let run = ["env", "-i", "-u", "HOME", "-C", "/d", "A=1", "claude"];
+        assert_eq!(of(&run), (Some(7), Some("claude".into())));
+        assert_eq!(of(&["env", "--", "x"]), (Some(2), Some("x".into())));
+        assert_eq!(of(&["env", "A=1"]), (Some(0), Some("env".into())));
+    }
 
     #[test]
     fn builtin_rules_compile() {

@@ -290,12 +290,8 @@ fn vertical(m: &Model, p: &crate::tui::layout::Placement, cur: usize, n: usize, 
     let per = p.grid.per_page().max(1);
     let on_page = |k: usize| n.saturating_sub(k * per).min(per);
     let cols_of = |k: usize| {
-        let count = on_page(k);
-        let g = if p.pages > 1 && count < per {
-            layout::grid(layout::grid_area(m.size), count, m.columns)
-        } else {
-            p.grid
-        };
+        let area = layout::grid_area(m.size);
+        let g = layout::page_grid(area, p.grid, p.pages, on_page(k), m.columns);
         usize::from(g.cols.max(1))
     };
     let page = cur / per;

@@ -128,11 +128,7 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
     let pages = ids.len().div_ceil(per).max(1);
     let page = m.page.min(pages - 1);
     let on_page: Vec<String> = ids.into_iter().skip(page * per).take(per).collect();
-    let shape = if pages > 1 && on_page.len() < per {
-        grid(area, on_page.len(), m.columns)
-    } else {
-        g
-    };
+    let shape = page_grid(area, g, pages, on_page.len(), m.columns);
     let rects = cells(area, shape, on_page.len());
     Placement {
         grid: g,
@@ -140,6 +136,17 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
         pages,
         page,
         rects: on_page.into_iter().zip(rects).collect(),
+    }
+}
+
+/// The grid a page of `count` panes is laid out by: the paging grid `g`,
+/// but on a last page of fewer panes, one chosen for those (see
+/// [`Placement::shape`]).
+pub fn page_grid(area: Rect, g: Grid, pages: usize, count: usize, columns: Option<u16>) -> Grid {
+    if pages > 1 && count < g.per_page() {
+        grid(area, count, columns)
+    } else {
+        g
     }
 }
 
