@@ -231,9 +231,16 @@ impl Drawn {
             .any(|w| self.top.contains(w))
     }
 
-    /// Connected and answering: the bottom border counts its idle time.
+    /// Connected and answering: the bottom border counts its time since
+    /// output (`idle 3s`, `quiet 3s`), or, waiting for its person, the
+    /// title says so and the bottom border has no problem to report.
     fn live(&self) -> bool {
-        self.bottom.contains(" idle ") && !self.ended()
+        let counting = self.bottom.contains(" idle ") || self.bottom.contains(" quiet ");
+        let waiting = self.top.contains("waiting") || self.top.contains(" W ");
+        let trouble = ["connecting", "gone", "not responding", "orphaned"]
+            .iter()
+            .any(|w| self.bottom.contains(w));
+        (counting || (waiting && !trouble)) && !self.ended()
     }
 
     /// Ended with `code`: `exited 143`, or `killed by SIGTERM (exit code

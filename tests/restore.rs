@@ -1248,3 +1248,57 @@ fn a_restored_full_screen_program_keeps_its_last_screen_and_the_mark() {
         },
     );
 }
+
+/// An agent that ended is restarted by the dashboard's `r` as the same
+/// conversation (as `hm restart` does), and the dashboard says so rather
+/// than only that it started.
+#[test]
+fn r_on_an_ended_agent_resumes_its_conversation_and_says_so() {
+    use common::terminal::Terminal;
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let bin = standin(&sb);
+    let log = sb.path().join("claude.log");
+    let path = path_with(&bin);
+    let env = [
+        ("PATH", path.as_str()),
+        ("STANDIN_LOG", log.to_str().expect("utf-8")),
+        ("STANDIN_FIRST_ID", FIRST_ID),
+    ];
+    bg(&sb, &["--id", "agent", "--", "claude"], &env);
+    wait_until("the agent's conversation to be kept", || {
+        manifest(&sb, "agent").is_some_and(|m| m["agent"]["id"] == FIRST_ID)
+    });
+    let killed = sb.cmd(&["kill", "agent"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    // The restart runs with the dashboard's environment: the stand-in on
+    // its PATH.
+    let args: Vec<std::ffi::OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
+    let mut t = Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&env),
+        sb.path(),
+        (24, 100),
+        "$ hm tui",
+    );
+    t.wait_for("the ended agent's pane", |t| t.contains("killed"));
+    t.send(b"r");
+    t.wait_for("the notice that it resumed", |t| {
+        t.contains("restarted 'agent', resuming its claude conversation")
+    });
+    wait_until(
+        "the stand-in to be started as the same conversation",
+        || {
+            std::fs::read_to_string(&log).is_ok_and(|l| {
+                l.lines()
+                    .any(|a| a.contains(&format!("--resume {FIRST_ID}")))
+            })
+        },
+    );
+    t.wait_for("its pane, live again", |t| {
+        t.contains(&format!("conversation {FIRST_ID} ready")) && !t.contains("killed")
+    });
+    t.send(b"q");
+    t.wait_exit();
+}

@@ -209,21 +209,18 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
 }
 
 /// An agent's command to resume the conversation of session `r` (that
-/// ended), when its manifest for `hm restore` names the conversation, as
-/// `hm restore` would resume it: `/exit`, or a kill, ends the program,
-/// not the work a person comes back for. Said on stderr.
+/// ended), as `hm restore` would resume it ([`crate::lost::plan::resumption`]).
+/// Said on stderr.
 fn resumed(r: &ended::Ended, dir: &Path) -> Option<Vec<String>> {
-    let m = crate::restore::kept(&r.id, dir).filter(|m| m.argv == r.command)?;
-    let plan = crate::lost::plan::plan(&m).ok()?;
-    let crate::lost::plan::Kind::Resume { agent, id } = &plan.kind else {
-        return None;
-    };
-    eprintln!(
-        "hm: '{}' resumes {} conversation {id} ('hm restart --fresh {}' starts a new one)",
-        r.id,
-        agent.name(),
-        r.id
-    );
+    let plan = crate::lost::plan::resumption(&r.id, &r.command, dir)?;
+    if let crate::lost::plan::Kind::Resume { agent, id } = &plan.kind {
+        eprintln!(
+            "hm: '{}' resumes {} conversation {id} ('hm restart --fresh {}' starts a new one)",
+            r.id,
+            agent.name(),
+            r.id
+        );
+    }
     Some(plan.argv)
 }
 

@@ -77,6 +77,19 @@ const SHELLS: &[&str] = &[
     "elvish", "xonsh", "pwsh",
 ];
 
+/// How an agent's session that ended (`id`, which ran `command`) takes up
+/// its conversation again when restarted, when its manifest for `hm
+/// restore` names the conversation: `/exit`, or a kill, ends the program,
+/// not the work a person comes back for. `hm restart` and the dashboard's
+/// `r` run it (its kind is [`Kind::Resume`]); `None` for any other
+/// session, which runs as it was.
+pub fn resumption(id: &str, command: &[String], dir: &Path) -> Option<Restart> {
+    let m = crate::restore::kept(id, dir).filter(|m| m.argv == command)?;
+    plan(&m)
+        .ok()
+        .filter(|p| matches!(p.kind, Kind::Resume { .. }))
+}
+
 /// What to run for `m` (pure: the directory and the program are checked
 /// by [`check`]).
 pub fn plan(m: &Manifest) -> Result<Restart, Refusal> {

@@ -117,7 +117,7 @@ impl Apply {
                 let config = opts.config_path.clone();
                 std::thread::spawn(move || {
                     for (id, result) in restore(&ids, &dir, config.as_deref()) {
-                        let _ = tx.blocking_send(Msg::Started(id, result));
+                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| None)));
                     }
                 });
             }
@@ -148,7 +148,7 @@ impl Apply {
                 classifier,
             };
             std::thread::spawn(move || {
-                let result = spawner.spawn(req);
+                let result = spawner.spawn(req).map(|()| None);
                 let _ = tx.blocking_send(Msg::Started(id, result));
             });
             return;
@@ -175,6 +175,7 @@ impl Apply {
             };
             let result = crate::launch::start(&id, &dir, config.as_deref(), what)
                 .map(|child| started.adopt(child))
+                .map(|()| None)
                 .map_err(|e| crate::error::describe(&e));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
@@ -189,7 +190,7 @@ impl Apply {
             let spawner = spawner.clone();
             std::thread::spawn(move || {
                 let result = match record {
-                    Some(r) => spawner.restart(r),
+                    Some(r) => spawner.restart(r).map(|()| None),
                     None => Err("its record is gone there".to_owned()),
                 };
                 let _ = tx.blocking_send(Msg::Started(id, result));
@@ -199,7 +200,19 @@ impl Apply {
         let dir = opts.dir.clone();
         let config = opts.config_path.clone();
         std::thread::spawn(move || {
-            let result = restart(&id, &dir, config.as_deref());
+            // Decided before the restart, which replaces the record.
+            let resumes = crate::ended::list(&dir)
+                .into_iter()
+                .find(|r| r.id == id)
+                .and_then(|r| crate::lost::plan::resumption(&r.id, &r.command, &dir))
+                .and_then(|plan| match plan.kind {
+                    crate::lost::plan::Kind::Resume { agent, .. } => Some(format!(
+                        "restarted '{id}', resuming its {} conversation",
+                        agent.name()
+                    )),
+                    _ => None,
+                });
+            let result = restart(&id, &dir, config.as_deref()).map(|()| resumes);
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
     }

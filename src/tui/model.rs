@@ -41,8 +41,10 @@ pub enum Msg {
     /// records (`hm ls` lists the same).
     Ended(Vec<crate::ended::Ended>),
     Session(String, SessionMsg),
-    /// A session started from the dashboard came up, or why it did not.
-    Started(String, Result<(), String>),
+    /// A session started from the dashboard came up, with what to say
+    /// when there is more to it than that it started (a restart that
+    /// resumed an agent's conversation), or why it did not.
+    Started(String, Result<Option<String>, String>),
     /// The other machines that are not up, by name, with why (for their
     /// panes); and what changed, to tell (a host back, why one dropped).
     Hosts {

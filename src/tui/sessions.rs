@@ -21,13 +21,13 @@ const MIN_WORK: Duration = Duration::from_secs(2);
 pub fn started(
     m: &mut Model,
     id: String,
-    result: Result<(), String>,
+    result: Result<Option<String>, String>,
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
     m.starting.remove(&id);
     match result {
-        Ok(()) => {
+        Ok(said) => {
             // It is serving now: show it without waiting for the next
             // scan, or the selection would fall back to another pane.
             let mut connect = Vec::new();
@@ -41,7 +41,10 @@ pub fn started(
                 m.filter.clear();
             }
             m.selected = Some(id.clone());
-            m.notify(format!("started session '{id}'"), now);
+            m.notify(
+                said.unwrap_or_else(|| format!("started session '{id}'")),
+                now,
+            );
         }
         Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
     }

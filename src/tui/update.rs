@@ -279,7 +279,7 @@ mod tests {
         typed(&mut m, "zzz", now);
         update(&mut m, press(KeyCode::Enter), now);
         assert_eq!(sel(&m), "<none>");
-        let fx = update(&mut m, Msg::Started("newf".into(), Ok(())), now);
+        let fx = update(&mut m, Msg::Started("newf".into(), Ok(None)), now);
         assert!(fx.contains(&Effect::ConnectStarted("newf".into())));
         assert_eq!(m.filter, "");
         assert_eq!(sel(&m), "newf");

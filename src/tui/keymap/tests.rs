@@ -321,7 +321,7 @@ fn new_session_prompt_defaults_to_s1_and_the_shell() {
         }]
     );
     assert_eq!(m.mode, Mode::Grid);
-    let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+    let fx = update(&mut m, Msg::Started("s1".into(), Ok(None)), now);
     assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
     assert_eq!(sel(&m), "s1");
 }
@@ -359,7 +359,7 @@ fn new_session_takes_a_typed_id_and_command() {
         }]
     );
     // Up before the next scan finds it, and selected among the others.
-    let fx = update(&mut m, Msg::Started("api".into(), Ok(())), now);
+    let fx = update(&mut m, Msg::Started("api".into(), Ok(None)), now);
     assert_eq!(fx[0], Effect::ConnectStarted("api".into()));
     assert_eq!(sel(&m), "api");
     let fx = update(&mut m, Msg::Found(vec!["api".into(), "s1".into()]), now);

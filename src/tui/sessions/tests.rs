@@ -36,7 +36,7 @@ fn a_session_being_started_is_left_to_its_own_connection() {
     // The scan finds it before the start says it is serving.
     let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
     assert!(fx.is_empty(), "{fx:?}");
-    let fx = update(&mut m, Msg::Started("s1".into(), Ok(())), now);
+    let fx = update(&mut m, Msg::Started("s1".into(), Ok(None)), now);
     assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
     // Once started, it is like any other.
     let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);

@@ -19,6 +19,21 @@ use crate::tui::screen;
 use crate::tui::window;
 use crate::vt::history::CUT_MARK;
 
+/// The bottom border's timer, the time since the program last printed:
+/// `idle 1m36s` for an idle session, `quiet 4s` for a working one (a
+/// build that stopped printing; "idle" there read as a contradiction of
+/// the title's `active`, a trial found), none for one waiting for its person, whose title
+/// says how long it has waited and whose animation (Claude Code blinks
+/// its tool's mark at a dialog) would keep the timer at 0s.
+fn quiet_for(p: &Pane, now: Instant) -> String {
+    match p.idle_ms(now) {
+        _ if p.waiting() => String::new(),
+        Some(ms) if p.busy() => format!(" quiet {} ", clock_ms(ms)),
+        Some(ms) => format!(" idle {} ", clock_ms(ms)),
+        None => String::new(),
+    }
+}
+
 pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let selected = m.selected.as_deref() == Some(p.id.as_str());
     let border = if selected {
@@ -115,10 +130,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         },
         (Link::Connecting, _) => Span::styled(" connecting… ", m.theme.dim),
         (Link::Live, _) if p.unresponsive() => Span::styled(" not responding ", m.theme.error),
-        (Link::Live, _) => match p.idle_ms(now) {
-            Some(ms) => Span::styled(format!(" idle {} ", clock_ms(ms)), m.theme.dim),
-            None => Span::raw(""),
-        },
+        (Link::Live, _) => Span::styled(quiet_for(p, now), m.theme.dim),
     };
     // Shown at another size than the pane's: a terminal attached
     // elsewhere holds it.
