@@ -1621,6 +1621,15 @@ fn claude_codes_last_screen_outlives_its_exit_and_restart_resumes_it() {
     common::wait_until("the resumed conversation on screen", || {
         on_screen(&sb, "what is the answer") && on_screen(&sb, "forty-two")
     });
+    // The earlier run's output is in its history, above the restart's mark.
+    let logs = common::history::logs(&sb, "cc", &[]);
+    let mark = logs
+        .iter()
+        .position(|l| l.contains("── restarted ") && l.contains(", after it exited "));
+    assert!(
+        mark.is_some_and(|m| logs[..m].iter().any(|l| l.contains("forty-two"))),
+        "{logs:#?}"
+    );
     // `--fresh` starts a new one, also after a restart that resumed.
     let _ = sb.cmd(&["kill", "cc"]);
     let ended = sb.cmd(&["wait", "cc", "--state", "exited", "--timeout", "30"]);

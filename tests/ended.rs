@@ -273,3 +273,35 @@ fn a_restart_that_fails_keeps_the_ended_session() {
     });
     let _ = sb.cmd(&["kill", "gone"]);
 }
+
+/// A restarted session's history keeps what its earlier run printed, then
+/// a mark that says when and after what it was restarted, then the new
+/// run: as a lost session's does when restored.
+#[test]
+fn a_restart_keeps_the_earlier_runs_output_above_a_mark() {
+    let sb = Sandbox::new();
+    let count = sb.path().join("runs");
+    let script = format!(
+        "n=$(cat '{0}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{0}'; echo output of run $n; exit 3",
+        count.display()
+    );
+    bg(&sb, "job", &["sh", "-c", &script]);
+    common::wait_until("the first run to end", || {
+        status_text(&sb, "job").contains("exited with code 3")
+    });
+    let out = sb.cmd(&["restart", "job"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the second run to end", || {
+        std::fs::read_to_string(&count).is_ok_and(|n| n.trim() == "2")
+            && status_text(&sb, "job").contains("exited with code 3")
+    });
+    let logs = stdout(&sb.cmd(&["logs", "job"]));
+    let first = logs.find("output of run 1");
+    let mark = logs.find(", after it exited 3 ──");
+    let second = logs.find("output of run 2");
+    assert!(
+        matches!((first, mark, second), (Some(f), Some(m), Some(s)) if f < m && m < s),
+        "{logs}"
+    );
+    assert!(logs.contains("── restarted "), "{logs}");
+}

@@ -154,7 +154,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         .filter(|m| m.lost() && !running(&dir, &args.id));
     // Its old output comes back with it, as with `hm restore`: the new
     // supervisor claims the lost one's manifest and history.
-    let restoring = lost.as_ref().map(|m| m.instance.clone());
+    let restoring_lost = lost.as_ref().map(|m| m.instance.clone());
     let r = match lost {
         Some(m) => ended::Ended {
             id: m.id,
@@ -176,14 +176,23 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         bail!("the record of '{}' has no command", r.id);
     }
     let mut r = r;
-    if restoring.is_none() {
-        r.command = if args.fresh {
-            fresh_command(&r.command)
-        } else {
-            resumed(&r, &dir)
+    let restoring = match restoring_lost {
+        Some(instance) => Some(instance),
+        None => {
+            // An ended one's output kept for `hm restore` comes back too,
+            // under a mark, before its next run.
+            let kept = crate::restore::kept(&r.id, &dir)
+                .filter(|m| m.ended.is_some() && !m.lost() && m.argv == r.command)
+                .map(|m| m.instance);
+            r.command = if args.fresh {
+                fresh_command(&r.command)
+            } else {
+                resumed(&r, &dir)
+            }
+            .unwrap_or(r.command);
+            kept
         }
-        .unwrap_or(r.command);
-    }
+    };
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
     let mut cmd = std::process::Command::new(exe);
     if let Some(c) = config_path {

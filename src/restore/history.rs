@@ -244,14 +244,22 @@ pub enum Why {
     Reboot,
     /// Its supervisor went away in this boot (killed, out of memory).
     SupervisorGone,
+    /// Its program ended, and `hm restart` (or the dashboard's `r`) runs it
+    /// again.
+    Ended(super::manifest::End),
 }
 
 /// The mark's text: `── restored 14:05, after the machine restarted ──`;
-/// `restarted` by `hm restart`, which runs the command as it was.
+/// `restarted` by `hm restart`, which runs the command as it was (`──
+/// restarted 14:05, after it exited 3 ──` for one that ended).
 pub fn mark(hhmm: &str, why: Why, restarted: bool) -> String {
     let after = match why {
-        Why::Reboot => "after the machine restarted",
-        Why::SupervisorGone => "after its supervisor went away",
+        Why::Reboot => "after the machine restarted".to_owned(),
+        Why::SupervisorGone => "after its supervisor went away".to_owned(),
+        Why::Ended(e) if e.how == super::manifest::EndHow::Killed => {
+            "after it was killed".to_owned()
+        }
+        Why::Ended(e) => format!("after it exited {}", e.code),
     };
     let how = if restarted { "restarted" } else { "restored" };
     format!("── {how} {hhmm}, {after} ──")
@@ -396,6 +404,22 @@ mod tests {
         assert_eq!(
             mark("14:05", Why::SupervisorGone, true),
             "── restarted 14:05, after its supervisor went away ──"
+        );
+        let end = |how, code| {
+            Why::Ended(crate::restore::manifest::End {
+                unix_ms: 0,
+                how,
+                code,
+            })
+        };
+        use crate::restore::manifest::EndHow;
+        assert_eq!(
+            mark("14:05", end(EndHow::Exited, 3), true),
+            "── restarted 14:05, after it exited 3 ──"
+        );
+        assert_eq!(
+            mark("14:05", end(EndHow::Killed, 143), true),
+            "── restarted 14:05, after it was killed ──"
         );
         assert_eq!(text, "── restored 14:05, after the machine restarted ──");
         assert!(

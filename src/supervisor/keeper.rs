@@ -292,12 +292,18 @@ pub fn claim(keep: &Keep, id: &str, token: &str, max_replay: usize) -> anyhow::R
     use crate::restore::history;
     let old = manifest::read(&keep.dir, id)
         .map_err(|e| anyhow::anyhow!("cannot restore session '{id}': its manifest: {e}"))?;
-    if old.instance != token || !old.lost() {
+    // `hm restart` of a session that ended takes its output too.
+    let ended = old
+        .ended
+        .filter(|e| keep.restarting && e.how != manifest::EndHow::Stopped);
+    if old.instance != token || !(old.lost() || ended.is_some()) {
         anyhow::bail!(
             "session '{id}' was restored or started again meanwhile (by another hm restore?); left as it is"
         );
     }
-    let why = if !old.boot_id.is_empty() && old.boot_id == crate::restore::boot_id() {
+    let why = if let Some(e) = ended {
+        history::Why::Ended(e)
+    } else if !old.boot_id.is_empty() && old.boot_id == crate::restore::boot_id() {
         history::Why::SupervisorGone
     } else {
         history::Why::Reboot
@@ -380,7 +386,12 @@ pub fn manifest(
         env: keep.env_names.clone(),
         started_unix_ms,
         rerun: keep.rerun,
-        agent: claim.and_then(|c| c.old.agent.clone()),
+        // The conversation goes on only where the command resumes it (a
+        // restart that runs the command as it was, or `--fresh`, starts
+        // another, which its hooks name).
+        agent: claim
+            .and_then(|c| c.old.agent.clone())
+            .filter(|a| words.iter().any(|w| *w == a.id.as_str())),
         restored_unix_ms: claim.map(|_| started_unix_ms),
         ended: None,
     }

@@ -493,21 +493,28 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// Nothing if the place has scrolled off, or the program is on its
     /// alternate screen.
     pub fn write_left(&mut self) {
-        let Some(left) = self.left.take() else {
+        let Some(out) = self.take_left() else {
             return;
         };
+        let end_before = (self.back > 0).then(|| self.history_end());
+        self.process(&out);
+        self.keep_view(end_before);
+    }
+
+    /// What [`write_left`](Self::write_left) parses, for a caller that
+    /// must keep the bytes too (a restarted session's old output goes
+    /// into its new supervisor's ring, which every replay reads); the
+    /// left screen is gone from this one after.
+    pub fn take_left(&mut self) -> Option<Vec<u8>> {
+        let left = self.left.take()?;
         let screen = self.parser.screen();
         let top = self.history_end();
-        let Some(at) = left.at.filter(|&at| at >= top) else {
-            return;
-        };
+        let at = left.at.filter(|&at| at >= top)?;
         if screen.alternate_screen() {
-            return;
+            return None;
         }
         let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
-        let Ok(row) = u16::try_from(at - top) else {
-            return;
-        };
+        let row = u16::try_from(at - top).ok()?;
         let row = row.min(rows);
         let used = u16::try_from(rows_written(screen)).unwrap_or(rows);
         let after: Vec<String> = screen
@@ -526,9 +533,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             out.push_str(r);
             out.push_str("\x1b[m\r\n");
         }
-        let end_before = (self.back > 0).then(|| self.history_end());
-        self.process(out.as_bytes());
-        self.keep_view(end_before);
+        Some(out.into_bytes())
     }
 
     /// The screen's text, each row a line; on the main screen, with the

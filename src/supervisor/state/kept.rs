@@ -24,9 +24,14 @@ impl Shared {
     /// A program that was on its alternate screen (Claude Code, Codex, an
     /// editor) left nothing in the history: what it showed last is written
     /// onto the main screen, as text in its colours, to go into the
-    /// history with the rest.
+    /// history with the rest; so is the alternate screen a program that
+    /// ended had left before it ended (`hm restart` of Claude Code after
+    /// `/exit`: the conversation, then its resume line), in its place.
     pub fn preload(&mut self, old: &[u8], mark: &str) {
         self.push_quietly(old);
+        if let Some(left) = self.screen.term().take_left() {
+            self.push_quietly(&left);
+        }
         let last_screen = {
             let screen = self.screen.term().screen();
             screen.alternate_screen().then(|| drawn_rows(screen))
