@@ -244,9 +244,11 @@ pub enum Why {
     Reboot,
     /// Its supervisor went away in this boot (killed, out of memory).
     SupervisorGone,
-    /// Its program ended, and `hm restart` (or the dashboard's `r`) runs it
-    /// again.
-    Ended(super::manifest::End),
+    /// Its program exited with this code, and `hm restart` (or the
+    /// dashboard's `r`) runs it again.
+    Exited(i32),
+    /// Its program was killed (`hm kill`), and is run again.
+    Killed,
 }
 
 /// The mark's text: `── restored 14:05, after the machine restarted ──`;
@@ -256,10 +258,8 @@ pub fn mark(hhmm: &str, why: Why, restarted: bool) -> String {
     let after = match why {
         Why::Reboot => "after the machine restarted".to_owned(),
         Why::SupervisorGone => "after its supervisor went away".to_owned(),
-        Why::Ended(e) if e.how == super::manifest::EndHow::Killed => {
-            "after it was killed".to_owned()
-        }
-        Why::Ended(e) => format!("after it exited {}", e.code),
+        Why::Exited(code) => format!("after it exited {code}"),
+        Why::Killed => "after it was killed".to_owned(),
     };
     let how = if restarted { "restarted" } else { "restored" };
     format!("── {how} {hhmm}, {after} ──")
@@ -405,20 +405,12 @@ mod tests {
             mark("14:05", Why::SupervisorGone, true),
             "── restarted 14:05, after its supervisor went away ──"
         );
-        let end = |how, code| {
-            Why::Ended(crate::restore::manifest::End {
-                unix_ms: 0,
-                how,
-                code,
-            })
-        };
-        use crate::restore::manifest::EndHow;
         assert_eq!(
-            mark("14:05", end(EndHow::Exited, 3), true),
+            mark("14:05", Why::Exited(3), true),
             "── restarted 14:05, after it exited 3 ──"
         );
         assert_eq!(
-            mark("14:05", end(EndHow::Killed, 143), true),
+            mark("14:05", Why::Killed, true),
             "── restarted 14:05, after it was killed ──"
         );
         assert_eq!(text, "── restored 14:05, after the machine restarted ──");

@@ -295,14 +295,17 @@ pub fn claim(keep: &Keep, id: &str, token: &str, max_replay: usize) -> anyhow::R
     // `hm restart` of a session that ended takes its output too.
     let ended = old
         .ended
-        .filter(|e| keep.restarting && e.how != manifest::EndHow::Stopped);
+        .filter(|e| keep.restarting && e.how != EndHow::Stopped);
     if old.instance != token || !(old.lost() || ended.is_some()) {
         anyhow::bail!(
             "session '{id}' was restored or started again meanwhile (by another hm restore?); left as it is"
         );
     }
     let why = if let Some(e) = ended {
-        history::Why::Ended(e)
+        match e.how {
+            EndHow::Killed => history::Why::Killed,
+            _ => history::Why::Exited(e.code),
+        }
     } else if !old.boot_id.is_empty() && old.boot_id == crate::restore::boot_id() {
         history::Why::SupervisorGone
     } else {
