@@ -36,6 +36,8 @@ struct Expected {
 }
 
 const LOOP: &str = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
+/// Claude Code's plan, as its approval dialog shows it above the question.
+const PLAN: &str = "Plan 1. Update hello.py to print a friendlier greeting. 2. Run it to verify.";
 
 const EXPECTED: &[Expected] = &[
     Expected {
@@ -76,7 +78,15 @@ const EXPECTED: &[Expected] = &[
         name: "claude_plan_approval",
         detail: "plan_approval",
         rule: "claude.plan_approval",
-        subject: None,
+        subject: Some(PLAN),
+        approve: Some(&["2"]),
+        deny: None,
+    },
+    Expected {
+        name: "claude330_plan_approval_noprobe",
+        detail: "plan_approval",
+        rule: "claude.plan_approval",
+        subject: Some(PLAN),
         approve: Some(&["2"]),
         deny: None,
     },

@@ -615,3 +615,71 @@ fn a_key_bound_twice_is_an_error_naming_its_line() {
         "{err}"
     );
 }
+
+/// Claude Code's plan approval asks about its plan, which it prints some
+/// twenty rows above the question: the inbox shows the plan above the
+/// question and its options, and lists it as the row's subject. The
+/// session shows the recording's screen as Claude Code 2.1.330 drew it
+/// at its plan approval (`tests/corpus/claude330_plan_approval.cast`, up
+/// to a moment its labels give as waiting at the plan).
+#[test]
+fn the_inbox_shows_the_plan_a_plan_approval_asks_about() {
+    use heimdall::detect::offline::Cast;
+    let sb = Sandbox::new();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let cast = Cast::load(&corpus.join("claude330_plan_approval.cast")).expect("the recording");
+    let screen: Vec<u8> = cast
+        .output
+        .iter()
+        .take_while(|(ms, _)| *ms <= 14_300)
+        .flat_map(|(_, bytes)| bytes.iter().copied())
+        .collect();
+    let drawn = sb.path().join("plan-approval.bytes");
+    std::fs::write(&drawn, screen).expect("write the screen's bytes");
+    // `cat` draws it, not Claude Code: what the process says is off, as
+    // for any replay.
+    let config = sb.path().join("replay.toml");
+    std::fs::write(&config, "[classifier.agent]\nprocess_evidence = false\n").expect("config");
+    let (cols, rows) = (cast.size.cols.to_string(), cast.size.rows.to_string());
+    let script = format!("stty raw -echo; cat '{}'; exec sleep 600", drawn.display());
+    let _s = sb.start(
+        "cc",
+        &[
+            "--config",
+            config.to_str().expect("utf-8 path"),
+            "--classifier",
+            "agent",
+            "--cols",
+            &cols,
+            "--rows",
+            &rows,
+        ],
+        &["sh", "-c", &script],
+    );
+    const PLAN: &str =
+        "Plan 1. Update hello.py to print a friendlier greeting. 2. Run it to verify.";
+    dialog_about(&sb, "cc", PLAN);
+    let Some(t) = dashboard(&sb, (120, 40)) else {
+        return;
+    };
+    shows(&t, "the footer counting one", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.starts_with(" 1 need you  i inbox"))
+    });
+    t.keys("i");
+    // Under the list: which dialog, then the plan, then the question and
+    // its options.
+    shows(&t, "the plan above the question and its options", |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        let at = |what: &str, from: usize| (from..lines.len()).find(|&i| lines[i].contains(what));
+        let Some(header) = at("cc · claude.plan_approval · approve", 0) else {
+            return false;
+        };
+        let plan = at("Plan 1. Update hello.py", header);
+        let question = at("Would you like to", header);
+        let option = at("2. Yes, manually approve edits", header);
+        plan == Some(header + 1)
+            && matches!((question, option), (Some(q), Some(o)) if header + 1 < q && q < o)
+    });
+}

@@ -98,16 +98,20 @@ pub fn dialog_span(p: &Pane, d: &crate::protocol::DialogInfo) -> Option<(u16, u1
     let screen = p.term.screen();
     let last = last.min(screen.size().0.get() - 1);
     let first = first.min(last);
-    let named = d.subject.as_deref().and_then(|s| {
-        let probe: String = s.trim().chars().take(24).collect();
-        (!probe.is_empty()).then_some(probe)
-    });
+    let named = d.subject.as_deref().and_then(subject_probe);
     let subject_row = named.and_then(|probe| {
         (first.saturating_sub(SUBJECT_ABOVE)..=first)
             .rev()
             .find(|&r| row_text(screen, r).contains(&probe))
     });
     Some((subject_row.unwrap_or(first), last))
+}
+
+/// What a dialog's subject is found by on the screen: its start, which
+/// its first row begins with (a subject is its rows joined into one line).
+pub fn subject_probe(subject: &str) -> Option<String> {
+    let probe: String = subject.trim().chars().take(24).collect();
+    (!probe.is_empty()).then_some(probe)
 }
 
 /// How far above a dialog its subject is looked for.

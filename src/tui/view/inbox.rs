@@ -129,6 +129,20 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
     let room = room.saturating_sub(1).clamp(1, MAX_QUESTION_ROWS);
     let rows = dialog_rows(r.pane, room);
     if !rows.is_empty() {
+        // What it asks about, printed too far above the question to be
+        // among its rows (Claude Code's plan), goes first, in what room
+        // the question and its options leave.
+        let shown = |s: &str| {
+            crate::tui::window::subject_probe(s)
+                .is_none_or(|p| rows.iter().any(|row| row.contains(&p)))
+        };
+        let unseen = r.subject.as_deref().filter(|s| r.from_dialog && !shown(s));
+        if let Some(subject) = unseen {
+            let left = room.saturating_sub(rows.len()).min(SUBJECT_ROWS);
+            for part in wrap(subject, width.saturating_sub(3), left) {
+                lines.push(Line::from(Span::styled(format!("   {part}"), m.theme.dim)));
+            }
+        }
         lines.extend(
             rows.into_iter()
                 .map(|row| Line::from(clip(&format!("   {row}"), width))),
