@@ -98,8 +98,10 @@ pub fn printable(s: &str) -> String {
 /// A command's words for a person to read, [`printable`]: the value of a
 /// setting or option that names a secret (`ANTHROPIC_API_KEY=sk-...`,
 /// `GITHUB_TOKEN=...`, `--api-key sk-...`) is shown as `…`, so that `hm ls`
-/// and `hm status` on a shared screen do not show it. `--json` gives the
-/// words as they are.
+/// and `hm status` on a shared screen do not show it. A word the shell
+/// would split or expand is quoted, so the line reads as the command it is
+/// and pastes as one (`sh -c 'echo hi; exit 3'`). `--json` gives the words
+/// as they are.
 pub fn command_for_people(words: &[String]) -> String {
     let mut shown: Vec<String> = Vec::with_capacity(words.len());
     let mut hide_next = false;
@@ -116,10 +118,22 @@ pub fn command_for_people(words: &[String]) -> String {
                 hide_next = true;
                 shown.push(w.clone());
             }
-            _ => shown.push(w.clone()),
+            _ => shown.push(quoted(w)),
         }
     }
     printable(&shown.join(" "))
+}
+
+/// `word` as a shell reads it back: quoted (by `shlex`) when it has a
+/// character the shell would split it at or expand, else as it is. `=`,
+/// `%` and `,`, which `shlex` quotes to be safe everywhere, do not call
+/// for it here: `NAME=value` and `--model=x` read as people write them.
+fn quoted(word: &str) -> String {
+    const SPECIAL: &str = " \t\n|&;<>()$`\\\"'*?[#~{}!^";
+    if !word.is_empty() && !word.contains(|c| SPECIAL.contains(c)) {
+        return word.to_owned();
+    }
+    shlex::try_quote(word).map_or_else(|_| word.to_owned(), |q| q.into_owned())
 }
 
 /// A setting's or option's name that says it holds a secret: made of
@@ -360,6 +374,23 @@ mod tests {
             super::command_for_people(&words),
             "env ANTHROPIC_API_KEY=… ANTHROPIC_BASE_URL=http://x GH_TOKEN=… claude \
              --api-key … --auth-token=… --keys a KEY_FILE=/k"
+        );
+    }
+
+    #[test]
+    fn a_command_reads_as_the_shell_would_take_it() {
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            super::command_for_people(&words(&["sh", "-c", "echo hi; exit 3"])),
+            "sh -c 'echo hi; exit 3'"
+        );
+        assert_eq!(
+            super::command_for_people(&words(&["env", "A=1", "claude", "--model=x", "a,b", ""])),
+            "env A=1 claude --model=x a,b ''"
+        );
+        assert_eq!(
+            super::command_for_people(&words(&["printf", "it's $HOME"])),
+            r#"printf "it's "'$HOME'"#
         );
     }
     use super::*;

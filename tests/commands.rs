@@ -173,7 +173,7 @@ fn ls_piped_gives_a_long_command_whole() {
     let out = sb.cmd(&["ls"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = stdout(&out);
-    assert!(listed.contains(&format!("sh -c {long}\n")), "{listed}");
+    assert!(listed.contains(&format!("sh -c '{long}'\n")), "{listed}");
 }
 
 #[test]

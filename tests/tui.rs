@@ -408,7 +408,7 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     t.wait_for("the new pane", |t| pane_shows(t, "s1", "labelled"));
     let ls = sb.cmd(&["ls"]);
     assert!(
-        common::stdout(&ls).contains("[nightly build] sh -c echo labelled"),
+        common::stdout(&ls).contains("[nightly build] sh -c 'echo labelled; exec sleep 600'"),
         "{}",
         common::stdout(&ls)
     );
