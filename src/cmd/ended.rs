@@ -179,18 +179,17 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     let restoring = match restoring_lost {
         Some(instance) => Some(instance),
         None => {
-            // An ended one's output kept for `hm restore` comes back too,
-            // under a mark, before its next run.
-            let kept = crate::restore::kept(&r.id, &dir)
-                .filter(|m| m.ended.is_some() && !m.lost() && m.argv == r.command)
-                .map(|m| m.instance);
-            r.command = if args.fresh {
+            let kept = crate::restore::kept(&r.id, &dir).filter(|m| m.argv == r.command);
+            let command = if args.fresh {
                 fresh_command(&r.command)
             } else {
-                resumed(&r, &dir)
-            }
-            .unwrap_or(r.command);
-            kept
+                kept.as_ref().and_then(|m| resumed(&r, m))
+            };
+            r.command = command.unwrap_or(r.command);
+            // An ended one's output kept for `hm restore` comes back too,
+            // under a mark, before its next run.
+            kept.filter(|m| m.ended.is_some() && !m.lost())
+                .map(|m| m.instance)
         }
     };
     let exe = std::env::current_exe().context("cannot find the hm executable")?;
@@ -220,8 +219,8 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
 /// An agent's command to resume the conversation of session `r` (that
 /// ended), as `hm restore` would resume it ([`crate::lost::plan::resumption`]).
 /// Said on stderr.
-fn resumed(r: &ended::Ended, dir: &Path) -> Option<Vec<String>> {
-    let plan = crate::lost::plan::resumption(&r.id, &r.command, dir)?;
+fn resumed(r: &ended::Ended, kept: &crate::restore::manifest::Manifest) -> Option<Vec<String>> {
+    let plan = crate::lost::plan::resumption(kept, &r.command)?;
     if let crate::lost::plan::Kind::Resume { agent, id } = &plan.kind {
         eprintln!(
             "hm: '{}' resumes {} conversation {id} ('hm restart --fresh {}' starts a new one)",
@@ -237,13 +236,10 @@ fn resumed(r: &ended::Ended, dir: &Path) -> Option<Vec<String>> {
 /// that (`hm restart --fresh`, after a restart that resumed); `None` for
 /// any other, which runs as it was.
 fn fresh_command(command: &[String]) -> Option<Vec<String>> {
-    let (program, rest) = command.split_first()?;
-    let os: Vec<std::ffi::OsString> = rest.iter().map(std::ffi::OsString::from).collect();
-    let (agent, at, _) = crate::agent_hooks::agent_in(program.as_ref(), &os)?;
-    let own = crate::lost::resume::fresh(agent, &rest[at..])?;
-    let mut argv = command[..=at].to_vec();
-    argv.extend(own);
-    Some(argv)
+    use crate::lost::resume;
+    let (agent, at) = resume::agent_of(command)?;
+    let own = resume::fresh(agent, &command[at..])?;
+    Some(resume::with_own(command, at, own))
 }
 
 /// `hm rm HOST:ID ...` and `hm restart HOST:ID`: the records of sessions

@@ -7,11 +7,10 @@
 //!
 //! The resume command itself is [`super::resume`]'s.
 
-use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::agent_hooks::{Agent, agent_in};
+use crate::agent_hooks::Agent;
 use crate::restore::manifest::Manifest;
 
 /// What is run again, and how it was decided.
@@ -77,15 +76,17 @@ const SHELLS: &[&str] = &[
     "elvish", "xonsh", "pwsh",
 ];
 
-/// How an agent's session that ended (`id`, which ran `command`) takes up
-/// its conversation again when restarted, when its manifest for `hm
-/// restore` names the conversation: `/exit`, or a kill, ends the program,
+/// How an agent's session that ended, which ran `command`, takes up its
+/// conversation again when restarted, when its manifest `kept` for `hm
+/// restore` is of that command and names the conversation: `/exit`, or a kill, ends the program,
 /// not the work a person comes back for. `hm restart` and the dashboard's
 /// `r` run it (its kind is [`Kind::Resume`]); `None` for any other
 /// session, which runs as it was.
-pub fn resumption(id: &str, command: &[String], dir: &Path) -> Option<Restart> {
-    let m = crate::restore::kept(id, dir).filter(|m| m.argv == command)?;
-    plan(&m)
+pub fn resumption(kept: &Manifest, command: &[String]) -> Option<Restart> {
+    if kept.argv != command {
+        return None;
+    }
+    plan(kept)
         .ok()
         .filter(|p| matches!(p.kind, Kind::Resume { .. }))
 }
@@ -107,24 +108,19 @@ pub fn plan(m: &Manifest) -> Result<Restart, Refusal> {
         workdir: m.workdir.clone(),
         kind,
     };
-    let os_args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    if let Some((agent, at, _)) = agent_in(program.as_ref(), &os_args) {
+    if let Some((agent, at)) = super::resume::agent_of(&m.argv) {
         let id = m
             .agent
             .as_ref()
             .filter(|a| a.agent == agent.name())
             .map(|a| a.id.clone());
         return match (id, m.rerun) {
-            (Some(id), rerun) => match super::resume::args(agent, &args[at..], &id) {
-                Some(own) => {
-                    let mut argv = m.argv[..=at].to_vec();
-                    argv.extend(own);
-                    Ok(Restart {
-                        argv,
-                        workdir: m.workdir.clone(),
-                        kind: Kind::Resume { agent, id },
-                    })
-                }
+            (Some(id), rerun) => match super::resume::args(agent, &m.argv[at..], &id) {
+                Some(own) => Ok(Restart {
+                    argv: super::resume::with_own(&m.argv, at, own),
+                    workdir: m.workdir.clone(),
+                    kind: Kind::Resume { agent, id },
+                }),
                 None if rerun => Ok(again(Kind::Rerun)),
                 None => Err(Refusal::NotInteractive(agent.name())),
             },

@@ -222,6 +222,24 @@ const GEMINI: Options = Options {
 /// The agent's own arguments to resume conversation `id`, from those it
 /// was started with; `None` if it did not run a conversation on its
 /// screen (`claude -p`, `codex exec`).
+/// The agent `command` runs (its program may sit behind `env`), and where
+/// in `command` the agent's own arguments begin.
+pub fn agent_of(command: &[String]) -> Option<(Agent, usize)> {
+    let (program, rest) = command.split_first()?;
+    let rest: Vec<std::ffi::OsString> = rest.iter().map(std::ffi::OsString::from).collect();
+    let (agent, at, _) = crate::agent_hooks::agent_in(program.as_ref(), &rest)?;
+    Some((agent, at + 1))
+}
+
+/// `command` with the agent's own arguments, from `at` on (see
+/// [`agent_of`]), made into `own`: what runs it (`env` and its settings,
+/// the program) stays as it is.
+pub fn with_own(command: &[String], at: usize, own: Vec<String>) -> Vec<String> {
+    let mut argv = command[..at].to_vec();
+    argv.extend(own);
+    argv
+}
+
 pub fn args(agent: Agent, args: &[String], id: &str) -> Option<Vec<String>> {
     let (kept, _) = own(agent, args)?;
     Some(match agent {

@@ -204,7 +204,10 @@ impl Apply {
             let resumes = crate::ended::list(&dir)
                 .into_iter()
                 .find(|r| r.id == id)
-                .and_then(|r| crate::lost::plan::resumption(&r.id, &r.command, &dir))
+                .and_then(|r| {
+                    let kept = crate::restore::kept(&r.id, &dir)?;
+                    crate::lost::plan::resumption(&kept, &r.command)
+                })
                 .and_then(|plan| match plan.kind {
                     crate::lost::plan::Kind::Resume { agent, .. } => Some(format!(
                         "restarted '{id}', resuming its {} conversation",
