@@ -1,6 +1,7 @@
 //! `hm`: parse arguments, dispatch, print the error chain once and choose
 //! the exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -28,7 +29,9 @@ fn main() -> ExitCode {
             if heimdall::cmd::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("hm: {}", heimdall::error::describe(&err));
+            // Not `eprintln!`, which panics when standard error is a
+            // terminal that is gone (a dashboard whose window closed).
+            let _ = writeln!(std::io::stderr(), "hm: {}", heimdall::error::describe(&err));
             ExitCode::from(heimdall::cmd::exit_code_for(&err))
         }
     }

@@ -8,7 +8,7 @@
 //! title). Restoring happens exactly once, from whichever comes first: the
 //! guard's drop, an explicit call on a signal, or the panic hook.
 
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Mutex;
 
@@ -108,7 +108,12 @@ fn install_panic_hook() {
                 .location()
                 .map(|l| format!(" at {}:{}", l.file(), l.line()))
                 .unwrap_or_default();
-            eprintln!("hm: internal error: {what}{at} (please report it)");
+            // Not `eprintln!`: it panics when standard error is a
+            // terminal that is gone, and a panic here aborts.
+            let _ = writeln!(
+                io::stderr(),
+                "hm: internal error: {what}{at} (please report it)"
+            );
         }));
     });
 }

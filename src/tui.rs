@@ -161,9 +161,48 @@ fn feed(m: &mut Model, msgs: impl IntoIterator<Item = Msg>, now: Instant) -> Vec
         .collect()
 }
 
+/// The terminal the dashboard draws on. ratatui's `Terminal` shows the
+/// cursor again when dropped and, if it cannot, says so with `eprintln!`,
+/// which panics when standard error is that same terminal and it is gone
+/// (its window closed): the dashboard then died by abort, before its
+/// remote mounts removed their directories. A terminal that is gone has
+/// no cursor to show, so it is dropped without that.
+struct Canvas(Option<Terminal<CrosstermBackend<std::io::Stdout>>>);
+
+impl Canvas {
+    fn new() -> Result<Canvas> {
+        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
+            .context("cannot draw on this terminal")?;
+        Ok(Canvas(Some(terminal)))
+    }
+}
+
+impl std::ops::Deref for Canvas {
+    type Target = Terminal<CrosstermBackend<std::io::Stdout>>;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("taken only on drop")
+    }
+}
+
+impl std::ops::DerefMut for Canvas {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.as_mut().expect("taken only on drop")
+    }
+}
+
+impl Drop for Canvas {
+    fn drop(&mut self) {
+        if let Some(mut terminal) = self.0.take()
+            && terminal.show_cursor().is_err()
+        {
+            std::mem::forget(terminal);
+        }
+    }
+}
+
 async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
-        .context("cannot draw on this terminal")?;
+    let mut terminal = Canvas::new()?;
     let size = crossterm::terminal::size().unwrap_or((80, 24));
     let mut m = model(&opts, size);
     let mut keyboard = Keyboard::start()?;

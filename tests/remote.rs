@@ -565,6 +565,58 @@ fn remote_ls(sb: &Sandbox, dir: &Path) -> String {
     stdout(&out)
 }
 
+/// Closing the dashboard's window (its terminal hangs up) ends it as
+/// SIGHUP does, and its mount of another machine goes with it. It died by
+/// abort before (ratatui's farewell to a terminal that is gone panicked),
+/// and left the mount's directory in the temp dir each time.
+#[test]
+fn closing_the_dashboards_window_leaves_no_mount_behind() {
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
+    start_remote(
+        &sb,
+        &remote_dir,
+        "far",
+        &["sh", "-c", "echo far-$((6*7)); exec sleep 600"],
+    );
+    // Writes the config that names the host.
+    let _ = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    let temp = sb.path().join("tmp");
+    std::fs::create_dir(&temp).expect("temp dir");
+    let env = sb.terminal_env(&[
+        (
+            "HM_SSH_COMMAND",
+            &format!("ssh -F {}", sshd.config.display()),
+        ),
+        ("TMPDIR", temp.to_str().expect("utf-8 path")),
+    ]);
+    let args: Vec<OsString> = ["tui", "--socket-dir", sb.dir()]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    let mut t = terminal::Terminal::start(Path::new(HM), &args, &env, sb.path(), (24, 80), "$ hm");
+    t.wait_for("the remote session", |t| {
+        t.contains("box:far") && t.contains("far-42")
+    });
+    let mounts = || {
+        std::fs::read_dir(&temp)
+            .expect("read the temp dir")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("hm-remote-"))
+            .count()
+    };
+    assert_eq!(
+        mounts(),
+        1,
+        "the mount's directory, while the dashboard runs"
+    );
+    t.close();
+    // Whichever it notices first: the signal, the end of its keys or a
+    // failed draw; not an abort (134).
+    let code = t.wait_exit();
+    assert!(matches!(code, 0 | 1 | 129), "exit code {code}");
+    assert_eq!(mounts(), 0, "the mount's directory, after the dashboard");
+}
+
 /// Sessions that ended on another machine stay in the grid as they do
 /// here: with their last lines and exit code; `r` starts one again there
 /// and `x` forgets one there.
@@ -595,6 +647,9 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     });
     // `box:again` sorts first and is selected.
     t.send(b"r");
+    t.wait_for("the notice of what r did", |t| {
+        t.contains("restarted 'box:again'")
+    });
     t.wait_for("it running again there", |t| {
         t.contains("box:again") && t.contains("second-42")
     });

@@ -986,6 +986,7 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     wait_until("the session to run again", || {
         status_json(&sb, "api")["alive"] == true
     });
+    t.wait_for("the notice of what R did", |t| t.contains("restored 'api'"));
     // Its pane is live again, with the new output; the old output and the
     // mark after it are its history (the program may take its alternate
     // screen, which would hide a mark left on the screen).

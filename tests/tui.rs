@@ -511,6 +511,11 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     t.wait_for("the pane with its output and exit code", |t| {
         pane(t, "s1").is_some_and(|p| p.shows("said-42") && p.bottom.contains("exited 3"))
     });
+    // `r` runs it again and says so in its own words.
+    t.send(b"r");
+    t.wait_for("the notice of the restart", |t| {
+        t.contains("restarted 's1'")
+    });
 }
 
 /// `[tui] fit_sessions = true` (off by default): each session is fitted to

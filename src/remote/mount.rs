@@ -178,9 +178,11 @@ impl Drop for Mount {
 /// A new private directory for `host`'s mount.
 pub(in crate::remote) fn mount_dir(host: &Host) -> Result<PathBuf, MountError> {
     static SEQ: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "hm-remote-{}-{}-{}",
-        nix::unistd::geteuid().as_raw(),
+    let uid = nix::unistd::geteuid().as_raw();
+    let temp = std::env::temp_dir();
+    sweep(&temp, uid);
+    let dir = temp.join(format!(
+        "hm-remote-{uid}-{}-{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     ));
@@ -189,6 +191,41 @@ pub(in crate::remote) fn mount_dir(host: &Host) -> Result<PathBuf, MountError> {
         source: std::io::Error::other(e.to_string()),
     })?;
     Ok(dir)
+}
+
+/// Removes the mount directories of this user's processes that are gone
+/// (killed, so their mounts could not remove their own): what
+/// `hm-remote-UID-PID-N` names a dead PID of. A PID in use again keeps
+/// its directory until that process ends too.
+fn sweep(temp: &Path, uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    let prefix = format!("hm-remote-{uid}-");
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(_, seq)| seq.parse::<u32>().is_ok())
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+            .filter(|&pid| pid > 0)
+        else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        // Ours, and a directory rather than a link to one.
+        let ours = entry
+            .path()
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        if gone && ours {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// [`Mount`]'s thread: connect once, then serve.
@@ -212,5 +249,39 @@ async fn run(
         Err(e) => {
             let _ = ready.send(Err(e));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_removes_the_mounts_of_processes_that_are_gone_and_only_those() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let uid = nix::unistd::geteuid().as_raw();
+        let mut ended = std::process::Command::new("true").spawn().expect("true");
+        let gone = ended.id();
+        ended.wait().expect("wait");
+        let here = std::process::id();
+        let names = [
+            format!("hm-remote-{uid}-{gone}-0"),
+            format!("hm-remote-{uid}-{gone}-3"),
+            format!("hm-remote-{uid}-{here}-0"),
+            format!("hm-remote-{uid}-{gone}"),
+            format!("hm-remote-{}-{gone}-0", uid + 1),
+            format!("other-{gone}-0"),
+        ];
+        for n in &names {
+            std::fs::create_dir(temp.path().join(n)).expect("mkdir");
+        }
+        std::fs::write(temp.path().join(&names[0]).join("s.sock"), "").expect("a file");
+        sweep(temp.path(), uid);
+        let left = |n: &str| temp.path().join(n).exists();
+        assert!(
+            !left(&names[0]) && !left(&names[1]),
+            "a dead process's mounts go"
+        );
+        assert!(names[2..].iter().all(|n| left(n)), "the rest stay");
     }
 }

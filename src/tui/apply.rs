@@ -117,7 +117,8 @@ impl Apply {
                 let config = opts.config_path.clone();
                 std::thread::spawn(move || {
                     for (id, result) in restore(&ids, &dir, config.as_deref()) {
-                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| None)));
+                        let said = format!("restored '{id}'");
+                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| Some(said))));
                     }
                 });
             }
@@ -190,7 +191,9 @@ impl Apply {
             let spawner = spawner.clone();
             std::thread::spawn(move || {
                 let result = match record {
-                    Some(r) => spawner.restart(r).map(|()| None),
+                    Some(r) => spawner
+                        .restart(r)
+                        .map(|()| Some(format!("restarted '{id}'"))),
                     None => Err("its record is gone there".to_owned()),
                 };
                 let _ = tx.blocking_send(Msg::Started(id, result));
@@ -214,8 +217,9 @@ impl Apply {
                         agent.name()
                     )),
                     _ => None,
-                });
-            let result = restart(&id, &dir, config.as_deref()).map(|()| resumes);
+                })
+                .unwrap_or_else(|| format!("restarted '{id}'"));
+            let result = restart(&id, &dir, config.as_deref()).map(|()| Some(resumes));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
     }
