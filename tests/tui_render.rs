@@ -412,19 +412,28 @@ fn a_notice_fits_on_an_80_column_footer() {
     for hint in ["⏎ focus", "? help", "q quit"] {
         assert!(footer.contains(hint), "{hint}: {footer}");
     }
-    // One longer than the row is cut, `…`, before help and quit: it took
-    // the whole row, every key with it.
-    let long = format!("no such file or directory: {}", "deep/".repeat(20));
-    s.send(Msg::Started("s3".into(), Err(long)));
+    // One that would not leave room for help and quit goes whole on rows
+    // of its own above the footer: in it, it took the whole row, every
+    // key with it, and cut to fit it lost the end of what went wrong.
+    let long = "cannot run the ssh command 'ssh -F /home/someone/.ssh/config-for-the-build-farm': \
+                No such file or directory (os error 2)";
+    s.send(Msg::Started("s3".into(), Err(long.into())));
     let t = s.text();
-    let footer = t.lines().last().unwrap_or_default();
-    assert!(
-        footer.contains("could not start 's3': no such file") && footer.contains('…'),
-        "{footer}"
-    );
-    for hint in ["? help", "q quit"] {
+    let rows: Vec<&str> = t.lines().collect();
+    let footer = rows[rows.len() - 1];
+    assert!(!footer.contains("could not start"), "{footer}");
+    for hint in ["⏎ focus", "? help", "q quit"] {
         assert!(footer.contains(hint), "{hint}: {footer}");
     }
+    let above: Vec<&str> = rows[rows.len() - 4..rows.len() - 1]
+        .iter()
+        .map(|r| r.trim_matches('"').trim())
+        .collect();
+    assert_eq!(
+        above.join(" "),
+        format!("could not start 's3': {long}"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -850,15 +859,22 @@ fn an_orphans_pane_names_its_pid_in_the_words_that_fit() {
         s.m.columns = Some(columns);
         s.live(ids);
         s.to("lone", SessionMsg::Closed(Some(4321)));
+        // The notice says how to stop it, whole (at 20 columns over the
+        // pane's bottom, for as long as it lasts).
+        let text = s.text();
+        assert!(
+            text.lines()
+                .map(|l| l.trim_matches('"').trim())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains("'lone' lost its supervisor: kill 4321 stops it"),
+            "{text}"
+        );
+        s.m.notice = None;
         let text = s.text();
         assert!(
             text.lines().any(|l| l.contains('╰') && l.contains(said)),
             "{columns} columns: {text}"
-        );
-        // The footer's notice says how to stop it, whole at 80 columns.
-        assert!(
-            width < 80 || text.contains("'lone' lost its supervisor: kill 4321 stops it"),
-            "{text}"
         );
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Clear, Paragraph};
 
 use super::key;
 use crate::client::clock_ms;
@@ -326,10 +326,12 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     };
     // The notice goes before the hints: it says what just happened (a
     // session that could not start, say), and after them it would not fit
-    // on an 80-column terminal. Cut (`…`) where it would leave no room for
-    // the last two hints (`? help  q quit`, `Esc cancel`): a long one took
-    // the whole row, every key with it, and was cut off mid-word.
+    // on an 80-column terminal. One that would leave no room for the last
+    // two hints (`? help  q quit`, `Esc cancel`) goes whole on rows of its
+    // own above the footer: in it, it took the whole row, every key with
+    // it, and cut down to fit it lost the end of what went wrong.
     let in_form = matches!(m.mode, Mode::NewSession { .. });
+    let mut above = None;
     if let Some((text, _)) = m.notice.as_ref().filter(|_| !in_form) {
         let kept: usize = hints
             .iter()
@@ -341,13 +343,12 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         let room = usize::from(area.width)
             .saturating_sub(used + kept + right.chars().count() + 3)
             .max(12);
-        let mut text = text.clone();
         if text.chars().count() > room {
-            text = text.chars().take(room - 1).collect::<String>();
-            text.push('…');
+            above = Some(text.as_str());
+        } else {
+            spans.push(Span::styled(format!(" {text} "), m.theme.popup));
+            spans.push(Span::raw(" "));
         }
-        spans.push(Span::styled(format!(" {text} "), m.theme.popup));
-        spans.push(Span::raw(" "));
     }
     // The question, with the session it is about, beside its keys: the
     // footer said only `y kill  n keep`, and a popup over a grid of ten
@@ -394,4 +395,29 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             Rect::new(area.width.saturating_sub(w), row.y, w.min(area.width), 1),
         );
     }
+    if let Some(text) = above {
+        notice_above(m, f, row, text);
+    }
+}
+
+/// Most rows a notice too long for the footer takes above it.
+const NOTICE_ROWS: usize = 3;
+
+/// A notice too long for the footer, whole (up to [`NOTICE_ROWS`] rows),
+/// over the bottom rows of the grid just above `footer`, for as long as
+/// the notice lasts.
+fn notice_above(m: &Model, f: &mut Frame<'_>, footer: Rect, text: &str) {
+    let width = usize::from(footer.width).saturating_sub(2);
+    let rows = super::inbox::wrap(text, width, NOTICE_ROWS);
+    let height = (rows.len() as u16).min(footer.y);
+    if height == 0 {
+        return;
+    }
+    let lines: Vec<Line<'static>> = rows
+        .into_iter()
+        .map(|r| Line::from(format!(" {r} ")))
+        .collect();
+    let r = Rect::new(footer.x, footer.y - height, footer.width, height);
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(lines).style(m.theme.popup), r);
 }
