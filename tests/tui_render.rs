@@ -332,6 +332,24 @@ fn focus_shows_the_label_where_it_fits() {
     }
 }
 
+/// A long id is cut in the focus bar before the way back is: at 80
+/// columns the detach key and the others who need you went off its end.
+#[test]
+fn focus_keeps_the_way_back_beside_a_long_id() {
+    let long = "a-very-long-session-identifier-that-is-sixty-three-characters-x";
+    let mut s = Scene::new(80, 24);
+    s.live(&[long, "ask"]);
+    s.state("ask", ProcessState::Waiting, 1000);
+    s.key(KeyCode::Enter);
+    let text = s.text();
+    let bar = text.lines().last().unwrap_or("");
+    assert!(bar.contains(" a-very-long-session-"), "{text}");
+    assert!(bar.contains('…') && !bar.contains(long), "{text}");
+    for said in ["back to the grid", " 1 need you "] {
+        assert!(bar.contains(said), "{said}: {text}");
+    }
+}
+
 #[test]
 fn new_session_prompt() {
     let mut s = Scene::new(80, 20);

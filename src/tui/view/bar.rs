@@ -39,7 +39,17 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         .iter()
         .filter(|o| o.id != p.id && o.waiting())
         .count();
-    let mut spans = vec![Span::styled(format!(" {} ", p.id), m.theme.footer_key)];
+    let need_text = (others > 0).then(|| format!(" {others} need you "));
+    // The id is cut before the state and the way back are: without the
+    // detach key on screen a person does not know how to leave.
+    let kept = [&state, &timer, &back]
+        .iter()
+        .map(|s| s.chars().count())
+        .sum::<usize>()
+        + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
+        + 6;
+    let id = super::title::short_id(&p.id, usize::from(row.width).saturating_sub(kept).max(10));
+    let mut spans = vec![Span::styled(format!(" {id} "), m.theme.footer_key)];
     // The label, a person's name for it, where it fits beside what the
     // bar must say (the state and the way back): cut to a few words.
     if let Some(label) = &p.label {
@@ -50,7 +60,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         } else {
             label.clone()
         };
-        let needed = [&p.id, &label, &state, &timer, &back]
+        let needed = [&id, &label, &state, &timer, &back]
             .iter()
             .map(|s| s.chars().count())
             .sum::<usize>()
@@ -83,11 +93,11 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     spans.push(Span::raw(format!("  {back}")));
     // The others who need you outrank the history's hint: at 80 columns
     // there is not room for both after a long state.
-    let need = (others > 0).then(|| {
+    let need = need_text.map(|text| {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
-        Span::styled(format!(" {others} need you "), style)
+        Span::styled(text, style)
     });
     let used: usize =
         spans.iter().map(Span::width).sum::<usize>() + need.as_ref().map_or(0, |n| n.width() + 2);

@@ -168,7 +168,7 @@ fn cut(text: &str, cols: usize) -> String {
 /// An id in `cols` columns: another machine's host is cut first (to
 /// nothing but the mark), so `host:id` keeps the session's own id whole
 /// as long as it can; then the id is cut at its end.
-fn short_id(id: &str, cols: usize) -> String {
+pub(super) fn short_id(id: &str, cols: usize) -> String {
     if id.width() <= cols {
         return id.to_owned();
     }
