@@ -518,6 +518,35 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     });
 }
 
+/// A session that ends at once, and `hm restart` of it from another
+/// terminal: the pane shows each run's lines and end, however short it
+/// ran (found in its last moments, the pane stayed `gone` and empty; and
+/// it kept the first run's lines and time when the second ended between
+/// two looks).
+#[test]
+fn a_pane_shows_the_new_run_of_a_session_restarted_elsewhere() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let script = "if [ -e ran ]; then echo second-$((6*7)); exit 5; fi; \
+                  touch ran; echo first-$((6*7)); exit 4";
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "quick", "--socket-dir", sb.dir()])
+        .args(["--", "sh", "-c", script])
+        .output()
+        .expect("hm run");
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut t = tui(&sb);
+    t.wait_for("the first run's end", |t| {
+        pane(t, "quick").is_some_and(|p| p.shows("first-42") && p.bottom.contains("exited 4"))
+    });
+    let out = sb.cmd(&["restart", "quick"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    t.wait_for("the second run's end", |t| {
+        pane(t, "quick").is_some_and(|p| p.shows("second-42") && p.bottom.contains("exited 5"))
+    });
+}
+
 /// `[tui] fit_sessions = true` (off by default): each session is fitted to
 /// its pane, and focus gives it the terminal less the bar.
 #[test]

@@ -225,6 +225,9 @@ pub struct Pane {
     pub command: Option<String>,
     /// The program's starting directory (INFO, or the ended record).
     pub workdir: Option<String>,
+    /// When the run it shows started (INFO, or the ended record): a
+    /// record of another run under its id is told from its own by it.
+    pub started_unix_ms: Option<u64>,
     /// A person's name for the session (`hm run --label`).
     pub label: Option<String>,
     /// The session's own size, as its supervisor last said (INFO).
@@ -314,6 +317,7 @@ impl Pane {
             status: None,
             command: None,
             workdir: None,
+            started_unix_ms: None,
             label: None,
             session_size: None,
             held: false,

@@ -116,6 +116,10 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         .iter()
         .map(|r| (r.id.as_str(), (r.ended_unix_ms, r.killed)))
         .collect();
+    let started: std::collections::HashMap<&str, u64> = records
+        .iter()
+        .map(|r| (r.id.as_str(), r.started_unix_ms))
+        .collect();
     // With as many records as are kept (on one machine), one older than
     // the oldest listed may have been trimmed, not forgotten.
     let mut oldest: std::collections::HashMap<Option<&str>, (usize, u64)> = Default::default();
@@ -147,7 +151,32 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         let unlooked = host.is_some_and(|h| problems.contains_key(h));
         p.ended() && !listed.contains_key(p.id.as_str()) && !unlooked && !trimmed
     };
-    m.panes.retain(|p| !forgotten(p));
+    // Panes made again from their record, marked: one whose session ended
+    // again since its record was read, or whose record is of another run
+    // than the one it watched (run anew by `hm restart` elsewhere and
+    // ended between two looks: it kept the earlier run's lines and time),
+    // and one whose connection went before it told how the session ended
+    // (found in its last moments: `gone`, and empty).
+    let renewed: std::collections::HashSet<String> = m
+        .panes
+        .iter()
+        .filter(|p| {
+            let Some(&(at, _)) = listed.get(p.id.as_str()) else {
+                return false;
+            };
+            let other_run = p
+                .started_unix_ms
+                .zip(started.get(p.id.as_str()))
+                .is_some_and(|(own, &theirs)| own != theirs);
+            match p.recorded {
+                Some(seen) => p.ended() && at > seen,
+                None => p.ended() && (p.exit.is_none() || other_run),
+            }
+        })
+        .map(|p| p.id.clone())
+        .collect();
+    m.panes
+        .retain(|p| !forgotten(p) && !renewed.contains(&p.id));
     let mut learned_killed = Vec::new();
     for p in &mut m.panes {
         if p.ended()
@@ -182,11 +211,13 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         // Ended while no dashboard was open: nobody has seen it end. Or
         // marked, not looked at, when the dashboard was quit.
         let marked = m.marked_before.remove(&r.id);
-        p.attention = left.is_some_and(|t| r.ended_unix_ms > t) || marked;
+        p.attention =
+            left.is_some_and(|t| r.ended_unix_ms > t) || marked || renewed.contains(&r.id);
         p.link = Link::Gone;
         p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));
         p.workdir = Some(r.workdir.clone());
+        p.started_unix_ms = Some(r.started_unix_ms);
         p.label = r.label.clone();
         let ago = std::time::Duration::from_millis(unix_now.saturating_sub(r.ended_unix_ms));
         p.ended_at = Some(now.checked_sub(ago).unwrap_or(now));
@@ -342,6 +373,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
             if !info.workdir.is_empty() {
                 p.workdir = Some(info.workdir.clone());
+            }
+            if info.started_unix_ms > 0 {
+                p.started_unix_ms = Some(info.started_unix_ms);
             }
             p.label = info
                 .label

@@ -1009,3 +1009,91 @@ fn an_ended_pane_shows_the_full_screen_its_program_left() {
     );
     assert!(at("the answer is 42").is_some(), "{shown}");
 }
+
+/// An ended session run again elsewhere (`hm restart`) that ended again
+/// between two looks: its pane shows the new run's lines, code and time,
+/// marked, not the first run's.
+#[test]
+fn a_session_that_ended_again_unseen_shows_its_new_end() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    // Selected, so that the other's mark is not taken as looked at.
+    live(&mut m, &["a"], now);
+    let first = crate::clock::unix_ms() - 60_000;
+    let ended = |at: u64, code: i32, line: &str| crate::ended::Ended {
+        exit_code: code,
+        last_lines: vec![line.into()],
+        ..record("quick", at)
+    };
+    update(&mut m, Msg::Ended(vec![ended(first, 4, "run-1")]), now);
+    let shows = |m: &Model, text: &str| {
+        m.pane("quick")
+            .is_some_and(|p| p.term.screen().contents().contains(text))
+    };
+    assert!(shows(&m, "run-1"));
+    // The same record again changes nothing.
+    update(&mut m, Msg::Ended(vec![ended(first, 4, "run-1")]), now);
+    assert!(shows(&m, "run-1"));
+    let later = first + 50_000;
+    update(&mut m, Msg::Ended(vec![ended(later, 5, "run-2")]), now);
+    let p = m.pane("quick").expect("its pane");
+    assert!(shows(&m, "run-2") && !shows(&m, "run-1"));
+    assert_eq!(p.exit, Some(5));
+    assert_eq!(p.recorded, Some(later));
+    assert!(p.attention, "not seen ending");
+    assert_eq!(m.panes.len(), 2);
+}
+
+/// Seen ending, its record not read yet, then run anew elsewhere and
+/// ended between two looks: the record, of another run than the one it
+/// watched (started later), makes the pane again.
+#[test]
+fn a_record_of_another_run_than_the_one_watched_makes_the_pane_again() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "quick"], now);
+    let first = crate::clock::unix_ms() - 60_000;
+    let info = crate::protocol::Info {
+        started_unix_ms: first,
+        ..Default::default()
+    };
+    let to = |m: &mut Model, sm: SessionMsg| update(m, Msg::Session("quick".into(), sm), now);
+    to(&mut m, SessionMsg::Info(Box::new(info)));
+    to(&mut m, SessionMsg::Output(b"run-1\r\n".to_vec()));
+    to(&mut m, SessionMsg::Exit(4));
+    to(&mut m, SessionMsg::Closed(None));
+    let second = crate::ended::Ended {
+        started_unix_ms: first + 30_000,
+        exit_code: 5,
+        last_lines: vec!["run-2".into()],
+        ..record("quick", first + 30_010)
+    };
+    update(&mut m, Msg::Ended(vec![second]), now);
+    let p = m.pane("quick").expect("its pane");
+    assert!(p.term.screen().contents().contains("run-2"));
+    assert_eq!(p.exit, Some(5));
+    // Its own run's record changes nothing.
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "quick"], now);
+    let info = crate::protocol::Info {
+        started_unix_ms: first,
+        ..Default::default()
+    };
+    to(&mut m, SessionMsg::Info(Box::new(info)));
+    to(&mut m, SessionMsg::Output(b"run-1\r\n".to_vec()));
+    to(&mut m, SessionMsg::Exit(4));
+    to(&mut m, SessionMsg::Closed(None));
+    let own = crate::ended::Ended {
+        started_unix_ms: first,
+        exit_code: 4,
+        last_lines: vec!["its last line".into()],
+        ..record("quick", first + 10)
+    };
+    update(&mut m, Msg::Ended(vec![own]), now);
+    let p = m.pane("quick").expect("its pane");
+    let shown = p.term.screen().contents();
+    assert!(
+        shown.contains("run-1") && !shown.contains("its last line"),
+        "{shown}"
+    );
+}
