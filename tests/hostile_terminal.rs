@@ -244,12 +244,14 @@ impl Drawn {
     }
 
     /// Ended with `code`: `exited 143`, or `killed by SIGTERM (exit code
-    /// 143)` (`killed · exit 143` in a narrow pane) once the dashboard
-    /// knows it was killed.
+    /// 143)` (`killed SIGTERM` in a narrow pane) once the dashboard knows
+    /// it was killed.
     fn exited(&self, code: i32) -> bool {
+        let signal = nix::sys::signal::Signal::try_from(code - 128)
+            .map_or_else(|_| format!(" exit {code} "), |s| format!(" killed {s} "));
         self.ended()
             && (self.bottom.contains(&format!(" exited {code} "))
-                || self.bottom.contains(&format!(" exit {code} "))
+                || self.bottom.contains(&signal)
                 || self.bottom.contains(&format!("(exit code {code})")))
     }
 

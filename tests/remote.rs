@@ -486,7 +486,7 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
     t.wait_for("the question", |t| t.contains("Kill session 'box:made'?"));
     t.send(b"y");
     t.wait_for("its pane marked killed", |t| {
-        t.contains("killed by SIGTERM (exit code 143)") || t.contains("killed · exit")
+        t.contains("killed by SIGTERM (exit code 143)") || t.contains("killed SIGTERM")
     });
     wait_until("it ended there", || {
         remote_ls(&sb, &remote_dir)

@@ -348,7 +348,7 @@ fn kill_asks_first_and_only_yes_kills() {
     t.wait_for("the pane marked exited", |t| {
         pane(t, "victim").is_some_and(|p| {
             (p.bottom.contains("killed by SIGTERM (exit code 143)")
-                || p.bottom.contains("killed · exit 143"))
+                || p.bottom.contains(" killed SIGTERM "))
                 && p.top.contains("killed SIGTERM")
         })
     });

@@ -93,7 +93,11 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             let said = if said.chars().count() <= room {
                 said
             } else {
-                format!("killed · exit {code}")
+                // As the title and `hm ls` say it.
+                crate::client::signal_name(code).map_or_else(
+                    || format!("killed · exit {code}"),
+                    |s| format!("killed {s}"),
+                )
             };
             Span::styled(format!(" {said} "), m.theme.error)
         }
