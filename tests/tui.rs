@@ -393,6 +393,26 @@ fn start_s1(t: &mut Terminal, command: &str) {
     t.send(format!("{command}\r").as_bytes());
 }
 
+/// A command that cannot start brings the form back as it was filled in,
+/// saying why in it: it was thrown away, the reason cut off in the
+/// footer, and everything had to be typed again.
+#[test]
+fn a_command_that_cannot_start_brings_the_form_back() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    start_s1(&mut t, "nonexistent-command-xyz --flag");
+    t.wait_for("the form again, saying why", |t| {
+        t.contains("could not start 's1'")
+            && t.contains("command:    nonexistent-command-xyz --flag")
+    });
+    // Fixed and started.
+    t.send(b"\x15sleep 600\r");
+    t.wait_for("the session running", |t| {
+        pane(t, "s1").is_some() && !t.contains("command:")
+    });
+}
+
 #[test]
 fn a_session_started_from_the_dashboard_takes_a_label() {
     let sb = Sandbox::new();

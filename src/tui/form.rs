@@ -221,6 +221,7 @@ fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<
         command
     };
     m.starting.insert(id.clone());
+    m.new_started = Some((id.clone(), command.clone()));
     let dir = m.new_dir.trim();
     fx.push(Effect::Spawn {
         id: id.clone(),

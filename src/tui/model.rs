@@ -518,6 +518,9 @@ pub struct Model {
     pub inbox: Inbox,
     /// The new session form's classifier; `None`: hm chooses.
     pub new_classifier: Option<String>,
+    /// The id and command the form last started, until its start is
+    /// known: one that could not start brings the form back with them.
+    pub new_started: Option<(String, String)>,
     /// A mouse drag selecting text (see [`super::select`]).
     pub drag: Option<Drag>,
 }
@@ -563,6 +566,7 @@ impl Model {
             keys: crate::config::Keymap::default(),
             inbox: Default::default(),
             new_classifier: None,
+            new_started: None,
             drag: None,
         }
     }

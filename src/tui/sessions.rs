@@ -26,6 +26,7 @@ pub fn started(
     fx: &mut Vec<Effect>,
 ) {
     m.starting.remove(&id);
+    let from_form = m.new_started.take_if(|(started, _)| *started == id);
     match result {
         Ok(said) => {
             // It is serving now: show it without waiting for the next
@@ -46,7 +47,21 @@ pub fn started(
                 now,
             );
         }
-        Err(e) => m.notify(format!("could not start '{id}': {e}"), now),
+        Err(e) => {
+            m.notify(format!("could not start '{id}': {e}"), now);
+            // Started from the form: it comes back as it was filled in,
+            // saying why (in it), for a fix rather than typing it all
+            // again; unless the person has gone on to something else.
+            if let Some((_, command)) = from_form
+                && m.mode == Mode::Grid
+            {
+                m.mode = Mode::NewSession {
+                    step: super::model::NewStep::Command,
+                    id,
+                    command,
+                };
+            }
+        }
     }
 }
 

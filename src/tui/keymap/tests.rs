@@ -659,3 +659,38 @@ fn a_last_page_of_fewer_panes_fills_the_screen_and_moves_by_its_rows() {
     update(&mut m, press(KeyCode::Char('j')), now);
     assert_eq!(sel(&m), "s13");
 }
+
+/// A session the form started that could not start brings the form back
+/// as it was filled in, saying why in it; one that started does not, and
+/// neither does another start's failure.
+#[test]
+fn a_start_that_fails_brings_the_form_back_filled_in() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1"], now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    typed(&mut m, "api", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "nonexistent-command --flag", now);
+    update(&mut m, press(KeyCode::Tab), now);
+    update(&mut m, ctrl('u'), now);
+    typed(&mut m, "/no/such/dir", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Grid);
+    let why = "workdir '/no/such/dir': No such file or directory";
+    update(&mut m, Msg::Started("api".into(), Err(why.into())), now);
+    assert_eq!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Command,
+            id: "api".into(),
+            command: "nonexistent-command --flag".into(),
+        }
+    );
+    assert_eq!(m.new_dir, "/no/such/dir");
+    assert_eq!(notice(&m), format!("could not start 'api': {why}"));
+    // Esc, and another start's failure says so in the footer only.
+    update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, Msg::Started("other".into(), Err("no".into())), now);
+    assert_eq!(m.mode, Mode::Grid);
+}
