@@ -551,9 +551,12 @@ pub struct CaptureArgs {
 }
 
 #[derive(Debug, Args)]
+// Ids or --all, and the usage line of a call with neither says so (it
+// said `hm kill <ID>...`, --all nowhere).
+#[command(group(clap::ArgGroup::new("which").required(true).args(["ids", "all"])))]
 pub struct KillArgs {
     /// Session ids (several are stopped at once)
-    #[arg(required_unless_present = "all", value_name = "ID")]
+    #[arg(value_name = "ID")]
     pub ids: Vec<String>,
     /// Stop every running session (those that ended are left as they are)
     #[arg(long, conflicts_with = "ids")]

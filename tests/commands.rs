@@ -144,6 +144,11 @@ fn a_command_line_that_cannot_mean_anything_exits_2() {
     }
     let out = sb.cmd(&["wait", "calm", "--state", "waiting", "--timeout", "0.1"]);
     assert_eq!(out.status.code(), Some(1), "a time-out: {}", stderr(&out));
+    // Neither ids nor --all: the usage says both ways (`hm kill <ID>...`
+    // left --all out).
+    let out = sb.cmd(&["kill"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("<ID|--all>"), "{}", stderr(&out));
 }
 
 #[test]
