@@ -532,11 +532,12 @@ fn the_dashboard_says_why_a_host_cannot_be_used() {
     let sshd = or_skip!(sshd(&sb, &sb.path().join("remote-run")));
     let args = ["tui", "--socket-dir", sb.dir(), "--host", "bare"];
     let mut t = hm_in_terminal(&sb, &sshd, &args, (24, 100));
+    // Whole, above the footer: longer than the footer has room for.
     t.wait_for("why the host cannot be used", |t| {
-        t.last_row().contains("bare: no 'hm' on the remote PATH")
+        t.contains("bare: no 'hm' on the remote PATH") && t.last_row().contains("? help")
     });
     t.wait_for("the notice gone, the host still named", |t| {
-        !t.last_row().contains("remote PATH") && t.last_row().contains("bare unreachable")
+        !t.contains("remote PATH") && t.last_row().contains("bare unreachable")
     });
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);

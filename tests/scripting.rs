@@ -161,37 +161,6 @@ fn wait_for_exited_returns_the_exit_code_line() {
     assert_eq!(stdout(&out), "short: exited with code 3\n");
 }
 
-/// `hm wait --state exited` on a session someone killed says so, as `hm
-/// ls` and the dashboard do, not only its code; while it waits or after.
-#[test]
-fn wait_says_a_killed_session_was_killed() {
-    let sb = Sandbox::new();
-    let s = bg(&sb, &["--id", "sleeper"], &["sleep", "600"]);
-    let waiting = sb
-        .hm()
-        .args([
-            "wait",
-            &s.id,
-            "--state",
-            "exited",
-            "--timeout",
-            "20",
-            "--socket-dir",
-        ])
-        .arg(&sb.sock_dir)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("hm wait");
-    let out = sb.cmd(&["kill", &s.id]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = waiting.wait_with_output().expect("hm wait's end");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let said = "sleeper: killed by SIGTERM (exit code 143)\n";
-    assert_eq!(stdout(&out), said);
-    let out = sb.cmd(&["wait", &s.id, "--state", "exited"]);
-    assert_eq!(stdout(&out), said);
-}
-
 /// A script's next command, started the moment its program exits, meets a
 /// supervisor on its way out, which resets the connections it has not
 /// served: each says how the session ended, as it would a moment later,
