@@ -37,7 +37,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         let cursor = pane::cursor().visibility(p.copy.is_none());
         f.render_widget(PseudoTerminal::new(&v).cursor(cursor), top);
         clusters::join(f.buffer_mut(), top);
-        history::overlay(m, p, &v, top, top.y, f);
+        history::overlay(m, p, &v, top, top.y, false, f);
         if rows < area.height {
             bar::focus_bar(
                 m,

@@ -23,14 +23,15 @@ pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
 /// Draws the marker, the selection and the cursor of a pane's copy mode
 /// over `area`, where `v` was drawn.
 /// `marker_y` is the row copy mode's `copy [+12/340]` goes on, at its
-/// right: a pane's bottom border, where it hides none of the rows it is
-/// about.
+/// left or right: a pane's bottom border, where it hides none of the rows
+/// it is about.
 pub(super) fn overlay(
     m: &Model,
     p: &Pane,
     v: &View<'_>,
     area: Rect,
     marker_y: u16,
+    marker_left: bool,
     f: &mut Frame<'_>,
 ) {
     let Some(copy) = &p.copy else { return };
@@ -70,6 +71,11 @@ pub(super) fn overlay(
     }
     let text = format!(" {marker} ");
     let w = (text.chars().count() as u16).min(area.width);
-    let spot = Rect::new(area.x + area.width - w, marker_y, w, 1.min(area.height));
+    let x = if marker_left {
+        area.x
+    } else {
+        area.x + area.width - w
+    };
+    let spot = Rect::new(x, marker_y, w, 1.min(area.height));
     f.render_widget(Span::styled(text, m.theme.footer_key), spot);
 }

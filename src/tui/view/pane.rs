@@ -183,9 +183,10 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
             body,
         );
         edges(m, p, &v, body, f);
-        // On the bottom border, over the idle timer: on the first row it
-        // covered the text being read.
-        super::history::overlay(m, p, &v, body, body.y + body.height, f);
+        // On the bottom border, over the directory: on the first row it
+        // covered the text being read, and over the right end the state
+        // (`exited 7` down to `e` in a narrow pane).
+        super::history::overlay(m, p, &v, body, body.y + body.height, true, f);
         return;
     }
     // The window onto the session's screen: the rows that matter, from its
