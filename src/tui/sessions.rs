@@ -127,13 +127,15 @@ const RECORD_GRACE: Duration = Duration::from_secs(2);
 pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     use crate::ended::KEEP;
     let unix_now = crate::clock::unix_ms();
-    let listed: std::collections::HashMap<&str, (u64, bool)> = records
+    // Each record's end, whether it was killed, and its run's start.
+    let listed: std::collections::HashMap<&str, (u64, bool, u64)> = records
         .iter()
-        .map(|r| (r.id.as_str(), (r.ended_unix_ms, r.killed)))
-        .collect();
-    let started: std::collections::HashMap<&str, u64> = records
-        .iter()
-        .map(|r| (r.id.as_str(), r.started_unix_ms))
+        .map(|r| {
+            (
+                r.id.as_str(),
+                (r.ended_unix_ms, r.killed, r.started_unix_ms),
+            )
+        })
         .collect();
     // With as many records as are kept (on one machine), one older than
     // the oldest listed may have been trimmed, not forgotten.
@@ -176,17 +178,15 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         .panes
         .iter()
         .filter(|p| {
-            let Some(&(at, _)) = listed.get(p.id.as_str()) else {
+            let Some(&(at, _, started)) = listed.get(p.id.as_str()) else {
                 return false;
             };
-            let other_run = p
-                .started_unix_ms
-                .zip(started.get(p.id.as_str()))
-                .is_some_and(|(own, &theirs)| own != theirs);
-            match p.recorded {
-                Some(seen) => p.ended() && at > seen,
-                None => p.ended() && (p.exit.is_none() || other_run),
-            }
+            let other_run = p.started_unix_ms.is_some_and(|own| own != started);
+            p.ended()
+                && match p.recorded {
+                    Some(seen) => at > seen,
+                    None => p.exit.is_none() || other_run,
+                }
         })
         .map(|p| p.id.clone())
         .collect();
@@ -195,7 +195,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     let mut learned_killed = Vec::new();
     for p in &mut m.panes {
         if p.ended()
-            && let Some(&(at, killed)) = listed.get(p.id.as_str())
+            && let Some(&(at, killed, _)) = listed.get(p.id.as_str())
         {
             p.recorded = Some(at);
             // Killed by `hm kill` elsewhere: known once the record is.
