@@ -225,6 +225,9 @@ async fn dashboard(opts: Options, mut remotes: Remotes) -> Result<i32> {
     let found = discovery::discover(&opts.dir, &mut remotes, &m);
     let fx = feed(&mut m, found, Instant::now());
     apply.apply(fx, &opts);
+    if let Some(warning) = m.keys.warning() {
+        m.notify(warning, Instant::now());
+    }
 
     // 0 when quit with a key; 128 + N when ended by signal N, as `hm attach`
     // and a shell report it.

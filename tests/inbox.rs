@@ -586,6 +586,27 @@ fn the_configured_keys_are_the_dashboards_and_help_lists_them() {
     });
 }
 
+/// A key the file gives to one action leaves another without any unasked:
+/// the dashboard says so as it starts.
+#[test]
+fn an_action_left_without_a_key_is_said_at_the_start() {
+    let sb = Sandbox::new();
+    config(&sb, "[tui.keys]\nnew = \"x\"\n");
+    let _s = sb.start("s1", &[], &["sleep", "600"]);
+    let Some(t) = dashboard(&sb, (80, 24)) else {
+        return;
+    };
+    shows(&t, "the warning, whole, above the footer", |s| {
+        let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        flat.contains("[tui.keys]: kill has no key (x is new's now); give it one or write kill = [] to mean it")
+    });
+    shows(&t, "the footer without a kill key", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("x new") && !l.contains("kill"))
+    });
+}
+
 /// A key bound twice stops every command at once with the file and line,
 /// before the dashboard touches the terminal.
 #[test]

@@ -355,6 +355,10 @@ impl Chord {
 pub struct Keymap {
     /// One entry per action, in [`Action::ALL`]'s order.
     keys: Vec<(Action, Vec<Chord>)>,
+    /// Actions the file did not write whose every default key it gave to
+    /// another action, with the first such key and its action now: left
+    /// without a key unasked.
+    stripped: Vec<(Action, Chord, Action)>,
 }
 
 impl Default for Keymap {
@@ -370,7 +374,10 @@ impl Default for Keymap {
                 (a, chords)
             })
             .collect();
-        Keymap { keys }
+        Keymap {
+            keys,
+            stripped: Vec::new(),
+        }
     }
 }
 
@@ -396,6 +403,30 @@ impl Keymap {
         self.keys(action).first().map(Chord::label)
     }
 
+    /// What the dashboard says at its start when the file left actions
+    /// without a key that it did not write (`new = "x"` takes kill's only
+    /// key): `?` shows them keyless, but nothing else would.
+    pub fn warning(&self) -> Option<String> {
+        let (first, ..) = self.stripped.first()?;
+        let each: Vec<String> = self
+            .stripped
+            .iter()
+            .map(|(lost, key, to)| {
+                format!(
+                    "{} has no key ({} is {}'s now)",
+                    lost.name(),
+                    key.label(),
+                    to.name()
+                )
+            })
+            .collect();
+        Some(format!(
+            "[tui.keys]: {}; give it one or write {} = [] to mean it",
+            each.join("; "),
+            first.name()
+        ))
+    }
+
     /// Gives `action` exactly `keys`, and takes them from any other.
     fn set(&mut self, action: Action, keys: Vec<Chord>) {
         for (a, k) in &mut self.keys {
@@ -415,6 +446,8 @@ impl Doc<'_> {
         let mut map = Keymap::default();
         // Each key written so far: for which action, and where.
         let mut written: HashMap<Chord, (Action, Range<usize>)> = HashMap::new();
+        // Each action written, `[]` too.
+        let mut named = Vec::new();
         for (key, value) in in_file_order(self.table("tui.keys", "[tui.keys]", value)?) {
             let name: &str = key.get_ref();
             let Some(action) = Action::ALL.into_iter().find(|a| a.name() == name) else {
@@ -457,6 +490,20 @@ impl Doc<'_> {
                 return Err(self.invalid(value.span(), &full, reason));
             }
             map.set(action, chords);
+            named.push(action);
+        }
+        for a in Action::ALL {
+            if named.contains(&a) || !map.keys(a).is_empty() {
+                continue;
+            }
+            let taken = a
+                .defaults()
+                .iter()
+                .filter_map(|d| Chord::parse(d).ok())
+                .find_map(|c| Some((c, map.action(&c)?)));
+            if let Some((key, to)) = taken {
+                map.stripped.push((a, key, to));
+            }
         }
         Ok(map)
     }
@@ -531,6 +578,31 @@ mod tests {
         // An empty list unbinds.
         let k = keys("sort = []\n");
         assert!(k.keys(Action::Sort).is_empty());
+        assert_eq!(k.warning(), None, "asked for");
+    }
+
+    #[test]
+    fn an_action_left_without_a_key_unasked_is_warned_of() {
+        let k = keys("new = \"x\"\n");
+        assert_eq!(
+            k.warning().as_deref(),
+            Some(
+                "[tui.keys]: kill has no key (x is new's now); give it one or write kill = [] to mean it"
+            )
+        );
+        // One of two defaults taken leaves the other: nothing to say.
+        assert_eq!(keys("new = \"h\"\n").warning(), None);
+        // Both taken: said, with the first.
+        let k = keys("new = \"h\"\nfocus = \"left\"\n");
+        assert!(
+            k.warning()
+                .is_some_and(|w| w.contains("left has no key (← is focus's now)")),
+            "{:?}",
+            k.warning()
+        );
+        // Written empty on purpose: nothing to say.
+        assert_eq!(keys("new = \"x\"\nkill = []\n").warning(), None);
+        assert_eq!(Keymap::default().warning(), None);
     }
 
     #[test]
