@@ -566,6 +566,61 @@ fn a_line_on_the_screen_when_the_session_narrows_is_whole_in_hm_logs() {
     });
 }
 
+/// Lines still on the screen after the session got narrower are whole
+/// in `hm logs` too, not only once they scroll off, and `--follow` does
+/// not print them again (it printed them a second time, cut, as soon as
+/// the program wrote after the resize).
+#[test]
+fn lines_on_the_screen_when_the_session_narrows_stay_whole_and_are_followed_once() {
+    let sb = Sandbox::new();
+    let lines: Vec<String> = (1..=3).map(|i| pattern(i)[..100].to_owned()).collect();
+    let script = format!(
+        "echo {}; echo {}; echo {}; read go; echo after; exec sleep 600",
+        lines[0], lines[1], lines[2]
+    );
+    let _s = sb.start(
+        "still",
+        &["--cols", "120", "--rows", "10"],
+        &["sh", "-c", &script],
+    );
+    wait_until("the long lines", || logs(&sb, "still", &[]) == lines);
+    let mut follow = sb
+        .hm()
+        .args(["logs", "still", "-f", "--socket-dir", sb.dir()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("hm logs -f");
+    let stdout = follow.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(common::PATIENCE)
+            .expect("a line from hm logs -f")
+    };
+    for l in &lines {
+        assert_eq!(&next(), l);
+    }
+    resize(&sb, "still", 40, 10);
+    let out = sb.cmd(&["send", "still", "go", "--enter"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut want = lines.clone();
+    want.extend(["go".to_owned(), "after".to_owned()]);
+    wait_until("the lines whole in hm logs after the resize", || {
+        logs(&sb, "still", &[]) == want
+    });
+    assert_eq!(next(), "go", "the next line followed, nothing again");
+    assert_eq!(next(), "after");
+    let _ = follow.kill();
+    let _ = follow.wait();
+}
+
 /// A session that keeps no output (`--scrollback-bytes 0`) still has a
 /// screen: `hm logs` prints it (it printed nothing).
 #[test]

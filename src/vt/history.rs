@@ -183,12 +183,21 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             let screen = self.screen();
             let first = from.saturating_sub(hist);
             let cols = self.size().cols;
+            let tally = self.tally();
             for (i, text) in screen.rows(0, cols).enumerate().skip(first) {
                 if hist + i >= to {
                     break;
                 }
                 let wrapped = u16::try_from(i).is_ok_and(|r| screen.row_wrapped(r));
-                lines.push(Line { text, wrapped });
+                // Cut by a narrowing and untouched since: the line whole.
+                let line = match tally.whole_on_screen(i, &text, wrapped) {
+                    Some(whole) => Line {
+                        text: whole.text(),
+                        wrapped: whole.wrapped,
+                    },
+                    None => Line { text, wrapped },
+                };
+                lines.push(line);
             }
         }
         lines

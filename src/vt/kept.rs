@@ -147,22 +147,25 @@ impl<CB> Tally<CB> {
     /// a row). A row the program wrote since differs: a shell's line
     /// redrawn for the new width wraps.
     fn widened(&mut self, row: Kept) -> Kept {
-        use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
         let Some(wide) = self.wide.pop_front() else {
             return row;
         };
-        let (cut, whole) = (row.text(), wide.text());
-        let Some(rest) = whole.strip_prefix(cut.as_str()) else {
-            return row;
-        };
-        let edge = usize::from(self.cut_to);
-        let reaches = match rest.chars().next() {
-            None => false,
-            Some(next) => {
-                cut.width() == edge || (cut.width() + 1 == edge && next.width() == Some(2))
-            }
-        };
-        if reaches && !row.wrapped { wide } else { row }
+        if still_cut(&row.text(), &wide.text(), self.cut_to, row.wrapped) {
+            wide
+        } else {
+            row
+        }
+    }
+
+    /// Row `i` of the main screen (`cut`, as text, and whether it wraps)
+    /// whole as it was before the screen narrowed, if it is still as the
+    /// narrowing cut it (see [`Tally::widened`]): a row that never left
+    /// the screen is the program's line as much as one that did.
+    pub(super) fn whole_on_screen(&self, i: usize, cut: &str, wrapped: bool) -> Option<Kept> {
+        // The rows growing pulled down since are above those noted.
+        let noted = i.checked_sub(usize::try_from(self.pulled).ok()?)?;
+        let wide = self.wide.get(noted)?;
+        still_cut(cut, &wide.text(), self.cut_to, wrapped).then(|| wide.clone())
     }
 
     /// The whole screen is cleared: what is on it now is the program's
@@ -246,6 +249,25 @@ impl<CB> Tally<CB> {
         let row = if pulled { row } else { self.widened(row) };
         self.keep_row(row);
     }
+}
+
+/// Whether `cut`, a row of the main screen, is still `whole` as a
+/// narrowing to `edge` columns cut it: `whole` begins with it, it
+/// reaches the edge (a column short of it when the cut fell inside a
+/// wide character, which vt100 then blanks), and it does not wrap
+/// (vt100's cut unwraps a row). A row the program wrote since differs: a
+/// shell's line redrawn for the new width wraps.
+fn still_cut(cut: &str, whole: &str, edge: u16, wrapped: bool) -> bool {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    let Some(rest) = whole.strip_prefix(cut) else {
+        return false;
+    };
+    let edge = usize::from(edge);
+    let reaches = match rest.chars().next() {
+        None => false,
+        Some(next) => cut.width() == edge || (cut.width() + 1 == edge && next.width() == Some(2)),
+    };
+    reaches && !wrapped
 }
 
 /// A writer that takes the first character written and refuses the

@@ -211,6 +211,45 @@ fn a_line_on_the_screen_when_it_narrows_is_kept_whole() {
     }
 }
 
+/// Lines on the screen when it narrows are read whole while they are
+/// still there (`hm logs` of a shell whose prompt came back narrower),
+/// below rows a taller screen pulled down since; the prompt the shell
+/// drew after the resize is read as it is.
+#[test]
+fn a_line_still_on_the_screen_after_it_narrowed_is_read_whole() {
+    let long = "0123456789abcdefghijklmnopqrst";
+    let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 6 }, 100);
+    t.feed(format!("{long}\r\nsome {long}\r\nshort\r\n").as_bytes());
+    t.resize(Size { cols: 12, rows: 4 });
+    t.feed(b"$ ");
+    let text =
+        |t: &mut Term| -> Vec<String> { t.logical_lines().into_iter().map(|l| l.text).collect() };
+    assert_eq!(
+        text(&mut t),
+        [
+            long.to_owned(),
+            format!("some {long}"),
+            "short".into(),
+            "$".into()
+        ]
+    );
+    // Written over since: as written.
+    t.feed(b"\x1b[H0123456789AB");
+    let now = text(&mut t);
+    assert_eq!(now[0], "0123456789AB", "{now:?}");
+    assert_eq!(now[1], format!("some {long}"));
+    // A row gone before the narrowing comes back down blank as the screen
+    // grows: the rows below it are still matched with their whole form.
+    let mut t: Term = Term::with_scrollback(Size { cols: 40, rows: 3 }, 100);
+    t.feed(format!("a\r\nb\r\n{long}\r\n").as_bytes());
+    t.resize(Size { cols: 12, rows: 3 });
+    t.resize(Size { cols: 12, rows: 5 });
+    assert_eq!(t.screen().contents().lines().nth(2), Some("0123456789ab"));
+    let now = text(&mut t);
+    assert!(now.contains(&long.to_owned()), "{now:?}");
+    assert!(!now.iter().any(|l| l == "0123456789ab"), "{now:?}");
+}
+
 /// A row the program wrote again after the screen narrowed is kept as it
 /// is now, not as it was: a shell redraws its line at the new width,
 /// wrapping, and that line must not come out twice.
