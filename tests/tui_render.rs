@@ -625,6 +625,16 @@ fn a_long_command_in_the_new_session_prompt_shows_its_end() {
 fn a_pane_scrolled_back_says_where_and_copy_mode_shows_its_cursor_and_selection() {
     let mut s = Scene::new(60, 14);
     s.live(&["log"]);
+    // The marker takes the directory's place, leaving none of it.
+    s.to(
+        "log",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 58,
+            rows: 12,
+            workdir: "/home/me/src/project".into(),
+            ..Default::default()
+        })),
+    );
     let lines: String = (1..=40).map(|i| format!("line {i}\r\n")).collect();
     s.output("log", &format!("{lines}$ "));
     // Two wheel-sized steps up with Shift-PgUp... then copy mode there,

@@ -165,7 +165,13 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         .title_bottom(bottom.alignment(Alignment::Right))
         .title_bottom(
             Line::from(Span::styled(
-                short_dir(p.workdir.as_deref(), dir_room),
+                // Scrolled back, the marker takes the directory's place
+                // (drawn over it, it left its end: `[+72/1002] 7/work`).
+                if p.copy.is_some() {
+                    String::new()
+                } else {
+                    short_dir(p.workdir.as_deref(), dir_room)
+                },
                 m.theme.dim,
             ))
             .alignment(Alignment::Left),
