@@ -23,6 +23,8 @@ pub struct Lost {
     /// `hm restore` would start it again ([`plan::plan`] has a way, and
     /// [`plan::check`] finds what it needs).
     pub restartable: bool,
+    /// Why not, when it would not.
+    pub refusal: Option<String>,
 }
 
 /// The lost sessions of socket dir `dir`, in id order.
@@ -45,14 +47,19 @@ pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Lost> {
         .filter_map(|id| {
             let m = manifest::read(&state, &id).ok()?;
             let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
-            (here && m.lost() && !alive(dir, &id)).then(|| Lost {
+            (here && m.lost() && !alive(dir, &id)).then(|| {
                 // As `hm restore` would find it now: its directory and
                 // its program still there.
-                restartable: plan::plan(&m)
+                let refusal = plan::plan(&m)
                     .and_then(|mut r| plan::check(&mut r, &m))
-                    .is_ok(),
-                id,
-                manifest: m,
+                    .err()
+                    .map(|why| why.to_string());
+                Lost {
+                    restartable: refusal.is_none(),
+                    refusal,
+                    id,
+                    manifest: m,
+                }
             })
         })
         .collect()

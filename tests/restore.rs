@@ -610,7 +610,7 @@ fn bad_manifests_are_named_and_left_and_the_rest_restored() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{}{err}", stdout(&out));
     assert!(
-        stdout(&out).contains("restored 1 of 1 lost session"),
+        stdout(&out).contains("restored 1 of 1 lost session; 5 more are not restored (said above)"),
         "{}",
         stdout(&out)
     );

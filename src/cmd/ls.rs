@@ -92,6 +92,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         id,
         manifest,
         restartable,
+        ..
     } in crate::lost::list_besides(&dir, |id| answered.contains(id))
     {
         let lost = Some((manifest, restartable));

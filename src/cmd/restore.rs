@@ -51,6 +51,8 @@ struct Survey {
     failed: bool,
     /// The socket dirs of lost sessions elsewhere.
     elsewhere: Vec<String>,
+    /// Lost sessions of this dir named in `notes` as not restored.
+    left: usize,
 }
 
 pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
@@ -95,9 +97,18 @@ pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -
     let started = start_all(&survey.jobs, parallel, &dir, config_path);
     let n = started.iter().filter(|ok| **ok).count();
     let mut out = std::io::stdout().lock();
+    // The sessions named on stderr count too: "4 of 4" read as all of
+    // them, with ten more left.
+    let left = match survey.left {
+        0 => String::new(),
+        n => format!(
+            "; {n} more {} not restored (said above)",
+            if n == 1 { "is" } else { "are" }
+        ),
+    };
     writeln!(
         out,
-        "restored {n} of {} lost session{}",
+        "restored {n} of {} lost session{}{left}",
         survey.jobs.len(),
         if survey.jobs.len() == 1 { "" } else { "s" }
     )?;
@@ -132,6 +143,7 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
                     manifest::path(state, &id).display()
                 ));
                 s.failed = true;
+                s.left += 1;
                 continue;
             }
         };
@@ -186,6 +198,7 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
                         client::orphaned(&id, pid)
                     ));
                     s.failed = true;
+                    s.left += 1;
                     continue;
                 }
                 Liveness::Stale | Liveness::Missing => {}
@@ -200,6 +213,7 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
                     Refusal::NotRerun | Refusal::NoConversation(_) | Refusal::NotInteractive(_)
                 );
                 s.failed |= named || !chosen;
+                s.left += 1;
                 s.notes.push(format!(
                     "not restoring '{id}': {why}{}",
                     if chosen {

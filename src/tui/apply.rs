@@ -116,9 +116,14 @@ impl Apply {
                 let (tx, dir) = (self.tx.clone(), opts.dir.clone());
                 let config = opts.config_path.clone();
                 std::thread::spawn(move || {
-                    for (id, result) in restore(&ids, &dir, config.as_deref()) {
-                        let said = format!("restored '{id}'");
-                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| Some(said))));
+                    let mut results = restore(&ids, &dir, config.as_deref());
+                    let said = restored(&results);
+                    // Each comes up as it is told; the failures first, so
+                    // that the last word, which stays, is the whole.
+                    results.sort_by_key(|(_, r)| r.is_ok());
+                    for (id, result) in results {
+                        let said = Some(said.clone());
+                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| said)));
                     }
                 });
             }
@@ -248,6 +253,32 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
 }
 
 /// `hm restore IDS`, as a child of ours: each session's start, or why not.
+/// What `R` says once its sessions are up: `restored 'a'`, or for several
+/// `restored 2 of 3 sessions: 'a', 'b'; cannot restore 'c': ...` (each
+/// session's own notice would replace the one before, and the last alone
+/// was read).
+fn restored(results: &[(String, Result<(), String>)]) -> String {
+    let up: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(id, _)| format!("'{id}'"))
+        .collect();
+    if let [(id, Ok(()))] = results {
+        return format!("restored '{id}'");
+    }
+    let first_failure = results
+        .iter()
+        .find_map(|(_, r)| r.as_ref().err())
+        .map(|why| format!("; {why}"))
+        .unwrap_or_default();
+    format!(
+        "restored {} of {} sessions: {}{first_failure}",
+        up.len(),
+        results.len(),
+        up.join(", ")
+    )
+}
+
 fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Result<(), String>)> {
     let out = std::env::current_exe().and_then(|exe| {
         let mut cmd = std::process::Command::new(exe);
@@ -318,5 +349,25 @@ impl Started {
         if let Ok(mut v) = self.0.lock() {
             v.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::restored;
+
+    #[test]
+    fn r_says_every_session_it_restored_and_the_first_it_could_not() {
+        let ok = |id: &str| (id.to_owned(), Ok(()));
+        assert_eq!(restored(&[ok("a")]), "restored 'a'");
+        assert_eq!(
+            restored(&[ok("a"), ok("b"), ok("c")]),
+            "restored 3 of 3 sessions: 'a', 'b', 'c'"
+        );
+        let failed = ("c".to_owned(), Err("cannot restore 'c': gone".to_owned()));
+        assert_eq!(
+            restored(&[ok("a"), failed, ok("b")]),
+            "restored 2 of 3 sessions: 'a', 'b'; cannot restore 'c': gone"
+        );
     }
 }

@@ -24,6 +24,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
             // said "gone" and `R` did nothing on it.
             if p.lost.is_some() || (p.link == Link::Gone && p.orphan.is_none()) {
                 p.lost = Some(lost.restartable);
+                p.lost_why.clone_from(&lost.refusal);
             }
             continue;
         }
@@ -33,6 +34,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         let mut p = Pane::with_history(lost.id.clone(), rows);
         p.link = Link::Gone;
         p.lost = Some(lost.restartable);
+        p.lost_why.clone_from(&lost.refusal);
         // Marked and not looked at when the dashboard was quit: still so.
         p.attention = m.marked_before.remove(&lost.id);
         p.command = Some(lost.manifest.argv.join(" "));
@@ -72,11 +74,11 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let ids: Vec<String> = match selected {
         Some(p) if p.lost == Some(true) => vec![p.id.clone()],
         Some(p) => {
-            let id = p.id.clone();
-            m.notify(
-                format!("'{id}' cannot be restored as it was: 'hm restore {id}' says why"),
-                now,
-            );
+            // Why, and what does run it again: `r` starts its command
+            // afresh in its directory.
+            let why = p.lost_why.as_deref().unwrap_or("'hm restore' says why");
+            let text = format!("'{}' is not restored: {why}; r runs it again", p.id);
+            m.notify(text, now);
             return;
         }
         None => m
@@ -147,9 +149,14 @@ mod tests {
                 id: id.into(),
                 manifest,
                 restartable,
+                refusal: (!restartable).then(|| plan_refusal().to_string()),
             },
             tail: b"old line\r\n".to_vec(),
         }
+    }
+
+    fn plan_refusal() -> crate::lost::plan::Refusal {
+        crate::lost::plan::Refusal::NotRerun
     }
 
     #[test]
@@ -181,12 +188,19 @@ mod tests {
             now,
         );
         assert!(m.pane("a").is_none());
-        // One that cannot be restored says so and does nothing.
+        // One that cannot be restored says why and does nothing.
         m.selected = Some("c".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
         assert!(
             !fx.iter().any(|e| matches!(e, Effect::Restore(_))),
             "{fx:?}"
+        );
+        assert_eq!(
+            m.notice.as_ref().map(|(t, _)| t.as_str()),
+            Some(
+                "'c' is not restored: a command runs again only if it was started with \
+                 'hm run --restore'; r runs it again"
+            )
         );
         // No longer lost (forgotten, or restored elsewhere): its pane goes.
         update(&mut m, Msg::Lost(Vec::new()), now);

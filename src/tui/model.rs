@@ -242,6 +242,8 @@ pub struct Pane {
     /// Lost with its supervisor (the machine restarted), and whether
     /// `hm restore` would start it again (see `tui/lost.rs`).
     pub lost: Option<bool>,
+    /// Why `hm restore` would not start it, when it would not.
+    pub lost_why: Option<String>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -328,6 +330,7 @@ impl Pane {
             link: Link::Connecting,
             orphan: None,
             lost: None,
+            lost_why: None,
             attention: false,
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),

@@ -86,6 +86,15 @@ fn tab_goes_to_the_next_session_that_needs_attention() {
         m.notice.as_ref().map(|(t, _)| t.as_str()),
         Some("no session needs attention")
     );
+    // The only one, already selected: said so, not that there is none.
+    m.pane_mut("a").expect("pane").attention = true;
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "a");
+    assert_eq!(
+        m.notice.as_ref().map(|(t, _)| t.as_str()),
+        Some("only 'a', selected, needs attention")
+    );
+    m.pane_mut("a").expect("pane").attention = false;
     for id in ["b", "d"] {
         m.pane_mut(id).expect("pane").attention = true;
     }
