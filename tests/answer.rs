@@ -288,6 +288,39 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
     });
 }
 
+/// A question that asks for the word, `(yes/no)?`, is approved with the
+/// word (the inbox offered `y`, and the answer was refused with the
+/// pattern it missed), and denied with `no`.
+#[test]
+fn a_question_asking_for_the_word_is_answered_with_it() {
+    let sb = Sandbox::new();
+    let script = "import time\nfor q in ('Continue (yes/no)? ', 'Really [yes/no] '):\n    print('got', input(q), flush=True)\ntime.sleep(30)\n";
+    let _s = sb.start("word", &[], &["python3", "-c", script]);
+    for (verb, question, keys, went) in [
+        ("approve", "Continue (yes/no)?", "y e s Enter", "got yes"),
+        ("deny", "Really [yes/no]", "n o Enter", "got no"),
+    ] {
+        common::wait_until("the question with its dialog", || {
+            status_json(&sb, "word")["dialog"]["subject"] == question
+        });
+        let mut answered = None;
+        common::wait_until("the dialog to take keys", || {
+            let out = sb.cmd(&[verb, "word"]);
+            let done = !stderr(&out).contains("too new");
+            answered = Some(out);
+            done
+        });
+        let out = answered.expect("an answer");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains(&format!("(keys: {keys})")),
+            "{}",
+            stdout(&out)
+        );
+        common::wait_until(went, || stdout(&sb.cmd(&["logs", "word"])).contains(went));
+    }
+}
+
 /// A password prompt is a dialog no rule has keys to approve: the refusal
 /// says whose rules those are in words (it said `*'s rules`).
 #[test]
