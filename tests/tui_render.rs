@@ -937,3 +937,22 @@ fn titles_keep_the_id_and_say_how_a_session_ended() {
     }
     insta::assert_snapshot!(text);
 }
+
+/// A footer too narrow for every hint keeps `? help` and `q quit` over
+/// the page number (at 40 columns, with a session waiting, the page
+/// number pushed out `q quit`).
+#[test]
+fn a_narrow_footer_keeps_help_and_quit_over_the_page_number() {
+    let mut s = Scene::new(40, 12);
+    let ids: Vec<String> = (0..20).map(|i| format!("s{i:02}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    s.live(&ids);
+    s.output("s00", "Proceed? [y/N] ");
+    s.state("s00", ProcessState::Waiting, 1000);
+    let text = s.text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("1 need you") && footer.contains("? help") && footer.contains("q quit"),
+        "{text}"
+    );
+}

@@ -373,8 +373,20 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         spans.push(Span::raw(" "));
     }
     // Hints that do not fit whole are left out, rather than cut off or
-    // drawn over by the page number.
+    // drawn over by the page number; the page number goes before the
+    // last two hints do (at 40 columns it pushed out `q quit`).
     let used: usize = spans.iter().map(Span::width).sum();
+    let last_two: usize = hints
+        .iter()
+        .rev()
+        .take(2)
+        .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
+        .sum();
+    let right = if used + last_two + right.chars().count() > usize::from(area.width) + 2 {
+        String::new()
+    } else {
+        right
+    };
     let mut room = usize::from(area.width).saturating_sub(used + right.chars().count());
     // Kept first: `? help` and `q quit` (without them a person is stuck),
     // then what acts on the selected session, then the rest in order while
