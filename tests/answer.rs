@@ -249,6 +249,19 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     assert_eq!(keys_got(&got), "79");
 }
 
+/// `hm VERB ID` once the dialog has stood long enough to take keys
+/// surely (until then it is refused as too new).
+fn answer_when_it_takes_keys(sb: &Sandbox, verb: &str, id: &str) -> std::process::Output {
+    let mut answered = None;
+    common::wait_until("the dialog to take keys", || {
+        let out = sb.cmd(&[verb, id]);
+        let done = !stderr(&out).contains("too new");
+        answered = Some(out);
+        done
+    });
+    answered.expect("an answer")
+}
+
 /// A plain script's `[y/N]` under the default classifier: the process
 /// says it asks, the generic rules read the question, and `hm approve`
 /// answers it as the inbox does (`y`, then Enter once the line shows it).
@@ -268,15 +281,7 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
         status_json(&sb, "yn")["dialog"]["rule"] == "input.yes_no"
     });
     assert_eq!(status_json(&sb, "yn")["classifier"], "simple");
-    // Answered once it has stood long enough to take keys surely.
-    let mut answered = None;
-    common::wait_until("the dialog to take keys", || {
-        let out = sb.cmd(&["approve", "yn"]);
-        let done = !stderr(&out).contains("too new");
-        answered = Some(out);
-        done
-    });
-    let out = answered.expect("an answer");
+    let out = answer_when_it_takes_keys(&sb, "approve", "yn");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("approved input.yes_no in 'yn': Continue? [y/N] (keys: y Enter)"),
@@ -303,14 +308,7 @@ fn a_question_asking_for_the_word_is_answered_with_it() {
         common::wait_until("the question with its dialog", || {
             status_json(&sb, "word")["dialog"]["subject"] == question
         });
-        let mut answered = None;
-        common::wait_until("the dialog to take keys", || {
-            let out = sb.cmd(&[verb, "word"]);
-            let done = !stderr(&out).contains("too new");
-            answered = Some(out);
-            done
-        });
-        let out = answered.expect("an answer");
+        let out = answer_when_it_takes_keys(&sb, verb, "word");
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(
             stdout(&out).contains(&format!("(keys: {keys})")),

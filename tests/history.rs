@@ -88,6 +88,27 @@ fn pattern(n: usize) -> String {
     format!("{n:04}:{body}")
 }
 
+/// `hm logs ID -f`, and its lines as they come.
+fn follow(sb: &Sandbox, id: &str) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = sb
+        .hm()
+        .args(["logs", id, "-f", "--socket-dir", sb.dir()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("hm logs -f");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
 /// The box as the program draws it at `cols` x `rows`.
 fn drawn_box(cols: u16, rows: u16) -> Vec<String> {
     let (c, r) = (usize::from(cols), usize::from(rows));
@@ -322,22 +343,7 @@ fn follow_prints_each_line_once_whole() {
         &["sh", "-c", &script],
     );
     wait_until("old", || logs(&sb, "flow", &[]).contains(&"old".to_owned()));
-    let mut follow = sb
-        .hm()
-        .args(["logs", "flow", "-f", "--socket-dir", sb.dir()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("hm logs -f");
-    let stdout = follow.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut follow, rx) = follow(&sb, "flow");
     let next = || {
         rx.recv_timeout(common::PATIENCE)
             .expect("a line from hm logs -f")
@@ -584,22 +590,7 @@ fn lines_on_the_screen_when_the_session_narrows_stay_whole_and_are_followed_once
         &["sh", "-c", &script],
     );
     wait_until("the long lines", || logs(&sb, "still", &[]) == lines);
-    let mut follow = sb
-        .hm()
-        .args(["logs", "still", "-f", "--socket-dir", sb.dir()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("hm logs -f");
-    let stdout = follow.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut follow, rx) = follow(&sb, "still");
     let next = || {
         rx.recv_timeout(common::PATIENCE)
             .expect("a line from hm logs -f")

@@ -342,13 +342,14 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     // it, and cut down to fit it lost the end of what went wrong.
     let in_form = matches!(m.mode, Mode::NewSession { .. });
     let mut above = None;
+    // The last two hints, each with its spaces: what the footer keeps.
+    let kept: usize = hints
+        .iter()
+        .rev()
+        .take(2)
+        .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
+        .sum();
     if let Some((text, _)) = m.notice.as_ref().filter(|_| !in_form) {
-        let kept: usize = hints
-            .iter()
-            .rev()
-            .take(2)
-            .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
-            .sum();
         let used: usize = spans.iter().map(Span::width).sum();
         let room = usize::from(area.width)
             .saturating_sub(used + kept + right.chars().count() + 3)
@@ -376,13 +377,7 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     // drawn over by the page number; the page number goes before the
     // last two hints do (at 40 columns it pushed out `q quit`).
     let used: usize = spans.iter().map(Span::width).sum();
-    let last_two: usize = hints
-        .iter()
-        .rev()
-        .take(2)
-        .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
-        .sum();
-    let right = if used + last_two + right.chars().count() > usize::from(area.width) + 2 {
+    let right = if used + kept + right.chars().count() > usize::from(area.width) + 2 {
         String::new()
     } else {
         right
