@@ -605,6 +605,36 @@ fn the_selected_dialog_is_shown_with_its_own_rows() {
     );
 }
 
+/// A dialog row wider than the inbox goes on under itself while there is
+/// room: the command an 80-column session asks about, whole.
+#[test]
+fn a_dialog_row_wider_than_the_inbox_is_wrapped_not_cut() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let command = format!("echo {}-end", "x".repeat(90));
+    let screen = format!(
+        " Bash command\r\n\r\n   {command}\r\n Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n"
+    );
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(screen.into_bytes())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    let mut d = dialog("claude.permission", &command, 3);
+    d.screen_rows = Some((0, 6));
+    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    let flat: String = text
+        .lines()
+        .filter(|l| l.starts_with('│') || l.starts_with('┃'))
+        .flat_map(|l| l.split('│').map(str::trim))
+        .collect();
+    assert!(flat.contains(&command), "{text}");
+    assert!(text.contains("2. No"), "{text}");
+}
+
 #[test]
 fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
     let now = Instant::now();

@@ -137,16 +137,33 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
                 .is_none_or(|p| rows.iter().any(|row| row.contains(&p)))
         };
         let unseen = r.subject.as_deref().filter(|s| r.from_dialog && !shown(s));
+        let mut spare = room.saturating_sub(rows.len());
         if let Some(subject) = unseen {
-            let left = room.saturating_sub(rows.len()).min(SUBJECT_ROWS);
+            let left = spare.min(SUBJECT_ROWS);
             for part in wrap(subject, width.saturating_sub(3), left) {
                 lines.push(Line::from(Span::styled(format!("   {part}"), m.theme.dim)));
+                spare = spare.saturating_sub(1);
             }
         }
-        lines.extend(
-            rows.into_iter()
-                .map(|row| Line::from(clip(&format!("   {row}"), width))),
-        );
+        // A row wider than the inbox goes on in the rows under it while
+        // there is room, the first rows first (the command asked about
+        // comes before the options): cut, an 80-column session's command
+        // lost its end on every row, and what was approved could not be
+        // read whole.
+        let avail = width.saturating_sub(3).max(1);
+        for row in rows {
+            let chars: Vec<char> = row.chars().collect();
+            let pieces = chars.len().div_ceil(avail).max(1);
+            if pieces > 1 && pieces - 1 <= spare {
+                spare -= pieces - 1;
+                for piece in chars.chunks(avail) {
+                    let piece: String = piece.iter().collect();
+                    lines.push(Line::from(format!("   {piece}")));
+                }
+            } else {
+                lines.push(Line::from(clip(&format!("   {row}"), width)));
+            }
+        }
         return lines;
     }
     let text = r
