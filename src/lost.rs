@@ -20,11 +20,17 @@ use crate::restore::manifest::{self, Manifest};
 pub struct Lost {
     pub id: String,
     pub manifest: Manifest,
-    /// `hm restore` would start it again ([`plan::plan`] has a way, and
-    /// [`plan::check`] finds what it needs).
-    pub restartable: bool,
-    /// Why not, when it would not.
+    /// Why `hm restore` would not start it again, when it would not
+    /// ([`plan::plan`] has no way, or [`plan::check`] misses what it
+    /// needs).
     pub refusal: Option<String>,
+}
+
+impl Lost {
+    /// `hm restore` would start it again.
+    pub fn restartable(&self) -> bool {
+        self.refusal.is_none()
+    }
 }
 
 /// The lost sessions of socket dir `dir`, in id order.
@@ -55,7 +61,6 @@ pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Lost> {
                     .err()
                     .map(|why| why.to_string());
                 Lost {
-                    restartable: refusal.is_none(),
                     refusal,
                     id,
                     manifest: m,

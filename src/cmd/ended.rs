@@ -102,7 +102,10 @@ pub fn clean(args: CleanArgs, config: &Config) -> Result<i32> {
             if Path::new(&m.socket_dir) != dir || running(&dir, &id) {
                 continue;
             }
-            let restartable = lost.iter().find(|l| l.id == id).map(|l| l.restartable);
+            let restartable = lost
+                .iter()
+                .find(|l| l.id == id)
+                .map(crate::lost::Lost::restartable);
             match restartable {
                 Some(true) => kept += 1,
                 // Lost without a way back: said apart, not as ended.

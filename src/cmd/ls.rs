@@ -88,13 +88,9 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         .filter(|r| r.status.is_some())
         .map(|r| r.id.clone())
         .collect();
-    for crate::lost::Lost {
-        id,
-        manifest,
-        restartable,
-        ..
-    } in crate::lost::list_besides(&dir, |id| answered.contains(id))
-    {
+    for l in crate::lost::list_besides(&dir, |id| answered.contains(id)) {
+        let restartable = l.restartable();
+        let crate::lost::Lost { id, manifest, .. } = l;
         let lost = Some((manifest, restartable));
         match rows.iter_mut().find(|row| row.id == id) {
             Some(row) if row.status.is_none() && row.orphan.is_none() => row.lost = lost,

@@ -39,7 +39,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 };
                 let mut out = std::io::stdout().lock();
                 if args.json {
-                    let view = SessionView::lost(&lost.manifest, lost.restartable);
+                    let view = SessionView::lost(&lost.manifest, lost.restartable());
                     writeln!(out, "{}", serde_json::to_string(&view)?)?;
                     return Ok(0);
                 }
@@ -48,7 +48,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 if let Some(label) = &m.label {
                     writeln!(out, "label:    {}", crate::paths::sanitize(label))?;
                 }
-                let state = if lost.restartable {
+                let state = if lost.restartable() {
                     "lost (restartable)"
                 } else {
                     "lost"

@@ -23,7 +23,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
             // machine going down) is lost too once the scan says so: it
             // said "gone" and `R` did nothing on it.
             if p.lost.is_some() || (p.link == Link::Gone && p.orphan.is_none()) {
-                p.lost = Some(lost.restartable);
+                p.lost = Some(lost.restartable());
                 p.lost_why.clone_from(&lost.refusal);
             }
             continue;
@@ -33,7 +33,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         }
         let mut p = Pane::with_history(lost.id.clone(), rows);
         p.link = Link::Gone;
-        p.lost = Some(lost.restartable);
+        p.lost = Some(lost.restartable());
         p.lost_why.clone_from(&lost.refusal);
         // Marked and not looked at when the dashboard was quit: still so.
         p.attention = m.marked_before.remove(&lost.id);
@@ -148,7 +148,6 @@ mod tests {
             lost: crate::lost::Lost {
                 id: id.into(),
                 manifest,
-                restartable,
                 refusal: (!restartable).then(|| plan_refusal().to_string()),
             },
             tail: b"old line\r\n".to_vec(),
