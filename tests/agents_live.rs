@@ -1233,6 +1233,43 @@ fn hm_approve_answers_claude_codes_permission_dialog() {
     );
 }
 
+/// At 80 columns Claude Code breaks a word longer than its row at the
+/// row's edge (`...-claude-must-bre` / `ak-inside-...`): the subject has the
+/// word whole, and `hm approve --subject` matches across the break.
+#[test]
+fn a_command_claude_code_breaks_inside_a_word_is_one_subject_and_approved_by_it() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let command = "echo this-is-a-command-with-a-very-long-hyphenated-word-that-claude-must-\
+                   break-inside-itself-somewhere >> steps.txt && echo done";
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "I'll run it.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Bash", "input": {
+            "command": command, "description": "Write a long word to steps.txt"}}},
+        {"kind": "text", "text": "Done.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, proj) = start_claude(&sb, &cc, "default", scenario);
+    common::history::resize(&sb, "cc", 80, 40);
+    type_prompt(&sb, "? for shortcuts", "run it");
+    let v = dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
+    let screen = stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+    assert!(
+        screen.contains("claude-must-bre\n"),
+        "Claude Code no longer breaks the word at 80 columns:\n{screen}"
+    );
+    assert_eq!(v["dialog"]["subject"], command, "{v}\n{screen}");
+    let v = answer_until_taken(&sb, &["approve", "cc", "--subject", "must-break-inside"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["1"]), "{v}");
+    until(&sb, "idle after the turn", Duration::from_secs(60), |v| {
+        v["primary"] == "idle"
+    });
+    let steps = std::fs::read_to_string(proj.join("steps.txt")).unwrap_or_default();
+    assert!(
+        steps.contains("must-break-inside"),
+        "the approved command ran: {steps:?}"
+    );
+}
+
 #[test]
 fn hm_approve_accepts_claude_codes_plan_keeping_edits_asked_for() {
     let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));

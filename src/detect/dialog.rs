@@ -13,6 +13,8 @@
 
 use std::hash::{Hash, Hasher};
 
+use unicode_width::UnicodeWidthStr;
+
 use super::Detector;
 use super::rules::{ActionRule, AgentRules, Answer, Condition, Key, Pattern, RuleSet, ScreenRule};
 use super::screen::{self, Snapshot};
@@ -243,7 +245,7 @@ fn dialog_rows(
 }
 
 /// What the dialog asks about: the first subject pattern that matches its
-/// region's text, the `subject` group with its rows joined by spaces.
+/// region's text, the `subject` group as one line (see [`subject_text`]).
 fn subject_of(
     snap: &Snapshot,
     spec: &super::rules::SubjectRule,
@@ -258,42 +260,131 @@ fn subject_of(
         none: Vec::new(),
         alternate: None,
     };
-    let text = screen::region_rows(snap, &cond, input)
+    let rows: Vec<&str> = screen::region_rows(snap, &cond, input)
         .iter()
         .map(|(_, r)| *r)
-        .collect::<Vec<_>>()
-        .join("\n");
+        .collect();
+    let text = rows.join("\n");
     spec.patterns.iter().find_map(|p| {
-        let found = p.capture(&text, "subject")?;
-        let subject = subject_text(&found);
+        let span = p.capture(&text, "subject")?;
+        // The rows the group spans, each with the width its program wrapped
+        // it at when it reaches the screen's edge.
+        let mut start = 0;
+        let mut wraps = Vec::new();
+        for row in &rows {
+            let end = start + row.len();
+            if end >= span.start && start <= span.end {
+                wraps.push(wrapped_at(row, snap.cols));
+            }
+            start = end + 1;
+        }
+        let subject = subject_text(&text[span], &wraps);
         (!subject.is_empty()).then_some(subject)
     })
+}
+
+/// Whether a box line frames a row (`│ rm -rf build │`) or is blank.
+fn framing(c: char) -> bool {
+    c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c)
+}
+
+/// How far from the screen's edge a row's text may stop and still be one
+/// its program wrapped there: Claude Code leaves the last column blank.
+const EDGE_SLACK: usize = 1;
+
+/// The width `row`'s program wrapped its text at, when its text reaches
+/// the screen's edge (`cols` wide, give or take [`EDGE_SLACK`], its last
+/// cell a character, not a box line): the row's columns after its frame.
+fn wrapped_at(row: &str, cols: usize) -> Option<usize> {
+    let width = row.width();
+    let reaches = width + EDGE_SLACK >= cols && row.chars().last().is_some_and(|c| !framing(c));
+    let frame = row.len() - row.trim_start_matches(framing).len();
+    reaches.then(|| width - row[..frame].width())
 }
 
 /// A subject as one line: its rows joined by single spaces, each without
 /// the box lines a program frames it with (`│ rm -rf build │`, a long
 /// command in Claude Code's permission), cut to [`SUBJECT_MAX`].
-fn subject_text(found: &str) -> String {
-    let framing = |c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c);
-    let words: Vec<&str> = found
-        .lines()
-        .flat_map(|row| row.trim_matches(framing).split_whitespace())
-        .collect();
-    words.join(" ").chars().take(SUBJECT_MAX).collect()
+///
+/// A word longer than its row is broken at the row's edge, wherever it is
+/// (Claude Code's `with-a-ve` / `ry-long` at 80 columns); a word that fits
+/// is moved whole to the next row. So when row `i` reaches the edge
+/// (`wraps[i]`: its text's width, [`wrapped_at`]) and its last word and the
+/// next row's first are, together, wider than that, they are one word and
+/// are joined without a space; two words that would fit are not.
+fn subject_text(found: &str, wraps: &[Option<usize>]) -> String {
+    let mut out = String::new();
+    let mut broken_at = None;
+    for (i, row) in found.lines().enumerate() {
+        let mut words = row.trim_matches(framing).split_whitespace();
+        if let Some(first) = words.next() {
+            let last = out.rsplit(' ').next().unwrap_or_default();
+            let one_word = broken_at.is_some_and(|w| last.width() + first.width() > w);
+            if !one_word && !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(first);
+            for word in words {
+                out.push(' ');
+                out.push_str(word);
+            }
+        }
+        broken_at = wraps.get(i).copied().flatten();
+    }
+    out.chars().take(SUBJECT_MAX).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::subject_text;
+    use super::{subject_text, wrapped_at};
 
     #[test]
     fn a_subject_loses_the_box_it_is_framed_in_and_keeps_its_words() {
         assert_eq!(
-            subject_text("│ rm -rf build/cache-1 &&   │\n│ echo done │"),
+            subject_text("│ rm -rf build/cache-1 &&   │\n│ echo done │", &[]),
             "rm -rf build/cache-1 && echo done"
         );
-        assert_eq!(subject_text("  ls -la\n"), "ls -la");
+        assert_eq!(subject_text("  ls -la\n", &[]), "ls -la");
         // Inside the text, a box character is the program's own.
-        assert_eq!(subject_text("echo ─ │ x"), "echo ─ │ x");
+        assert_eq!(subject_text("echo ─ │ x", &[]), "echo ─ │ x");
+    }
+
+    /// Claude Code 2.1.330's permission at 80 columns, as on the screen.
+    #[test]
+    fn a_word_broken_at_the_screens_edge_is_one_word_again() {
+        let rows = [
+            " │ echo this-is-a-command-with-a-very-long-hyphenated-word-that-claude-must-bre",
+            " │ ak-inside-itself-somewhere >> steps.txt && echo done",
+        ];
+        let wraps: Vec<_> = rows.iter().map(|r| wrapped_at(r, 80)).collect();
+        assert_eq!(wraps, [Some(76), None]);
+        assert_eq!(
+            subject_text(&rows.join("\n"), &wraps),
+            "echo this-is-a-command-with-a-very-long-hyphenated-word-that-claude-must-\
+             break-inside-itself-somewhere >> steps.txt && echo done"
+        );
+        // A word that fits on the next row was moved there whole: the two
+        // rows' words stay apart though the first row reaches the edge.
+        let rows = ["│ echo one two", "│ three"];
+        assert_eq!(
+            subject_text(&rows.join("\n"), &[Some(12), None]),
+            "echo one two three"
+        );
+        // A word longer than two rows is joined across all three.
+        let rows = ["abcde", "fghij", "kl m"];
+        assert_eq!(
+            subject_text(&rows.join("\n"), &[Some(5), Some(5), None]),
+            "abcdefghijkl m"
+        );
+    }
+
+    #[test]
+    fn a_row_reaches_the_edge_with_its_text_not_with_its_frame() {
+        assert_eq!(wrapped_at("│ ab │", 6), None);
+        assert_eq!(wrapped_at("│ abcd", 6), Some(4));
+        assert_eq!(wrapped_at("│ abc", 6), Some(3));
+        assert_eq!(wrapped_at("│ ab", 6), None);
+        // Wide characters take two columns each.
+        assert_eq!(wrapped_at("  日本語", 8), Some(6));
     }
 }

@@ -8,6 +8,8 @@
 //! when the cursor ends it. This module only reads a [`Snapshot`]; it
 //! keeps no state between screens.
 
+use unicode_width::UnicodeWidthStr;
+
 use super::rules::{AgentRules, Condition, InputBox, Region, RuleSet, ScreenRule};
 use crate::verdict::{Detail, Primary};
 
@@ -21,6 +23,8 @@ pub struct Snapshot {
     /// follows the cursor on its row.
     pub cursor_text: Option<String>,
     pub alternate: bool,
+    /// The screen's width in columns: a row this wide reaches its edge.
+    pub cols: usize,
 }
 
 impl Snapshot {
@@ -47,17 +51,22 @@ impl Snapshot {
                 .is_empty()
                 .then(|| before.trim_end_matches('\n').to_owned()),
             alternate: screen.alternate_screen(),
+            cols: usize::from(cols.get()),
         }
     }
 
     /// A snapshot of plain text rows (tests, `hm classify` of text files
     /// goes through a real `Term` instead).
+    /// Text has no width of its own: its widest row is taken for it.
     pub fn from_text(text: &str, cursor_row: usize, cursor_text: Option<&str>) -> Snapshot {
+        let rows: Vec<String> = text.lines().map(|l| l.trim_end().to_owned()).collect();
+        let cols = rows.iter().map(|r| r.width()).max().unwrap_or(0);
         Snapshot {
-            rows: text.lines().map(|l| l.trim_end().to_owned()).collect(),
+            rows,
             cursor_row,
             cursor_text: cursor_text.map(str::to_owned),
             alternate: false,
+            cols,
         }
     }
 }

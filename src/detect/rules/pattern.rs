@@ -125,10 +125,10 @@ impl Pattern {
         })
     }
 
-    /// The text of the named group `group` in the first match in `text`
-    /// (a dialog's subject). Compiled apart, with its groups, on first use:
+    /// Where the named group `group` is in the first match in `text` (a
+    /// dialog's subject). Compiled apart, with its groups, on first use:
     /// only the few subject patterns ever are.
-    pub fn capture(&self, text: &str, group: &str) -> Option<String> {
+    pub fn capture(&self, text: &str, group: &str) -> Option<std::ops::Range<usize>> {
         if self.needles().check(text) == needles::Verdict::Absent {
             return None;
         }
@@ -144,8 +144,7 @@ impl Pattern {
         let mut cache = vm.create_cache();
         let mut caps = vm.create_captures();
         vm.captures(&mut cache, text, &mut caps);
-        let span = caps.get_group_by_name(group)?;
-        text.get(span.start..span.end).map(str::to_owned)
+        caps.get_group_by_name(group).map(|span| span.range())
     }
 
     /// The regex search alone, needles aside (tests compare the two).
