@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::model::{Effect, Link, LostFound as Found, Model, Pane};
+use super::model::{Effect, Link, Lost, LostFound as Found, Model, Pane};
 
 /// What the scan found: a pane for each lost session that has none (and
 /// is not being started), and none left for one no longer lost.
@@ -23,8 +23,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
             // machine going down) is lost too once the scan says so: it
             // said "gone" and `R` did nothing on it.
             if p.lost.is_some() || (p.link == Link::Gone && p.orphan.is_none()) {
-                p.lost = Some(lost.restartable());
-                p.lost_why.clone_from(&lost.refusal);
+                p.lost = Some(Lost::of(&lost));
             }
             continue;
         }
@@ -33,8 +32,7 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         }
         let mut p = Pane::with_history(lost.id.clone(), rows);
         p.link = Link::Gone;
-        p.lost = Some(lost.restartable());
-        p.lost_why.clone_from(&lost.refusal);
+        p.lost = Some(Lost::of(&lost));
         // Marked and not looked at when the dashboard was quit: still so.
         p.attention = m.marked_before.remove(&lost.id);
         p.command = Some(lost.manifest.argv.join(" "));
@@ -71,12 +69,15 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         .as_deref()
         .and_then(|id| m.pane(id))
         .filter(|p| p.lost.is_some());
-    let ids: Vec<String> = match selected {
-        Some(p) if p.lost == Some(true) => vec![p.id.clone()],
-        Some(p) => {
+    let ids: Vec<String> = match selected.map(|p| (p, &p.lost)) {
+        Some((p, Some(Lost::Restartable))) => vec![p.id.clone()],
+        Some((p, lost)) => {
             // Why, and what does run it again: `r` starts its command
             // afresh in its directory.
-            let why = p.lost_why.as_deref().unwrap_or("'hm restore' says why");
+            let why = match lost {
+                Some(Lost::Refused(why)) => why.as_str(),
+                _ => "'hm restore' says why",
+            };
             let text = format!("'{}' is not restored: {why}; r runs it again", p.id);
             m.notify(text, now);
             return;
@@ -84,7 +85,7 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         None => m
             .panes
             .iter()
-            .filter(|p| p.lost == Some(true))
+            .filter(|p| p.lost == Some(Lost::Restartable))
             .map(|p| p.id.clone())
             .collect(),
     };
@@ -108,7 +109,10 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 
 /// How many lost sessions `R` would restore, for the footer.
 pub fn restartable(m: &Model) -> usize {
-    m.panes.iter().filter(|p| p.lost == Some(true)).count()
+    m.panes
+        .iter()
+        .filter(|p| p.lost == Some(Lost::Restartable))
+        .count()
 }
 
 #[cfg(test)]
@@ -170,7 +174,10 @@ mod tests {
         );
         assert_eq!(restartable(&m), 2);
         let a = m.pane("a").expect("a pane");
-        assert_eq!((a.lost, a.label.as_deref()), (Some(true), Some("api")));
+        assert_eq!(
+            (&a.lost, a.label.as_deref()),
+            (&Some(Lost::Restartable), Some("api"))
+        );
         assert!(a.term.screen().contents().contains("old line"));
         // On a live session: every restartable one.
         m.selected = Some("live".into());
@@ -256,7 +263,11 @@ mod tests {
         let now = Instant::now();
         let mut m = model(120, 35);
         live(&mut m, &["s"], now);
-        update(&mut m, Msg::Lost(vec![lost("a", true)]), now);
+        update(
+            &mut m,
+            Msg::Lost(vec![lost("a", true), lost("b", false)]),
+            now,
+        );
         m.selected = Some("a".into());
         update(&mut m, press(KeyCode::Char('e')), now);
         let text = screen_text(&m, now);
@@ -265,6 +276,13 @@ mod tests {
             !text.contains("it ended") && !text.contains("dead"),
             "{text}"
         );
+        // One `R` would not start says why, as `hm restore` does.
+        update(&mut m, press(KeyCode::Esc), now);
+        m.selected = Some("b".into());
+        update(&mut m, press(KeyCode::Char('e')), now);
+        let text = screen_text(&m, now);
+        let why = format!("not restored: {}", plan_refusal());
+        assert!(text.contains(&why[..60]), "{why}\n{text}");
     }
 
     /// A zoomed pane that goes (its lost session forgotten elsewhere)
@@ -296,15 +314,18 @@ mod tests {
             Msg::Session("w".into(), crate::tui::model::SessionMsg::Closed(None)),
             now,
         );
-        assert_eq!(m.pane("w").and_then(|p| p.lost), None);
+        assert_eq!(m.pane("w").and_then(|p| p.lost.clone()), None);
         update(&mut m, Msg::Lost(vec![lost("w", true)]), now);
-        assert_eq!(m.pane("w").and_then(|p| p.lost), Some(true));
+        assert_eq!(
+            m.pane("w").and_then(|p| p.lost.clone()),
+            Some(Lost::Restartable)
+        );
         assert_eq!(restartable(&m), 1);
         m.selected = Some("w".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
         assert!(fx.contains(&Effect::Restore(vec!["w".into()])), "{fx:?}");
         // A live pane is never taken for lost.
         update(&mut m, Msg::Lost(vec![lost("x", true)]), now);
-        assert_eq!(m.pane("x").and_then(|p| p.lost), None);
+        assert_eq!(m.pane("x").and_then(|p| p.lost.clone()), None);
     }
 }

@@ -217,6 +217,22 @@ pub enum Link {
     Gone,
 }
 
+/// A pane's session lost with its supervisor: whether `R` (as `hm
+/// restore`) starts it again, or why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lost {
+    Restartable,
+    Refused(String),
+}
+
+impl Lost {
+    pub fn of(lost: &crate::lost::Lost) -> Lost {
+        lost.refusal
+            .clone()
+            .map_or(Lost::Restartable, Lost::Refused)
+    }
+}
+
 #[derive(Debug)]
 pub struct Pane {
     pub id: String,
@@ -241,9 +257,7 @@ pub struct Pane {
     pub orphan: Option<u32>,
     /// Lost with its supervisor (the machine restarted), and whether
     /// `hm restore` would start it again (see `tui/lost.rs`).
-    pub lost: Option<bool>,
-    /// Why `hm restore` would not start it, when it would not.
-    pub lost_why: Option<String>,
+    pub lost: Option<Lost>,
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
@@ -330,7 +344,6 @@ impl Pane {
             link: Link::Connecting,
             orphan: None,
             lost: None,
-            lost_why: None,
             attention: false,
             last_output: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),

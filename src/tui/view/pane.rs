@@ -14,7 +14,7 @@ use tui_term::widget::{Cursor, PseudoTerminal};
 use super::title;
 use crate::client::clock_ms;
 use crate::tui::layout::inner;
-use crate::tui::model::{Link, Model, Pane};
+use crate::tui::model::{Link, Lost, Model, Pane};
 use crate::tui::screen;
 use crate::tui::window;
 use crate::vt::history::CUT_MARK;
@@ -104,7 +104,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         // Shorter in a narrow pane, where a cut would take "lost".
         _ if p.lost.is_some() => {
-            let forms: &[&str] = if p.lost == Some(true) {
+            let forms: &[&str] = if p.lost == Some(Lost::Restartable) {
                 &[" lost (restartable): R ", " lost: R "]
             } else {
                 &[" lost: hm restore says why ", " lost "]

@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::key;
 use crate::client::clock_ms;
 use crate::config::Action;
-use crate::tui::model::{Model, NewStep};
+use crate::tui::model::{Lost, Model, NewStep};
 
 /// The kill confirmation.
 pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
@@ -177,10 +177,11 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
     });
     match fresh.or(p.report.as_ref()) {
         // Lost with its supervisor: not ended, not running either.
-        _ if p.lost.is_some() => lines.push(Line::from(if p.lost == Some(true) {
-            "lost: its supervisor went away; R starts it again"
-        } else {
-            "lost: its supervisor went away; hm restore --dry-run says why it is not restarted"
+        _ if let Some(lost) = &p.lost => lines.push(Line::from(match lost {
+            Lost::Restartable => "lost: its supervisor went away; R starts it again".to_owned(),
+            Lost::Refused(why) => {
+                format!("lost: its supervisor went away; not restored: {why}; r runs it again")
+            }
         })),
         Some(r) if !p.ended() => {
             let mut facts = vec![format!("health: {}", r.health.name())];
