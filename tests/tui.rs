@@ -284,6 +284,23 @@ fn each_session_gets_a_pane_with_its_output_and_state() {
     assert_eq!(footer.bgcolor(), vt100::Color::Idx(236));
 }
 
+/// A full-screen program (`top`: the alternate screen, its cursor hidden)
+/// taller than its pane is shown from its top, where its summary is, not
+/// from its last rows as a shell is.
+#[test]
+fn a_full_screen_program_taller_than_its_pane_shows_its_top() {
+    let sb = Sandbox::new();
+    let draw = "printf '\\033[?1049h\\033[?25l\\033[H'; echo SUMMARY-ROW; \
+                for i in $(seq 2 39); do echo row-$i; done; printf row-40; exec sleep 600";
+    let _full = sb.start("full", &["--rows", "40"], &["sh", "-c", draw]);
+    let mut t = tui(&sb);
+    t.wait_for("the program's top row in its pane", |t| {
+        pane(t, "full").is_some_and(|p| p.shows("SUMMARY-ROW") && p.shows("row-2 "))
+    });
+    let p = pane(&t, "full").expect("the pane");
+    assert!(!p.shows("row-40"), "{p:?}");
+}
+
 #[test]
 fn a_new_session_appears_without_a_keypress() {
     let sb = Sandbox::new();

@@ -56,7 +56,25 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
 /// of it (`Pane::drawn`, or its size), not at every frame: 64 quiet panes
 /// of 120x40 would be 300,000 cells looked at 30 times a second.
 pub fn live_top(p: &Pane, height: u16) -> u16 {
-    top_row(screen_facts(p), height, dialog_rows(p))
+    let s = screen_facts(p);
+    let agent = p.report.as_ref().is_some_and(|r| r.agent.is_some());
+    match dialog_rows(p) {
+        None if s.alternate && !agent => full_screen_top(s, height),
+        dialog => top_row(s, height, dialog),
+    }
+}
+
+/// The first row a window of `height` rows shows of a full-screen
+/// program's screen (the alternate screen, no agent recognised): from its
+/// top, where `top`'s summary, a table's header and a file's first lines
+/// are, and lower only to hold the cursor where it is shown. Its last row
+/// is often a key bar or a blank prompt; the bottom is what [`top_row`]
+/// shows of a screen that scrolls, as a shell's or an agent's does.
+pub fn full_screen_top(s: Screen, height: u16) -> u16 {
+    if height == 0 || s.rows <= height || !s.cursor_shown || s.cursor_row < height {
+        return 0;
+    }
+    (s.cursor_row + 1 - height).min(s.rows - height)
 }
 
 /// The facts of a pane's live screen, read again only when it changed.
@@ -134,8 +152,7 @@ pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
             return rows;
         }
     }
-    let s = screen_facts(p);
-    window_rows(s, height, top_row(s, height, dialog_rows(p)))
+    window_rows(screen_facts(p), height, live_top(p, height))
 }
 
 /// Blank rows in a run longer than this are shown as one.
@@ -213,6 +230,7 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
         rows,
         cursor_row: screen.cursor_position().0,
         cursor_shown: !screen.hide_cursor(),
+        alternate: screen.alternate_screen(),
         blank: [0; 4],
     };
     for row in (0..rows).filter(|&r| !drawn(r)) {
@@ -243,6 +261,7 @@ mod tests {
             rows: 40,
             cursor_row: cursor,
             cursor_shown: shown,
+            alternate: false,
             blank: [0; 4],
         };
         for row in last.map_or(0, |l| l + 1)..40 {
@@ -279,6 +298,23 @@ mod tests {
         assert_eq!(top_row(screen(Some(38), 36, false), 6, None), 33);
         // A hidden cursor left on the top row does not pull the window up.
         assert_eq!(top_row(screen(Some(38), 0, false), 6, None), 33);
+    }
+
+    #[test]
+    fn a_full_screen_program_is_shown_from_its_top() {
+        // `top` at 40 rows, its cursor hidden: its summary and header.
+        let s = Screen {
+            alternate: true,
+            ..screen(Some(39), 39, false)
+        };
+        assert_eq!(full_screen_top(s, 12), 0);
+        // An editor's cursor on row 30: the window comes down to hold it.
+        let s = Screen {
+            alternate: true,
+            ..screen(Some(39), 30, true)
+        };
+        assert_eq!(full_screen_top(s, 12), 19);
+        assert_eq!(full_screen_top(Screen { cursor_row: 5, ..s }, 12), 0);
     }
 
     #[test]
@@ -415,12 +451,15 @@ mod tests {
                 rows: 10,
                 cursor_row: 1,
                 cursor_shown: true,
+                alternate: false,
                 blank: [0b11_1111_0100, 0, 0, 0],
             }
         );
         assert_eq!(f.last_text_row(), Some(3));
         p.feed(b"\x1b[?25l");
         assert!(!facts(p.screen()).cursor_shown);
+        p.feed(b"\x1b[?1049h");
+        assert!(facts(p.screen()).alternate);
         // Cut on the right: only rows with text at or past the column.
         p.feed(b"\x1b[6;1Hshort\x1b[7;1H0123456789abcdef");
         assert!(!cut(p.screen(), 5, 8));
