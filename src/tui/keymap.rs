@@ -18,7 +18,7 @@ use super::focus;
 use super::form;
 use super::inbox;
 use super::layout::placements;
-use super::model::{Effect, Mode, Model};
+use super::model::{Effect, Mode, Model, Pane};
 use super::sessions;
 
 /// Two clicks this close together are a double click.
@@ -93,6 +93,12 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
+/// The selected pane when it shows its history scrolled back.
+fn scrolled_back(m: &mut Model) -> Option<&mut Pane> {
+    let id = m.selected.clone()?;
+    m.pane_mut(&id).filter(|p| p.copy.is_some())
+}
+
 fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     // Every key while copy mode has a cursor.
     if copy::key(m, k, now, fx) {
@@ -104,6 +110,18 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         return;
     };
     match action {
+        // A pane scrolled back is left first, as a pager is: Esc, and the
+        // quit key too (pressed there to stop reading, not to close the
+        // dashboard).
+        Action::Back | Action::Quit if scrolled_back(m).is_some() => {
+            if let Some(p) = scrolled_back(m) {
+                copy::leave(p);
+            }
+            if action == Action::Quit {
+                let again = m.keys.label(Action::Quit).unwrap_or_default();
+                m.notify(format!("back to the live screen; {again} again quits"), now);
+            }
+        }
         Action::Quit => m.quit = true,
         Action::Left => step(m, -1, 0),
         Action::Right => step(m, 1, 0),

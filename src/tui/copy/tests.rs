@@ -237,3 +237,26 @@ fn a_reconnect_ends_copy_mode_and_the_replay_fills_the_history() {
     update(&mut m, shift(KeyCode::PageUp), now);
     assert!(m.pane("a").expect("pane").copy.is_some());
 }
+
+/// In the grid, a pane scrolled back is left with Esc, and with the quit
+/// key, which then quits only when pressed again.
+#[test]
+fn esc_and_q_take_a_scrolled_pane_back_to_its_live_screen_before_quitting() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["a"], now);
+    seq(&mut m, "a", 200, now);
+    let scrolled = |m: &Model| m.pane("a").expect("pane").copy.is_some();
+    update(&mut m, shift(KeyCode::PageUp), now);
+    assert!(scrolled(&m));
+    assert!(screen_text(&m, now).contains("Esc live"));
+    update(&mut m, press(KeyCode::Esc), now);
+    assert!(!scrolled(&m));
+    assert_eq!(shown(&m, "a").last().map(String::as_str), Some("$"));
+    update(&mut m, shift(KeyCode::PageUp), now);
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert!(!scrolled(&m) && !m.quit);
+    assert_eq!(notice(&m), "back to the live screen; q again quits");
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert!(m.quit);
+}

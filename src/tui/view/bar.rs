@@ -172,7 +172,14 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
             d.join("/")
         }
     });
+    // A pane scrolled back says how to get back to its live screen.
+    let scrolled = m
+        .selected
+        .as_deref()
+        .and_then(|id| m.pane(id))
+        .is_some_and(|p| p.copy.is_some());
     [
+        (k(Action::Back).filter(|_| scrolled), "live"),
         (moves, "move"),
         (k(Action::Focus), "focus"),
         (k(Action::Kill), "kill"),
@@ -203,7 +210,7 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
 fn hint_rank(what: &str, last_two: bool) -> u8 {
     match what {
         _ if last_two => 0,
-        "focus" | "kill" | "new" | "approve" | "deny" => 1,
+        "live" | "focus" | "kill" | "new" | "approve" | "deny" => 1,
         _ => 2,
     }
 }
