@@ -9,13 +9,22 @@ use crossterm::event::KeyEvent;
 
 use super::copy;
 use super::model::{Effect, Link, Mode, Model};
+use crate::config::Action;
 use crate::vt::keys;
 
 /// Focuses a live session, unless there would be no key to come back with.
 pub fn enter(m: &mut Model, id: String, now: Instant) {
     let Some(p) = m.pane(&id) else { return };
     let refused = match &p.link {
-        _ if p.exit.is_some() => Some(format!("'{id}' has exited")),
+        // What can be done with it instead, with the keys that do it.
+        _ if p.exit.is_some() => {
+            let key = |a: Action| m.keys.label(a).unwrap_or_default();
+            Some(format!(
+                "'{id}' has ended: {} runs it again, {} shows its last screen",
+                key(Action::Restart),
+                key(Action::Zoom)
+            ))
+        }
         Link::Gone => Some(format!("'{id}' has no supervisor")),
         Link::Problem(why) => Some(format!("'{id}': {why}")),
         Link::Connecting => Some(format!("'{id}' is still connecting")),

@@ -703,3 +703,41 @@ fn a_start_that_fails_brings_the_form_back_filled_in() {
     update(&mut m, Msg::Started("other".into(), Err("no".into())), now);
     assert_eq!(m.mode, Mode::Grid);
 }
+
+/// A kept filter whose only match is forgotten says so, not a blank grid.
+#[test]
+fn a_filter_left_with_no_match_says_so() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["okdone", "shell"], now);
+    typed(&mut m, "/okd", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(
+        &mut m,
+        Msg::Session("okdone".into(), SessionMsg::Exit(0)),
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    let text = screen_text(&m, now);
+    assert!(text.contains("no session matches 'okd'"), "{text}");
+}
+
+/// Enter on a session that ended says what can be done with it instead.
+#[test]
+fn enter_on_an_ended_session_offers_restart_and_zoom() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["build"], now);
+    update(
+        &mut m,
+        Msg::Session("build".into(), SessionMsg::Exit(3)),
+        now,
+    );
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert_eq!(
+        notice(&m),
+        "'build' has ended: r runs it again, z shows its last screen"
+    );
+}
