@@ -169,6 +169,12 @@ pub fn orphaned(id: &str, pid: u32) -> String {
     )
 }
 
+/// The machine this process's sessions are on, when not this one
+/// ([`name_host`]).
+pub fn shown_host() -> Option<&'static str> {
+    SHOWN_HOST.get().map(String::as_str)
+}
+
 fn no_session(id: &str, dir: &Path) -> String {
     match SHOWN_HOST.get() {
         Some(host) => format!(

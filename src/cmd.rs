@@ -153,6 +153,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
                 return Ok(None);
             };
             let m = mount(&host, config)?;
+            client::name_host(&host);
             a.dir.socket_dir = Some(m.dir().to_path_buf());
             return Ok(Some(m));
         }

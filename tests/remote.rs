@@ -298,6 +298,17 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     );
 }
 
+/// `hm ls --host` on a machine with no sessions names the machine, not
+/// the local directory its sessions were mounted in.
+#[test]
+fn ls_of_a_host_with_no_sessions_names_the_host() {
+    let sb = Sandbox::new();
+    let sshd = or_skip!(sshd(&sb, &sb.path().join("remote-run")));
+    let ls = hm(&sb, &sshd, &["ls", "--host", "box"]);
+    assert!(ls.status.success(), "{}", stderr(&ls));
+    assert_eq!(stderr(&ls).trim(), "no sessions on box");
+}
+
 #[test]
 fn a_host_that_cannot_be_reached_or_has_no_hm_says_so_in_one_line() {
     let sb = Sandbox::new();

@@ -125,10 +125,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             .state
             .as_deref()
             .map_or(String::new(), |s| format!("{s} "));
-        eprintln!(
-            "no {which}sessions in {}",
-            crate::error::cut(&dir.display().to_string(), crate::error::PART_MAX)
-        );
+        // On another machine the directory is this process's mount of
+        // it, a name of nothing there.
+        match client::shown_host() {
+            Some(host) => eprintln!("no {which}sessions on {host}"),
+            None => eprintln!(
+                "no {which}sessions in {}",
+                crate::error::cut(&dir.display().to_string(), crate::error::PART_MAX)
+            ),
+        }
         return Ok(0);
     }
     let now = clock::unix_ms();
