@@ -317,7 +317,11 @@ fn short_dir(dir: Option<&str>, room: usize) -> String {
     if n + 2 <= room {
         return format!(" {dir} ");
     }
-    let kept: String = dir.chars().skip(n + 4 - room).collect();
+    // Whole components from a `/` (`…/proj2`); only a last component too
+    // long for the room is cut inside.
+    let cut: String = dir.chars().skip(n + 4 - room).collect();
+    let kept = cut.find('/').map_or(cut.as_str(), |at| &cut[at..]);
+    let kept = if kept.len() > 1 { kept } else { cut.as_str() };
     format!(" …{kept} ")
 }
 
@@ -345,6 +349,24 @@ pub(super) fn cursor() -> Cursor {
 
 #[cfg(test)]
 mod tests {
+    /// A directory cut to its room keeps whole components: `…/proj2`, not
+    /// `…l60/proj2`.
+    #[test]
+    fn a_directory_too_long_keeps_its_last_whole_components() {
+        use super::short_dir;
+        assert_eq!(
+            short_dir(Some("/tmp/trial60/proj2"), 20),
+            " /tmp/trial60/proj2 "
+        );
+        assert_eq!(short_dir(Some("/tmp/trial60/proj2"), 14), " …/proj2 ");
+        assert_eq!(
+            short_dir(Some("/srv/work/trial60/proj2"), 20),
+            " …/trial60/proj2 "
+        );
+        // A last component longer than the room is cut inside.
+        assert_eq!(short_dir(Some("/a/very-long-name"), 12), " …ong-name ");
+    }
+
     #[test]
     fn a_bottom_line_too_long_loses_its_start_and_says_so() {
         use ratatui::text::{Line, Span};
