@@ -69,15 +69,11 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         .as_deref()
         .and_then(|id| m.pane(id))
         .filter(|p| p.lost.is_some());
-    let ids: Vec<String> = match selected.map(|p| (p, &p.lost)) {
-        Some((p, Some(Lost::Restartable))) => vec![p.id.clone()],
-        Some((p, lost)) => {
+    let ids: Vec<String> = match selected.and_then(|p| p.lost.as_ref().map(|l| (p, l))) {
+        Some((p, Lost::Restartable)) => vec![p.id.clone()],
+        Some((p, Lost::Refused(why))) => {
             // Why, and what does run it again: `r` starts its command
             // afresh in its directory.
-            let why = match lost {
-                Some(Lost::Refused(why)) => why.as_str(),
-                _ => "'hm restore' says why",
-            };
             let text = format!("'{}' is not restored: {why}; r runs it again", p.id);
             m.notify(text, now);
             return;
