@@ -290,15 +290,31 @@ fn each_session_gets_a_pane_with_its_output_and_state() {
 #[test]
 fn a_full_screen_program_taller_than_its_pane_shows_its_top() {
     let sb = Sandbox::new();
-    let draw = "printf '\\033[?1049h\\033[?25l\\033[H'; echo SUMMARY-ROW; \
-                for i in $(seq 2 39); do echo row-$i; done; printf row-40; exec sleep 600";
-    let _full = sb.start("full", &["--rows", "40"], &["sh", "-c", draw]);
+    // As `top` draws: on the main screen, cursor keys in application mode.
+    let draw = |screen: &str| {
+        format!(
+            "printf '{screen}\\033[?25l\\033[H\\033[2J'; echo SUMMARY-ROW; \
+             for i in $(seq 2 39); do echo row-$i; done; printf row-40; exec sleep 600"
+        )
+    };
+    let _top = sb.start(
+        "top",
+        &["--rows", "40"],
+        &["sh", "-c", &draw("\\033[?1h\\033=")],
+    );
+    let _full = sb.start(
+        "full",
+        &["--rows", "40"],
+        &["sh", "-c", &draw("\\033[?1049h")],
+    );
     let mut t = tui(&sb);
-    t.wait_for("the program's top row in its pane", |t| {
-        pane(t, "full").is_some_and(|p| p.shows("SUMMARY-ROW") && p.shows("row-2 "))
-    });
-    let p = pane(&t, "full").expect("the pane");
-    assert!(!p.shows("row-40"), "{p:?}");
+    for id in ["top", "full"] {
+        t.wait_for("the program's top row in its pane", |t| {
+            pane(t, id).is_some_and(|p| p.shows("SUMMARY-ROW") && p.shows("row-2 "))
+        });
+        let p = pane(&t, id).expect("the pane");
+        assert!(!p.shows("row-40"), "{p:?}");
+    }
 }
 
 #[test]

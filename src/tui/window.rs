@@ -59,13 +59,13 @@ pub fn live_top(p: &Pane, height: u16) -> u16 {
     let s = screen_facts(p);
     let agent = p.report.as_ref().is_some_and(|r| r.agent.is_some());
     match dialog_rows(p) {
-        None if s.alternate && !agent => full_screen_top(s, height),
+        None if s.full_screen && !agent => full_screen_top(s, height),
         dialog => top_row(s, height, dialog),
     }
 }
 
 /// The first row a window of `height` rows shows of a full-screen
-/// program's screen (the alternate screen, no agent recognised): from its
+/// program's screen ([`Screen::full_screen`], no agent recognised): from its
 /// top, where `top`'s summary, a table's header and a file's first lines
 /// are, and lower only to hold the cursor where it is shown. Its last row
 /// is often a key bar or a blank prompt; the bottom is what [`top_row`]
@@ -230,7 +230,7 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
         rows,
         cursor_row: screen.cursor_position().0,
         cursor_shown: !screen.hide_cursor(),
-        alternate: screen.alternate_screen(),
+        full_screen: screen.alternate_screen() || screen.application_cursor(),
         blank: [0; 4],
     };
     for row in (0..rows).filter(|&r| !drawn(r)) {
@@ -261,7 +261,7 @@ mod tests {
             rows: 40,
             cursor_row: cursor,
             cursor_shown: shown,
-            alternate: false,
+            full_screen: false,
             blank: [0; 4],
         };
         for row in last.map_or(0, |l| l + 1)..40 {
@@ -304,13 +304,13 @@ mod tests {
     fn a_full_screen_program_is_shown_from_its_top() {
         // `top` at 40 rows, its cursor hidden: its summary and header.
         let s = Screen {
-            alternate: true,
+            full_screen: true,
             ..screen(Some(39), 39, false)
         };
         assert_eq!(full_screen_top(s, 12), 0);
         // An editor's cursor on row 30: the window comes down to hold it.
         let s = Screen {
-            alternate: true,
+            full_screen: true,
             ..screen(Some(39), 30, true)
         };
         assert_eq!(full_screen_top(s, 12), 19);
@@ -451,15 +451,17 @@ mod tests {
                 rows: 10,
                 cursor_row: 1,
                 cursor_shown: true,
-                alternate: false,
+                full_screen: false,
                 blank: [0b11_1111_0100, 0, 0, 0],
             }
         );
         assert_eq!(f.last_text_row(), Some(3));
         p.feed(b"\x1b[?25l");
         assert!(!facts(p.screen()).cursor_shown);
-        p.feed(b"\x1b[?1049h");
-        assert!(facts(p.screen()).alternate);
+        p.feed(b"\x1b[?1h");
+        assert!(facts(p.screen()).full_screen);
+        p.feed(b"\x1b[?1l\x1b[?1049h");
+        assert!(facts(p.screen()).full_screen);
         // Cut on the right: only rows with text at or past the column.
         p.feed(b"\x1b[6;1Hshort\x1b[7;1H0123456789abcdef");
         assert!(!cut(p.screen(), 5, 8));

@@ -12,9 +12,11 @@ pub struct Screen {
     /// Whether the program shows its cursor (an agent's UI often hides it
     /// and leaves it anywhere).
     pub cursor_shown: bool,
-    /// Whether the program draws on the alternate screen (a full-screen
-    /// program: `top`, an editor, a pager).
-    pub alternate: bool,
+    /// Whether a full-screen program draws it: one on the alternate screen
+    /// (an editor, a pager, htop) or with the cursor keys in application
+    /// mode, as curses programs set them (`top` does both that and its
+    /// drawing on the main screen).
+    pub full_screen: bool,
     /// The rows with nothing drawn on them, one bit a row (a screen has at
     /// most 256, see `protocol::MAX_DIM`).
     pub blank: [u64; 4],
