@@ -89,6 +89,9 @@ pub enum Command {
     /// Deny the dialog a session waits at, with the keys its agent's rules
     /// give
     Deny(AnswerArgs),
+    /// Continue a session whose program is stopped (Ctrl-Z, SIGSTOP), as
+    /// a shell's fg would: hm status says `waiting · stopped`
+    Continue(ContinueArgs),
     /// An agent's hook command (hm run installs it for known agents; see
     /// hm setup): hm hook claude|codex|gemini [PAYLOAD]. Sends what the
     /// agent reports to its session; prints nothing, always exits 0
@@ -122,6 +125,7 @@ impl Command {
             Command::Restart(a) => &mut a.dir,
             Command::Restore(a) => &mut a.dir,
             Command::Approve(a) | Command::Deny(a) => &mut a.dir,
+            Command::Continue(a) => &mut a.dir,
             Command::Proxy(a) => &mut a.dir,
             Command::Classify(_)
             | Command::Replay(_)
@@ -192,6 +196,17 @@ pub struct AnswerArgs {
     /// folder) matches this regex
     #[arg(long, value_name = "REGEX")]
     pub subject: Option<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print what was done (or why not) as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ContinueArgs {
+    /// Session id
+    pub id: String,
     #[command(flatten)]
     pub dir: DirArgs,
     /// Print what was done (or why not) as JSON

@@ -137,6 +137,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Approve(args) => answer::answer(args, Answer::Approve, &config),
         Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
+        Command::Continue(args) => answer::resume(args, &config),
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
             unreachable!("handled before the config")
         }
@@ -166,6 +167,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
         Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
         Command::Approve(a) | Command::Deny(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Continue(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };
     // One host for all, or all local: the same rule `hm rm` follows.

@@ -78,6 +78,10 @@ pub enum Detail {
     Onboarding,
     /// A plain program asking for input (`[y/N]`, `Password:`, `read`).
     Input,
+    /// The program is stopped by a signal (Ctrl-Z, which Claude Code
+    /// obeys itself, or SIGSTOP): nothing it runs moves until it is
+    /// continued, and no shell above it will do that.
+    Stopped,
     // idle
     Ready,
     PromptEditing,
@@ -92,7 +96,7 @@ pub enum Detail {
 }
 
 impl Detail {
-    pub const ALL: [Detail; 20] = [
+    pub const ALL: [Detail; 21] = [
         Detail::Thinking,
         Detail::UsingTools,
         Detail::Responding,
@@ -108,6 +112,7 @@ impl Detail {
         Detail::ExternalEditor,
         Detail::Onboarding,
         Detail::Input,
+        Detail::Stopped,
         Detail::Ready,
         Detail::PromptEditing,
         Detail::Finished,
@@ -132,6 +137,7 @@ impl Detail {
             Detail::ExternalEditor => "external_editor",
             Detail::Onboarding => "onboarding",
             Detail::Input => "input",
+            Detail::Stopped => "stopped",
             Detail::Ready => "ready",
             Detail::PromptEditing => "prompt_editing",
             Detail::Finished => "finished",
@@ -161,7 +167,8 @@ impl Detail {
             | Detail::Diff
             | Detail::ExternalEditor
             | Detail::Onboarding
-            | Detail::Input => Primary::Waiting,
+            | Detail::Input
+            | Detail::Stopped => Primary::Waiting,
             Detail::Ready | Detail::PromptEditing | Detail::Finished | Detail::Error => {
                 Primary::Idle
             }

@@ -1233,6 +1233,43 @@ fn hm_approve_answers_claude_codes_permission_dialog() {
     );
 }
 
+/// Ctrl-Z in Claude Code leaves it `suspended`, waiting for a SIGCONT
+/// that no shell above it would ever send (the kernel did not even stop
+/// it): hm says `waiting · stopped`, and `hm continue` brings it back to
+/// its prompt, which takes a prompt again.
+#[test]
+fn claude_code_stopped_by_ctrl_z_is_waiting_stopped_and_hm_continue_resumes_it() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Back and answering.", "pre_delay": 0.3, "chunk_delay": 0.02}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    let before = status(&sb);
+    assert!(
+        sb.cmd(&["send", "cc", "--keys", "C-z"]).status.success(),
+        "hm send"
+    );
+    let (v, _) = until(&sb, "waiting · stopped", Duration::from_secs(20), |v| {
+        v["primary"] == "waiting" && v["detail"] == "stopped"
+    });
+    assert_eq!(v["agent"], before["agent"], "{v}");
+    let shown = stdout(&sb.cmd(&["status", "cc"]));
+    assert!(shown.contains("hm continue cc resumes it"), "{shown}");
+    let out = sb.cmd(&["continue", "cc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "continued 'cc'");
+    until(&sb, "no longer stopped", Duration::from_secs(20), |v| {
+        v["detail"] != "stopped"
+    });
+    // It reads its terminal again: a prompt typed now is answered.
+    type_prompt(&sb, "? for shortcuts", "are you back");
+    common::wait_until("the answer", || on_screen(&sb, "Back and answering."));
+    let again = sb.cmd(&["continue", "cc"]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("not stopped"), "{}", stderr(&again));
+}
+
 /// At 80 columns Claude Code breaks a word longer than its row at the
 /// row's edge (`...-claude-must-bre` / `ak-inside-...`): the subject has the
 /// word whole, and `hm approve --subject` matches across the break.

@@ -746,3 +746,48 @@ fn an_answer_whose_first_key_does_not_show_stops_before_the_next() {
     let text = stdout(&sb.cmd(&["explain", "ai"]));
     assert!(text.contains("stopped short:"), "{text}");
 }
+
+/// A program stopped by a signal (here its own SIGSTOP; Ctrl-Z in a
+/// program that stops itself is the same) moves again only when
+/// continued, and nothing above it would: `waiting · stopped`, with the
+/// way out in `hm status`; `hm continue` continues it, once.
+#[test]
+fn a_stopped_program_is_waiting_stopped_until_hm_continue() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "job",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo before; kill -STOP $$; echo after-continue; exec sleep 600",
+        ],
+    );
+    common::wait_until("waiting · stopped", || {
+        let v = status_json(&sb, "job");
+        v["primary"] == "waiting" && v["detail"] == "stopped"
+    });
+    let v = status_json(&sb, "job");
+    assert_eq!(v["signals"][0]["text"], "stopped by SIGSTOP", "{v}");
+    let shown = stdout(&sb.cmd(&["status", "job"]));
+    assert!(shown.contains("waiting · stopped"), "{shown}");
+    assert!(shown.contains("(hm continue job resumes it)"), "{shown}");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("waiting · stopped"), "{ls}");
+
+    let out = sb.cmd(&["continue", "job"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "continued 'job' (stopped by SIGSTOP)");
+    common::wait_until("the program to go on", || {
+        stdout(&sb.cmd(&["logs", "job", "--screen"])).contains("after-continue")
+    });
+    common::wait_until("no longer stopped", || {
+        status_json(&sb, "job")["detail"] != "stopped"
+    });
+    let again = sb.cmd(&["continue", "job"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        stderr(&again).trim(),
+        "hm: 'job': the program is not stopped"
+    );
+}

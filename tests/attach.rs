@@ -1289,3 +1289,29 @@ fn copy_mode_shows_the_history_searches_copies_and_leaves_the_live_screen_as_it_
     });
     assert_restored(&t);
 }
+
+/// Attaching brings a stopped program to the front, as `fg` would; a key
+/// typed while it is stopped again continues it and is not typed (a
+/// stopped Claude Code asks for `fg` and Enter, which would reach it as
+/// a prompt).
+#[test]
+fn attach_continues_a_stopped_program_and_a_key_continues_it_again() {
+    let sb = Sandbox::new();
+    let script = "echo before; kill -STOP $$; echo after-one; kill -STOP $$; \
+                  echo after-two; read x; echo got-$x; exec sleep 600";
+    let _s = sb.start("job", &[], &["sh", "-c", script]);
+    let stopped = || common::stdout(&sb.cmd(&["status", "job"])).contains("waiting · stopped");
+    common::wait_until("the program stopped", stopped);
+    let mut t = attach(&sb, "job");
+    t.wait_for("the program continued", |t| t.has_line("after-one"));
+    common::wait_until("the program stopped again", stopped);
+    t.wait_for("the bar to say so", |t| t.last_row().contains("stopped"));
+    t.send(b"z");
+    t.wait_for("the key to continue it", |t| t.has_line("after-two"));
+    // Keys are typed again once the bar no longer says it is stopped.
+    t.wait_for("the bar to say it reads", |t| {
+        t.last_row().contains("waiting · input")
+    });
+    t.send(b"ok\r");
+    t.wait_for("the line read, without the key", |t| t.has_line("got-ok"));
+}

@@ -704,3 +704,50 @@ fn the_inbox_shows_the_plan_a_plan_approval_asks_about() {
             && matches!((question, option), (Some(q), Some(o)) if header + 1 < q && q < o)
     });
 }
+
+/// A stopped program is in the inbox with what stopped it, and the way
+/// on: `y` continues it there, and so does focusing it (Enter), as `fg`
+/// would.
+#[test]
+fn a_stopped_program_is_continued_from_the_inbox_or_by_focusing_it() {
+    let sb = Sandbox::new();
+    let stops = "echo before; kill -STOP $$; echo after-continue; exec sleep 600";
+    let _s = (
+        sb.start("one", &[], &["sh", "-c", stops]),
+        sb.start("two", &[], &["sh", "-c", stops]),
+    );
+    for id in ["one", "two"] {
+        wait_until(&format!("{id} stopped"), || {
+            common::stdout(&sb.cmd(&["status", id])).contains("waiting · stopped")
+        });
+    }
+    let Some(t) = dashboard(&sb, (100, 30)) else {
+        return;
+    };
+    shows(&t, "the footer counting two", |s| s.contains("2 need you"));
+    t.keys("i");
+    shows(&t, "both rows and the way on", |s| {
+        ["one", "two"]
+            .iter()
+            .all(|id| row(s, id).is_some_and(|r| r.contains("stopped by SIGSTOP")))
+    });
+    select(&t, "one");
+    shows(&t, "the key that continues it", |s| {
+        flat(s).contains("one · stopped · y continues it") && s.contains("y continue")
+    });
+    t.keys("y");
+    shows(&t, "the answer said", |s| {
+        flat(s).contains("continued 'one' (stopped by SIGSTOP)")
+    });
+    wait_until("one to go on", || {
+        common::stdout(&sb.cmd(&["logs", "one", "--screen"])).contains("after-continue")
+    });
+    shows(&t, "one gone from the inbox", |s| row(s, "one").is_none());
+    // Enter focuses `two`, which brings it to the front.
+    select(&t, "two");
+    t.keys("Enter");
+    wait_until("two to go on", || {
+        common::stdout(&sb.cmd(&["logs", "two", "--screen"])).contains("after-continue")
+    });
+    shows(&t, "its output in focus", |s| s.contains("after-continue"));
+}

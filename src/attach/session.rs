@@ -186,6 +186,19 @@ pub enum Returned {
 /// `hm attach` on the dashboard's terminal, from inside the dashboard:
 /// the same passthrough, status bar and restoring of every mode on the
 /// way out, without the lines a shell would get after it.
+/// Whether a state report says the program is stopped by a signal.
+fn stopped(report: &crate::protocol::StateReport) -> bool {
+    report.detail == Some(crate::verdict::Detail::Stopped)
+}
+
+/// ACT's `continue`: the stopped program goes on, as `hm continue` asks.
+fn continue_request() -> Request<'static> {
+    Request::Act(crate::protocol::Act {
+        answer: "continue".to_owned(),
+        ..crate::protocol::Act::default()
+    })
+}
+
 pub fn attach_from_dashboard(
     session: &SessionPaths,
     config: &Config,
@@ -259,6 +272,7 @@ fn attach_terminal(
             status: None,
             pushed: None,
             report: None,
+            continue_sent: false,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             in_paste: false,
             launcher,
@@ -327,6 +341,9 @@ struct Attach {
     /// The last STATE frame's report: what the bar says of the state
     /// beyond its name (`waiting · input`), as `hm ls` does.
     report: Option<Box<crate::protocol::StateReport>>,
+    /// A continue was asked for and not yet acted on: keys meanwhile are
+    /// not typed, and ask no more.
+    continue_sent: bool,
     /// When to ask for the state. A question unanswered for
     /// [`client::ANSWER_TIMEOUT`] makes the bar say so instead of a state
     /// (a stopped supervisor leaves the screen blank otherwise).
@@ -451,6 +468,16 @@ impl Attach {
                     if lone_bell(&keys[..n]) && std::env::var_os(TEST_PANIC_VAR).is_some() {
                         panic!("test panic");
                     }
+                    // A stopped program reads nothing: the key continues
+                    // it, as `fg` would, instead of waiting in its terminal
+                    // (`fg` and Enter, typed as a stopped Claude Code asks,
+                    // would reach it as a prompt).
+                    if self.stopped() {
+                        if !std::mem::replace(&mut self.continue_sent, true) {
+                            self.send(&[continue_request()]).await?;
+                        }
+                        continue;
+                    }
                     self.send(&[Request::Input(&keys[..n])]).await?;
                     // Keys into a session that has said nothing since the
                     // last ones, or the first after a quiet second: ask
@@ -548,7 +575,14 @@ impl Attach {
                 let ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
                 self.pushed = Some((report.state_byte, ms, Instant::now()));
                 let state = report.state_byte;
+                // Attaching is bringing to the front: a program stopped
+                // before it (Ctrl-Z pressed in it earlier) is continued.
+                let stopped_at_attach = self.report.is_none() && stopped(&report);
                 self.report = Some(report);
+                self.continue_sent = stopped_at_attach;
+                if stopped_at_attach {
+                    self.send(&[continue_request()]).await?;
+                }
                 if let Some((s, at)) = &mut self.status {
                     s.state = state;
                     s.state_ms = ms;
@@ -556,6 +590,10 @@ impl Attach {
                     self.draw_bar();
                 }
             }
+            // The continue was acted on (or refused): a key while the
+            // program is stopped again, with no change pushed between
+            // (stopped, continued and stopped within one look), asks again.
+            Reply::Acted(_) => self.continue_sent = false,
             Reply::Exit(code) => return Ok(Some(Outcome::Exited(code))),
             Reply::Error { message, .. } => {
                 return Ok(Some(Outcome::Lost(crate::paths::sanitize(&message))));
@@ -563,6 +601,11 @@ impl Attach {
             _ => {}
         }
         Ok(None)
+    }
+
+    /// Whether the last state pushed says the program is stopped.
+    fn stopped(&self) -> bool {
+        self.report.as_deref().is_some_and(stopped)
     }
 
     /// Attaches: the size, then INFO, SUBSCRIBE (with the replay's end

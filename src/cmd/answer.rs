@@ -1,5 +1,6 @@
 //! `hm approve ID` and `hm deny ID`: answer the dialog a session waits at,
-//! once, with the keys its agent's rules give for that answer.
+//! once, with the keys its agent's rules give for that answer; and `hm
+//! continue ID`, which answers a stopped program as `fg` would.
 //!
 //! The supervisor decides and sends in one step (ACT): it takes the
 //! verdict and the screen as they are when the request arrives, and
@@ -10,10 +11,11 @@ use std::io::Write;
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::cli::AnswerArgs;
+use crate::cli::{AnswerArgs, ContinueArgs};
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::detect::rules::Answer;
+use crate::paths::SessionPaths;
 use crate::protocol::{Act, Acted, Reply, Request, conn};
 
 /// How many times a dialog too new to answer is asked about again.
@@ -34,6 +36,51 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
         subject: args.subject.clone(),
         dialog: args.dialog,
     };
+    let acted = act(&session, request)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&acted)?)?;
+    }
+    report(&session.id, answer, acted, args.json, &mut out)
+}
+
+/// `hm continue ID`: continues a stopped program (ACT's `continue`).
+pub fn resume(args: ContinueArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let session = find_session(&dir, &args.id)?;
+    let request = Act {
+        answer: "continue".to_owned(),
+        ..Act::default()
+    };
+    let acted = act(&session, request)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&acted)?)?;
+    } else if acted.ok {
+        let by = acted
+            .action
+            .as_ref()
+            .and_then(|a| a.subject.as_deref())
+            .map(|sig| format!(" (stopped by {})", crate::paths::sanitize(sig)))
+            .unwrap_or_default();
+        writeln!(out, "continued '{}'{by}", session.id)?;
+    }
+    if acted.ok {
+        return Ok(0);
+    }
+    bail!(
+        "'{}': {}",
+        session.id,
+        acted.reason.as_deref().map_or_else(
+            || "the session did not say why".to_owned(),
+            |r| r.chars().filter(|c| !c.is_control()).collect()
+        )
+    )
+}
+
+/// Sends one ACT and waits for its ACTED, asking again while the dialog
+/// is too new to answer.
+fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
     let acted = client::runtime()?.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         // STATUS after the first ACT: a supervisor that does not know ACT
@@ -58,17 +105,12 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
             }
         }
     }))?;
-    let Some(acted) = acted else {
-        bail!(
+    acted.ok_or_else(|| {
+        anyhow!(
             "session '{}' is served by an older hm, which cannot answer dialogs",
             session.id
-        );
-    };
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string(&acted)?)?;
-    }
-    report(&session.id, answer, acted, args.json, &mut out)
+        )
+    })
 }
 
 /// Says what was done, or fails with why not.

@@ -126,6 +126,10 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         if let Some(agent) = report.and_then(|r| r.agent.as_deref()) {
             writeln!(out, "agent:    {agent}")?;
         }
+        if report.is_some_and(|r| r.detail == Some(crate::verdict::Detail::Stopped)) {
+            // The way out, said where the stranded person looks.
+            writeln!(out, "          (hm continue {session_id} resumes it)")?;
+        }
         if let Some(d) = &view.dialog {
             let about = d.subject.as_deref().map_or_else(
                 || d.rule.clone(),

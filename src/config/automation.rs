@@ -84,7 +84,7 @@ impl Doc<'_> {
                 "detail" => {
                     let name = self.string(&full, value)?;
                     let d = Detail::from_name(&name)
-                        .filter(|d| d.primary() == Primary::Waiting)
+                        .filter(|&d| answerable(d))
                         .ok_or_else(|| {
                             let reason = format!(
                                 "'{}' is not a detail of 'waiting' (expected one of: {})",
@@ -186,10 +186,16 @@ pub fn check_automation(rules: &[AutomationRule], set: &RuleSet) -> Result<(), C
 }
 
 /// The details a dialog can have, for messages.
+/// A detail a dialog can have: `waiting`'s, but `stopped`, which has no
+/// dialog and no keys (`hm continue` answers it).
+fn answerable(d: Detail) -> bool {
+    d.primary() == Primary::Waiting && d != Detail::Stopped
+}
+
 fn waiting_details() -> String {
     Detail::ALL
         .into_iter()
-        .filter(|d| d.primary() == Primary::Waiting)
+        .filter(|&d| answerable(d))
         .map(Detail::name)
         .collect::<Vec<_>>()
         .join(", ")

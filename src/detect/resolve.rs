@@ -114,7 +114,9 @@ impl Decision {
 /// The verdict of `evidence` at `now_ms`.
 ///
 /// Precedence, strongest first:
-/// 1. the program ended: `dead`;
+/// 1. the program ended: `dead`; else the screen says the program is
+///    suspended (Claude Code after Ctrl-Z): `waiting · stopped`, whatever
+///    its record last said;
 /// 2. the program's own status record says it is blocked: `waiting`;
 /// 3. process facts that a job is reading the terminal: `waiting`;
 /// 4. process facts that the session's own shell reads at its prompt: `idle`;
@@ -191,7 +193,14 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
             })
     };
 
-    let decision = if let Some(f) = says(&status, Primary::Waiting) {
+    // Suspended (Claude Code after Ctrl-Z) is a state its own record and
+    // hooks cannot report: they stay as they were when it stopped.
+    let suspended = screen
+        .as_ref()
+        .filter(|f| f.detail == Some(Detail::Stopped));
+    let decision = if let Some(f) = suspended {
+        Decision::from(f)
+    } else if let Some(f) = says(&status, Primary::Waiting) {
         refined(f, &screen)
     } else if let Some(f) = says(&process, Primary::Waiting) {
         Decision::from(f)

@@ -37,10 +37,13 @@ pub(super) fn unreadable(e: &crate::protocol::PayloadError) -> Acted {
 /// Carries out an ACT request: the answer is given if the dialog is there
 /// and as the request expects, in the same step as the check.
 pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
+    if act.answer == CONTINUE {
+        return continued(ctx);
+    }
     let Some(answer) = Answer::from_name(&act.answer) else {
         return refused(
             format!(
-                "unknown answer '{}' (expected approve or deny)",
+                "unknown answer '{}' (expected approve, deny or continue)",
                 act.answer.escape_debug()
             )
             .into(),
@@ -64,6 +67,37 @@ pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
             ..Acted::default()
         },
         Err(reason) => refused(reason),
+    }
+}
+
+/// ACT's answer that continues a stopped program, as `fg` would.
+pub const CONTINUE: &str = "continue";
+
+/// Continues the stopped program: no keys, a SIGCONT to its group, which
+/// the main loop sends. Refused when it is not stopped.
+fn continued(ctx: &Ctx) -> Acted {
+    let mut shared = ctx.shared.borrow_mut();
+    let halted = shared.halted();
+    let report = shared.state_now();
+    let says_stopped = report.detail == Some(crate::detect::Detail::Stopped);
+    if let Err(why) = shared.ask_continue(says_stopped) {
+        return refused(why.into());
+    }
+    info!("continued by hand");
+    Acted {
+        ok: true,
+        action: Some(ActionRecord {
+            answer: CONTINUE.into(),
+            by: "hand".into(),
+            rule: "process.stopped".into(),
+            agent: report.agent,
+            detail: Some(crate::detect::Detail::Stopped),
+            subject: halted.map(|(sig, _)| sig.to_string()),
+            at_unix_ms: crate::clock::unix_ms(),
+            at_ms: report.clock_ms.unwrap_or_default(),
+            ..ActionRecord::default()
+        }),
+        ..Acted::default()
     }
 }
 

@@ -107,7 +107,15 @@ pub(super) async fn main_loop(
         // that is not the child's exit code.
         if check_child && !ctx.shared.borrow().has_ended() {
             check_child = false;
-            if let Some((code, signaled)) = try_reap(child) {
+            let end = try_reap(child, |halt| {
+                match halt {
+                    Some(sig) => info!(%sig, "child stopped"),
+                    None => info!("child continued"),
+                }
+                ctx.shared.borrow_mut().record_halt(halt);
+                changed.send_replace(());
+            });
+            if let Some((code, signaled)) = end {
                 record_exit(ctx, code, signaled, reaped, changed);
                 info!(code, "child exited");
                 // Closing our copy of the slave lets the master report EOF
@@ -148,6 +156,14 @@ pub(super) async fn main_loop(
             if hang_up {
                 info!("a shell at its prompt: sending SIGHUP");
                 signal_child(child, program.group, Signal::SIGHUP);
+            }
+        }
+        // Continued as `fg` would: the program's own group only, not the
+        // jobs a shell in it has stopped in theirs.
+        if ctx.shared.borrow_mut().take_continue_request() && !ended {
+            info!("continuing the stopped child");
+            if let Err(e) = pty::signal(child, true, Signal::SIGCONT) {
+                warn!("cannot continue the program: {e}");
             }
         }
         let kill_at = escalation.deadline();
@@ -251,12 +267,19 @@ fn signal_child(child: Pid, group: bool, sig: Signal) {
 }
 
 /// Reaps the child if it has ended, without ever blocking: a stopped child
-/// is not an ended one. Its exit code, and whether a signal ended it.
-fn try_reap(child: Pid) -> Option<(i32, bool)> {
+/// is not an ended one, but is told to `halt` (with the signal that
+/// stopped it, or `None` once continued). Its exit code, and whether a
+/// signal ended it.
+fn try_reap(child: Pid, mut halt: impl FnMut(Option<Signal>)) -> Option<(i32, bool)> {
+    let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED | WaitPidFlag::WCONTINUED;
     loop {
-        match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
+        match waitpid(child, Some(flags)) {
             Ok(WaitStatus::Exited(_, code)) => return Some((code, false)),
             Ok(WaitStatus::Signaled(_, sig, _)) => return Some((128 + sig as i32, true)),
+            // A stop and a continue may both be pending: each is reported
+            // once, so ask again until nothing more is.
+            Ok(WaitStatus::Stopped(_, sig)) => halt(Some(sig)),
+            Ok(WaitStatus::Continued(_)) => halt(None),
             Ok(_) => return None,
             Err(nix::Error::EINTR) => {}
             // ECHILD: someone else reaped it; nothing more will come.

@@ -61,6 +61,11 @@ pub struct Shared {
     child_pid: u32,
     /// Set once the child has been reaped.
     exit_code: Option<i32>,
+    /// While the child is stopped by a signal: which, and since when.
+    halted: Option<(nix::sys::signal::Signal, u64)>,
+    /// A client asked for the stopped child to be continued; the main
+    /// loop sends SIGCONT.
+    continue_asked: bool,
     /// Set once every byte the child wrote has been read from the pty.
     output_closed: bool,
     size: Size,
@@ -165,6 +170,8 @@ impl Shared {
             resized_ms: None,
             child_pid,
             exit_code: None,
+            halted: None,
+            continue_asked: false,
             output_closed: false,
             size,
             exit_waiters: 0,
@@ -307,6 +314,40 @@ impl Shared {
             d.ended(now);
         }
         self.wakes.output_seen.notify_one();
+    }
+
+    /// The child stopped (`Some`, by that signal) or was continued.
+    pub fn record_halt(&mut self, by: Option<nix::sys::signal::Signal>) {
+        let now = self.clock.now_ms();
+        self.halted = by.map(|sig| (sig, self.halted.map_or(now, |(_, since)| since)));
+        self.wakes.output_seen.notify_one();
+    }
+
+    /// The signal that stopped the child and since when, while it is.
+    pub fn halted(&self) -> Option<(nix::sys::signal::Signal, u64)> {
+        self.halted.filter(|_| self.exit_code.is_none())
+    }
+
+    /// Asks the main loop to continue the stopped child; refused with why
+    /// when it is neither stopped nor says it is (`on_screen`: Claude Code
+    /// after Ctrl-Z, which the kernel did not stop, waits for SIGCONT all
+    /// the same).
+    pub fn ask_continue(&mut self, on_screen: bool) -> Result<(), String> {
+        if self.halted().is_none() && !(on_screen && self.exit_code.is_none()) {
+            return Err(if self.exit_code.is_some() {
+                "the program has ended".into()
+            } else {
+                "the program is not stopped".into()
+            });
+        }
+        self.continue_asked = true;
+        self.wakes.main.notify_one();
+        Ok(())
+    }
+
+    /// Whether a continue was asked for since the last call.
+    pub fn take_continue_request(&mut self) -> bool {
+        std::mem::take(&mut self.continue_asked)
     }
 
     /// The program's exit code, once it has been reaped.

@@ -141,8 +141,22 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("quit (sessions keep running)"))
         );
-        assert!(line("keys · ? or any key closes").contains("W waiting · I idle"));
+        assert!(line("keys · ? again: badges · any other closes").contains("W waiting · I idle"));
         assert!(!text.contains("badges:"), "{lines:#?}");
+        // `?` again: every badge, on a page of its own that fits.
+        update(&mut m, press(KeyCode::Char('?')), now);
+        let badges = screen_text(&m, now);
+        for what in [
+            "badges · any key closes",
+            "perm  ask",
+            "stopped (Ctrl-Z)",
+            "✓  ✗3",
+            "time since its output, in the bottom border",
+        ] {
+            assert!(badges.contains(what), "{what}: {badges}");
+        }
+        update(&mut m, press(KeyCode::Char('?')), now);
+        assert_eq!(m.mode, Mode::Grid, "the help key closes the badges");
         // The footer's hints follow the keys too.
         update(&mut m, press(KeyCode::Esc), now);
         let footer = screen_text(&m, now).lines().last().unwrap_or("").to_owned();

@@ -8,12 +8,13 @@ use std::time::Instant;
 use crossterm::event::KeyEvent;
 
 use super::copy;
-use super::model::{Effect, Link, Mode, Model};
+use super::model::{Answering, Effect, Link, Mode, Model, Pane};
 use crate::config::Action;
+use crate::protocol::Act;
 use crate::vt::keys;
 
 /// Focuses a live session, unless there would be no key to come back with.
-pub fn enter(m: &mut Model, id: String, now: Instant) {
+pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     let Some(p) = m.pane(&id) else { return };
     let refused = match &p.link {
         // What can be done with it instead, with the keys that do it.
@@ -51,8 +52,46 @@ pub fn enter(m: &mut Model, id: String, now: Instant) {
     if let Some(p) = m.pane_mut(&id) {
         copy::leave(p);
     }
-    m.mode = Mode::Focus(id);
+    // Brought to the front as `fg` would: a stopped program (Ctrl-Z
+    // pressed in it earlier) is continued.
+    let stopped = m.pane(&id).is_some_and(Pane::stopped);
+    m.mode = Mode::Focus(id.clone());
+    if stopped {
+        let _ = resume(m, &id, now, fx);
+    }
 }
+
+/// Asks the supervisor to continue a stopped session (ACT's `continue`,
+/// as `hm continue` sends it); the reply comes to
+/// [`super::inbox::acted`], which says it. Refused with
+/// why when it cannot be sent or one is on its way.
+pub fn resume(m: &mut Model, id: &str, now: Instant, fx: &mut Vec<Effect>) -> Result<(), String> {
+    let Some(p) = m.pane_mut(id) else {
+        return Err(format!("no session '{id}'"));
+    };
+    if !p.askable() {
+        return Err(format!("'{id}' is not connected"));
+    }
+    if p.answering.is_some() {
+        return Err(format!("already answering '{id}'"));
+    }
+    let act = Act {
+        answer: CONTINUE.to_owned(),
+        ..Act::default()
+    };
+    p.answering = Some(Answering {
+        act: act.clone(),
+        sent: now,
+        retry_at: None,
+        tries: 0,
+        late: false,
+    });
+    fx.push(Effect::Act(id.to_owned(), act));
+    Ok(())
+}
+
+/// ACT's answer that continues a stopped program.
+pub const CONTINUE: &str = "continue";
 
 /// Back from focus to where it was entered: the zoomed pane or the grid,
 /// with the session's live screen (copy mode, if open, is over).
@@ -85,6 +124,18 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
         return;
     }
     if copy::key(m, k, now, fx) {
+        return;
+    }
+    // A stopped program reads nothing: the key continues it instead of
+    // waiting in its terminal (`fg` and Enter, typed as a stopped Claude
+    // Code asks, would reach it as a prompt).
+    if m.pane(&id).is_some_and(Pane::stopped) {
+        if m.pane(&id).is_some_and(|p| p.answering.is_none()) {
+            match resume(m, &id, now, fx) {
+                Ok(()) => m.notify(format!("continuing '{id}'; the key was not sent"), now),
+                Err(why) => m.notify(format!("not continued: {why}"), now),
+            }
+        }
         return;
     }
     let app_cursor = m
@@ -222,6 +273,69 @@ mod tests {
         assert_eq!(inputs(&fx), [vec![0x1c]]);
         update(&mut m, ctrl(']'), now);
         assert_eq!(m.mode, Mode::Grid);
+    }
+
+    /// A key into a focused program that was stopped (Ctrl-Z) continues
+    /// it and is not typed: `fg` and Enter, as a stopped Claude Code asks,
+    /// would reach it as a prompt. Once it runs, keys are typed again.
+    #[test]
+    fn a_key_into_a_stopped_program_continues_it_and_is_not_typed() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        live(&mut m, &["a"], now);
+        update(&mut m, st("a", crate::classify::ProcessState::Idle, 0), now);
+        update(&mut m, press(KeyCode::Enter), now);
+        assert_eq!(m.mode, Mode::Focus("a".into()));
+        let report = |detail: &str, state: crate::classify::ProcessState| {
+            let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+                "state": state.name(), "state_byte": state.as_byte(),
+                "primary": state.name(), "detail": detail, "health": "alive",
+                "agent": "claude", "state_ms": 0, "signals": [],
+            }))
+            .expect("a state report");
+            Msg::Session("a".into(), SessionMsg::State(r))
+        };
+        update(
+            &mut m,
+            report("stopped", crate::classify::ProcessState::Waiting),
+            now,
+        );
+        let fx = update(&mut m, press(KeyCode::Char('f')), now);
+        assert!(inputs(&fx).is_empty(), "the key was typed");
+        let acts: Vec<_> = fx
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Act(id, a) => Some((id.as_str(), a.answer.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(acts, [("a", "continue")]);
+        assert!(notice(&m).contains("continuing 'a'"), "{}", notice(&m));
+        // The next key, before the program says it runs: not typed, not
+        // asked twice.
+        let fx = update(&mut m, press(KeyCode::Char('g')), now);
+        assert!(inputs(&fx).is_empty() && !fx.iter().any(|e| matches!(e, Effect::Act(..))));
+        let done = crate::protocol::Acted {
+            ok: true,
+            action: Some(crate::protocol::ActionRecord {
+                answer: "continue".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        update(
+            &mut m,
+            Msg::Session("a".into(), SessionMsg::Acted(Box::new(done))),
+            now,
+        );
+        assert_eq!(notice(&m), "continued 'a'");
+        update(
+            &mut m,
+            report("ready", crate::classify::ProcessState::Idle),
+            now,
+        );
+        let fx = update(&mut m, press(KeyCode::Char('h')), now);
+        assert_eq!(inputs(&fx), [b"h".to_vec()]);
     }
 
     /// A session that takes keys and says nothing (its supervisor

@@ -2,7 +2,8 @@
 //! remote, the one waiting longest first, with what it asks (its detail
 //! and the subject the detector found); and answering the selected one in
 //! place: `y` approves and `n` denies with the keys its agent's rules
-//! name, as `hm approve` and `hm deny` send them (an ACT request).
+//! name, as `hm approve` and `hm deny` send them (an ACT request); `y` on
+//! a stopped program continues it, as `hm continue` does.
 //!
 //! An answer names the dialog the person saw: the rows as they were last
 //! drawn ([`drawn`], which the run loop calls after each frame), not as
@@ -105,6 +106,16 @@ fn row(p: &Pane, down: Option<(u64, Instant)>, now: Instant) -> Row<'_> {
                 .map(|s| s.text.clone())
         })
         .or_else(|| cursor_line(p));
+    // A stopped program says nothing; the row says what stopped it and
+    // how it goes on.
+    let evidence = if p.stopped() {
+        let by = report
+            .and_then(|r| r.signals.first())
+            .map_or("stopped".to_owned(), |s| s.text.clone());
+        Some(by)
+    } else {
+        evidence
+    };
     let (subject, from_dialog) = match dialog.and_then(|d| d.subject.clone()) {
         Some(s) => (Some(s), true),
         None => (evidence, false),
@@ -222,7 +233,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             };
             m.mode = Mode::Grid;
             m.selected = Some(id.clone());
-            focus::enter(m, id, now);
+            focus::enter(m, id, now, fx);
             if matches!(m.mode, Mode::Focus(_)) {
                 m.inbox.after_focus = true;
                 // Answered by hand there: a refusal about it is old news
@@ -300,6 +311,17 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         m.inbox.said = Some(Said {
             text,
             refused: true,
+        });
+        return;
+    }
+    if answer == Answer::Approve && m.pane(&id).is_some_and(Pane::stopped) {
+        let text = match focus::resume(m, &id, now, fx) {
+            Ok(()) => format!("continuing '{id}'…"),
+            Err(why) => format!("not continued: {why}"),
+        };
+        m.inbox.said = Some(Said {
+            refused: text.starts_with("not"),
+            text,
         });
         return;
     }
@@ -398,6 +420,14 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
     }
     let answer = Answer::from_name(&pending.act.answer).unwrap_or(Answer::Approve);
     let text = match (acted.ok, acted.action) {
+        (true, Some(a)) if pending.act.answer == focus::CONTINUE => {
+            let by = a
+                .subject
+                .as_deref()
+                .map(|s| format!(" (stopped by {})", crate::paths::sanitize(s)))
+                .unwrap_or_default();
+            format!("continued '{id}'{by}")
+        }
         (true, Some(a)) => {
             let about = a
                 .subject

@@ -88,6 +88,10 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             }
             _ => {}
         },
+        // The help key again turns to the badges' page; any other closes.
+        Mode::Help if !m.help_badges && bindings::action(m, &k) == Some(Action::Help) => {
+            m.help_badges = true;
+        }
         Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,
         Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now, fx),
     }
@@ -129,7 +133,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::Down => step(m, 0, 1),
         Action::Focus => {
             if let Some(id) = m.selected.clone() {
-                focus::enter(m, id, now);
+                focus::enter(m, id, now, fx);
             }
         }
         // The real terminal for the selected session: a raw attach, back
@@ -204,14 +208,17 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             m.by_state = !m.by_state;
             m.page = 0;
             let how = if m.by_state {
-                "sorted by state: needs you first, then the most recently active"
+                "sorted by state: needs you first, then what printed in the last minute"
             } else {
                 "sorted by id"
             };
             m.notify(how, now);
         }
         Action::Filter => m.mode = Mode::Filter,
-        Action::Help => m.mode = Mode::Help,
+        Action::Help => {
+            m.mode = Mode::Help;
+            m.help_badges = false;
+        }
         Action::Explain => {
             if let Some(id) = m.selected.clone() {
                 // The signals as they are now, not as the state began.
@@ -410,7 +417,7 @@ pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
 
 /// A click selects a pane; a second on the same cell soon after focuses
 /// it. The wheel scrolls a pane's history (see [`copy::wheel`]).
-pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
+pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant, fx: &mut Vec<Effect>) {
     if matches!(
         ev.kind,
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
@@ -436,7 +443,7 @@ pub fn mouse(m: &mut Model, ev: crossterm::event::MouseEvent, now: Instant) {
     m.last_click = Some((now, ev.column, ev.row));
     if double {
         m.last_click = None;
-        focus::enter(m, id, now);
+        focus::enter(m, id, now, fx);
     }
 }
 

@@ -366,6 +366,17 @@ impl Pane {
         }
     }
 
+    /// Whether the session's program is stopped by a signal (Ctrl-Z,
+    /// SIGSTOP) and waits to be continued.
+    pub fn stopped(&self) -> bool {
+        self.waiting()
+            && self
+                .report
+                .as_ref()
+                .filter(|r| Some(r.state_byte) == self.state())
+                .is_some_and(|r| r.detail == Some(crate::verdict::Detail::Stopped))
+    }
+
     /// Whether the session waits for its user (a dialog, a question, a
     /// program reading input): the strongest call for attention.
     pub fn waiting(&self) -> bool {
@@ -474,6 +485,11 @@ pub struct Model {
     pub desktop: bool,
     /// Panes ordered by state (`s`) rather than by id.
     pub by_state: bool,
+    /// Help (`?`) shows its second page, what the badges say.
+    pub help_badges: bool,
+    /// The time of the message being handled: what the order by state
+    /// measures how recent output is against.
+    pub now: Instant,
     /// When the dashboard was last quit, if it was: sessions that ended
     /// after that are marked `●`, as if seen ending unlooked at.
     pub left_unix_ms: Option<u64>,
@@ -541,6 +557,10 @@ pub struct Model {
     pub drag: Option<Drag>,
 }
 
+/// How lately a session must have printed to sort among the busy ones
+/// (`s`).
+pub const ACTIVE_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Model {
     pub fn new(theme: Theme, size: (u16, u16)) -> Model {
         Model {
@@ -555,6 +575,8 @@ impl Model {
             bell: false,
             desktop: false,
             by_state: false,
+            help_badges: false,
+            now: Instant::now(),
             left_unix_ms: None,
             cwd: String::new(),
             new_dir: String::new(),
@@ -626,17 +648,30 @@ impl Model {
             .filter(|p| self.filter.is_empty() || p.id.contains(&self.filter))
             .collect();
         if self.by_state {
-            // Needs you first (the longest waiting first), then the most
-            // recently active, then the ended, the latest to end first.
-            shown.sort_by_key(|p| {
-                let (rank, latest) = if p.waiting() {
-                    (0, p.last_output)
+            // Needs you first (the longest waiting first), then those that
+            // printed within the window, then the quiet, each by id, then
+            // the ended, the latest to end first. By window, not by the
+            // last output: two programs printing every few seconds swapped
+            // places at every line.
+            let recent = |p: &Pane| {
+                p.last_output
+                    .is_some_and(|t| self.now.saturating_duration_since(t) < ACTIVE_WINDOW)
+            };
+            let key = |p: &Pane| {
+                if p.waiting() {
+                    (0, p.waiting_since, None)
                 } else if p.ended() {
-                    (2, p.ended_at)
+                    (3, None, p.ended_at.map(std::cmp::Reverse))
+                } else if recent(p) {
+                    (1, None, None)
                 } else {
-                    (1, p.last_output)
-                };
-                (rank, p.waiting_since, std::cmp::Reverse(latest))
+                    (2, None, None)
+                }
+            };
+            shown.sort_by(|a, b| {
+                key(a)
+                    .cmp(&key(b))
+                    .then_with(|| crate::paths::natural_cmp(&a.id, &b.id))
             });
         }
         shown

@@ -27,6 +27,7 @@ fn focused(m: &Model) -> Option<String> {
 
 pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
+    m.now = now;
     // What a session says about itself (its output above all, the hot
     // path) never changes which panes there are or where they go.
     let by_person = matches!(msg, Msg::Key(_) | Msg::Mouse(_) | Msg::Paste(_));
@@ -48,7 +49,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
             // A drag selects text; other events are the focused program's
             // when it asked for the mouse, else the grid's.
             if !super::select::mouse(m, ev, now, &mut fx) && !super::focus::mouse(m, ev, &mut fx) {
-                keymap::mouse(m, ev, now);
+                keymap::mouse(m, ev, now, &mut fx);
             }
         }
         Msg::Resize(c, r) => m.size = (c, r),

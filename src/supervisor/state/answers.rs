@@ -45,6 +45,9 @@ impl Shared {
     pub fn state_now(&mut self) -> StateReport {
         let now = self.clock.now_ms();
         self.classifier.tick(now);
+        if let Some(report) = self.halted_report(now) {
+            return report;
+        }
         if let Some(v) = self.verdict() {
             let state = ProcessState::of_primary(v.primary);
             let dialog = self.dialog_seen(&v, now);
@@ -93,6 +96,34 @@ impl Shared {
             idle_ms: Some(self.idle_ms(now)),
             clock_ms: Some(now),
         }
+    }
+
+    /// `waiting · stopped` while the program is stopped by a signal,
+    /// whatever its screen or classifier says: it moves again only when
+    /// someone continues it (`hm continue`), and nothing above it will.
+    fn halted_report(&mut self, now: u64) -> Option<StateReport> {
+        let (sig, since) = self.halted()?;
+        let agent = self.report.as_ref().and_then(|r| r.agent.clone());
+        let state = ProcessState::Waiting;
+        Some(StateReport {
+            state: state.name().to_string(),
+            state_byte: state.as_byte(),
+            primary: Primary::Waiting,
+            detail: Some(crate::detect::Detail::Stopped),
+            health: Health::Alive,
+            agent,
+            state_ms: now.saturating_sub(since),
+            signals: vec![crate::detect::Signal {
+                source: crate::verdict::Source::Process,
+                rule: "process.stopped".into(),
+                text: format!("stopped by {sig}"),
+                since_ms: since,
+            }],
+            children: Vec::new(),
+            dialog: None,
+            idle_ms: Some(self.idle_ms(now)),
+            clock_ms: Some(now),
+        })
     }
 
     /// When the question on screen was asked, if another was answered

@@ -501,13 +501,14 @@ fn esc_in_the_grid_clears_a_kept_filter() {
 }
 
 #[test]
-fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
+fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     let t0 = Instant::now();
     let mut m = model(160, 49);
-    live(&mut m, &["a", "b", "c", "d"], t0);
+    live(&mut m, &["a", "b", "c", "d", "g"], t0);
     let at = |ms: u64| t0 + Duration::from_millis(ms);
-    m.pane_mut("a").expect("a").last_output = Some(at(10));
-    m.pane_mut("b").expect("b").last_output = Some(at(30));
+    // `a` never printed; `b` and `g` did, `g` last.
+    m.pane_mut("b").expect("b").last_output = Some(at(10));
+    m.pane_mut("g").expect("g").last_output = Some(at(30));
     for (id, since) in [("c", 20), ("d", 5)] {
         let p = m.pane_mut(id).expect("pane");
         p.status = Some((
@@ -531,11 +532,19 @@ fn s_sorts_by_state_needs_you_first_then_the_most_recently_active() {
         p.exit = Some(0);
         p.ended_at = Some(at(ended));
     }
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f"]);
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f", "g"]);
     update(&mut m, press(KeyCode::Char('s')), at(40));
-    assert_eq!(m.visible_ids(), ["d", "c", "b", "a", "f", "e"]);
-    update(&mut m, press(KeyCode::Char('s')), at(40));
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f"]);
+    let busy_first = ["d", "c", "b", "g", "a", "f", "e"];
+    assert_eq!(m.visible_ids(), busy_first);
+    // `b` prints again, now the latest: the busy keep their places.
+    m.pane_mut("b").expect("b").last_output = Some(at(45));
+    update(&mut m, Msg::Tick, at(50));
+    assert_eq!(m.visible_ids(), busy_first);
+    // A minute later `b` and `g` are as quiet as `a`.
+    update(&mut m, Msg::Tick, at(45 + 60_000));
+    assert_eq!(m.visible_ids(), ["d", "c", "a", "b", "g", "f", "e"]);
+    update(&mut m, press(KeyCode::Char('s')), at(60_100));
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f", "g"]);
 }
 
 #[test]

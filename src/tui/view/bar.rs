@@ -268,6 +268,15 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
                 .map(|d| d.answers.clone())
                 .unwrap_or_default();
             let mut hints = Vec::new();
+            let stopped = m
+                .inbox
+                .selected
+                .as_deref()
+                .and_then(|id| m.pane(id))
+                .is_some_and(crate::tui::model::Pane::stopped);
+            if stopped {
+                hints.push(("y".into(), "continue"));
+            }
             for (key, answer) in [("y", "approve"), ("n", "deny")] {
                 if answers.iter().any(|a| a == answer) {
                     hints.push((key.into(), answer));

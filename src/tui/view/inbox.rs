@@ -120,6 +120,7 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
             };
             format!("{} · {} · {keys}", r.pane.id, d.rule)
         }
+        None if r.pane.stopped() => format!("{} · {} · y continues it", r.pane.id, r.detail),
         None => format!("{} · {} · no dialog hm can answer", r.pane.id, r.detail),
     };
     let mut lines = vec![Line::from(Span::styled(

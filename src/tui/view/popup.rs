@@ -298,8 +298,58 @@ fn framed(m: &Model, f: &mut Frame<'_>, titles: [&str; 3], lines: &[Line<'static
 const LEGEND: [&str; 3] = [
     "badges: W waiting · I idle · A active · T thinking · S streaming",
     "        U tool use · ! stuck · ✗ ended · ? unknown · ● news unseen",
-    "        perm, ask, plan, trust: what it asks · done: its turn ended",
+    "        perm, ask, plan, stop: what it waits at · done: turn ended",
 ];
+
+/// The badges' page of help (`?` twice): every short form a pane's title
+/// may take, which a narrow pane (an 80x24 terminal's) shows.
+const BADGES: [(&str, &str); 14] = [
+    ("W", "waiting: needs you"),
+    ("  perm  ask", "a permission · a question"),
+    ("  plan  trust", "a plan to approve · a folder to trust"),
+    (
+        "  input",
+        "a program asking on its line ([y/N], a password)",
+    ),
+    (
+        "  stop",
+        "stopped (Ctrl-Z): y in the inbox or any key in focus",
+    ),
+    (
+        "I",
+        "idle · done: its turn ended · typing: text at its prompt",
+    ),
+    ("A  T  S  U", "active · thinking · streaming · using a tool"),
+    ("!  ?", "stuck (says it works, shows nothing) · unknown"),
+    ("✓  ✗3", "ended: exited 0 · exited 3"),
+    ("✗", "killed, or a signal ended it (killed SIGTERM)"),
+    ("unreach", "its machine is down; the pane is as of then"),
+    (
+        "●",
+        "news you have not looked at (it asked, finished, ended)",
+    ),
+    ("32s  5m  2h", "time in the state, in the title"),
+    ("idle 1m50s", "time since its output, in the bottom border"),
+];
+
+/// The badges' page of help: [`BADGES`].
+pub(super) fn badges(m: &Model, f: &mut Frame<'_>) {
+    let width = BADGES
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<Line<'static>> = BADGES
+        .iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(format!("{k:<width$}  "), m.theme.footer_key),
+                Span::raw((*what).to_string()),
+            ])
+        })
+        .collect();
+    framed(m, f, ["badges · any key closes", "", ""], &lines);
+}
 
 /// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
 /// with what each does.
@@ -412,9 +462,14 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         lines.extend(legend);
         ""
     } else {
-        "W waiting · I idle · A active · ● unseen"
+        // At 80x24 the border has room for the commonest; `?` again
+        // shows them all.
+        "W waiting · I idle · ● unseen"
     };
-    let title = format!("keys · {} or any key closes", keys(Action::Help));
+    let title = format!(
+        "keys · {} again: badges · any other closes",
+        keys(Action::Help)
+    );
     // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
     framed(m, f, [&title, right, timers], &lines);

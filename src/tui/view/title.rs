@@ -327,6 +327,7 @@ fn short_detail(name: &str) -> &str {
         "folder_trust" => "trust",
         "external_editor" => "edit",
         "onboarding" => "setup",
+        "stopped" => "stop",
         "prompt_editing" => "typing",
         "finished" => "done",
         other => other,
