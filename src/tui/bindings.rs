@@ -141,10 +141,12 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("quit (sessions keep running)"))
         );
-        assert!(line("keys · ? again: badges · any other closes").contains("W waiting · I idle"));
+        assert!(
+            line("keys · b: every badge · any other key closes").contains("W waiting · I idle")
+        );
         assert!(!text.contains("badges:"), "{lines:#?}");
-        // `?` again: every badge, on a page of its own that fits.
-        update(&mut m, press(KeyCode::Char('?')), now);
+        // `b`: every badge, on a page of its own that fits.
+        update(&mut m, press(KeyCode::Char('b')), now);
         let badges = screen_text(&m, now);
         for what in [
             "badges · any key closes",
@@ -156,7 +158,7 @@ mod tests {
             assert!(badges.contains(what), "{what}: {badges}");
         }
         update(&mut m, press(KeyCode::Char('?')), now);
-        assert_eq!(m.mode, Mode::Grid, "the help key closes the badges");
+        assert_eq!(m.mode, Mode::Grid, "any key closes the badges");
         // The footer's hints follow the keys too.
         update(&mut m, press(KeyCode::Esc), now);
         let footer = screen_text(&m, now).lines().last().unwrap_or("").to_owned();

@@ -88,8 +88,9 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             }
             _ => {}
         },
-        // The help key again turns to the badges' page; any other closes.
-        Mode::Help if !m.help_badges && bindings::action(m, &k) == Some(Action::Help) => {
+        // `b` turns to the badges' page; any other key closes (the help
+        // key too, as a toggle).
+        Mode::Help if !m.help_badges && k.code == KeyCode::Char('b') && k.modifiers.is_empty() => {
             m.help_badges = true;
         }
         Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,

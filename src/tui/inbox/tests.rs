@@ -606,15 +606,26 @@ fn the_selected_dialog_is_shown_with_its_own_rows() {
 }
 
 /// A dialog row wider than the inbox goes on under itself while there is
-/// room: the command an 80-column session asks about, whole.
+/// room: the command an 80-column session asks about, whole, broken
+/// between words, the rest indented under its start.
 #[test]
 fn a_dialog_row_wider_than_the_inbox_is_wrapped_not_cut() {
     let now = Instant::now();
     let mut m = scene(&["a"], &[], now);
-    let command = format!("echo {}-end", "x".repeat(90));
+    let command = "cargo test --workspace --all-features --release -- --nocapture \
+                   --test-threads 1 the_integration_suite_that_runs_last"
+        .to_owned();
     let screen = format!(
         " Bash command\r\n\r\n   {command}\r\n Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n"
     );
+    // The session's terminal is wider than the inbox: one row of it.
+    m.pane_mut("a")
+        .expect("a")
+        .term
+        .resize(crate::protocol::Size {
+            cols: 160,
+            rows: 24,
+        });
     update(
         &mut m,
         Msg::Session("a".into(), SessionMsg::Output(screen.into_bytes())),
@@ -626,12 +637,26 @@ fn a_dialog_row_wider_than_the_inbox_is_wrapped_not_cut() {
     update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
     update(&mut m, press(KeyCode::Char('i')), now);
     let text = draw(&mut m, now);
-    let flat: String = text
-        .lines()
-        .filter(|l| l.starts_with('│') || l.starts_with('┃'))
-        .flat_map(|l| l.split('│').map(str::trim))
+    let inside: Vec<&str> = text.lines().filter_map(|l| l.split('│').nth(1)).collect();
+    let first = inside
+        .iter()
+        .position(|l| l.trim_start().starts_with("cargo test"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let at = |l: &str| l.len() - l.trim_start().len();
+    let pieces: Vec<&str> = inside[first..]
+        .iter()
+        .take_while(|l| !l.contains("Do you want"))
+        .copied()
         .collect();
-    assert!(flat.contains(&command), "{text}");
+    assert!(pieces.len() > 1, "{text}");
+    // Every piece after the first is indented under it, and whole words
+    // joined by one space give the command back.
+    assert!(
+        pieces[1..].iter().all(|l| at(l) == at(pieces[0]) + 2),
+        "{text}"
+    );
+    let joined: Vec<&str> = pieces.iter().map(|l| l.trim()).collect();
+    assert_eq!(joined.join(" "), command, "{text}");
     assert!(text.contains("2. No"), "{text}");
 }
 

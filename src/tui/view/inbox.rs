@@ -150,16 +150,22 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
         // there is room, the first rows first (the command asked about
         // comes before the options): cut, an 80-column session's command
         // lost its end on every row, and what was approved could not be
-        // read whole.
+        // read whole. Broken between words, the rows after the first
+        // indented under it: cut at the edge, a word's last letters
+        // (`up`, `u`) read as a line of their own.
         let avail = width.saturating_sub(3).max(1);
         for row in rows {
-            let chars: Vec<char> = row.chars().collect();
-            let pieces = chars.len().div_ceil(avail).max(1);
-            if pieces > 1 && pieces - 1 <= spare {
-                spare -= pieces - 1;
-                for piece in chars.chunks(avail) {
-                    let piece: String = piece.iter().collect();
-                    lines.push(Line::from(format!("   {piece}")));
+            let indent = row.len() - row.trim_start_matches(' ').len();
+            let indent = indent.min(avail / 2);
+            let hang = " ".repeat(indent + 2);
+            let body = &row[indent..];
+            let pieces = wrap(body, avail.saturating_sub(indent + 2).max(8), usize::MAX);
+            if pieces.len() > 1 && pieces.len() - 1 <= spare {
+                spare -= pieces.len() - 1;
+                let lead = " ".repeat(indent);
+                for (i, piece) in pieces.iter().enumerate() {
+                    let pad = if i == 0 { &lead } else { &hang };
+                    lines.push(Line::from(format!("   {pad}{piece}")));
                 }
             } else {
                 lines.push(Line::from(clip(&format!("   {row}"), width)));
@@ -200,7 +206,9 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
             .skip(usize::from(first))
             .take(usize::from(last - first) + 1)
             .filter(|r| crate::tui::window::says_something(r))
-            .map(|r| crate::paths::sanitize(r.trim_end()))
+            // Whole (a screen's row is as wide as its screen): `sanitize`
+            // cut a wider session's rows at 80 characters.
+            .map(|r| crate::paths::printable(r.trim_end()))
             .collect(),
     );
     // A long dialog keeps its end, the question and the options, and

@@ -301,7 +301,7 @@ const LEGEND: [&str; 3] = [
     "        perm, ask, plan, stop: what it waits at · done: turn ended",
 ];
 
-/// The badges' page of help (`?` twice): every short form a pane's title
+/// The badges' page of help (`?`, `b`): every short form a pane's title
 /// may take, which a narrow pane (an 80x24 terminal's) shows.
 const BADGES: [(&str, &str); 14] = [
     ("W", "waiting: needs you"),
@@ -462,17 +462,14 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         lines.extend(legend);
         ""
     } else {
-        // At 80x24 the border has room for the commonest; `?` again
-        // shows them all.
+        // At 80x24 the border has room for the commonest; `b` shows
+        // them all.
         "W waiting · I idle · ● unseen"
     };
-    let title = format!(
-        "keys · {} again: badges · any other closes",
-        keys(Action::Help)
-    );
+    let title = "keys · b: every badge · any other key closes";
     // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
-    framed(m, f, [&title, right, timers], &lines);
+    framed(m, f, [title, right, timers], &lines);
 }
 
 /// The four directions' keys: `←↓↑→ hjkl` when each is one character,
