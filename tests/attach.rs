@@ -646,7 +646,8 @@ fn run_without_a_terminal_starts_nothing() {
     assert_eq!(
         common::stderr(&out),
         "hm: cannot attach: standard input is not a terminal \
-         (add --detach to run the session without one)\n"
+         (add --bg to start the session in the background, or --detach to \
+         supervise it here)\n"
     );
     let left: Vec<_> = std::fs::read_dir(&sb.sock_dir)
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
@@ -1314,4 +1315,30 @@ fn attach_continues_a_stopped_program_and_a_key_continues_it_again() {
     });
     t.send(b"ok\r");
     t.wait_for("the line read, without the key", |t| t.has_line("got-ok"));
+}
+
+/// `hm run --detach` typed at a terminal does not return: it is the
+/// supervisor, for systemd. It says so, and names --bg, which returns.
+#[test]
+fn run_detach_at_a_terminal_says_it_supervises_here() {
+    let sb = Sandbox::new();
+    let mut t = hm_in_terminal(
+        &sb,
+        &[
+            "run",
+            "--detach",
+            "--id",
+            "fg",
+            "--socket-dir",
+            sb.dir(),
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    t.wait_for("the note", |t| {
+        t.contains("supervising here until the session ends") && t.contains("--bg starts it")
+    });
+    common::wait_until("the session", || sb.cmd(&["status", "fg"]).status.success());
+    assert!(sb.cmd(&["kill", "fg"]).status.success());
 }

@@ -51,8 +51,8 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         && let Some(what) = crate::attach::session::not_a_terminal()
     {
         bail!(
-            "cannot attach: {what} is not a terminal (add --detach to run \
-             the session without one)"
+            "cannot attach: {what} is not a terminal (add --bg to start the \
+             session in the background, or --detach to supervise it here)"
         );
     }
     // A name chosen for the user may be taken by a session started at the
@@ -71,9 +71,20 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         }
     };
     if args.detach {
+        let mut noted = false;
         loop {
             // Started by hand, not by a launcher (which has said all this).
             if !args.notify_ready {
+                // A person who typed it may have meant --bg: this command
+                // is the supervisor, and returns only when the session ends.
+                if !std::mem::replace(&mut noted, true)
+                    && std::io::IsTerminal::is_terminal(&std::io::stdin())
+                {
+                    eprintln!(
+                        "supervising here until the session ends (--bg starts it in \
+                         the background and returns)"
+                    );
+                }
                 if base.is_some() {
                     // Information, not an error: no `hm:` in front.
                     eprintln!("session id: {}", session.id);

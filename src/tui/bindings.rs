@@ -153,7 +153,7 @@ mod tests {
             "perm  ask",
             "stopped (Ctrl-Z)",
             "✓  ✗3",
-            "time since its output, in the bottom border",
+            "time since its output, bottom border",
         ] {
             assert!(badges.contains(what), "{what}: {badges}");
         }

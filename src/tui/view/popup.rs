@@ -329,7 +329,10 @@ const BADGES: [(&str, &str); 14] = [
         "news you have not looked at (it asked, finished, ended)",
     ),
     ("32s  5m  2h", "time in the state, in the title"),
-    ("idle 1m50s", "time since its output, in the bottom border"),
+    (
+        "idle 1m50s",
+        "time since its output, bottom border (quiet: working)",
+    ),
 ];
 
 /// The badges' page of help: [`BADGES`].
