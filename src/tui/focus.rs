@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossterm::event::KeyEvent;
 
 use super::copy;
-use super::model::{Answering, Effect, Link, Mode, Model, Pane};
+use super::model::{Effect, Link, Mode, Model, Pane};
 use crate::config::Action;
 use crate::protocol::Act;
 use crate::vt::keys;
@@ -79,14 +79,7 @@ pub fn resume(m: &mut Model, id: &str, now: Instant, fx: &mut Vec<Effect>) -> Re
         answer: CONTINUE.to_owned(),
         ..Act::default()
     };
-    p.answering = Some(Answering {
-        act: act.clone(),
-        sent: now,
-        retry_at: None,
-        tries: 0,
-        late: false,
-    });
-    fx.push(Effect::Act(id.to_owned(), act));
+    p.send_act(act, now, fx);
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use crate::detect::rules::Answer;
 use crate::protocol::{Act, Acted, DialogInfo};
 
 use super::focus;
-use super::model::{Answering, Effect, Mode, Model, Moved, Pane, Said, Shown};
+use super::model::{Effect, Mode, Model, Moved, Pane, Said, Shown};
 
 /// A dialog drawn a moment ago is answered once it has stood long enough
 /// (the supervisor says when); it is asked again this many times.
@@ -383,14 +383,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                     fingerprint,
                     subject: None,
                 };
-                p.answering = Some(Answering {
-                    act: act.clone(),
-                    sent: now,
-                    retry_at: None,
-                    tries: 0,
-                    late: false,
-                });
-                fx.push(Effect::Act(id.clone(), act));
+                p.send_act(act, now, fx);
                 let doing = match answer {
                     Answer::Approve => "approving",
                     Answer::Deny => "denying",

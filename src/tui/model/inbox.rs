@@ -63,6 +63,21 @@ pub struct Answering {
     pub late: bool,
 }
 
+impl super::Pane {
+    /// Sends `act` (an answer, a continue) to the session, held as on its
+    /// way until its ACTED comes (`tui::inbox::acted` says what it did).
+    pub fn send_act(&mut self, act: Act, now: Instant, fx: &mut Vec<super::Effect>) {
+        self.answering = Some(Answering {
+            act: act.clone(),
+            sent: now,
+            retry_at: None,
+            tries: 0,
+            late: false,
+        });
+        fx.push(super::Effect::Act(self.id.clone(), act));
+    }
+}
+
 impl Inbox {
     /// Which of rows `ids` is selected: the selected session's, or, when
     /// it stopped waiting, the one that took its place. The view
