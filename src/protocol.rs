@@ -205,6 +205,12 @@ impl StateReport {
         crate::verdict::progress(&first.rule, &first.text)
     }
 
+    /// Whether the program is stopped by a signal (detail `stopped`), and
+    /// waits for ACT's `continue`.
+    pub fn stopped(&self) -> bool {
+        self.detail == Some(crate::verdict::Detail::Stopped)
+    }
+
     /// `waiting · permission`, or the state's name.
     pub fn label(&self) -> String {
         match self.detail {

@@ -186,19 +186,6 @@ pub enum Returned {
 /// `hm attach` on the dashboard's terminal, from inside the dashboard:
 /// the same passthrough, status bar and restoring of every mode on the
 /// way out, without the lines a shell would get after it.
-/// Whether a state report says the program is stopped by a signal.
-fn stopped(report: &crate::protocol::StateReport) -> bool {
-    report.detail == Some(crate::verdict::Detail::Stopped)
-}
-
-/// ACT's `continue`: the stopped program goes on, as `hm continue` asks.
-fn continue_request() -> Request<'static> {
-    Request::Act(crate::protocol::Act {
-        answer: "continue".to_owned(),
-        ..crate::protocol::Act::default()
-    })
-}
-
 pub fn attach_from_dashboard(
     session: &SessionPaths,
     config: &Config,
@@ -474,7 +461,7 @@ impl Attach {
                     // would reach it as a prompt).
                     if self.stopped() {
                         if !std::mem::replace(&mut self.continue_sent, true) {
-                            self.send(&[continue_request()]).await?;
+                            self.send(&[Request::Act(crate::protocol::Act::resume())]).await?;
                         }
                         continue;
                     }
@@ -577,11 +564,12 @@ impl Attach {
                 let state = report.state_byte;
                 // Attaching is bringing to the front: a program stopped
                 // before it (Ctrl-Z pressed in it earlier) is continued.
-                let stopped_at_attach = self.report.is_none() && stopped(&report);
+                let stopped_at_attach = self.report.is_none() && report.stopped();
                 self.report = Some(report);
                 self.continue_sent = stopped_at_attach;
                 if stopped_at_attach {
-                    self.send(&[continue_request()]).await?;
+                    self.send(&[Request::Act(crate::protocol::Act::resume())])
+                        .await?;
                 }
                 if let Some((s, at)) = &mut self.status {
                     s.state = state;
@@ -605,7 +593,9 @@ impl Attach {
 
     /// Whether the last state pushed says the program is stopped.
     fn stopped(&self) -> bool {
-        self.report.as_deref().is_some_and(stopped)
+        self.report
+            .as_deref()
+            .is_some_and(crate::protocol::StateReport::stopped)
     }
 
     /// Attaches: the size, then INFO, SUBSCRIBE (with the replay's end

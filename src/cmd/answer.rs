@@ -48,34 +48,17 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
 pub fn resume(args: ContinueArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    let request = Act {
-        answer: "continue".to_owned(),
-        ..Act::default()
-    };
-    let acted = act(&session, request)?;
+    let acted = act(&session, Act::resume())?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&acted)?)?;
     } else if acted.ok {
-        let by = acted
-            .action
-            .as_ref()
-            .and_then(|a| a.subject.as_deref())
-            .map(|sig| format!(" (stopped by {})", crate::paths::sanitize(sig)))
-            .unwrap_or_default();
-        writeln!(out, "continued '{}'{by}", session.id)?;
+        writeln!(out, "{}", acted.continued(&session.id))?;
     }
     if acted.ok {
         return Ok(0);
     }
-    bail!(
-        "'{}': {}",
-        session.id,
-        acted.reason.as_deref().map_or_else(
-            || "the session did not say why".to_owned(),
-            |r| r.chars().filter(|c| !c.is_control()).collect()
-        )
-    )
+    bail!("'{}': {}", session.id, acted.why())
 }
 
 /// Sends one ACT and waits for its ACTED, asking again while the dialog
@@ -115,30 +98,13 @@ fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
 
 /// Says what was done, or fails with why not.
 fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Write) -> Result<i32> {
-    match (acted.ok, acted.action) {
+    match (acted.ok, &acted.action) {
         (true, Some(a)) => {
             if !json {
-                let about = a
-                    .subject
-                    .as_deref()
-                    .map(|s| format!(": {}", crate::paths::sanitize(s)))
-                    .unwrap_or_default();
-                writeln!(
-                    out,
-                    "{} {} in '{id}'{about} (keys: {})",
-                    answer.past(),
-                    a.rule,
-                    a.keys.join(" ")
-                )?;
+                writeln!(out, "{}", a.summary(answer.past(), id))?;
             }
             Ok(0)
         }
-        _ => Err(anyhow!(
-            "{}",
-            acted.reason.as_deref().map_or_else(
-                || "the session did not say why".to_owned(),
-                |r| { r.chars().filter(|c| !c.is_control()).collect() }
-            )
-        )),
+        _ => Err(anyhow!("{}", acted.why())),
     }
 }

@@ -126,7 +126,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         if let Some(agent) = report.and_then(|r| r.agent.as_deref()) {
             writeln!(out, "agent:    {agent}")?;
         }
-        if report.is_some_and(|r| r.detail == Some(crate::verdict::Detail::Stopped)) {
+        if report.is_some_and(crate::protocol::StateReport::stopped) {
             // The way out, said where the stranded person looks.
             writeln!(out, "          (hm continue {session_id} resumes it)")?;
         }

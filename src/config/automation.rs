@@ -185,13 +185,13 @@ pub fn check_automation(rules: &[AutomationRule], set: &RuleSet) -> Result<(), C
     Ok(())
 }
 
-/// The details a dialog can have, for messages.
 /// A detail a dialog can have: `waiting`'s, but `stopped`, which has no
 /// dialog and no keys (`hm continue` answers it).
 fn answerable(d: Detail) -> bool {
     d.primary() == Primary::Waiting && d != Detail::Stopped
 }
 
+/// The details a dialog can have, for messages.
 fn waiting_details() -> String {
     Detail::ALL
         .into_iter()

@@ -38,6 +38,20 @@ pub struct Act {
     pub subject: Option<String>,
 }
 
+/// ACT's answer that continues a stopped program (SIGCONT), as `fg` would.
+pub const CONTINUE: &str = "continue";
+
+impl Act {
+    /// ACT's `continue`: what `hm continue`, `hm attach` and the dashboard
+    /// send a stopped program.
+    pub fn resume() -> Act {
+        Act {
+            answer: CONTINUE.to_owned(),
+            ..Act::default()
+        }
+    }
+}
+
 /// ACTED: the answer to ACT.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -91,6 +105,24 @@ pub struct ActionRecord {
     pub unfinished: Option<String>,
 }
 
+impl ActionRecord {
+    /// The answer as said to the person who gave it: `approved
+    /// codex.permission in 'cx': cargo test (keys: y)`, `past` the
+    /// answer's past tense.
+    pub fn summary(&self, past: &str, id: &str) -> String {
+        let about = self
+            .subject
+            .as_deref()
+            .map(|s| format!(": {}", crate::paths::sanitize(s)))
+            .unwrap_or_default();
+        format!(
+            "{past} {} in '{id}'{about} (keys: {})",
+            self.rule,
+            self.keys.join(" ")
+        )
+    }
+}
+
 /// The dialog on the screen now, if the verdict stands on one: INFO's
 /// `dialog` and STATE's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +141,28 @@ pub struct DialogInfo {
     /// Where it is on the screen: its first and last row (from 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen_rows: Option<(u16, u16)>,
+}
+
+impl Acted {
+    /// Why nothing was sent, on one line and safe to print.
+    pub fn why(&self) -> String {
+        self.reason.as_deref().map_or_else(
+            || "the session did not say why".to_owned(),
+            |r| r.chars().filter(|c| !c.is_control()).collect(),
+        )
+    }
+
+    /// What a `continue` that was acted on says: `continued 'ID'`, with
+    /// the signal that had stopped it when the kernel reported one.
+    pub fn continued(&self, id: &str) -> String {
+        let by = self
+            .action
+            .as_ref()
+            .and_then(|a| a.subject.as_deref())
+            .map(|sig| format!(" (stopped by {})", crate::paths::sanitize(sig)))
+            .unwrap_or_default();
+        format!("continued '{id}'{by}")
+    }
 }
 
 impl DialogInfo {

@@ -37,7 +37,7 @@ pub(super) fn unreadable(e: &crate::protocol::PayloadError) -> Acted {
 /// Carries out an ACT request: the answer is given if the dialog is there
 /// and as the request expects, in the same step as the check.
 pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
-    if act.answer == CONTINUE {
+    if act.answer == crate::protocol::act::CONTINUE {
         return continued(ctx);
     }
     let Some(answer) = Answer::from_name(&act.answer) else {
@@ -70,24 +70,20 @@ pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
     }
 }
 
-/// ACT's answer that continues a stopped program, as `fg` would.
-pub const CONTINUE: &str = "continue";
-
 /// Continues the stopped program: no keys, a SIGCONT to its group, which
 /// the main loop sends. Refused when it is not stopped.
 fn continued(ctx: &Ctx) -> Acted {
     let mut shared = ctx.shared.borrow_mut();
     let halted = shared.halted();
     let report = shared.state_now();
-    let says_stopped = report.detail == Some(crate::detect::Detail::Stopped);
-    if let Err(why) = shared.ask_continue(says_stopped) {
+    if let Err(why) = shared.ask_continue(report.stopped()) {
         return refused(why.into());
     }
     info!("continued by hand");
     Acted {
         ok: true,
         action: Some(ActionRecord {
-            answer: CONTINUE.into(),
+            answer: crate::protocol::act::CONTINUE.into(),
             by: "hand".into(),
             rule: "process.stopped".into(),
             agent: report.agent,

@@ -328,17 +328,16 @@ impl Shared {
         self.halted.filter(|_| self.exit_code.is_none())
     }
 
-    /// Asks the main loop to continue the stopped child; refused with why
-    /// when it is neither stopped nor says it is (`on_screen`: Claude Code
-    /// after Ctrl-Z, which the kernel did not stop, waits for SIGCONT all
-    /// the same).
-    pub fn ask_continue(&mut self, on_screen: bool) -> Result<(), String> {
-        if self.halted().is_none() && !(on_screen && self.exit_code.is_none()) {
-            return Err(if self.exit_code.is_some() {
-                "the program has ended".into()
-            } else {
-                "the program is not stopped".into()
-            });
+    /// Asks the main loop to continue the program, which its state says
+    /// is `stopped`: by a signal the kernel reported, or by its own word
+    /// (Claude Code after Ctrl-Z, which the kernel did not stop, waits for
+    /// SIGCONT all the same). Refused with why otherwise.
+    pub fn ask_continue(&mut self, stopped: bool) -> Result<(), String> {
+        if self.exit_code.is_some() {
+            return Err("the program has ended".into());
+        }
+        if !stopped {
+            return Err("the program is not stopped".into());
         }
         self.continue_asked = true;
         self.wakes.main.notify_one();

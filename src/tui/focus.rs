@@ -75,16 +75,9 @@ pub fn resume(m: &mut Model, id: &str, now: Instant, fx: &mut Vec<Effect>) -> Re
     if p.answering.is_some() {
         return Err(format!("already answering '{id}'"));
     }
-    let act = Act {
-        answer: CONTINUE.to_owned(),
-        ..Act::default()
-    };
-    p.send_act(act, now, fx);
+    p.send_act(Act::resume(), now, fx);
     Ok(())
 }
-
-/// ACT's answer that continues a stopped program.
-pub const CONTINUE: &str = "continue";
 
 /// Back from focus to where it was entered: the zoomed pane or the grid,
 /// with the session's live screen (copy mode, if open, is over).

@@ -17,6 +17,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::detect::Source;
 use crate::detect::rules::Answer;
+use crate::protocol::act::CONTINUE;
 use crate::protocol::{Act, Acted, DialogInfo};
 
 use super::focus;
@@ -412,38 +413,11 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
         return;
     }
     let answer = Answer::from_name(&pending.act.answer).unwrap_or(Answer::Approve);
-    let text = match (acted.ok, acted.action) {
-        (true, Some(a)) if pending.act.answer == focus::CONTINUE => {
-            let by = a
-                .subject
-                .as_deref()
-                .map(|s| format!(" (stopped by {})", crate::paths::sanitize(s)))
-                .unwrap_or_default();
-            format!("continued '{id}'{by}")
-        }
-        (true, Some(a)) => {
-            let about = a
-                .subject
-                .as_deref()
-                .map(|s| format!(": {}", crate::paths::sanitize(s)))
-                .unwrap_or_default();
-            format!(
-                "{} {} in '{id}'{about} (keys: {})",
-                answer.past(),
-                a.rule,
-                a.keys.join(" ")
-            )
-        }
+    let text = match (acted.ok, &acted.action) {
+        (true, Some(_)) if pending.act.answer == CONTINUE => acted.continued(id),
+        (true, Some(a)) => a.summary(answer.past(), id),
         (true, None) => format!("{} '{id}'", answer.past()),
-        (false, _) => {
-            let why = acted
-                .reason
-                .as_deref()
-                .map_or("the session did not say why".to_owned(), |r| {
-                    r.chars().filter(|c| !c.is_control()).collect()
-                });
-            format!("not answered: {why}")
-        }
+        (false, _) => format!("not answered: {}", acted.why()),
     };
     // Refused: the dialog there now, as the supervisor says it (asked
     // for, from one that does not say).

@@ -374,7 +374,7 @@ impl Pane {
                 .report
                 .as_ref()
                 .filter(|r| Some(r.state_byte) == self.state())
-                .is_some_and(|r| r.detail == Some(crate::verdict::Detail::Stopped))
+                .is_some_and(crate::protocol::StateReport::stopped)
     }
 
     /// Whether the session waits for its user (a dialog, a question, a
