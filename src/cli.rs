@@ -407,7 +407,8 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "detach")]
     pub bg: bool,
 
-    /// Working directory of the command [default: current directory]
+    /// Working directory of the command [default: current directory; with
+    /// --host, home there]
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
@@ -415,6 +416,12 @@ pub struct RunArgs {
     /// dashboard)
     #[arg(long, value_name = "TEXT", value_parser = parse_label)]
     pub label: Option<String>,
+
+    /// Start the session on another machine, over ssh, by its own hm: a
+    /// [[hosts]] name or [user@]host[:port] (`--id HOST:ID` says the same);
+    /// with --bg prints HOST:ID, else attaches to it
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
 
     #[command(flatten)]
     pub dir: DirArgs,

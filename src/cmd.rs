@@ -109,6 +109,28 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         }
         _ => {}
     }
+    // A session started on another machine, by its own hm.
+    if let Command::Run(a) = &mut cli.command {
+        let named =
+            a.id.as_deref()
+                .and_then(crate::remote::split_target)
+                .map(|(h, id)| (h.to_owned(), id.to_owned()));
+        let host = match (a.host.take(), &named) {
+            (Some(h), Some((g, _))) if h != *g => {
+                usage!("--host {h} and --id {g}:... name two machines; give one")
+            }
+            (host, named) => host.or(named.as_ref().map(|(h, _)| h.clone())),
+        };
+        if let Some(host) = host {
+            if let Some((_, id)) = named {
+                a.id = Some(id);
+            }
+            let Command::Run(args) = cli.command else {
+                unreachable!("matched above")
+            };
+            return run::remote(args, &host, &config);
+        }
+    }
     // `HOST:ID` names a session on another machine: mount its sessions
     // (over ssh) and run the command on the mount as on a local one.
     let mount = remote_target(&mut cli.command, &config)?;

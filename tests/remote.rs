@@ -104,7 +104,7 @@ fn sshd(sb: &Sandbox, remote_runtime: &Path) -> Result<Sshd, String> {
         "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
          AuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\nUsePAM no\n\
          PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-         PermitRootLogin yes\nAcceptEnv XDG_RUNTIME_DIR\n",
+         PermitRootLogin yes\nAcceptEnv XDG_RUNTIME_DIR XDG_STATE_HOME\n",
         dir = d.display()
     );
     let sshd_config = d.join("sshd_config");
@@ -115,10 +115,12 @@ fn sshd(sb: &Sandbox, remote_runtime: &Path) -> Result<Sshd, String> {
         .flatten()
         .map(|u| u.name)
         .ok_or("no user name")?;
+    // The state dir too: a session the proxy starts keeps its history
+    // there, which was the user's own `~/.local/state` before.
     let client = format!(
         "Host box bare\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {dir}/id\n  \
          IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n\
-         Host box\n  SetEnv XDG_RUNTIME_DIR={rt}\n",
+         Host box\n  SetEnv XDG_RUNTIME_DIR={rt} XDG_STATE_HOME={rt}/state\n",
         dir = d.display(),
         rt = remote_runtime.display()
     );
@@ -361,6 +363,84 @@ fn attach_to_a_remote_session_shows_it_and_types_into_it() {
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("json");
     assert_eq!(v["alive"], true, "{v}");
     let _ = hm(&sb, &sshd, &["kill", "box:sh1"]);
+}
+
+/// `hm run --host box` starts a session there, by that machine's hm, with
+/// the command's words as given (not through a shell again), its label
+/// and the next free name there; `--id box:ID` says the same. Without
+/// `--bg` it attaches to it, and detaching leaves it running there.
+#[test]
+fn run_with_a_host_starts_the_session_there() {
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
+    let script = "echo far-$((6*7)); exec sleep 600";
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--bg"];
+        all.extend_from_slice(args);
+        hm(&sb, &sshd, &all)
+    };
+    let out = run(&[
+        "--host", "box", "--label", "far job", "--", "sh", "-c", script,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "box:sh\n");
+    let v = remote_status(&sb, &remote_dir, "sh").expect("its status there");
+    assert_eq!(v["alive"], true, "{v}");
+    assert_eq!(v["command"], serde_json::json!(["sh", "-c", script]), "{v}");
+    assert_eq!(v["label"], "far job", "{v}");
+    wait_until("its line, read from here", || {
+        stdout(&hm(&sb, &sshd, &["logs", "box:sh", "--screen"])).contains("far-42")
+    });
+
+    let out = run(&["--host", "box", "--", "sh", "-c", script]);
+    assert_eq!(stdout(&out), "box:sh-2\n", "{}", stderr(&out));
+    let out = run(&["--id", "box:named", "--", "cat"]);
+    assert_eq!(stdout(&out), "box:named\n", "{}", stderr(&out));
+    assert!(remote_status(&sb, &remote_dir, "named").is_some());
+
+    let taken = run(&["--id", "box:named", "--", "cat"]);
+    assert!(!taken.status.success());
+    let said = stderr(&taken);
+    assert!(
+        said.starts_with("hm: box: ") && said.contains("named"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
+    let here = run(&["--host", "box", "--cols", "90", "--", "cat"]);
+    assert_eq!(here.status.code(), Some(2), "{}", stderr(&here));
+    assert_eq!(
+        stderr(&here).trim(),
+        "hm: --cols cannot be used for a session on another machine (box)"
+    );
+    let two = run(&["--host", "box", "--id", "elsewhere:x", "--", "cat"]);
+    assert_eq!(
+        stderr(&two).trim(),
+        "hm: --host box and --id elsewhere:... name two machines; give one"
+    );
+
+    let mut term = hm_in_terminal(
+        &sb,
+        &sshd,
+        &[
+            "run",
+            "--host",
+            "box",
+            "--id",
+            "sh1",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+            "-i",
+        ],
+        (24, 80),
+    );
+    term.wait_for("the remote shell's prompt", |t| t.contains("$ "));
+    term.send(b"echo typed-$((6*7))\r");
+    term.wait_for("the command's output", |t| t.contains("typed-42"));
+    term.send(b"\x1c");
+    assert_eq!(term.wait_exit(), 0);
+    let v = remote_status(&sb, &remote_dir, "sh1").expect("its status there");
+    assert_eq!(v["alive"], true, "{v}");
 }
 
 /// The pids of `hm proxy` processes serving this sandbox's remote side

@@ -161,6 +161,65 @@ fn wait_for_exited_returns_the_exit_code_line() {
     assert_eq!(stdout(&out), "short: exited with code 3\n");
 }
 
+/// Connections a supervisor holds on socket `sock` now: the accepted
+/// ends, which carry the listener's path in `/proc/net/unix` (state 03,
+/// connected); a client's own end has none.
+fn clients(sock: &std::path::Path) -> usize {
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() == 8 && f[5] == "03" && std::path::Path::new(f[7]) == sock
+        })
+        .count()
+}
+
+/// A session ended by `hm kill` was not a failure: `hm wait` says it was
+/// killed, both to a wait already following it and to one started after.
+#[test]
+fn wait_says_a_killed_session_was_killed() {
+    let sb = Sandbox::new();
+    let _s = bg(&sb, &["--id", "long"], &["sleep", "300"]);
+    let sock = std::path::Path::new(sb.dir()).join("long.sock");
+    let until = |what: &str, n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while clients(&sock) != n {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} clients",
+                clients(&sock)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    until("no client yet", 0);
+    let waiting = sb
+        .hm()
+        .args(["wait", "long", "--state", "exited", "--timeout", "30"])
+        .args(["--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hm wait");
+    // Killed only once the wait follows the session.
+    until("hm wait to connect", 1);
+    let out = sb.cmd(&["kill", "long"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = waiting.wait_with_output().expect("hm wait");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "long: killed by SIGTERM (exit code 143)\n");
+    let out = sb.cmd(&["wait", "long", "--state", "exited", "--timeout", "5"]);
+    assert_eq!(stdout(&out), "long: killed by SIGTERM (exit code 143)\n");
+    let out = sb.cmd(&["wait", "long", "--state", "waiting", "--timeout", "5"]);
+    fails_with(
+        &out,
+        1,
+        "'long' killed by SIGTERM (exit code 143) before it was waiting",
+    );
+}
+
 /// A script's next command, started the moment its program exits, meets a
 /// supervisor on its way out, which resets the connections it has not
 /// served: each says how the session ended, as it would a moment later,

@@ -277,7 +277,7 @@ pub mod remote {
 
     /// A link to `host`, once its sessions are served here; why not if
     /// it cannot be reached.
-    fn link(host: &str, config: &Config) -> Result<Link> {
+    pub fn link(host: &str, config: &Config) -> Result<Link> {
         let host = Host::resolve(host, &config.hosts)?;
         let (tx, rx) = std::sync::mpsc::channel();
         let link = Link::start(

@@ -125,6 +125,89 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     attach(&session, &config)
 }
 
+/// `hm run --host HOST` (or `--id HOST:ID`): the session is started
+/// there by that machine's hm, through a link, as the dashboard's `n`
+/// with a host does; then its `HOST:ID` is printed (`--bg`) or attached
+/// to.
+pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
+    // What only a supervisor of this machine could honour.
+    let here = [
+        (args.detach, "--detach"),
+        (args.restore, "--restore"),
+        (args.cols.is_some(), "--cols"),
+        (args.rows.is_some(), "--rows"),
+        (args.scrollback_bytes.is_some(), "--scrollback-bytes"),
+        (args.idle_threshold_ms.is_some(), "--idle-threshold-ms"),
+        (args.debounce_ms.is_some(), "--debounce-ms"),
+        (args.kill_process_group.is_some(), "--kill-process-group"),
+        (args.session_env_var.is_some(), "--session-env-var"),
+        (args.log_file.is_some(), "--log-file"),
+        (args.log_level.is_some(), "--log-level"),
+        (args.dir.socket_dir.is_some(), "--socket-dir"),
+    ];
+    if let Some((_, flag)) = here.iter().find(|(given, _)| *given) {
+        super::usage!("{flag} cannot be used for a session on another machine ({host})");
+    }
+    let argv = args
+        .command
+        .iter()
+        .map(|w| {
+            w.to_str()
+                .map(str::to_owned)
+                .with_context(|| format!("the command's word {w:?} is not UTF-8"))
+        })
+        .collect::<Result<Vec<String>>>()?;
+    if !args.bg
+        && let Some(what) = crate::attach::session::not_a_terminal()
+    {
+        bail!(
+            "cannot attach: {what} is not a terminal (add --bg to start the session in the background)"
+        );
+    }
+    if let Some(id) = &args.id {
+        paths::validate_id(id)?;
+    }
+    let workdir = args
+        .workdir
+        .as_deref()
+        .map(|d| {
+            d.to_str()
+                .map(str::to_owned)
+                .with_context(|| format!("workdir {d:?} is not UTF-8"))
+        })
+        .transpose()?;
+    crate::client::name_host(host);
+    let link = super::ended::remote::link(host, config)?;
+    let id = match &args.id {
+        Some(id) => id.clone(),
+        // The first free there: the link serves its running sessions here.
+        None => free_session(link.dir(), &id_from_command(&args.command))?.id,
+    };
+    link.spawner()
+        .spawn(crate::remote::mux::NewSession {
+            id: id.clone(),
+            // The line is for a proxy of an older hm, which runs it by
+            // `sh -c`; a newer one runs `argv` as it is.
+            command: crate::launch::command_line(&argv),
+            argv: Some(argv),
+            workdir,
+            label: args.label.clone(),
+            classifier: args.classifier.clone(),
+        })
+        .map_err(|e| anyhow::anyhow!("{host}: {e}"))?;
+    if args.bg {
+        println!("{host}:{id}");
+        return Ok(0);
+    }
+    let attach = crate::cli::AttachArgs {
+        id,
+        dir: crate::cli::DirArgs {
+            socket_dir: Some(link.dir().to_path_buf()),
+        },
+    };
+    crate::attach::session::run(attach, config, None)
+}
+
 /// `hm run` attaching to the session it started; kept out of [`run`]'s
 /// frame for the reason [`launch`] is.
 #[inline(never)]

@@ -37,7 +37,9 @@ fn reached(report: &StateReport, wanted: &[String]) -> bool {
 /// How a wait ended.
 enum Outcome {
     Reached(StateReport),
-    Exited(i32),
+    /// The code, and whether someone asked for the end (`hm kill`): a
+    /// killed session's 143 is `killed by SIGTERM`, not a failure.
+    Exited(i32, bool),
     Closed,
 }
 
@@ -65,11 +67,19 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             let ended = match ended.transpose() {
                 Ok(Some(Outcome::Closed)) => Some(
                     client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                        .map_or(Outcome::Closed, |r| Outcome::Exited(r.exit_code)),
+                        .map_or(Outcome::Closed, |r| Outcome::Exited(r.exit_code, r.killed)),
                 ),
+                // Whether the end was asked for is in the record the
+                // supervisor writes once its clients have their EXIT.
+                Ok(Some(Outcome::Exited(code, _))) => {
+                    let killed =
+                        client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
+                            .is_some_and(|r| r.killed && r.exit_code == code);
+                    Some(Outcome::Exited(code, killed))
+                }
                 Ok(o) => o,
                 Err(e) => match client::ended_instead(&dir, &session.id, &e) {
-                    Some(r) => Some(Outcome::Exited(r.exit_code)),
+                    Some(r) => Some(Outcome::Exited(r.exit_code, r.killed)),
                     None => return Err(e),
                 },
             };
@@ -77,7 +87,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         }
         // Ended before we asked: that is an answer too.
         Err(e) => match client::ended_session(&dir, &args.id) {
-            Some(r) => (r.id, Some(Outcome::Exited(r.exit_code))),
+            Some(r) => (r.id, Some(Outcome::Exited(r.exit_code, r.killed))),
             None => return Err(e),
         },
     };
@@ -98,12 +108,13 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Outcome::Exited(code)) if wants_end => {
-            writeln!(out, "{id}: exited with code {code}")?;
+        Some(Outcome::Exited(code, killed)) if wants_end => {
+            writeln!(out, "{id}: {}", client::exited_with(code, killed))?;
             Ok(0)
         }
-        Some(Outcome::Exited(code)) => {
-            bail!("'{id}' exited with code {code} before it was {what}")
+        Some(Outcome::Exited(code, killed)) => {
+            let how = client::exited_with(code, killed);
+            bail!("'{id}' {how} before it was {what}")
         }
         Some(Outcome::Closed) => {
             bail!("'{id}' closed the connection before it was {what}")
@@ -141,7 +152,7 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
             Reply::State(report) if reached(&report, wanted) => {
                 return Ok(Outcome::Reached(*report));
             }
-            Reply::Exit(code) => return Ok(Outcome::Exited(code)),
+            Reply::Exit(code) => return Ok(Outcome::Exited(code, false)),
             Reply::Error { message, .. } => {
                 bail!(
                     "'{}' refused: {}",
