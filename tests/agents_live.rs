@@ -218,7 +218,15 @@ fn on_screen(sb: &Sandbox, text: &str) -> bool {
 /// line names the sandbox.
 pub(crate) struct Agent<'a> {
     sb: &'a Sandbox,
-    _mock: Mock,
+    mock: Mock,
+}
+
+impl Agent<'_> {
+    /// Ends the mock API: the CLI finds nothing listening on its port.
+    fn stop_api(&mut self) {
+        let _ = self.mock.0.kill();
+        let _ = self.mock.0.wait();
+    }
 }
 
 impl Drop for Agent<'_> {
@@ -309,7 +317,7 @@ fn start<'a>(
         .output()
         .expect("run hm run --bg");
     assert!(out.status.success(), "{}", stderr(&out));
-    Agent { sb, _mock: mock }
+    Agent { sb, mock }
 }
 
 /// Claude Code in a seeded home, talking to the mock, ready at its prompt
@@ -1268,6 +1276,27 @@ fn claude_code_stopped_by_ctrl_z_is_waiting_stopped_and_hm_continue_resumes_it()
     let again = sb.cmd(&["continue", "cc"]);
     assert!(!again.status.success());
     assert!(stderr(&again).contains("not stopped"), "{}", stderr(&again));
+}
+
+/// With its API unreachable Claude Code retries, counting down on screen
+/// (`Connection refused — … · retrying in 38s · attempt 7/10`) for minutes:
+/// that is `active · retrying` from the first retry, not thinking.
+#[test]
+fn claude_code_retrying_an_unreachable_api_is_active_retrying() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Never sent.", "pre_delay": 0.3, "chunk_delay": 0.02}
+    ]});
+    let (mut agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    agent.stop_api();
+    type_prompt(&sb, "? for shortcuts", "are you there");
+    let (v, _) = until(&sb, "active · retrying", Duration::from_secs(60), |v| {
+        v["detail"] == "retrying"
+    });
+    assert_eq!(v["primary"], "active", "{v}");
+    let screen = stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+    assert!(screen.contains("etrying in"), "{screen}");
 }
 
 /// At 80 columns Claude Code breaks a word longer than its row at the

@@ -141,8 +141,11 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("quit (sessions keep running)"))
         );
+        // ... apart from the keys' title, not run into it.
         assert!(
-            line("keys · b: every badge · any other key closes").contains("W waiting · I idle")
+            line("keys · b: every badge · any other key closes ")
+                .contains("─ W waiting · I idle · ● unseen "),
+            "{lines:#?}"
         );
         assert!(!text.contains("badges:"), "{lines:#?}");
         // `b`: every badge, on a page of its own that fits.

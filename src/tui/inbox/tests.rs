@@ -605,6 +605,23 @@ fn the_selected_dialog_is_shown_with_its_own_rows() {
     );
 }
 
+/// Claude Code's suspended screen is a dialog of its rules with no keys:
+/// the row offers what `y` does to a stopped program, not to answer it
+/// by hand.
+#[test]
+fn a_stopped_agent_at_its_suspended_screen_offers_y_to_continue() {
+    let now = Instant::now();
+    let mut m = scene(&["cc"], &[], now);
+    update(&mut m, st("cc", ProcessState::Waiting, 1_000), now);
+    let mut d = dialog("claude.suspended", "Claude Code is suspended", 2);
+    d.answers.clear();
+    update(&mut m, waiting_at("cc", "stopped", 1_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    assert!(text.contains("cc · stopped · y continues it"), "{text}");
+    assert!(!text.contains("no keys known"), "{text}");
+}
+
 /// A dialog row wider than the inbox goes on under itself while there is
 /// room: the command an 80-column session asks about, whole, broken
 /// between words, the rest indented under its start.

@@ -112,15 +112,17 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
 /// them its subject.
 fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'static>> {
     let what = match &r.pane.dialog {
+        // Stopped (Claude Code's own suspended screen is a dialog rule):
+        // `y` continues it whatever the screen says.
+        _ if r.pane.stopped() => format!("{} · {} · y continues it", r.pane.id, r.detail),
         Some(d) => {
             let keys = if d.answers.is_empty() {
-                "no keys known: Enter, and answer it yourself".to_owned()
+                "no keys known: Enter focuses it, answer it there".to_owned()
             } else {
                 d.answers.join(", ")
             };
             format!("{} · {} · {keys}", r.pane.id, d.rule)
         }
-        None if r.pane.stopped() => format!("{} · {} · y continues it", r.pane.id, r.detail),
         None => format!("{} · {} · no dialog hm can answer", r.pane.id, r.detail),
     };
     let mut lines = vec![Line::from(Span::styled(

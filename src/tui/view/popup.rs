@@ -9,6 +9,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use unicode_width::UnicodeWidthStr;
 
 use super::key;
 use crate::client::clock_ms;
@@ -51,9 +52,18 @@ fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &st
 
 /// The new session form: the id, then the command, the directory, the
 /// label and the classifier.
+/// The new-session form's width where the terminal has it (and half of
+/// one wider than twice that).
+const FORM_WIDTH: u16 = 60;
+
 pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str, command: &str) {
-    // A long command shows its end, where the typing is.
-    let room = usize::from(f.area().width.saturating_sub(18)).max(8);
+    // One width for every step (it followed the fields, and jumped
+    // between them): half a wide terminal, else all but a margin.
+    let area = f.area().width;
+    let width = area.saturating_sub(4).min(FORM_WIDTH.max(area / 2));
+    // A long command shows its end, where the typing is: the box less its
+    // borders and margins, the field's name and the cursor.
+    let room = usize::from(width.saturating_sub(4 + 12 + 1)).max(8);
     let tail = |text: &str| {
         let n = text.chars().count();
         if n <= room {
@@ -123,8 +133,8 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     // footer of an 80-column terminal cut it off.
     if let Some((text, _)) = &m.notice {
         lines.push(Line::from(""));
-        let width = usize::from(f.area().width.saturating_sub(8)).max(20);
-        for row in super::inbox::wrap(text, width, 4) {
+        let cols = usize::from(width.saturating_sub(4)).max(20);
+        for row in super::inbox::wrap(text, cols, 4) {
             lines.push(Line::from(Span::styled(row, m.theme.error)));
         }
     }
@@ -147,7 +157,7 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     hints.push(key(m, "Esc"));
     hints.push(Span::raw(" cancel"));
     lines.push(Line::from(hints));
-    popup(m, f, "new session", &lines);
+    framed(m, f, ["new session", "", ""], &lines, width);
 }
 
 /// The `e` overlay: the selected session's state, and the signals behind
@@ -249,20 +259,35 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
 }
 
 fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
-    framed(m, f, [title, "", ""], lines);
+    framed(m, f, [title, "", ""], lines, 0);
 }
 
-/// [`popup`] with a line on its bottom border too.
-/// `titles`: the top border's, left and right, and the bottom border's.
-fn framed(m: &Model, f: &mut Frame<'_>, titles: [&str; 3], lines: &[Line<'static>]) {
+/// [`popup`] with a line on its bottom border too, at least `min_width`
+/// columns wide (a form whose width followed its fields jumped between
+/// them). `titles`: the top border's, left and right, and the bottom
+/// border's; the box is wide enough for them too, or the two on top ran
+/// into one (`…any other key closes W waiting`).
+fn framed(
+    m: &Model,
+    f: &mut Frame<'_>,
+    titles: [&str; 3],
+    lines: &[Line<'static>],
+    min_width: u16,
+) {
     let [title, right, bottom] = titles;
     let area = f.area();
+    // Each title is drawn between spaces; the two on top a column apart.
+    let padded = |t: &str| if t.is_empty() { 0 } else { t.width() + 2 };
+    let top = padded(title) + padded(right) + usize::from(!right.is_empty());
+    let titled = top.max(padded(bottom)) + 2;
     let w = lines
         .iter()
         .map(|l| l.width() as u16)
         .max()
         .unwrap_or(10)
         .saturating_add(4)
+        .max(u16::try_from(titled).unwrap_or(u16::MAX))
+        .max(min_width)
         .min(area.width);
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = Rect::new(
@@ -351,7 +376,7 @@ pub(super) fn badges(m: &Model, f: &mut Frame<'_>) {
             ])
         })
         .collect();
-    framed(m, f, ["badges · any key closes", "", ""], &lines);
+    framed(m, f, ["badges · any key closes", "", ""], &lines, 0);
 }
 
 /// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
@@ -472,7 +497,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
     let title = "keys · b: every badge · any other key closes";
     // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
-    framed(m, f, [title, right, timers], &lines);
+    framed(m, f, [title, right, timers], &lines, 0);
 }
 
 /// The four directions' keys: `←↓↑→ hjkl` when each is one character,
