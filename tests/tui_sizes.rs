@@ -148,6 +148,48 @@ fn a_session_keeps_its_size_whatever_the_grid_does() {
     }
 }
 
+/// Two dashboards in focus on one session: the later one's size stands,
+/// the earlier one says `held` and leaves it so until a key typed there
+/// takes it back. They resized it back and forth (a SIGWINCH every few
+/// seconds, each a redraw) for as long as both stayed in focus.
+#[test]
+fn two_dashboards_in_focus_do_not_fight_over_a_sessions_size() {
+    if skip_without_tmux() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "sh1",
+        &["--cols", "100", "--rows", "30"],
+        &["sh", "-c", SAYS_SIZE],
+    );
+    let first = dashboard(&sb, (120, 30), "");
+    first.keys("Enter");
+    wait_until("the first dashboard's size", || {
+        size_and_screen(&sb, "sh1").0 == (29, 120)
+    });
+    let second = dashboard(&sb, (90, 20), "");
+    second.keys("Enter");
+    wait_until("the second dashboard's size", || {
+        size_and_screen(&sb, "sh1").0 == (19, 90)
+    });
+    wait_screen(&first, "the first one saying it is held", |l| {
+        l.last().is_some_and(|r| r.contains("90x19 held"))
+    });
+    // Left so: the first dashboard learns of it at each line the session
+    // prints, and gave it its own size back each time.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        assert_eq!(size_and_screen(&sb, "sh1").0, (19, 90), "taken back");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // A key in the first: its size again.
+    first.keys("Enter");
+    wait_until("the first dashboard's size again", || {
+        size_and_screen(&sb, "sh1").0 == (29, 120)
+    });
+}
+
 /// A line wider than the pane is cut at the pane's edge with a mark,
 /// never wrapped onto the next row; so is a session held at another
 /// terminal's size, which says `held` from the first paint and is not

@@ -48,9 +48,11 @@ pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
         return;
     }
     m.zoom_after_focus = matches!(m.mode, Mode::Zoom(_));
-    // Focus is for typing into the program: its live screen.
+    // Focus is for typing into the program: its live screen, at the
+    // dashboard's size again if another client took it meanwhile.
     if let Some(p) = m.pane_mut(&id) {
         copy::leave(p);
+        super::sizing::take_back(p);
     }
     // Brought to the front as `fg` would: a stopped program (Ctrl-Z
     // pressed in it earlier) is continued.
@@ -129,6 +131,10 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
         .is_some_and(|p| p.term.screen().application_cursor());
     if let Some(bytes) = keys::encode(&k, app_cursor) {
         fx.push(Effect::Input(id.clone(), bytes));
+        // The person typing is the session's most recent terminal.
+        if let Some(p) = m.pane_mut(&id) {
+            super::sizing::take_back(p);
+        }
         // Keys into a session that has said nothing since the last ones,
         // or the first after a quiet while: asked whether it still
         // answers, as `hm attach` asks, so that a stopped supervisor is
@@ -148,6 +154,7 @@ pub fn paste(m: &mut Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
     // Pasting is typing: back to the live screen, as a terminal does.
     if let Some(p) = m.pane_mut(id) {
         copy::leave(p);
+        super::sizing::take_back(p);
     }
     let bracketed = m
         .pane(id)
@@ -402,6 +409,52 @@ mod tests {
         assert_eq!(inputs(&fx), [b"\x1bOA".to_vec()]);
         let fx = update(&mut m, Msg::Paste("hi".into()), now);
         assert_eq!(inputs(&fx), [b"\x1b[200~hi\x1b[201~".to_vec()]);
+    }
+
+    /// INFO saying the session is `cols` x `rows`, with no terminal
+    /// attached.
+    fn sized(cols: u16, rows: u16) -> Msg {
+        let info = crate::protocol::Info {
+            cols,
+            rows,
+            terminals: Some(0),
+            ..Default::default()
+        };
+        Msg::Session("a".into(), SessionMsg::Info(Box::new(info)))
+    }
+
+    /// Two dashboards in focus on one session: the second's size stands
+    /// (this one says `held`) until a key here takes it back; they resized
+    /// it back and forth for as long as both were in focus.
+    #[test]
+    fn a_size_another_dashboard_took_stands_until_a_key_here() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + std::time::Duration::from_secs(s);
+        let mut m = model(80, 24);
+        live(&mut m, &["a"], t0);
+        let fx = update(&mut m, press(KeyCode::Enter), t0);
+        let ours = crate::protocol::Size { cols: 80, rows: 23 };
+        assert_eq!(resizes(&fx), [("a".to_owned(), ours)]);
+        // Every INFO asked so far says it took ours.
+        while m.pane("a").is_some_and(|p| p.infos_out > 0) {
+            update(&mut m, sized(80, 23), t0);
+        }
+        // The other dashboard's focus: 160x39, learned later, and again.
+        for s in [2, 5, 9] {
+            let fx = update(&mut m, sized(160, 39), at(s));
+            assert!(resizes(&fx).is_empty(), "{fx:?}");
+            let fx = update(
+                &mut m,
+                Msg::Session("a".into(), SessionMsg::Output(b"x".to_vec())),
+                at(s),
+            );
+            assert!(resizes(&fx).is_empty(), "{fx:?}");
+        }
+        assert!(screen_text(&m, at(9)).contains("160x39 held"));
+        // A key here: this dashboard is the most recent again.
+        let fx = update(&mut m, press(KeyCode::Char('x')), at(10));
+        assert_eq!(inputs(&fx), [b"x".to_vec()]);
+        assert_eq!(resizes(&fx), [("a".to_owned(), ours)]);
     }
 
     #[test]

@@ -274,6 +274,11 @@ pub struct Pane {
     /// A person's terminal attached elsewhere (`hm attach`) sets the
     /// session's size, and holds back ours (INFO says so); marked.
     pub held: bool,
+    /// Another client that holds no terminal (a second dashboard's focus)
+    /// resized the session since we did: its size stands until the person
+    /// here types into it or focuses it anew, rather than the two
+    /// resizing it back and forth for as long as both are in focus.
+    pub taken: bool,
     /// INFO questions asked and not answered yet.
     pub infos_out: u32,
     /// Of those, the ones asked before our last RESIZE: the size they give
@@ -337,6 +342,7 @@ impl Pane {
             label: None,
             session_size: None,
             held: false,
+            taken: false,
             infos_out: 0,
             infos_stale: 0,
             exit: None,

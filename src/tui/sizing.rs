@@ -63,19 +63,31 @@ pub fn learned(p: &mut Pane, info: &Info, now: Instant) {
         // A person's terminal attached elsewhere sets the size; a
         // supervisor that does not say so is seen holding it by
         // not taking the size we asked for.
+        let was_held = p.held;
         p.held = match info.terminals {
             Some(n) => n > 0,
             None => p.applied.is_some_and(|a| a != size),
         };
         // Free, and not at the size we asked for: another client set it
-        // since (an attach that has left, which kept its size; a second
-        // dashboard's focus). Asked for again if the pane is in focus
-        // here: the person looking at it is its terminal.
+        // since. An attach that has left kept its size: asked for again
+        // (if the pane is in focus here, the person looking at it is its
+        // terminal). Anyone else (a second dashboard's focus) is the more
+        // recent: theirs until a key here takes it back (`take_back`);
+        // asked for again at once, the two resized it for as long as both
+        // were in focus.
         let settled = p
             .resized_at
             .is_none_or(|t| now.saturating_duration_since(t) >= REFIT_AFTER);
-        if info.terminals.is_some() && !p.held && settled && p.applied.is_some_and(|a| a != size) {
-            p.applied = None;
+        let elsewhere = p.applied.is_some_and(|a| a != size);
+        if info.terminals.is_some() && !p.held && settled && elsewhere {
+            if was_held {
+                p.applied = None;
+            } else {
+                p.taken = true;
+            }
+        }
+        if !elsewhere {
+            p.taken = false;
         }
         // The pane is a window onto the session's own screen: its
         // emulator is at the session's size (held or not); with marks,
@@ -86,6 +98,14 @@ pub fn learned(p: &mut Pane, info: &Info, now: Instant) {
         copy::follow(p);
     } else if let Some(n) = info.terminals {
         p.held = n > 0;
+    }
+}
+
+/// The person here typed into (or focused) a session another client
+/// resized since: the dashboard's size is asked for again.
+pub fn take_back(p: &mut Pane) {
+    if std::mem::take(&mut p.taken) {
+        p.applied = None;
     }
 }
 

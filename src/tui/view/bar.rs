@@ -73,9 +73,11 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         format!(" {state}{timer} "),
         m.theme.state(p.state()),
     ));
-    // A terminal attached elsewhere holds the session's size: focus shows
-    // it at that size, not the dashboard's, and says why.
-    if let (true, Some(s)) = (p.held, p.session_size) {
+    // A terminal attached elsewhere holds the session's size, or another
+    // dashboard's focus took it: focus shows it at that size, not the
+    // dashboard's, and says why (a key here takes it back from the
+    // second).
+    if let (true, Some(s)) = (p.held || p.taken, p.session_size) {
         spans.push(Span::styled(
             format!(" {}x{} held ", s.cols, s.rows),
             m.theme.dim,
