@@ -261,6 +261,11 @@ pub struct Pane {
     /// Finished its work or exited, and not looked at since.
     pub attention: bool,
     pub last_output: Option<Instant>,
+    /// The last output that was the program printing: not an agent's or
+    /// an interactive program's redraw while it rests (Claude Code
+    /// repaints at its prompt now and then, `top` every three), nor
+    /// the redraw after our resize. What sorting by state calls recent.
+    pub printed_at: Option<Instant>,
     /// When to ask the session for its state, and whether it answers.
     pub poll: StatusPoll,
     /// When the session was seen to end (EXIT, or its supervisor gone).
@@ -352,6 +357,7 @@ impl Pane {
             lost: None,
             attention: false,
             last_output: None,
+            printed_at: None,
             poll: StatusPoll::new(Duration::from_millis(3000)),
             ended_at: None,
             recorded: None,
@@ -441,6 +447,17 @@ impl Pane {
 
     pub fn busy(&self) -> bool {
         self.state().is_some_and(crate::client::poll::is_busy)
+    }
+
+    /// An agent or an interactive program (not a shell) at rest: what it
+    /// draws now is its own screen kept up, not work.
+    pub fn resting_program(&self) -> bool {
+        !self.busy()
+            && self.report.as_ref().is_some_and(|r| {
+                r.agent
+                    .as_deref()
+                    .is_some_and(|a| a != crate::detect::SHELL)
+            })
     }
 
     /// Connected and its program running: the only sessions asked for
@@ -658,9 +675,10 @@ impl Model {
             // printed within the window, then the quiet, each by id, then
             // the ended, the latest to end first. By window, not by the
             // last output: two programs printing every few seconds swapped
-            // places at every line.
+            // places at every line. An agent's redraws at rest are not
+            // printing: they kept every agent among the recent.
             let recent = |p: &Pane| {
-                p.last_output
+                p.printed_at
                     .is_some_and(|t| self.now.saturating_duration_since(t) < ACTIVE_WINDOW)
             };
             let key = |p: &Pane| {

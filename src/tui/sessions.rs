@@ -320,6 +320,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.drawn += 1;
             copy::follow(p);
             p.last_output = Some(now);
+            if !p.resting_program() && !p.redrawing(now) {
+                p.printed_at = Some(now);
+            }
             // Once work is under way, all its output is work.
             if p.busy_since.is_some() || !p.redrawing(now) {
                 p.last_work = Some(now);

@@ -507,8 +507,8 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     live(&mut m, &["a", "b", "c", "d", "g"], t0);
     let at = |ms: u64| t0 + Duration::from_millis(ms);
     // `a` never printed; `b` and `g` did, `g` last.
-    m.pane_mut("b").expect("b").last_output = Some(at(10));
-    m.pane_mut("g").expect("g").last_output = Some(at(30));
+    m.pane_mut("b").expect("b").printed_at = Some(at(10));
+    m.pane_mut("g").expect("g").printed_at = Some(at(30));
     for (id, since) in [("c", 20), ("d", 5)] {
         let p = m.pane_mut(id).expect("pane");
         p.status = Some((
@@ -528,7 +528,7 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     live(&mut m, &["e", "f"], t0);
     for (id, printed, ended) in [("e", 35, 12), ("f", 1, 25)] {
         let p = m.pane_mut(id).expect("pane");
-        p.last_output = Some(at(printed));
+        p.printed_at = Some(at(printed));
         p.exit = Some(0);
         p.ended_at = Some(at(ended));
     }
@@ -537,7 +537,7 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     let busy_first = ["d", "c", "b", "g", "a", "f", "e"];
     assert_eq!(m.visible_ids(), busy_first);
     // `b` prints again, now the latest: the busy keep their places.
-    m.pane_mut("b").expect("b").last_output = Some(at(45));
+    m.pane_mut("b").expect("b").printed_at = Some(at(45));
     update(&mut m, Msg::Tick, at(50));
     assert_eq!(m.visible_ids(), busy_first);
     // A minute later `b` and `g` are as quiet as `a`.
@@ -545,6 +545,40 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     assert_eq!(m.visible_ids(), ["d", "c", "a", "b", "g", "f", "e"]);
     update(&mut m, press(KeyCode::Char('s')), at(60_100));
     assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f", "g"]);
+}
+
+/// Claude Code repaints at its prompt now and then: that is not
+/// printing, for the order by state, or every agent at rest sorted among
+/// those that just printed, ahead of a shell that had.
+#[test]
+fn an_agents_redraws_at_rest_do_not_count_as_printing() {
+    let t0 = Instant::now();
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let mut m = model(160, 49);
+    live(&mut m, &["cc", "sh"], t0);
+    for (id, agent) in [("cc", "claude"), ("sh", "shell")] {
+        update(&mut m, st(id, ProcessState::Idle, 1000), t0);
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": "idle",
+            "state_byte": ProcessState::Idle.as_byte(),
+            "primary": "idle",
+            "detail": "ready",
+            "health": "alive",
+            "agent": agent,
+            "state_ms": 1000,
+            "signals": [],
+        }))
+        .expect("a state report");
+        update(&mut m, Msg::Session(id.into(), SessionMsg::State(r)), t0);
+    }
+    update(&mut m, press(KeyCode::Char('s')), t0);
+    assert_eq!(m.visible_ids(), ["cc", "sh"]);
+    for id in ["cc", "sh"] {
+        let out = SessionMsg::Output(b"\x1b[5;1Hx".to_vec());
+        update(&mut m, Msg::Session(id.into(), out), at(5));
+    }
+    update(&mut m, Msg::Tick, at(6));
+    assert_eq!(m.visible_ids(), ["sh", "cc"]);
 }
 
 #[test]
