@@ -225,26 +225,50 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
     rows
 }
 
+/// The sides of a box a program draws around a dialog or a command.
+const EDGES: [char; 3] = ['│', '┃', '║'];
+
+/// `row` without the boxes inside the dialog's own (Gemini CLI shows the
+/// command it asks about in one: `│ for i in 1 2 3; … │`), indented as
+/// the box's content was; left as it is if it is not framed on both
+/// sides. Kept, the inner box's right side was a word of its own, which
+/// the inbox's wrapping put on a row alone.
+fn unbox(row: &str) -> String {
+    let mut inner = row.trim();
+    let mut depth = 0;
+    while inner.chars().count() > 1 && inner.starts_with(EDGES) && inner.ends_with(EDGES) {
+        let r = inner.strip_prefix(EDGES).unwrap_or(inner);
+        inner = r.strip_suffix(EDGES).unwrap_or(r).trim();
+        depth += 1;
+    }
+    if depth == 0 {
+        return row.to_owned();
+    }
+    let lead = row.len() - row.trim_start().len();
+    format!("{}{inner}", " ".repeat(lead + 2 * depth))
+}
+
 /// Rows without the box they are drawn in (Gemini CLI frames its
-/// dialogs: `│ Allow execution? │`), their indentation within it kept.
+/// dialogs: `│ Allow execution? │`), their indentation within it kept,
+/// and without the boxes inside it ([`unbox`]).
 fn unframe(rows: Vec<String>) -> Vec<String> {
-    const EDGES: [char; 3] = ['│', '┃', '║'];
     let framed = !rows.is_empty()
         && rows.iter().all(|r| {
             let r = r.trim();
             r.starts_with(EDGES) && r.ends_with(EDGES) && r.chars().count() > 1
         });
     if !framed {
-        return rows;
+        return rows.iter().map(|r| unbox(r)).collect();
     }
-    let inner: Vec<&str> = rows
+    let unboxed: Vec<String> = rows
         .iter()
         .map(|r| {
             let r = r.trim();
             let r = r.strip_prefix(EDGES).unwrap_or(r);
-            r.strip_suffix(EDGES).unwrap_or(r).trim_end()
+            unbox(r.strip_suffix(EDGES).unwrap_or(r).trim_end())
         })
         .collect();
+    let inner: Vec<&str> = unboxed.iter().map(String::as_str).collect();
     let indent = inner
         .iter()
         .filter(|r| !r.trim().is_empty())
@@ -433,6 +457,31 @@ mod tests {
         // Not all framed (a program's own `│` in a row): as they are.
         let plain = rows(&["Run this? │ y/n", "  > Yes"]);
         assert_eq!(unframe(plain.clone()), plain);
+    }
+
+    /// Gemini CLI 0.61.0's shell approval, as the live test's screen has
+    /// it (the inner box's top and bottom are rules, left out before):
+    /// the command's box goes too, its content indented under the rest.
+    #[test]
+    fn a_box_inside_the_dialogs_loses_its_sides() {
+        let gemini = rows(&[
+            "│ ? Shell  for i in 1 2 3; do echo step $i >> steps.txt; done          │",
+            "│ │ for i in 1 2 3; do echo step $i >> steps.txt; done             │ │",
+            "│ Allow execution of [Shell]?                                          │",
+            "│ ● 1. Allow once                                                      │",
+        ]);
+        assert_eq!(
+            unframe(gemini),
+            [
+                "? Shell  for i in 1 2 3; do echo step $i >> steps.txt; done",
+                "  for i in 1 2 3; do echo step $i >> steps.txt; done",
+                "Allow execution of [Shell]?",
+                "● 1. Allow once",
+            ]
+        );
+        // Not in a box of its own: a boxed row alone loses its sides.
+        let boxed = rows(&["Run it?", "  │ make all │", "> Yes"]);
+        assert_eq!(unframe(boxed), ["Run it?", "    make all", "> Yes"]);
     }
 
     #[test]
