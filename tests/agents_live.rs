@@ -1299,6 +1299,35 @@ fn claude_code_retrying_an_unreachable_api_is_active_retrying() {
     assert!(screen.contains("etrying in"), "{screen}");
 }
 
+/// Nine sessions at 80x24 leave Claude Code a pane of five rows, which
+/// its input box and status lines filled (an empty prompt between two
+/// rules): the pane shows what it answered instead.
+#[test]
+fn a_small_pane_of_claude_code_shows_its_answer_not_its_input_box() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    if !common::tmux::available() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "Postgres is up on 5432.", "pre_delay": 0.3, "chunk_delay": 0.02}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "is postgres up");
+    until(&sb, "idle after the answer", Duration::from_secs(30), |v| {
+        v["primary"] == "idle" && on_screen(&sb, "Postgres is up")
+    });
+    let _others: Vec<common::Session> = (1..=8)
+        .map(|i| sb.start(&format!("s{i}"), &[], &["sleep", "300"]))
+        .collect();
+    let command = format!("{} tui --socket-dir {}", common::HM, sb.dir());
+    let tmux = common::tmux::Tmux::start(&sb, &command, (80, 24)).expect("tmux starts");
+    common::wait_until("the answer in cc's pane", || {
+        common::tmux::pane(&tmux.lines(), "cc").is_some_and(|p| p.shows("Postgres is up"))
+    });
+}
+
 /// At 80 columns Claude Code breaks a word longer than its row at the
 /// row's edge (`...-claude-must-bre` / `ak-inside-...`): the subject has the
 /// word whole, and `hm approve --subject` matches across the break.

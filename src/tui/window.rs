@@ -4,7 +4,9 @@
 //! that matter: the dialog the detector found while the session waits (its
 //! question, options and subject), otherwise the bottom of what the
 //! program drew, with its cursor (where a shell's prompt, a build's last
-//! lines and an agent's input box are). Horizontally it starts at the
+//! lines and an agent's input box are), or, in a pane too small for an
+//! agent's input box and a little more, what is above the box.
+//! Horizontally it starts at the
 //! left edge, and a row cut on the right is marked, never wrapped.
 //!
 //! [`top_row`] is the choice, a pure function of a few facts about the
@@ -42,6 +44,16 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
     } else {
         drawn
     };
+    // An agent's input box and status lines fill a small pane (at 80x24,
+    // Claude Code's pane was its empty prompt between two rules): where
+    // the box and MIN_ABOVE_INPUT rows above it do not fit, the window
+    // ends above the box, on what the agent said or is doing.
+    if let Some(input) = s.input_top.filter(|&t| t > 0 && t <= bottom)
+        && height < bottom - input + 1 + MIN_ABOVE_INPUT
+        && let Some(said) = (0..input).rev().find(|&r| !s.is_blank(r))
+    {
+        return clamp((said + 1).saturating_sub(height));
+    }
     let mut top = (bottom + 1).saturating_sub(height);
     if s.cursor_shown && s.cursor_row < top {
         // Text below the cursor (an editor's, an agent's status lines)
@@ -50,6 +62,10 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
     }
     clamp(top)
 }
+
+/// Rows above an agent's input box a window must hold with the box, or
+/// it shows those rows instead of the box (see [`top_row`]).
+const MIN_ABOVE_INPUT: u16 = 2;
 
 /// The first row of a pane's window of `height` rows onto its session's
 /// live screen. The facts are read from the screen once for each change
@@ -86,7 +102,9 @@ fn screen_facts(p: &Pane) -> Screen {
         .filter(|m| m.drawn == p.drawn && m.size == size);
     known.map_or_else(
         || {
-            let screen = facts(p.term.screen());
+            let agent = p.report.as_ref().and_then(|r| r.agent.as_deref());
+            let mut screen = facts(p.term.screen());
+            screen.input_top = input_top(p.term.screen(), agent);
             p.window_memo.set(Some(Memo {
                 drawn: p.drawn,
                 size,
@@ -232,11 +250,25 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
         cursor_shown: !screen.hide_cursor(),
         full_screen: screen.alternate_screen() || screen.application_cursor(),
         blank: [0; 4],
+        input_top: None,
     };
     for row in (0..rows).filter(|&r| !drawn(r)) {
         facts.set_blank(row);
     }
     facts
+}
+
+/// The first row of `agent`'s input box on `screen` (its rule above the
+/// prompt, where its rules have one), if the agent is one whose rules
+/// know its box.
+fn input_top(screen: &vt100::Screen, agent: Option<&str>) -> Option<u16> {
+    use crate::detect::screen::{Snapshot, find_input};
+    let agent = agent.filter(|a| *a != crate::detect::SHELL && *a != crate::detect::PROGRAM)?;
+    let rules = crate::detect::rules::builtin();
+    let input = rules.agent(agent)?.input.as_ref()?;
+    let found = find_input(&Snapshot::of(screen), input)?;
+    let top = found.start - usize::from(input.above.is_some());
+    u16::try_from(top).ok()
 }
 
 /// Whether `row` of the screen has anything drawn at or past column
@@ -263,6 +295,7 @@ mod tests {
             cursor_shown: shown,
             full_screen: false,
             blank: [0; 4],
+            input_top: None,
         };
         for row in last.map_or(0, |l| l + 1)..40 {
             s.set_blank(row);
@@ -288,6 +321,31 @@ mod tests {
         assert_eq!(top_row(screen(Some(0), 0, true), 6, None), 0);
         // The cursor on a blank row below the text (after `clear; echo`).
         assert_eq!(top_row(screen(Some(3), 4, true), 3, None), 2);
+    }
+
+    /// Claude Code at 120x40: its answer down to row 32, a blank row, its
+    /// input box's rule on 34, prompt on 35, rule on 36, status lines on
+    /// 37-38. A pane too small for the box and two rows above it shows
+    /// the answer's end instead of the box; a taller one shows both.
+    #[test]
+    fn a_small_pane_of_an_agent_shows_what_it_said_not_its_input_box() {
+        let mut s = screen(Some(38), 35, true);
+        s.set_blank(33);
+        s.input_top = Some(34);
+        assert_eq!(top_row(s, 4, None), 29, "rows 29-32, the answer's end");
+        assert_eq!(top_row(s, 6, None), 27);
+        // Room for the box (34-38) and two rows above it: as before.
+        assert_eq!(top_row(s, 7, None), 32);
+        assert_eq!(top_row(s, 12, None), 27);
+        // A dialog still wins.
+        assert_eq!(top_row(s, 4, Some((30, 38))), 30);
+        // Nothing drawn above the box: the box, as before.
+        let mut fresh = screen(Some(38), 35, true);
+        for r in 0..34 {
+            fresh.set_blank(r);
+        }
+        fresh.input_top = Some(34);
+        assert_eq!(top_row(fresh, 4, None), 35);
     }
 
     #[test]
@@ -453,6 +511,7 @@ mod tests {
                 cursor_shown: true,
                 full_screen: false,
                 blank: [0b11_1111_0100, 0, 0, 0],
+                input_top: None,
             }
         );
         assert_eq!(f.last_text_row(), Some(3));

@@ -20,6 +20,10 @@ pub struct Screen {
     /// The rows with nothing drawn on them, one bit a row (a screen has at
     /// most 256, see `protocol::MAX_DIM`).
     pub blank: [u64; 4],
+    /// The first row of a recognised agent's input box (its rule above
+    /// the prompt), found by the agent's rules: what is below it is the
+    /// box and the agent's status lines, not what it said.
+    pub input_top: Option<u16>,
 }
 
 impl Screen {
