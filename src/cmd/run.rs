@@ -148,14 +148,16 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
     if let Some((_, flag)) = here.iter().find(|(given, _)| *given) {
         super::usage!("{flag} cannot be used for a session on another machine ({host})");
     }
+    // Words go to the other machine as JSON text.
+    let utf8 = |w: &std::ffi::OsStr, what: &str| {
+        w.to_str()
+            .map(str::to_owned)
+            .with_context(|| format!("{what} {w:?} is not UTF-8"))
+    };
     let argv = args
         .command
         .iter()
-        .map(|w| {
-            w.to_str()
-                .map(str::to_owned)
-                .with_context(|| format!("the command's word {w:?} is not UTF-8"))
-        })
+        .map(|w| utf8(w, "the command's word"))
         .collect::<Result<Vec<String>>>()?;
     if !args.bg
         && let Some(what) = crate::attach::session::not_a_terminal()
@@ -170,11 +172,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
     let workdir = args
         .workdir
         .as_deref()
-        .map(|d| {
-            d.to_str()
-                .map(str::to_owned)
-                .with_context(|| format!("workdir {d:?} is not UTF-8"))
-        })
+        .map(|d| utf8(d.as_os_str(), "workdir"))
         .transpose()?;
     crate::client::name_host(host);
     let link = super::ended::remote::link(host, config)?;
