@@ -224,7 +224,7 @@ struct Drawn {
 
 impl Drawn {
     /// The title says how it ended (`exited 0`, `exited 3`, `killed
-    /// SIGTERM`, `gone`, or in a narrow pane `✓`, `✗143`).
+    /// SIGTERM`, `gone`, or in a narrow pane `✓`, `✗TERM`).
     fn ended(&self) -> bool {
         ["exited ", "killed ", " gone ", "✓", "✗"]
             .iter()

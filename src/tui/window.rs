@@ -50,7 +50,7 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
     // ends above the box, on what the agent said or is doing.
     if let Some(input) = s.input_top.filter(|&t| t > 0 && t <= bottom)
         && height < bottom - input + 1 + MIN_ABOVE_INPUT
-        && let Some(said) = (0..input).rev().find(|&r| !s.is_blank(r))
+        && let Some(said) = s.said_above_input.filter(|&r| r < input)
     {
         return clamp((said + 1).saturating_sub(height));
     }
@@ -104,7 +104,10 @@ fn screen_facts(p: &Pane) -> Screen {
         || {
             let agent = p.report.as_ref().and_then(|r| r.agent.as_deref());
             let mut screen = facts(p.term.screen());
-            screen.input_top = input_top(p.term.screen(), agent);
+            if let Some((top, said)) = input_rows(p.term.screen(), agent) {
+                screen.input_top = Some(top);
+                screen.said_above_input = said;
+            }
             p.window_memo.set(Some(Memo {
                 drawn: p.drawn,
                 size,
@@ -251,6 +254,7 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
         full_screen: screen.alternate_screen() || screen.application_cursor(),
         blank: [0; 4],
         input_top: None,
+        said_above_input: None,
     };
     for row in (0..rows).filter(|&r| !drawn(r)) {
         facts.set_blank(row);
@@ -258,17 +262,42 @@ pub fn facts(screen: &vt100::Screen) -> Screen {
     facts
 }
 
-/// The first row of `agent`'s input box on `screen` (its rule above the
-/// prompt, where its rules have one), if the agent is one whose rules
-/// know its box.
-fn input_top(screen: &vt100::Screen, agent: Option<&str>) -> Option<u16> {
+/// Where `agent`'s input box starts on `screen`, if its rules know the
+/// box: its rule above the prompt, and the hints drawn right over that
+/// (rows with no blank between them and the box, up to a rule: Gemini
+/// CLI's `Shift+Tab to accept edits` under a rule); and the last row
+/// above them that says something, leaving out hints set at the right
+/// edge (its `? for shortcuts`). Both in rows of the screen.
+fn input_rows(screen: &vt100::Screen, agent: Option<&str>) -> Option<(u16, Option<u16>)> {
     use crate::detect::screen::{Snapshot, find_input};
     let agent = agent.filter(|a| *a != crate::detect::SHELL && *a != crate::detect::PROGRAM)?;
     let rules = crate::detect::rules::builtin();
     let input = rules.agent(agent)?.input.as_ref()?;
-    let found = find_input(&Snapshot::of(screen), input)?;
-    let top = found.start - usize::from(input.above.is_some());
-    u16::try_from(top).ok()
+    let snap = Snapshot::of(screen);
+    let found = find_input(&snap, input)?;
+    let rows = &snap.rows;
+    let mut top = found.start - usize::from(input.above.is_some());
+    let mut j = top;
+    for _ in 0..3 {
+        match j.checked_sub(1).map(|k| (k, rows[k].trim())) {
+            Some((k, row)) if !row.is_empty() => {
+                j = k;
+                if !says_something(row) {
+                    top = k;
+                }
+            }
+            _ => break,
+        }
+    }
+    let right_edge = |row: &str| {
+        let lead = row.chars().take_while(|c| c.is_whitespace()).count();
+        lead >= snap.cols / 2
+    };
+    let said = (0..top)
+        .rev()
+        .find(|&r| says_something(&rows[r]) && !right_edge(&rows[r]));
+    let row = |r: usize| u16::try_from(r).ok();
+    Some((row(top)?, said.and_then(row)))
 }
 
 /// Whether `row` of the screen has anything drawn at or past column
@@ -296,6 +325,7 @@ mod tests {
             full_screen: false,
             blank: [0; 4],
             input_top: None,
+            said_above_input: None,
         };
         for row in last.map_or(0, |l| l + 1)..40 {
             s.set_blank(row);
@@ -332,6 +362,7 @@ mod tests {
         let mut s = screen(Some(38), 35, true);
         s.set_blank(33);
         s.input_top = Some(34);
+        s.said_above_input = Some(32);
         assert_eq!(top_row(s, 4, None), 29, "rows 29-32, the answer's end");
         assert_eq!(top_row(s, 6, None), 27);
         // Room for the box (34-38) and two rows above it: as before.
@@ -346,6 +377,41 @@ mod tests {
         }
         fresh.input_top = Some(34);
         assert_eq!(top_row(fresh, 4, None), 35);
+    }
+
+    /// The screens as Gemini CLI 0.61.0 and Claude Code 2.1.330 draw
+    /// them at rest, at 80x16: the input box's top takes in Gemini's hints
+    /// drawn right over it, under a rule, and what was said is the answer,
+    /// not `? for shortcuts` set at the right edge.
+    #[test]
+    fn an_agents_input_box_and_what_it_said_are_found_by_its_rules() {
+        let on = |text: &str| {
+            let mut t = crate::vt::term::Term::new(crate::protocol::Size { cols: 80, rows: 16 });
+            t.feed(text.replace('\n', "\r\n").as_bytes());
+            t
+        };
+        let rule = "─".repeat(80);
+        let gemini = on(&format!(
+            "> how are the tests\n\n✦ The tests pass on main.\n\n\n{:>78}\n{rule}\n \
+             Shift+Tab to accept edits\n\n > Type your message or @path/to/file\n\n \
+             ~/proj   no sandbox   gemini-2.5-pro",
+            "? for shortcuts"
+        ));
+        assert_eq!(
+            input_rows(gemini.screen(), Some("gemini")),
+            Some((6, Some(2)))
+        );
+        let claude = on(&format!(
+            "> is postgres up\n\n● Postgres is up.\n\n✻ Churned for 1s\n\n{rule}\n❯ \n{rule}\n  \
+             ? for shortcuts"
+        ));
+        assert_eq!(
+            input_rows(claude.screen(), Some("claude")),
+            Some((6, Some(4)))
+        );
+        // Not an agent whose rules know a box: none.
+        assert_eq!(input_rows(claude.screen(), Some("shell")), None);
+        assert_eq!(input_rows(claude.screen(), None), None);
     }
 
     #[test]
@@ -512,6 +578,7 @@ mod tests {
                 full_screen: false,
                 blank: [0b11_1111_0100, 0, 0, 0],
                 input_top: None,
+                said_above_input: None,
             }
         );
         assert_eq!(f.last_text_row(), Some(3));

@@ -21,9 +21,13 @@ pub struct Screen {
     /// most 256, see `protocol::MAX_DIM`).
     pub blank: [u64; 4],
     /// The first row of a recognised agent's input box (its rule above
-    /// the prompt), found by the agent's rules: what is below it is the
-    /// box and the agent's status lines, not what it said.
+    /// the prompt, and the hints drawn right over it), found by the
+    /// agent's rules: what is below it is the box and the agent's status
+    /// lines, not what it said.
     pub input_top: Option<u16>,
+    /// The last row above the input box that says something: not blank,
+    /// not a rule, not a hint set at the right edge (`? for shortcuts`).
+    pub said_above_input: Option<u16>,
 }
 
 impl Screen {

@@ -328,7 +328,7 @@ const LEGEND: [&str; 3] = [
 
 /// The badges' page of help (`?`, `b`): every short form a pane's title
 /// may take, which a narrow pane (an 80x24 terminal's) shows.
-const BADGES: [(&str, &str); 14] = [
+const BADGES: [(&str, &str); 15] = [
     ("W", "waiting: needs you"),
     ("  perm  ask", "a permission · a question"),
     ("  plan  trust", "a plan to approve · a folder to trust"),
@@ -347,7 +347,8 @@ const BADGES: [(&str, &str); 14] = [
     ("A  T  S  U", "active · thinking · streaming · using a tool"),
     ("!  ?", "stuck (says it works, shows nothing) · unknown"),
     ("✓  ✗3", "ended: exited 0 · exited 3"),
-    ("✗", "killed, or a signal ended it (killed SIGTERM)"),
+    ("✗TERM", "a signal ended it (killed SIGTERM)"),
+    ("✗", "killed with exit 0, or its supervisor is gone"),
     ("unreach", "its machine is down; the pane is as of then"),
     (
         "●",

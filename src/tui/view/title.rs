@@ -243,7 +243,7 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
 
 /// An ended session, in `hm ls`'s words: `exited 0 5m03s` or `exited 3
 /// 5m03s` (the mark, `✗3`, and the colour say it failed), `killed
-/// SIGTERM` when a signal ended it, `killed (exit 15)` for a code of its
+/// SIGTERM` (`✗TERM`) when a signal ended it, `killed (exit 15)` for a code of its
 /// own when its end was asked for, `gone` with no code (its supervisor
 /// went away); then `✓ 5m` or `✗3 5m`, then `✓` or `✗3`. A code above 128
 /// names a signal only when one ended the program: one that exits 129 on
@@ -251,7 +251,12 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
 fn ended(exit: Option<i32>, killed: bool, ms: Option<u64>) -> Vec<String> {
     let signal = exit.filter(|_| killed).and_then(crate::client::signal_name);
     let (word, mark) = match (exit, signal) {
-        (Some(code), Some(sig)) => (format!("killed {sig}"), format!("✗{code}")),
+        // The signal's name, as wide as a code: `✗TERM`, not `✗143`,
+        // which read as a program that failed with 143.
+        (Some(_), Some(sig)) => (
+            format!("killed {sig}"),
+            format!("✗{}", sig.trim_start_matches("SIG")),
+        ),
         // Stopped on request is no success, whatever the code: a `✓`
         // for it read as a job done.
         (Some(code), None) if killed => {
@@ -478,7 +483,10 @@ mod tests {
             ended(Some(15), true, Some(2_000)),
             forms(&["killed (exit 15) 2s", "killed (exit 15)", "✗15 2s", "✗15"])
         );
-        assert_eq!(ended(Some(143), true, None)[0], "killed SIGTERM");
+        assert_eq!(
+            ended(Some(143), true, None),
+            forms(&["killed SIGTERM", "✗TERM"])
+        );
         // Killed and exiting 0 (a program that ends cleanly on SIGTERM):
         // not the `✓` of a job done.
         assert_eq!(
