@@ -1264,6 +1264,8 @@ fn claude_code_stopped_by_ctrl_z_is_waiting_stopped_and_hm_continue_resumes_it()
     assert_eq!(v["agent"], before["agent"], "{v}");
     let shown = stdout(&sb.cmd(&["status", "cc"]));
     assert!(shown.contains("hm continue cc resumes it"), "{shown}");
+    // Its suspended screen is no dialog to answer.
+    assert!(!shown.contains("dialog:"), "{shown}");
     let out = sb.cmd(&["continue", "cc"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "continued 'cc'");

@@ -126,11 +126,14 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         if let Some(agent) = report.and_then(|r| r.agent.as_deref()) {
             writeln!(out, "agent:    {agent}")?;
         }
-        if report.is_some_and(crate::protocol::StateReport::stopped) {
+        let stopped = report.is_some_and(crate::protocol::StateReport::stopped);
+        if stopped {
             // The way out, said where the stranded person looks.
             writeln!(out, "          (hm continue {session_id} resumes it)")?;
         }
-        if let Some(d) = &view.dialog {
+        // A stopped program's screen (Claude Code's `suspended`) is a
+        // dialog of its rules with nothing to answer: not shown as one.
+        if let Some(d) = view.dialog.as_ref().filter(|_| !stopped) {
             let about = d.subject.as_deref().map_or_else(
                 || d.rule.clone(),
                 |s| format!("'{}'", crate::paths::sanitize(s)),
