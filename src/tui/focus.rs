@@ -52,7 +52,7 @@ pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     // dashboard's size again if another client took it meanwhile.
     if let Some(p) = m.pane_mut(&id) {
         copy::leave(p);
-        super::sizing::take_back(p);
+        let _ = super::sizing::take_back(p);
     }
     // Brought to the front as `fg` would: a stopped program (Ctrl-Z
     // pressed in it earlier) is continued.
@@ -130,11 +130,13 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
         .pane(&id)
         .is_some_and(|p| p.term.screen().application_cursor());
     if let Some(bytes) = keys::encode(&k, app_cursor) {
-        fx.push(Effect::Input(id.clone(), bytes));
-        // The person typing is the session's most recent terminal.
-        if let Some(p) = m.pane_mut(&id) {
-            super::sizing::take_back(p);
+        // The person typing is the session's most recent terminal: its
+        // size first, so that the key reaches the program at the size the
+        // person sees.
+        if m.pane_mut(&id).is_some_and(super::sizing::take_back) {
+            super::sizing::ask(m, now, fx);
         }
+        fx.push(Effect::Input(id.clone(), bytes));
         // Keys into a session that has said nothing since the last ones,
         // or the first after a quiet while: asked whether it still
         // answers, as `hm attach` asks, so that a stopped supervisor is
@@ -150,11 +152,14 @@ pub fn key(m: &mut Model, id: String, k: KeyEvent, now: Instant, fx: &mut Vec<Ef
 
 /// Text pasted in focus, bracketed when the session's program asked for
 /// bracketed paste.
-pub fn paste(m: &mut Model, id: &str, text: &str, fx: &mut Vec<Effect>) {
+pub fn paste(m: &mut Model, id: &str, text: &str, now: Instant, fx: &mut Vec<Effect>) {
     // Pasting is typing: back to the live screen, as a terminal does.
-    if let Some(p) = m.pane_mut(id) {
+    let taken = m.pane_mut(id).is_some_and(|p| {
         copy::leave(p);
-        super::sizing::take_back(p);
+        super::sizing::take_back(p)
+    });
+    if taken {
+        super::sizing::ask(m, now, fx);
     }
     let bracketed = m
         .pane(id)
@@ -455,6 +460,13 @@ mod tests {
         let fx = update(&mut m, press(KeyCode::Char('x')), at(10));
         assert_eq!(inputs(&fx), [b"x".to_vec()]);
         assert_eq!(resizes(&fx), [("a".to_owned(), ours)]);
+        // The size before the key: it reaches the program at the size the
+        // person sees.
+        let first = |want: fn(&Effect) -> bool| fx.iter().position(want);
+        assert!(
+            first(|e| matches!(e, Effect::Resize(..))) < first(|e| matches!(e, Effect::Input(..))),
+            "{fx:?}"
+        );
     }
 
     #[test]

@@ -404,11 +404,11 @@ fn next_attention(m: &mut Model, now: Instant) {
 }
 
 /// Pasted text: the focused session's, or typed into the open prompt.
-pub fn paste(m: &mut Model, text: &str, fx: &mut Vec<Effect>) {
+pub fn paste(m: &mut Model, text: &str, now: Instant, fx: &mut Vec<Effect>) {
     match &m.mode {
         Mode::Focus(id) => {
             let id = id.clone();
-            focus::paste(m, &id, text, fx);
+            focus::paste(m, &id, text, now, fx);
         }
         Mode::Filter => m.filter.push_str(text.trim()),
         Mode::NewSession { .. } => form::paste(m, text),

@@ -102,11 +102,13 @@ pub fn learned(p: &mut Pane, info: &Info, now: Instant) {
 }
 
 /// The person here typed into (or focused) a session another client
-/// resized since: the dashboard's size is asked for again.
-pub fn take_back(p: &mut Pane) {
-    if std::mem::take(&mut p.taken) {
+/// resized since: the dashboard's size is asked for again. Whether it was.
+pub fn take_back(p: &mut Pane) -> bool {
+    let taken = std::mem::take(&mut p.taken);
+    if taken {
         p.applied = None;
     }
+    taken
 }
 
 /// The size a session's emulator is kept at: the session's, but at most

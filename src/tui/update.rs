@@ -44,7 +44,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     match msg {
         Msg::Key(k) if k.kind != KeyEventKind::Release => keymap::key(m, k, now, &mut fx),
         Msg::Key(_) => {}
-        Msg::Paste(text) => keymap::paste(m, &text, &mut fx),
+        Msg::Paste(text) => keymap::paste(m, &text, now, &mut fx),
         Msg::Mouse(ev) => {
             // A drag selects text; other events are the focused program's
             // when it asked for the mouse, else the grid's.
