@@ -1076,10 +1076,15 @@ fn a_program_killed_just_before_its_supervisor_is_still_lost() {
     let sb = Sandbox::new();
     let _reaper = Reaper(&sb);
     let (sup, child) = kept_sleeper(&sb, "sh1");
+    // A subscriber told of the end holds the supervisor until it lets go:
+    // the SIGTERM comes while it is surely there (`hm wait` now stays to
+    // read how the session ended, until the supervisor has gone).
+    let mut raw = common::Raw::connect(&sb.sock("sh1")).expect("connect");
+    raw.send(heimdall::protocol::ClientType::Subscribe as u8, &[]);
     kill(Pid::from_raw(child), Signal::SIGKILL).expect("SIGKILL");
-    let dead = sb.cmd(&["wait", "sh1", "--state", "dead", "--timeout", "10"]);
-    assert!(dead.status.success(), "{}", stderr(&dead));
+    raw.expect(heimdall::protocol::ServerType::Exit as u8);
     kill(Pid::from_raw(sup), Signal::SIGTERM).expect("SIGTERM");
+    drop(raw);
     wait_until("its supervisor to exit", || !running(sup));
     let m = manifest(&sb, "sh1").expect("manifest");
     assert_eq!(m["ended"]["how"], "stopped", "{m}");
