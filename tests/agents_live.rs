@@ -1307,10 +1307,6 @@ fn claude_code_retrying_an_unreachable_api_is_active_retrying() {
 #[test]
 fn a_small_pane_of_claude_code_shows_its_answer_not_its_input_box() {
     let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
-    if !common::tmux::available() {
-        println!("skipped: tmux is not installed");
-        return;
-    }
     let sb = Sandbox::new();
     let scenario = serde_json::json!({"turns": [
         {"kind": "text", "text": "Postgres is up on 5432.", "pre_delay": 0.3, "chunk_delay": 0.02}
@@ -1320,13 +1316,23 @@ fn a_small_pane_of_claude_code_shows_its_answer_not_its_input_box() {
     until(&sb, "idle after the answer", Duration::from_secs(30), |v| {
         v["primary"] == "idle" && on_screen(&sb, "Postgres is up")
     });
+    in_a_small_pane(&sb, "Postgres is up");
+}
+
+/// With eight more sessions, a dashboard at 80x24 shows `text` in the
+/// five rows of session `cc`'s pane (skipped, saying so, without tmux).
+fn in_a_small_pane(sb: &Sandbox, text: &str) {
+    if !common::tmux::available() {
+        println!("skipped the dashboard's check: tmux is not installed");
+        return;
+    }
     let _others: Vec<common::Session> = (1..=8)
         .map(|i| sb.start(&format!("s{i}"), &[], &["sleep", "300"]))
         .collect();
     let command = format!("{} tui --socket-dir {}", common::HM, sb.dir());
-    let tmux = common::tmux::Tmux::start(&sb, &command, (80, 24)).expect("tmux starts");
+    let tmux = common::tmux::Tmux::start(sb, &command, (80, 24)).expect("tmux starts");
     common::wait_until("the answer in cc's pane", || {
-        common::tmux::pane(&tmux.lines(), "cc").is_some_and(|p| p.shows("Postgres is up"))
+        common::tmux::pane(&tmux.lines(), "cc").is_some_and(|p| p.shows(text))
     });
 }
 
@@ -1648,6 +1654,13 @@ fn hm_deny_and_hm_approve_answer_gemini_clis_shell_approval() {
         std::fs::read_to_string(proj.join("steps.txt"))
             .is_ok_and(|s| s == "step 1\nstep 2\nstep 3\n")
     });
+    // Among nine sessions at 80x24 its pane shows what it said, not the
+    // hints it draws over its input box (`? for shortcuts`, a rule,
+    // `Shift+Tab to accept edits`), which filled the pane.
+    until(&sb, "idle after the turn", Duration::from_secs(30), |v| {
+        v["primary"] == "idle" && on_screen(&sb, "Wrote the steps.")
+    });
+    in_a_small_pane(&sb, "Wrote the steps.");
 }
 
 /// Issue 23's repro, with a real Claude Code: resized as a dashboard does
