@@ -678,7 +678,7 @@ fn a_dialog_row_wider_than_the_inbox_is_wrapped_not_cut() {
 }
 
 #[test]
-fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
+fn focus_at_80_columns_names_the_others_waiting_where_there_is_room() {
     let now = Instant::now();
     let mut m = scene(
         &["a-long-id", "b"],
@@ -688,7 +688,20 @@ fn focus_at_80_columns_keeps_the_count_of_the_others_waiting() {
     update(&mut m, press(KeyCode::Enter), now);
     assert_eq!(m.mode, Mode::Focus("a-long-id".into()));
     let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
-    assert!(bar.trim_end().ends_with("1 need you"), "{bar}");
+    // Named where there is room.
+    assert!(bar.trim_end().ends_with("1 need you: b"), "{bar}");
+    // Too many names for 80 columns: the count alone.
+    let ids = [
+        "a-long-id",
+        "second-long-id",
+        "third-long-id",
+        "fourth-long-id",
+    ];
+    let waits: Vec<(&str, &str, u32)> = ids.iter().map(|id| (*id, "question", 1_000)).collect();
+    let mut m = scene(&ids, &waits, now);
+    update(&mut m, press(KeyCode::Enter), now);
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.trim_end().ends_with("3 need you"), "{bar}");
 }
 
 #[test]

@@ -34,11 +34,13 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
         format!("{} back to {to}", crate::config::describe_key(k))
     });
-    let others = m
+    let mut waiting: Vec<&Pane> = m
         .panes
         .iter()
         .filter(|o| o.id != p.id && o.waiting())
-        .count();
+        .collect();
+    waiting.sort_by_key(|o| o.waiting_since);
+    let others = waiting.len();
     let need_text = (others > 0).then(|| format!(" {others} need you "));
     // The id is cut before the state and the way back are: without the
     // detach key on screen a person does not know how to leave.
@@ -109,7 +111,15 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
             spans.push(Span::raw(hint));
         }
     }
-    if let Some(need) = need {
+    if let Some(mut need) = need {
+        // Who, the longest waiting first, where the row has room for
+        // their ids: `2 need you` alone left the person to guess.
+        let ids: Vec<&str> = waiting.iter().map(|o| o.id.as_str()).collect();
+        let named = format!(" {others} need you: {} ", ids.join(", "));
+        let room = usize::from(row.width).saturating_sub(2);
+        if spans.iter().map(Span::width).sum::<usize>() + named.chars().count() <= room {
+            need.content = named.into();
+        }
         spans.push(Span::raw("  "));
         spans.push(need);
     }
