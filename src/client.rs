@@ -275,6 +275,17 @@ pub fn exited_with(code: i32, killed: bool) -> String {
     }
 }
 
+/// `exited with code 3`, or `killed by SIGTERM (exit code 143)` when the
+/// session's record says someone ended it, in `hm kill`'s words. The
+/// record is written as its supervisor lets go, moments after the EXIT:
+/// waited for (up to [`ANSWER_TIMEOUT`]).
+pub fn ended_words(session: &SessionPaths, code: i32) -> String {
+    let dir = paths::dir_of(&session.sock);
+    let killed = ended_meanwhile(dir, &session.id, answer_deadline())
+        .is_some_and(|r| r.killed && r.exit_code == code);
+    exited_with(code, killed)
+}
+
 /// `exited with code 3, 2m05s ago`.
 pub fn ended_label(r: &crate::ended::Ended) -> String {
     let ago = crate::clock::unix_ms().saturating_sub(r.ended_unix_ms);

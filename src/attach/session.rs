@@ -112,16 +112,6 @@ pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result
     Ok(report(session, &session.id, outcome, &last))
 }
 
-/// `exited with code 3`, or `killed by SIGTERM (exit code 143)` when the
-/// session's record says someone ended it, in `hm kill`'s words. The
-/// record is written as its supervisor lets go, moments after the EXIT.
-fn ended_words(session: &SessionPaths, code: i32) -> String {
-    let dir = crate::paths::dir_of(&session.sock);
-    let killed = client::ended_meanwhile(dir, &session.id, client::answer_deadline())
-        .is_some_and(|r| r.killed && r.exit_code == code);
-    client::exited_with(code, killed)
-}
-
 /// Puts the last lines of a session that ended, then how the attach
 /// ended, on the user's terminal; the exit code. `id` is the session as
 /// the user named it (`box:far`).
@@ -144,7 +134,7 @@ fn report(session: &SessionPaths, id: &str, outcome: Outcome, last: &[String]) -
             0
         }
         Outcome::Exited(code) => {
-            let _ = writeln!(err, "[session {}]", ended_words(session, code));
+            let _ = writeln!(err, "[session {}]", client::ended_words(session, code));
             code
         }
         Outcome::Lost(why) => {
@@ -195,7 +185,9 @@ pub fn attach_from_dashboard(
     Ok(match outcome {
         Outcome::Detached => Returned::Detached,
         Outcome::Next => Returned::Next,
-        Outcome::Exited(code) => Returned::Ended(format!("session {}", ended_words(session, code))),
+        Outcome::Exited(code) => {
+            Returned::Ended(format!("session {}", client::ended_words(session, code)))
+        }
         Outcome::Lost(why) => Returned::Ended(format!("lost connection: {why}")),
         Outcome::Signalled(name, _) => Returned::Ended(format!("detached: {name}")),
     })

@@ -37,9 +37,11 @@ fn reached(report: &StateReport, wanted: &[String]) -> bool {
 /// How a wait ended.
 enum Outcome {
     Reached(StateReport),
-    /// The code, and whether someone asked for the end (`hm kill`): a
-    /// killed session's 143 is `killed by SIGTERM`, not a failure.
-    Exited(i32, bool),
+    /// How it ended, in `hm kill`'s words when someone asked for the end
+    /// (`killed by SIGTERM (exit code 143)`, not a failure's code).
+    Exited(String),
+    /// The EXIT's code, before the record says how it ended.
+    Code(i32),
     Closed,
 }
 
@@ -67,19 +69,16 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             let ended = match ended.transpose() {
                 Ok(Some(Outcome::Closed)) => Some(
                     client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                        .map_or(Outcome::Closed, |r| Outcome::Exited(r.exit_code, r.killed)),
+                        .map_or(Outcome::Closed, |r| Outcome::Exited(how_ended(&r))),
                 ),
                 // Whether the end was asked for is in the record the
                 // supervisor writes once its clients have their EXIT.
-                Ok(Some(Outcome::Exited(code, _))) => {
-                    let killed =
-                        client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                            .is_some_and(|r| r.killed && r.exit_code == code);
-                    Some(Outcome::Exited(code, killed))
+                Ok(Some(Outcome::Code(code))) => {
+                    Some(Outcome::Exited(client::ended_words(&session, code)))
                 }
                 Ok(o) => o,
                 Err(e) => match client::ended_instead(&dir, &session.id, &e) {
-                    Some(r) => Some(Outcome::Exited(r.exit_code, r.killed)),
+                    Some(r) => Some(Outcome::Exited(how_ended(&r))),
                     None => return Err(e),
                 },
             };
@@ -87,7 +86,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         }
         // Ended before we asked: that is an answer too.
         Err(e) => match client::ended_session(&dir, &args.id) {
-            Some(r) => (r.id, Some(Outcome::Exited(r.exit_code, r.killed))),
+            Some(r) => (r.id.clone(), Some(Outcome::Exited(how_ended(&r)))),
             None => return Err(e),
         },
     };
@@ -108,14 +107,14 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Outcome::Exited(code, killed)) if wants_end => {
-            writeln!(out, "{id}: {}", client::exited_with(code, killed))?;
+        Some(Outcome::Exited(how)) if wants_end => {
+            writeln!(out, "{id}: {how}")?;
             Ok(0)
         }
-        Some(Outcome::Exited(code, killed)) => {
-            let how = client::exited_with(code, killed);
+        Some(Outcome::Exited(how)) => {
             bail!("'{id}' {how} before it was {what}")
         }
+        Some(Outcome::Code(_)) => unreachable!("read into Exited above"),
         Some(Outcome::Closed) => {
             bail!("'{id}' closed the connection before it was {what}")
         }
@@ -124,6 +123,11 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             bail!("timed out after {secs}s waiting for '{id}' to be {what}")
         }
     }
+}
+
+/// How ended session `r` ended, in `hm kill`'s words if it was killed.
+fn how_ended(r: &crate::ended::Ended) -> String {
+    client::exited_with(r.exit_code, r.killed)
 }
 
 /// Follows `session`'s pushed states until one of `wanted`, its end, or
@@ -152,7 +156,7 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
             Reply::State(report) if reached(&report, wanted) => {
                 return Ok(Outcome::Reached(*report));
             }
-            Reply::Exit(code) => return Ok(Outcome::Exited(code, false)),
+            Reply::Exit(code) => return Ok(Outcome::Code(code)),
             Reply::Error { message, .. } => {
                 bail!(
                     "'{}' refused: {}",
