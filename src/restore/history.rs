@@ -10,7 +10,8 @@
 //! idle; once the file holds twice the bytes to keep it is written anew
 //! with the last of them (a temporary file renamed into place). Appends
 //! are not synced: a clean shutdown or a killed supervisor loses nothing
-//! the kernel was given, and a power cut loses the last second or so.
+//! the kernel was given, and a power cut loses the last second or so. A
+//! session that has written nothing has no file.
 //!
 //! Seam for the resize journal (sizes the session had, by offset, which
 //! the ring may come to keep): its entries, offsets in this same stream,
@@ -43,6 +44,9 @@ pub struct Writer {
     /// the first write, which always writes it anew (an earlier session's
     /// file of the same id is not ours to append to).
     file: Option<File>,
+    /// Whether the first write was made: until then the file at `path`,
+    /// if any, is an earlier session's of the same id.
+    begun: bool,
     /// Stream offsets of the first byte in the file and of the byte after
     /// the last.
     start: u64,
@@ -56,6 +60,7 @@ impl Writer {
             path,
             keep: keep as u64,
             file: None,
+            begun: false,
             start: 0,
             end: 0,
         }
@@ -73,7 +78,7 @@ impl Writer {
 
     /// Whether output up to `head` is not on disk yet.
     pub fn behind(&self, head: u64) -> bool {
-        self.keep > 0 && (self.file.is_none() || self.end < head)
+        self.keep > 0 && (!self.begun || self.end < head)
     }
 
     /// Brings the file up to `head`: `oldest` is the oldest offset the
@@ -89,6 +94,21 @@ impl Writer {
             return Ok(());
         }
         let want = head.saturating_sub(self.keep).max(oldest);
+        if !self.begun && want == head {
+            // Nothing to keep yet (a new session): no file rather than an
+            // empty one, made, synced and renamed into place before the
+            // session's first answer (a disk flush at every start). An
+            // earlier session's file of the same id goes all the same.
+            match fs::remove_file(&self.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            self.begun = true;
+            self.start = head;
+            self.end = head;
+            return Ok(());
+        }
         let append = self.file.is_some()
             && self.end >= want
             && self.end <= head
@@ -104,6 +124,7 @@ impl Writer {
             _ => {
                 self.file = None;
                 self.file = Some(rewrite(&self.path, from, a, b)?);
+                self.begun = true;
                 self.start = from;
             }
         }
@@ -382,6 +403,25 @@ mod tests {
         let mut none = Writer::new(path(dir.path(), "t"), 0);
         feed(&mut none, b"x", 0);
         assert!(!path(dir.path(), "t").exists());
+    }
+
+    #[test]
+    fn nothing_to_keep_yet_is_no_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut w = Writer::new(path(dir.path(), "s"), 100);
+        feed(&mut w, b"", 0);
+        assert!(
+            !path(dir.path(), "s").exists(),
+            "no empty file at the start"
+        );
+        assert!(!w.behind(0), "and nothing more to do until output comes");
+        feed(&mut w, b"first\n", 0);
+        let h = read(dir.path(), "s", 100).expect("read").expect("some");
+        assert_eq!(h.bytes, b"first\n");
+        // An earlier session's file of the same id goes before any output.
+        fs::write(path(dir.path(), "t"), "hm-history 1 0\nold session\n").expect("write");
+        feed(&mut Writer::new(path(dir.path(), "t"), 100), b"", 0);
+        assert!(read(dir.path(), "t", 100).expect("read").is_none());
     }
 
     #[test]
