@@ -36,24 +36,23 @@ pub struct Detached<'a> {
 }
 
 /// Starts a background supervisor for `command` (see [`Detached`]) and
-/// waits until it runs, at the size `hm run`
-/// gives a session with no terminal. Used by `hm proxy`, which must reap
-/// the supervisor it gets back once it exits.
+/// waits until it runs, at `size`, else at the size `hm run` gives a
+/// session with no terminal. Used by `hm proxy`, which must reap the
+/// supervisor it gets back once it exits.
 pub fn start_detached(
     id: &str,
     dir: &Path,
     config_path: Option<&Path>,
     (command, argv): (&str, Option<&[String]>),
-    workdir: Option<&Path>,
-    label: Option<&str>,
-    classifier: Option<&str>,
+    (workdir, label, classifier): (Option<&Path>, Option<&str>, Option<&str>),
+    size: Option<crate::protocol::Size>,
 ) -> Result<Child> {
     let what = Detached {
         command,
         argv,
         workdir,
         label,
-        size: None,
+        size,
         classifier,
     };
     start(id, dir, config_path, what)

@@ -405,11 +405,30 @@ fn run_with_a_host_starts_the_session_there() {
         "{said}"
     );
     assert_eq!(said.lines().count(), 1, "{said}");
-    let here = run(&["--host", "box", "--cols", "90", "--", "cat"]);
+    // The size it starts at goes with it; one given alone, the other is
+    // this machine's default for a session with no terminal (120x40).
+    let out = run(&[
+        "--id",
+        "box:sized",
+        "--cols",
+        "90",
+        "--rows",
+        "30",
+        "--",
+        "cat",
+    ]);
+    assert_eq!(stdout(&out), "box:sized\n", "{}", stderr(&out));
+    let v = remote_status(&sb, &remote_dir, "sized").expect("its status there");
+    assert_eq!((&v["cols"], &v["rows"]), (&90.into(), &30.into()), "{v}");
+    let out = run(&["--id", "box:narrow", "--cols", "70", "--", "cat"]);
+    assert_eq!(stdout(&out), "box:narrow\n", "{}", stderr(&out));
+    let v = remote_status(&sb, &remote_dir, "narrow").expect("its status there");
+    assert_eq!((&v["cols"], &v["rows"]), (&70.into(), &40.into()), "{v}");
+    let here = run(&["--host", "box", "--log-level", "debug", "--", "cat"]);
     assert_eq!(here.status.code(), Some(2), "{}", stderr(&here));
     assert_eq!(
         stderr(&here).trim(),
-        "hm: --cols cannot be used for a session on another machine (box)"
+        "hm: --log-level cannot be used for a session on another machine (box)"
     );
     let two = run(&["--host", "box", "--id", "elsewhere:x", "--", "cat"]);
     assert_eq!(

@@ -134,8 +134,6 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
     let here = [
         (args.detach, "--detach"),
         (args.restore, "--restore"),
-        (args.cols.is_some(), "--cols"),
-        (args.rows.is_some(), "--rows"),
         (args.scrollback_bytes.is_some(), "--scrollback-bytes"),
         (args.idle_threshold_ms.is_some(), "--idle-threshold-ms"),
         (args.debounce_ms.is_some(), "--debounce-ms"),
@@ -191,6 +189,15 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
             workdir,
             label: args.label.clone(),
             classifier: args.classifier.clone(),
+            // One given alone: the other as a session of this machine
+            // with no terminal would have it.
+            size: (args.cols.is_some() || args.rows.is_some()).then(|| {
+                let (cols, rows) = config.tui.session_size;
+                crate::remote::mux::StartSize {
+                    cols: args.cols.unwrap_or(cols),
+                    rows: args.rows.unwrap_or(rows),
+                }
+            }),
         })
         .map_err(|e| anyhow::anyhow!("{host}: {e}"))?;
     if args.bg {

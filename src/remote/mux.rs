@@ -119,6 +119,18 @@ pub struct NewSession {
     /// ignores it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classifier: Option<String>,
+    /// The pty's size at the start (`hm run --cols/--rows`, the
+    /// dashboard's own size, as it gives a session started here); absent:
+    /// that machine's default. A proxy of an older hm ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<StartSize>,
+}
+
+/// NEW's `size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartSize {
+    pub cols: u16,
+    pub rows: u16,
 }
 
 /// STARTED's payload: `error` is why it did not start.

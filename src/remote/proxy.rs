@@ -83,9 +83,18 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         dir,
         None,
         (command, r.argv.as_deref()),
-        r.workdir.as_deref().map(Path::new),
-        r.label.as_deref(),
-        r.classifier.as_deref(),
+        (
+            r.workdir.as_deref().map(Path::new),
+            r.label.as_deref(),
+            r.classifier.as_deref(),
+        ),
+        r.size.map(|s| {
+            crate::protocol::Size {
+                cols: s.cols,
+                rows: s.rows,
+            }
+            .clamped()
+        }),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {

@@ -140,6 +140,15 @@ impl Apply {
         (workdir, label, classifier): (Option<String>, Option<String>, Option<String>),
     ) {
         let tx = self.tx.clone();
+        // The size of a person's terminal: the dashboard's, less its bar,
+        // which focus gives it too (not a pane's); another machine's
+        // session starts at it as well.
+        let size = crossterm::terminal::size()
+            .ok()
+            .map(|(cols, rows)| crate::protocol::Size {
+                cols,
+                rows: super::layout::focus_rows(rows),
+            });
         // `host:id`: started on that machine, through its link.
         if let Some((host, plain)) = crate::remote::split_target(&id)
             && let Some((_, spawner)) = opts.spawners.iter().find(|(n, _)| n == host)
@@ -152,6 +161,10 @@ impl Apply {
                 workdir,
                 label,
                 classifier,
+                size: size.map(|s| crate::remote::mux::StartSize {
+                    cols: s.cols,
+                    rows: s.rows,
+                }),
             };
             std::thread::spawn(move || {
                 let result = spawner.spawn(req).map(|()| None);
@@ -162,14 +175,6 @@ impl Apply {
         let dir = opts.dir.clone();
         let config = opts.config_path.clone();
         let started = self.started.clone();
-        // The size of a person's terminal: the dashboard's, less its bar,
-        // which focus gives it too (not a pane's).
-        let size = crossterm::terminal::size()
-            .ok()
-            .map(|(cols, rows)| crate::protocol::Size {
-                cols,
-                rows: super::layout::focus_rows(rows),
-            });
         std::thread::spawn(move || {
             let what = crate::launch::Detached {
                 command: &command,

@@ -100,6 +100,7 @@ impl Spawner {
             workdir: Some(r.workdir),
             label: r.label,
             classifier: Some(r.classifier),
+            size: None,
         })
     }
 }
