@@ -33,6 +33,20 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Mode::ConfirmKill(id) => {
             m.mode = Mode::Grid;
             if let KeyCode::Char('y' | 'Y') = k.code {
+                // Its host's link may be stalled, not closed: the kill would
+                // wait in it and end the session whenever the host came
+                // back, long after the person stopped expecting it.
+                let down = m
+                    .pane(&id)
+                    .and_then(|p| m.host_down(p))
+                    .and(crate::remote::split_target(&id));
+                if let Some((host, _)) = down {
+                    m.notify(
+                        format!("not killed: {host} is unreachable; nothing was sent"),
+                        now,
+                    );
+                    return;
+                }
                 let size_too = !m.fit;
                 let Some(p) = m.pane_mut(&id) else { return };
                 if p.ended() {

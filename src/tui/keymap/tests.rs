@@ -242,6 +242,30 @@ fn restart_of_a_live_session_and_forgetting_say_so() {
     assert_eq!(notice(&m), "forgot 'a'");
 }
 
+/// A kill into a stalled link would be carried out whenever the host
+/// came back: none is sent, and the footer says why.
+#[test]
+fn kill_of_a_session_on_an_unreachable_host_is_not_sent() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["box:a"], now);
+    m.hosts_down.insert("box".into(), (0, now));
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmKill("box:a".into()));
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert!(requests(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        notice(&m),
+        "not killed: box is unreachable; nothing was sent"
+    );
+    assert!(!m.pane("box:a").is_some_and(|p| p.killed));
+    // Back up, it is killed as any other.
+    m.hosts_down.clear();
+    update(&mut m, press(KeyCode::Char('x')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(requests(&fx), [&Effect::Kill("box:a".into())]);
+}
+
 #[test]
 fn kill_answered_n_or_anything_else_kills_nothing() {
     let now = Instant::now();
