@@ -424,6 +424,22 @@ fn run_with_a_host_starts_the_session_there() {
     assert_eq!(stdout(&out), "box:narrow\n", "{}", stderr(&out));
     let v = remote_status(&sb, &remote_dir, "narrow").expect("its status there");
     assert_eq!((&v["cols"], &v["rows"]), (&70.into(), &40.into()), "{v}");
+    // What `hm status` and `hm explain` say to type next names it as
+    // given, host and all: the plain id is no session here.
+    let out = run(&[
+        "--id",
+        "box:q",
+        "--",
+        "sh",
+        "-c",
+        "printf 'Drop the table? [y/N] '; read a; exec sleep 600",
+    ]);
+    assert_eq!(stdout(&out), "box:q\n", "{}", stderr(&out));
+    wait_until("the question's hint, named as given", || {
+        stdout(&hm(&sb, &sshd, &["status", "box:q"])).contains("(hm approve box:q --dialog ")
+    });
+    let explained = stdout(&hm(&sb, &sshd, &["explain", "box:q"]));
+    assert!(explained.starts_with("box:q: waiting"), "{explained}");
     let here = run(&["--host", "box", "--log-level", "debug", "--", "cat"]);
     assert_eq!(here.status.code(), Some(2), "{}", stderr(&here));
     assert_eq!(

@@ -39,7 +39,7 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     writeln!(
         out,
         "{}: {} for {} ({} classifier)",
-        session.id,
+        crate::client::shown_id(&session.id),
         view.label(),
         human_ms(u64::from(st.state_ms)),
         classifier

@@ -89,7 +89,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
             writeln!(
                 out,
                 "(hm restart {0} runs it again; hm rm {0} forgets it)",
-                r.id
+                crate::client::shown_id(&r.id)
             )?;
             return Ok(0);
         }
@@ -129,7 +129,8 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         let stopped = report.is_some_and(crate::protocol::StateReport::stopped);
         if stopped {
             // The way out, said where the stranded person looks.
-            writeln!(out, "          (hm continue {session_id} resumes it)")?;
+            let shown = crate::client::shown_id(&session_id);
+            writeln!(out, "          (hm continue {shown} resumes it)")?;
         }
         // A stopped program's screen (Claude Code's `suspended`) is a
         // dialog of its rules with nothing to answer: not shown as one.
@@ -143,7 +144,8 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 writeln!(
                     out,
                     "          (hm approve {0} --dialog {1} answers exactly this one)",
-                    session_id, d.id
+                    crate::client::shown_id(&session_id),
+                    d.id
                 )?;
             }
         }
