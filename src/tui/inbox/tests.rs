@@ -704,6 +704,41 @@ fn focus_at_80_columns_names_the_others_waiting_where_there_is_room() {
     assert!(bar.trim_end().ends_with("3 need you"), "{bar}");
 }
 
+/// A label and a held size take room too: the count of the others who
+/// need you was cut into (`1 need yo`) at 80 columns.
+#[test]
+fn focus_at_80_columns_never_cuts_the_count_of_those_who_need_you() {
+    let now = Instant::now();
+    let mut m = scene(
+        &["a-claude-on-the-parser", "b-with-a-longer-id"],
+        &[
+            ("a-claude-on-the-parser", "permission", 3_000),
+            ("b-with-a-longer-id", "question", 1_000),
+        ],
+        now,
+    );
+    let p = m.pane_mut("a-claude-on-the-parser").expect("pane");
+    p.label = Some("refactor the parser".into());
+    p.held = true;
+    p.session_size = Some(crate::protocol::Size {
+        cols: 200,
+        rows: 50,
+    });
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("a-claude-on-the-parser".into()));
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    // The way back says less first, and the size it is held at stays.
+    assert!(bar.contains("Ctrl-\\ back "), "{bar}");
+    assert!(bar.contains("200x50 held"), "{bar}");
+    assert!(bar.trim_end().ends_with(" 1 need you"), "{bar}");
+    // Narrower still, the held size goes before the count does.
+    m.size.0 = 72;
+    let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
+    assert!(bar.contains("Ctrl-\\ back "), "{bar}");
+    assert!(!bar.contains("held"), "{bar}");
+    assert!(bar.trim_end().ends_with(" 1 need you"), "{bar}");
+}
+
 #[test]
 fn a_session_not_connected_is_not_sent_an_answer() {
     let now = Instant::now();

@@ -18,6 +18,9 @@ use crate::tui::model::{Mode, Model, Pane};
 /// The most of a label the focus bar shows.
 const LABEL_MAX: usize = 24;
 
+/// The fewest columns a focused session's id is cut to.
+const MIN_ID: usize = 10;
+
 /// The focused session's bar: which session, its state, how to get back,
 /// and how many others need you.
 pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
@@ -31,7 +34,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     } else {
         "the grid"
     };
-    let back = m.detach_key.map_or("no detach key".to_owned(), |k| {
+    let mut back = m.detach_key.map_or("no detach key".to_owned(), |k| {
         format!("{} back to {to}", crate::config::describe_key(k))
     });
     let mut waiting: Vec<&Pane> = m
@@ -42,15 +45,38 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     waiting.sort_by_key(|o| o.waiting_since);
     let others = waiting.len();
     let need_text = (others > 0).then(|| format!(" {others} need you "));
+    // A terminal attached elsewhere holds the session's size, or another
+    // dashboard's focus took it: focus shows it at that size, not the
+    // dashboard's, and says why (a key here takes it back from the
+    // second).
+    let mut held = match (p.held || p.taken, p.session_size) {
+        (true, Some(s)) => format!(" {}x{} held ", s.cols, s.rows),
+        _ => String::new(),
+    };
     // The id is cut before the state and the way back are: without the
-    // detach key on screen a person does not know how to leave.
-    let kept = [&state, &timer, &back]
-        .iter()
-        .map(|s| s.chars().count())
-        .sum::<usize>()
-        + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
-        + 6;
-    let id = super::title::short_id(&p.id, usize::from(row.width).saturating_sub(kept).max(10));
+    // detach key on screen a person does not know how to leave; nor is
+    // the count of those who need you cut into (`1 need yo`). Where even
+    // a cut id leaves no room, the way back says less (`Ctrl-\ back`),
+    // then the held size goes.
+    let kept = |back: &str, held: &str| {
+        [&state, &timer, back, held]
+            .iter()
+            .map(|s| s.chars().count())
+            .sum::<usize>()
+            + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
+            + 6
+    };
+    let width = usize::from(row.width);
+    if kept(&back, &held) + MIN_ID > width
+        && let Some(k) = m.detach_key
+    {
+        back = format!("{} back", crate::config::describe_key(k));
+    }
+    if kept(&back, &held) + MIN_ID > width {
+        held.clear();
+    }
+    let kept = kept(&back, &held);
+    let id = super::title::short_id(&p.id, width.saturating_sub(kept).max(MIN_ID));
     let mut spans = vec![Span::styled(format!(" {id} "), m.theme.footer_key)];
     // The label, a person's name for it, where it fits beside what the
     // bar must say (the state and the way back): cut to a few words.
@@ -62,10 +88,11 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         } else {
             label.clone()
         };
-        let needed = [&id, &label, &state, &timer, &back]
+        let needed = [&id, &label, &state, &timer, &back, &held]
             .iter()
             .map(|s| s.chars().count())
             .sum::<usize>()
+            + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
             + 10;
         if needed <= usize::from(row.width) {
             spans.push(Span::styled(format!(" {label}"), m.theme.dim));
@@ -75,15 +102,8 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         format!(" {state}{timer} "),
         m.theme.state(p.state()),
     ));
-    // A terminal attached elsewhere holds the session's size, or another
-    // dashboard's focus took it: focus shows it at that size, not the
-    // dashboard's, and says why (a key here takes it back from the
-    // second).
-    if let (true, Some(s)) = (p.held || p.taken, p.session_size) {
-        spans.push(Span::styled(
-            format!(" {}x{} held ", s.cols, s.rows),
-            m.theme.dim,
-        ));
+    if !held.is_empty() {
+        spans.push(Span::styled(held, m.theme.dim));
     }
     if let Some(copy) = p.copy.as_ref().filter(|c| c.takes_keys()) {
         // Copy mode has the keys: say so, and what they do.
