@@ -183,8 +183,12 @@ impl Drop for RemoteSessions {
 /// Starts session `id` running `argv` in the "remote" machine's socket
 /// dir.
 fn start_remote(sb: &Sandbox, dir: &Path, id: &str, argv: &[&str]) {
+    // Its state (what `hm restart` and `hm restore` keep) where that
+    // machine's own hm, run by the test's sshd, keeps it.
+    let state = dir.parent().expect("the remote runtime dir").join("state");
     let out = sb
         .hm()
+        .env("XDG_STATE_HOME", state)
         .args(["run", "--bg", "--id", id, "--socket-dir"])
         .arg(dir)
         .arg("--")
@@ -831,6 +835,14 @@ fn ended_remote_sessions_are_started_again_and_forgotten_from_a_shell() {
     wait_until("its second run's line", || {
         stdout(&hm(&sb, &sshd, &["logs", "box:again", "--screen"])).contains("second-42")
     });
+    // Started again there by that machine's own `hm restart`: its first
+    // run's output first, under the mark, as a restart here keeps it.
+    let logs = stdout(&hm(&sb, &sshd, &["logs", "box:again"]));
+    let (first, mark) = (logs.find("first-42"), logs.find("restarted"));
+    assert!(
+        first.is_some() && mark.is_some() && first < mark && mark < logs.find("second-42"),
+        "{logs}"
+    );
 
     let live = hm(&sb, &sshd, &["restart", "box:live"]);
     assert!(!live.status.success());

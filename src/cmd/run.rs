@@ -198,6 +198,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
                     rows: args.rows.unwrap_or(rows),
                 }
             }),
+            restart: false,
         })
         .map_err(|e| anyhow::anyhow!("{host}: {e}"))?;
     if args.bg {

@@ -124,6 +124,12 @@ pub struct NewSession {
     /// that machine's default. A proxy of an older hm ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<StartSize>,
+    /// An ended session started again as `hm restart ID` there starts it:
+    /// an agent's conversation resumed and its old output put first, from
+    /// what that machine kept. A proxy of an older hm ignores it and runs
+    /// `argv` (the record's command) anew.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restart: bool,
 }
 
 /// NEW's `size`.

@@ -66,6 +66,9 @@ fn sessions(dir: &Path) -> Sessions {
 fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
     paths::validate_id(&r.id).map_err(|e| e.to_string())?;
     paths::SocketDir::ensure(dir).map_err(|e| e.to_string())?;
+    if r.restart {
+        return restart(dir, &r.id);
+    }
     // No command: this machine's shell, as the dashboard's form says (its
     // own `$SHELL` may not be there, or not be the user's here).
     let shell;
@@ -102,6 +105,34 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
         let _ = child.wait();
     });
     Ok(())
+}
+
+/// Starts ended session `id` again by this machine's own `hm restart`,
+/// which resumes an agent's conversation and puts the old output first
+/// from what was kept here; its one-line error is the reply's.
+fn restart(dir: &Path, id: &str) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find hm here: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .arg("restart")
+        .arg(id)
+        .arg("--socket-dir")
+        .arg(dir)
+        // The proxy's stdout is the link itself.
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run hm restart here: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let last = said
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(last.strip_prefix("hm: ").unwrap_or(last).trim().to_owned())
 }
 
 /// Connects to session `id`'s socket, as a local client would.

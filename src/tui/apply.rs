@@ -165,6 +165,7 @@ impl Apply {
                     cols: s.cols,
                     rows: s.rows,
                 }),
+                restart: false,
             };
             std::thread::spawn(move || {
                 let result = spawner.spawn(req).map(|()| None);

@@ -101,6 +101,7 @@ impl Spawner {
             label: r.label,
             classifier: Some(r.classifier),
             size: None,
+            restart: true,
         })
     }
 }
