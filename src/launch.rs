@@ -33,6 +33,10 @@ pub struct Detached<'a> {
     pub size: Option<crate::protocol::Size>,
     /// `hm run --classifier`; `None`: hm chooses.
     pub classifier: Option<&'a str>,
+    /// Whether someone attaches to it once it runs (the dashboard's pane,
+    /// `hm run --host` without `--bg`): a program that ends at once then
+    /// waits a moment for them, to be seen ending.
+    pub awaited: bool,
 }
 
 /// Starts a background supervisor for `command` (see [`Detached`]) and
@@ -45,7 +49,7 @@ pub fn start_detached(
     config_path: Option<&Path>,
     (command, argv): (&str, Option<&[String]>),
     (workdir, label, classifier): (Option<&Path>, Option<&str>, Option<&str>),
-    size: Option<crate::protocol::Size>,
+    (size, awaited): (Option<crate::protocol::Size>, bool),
 ) -> Result<Child> {
     let what = Detached {
         command,
@@ -54,6 +58,7 @@ pub fn start_detached(
         label,
         size,
         classifier,
+        awaited,
     };
     start(id, dir, config_path, what)
 }
@@ -74,8 +79,9 @@ pub fn start(
         label,
         size,
         classifier,
+        awaited,
     } = what;
-    let mut cmd = supervisor_command(id, dir, config_path, true)?;
+    let mut cmd = supervisor_command(id, dir, config_path, awaited)?;
     outside_multiplexer(&mut cmd);
     if let Some(s) = size {
         cmd.args(["--cols", &s.cols.to_string(), "--rows", &s.rows.to_string()]);

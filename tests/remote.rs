@@ -444,6 +444,20 @@ fn run_with_a_host_starts_the_session_there() {
     });
     let explained = stdout(&hm(&sb, &sshd, &["explain", "box:q"]));
     assert!(explained.starts_with("box:q: waiting"), "{explained}");
+    // One that ends at once, with nobody to attach to it (`--bg`): its
+    // record says it ran for no time, not for the seconds a supervisor
+    // waiting for an attach stayed (`exited 4`, uptime 5.0s).
+    let out = run(&["--id", "box:quick", "--", "sh", "-c", "exit 4"]);
+    assert_eq!(stdout(&out), "box:quick\n", "{}", stderr(&out));
+    wait_until("it ended there", || {
+        remote_ls(&sb, &remote_dir)
+            .lines()
+            .any(|l| l.starts_with("quick ") && l.contains("exited 4"))
+    });
+    let v = remote_status(&sb, &remote_dir, "quick").expect("its record there");
+    let ran = v["ended_unix_ms"].as_u64().unwrap_or(u64::MAX)
+        - v["started_unix_ms"].as_u64().unwrap_or(0);
+    assert!(ran < 2_000, "it ran {ran} ms: {v}");
     let here = run(&["--host", "box", "--log-level", "debug", "--", "cat"]);
     assert_eq!(here.status.code(), Some(2), "{}", stderr(&here));
     assert_eq!(

@@ -199,6 +199,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
                 }
             }),
             restart: false,
+            background: args.bg,
         })
         .map_err(|e| anyhow::anyhow!("{host}: {e}"))?;
     if args.bg {

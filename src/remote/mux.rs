@@ -130,6 +130,11 @@ pub struct NewSession {
     /// `argv` (the record's command) anew.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub restart: bool,
+    /// Nobody attaches to it once it runs (`hm run --bg --host`): a
+    /// program that ends at once is not kept waiting for an attach, seen
+    /// there as `dead` for seconds. A proxy of an older hm ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 /// NEW's `size`.

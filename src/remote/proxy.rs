@@ -91,13 +91,16 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
             r.label.as_deref(),
             r.classifier.as_deref(),
         ),
-        r.size.map(|s| {
-            crate::protocol::Size {
-                cols: s.cols,
-                rows: s.rows,
-            }
-            .clamped()
-        }),
+        (
+            r.size.map(|s| {
+                crate::protocol::Size {
+                    cols: s.cols,
+                    rows: s.rows,
+                }
+                .clamped()
+            }),
+            !r.background,
+        ),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {

@@ -61,6 +61,10 @@ pub struct Shared {
     child_pid: u32,
     /// Set once the child has been reaped.
     exit_code: Option<i32>,
+    /// When it was reaped (wall clock, ms): the session's end in its
+    /// record, not the supervisor's, which may stay seconds more (for the
+    /// output its descendants still write, for a launcher's attach).
+    exited_unix_ms: Option<u64>,
     /// While the child is stopped by a signal: which, and since when.
     halted: Option<(nix::sys::signal::Signal, u64)>,
     /// A client asked for the stopped child to be continued; the main
@@ -200,6 +204,7 @@ impl Shared {
             killed: false,
             stopped: false,
             signaled: false,
+            exited_unix_ms: None,
             wakes: Wakes::default(),
         }
     }
@@ -308,6 +313,7 @@ impl Shared {
     pub fn record_exit(&mut self, code: i32, signaled: bool) {
         let now = self.clock.now_ms();
         self.exit_code = Some(code);
+        self.exited_unix_ms = Some(crate::clock::unix_ms());
         self.signaled = signaled;
         self.classifier.set_dead(now);
         if let Some(d) = &mut self.detector {
@@ -508,7 +514,7 @@ impl Shared {
             workdir: i.workdir.clone(),
             classifier: i.classifier.to_owned(),
             started_unix_ms: i.started_unix_ms,
-            ended_unix_ms,
+            ended_unix_ms: self.exited_unix_ms.unwrap_or(ended_unix_ms),
             exit_code: self.exit_code.unwrap_or(code),
             // A full-screen program's last screen is part of its end
             // (Claude Code's conversation, left as it exits).

@@ -166,6 +166,7 @@ impl Apply {
                     rows: s.rows,
                 }),
                 restart: false,
+                background: false,
             };
             std::thread::spawn(move || {
                 let result = spawner.spawn(req).map(|()| None);
@@ -184,6 +185,7 @@ impl Apply {
                 label: label.as_deref(),
                 size,
                 classifier: classifier.as_deref(),
+                awaited: true,
             };
             let result = crate::launch::start(&id, &dir, config.as_deref(), what)
                 .map(|child| started.adopt(child))

@@ -102,6 +102,7 @@ impl Spawner {
             classifier: Some(r.classifier),
             size: None,
             restart: true,
+            background: false,
         })
     }
 }
