@@ -220,8 +220,9 @@ impl StateReport {
     }
 }
 
-/// RESIZE payload: `[cols u16 BE][rows u16 BE]`, exactly 4 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// RESIZE payload: `[cols u16 BE][rows u16 BE]`, exactly 4 bytes; as
+/// JSON `{"cols", "rows"}` (a remote NEW's start size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Size {
     pub cols: u16,
     pub rows: u16,

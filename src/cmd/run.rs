@@ -193,7 +193,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
             // with no terminal would have it.
             size: (args.cols.is_some() || args.rows.is_some()).then(|| {
                 let (cols, rows) = config.tui.session_size;
-                crate::remote::mux::StartSize {
+                crate::protocol::Size {
                     cols: args.cols.unwrap_or(cols),
                     rows: args.rows.unwrap_or(rows),
                 }

@@ -123,7 +123,7 @@ pub struct NewSession {
     /// dashboard's own size, as it gives a session started here); absent:
     /// that machine's default. A proxy of an older hm ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<StartSize>,
+    pub size: Option<crate::protocol::Size>,
     /// An ended session started again as `hm restart ID` there starts it:
     /// an agent's conversation resumed and its old output put first, from
     /// what that machine kept. A proxy of an older hm ignores it and runs
@@ -135,13 +135,6 @@ pub struct NewSession {
     /// there as `dead` for seconds. A proxy of an older hm ignores it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub background: bool,
-}
-
-/// NEW's `size`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StartSize {
-    pub cols: u16,
-    pub rows: u16,
 }
 
 /// STARTED's payload: `error` is why it did not start.

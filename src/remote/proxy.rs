@@ -91,16 +91,7 @@ fn start(dir: &Path, r: &mux::NewSession) -> Result<(), String> {
             r.label.as_deref(),
             r.classifier.as_deref(),
         ),
-        (
-            r.size.map(|s| {
-                crate::protocol::Size {
-                    cols: s.cols,
-                    rows: s.rows,
-                }
-                .clamped()
-            }),
-            !r.background,
-        ),
+        (r.size.map(crate::protocol::Size::clamped), !r.background),
     )
     .map_err(|e| crate::error::describe(&e))?;
     std::thread::spawn(move || {

@@ -161,10 +161,7 @@ impl Apply {
                 workdir,
                 label,
                 classifier,
-                size: size.map(|s| crate::remote::mux::StartSize {
-                    cols: s.cols,
-                    rows: s.rows,
-                }),
+                size,
                 restart: false,
                 background: false,
             };

@@ -326,11 +326,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         });
         return;
     }
-    let host_down = m
-        .pane(&id)
-        .and_then(|p| m.host_down(p))
-        .and(crate::remote::split_target(&id))
-        .map(|(h, _)| h.to_owned());
+    let host_down = m.unreachable_host(&id).map(str::to_owned);
     let Some(p) = m.pane_mut(&id) else { return };
     let (refused, text) = if !p.waiting() {
         (true, format!("'{id}' no longer waits"))

@@ -36,11 +36,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 // Its host's link may be stalled, not closed: the kill would
                 // wait in it and end the session whenever the host came
                 // back, long after the person stopped expecting it.
-                let down = m
-                    .pane(&id)
-                    .and_then(|p| m.host_down(p))
-                    .and(crate::remote::split_target(&id));
-                if let Some((host, _)) = down {
+                if let Some(host) = m.unreachable_host(&id) {
                     m.notify(
                         format!("not killed: {host} is unreachable; nothing was sent"),
                         now,

@@ -727,6 +727,14 @@ impl Model {
         self.hosts_down.get(host).copied()
     }
 
+    /// The host of session `id`, if it is another machine's and that
+    /// machine is unreachable: a request sent now would wait in its
+    /// stalled link and be acted on whenever it came back.
+    pub fn unreachable_host<'a>(&self, id: &'a str) -> Option<&'a str> {
+        let (host, _) = crate::remote::split_target(id)?;
+        self.hosts_down.contains_key(host).then_some(host)
+    }
+
     pub fn notify(&mut self, text: impl Into<String>, now: Instant) {
         self.notice = Some((text.into(), now));
     }
