@@ -55,6 +55,9 @@ pub const FORGET: u8 = 0x09;
 pub const GONE: u8 = 0x0A;
 pub const PING: u8 = 0x0B;
 
+/// How long a channel the peer has closed entirely may take to write
+/// what the peer sent before (see [`Channel::gone`]).
+pub const GONE_FLUSH: Duration = Duration::from_secs(5);
 /// How often each side says it is there.
 pub const KEEPALIVE: Duration = Duration::from_secs(5);
 /// After this many of the peer's keepalives with nothing heard, the link
@@ -209,6 +212,9 @@ pub struct Channel {
     /// What the peer sends for it; dropped when the peer closes it (the
     /// connection's sending side is shut then).
     to_stream: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Told when everything the peer sent is written and the sending side
+    /// shut (or writing failed).
+    drained: Option<oneshot::Receiver<()>>,
     reader: JoinHandle<()>,
     writer: JoinHandle<()>,
 }
@@ -225,6 +231,23 @@ impl Channel {
     /// sending side is shut; the connection may still speak.
     pub fn peer_closed(&mut self) {
         self.to_stream = None;
+    }
+
+    /// The peer's GONE: the connection closes entirely once what the peer
+    /// sent before is written (at most [`GONE_FLUSH`] later, for a
+    /// client that does not read). Closed at once, a session's last
+    /// answer was lost whenever its DATA, CLOSE and GONE came together:
+    /// a one-time question (`hm status box:x`, which asks and then ends
+    /// its input) got nothing, and an EXIT could go missing.
+    pub fn gone(mut self) {
+        self.to_stream = None;
+        let drained = self.drained.take();
+        tokio::spawn(async move {
+            if let Some(drained) = drained {
+                let _ = tokio::time::timeout(GONE_FLUSH, drained).await;
+            }
+            drop(self);
+        });
     }
 
     /// Whether the connection is over here: it went entirely, and the
@@ -254,6 +277,7 @@ pub fn relay(stream: UnixStream, chan: u32, to_peer: mpsc::Sender<Vec<u8>>) -> C
     let room = crate::fd::watch_room(&stream).ok();
     let (mut rd, mut wr) = stream.into_split();
     let (broken_tx, mut broken) = oneshot::channel::<()>();
+    let (drained_tx, drained) = oneshot::channel::<()>();
     let writer = tokio::spawn(async move {
         while let Some(bytes) = from_peer.recv().await {
             if wr.write_all(&bytes).await.is_err() {
@@ -262,6 +286,7 @@ pub fn relay(stream: UnixStream, chan: u32, to_peer: mpsc::Sender<Vec<u8>>) -> C
             }
         }
         let _ = wr.shutdown().await;
+        let _ = drained_tx.send(());
         // Kept until the channel is dropped: ending here would drop
         // `broken_tx`, which the reader would take for a failed write.
         std::future::pending::<()>().await;
@@ -295,6 +320,7 @@ pub fn relay(stream: UnixStream, chan: u32, to_peer: mpsc::Sender<Vec<u8>>) -> C
     });
     Channel {
         to_stream: Some(tx),
+        drained: Some(drained),
         reader,
         writer,
     }
@@ -323,6 +349,27 @@ async fn until_gone(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A channel closed entirely by the peer right after its last bytes
+    /// (a supervisor answering a one-time question and closing) gives
+    /// the connection those bytes, then its end.
+    #[tokio::test]
+    async fn the_peers_last_bytes_arrive_before_its_going() {
+        for _ in 0..50 {
+            let (ours, mut theirs) = UnixStream::pair().expect("pair");
+            let (to_peer, _from_us) = mpsc::channel(16);
+            let mut chan = relay(ours, 7, to_peer);
+            chan.send(b"the answer".to_vec());
+            chan.peer_closed();
+            chan.gone();
+            let mut got = Vec::new();
+            tokio::time::timeout(Duration::from_secs(5), theirs.read_to_end(&mut got))
+                .await
+                .expect("the end comes")
+                .expect("read");
+            assert_eq!(got, b"the answer");
+        }
+    }
 
     #[test]
     fn frames_survive_any_split() {

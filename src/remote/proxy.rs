@@ -271,9 +271,11 @@ async fn frames(
                     }
                 }
                 // The client went entirely: the session sees its
-                // connection close, at once.
+                // connection close once what the client sent is written.
                 mux::GONE => {
-                    chans.remove(&f.chan);
+                    if let Some(c) = chans.remove(&f.chan) {
+                        c.gone();
+                    }
                 }
                 // The only way a proxy starts anything: asked, for one
                 // session, as the dashboard's `n` would here.

@@ -193,9 +193,12 @@ pub(in crate::remote) async fn serve(
                             relist_until = Some(Instant::now() + RELIST_FOR);
                             relist.reset_immediately();
                         }
-                        // Closed there entirely: so is the client's here.
+                        // Closed there entirely: so is the client's here,
+                        // once it has been written what came before.
                         mux::GONE => {
-                            chans.remove(&f.chan);
+                            if let Some(c) = chans.remove(&f.chan) {
+                        c.gone();
+                    }
                         }
                         mux::SESSIONS => {
                             let now: Sessions =
