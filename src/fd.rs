@@ -86,6 +86,18 @@ pub fn register<T: AsRawFd>(
         .map_err(io::Error::from)
 }
 
+/// The next connection waiting on a non-blocking listening socket, itself
+/// non-blocking and closed on exec (`accept4`, one system call).
+pub fn accept(listener: &impl AsRawFd) -> io::Result<OwnedFd> {
+    use nix::sys::socket::{SockFlag, accept4};
+    let fd = accept4(
+        listener.as_raw_fd(),
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+    )?;
+    // SAFETY: `accept4` returned a new descriptor that nothing else owns.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// A duplicate of `fd` watched for room to write only: for a write that
 /// found `fd` full, waited on with [`room`] and dropped once nothing more
 /// is owed. The descriptor itself stays watched for reading only.

@@ -55,6 +55,12 @@ impl Stat {
     }
 }
 
+/// The command name of `text`, a `/proc/PID/stat` (field 2, what
+/// `/proc/PID/comm` holds): between the first `(` and the last `)`.
+pub fn command_name(text: &str) -> Option<&str> {
+    text.get(text.find('(')? + 1..text.rfind(')')?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +98,14 @@ mod tests {
             assert_eq!(stat.parent, Some(4100), "{comm}");
             assert_eq!(stat.started, Some(987654), "{comm}");
         }
+    }
+
+    #[test]
+    fn the_command_name_is_whole_whatever_it_holds() {
+        for comm in ["bash", "a b", "x) S 1 2 3", "(sd-pam)", ") (", "))", ""] {
+            assert_eq!(command_name(&line(comm)), Some(comm), "{comm}");
+        }
+        assert_eq!(command_name("4242 bash S 1"), None);
     }
 
     #[test]

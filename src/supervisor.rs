@@ -46,7 +46,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use nix::sys::stat::{Mode, umask};
 use tokio::io::Interest;
-use tokio::net::UnixListener;
+use tokio::io::unix::AsyncFd;
 use tokio::sync::{Notify, watch};
 use tracing::{info, warn};
 
@@ -415,7 +415,8 @@ async fn serve(
             return (1, false);
         }
     };
-    let listener = match UnixListener::from_std(listener) {
+    // Non-blocking since it was bound.
+    let listener = match crate::fd::register(listener, Interest::READABLE) {
         Ok(l) => l,
         Err(e) => {
             warn!("cannot watch the socket: {e}");
@@ -486,12 +487,25 @@ async fn serve(
 }
 
 /// Accepts connections from our own user, up to [`MAX_CONNECTIONS`].
-async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
+///
+/// Accepted with `accept4` straight onto a non-blocking socket that is
+/// registered once, by the connection's task: tokio's own accept
+/// registered each connection only for it to be taken out again and
+/// registered anew (two `epoll_ctl` more for every `hm ls`).
+async fn accept_loop(ctx: Rc<Ctx>, listener: AsyncFd<std::os::unix::net::UnixListener>) {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
     let me = nix::unistd::geteuid().as_raw();
     loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                let uid = stream.peer_cred().map(|c| c.uid()).ok();
+        let accepted = match listener.readable().await {
+            Ok(mut ready) => match ready.try_io(|l| crate::fd::accept(l.get_ref())) {
+                Ok(r) => r,
+                Err(_would_block) => continue,
+            },
+            Err(e) => Err(e),
+        };
+        match accepted {
+            Ok(sock) => {
+                let uid = getsockopt(&sock, PeerCredentials).map(|c| c.uid()).ok();
                 if uid != Some(me) && uid != Some(0) {
                     warn!(?uid, "refused a connection from another user");
                     continue;
@@ -506,14 +520,17 @@ async fn accept_loop(ctx: Rc<Ctx>, listener: UnixListener) {
                         )
                         .encode(),
                     );
-                    let _ = stream.try_write(&msg);
+                    let _ = nix::unistd::write(&sock, &msg);
                     continue;
                 }
                 // Counted here, not in the task, so a burst of connections
                 // accepted before any task runs cannot overshoot the cap.
                 ctx.shared.borrow_mut().connection_opened();
-                tokio::task::spawn_local(client::serve(ctx.clone(), stream));
+                tokio::task::spawn_local(client::serve(ctx.clone(), sock));
             }
+            Err(e)
+                if e.kind() == io::ErrorKind::Interrupted
+                    || e.raw_os_error() == Some(libc::ECONNABORTED) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
                 // Out of descriptors: accepting again at once would spin.
                 // Retry when one of ours is freed, or in a second (another

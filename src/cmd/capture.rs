@@ -17,10 +17,7 @@ pub fn capture(args: CaptureArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
     let (screen, info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        let screen = conn::query_screen(&mut r, &mut w).await?;
-        let (info, st) = conn::query_info_status(&mut r, &mut w).await?;
-        Ok((screen, info, st))
+        Ok(conn::screen_info_status_at(&session.sock).await?)
     }))?;
     let view = crate::client::view::SessionView::live(&session.id, &st, info.as_ref());
     let text = screen.text.as_str();

@@ -15,8 +15,7 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
     let (info, st) = client::runtime()?.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        Ok(conn::query_info_status(&mut r, &mut w).await?)
+        Ok(conn::info_status_at(&session.sock).await?)
     }))?;
     let mut out = std::io::stdout().lock();
     let view = SessionView::live(&session.id, &st, info.as_ref());

@@ -76,8 +76,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     if args.screen {
         let screen = rt
             .block_on(client::answered(&session.id, async {
-                let (mut r, mut w) = conn::connect(&session.sock).await?;
-                Ok(conn::query_screen(&mut r, &mut w).await?)
+                Ok(conn::screen_at(&session.sock).await?)
             }))
             .map_err(|e| client::or_ended(&dir, &session.id, e))?;
         for line in screen_lines(screen.text) {

@@ -396,11 +396,8 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
             // The answer proves the supervisor alive; its pid file's lock
             // is tried only when there is none (a thousand sessions list in
             // half the system calls).
-            let answer = tokio::time::timeout(QUERY_TIMEOUT, async {
-                let (mut r, mut w) = conn::connect(&session.sock).await?;
-                conn::query_info_status(&mut r, &mut w).await
-            })
-            .await;
+            let answer =
+                tokio::time::timeout(QUERY_TIMEOUT, conn::info_status_at(&session.sock)).await;
             match answer {
                 Ok(Ok((info, status))) => Some(row(Some(status), info, None)),
                 Ok(Err(conn::ConnError::Connect { .. })) => {

@@ -312,21 +312,15 @@ fn start(job: &Job, dir: &Path, config: Option<&Path>) -> Result<bool> {
     }
     let sock: PathBuf = dir.join(format!("{}.sock", m.id));
     let rt = client::runtime()?;
-    rt.block_on(async {
-        tokio::time::timeout(FIRST_STATUS, async {
-            let (mut r, mut w) = conn::connect(&sock).await?;
-            conn::query_status(&mut r, &mut w).await
-        })
-        .await
-    })
-    .map_err(|_| {
-        anyhow::anyhow!(
-            "it started but did not answer within {} s (see 'hm status {}')",
-            FIRST_STATUS.as_secs(),
-            m.id
-        )
-    })?
-    .context("it started but its first answer failed")?;
+    rt.block_on(async { tokio::time::timeout(FIRST_STATUS, conn::status_at(&sock)).await })
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "it started but did not answer within {} s (see 'hm status {}')",
+                FIRST_STATUS.as_secs(),
+                m.id
+            )
+        })?
+        .context("it started but its first answer failed")?;
     Ok(true)
 }
 

@@ -114,8 +114,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             .any(|k| cursor_keys.iter().any(|c| k.ends_with(c)))
         && rt
             .block_on(client::answered(&session.id, async {
-                let (mut r, mut w) = conn::connect(&session.sock).await?;
-                Ok(conn::query_screen(&mut r, &mut w).await?)
+                Ok(conn::screen_at(&session.sock).await?)
             }))
             .is_ok_and(|s| s.application_cursor);
     let mut bytes = Vec::new();

@@ -16,8 +16,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let deadline = std::time::Instant::now() + client::ANSWER_TIMEOUT;
     let asked = find_session(&dir, &args.id).and_then(|session| {
         client::runtime()?.block_on(client::answered(&session.id, async {
-            let (mut r, mut w) = conn::connect(&session.sock).await?;
-            Ok(conn::query_info_status(&mut r, &mut w).await?)
+            Ok(conn::info_status_at(&session.sock).await?)
         }))
     });
     let (info, st) = match asked {

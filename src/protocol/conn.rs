@@ -16,13 +16,12 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncReadExt, Interest};
-use tokio::net::UnixStream;
 
 use super::{
     Assembler, Frame, FrameError, Info, MAX_PAYLOAD, MODE_BINARY, Reply, Request, Screen,
@@ -100,13 +99,59 @@ pub struct Writer {
 
 /// Connects, verifies the server's uid and reads the mode byte.
 pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
-    let stream = UnixStream::connect(path)
-        .await
-        .map_err(|source| ConnError::Connect {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let uid = stream.peer_cred()?.uid();
+    let (mut reader, writer) = open(path)?;
+    reader.check_mode(path).await?;
+    Ok((reader, writer))
+}
+
+/// Connects, sends `reqs` at once and closes the sending half: for a
+/// one-time question (`hm ls`, `hm status`). The requests go out before
+/// the mode byte is read, and the end of them with them, so the
+/// supervisor reads the question, answers and closes in the one wake-up
+/// the connection gives it, where waiting for the mode byte first cost it
+/// three (the connection, the question, the hang-up) and the client a
+/// round trip. The mode byte is still checked, first in what comes back.
+pub async fn ask_once(path: &Path, reqs: &[Request<'_>]) -> Result<Reader, ConnError> {
+    let (mut reader, mut writer) = open(path)?;
+    ask(&mut writer, reqs).await?;
+    // Not connected any more means the supervisor went: the reader says
+    // how (end of stream).
+    match nix::sys::socket::shutdown(writer.sock.as_raw_fd(), nix::sys::socket::Shutdown::Write) {
+        Ok(()) | Err(nix::Error::ENOTCONN) => {}
+        Err(e) => return Err(io::Error::from(e).into()),
+    }
+    reader.check_mode(path).await?;
+    Ok(reader)
+}
+
+/// Connects and verifies the server's uid, reading nothing yet.
+///
+/// The socket is made and connected here and registered with the runtime
+/// once: tokio's connect registered it, asked it for its error and then
+/// it was taken out and registered again for reading only (three system
+/// calls more for each of the fifty connections of an `hm ls`). A Unix
+/// socket connects at once or not at all (a full backlog), so there is
+/// nothing to wait for.
+fn open(path: &Path) -> Result<(Reader, Writer), ConnError> {
+    use nix::sys::socket::{
+        AddressFamily, SockFlag, SockType, UnixAddr, getsockopt, socket, sockopt::PeerCredentials,
+    };
+    let connect_err = |e: nix::Error| ConnError::Connect {
+        path: path.to_path_buf(),
+        source: e.into(),
+    };
+    let sock = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(connect_err)?;
+    let addr = UnixAddr::new(path).map_err(connect_err)?;
+    nix::sys::socket::connect(sock.as_raw_fd(), &addr).map_err(connect_err)?;
+    let uid = getsockopt(&sock, PeerCredentials)
+        .map_err(io::Error::from)?
+        .uid();
     let me = nix::unistd::geteuid().as_raw();
     if uid != me && uid != 0 {
         return Err(ConnError::ForeignServer {
@@ -114,20 +159,7 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
             uid,
         });
     }
-    let mut stream = stream;
-    let mut mode = [0u8; 1];
-    match stream.read_exact(&mut mode).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(ConnError::Closed),
-        Err(e) => return Err(e.into()),
-    }
-    if mode[0] != MODE_BINARY {
-        return Err(ConnError::NotHeimdall {
-            path: path.to_path_buf(),
-            mode: mode[0],
-        });
-    }
-    let sock = Arc::new(OwnedFd::from(stream.into_std()?));
+    let sock = Arc::new(sock);
     let writer = Writer {
         sock: Arc::clone(&sock),
     };
@@ -143,6 +175,25 @@ pub async fn connect(path: &Path) -> Result<(Reader, Writer), ConnError> {
 }
 
 impl Reader {
+    /// Reads the mode byte the supervisor sends first, and whatever frames
+    /// came with it in the same read.
+    async fn check_mode(&mut self, path: &Path) -> Result<(), ConnError> {
+        let n = crate::fd::read_some(&self.sock, &mut self.buf).await?;
+        let Some(&mode) = self.buf[..n].first() else {
+            return Err(ConnError::Closed);
+        };
+        if mode != MODE_BINARY {
+            return Err(ConnError::NotHeimdall {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        let mut out = Vec::new();
+        self.asm.push(&self.buf[1..n], &mut out)?;
+        self.ready.extend(out);
+        Ok(())
+    }
+
     /// The next frame, or `None` when the supervisor closed the connection
     /// at a frame boundary.
     pub async fn recv(&mut self) -> Result<Option<Frame>, ConnError> {
@@ -254,21 +305,13 @@ pub async fn ask(w: &mut Writer, reqs: &[Request<'_>]) -> Result<(), ConnError> 
 /// Asks for STATUS on an otherwise idle connection.
 pub async fn query_status(r: &mut Reader, w: &mut Writer) -> Result<Status, ConnError> {
     ask(w, &[Request::Status]).await?;
-    loop {
-        if let Reply::Status(s) = r.expect().await? {
-            return Ok(s);
-        }
-    }
+    read_status(r).await
 }
 
 /// Asks for the session's current screen (SCREEN).
 pub async fn query_screen(r: &mut Reader, w: &mut Writer) -> Result<Screen, ConnError> {
     ask(w, &[Request::Screen]).await?;
-    loop {
-        if let Reply::Screen(s) = r.expect().await? {
-            return Ok(*s);
-        }
-    }
+    read_screen(r).await
 }
 
 /// Asks for INFO then STATUS. A supervisor without the INFO extension
@@ -280,6 +323,53 @@ pub async fn query_info_status(
     w: &mut Writer,
 ) -> Result<(Option<Info>, Status), ConnError> {
     ask(w, &[Request::Info, Request::Status]).await?;
+    read_info_status(r).await
+}
+
+/// The session's STATUS, asked on a connection of its own
+/// ([`ask_once`]).
+pub async fn status_at(path: &Path) -> Result<Status, ConnError> {
+    read_status(&mut ask_once(path, &[Request::Status]).await?).await
+}
+
+/// The session's screen, asked on a connection of its own.
+pub async fn screen_at(path: &Path) -> Result<Screen, ConnError> {
+    read_screen(&mut ask_once(path, &[Request::Screen]).await?).await
+}
+
+/// INFO and STATUS (see [`query_info_status`]), asked on a connection of
+/// its own.
+pub async fn info_status_at(path: &Path) -> Result<(Option<Info>, Status), ConnError> {
+    read_info_status(&mut ask_once(path, &[Request::Info, Request::Status]).await?).await
+}
+
+/// The screen, INFO and STATUS, asked together on a connection of its own.
+pub async fn screen_info_status_at(
+    path: &Path,
+) -> Result<(Screen, Option<Info>, Status), ConnError> {
+    let mut r = ask_once(path, &[Request::Screen, Request::Info, Request::Status]).await?;
+    let screen = read_screen(&mut r).await?;
+    let (info, status) = read_info_status(&mut r).await?;
+    Ok((screen, info, status))
+}
+
+async fn read_status(r: &mut Reader) -> Result<Status, ConnError> {
+    loop {
+        if let Reply::Status(s) = r.expect().await? {
+            return Ok(s);
+        }
+    }
+}
+
+async fn read_screen(r: &mut Reader) -> Result<Screen, ConnError> {
+    loop {
+        if let Reply::Screen(s) = r.expect().await? {
+            return Ok(*s);
+        }
+    }
+}
+
+async fn read_info_status(r: &mut Reader) -> Result<(Option<Info>, Status), ConnError> {
     let mut info = None;
     loop {
         let Some(f) = r.recv().await? else {
@@ -294,5 +384,62 @@ pub async fn query_info_status(
             Reply::Error { message, .. } => return Err(ConnError::Refused(message)),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A one-time question goes out whole, its end with it, before the
+    /// mode byte is read: a server that answers only once it has read to
+    /// the end of the question (which waiting for the mode byte first
+    /// would never let it do) is answered, and its mode byte checked.
+    #[tokio::test]
+    async fn a_one_time_question_is_sent_and_ended_before_the_mode_byte() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.sock");
+        let listener = tokio::net::UnixListener::bind(&path).expect("bind");
+        let status = Status {
+            pid: 42,
+            idle_ms: 7,
+            alive: true,
+            state: 1,
+            state_ms: 3,
+        };
+        let server = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.expect("accept");
+            let mut asked = Vec::new();
+            sock.read_to_end(&mut asked).await.expect("read");
+            let mut answer = vec![MODE_BINARY];
+            answer.extend(Reply::Status(status).encode());
+            sock.write_all(&answer).await.expect("write");
+            asked
+        });
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), status_at(&path))
+            .await
+            .expect("answered without waiting for the mode byte first")
+            .expect("status");
+        assert_eq!(got, status);
+        assert_eq!(server.await.expect("server"), Request::Status.encode());
+    }
+
+    /// What is not a heimdall session is still told as such.
+    #[tokio::test]
+    async fn a_one_time_question_checks_the_mode_byte() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.sock");
+        let listener = tokio::net::UnixListener::bind(&path).expect("bind");
+        let server = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.expect("accept");
+            sock.write_all(b"SSH-2.0-x\r\n").await.expect("write");
+        });
+        let err = status_at(&path).await.expect_err("not heimdall");
+        assert!(
+            matches!(err, ConnError::NotHeimdall { mode: b'S', .. }),
+            "{err:?}"
+        );
+        server.await.expect("server");
     }
 }

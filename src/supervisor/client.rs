@@ -23,7 +23,6 @@ use std::rc::Rc;
 
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::net::UnixStream;
 use tracing::{debug, warn};
 
 use super::context::Ctx;
@@ -69,13 +68,11 @@ struct Conn {
     outbound: Outbound,
 }
 
-/// Serves one accepted connection until it closes.
-pub async fn serve(ctx: Rc<Ctx>, stream: UnixStream) {
+/// Serves one accepted connection (a non-blocking socket) until it
+/// closes.
+pub async fn serve(ctx: Rc<Ctx>, sock: OwnedFd) {
     let id = ctx.shared.borrow_mut().new_conn_id();
-    let sock = match stream
-        .into_std()
-        .and_then(|s| crate::fd::register(OwnedFd::from(s), Interest::READABLE))
-    {
+    let sock = match crate::fd::register(sock, Interest::READABLE) {
         Ok(sock) => sock,
         Err(e) => {
             warn!(conn = id, "cannot watch the connection: {e}");

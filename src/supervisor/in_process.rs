@@ -84,7 +84,13 @@ impl Core {
     /// Serves one connection until it closes, as an accepted one is.
     pub(crate) async fn serve(&self, stream: tokio::net::UnixStream) {
         self.ctx.shared.borrow_mut().connection_opened();
-        client::serve(self.ctx.clone(), stream).await;
+        match stream.into_std() {
+            Ok(s) => client::serve(self.ctx.clone(), s.into()).await,
+            Err(e) => {
+                tracing::warn!("cannot serve the connection: {e}");
+                self.ctx.shared.borrow_mut().connection_closed();
+            }
+        }
     }
 
     /// The program exited with `code`, as the main loop records a reaped

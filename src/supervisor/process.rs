@@ -35,6 +35,18 @@ pub struct ProcessProbe {
     /// The facts last read from `/proc`, and when (see
     /// [`ProcessProbe::recent_facts`]).
     last: std::cell::RefCell<Option<(crate::clock::Instant, Option<ProcessFacts>)>>,
+    /// The names of the processes named at the last reading (see
+    /// [`ProcessProbe::names_of`]).
+    names: std::cell::RefCell<Vec<Named>>,
+}
+
+/// A process's names as read from its `cmdline`, kept while it runs the
+/// same program under the same command name.
+#[derive(Debug, Clone)]
+struct Named {
+    id: ProcessId,
+    comm: String,
+    names: Vec<String>,
 }
 
 impl ProcessProbe {
@@ -54,6 +66,7 @@ impl ProcessProbe {
             shells,
             held: std::cell::RefCell::new(None),
             last: std::cell::RefCell::new(None),
+            names: std::cell::RefCell::new(Vec::new()),
         })
     }
 
@@ -103,13 +116,17 @@ impl ProcessProbe {
     fn read_facts(&self) -> Option<ProcessFacts> {
         let fg = nix::unistd::tcgetpgrp(self.master.as_fd()).ok()?;
         let proc_dir = PathBuf::from(format!("/proc/{}", fg.as_raw()));
-        let command = comm_of(fg.as_raw());
+        let leader = Stat::of(fg.as_raw());
+        let command = leader.as_ref().map_or_else(String::new, |s| s.comm.clone());
         let canonical = nix::sys::termios::tcgetattr(self.master.as_fd()).is_ok_and(|t| {
             t.local_flags
                 .contains(nix::sys::termios::LocalFlags::ICANON)
         });
-        let (front, foreground_names, handed_over_by) =
-            self.front(fg.as_raw(), &command).unwrap_or_default();
+        let mut named = Vec::new();
+        let (front, foreground_names, handed_over_by) = leader
+            .map(|stat| self.front(fg.as_raw(), stat, &mut named))
+            .unwrap_or_default();
+        *self.names.borrow_mut() = named;
         // Whether the process in front reads: a shell running a job waits
         // for it, the job is what may read (`sh -c 'python3 ask.py'`).
         let proc_dir = front
@@ -137,33 +154,57 @@ impl ProcessProbe {
     /// of its own group (Claude Code's Ctrl-G runs `$EDITOR` so, and waits
     /// for it), the names of that program: the child, reading the
     /// terminal, is in front.
-    fn front(&self, leader: i32, leader_comm: &str) -> Option<Front> {
+    fn front(&self, leader: i32, leader_stat: Stat, named: &mut Vec<Named>) -> Front {
         let mut pid = leader;
-        let mut comm = leader_comm.to_owned();
-        let mut chain = vec![process_id(pid, &Stat::of(pid)?)];
+        let mut chain = vec![process_id(pid, &leader_stat)];
+        let mut stat = leader_stat;
         for _ in 0..MAX_DEPTH {
-            if !self.shells.contains(&comm) {
+            if !self.shells.contains(&stat.comm) {
                 break;
             }
-            let Some((child, stat)) = newest_child_in_group(pid, leader) else {
+            let Some((child, child_stat)) = newest_child_in_group(pid, leader) else {
                 break;
             };
             pid = child;
-            chain.push(process_id(pid, &stat));
-            comm = comm_of(pid);
+            chain.push(process_id(pid, &child_stat));
+            stat = child_stat;
         }
         let mut handed_over_by = Vec::new();
-        if let Some((child, stat)) = newest_child_in_group(pid, leader) {
+        if let Some((child, child_stat)) = newest_child_in_group(pid, leader) {
             let dir = PathBuf::from(format!("/proc/{child}"));
             let syscall = read_proc(&dir.join("syscall")).unwrap_or_default();
             if self.reads_terminal(&dir, &syscall) {
-                handed_over_by = names_of(pid, &comm);
+                handed_over_by = self.names_of(pid, &stat, named);
                 pid = child;
-                chain.push(process_id(pid, &stat));
-                comm = comm_of(pid);
+                chain.push(process_id(pid, &child_stat));
+                stat = child_stat;
             }
         }
-        Some((chain, names_of(pid, &comm), handed_over_by))
+        let names = self.names_of(pid, &stat, named);
+        (chain, names, handed_over_by)
+    }
+
+    /// The names process `pid` goes by: its `comm` and the file names of
+    /// its first two arguments that are not options. Its `cmdline` is
+    /// read again only once it runs another program or renames itself
+    /// (a Node program setting its title does both): at rest the names
+    /// were read anew for every STATUS, one file of the five an `hm ls`
+    /// costs each session. Those named this time are kept in `named`.
+    fn names_of(&self, pid: i32, stat: &Stat, named: &mut Vec<Named>) -> Vec<String> {
+        let id = process_id(pid, stat);
+        let kept = self
+            .names
+            .borrow()
+            .iter()
+            .find(|n| n.id == id && n.comm == stat.comm)
+            .map(|n| n.names.clone());
+        let names = kept.unwrap_or_else(|| names_of(pid, &stat.comm));
+        named.push(Named {
+            id,
+            comm: stat.comm.clone(),
+            names: names.clone(),
+        });
+        names
     }
 
     /// Whether `/proc/PID/syscall` shows a process blocked reading our
@@ -251,13 +292,6 @@ fn read_proc_bytes(path: &std::path::Path) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// A process's `comm`, or nothing.
-fn comm_of(pid: i32) -> String {
-    read_proc(std::path::Path::new(&format!("/proc/{pid}/comm")))
-        .map(|c| c.trim_end().to_owned())
-        .unwrap_or_default()
-}
-
 /// The names process `pid` goes by: its `comm` and the file names of its
 /// first two arguments that are not options.
 fn names_of(pid: i32, comm: &str) -> Vec<String> {
@@ -280,8 +314,10 @@ fn names_of(pid: i32, comm: &str) -> Vec<String> {
 }
 
 /// What is read of a process's `/proc/PID/stat`, in one read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Stat {
+    /// Its command name, as `/proc/PID/comm` has it.
+    comm: String,
     parent: i32,
     group: i32,
     /// When it started (clock ticks since boot): with the pid, the
@@ -296,9 +332,10 @@ impl Stat {
     /// `None` if the process is gone or its parent, group or start time
     /// cannot be read; a missing stack start reads as 0.
     fn of(pid: i32) -> Option<Stat> {
-        let stat = read_proc(std::path::Path::new(&format!("/proc/{pid}/stat")))?;
-        let stat = crate::proc_stat::Stat::parse(&stat)?;
+        let text = read_proc(std::path::Path::new(&format!("/proc/{pid}/stat")))?;
+        let stat = crate::proc_stat::Stat::parse(&text)?;
         Some(Stat {
+            comm: crate::proc_stat::command_name(&text)?.to_owned(),
             parent: stat.parent?,
             group: stat.group?,
             started: stat.started?,
@@ -339,7 +376,7 @@ fn newest_child_in_group(pid: i32, group: i32) -> Option<(i32, Stat)> {
     children
         .into_iter()
         .filter(|(_, stat)| stat.group == group)
-        .max_by_key(|&(c, stat)| (stat.started, c))
+        .max_by_key(|(c, stat)| (stat.started, *c))
 }
 
 #[cfg(test)]

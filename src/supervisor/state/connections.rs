@@ -28,7 +28,12 @@ impl Shared {
 
     pub fn connection_closed(&mut self) {
         self.connections -= 1;
-        self.wakes.main.notify_one();
+        // The main loop waits on connections only once the program has
+        // ended (for its launcher, for EXITs owed); while it runs, the
+        // wake-up was a turn of its loop for every `hm ls`.
+        if self.has_ended() {
+            self.wakes.main.notify_one();
+        }
         self.wakes.conn_closed.notify_one();
         if self.connections == 0 {
             self.wakes.all_left.notify_one();
