@@ -244,9 +244,17 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     // A session on the "remote" machine.
     start_remote(&sb, &remote_dir, "far", &["cat"]);
 
+    // Listed as every command takes it, `box:far`, in the table and in
+    // `--ids` (a plain `far` names a session here).
     let ls = hm(&sb, &sshd, &["ls", "--host", "box"]);
     assert!(ls.status.success(), "{}", stderr(&ls));
-    assert!(stdout(&ls).contains("far"), "{}", stdout(&ls));
+    assert!(
+        stdout(&ls).lines().any(|l| l.starts_with("box:far ")),
+        "{}",
+        stdout(&ls)
+    );
+    let ids = hm(&sb, &sshd, &["ls", "--host", "box", "--ids"]);
+    assert_eq!(stdout(&ids), "box:far\n", "{}", stderr(&ids));
     let st = hm(&sb, &sshd, &["status", "box:far", "--json"]);
     assert!(st.status.success(), "{}", stderr(&st));
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("json");

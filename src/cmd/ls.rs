@@ -109,9 +109,12 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         rows.retain(|r| in_state(&row_view(r), state));
     }
     let mut out = std::io::stdout().lock();
+    // On another machine, ids are shown as `box:ID`, what every command
+    // takes (a plain id names a session here); `--json` keeps the id as
+    // that machine has it.
     if args.ids {
         for r in &rows {
-            writeln!(out, "{}", r.id)?;
+            writeln!(out, "{}", client::shown_id(&r.id))?;
         }
         return Ok(0);
     }
@@ -152,7 +155,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         .map(|r| {
             if let Some((m, restartable)) = &r.lost {
                 return [
-                    r.id.clone(),
+                    client::shown_id(&r.id),
                     "-".into(),
                     if *restartable {
                         "lost (restartable)".into()
@@ -166,7 +169,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             }
             if let Some(e) = &r.ended {
                 return [
-                    r.id.clone(),
+                    client::shown_id(&r.id),
                     "-".into(),
                     // Killed by a signal, its name, as the pane's title
                     // says (`killed 143` read as signal 143).
@@ -197,7 +200,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
             let label = r.info.as_ref().and_then(|i| i.label.as_deref());
             [
-                r.id.clone(),
+                client::shown_id(&r.id),
                 pid,
                 state,
                 idle,
