@@ -521,6 +521,14 @@ impl Detector {
         if self.evidence.ended_ms.is_none() {
             self.look(screen, now_ms);
         }
+        self.verdict_unlooked(now_ms)
+    }
+
+    /// The verdict now, on the screen last looked at: for a caller that
+    /// knows the screen has not changed since (no output, no resize),
+    /// which [`verdict`](Self::verdict) would find only by reading it
+    /// whole again.
+    pub fn verdict_unlooked(&mut self, now_ms: u64) -> Verdict {
         let mut verdict = resolve(&self.evidence, now_ms);
         self.finished_turn(&mut verdict);
         self.held = false;

@@ -104,6 +104,12 @@ pub struct Shared {
     /// showed it asking, and the ring's head and the size it was read
     /// at (see `printed_question`).
     printed_question: Option<((u64, Size), Option<crate::detect::Signal>)>,
+    /// The ring's head and the size when the detector last looked at the
+    /// screen (see `verdict`).
+    looked: Option<(u64, Size)>,
+    /// The dialog last read off the screen, and what it was read at (see
+    /// `dialog_seen`).
+    dialog_found: Option<(acting::DialogKey, Option<crate::detect::Dialog>)>,
     /// The plain check may take process facts read up to
     /// [`answers::FACTS_LAG`] ago (see [`Shared::facts_may_lag`]).
     facts_may_lag: bool,
@@ -191,6 +197,8 @@ impl Shared {
             plain: None,
             asking_since: None,
             printed_question: None,
+            looked: None,
+            dialog_found: None,
             facts_may_lag: false,
             terminals: 0,
             held_sizes: Vec::new(),

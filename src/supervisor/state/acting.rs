@@ -12,6 +12,17 @@ use crate::protocol::{ActionRecord, DialogInfo};
 use super::super::acting::{Acting, Expect};
 use super::Shared;
 
+/// What a dialog read off the screen depends on: the screen (the ring's
+/// head and the size) and what reads it (the agent in front, the kind of
+/// wait the verdict says).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct DialogKey {
+    head: u64,
+    size: crate::protocol::Size,
+    agent: Option<String>,
+    detail: Option<crate::detect::Detail>,
+}
+
 /// A dialog as reports give it, with its identity.
 fn dialog_info(d: Dialog, id: u64, rules: &RuleSet) -> DialogInfo {
     DialogInfo {
@@ -127,7 +138,22 @@ impl Shared {
             return None;
         }
         let detector = self.detector.as_ref()?;
-        let dialog = detector.dialog(self.screen.term().screen(), verdict);
+        // Read off the screen again only once it or what reads it changed:
+        // INFO and STATUS each ask, and so does every `hm ls`.
+        let key = DialogKey {
+            head: self.output.held().1,
+            size: self.size,
+            agent: detector.agent_name().map(str::to_owned),
+            detail: verdict.detail,
+        };
+        let dialog = match &self.dialog_found {
+            Some((k, found)) if *k == key => found.clone(),
+            _ => {
+                let found = detector.dialog(self.screen.term().screen(), verdict);
+                self.dialog_found = Some((key, found.clone()));
+                found
+            }
+        };
         let id = self.acting.see(dialog.as_ref(), now_ms)?;
         dialog.map(|d| Box::new(dialog_info(d, id, detector.rules())))
     }

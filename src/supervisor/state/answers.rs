@@ -38,6 +38,14 @@ impl Shared {
         {
             detector.process(facts, now);
         }
+        // The screen is read only if it may have changed since the last
+        // look (output, a resize): at rest, every `hm ls` woke it from its
+        // sleep and read it whole to find it as it was.
+        let key = (self.output.held().1, self.size);
+        if self.looked == Some(key) {
+            return Some(detector.verdict_unlooked(now));
+        }
+        self.looked = Some(key);
         Some(detector.verdict(self.screen.term().screen(), now))
     }
 
@@ -342,6 +350,7 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::Detector;
     use crate::protocol::Size;
 
     fn shared() -> Shared {
@@ -360,6 +369,30 @@ mod tests {
                 .expect("read");
             bytes = &bytes[n..];
         }
+    }
+
+    /// Asked again while nothing changed on its screen (every `hm ls`),
+    /// an agent session answers as before without waking its sleeping
+    /// screen to read it whole; output since is read.
+    #[test]
+    fn an_unchanged_screen_is_not_woken_to_be_read_again() {
+        let detector = Detector::new(crate::detect::Settings::default(), &["sh".into()], 0);
+        let mut s = shared().with_detector(detector, None);
+        write(&mut s, b"Lorem ipsum\r\nContinue? [y/N] ");
+        let first = s.state_now();
+        assert_eq!(first.primary, Primary::Waiting, "{first:?}");
+        let dialog = first.dialog.clone().expect("the question, as a dialog");
+        assert!(s.screen.sleep(), "the screen sleeps at rest");
+        let again = s.state_now();
+        let info = s.info_answer();
+        assert!(s.screen_asleep(), "woken to be read again, unchanged");
+        assert_eq!((again.primary, again.detail), (first.primary, first.detail));
+        assert_eq!(again.dialog.as_deref(), Some(&*dialog));
+        assert_eq!(info.dialog.as_ref(), Some(&*dialog));
+        write(&mut s, b"y\r\nworking on it\r\n");
+        let moved = s.state_now();
+        assert!(!s.screen_asleep(), "output since was not read");
+        assert_ne!(moved.dialog.as_deref(), Some(&*dialog));
     }
 
     #[test]
