@@ -103,10 +103,10 @@ pub struct Shared {
     /// What the screen of a program that reads all the time (a REPL)
     /// showed it asking, and the ring's head and the size it was read
     /// at (see `printed_question`).
-    printed_question: Option<((u64, Size), Option<crate::detect::Signal>)>,
+    printed_question: Option<(ScreenKey, Option<crate::detect::Signal>)>,
     /// The ring's head and the size when the detector last looked at the
     /// screen (see `verdict`).
-    looked: Option<(u64, Size)>,
+    looked: Option<ScreenKey>,
     /// The dialog last read off the screen, and what it was read at (see
     /// `dialog_seen`).
     dialog_found: Option<(acting::DialogKey, Option<crate::detect::Dialog>)>,
@@ -160,7 +160,19 @@ pub struct SessionInfo {
     pub label: Option<String>,
 }
 
+/// What the screen shows can have changed only if one of these has: the
+/// ring's head (output read since) and the size. What is read off the
+/// screen is kept against it, so that a session at rest asked again (every
+/// `hm ls`) does not wake its screen to read it as it was.
+pub(super) type ScreenKey = (u64, Size);
+
 impl Shared {
+    /// The screen as things that read it are kept against (see
+    /// [`ScreenKey`]).
+    fn screen_key(&self) -> ScreenKey {
+        (self.output.held().1, self.size)
+    }
+
     pub fn new(
         scrollback: usize,
         classifier: Box<dyn StateClassifier>,

@@ -12,13 +12,12 @@ use crate::protocol::{ActionRecord, DialogInfo};
 use super::super::acting::{Acting, Expect};
 use super::Shared;
 
-/// What a dialog read off the screen depends on: the screen (the ring's
-/// head and the size) and what reads it (the agent in front, the kind of
+/// What a dialog read off the screen depends on: the screen and what
+/// reads it (the agent in front, the kind of
 /// wait the verdict says).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct DialogKey {
-    head: u64,
-    size: crate::protocol::Size,
+    screen: super::ScreenKey,
     agent: Option<String>,
     detail: Option<crate::detect::Detail>,
 }
@@ -141,8 +140,7 @@ impl Shared {
         // Read off the screen again only once it or what reads it changed:
         // INFO and STATUS each ask, and so does every `hm ls`.
         let key = DialogKey {
-            head: self.output.held().1,
-            size: self.size,
+            screen: self.screen_key(),
             agent: detector.agent_name().map(str::to_owned),
             detail: verdict.detail,
         };

@@ -31,6 +31,7 @@ impl Shared {
     /// has the `agent` classifier.
     pub fn verdict(&mut self) -> Option<Verdict> {
         let now = self.clock.now_ms();
+        let key = self.screen_key();
         let detector = self.detector.as_mut()?;
         if detector.settings().process_evidence
             && self.exit_code.is_none()
@@ -41,7 +42,6 @@ impl Shared {
         // The screen is read only if it may have changed since the last
         // look (output, a resize): at rest, every `hm ls` woke it from its
         // sleep and read it whole to find it as it was.
-        let key = (self.output.held().1, self.size);
         if self.looked == Some(key) {
             return Some(detector.verdict_unlooked(now));
         }
@@ -217,7 +217,7 @@ impl Shared {
     /// the last look, and not while output flows: a REPL at rest is asked
     /// about by every `hm ls`, and each look would wake its screen.
     fn printed_question(&mut self, now: u64) -> Option<crate::detect::Signal> {
-        let key = (self.output.held().1, self.size);
+        let key = self.screen_key();
         if let Some((seen, found)) = &self.printed_question
             && (*seen == key || self.facts_may_lag)
         {
