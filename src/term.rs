@@ -38,7 +38,9 @@ static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
 /// Raw mode on the alternate screen until dropped.
 #[derive(Debug)]
 pub struct Guard {
-    _private: (),
+    /// The terminal goes on to another part of hm when dropped, which
+    /// reads what was typed meanwhile (see [`Guard::hand_over`]).
+    hand_over: bool,
 }
 
 impl Guard {
@@ -53,22 +55,44 @@ impl Guard {
         *SAVED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Saved { termios: original });
         termios::tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw)?;
         write_all_stdout(ENTER);
-        Ok(Guard { _private: () })
+        Ok(Guard { hand_over: false })
+    }
+
+    /// Keys typed but not yet read when the guard is dropped are kept for
+    /// whoever reads the terminal next: for an attach made from the
+    /// dashboard, which takes the terminal back.
+    pub fn hand_over(&mut self) {
+        self.hand_over = true;
     }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        restore();
+        put_back(if self.hand_over {
+            SetArg::TCSADRAIN
+        } else {
+            SetArg::TCSAFLUSH
+        });
     }
 }
 
-/// Puts the terminal back as it was; does nothing the second time.
+/// Puts the terminal back as it was for another part of hm to set up
+/// its own way, keeping what was typed meanwhile; does nothing the second
+/// time.
 pub fn restore() {
+    put_back(SetArg::TCSADRAIN);
+}
+
+/// Puts the terminal back, once. `TCSAFLUSH` when hm is done with it:
+/// keys typed for a session or the dashboard that were never read would
+/// otherwise go to the shell (a `y` meant for an agent run as a command),
+/// and echo in the middle of the last lines; the kernel drops them before
+/// echo is back on, whichever buffer they were in.
+fn put_back(how: SetArg) {
     let saved = SAVED.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(saved) = saved {
         write_all_stdout(RESET);
-        let _ = termios::tcsetattr(io::stdin().as_fd(), SetArg::TCSADRAIN, &saved.termios);
+        let _ = termios::tcsetattr(io::stdin().as_fd(), how, &saved.termios);
     }
 }
 
@@ -96,7 +120,7 @@ fn install_panic_hook() {
             if CONTAINED.with(std::cell::Cell::get) {
                 return;
             }
-            restore();
+            put_back(SetArg::TCSAFLUSH);
             // One line on the restored screen, not a backtrace over it.
             let what = info
                 .payload()

@@ -227,7 +227,10 @@ fn attach_terminal(
             },
         };
         let tty = crate::fd::register(term::reopen_tty()?, Interest::READABLE)?;
-        let guard = term::Guard::enter()?;
+        let mut guard = term::Guard::enter()?;
+        if dash.is_some() {
+            guard.hand_over();
+        }
         let mut a = Attach {
             id: session.id.clone(),
             name: dash
