@@ -488,16 +488,20 @@ fn a_session_that_ends_while_attach_is_stopped_still_gives_its_exit_code() {
     // Its EXIT written, the supervisor leaves.
     wait_until("the supervisor to leave", || !sb.sock("paused").exists());
     t.send(b"k");
+    // Taken in while attach is stopped (raw, so not echoed); a key still
+    // on its way when the terminal is put back would echo as the shell's.
+    wait_until("the key in the terminal's input", || t.unread_input() == 1);
     kill(t.pid(), Signal::SIGCONT).expect("continue attach");
     t.expect_exit(3);
     t.wait_for("the closing message", |t| {
         t.contains("[session exited with code 3]")
     });
-    // The key, never read, is dropped with the terminal put back: it does
-    // not echo among the last lines or reach the shell after them.
     let (screen, message) = last_screen_and_closing_line(&t);
     assert_eq!(screen, ["bye"], "{:#?}", t.lines());
     assert_eq!(message, "[session exited with code 3]");
+    // Read by attach or dropped with the terminal put back: not left for
+    // the shell that reads next.
+    assert_eq!(t.unread_input(), 0, "the key left for the shell");
 }
 
 #[test]

@@ -318,6 +318,25 @@ impl Terminal {
         nix::sys::termios::tcgetattr(&self.slave).expect("tcgetattr on the pty")
     }
 
+    /// Bytes typed that have reached the pty's input queue and no program
+    /// has read (FIONREAD). Typed bytes get there a little after the write
+    /// that types them, on a kernel worker of their own.
+    #[allow(unsafe_code)]
+    pub fn unread_input(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer, which
+        // points at one.
+        let r = unsafe { libc::ioctl(self.slave.as_raw_fd(), libc::FIONREAD, &mut n) };
+        assert_eq!(
+            r,
+            0,
+            "FIONREAD on the pty: {}",
+            std::io::Error::last_os_error()
+        );
+        usize::try_from(n).unwrap_or(0)
+    }
+
     /// Types `bytes` in one write, as a keypress or a paste arrives.
     pub fn send(&mut self, bytes: &[u8]) {
         let master = self.master.as_ref().expect("the terminal is open");
