@@ -85,7 +85,7 @@ pub enum Command {
     Man(ManArgs),
     /// Approve the dialog a session waits at (a permission, a plan, a
     /// folder to trust), with the keys its agent's rules give
-    Approve(AnswerArgs),
+    Approve(ApproveArgs),
     /// Deny the dialog a session waits at, with the keys its agent's rules
     /// give
     Deny(AnswerArgs),
@@ -124,7 +124,8 @@ impl Command {
             Command::Clean(a) => &mut a.dir,
             Command::Restart(a) => &mut a.dir,
             Command::Restore(a) => &mut a.dir,
-            Command::Approve(a) | Command::Deny(a) => &mut a.dir,
+            Command::Approve(a) => &mut a.answer.dir,
+            Command::Deny(a) => &mut a.dir,
             Command::Continue(a) => &mut a.dir,
             Command::Proxy(a) => &mut a.dir,
             Command::Classify(_)
@@ -201,6 +202,18 @@ pub struct AnswerArgs {
     /// Print what was done (or why not) as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub answer: AnswerArgs,
+    /// With the dialog's own option not to be asked again for the like
+    /// (Claude Code's "allow all edits during this session", Codex's
+    /// "don't ask again for commands that start with ...", Gemini CLI's
+    /// "Allow for this session"); refused where the dialog has none
+    #[arg(long)]
+    pub always: bool,
 }
 
 #[derive(Debug, Args)]

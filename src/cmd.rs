@@ -22,7 +22,7 @@ pub mod wait;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{ApproveArgs, Cli, Command};
 use crate::client;
 use crate::config::Config;
 use crate::detect::rules::Answer;
@@ -157,7 +157,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             let dir = client::socket_dir(&args.dir, &config);
             crate::remote::proxy::run(&dir)
         }
-        Command::Approve(args) => answer::answer(args, Answer::Approve, &config),
+        Command::Approve(args) => {
+            let how = if args.always {
+                Answer::Always
+            } else {
+                Answer::Approve
+            };
+            answer::answer(args.answer, how, &config)
+        }
         Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
         Command::Continue(args) => answer::resume(args, &config),
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
@@ -188,7 +195,9 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
         Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
-        Command::Approve(a) | Command::Deny(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Approve(ApproveArgs { answer: a, .. }) | Command::Deny(a) => {
+            (vec![&mut a.id], &mut a.dir)
+        }
         Command::Continue(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };

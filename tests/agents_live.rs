@@ -1241,6 +1241,49 @@ fn hm_approve_answers_claude_codes_permission_dialog() {
     );
 }
 
+/// `hm approve --always` at Claude Code's edit approval takes its second
+/// option (`Yes, and switch to accept edits ... for this session`): the
+/// edit is made, and the session's next edit is made without asking.
+#[test]
+fn hm_approve_always_lets_claude_code_edit_again_without_asking() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let proj = sb.path().join("proj");
+    std::fs::create_dir_all(&proj).expect("project");
+    let hello = proj.join("hello.py");
+    std::fs::write(&hello, "print(\"hello\")\n").expect("hello.py");
+    let edit = |old: &str, new: &str| {
+        serde_json::json!({"kind": "tool", "text": "", "pre_delay": 0.5,
+            "tool": {"name": "Edit", "input": {"file_path": hello.to_str().expect("utf-8"),
+                "old_string": old, "new_string": new}}})
+    };
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "Let me look at the file.", "pre_delay": 0.5,
+         "tool": {"name": "Read", "input": {"file_path": hello.to_str().expect("utf-8")}}},
+        edit("print(\"hello\")", "print(\"hello, world\")"),
+        edit("print(\"hello, world\")", "print(\"hello, world!\")"),
+        {"kind": "text", "text": "Both edits made.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "make hello.py print hello, world!");
+    dialog_state(
+        &sb,
+        "waiting",
+        "permission",
+        "Do you want to make this edit",
+    );
+    let v = answer_until_taken(&sb, &["approve", "--always", "cc"]);
+    assert_eq!(v["action"]["answer"], "always", "{v}");
+    assert_eq!(v["action"]["keys"], serde_json::json!(["2"]), "{v}");
+    // The second edit asks nothing: the turn ends with both made.
+    until(&sb, "idle after both edits", Duration::from_secs(60), |v| {
+        assert_ne!(v["primary"], "waiting", "asked again: {v}");
+        v["primary"] == "idle" && on_screen(&sb, "Both edits made.")
+    });
+    let text = std::fs::read_to_string(&hello).unwrap_or_default();
+    assert_eq!(text, "print(\"hello, world!\")\n", "both edits made");
+}
+
 /// Ctrl-Z in Claude Code leaves it `suspended`, waiting for a SIGCONT
 /// that no shell above it would ever send (the kernel did not even stop
 /// it): hm says `waiting · stopped`, and `hm continue` brings it back to

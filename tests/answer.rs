@@ -105,7 +105,7 @@ fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
     assert_eq!(why["dialog"]["subject"], "cargo test --all", "{why}");
     assert_eq!(
         why["dialog"]["answers"],
-        serde_json::json!(["approve", "deny"])
+        serde_json::json!(["approve", "deny", "always"])
     );
     let out = sb.cmd(&["approve", "cx"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -150,6 +150,74 @@ fn deny_sends_the_agents_deny_keys_with_json_on_request() {
     assert_eq!(v["action"]["keys"], serde_json::json!(["Escape"]), "{v}");
     assert_eq!(v["action"]["subject"], "rm -rf build", "{v}");
     assert_eq!(keys_got(&got), "1b");
+}
+
+#[test]
+fn approve_always_takes_the_dialogs_option_not_to_be_asked_again() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[&codex, got.to_str().expect("utf-8"), "cargo fmt"],
+    );
+    wait_for_permission(&sb, "cx");
+    let out = sb.cmd(&["approve", "--always", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "always approved codex.permission in 'cx': cargo fmt (keys: p)"
+    );
+    // `2. Yes, and don't ask again ... (p)`: its key, once.
+    assert_eq!(keys_got(&got), "70");
+    let text = stdout(&sb.cmd(&["explain", "cx"]));
+    assert!(
+        text.contains("always codex.permission by hand \"cargo fmt\" · keys p"),
+        "{text}"
+    );
+}
+
+#[test]
+fn approve_always_is_refused_where_the_dialog_has_no_such_option() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, FAKE_CODEX_TWO_ASKS).expect("write the stand-in");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make it executable");
+    let got = got_file(&sb, "cx");
+    // Its second ask at once (nothing to wait for): `1. Yes, proceed` and
+    // `3. No`, and no option not to be asked again.
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[
+            codex.to_str().expect("utf-8"),
+            got.to_str().expect("utf-8"),
+            "make deploy",
+            "/dev/null",
+            "make deploy",
+        ],
+    );
+    wait_for_permission(&sb, "cx");
+    assert_eq!(
+        explain_json(&sb, "cx")["dialog"]["answers"],
+        serde_json::json!(["approve", "deny"])
+    );
+    let out = sb.cmd(&["approve", "--always", "cx"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the dialog has no option not to be asked again") && err.lines().count() == 1,
+        "{err}"
+    );
+    // Nothing was sent: the first keys the program gets are the next
+    // answer's.
+    let out = sb.cmd(&["approve", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "79");
 }
 
 /// A stand-in for Codex that asks about command `$2`, then, once fifo

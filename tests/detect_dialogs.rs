@@ -33,6 +33,8 @@ struct Expected {
     subject: Option<&'static str>,
     approve: Option<&'static [&'static str]>,
     deny: Option<&'static [&'static str]>,
+    /// Approving with the dialog's option not to be asked again.
+    always: Option<&'static [&'static str]>,
 }
 
 const LOOP: &str = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
@@ -47,6 +49,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(LOOP),
         approve: Some(&["1"]),
         deny: Some(&["Escape"]),
+        always: None,
     },
     Expected {
         name: "claude330_bash_permission_noprobe",
@@ -55,6 +58,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(LOOP),
         approve: Some(&["1"]),
         deny: Some(&["Escape"]),
+        always: None,
     },
     // The verdict comes from the program's own record here; the screen
     // still has to show the dialog.
@@ -65,6 +69,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(LOOP),
         approve: Some(&["1"]),
         deny: Some(&["Escape"]),
+        always: None,
     },
     Expected {
         name: "claude330_edit_approval_noprobe",
@@ -73,6 +78,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("hello.py"),
         approve: Some(&["1"]),
         deny: Some(&["Escape"]),
+        always: Some(&["2"]),
     },
     Expected {
         name: "claude_plan_approval",
@@ -81,6 +87,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(PLAN),
         approve: Some(&["2"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "claude330_plan_approval_noprobe",
@@ -89,6 +96,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(PLAN),
         approve: Some(&["2"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "claude_trust_answer_exit",
@@ -97,6 +105,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("/tmp/corpus-run/claude_trust_answer_exit/proj"),
         approve: Some(&["Enter"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "claude330_trust_answer_exit_noprobe",
@@ -105,6 +114,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("/tmp/corpus-run/claude330_trust_answer_exit_noprobe/proj"),
         approve: Some(&["Down", "Enter"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "claude_question",
@@ -113,6 +123,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("Which greeting should hello.py print?"),
         approve: None,
         deny: None,
+        always: None,
     },
     Expected {
         name: "claude330_question",
@@ -121,6 +132,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("Which greeting should hello.py print?"),
         approve: None,
         deny: None,
+        always: None,
     },
     Expected {
         name: "codex_exec_approval",
@@ -129,6 +141,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(LOOP),
         approve: Some(&["y"]),
         deny: Some(&["Escape"]),
+        always: Some(&["p"]),
     },
     Expected {
         name: "codex_exec_approval_80x24",
@@ -137,6 +150,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some(LOOP),
         approve: Some(&["y"]),
         deny: Some(&["Escape"]),
+        always: Some(&["p"]),
     },
     Expected {
         name: "codex_trust_answer_exit",
@@ -145,6 +159,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("/tmp/corpus-run/codex_trust_answer_exit/proj"),
         approve: Some(&["Enter"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "gemini_question_deny",
@@ -153,6 +168,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("rm -rf build && make all"),
         approve: Some(&["Enter"]),
         deny: Some(&["Escape"]),
+        always: Some(&["Down", "Enter"]),
     },
     Expected {
         name: "gemini_edit_approval",
@@ -161,6 +177,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("hello.py: print(\"hello\") => print(\"hello, world\")"),
         approve: Some(&["Enter"]),
         deny: Some(&["Escape"]),
+        always: Some(&["Down", "Enter"]),
     },
     Expected {
         name: "gemini_trust_answer_exit",
@@ -169,6 +186,7 @@ const EXPECTED: &[Expected] = &[
         subject: None,
         approve: Some(&["Enter"]),
         deny: None,
+        always: None,
     },
     Expected {
         name: "aider_shell_confirm",
@@ -177,6 +195,7 @@ const EXPECTED: &[Expected] = &[
         subject: Some("ls -la && sleep 3 && echo listed"),
         approve: Some(&["y", "Enter"]),
         deny: Some(&["n", "Enter"]),
+        always: None,
     },
     Expected {
         name: "aider_shell_confirm",
@@ -185,6 +204,7 @@ const EXPECTED: &[Expected] = &[
         subject: None,
         approve: None,
         deny: None,
+        always: None,
     },
 ];
 
@@ -209,11 +229,18 @@ fn each_agents_dialogs_are_found_with_their_subject_and_answer_keys() {
         assert_eq!(dialog.rule, e.rule, "{what}");
         assert_eq!(dialog.subject.as_deref(), e.subject, "{what}");
         let rules = replay.detector().rules();
-        for (answer, expected) in [(Answer::Approve, e.approve), (Answer::Deny, e.deny)] {
+        for (answer, expected) in [
+            (Answer::Approve, e.approve),
+            (Answer::Deny, e.deny),
+            (Answer::Always, e.always),
+        ] {
             let keys = dialog.keys_for(rules, answer).ok().map(|a| a.key_names());
             let expected = expected.map(|k| k.iter().map(|s| (*s).to_owned()).collect());
-            assert_eq!(keys, expected, "{what}: keys to {}", answer.name());
+            assert_eq!(keys, expected, "{what}: keys to {}", answer.verb());
         }
+        // Offered where, and only where, it can be given.
+        let offered = dialog.answers(rules).contains(&Answer::Always);
+        assert_eq!(offered, e.always.is_some(), "{what}: always offered");
     }
 }
 

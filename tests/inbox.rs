@@ -266,6 +266,57 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
     });
 }
 
+/// `a` in the inbox approves with the dialog's own option not to be asked
+/// again, which the footer offers only where the dialog shows one.
+#[test]
+fn a_in_the_inbox_approves_and_stops_the_asking_where_the_dialog_offers_it() {
+    let sb = Sandbox::new();
+    let _cx = codex_at(&sb, "cx", "cargo fmt");
+    let _yn = sb.start(
+        "ask",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf 'Drop table users? [y/N] '; read a; exec sleep 600",
+        ],
+    );
+    dialog_about(&sb, "cx", "cargo fmt");
+    let Some(t) = dashboard(&sb, (80, 24)) else {
+        return;
+    };
+    shows(&t, "two waiting", |s| s.contains("2 need you"));
+    t.keys("i");
+    select(&t, "ask");
+    // A `[y/N]` has no such option: not offered, and refused if pressed.
+    shows(&t, "the footer without it", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("y approve") && !l.contains("a always"))
+    });
+    t.keys("a");
+    shows(&t, "the refusal", |s| {
+        flat(s).contains("with no option not to be asked again")
+    });
+    select(&t, "cx");
+    shows(&t, "the footer offering it", |s| {
+        s.lines().last().is_some_and(|l| l.contains("a always"))
+    });
+    press_answer(&t, "cx", "a");
+    shows(&t, "the answer said", |s| {
+        flat(s).contains("always approved codex.permission in 'cx': cargo fmt (keys: p)")
+    });
+    wait_until("cx to get its key", || got_file(&sb, "cx").exists());
+    let got = std::fs::read_to_string(got_file(&sb, "cx")).expect("read");
+    assert_eq!(got.trim(), "70", "codex's key for `don't ask again` (p)");
+    // The refused `a` reached nobody: the question stands as it was.
+    let screen = common::stdout(&sb.cmd(&["logs", "ask", "--screen"]));
+    assert!(
+        screen.trim_end().ends_with("Drop table users? [y/N]"),
+        "the script got a key: {screen}"
+    );
+}
+
 /// Moves the inbox's selection to `id`'s row, a key at a time, each
 /// seen drawn before the next (a key read after the screen was looked at
 /// would move it on).

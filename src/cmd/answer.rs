@@ -1,4 +1,4 @@
-//! `hm approve ID` and `hm deny ID`: answer the dialog a session waits at,
+//! `hm approve [--always] ID` and `hm deny ID`: answer the dialog a session waits at,
 //! once, with the keys its agent's rules give for that answer; and `hm
 //! continue ID`, which answers a stopped program as `fg` would.
 //!

@@ -103,7 +103,8 @@ impl Doc<'_> {
                 "action" => {
                     let name = self.string(&full, value)?;
                     answer = Some(Answer::from_name(&name).ok_or_else(|| {
-                        let reason = format!("'{}' is not approve or deny", name.escape_debug());
+                        let reason =
+                            format!("'{}' is not approve, deny or always", name.escape_debug());
                         self.invalid(value.span(), &full, reason)
                     })?);
                 }
@@ -248,7 +249,9 @@ mod tests {
         );
         let e = err("[[automation]]\ndetail = \"permission\"\naction = \"yes\"\n");
         assert!(
-            e.contains(":3: invalid value for 'automation.action': 'yes' is not approve or deny"),
+            e.contains(
+                ":3: invalid value for 'automation.action': 'yes' is not approve, deny or always"
+            ),
             "{e}"
         );
         let e = err(

@@ -1,7 +1,8 @@
 //! The dialog on a session's screen, as answering it for a person sees it:
 //! which screen rule recognises it, what it asks about (its subject: the
 //! command to run, the file to edit, the folder to trust), its rows and a
-//! fingerprint of them, and the keys that approve or deny it.
+//! fingerprint of them, and the keys that approve or deny it (or approve it
+//! with its own option not to be asked again).
 //!
 //! A dialog is only ever found where the verdict already says so: the
 //! verdict is `waiting` with a detail, and the screen, read again now,
@@ -51,17 +52,28 @@ pub struct Dialog {
 /// Why a dialog cannot be given an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unanswerable {
-    #[error("{} know no keys that {} '{rule}'", whose_rules(agent), answer.name())]
+    #[error("{} know no keys that {} '{rule}'", whose_rules(agent), answer.verb())]
     NoKeys {
         agent: String,
         rule: String,
         answer: Answer,
     },
-    #[error(
-        "the dialog is not as the keys that {} it expect: no row matches '{pattern}'",
-        answer.name()
-    )]
+    #[error("{}", not_as_expected(*answer, pattern))]
     NotAsExpected { answer: Answer, pattern: String },
+}
+
+fn not_as_expected(answer: Answer, pattern: &str) -> String {
+    match answer {
+        // Most dialogs have no such option: said as what the person
+        // would look for on the screen.
+        Answer::Always => {
+            format!("the dialog has no option not to be asked again (no row matches '{pattern}')")
+        }
+        a => format!(
+            "the dialog is not as the keys that {} it expect: no row matches '{pattern}'",
+            a.verb()
+        ),
+    }
 }
 
 /// `codex's rules`; the rules every agent shares (owner `*`) by that name.
@@ -114,11 +126,19 @@ impl Dialog {
     }
 
     /// The answers this dialog's agent knows keys for (whether or not the
-    /// dialog is as those keys expect just now).
+    /// dialog is as those keys expect just now); `always` only where the
+    /// dialog shows the option it takes: most of an agent's dialogs of a
+    /// rule have none (Claude Code's `1. Yes` / `2. No` for a command it
+    /// will not stop asking about), and a key offered there would only be
+    /// refused.
     pub fn answers(&self, rules: &RuleSet) -> Vec<Answer> {
         Answer::ALL
             .into_iter()
-            .filter(|a| !matches!(self.keys_for(rules, *a), Err(Unanswerable::NoKeys { .. })))
+            .filter(|&a| match self.keys_for(rules, a) {
+                Err(Unanswerable::NoKeys { .. }) => false,
+                Err(Unanswerable::NotAsExpected { .. }) => a != Answer::Always,
+                Ok(_) => true,
+            })
             .collect()
     }
 }

@@ -17,7 +17,8 @@ use crate::verdict::Detail;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Act {
-    /// `approve` or `deny`.
+    /// `approve`, `deny` or `always` (approve with the dialog's own
+    /// option that stops the asking for the like), or `continue`.
     pub answer: String,
     /// Only if the dialog is the one this screen rule recognises
     /// (`codex.permission`).
@@ -79,7 +80,7 @@ pub struct Acted {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ActionRecord {
-    /// `approve` or `deny`.
+    /// `approve`, `deny` or `always`.
     pub answer: String,
     /// `hand` (an ACT request: `hm approve`, `hm deny`), or where the
     /// automation rule that gave it is (`heimdall.toml:12`).

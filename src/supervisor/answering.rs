@@ -43,7 +43,7 @@ pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
     let Some(answer) = Answer::from_name(&act.answer) else {
         return refused(
             format!(
-                "unknown answer '{}' (expected approve, deny or continue)",
+                "unknown answer '{}' (expected approve, deny, always or continue)",
                 act.answer.escape_debug()
             )
             .into(),

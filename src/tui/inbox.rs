@@ -2,8 +2,10 @@
 //! remote, the one waiting longest first, with what it asks (its detail
 //! and the subject the detector found); and answering the selected one in
 //! place: `y` approves and `n` denies with the keys its agent's rules
-//! name, as `hm approve` and `hm deny` send them (an ACT request); `y` on
-//! a stopped program continues it, as `hm continue` does.
+//! name, as `hm approve` and `hm deny` send them (an ACT request), and `a`
+//! approves with the dialog's own option not to be asked again, where it
+//! has one (`hm approve --always`); `y` on a stopped program continues
+//! it, as `hm continue` does.
 //!
 //! An answer names the dialog the person saw: the rows as they were last
 //! drawn ([`drawn`], which the run loop calls after each frame), not as
@@ -248,6 +250,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         }
         KeyCode::Char('y') => answer(m, Answer::Approve, now, fx),
         KeyCode::Char('n') => answer(m, Answer::Deny, now, fx),
+        KeyCode::Char('a') => answer(m, Answer::Always, now, fx),
         KeyCode::Esc | KeyCode::Char('q' | 'i') => {
             m.mode = Mode::Grid;
             m.inbox.said = None;
@@ -270,7 +273,16 @@ fn step(m: &mut Model, by: i64) {
     inbox.selected = Some(inbox.shown[at].id.clone());
 }
 
-/// `y` or `n` on the selected row: an ACT for the dialog it showed.
+/// The inbox's key for `answer`.
+pub fn key_of(answer: Answer) -> char {
+    match answer {
+        Answer::Approve => 'y',
+        Answer::Deny => 'n',
+        Answer::Always => 'a',
+    }
+}
+
+/// `y`, `n` or `a` on the selected row: an ACT for the dialog it showed.
 fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     let Some(id) = m.inbox.selected.clone() else {
         m.inbox.said = Some(Said {
@@ -282,7 +294,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     let Some(shown) = m.inbox.shown.iter().find(|r| r.id == id).cloned() else {
         return;
     };
-    let verb = answer.name();
+    let verb = answer.verb();
     // `y` pressed twice: the first answers a dialog, which leaves, and
     // the next row takes its place under the second. The first key that
     // soon after is refused; pressed again, it is meant for what is lit.
@@ -292,10 +304,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
         .take()
         .filter(|(at, _)| now.saturating_duration_since(*at) < MOVED_HOLD)
     {
-        let key = match answer {
-            Answer::Approve => 'y',
-            Answer::Deny => 'n',
-        };
+        let key = key_of(answer);
         let text = match moved {
             Moved::Row => format!(
                 "not answered: '{id}' just took the place of the row that left; \
@@ -362,7 +371,15 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 let why = format!("hm sees no dialog it can {verb} in '{id}' (Enter focuses it)");
                 (true, format!("not answered: {why}"))
             }
-            Some(d) if !d.answers.iter().any(|a| a == verb) => {
+            Some(d) if answer == Answer::Always && !d.answers.iter().any(|a| a == "always") => {
+                let why = format!(
+                    "'{id}' shows {} with no option not to be asked again \
+                     (y approves this once)",
+                    d.rule
+                );
+                (true, format!("not answered: {why}"))
+            }
+            Some(d) if !d.answers.iter().any(|a| a == answer.name()) => {
                 let why = format!(
                     "'{id}' shows {}, and its rules name no keys that {verb} it \
                      (Enter focuses it)",
@@ -374,18 +391,14 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 // This appearance of the dialog.
                 let (dialog, fingerprint) = d.identity();
                 let act = Act {
-                    answer: verb.to_owned(),
+                    answer: answer.name().to_owned(),
                     rule: Some(d.rule.clone()),
                     dialog,
                     fingerprint,
                     subject: None,
                 };
                 p.send_act(act, now, fx);
-                let doing = match answer {
-                    Answer::Approve => "approving",
-                    Answer::Deny => "denying",
-                };
-                (false, format!("{doing} {} in '{id}'…", d.rule))
+                (false, format!("{} {} in '{id}'…", answer.doing(), d.rule))
             }
         }
     };

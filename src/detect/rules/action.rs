@@ -1,5 +1,5 @@
-//! How to answer a dialog, as rule files say it: the two answers hm knows
-//! ([`Answer`]: approve, deny), the keys that give one ([`Key`]), an
+//! How to answer a dialog, as rule files say it: the answers hm knows
+//! ([`Answer`]: approve, deny, always), the keys that give one ([`Key`]), an
 //! `[[action]]` entry ([`ActionRule`]), and how a dialog names what it
 //! asks about ([`SubjectRule`]: the command to run, the file to edit, the
 //! folder to trust).
@@ -17,15 +17,23 @@ use super::{Pattern, Region};
 pub enum Answer {
     Approve,
     Deny,
+    /// Approve with the dialog's own option that stops the agent asking
+    /// again for the like (`hm approve --always`): Claude Code's `Yes,
+    /// allow all edits during this session`, Codex's `Yes, and don't ask
+    /// again for commands that start with ...`, Gemini CLI's `Allow for
+    /// this session`. Only where the dialog shows such an option.
+    Always,
 }
 
 impl Answer {
-    pub const ALL: [Answer; 2] = [Answer::Approve, Answer::Deny];
+    pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::Always];
 
+    /// As rule files, automation entries, ACT and JSON name it.
     pub fn name(self) -> &'static str {
         match self {
             Answer::Approve => "approve",
             Answer::Deny => "deny",
+            Answer::Always => "always",
         }
     }
 
@@ -33,11 +41,29 @@ impl Answer {
         Answer::ALL.into_iter().find(|a| a.name() == name)
     }
 
+    /// `approve`, `always approve`: the verb, for messages.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Answer::Always => "always approve",
+            a => a.name(),
+        }
+    }
+
     /// `approved`, `denied`: for messages.
     pub fn past(self) -> &'static str {
         match self {
             Answer::Approve => "approved",
             Answer::Deny => "denied",
+            Answer::Always => "always approved",
+        }
+    }
+
+    /// `approving`, `denying`: for messages while the answer is on its way.
+    pub fn doing(self) -> &'static str {
+        match self {
+            Answer::Approve => "approving",
+            Answer::Deny => "denying",
+            Answer::Always => "always approving",
         }
     }
 }

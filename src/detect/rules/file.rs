@@ -351,7 +351,7 @@ fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<ActionRul
         place.invalid(
             spec.answer.span(),
             format!(
-                "unknown answer '{}' (expected approve or deny)",
+                "unknown answer '{}' (expected approve, deny or always)",
                 spec.answer.get_ref().escape_debug()
             ),
         )

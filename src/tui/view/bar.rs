@@ -13,6 +13,8 @@ use ratatui::widgets::{Clear, Paragraph};
 use super::key;
 use crate::client::clock_ms;
 use crate::config::Action;
+use crate::detect::rules::Answer;
+use crate::tui::inbox;
 use crate::tui::model::{Mode, Model, Pane};
 
 /// The most of a label the focus bar shows.
@@ -242,7 +244,7 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
 fn hint_rank(what: &str, last_two: bool) -> u8 {
     match what {
         _ if last_two => 0,
-        "live" | "focus" | "kill" | "new" | "approve" | "deny" => 1,
+        "live" | "focus" | "kill" | "new" | "approve" | "deny" | "always" => 1,
         _ => 2,
     }
 }
@@ -309,9 +311,9 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if stopped {
                 hints.push(("y".into(), "continue"));
             }
-            for (key, answer) in [("y", "approve"), ("n", "deny")] {
-                if answers.iter().any(|a| a == answer) {
-                    hints.push((key.into(), answer));
+            for answer in Answer::ALL {
+                if answers.iter().any(|a| a == answer.name()) {
+                    hints.push((inbox::key_of(answer).to_string(), answer.name()));
                 }
             }
             hints.extend([

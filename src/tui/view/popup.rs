@@ -413,7 +413,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         ),
         (
             keys(Action::Inbox),
-            "inbox: who needs you (y approve, n deny, ⏎ focus)",
+            "inbox: who needs you (y/n/a: approve/deny/always)",
         ),
         (keys(Action::Next), "next session that needs you"),
         (
