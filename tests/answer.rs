@@ -41,15 +41,31 @@ fi
 exec sleep 60
 "#;
 
-/// The stand-in at `<sandbox>/bin/codex`.
-fn fake_codex(sb: &Sandbox) -> String {
-    let bin = sb.path().join("bin");
+/// `script` as program `name` in the sandbox's directory `dir` (a
+/// directory per stand-in: hm knows an agent by its program's name).
+fn stand_in(sb: &Sandbox, dir: &str, name: &str, script: &str) -> String {
+    let bin = sb.path().join(dir);
     std::fs::create_dir_all(&bin).expect("bin dir");
-    let path = bin.join("codex");
-    std::fs::write(&path, FAKE_CODEX).expect("write the stand-in");
+    let path = bin.join(name);
+    std::fs::write(&path, script).expect("write the stand-in");
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("make it executable");
     path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// The stand-in at `<sandbox>/bin/codex`.
+fn fake_codex(sb: &Sandbox) -> String {
+    stand_in(sb, "bin", "codex", FAKE_CODEX)
+}
+
+/// Session `cx`: the stand-in asking about `cmd`, once it does; and the
+/// file it writes the keys it gets into.
+fn codex_asking(sb: &Sandbox, cmd: &str) -> (common::Session, PathBuf) {
+    let codex = fake_codex(sb);
+    let got = got_file(sb, "cx");
+    let s = sb.start("cx", &[], &[&codex, got.to_str().expect("utf-8"), cmd]);
+    wait_for_permission(sb, "cx");
+    (s, got)
 }
 
 /// Where the stand-in writes what it got.
@@ -95,11 +111,7 @@ fn wait_for_permission(sb: &Sandbox, id: &str) {
 #[test]
 fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
     let sb = Sandbox::new();
-    let codex = fake_codex(&sb);
-    let got = got_file(&sb, "cx");
-    let got_arg = got.to_str().expect("utf-8");
-    let _s = sb.start("cx", &[], &[&codex, got_arg, "cargo test --all"]);
-    wait_for_permission(&sb, "cx");
+    let (_s, got) = codex_asking(&sb, "cargo test --all");
     let why = explain_json(&sb, "cx");
     assert_eq!(why["dialog"]["rule"], "codex.permission", "{why}");
     assert_eq!(why["dialog"]["subject"], "cargo test --all", "{why}");
@@ -133,14 +145,7 @@ fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
 #[test]
 fn deny_sends_the_agents_deny_keys_with_json_on_request() {
     let sb = Sandbox::new();
-    let codex = fake_codex(&sb);
-    let got = got_file(&sb, "cx");
-    let _s = sb.start(
-        "cx",
-        &[],
-        &[&codex, got.to_str().expect("utf-8"), "rm -rf build"],
-    );
-    wait_for_permission(&sb, "cx");
+    let (_s, got) = codex_asking(&sb, "rm -rf build");
     let out = sb.cmd(&["deny", "cx", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -155,14 +160,7 @@ fn deny_sends_the_agents_deny_keys_with_json_on_request() {
 #[test]
 fn approve_always_takes_the_dialogs_option_not_to_be_asked_again() {
     let sb = Sandbox::new();
-    let codex = fake_codex(&sb);
-    let got = got_file(&sb, "cx");
-    let _s = sb.start(
-        "cx",
-        &[],
-        &[&codex, got.to_str().expect("utf-8"), "cargo fmt"],
-    );
-    wait_for_permission(&sb, "cx");
+    let (_s, got) = codex_asking(&sb, "cargo fmt");
     let out = sb.cmd(&["approve", "--always", "cx"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
@@ -181,12 +179,7 @@ fn approve_always_takes_the_dialogs_option_not_to_be_asked_again() {
 #[test]
 fn approve_always_is_refused_where_the_dialog_has_no_such_option() {
     let sb = Sandbox::new();
-    let bin = sb.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let codex = bin.join("codex");
-    std::fs::write(&codex, FAKE_CODEX_TWO_ASKS).expect("write the stand-in");
-    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("make it executable");
+    let codex = stand_in(&sb, "two", "codex", FAKE_CODEX_TWO_ASKS);
     let got = got_file(&sb, "cx");
     // Its second ask at once (nothing to wait for): `1. Yes, proceed` and
     // `3. No`, and no option not to be asked again.
@@ -194,7 +187,7 @@ fn approve_always_is_refused_where_the_dialog_has_no_such_option() {
         "cx",
         &[],
         &[
-            codex.to_str().expect("utf-8"),
+            &codex,
             got.to_str().expect("utf-8"),
             "make deploy",
             "/dev/null",
@@ -246,19 +239,14 @@ exec sleep 60
 #[test]
 fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     let sb = Sandbox::new();
-    let bin = sb.path().join("two");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let codex = bin.join("codex");
-    std::fs::write(&codex, FAKE_CODEX_TWO_ASKS).expect("write the stand-in");
-    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("make it executable");
+    let codex = stand_in(&sb, "two", "codex", FAKE_CODEX_TWO_ASKS);
     let gate = common::gate(&sb, "gate");
     let got = got_file(&sb, "cx");
     let _s = sb.start(
         "cx",
         &[],
         &[
-            codex.to_str().expect("utf-8"),
+            &codex,
             got.to_str().expect("utf-8"),
             "cargo test",
             gate.to_str().expect("utf-8"),
@@ -602,17 +590,8 @@ fn dialog_text_typed_at_a_prompt_is_never_answered() {
         "[[automation]]\ndetail = \"permission\"\naction = \"approve\"\ndwell_ms = 100\n",
     );
     // At an agent's prompt.
-    let bin = sb.path().join("prompt");
-    std::fs::create_dir_all(&bin).expect("dir");
-    let codex = bin.join("codex");
-    std::fs::write(&codex, CODEX_AT_PROMPT).expect("write");
-    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let _c = sb.start(
-        "cx",
-        &["--config", &conf],
-        &[codex.to_str().expect("utf-8")],
-    );
+    let codex = stand_in(&sb, "prompt", "codex", CODEX_AT_PROMPT);
+    let _c = sb.start("cx", &["--config", &conf], &[&codex]);
     common::wait_until("the prompt on screen", || {
         stdout(&sb.cmd(&["logs", "cx", "--screen"])).contains("gpt-5-codex default")
     });
@@ -755,13 +734,7 @@ exec sleep 60
 "#;
 
 fn fake_aider(sb: &Sandbox) -> String {
-    let bin = sb.path().join("aider-bin");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let path = bin.join("aider");
-    std::fs::write(&path, FAKE_AIDER).expect("write the stand-in");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("make it executable");
-    path.to_str().expect("utf-8 path").to_owned()
+    stand_in(sb, "aider-bin", "aider", FAKE_AIDER)
 }
 
 #[test]
