@@ -209,9 +209,10 @@ pub struct ApproveArgs {
     #[command(flatten)]
     pub answer: AnswerArgs,
     /// With the dialog's own option not to be asked again for the like
-    /// (Claude Code's "allow all edits during this session", Codex's
-    /// "don't ask again for commands that start with ...", Gemini CLI's
-    /// "Allow for this session"); refused where the dialog has none
+    /// (Claude Code's "switch to accept edits ... for this session" or
+    /// "don't ask again for ...", Codex's "don't ask again for commands
+    /// that start with ...", Gemini CLI's "Allow for this session");
+    /// refused where the dialog has none
     #[arg(long)]
     pub always: bool,
 }
