@@ -204,8 +204,13 @@ pub(in crate::remote) async fn serve(
                             let now: Sessions =
                                 serde_json::from_slice(&f.payload).unwrap_or_default();
                             remount(dir, &now, &mut mounted, &accepted_tx);
+                            // Served here now, or ended there already (a
+                            // program that exits at once: its supervisor
+                            // leaves before the list is made): started
+                            // all the same, with nothing left to serve.
                             waiting_mount.retain(|(id, reply, _)| {
-                                let there = now.running.contains(id);
+                                let there = now.running.contains(id)
+                                    || now.ended.iter().any(|r| r["id"] == id.as_str());
                                 if there {
                                     let _ = reply.send(Ok(()));
                                 }
