@@ -85,9 +85,10 @@ pub fn restore() {
 
 /// Puts the terminal back, once. `TCSAFLUSH` when hm is done with it:
 /// keys typed for a session or the dashboard that were never read would
-/// otherwise go to the shell (a `y` meant for an agent run as a command),
-/// and echo in the middle of the last lines; the kernel drops them before
-/// echo is back on, whichever buffer they were in.
+/// otherwise go to the shell (a `y` meant for an agent run as a command).
+/// It drops what has reached the terminal's input queue, before echo is
+/// back on; a key the kernel has not yet moved there (its worker runs a
+/// moment after the write) still arrives, and echoes, as the shell's.
 fn put_back(how: SetArg) {
     let saved = SAVED.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(saved) = saved {

@@ -371,7 +371,10 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 let why = format!("hm sees no dialog it can {verb} in '{id}' (Enter focuses it)");
                 (true, format!("not answered: {why}"))
             }
-            Some(d) if answer == Answer::Always && !d.answers.iter().any(|a| a == "always") => {
+            Some(d)
+                if answer == Answer::Always
+                    && !d.answers.iter().any(|a| a == Answer::Always.name()) =>
+            {
                 let why = format!(
                     "'{id}' shows {} with no option not to be asked again \
                      (y approves this once)",

@@ -18,10 +18,11 @@ pub enum Answer {
     Approve,
     Deny,
     /// Approve with the dialog's own option that stops the agent asking
-    /// again for the like (`hm approve --always`): Claude Code's `Yes,
-    /// allow all edits during this session`, Codex's `Yes, and don't ask
-    /// again for commands that start with ...`, Gemini CLI's `Allow for
-    /// this session`. Only where the dialog shows such an option.
+    /// again for the like (`hm approve --always`): Claude Code's `Yes, and
+    /// switch to accept edits ... for this session` or `Yes, and don't ask
+    /// again for ...`, Codex's `Yes, and don't ask again for commands that
+    /// start with ...`, Gemini CLI's `Allow for this session`. Only where
+    /// the dialog shows such an option.
     Always,
 }
 
