@@ -89,6 +89,9 @@ pub enum Command {
     /// Deny the dialog a session waits at, with the keys its agent's rules
     /// give
     Deny(AnswerArgs),
+    /// Choose an option of the dialog a session waits at, by its number
+    /// (Claude Code's question: hm choose cc 2 picks `2. Hi there`)
+    Choose(ChooseArgs),
     /// Continue a session whose program is stopped (Ctrl-Z, SIGSTOP), as
     /// a shell's fg would: hm status says `waiting · stopped`
     Continue(ContinueArgs),
@@ -126,6 +129,7 @@ impl Command {
             Command::Restore(a) => &mut a.dir,
             Command::Approve(a) => &mut a.answer.dir,
             Command::Deny(a) => &mut a.dir,
+            Command::Choose(a) => &mut a.answer.dir,
             Command::Continue(a) => &mut a.dir,
             Command::Proxy(a) => &mut a.dir,
             Command::Classify(_)
@@ -215,6 +219,16 @@ pub struct ApproveArgs {
     /// refused where the dialog has none
     #[arg(long)]
     pub always: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ChooseArgs {
+    #[command(flatten)]
+    pub answer: AnswerArgs,
+    /// The option's number, as the dialog shows it (`2. Hi there`: 2);
+    /// hm status and the dashboard's inbox list them
+    #[arg(value_name = "OPTION", value_parser = clap::value_parser!(u8).range(1..=9))]
+    pub option: u8,
 }
 
 #[derive(Debug, Args)]

@@ -22,7 +22,7 @@ pub mod wait;
 
 use anyhow::Result;
 
-use crate::cli::{ApproveArgs, Cli, Command};
+use crate::cli::{ApproveArgs, ChooseArgs, Cli, Command};
 use crate::client;
 use crate::config::Config;
 use crate::detect::rules::Answer;
@@ -166,6 +166,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             answer::answer(args.answer, how, &config)
         }
         Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
+        Command::Choose(args) => answer::answer(args.answer, Answer::Choose(args.option), &config),
         Command::Continue(args) => answer::resume(args, &config),
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
             unreachable!("handled before the config")
@@ -195,9 +196,9 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
         Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
-        Command::Approve(ApproveArgs { answer: a, .. }) | Command::Deny(a) => {
-            (vec![&mut a.id], &mut a.dir)
-        }
+        Command::Approve(ApproveArgs { answer: a, .. })
+        | Command::Deny(a)
+        | Command::Choose(ChooseArgs { answer: a, .. }) => (vec![&mut a.id], &mut a.dir),
         Command::Continue(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };

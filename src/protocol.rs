@@ -11,7 +11,7 @@ pub mod conn;
 pub mod mark;
 pub mod message;
 pub mod report;
-pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo};
+pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo, DialogOption};
 pub use mark::{JournalInfo, Mark};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 

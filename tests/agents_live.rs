@@ -686,8 +686,14 @@ fn claude_code_asking_a_question_is_waiting_for_an_answer() {
         last["dialog"]["subject"] == "Which greeting should hello.py print?"
     });
     assert_eq!(last["dialog"]["rule"], "claude.question", "{last}");
-    answer_then_active_then_idle(&sb, &["Down", "Enter"]);
-    assert!(on_screen(&sb, "Hi there"));
+    // Its choices, which `hm choose` picks by number.
+    assert_eq!(last["dialog"]["options"][1]["label"], "Hi there", "{last}");
+    let v = answer_until_taken(&sb, &["choose", "cc", "2"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["2"]), "{v}");
+    until(&sb, "idle after the answer", Duration::from_secs(60), |v| {
+        v["primary"] == "idle" && on_screen(&sb, "Great, the casual greeting.")
+    });
+    assert!(on_screen(&sb, "→ Hi there"), "the answer Claude Code took");
 }
 
 #[test]
@@ -1837,4 +1843,80 @@ fn claude_codes_last_screen_outlives_its_exit_and_restart_resumes_it() {
     common::wait_until("a new conversation's prompt", || {
         on_screen(&sb, "? for shortcuts") && !on_screen(&sb, "forty-two")
     });
+}
+
+/// Several questions in one: `hm choose` answers the one shown and Claude
+/// Code goes on to the next; after the last, its review of the answers is
+/// a dialog too, which `hm approve` submits.
+#[test]
+fn hm_choose_answers_each_of_claude_codes_questions_and_hm_approve_submits_them() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let question = |q: &str, header: &str, a: &str, b: &str| {
+        serde_json::json!({"question": q, "header": header, "multiSelect": false,
+            "options": [{"label": a, "description": "one"}, {"label": b, "description": "other"}]})
+    };
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "AskUserQuestion", "input": {"questions": [
+            question("Which greeting should hello.py print?", "Greeting", "Hello, world", "Hi there"),
+            question("Which colour should it use?", "Colour", "Red", "Blue")]}}},
+        {"kind": "text", "text": "Red it is.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(
+        &sb,
+        "? for shortcuts",
+        "change the greeting, ask me two things",
+    );
+    dialog_state(
+        &sb,
+        "waiting",
+        "question",
+        "Which greeting should hello.py print?",
+    );
+    let dialog_about = |what: &str, subject: &str| {
+        let mut last = serde_json::Value::Null;
+        common::wait_until(what, || {
+            last = status(&sb)["dialog"].clone();
+            last["subject"]
+                .as_str()
+                .is_some_and(|s| s.contains(subject))
+        });
+        last
+    };
+    dialog_about(
+        "the first question",
+        "Which greeting should hello.py print?",
+    );
+    let out = sb.cmd(&["choose", "cc", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let next = dialog_about("the second question", "Which colour should it use?");
+    assert_eq!(next["options"][0]["label"], "Red", "{next}");
+    let out = sb.cmd(&["choose", "cc", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let review = dialog_about("the review", "→ Red");
+    assert_eq!(review["rule"], "claude.question_review", "{review}");
+    assert!(
+        review["subject"]
+            .as_str()
+            .is_some_and(|s| s.contains("→ Hi there")),
+        "{review}"
+    );
+    let out = sb.cmd(&["approve", "cc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    until(
+        &sb,
+        "idle after the answers",
+        Duration::from_secs(60),
+        |v| v["primary"] == "idle" && on_screen(&sb, "Red it is."),
+    );
+    assert!(
+        on_screen(&sb, "→ Hi there"),
+        "the first answer Claude Code took"
+    );
+    assert!(
+        on_screen(&sb, "→ Red"),
+        "the second answer Claude Code took"
+    );
 }

@@ -236,6 +236,120 @@ printf '%s\n' "$keys" > "$got.tmp" && mv "$got.tmp" "$got"
 exec sleep 60
 "#;
 
+/// A stand-in for Claude Code 2.1.330 at its question (AskUserQuestion),
+/// in its words and layout (`tests/corpus/claude330_question.cast`); the
+/// bytes of the first keys pressed go, as hex, into file `$1`. Named
+/// `claude`, so that hm takes it for Claude Code (and gives it its hooks
+/// as `--settings FILE`, which it skips).
+const FAKE_CLAUDE_QUESTION: &str = r#"#!/bin/bash
+while [ "$1" = --settings ]; do shift 2; done
+got=$1
+stty raw -echo
+rule=$(printf '\342\224\200%.0s' $(seq 80))
+printf ' Claude Code v2.1.330\r\n\r\n'
+printf '\342\235\257 change the greeting, ask me which one\r\n'
+printf '%s\r\n' "$rule"
+printf ' \342\230\220 Greeting\r\n\r\n'
+printf 'Which greeting should hello.py print?\r\n\r\n'
+printf '\342\235\257 1. Hello, world\r\n     The classic greeting\r\n'
+printf '  2. Hi there\r\n     A casual greeting\r\n'
+printf '  3. Type something.\r\n'
+printf '%s\r\n' "$rule"
+printf '  4. Chat about this\r\n\r\n'
+printf 'Enter to select \302\267 \342\206\221/\342\206\223 to navigate \302\267 Esc to cancel'
+keys=$(dd bs=64 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$keys" > "$got.tmp" && mv "$got.tmp" "$got"
+printf '\033[H\033[2Jgot %s\r\n' "$keys"
+exec sleep 60
+"#;
+
+/// The stand-in at `<sandbox>/claude-bin/claude`.
+pub(crate) fn fake_claude_question(sb: &Sandbox) -> String {
+    stand_in(sb, "claude-bin", "claude", FAKE_CLAUDE_QUESTION)
+}
+
+/// Session `cc`: the Claude Code stand-in at its question, once it is
+/// `waiting · question`; and the file it writes the keys it gets into.
+fn claude_asking(sb: &Sandbox) -> (common::Session, PathBuf) {
+    let claude = fake_claude_question(sb);
+    let got = got_file(sb, "cc");
+    let s = sb.start("cc", &[], &[&claude, got.to_str().expect("utf-8")]);
+    common::wait_until("waiting · question", || {
+        let v = status_json(sb, "cc");
+        v["primary"] == "waiting" && v["detail"] == "question"
+    });
+    (s, got)
+}
+
+#[test]
+fn choose_picks_the_questions_option_by_its_number() {
+    let sb = Sandbox::new();
+    let (_s, got) = claude_asking(&sb);
+    let why = explain_json(&sb, "cc");
+    assert_eq!(why["dialog"]["rule"], "claude.question", "{why}");
+    assert_eq!(why["dialog"]["answers"], serde_json::json!(["choose"]));
+    assert_eq!(why["dialog"]["options"][1]["number"], 2, "{why}");
+    assert_eq!(why["dialog"]["options"][1]["label"], "Hi there", "{why}");
+    // `hm status` lists them, with the command that picks one.
+    let text = stdout(&sb.cmd(&["status", "cc"]));
+    assert!(text.contains("options:  1. Hello, world\n"), "{text}");
+    assert!(text.contains("          4. Chat about this\n"), "{text}");
+    assert!(text.contains("(hm choose cc N --dialog "), "{text}");
+    assert!(!text.contains("hm approve"), "{text}");
+    let out = sb.cmd(&["choose", "cc", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "chose option 2 of claude.question in 'cc': Which greeting should hello.py print? \
+         (keys: 2)"
+    );
+    // Exactly the option's digit, once.
+    assert_eq!(keys_got(&got), "32");
+    let text = stdout(&sb.cmd(&["explain", "cc"]));
+    assert!(
+        text.contains(
+            "choose 2 claude.question by hand \"Which greeting should hello.py print?\" · keys 2"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("│   2. Hi there"), "{text}");
+}
+
+#[test]
+fn choose_is_refused_in_one_line_for_an_option_the_dialog_lacks_or_a_dialog_without_options() {
+    let sb = Sandbox::new();
+    let (_s, got) = claude_asking(&sb);
+    let out = sb.cmd(&["choose", "cc", "7"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the dialog has no option 7: its options are 1 to 4")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // Not a digit a dialog numbers by: the command line's mistake.
+    let out = sb.cmd(&["choose", "cc", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Nothing was sent: the first key the program gets is the next one.
+    let out = sb.cmd(&["choose", "cc", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "31");
+    // Codex's approval numbers its options, but its rules pick none by
+    // digit: refused, nothing sent.
+    let (_c, got) = codex_asking(&sb, "cargo fmt");
+    let out = sb.cmd(&["choose", "cx", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("codex's rules know no keys that choose option 1 of 'codex.permission'")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let out = sb.cmd(&["deny", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "1b");
+}
+
 #[test]
 fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     let sb = Sandbox::new();
@@ -655,7 +769,7 @@ fn an_automation_entry_that_cannot_be_used_stops_hm_run_in_one_line() {
     // when the session starts, as a broken rule file is.
     let conf = config(
         &sb,
-        "\n[[automation]]\ndetail = \"question\"\naction = \"approve\"\n",
+        "\n[[automation]]\ndetail = \"onboarding\"\naction = \"approve\"\n",
     );
     let codex = fake_codex(&sb);
     let out = sb.cmd(&["--config", &conf, "run", "--bg", "--", &codex, "x", "y"]);
@@ -664,7 +778,7 @@ fn an_automation_entry_that_cannot_be_used_stops_hm_run_in_one_line() {
     assert!(
         err.starts_with(&format!(
             "hm: {conf}:2: invalid value for 'automation': no agent's rules know keys that \
-             approve a 'question' dialog"
+             approve a 'onboarding' dialog"
         )),
         "{err}"
     );

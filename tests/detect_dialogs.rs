@@ -282,3 +282,92 @@ fn there_is_no_dialog_where_the_labels_say_none_is_up() {
     }
     assert!(looked > 1000, "only {looked} samples");
 }
+
+/// The options `hm choose` and the inbox's digits pick: each of Claude
+/// Code's numbered dialogs offers its options, by their labels, and the
+/// keys of a choice are its digit; no other agent's dialog offers any
+/// (their digits were not checked to pick), nor Claude Code's folder trust
+/// (2.1.330 numbers none of its options).
+#[test]
+fn claude_codes_numbered_dialogs_offer_their_options_and_no_others_do() {
+    const QUESTION: &[&str] = &[
+        "Hello, world",
+        "Hi there",
+        "Type something.",
+        "Chat about this",
+    ];
+    const PLAN: &[&str] = &[
+        "Yes, and use auto mode",
+        "Yes, manually approve edits",
+        "Tell Claude what to change",
+    ];
+    const AUTO: &str = "Yes, and switch to auto mode · auto mode handles these prompts for you";
+    let offered: &[(&str, &[&str])] = &[
+        ("claude_bash_permission", &["Yes", "No"]),
+        ("claude330_bash_permission_noprobe", &["Yes", AUTO, "No"]),
+        ("claude330_bash_permission", &["Yes", AUTO, "No"]),
+        (
+            "claude330_edit_approval_noprobe",
+            &[
+                "Yes",
+                "Yes, and switch to accept edits (auto-approve file edits and common file \
+                 commands) for this session (shift+tab)",
+                "No",
+            ],
+        ),
+        ("claude_plan_approval", PLAN),
+        ("claude330_plan_approval_noprobe", PLAN),
+        ("claude_question", QUESTION),
+        ("claude330_question", QUESTION),
+    ];
+    let mut chosen_in = 0;
+    for e in EXPECTED {
+        let (cast, labels) = load(e.name);
+        let seg = labels
+            .segments
+            .iter()
+            .find(|s| s.state == "needs_input" && s.detail == e.detail)
+            .unwrap_or_else(|| panic!("{}: no {} segment", e.name, e.detail));
+        let mid = ((seg.t0 + seg.t1) / 2.0 * 1000.0) as u64;
+        let command = [agent_of(e.name).expect("an agent").to_owned()];
+        let mut replay = Replay::new(cast, Settings::default(), &command, None);
+        let verdict = replay.verdict_at(mid);
+        let dialog = replay
+            .detector()
+            .dialog(replay.screen(), &verdict)
+            .unwrap_or_else(|| panic!("{} at {mid} ms: no dialog", e.name));
+        let what = format!("{} ({})", e.name, e.detail);
+        let rules = replay.detector().rules();
+        let chosen = dialog.answers(rules).contains(&Answer::Choose(0));
+        let Some((_, expected)) = offered.iter().find(|(n, _)| *n == e.name) else {
+            assert!(!chosen, "{what}: options offered: {:?}", dialog.options);
+            continue;
+        };
+        chosen_in += 1;
+        assert!(chosen, "{what}: no options offered");
+        let labels: Vec<&str> = dialog.options.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, *expected, "{what}");
+        let numbers: Vec<u8> = dialog.options.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            numbers,
+            (1..=expected.len() as u8).collect::<Vec<_>>(),
+            "{what}"
+        );
+        // Each option by its own digit; one past the last is refused.
+        for n in 1..=expected.len() as u8 {
+            let keys = dialog
+                .keys_for(rules, Answer::Choose(n))
+                .map(|a| a.given(Answer::Choose(n)).key_names());
+            assert_eq!(keys, Ok(vec![n.to_string()]), "{what}: option {n}");
+        }
+        let past = expected.len() as u8 + 1;
+        let refused = dialog.keys_for(rules, Answer::Choose(past)).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains(&format!("has no option {past}")),
+            "{what}: {refused}"
+        );
+    }
+    assert_eq!(chosen_in, offered.len());
+}

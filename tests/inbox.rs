@@ -317,6 +317,61 @@ fn a_in_the_inbox_approves_and_stops_the_asking_where_the_dialog_offers_it() {
     );
 }
 
+/// A digit in the inbox chooses that option of the selected dialog where
+/// it numbers options hm can choose (Claude Code's question), as the
+/// footer offers; elsewhere, and past its last option, it is refused and
+/// nothing is sent.
+#[test]
+fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
+    let sb = Sandbox::new();
+    let claude = crate::answer::fake_claude_question(&sb);
+    let got = got_file(&sb, "cc");
+    let _cc = sb.start("cc", &[], &[&claude, got.to_str().expect("utf-8")]);
+    let _cx = codex_at(&sb, "cx", "cargo fmt");
+    dialog_about(&sb, "cc", "Which greeting should hello.py print?");
+    dialog_about(&sb, "cx", "cargo fmt");
+    let Some(t) = dashboard(&sb, (80, 24)) else {
+        return;
+    };
+    shows(&t, "two waiting", |s| s.contains("2 need you"));
+    t.keys("i");
+    select(&t, "cx");
+    // Codex's options are not chosen by digit: not offered, and refused.
+    shows(&t, "the footer without a choice", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("y approve") && !l.contains("choose"))
+    });
+    t.keys("2");
+    shows(&t, "the refusal", |s| {
+        flat(s).contains("'cx' shows codex.permission, with no options hm can choose")
+    });
+    select(&t, "cc");
+    shows(
+        &t,
+        "the question's options and the footer offering them",
+        |s| {
+            s.contains("2. Hi there")
+                && s.lines()
+                    .last()
+                    .is_some_and(|l| l.contains("1-4 choose") && !l.contains("y approve"))
+        },
+    );
+    t.keys("7");
+    shows(&t, "no option 7", |s| {
+        flat(s).contains("not answered: 'cc' has no option 7: its options are 1 to 4")
+    });
+    press_answer(&t, "cc", "2");
+    shows(&t, "the choice said", |s| {
+        flat(s).contains("chose option 2 of claude.question in 'cc'")
+    });
+    wait_until("cc to get its key", || got.exists());
+    let keys = std::fs::read_to_string(&got).expect("read");
+    assert_eq!(keys.trim(), "32", "option 2's digit, once");
+    // The refused digits reached nobody.
+    assert!(!got_file(&sb, "cx").exists(), "codex got a key");
+}
+
 /// Moves the inbox's selection to `id`'s row, a key at a time, each
 /// seen drawn before the next (a key read after the screen was looked at
 /// would move it on).

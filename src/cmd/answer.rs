@@ -1,5 +1,5 @@
-//! `hm approve [--always] ID` and `hm deny ID`: answer the dialog a session waits at,
-//! once, with the keys its agent's rules give for that answer; and `hm
+//! `hm approve [--always] ID`, `hm deny ID` and `hm choose ID OPTION`:
+//! answer the dialog a session waits at, once, with the keys its agent's rules give for that answer; and `hm
 //! continue ID`, which answers a stopped program as `fg` would.
 //!
 //! The supervisor decides and sends in one step (ACT): it takes the
@@ -31,6 +31,7 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
     let session = find_session(&dir, &args.id)?;
     let request = Act {
         answer: answer.name().to_owned(),
+        option: answer.option(),
         rule: args.rule.clone(),
         fingerprint: args.fingerprint.clone(),
         subject: args.subject.clone(),
@@ -101,7 +102,7 @@ fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Wri
     match (acted.ok, &acted.action) {
         (true, Some(a)) => {
             if !json {
-                writeln!(out, "{}", a.summary(answer.past(), id))?;
+                writeln!(out, "{}", a.summary(&answer.past(), id))?;
             }
             Ok(0)
         }

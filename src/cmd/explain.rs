@@ -149,11 +149,15 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
                 .as_deref()
                 .map(|s| format!(" {:?}", clean(s)))
                 .unwrap_or_default();
+            // `choose 2`: which option.
+            let answer = match a.option {
+                Some(n) => format!("{} {n}", a.answer),
+                None => a.answer.clone(),
+            };
             writeln!(
                 out,
-                "  {} ago  {} {} {by}{about} · keys {}",
+                "  {} ago  {answer} {} {by}{about} · keys {}",
                 human_ms(now.saturating_sub(a.at_unix_ms)),
-                a.answer,
                 a.rule,
                 a.keys.join(" ")
             )?;

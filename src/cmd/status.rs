@@ -139,11 +139,23 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 |s| format!("'{}'", crate::paths::sanitize(s)),
             );
             writeln!(out, "dialog:   {} about {about}", d.id)?;
-            if !d.answers.is_empty() {
+            let shown = crate::client::shown_id(&session_id);
+            for (i, o) in d.options.iter().enumerate() {
+                let head = if i == 0 { "options:" } else { "" };
+                let label = crate::paths::sanitize(&o.label);
+                writeln!(out, "{head:<10}{}. {label}", o.number)?;
+            }
+            if !d.options.is_empty() {
                 writeln!(
                     out,
-                    "          (hm approve {0} --dialog {1} answers exactly this one)",
-                    crate::client::shown_id(&session_id),
+                    "          (hm choose {shown} N --dialog {} picks option N of exactly this one)",
+                    d.id
+                )?;
+            }
+            if d.answers.iter().any(|a| a != "choose") {
+                writeln!(
+                    out,
+                    "          (hm approve {shown} --dialog {} answers exactly this one)",
                     d.id
                 )?;
             }

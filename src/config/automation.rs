@@ -102,7 +102,10 @@ impl Doc<'_> {
                 }
                 "action" => {
                     let name = self.string(&full, value)?;
-                    answer = Some(Answer::from_name(&name).ok_or_else(|| {
+                    // A choice is a person's: which option is what the
+                    // dialog asks them.
+                    let found = Answer::from_name(&name).filter(|a| Answer::ALL.contains(a));
+                    answer = Some(found.ok_or_else(|| {
                         let reason =
                             format!("'{}' is not approve, deny or always", name.escape_debug());
                         self.invalid(value.span(), &full, reason)
@@ -310,10 +313,12 @@ mod tests {
             e.starts_with("/home/u/heimdall.toml:1: invalid value for 'automation.agent': no agent named 'claud'"),
             "{e}"
         );
+        // No rules approve an onboarding screen (its choices are the
+        // person's).
         let e =
-            check("\n[[automation]]\ndetail = \"question\"\naction = \"approve\"\n").unwrap_err();
+            check("\n[[automation]]\ndetail = \"onboarding\"\naction = \"approve\"\n").unwrap_err();
         assert!(
-            e.contains(":2: invalid value for 'automation': no agent's rules know keys that approve a 'question' dialog"),
+            e.contains(":2: invalid value for 'automation': no agent's rules know keys that approve a 'onboarding' dialog"),
             "{e}"
         );
         let e = check(

@@ -47,6 +47,9 @@ pub struct Dialog {
     /// Whether the program asked for application cursor keys (arrows are
     /// then sent as `ESC O A`).
     pub app_cursor: bool,
+    /// Its numbered options (`❯ 1. Hello, world`), in order from 1: what
+    /// [`Answer::Choose`] picks.
+    pub options: Vec<(u8, String)>,
 }
 
 /// Why a dialog cannot be given an answer.
@@ -60,6 +63,16 @@ pub enum Unanswerable {
     },
     #[error("{}", not_as_expected(*answer, pattern))]
     NotAsExpected { answer: Answer, pattern: String },
+    #[error("{}", no_option(*number, *count))]
+    NoOption { number: u8, count: usize },
+}
+
+fn no_option(number: u8, count: usize) -> String {
+    match count {
+        0 => format!("the dialog numbers no options, so there is no option {number} to choose"),
+        1 => format!("the dialog has no option {number}: only option 1"),
+        n => format!("the dialog has no option {number}: its options are 1 to {n}"),
+    }
 }
 
 fn not_as_expected(answer: Answer, pattern: &str) -> String {
@@ -87,7 +100,9 @@ fn whose_rules(agent: &str) -> String {
 impl Dialog {
     /// The keys that give `answer` to this dialog now: the first action of
     /// its rule's agent for that answer whose required rows are all among
-    /// the dialog's rows.
+    /// the dialog's rows (for a choice, of any option: [`ActionRule::given`]
+    /// makes its keys the option's; the option must be one the dialog
+    /// shows).
     pub fn keys_for<'r>(
         &self,
         rules: &'r RuleSet,
@@ -98,7 +113,7 @@ impl Dialog {
             .map(|a| {
                 a.actions
                     .iter()
-                    .filter(|x| x.rule == self.rule && x.answer == answer)
+                    .filter(|x| x.rule == self.rule && x.answer.name() == answer.name())
                     .collect()
             })
             .unwrap_or_default();
@@ -109,6 +124,14 @@ impl Dialog {
                 answer,
             });
         };
+        if let Answer::Choose(number) = answer
+            && !self.options.iter().any(|(n, _)| *n == number)
+        {
+            return Err(Unanswerable::NoOption {
+                number,
+                count: self.options.len(),
+            });
+        }
         let missing = |x: &ActionRule| {
             x.requires
                 .iter()
@@ -130,16 +153,26 @@ impl Dialog {
     /// dialog shows the option it takes: most of an agent's dialogs of a
     /// rule have none (Claude Code's `1. Yes` / `2. No` for a command it
     /// will not stop asking about), and a key offered there would only be
-    /// refused.
+    /// refused. A choice (`Answer::Choose(0)`: of any of its options) where
+    /// the dialog numbers options and its agent's rules know the keys.
     pub fn answers(&self, rules: &RuleSet) -> Vec<Answer> {
-        Answer::ALL
+        let mut answers: Vec<Answer> = Answer::ALL
             .into_iter()
             .filter(|&a| match self.keys_for(rules, a) {
-                Err(Unanswerable::NoKeys { .. }) => false,
+                Err(Unanswerable::NoKeys { .. } | Unanswerable::NoOption { .. }) => false,
                 Err(Unanswerable::NotAsExpected { .. }) => a != Answer::Always,
                 Ok(_) => true,
             })
-            .collect()
+            .collect();
+        if let Some((first, _)) = self.options.first()
+            && !matches!(
+                self.keys_for(rules, Answer::Choose(*first)),
+                Err(Unanswerable::NoKeys { .. })
+            )
+        {
+            answers.push(Answer::Choose(0));
+        }
+        answers
     }
 }
 
@@ -190,6 +223,7 @@ pub fn find(
         .and_then(|s| subject_of(&snap, s, input));
     let mut hasher = std::hash::DefaultHasher::new();
     (&rule.name, &subject, &rows).hash(&mut hasher);
+    let options = options_of(&rows);
     Some(Dialog {
         rule: rule.name.clone(),
         owner: owner.name.clone(),
@@ -199,7 +233,35 @@ pub fn find(
         screen_rows,
         fingerprint: format!("{:016x}", hasher.finish()),
         app_cursor: screen.application_cursor(),
+        options,
     })
+}
+
+/// The options a dialog numbers, `1. Hello, world` (`❯` before the
+/// selected one; `›` in Codex), in order from 1: a numbered row out of
+/// that order (a list in a description, a plan's steps) is not one.
+fn options_of(rows: &[String]) -> Vec<(u8, String)> {
+    let mut options: Vec<(u8, String)> = Vec::new();
+    for row in rows {
+        let rest = row
+            .trim_start()
+            .trim_start_matches(['❯', '›', '>'])
+            .trim_start();
+        let mut chars = rest.chars();
+        let (Some(digit), Some('.')) = (chars.next(), chars.next()) else {
+            continue;
+        };
+        let (Some(n), label) = (digit.to_digit(10), chars.as_str()) else {
+            continue;
+        };
+        if !label.starts_with(char::is_whitespace) || label.trim().is_empty() {
+            continue;
+        }
+        if n as usize == options.len() + 1 {
+            options.push((n as u8, label.trim().to_owned()));
+        }
+    }
+    options
 }
 
 /// Whether the region of screen rule `rule` on `screen` now has rows
@@ -356,7 +418,37 @@ fn subject_text(found: &str, wraps: &[Option<usize>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{subject_text, wrapped_at};
+    use super::{options_of, subject_text, wrapped_at};
+
+    #[test]
+    fn options_are_the_rows_numbered_in_order_from_one() {
+        let rows: Vec<String> = [
+            "❯ 1. Hello, world",
+            "     The classic greeting",
+            "  2. Hi there",
+            "     Uses 1. and 2. in its words",
+            "  3. Type something.",
+            "────────",
+            "  4. Chat about this",
+            "  6. Out of order",
+            "  5.Stuck to its number",
+        ]
+        .map(String::from)
+        .to_vec();
+        let options = options_of(&rows);
+        let labels: Vec<(u8, &str)> = options.iter().map(|(n, l)| (*n, l.as_str())).collect();
+        assert_eq!(
+            labels,
+            [
+                (1, "Hello, world"),
+                (2, "Hi there"),
+                (3, "Type something."),
+                (4, "Chat about this")
+            ]
+        );
+        // A list that does not start at 1 is no dialog's options.
+        assert!(options_of(&["  2. Two".to_owned()]).is_empty());
+    }
 
     #[test]
     fn a_subject_loses_the_box_it_is_framed_in_and_keeps_its_words() {

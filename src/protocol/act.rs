@@ -18,8 +18,13 @@ use crate::verdict::Detail;
 #[serde(default)]
 pub struct Act {
     /// `approve`, `deny` or `always` (approve with the dialog's own
-    /// option that stops the asking for the like), or `continue`.
+    /// option that stops the asking for the like), `choose` (with
+    /// `option`), or `continue`.
     pub answer: String,
+    /// For `choose`: the number of the option picked, 1 to 9, as the
+    /// dialog numbers it (`options` of its [`DialogInfo`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option: Option<u8>,
     /// Only if the dialog is the one this screen rule recognises
     /// (`codex.permission`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,8 +85,11 @@ pub struct Acted {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ActionRecord {
-    /// `approve`, `deny` or `always`.
+    /// `approve`, `deny`, `always` or `choose`.
     pub answer: String,
+    /// For `choose`: the option picked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option: Option<u8>,
     /// `hand` (an ACT request: `hm approve`, `hm deny`), or where the
     /// automation rule that gave it is (`heimdall.toml:12`).
     pub by: String,
@@ -142,6 +150,19 @@ pub struct DialogInfo {
     /// Where it is on the screen: its first and last row (from 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen_rows: Option<(u16, u16)>,
+    /// Its numbered options, when `answers` has `choose`: what ACT's
+    /// `option` picks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<DialogOption>,
+}
+
+/// One numbered option of a dialog: `2`, `Hi there`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DialogOption {
+    pub number: u8,
+    /// Its row's text after the number.
+    pub label: String,
 }
 
 impl Acted {

@@ -375,6 +375,7 @@ mod tests {
             screen_rows: Some((10, 13)),
             fingerprint: format!("{command}|{selected}"),
             app_cursor: false,
+            options: Vec::new(),
         }
     }
 

@@ -40,14 +40,9 @@ pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
     if act.answer == crate::protocol::act::CONTINUE {
         return continued(ctx);
     }
-    let Some(answer) = Answer::from_name(&act.answer) else {
-        return refused(
-            format!(
-                "unknown answer '{}' (expected approve, deny, always or continue)",
-                act.answer.escape_debug()
-            )
-            .into(),
-        );
+    let answer = match Answer::from_act(&act.answer, act.option) {
+        Ok(a) => a,
+        Err(why) => return refused(why.into()),
     };
     let subject = match act.subject.as_deref().map(crate::config::subject_regex) {
         None => None,

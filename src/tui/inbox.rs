@@ -251,6 +251,13 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         KeyCode::Char('y') => answer(m, Answer::Approve, now, fx),
         KeyCode::Char('n') => answer(m, Answer::Deny, now, fx),
         KeyCode::Char('a') => answer(m, Answer::Always, now, fx),
+        KeyCode::Char(c @ '1'..='9') => {
+            let n = c
+                .to_digit(10)
+                .and_then(|d| u8::try_from(d).ok())
+                .unwrap_or(1);
+            answer(m, Answer::Choose(n), now, fx);
+        }
         KeyCode::Esc | KeyCode::Char('q' | 'i') => {
             m.mode = Mode::Grid;
             m.inbox.said = None;
@@ -279,10 +286,12 @@ pub fn key_of(answer: Answer) -> char {
         Answer::Approve => 'y',
         Answer::Deny => 'n',
         Answer::Always => 'a',
+        Answer::Choose(n) => char::from_digit(u32::from(n), 10).unwrap_or('?'),
     }
 }
 
-/// `y`, `n` or `a` on the selected row: an ACT for the dialog it showed.
+/// `y`, `n`, `a` or an option's digit on the selected row: an ACT for the
+/// dialog it showed.
 fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     let Some(id) = m.inbox.selected.clone() else {
         m.inbox.said = Some(Said {
@@ -382,6 +391,32 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 );
                 (true, format!("not answered: {why}"))
             }
+            Some(d)
+                if answer
+                    .option()
+                    .is_some_and(|n| usize::from(n) > d.options.len())
+                    && d.answers.iter().any(|a| a == answer.name()) =>
+            {
+                let n = answer.option().unwrap_or_default();
+                let has = match d.options.len() {
+                    1 => "only option 1".to_owned(),
+                    count => format!("its options are 1 to {count}"),
+                };
+                (
+                    true,
+                    format!("not answered: '{id}' has no option {n}: {has}"),
+                )
+            }
+            Some(d)
+                if matches!(answer, Answer::Choose(_))
+                    && !d.answers.iter().any(|a| a == answer.name()) =>
+            {
+                let why = format!(
+                    "'{id}' shows {}, with no options hm can choose (Enter focuses it)",
+                    d.rule
+                );
+                (true, format!("not answered: {why}"))
+            }
             Some(d) if !d.answers.iter().any(|a| a == answer.name()) => {
                 let why = format!(
                     "'{id}' shows {}, and its rules name no keys that {verb} it \
@@ -395,6 +430,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                 let (dialog, fingerprint) = d.identity();
                 let act = Act {
                     answer: answer.name().to_owned(),
+                    option: answer.option(),
                     rule: Some(d.rule.clone()),
                     dialog,
                     fingerprint,
@@ -424,10 +460,11 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
         p.answering = Some(pending);
         return;
     }
-    let answer = Answer::from_name(&pending.act.answer).unwrap_or(Answer::Approve);
+    let answer =
+        Answer::from_act(&pending.act.answer, pending.act.option).unwrap_or(Answer::Approve);
     let text = match (acted.ok, &acted.action) {
         (true, Some(_)) if pending.act.answer == CONTINUE => acted.continued(id),
-        (true, Some(a)) => a.summary(answer.past(), id),
+        (true, Some(a)) => a.summary(&answer.past(), id),
         (true, None) => format!("{} '{id}'", answer.past()),
         (false, _) => format!("not answered: {}", acted.why()),
     };

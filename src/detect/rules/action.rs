@@ -1,5 +1,5 @@
 //! How to answer a dialog, as rule files say it: the answers hm knows
-//! ([`Answer`]: approve, deny, always), the keys that give one ([`Key`]), an
+//! ([`Answer`]: approve, deny, always, choose), the keys that give one ([`Key`]), an
 //! `[[action]]` entry ([`ActionRule`]), and how a dialog names what it
 //! asks about ([`SubjectRule`]: the command to run, the file to edit, the
 //! folder to trust).
@@ -12,7 +12,7 @@
 use super::{Pattern, Region};
 
 /// The answers hm can give a dialog for a person, by hand (`hm approve`,
-/// `hm deny`) or by an `[[automation]]` rule.
+/// `hm deny`, `hm choose`) or by an `[[automation]]` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Answer {
     Approve,
@@ -24,47 +24,96 @@ pub enum Answer {
     /// start with ...`, Gemini CLI's `Allow for this session`. Only where
     /// the dialog shows such an option.
     Always,
+    /// Pick the dialog's numbered option `n` (`hm choose`, a digit in the
+    /// inbox): one of the choices of Claude Code's question, or any option
+    /// of a dialog that numbers them. An `[[action]]` for it presses
+    /// [`Key::Option`] (its rule files' `{option}`), the digit asked for;
+    /// there, and in [`Answer::from_name`], `n` is 0: whichever is asked.
+    Choose(u8),
 }
 
 impl Answer {
+    /// The answers whose name says all of them (not [`Answer::Choose`],
+    /// which needs its option).
     pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::Always];
 
-    /// As rule files, automation entries, ACT and JSON name it.
+    /// The options a choice can name: the digits a dialog numbers them by.
+    pub const OPTIONS: std::ops::RangeInclusive<u8> = 1..=9;
+
+    /// As rule files, automation entries, ACT and JSON name it (a choice's
+    /// option goes beside its name: ACT's `option`).
     pub fn name(self) -> &'static str {
         match self {
             Answer::Approve => "approve",
             Answer::Deny => "deny",
             Answer::Always => "always",
+            Answer::Choose(_) => "choose",
         }
     }
 
+    /// By name, as rule files give it: `choose` is [`Answer::Choose`] of
+    /// no option in particular.
     pub fn from_name(name: &str) -> Option<Answer> {
-        Answer::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    /// `approve`, `always approve`: the verb, for messages.
-    pub fn verb(self) -> &'static str {
-        match self {
-            Answer::Always => "always approve",
-            a => a.name(),
+        match name {
+            "choose" => Some(Answer::Choose(0)),
+            _ => Answer::ALL.into_iter().find(|a| a.name() == name),
         }
     }
 
-    /// `approved`, `denied`: for messages.
-    pub fn past(self) -> &'static str {
+    /// As an ACT names it: `choose` with its option (1 to 9), else by
+    /// name alone.
+    pub fn from_act(name: &str, option: Option<u8>) -> Result<Answer, String> {
+        match (Answer::from_name(name), option) {
+            (Some(Answer::Choose(_)), Some(n)) if Answer::OPTIONS.contains(&n) => {
+                Ok(Answer::Choose(n))
+            }
+            (Some(Answer::Choose(_)), Some(n)) => {
+                Err(format!("option {n} is not one a dialog numbers (1 to 9)"))
+            }
+            (Some(Answer::Choose(_)), None) => Err("choose needs the option's number".into()),
+            (Some(a), _) => Ok(a),
+            (None, _) => Err(format!(
+                "unknown answer '{}' (expected approve, deny, always, choose or continue)",
+                name.escape_debug()
+            )),
+        }
+    }
+
+    /// The option a choice picks, for ACT's `option`.
+    pub fn option(self) -> Option<u8> {
         match self {
-            Answer::Approve => "approved",
-            Answer::Deny => "denied",
-            Answer::Always => "always approved",
+            Answer::Choose(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `approve`, `always approve`, `choose option 2`: the verb, for
+    /// messages.
+    pub fn verb(self) -> String {
+        match self {
+            Answer::Always => "always approve".into(),
+            Answer::Choose(n) => format!("choose option {n} of"),
+            a => a.name().into(),
+        }
+    }
+
+    /// `approved`, `denied`, `chose option 2 of`: for messages.
+    pub fn past(self) -> String {
+        match self {
+            Answer::Approve => "approved".into(),
+            Answer::Deny => "denied".into(),
+            Answer::Always => "always approved".into(),
+            Answer::Choose(n) => format!("chose option {n} of"),
         }
     }
 
     /// `approving`, `denying`: for messages while the answer is on its way.
-    pub fn doing(self) -> &'static str {
+    pub fn doing(self) -> String {
         match self {
-            Answer::Approve => "approving",
-            Answer::Deny => "denying",
-            Answer::Always => "always approving",
+            Answer::Approve => "approving".into(),
+            Answer::Deny => "denying".into(),
+            Answer::Always => "always approving".into(),
+            Answer::Choose(n) => format!("choosing option {n} of"),
         }
     }
 }
@@ -85,11 +134,15 @@ pub enum Key {
     Right,
     /// A character typed as itself (`y`, `1`).
     Char(char),
+    /// The digit of the option a choice picks (`{option}` in rule files):
+    /// made [`Key::Char`] by [`ActionRule::given`] before it is sent.
+    Option,
 }
 
 impl Key {
     /// The names [`Key::parse`] takes besides single characters.
-    pub const NAMES: &str = "Enter, Escape, Tab, BTab, Space, BSpace, Up, Down, Left, Right";
+    pub const NAMES: &str =
+        "Enter, Escape, Tab, BTab, Space, BSpace, Up, Down, Left, Right, {option}";
 
     pub fn parse(name: &str) -> Option<Key> {
         Some(match name {
@@ -103,6 +156,7 @@ impl Key {
             "Down" => Key::Down,
             "Left" => Key::Left,
             "Right" => Key::Right,
+            "{option}" => Key::Option,
             _ => {
                 let mut chars = name.chars();
                 match (chars.next(), chars.next()) {
@@ -127,6 +181,7 @@ impl Key {
             Key::Left => "Left".into(),
             Key::Right => "Right".into(),
             Key::Char(c) => c.to_string(),
+            Key::Option => "{option}".into(),
         }
     }
 
@@ -149,6 +204,8 @@ impl Key {
             Key::Right => arrow(b'C'),
             Key::Left => arrow(b'D'),
             Key::Char(c) => c.to_string().into_bytes(),
+            // Never sent as it is (see `ActionRule::given`).
+            Key::Option => Vec::new(),
         }
     }
 }
@@ -176,6 +233,36 @@ pub struct ActionRule {
 }
 
 impl ActionRule {
+    /// This action as it gives `answer`: a choice's `{option}` made the
+    /// digit of the option it picks.
+    pub fn given(&self, answer: Answer) -> ActionRule {
+        let digit = match answer {
+            Answer::Choose(n) => char::from_digit(u32::from(n), 10),
+            _ => None,
+        };
+        let resolve = |keys: &[Key]| -> Vec<Key> {
+            keys.iter()
+                .map(|k| match (k, digit) {
+                    (Key::Option, Some(d)) => Key::Char(d),
+                    (k, _) => k.clone(),
+                })
+                .collect()
+        };
+        ActionRule {
+            answer,
+            keys: resolve(&self.keys),
+            then: self
+                .then
+                .iter()
+                .map(|s| Step {
+                    keys: resolve(&s.keys),
+                    requires: s.requires.clone(),
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     /// Every key of the answer, steps included, by name.
     pub fn key_names(&self) -> Vec<String> {
         self.keys
@@ -234,5 +321,36 @@ mod tests {
         assert_eq!(Key::Enter.bytes(true), b"\r");
         assert_eq!(Key::Escape.bytes(false), [0x1b]);
         assert_eq!(Key::Char('é').bytes(false), "é".as_bytes());
+    }
+
+    #[test]
+    fn a_choice_is_named_with_its_option_and_presses_its_digit() {
+        assert_eq!(Answer::from_name("choose"), Some(Answer::Choose(0)));
+        assert_eq!(Answer::from_act("choose", Some(3)), Ok(Answer::Choose(3)));
+        assert!(Answer::from_act("choose", None).is_err());
+        assert!(Answer::from_act("choose", Some(0)).is_err());
+        assert!(Answer::from_act("choose", Some(10)).is_err());
+        assert_eq!(Answer::from_act("deny", Some(3)), Ok(Answer::Deny));
+        assert!(
+            Answer::from_act("pick", None)
+                .unwrap_err()
+                .contains("unknown answer 'pick'")
+        );
+        assert_eq!(Key::parse("{option}"), Some(Key::Option));
+        let rule = ActionRule {
+            rule: "claude.question".into(),
+            answer: Answer::Choose(0),
+            keys: vec![Key::Option],
+            requires: Vec::new(),
+            then: vec![Step {
+                keys: vec![Key::Enter, Key::Option],
+                requires: Vec::new(),
+            }],
+            at: "claude.toml:1".into(),
+        };
+        let given = rule.given(Answer::Choose(2));
+        assert_eq!(given.answer, Answer::Choose(2));
+        assert_eq!(given.key_names(), ["2", "Enter", "2"]);
+        assert_eq!(rule.key_names(), ["{option}", "Enter", "{option}"]);
     }
 }

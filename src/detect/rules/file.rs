@@ -351,12 +351,36 @@ fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<ActionRul
         place.invalid(
             spec.answer.span(),
             format!(
-                "unknown answer '{}' (expected approve, deny or always)",
+                "unknown answer '{}' (expected approve, deny, always or choose)",
                 spec.answer.get_ref().escape_debug()
             ),
         )
     })?;
     let keys = key_list(place, &spec.keys)?;
+    // A choice picks the option asked for, and only a choice knows one.
+    let picks = keys.contains(&Key::Option)
+        || spec
+            .then
+            .iter()
+            .any(|s| s.keys.get_ref().iter().any(|k| k.get_ref() == "{option}"));
+    match (answer, picks) {
+        (Answer::Choose(_), false) => {
+            return Err(place.invalid(
+                spec.keys.span(),
+                "a 'choose' answer presses the option's digit: put '{option}' among its keys",
+            ));
+        }
+        (a, true) if a != Answer::Choose(0) => {
+            return Err(place.invalid(
+                spec.keys.span(),
+                format!(
+                    "'{{option}}' is a choice's digit; '{}' picks no option",
+                    a.name()
+                ),
+            ));
+        }
+        _ => {}
+    }
     let regexes = |list: &[Spanned<String>]| -> Result<Vec<Pattern>, RuleError> {
         list.iter().map(|r| regex(place, r)).collect()
     };

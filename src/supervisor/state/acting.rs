@@ -7,7 +7,7 @@ use crate::detect::Dialog;
 use crate::detect::Verdict;
 use crate::detect::dialog::key_bytes;
 use crate::detect::rules::{Answer, Pattern, RuleSet};
-use crate::protocol::{ActionRecord, DialogInfo};
+use crate::protocol::{ActionRecord, DialogInfo, DialogOption};
 
 use super::super::acting::{Acting, Expect};
 use super::Shared;
@@ -24,13 +24,21 @@ pub(super) struct DialogKey {
 
 /// A dialog as reports give it, with its identity.
 fn dialog_info(d: Dialog, id: u64, rules: &RuleSet) -> DialogInfo {
+    let answers = d.answers(rules);
+    // Its options only where they can be chosen: elsewhere a numbered
+    // row is just what the dialog says.
+    let options = match answers.iter().any(|a| matches!(a, Answer::Choose(_))) {
+        true => d
+            .options
+            .into_iter()
+            .map(|(number, label)| DialogOption { number, label })
+            .collect(),
+        false => Vec::new(),
+    };
     DialogInfo {
         id,
-        answers: d
-            .answers(rules)
-            .iter()
-            .map(|a| a.name().to_owned())
-            .collect(),
+        answers: answers.iter().map(|a| a.name().to_owned()).collect(),
+        options,
         rule: d.rule,
         detail: Some(d.detail),
         subject: d.subject,
@@ -298,7 +306,8 @@ impl Shared {
         }
         let action = dialog
             .keys_for(&rules, answer)
-            .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?;
+            .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?
+            .given(answer);
         // Its age, from when the screen first showed this rule's dialog (a
         // plain program's, from when it began to read).
         let shown_ms = match shown_ms {
@@ -319,6 +328,7 @@ impl Shared {
         }
         let record = ActionRecord {
             answer: answer.name().to_owned(),
+            option: answer.option(),
             by: by.to_owned(),
             rule: dialog.rule.clone(),
             agent: verdict.agent.clone(),

@@ -293,14 +293,14 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             // `y` and `n` only where the selected dialog has keys for
             // them: a question with none, or no dialog at all, is
             // answered in focus.
-            let answers = m
+            let dialog = m
                 .inbox
                 .selected
                 .as_deref()
                 .and_then(|id| m.pane(id))
-                .and_then(|p| p.dialog.as_ref())
-                .map(|d| d.answers.clone())
-                .unwrap_or_default();
+                .and_then(|p| p.dialog.as_ref());
+            let answers = dialog.map(|d| d.answers.clone()).unwrap_or_default();
+            let options = dialog.map_or(0, |d| d.options.len());
             let mut hints = Vec::new();
             let stopped = m
                 .inbox
@@ -315,6 +315,14 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
                 if answers.iter().any(|a| a == answer.name()) {
                     hints.push((inbox::key_of(answer).to_string(), answer.name()));
                 }
+            }
+            // A choice by the option's digit, where it has options.
+            if options > 0 && answers.iter().any(|a| a == Answer::Choose(0).name()) {
+                let digits = match options {
+                    1 => "1".to_owned(),
+                    n => format!("1-{n}"),
+                };
+                hints.push((digits, "choose"));
             }
             hints.extend([
                 ("⏎".into(), "focus"),

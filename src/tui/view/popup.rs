@@ -413,7 +413,7 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         ),
         (
             keys(Action::Inbox),
-            "inbox: who needs you (y/n/a: approve/deny/always)",
+            "inbox: who needs you (answer there: y/n/a, 1-9)",
         ),
         (keys(Action::Next), "next session that needs you"),
         (
