@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use heimdall::detect::Settings;
 use heimdall::detect::offline::{Cast, Labels, Replay, SAMPLE_MS};
 use heimdall::detect::rules::Answer;
+use heimdall::detect::{Dialog, Settings};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
 
@@ -208,23 +208,31 @@ const EXPECTED: &[Expected] = &[
     },
 ];
 
+/// The dialog answering finds in the middle of `e`'s first segment
+/// labelled with its detail, and the replay that found it (whose detector
+/// holds the rules).
+fn dialog_of(e: &Expected) -> (Replay, Dialog) {
+    let (cast, labels) = load(e.name);
+    let seg = labels
+        .segments
+        .iter()
+        .find(|s| s.state == "needs_input" && s.detail == e.detail)
+        .unwrap_or_else(|| panic!("{}: no {} segment", e.name, e.detail));
+    let mid = ((seg.t0 + seg.t1) / 2.0 * 1000.0) as u64;
+    let command = [agent_of(e.name).expect("an agent").to_owned()];
+    let mut replay = Replay::new(cast, Settings::default(), &command, None);
+    let verdict = replay.verdict_at(mid);
+    let dialog = replay
+        .detector()
+        .dialog(replay.screen(), &verdict)
+        .unwrap_or_else(|| panic!("{} at {mid} ms: no dialog ({})", e.name, verdict.label()));
+    (replay, dialog)
+}
+
 #[test]
 fn each_agents_dialogs_are_found_with_their_subject_and_answer_keys() {
     for e in EXPECTED {
-        let (cast, labels) = load(e.name);
-        let seg = labels
-            .segments
-            .iter()
-            .find(|s| s.state == "needs_input" && s.detail == e.detail)
-            .unwrap_or_else(|| panic!("{}: no {} segment", e.name, e.detail));
-        let mid = ((seg.t0 + seg.t1) / 2.0 * 1000.0) as u64;
-        let command = [agent_of(e.name).expect("an agent").to_owned()];
-        let mut replay = Replay::new(cast, Settings::default(), &command, None);
-        let verdict = replay.verdict_at(mid);
-        let dialog = replay
-            .detector()
-            .dialog(replay.screen(), &verdict)
-            .unwrap_or_else(|| panic!("{} at {mid} ms: no dialog ({})", e.name, verdict.label()));
+        let (replay, dialog) = dialog_of(e);
         let what = format!("{} ({})", e.name, e.detail);
         assert_eq!(dialog.rule, e.rule, "{what}");
         assert_eq!(dialog.subject.as_deref(), e.subject, "{what}");
@@ -322,20 +330,7 @@ fn claude_codes_numbered_dialogs_offer_their_options_and_no_others_do() {
     ];
     let mut chosen_in = 0;
     for e in EXPECTED {
-        let (cast, labels) = load(e.name);
-        let seg = labels
-            .segments
-            .iter()
-            .find(|s| s.state == "needs_input" && s.detail == e.detail)
-            .unwrap_or_else(|| panic!("{}: no {} segment", e.name, e.detail));
-        let mid = ((seg.t0 + seg.t1) / 2.0 * 1000.0) as u64;
-        let command = [agent_of(e.name).expect("an agent").to_owned()];
-        let mut replay = Replay::new(cast, Settings::default(), &command, None);
-        let verdict = replay.verdict_at(mid);
-        let dialog = replay
-            .detector()
-            .dialog(replay.screen(), &verdict)
-            .unwrap_or_else(|| panic!("{} at {mid} ms: no dialog", e.name));
+        let (replay, dialog) = dialog_of(e);
         let what = format!("{} ({})", e.name, e.detail);
         let rules = replay.detector().rules();
         let chosen = dialog.answers(rules).contains(&Answer::Choose(0));
