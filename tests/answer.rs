@@ -341,7 +341,7 @@ fn choose_is_refused_in_one_line_for_an_option_the_dialog_lacks_or_a_dialog_with
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("codex's rules know no keys that choose option 1 of 'codex.permission'")
+        err.contains("codex's rules know no keys that choose from 'codex.permission'")
             && err.lines().count() == 1,
         "{err}"
     );
@@ -769,7 +769,7 @@ fn an_automation_entry_that_cannot_be_used_stops_hm_run_in_one_line() {
     // when the session starts, as a broken rule file is.
     let conf = config(
         &sb,
-        "\n[[automation]]\ndetail = \"onboarding\"\naction = \"approve\"\n",
+        "\n[[automation]]\ndetail = \"survey\"\naction = \"approve\"\n",
     );
     let codex = fake_codex(&sb);
     let out = sb.cmd(&["--config", &conf, "run", "--bg", "--", &codex, "x", "y"]);
@@ -778,7 +778,7 @@ fn an_automation_entry_that_cannot_be_used_stops_hm_run_in_one_line() {
     assert!(
         err.starts_with(&format!(
             "hm: {conf}:2: invalid value for 'automation': no agent's rules know keys that \
-             approve a 'onboarding' dialog"
+             approve a 'survey' dialog"
         )),
         "{err}"
     );

@@ -619,6 +619,70 @@ fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
     });
 }
 
+/// A real Claude Code's question, answered from the inbox at 80x24 with
+/// the option's digit: the footer offers the choice, the digit picks
+/// `2. Hi there`, and Claude Code goes on with that answer.
+#[test]
+fn claude_codes_question_is_chosen_from_the_inbox_with_a_digit() {
+    let cc = match crate::agents_live::claude() {
+        Ok(bin) => bin,
+        Err(why) => {
+            println!(
+                "skipped: Claude Code {} is not available: {why}",
+                crate::agents_live::CLAUDE_VERSION
+            );
+            return;
+        }
+    };
+    if !tmux::available() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "AskUserQuestion", "input": {"questions": [{
+            "question": "Which greeting should hello.py print?", "header": "Greeting",
+            "multiSelect": false,
+            "options": [{"label": "Hello, world", "description": "The classic greeting"},
+                        {"label": "Hi there", "description": "A casual greeting"}]}]}}},
+        {"kind": "text", "text": "Great, the casual greeting.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = crate::agents_live::start_claude(&sb, &cc, "default", scenario);
+    let Some(t) = dashboard(&sb, (80, 24)) else {
+        return;
+    };
+    crate::agents_live::type_prompt(
+        &sb,
+        "? for shortcuts",
+        "change the greeting, ask me which one",
+    );
+    dialog_about(&sb, "cc", "Which greeting should hello.py print?");
+    shows(&t, "Claude Code counted", |s| s.contains("1 need you"));
+    t.keys("i");
+    shows(
+        &t,
+        "its question, its options and the choice offered",
+        |s| {
+            row(s, "cc").is_some_and(|r| r.contains("question") && r.contains("Which greeting"))
+                && s.contains("2. Hi there")
+                && s.lines().last().is_some_and(|l| l.contains("1-4 choose"))
+        },
+    );
+    press_answer(&t, "cc", "2");
+    shows(&t, "the choice said", |s| {
+        flat(s).contains("chose option 2 of claude.question in 'cc'")
+    });
+    crate::agents_live::until(&sb, "idle after the turn", Duration::from_secs(60), |v| {
+        v["primary"] == "idle"
+    });
+    let screen = common::stdout(&sb.cmd(&["logs", "cc", "--screen"]));
+    assert!(
+        screen.contains("→ Hi there"),
+        "the answer Claude Code took: {screen}"
+    );
+}
+
 /// `y` on a `[y/N]` question types `y`, and Enter only once the line shows
 /// it typed: a program reading the one key (`read -n 1`) has gone on by
 /// then, and the next question gets no Enter meant for nothing.

@@ -1,6 +1,7 @@
 //! `hm approve [--always] ID`, `hm deny ID` and `hm choose ID OPTION`:
-//! answer the dialog a session waits at, once, with the keys its agent's rules give for that answer; and `hm
-//! continue ID`, which answers a stopped program as `fg` would.
+//! answer the dialog a session waits at, once, with the keys its agent's
+//! rules give for that answer; and `hm continue ID`, which answers a
+//! stopped program as `fg` would.
 //!
 //! The supervisor decides and sends in one step (ACT): it takes the
 //! verdict and the screen as they are when the request arrives, and

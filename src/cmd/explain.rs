@@ -149,7 +149,7 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
                 .as_deref()
                 .map(|s| format!(" {:?}", clean(s)))
                 .unwrap_or_default();
-            // `choose 2`: which option.
+            // `choose 2`: the keys alone may not say which option it was.
             let answer = match a.option {
                 Some(n) => format!("{} {n}", a.answer),
                 None => a.answer.clone(),

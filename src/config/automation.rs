@@ -313,12 +313,10 @@ mod tests {
             e.starts_with("/home/u/heimdall.toml:1: invalid value for 'automation.agent': no agent named 'claud'"),
             "{e}"
         );
-        // No rules approve an onboarding screen (its choices are the
-        // person's).
-        let e =
-            check("\n[[automation]]\ndetail = \"onboarding\"\naction = \"approve\"\n").unwrap_err();
+        // No rules approve a survey (its choices are the person's).
+        let e = check("\n[[automation]]\ndetail = \"survey\"\naction = \"approve\"\n").unwrap_err();
         assert!(
-            e.contains(":2: invalid value for 'automation': no agent's rules know keys that approve a 'onboarding' dialog"),
+            e.contains(":2: invalid value for 'automation': no agent's rules know keys that approve a 'survey' dialog"),
             "{e}"
         );
         let e = check(

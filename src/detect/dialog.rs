@@ -238,15 +238,28 @@ pub fn find(
 }
 
 /// The options a dialog numbers, `1. Hello, world` (`❯` before the
-/// selected one; `›` in Codex), in order from 1: a numbered row out of
-/// that order (a list in a description, a plan's steps) is not one.
+/// selected one; `›` in Codex), in order from 1 with their digits in one
+/// column: a numbered row indented otherwise (`     2. Print it`, a
+/// description under an option) or out of that order (a plan's steps
+/// quoted) is not one. Of several such lists (the question's text numbers
+/// its points, then its options), the one with the selection marker, else
+/// the last: the options come after what they answer.
 fn options_of(rows: &[String]) -> Vec<(u8, String)> {
-    let mut options: Vec<(u8, String)> = Vec::new();
+    /// One numbered list: its digits' column, whether the selection is in
+    /// it, its options.
+    struct List {
+        column: usize,
+        selected: bool,
+        options: Vec<(u8, String)>,
+    }
+    let mut lists: Vec<List> = Vec::new();
     for row in rows {
         let rest = row
             .trim_start()
             .trim_start_matches(['❯', '›', '>'])
             .trim_start();
+        let selected = rest.len() != row.trim_start().len();
+        let column = row[..row.len() - rest.len()].chars().count();
         let mut chars = rest.chars();
         let (Some(digit), Some('.')) = (chars.next(), chars.next()) else {
             continue;
@@ -257,11 +270,25 @@ fn options_of(rows: &[String]) -> Vec<(u8, String)> {
         if !label.starts_with(char::is_whitespace) || label.trim().is_empty() {
             continue;
         }
-        if n as usize == options.len() + 1 {
-            options.push((n as u8, label.trim().to_owned()));
+        let option = (n as u8, label.trim().to_owned());
+        match lists.last_mut() {
+            _ if n == 1 => lists.push(List {
+                column,
+                selected,
+                options: vec![option],
+            }),
+            Some(l) if l.column == column && n as usize == l.options.len() + 1 => {
+                l.selected |= selected;
+                l.options.push(option);
+            }
+            _ => {}
         }
     }
-    options
+    let chosen = match lists.iter().position(|l| l.selected) {
+        Some(i) => Some(lists.swap_remove(i)),
+        None => lists.pop(),
+    };
+    chosen.map(|l| l.options).unwrap_or_default()
 }
 
 /// Whether the region of screen rule `rule` on `screen` now has rows
@@ -448,6 +475,20 @@ mod tests {
         );
         // A list that does not start at 1 is no dialog's options.
         assert!(options_of(&["  2. Two".to_owned()]).is_empty());
+        // A description's own numbers, indented under an option, are not
+        // options; a list above the options (the question's points) is
+        // not either: the options are the list the selection is in.
+        let rows: Vec<String> = [
+            "  1. First point of the question",
+            "  2. Second point",
+            "❯ 1. Hello",
+            "     2. Print it",
+            "  2. Hi",
+        ]
+        .map(String::from)
+        .to_vec();
+        let labels: Vec<String> = options_of(&rows).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(labels, ["Hello", "Hi"]);
     }
 
     #[test]

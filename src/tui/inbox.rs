@@ -251,13 +251,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         KeyCode::Char('y') => answer(m, Answer::Approve, now, fx),
         KeyCode::Char('n') => answer(m, Answer::Deny, now, fx),
         KeyCode::Char('a') => answer(m, Answer::Always, now, fx),
-        KeyCode::Char(c @ '1'..='9') => {
-            let n = c
-                .to_digit(10)
-                .and_then(|d| u8::try_from(d).ok())
-                .unwrap_or(1);
-            answer(m, Answer::Choose(n), now, fx);
-        }
+        KeyCode::Char(c @ '1'..='9') => answer(m, Answer::Choose(c as u8 - b'0'), now, fx),
         KeyCode::Esc | KeyCode::Char('q' | 'i') => {
             m.mode = Mode::Grid;
             m.inbox.said = None;

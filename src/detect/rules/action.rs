@@ -71,7 +71,10 @@ impl Answer {
                 Err(format!("option {n} is not one a dialog numbers (1 to 9)"))
             }
             (Some(Answer::Choose(_)), None) => Err("choose needs the option's number".into()),
-            (Some(a), _) => Ok(a),
+            // A client that names an option means to choose it: answering
+            // otherwise would not be what it asked.
+            (Some(a), Some(n)) => Err(format!("option {n} goes with choose, not {}", a.name())),
+            (Some(a), None) => Ok(a),
             (None, _) => Err(format!(
                 "unknown answer '{}' (expected approve, deny, always, choose or continue)",
                 name.escape_debug()
@@ -87,12 +90,12 @@ impl Answer {
         }
     }
 
-    /// `approve`, `always approve`, `choose option 2`: the verb, for
-    /// messages.
+    /// `approve`, `always approve`, `choose from`: the verb, for messages
+    /// (`nothing to choose from yet`).
     pub fn verb(self) -> String {
         match self {
             Answer::Always => "always approve".into(),
-            Answer::Choose(n) => format!("choose option {n} of"),
+            Answer::Choose(_) => "choose from".into(),
             a => a.name().into(),
         }
     }
@@ -330,7 +333,8 @@ mod tests {
         assert!(Answer::from_act("choose", None).is_err());
         assert!(Answer::from_act("choose", Some(0)).is_err());
         assert!(Answer::from_act("choose", Some(10)).is_err());
-        assert_eq!(Answer::from_act("deny", Some(3)), Ok(Answer::Deny));
+        assert!(Answer::from_act("deny", Some(3)).is_err());
+        assert_eq!(Answer::from_act("deny", None), Ok(Answer::Deny));
         assert!(
             Answer::from_act("pick", None)
                 .unwrap_err()

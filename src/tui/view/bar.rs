@@ -316,7 +316,8 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
                     hints.push((inbox::key_of(answer).to_string(), answer.name()));
                 }
             }
-            // A choice by the option's digit, where it has options.
+            // Digits only where a digit would be taken: a dialog whose
+            // options are numbered but not chosen by digit refuses them.
             if options > 0 && answers.iter().any(|a| a == Answer::Choose(0).name()) {
                 let digits = match options {
                     1 => "1".to_owned(),
