@@ -652,11 +652,11 @@ fn claude_code_comes_back_as_the_same_conversation_after_a_reboot() {
     assert!(asked.contains("remember the word zebra"), "{asked}");
 }
 
-#[test]
-fn claude_code_asking_a_question_is_waiting_for_an_answer() {
-    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
-    let sb = Sandbox::new();
-    let scenario = serde_json::json!({"turns": [
+/// The mock's turns for one question, `Which greeting should hello.py
+/// print?` (`1. Hello, world`, `2. Hi there`), then `Great, the casual
+/// greeting.` once it is answered.
+pub fn greeting_question() -> serde_json::Value {
+    serde_json::json!({"turns": [
         {"kind": "tool", "text": "", "pre_delay": 0.5, "chunk_delay": 0.05,
          "tool": {"name": "AskUserQuestion", "input": {"questions": [{
             "question": "Which greeting should hello.py print?", "header": "Greeting",
@@ -664,7 +664,14 @@ fn claude_code_asking_a_question_is_waiting_for_an_answer() {
             "options": [{"label": "Hello, world", "description": "The classic greeting"},
                         {"label": "Hi there", "description": "A casual greeting"}]}]}}},
         {"kind": "text", "text": "Great, the casual greeting.", "pre_delay": 0.5, "chunk_delay": 0.05}
-    ]});
+    ]})
+}
+
+#[test]
+fn claude_code_asking_a_question_is_waiting_for_an_answer() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = greeting_question();
     let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
     type_prompt(
         &sb,

@@ -179,21 +179,9 @@ fn approve_always_takes_the_dialogs_option_not_to_be_asked_again() {
 #[test]
 fn approve_always_is_refused_where_the_dialog_has_no_such_option() {
     let sb = Sandbox::new();
-    let codex = stand_in(&sb, "two", "codex", FAKE_CODEX_TWO_ASKS);
-    let got = got_file(&sb, "cx");
     // Its second ask at once (nothing to wait for): `1. Yes, proceed` and
     // `3. No`, and no option not to be asked again.
-    let _s = sb.start(
-        "cx",
-        &[],
-        &[
-            &codex,
-            got.to_str().expect("utf-8"),
-            "make deploy",
-            "/dev/null",
-            "make deploy",
-        ],
-    );
+    let (_s, got) = codex_asking_twice(&sb, "make deploy", Path::new("/dev/null"), "make deploy");
     wait_for_permission(&sb, "cx");
     assert_eq!(
         explain_json(&sb, "cx")["dialog"]["answers"],
@@ -350,23 +338,36 @@ fn choose_is_refused_in_one_line_for_an_option_the_dialog_lacks_or_a_dialog_with
     assert_eq!(keys_got(&got), "1b");
 }
 
-#[test]
-fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
-    let sb = Sandbox::new();
-    let codex = stand_in(&sb, "two", "codex", FAKE_CODEX_TWO_ASKS);
-    let gate = common::gate(&sb, "gate");
-    let got = got_file(&sb, "cx");
-    let _s = sb.start(
+/// Session `cx`: the two-ask stand-in asking about `first`, then about
+/// `then` once `gate` is opened; and the file it writes the keys it gets
+/// after that into.
+fn codex_asking_twice(
+    sb: &Sandbox,
+    first: &str,
+    gate: &Path,
+    then: &str,
+) -> (common::Session, PathBuf) {
+    let codex = stand_in(sb, "two", "codex", FAKE_CODEX_TWO_ASKS);
+    let got = got_file(sb, "cx");
+    let s = sb.start(
         "cx",
         &[],
         &[
             &codex,
             got.to_str().expect("utf-8"),
-            "cargo test",
+            first,
             gate.to_str().expect("utf-8"),
-            "npm publish",
+            then,
         ],
     );
+    (s, got)
+}
+
+#[test]
+fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
+    let sb = Sandbox::new();
+    let gate = common::gate(&sb, "gate");
+    let (_s, got) = codex_asking_twice(&sb, "cargo test", &gate, "npm publish");
     wait_for_permission(&sb, "cx");
     // What the person saw: the dialog about `cargo test`, and its id.
     let seen = status_json(&sb, "cx");

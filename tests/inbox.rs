@@ -197,9 +197,7 @@ fn every_waiting_session_and_what_it_asks_is_on_the_inbox_first_screen() {
         return;
     };
     shows(&t, "the footer counting four", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.starts_with(" 4 need you  i inbox"))
+        footer(s).is_some_and(|l| l.starts_with(" 4 need you  i inbox"))
     });
     t.keys("i");
     let waiting = [
@@ -290,9 +288,7 @@ fn a_in_the_inbox_approves_and_stops_the_asking_where_the_dialog_offers_it() {
     select(&t, "ask");
     // A `[y/N]` has no such option: not offered, and refused if pressed.
     shows(&t, "the footer without it", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.contains("y approve") && !l.contains("a always"))
+        footer(s).is_some_and(|l| l.contains("y approve") && !l.contains("a always"))
     });
     t.keys("a");
     shows(&t, "the refusal", |s| {
@@ -300,7 +296,7 @@ fn a_in_the_inbox_approves_and_stops_the_asking_where_the_dialog_offers_it() {
     });
     select(&t, "cx");
     shows(&t, "the footer offering it", |s| {
-        s.lines().last().is_some_and(|l| l.contains("a always"))
+        footer(s).is_some_and(|l| l.contains("a always"))
     });
     press_answer(&t, "cx", "a");
     shows(&t, "the answer said", |s| {
@@ -338,9 +334,7 @@ fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
     select(&t, "cx");
     // Codex's options are not chosen by digit: not offered, and refused.
     shows(&t, "the footer without a choice", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.contains("y approve") && !l.contains("choose"))
+        footer(s).is_some_and(|l| l.contains("y approve") && !l.contains("choose"))
     });
     t.keys("2");
     shows(&t, "the refusal", |s| {
@@ -352,9 +346,7 @@ fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
         "the question's options and the footer offering them",
         |s| {
             s.contains("2. Hi there")
-                && s.lines()
-                    .last()
-                    .is_some_and(|l| l.contains("1-4 choose") && !l.contains("y approve"))
+                && footer(s).is_some_and(|l| l.contains("1-4 choose") && !l.contains("y approve"))
         },
     );
     t.keys("7");
@@ -390,6 +382,11 @@ fn press_answer(t: &Tmux, id: &str, key: &str) {
     if flat(&t.capture()).contains(&held) {
         t.keys(key);
     }
+}
+
+/// The dashboard's bottom row: its footer, or its focus bar.
+fn footer(screen: &str) -> Option<&str> {
+    screen.lines().last()
 }
 
 fn select(t: &Tmux, id: &str) {
@@ -639,15 +636,7 @@ fn claude_codes_question_is_chosen_from_the_inbox_with_a_digit() {
         return;
     }
     let sb = Sandbox::new();
-    let scenario = serde_json::json!({"turns": [
-        {"kind": "tool", "text": "", "pre_delay": 0.5, "chunk_delay": 0.05,
-         "tool": {"name": "AskUserQuestion", "input": {"questions": [{
-            "question": "Which greeting should hello.py print?", "header": "Greeting",
-            "multiSelect": false,
-            "options": [{"label": "Hello, world", "description": "The classic greeting"},
-                        {"label": "Hi there", "description": "A casual greeting"}]}]}}},
-        {"kind": "text", "text": "Great, the casual greeting.", "pre_delay": 0.5, "chunk_delay": 0.05}
-    ]});
+    let scenario = crate::agents_live::greeting_question();
     let (_agent, _proj) = crate::agents_live::start_claude(&sb, &cc, "default", scenario);
     let Some(t) = dashboard(&sb, (80, 24)) else {
         return;
@@ -666,7 +655,7 @@ fn claude_codes_question_is_chosen_from_the_inbox_with_a_digit() {
         |s| {
             row(s, "cc").is_some_and(|r| r.contains("question") && r.contains("Which greeting"))
                 && s.contains("2. Hi there")
-                && s.lines().last().is_some_and(|l| l.contains("1-4 choose"))
+                && footer(s).is_some_and(|l| l.contains("1-4 choose"))
         },
     );
     press_answer(&t, "cc", "2");
@@ -728,9 +717,7 @@ fn the_configured_keys_are_the_dashboards_and_help_lists_them() {
         return;
     };
     shows(&t, "the footer with the inbox's key", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.starts_with(" 1 need you  F2 inbox") && l.contains("Q quit"))
+        footer(s).is_some_and(|l| l.starts_with(" 1 need you  F2 inbox") && l.contains("Q quit"))
     });
     t.keys("?");
     shows(&t, "the help with the keys in effect", |s| {
@@ -771,9 +758,7 @@ fn an_action_left_without_a_key_is_said_at_the_start() {
         flat.contains("[tui.keys]: kill has no key (x is new's now); give it one or write kill = [] to mean it")
     });
     shows(&t, "the footer without a kill key", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.contains("x new") && !l.contains("kill"))
+        footer(s).is_some_and(|l| l.contains("x new") && !l.contains("kill"))
     });
 }
 
@@ -854,9 +839,7 @@ fn the_inbox_shows_the_plan_a_plan_approval_asks_about() {
         return;
     };
     shows(&t, "the footer counting one", |s| {
-        s.lines()
-            .last()
-            .is_some_and(|l| l.starts_with(" 1 need you  i inbox"))
+        footer(s).is_some_and(|l| l.starts_with(" 1 need you  i inbox"))
     });
     t.keys("i");
     // Under the list: which dialog, then the plan, then the question and
