@@ -368,11 +368,13 @@ fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
 /// seen drawn before the next (a key read after the screen was looked at
 /// would move it on).
 /// Presses the answer `key` on `id`, lit: if the row came up under the
-/// selection a moment ago (the answered one above it left), the key is
-/// refused and says so, and the second press answers, as a person's
-/// would.
+/// selection a moment ago (the answered one above it left), or its dialog
+/// changed a moment ago, the key is refused and says so, and the second
+/// press answers, as a person's would.
 fn press_answer(t: &Tmux, id: &str, key: &str) {
-    let held = format!("'{id}' just took the place of the row that left");
+    // Also held: a dialog that changed under the key (an agent's own word
+    // that it asks, then the dialog it draws).
+    let held = format!("press {key} again");
     let answering = format!(" in '{id}'");
     t.keys(key);
     shows(t, &format!("{id} answered or held"), |s| {
