@@ -444,7 +444,7 @@ fn a_dialog_that_changed_after_it_was_shown_is_refused_not_answered() {
     let Some(t) = dashboard(&sb, (80, 24)) else {
         return;
     };
-    shows(&t, "one waiting", |s| s.contains("1 need you"));
+    shows(&t, "one waiting", |s| s.contains("1 needs you"));
     t.keys("i");
     shows(&t, "the row about cargo test", |s| {
         row(s, "cx").is_some_and(|r| r.contains("cargo test"))
@@ -584,7 +584,7 @@ fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
     };
     crate::agents_live::type_prompt(&sb, "? for shortcuts", "run the loop that writes steps.txt");
     crate::agents_live::dialog_state(&sb, "waiting", "permission", "Do you want to proceed?");
-    shows(&t, "Claude Code counted", |s| s.contains("1 need you"));
+    shows(&t, "Claude Code counted", |s| s.contains("1 needs you"));
     t.keys("i");
     // The dialog as the supervisor found it (not only the program's own
     // word that it waits, which comes first).
@@ -649,7 +649,7 @@ fn claude_codes_question_is_chosen_from_the_inbox_with_a_digit() {
         "change the greeting, ask me which one",
     );
     dialog_about(&sb, "cc", "Which greeting should hello.py print?");
-    shows(&t, "Claude Code counted", |s| s.contains("1 need you"));
+    shows(&t, "Claude Code counted", |s| s.contains("1 needs you"));
     t.keys("i");
     shows(
         &t,
@@ -719,7 +719,7 @@ fn the_configured_keys_are_the_dashboards_and_help_lists_them() {
         return;
     };
     shows(&t, "the footer with the inbox's key", |s| {
-        footer(s).is_some_and(|l| l.starts_with(" 1 need you  F2 inbox") && l.contains("Q quit"))
+        footer(s).is_some_and(|l| l.starts_with(" 1 needs you  F2 inbox") && l.contains("Q quit"))
     });
     t.keys("?");
     shows(&t, "the help with the keys in effect", |s| {
@@ -841,7 +841,7 @@ fn the_inbox_shows_the_plan_a_plan_approval_asks_about() {
         return;
     };
     shows(&t, "the footer counting one", |s| {
-        footer(s).is_some_and(|l| l.starts_with(" 1 need you  i inbox"))
+        footer(s).is_some_and(|l| l.starts_with(" 1 needs you  i inbox"))
     });
     t.keys("i");
     // Under the list: which dialog, then the plan, then the question and

@@ -1120,7 +1120,7 @@ fn a_raw_attach_from_the_grid_and_back() {
         !footer_shown(t) && t.last_row().contains("hm · a-sh") && t.last_row().contains("dashboard")
     });
     t.wait_for("the other session counted as needing you", |t| {
-        t.last_row().contains("1 need you")
+        t.last_row().contains("1 needs you")
     });
     // Bytes no key encoder would make (a kitty-keyboard Ctrl-a) arrive as
     // they were sent.
@@ -1179,7 +1179,7 @@ fn the_next_key_leaves_a_raw_attach_for_the_session_that_needs_you() {
     t.wait_for("focus", |t| t.last_row().contains("back to the grid"));
     t.send(b"\x14");
     t.wait_for("the bar naming the next key", |t| {
-        t.last_row().contains("1 need you") && t.last_row().contains("Ctrl-G next")
+        t.last_row().contains("1 needs you") && t.last_row().contains("Ctrl-G next")
     });
     t.send(b"\x07");
     t.wait_for("the dashboard, the waiting session selected", |t| {
@@ -1346,7 +1346,7 @@ fn a_plain_script_asking_needs_you_in_the_dashboard() {
     );
     let mut t = tui(&sb);
     t.wait_for("the question counted as needing you", |t| {
-        t.last_row().contains("1 need you")
+        t.last_row().contains("1 needs you")
             && pane(t, "ask").is_some_and(|p| p.shows("Continue? [y/N]") && p.top.contains("wait"))
     });
 }

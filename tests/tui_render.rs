@@ -345,7 +345,7 @@ fn focus_keeps_the_way_back_beside_a_long_id() {
     let bar = text.lines().last().unwrap_or("");
     assert!(bar.contains(" a-very-long-session-"), "{text}");
     assert!(bar.contains('…') && !bar.contains(long), "{text}");
-    for said in ["back to the grid", " 1 need you "] {
+    for said in ["back to the grid", " 1 needs you "] {
         assert!(bar.contains(said), "{said}: {text}");
     }
 }
@@ -952,7 +952,7 @@ fn a_narrow_footer_keeps_help_and_quit_over_the_page_number() {
     let text = s.text();
     let footer = text.lines().last().unwrap_or_default();
     assert!(
-        footer.contains("1 need you") && footer.contains("? help") && footer.contains("q quit"),
+        footer.contains("1 needs you") && footer.contains("? help") && footer.contains("q quit"),
         "{text}"
     );
 }

@@ -284,6 +284,17 @@ impl SessionView {
     }
 }
 
+/// How many sessions need you, the verb agreeing: `1 needs you`,
+/// `3 need you`. The dashboard's footer and focus bar and the attached
+/// session's bar all say it.
+pub fn need_you(count: usize) -> String {
+    if count == 1 {
+        "1 needs you".to_owned()
+    } else {
+        format!("{count} need you")
+    }
+}
+
 /// A session's state for people from its state byte and the report that
 /// goes with it, if any: `waiting · permission`, with `40 %` when a
 /// progress report says how far, `+2` when the program reports two

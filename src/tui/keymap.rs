@@ -399,7 +399,7 @@ fn next_attention(m: &mut Model, now: Instant) {
         // The page follows (see `show_selected`).
         Some(id) => m.selected = Some(id),
         // The one in the round is the selected: said so, beside the
-        // footer's `1 need you`.
+        // footer's `1 needs you`.
         None if !round.is_empty() => {
             let id = m.selected.clone().unwrap_or_default();
             let what = if m.pane(&id).is_some_and(|p| p.waiting()) {

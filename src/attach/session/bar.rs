@@ -48,7 +48,7 @@ impl Attach {
                 d.others_waiting.load(std::sync::atomic::Ordering::Relaxed)
             });
             let keys = [
-                (waiting > 0).then(|| format!("{waiting} need you")),
+                (waiting > 0).then(|| crate::client::view::need_you(waiting)),
                 self.dash
                     .as_ref()
                     .and_then(|d| d.next_key)

@@ -689,7 +689,7 @@ fn focus_at_80_columns_names_the_others_waiting_where_there_is_room() {
     assert_eq!(m.mode, Mode::Focus("a-long-id".into()));
     let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
     // Named where there is room.
-    assert!(bar.trim_end().ends_with("1 need you: b"), "{bar}");
+    assert!(bar.trim_end().ends_with("1 needs you: b"), "{bar}");
     // Too many names for 80 columns: the count alone.
     let ids = [
         "a-long-id",
@@ -730,13 +730,13 @@ fn focus_at_80_columns_never_cuts_the_count_of_those_who_need_you() {
     // The way back says less first, and the size it is held at stays.
     assert!(bar.contains("Ctrl-\\ back "), "{bar}");
     assert!(bar.contains("200x50 held"), "{bar}");
-    assert!(bar.trim_end().ends_with(" 1 need you"), "{bar}");
+    assert!(bar.trim_end().ends_with(" 1 needs you"), "{bar}");
     // Narrower still, the held size goes before the count does.
     m.size.0 = 72;
     let bar = draw(&mut m, now).lines().last().unwrap_or("").to_string();
     assert!(bar.contains("Ctrl-\\ back "), "{bar}");
     assert!(!bar.contains("held"), "{bar}");
-    assert!(bar.trim_end().ends_with(" 1 need you"), "{bar}");
+    assert!(bar.trim_end().ends_with(" 1 needs you"), "{bar}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::key;
 use crate::client::clock_ms;
+use crate::client::view::need_you;
 use crate::config::Action;
 use crate::detect::rules::Answer;
 use crate::tui::inbox;
@@ -46,7 +47,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         .collect();
     waiting.sort_by_key(|o| o.waiting_since);
     let others = waiting.len();
-    let need_text = (others > 0).then(|| format!(" {others} need you "));
+    let need_text = (others > 0).then(|| format!(" {} ", need_you(others)));
     // A terminal attached elsewhere holds the session's size, or another
     // dashboard's focus took it: focus shows it at that size, not the
     // dashboard's, and says why (a key here takes it back from the
@@ -57,7 +58,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     };
     // The id is cut before the state and the way back are: without the
     // detach key on screen a person does not know how to leave; nor is
-    // the count of those who need you cut into (`1 need yo`). Where even
+    // the count of those who need you cut into (`1 needs yo`). Where even
     // a cut id leaves no room, the way back says less (`Ctrl-\ back`),
     // then the held size goes.
     let kept = |back: &str, held: &str| {
@@ -137,7 +138,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         // Who, the longest waiting first, where the row has room for
         // their ids: `2 need you` alone left the person to guess.
         let ids: Vec<&str> = waiting.iter().map(|o| o.id.as_str()).collect();
-        let named = format!(" {others} need you: {} ", ids.join(", "));
+        let named = format!(" {}: {} ", need_you(others), ids.join(", "));
         let room = usize::from(row.width).saturating_sub(2);
         if spans.iter().map(Span::width).sum::<usize>() + named.chars().count() <= room {
             need.content = named.into();
@@ -341,7 +342,7 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
-        spans.push(Span::styled(format!(" {waiting} need you "), style));
+        spans.push(Span::styled(format!(" {} ", need_you(waiting)), style));
         match m.keys.label(Action::Inbox) {
             Some(k) if m.mode != Mode::Inbox => {
                 spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]);
