@@ -599,7 +599,16 @@ impl Detector {
     pub fn wake_at(&self) -> Option<u64> {
         let last = self.last.as_ref()?;
         let mut at: Option<u64> = None;
-        let mut consider = |t: u64| at = Some(at.map_or(t, |a| a.min(t)));
+        // A time already past at the last verdict changed nothing then and
+        // cannot later: a silent job's screen unchanged for `stuck_after`
+        // is still running, not stuck, and waking for it again and again
+        // spun the supervisor on a core, reading /proc.
+        let after = self.last_ms;
+        let mut consider = |t: u64| {
+            if t > after {
+                at = Some(at.map_or(t, |a| a.min(t)));
+            }
+        };
         if self.held
             && let Some(t) = self.resized_ms
         {

@@ -111,6 +111,33 @@ fn ended_is_dead_and_stays_dead() {
 }
 
 #[test]
+fn a_silent_job_past_stuck_after_is_running_and_wakes_no_sooner_than_its_next_check() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["bash".to_owned()], 0);
+    t.feed(b"dev@box:~$ make\r\n");
+    d.output(b"make", 0);
+    let job = || ProcessFacts {
+        foreground_is_session: false,
+        foreground_command: "make".to_owned(),
+        ..ProcessFacts::default()
+    };
+    d.process(job(), 0);
+    let v = d.verdict(t.screen(), 100);
+    assert_eq!(v.primary, Primary::Active, "{v:?}");
+    // Past `stuck_after` with the screen unchanged: a job that prints
+    // nothing is running, not stuck, and no deadline already passed may
+    // be asked for again (the supervisor's tracker would look at once,
+    // and again, on a core).
+    for at in [60_100, 61_000, 90_000, 200_000] {
+        d.process(job(), at);
+        let v = d.verdict(t.screen(), at);
+        assert_eq!((v.primary, v.health), (Primary::Active, Health::Alive));
+        let wake = d.wake_at();
+        assert!(wake.is_none_or(|w| w > at), "woken at {wake:?}, at {at}");
+    }
+}
+
+#[test]
 fn a_foreground_job_reading_the_terminal_is_waiting_for_input() {
     let mut t = term();
     let mut d = Detector::new(settings(), &["bash".to_owned()], 0);

@@ -276,15 +276,14 @@ fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
 #[test]
 fn a_program_running_silently_is_never_stuck() {
     let sb = Sandbox::new();
-    let conf = sb.path().join("heimdall.toml");
+    // Not `./heimdall.toml`, which the plain session would read as well.
+    let conf = sb.path().join("agent.toml");
     std::fs::write(&conf, "[classifier.agent]\nstuck_after_ms = 1000\n").expect("config");
     let conf = conf.to_str().expect("utf-8");
     let script = "echo compiling; exec sleep 60";
-    let _a = sb.start(
-        "agent",
-        &["--config", conf, "--classifier", "agent"],
-        &["bash", "-c", script],
-    );
+    // The file's table chooses the agent classifier with its parameter
+    // (`--classifier agent` would start it afresh, with 60 s).
+    let a = sb.start("agent", &["--config", conf], &["bash", "-c", script]);
     let _b = sb.start("plain", &[], &["bash", "-c", script]);
     // Well past stuck_after: still not stuck.
     common::wait_until("3 s of silence", || {
@@ -294,9 +293,39 @@ fn a_program_running_silently_is_never_stuck() {
     });
     for id in ["agent", "plain"] {
         let v = status_json(&sb, id);
+        assert_eq!(
+            v["classifier"],
+            if id == "agent" { "agent" } else { "simple" }
+        );
         assert_ne!(v["primary"], "stuck", "{v}");
         assert_eq!(v["health"], "alive", "{v}");
     }
+    // Nor does it spin: past stuck_after the agent's supervisor once
+    // looked again at once, forever, a core's worth of /proc reads (2 s
+    // of CPU by now; a few milliseconds is its due).
+    let cpu = cpu_ms(a.child.id());
+    assert!(
+        cpu < 300,
+        "the supervisor used {cpu} ms of CPU in 3 s of silence"
+    );
+}
+
+/// The CPU time process `pid` has used, in milliseconds.
+fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the supervisor runs");
+    // After the command's name in parentheses: utime and stime are the
+    // 12th and 13th fields.
+    let rest = &stat[stat.rfind(')').expect("stat") + 2..];
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let tick = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .and_then(|t| u64::try_from(t).ok())
+        .unwrap_or(100);
+    (fields[11] + fields[12]) * 1000 / tick
 }
 
 /// A server blocked in `poll` on its one socket is not asking anything,
