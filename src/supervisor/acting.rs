@@ -203,6 +203,19 @@ impl Acting {
         self.seen.as_ref().filter(|s| s.follows).map(|s| s.first_ms)
     }
 
+    /// When the dialog on screen began to be shown, at the latest, given
+    /// when the screen first showed its rule's region (`rule_since`).
+    /// Where another dialog came before it in the same wait, the region
+    /// may have stood through both (Claude Code asks its next question in
+    /// the same place), so its own first look counts: a dialog first
+    /// seen by the answer that names it is as new as it can be.
+    pub fn shown_since(&self, rule_since: u64) -> u64 {
+        match &self.seen {
+            Some(s) if s.follows => rule_since.max(s.first_ms),
+            _ => rule_since,
+        }
+    }
+
     /// A new appearance of `d`, seen first at `now_ms`.
     fn appeared(&mut self, d: &Dialog, now_ms: u64, answered: bool) -> Seen {
         self.appearances += 1;
@@ -570,5 +583,24 @@ mod tests {
         acting.see(None, 500);
         acting.answered(&d, record(&d, 600));
         assert!(acting.seen.as_ref().is_some_and(|s| s.id > again));
+    }
+
+    #[test]
+    fn the_next_dialog_in_one_wait_is_as_old_as_its_first_look_not_its_region() {
+        let mut acting = Acting::default();
+        let first = dialog("cargo test", "› ");
+        // The first of a wait: its region's first showing is its age.
+        acting.see(Some(&first), 1_000);
+        assert_eq!(acting.shown_since(900), 900);
+        acting.answered(&first, record(&first, 3_000));
+        // The next one drawn in the same region, first seen at 5 s:
+        // the region has stood since 0.9 s, the dialog since 5 s.
+        let next = dialog("npm test", "› ");
+        acting.see(Some(&next), 5_000);
+        assert_eq!(acting.shown_since(900), 5_000);
+        // A wait that ended starts afresh.
+        acting.stopped_waiting(6_000);
+        acting.see(Some(&next), 7_000);
+        assert_eq!(acting.shown_since(6_500), 6_500);
     }
 }

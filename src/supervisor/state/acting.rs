@@ -309,9 +309,10 @@ impl Shared {
             .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?
             .given(answer);
         // Its age, from when the screen first showed this rule's dialog (a
-        // plain program's, from when it began to read).
+        // plain program's, from when it began to read), or, for the next
+        // of several in one wait, from when it was first seen.
         let shown_ms = match shown_ms {
-            Some((rule, since)) if rule == dialog.rule => since,
+            Some((rule, since)) if rule == dialog.rule => self.acting.shown_since(since),
             None if self.detector.is_none() => verdict.since_ms,
             _ => now,
         };
