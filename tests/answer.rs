@@ -330,6 +330,7 @@ fn choose_is_refused_in_one_line_for_an_option_the_dialog_lacks_or_a_dialog_with
     let err = stderr(&out);
     assert!(
         err.contains("codex's rules know no keys that choose from 'codex.permission'")
+            && err.contains("(it takes hm approve cx, hm deny cx, hm approve --always cx)")
             && err.lines().count() == 1,
         "{err}"
     );

@@ -338,7 +338,10 @@ fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
     });
     t.keys("2");
     shows(&t, "the refusal", |s| {
-        flat(s).contains("'cx' shows codex.permission, with no options hm can choose")
+        flat(s).contains(
+            "'cx' shows codex.permission, with no options hm can choose: \
+             press y to approve, n to deny, a to always approve",
+        )
     });
     select(&t, "cc");
     shows(
@@ -352,6 +355,11 @@ fn a_digit_in_the_inbox_chooses_that_option_of_the_question() {
     t.keys("7");
     shows(&t, "no option 7", |s| {
         flat(s).contains("not answered: 'cc' has no option 7: its options are 1 to 4")
+    });
+    // A question is not approved: the refusal says which keys answer it.
+    t.keys("y");
+    shows(&t, "y refused", |s| {
+        flat(s).contains("'cc' shows claude.question, which hm cannot approve: press 1-4 to choose")
     });
     press_answer(&t, "cc", "2");
     shows(&t, "the choice said", |s| {

@@ -284,6 +284,45 @@ pub fn key_of(answer: Answer) -> char {
     }
 }
 
+/// The keys the inbox answers `d` with and what each gives (`y`
+/// `approve`, `1-4` `choose`): what the footer offers, and what a
+/// refused key points to.
+pub fn offered(d: &DialogInfo) -> Vec<(String, &'static str)> {
+    let takes = |a: Answer| d.answers.iter().any(|n| n == a.name());
+    let mut keys: Vec<(String, &'static str)> = Answer::ALL
+        .into_iter()
+        .filter(|a| takes(*a))
+        .map(|a| (key_of(a).to_string(), a.name()))
+        .collect();
+    // Digits only where a digit would be taken: a dialog whose options
+    // are numbered but not chosen by digit refuses them.
+    if !d.options.is_empty() && takes(Answer::Choose(0)) {
+        let digits = match d.options.len() {
+            1 => "1".to_owned(),
+            n => format!("1-{n}"),
+        };
+        keys.push((digits, "choose"));
+    }
+    keys
+}
+
+/// Where a key was refused, the keys that would answer `d`, said to a
+/// person: `press y to approve, n to deny`; focusing it where none would.
+fn instead(d: &DialogInfo) -> String {
+    let keys: Vec<String> = offered(d)
+        .into_iter()
+        .map(|(k, w)| match w {
+            "always" => format!("{k} to always approve"),
+            w => format!("{k} to {w}"),
+        })
+        .collect();
+    if keys.is_empty() {
+        "Enter focuses it".to_owned()
+    } else {
+        format!("press {}", keys.join(", "))
+    }
+}
+
 /// `y`, `n`, `a` or an option's digit on the selected row: an ACT for the
 /// dialog it showed.
 fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
@@ -379,9 +418,9 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                     && !d.answers.iter().any(|a| a == Answer::Always.name()) =>
             {
                 let why = format!(
-                    "'{id}' shows {} with no option not to be asked again \
-                     (y approves this once)",
-                    d.rule
+                    "'{id}' shows {} with no option not to be asked again: {}",
+                    d.rule,
+                    instead(&d)
                 );
                 (true, format!("not answered: {why}"))
             }
@@ -406,16 +445,17 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                     && !d.answers.iter().any(|a| a == answer.name()) =>
             {
                 let why = format!(
-                    "'{id}' shows {}, with no options hm can choose (Enter focuses it)",
-                    d.rule
+                    "'{id}' shows {}, with no options hm can choose: {}",
+                    d.rule,
+                    instead(&d)
                 );
                 (true, format!("not answered: {why}"))
             }
             Some(d) if !d.answers.iter().any(|a| a == answer.name()) => {
                 let why = format!(
-                    "'{id}' shows {}, and its rules name no keys that {verb} it \
-                     (Enter focuses it)",
-                    d.rule
+                    "'{id}' shows {}, which hm cannot {verb}: {}",
+                    d.rule,
+                    instead(&d)
                 );
                 (true, format!("not answered: {why}"))
             }

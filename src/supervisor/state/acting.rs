@@ -306,7 +306,27 @@ impl Shared {
         }
         let action = dialog
             .keys_for(&rules, answer)
-            .map_err(|e| format!("{shows} ({}), but {e}", verdict.label()))?
+            .map_err(|e| {
+                let mut why = format!("{shows} ({}), but {e}", verdict.label());
+                // Asked for an answer the dialog does not take: the
+                // commands that would answer it.
+                if matches!(e, crate::detect::dialog::Unanswerable::NoKeys { .. }) {
+                    let takes: Vec<String> = dialog
+                        .answers(&rules)
+                        .into_iter()
+                        .map(|a| match a {
+                            Answer::Approve => format!("hm approve {id}"),
+                            Answer::Deny => format!("hm deny {id}"),
+                            Answer::Always => format!("hm approve --always {id}"),
+                            Answer::Choose(_) => format!("hm choose {id} N"),
+                        })
+                        .collect();
+                    if !takes.is_empty() {
+                        why.push_str(&format!(" (it takes {})", takes.join(", ")));
+                    }
+                }
+                why
+            })?
             .given(answer);
         // Its age, from when the screen first showed this rule's dialog (a
         // plain program's, from when it began to read), or, for the next

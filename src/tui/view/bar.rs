@@ -14,7 +14,6 @@ use super::key;
 use crate::client::clock_ms;
 use crate::client::view::need_you;
 use crate::config::Action;
-use crate::detect::rules::Answer;
 use crate::tui::inbox;
 use crate::tui::model::{Mode, Model, Pane};
 
@@ -300,8 +299,6 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
                 .as_deref()
                 .and_then(|id| m.pane(id))
                 .and_then(|p| p.dialog.as_ref());
-            let answers = dialog.map(|d| d.answers.clone()).unwrap_or_default();
-            let options = dialog.map_or(0, |d| d.options.len());
             let mut hints = Vec::new();
             let stopped = m
                 .inbox
@@ -312,20 +309,7 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
             if stopped {
                 hints.push(("y".into(), "continue"));
             }
-            for answer in Answer::ALL {
-                if answers.iter().any(|a| a == answer.name()) {
-                    hints.push((inbox::key_of(answer).to_string(), answer.name()));
-                }
-            }
-            // Digits only where a digit would be taken: a dialog whose
-            // options are numbered but not chosen by digit refuses them.
-            if options > 0 && answers.iter().any(|a| a == Answer::Choose(0).name()) {
-                let digits = match options {
-                    1 => "1".to_owned(),
-                    n => format!("1-{n}"),
-                };
-                hints.push((digits, "choose"));
-            }
+            hints.extend(dialog.map(inbox::offered).unwrap_or_default());
             hints.extend([
                 ("⏎".into(), "focus"),
                 ("↑↓".into(), "move"),
