@@ -412,6 +412,54 @@ fn events_streams_every_sessions_changes_as_they_happen() {
 }
 
 #[test]
+fn events_line_up_the_states_of_long_ids() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let long = "agent-refactor-the-long-one";
+    let _a = bg(&sb, &["--id", "a"], &["sleep", "20"]);
+    let _b = bg(&sb, &["--id", long], &["sleep", "20"]);
+    let mut events = sb
+        .hm()
+        .args(["events", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start hm events");
+    let out = events.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + common::PATIENCE;
+    let mut snapshot: Vec<String> = (0..2)
+        .map_while(|_| {
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .ok()
+        })
+        .collect();
+    let _ = events.kill();
+    let _ = events.wait();
+    assert_eq!(snapshot.len(), 2, "{snapshot:#?}");
+    snapshot.sort_by_key(|l| l.contains(long));
+    // `HH:MM:SS.mmm  ID  STATE`: each state starts one column after the
+    // longest id.
+    let state_at = |line: &str| line.find("active").or_else(|| line.find("idle"));
+    let (short, longer) = (&snapshot[0], &snapshot[1]);
+    assert!(
+        state_at(short).is_some() && state_at(short) == state_at(longer),
+        "{snapshot:#?}"
+    );
+    assert_eq!(
+        state_at(longer),
+        longer.find(long).map(|i| i + long.len() + 1)
+    );
+}
+
+#[test]
 fn events_in_a_fresh_socket_dir_leaves_it_usable() {
     let sb = Sandbox::new();
     let fresh = sb.path().join("fresh");

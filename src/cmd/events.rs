@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
@@ -34,6 +35,11 @@ struct Event<'a> {
     session: &'a SessionView,
 }
 
+/// The id column's width: the longest id seen (the sessions listed at the
+/// start, then any longer one that comes), at least 16, so that the
+/// states line up under each other.
+static ID_WIDTH: AtomicUsize = AtomicUsize::new(16);
+
 fn print(json: bool, event: &str, session: &SessionView) {
     let mut out = std::io::stdout().lock();
     let time_unix_ms = clock::unix_ms();
@@ -49,11 +55,10 @@ fn print(json: bool, event: &str, session: &SessionView) {
             "gone" => "gone".to_owned(),
             _ => session.label(),
         };
-        format!(
-            "{}  {:<16} {what}",
-            clock_text(time_unix_ms),
-            paths::sanitize(&session.id)
-        )
+        let id = paths::sanitize(&session.id);
+        let width = id.chars().count();
+        let width = ID_WIDTH.fetch_max(width, Ordering::Relaxed).max(width);
+        format!("{}  {id:<width$} {what}", clock_text(time_unix_ms))
     };
     // A closed pipe (`hm events | head`) ends the command: nothing to do.
     if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
@@ -265,6 +270,8 @@ fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool, first
         if liveness::probe(&session.pid, &session.sock, false) != Liveness::Running {
             continue;
         }
+        // Before any of them prints: the tasks run once this returns.
+        ID_WIDTH.fetch_max(id.chars().count(), Ordering::Relaxed);
         seen.borrow_mut().insert(id.clone());
         let seen = seen.clone();
         tokio::task::spawn_local(async move {

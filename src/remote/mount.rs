@@ -46,7 +46,7 @@ pub enum MountError {
     #[error("{host}: ssh could not connect: {said}")]
     Ssh { host: String, said: String },
     #[error(
-        "{host}: no '{hm}' on the remote PATH ({said}); install hm there, or set `hm` for this host in [[hosts]]"
+        "{host}: no '{hm}' on the remote PATH ({said}); install hm there, or set `hm` for this host in heimdall.toml's [[hosts]]"
     )]
     NoRemoteHm {
         host: String,
