@@ -14,6 +14,9 @@ pub struct Row {
     pub usage: Option<Usage>,
 }
 
+/// The row of the agent session whose job runs silently.
+pub const SILENT: &str = "hm supervisor, agent, silent job past stuck_after";
+
 pub fn measure(b: &Bench, window: Duration) -> Vec<Row> {
     let sleep = ["sleep", "1000000"];
     let mut watched: Vec<(String, i32)> = Vec::new();
@@ -32,11 +35,16 @@ pub fn measure(b: &Bench, window: Duration) -> Vec<Row> {
         "hm supervisor, agent, shell at its prompt".into(),
         agent.pid(),
     ));
-    let silent = b.hm_session_with(&["--classifier", "agent"], &sleep);
-    watched.push((
-        "hm supervisor, agent, silent job (sleep)".into(),
-        silent.pid(),
-    ));
+    // Its screen still for longer than `stuck_after` (a second here, 60 s
+    // by default) through the whole window: a job running silently is not
+    // stuck, and the deadline that passed must not wake it again (it once
+    // spun a core). The file's table chooses the classifier with it;
+    // `--classifier agent` would start one afresh.
+    let config = b.path("stuck-after-1s.toml");
+    std::fs::write(&config, "[classifier.agent]\nstuck_after_ms = 1000\n").expect("config");
+    let config = config.display().to_string();
+    let silent = b.hm_session_with(&["--config", &config], &sleep);
+    watched.push((SILENT.into(), silent.pid()));
     let asking = b.hm_session_with(
         &["--classifier", "agent"],
         &["sh", "-c", "printf 'Continue? [y/N] '; exec sleep 1000000"],

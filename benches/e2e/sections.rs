@@ -289,6 +289,19 @@ pub fn idle(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
                 r.usage.map(|u| u.ctxsw == 0 && u.cpu_ns == 0),
             );
         }
+        // Re-read with backoff: a look a second while the job is young
+        // (a few /proc reads each), fewer later; the bound is twice that.
+        if r.name == idle::SILENT {
+            checks.add(
+                "idle agent, silent job past stuck_after",
+                &format!("≤ {} wake-ups, ≤ {secs} ms CPU per {secs} s", 2 * secs),
+                r.usage.map_or("?".into(), |u| {
+                    format!("{} wake-ups, {:.3} ms", u.ctxsw, u.cpu_ns as f64 / 1e6)
+                }),
+                r.usage
+                    .map(|u| u.ctxsw <= 2 * secs && u.cpu_ns <= secs * 1_000_000),
+            );
+        }
     }
     t.note(&format!("Foreign CPU share: {:.2}.", load.foreign_since()));
     t
