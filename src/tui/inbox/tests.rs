@@ -984,3 +984,24 @@ fn a_row_of_an_unreachable_host_says_so_and_stops_counting() {
     assert!(!screen.contains("unreachable"), "{screen}");
     assert!(screen.contains(" 13s "), "{screen}");
 }
+
+#[test]
+fn an_empty_inbox_says_so_whole_on_a_narrow_terminal() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    m.size = (50, 14);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let screen = draw(&mut m, now);
+    // Its words, wrapped inside the box, none cut at its edge.
+    let words: Vec<&str> = screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .skip_while(|l| !l.starts_with("Nothing needs you"))
+        .take(2)
+        .collect();
+    assert_eq!(
+        words.join(" "),
+        "Nothing needs you: no session is waiting for an answer.",
+        "{screen}"
+    );
+}

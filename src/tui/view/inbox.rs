@@ -52,10 +52,15 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
     }
     let mut lines: Vec<Line<'static>> = Vec::new();
     if rows.is_empty() {
-        lines.push(Line::from(Span::styled(
-            " Nothing needs you: no session is waiting for an answer.",
-            m.theme.dim,
-        )));
+        // Wrapped, not cut at the box's edge: a narrow terminal showed
+        // `no session is waiting for an`.
+        for part in wrap(
+            "Nothing needs you: no session is waiting for an answer.",
+            inner_w.saturating_sub(2),
+            3,
+        ) {
+            lines.push(Line::from(Span::styled(format!(" {part}"), m.theme.dim)));
+        }
     } else {
         let cols = Columns::of(&rows, inner_w, !m.hosts.is_empty());
         lines.push(Line::from(Span::styled(cols.header(), m.theme.dim)));
