@@ -96,6 +96,8 @@ pub struct Detector {
     last: Option<Verdict>,
     /// When `last` was taken.
     last_ms: u64,
+    /// When a verdict was last asked for (a held one gives `last` again).
+    looked_ms: u64,
     /// The last verdict stands for a redraw that answers a resize (see
     /// [`Detector::verdict`]): look again when the grace ends.
     held: bool,
@@ -150,6 +152,7 @@ impl Detector {
             asker: None,
             last: None,
             last_ms: now_ms,
+            looked_ms: now_ms,
             held: false,
         };
         detector.note_agent(now_ms);
@@ -529,6 +532,7 @@ impl Detector {
     /// which [`verdict`](Self::verdict) would find only by reading it
     /// whole again.
     pub fn verdict_unlooked(&mut self, now_ms: u64) -> Verdict {
+        self.looked_ms = now_ms;
         let mut verdict = resolve(&self.evidence, now_ms);
         self.finished_turn(&mut verdict);
         self.held = false;
@@ -599,11 +603,13 @@ impl Detector {
     pub fn wake_at(&self) -> Option<u64> {
         let last = self.last.as_ref()?;
         let mut at: Option<u64> = None;
-        // A time already past at the last verdict changed nothing then and
+        // A time already past at the last look changed nothing then and
         // cannot later: a silent job's screen unchanged for `stuck_after`
         // is still running, not stuck, and waking for it again and again
-        // spun the supervisor on a core, reading /proc.
-        let after = self.last_ms;
+        // spun the supervisor on a core, reading /proc. The look, not the
+        // verdict: one held through a resize's redraw is the last verdict
+        // given again.
+        let after = self.looked_ms;
         let mut consider = |t: u64| {
             if t > after {
                 at = Some(at.map_or(t, |a| a.min(t)));

@@ -310,6 +310,38 @@ fn a_program_running_silently_is_never_stuck() {
     );
 }
 
+/// A program stopped (SIGSTOP, Ctrl-Z) is `waiting · stopped` until it is
+/// continued; its last verdict's deadlines (here the idle threshold after
+/// its output) pass meanwhile with no verdict taken, and must not wake
+/// its supervisor again and again.
+#[test]
+fn a_stopped_agent_session_does_not_spin() {
+    let sb = Sandbox::new();
+    let conf = sb.path().join("agent.toml");
+    std::fs::write(&conf, "[classifier.agent]\nstuck_after_ms = 1000\n").expect("config");
+    let conf = conf.to_str().expect("utf-8");
+    let s = sb.start(
+        "job",
+        &["--config", conf],
+        &[
+            "sh",
+            "-c",
+            "echo before; sleep 1; kill -STOP $$; exec sleep 600",
+        ],
+    );
+    // Past the idle threshold (3 s) and stuck_after, stopped all along.
+    common::wait_until("4 s stopped", || {
+        let v = status_json(&sb, "job");
+        v["detail"] == "stopped" && v["state_ms"].as_u64().is_some_and(|ms| ms >= 4_000)
+    });
+    assert_eq!(status_json(&sb, "job")["classifier"], "agent");
+    let cpu = cpu_ms(s.child.id());
+    assert!(
+        cpu < 300,
+        "the supervisor used {cpu} ms of CPU in 4 s stopped"
+    );
+}
+
 /// The CPU time process `pid` has used, in milliseconds.
 fn cpu_ms(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the supervisor runs");

@@ -264,7 +264,10 @@ impl Shared {
     /// or the detector's `stuck_after` running out. `None` while nothing is
     /// pending, so an idle session costs no wake-up.
     pub fn next_state_change_ms(&self) -> Option<u64> {
-        if self.exit_code.is_some() {
+        // A stopped program's state moves only when it is continued, which
+        // wakes the tracker itself; the last verdict's deadlines would
+        // pass with no verdict taken after them, and wake it forever.
+        if self.exit_code.is_some() || self.halted().is_some() {
             return None;
         }
         if let Some(d) = &self.detector {
