@@ -317,7 +317,7 @@ fn instead(d: &DialogInfo) -> String {
         })
         .collect();
     if keys.is_empty() {
-        "Enter focuses it".to_owned()
+        "Enter focuses it, to answer it yourself".to_owned()
     } else {
         format!("press {}", keys.join(", "))
     }

@@ -496,7 +496,7 @@ fn without_a_dialog_or_its_keys_nothing_is_sent_and_it_says_why() {
     let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert!(acts(&fx).is_empty());
     assert!(
-        said(&m).contains("which hm cannot approve: Enter focuses it"),
+        said(&m).contains("which hm cannot approve: Enter focuses it, to answer it yourself"),
         "{}",
         said(&m)
     );
