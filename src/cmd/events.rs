@@ -271,7 +271,7 @@ fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool, first
             continue;
         }
         // Before any of them prints: the tasks run once this returns.
-        ID_WIDTH.fetch_max(id.chars().count(), Ordering::Relaxed);
+        ID_WIDTH.fetch_max(paths::sanitize(&id).chars().count(), Ordering::Relaxed);
         seen.borrow_mut().insert(id.clone());
         let seen = seen.clone();
         tokio::task::spawn_local(async move {
