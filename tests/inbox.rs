@@ -560,10 +560,9 @@ fn a_mouse_drag_copies_a_panes_text_through_osc_52() {
     });
 }
 
-/// `i`, `y`: a real Claude Code waiting at its permission dialog is
-/// approved from the inbox, and goes on to run the command.
-#[test]
-fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
+/// The real Claude Code, where it and tmux are here to test the inbox
+/// with; else why not, printed, and `None`.
+fn claude_in_tmux() -> Option<std::path::PathBuf> {
     let cc = match crate::agents_live::claude() {
         Ok(bin) => bin,
         Err(why) => {
@@ -571,13 +570,21 @@ fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
                 "skipped: Claude Code {} is not available: {why}",
                 crate::agents_live::CLAUDE_VERSION
             );
-            return;
+            return None;
         }
     };
     if !tmux::available() {
         println!("skipped: tmux is not installed");
-        return;
+        return None;
     }
+    Some(cc)
+}
+
+/// `i`, `y`: a real Claude Code waiting at its permission dialog is
+/// approved from the inbox, and goes on to run the command.
+#[test]
+fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
+    let Some(cc) = claude_in_tmux() else { return };
     let sb = Sandbox::new();
     let scenario = serde_json::json!({"turns": [
         {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
@@ -631,20 +638,7 @@ fn claude_code_approved_from_the_inbox_in_two_keys_goes_on() {
 /// `2. Hi there`, and Claude Code goes on with that answer.
 #[test]
 fn claude_codes_question_is_chosen_from_the_inbox_with_a_digit() {
-    let cc = match crate::agents_live::claude() {
-        Ok(bin) => bin,
-        Err(why) => {
-            println!(
-                "skipped: Claude Code {} is not available: {why}",
-                crate::agents_live::CLAUDE_VERSION
-            );
-            return;
-        }
-    };
-    if !tmux::available() {
-        println!("skipped: tmux is not installed");
-        return;
-    }
+    let Some(cc) = claude_in_tmux() else { return };
     let sb = Sandbox::new();
     let scenario = crate::agents_live::greeting_question();
     let (_agent, _proj) = crate::agents_live::start_claude(&sb, &cc, "default", scenario);
