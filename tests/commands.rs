@@ -219,6 +219,55 @@ fn ls_lists_every_session_with_its_state_and_command() {
     assert!(list[0]["started_unix_ms"].is_u64());
 }
 
+/// A session waiting for you whose program keeps redrawing (Claude Code
+/// blinks a mark at its dialogs) is listed with the time it has waited:
+/// the time since its last output stayed under a second all the while.
+#[test]
+fn ls_gives_a_waiting_session_the_time_it_has_waited() {
+    let sb = Sandbox::new();
+    let rules = sb.path().join("config/heimdall/rules");
+    fs::create_dir_all(&rules).expect("rules dir");
+    fs::write(
+        rules.join("asks.toml"),
+        "agent = \"*\"\n\n[[rule]]\nname = \"proceed\"\nstate = \"waiting\"\n\
+         detail = \"question\"\nregion = \"screen\"\nall = ['^Proceed\\? \\(y/n\\)']\n",
+    )
+    .expect("rules");
+    let _s = sb.start(
+        "asks",
+        &["--classifier", "agent"],
+        &[
+            "bash",
+            "-c",
+            "printf 'Proceed? (y/n)\\r\\n'; while :; do printf '\\r%s' $((RANDOM % 10)); sleep 0.1; done",
+        ],
+    );
+    // IDLE as printed: `180ms`, `2.4s`, `1m05s`.
+    let waited_secs = |cell: &str| -> f64 {
+        if cell.ends_with("ms") {
+            0.0
+        } else if cell.contains('m') {
+            60.0
+        } else {
+            cell.trim_end_matches('s').parse().unwrap_or(0.0)
+        }
+    };
+    let mut last = String::new();
+    common::wait_until("a waiting session's IDLE of 2 s", || {
+        last = stdout(&sb.cmd(&["ls"]));
+        last.lines()
+            .find(|l| l.starts_with("asks "))
+            .and_then(|l| {
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .nth(3)
+            })
+            .is_some_and(|idle| waited_secs(idle) >= 2.0)
+    });
+    assert!(last.contains("waiting · question"), "{last}");
+}
+
 /// More sessions than the process may open descriptors: every one is
 /// still listed with its state (they are asked a few at a time).
 #[test]

@@ -20,6 +20,20 @@ use crate::liveness::{self, Liveness};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::{Info, Status, conn};
 
+/// What the IDLE column gives: the time since the session last printed,
+/// but for one waiting for you the time it has waited, as the dashboard's
+/// title does. Claude Code blinks a mark at its dialogs, so its output
+/// time read a few hundred ms all the while it waited.
+fn idle_ms(s: &Status) -> u32 {
+    let waiting = crate::classify::ProcessState::from_byte(s.state)
+        .is_some_and(|p| p.primary() == crate::detect::Primary::Waiting);
+    if waiting {
+        s.state_ms.max(s.idle_ms)
+    } else {
+        s.idle_ms
+    }
+}
+
 /// A session that does not answer within this time is listed as such
 /// rather than holding up the whole listing.
 const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
@@ -187,7 +201,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 (Some(s), _) => (
                     s.pid.to_string(),
                     SessionView::live(&r.id, s, r.info.as_ref()).label(),
-                    human_ms(u64::from(s.idle_ms)),
+                    human_ms(u64::from(idle_ms(s))),
                 ),
                 (None, Some(pid)) => (pid.to_string(), "orphaned".into(), "-".into()),
                 (None, None) => ("-".into(), "no answer".into(), "-".into()),

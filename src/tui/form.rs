@@ -59,7 +59,7 @@ pub fn key(
 ) {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // What the form said was of what was typed: an edit makes it old (`'x'
-    // is no id` stayed up under the id corrected).
+    // is not a valid id` stayed up under the id corrected).
     if k.code != KeyCode::Enter {
         m.notice = None;
     }
@@ -98,7 +98,7 @@ pub fn key(
                 // which cut the command line's wording off mid-rule.
                 m.notify(
                     format!(
-                        "'{}' is no id: {}",
+                        "'{}' is not a valid id: use {}",
                         paths::sanitize(plain),
                         paths::ID_RULE_SHORT
                     ),
