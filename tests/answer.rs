@@ -421,6 +421,56 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     assert_eq!(keys_got(&got), "79");
 }
 
+/// Two answers to one dialog, the second before the program has redrawn
+/// (two dashboards, a person after a script): the second is refused and
+/// sends nothing, even naming the dialog. Both were given, and Claude
+/// Code's prompt read `❯ 1`.
+#[test]
+fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
+    let sb = Sandbox::new();
+    let codex = fake_codex(&sb);
+    let got = got_file(&sb, "cx");
+    let _s = sb.start(
+        "cx",
+        &[],
+        &[&codex, got.to_str().expect("utf-8"), "cargo test", "more"],
+    );
+    wait_for_permission(&sb, "cx");
+    let id = status_json(&sb, "cx")["dialog"]["id"]
+        .as_u64()
+        .expect("a dialog id")
+        .to_string();
+    let mut first = None;
+    common::wait_until("the dialog to take keys", || {
+        let out = sb.cmd(&["approve", "cx", "--dialog", &id]);
+        let done = !stderr(&out).contains("too new");
+        first = Some(out);
+        done
+    });
+    let first = first.expect("an answer");
+    assert!(first.status.success(), "{}", stderr(&first));
+    // The program took the key and still shows the dialog (it prints
+    // what it got below it).
+    assert_eq!(keys_got(&got), "79");
+    let again = sb.cmd(&["approve", "cx", "--dialog", &id]);
+    assert_eq!(again.status.code(), Some(1), "{}", stdout(&again));
+    let err = stderr(&again);
+    assert!(
+        err.starts_with("hm: the dialog in 'cx' was answered ")
+            && err.contains("(approve by hand)")
+            && err.contains("nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let denied = sb.cmd(&["deny", "cx"]);
+    assert_eq!(denied.status.code(), Some(1), "{}", stdout(&denied));
+    let more = got.with_extension("got.more");
+    common::wait_until("the program to stop listening", || more.exists());
+    assert_eq!(std::fs::read_to_string(&more).expect("read").trim(), "");
+    let actions = explain_json(&sb, "cx")["actions"].clone();
+    assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
+}
+
 /// `hm VERB ID` once the dialog has stood long enough to take keys
 /// surely (until then it is refused as too new).
 fn answer_when_it_takes_keys(sb: &Sandbox, verb: &str, id: &str) -> std::process::Output {

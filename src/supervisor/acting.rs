@@ -25,6 +25,12 @@ use crate::protocol::{ActionRecord, AutomationInfo};
 /// How many answers the log keeps (each with its dialog's rows).
 const LOG_LEN: usize = 8;
 
+/// How long after an answer the dialog it answered, still on screen, is
+/// taken to be on its way out and is not answered again. A program takes
+/// a key and redraws in tens of ms; one that is still showing the dialog
+/// after this ignored the key, and a person may answer again.
+pub const ANSWER_TAKES_MS: u64 = 2000;
+
 /// What the supervisor remembers about answering dialogs.
 #[derive(Debug, Default)]
 pub struct Acting {
@@ -85,6 +91,8 @@ struct Seen {
     /// script's next question right after the last was answered).
     follows: bool,
     answered: bool,
+    /// The last answer given to it, by whom (`approve by hand`), and when.
+    last_answer: Option<(u64, String)>,
     /// The automation rule that will answer it, and when.
     due: Option<(usize, u64)>,
 }
@@ -229,8 +237,21 @@ impl Acting {
             first_ms: now_ms,
             follows,
             answered,
+            last_answer: None,
             due: None,
         }
+    }
+
+    /// Whether the dialog `d`, on screen now, was answered less than
+    /// [`ANSWER_TAKES_MS`] ago: how long ago, and with what. Until the
+    /// program redraws, its dialog looks unanswered, and a second answer
+    /// (a second dashboard, a person after a script) would type its keys
+    /// into whatever comes next: Claude Code's prompt read `❯ 1`.
+    pub fn just_answered(&self, d: &Dialog, now_ms: u64) -> Option<(u64, &str)> {
+        let seen = self.seen.as_ref().filter(|s| s.is(d))?;
+        let (at, what) = seen.last_answer.as_ref()?;
+        let ago = now_ms.saturating_sub(*at);
+        (ago < ANSWER_TAKES_MS).then_some((ago, what.as_str()))
     }
 
     /// The first rule that would answer `d`: the session's agent is named
@@ -270,12 +291,13 @@ impl Acting {
             rows = %record.rows.join(" | "),
             "answered a dialog"
         );
-        match &mut self.seen {
-            Some(seen) if seen.is(d) => {
-                seen.answered = true;
-                seen.due = None;
-            }
-            _ => self.seen = Some(self.appeared(d, record.at_ms, true)),
+        if !matches!(&self.seen, Some(seen) if seen.is(d)) {
+            self.seen = Some(self.appeared(d, record.at_ms, true));
+        }
+        if let Some(seen) = &mut self.seen {
+            seen.answered = true;
+            seen.due = None;
+            seen.last_answer = Some((record.at_ms, format!("{} by {}", record.answer, record.by)));
         }
         if self.log.len() == LOG_LEN {
             self.log.pop_front();
@@ -602,5 +624,38 @@ mod tests {
         acting.stopped_waiting(6_000);
         acting.see(Some(&next), 7_000);
         assert_eq!(acting.shown_since(6_500), 6_500);
+    }
+
+    /// A dialog answered a moment ago, still on screen, is not answered
+    /// again until the program has had time to take the key; another
+    /// dialog, or the same one gone and back, may be answered at once.
+    #[test]
+    fn a_dialog_just_answered_waits_before_another_answer() {
+        let mut acting = Acting::default();
+        let d = dialog("cargo test", "› ");
+        acting.see(Some(&d), 1_000);
+        assert_eq!(acting.just_answered(&d, 1_500), None, "not answered yet");
+        let mut given = record(&d, 2_000);
+        given.answer = "approve".into();
+        given.by = "hand".into();
+        acting.answered(&d, given);
+        assert_eq!(
+            acting.just_answered(&d, 2_040),
+            Some((40, "approve by hand"))
+        );
+        // The selection moved: the same appearance, still just answered.
+        let moved = dialog("cargo test", "  ");
+        acting.see(Some(&moved), 2_100);
+        assert!(acting.just_answered(&moved, 2_100).is_some());
+        // Still there after the program had its time: it ignored the key.
+        assert_eq!(acting.just_answered(&d, 2_000 + ANSWER_TAKES_MS), None);
+        // Another dialog is another appearance.
+        let other = dialog("npm test", "› ");
+        assert_eq!(acting.just_answered(&other, 2_050), None);
+        // Gone and back: asked anew.
+        acting.answered(&d, record(&d, 5_000));
+        acting.see(None, 5_010);
+        acting.see(Some(&d), 5_020);
+        assert_eq!(acting.just_answered(&d, 5_030), None);
     }
 }

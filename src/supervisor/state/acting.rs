@@ -9,7 +9,7 @@ use crate::detect::dialog::key_bytes;
 use crate::detect::rules::{Answer, Pattern, RuleSet};
 use crate::protocol::{ActionRecord, DialogInfo, DialogOption};
 
-use super::super::acting::{Acting, Expect};
+use super::super::acting::{ANSWER_TAKES_MS, Acting, Expect};
 use super::Shared;
 
 /// What a dialog read off the screen depends on: the screen and what
@@ -266,6 +266,15 @@ impl Shared {
                 retry_in_ms: None,
                 now: Some(Box::new(dialog_info(dialog, seen, &rules))),
             });
+        }
+        if let Some((ago, what)) = self.acting.just_answered(&dialog, now) {
+            // No retry time: asked again later, it would be answered twice.
+            return Err(format!(
+                "the dialog in '{id}' was answered {ago} ms ago ({what}) and the program has \
+                 not redrawn yet; nothing was sent (if it still asks in {} s, answer again)",
+                ANSWER_TAKES_MS / 1000
+            )
+            .into());
         }
         let shows = format!("session '{id}' shows {}", dialog.rule);
         if let Some(rule) = &expect.rule
