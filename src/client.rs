@@ -257,6 +257,17 @@ pub fn signal_name(code: i32) -> Option<String> {
     })
 }
 
+/// How a session ended, as short as `hm ls`'s STATE column says it:
+/// `exited 3`, `killed SIGTERM`, `killed (exit 15)` for a code of its own
+/// when its end was asked for (`killed 143` read as signal 143).
+pub fn ended_short(code: i32, killed: bool) -> String {
+    match (killed, signal_name(code)) {
+        (true, Some(sig)) => format!("killed {sig}"),
+        (true, None) => format!("killed (exit {code})"),
+        (false, _) => format!("exited {code}"),
+    }
+}
+
 /// The record of session `id` that ended, if one is kept in `dir`.
 pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
     paths::validate_id(id).ok()?;

@@ -50,24 +50,35 @@ pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Lost> {
     manifest::ids(&state)
         .into_iter()
         .filter(|id| !running(id))
-        .filter_map(|id| {
-            let m = manifest::read(&state, &id).ok()?;
-            let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
-            (here && m.lost() && !alive(dir, &id)).then(|| {
-                // As `hm restore` would find it now: its directory and
-                // its program still there.
-                let refusal = plan::plan(&m)
-                    .and_then(|mut r| plan::check(&mut r, &m))
-                    .err()
-                    .map(|why| why.to_string());
-                Lost {
-                    refusal,
-                    id,
-                    manifest: m,
-                }
-            })
-        })
+        .filter_map(|id| lost_in(&state, &host, dir, id))
         .collect()
+}
+
+/// Session `id` of socket dir `dir`, if it is lost: what a new session
+/// of the id would take over (`hm run --id` asks).
+pub fn get(dir: &Path, id: &str) -> Option<Lost> {
+    let state = crate::restore::sessions_dir()?;
+    lost_in(&state, &crate::restore::host_name(), dir, id.to_owned())
+}
+
+/// Session `id`, kept in state dir `state`, if it is a lost session of
+/// socket dir `dir` on machine `host`.
+fn lost_in(state: &Path, host: &str, dir: &Path, id: String) -> Option<Lost> {
+    let m = manifest::read(state, &id).ok()?;
+    let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
+    (here && m.lost() && !alive(dir, &id)).then(|| {
+        // As `hm restore` would find it now: its directory and its
+        // program still there.
+        let refusal = plan::plan(&m)
+            .and_then(|mut r| plan::check(&mut r, &m))
+            .err()
+            .map(|why| why.to_string());
+        Lost {
+            refusal,
+            id,
+            manifest: m,
+        }
+    })
 }
 
 /// Whether any of `lost` is listed for the first time: `hm ls` says how

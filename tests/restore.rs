@@ -953,6 +953,62 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
     assert!(!stdout(&sb.cmd(&["ls"])).contains("old"));
 }
 
+/// A new session never silently takes a kept one's place: `--id` of a
+/// lost session is refused (its manifest and output wait for `hm
+/// restore`), `--id` of an ended one says its record goes, and a name
+/// chosen from the command passes over both. Each was replaced without a
+/// word, and `hm logs` of the ended one printed nothing after.
+#[test]
+fn a_new_session_does_not_silently_take_a_lost_or_ended_ones_id() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    lost_sleeper(&sb, "sleep", "i-lost", b"what it printed\r\n");
+    let history_before = history(&sb, "sleep");
+    // `hm run --bg ARGS` (the socket dir before the command).
+    let run = |args: &[&str]| {
+        sb.hm()
+            .args(["run", "--bg", "--socket-dir", sb.dir()])
+            .args(args)
+            .output()
+            .expect("run hm run --bg")
+    };
+    let out = run(&["--id", "sleep", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "hm: session 'sleep' was lost with its supervisor: 'hm restore sleep' brings it \
+         back, 'hm rm sleep' forgets it; or choose another id\n"
+    );
+    assert_eq!(
+        manifest(&sb, "sleep").map(|m| m["instance"].clone()),
+        Some(Value::from("i-lost"))
+    );
+    assert_eq!(history(&sb, "sleep"), history_before);
+    // Named from its command: the next free name.
+    let out = run(&["--", "sleep", "600"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "sleep-2");
+    // An ended session: named from the command, passed over; named with
+    // --id, replaced, saying so.
+    bg(&sb, &["--id", "true", "--", "true"], &[]);
+    wait_until("it to end", || {
+        stdout(&sb.cmd(&["ls"]))
+            .lines()
+            .any(|l| l.starts_with("true ") && l.contains("exited 0"))
+    });
+    let out = run(&["--", "true"]);
+    assert_eq!(stdout(&out).trim(), "true-2", "{}", stderr(&out));
+    let out = run(&["--id", "true", "--", "true"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("replacing the ended session 'true' (exited 0, ")
+            && err.contains("its record and output go"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 #[test]
 fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     use common::terminal::Terminal;

@@ -593,7 +593,7 @@ fn the_new_session_form_says_why_an_id_is_refused_in_the_form() {
     let words = |t: &str| t.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
     let shown = words(&text.replace(['│', '┃', '"'], " "));
     let rule = words(&format!(
-        "'bad id/x' is not a valid id: use {}",
+        "'bad id/x' cannot be an id: {}",
         heimdall::paths::ID_RULE_SHORT
     ));
     assert!(

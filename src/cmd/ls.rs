@@ -185,13 +185,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 return [
                     client::shown_id(&r.id),
                     "-".into(),
-                    // Killed by a signal, its name, as the pane's title
-                    // says (`killed 143` read as signal 143).
-                    match (e.killed, client::signal_name(e.exit_code)) {
-                        (true, Some(sig)) => format!("killed {sig}"),
-                        (true, None) => format!("killed (exit {})", e.exit_code),
-                        (false, _) => format!("exited {}", e.exit_code),
-                    },
+                    client::ended_short(e.exit_code, e.killed),
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
                     labelled(e.label.as_deref(), shown(&e.command)),

@@ -37,7 +37,17 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         paths::resolve_socket_dir(args.dir.socket_dir.as_deref(), config.socket_dir.as_deref());
     // The id and the socket path length are checked before anything exists.
     let (mut session, base) = match &args.id {
-        Some(id) => (SessionPaths::new(&dir, id)?, None),
+        // A restore or restart takes its own session's id on purpose.
+        Some(id) if args.restoring.is_some() => (SessionPaths::new(&dir, id)?, None),
+        Some(id) => {
+            let session = SessionPaths::new(&dir, id)?;
+            // Told once, where the person typed it (not again by the
+            // supervisor a launch starts).
+            if !args.notify_ready {
+                check_taking_over(&dir, &session)?;
+            }
+            (session, None)
+        }
         None => {
             let base = id_from_command(&args.command);
             (free_session(&dir, &base)?, Some(base))
@@ -255,8 +265,10 @@ fn id_from_command(command: &[OsString]) -> String {
     if id.is_empty() { "session".into() } else { id }
 }
 
-/// The first of `base`, `base-2`, `base-3`, ... that no running or
-/// orphaned session holds.
+/// The first of `base`, `base-2`, `base-3`, ... that no session holds:
+/// running, orphaned, ended (its record and output are kept until `hm
+/// rm`) or lost (waiting for `hm restore`). A name chosen for the user
+/// never takes another session's place.
 fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
     for n in 1..=999 {
         let id = if n == 1 {
@@ -268,12 +280,42 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
         let taken = matches!(
             probe(dir, &session),
             Some(liveness::Liveness::Running | liveness::Liveness::Orphaned(_))
-        );
+        ) || crate::ended::path(dir, &id).exists()
+            || crate::lost::get(dir, &id).is_some();
         if !taken {
             return Ok(session);
         }
     }
     bail!("sessions '{base}' to '{base}-999' all exist; name this one with --id")
+}
+
+/// Whether `--id` may take `session`'s id: not from a lost session, whose
+/// manifest and output wait for `hm restore` and would be overwritten;
+/// from an ended one, saying that its record and output go.
+fn check_taking_over(dir: &Path, session: &SessionPaths) -> Result<()> {
+    let id = &session.id;
+    if let Some(lost) = crate::lost::get(dir, id) {
+        let back = if lost.restartable() {
+            format!("'hm restore {id}' brings it back")
+        } else {
+            format!("'hm restart {id}' runs it as it was")
+        };
+        bail!(
+            "session '{id}' was lost with its supervisor: {back}, 'hm rm {id}' forgets it; \
+             or choose another id"
+        );
+    }
+    if let Some(ended) = crate::ended::read(&crate::ended::path(dir, id)) {
+        // Information, not an error: no `hm:` in front.
+        let how = crate::client::ended_short(ended.exit_code, ended.killed);
+        let ago =
+            crate::client::human_ms(crate::clock::unix_ms().saturating_sub(ended.ended_unix_ms));
+        eprintln!(
+            "replacing the ended session '{id}' ({how}, {ago} ago): its record and output \
+             go ('hm restart {id}' would have kept them)"
+        );
+    }
+    Ok(())
 }
 
 fn resolve_workdir(given: Option<&Path>) -> Result<PathBuf> {

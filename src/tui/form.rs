@@ -59,7 +59,7 @@ pub fn key(
 ) {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // What the form said was of what was typed: an edit makes it old (`'x'
-    // is not a valid id` stayed up under the id corrected).
+    // cannot be an id` stayed up under the id corrected).
     if k.code != KeyCode::Enter {
         m.notice = None;
     }
@@ -98,7 +98,7 @@ pub fn key(
                 // which cut the command line's wording off mid-rule.
                 m.notify(
                     format!(
-                        "'{}' is not a valid id: use {}",
+                        "'{}' cannot be an id: {}",
                         paths::sanitize(plain),
                         paths::ID_RULE_SHORT
                     ),
@@ -107,6 +107,13 @@ pub fn key(
             } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
                 // Taking the id would lose the only record of it.
                 m.notify(format!("'{id}' is still held by pid {pid}"), now);
+            } else if m.pane(&id).is_some_and(|p| p.lost.is_some()) {
+                // Its manifest and output wait for `R`; `hm run --id`
+                // refuses it as well.
+                m.notify(
+                    format!("'{id}' was lost with its supervisor: R restores it, x forgets it"),
+                    now,
+                );
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
             } else {

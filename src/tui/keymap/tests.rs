@@ -444,6 +444,34 @@ fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
     assert!(!m.quit);
 }
 
+/// The id of a lost session is not taken by a new one: its manifest and
+/// output wait for `R`.
+#[test]
+fn new_session_refuses_a_lost_sessions_id() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1", "api"], now);
+    if let Some(p) = m.panes.iter_mut().find(|p| p.id == "api") {
+        p.lost = Some(crate::tui::model::Lost::Restartable);
+        p.link = crate::tui::model::Link::Gone;
+    }
+    update(&mut m, press(KeyCode::Char('n')), now);
+    typed(&mut m, "api", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Id,
+            ..
+        }
+    ));
+    let notice = notice(&m);
+    assert!(
+        notice.contains("'api' was lost with its supervisor: R restores it"),
+        "{notice}"
+    );
+}
+
 #[test]
 fn the_new_session_prompt_takes_a_directory_after_tab() {
     let now = Instant::now();
