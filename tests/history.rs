@@ -5,8 +5,9 @@
 //! screen, and the dashboard's and `hm attach`'s copy modes copy exactly
 //! what `hm logs` prints. Also: `--width`, `--grep -C`, `--since`, a
 //! line-exact `--follow`, a wrapped line copied whole through tmux's
-//! `set-clipboard on`, and a journal that stays within its bound however
-//! often the size changes.
+//! `set-clipboard on`, a journal that stays within its bound however
+//! often the size changes, and lines on a plain program's screen whole
+//! whichever way the session is resized.
 
 use crate::common;
 
@@ -610,6 +611,77 @@ fn lines_on_the_screen_when_the_session_narrows_stay_whole_and_are_followed_once
     assert_eq!(next(), "after");
     let _ = follow.kill();
     let _ = follow.wait();
+}
+
+/// Prints `row NN `, 140 y's and ` ENDNN` (153 characters) for each line
+/// it is asked for: as many lines as the number typed.
+const ROWS: &str = r#"
+stty -echo
+y=$(printf '%0140d' 0 | tr 0 y)
+i=0
+while read k; do
+  j=0
+  while [ "$j" -lt "$k" ]; do
+    i=$((i + 1)); j=$((j + 1))
+    printf 'row %02d %s END%02d\n' "$i" "$y" "$i"
+  done
+done
+"#;
+
+/// Line `n` of [`ROWS`].
+fn row_line(n: usize) -> String {
+    format!("row {n:02} {} END{n:02}", "y".repeat(140))
+}
+
+/// Lines on the screen when the session gets wider, narrower, taller or
+/// shorter are whole in `hm logs`, and `--follow` prints each once, whole.
+/// They came out cut at the old width (widening forgot that their rows
+/// wrapped), with the blank rows a taller screen pulls down on top
+/// printed as empty lines before them.
+#[test]
+fn lines_on_the_screen_when_the_session_changes_size_are_whole_in_hm_logs() {
+    let sb = Sandbox::new();
+    let script = sb.program("rows.sh", ROWS);
+    let script = script.to_str().expect("utf-8 path");
+    let _s = sb.start("sizes", &["--cols", "60", "--rows", "19"], &["sh", script]);
+    let (mut follow, rx) = follow(&sb, "sizes");
+    let mut want: Vec<String> = Vec::new();
+    let mut print = |count: usize, at: &str| {
+        let out = sb.cmd(&["send", "sizes", &count.to_string(), "--enter"]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        want.extend((want.len() + 1..=want.len() + count).map(row_line));
+        let last = want.last().expect("a line").clone();
+        wait_until(&format!("line {} in hm logs {at}", want.len()), || {
+            logs(&sb, "sizes", &[]).contains(&last)
+        });
+        assert_eq!(logs(&sb, "sizes", &[]), want, "hm logs {at}");
+        want.clone()
+    };
+    // Eight lines of three rows each: two of them scrolled off.
+    print(8, "at 60x19");
+    let sizes: [(u16, u16, usize); 7] = [
+        (200, 50, 4),
+        (60, 19, 3),
+        (60, 45, 2),
+        (150, 45, 2),
+        (45, 12, 2),
+        (130, 44, 2),
+        (70, 30, 1),
+    ];
+    let mut all = Vec::new();
+    for (cols, rows, count) in sizes {
+        resize(&sb, "sizes", cols, rows);
+        all = print(count, &format!("after the resize to {cols}x{rows}"));
+    }
+    for (i, line) in all.iter().enumerate() {
+        let got = rx
+            .recv_timeout(common::PATIENCE)
+            .unwrap_or_else(|_| panic!("line {} from hm logs -f", i + 1));
+        assert_eq!(&got, line, "hm logs -f, line {}", i + 1);
+    }
+    let _ = follow.kill();
+    let _ = follow.wait();
+    assert!(rx.try_recv().is_err(), "hm logs -f printed more");
 }
 
 /// A session that keeps no output (`--scrollback-bytes 0`) still has a

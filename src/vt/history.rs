@@ -189,11 +189,12 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
                     break;
                 }
                 let wrapped = u16::try_from(i).is_ok_and(|r| screen.row_wrapped(r));
-                // Cut by a narrowing and untouched since: the line whole.
-                let line = match tally.whole_on_screen(i, &text, wrapped) {
-                    Some(whole) => Line {
-                        text: whole.text(),
-                        wrapped: whole.wrapped,
+                // Reshaped by a change of width and untouched since: the
+                // row as the program wrote it.
+                let line = match tally.as_written_on_screen(i, &text, wrapped) {
+                    Some(was) => Line {
+                        text: was.text(),
+                        wrapped: was.wrapped,
                     },
                     None => Line { text, wrapped },
                 };
@@ -206,9 +207,33 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
     /// Every logical line kept, oldest first: the history's and the
     /// screen's rows joined where the output wrapped (see
     /// [`crate::vt::lines`]); blank rows at the screen's bottom dropped.
+    /// The blank rows a taller screen pulled down on its top (see
+    /// [`crate::vt::kept`]) are none of the program's: no lines of their
+    /// own, and a line that wrapped into them, its first rows scrolled
+    /// off, goes on below them.
     pub fn logical_lines(&mut self) -> Vec<Logical> {
-        let rows = self.rows_between(0, usize::MAX);
+        let mut rows = self.rows_between(0, usize::MAX);
+        let top = self.history_len();
+        let pulled = usize::try_from(self.rows_pulled()).unwrap_or(usize::MAX);
+        let end = top.saturating_add(pulled).min(rows.len());
+        // Pulled down and still blank (one written since is the
+        // program's): a row above that wraps goes on through it.
+        let mut stand_in = vec![false; end.saturating_sub(top)];
+        for i in top..end {
+            if rows[i].text.is_empty() && !rows[i].wrapped {
+                stand_in[i - top] = true;
+                rows[i].wrapped = i > 0 && rows[i - 1].wrapped;
+            }
+        }
+        let only_stand_ins = |l: &Logical| {
+            (l.row..l.row + l.rows).all(|i| {
+                i.checked_sub(top)
+                    .and_then(|i| stand_in.get(i))
+                    .is_some_and(|s| *s)
+            })
+        };
         let mut lines = lines::join(&rows);
+        lines.retain(|l| !only_stand_ins(l));
         while lines.last().is_some_and(|l| l.text.is_empty()) {
             lines.pop();
         }

@@ -21,9 +21,12 @@
 //! history (else every resize taller and back would add blank lines, in
 //! the middle of the lines a program wrote).
 //!
-//! And a third: narrowing cuts each row at the new width. The rows as
-//! they were are noted ([`Tally::narrowing`]); one that leaves still as
-//! the cut left it is kept whole.
+//! And a third: a change of width reshapes each row without reflowing
+//! it. Narrowing cuts a row at the new width; widening pads it, and
+//! either forgets that the row wrapped into the next one. The rows as
+//! they were are noted ([`Tally::reshaping`]); one still as the change
+//! left it, when it leaves or is read, is the row as it was: the line
+//! whole, and joined with its next row if it wrapped into it.
 //!
 //! Rows of runs of plain lines come here without vt100 drawing them
 //! (`vt::runs`): `Tally::leave` keeps them as it keeps vt100's, and the
@@ -77,10 +80,35 @@ pub struct Tally<CB> {
     /// Rows vt100 scrolls now only stand in for rows already counted (see
     /// `vt::runs`): none of them is history, or news to the callbacks.
     pub(super) mute: bool,
-    /// The main screen's rows, top first, as they were before it last
-    /// narrowed, and the width that cut them (see [`Tally::narrowing`]).
-    pub(super) wide: VecDeque<Kept>,
-    pub(super) cut_to: u16,
+    /// The main screen's rows, top first (below those pulled down), as
+    /// they were before its width last changed (see [`Tally::reshaping`]).
+    reshaped: VecDeque<Reshaped>,
+}
+
+/// A row of the main screen as it was before a change of width, and as
+/// the change left it.
+#[derive(Debug, Clone)]
+struct Reshaped {
+    /// The row as the program wrote it: before the change, or before an
+    /// earlier one it was still as that one left it.
+    was: Kept,
+    /// Its text as the change left it; none while the change is under
+    /// way (a row it pushes off the top leaves as it was).
+    left: Option<String>,
+}
+
+impl Reshaped {
+    /// Whether a row, `text` and whether it wraps, is still as the change
+    /// left it: the same text, and not wrapping (a change of width
+    /// unwraps every row, vt100's cut and padding alike). A row the
+    /// program wrote since differs: a shell's line redrawn for the new
+    /// width wraps, or says more. (Written again with the very text the
+    /// change left, it cannot be told from it.)
+    fn still(&self, text: &str, wrapped: bool) -> bool {
+        self.left
+            .as_ref()
+            .is_none_or(|left| !wrapped && left == text)
+    }
 }
 
 impl<CB> Tally<CB> {
@@ -95,8 +123,7 @@ impl<CB> Tally<CB> {
             moved: 0,
             owed: 0,
             mute: false,
-            wide: VecDeque::new(),
-            cut_to: 0,
+            reshaped: VecDeque::new(),
         }
     }
 
@@ -113,65 +140,93 @@ impl<CB> Tally<CB> {
         self.rows.clear();
         self.gone = 0;
         self.owed = 0;
-        self.wide.clear();
+        self.reshaped.clear();
     }
 
     /// RIS: vt100 starts a new screen, which has counted no rows gone.
     pub(super) fn reset(&mut self) {
         self.gone = 0;
         self.owed = 0;
-        self.wide.clear();
+        self.reshaped.clear();
     }
 
-    /// The main screen is about to narrow to `cols`, and `rows` are its
-    /// rows as they are, top first. vt100 cuts each row at the new width
-    /// (it does not reflow, as a terminal does); a row that leaves the
-    /// screen later still as the cut left it is kept whole instead, so
-    /// `hm logs` and the history have the line the program wrote. The
-    /// rows growing pulled down are none of the program's: they are
-    /// skipped here, as they are when they leave. A row cut by an earlier
-    /// narrowing and not yet gone keeps its widest form.
-    pub(super) fn narrowing(&mut self, rows: VecDeque<Kept>, cols: u16) {
+    /// The main screen's width is about to change, and `rows` are its
+    /// rows as they are, top first (none if they could not be read).
+    /// vt100 does not reflow, as a terminal does: narrowing cuts each row
+    /// at the new width, widening pads it, and both forget that a row
+    /// wrapped into the next. A row still as the change left it when it
+    /// leaves the screen, or is read on it, is taken as it was instead,
+    /// so `hm logs` and the history have the line the program wrote,
+    /// however many rows it took. The rows growing pulled down are none
+    /// of the program's: they are skipped here, as they are when they
+    /// leave. A row still as an earlier change left it keeps the form it
+    /// had before that one.
+    pub(super) fn reshaping(&mut self, rows: Option<VecDeque<Kept>>) {
         let pulled = usize::try_from(self.pulled).unwrap_or(usize::MAX);
-        let rows = rows.into_iter().skip(pulled);
-        let wide = rows.map(|row| self.widened(row)).collect();
-        self.wide = wide;
-        self.cut_to = cols;
+        let rows = rows.unwrap_or_default().into_iter().skip(pulled);
+        let noted = rows
+            .enumerate()
+            .map(|(i, row)| {
+                let was = match self.reshaped.get(i) {
+                    Some(r) if r.still(&row.text(), row.wrapped) => r.was.clone(),
+                    _ => row,
+                };
+                Reshaped { was, left: None }
+            })
+            .collect();
+        self.reshaped = noted;
     }
 
-    /// `row`, leaving the top of the main screen, whole as it was before
-    /// the screen narrowed if it is still as the narrowing cut it: the
-    /// whole row begins with it, and it reaches the edge it was cut at (a
-    /// column short of it when the cut fell inside a wide character,
-    /// which vt100 then blanks), and does not wrap (vt100's cut unwraps
-    /// a row). A row the program wrote since differs: a shell's line
-    /// redrawn for the new width wraps.
-    fn widened(&mut self, row: Kept) -> Kept {
-        let Some(wide) = self.wide.pop_front() else {
+    /// The change of width [`Tally::reshaping`] noted is done: `texts`
+    /// are the main screen's rows now, top first.
+    pub(super) fn reshaped(&mut self, texts: impl Iterator<Item = String>) {
+        let pulled = usize::try_from(self.pulled).unwrap_or(usize::MAX);
+        let mut on_screen = 0;
+        for (r, text) in self.reshaped.iter_mut().zip(texts.skip(pulled)) {
+            r.left = Some(text);
+            on_screen += 1;
+        }
+        // Rows a shorter screen cut off at the bottom: rows written there
+        // later are new.
+        self.reshaped.truncate(on_screen);
+    }
+
+    /// `row`, leaving the top of the main screen, as it was before the
+    /// screen's width changed if it is still as the change left it (see
+    /// [`Tally::reshaping`]).
+    fn as_written(&mut self, row: Kept) -> Kept {
+        let Some(noted) = self.reshaped.pop_front() else {
             return row;
         };
-        if still_cut(&row.text(), &wide.text(), self.cut_to, row.wrapped) {
-            wide
+        if noted.still(&row.text(), row.wrapped) {
+            noted.was
         } else {
             row
         }
     }
 
-    /// Row `i` of the main screen (`cut`, as text, and whether it wraps)
-    /// whole as it was before the screen narrowed, if it is still as the
-    /// narrowing cut it (see [`Tally::widened`]): a row that never left
-    /// the screen is the program's line as much as one that did.
-    pub(super) fn whole_on_screen(&self, i: usize, cut: &str, wrapped: bool) -> Option<Kept> {
+    /// Row `i` of the main screen (as text, and whether it wraps) as it
+    /// was before the screen's width changed, if it is still as the change
+    /// left it (see [`Tally::reshaping`]): a row that never left the
+    /// screen is the program's line as much as one that did.
+    pub(super) fn as_written_on_screen(
+        &self,
+        i: usize,
+        text: &str,
+        wrapped: bool,
+    ) -> Option<&Kept> {
         // The rows growing pulled down since are above those noted.
         let noted = i.checked_sub(usize::try_from(self.pulled).ok()?)?;
-        let wide = self.wide.get(noted)?;
-        still_cut(cut, &wide.text(), self.cut_to, wrapped).then(|| wide.clone())
+        let r = self.reshaped.get(noted)?;
+        r.still(text, wrapped).then_some(&r.was)
     }
 
-    /// The whole screen is cleared: what is on it now is the program's
-    /// new writing, none of it cut.
+    /// The whole screen is cleared: what is on it from now on is the
+    /// program's new writing, none of it reshaped, none of it pulled
+    /// down.
     pub(super) fn cleared(&mut self) {
-        self.wide.clear();
+        self.reshaped.clear();
+        self.pulled = 0;
     }
 
     /// The main screen grew from `from` rows to `to`: vt100 pulled down
@@ -185,10 +240,19 @@ impl<CB> Tally<CB> {
 
     /// Rows that did not scroll off, taken as history all the same (a
     /// screen about to be cleared, see `Term::keep_before_clear`): vt100
-    /// did not count them, so neither is `gone`.
+    /// did not count them, so neither is `gone`. Rows growing pulled
+    /// down on top that are still blank are no history here either (see
+    /// [`Tally::leave`]).
     pub(super) fn keep_rows(&mut self, rows: VecDeque<Kept>) {
-        for row in rows {
-            let row = self.widened(row);
+        let pulled = usize::try_from(self.pulled).unwrap_or(usize::MAX);
+        for (i, row) in rows.into_iter().enumerate() {
+            if i < pulled {
+                if !row.formatted.is_empty() || row.wrapped {
+                    self.keep_row(row);
+                }
+                continue;
+            }
+            let row = self.as_written(row);
             self.keep_row(row);
         }
     }
@@ -246,28 +310,9 @@ impl<CB> Tally<CB> {
             return;
         }
         let row = Kept { formatted, wrapped };
-        let row = if pulled { row } else { self.widened(row) };
+        let row = if pulled { row } else { self.as_written(row) };
         self.keep_row(row);
     }
-}
-
-/// Whether `cut`, a row of the main screen, is still `whole` as a
-/// narrowing to `edge` columns cut it: `whole` begins with it, it
-/// reaches the edge (a column short of it when the cut fell inside a
-/// wide character, which vt100 then blanks), and it does not wrap
-/// (vt100's cut unwraps a row). A row the program wrote since differs: a
-/// shell's line redrawn for the new width wraps.
-fn still_cut(cut: &str, whole: &str, edge: u16, wrapped: bool) -> bool {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    let Some(rest) = whole.strip_prefix(cut) else {
-        return false;
-    };
-    let edge = usize::from(edge);
-    let reaches = match rest.chars().next() {
-        None => false,
-        Some(next) => cut.width() == edge || (cut.width() + 1 == edge && next.width() == Some(2)),
-    };
-    reaches && !wrapped
 }
 
 /// A writer that takes the first character written and refuses the

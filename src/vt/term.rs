@@ -19,6 +19,7 @@
 //! off unseen ([`super::skim`]); and it may sleep as its rendering. A
 //! supervisor's screen does both (`vt::dozing`).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::num::NonZeroU16;
 
@@ -116,7 +117,6 @@ enum Cut {
     },
 }
 
-/// Where the erase (`ESC [`, an optional `?`, digits, `J`) that ends at
 /// How many of `screen`'s rows, from the top, are written: down to the
 /// last with anything on it but blanks.
 pub fn rows_written(screen: &vt100::Screen) -> usize {
@@ -129,6 +129,27 @@ pub fn rows_written(screen: &vt100::Screen) -> usize {
         .map_or(0, |(i, _)| i + 1)
 }
 
+/// `screen`'s top `count` rows as history keeps them, made as vt100
+/// makes those that scroll off, by a copy of the screen scrolled up
+/// (SU). Not the screen itself: vt100 counts the rows it scrolls, and
+/// pulls as many down when it grows, which the session's own screen
+/// would not.
+fn top_rows(screen: &vt100::Screen, count: usize) -> Option<VecDeque<Kept>> {
+    if count == 0 {
+        return None;
+    }
+    let (rows, cols) = screen.size();
+    let mut copy = vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(()));
+    copy.callbacks_mut().keep = count;
+    let drawn = screen.contents_formatted();
+    crate::term::contain(move || {
+        copy.process(drawn.as_bytes());
+        copy.process(format!("\x1b[{count}S").as_bytes());
+        std::mem::take(&mut copy.callbacks_mut().rows)
+    })
+}
+
+/// Where the erase (`ESC [`, an optional `?`, digits, `J`) that ends at
 /// `end` of `bytes` begins, if it is whole there.
 fn erase_start(bytes: &[u8], end: usize) -> Option<usize> {
     let seq = bytes.get(..end)?.strip_suffix(b"J")?;
@@ -570,31 +591,29 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         if below && screen.cursor_position() != (0, 0) {
             return;
         }
-        if let Some(kept) = self.top_rows(rows_written(screen)) {
+        if let Some(kept) = top_rows(screen, rows_written(screen)) {
             self.parser.callbacks_mut().keep_rows(kept);
         }
         self.parser.callbacks_mut().cleared();
     }
 
-    /// The screen's top `count` rows as history keeps them, made as vt100
-    /// makes those that scroll off, by a copy of the screen scrolled up
-    /// (SU). Not this screen: vt100 counts the rows it scrolls, and pulls
-    /// as many down when it grows, which the session's own screen would
-    /// not.
-    fn top_rows(&self, count: usize) -> Option<VecDeque<Kept>> {
-        if count == 0 {
-            return None;
-        }
+    /// The main screen: the one shown, or a copy of the one under the
+    /// alternate screen while that is (vt100 shows only the screen in
+    /// use).
+    fn main_screen(&self) -> Option<Cow<'_, vt100::Screen>> {
         let screen = self.parser.screen();
+        if !screen.alternate_screen() {
+            return Some(Cow::Borrowed(screen));
+        }
         let (rows, cols) = screen.size();
-        let mut copy = vt100::Parser::new_with_callbacks(rows, cols, 0, Tally::new(()));
-        copy.callbacks_mut().keep = count;
-        let drawn = screen.contents_formatted();
+        let mut copy = vt100::Parser::new(rows, cols, 0);
+        *copy.screen_mut() = screen.clone();
+        // 47 switches screens and does nothing else.
         crate::term::contain(move || {
-            copy.process(drawn.as_bytes());
-            copy.process(format!("\x1b[{count}S").as_bytes());
-            std::mem::take(&mut copy.callbacks_mut().rows)
+            copy.process(b"\x1b[?47l");
+            copy.screen().clone()
         })
+        .map(Cow::Owned)
     }
 
     /// See [`Term::grow_at_bottom`]: the main screen's count of rows that
@@ -657,12 +676,15 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
         // A held half character stays held: the parser, too, would keep
         // it across a resize and draw it when the rest comes.
         let (rows, cols) = dims(size);
-        let narrower = cols.get() < self.parser.screen().size().1.get();
-        if narrower && self.scrollback > 0 && !self.parser.screen().alternate_screen() {
-            let all = usize::from(self.parser.screen().size().0.get());
-            if let Some(now) = self.top_rows(all) {
-                self.parser.callbacks_mut().narrowing(now, cols.get());
-            }
+        // A history reads the main screen's rows as they were before a
+        // change of width reshaped them (see `Tally::reshaping`).
+        let reshapes = cols != self.parser.screen().size().1 && self.scrollback > 0;
+        if reshapes {
+            let now = self.main_screen().and_then(|main| {
+                let all = usize::from(main.size().0.get());
+                top_rows(&main, all)
+            });
+            self.parser.callbacks_mut().reshaping(now);
         }
         let parser = &mut self.parser;
         let before = parser.screen().size().0.get();
@@ -679,6 +701,13 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
                 tally.grew(before, after);
             } else {
                 self.parser.callbacks_mut().shrank(after);
+            }
+            if reshapes {
+                let texts: Vec<String> = match self.main_screen() {
+                    Some(main) => main.rows(0, cols.get()).collect(),
+                    None => Vec::new(),
+                };
+                self.parser.callbacks_mut().reshaped(texts.into_iter());
             }
         }
         if self.back > 0 {

@@ -321,3 +321,113 @@ fn a_history_row_wider_than_the_screen_is_marked_where_the_view_cuts_it() {
     // The mark is the view's only: a copy has the whole line.
     assert_eq!(t.history()[0], long);
 }
+
+/// The line `hm logs` should print for the n-th line of the tester's
+/// script: `row NN `, y's, ` ENDNN`, 153 characters.
+fn slow_line(n: usize) -> String {
+    format!("row {n:02} {} END{n:02}", "y".repeat(140))
+}
+
+/// Lines on the screen as it changes size every which way, a line or
+/// two printed between (a session attached in a window resized by hand):
+/// the history is every line whole, whatever the rows it took.
+#[test]
+fn lines_on_the_screen_through_every_kind_of_resize_are_read_whole() {
+    let size = |cols, rows| Size { cols, rows };
+    let steps: [(Size, &[usize]); 15] = [
+        (size(60, 19), &[1, 2, 3, 4, 5, 6]),
+        (size(200, 49), &[7, 8]),
+        (size(80, 29), &[9]),
+        (size(150, 39), &[10, 11]),
+        (size(60, 18), &[12]),
+        (size(200, 49), &[13, 14]),
+        (size(100, 19), &[15]),
+        (size(45, 11), &[16]),
+        (size(130, 44), &[17, 18]),
+        (size(60, 19), &[19]),
+        (size(60, 40), &[20]),
+        (size(200, 12), &[21]),
+        (size(30, 5), &[22]),
+        (size(130, 44), &[23, 24]),
+        (size(130, 44), &[25]),
+    ];
+    let mut t: Term = Term::with_scrollback(size(60, 19), 1000);
+    let mut want = Vec::new();
+    for (size, lines) in steps {
+        t.resize(size);
+        for &n in lines {
+            t.feed(format!("{}\r\n", slow_line(n)).as_bytes());
+            want.push(slow_line(n));
+        }
+        let got: Vec<String> = t.logical_lines().into_iter().map(|l| l.text).collect();
+        assert_eq!(got, want, "after {size:?}");
+    }
+}
+
+/// Prints lines `lines` of [`slow_line`] and notes them in `want`.
+fn print(t: &mut Term, want: &mut Vec<String>, lines: std::ops::RangeInclusive<usize>) {
+    for n in lines {
+        t.feed(format!("{}\r\n", slow_line(n)).as_bytes());
+        want.push(slow_line(n));
+    }
+}
+
+fn texts(t: &mut Term) -> Vec<String> {
+    t.logical_lines().into_iter().map(|l| l.text).collect()
+}
+
+/// Eight lines of three rows each at 60x19 (two of them scrolled off),
+/// then a window of 200x49, then more lines. The rows vt100 pulls down
+/// blank on top of the taller screen are no lines; widening, which pads
+/// every row and unwraps it, leaves each line whole.
+#[test]
+fn lines_on_the_screen_when_it_grows_wider_and_taller_are_read_whole() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 60, rows: 19 }, 1000);
+    let mut want = Vec::new();
+    print(&mut t, &mut want, 1..=8);
+    t.resize(Size {
+        cols: 200,
+        rows: 49,
+    });
+    assert_eq!(t.rows_pulled(), 6);
+    assert_eq!(texts(&mut t), want);
+    print(&mut t, &mut want, 9..=25);
+    assert_eq!(texts(&mut t), want);
+}
+
+/// The first row of a line scrolled off, the rest on the screen, as the
+/// screen grows: blank rows come down between them, and the line goes on
+/// below them. A clear then keeps none of those rows as history.
+#[test]
+fn a_line_whose_first_row_scrolled_off_is_whole_when_the_screen_grows_taller() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 60, rows: 19 }, 1000);
+    t.feed(b"x\r\n");
+    let mut want = vec!["x".to_owned()];
+    print(&mut t, &mut want, 1..=6);
+    t.feed(b"z\r\n");
+    want.push("z".into());
+    assert_eq!(t.history_between(0, 2), ["x", &slow_line(1)[..60]]);
+    assert_eq!(t.history_len(), 2);
+    t.resize(Size { cols: 60, rows: 30 });
+    assert_eq!(t.rows_pulled(), 2);
+    assert_eq!(texts(&mut t), want);
+    t.feed(b"\x1b[H\x1b[2Jafter\r\n");
+    want.push("after".into());
+    assert_eq!(texts(&mut t), want);
+}
+
+/// Resized while a program shows the alternate screen: the main screen's
+/// lines under it are whole when it leaves.
+#[test]
+fn lines_under_the_alternate_screen_are_whole_after_it_is_resized() {
+    let mut t: Term = Term::with_scrollback(Size { cols: 60, rows: 19 }, 1000);
+    let mut want = Vec::new();
+    print(&mut t, &mut want, 1..=8);
+    t.feed(b"\x1b[?1049h\x1b[Hdrawn");
+    for (cols, rows) in [(200, 49), (45, 12), (130, 44)] {
+        t.resize(Size { cols, rows });
+    }
+    t.feed(b"\x1b[?1049l");
+    print(&mut t, &mut want, 9..=9);
+    assert_eq!(texts(&mut t), want);
+}
