@@ -227,8 +227,20 @@ pub struct ChooseArgs {
     pub answer: AnswerArgs,
     /// The option's number, as the dialog shows it (`2. Hi there`: 2);
     /// hm status and the dashboard's inbox list them
-    #[arg(value_name = "OPTION", value_parser = clap::value_parser!(u8).range(1..=9))]
+    #[arg(value_name = "OPTION", value_parser = parse_option)]
     pub option: u8,
+}
+
+/// `hm choose`'s option: a digit as dialogs number them (clap's own words
+/// were `invalid digit found in string` and `0 is not in 1..=9`).
+fn parse_option(s: &str) -> Result<u8, String> {
+    s.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|n| (1..=9).contains(n))
+        .ok_or_else(|| {
+            "the option's number, 1 to 9, as the dialog shows it ('2. Hi there': 2)".into()
+        })
 }
 
 #[derive(Debug, Args)]
@@ -467,7 +479,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES")]
     pub scrollback_bytes: Option<usize>,
 
-    /// State classifier: simple, claude, agent or none [default: agent for claude, codex, gemini, aider and opencode, else simple]
+    /// State classifier: simple, claude, agent or none [default: agent for coding agents (claude, codex, gemini, aider, opencode, qwen, pi) and interactive shells, else simple]
     #[arg(long, value_name = "NAME")]
     pub classifier: Option<String>,
 

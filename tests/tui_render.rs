@@ -657,6 +657,46 @@ fn a_pane_scrolled_back_says_where_and_copy_mode_shows_its_cursor_and_selection(
     ));
 }
 
+/// In a narrow pane, copy mode's marker leaves out the timer that does
+/// not fit beside it, rather than drawing over its start (`┗ copy
+/// [+105/244] iet 0s ┛` at 80x24).
+#[test]
+fn copy_mode_in_a_narrow_pane_does_not_cut_the_timer() {
+    let mut s = Scene::new(80, 24);
+    let ids = ["a", "b", "c", "d", "e", "f"];
+    s.live(&ids);
+    for id in ids {
+        s.state(id, ProcessState::Active, 0);
+    }
+    let lines: String = (1..=3000).map(|i| format!("line {i}\r\n")).collect();
+    s.output("a", &format!("{lines}$ "));
+    s.state("a", ProcessState::Active, 0);
+    // Far enough back for a marker of four digits each side.
+    for _ in 0..200 {
+        s.send(Msg::Key(KeyEvent::new(
+            KeyCode::PageUp,
+            KeyModifiers::SHIFT,
+        )));
+    }
+    s.key(KeyCode::Char('['));
+    let text = s.text();
+    let border = text
+        .lines()
+        .find(|l| l.contains(" copy ["))
+        .unwrap_or_else(|| panic!("no copy marker: {text}"));
+    // Whatever the pane's border keeps of the timer is whole.
+    let own = border.split('┛').next().unwrap_or_default();
+    let after = own
+        .rsplit(']')
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|c: char| c == ' ' || c == '━');
+    assert!(
+        after.is_empty() || after.starts_with("quiet ") || after.starts_with("idle "),
+        "{border}"
+    );
+}
+
 /// A session of 120x40 (the size `hm run` gives one with no terminal)
 /// with 40 numbered rows, its cursor on the last.
 fn tall(s: &mut Scene, id: &str) {

@@ -44,7 +44,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
             // Told once, where the person typed it (not again by the
             // supervisor a launch starts).
             if !args.notify_ready {
-                check_taking_over(&dir, &session)?;
+                note_taking_over(&dir, &session);
             }
             (session, None)
         }
@@ -289,24 +289,22 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
     bail!("sessions '{base}' to '{base}-999' all exist; name this one with --id")
 }
 
-/// Whether `--id` may take `session`'s id: not from a lost session, whose
-/// manifest and output wait for `hm restore` and would be overwritten;
-/// from an ended one, saying that its record and output go.
-fn check_taking_over(dir: &Path, session: &SessionPaths) -> Result<()> {
+/// Says what `--id` takes over when another session's record holds the
+/// id: a lost session's manifest and output (what `hm restore` would bring
+/// back), or an ended one's record and history. Taken all the same, as a
+/// supervisor killed with SIGKILL must not block a new run of its id; but
+/// not without a word, as it was.
+fn note_taking_over(dir: &Path, session: &SessionPaths) {
     let id = &session.id;
+    // Information, not an error: no `hm:` in front.
     if let Some(lost) = crate::lost::get(dir, id) {
-        let back = if lost.restartable() {
-            format!("'hm restore {id}' brings it back")
+        let instead = if lost.restartable() {
+            format!("'hm restore {id}' would have brought it back")
         } else {
-            format!("'hm restart {id}' runs it as it was")
+            format!("'hm restart {id}' would have run it as it was")
         };
-        bail!(
-            "session '{id}' was lost with its supervisor: {back}, 'hm rm {id}' forgets it; \
-             or choose another id"
-        );
-    }
-    if let Some(ended) = crate::ended::read(&crate::ended::path(dir, id)) {
-        // Information, not an error: no `hm:` in front.
+        eprintln!("replacing the lost session '{id}': its record and output go ({instead})");
+    } else if let Some(ended) = crate::ended::read(&crate::ended::path(dir, id)) {
         let how = crate::client::ended_short(ended.exit_code, ended.killed);
         let ago =
             crate::client::human_ms(crate::clock::unix_ms().saturating_sub(ended.ended_unix_ms));
@@ -315,7 +313,6 @@ fn check_taking_over(dir: &Path, session: &SessionPaths) -> Result<()> {
              go ('hm restart {id}' would have kept them)"
         );
     }
-    Ok(())
 }
 
 fn resolve_workdir(given: Option<&Path>) -> Result<PathBuf> {

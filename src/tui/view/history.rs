@@ -25,6 +25,18 @@ pub(super) fn view<'a>(p: &'a Pane, rows: u16, cols: u16) -> View<'a> {
 /// `marker_y` is the row copy mode's `copy [+12/340]` goes on, at its
 /// left or right: a pane's bottom border, where it hides none of the rows
 /// it is about.
+/// What copy mode shows on the pane's bottom border: ` copy [+105/244] `
+/// (`copy` while it takes keys), or `None` out of copy mode.
+pub(super) fn marker(p: &Pane) -> Option<String> {
+    let copy = p.copy.as_ref()?;
+    let marker = copy.marker(copy::extent(p));
+    Some(if copy.takes_keys() {
+        format!(" copy {marker} ")
+    } else {
+        format!(" {marker} ")
+    })
+}
+
 pub(super) fn overlay(
     m: &Model,
     p: &Pane,
@@ -65,11 +77,7 @@ pub(super) fn overlay(
         cell.modifier.remove(Modifier::REVERSED);
         cell.set_style(m.theme.footer_key);
     }
-    let mut marker = copy.marker(ext);
-    if copy.takes_keys() {
-        marker = format!("copy {marker}");
-    }
-    let text = format!(" {marker} ");
+    let text = marker(p).unwrap_or_default();
     let w = (text.chars().count() as u16).min(area.width);
     let x = if marker_left {
         area.x

@@ -146,8 +146,22 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
         _ => Line::from(bottom),
     };
     // Longer than the border, it is cut at its end (ratatui would cut a
-    // right-aligned line at its start: `╰: hm restore says why ╯`).
-    let bottom = fit_line(bottom, usize::from(r.width.saturating_sub(2)));
+    // right-aligned line at its start: `╰: hm restore says why ╯`). In copy
+    // mode the marker takes the left of the border, and a timer that does
+    // not fit beside it whole is left out (drawn under it, `quiet 0s` read
+    // `iet 0s`).
+    let border_room = usize::from(r.width.saturating_sub(2));
+    let bottom = match super::history::marker(p) {
+        Some(marker) => {
+            let room = border_room.saturating_sub(marker.chars().count() + 1);
+            if bottom.width() <= room {
+                bottom
+            } else {
+                Line::default()
+            }
+        }
+        None => fit_line(bottom, border_room),
+    };
     // The directory takes what the right side leaves, at most half.
     let dir_room = usize::from(r.width.saturating_sub(2))
         .saturating_sub(bottom.width() + 1)
