@@ -61,24 +61,37 @@ pub fn get(dir: &Path, id: &str) -> Option<Lost> {
     lost_in(&state, &crate::restore::host_name(), dir, id.to_owned())
 }
 
+/// Whether session `id` of socket dir `dir` is lost, for a caller that
+/// needs only that (`hm run` choosing a free name): [`get`] without
+/// working out whether `hm restore` could start it, which looks on PATH.
+pub fn holds(dir: &Path, id: &str) -> bool {
+    crate::restore::sessions_dir()
+        .is_some_and(|state| lost_manifest(&state, &crate::restore::host_name(), dir, id).is_some())
+}
+
 /// Session `id`, kept in state dir `state`, if it is a lost session of
 /// socket dir `dir` on machine `host`.
 fn lost_in(state: &Path, host: &str, dir: &Path, id: String) -> Option<Lost> {
-    let m = manifest::read(state, &id).ok()?;
-    let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
-    (here && m.lost() && !alive(dir, &id)).then(|| {
-        // As `hm restore` would find it now: its directory and its
-        // program still there.
-        let refusal = plan::plan(&m)
-            .and_then(|mut r| plan::check(&mut r, &m))
-            .err()
-            .map(|why| why.to_string());
-        Lost {
-            refusal,
-            id,
-            manifest: m,
-        }
+    let m = lost_manifest(state, host, dir, &id)?;
+    // As `hm restore` would find it now: its directory and its program
+    // still there.
+    let refusal = plan::plan(&m)
+        .and_then(|mut r| plan::check(&mut r, &m))
+        .err()
+        .map(|why| why.to_string());
+    Some(Lost {
+        refusal,
+        id,
+        manifest: m,
     })
+}
+
+/// The manifest of session `id`, if it is a lost session of socket dir
+/// `dir` on machine `host`.
+fn lost_manifest(state: &Path, host: &str, dir: &Path, id: &str) -> Option<Manifest> {
+    let m = manifest::read(state, id).ok()?;
+    let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
+    (here && m.lost() && !alive(dir, id)).then_some(m)
 }
 
 /// Whether any of `lost` is listed for the first time: `hm ls` says how

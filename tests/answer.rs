@@ -440,14 +440,7 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
         .as_u64()
         .expect("a dialog id")
         .to_string();
-    let mut first = None;
-    common::wait_until("the dialog to take keys", || {
-        let out = sb.cmd(&["approve", "cx", "--dialog", &id]);
-        let done = !stderr(&out).contains("too new");
-        first = Some(out);
-        done
-    });
-    let first = first.expect("an answer");
+    let first = answer_when_it_takes_keys(&sb, &["approve", "cx", "--dialog", &id]);
     assert!(first.status.success(), "{}", stderr(&first));
     // The program took the key and still shows the dialog (it prints
     // what it got below it).
@@ -471,12 +464,12 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
     assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
 }
 
-/// `hm VERB ID` once the dialog has stood long enough to take keys
-/// surely (until then it is refused as too new).
-fn answer_when_it_takes_keys(sb: &Sandbox, verb: &str, id: &str) -> std::process::Output {
+/// `hm ARGS` (`approve ID ...`) once the dialog has stood long enough to
+/// take keys surely (until then it is refused as too new).
+fn answer_when_it_takes_keys(sb: &Sandbox, args: &[&str]) -> std::process::Output {
     let mut answered = None;
     common::wait_until("the dialog to take keys", || {
-        let out = sb.cmd(&[verb, id]);
+        let out = sb.cmd(args);
         let done = !stderr(&out).contains("too new");
         answered = Some(out);
         done
@@ -503,7 +496,7 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
         status_json(&sb, "yn")["dialog"]["rule"] == "input.yes_no"
     });
     assert_eq!(status_json(&sb, "yn")["classifier"], "simple");
-    let out = answer_when_it_takes_keys(&sb, "approve", "yn");
+    let out = answer_when_it_takes_keys(&sb, &["approve", "yn"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("approved input.yes_no in 'yn': Continue? [y/N] (keys: y Enter)"),
@@ -530,7 +523,7 @@ fn a_question_asking_for_the_word_is_answered_with_it() {
         common::wait_until("the question with its dialog", || {
             status_json(&sb, "word")["dialog"]["subject"] == question
         });
-        let out = answer_when_it_takes_keys(&sb, verb, "word");
+        let out = answer_when_it_takes_keys(&sb, &[verb, "word"]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(
             stdout(&out).contains(&format!("(keys: {keys})")),

@@ -25,9 +25,7 @@ use crate::protocol::{Info, Status, conn};
 /// title does. Claude Code blinks a mark at its dialogs, so its output
 /// time read a few hundred ms all the while it waited.
 fn idle_ms(s: &Status) -> u32 {
-    let waiting = crate::classify::ProcessState::from_byte(s.state)
-        .is_some_and(|p| p.primary() == crate::detect::Primary::Waiting);
-    if waiting {
+    if s.state == crate::classify::ProcessState::Waiting.as_byte() {
         s.state_ms.max(s.idle_ms)
     } else {
         s.idle_ms

@@ -281,7 +281,7 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
             probe(dir, &session),
             Some(liveness::Liveness::Running | liveness::Liveness::Orphaned(_))
         ) || crate::ended::path(dir, &id).exists()
-            || crate::lost::get(dir, &id).is_some();
+            || crate::lost::holds(dir, &id);
         if !taken {
             return Ok(session);
         }
