@@ -607,11 +607,21 @@ fn throughput_table(
         );
     }
     if kinds.contains(&Kind::Hm) {
+        // Beside the bare relay of the same run, as the echo goals are
+        // beside theirs: on a loaded machine the kernel's share of a
+        // relay (pty read, socket write, waking the reader) alone can
+        // pass the goal, and then the row says so.
         let ms = cpu_per_mib(Kind::Hm);
+        let relay = cpu_per_mib(Kind::Relay);
+        let control = match relay {
+            Some(r) if r > 8.0 => format!(" (relay: {} ms; out of reach here)", num(Some(r))),
+            Some(r) => format!(" (relay: {} ms)", num(Some(r))),
+            None => String::new(),
+        };
         checks.add(
             "supervisor CPU per MiB",
             "≤ 8 ms",
-            format!("{} ms", num(ms)),
+            format!("{} ms{control}", num(ms)),
             ms.map(|m| m <= 8.0),
         );
     }
