@@ -496,15 +496,19 @@ fn kill_all_stops_every_running_session_and_leaves_the_ended() {
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 }
 
-/// On an 80-column terminal every row of `hm ls` takes one line: a long
-/// id is cut (`…`) before the command loses its last columns, and `env`
-/// with its settings comes off the front of a command; piped, both are
-/// whole.
+/// On an 80-column terminal every row of `hm ls` takes one line: the
+/// command gives way to the id, and only an id too long for that is cut
+/// (`…`); `env` with its settings comes off the front of a command;
+/// piped, both are whole.
 #[test]
 fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     let sb = Sandbox::new();
     let long = "a-very-long-session-id-for-the-parser-and-its-tests-0123456789";
     let _s = sb.start(long, &[], &["sleep", "30"]);
+    // As long as ids people give get; it was cut to keep 12 columns of
+    // the command.
+    let medium = "build-frontend-long-name";
+    let _m = sb.start(medium, &[], &["sleep", "32"]);
     let env = [
         "env",
         "-u",
@@ -540,12 +544,35 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     );
     let row = lines
         .iter()
+        .find(|l| l.starts_with("build-"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(row.starts_with(&format!("{medium} ")), "{lines:?}");
+    let row = lines
+        .iter()
         .find(|l| l.starts_with("with-env"))
         .unwrap_or_else(|| panic!("{lines:?}"));
     assert!(
         row.trim_end().ends_with("sleep 31") && !row.contains("ANTHROPIC"),
         "{lines:?}"
     );
+    // Narrower, the command gives way to it (it was cut to keep 12
+    // columns of the command).
+    let mut t = common::terminal::Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[]),
+        sb.path(),
+        (24, 64),
+        "$ hm ls",
+    );
+    t.wait_exit();
+    let lines = t.lines();
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("build-"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(row.starts_with(&format!("{medium} ")), "{lines:?}");
+    assert!(row.contains("sle"), "{lines:?}");
     let piped = stdout(&sb.cmd(&["ls"]));
     assert!(piped.contains(long), "{piped}");
     // Whole, but for the secret, as `hm status` shows it; `--json` has it.
@@ -555,7 +582,7 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     assert!(status.contains(&shown), "{status}");
     let json = stdout(&sb.cmd(&["ls", "--json"]));
     assert!(json.contains("OPENAI_API_KEY=sk-never-shown"), "{json}");
-    let _ = sb.cmd(&["kill", long, "with-env"]);
+    let _ = sb.cmd(&["kill", long, medium, "with-env"]);
 }
 
 #[test]

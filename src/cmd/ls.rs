@@ -222,15 +222,22 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             *w = (*w).max(cell.chars().count());
         }
     }
-    // A long id gives way too, down to a few characters, so that the
-    // command keeps its 12 (a 35-character id wrapped every row).
+    // The id is what every other command takes: one as long as people
+    // give (up to WHOLE_ID) is whole while the command keeps a few
+    // columns; a longer one is cut so that the command keeps 12, as one
+    // long id narrows every row's command (a 35-character id wrapped every
+    // row; a 24-character one was cut at 80 columns for 12 of the
+    // command).
     if let Some(cols) = cols {
         let others: usize = widths[1..].iter().map(|w| w + 2).sum();
-        let id_room = cols.saturating_sub(others + 2 + 12).max(MIN_ID);
-        widths[0] = widths[0].min(id_room);
+        let cut = cols.saturating_sub(others + 2 + 12);
+        let whole = widths[0]
+            .min(WHOLE_ID)
+            .min(cols.saturating_sub(others + 2 + MIN_COMMAND));
+        widths[0] = widths[0].min(cut.max(whole).max(MIN_ID));
     }
     let before: usize = widths.iter().map(|w| w + 2).sum();
-    let room = cols.map(|c| c.saturating_sub(before).max(12));
+    let room = cols.map(|c| c.saturating_sub(before).max(MIN_COMMAND));
     for row in std::iter::once(&header).chain(&table) {
         let mut line = String::new();
         for (i, (w, cell)) in widths.iter().zip(row).enumerate() {
@@ -282,6 +289,13 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
 
 /// The fewest columns an id is cut to on a narrow terminal.
 const MIN_ID: usize = 8;
+
+/// The fewest columns of the command kept on a terminal, for an id of up
+/// to [`WHOLE_ID`]: its program's name, or most of it.
+const MIN_COMMAND: usize = 6;
+
+/// The longest id kept whole at the command's expense.
+const WHOLE_ID: usize = 32;
 
 /// `text` in `room` columns at most, `…` where it was cut.
 fn fit(text: &str, room: usize) -> String {

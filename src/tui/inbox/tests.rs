@@ -1005,3 +1005,20 @@ fn an_empty_inbox_says_so_whole_on_a_narrow_terminal() {
         "{screen}"
     );
 }
+
+/// An id longer than 24 is whole in the inbox at 80 columns: it is what
+/// `hm approve` takes, and it was cut to 24 with room to spare.
+#[test]
+fn a_long_id_is_whole_in_the_inbox_at_80_columns() {
+    let now = Instant::now();
+    let id = "frontend-refactor-of-the-parser";
+    let mut m = opened(&[id], &[(id, "permission", 3_000)], now);
+    let text = draw(&mut m, now);
+    let row = text
+        .lines()
+        .find(|l| l.contains("frontend-"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains(&format!("▸ {id}  ")), "{text}");
+    // The subject keeps its first columns.
+    assert!(row.contains("cmd of"), "{text}");
+}

@@ -326,6 +326,9 @@ pub(super) fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
     out
 }
 
+/// Columns of the subject an id longer than 24 leaves it.
+const SUBJECT_KEPT: usize = 20;
+
 /// The widths of the list's columns.
 struct Columns {
     id: usize,
@@ -340,13 +343,18 @@ impl Columns {
         let widest = |f: &dyn Fn(&Row<'_>) -> usize, min: usize, max: usize| {
             rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
         };
-        let id = widest(&|r| r.id.chars().count(), 2, 24);
         let host = (hosts || rows.iter().any(|r| r.host.is_some()))
             .then(|| widest(&|r| r.host.map_or(5, |h| h.chars().count()), 4, 16));
         let detail = widest(&|r| r.detail.chars().count(), 6, 14);
         let waited = 6;
         // Marker, gaps between the columns.
-        let fixed = 2 + id + host.map_or(0, |h| h + 2) + 2 + detail + 2 + waited + 2;
+        let others = 2 + host.map_or(0, |h| h + 2) + 2 + detail + 2 + waited + 2;
+        // The id is what a person answers by elsewhere (`hm approve ID`):
+        // it takes what the subject can spare beyond its first
+        // SUBJECT_KEPT columns, and never less than 24.
+        let id_max = width.saturating_sub(others + SUBJECT_KEPT).max(24);
+        let id = widest(&|r| r.id.chars().count(), 2, id_max);
+        let fixed = others + id;
         Columns {
             id,
             host,
