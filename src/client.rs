@@ -164,7 +164,8 @@ pub async fn answered<T>(id: &str, ask: impl std::future::Future<Output = Result
 /// its program, ignoring the hang-up, runs on without a terminal.
 pub fn orphaned(id: &str, pid: u32) -> String {
     format!(
-        "session '{}' lost its supervisor, but its program (pid {pid}) still runs without a terminal; stop it with 'kill {pid}'",
+        "session '{}' lost its supervisor, but its program (pid {pid}) still runs without a terminal; stop it with 'hm kill {}' (or 'kill {pid}')",
+        shown_id(id),
         shown_id(id)
     )
 }

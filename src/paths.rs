@@ -139,7 +139,7 @@ fn quoted(word: &str) -> String {
 /// A setting's or option's name that says it holds a secret: made of
 /// letters, digits, `_` and `-`, ending in KEY, TOKEN, SECRET or PASSWORD
 /// (`OPENAI_API_KEY`, `api-key`, `DB_PASSWORD`).
-fn names_a_secret(name: &str) -> bool {
+pub(crate) fn names_a_secret(name: &str) -> bool {
     let plain = !name.is_empty()
         && name
             .chars()

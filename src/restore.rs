@@ -13,9 +13,11 @@
 //! The supervisor writes them (`supervisor/keeper.rs`), `hm restore`
 //! (`cmd/restore.rs`) reads them; nothing here knows about sockets or the
 //! event loop. Nothing secret is written: the
-//! `[[env]]` names but never their values, no hook payload but the
-//! agent's session id.
+//! `[[env]]` names but never their values, of the environment the session
+//! started in only what is not named as a secret ([`environ`]), no hook
+//! payload but the agent's session id.
 
+pub mod environ;
 pub mod history;
 pub mod manifest;
 

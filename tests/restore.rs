@@ -610,7 +610,7 @@ fn bad_manifests_are_named_and_left_and_the_rest_restored() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{}{err}", stdout(&out));
     assert!(
-        stdout(&out).contains("restored 1 of 1 lost session; 5 more are not restored (said above)"),
+        stdout(&out).contains("restored 1 of 6 lost sessions (5 not restored: said above)"),
         "{}",
         stdout(&out)
     );
@@ -1363,4 +1363,71 @@ fn r_on_an_ended_agent_resumes_its_conversation_and_says_so() {
     });
     t.send(b"q");
     t.wait_exit();
+}
+
+/// A restore starts a session in the environment it started in, not the
+/// restoring shell's: three Claude Code sessions started with three
+/// `ANTHROPIC_BASE_URL`s came back on one. A secret's value is never kept
+/// (taken from the restoring environment, or said missing), nor is the
+/// login's SSH agent (taken from here: the old one is gone).
+#[test]
+fn a_restored_session_has_the_environment_it_started_in() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let script = "echo \"base=$HM_T_BASE key=${HM_T_KEY-unset} token=${HM_T_TOKEN-unset} \
+                  ssh=$SSH_AUTH_SOCK\"; exec sleep 600";
+    bg(
+        &sb,
+        &["--id", "env1", "--restore", "--", "sh", "-c", script],
+        &[
+            ("HM_T_BASE", "http://127.0.0.1:9/one"),
+            ("HM_T_KEY", "sk-first-never-on-disk"),
+            ("HM_T_TOKEN", "tok-first"),
+            ("SSH_AUTH_SOCK", "/tmp/old-login/agent"),
+        ],
+    );
+    wait_until("its first line", || {
+        stdout(&sb.cmd(&["logs", "env1"])).contains("base=")
+    });
+    wait_until("it to be kept", || manifest(&sb, "env1").is_some());
+    let kept = std::fs::read_to_string(sb.sessions_state().join("env1.json")).expect("manifest");
+    assert!(kept.contains("http://127.0.0.1:9/one"), "{kept}");
+    assert!(
+        !kept.contains("sk-first") && !kept.contains("tok-first") && !kept.contains("old-login"),
+        "{kept}"
+    );
+    reboot(&sb);
+    let here = [
+        ("HM_T_BASE", "http://127.0.0.1:9/other"),
+        ("HM_T_KEY", "sk-second"),
+        ("SSH_AUTH_SOCK", "/tmp/new-login/agent"),
+    ];
+    let dry = sb
+        .hm()
+        .args(["restore", "--dry-run", "--socket-dir", sb.dir()])
+        .envs(here)
+        .env_remove("HM_T_TOKEN")
+        .output()
+        .expect("hm restore --dry-run");
+    assert!(
+        stdout(&dry).contains("HM_T_KEY, HM_T_TOKEN from here"),
+        "{}",
+        stdout(&dry)
+    );
+    let note = "hm: 'env1' started with HM_T_TOKEN set, which is not set here: it starts \
+                without it (the values of secrets are never kept)";
+    assert!(stderr(&dry).contains(note), "{}", stderr(&dry));
+    let out = sb
+        .hm()
+        .args(["restore", "--socket-dir", sb.dir()])
+        .envs(here)
+        .env_remove("HM_T_TOKEN")
+        .output()
+        .expect("hm restore");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains(note), "{}", stderr(&out));
+    let want = "base=http://127.0.0.1:9/one key=sk-second token=unset ssh=/tmp/new-login/agent";
+    wait_until("the restored program's line", || {
+        stdout(&sb.cmd(&["logs", "env1"])).contains(want)
+    });
 }

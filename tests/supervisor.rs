@@ -785,3 +785,29 @@ fn resize_subscribed(raw: &mut Raw) {
     };
     raw.send(ClientType::Resize as u8, &size.encode());
 }
+
+/// `hm kill` stops a program that outlived its supervisor, as the
+/// supervisor would have (it named `kill PID` and left it to the person),
+/// and the session is gone: not orphaned, not lost for `hm restore`.
+#[test]
+fn hm_kill_stops_a_program_that_outlived_its_supervisor() {
+    let sb = Sandbox::new();
+    let marker = format!("5008.{}", std::process::id());
+    let program = common::orphan(&sb, "orphan", &marker);
+    let pid = program.pid;
+    let out = sb.cmd(&["kill", "orphan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        common::stdout(&out).trim(),
+        format!(
+            "session 'orphan': its program (pid {pid}), which outlived its supervisor, was \
+             stopped with SIGTERM"
+        )
+    );
+    assert!(sleepers(&marker).is_empty(), "it still runs");
+    let ls = common::stdout(&sb.cmd(&["ls"]));
+    assert!(!ls.contains("orphan"), "{ls}");
+    assert!(files_in(&sb.sock_dir).iter().all(|f| !f.ends_with(".pid")));
+    let again = sb.cmd(&["kill", "orphan"]);
+    assert_eq!(again.status.code(), Some(1), "{}", common::stdout(&again));
+}

@@ -871,6 +871,8 @@ fn the_why_overlay_shows_the_signals_of_now_not_of_when_the_state_began() {
         before.contains("hook.SessionStart") && !before.contains("status.idle"),
         "{before}"
     );
+    // Its title says whose it is: it covers the pane's own.
+    assert!(before.contains(" why: cc1 "), "{before}");
     s.to(
         "cc1",
         SessionMsg::Info(Box::new(heimdall::protocol::Info {

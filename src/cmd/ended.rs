@@ -54,32 +54,42 @@ fn forget(dir: &Path, id: &str) -> Result<()> {
 pub fn rm(args: RmArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     if let [one] = args.ids.as_slice() {
-        rm_one(&dir, one)?;
+        println!("{}", rm_one(&dir, one)?);
         return Ok(0);
     }
     // Several: each told on its own line if it cannot be forgotten.
     let mut failed = false;
     for id in &args.ids {
-        if let Err(e) = rm_one(&dir, id) {
-            failed = true;
-            eprintln!("hm: {}", crate::error::describe(&e));
+        match rm_one(&dir, id) {
+            Ok(said) => println!("{said}"),
+            Err(e) => {
+                failed = true;
+                eprintln!("hm: {}", crate::error::describe(&e));
+            }
         }
     }
     Ok(i32::from(failed))
 }
 
-/// Forgets session `id` that ended or was lost.
-fn rm_one(dir: &Path, id: &str) -> Result<()> {
+/// Forgets session `id` that ended or was lost; what was removed, for a
+/// person (a silent success left them to run `hm ls` to know).
+fn rm_one(dir: &Path, id: &str) -> Result<String> {
     // A session lost with its supervisor has a manifest and no record
     // (the machine restarted): `hm rm` forgets it too.
     if client::ended_session(dir, id).is_none()
         && !running(dir, id)
         && crate::restore::kept(id, dir).is_some()
     {
-        return Ok(ended::forget(dir, id)?);
+        ended::forget(dir, id)?;
+        return Ok(format!("removed the lost session '{id}'"));
     }
     let r = record(dir, id)?;
-    forget(dir, &r.id)
+    forget(dir, &r.id)?;
+    Ok(format!(
+        "removed '{}' ({})",
+        r.id,
+        client::ended_short(r.exit_code, r.killed)
+    ))
 }
 
 /// Forgets every session that ended: its record, and the manifests left
@@ -158,6 +168,9 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     // Its old output comes back with it, as with `hm restore`: the new
     // supervisor claims the lost one's manifest and history.
     let restoring_lost = lost.as_ref().map(|m| m.instance.clone());
+    // Started again as `hm restore` would start it, in the environment
+    // it started in (an ended one runs in this shell's, as `hm run`).
+    let lost_env = lost.clone();
     let r = match lost {
         Some(m) => ended::Ended {
             id: m.id,
@@ -215,6 +228,12 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         cmd.arg("--restoring").arg(instance).arg("--restarting");
     }
     cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
+    if let Some(m) = &lost_env {
+        let missing = crate::restore::environ::apply(&mut cmd, m);
+        if let Some(note) = crate::restore::environ::missing_note(&r.id, &missing) {
+            eprintln!("hm: {note}");
+        }
+    }
     let status = cmd.status().context("cannot start hm run")?;
     Ok(status.code().unwrap_or(1))
 }
@@ -324,19 +343,28 @@ pub mod remote {
     pub fn rm(host: &str, ids: &[String], config: &Config) -> Result<i32> {
         let link = link(host, config)?;
         let spawner = link.spawner();
-        let forget = |id: &str| -> Result<()> {
+        // Said as a local `hm rm` says it.
+        let forget = |id: &str| -> Result<String> {
             let r = record(&link, host, id)?;
-            spawner.forget_now(&r.id).map_err(anyhow::Error::msg)
+            spawner.forget_now(&r.id).map_err(anyhow::Error::msg)?;
+            Ok(format!(
+                "removed '{host}:{}' ({})",
+                r.id,
+                crate::client::ended_short(r.exit_code, r.killed)
+            ))
         };
         if let [one] = ids {
-            forget(one)?;
+            println!("{}", forget(one)?);
             return Ok(0);
         }
         let mut failed = false;
         for id in ids {
-            if let Err(e) = forget(id) {
-                failed = true;
-                eprintln!("hm: {}", crate::error::describe(&e));
+            match forget(id) {
+                Ok(said) => println!("{said}"),
+                Err(e) => {
+                    failed = true;
+                    eprintln!("hm: {}", crate::error::describe(&e));
+                }
             }
         }
         Ok(i32::from(failed))

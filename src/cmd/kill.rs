@@ -1,5 +1,6 @@
 //! `hm kill ID`: SIGTERM (and SIGCONT) to the session's process group,
-//! SIGKILL after the grace period, and wait until the session is gone.
+//! SIGKILL after the grace period, and wait until the session is gone. A
+//! program that outlived its supervisor is stopped the same way, from here.
 
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use anyhow::{Context, Result, bail};
 use crate::cli::KillArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
+use crate::liveness::{self, Liveness};
+use crate::paths::SessionPaths;
 use crate::protocol::{Kill, Reply, Request, conn};
 
 const MAX_GRACE_S: f64 = crate::config::MAX_KILL_GRACE_MS as f64 / 1000.0;
@@ -24,7 +27,9 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
     };
     let dir = client::socket_dir(&args.dir, config);
     let ids = if args.all {
-        let (mut running, _) = crate::liveness::scan(&dir);
+        // A program that outlived its supervisor runs too.
+        let (mut running, orphans) = crate::liveness::scan(&dir);
+        running.extend(orphans);
         if running.is_empty() {
             println!("no running sessions");
             return Ok(0);
@@ -35,7 +40,7 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
         args.ids
     };
     if let [one] = ids.as_slice() {
-        println!("{}", kill_one(&dir, one, grace_ms)?);
+        println!("{}", kill_one(&dir, one, grace_ms, config.kill_grace_ms)?);
         return Ok(0);
     }
     // Several: stopped at once (each may take its grace period), each
@@ -43,7 +48,7 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
     let results: Vec<Result<String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = ids
             .iter()
-            .map(|id| scope.spawn(|| kill_one(&dir, id, grace_ms)))
+            .map(|id| scope.spawn(|| kill_one(&dir, id, grace_ms, config.kill_grace_ms)))
             .collect();
         handles
             .into_iter()
@@ -67,7 +72,21 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
 }
 
 /// Stops one session and waits until it is gone: what to tell the user.
-fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
+fn kill_one(
+    dir: &std::path::Path,
+    id: &str,
+    grace_ms: u32,
+    configured_grace: u64,
+) -> Result<String> {
+    if let Some((paths, pid)) = orphaned(dir, id) {
+        // Its supervisor's own grace period went with it: the
+        // configuration's.
+        let grace = match grace_ms {
+            u32::MAX => configured_grace,
+            g => u64::from(g),
+        };
+        return kill_orphan(dir, &paths, pid, Duration::from_millis(grace));
+    }
     let session = find_session(dir, id)?;
     // Long enough for the grace period, SIGKILL and delivery of the last
     // output; a supervisor that is itself stuck is reported, not waited on
@@ -140,4 +159,85 @@ fn kill_one(dir: &std::path::Path, id: &str, grace_ms: u32) -> Result<String> {
         ),
         None => format!("session '{}' ended", client::shown_id(&session.id)),
     })
+}
+
+/// Session `id`'s paths and its program's pid, if that program outlived
+/// its supervisor (killed with SIGKILL, or dead of a bug).
+fn orphaned(dir: &std::path::Path, id: &str) -> Option<(SessionPaths, u32)> {
+    let paths = SessionPaths::new(dir, id).ok()?;
+    match liveness::probe(&paths.pid, &paths.sock, false) {
+        Liveness::Orphaned(pid) => Some((paths, pid)),
+        _ => None,
+    }
+}
+
+/// Stops a program that outlived its supervisor, as a supervisor stops
+/// its own: SIGTERM and SIGCONT to its process group, SIGKILL after
+/// `grace`. Its pid file names it with its start time, so a pid used again
+/// by another program is never signalled ([`liveness::probe`] checked it,
+/// and it is checked again before the SIGKILL). Nothing waits for it, so
+/// its exit code is not known; its manifest says it was killed, so that it
+/// is not listed lost for `hm restore`.
+fn kill_orphan(
+    dir: &std::path::Path,
+    paths: &SessionPaths,
+    pid: u32,
+    grace: Duration,
+) -> Result<String> {
+    use nix::sys::signal::{Signal, kill, killpg};
+    use nix::unistd::{Pid, getpgid};
+    let p = Pid::from_raw(i32::try_from(pid).context("a pid out of range")?);
+    let identity = liveness::identity(pid);
+    let same = || identity.is_some() && liveness::identity(pid) == identity;
+    // The supervisor made it the leader of a group of its own; a program
+    // that left that group is signalled alone.
+    let group = getpgid(Some(p)).is_ok_and(|g| g == p);
+    let signal = |sig: Signal| {
+        let _ = if group { killpg(p, sig) } else { kill(p, sig) };
+    };
+    let gone_within = |t: Duration| {
+        let deadline = std::time::Instant::now() + t;
+        while same() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    };
+    signal(Signal::SIGTERM);
+    signal(Signal::SIGCONT);
+    let mut how = Signal::SIGTERM;
+    if !gone_within(grace) {
+        if same() {
+            signal(Signal::SIGKILL);
+        }
+        how = Signal::SIGKILL;
+        if !gone_within(Duration::from_secs(5)) {
+            bail!(
+                "the program of session '{}' (pid {pid}) did not end after SIGKILL",
+                client::shown_id(&paths.id)
+            );
+        }
+    }
+    // Its files go as a supervisor's would (the probe clears a stale
+    // session's socket and pid file).
+    let _ = liveness::probe(&paths.pid, &paths.sock, true);
+    let code = 128 + how as i32;
+    if let Some(state) = crate::restore::sessions_dir()
+        && let Some(mut m) = crate::restore::kept(&paths.id, dir).filter(|m| m.lost())
+    {
+        m.ended = Some(crate::restore::manifest::End {
+            unix_ms: crate::clock::unix_ms(),
+            how: crate::restore::manifest::EndHow::Killed,
+            code,
+        });
+        let _ = crate::restore::manifest::write(&state, &m);
+    }
+    Ok(format!(
+        "session '{}': its program (pid {pid}), which outlived its supervisor, was stopped \
+         with {}",
+        client::shown_id(&paths.id),
+        how.as_str()
+    ))
 }

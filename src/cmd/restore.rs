@@ -98,19 +98,16 @@ pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -
     let n = started.iter().filter(|ok| **ok).count();
     let mut out = std::io::stdout().lock();
     // The sessions named on stderr count too: "4 of 4" read as all of
-    // them, with ten more left.
+    // them, with ten more left, and "7 of 7; 1 more" as a sum to do.
+    let total = survey.jobs.len() + survey.left;
     let left = match survey.left {
         0 => String::new(),
-        n => format!(
-            "; {n} more {} not restored (said above)",
-            if n == 1 { "is" } else { "are" }
-        ),
+        n => format!(" ({n} not restored: said above)"),
     };
     writeln!(
         out,
-        "restored {n} of {} lost session{}{left}",
-        survey.jobs.len(),
-        if survey.jobs.len() == 1 { "" } else { "s" }
+        "restored {n} of {total} lost session{}{left}",
+        if total == 1 { "" } else { "s" }
     )?;
     Ok(i32::from(survey.failed || n < survey.jobs.len()))
 }
@@ -205,7 +202,15 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
             }
         }
         match plan::plan(&m).and_then(|mut r| plan::check(&mut r, &m).map(|()| r)) {
-            Ok(restart) => s.jobs.push(Job { m, restart }),
+            Ok(restart) => {
+                let missing = m.environ.as_ref().map_or_else(Vec::new, |_| {
+                    let here = |n: &String| std::env::var_os(n).is_some();
+                    m.secret_env.iter().filter(|n| !here(n)).cloned().collect()
+                });
+                s.notes
+                    .extend(crate::restore::environ::missing_note(&id, &missing));
+                s.jobs.push(Job { m, restart });
+            }
             Err(why) => {
                 // Kept: not restored by choice. Failed: could have been.
                 let chosen = matches!(
@@ -236,8 +241,14 @@ fn describe(job: &Job) -> String {
         .as_deref()
         .map(|l| format!(" [{}]", paths::sanitize(l)))
         .unwrap_or_default();
+    // Its environment is the one it started in, but for what is said.
+    let env = match &m.environ {
+        None => "; in this shell's environment".to_owned(),
+        Some(_) if m.secret_env.is_empty() => String::new(),
+        Some(_) => format!("; {} from here", m.secret_env.join(", ")),
+    };
     format!(
-        "'{}'{label}: {} (in {}, {}x{}; {})",
+        "'{}'{label}: {} (in {}, {}x{}; {}{env})",
         m.id,
         paths::sanitize(&command_line(&job.restart.argv)),
         paths::sanitize(&job.restart.workdir),
@@ -304,6 +315,9 @@ fn start(job: &Job, dir: &Path, config: Option<&Path>) -> Result<bool> {
     }
     cmd.arg("--restoring").arg(&m.instance);
     cmd.arg("--").args(&job.restart.argv);
+    // In the environment it started in; the secrets missing here were
+    // said by the survey.
+    crate::restore::environ::apply(&mut cmd, m);
     // The supervisor runs on when we exit; until then it is our child.
     match wait_ready(cmd) {
         Ok(child) => drop(child),

@@ -64,6 +64,16 @@ pub struct Manifest {
     /// The names of the `[[env]]` variables it was given; never values.
     #[serde(default)]
     pub env: Vec<String>,
+    /// The environment it started in, but for the values of secrets,
+    /// `[[env]]` and its login's variables ([`super::environ`]); `None`
+    /// from an hm that did not keep it, and a restore then starts it in
+    /// its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environ: Option<std::collections::BTreeMap<String, String>>,
+    /// The names of the variables named as secrets that it had: their
+    /// values are never kept, a restore takes them from its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_env: Vec<String>,
     pub started_unix_ms: u64,
     /// Started with `hm run --restore`: run the command again on restore.
     #[serde(default)]
@@ -372,6 +382,8 @@ mod tests {
             cols: 120,
             rows: 40,
             env: vec!["TOKEN".into()],
+            environ: None,
+            secret_env: Vec::new(),
             started_unix_ms: 1,
             rerun: true,
             agent: None,

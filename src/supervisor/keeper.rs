@@ -366,6 +366,9 @@ pub fn manifest(
     let words: Vec<&std::ffi::OsStr> = std::iter::once(opts.spawn.program.as_os_str())
         .chain(opts.spawn.args.iter().map(|a| a.as_os_str()))
         .collect();
+    // The supervisor's own environment is the one its program inherits,
+    // before hm's variables and `[[env]]`.
+    let environ = crate::restore::environ::keep(std::env::vars_os(), &keep.env_names);
     Manifest {
         format: manifest::FORMAT,
         id: opts.paths.id.clone(),
@@ -387,6 +390,8 @@ pub fn manifest(
         cols: opts.spawn.size.cols,
         rows: opts.spawn.size.rows,
         env: keep.env_names.clone(),
+        environ: Some(environ.vars),
+        secret_env: environ.secrets,
         started_unix_ms,
         rerun: keep.rerun,
         // The conversation goes on only where the command resumes it (a
@@ -423,6 +428,8 @@ mod tests {
             cols: 80,
             rows: 24,
             env: Vec::new(),
+            environ: None,
+            secret_env: Vec::new(),
             started_unix_ms: 0,
             rerun: false,
             agent: None,

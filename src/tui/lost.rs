@@ -138,6 +138,8 @@ mod tests {
             cols: 80,
             rows: 24,
             env: Vec::new(),
+            environ: None,
+            secret_env: Vec::new(),
             started_unix_ms: 0,
             rerun: restartable,
             agent: None,

@@ -255,7 +255,9 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
         format!("hm explain {id} shows the whole evidence table")
     };
     lines.push(Line::from(more).style(m.theme.dim));
-    popup(m, f, "why", &lines);
+    // Whose: the overlay hides the pane's title (zoomed, or on a page of
+    // small panes, the selection was not plain to see).
+    popup(m, f, &format!("why: {id}"), &lines);
 }
 
 fn popup(m: &Model, f: &mut Frame<'_>, title: &str, lines: &[Line<'static>]) {
