@@ -747,7 +747,7 @@ fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
     t.wait_for("the orphan named", |t| {
         pane(t, "stray").is_some_and(|p| {
             p.top.contains("orphaned") && p.bottom.contains(&format!("pid {program} runs on"))
-        }) && t.contains(&format!("lost its supervisor: kill {program} stops it"))
+        }) && t.contains("lost its supervisor: hm kill stray stops it")
     });
     assert!(
         !pane(&t, "stray").expect("pane").top.contains(" dead "),
@@ -777,6 +777,15 @@ fn an_orphan_from_before_the_dashboard_started_is_shown() {
         pane(t, "early").is_some_and(|p| {
             p.top.contains("orphaned") && p.bottom.contains(&format!("pid {program} runs on"))
         })
+    });
+    // x stops it, as hm kill does, after asking.
+    t.send(b"x");
+    t.wait_for("the question", |t| {
+        t.contains("Kill session 'early'?") && t.contains(&format!("pid {program}, outlived"))
+    });
+    t.send(b"y");
+    t.wait_for("it to be stopped", |t| {
+        t.contains("was stopped with SIGTERM") && sleepers(&marker).is_empty()
     });
     assert!(t.try_exit().is_none());
 }

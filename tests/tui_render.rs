@@ -937,7 +937,7 @@ fn an_orphans_pane_names_its_pid_in_the_words_that_fit() {
                 .map(|l| l.trim_matches('"').trim())
                 .collect::<Vec<_>>()
                 .join(" ")
-                .contains("'lone' lost its supervisor: kill 4321 stops it"),
+                .contains("'lone' lost its supervisor: hm kill lone stops it"),
             "{text}"
         );
         s.m.notice = None;

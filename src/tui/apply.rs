@@ -112,6 +112,14 @@ impl Apply {
                 }
             },
             Effect::Restart(id) => self.restart(opts, id),
+            Effect::KillOrphan(id) => {
+                let (tx, dir) = (self.tx.clone(), opts.dir.clone());
+                let config = opts.config_path.clone();
+                std::thread::spawn(move || {
+                    let result = kill_orphan(&id, &dir, config.as_deref());
+                    let _ = tx.blocking_send(Msg::OrphanKilled(id, result));
+                });
+            }
             Effect::Restore(ids) => {
                 let (tx, dir) = (self.tx.clone(), opts.dir.clone());
                 let config = opts.config_path.clone();
@@ -254,6 +262,28 @@ fn restart(id: &str, dir: &Path, config: Option<&Path>) -> Result<(), String> {
     } else {
         let said = String::from_utf8_lossy(&out.stderr);
         Err(said.trim().trim_start_matches("hm: ").to_owned())
+    }
+}
+
+/// `hm kill ID` of a session whose program outlived its supervisor, as a
+/// child of ours: what it said, or why it could not.
+fn kill_orphan(id: &str, dir: &Path, config: Option<&Path>) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
+    let out = cmd
+        .args(["kill", id, "--socket-dir"])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let said = |b: &[u8]| String::from_utf8_lossy(b).trim().to_owned();
+    if out.status.success() {
+        Ok(said(&out.stdout))
+    } else {
+        Err(said(&out.stderr).trim_start_matches("hm: ").to_owned())
     }
 }
 

@@ -45,6 +45,12 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 }
                 let size_too = !m.fit;
                 let Some(p) = m.pane_mut(&id) else { return };
+                if let Some(pid) = p.orphan {
+                    // Its supervisor is gone: `hm kill` stops the program.
+                    fx.push(Effect::KillOrphan(id.clone()));
+                    m.notify(format!("stopping '{id}' (pid {pid})…"), now);
+                    return;
+                }
                 if p.ended() {
                     // It ended while we asked.
                     return;
@@ -168,7 +174,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 }
                 // A key that does nothing says why, rather than nothing.
                 Some(p) if p.orphan.is_some() => m.notify(
-                    format!("'{id}' still runs without its supervisor; end it first"),
+                    format!("'{id}' still runs without its supervisor; x stops it first"),
                     now,
                 ),
                 Some(p) if p.lost.is_some() => {
@@ -258,11 +264,17 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
 }
 
 /// `x`: kill the selected session, or forget one that ended, after
-/// asking; an orphan's pane (its program runs on, nothing is deleted) is
-/// cleared at once and stays away while it is one.
+/// asking. A program that outlived its supervisor here is stopped as `hm
+/// kill` stops it, after asking too; another machine's orphan's pane is
+/// cleared at once (nothing there is deleted) and stays away while it is
+/// one.
 fn kill(m: &mut Model) {
     let Some(id) = m.selected.clone() else { return };
     match m.pane(&id) {
+        Some(p) if p.orphan.is_some() && crate::remote::split_target(&id).is_none() => {
+            m.notice = None;
+            m.mode = Mode::ConfirmKill(id);
+        }
         Some(p) if p.ended() && p.orphan.is_some() => {
             m.dismissed.insert(id.clone());
             clear(m, &id);

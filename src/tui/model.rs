@@ -58,6 +58,9 @@ pub enum Msg {
     BackFromAttach(String, AttachEnd),
     /// The sessions lost with their supervisor (`hm restore`'s).
     Lost(Vec<LostFound>),
+    /// What `hm kill` said of an orphan's program ([`Effect::KillOrphan`]),
+    /// or why it could not stop it.
+    OrphanKilled(String, Result<String, String>),
 }
 
 /// How a raw attach (`a`) ended.
@@ -138,6 +141,9 @@ pub enum Effect {
     Forget(String),
     /// Start an ended session again (`hm restart`).
     Restart(String),
+    /// Stop the program of a session whose supervisor is gone (`hm kill`,
+    /// which stops it as the supervisor would have).
+    KillOrphan(String),
     /// Start lost sessions again, as they were (`hm restore IDS`).
     Restore(Vec<String>),
     /// Put this text on the system clipboard, through the dashboard's

@@ -465,8 +465,16 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 }
             } else if let Some(pid) = p.orphan {
                 // Short enough for the footer at 80 columns, beside its
-                // page number; `hm ls` says it at length.
-                m.notify(format!("{lost}: kill {pid} stops it"), now);
+                // page number; `hm ls` says it at length. Another
+                // machine's is stopped there.
+                let how = if crate::remote::split_target(id).is_some() {
+                    format!("kill {pid} there stops it")
+                } else {
+                    // By name (`x` stops the selected pane, which may be
+                    // another); its pane names the pid.
+                    format!("hm kill {id} stops it")
+                };
+                m.notify(format!("{lost}: {how}"), now);
             }
             if focused {
                 focus::leave(m, id);

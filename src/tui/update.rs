@@ -70,6 +70,10 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         } => hosts(m, problems, down, news, now),
         Msg::BackFromAttach(id, end) => back_from_attach(m, id, end, now, &mut fx),
         Msg::Lost(lost) => super::lost::found(m, lost),
+        Msg::OrphanKilled(id, result) => match result {
+            Ok(said) => m.notify(said, now),
+            Err(why) => m.notify(format!("could not stop '{id}': {why}"), now),
+        },
     }
     // A program that asked for focus reports (`?1004`) hears that it has
     // the user when focused, and that it lost them when left.

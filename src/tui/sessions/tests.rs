@@ -98,14 +98,51 @@ fn orphans_get_a_pane_until_cleared_and_a_cleared_one_is_forgotten_once_gone() {
         now,
     );
     m.selected = Some("o".into());
+    // Here, x asks to stop the program (`hm kill`); n keeps it.
+    update(&mut m, press(KeyCode::Char('x')), now);
+    assert_eq!(m.mode, Mode::ConfirmKill("o".into()));
+    update(&mut m, press(KeyCode::Char('n')), now);
+    assert_eq!(m.visible_ids(), ["a", "o"]);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(fx, vec![Effect::KillOrphan("o".into())]);
+    assert!(
+        notice(&m).starts_with("stopping 'o' (pid 77)"),
+        "{}",
+        notice(&m)
+    );
+    // Gone: the pane goes as an ended one's does.
+    update(&mut m, Msg::Orphans(Vec::new()), now);
+    update(
+        &mut m,
+        Msg::Session("o".into(), SessionMsg::Closed(None)),
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(m.visible_ids(), ["a"]);
+}
+
+#[test]
+fn another_machines_orphan_is_cleared_and_stays_cleared_while_it_is_one() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    update(&mut m, Msg::Orphans(vec!["box:o".into()]), now);
+    update(
+        &mut m,
+        Msg::Session("box:o".into(), SessionMsg::Closed(Some(77))),
+        now,
+    );
+    m.selected = Some("box:o".into());
     update(&mut m, press(KeyCode::Char('x')), now);
     assert_eq!(m.visible_ids(), ["a"]);
-    let fx = update(&mut m, Msg::Orphans(vec!["o".into()]), now);
-    assert!(fx.is_empty() && m.pane("o").is_none(), "stays cleared");
+    let fx = update(&mut m, Msg::Orphans(vec!["box:o".into()]), now);
+    assert!(fx.is_empty() && m.pane("box:o").is_none(), "stays cleared");
     // No longer an orphan, then one again (another program): shown.
     update(&mut m, Msg::Orphans(Vec::new()), now);
-    update(&mut m, Msg::Orphans(vec!["o".into()]), now);
-    assert!(m.pane("o").is_some());
+    update(&mut m, Msg::Orphans(vec!["box:o".into()]), now);
+    assert!(m.pane("box:o").is_some());
 }
 
 #[test]
@@ -121,7 +158,7 @@ fn a_program_outliving_its_supervisor_is_named_and_cleared_like_an_ended_one() {
     let p = m.pane("a").expect("pane");
     assert_eq!((p.orphan, p.state()), (Some(4321), None), "not dead");
     let notice = notice(&m);
-    assert!(notice.contains("kill 4321"), "{notice}");
+    assert!(notice.contains("hm kill a stops it"), "{notice}");
     // Its end: no pid named any more, dead, and no new call.
     m.pane_mut("a").expect("pane").attention = false;
     update(
@@ -149,7 +186,7 @@ fn the_notice_naming_an_orphans_pid_goes_when_the_orphan_ends() {
         Msg::Session("a".into(), SessionMsg::Closed(Some(42))),
         now,
     );
-    assert!(notice(&m).contains("kill 42"), "{}", notice(&m));
+    assert!(notice(&m).contains("hm kill a stops it"), "{}", notice(&m));
     update(
         &mut m,
         Msg::Session("a".into(), SessionMsg::Closed(None)),

@@ -18,8 +18,13 @@ use crate::tui::model::{Lost, Model, NewStep};
 
 /// The kill confirmation.
 pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
-    let what = "SIGTERM now, SIGKILL after its grace period.";
-    confirm(m, f, ("kill", "Kill"), id, what);
+    let what = match m.pane(id).and_then(|p| p.orphan) {
+        Some(pid) => format!(
+            "Its program, pid {pid}, outlived its supervisor: SIGTERM now, SIGKILL after the grace period."
+        ),
+        None => "SIGTERM now, SIGKILL after its grace period.".to_owned(),
+    };
+    confirm(m, f, ("kill", "Kill"), id, &what);
 }
 
 /// The confirmation of `x` on a session that ended.
