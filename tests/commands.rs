@@ -523,56 +523,51 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
         .iter()
         .map(Into::into)
         .collect();
-    let mut t = common::terminal::Terminal::start(
-        common::HM.as_ref(),
-        &args,
-        &sb.terminal_env(&[]),
-        sb.path(),
-        (24, 80),
-        "$ hm ls",
+    // `hm ls` on a terminal `cols` wide: its lines.
+    let ls_at = |cols: u16| {
+        let mut t = common::terminal::Terminal::start(
+            common::HM.as_ref(),
+            &args,
+            &sb.terminal_env(&[]),
+            sb.path(),
+            (24, cols),
+            "$ hm ls",
+        );
+        t.wait_exit();
+        t.lines()
+    };
+    let row = |lines: &[String], start: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(start))
+            .cloned()
+            .unwrap_or_else(|| panic!("{lines:?}"))
+    };
+    let lines = ls_at(80);
+    let long_row = row(&lines, "a-very-");
+    assert!(
+        long_row.contains('…') && long_row.contains("sleep 30"),
+        "{lines:?}"
     );
-    t.wait_exit();
-    let lines = t.lines();
-    let row = lines
-        .iter()
-        .find(|l| l.starts_with("a-very-"))
-        .unwrap_or_else(|| panic!("{lines:?}"));
-    assert!(row.contains('…') && row.contains("sleep 30"), "{lines:?}");
     assert!(
         !lines.iter().any(|l| l.trim() == "30"),
         "wrapped: {lines:?}"
     );
-    let row = lines
-        .iter()
-        .find(|l| l.starts_with("build-"))
-        .unwrap_or_else(|| panic!("{lines:?}"));
-    assert!(row.starts_with(&format!("{medium} ")), "{lines:?}");
-    let row = lines
-        .iter()
-        .find(|l| l.starts_with("with-env"))
-        .unwrap_or_else(|| panic!("{lines:?}"));
     assert!(
-        row.trim_end().ends_with("sleep 31") && !row.contains("ANTHROPIC"),
+        row(&lines, "build-").starts_with(&format!("{medium} ")),
+        "{lines:?}"
+    );
+    let env_row = row(&lines, "with-env");
+    assert!(
+        env_row.trim_end().ends_with("sleep 31") && !env_row.contains("ANTHROPIC"),
         "{lines:?}"
     );
     // Narrower, the command gives way to it (it was cut to keep 12
     // columns of the command).
-    let mut t = common::terminal::Terminal::start(
-        common::HM.as_ref(),
-        &args,
-        &sb.terminal_env(&[]),
-        sb.path(),
-        (24, 64),
-        "$ hm ls",
-    );
-    t.wait_exit();
-    let lines = t.lines();
-    let row = lines
-        .iter()
-        .find(|l| l.starts_with("build-"))
-        .unwrap_or_else(|| panic!("{lines:?}"));
-    assert!(row.starts_with(&format!("{medium} ")), "{lines:?}");
-    assert!(row.contains("sle"), "{lines:?}");
+    let lines = ls_at(64);
+    let medium_row = row(&lines, "build-");
+    assert!(medium_row.starts_with(&format!("{medium} ")), "{lines:?}");
+    assert!(medium_row.contains("sle"), "{lines:?}");
     let piped = stdout(&sb.cmd(&["ls"]));
     assert!(piped.contains(long), "{piped}");
     // Whole, but for the secret, as `hm status` shows it; `--json` has it.
