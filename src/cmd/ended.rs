@@ -53,14 +53,20 @@ fn forget(dir: &Path, id: &str) -> Result<()> {
 
 pub fn rm(args: RmArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    if let [one] = args.ids.as_slice() {
-        println!("{}", rm_one(&dir, one)?);
+    rm_each(&args.ids, |id| rm_one(&dir, id))
+}
+
+/// Forgets each of `ids` with `forget`, saying what it removed: one id's
+/// error is the command's; of several, each that cannot be forgotten is
+/// told on its own line and the others go all the same.
+fn rm_each(ids: &[String], forget: impl Fn(&str) -> Result<String>) -> Result<i32> {
+    if let [one] = ids {
+        println!("{}", forget(one)?);
         return Ok(0);
     }
-    // Several: each told on its own line if it cannot be forgotten.
     let mut failed = false;
-    for id in &args.ids {
-        match rm_one(&dir, id) {
+    for id in ids {
+        match forget(id) {
             Ok(said) => println!("{said}"),
             Err(e) => {
                 failed = true;
@@ -353,21 +359,7 @@ pub mod remote {
                 crate::client::ended_short(r.exit_code, r.killed)
             ))
         };
-        if let [one] = ids {
-            println!("{}", forget(one)?);
-            return Ok(0);
-        }
-        let mut failed = false;
-        for id in ids {
-            match forget(id) {
-                Ok(said) => println!("{said}"),
-                Err(e) => {
-                    failed = true;
-                    eprintln!("hm: {}", crate::error::describe(&e));
-                }
-            }
-        }
-        Ok(i32::from(failed))
+        super::rm_each(ids, forget)
     }
 
     /// Starts ended session `id` there again, as it ran, and prints its

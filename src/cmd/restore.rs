@@ -203,10 +203,7 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
         }
         match plan::plan(&m).and_then(|mut r| plan::check(&mut r, &m).map(|()| r)) {
             Ok(restart) => {
-                let missing = m.environ.as_ref().map_or_else(Vec::new, |_| {
-                    let here = |n: &String| std::env::var_os(n).is_some();
-                    m.secret_env.iter().filter(|n| !here(n)).cloned().collect()
-                });
+                let missing = crate::restore::environ::missing(&m);
                 s.notes
                     .extend(crate::restore::environ::missing_note(&id, &missing));
                 s.jobs.push(Job { m, restart });

@@ -118,6 +118,15 @@ pub fn apply(cmd: &mut std::process::Command, m: &Manifest) -> Vec<String> {
     missing
 }
 
+/// The secrets of manifest `m` that this process's environment has no
+/// value for, as [`apply`] would find them, for a restore to say before
+/// it starts anything.
+pub fn missing(m: &Manifest) -> Vec<String> {
+    m.environ.as_ref().map_or_else(Vec::new, |vars| {
+        restored(vars, &m.secret_env, std::env::vars_os()).1
+    })
+}
+
 /// What to tell a person when session `id` starts without the secrets
 /// `missing` it had.
 pub fn missing_note(id: &str, missing: &[String]) -> Option<String> {

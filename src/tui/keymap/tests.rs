@@ -405,35 +405,32 @@ fn new_session_takes_a_typed_id_and_command() {
     assert_eq!(sel(&m), "api");
 }
 
+/// `id` typed into the form's id and Enter: the form stays at the id,
+/// and what the footer says why.
+fn refused_id(m: &mut Model, id: &str, now: Instant) -> String {
+    typed(m, id, now);
+    update(m, press(KeyCode::Enter), now);
+    assert!(matches!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Id,
+            ..
+        }
+    ));
+    notice(m)
+}
+
 #[test]
 fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
     let now = Instant::now();
     let mut m = model(100, 31);
     live(&mut m, &["s1"], now);
     update(&mut m, press(KeyCode::Char('n')), now);
-    typed(&mut m, "s1", now);
-    update(&mut m, press(KeyCode::Enter), now);
-    assert!(matches!(
-        m.mode,
-        Mode::NewSession {
-            step: NewStep::Id,
-            ..
-        }
-    ));
-    let notice = notice(&m);
+    let notice = refused_id(&mut m, "s1", now);
     assert!(notice.contains("already exists"), "{notice}");
     update(&mut m, ctrl('u'), now);
-    typed(&mut m, "s/x", now);
-    update(&mut m, press(KeyCode::Enter), now);
-    assert!(matches!(
-        m.mode,
-        Mode::NewSession {
-            step: NewStep::Id,
-            ..
-        }
-    ));
     // The rule whole within an 80-column footer.
-    let rule = crate::tui::update::harness::notice(&m);
+    let rule = refused_id(&mut m, "s/x", now);
     assert!(
         rule.ends_with("(first a letter or digit)") && rule.chars().count() <= 78,
         "{rule}"
@@ -456,16 +453,7 @@ fn new_session_refuses_a_lost_sessions_id() {
         p.link = crate::tui::model::Link::Gone;
     }
     update(&mut m, press(KeyCode::Char('n')), now);
-    typed(&mut m, "api", now);
-    update(&mut m, press(KeyCode::Enter), now);
-    assert!(matches!(
-        m.mode,
-        Mode::NewSession {
-            step: NewStep::Id,
-            ..
-        }
-    ));
-    let notice = notice(&m);
+    let notice = refused_id(&mut m, "api", now);
     assert!(
         notice.contains("'api' was lost with its supervisor: R restores it"),
         "{notice}"
