@@ -998,3 +998,21 @@ fn a_narrow_footer_keeps_help_and_quit_over_the_page_number() {
         "{text}"
     );
 }
+
+/// At 80 columns the question of `x` on an orphan's pane keeps its keys:
+/// its reason, on one line, wrapped and pushed them out of the box.
+#[test]
+fn killing_an_orphan_at_80_columns_shows_the_keys() {
+    let mut s = Scene::new(80, 24);
+    s.live(&["lone"]);
+    s.to("lone", SessionMsg::Closed(Some(4321)));
+    update(
+        &mut s.m,
+        Msg::Key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE)),
+        s.t0,
+    );
+    let text = s.text();
+    assert!(text.contains("Kill session 'lone'?"), "{text}");
+    assert!(text.contains("pid 4321, outlived"), "{text}");
+    assert!(text.contains("y kill") && text.contains("n keep"), "{text}");
+}

@@ -19,8 +19,11 @@ use crate::tui::model::{Lost, Model, NewStep};
 /// The kill confirmation.
 pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
     let what = match m.pane(id).and_then(|p| p.orphan) {
+        // Two lines: as one it wrapped at 80 columns, and the box, sized
+        // to its lines, lost the row of keys.
         Some(pid) => format!(
-            "Its program, pid {pid}, outlived its supervisor: SIGTERM now, SIGKILL after the grace period."
+            "Its program, pid {pid}, outlived its supervisor:\n\
+             SIGTERM now, SIGKILL after the grace period."
         ),
         None => "SIGTERM now, SIGKILL after its grace period.".to_owned(),
     };
@@ -34,7 +37,7 @@ pub(super) fn confirm_forget(m: &Model, f: &mut Frame<'_>, id: &str) {
 }
 
 /// A yes/no question about session `id`: `verb` (lower case, then
-/// capitalised), what a yes does, and the keys.
+/// capitalised), what a yes does (a line each of its lines), and the keys.
 fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &str) {
     let (verb, title) = verb;
     popup(
@@ -44,14 +47,16 @@ fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &st
         &[
             Line::from(format!("{title} session '{id}'?")),
             Line::from(""),
-            Line::from(what.to_owned()),
-            Line::from(vec![
-                key(m, "y"),
-                Span::raw(format!(" {verb}   ")),
-                key(m, "n"),
-                Span::raw(" keep"),
-            ]),
-        ],
+        ]
+        .into_iter()
+        .chain(what.lines().map(|l| Line::from(l.to_owned())))
+        .chain(std::iter::once(Line::from(vec![
+            key(m, "y"),
+            Span::raw(format!(" {verb}   ")),
+            key(m, "n"),
+            Span::raw(" keep"),
+        ])))
+        .collect::<Vec<_>>(),
     );
 }
 
