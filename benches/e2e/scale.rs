@@ -155,11 +155,9 @@ pub fn usage_over(
     let after: Vec<Option<Usage>> = pids.iter().map(|&p| Usage::of(p)).collect();
     let delta = |range: std::ops::Range<usize>| -> Option<Over> {
         let sum = range.into_iter().try_fold(Usage::default(), |acc, i| {
-            let d = after[i]?.since(before[i]?);
-            Some(Usage {
-                cpu_ns: acc.cpu_ns + d.cpu_ns,
-                ctxsw: acc.ctxsw + d.ctxsw,
-            })
+            let mut sum = acc;
+            sum.add(after[i]?.since(before[i]?));
+            Some(sum)
         })?;
         Some((sum, secs))
     };

@@ -496,6 +496,7 @@ fn throughput_table(
             "delivered (worst run)",
             "byte-exact",
             "server CPU ms/MiB",
+            "of it user",
             "server wake-ups/MiB",
             "client CPU ms/MiB",
             "server VmHWM KiB",
@@ -526,6 +527,9 @@ fn throughput_table(
             exact,
             num(per_mib(&|r| {
                 r.server.map(|u| u.cpu_ns as f64 / 1e6 / r.mib())
+            })),
+            num(per_mib(&|r| {
+                r.server.map(|u| u.user_ns as f64 / 1e6 / r.mib())
             })),
             num(per_mib(&|r| r.server.map(|u| u.ctxsw as f64 / r.mib()))),
             num(per_mib(&|r| {
@@ -632,7 +636,7 @@ fn throughput_table(
         format!("{} ×", num(att)),
         att.map(|r| r >= 0.9),
     );
-    t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write). \"× raw pty\" divides by the faster of the two raw readers. Foreign CPU share: {foreign:.2}."));
+    t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write). \"× raw pty\" divides by the faster of the two raw readers. \"of it user\": the server's CPU in its own code (to the clock tick); the rest is the kernel's (the pty, the socket, the wake-ups), which every relay pays. Foreign CPU share: {foreign:.2}."));
     t
 }
 

@@ -2,7 +2,9 @@
 //! it started outlives it.
 //!
 //! Accounting is per process, summed over its threads: CPU from
-//! `task/*/schedstat` (nanoseconds), wake-ups from `task/*/status`
+//! `task/*/schedstat` (nanoseconds), the part of it spent in the process's
+//! own code from `task/*/stat` (`utime`, in clock ticks: the rest is the
+//! kernel's, the pty's and the socket's, which every relay pays), wake-ups from `task/*/status`
 //! (voluntary context switches: each is a sleep that something ended;
 //! involuntary ones are preemptions of a running thread, which count
 //! machine load rather than wake-ups, and are left out), memory from
@@ -23,6 +25,8 @@ use nix::unistd::Pid;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
     pub cpu_ns: u64,
+    /// The part of `cpu_ns` in user space, to the clock tick.
+    pub user_ns: u64,
     pub ctxsw: u64,
 }
 
@@ -39,6 +43,9 @@ impl Usage {
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0);
             }
+            if let Ok(s) = fs::read_to_string(p.join("stat")) {
+                u.user_ns += utime_ticks(&s).unwrap_or(0) * tick_ns();
+            }
             if let Ok(s) = fs::read_to_string(p.join("status")) {
                 u.ctxsw += field(&s, "voluntary_ctxt_switches:").unwrap_or(0);
             }
@@ -49,15 +56,37 @@ impl Usage {
     /// Adds `other`'s CPU and wake-ups to these.
     pub fn add(&mut self, other: Usage) {
         self.cpu_ns += other.cpu_ns;
+        self.user_ns += other.user_ns;
         self.ctxsw += other.ctxsw;
     }
 
     pub fn since(self, before: Usage) -> Usage {
         Usage {
             cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),
+            user_ns: self.user_ns.saturating_sub(before.user_ns),
             ctxsw: self.ctxsw.saturating_sub(before.ctxsw),
         }
     }
+}
+
+/// `utime` of a `stat` line: the 14th field, the 12th after the command,
+/// whose parentheses may hold anything.
+fn utime_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(11)?.parse().ok()
+}
+
+/// Nanoseconds in a clock tick, the unit of `utime`.
+fn tick_ns() -> u64 {
+    static TICK: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICK.get_or_init(|| {
+        let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .filter(|&hz| hz > 0)
+            .unwrap_or(100);
+        1_000_000_000 / hz as u64
+    })
 }
 
 fn field(text: &str, key: &str) -> Option<u64> {

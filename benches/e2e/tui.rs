@@ -113,11 +113,9 @@ pub fn measure(
     let after: Vec<Option<Usage>> = all.iter().map(|&p| Usage::of(p)).collect();
     let delta = |range: std::ops::Range<usize>| -> Option<Usage> {
         range.into_iter().try_fold(Usage::default(), |acc, i| {
-            let d = after[i]?.since(before[i]?);
-            Some(Usage {
-                cpu_ns: acc.cpu_ns + d.cpu_ns,
-                ctxsw: acc.ctxsw + d.ctxsw,
-            })
+            let mut sum = acc;
+            sum.add(after[i]?.since(before[i]?));
+            Some(sum)
         })
     };
     r.idle_tui = delta(0..1).map(|u| (u, secs));

@@ -7,7 +7,7 @@
 //! from the kept bytes) starts on it too, and its drawing is not taken
 //! for history.
 
-use super::tokenizer::{Ended, Kind, Step, Tokenizer};
+use super::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 
 /// Bytes of a sequence kept: enough for a list of mode parameters.
 const CAP: usize = 64;
@@ -43,7 +43,7 @@ impl Alternate {
         while i < bytes.len() {
             if self.tokens.in_ground() {
                 // Text up to the next ESC switches nothing.
-                match bytes[i..].iter().position(|&b| b == 0x1b) {
+                match find_esc(&bytes[i..]) {
                     Some(n) => i += n,
                     None => return,
                 }

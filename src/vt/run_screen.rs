@@ -44,7 +44,7 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             // To the next line feed, which may leave the cursor on a
             // blank bottom row again, past the run that was too short.
             let past = if ready { at + lines.run.end } else { at };
-            let Some(lf) = bytes[past..to].iter().position(|&b| b == b'\n') else {
+            let Some(lf) = memchr::memchr(b'\n', &bytes[past..to]) else {
                 self.process(&bytes[at..to]);
                 lines.follow(&bytes[at..to]);
                 return;

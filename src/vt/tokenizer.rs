@@ -402,16 +402,27 @@ impl Seq<'_> {
 /// Where the next ESC is: text before it can be passed over in bulk, as
 /// every filter of output does in ground state.
 pub fn find_esc(bytes: &[u8]) -> Option<usize> {
-    first(bytes, |w| has_below(w ^ ESCS, 1), |b| b == 0x1b)
+    memchr::memchr(0x1b, bytes)
 }
 
 /// Where the next C0 control (or ESC) is: text before it is only text.
+/// No `memchr` searches for a range of bytes, so this one looks at eight
+/// at a time while a word has none, then byte by byte. Text between
+/// controls is most of a flood, and this is the one look each of its
+/// bytes gets.
 pub fn find_control(bytes: &[u8]) -> Option<usize> {
-    first(bytes, |w| has_below(w, 0x20), |b| b < 0x20)
+    let mut from = 0;
+    for w in bytes.chunks_exact(8) {
+        if has_below(u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])), 0x20) {
+            break;
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&b| b < 0x20)
+        .map(|i| from + i)
 }
-
-/// ESC in every byte of a word.
-const ESCS: u64 = u64::from_ne_bytes([0x1b; 8]);
 
 /// Whether some byte of `word` is below `n` (at most 0x80): the classic
 /// word-at-a-time test, exact for whether there is one.
@@ -419,21 +430,6 @@ fn has_below(word: u64, n: u8) -> bool {
     let ones = u64::from_ne_bytes([1; 8]);
     let highs = u64::from_ne_bytes([0x80; 8]);
     word.wrapping_sub(ones * u64::from(n)) & !word & highs != 0
-}
-
-/// Where the first byte of `bytes` that `hit` picks is: eight bytes at a
-/// time while `word_hit` says a word has none, then byte by byte. Text
-/// between escape sequences is most of a flood, and this is the one look
-/// each of its bytes gets.
-fn first(bytes: &[u8], word_hit: impl Fn(u64) -> bool, hit: impl Fn(u8) -> bool) -> Option<usize> {
-    let mut from = 0;
-    for w in bytes.chunks_exact(8) {
-        if word_hit(u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]))) {
-            break;
-        }
-        from += 8;
-    }
-    bytes[from..].iter().position(|&b| hit(b)).map(|i| from + i)
 }
 
 #[cfg(test)]
@@ -535,9 +531,9 @@ mod tests {
     }
 
     #[test]
-    fn the_word_at_a_time_search_finds_what_a_byte_search_does() {
+    fn the_fast_searches_find_what_a_byte_search_does() {
         for b in 0..=255u8 {
-            for len in [1usize, 7, 8, 9, 16, 23] {
+            for len in [1usize, 7, 8, 9, 16, 23, 33, 70] {
                 for at in 0..len {
                     for fill in [b'a', 0x80, 0xff, 0x20] {
                         let mut bytes = vec![fill; len];
