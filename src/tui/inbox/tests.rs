@@ -1022,3 +1022,30 @@ fn a_long_id_is_whole_in_the_inbox_at_80_columns() {
     // The subject keeps its first columns.
     assert!(row.contains("cmd of"), "{text}");
 }
+
+/// What an answer came to is said under the inbox's list, once: the
+/// footer said it again, and at 80 columns, too long for the footer, it
+/// went above it over the box's last rows. Closed, the footer says it.
+#[test]
+fn an_answer_is_said_once_in_the_inbox_and_in_the_footer_after() {
+    let now = Instant::now();
+    let mut m = opened(&["a", "b"], &[("a", "permission", 3_000)], now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    let subject = "cargo test --workspace --all-features -- --include-ignored";
+    approved(&mut m, Some(subject), now);
+    let text = said(&m);
+    assert!(text.chars().count() > 60, "long enough to wrap: {text}");
+    let screen = draw(&mut m, now);
+    assert_eq!(
+        screen.matches("approved claude.permission").count(),
+        1,
+        "{screen}"
+    );
+    update(&mut m, press(KeyCode::Esc), now);
+    assert_eq!(m.mode, Mode::Grid);
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("approved claude.permission in 'a'"),
+        "{screen}"
+    );
+}

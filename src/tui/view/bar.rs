@@ -385,6 +385,11 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     // own above the footer: in it, it took the whole row, every key with
     // it, and cut down to fit it lost the end of what went wrong.
     let in_form = matches!(m.mode, Mode::NewSession { .. });
+    // The inbox says what an answer came to under its list: the same words
+    // in the footer said it twice, and at 80 columns, wrapped above the
+    // footer, they covered the box's last rows.
+    let in_box =
+        |text: &str| m.mode == Mode::Inbox && m.inbox.said.as_ref().is_some_and(|s| s.text == text);
     let mut above = None;
     // The last two hints, each with its spaces: what the footer keeps.
     let kept: usize = hints
@@ -393,7 +398,7 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         .take(2)
         .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
         .sum();
-    if let Some((text, _)) = m.notice.as_ref().filter(|_| !in_form) {
+    if let Some((text, _)) = m.notice.as_ref().filter(|(t, _)| !in_form && !in_box(t)) {
         let used: usize = spans.iter().map(Span::width).sum();
         let room = usize::from(area.width)
             .saturating_sub(used + kept + right.chars().count() + 3)
