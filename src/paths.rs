@@ -68,6 +68,26 @@ pub fn validate_id(id: &str) -> Result<(), PathError> {
     }
 }
 
+/// A session id from a program's file name (`python3`): what an id may not
+/// hold becomes '-', it starts with a letter or digit, and it leaves room
+/// for a "-NNN" suffix; `session` when nothing is left. What `hm run` and
+/// the dashboard's form name a session no id was given for.
+pub fn id_from_program(name: &str) -> String {
+    let id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(MAX_ID_LEN - 4)
+        .collect();
+    if id.is_empty() { "session".into() } else { id }
+}
+
 /// How many characters [`sanitize`] keeps.
 const SHOWN_MAX: usize = 80;
 

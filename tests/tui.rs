@@ -414,16 +414,45 @@ fn a_program_killed_from_the_dashboard_is_not_said_to_have_failed() {
     s.wait_exit();
 }
 
-/// `n`, the suggested id `s1`, then `command` (the prompt offers the
-/// shell for an empty one).
+/// `n`, the id `s1`, then `command` (the prompt offers the shell for an
+/// empty one).
 fn start_s1(t: &mut Terminal, command: &str) {
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
-    t.send(b"\r");
+    t.wait_for("the prompt for an id", |t| {
+        t.contains("id:         ▏(empty: the command's name)")
+    });
+    t.send(b"s1\r");
     t.wait_for("the prompt for a command", |t| {
         t.contains("command:") && t.contains("(empty: /bin/sh)")
     });
     t.send(format!("{command}\r").as_bytes());
+}
+
+/// No id typed: the session is named after its command, as `hm run`
+/// names one, and the form shows the name as the command is typed.
+#[test]
+fn a_session_started_with_no_id_is_named_after_its_command() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    t.send(b"n");
+    t.wait_for("the prompt for an id", |t| {
+        t.contains("id:         ▏(empty: the command's name)")
+    });
+    t.send(b"\r");
+    t.wait_for("the shell's name for an empty command", |t| {
+        t.contains("id:         sh") && t.contains("command:    ▏(empty: /bin/sh)")
+    });
+    t.send(b"sleep 600");
+    t.wait_for("the name of the command typed", |t| {
+        t.contains("id:         sleep")
+    });
+    t.send(b"\r");
+    t.wait_for("the pane named after it", |t| {
+        pane(t, "sleep").is_some() && !t.contains("command:")
+    });
+    let out = sb.cmd(&["kill", "sleep"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
 }
 
 /// A command that cannot start brings the form back as it was filled in,
@@ -452,8 +481,8 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
     t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏s1"));
-    t.send(b"\r");
+    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏"));
+    t.send(b"s1\r");
     t.wait_for("the prompt for a command", |t| t.contains("command:"));
     t.send(b"echo labelled; exec sleep 600\t\t");
     t.wait_for("the label field", |t| t.contains("label:      ▏"));

@@ -386,7 +386,7 @@ fn dashboard_rows(t: &mut Table, r: &Report) {
         format!("`{}`", l.footer),
     ]);
     t.row(&[
-        "… `n`, Enter (id `s1`), `sleep 1000000`, Enter: the notice".into(),
+        "… `n`, `s1`, Enter, `sleep 1000000`, Enter: the notice".into(),
         format!(
             "`{}`{}",
             l.new_session.as_deref().unwrap_or("none seen"),

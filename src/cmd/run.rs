@@ -241,28 +241,14 @@ fn is_locked(e: &anyhow::Error) -> bool {
 }
 
 /// A session id from the command's name (`python3` for
-/// `/usr/bin/python3 app.py`): what an id may not hold becomes '-', and it
-/// starts with a letter or digit.
+/// `/usr/bin/python3 app.py`; see [`paths::id_from_program`]).
 fn id_from_command(command: &[OsString]) -> String {
     let name = command
         .first()
         .and_then(|p| Path::new(p).file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .skip_while(|c| !c.is_ascii_alphanumeric())
-        // Room for a "-NNN" suffix within the 64 an id may have.
-        .take(paths::MAX_ID_LEN - 4)
-        .collect();
-    if id.is_empty() { "session".into() } else { id }
+    paths::id_from_program(&name)
 }
 
 /// The first of `base`, `base-2`, `base-3`, ... that no session holds:

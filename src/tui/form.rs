@@ -1,5 +1,5 @@
-//! The new-session form (`n`): an id (empty, with the first free `sN`
-//! shown as a placeholder that Enter takes), a command, a directory, a
+//! The new-session form (`n`): an id (empty: the session is named after
+//! its command, as `hm run` names one), a command, a directory, a
 //! label and the classifier, and the keys and pastes that fill it in.
 //! Drawn by `view::popup::new_session`; started by an [`Effect::Spawn`].
 
@@ -33,12 +33,31 @@ pub fn open(m: &mut Model) {
     };
 }
 
-/// The id Enter takes when none is typed: the first `sN` no pane has.
-pub fn placeholder(m: &Model) -> String {
+/// The id a session started with no id typed takes: its program's name
+/// (the shell's for an empty command), as `hm run` names one, or the first
+/// of `NAME-2`, `NAME-3`, ... that no pane has.
+pub fn placeholder(m: &Model, command: &str) -> String {
+    let base = paths::id_from_program(&program_name(command, &m.shell));
     (1..)
-        .map(|i| format!("s{i}"))
+        .map(|n| match n {
+            1 => base.clone(),
+            n => format!("{base}-{n}"),
+        })
         .find(|c| m.pane(c).is_none())
-        .unwrap_or_else(|| "s".into())
+        .unwrap_or(base)
+}
+
+/// The file name of the program a command line runs: its first word past
+/// any `NAME=value` and `exec` or `env`; the shell's for an empty line.
+fn program_name(command: &str, shell: &str) -> String {
+    let word = command
+        .split_whitespace()
+        .find(|w| !w.contains('=') && !matches!(*w, "exec" | "env"))
+        .unwrap_or(shell);
+    std::path::Path::new(word)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// What the classifier field shows.
@@ -68,10 +87,16 @@ pub fn key(
             m.mode = Mode::Grid;
             return;
         }
+        // None typed: named after the command once it is known.
+        (KeyCode::Enter, NewStep::Id) if id.is_empty() => {
+            m.mode = Mode::NewSession {
+                step: NewStep::Command,
+                id,
+                command,
+            };
+            return;
+        }
         (KeyCode::Enter, NewStep::Id) => {
-            if id.is_empty() {
-                id = placeholder(m);
-            }
             // `host:id` starts it on that machine.
             let plain = match crate::remote::split_target(&id) {
                 Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
@@ -219,6 +244,11 @@ pub fn remote<'a>(m: &Model, id: &'a str) -> Option<&'a str> {
 
 /// Enter on the command, directory, label or classifier: start it.
 fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
+    let id = if id.is_empty() {
+        placeholder(m, &command)
+    } else {
+        id
+    };
     let far = remote(m, &id).is_some();
     // Empty: the dashboard's shell here; there, that machine's own (its
     // proxy's `$SHELL`).

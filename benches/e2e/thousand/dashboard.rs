@@ -193,10 +193,10 @@ pub fn limited(b: &Bench, dir: &Path, first: &str, last: &str) -> Limited {
         }
     }
     l.panes_fine = seen_last.then_some(fine);
-    // `n`, the default id, a command.
+    // `n`, the id `s1`, a command.
     s.send(b"n");
     s.drain(Duration::from_millis(300));
-    s.send(b"\r");
+    s.send(b"s1\r");
     s.drain(Duration::from_millis(300));
     s.send(b"sleep 1000000\r");
     let seen = s.until(Duration::from_secs(10), |c| {

@@ -318,12 +318,12 @@ fn clearing_an_ended_pane_selects_its_neighbour() {
 }
 
 #[test]
-fn new_session_prompt_defaults_to_s1_and_the_shell() {
+fn new_session_prompt_names_it_after_the_command_or_the_shell() {
     let now = Instant::now();
     let mut m = model(100, 31);
     m.shell = "/bin/test-shell".into();
     update(&mut m, press(KeyCode::Char('n')), now);
-    // The id starts empty: `s1` is only its placeholder, which Enter takes.
+    // The id starts empty, and Enter leaves it so: the command names it.
     assert_eq!(
         m.mode,
         Mode::NewSession {
@@ -332,31 +332,61 @@ fn new_session_prompt_defaults_to_s1_and_the_shell() {
             command: String::new()
         }
     );
-    assert_eq!(crate::tui::form::placeholder(&m), "s1");
     let fx = update(&mut m, press(KeyCode::Enter), now);
     assert!(fx.is_empty());
     assert!(matches!(
-        m.mode,
+        &m.mode,
         Mode::NewSession {
             step: NewStep::Command,
+            id,
             ..
-        }
+        } if id.is_empty()
     ));
+    assert_eq!(crate::tui::form::placeholder(&m, ""), "test-shell");
     let fx = update(&mut m, press(KeyCode::Enter), now);
     assert_eq!(
         fx,
         vec![Effect::Spawn {
             workdir: None,
-            id: "s1".into(),
+            id: "test-shell".into(),
             command: "/bin/test-shell".into(),
             label: None,
             classifier: None,
         }]
     );
     assert_eq!(m.mode, Mode::Grid);
-    let fx = update(&mut m, Msg::Started("s1".into(), Ok(None)), now);
-    assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
-    assert_eq!(sel(&m), "s1");
+    let fx = update(&mut m, Msg::Started("test-shell".into(), Ok(None)), now);
+    assert_eq!(fx, vec![Effect::ConnectStarted("test-shell".into())]);
+    assert_eq!(sel(&m), "test-shell");
+}
+
+/// As `hm run` names a session: the program's file name, past any
+/// assignments and `exec`, made a valid id, and `-2`, `-3`, ... after one
+/// a pane has (running, ended or lost alike).
+#[test]
+fn the_name_a_command_gives_is_its_program_and_free() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["claude", "claude-2", "cargo"], now);
+    let name = |m: &Model, c: &str| crate::tui::form::placeholder(m, c);
+    assert_eq!(name(&m, "claude --resume"), "claude-3");
+    assert_eq!(name(&m, "FOO=1 exec /usr/local/bin/codex"), "codex");
+    assert_eq!(name(&m, "  cargo   watch"), "cargo-2");
+    assert_eq!(name(&m, "./my build.sh"), "my");
+    assert_eq!(name(&m, "'weird name'"), "weird");
+    let fx = typed_command(&mut m, "claude --resume", now);
+    assert!(
+        matches!(&fx[..], [Effect::Spawn { id, .. }] if id == "claude-3"),
+        "{fx:?}"
+    );
+}
+
+/// `n`, Enter on the empty id, `command`, Enter: the effects of the last.
+fn typed_command(m: &mut Model, command: &str, now: Instant) -> Vec<Effect> {
+    update(m, press(KeyCode::Char('n')), now);
+    update(m, press(KeyCode::Enter), now);
+    typed(m, command, now);
+    update(m, press(KeyCode::Enter), now)
 }
 
 #[test]
@@ -369,7 +399,6 @@ fn new_session_takes_a_typed_id_and_command() {
         panic!("{:?}", m.mode)
     };
     assert_eq!(id, "", "nothing typed yet");
-    assert_eq!(crate::tui::form::placeholder(&m), "s2", "the first free");
     // What is typed is the id (before, it was added to the default:
     // `s2api`).
     typed(&mut m, "apx", now);

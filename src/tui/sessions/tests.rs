@@ -34,12 +34,12 @@ fn a_session_being_started_is_left_to_its_own_connection() {
     update(&mut m, press(KeyCode::Enter), now);
     update(&mut m, press(KeyCode::Enter), now);
     // The scan finds it before the start says it is serving.
-    let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+    let fx = update(&mut m, Msg::Found(vec!["sh".into()]), now);
     assert!(fx.is_empty(), "{fx:?}");
-    let fx = update(&mut m, Msg::Started("s1".into(), Ok(None)), now);
-    assert_eq!(fx, vec![Effect::ConnectStarted("s1".into())]);
+    let fx = update(&mut m, Msg::Started("sh".into(), Ok(None)), now);
+    assert_eq!(fx, vec![Effect::ConnectStarted("sh".into())]);
     // Once started, it is like any other.
-    let fx = update(&mut m, Msg::Found(vec!["s1".into()]), now);
+    let fx = update(&mut m, Msg::Found(vec!["sh".into()]), now);
     assert!(fx.is_empty(), "{fx:?}");
 }
 

@@ -95,7 +95,12 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
         }
         Line::from(spans)
     };
-    let mut id_hint = crate::tui::form::placeholder(m);
+    // The name the command gives it, once there is a command to name it.
+    let mut id_hint = if step == NewStep::Id {
+        "(empty: the command's name)".to_owned()
+    } else {
+        crate::tui::form::placeholder(m, command)
+    };
     if step == NewStep::Id && !m.hosts.is_empty() {
         // Other machines take `host:id`.
         id_hint = format!("{id_hint}  (host:id on {})", m.hosts.join(", "));
