@@ -414,17 +414,22 @@ fn a_program_killed_from_the_dashboard_is_not_said_to_have_failed() {
     s.wait_exit();
 }
 
-/// `n`, the id `s1`, then `command` (the prompt offers the shell for an
-/// empty one).
-fn start_s1(t: &mut Terminal, command: &str) {
+/// `n`, then `id` typed (none: the command names it) and Enter, up to
+/// the prompt for a command (which offers the shell for an empty one).
+fn open_form(t: &mut Terminal, id: &str) {
     t.send(b"n");
     t.wait_for("the prompt for an id", |t| {
         t.contains("id:         ▏(empty: the command's name)")
     });
-    t.send(b"s1\r");
+    t.send(format!("{id}\r").as_bytes());
     t.wait_for("the prompt for a command", |t| {
-        t.contains("command:") && t.contains("(empty: /bin/sh)")
+        t.contains("command:    ▏(empty: /bin/sh)")
     });
+}
+
+/// The form, the id `s1`, then `command`.
+fn start_s1(t: &mut Terminal, command: &str) {
+    open_form(t, "s1");
     t.send(format!("{command}\r").as_bytes());
 }
 
@@ -435,13 +440,9 @@ fn a_session_started_with_no_id_is_named_after_its_command() {
     let sb = Sandbox::new();
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
-    t.send(b"n");
-    t.wait_for("the prompt for an id", |t| {
-        t.contains("id:         ▏(empty: the command's name)")
-    });
-    t.send(b"\r");
+    open_form(&mut t, "");
     t.wait_for("the shell's name for an empty command", |t| {
-        t.contains("id:         sh") && t.contains("command:    ▏(empty: /bin/sh)")
+        t.contains("id:         sh ")
     });
     t.send(b"sleep 600");
     t.wait_for("the name of the command typed", |t| {
@@ -480,10 +481,7 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     let sb = Sandbox::new();
     let _reaper = Reaper(sb.sock_dir.clone());
     let mut t = tui(&sb);
-    t.send(b"n");
-    t.wait_for("the prompt for an id", |t| t.contains("id:         ▏"));
-    t.send(b"s1\r");
-    t.wait_for("the prompt for a command", |t| t.contains("command:"));
+    open_form(&mut t, "s1");
     t.send(b"echo labelled; exec sleep 600\t\t");
     t.wait_for("the label field", |t| t.contains("label:      ▏"));
     t.send(b"nightly build\r");
