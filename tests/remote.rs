@@ -666,6 +666,25 @@ fn the_dashboard_shows_remote_sessions_and_survives_a_drop() {
         .args(["kill", "home", "--socket-dir"])
         .arg(&remote_dir)
         .output();
+    // `box:` alone: named there after its command, as `hm run` names one.
+    t.send(b"n");
+    t.wait_for("the new-session form", |t| t.contains("host:id on box"));
+    t.send(b"\x15box:\r");
+    t.wait_for("the remote form", |t| t.contains("(empty: home on box)"));
+    t.send(b"sleep 600");
+    t.wait_for("the name it takes there", |t| {
+        t.contains("id:         box:sleep")
+    });
+    t.send(b"\r");
+    let named = || remote_status(&sb, &remote_dir, "sleep");
+    wait_until("the session named after its command there", || {
+        named().is_some_and(|v| v["alive"] == true)
+    });
+    let _ = sb
+        .hm()
+        .args(["kill", "sleep", "--socket-dir"])
+        .arg(&remote_dir)
+        .output();
     t.send(b"q");
     assert_eq!(t.wait_exit(), 0);
     let _ = sb

@@ -33,18 +33,30 @@ pub fn open(m: &mut Model) {
     };
 }
 
-/// The id a session started with no id typed takes: its program's name
-/// (the shell's for an empty command), as `hm run` names one, or the first
-/// of `NAME-2`, `NAME-3`, ... that no pane has.
-pub fn placeholder(m: &Model, command: &str) -> String {
-    let base = paths::id_from_program(&program_name(command, &m.shell));
+/// The id a session started with no id typed (`id` empty, or `host:` for
+/// another machine) takes: its program's name (the shell's for an empty
+/// command), as `hm run` names one, or the first of `NAME-2`, `NAME-3`,
+/// ... that no pane has.
+pub fn placeholder(m: &Model, id: &str, command: &str) -> String {
+    let (prefix, shell) = match remote(m, id) {
+        // That machine's shell, whose name is not known here.
+        Some(_) => (id, "shell"),
+        None => ("", m.shell.as_str()),
+    };
+    let base = paths::id_from_program(&program_name(command, shell));
     (1..)
         .map(|n| match n {
-            1 => base.clone(),
-            n => format!("{base}-{n}"),
+            1 => format!("{prefix}{base}"),
+            n => format!("{prefix}{base}-{n}"),
         })
         .find(|c| m.pane(c).is_none())
         .unwrap_or(base)
+}
+
+/// Whether the id is to be named after the command: none typed, or only
+/// the machine (`host:`).
+pub fn unnamed(m: &Model, id: &str) -> bool {
+    id.is_empty() || (id.ends_with(':') && remote(m, id).is_some())
 }
 
 /// The file name of the program a command line runs: its first word past
@@ -88,7 +100,10 @@ pub fn key(
             return;
         }
         // None typed: named after the command once it is known.
-        (KeyCode::Enter, NewStep::Id) if id.is_empty() => {
+        (KeyCode::Enter, NewStep::Id) if unnamed(m, &id) => {
+            if remote(m, &id).is_some() && m.new_dir == m.cwd {
+                m.new_dir.clear();
+            }
             m.mode = Mode::NewSession {
                 step: NewStep::Command,
                 id,
@@ -239,13 +254,15 @@ pub fn after_tab(step: NewStep) -> &'static str {
 pub fn remote<'a>(m: &Model, id: &'a str) -> Option<&'a str> {
     crate::remote::split_target(id)
         .map(|(host, _)| host)
+        // `host:` alone: that machine, the id to come from the command.
+        .or_else(|| id.strip_suffix(':'))
         .filter(|host| m.hosts.iter().any(|h| h == host))
 }
 
 /// Enter on the command, directory, label or classifier: start it.
 fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
-    let id = if id.is_empty() {
-        placeholder(m, &command)
+    let id = if unnamed(m, &id) {
+        placeholder(m, &id, &command)
     } else {
         id
     };

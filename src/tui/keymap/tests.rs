@@ -342,7 +342,7 @@ fn new_session_prompt_names_it_after_the_command_or_the_shell() {
             ..
         } if id.is_empty()
     ));
-    assert_eq!(crate::tui::form::placeholder(&m, ""), "test-shell");
+    assert_eq!(crate::tui::form::placeholder(&m, "", ""), "test-shell");
     let fx = update(&mut m, press(KeyCode::Enter), now);
     assert_eq!(
         fx,
@@ -368,7 +368,7 @@ fn the_name_a_command_gives_is_its_program_and_free() {
     let now = Instant::now();
     let mut m = model(100, 31);
     live(&mut m, &["claude", "claude-2", "cargo"], now);
-    let name = |m: &Model, c: &str| crate::tui::form::placeholder(m, c);
+    let name = |m: &Model, c: &str| crate::tui::form::placeholder(m, "", c);
     assert_eq!(name(&m, "claude --resume"), "claude-3");
     assert_eq!(name(&m, "FOO=1 exec /usr/local/bin/codex"), "codex");
     assert_eq!(name(&m, "  cargo   watch"), "cargo-2");
@@ -377,6 +377,31 @@ fn the_name_a_command_gives_is_its_program_and_free() {
     let fx = typed_command(&mut m, "claude --resume", now);
     assert!(
         matches!(&fx[..], [Effect::Spawn { id, .. }] if id == "claude-3"),
+        "{fx:?}"
+    );
+}
+
+/// `host:` alone names it after its command on that machine, free among
+/// that machine's panes; a host not set up is no such prefix.
+#[test]
+fn a_host_alone_names_it_there_after_its_command() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    m.hosts = vec!["box".into()];
+    live(&mut m, &["box:claude", "claude-2"], now);
+    let name = |m: &Model, id: &str, c: &str| crate::tui::form::placeholder(m, id, c);
+    assert_eq!(name(&m, "box:", "claude"), "box:claude-2");
+    assert_eq!(name(&m, "box:", ""), "box:shell");
+    assert_eq!(name(&m, "", "claude"), "claude");
+    assert!(crate::tui::form::unnamed(&m, "box:"));
+    assert!(!crate::tui::form::unnamed(&m, "elsewhere:"));
+    update(&mut m, press(KeyCode::Char('n')), now);
+    typed(&mut m, "box:", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "claude", now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        matches!(&fx[..], [Effect::Spawn { id, workdir: None, .. }] if id == "box:claude-2"),
         "{fx:?}"
     );
 }

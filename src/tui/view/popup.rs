@@ -99,13 +99,19 @@ pub(super) fn new_session(m: &Model, f: &mut Frame<'_>, step: NewStep, id: &str,
     let mut id_hint = if step == NewStep::Id {
         "(empty: the command's name)".to_owned()
     } else {
-        crate::tui::form::placeholder(m, command)
+        crate::tui::form::placeholder(m, id, command)
+    };
+    // Only the machine typed: the whole id it will take, dimmed.
+    let typed = if step != NewStep::Id && crate::tui::form::unnamed(m, id) {
+        ""
+    } else {
+        id
     };
     if step == NewStep::Id && !m.hosts.is_empty() {
-        // Other machines take `host:id`.
+        // Other machines take `host:id`, or `host:` to name it there.
         id_hint = format!("{id_hint}  (host:id on {})", m.hosts.join(", "));
     }
-    let mut lines = vec![field("id:", id, step == NewStep::Id, id_hint)];
+    let mut lines = vec![field("id:", typed, step == NewStep::Id, id_hint)];
     if step != NewStep::Id {
         let far = crate::tui::form::remote(m, id);
         lines.push(field(
