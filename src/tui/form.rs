@@ -72,6 +72,20 @@ fn program_name(command: &str, shell: &str) -> String {
         .unwrap_or_default()
 }
 
+/// From the id to the command, the id taken.
+fn to_command(m: &mut Model, id: String, command: String) {
+    // Another machine starts it in its user's home unless told otherwise:
+    // the dashboard's directory, shown, read as where it would run.
+    if remote(m, &id).is_some() && m.new_dir == m.cwd {
+        m.new_dir.clear();
+    }
+    m.mode = Mode::NewSession {
+        step: NewStep::Command,
+        id,
+        command,
+    };
+}
+
 /// What the classifier field shows.
 pub fn classifier_label(m: &Model) -> String {
     match &m.new_classifier {
@@ -101,14 +115,7 @@ pub fn key(
         }
         // None typed: named after the command once it is known.
         (KeyCode::Enter, NewStep::Id) if unnamed(m, &id) => {
-            if remote(m, &id).is_some() && m.new_dir == m.cwd {
-                m.new_dir.clear();
-            }
-            m.mode = Mode::NewSession {
-                step: NewStep::Command,
-                id,
-                command,
-            };
+            to_command(m, id, command);
             return;
         }
         (KeyCode::Enter, NewStep::Id) => {
@@ -157,17 +164,7 @@ pub fn key(
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
             } else {
-                // Another machine starts it in its user's home unless told
-                // otherwise: the dashboard's directory, shown, read as
-                // where it would run.
-                if remote(m, &id).is_some() && m.new_dir == m.cwd {
-                    m.new_dir.clear();
-                }
-                m.mode = Mode::NewSession {
-                    step: NewStep::Command,
-                    id,
-                    command,
-                };
+                to_command(m, id, command);
             }
             return;
         }
