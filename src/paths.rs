@@ -68,11 +68,13 @@ pub fn validate_id(id: &str) -> Result<(), PathError> {
     }
 }
 
-/// A session id from a program's file name (`python3`): what an id may not
-/// hold becomes '-', it starts with a letter or digit, and it leaves room
-/// for a "-NNN" suffix; `session` when nothing is left. What `hm run` and
-/// the dashboard's form name a session no id was given for.
-pub fn id_from_program(name: &str) -> String {
+/// A session id from the file name of the program a command runs
+/// (`python3` for `/usr/bin/python3`): what an id may not hold becomes '-',
+/// it starts with a letter or digit, and it leaves room for a "-NNN"
+/// suffix; `session` when nothing is left. What `hm run` and the
+/// dashboard's form name a session no id was given for.
+pub fn id_from_program(program: &Path) -> String {
+    let name = program.file_name().unwrap_or_default().to_string_lossy();
     let id: String = name
         .chars()
         .map(|c| {

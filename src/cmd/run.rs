@@ -243,12 +243,9 @@ fn is_locked(e: &anyhow::Error) -> bool {
 /// A session id from the command's name (`python3` for
 /// `/usr/bin/python3 app.py`; see [`paths::id_from_program`]).
 fn id_from_command(command: &[OsString]) -> String {
-    let name = command
-        .first()
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    paths::id_from_program(&name)
+    paths::id_from_program(Path::new(
+        command.first().map_or("".as_ref(), |p| p.as_os_str()),
+    ))
 }
 
 /// The first of `base`, `base-2`, `base-3`, ... that no session holds:

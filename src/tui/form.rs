@@ -3,6 +3,7 @@
 //! label and the classifier, and the keys and pastes that fill it in.
 //! Drawn by `view::popup::new_session`; started by an [`Effect::Spawn`].
 
+use std::path::Path;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -43,14 +44,16 @@ pub fn placeholder(m: &Model, id: &str, command: &str) -> String {
         Some(_) => (id, "shell"),
         None => ("", m.shell.as_str()),
     };
-    let base = paths::id_from_program(&program_name(command, shell));
-    (1..)
-        .map(|n| match n {
-            1 => format!("{prefix}{base}"),
-            n => format!("{prefix}{base}-{n}"),
-        })
-        .find(|c| m.pane(c).is_none())
-        .unwrap_or(base)
+    let base = paths::id_from_program(Path::new(program(command, shell)));
+    let mut id = format!("{prefix}{base}");
+    // Ends: the dashboard holds finitely many panes.
+    for n in 2.. {
+        if m.pane(&id).is_none() {
+            break;
+        }
+        id = format!("{prefix}{base}-{n}");
+    }
+    id
 }
 
 /// Whether the id is to be named after the command: none typed, or only
@@ -59,17 +62,13 @@ pub fn unnamed(m: &Model, id: &str) -> bool {
     id.is_empty() || (id.ends_with(':') && remote(m, id).is_some())
 }
 
-/// The file name of the program a command line runs: its first word past
-/// any `NAME=value` and `exec` or `env`; the shell's for an empty line.
-fn program_name(command: &str, shell: &str) -> String {
-    let word = command
+/// The program a command line runs: its first word past any `NAME=value`
+/// and `exec` or `env`; the shell for an empty line.
+fn program<'a>(command: &'a str, shell: &'a str) -> &'a str {
+    command
         .split_whitespace()
         .find(|w| !w.contains('=') && !matches!(*w, "exec" | "env"))
-        .unwrap_or(shell);
-    std::path::Path::new(word)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+        .unwrap_or(shell)
 }
 
 /// From the id to the command, the id taken.
