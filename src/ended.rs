@@ -112,6 +112,16 @@ pub fn list(dir: &Path) -> Vec<Ended> {
     all
 }
 
+/// The order `hm ls` lists ended sessions in: most recent first to the
+/// second it shows, then by id, so `sleep` and `sleep-2` ended together
+/// read in their names' order rather than swapped by milliseconds.
+pub fn shown_order(a: &Ended, b: &Ended) -> std::cmp::Ordering {
+    let second = |r: &Ended| r.ended_unix_ms / 1000;
+    second(b)
+        .cmp(&second(a))
+        .then_with(|| crate::paths::natural_cmp(&a.id, &b.id))
+}
+
 /// Removes `id`'s record; false if there was none.
 pub fn remove(dir: &Path, id: &str) -> io::Result<bool> {
     match fs::remove_file(path(dir, id)) {
@@ -210,6 +220,20 @@ mod tests {
         assert_eq!(kept[0].id, format!("s{}", KEEP + 4));
         write(dir.path(), &record("late", 3 * MAX_AGE_MS)).expect("write");
         assert_eq!(list(dir.path()).len(), 1, "the week-old ones went");
+    }
+
+    #[test]
+    fn ended_sessions_are_shown_newest_second_first_then_by_name() {
+        let mut all = [
+            record("sleep-10", 5_100),
+            record("sleep", 5_900),
+            record("sleep-2", 5_950),
+            record("old", 1_000),
+            record("new", 9_000),
+        ];
+        all.sort_by(shown_order);
+        let ids: Vec<&str> = all.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["new", "sleep", "sleep-2", "sleep-10", "old"]);
     }
 
     #[test]

@@ -68,12 +68,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     } else {
         Vec::new()
     };
-    // Sessions that ended, after the running ones, most recent first; an
-    // id that runs again shows only the running session. One that did not
-    // answer and has a record ended: its supervisor, its record written
-    // (a supervisor starting removes its id's), is delivering its EXIT
-    // and serves no one; `hm wait` had said so ("no answer" for 0.3 s).
-    for r in crate::ended::list(&dir) {
+    // Sessions that ended, after the running ones, most recent first (to
+    // the second, then by id); an id that runs again shows only the
+    // running session. One that did not answer and has a record ended:
+    // its supervisor, its record written (a supervisor starting removes
+    // its id's), is delivering its EXIT and serves no one; `hm wait` had
+    // said so ("no answer" for 0.3 s).
+    let mut ended = crate::ended::list(&dir);
+    ended.sort_by(crate::ended::shown_order);
+    for r in ended {
         if let Some(row) = rows
             .iter_mut()
             .find(|row| row.id == r.id && row.status.is_none() && row.orphan.is_none())
