@@ -33,6 +33,10 @@ pub enum Kind {
     HmAgent,
     /// `hm attach` in a pty.
     HmAttach,
+    /// The minimal relay behind its minimal terminal client (see
+    /// `relay.rs`), in a pty: the least any attach can do, in `hm
+    /// attach`'s place.
+    RelayAttach,
     /// `hm attach HOST:ID` in a pty, to a session on another machine
     /// reached over ssh (see [`Via`]).
     HmAttachSsh,
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Hm => "hm",
             Kind::HmAgent => "hm-agent",
             Kind::HmAttach => "hm-attach",
+            Kind::RelayAttach => "relay-attach",
             Kind::HmAttachSsh => "hm-attach-ssh",
             Kind::Dtach => "dtach",
             Kind::Tmux => "tmux",
@@ -211,6 +216,12 @@ pub fn run_once_via(
             server_pid = Some(relay.pid);
             relays.push(relay);
             streams.push(conn);
+        }
+        Kind::RelayAttach => {
+            let (relay, client) = b.relay_attach(&argv, false);
+            server_pid = Some(relay.pid);
+            relays.push(relay);
+            ptys.push(client);
         }
         Kind::Hm | Kind::HmAgent | Kind::HmAttach | Kind::HmAttachSsh => {
             let opts: &[&str] = if kind == Kind::HmAgent {
