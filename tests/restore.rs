@@ -1375,7 +1375,7 @@ fn a_restored_session_has_the_environment_it_started_in() {
     let sb = Sandbox::new();
     let _reaper = Reaper(&sb);
     let script = "echo \"base=$HM_T_BASE key=${HM_T_KEY-unset} token=${HM_T_TOKEN-unset} \
-                  ssh=$SSH_AUTH_SOCK\"; exec sleep 600";
+                  db=${HM_T_DB-unset} ssh=$SSH_AUTH_SOCK\"; exec sleep 600";
     bg(
         &sb,
         &["--id", "env1", "--restore", "--", "sh", "-c", script],
@@ -1383,6 +1383,8 @@ fn a_restored_session_has_the_environment_it_started_in() {
             ("HM_T_BASE", "http://127.0.0.1:9/one"),
             ("HM_T_KEY", "sk-first-never-on-disk"),
             ("HM_T_TOKEN", "tok-first"),
+            // Not named like a secret, but holding a password.
+            ("HM_T_DB", "postgres://app:pw-first@db/app"),
             ("SSH_AUTH_SOCK", "/tmp/old-login/agent"),
         ],
     );
@@ -1393,13 +1395,17 @@ fn a_restored_session_has_the_environment_it_started_in() {
     let kept = std::fs::read_to_string(sb.sessions_state().join("env1.json")).expect("manifest");
     assert!(kept.contains("http://127.0.0.1:9/one"), "{kept}");
     assert!(
-        !kept.contains("sk-first") && !kept.contains("tok-first") && !kept.contains("old-login"),
+        !kept.contains("sk-first")
+            && !kept.contains("tok-first")
+            && !kept.contains("pw-first")
+            && !kept.contains("old-login"),
         "{kept}"
     );
     reboot(&sb);
     let here = [
         ("HM_T_BASE", "http://127.0.0.1:9/other"),
         ("HM_T_KEY", "sk-second"),
+        ("HM_T_DB", "postgres://app:pw-second@db/app"),
         ("SSH_AUTH_SOCK", "/tmp/new-login/agent"),
     ];
     let dry = sb
@@ -1410,7 +1416,7 @@ fn a_restored_session_has_the_environment_it_started_in() {
         .output()
         .expect("hm restore --dry-run");
     assert!(
-        stdout(&dry).contains("HM_T_KEY, HM_T_TOKEN from here"),
+        stdout(&dry).contains("HM_T_DB, HM_T_KEY, HM_T_TOKEN from here"),
         "{}",
         stdout(&dry)
     );
@@ -1426,7 +1432,8 @@ fn a_restored_session_has_the_environment_it_started_in() {
         .expect("hm restore");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(stderr(&out).contains(note), "{}", stderr(&out));
-    let want = "base=http://127.0.0.1:9/one key=sk-second token=unset ssh=/tmp/new-login/agent";
+    let want = "base=http://127.0.0.1:9/one key=sk-second token=unset \
+                db=postgres://app:pw-second@db/app ssh=/tmp/new-login/agent";
     wait_until("the restored program's line", || {
         stdout(&sb.cmd(&["logs", "env1"])).contains(want)
     });

@@ -3,9 +3,10 @@
 //! with three `ANTHROPIC_BASE_URL`s came back on the restoring shell's.
 //!
 //! Not everything is kept. A value named as a secret (`OPENAI_API_KEY`,
-//! `GH_TOKEN`: [`crate::paths::names_a_secret`]) never goes to disk: its
-//! name is kept and a restore takes its value from its own environment,
-//! saying so when it has none. `[[env]]` variables come from the
+//! `GH_TOKEN`: [`crate::paths::names_a_secret`]), or holding one whatever
+//! its name (a URL with a password: `DATABASE_URL`), never goes to disk:
+//! its name is kept and a restore takes its value from its own
+//! environment, saying so when it has none. `[[env]]` variables come from the
 //! configuration again. What belongs to the login the session was started
 //! from (its SSH agent's socket, its display, the terminal multiplexer it
 //! ran in) is gone after a restart, so a restore takes those from its own
@@ -69,14 +70,44 @@ pub fn keep(vars: impl IntoIterator<Item = (OsString, OsString)>, given: &[Strin
         if given.iter().any(|g| g == name) || of_the_login(name) {
             continue;
         }
-        if crate::paths::names_a_secret(name) {
+        let Some(value) = value.to_str() else {
+            // Not kept, but still a secret to take from the restoring
+            // environment if it is named as one.
+            if crate::paths::names_a_secret(name) {
+                kept.secrets.push(name.to_owned());
+            }
+            continue;
+        };
+        if crate::paths::names_a_secret(name) || holds_credentials(value) {
             kept.secrets.push(name.to_owned());
-        } else if let Some(value) = value.to_str() {
+        } else {
             kept.vars.insert(name.to_owned(), value.to_owned());
         }
     }
     kept.secrets.sort();
     kept
+}
+
+/// Whether `value` carries credentials whatever its name says: a URL with
+/// a password in it (`DATABASE_URL=postgres://app:hunter2@db/app`), or
+/// with a user part as long as a token (`https://ghp_…@github.com/…`).
+/// A short user alone (`ssh://git@host`) is not one.
+fn holds_credentials(value: &str) -> bool {
+    /// Shorter than this, a user part without a password is a user name.
+    const TOKEN_LEN: usize = 20;
+    value.match_indices("://").any(|(at, sep)| {
+        let rest = &value[at + sep.len()..];
+        let authority = rest
+            .split(['/', '?', '#', ' ', ',', ';'])
+            .next()
+            .unwrap_or("");
+        authority.rsplit_once('@').is_some_and(|(user, _)| {
+            user.split_once(':')
+                .map_or(user.len() >= TOKEN_LEN, |(_, password)| {
+                    !password.is_empty()
+                })
+        })
+    })
 }
 
 /// The environment a restore starts a session with: what its manifest
@@ -177,6 +208,33 @@ mod tests {
             ["ANTHROPIC_BASE_URL", "PATH"]
         );
         assert_eq!(kept.secrets, ["ANTHROPIC_API_KEY", "DB_TOKEN"]);
+    }
+
+    #[test]
+    fn a_value_with_credentials_in_it_is_a_secret_whatever_its_name() {
+        let kept = keep(
+            vars(&[
+                (
+                    "DATABASE_URL",
+                    "postgres://app:hunter2@db.internal:5432/app",
+                ),
+                (
+                    "MIRROR",
+                    "https://ghp_abcdefghijklmnopqrstuv@github.com/o/r.git",
+                ),
+                ("PROXIES", "http://proxy:3128, http://u:p@other:3128"),
+                ("ORIGIN", "ssh://git@github.com/o/r.git"),
+                ("ANON_MIRROR", "ftp://anonymous:@mirror/pub"),
+                ("HOME_PAGE", "https://example.com/a@b"),
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ]),
+            &[],
+        );
+        assert_eq!(kept.secrets, ["DATABASE_URL", "MIRROR", "PROXIES"]);
+        assert_eq!(
+            kept.vars.keys().collect::<Vec<_>>(),
+            ["ANON_MIRROR", "ANTHROPIC_BASE_URL", "HOME_PAGE", "ORIGIN"]
+        );
     }
 
     #[test]
