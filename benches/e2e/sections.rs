@@ -603,24 +603,21 @@ fn throughput_table(
         Some(_) => format!(" ({shown})"),
         None => String::new(),
     };
+    // A target's goodput over the raw pty's, beside its control's.
+    let beside_raw = |checks: &mut Checks, what: &str, goal: f64, target: Kind, control: Kind| {
+        let ratio = |k: Kind| good(k).zip(native).map(|(a, b)| a / b);
+        let (r, c) = (ratio(target), ratio(control));
+        let shown = format!("{}: {} ×", control.name(), num(c));
+        checks.add(
+            what,
+            &format!("≥ {goal:.1} × raw pty"),
+            format!("{} ×{}", num(r), reach(c, &|x| x >= goal, shown)),
+            r.map(|x| x >= goal),
+        );
+    };
+    beside_raw(checks, "one-subscriber goodput", 1.0, Kind::Hm, Kind::Relay);
     let hm = good(Kind::Hm);
     let relay = good(Kind::Relay);
-    let ratio = hm.zip(native).map(|(a, b)| a / b);
-    let relay_ratio = relay.zip(native).map(|(a, b)| a / b);
-    checks.add(
-        "one-subscriber goodput",
-        "≥ 1.0 × raw pty",
-        format!(
-            "{} ×{}",
-            num(ratio),
-            reach(
-                relay_ratio,
-                &|r| r >= 1.0,
-                format!("relay: {} ×", num(relay_ratio))
-            )
-        ),
-        ratio.map(|r| r >= 1.0),
-    );
     if kinds.contains(&Kind::Dtach) {
         let d = good(Kind::Dtach);
         let relay_share = relay.zip(d).map(|(a, b)| a / b);
@@ -655,21 +652,12 @@ fn throughput_table(
             ms.map(|m| m <= 8.0),
         );
     }
-    let att = good(Kind::HmAttach).zip(native).map(|(a, b)| a / b);
-    let relay_att = good(Kind::RelayAttach).zip(native).map(|(a, b)| a / b);
-    checks.add(
+    beside_raw(
+        checks,
         "hm attach goodput",
-        "≥ 0.9 × raw pty",
-        format!(
-            "{} ×{}",
-            num(att),
-            reach(
-                relay_att,
-                &|r| r >= 0.9,
-                format!("relay-attach: {} ×", num(relay_att))
-            )
-        ),
-        att.map(|r| r >= 0.9),
+        0.9,
+        Kind::HmAttach,
+        Kind::RelayAttach,
     );
     t.note(&format!("raw-native: the pty drained by `head -c`; raw: by this harness (1 MiB reads); relay: the least a relay can do, in hm's place (poll, read, write); relay-attach: that relay behind the least a terminal client can do, in hm attach's place. \"× raw pty\" divides by the faster of the two raw readers. \"of it user\": the server's CPU in its own code (to the clock tick); the rest is the kernel's (the pty, the socket, the wake-ups), which every relay pays. Foreign CPU share: {foreign:.2}."));
     t
