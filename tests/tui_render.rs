@@ -452,6 +452,10 @@ fn a_notice_fits_on_an_80_column_footer() {
         format!("could not start 's3': {long}"),
         "{t}"
     );
+    // A rule sets it apart from the panes it covers: without one its rows
+    // read as theirs, their bottom borders gone.
+    let rule = rows[rows.len() - 5].trim_matches('"');
+    assert!(!rule.is_empty() && rule.chars().all(|c| c == '─'), "{t}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::key;
 use crate::client::clock_ms;
@@ -471,12 +471,14 @@ const NOTICE_ROWS: usize = 3;
 
 /// A notice too long for the footer, whole (up to [`NOTICE_ROWS`] rows),
 /// over the bottom rows of the grid just above `footer`, for as long as
-/// the notice lasts.
+/// the notice lasts. A rule above it sets it apart: without one its rows
+/// read as the last rows of the panes it covers, their bottom borders
+/// gone.
 fn notice_above(m: &Model, f: &mut Frame<'_>, footer: Rect, text: &str) {
     let width = usize::from(footer.width).saturating_sub(2);
     let rows = super::inbox::wrap(text, width, NOTICE_ROWS);
-    let height = (rows.len() as u16).min(footer.y);
-    if height == 0 {
+    let height = (rows.len() as u16 + 1).min(footer.y);
+    if height <= 1 {
         return;
     }
     let lines: Vec<Line<'static>> = rows
@@ -485,5 +487,10 @@ fn notice_above(m: &Model, f: &mut Frame<'_>, footer: Rect, text: &str) {
         .collect();
     let r = Rect::new(footer.x, footer.y - height, footer.width, height);
     f.render_widget(Clear, r);
-    f.render_widget(Paragraph::new(lines).style(m.theme.popup), r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .style(m.theme.popup)
+            .block(Block::default().borders(Borders::TOP)),
+        r,
+    );
 }
