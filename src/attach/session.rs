@@ -389,6 +389,11 @@ impl Attach {
         self.hello().await?;
         let mut keys = vec![0u8; KEY_BUF];
         let mut clock = crate::alarm::Alarm::new()?;
+        // One timer for the status poll, moved when its time moves: a new
+        // one each turn of the loop (each key) registered and dropped a
+        // timer entry every time.
+        let poll_timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(poll_timer);
         loop {
             let now = Instant::now();
             let tick = self.next_tick(now);
@@ -397,6 +402,11 @@ impl Attach {
                 self.tty_writable = Some(crate::fd::watch_room(self.tty.get_ref())?);
             }
             let poll_at = self.poll.next_due().map(Instant::from_std);
+            if let Some(at) = poll_at
+                && (poll_timer.deadline() != at || poll_timer.is_elapsed())
+            {
+                poll_timer.as_mut().reset(at);
+            }
             tokio::select! {
                 f = self.reader.recv(), if self.out.is_empty() => {
                     let Some(f) = f? else {
@@ -482,7 +492,7 @@ impl Attach {
                         self.tty_writable = None;
                     }
                 }
-                () = tokio::time::sleep_until(poll_at.unwrap_or(now)), if poll_at.is_some() => {
+                () = &mut poll_timer, if poll_at.is_some() => {
                     let tick = self.poll.tick(std::time::Instant::now());
                     if tick.ask {
                         self.send(&[Request::Status]).await?;
