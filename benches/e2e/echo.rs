@@ -1,7 +1,7 @@
 //! Keystroke echo latency: one byte in, the same byte back out, through
 //! each path. The program is `cat` on a raw, non-echoing tty, so every
-//! byte sent comes back once. Targets are interleaved in rounds so slow
-//! drifts of the machine hit all of them alike.
+//! byte sent comes back once. Targets are interleaved key by key so the
+//! machine's stalls and slow drifts hit all of them alike.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
@@ -250,8 +250,14 @@ fn hm_targets(
     held.hm.push(s);
 }
 
-/// Warms every target up, then takes `samples` each in four interleaved
-/// rounds, with `gap` between keystrokes (people do not type back to back).
+/// Warms every target up, then takes `samples` each, one keystroke to
+/// each target in turn (the order rotating every turn), `gap` divided
+/// among them, so that each target's keys are `gap` apart plus the
+/// others' echoes (people do not type back to back). Key by key, a stall
+/// of the machine (they come as runs of 10 to 40 slow keys) lands on every
+/// target alike; in rounds of hundreds of keys it landed on whichever
+/// target had the round, and the p99s compared the stalls, not the
+/// targets.
 pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut byte = 0u8;
@@ -271,29 +277,33 @@ pub fn measure(targets: &mut [Target], samples: usize, gap: Duration) {
             Duration::from_millis(500),
         );
     }
-    let rounds = 4;
+    // Each process is busy only with its own target's keys, so its CPU
+    // over the whole measurement is what those keys cost.
+    let before: Vec<_> = targets
+        .iter()
+        .map(|t| (t.server.and_then(Usage::of), t.client().and_then(Usage::of)))
+        .collect();
     let n = targets.len();
-    for round in 0..rounds {
+    let step = gap / u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+    for turn in 0..samples {
         for k in 0..n {
-            let t = &mut targets[(k + round) % n];
-            let before = t.server.and_then(Usage::of);
-            let client_before = t.client().and_then(Usage::of);
-            for _ in 0..samples.div_ceil(rounds) {
-                match t.sample(next(), &mut buf) {
-                    Some(d) => t.samples.push(d.as_secs_f64() * 1e6),
-                    None => {
-                        t.lost += 1;
-                        peers::settle(t.fd(), Duration::from_millis(50), Duration::from_secs(1));
-                    }
+            let t = &mut targets[(k + turn) % n];
+            match t.sample(next(), &mut buf) {
+                Some(d) => t.samples.push(d.as_secs_f64() * 1e6),
+                None => {
+                    t.lost += 1;
+                    peers::settle(t.fd(), Duration::from_millis(50), Duration::from_secs(1));
                 }
-                std::thread::sleep(gap);
             }
-            if let Some((after, before)) = t.server.and_then(Usage::of).zip(before) {
-                t.server_use.add(after.since(before));
-            }
-            if let Some((after, before)) = t.client().and_then(Usage::of).zip(client_before) {
-                t.client_use.add(after.since(before));
-            }
+            std::thread::sleep(step);
+        }
+    }
+    for (t, (server, client)) in targets.iter_mut().zip(before) {
+        if let Some((after, before)) = t.server.and_then(Usage::of).zip(server) {
+            t.server_use.add(after.since(before));
+        }
+        if let Some((after, before)) = t.client().and_then(Usage::of).zip(client) {
+            t.client_use.add(after.since(before));
         }
     }
 }
