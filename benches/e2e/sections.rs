@@ -616,11 +616,9 @@ fn throughput_table(
         );
     };
     beside_raw(checks, "one-subscriber goodput", 1.0, Kind::Hm, Kind::Relay);
-    let hm = good(Kind::Hm);
-    let relay = good(Kind::Relay);
     if kinds.contains(&Kind::Dtach) {
-        let d = good(Kind::Dtach);
-        let relay_share = relay.zip(d).map(|(a, b)| a / b);
+        let (hm, d) = (good(Kind::Hm), good(Kind::Dtach));
+        let relay_share = good(Kind::Relay).zip(d).map(|(a, b)| a / b);
         checks.add(
             "one-subscriber goodput vs dtach",
             "≥ 0.9 × dtach",

@@ -402,9 +402,9 @@ impl Attach {
                 self.tty_writable = Some(crate::fd::watch_room(self.tty.get_ref())?);
             }
             let poll_at = self.poll.next_due().map(Instant::from_std);
-            if let Some(at) = poll_at
-                && (poll_timer.deadline() != at || poll_timer.is_elapsed())
-            {
+            // An elapsed timer polled again is ready again, as a new one
+            // for a time gone by was.
+            if let Some(at) = poll_at.filter(|at| *at != poll_timer.deadline()) {
                 poll_timer.as_mut().reset(at);
             }
             tokio::select! {

@@ -243,9 +243,7 @@ fn is_locked(e: &anyhow::Error) -> bool {
 /// A session id from the command's name (`python3` for
 /// `/usr/bin/python3 app.py`; see [`paths::id_from_program`]).
 fn id_from_command(command: &[OsString]) -> String {
-    paths::id_from_program(Path::new(
-        command.first().map_or("".as_ref(), |p| p.as_os_str()),
-    ))
+    paths::id_from_program(command.first().map_or(Path::new(""), Path::new))
 }
 
 /// The first of `base`, `base-2`, `base-3`, ... that no session holds:

@@ -70,17 +70,10 @@ pub fn keep(vars: impl IntoIterator<Item = (OsString, OsString)>, given: &[Strin
         if given.iter().any(|g| g == name) || of_the_login(name) {
             continue;
         }
-        let Some(value) = value.to_str() else {
-            // Not kept, but still a secret to take from the restoring
-            // environment if it is named as one.
-            if crate::paths::names_a_secret(name) {
-                kept.secrets.push(name.to_owned());
-            }
-            continue;
-        };
-        if crate::paths::names_a_secret(name) || holds_credentials(value) {
+        let value = value.to_str();
+        if crate::paths::names_a_secret(name) || value.is_some_and(holds_credentials) {
             kept.secrets.push(name.to_owned());
-        } else {
+        } else if let Some(value) = value {
             kept.vars.insert(name.to_owned(), value.to_owned());
         }
     }
