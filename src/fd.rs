@@ -148,6 +148,19 @@ pub async fn read_some<T: AsRawFd + AsFd>(
     }
 }
 
+/// Writes what a non-blocking descriptor takes now, gathered from `iov`;
+/// 0 when it is full.
+pub fn write_some(fd: impl AsFd, iov: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    loop {
+        match nix::sys::uio::writev(fd.as_fd(), iov) {
+            Ok(n) => return Ok(n),
+            Err(nix::Error::EINTR) => {}
+            Err(nix::Error::EAGAIN) => return Ok(0),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// Waits until a descriptor watched for room (registered for
 /// [`tokio::io::Interest::WRITABLE`] only while a write is blocked) has
 /// some; `None`, not watched, never does. The readiness is used up here,

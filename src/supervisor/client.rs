@@ -9,7 +9,9 @@
 //! must not have half a command line typed. When the pty is full the rest
 //! waits here and the client's socket is not read until it drains, which
 //! is backpressure rather than loss.
-//! Output is written with one `writev` per frame straight from the ring.
+//! Output is written with one `writev` per frame straight from the ring:
+//! by this task, or, while it waits with nothing owed, by the pty reader
+//! (see `Output::write_parked`).
 //! A client that never reads costs at most one in-flight frame: the reader
 //! task stops at the lag window and, if this client makes no progress for
 //! too long, cuts it off with an ERROR frame.
@@ -26,7 +28,7 @@ use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
 use super::context::Ctx;
-use super::output::ConnId;
+use super::output::{ConnId, Parked};
 use inbound::Inbound;
 use outbound::Outbound;
 
@@ -57,8 +59,9 @@ struct Conn {
     /// The client's socket, watched for reading only. Watched for room to
     /// write as well, it would wake the supervisor each time the client
     /// took a frame (every write's completion raises an EPOLLOUT edge):
-    /// one useless wake-up per frame per subscriber.
-    sock: AsyncFd<OwnedFd>,
+    /// one useless wake-up per frame per subscriber. Shared with the pty
+    /// reader while this waits with nothing owed (see `Parked`).
+    sock: AsyncFd<Rc<OwnedFd>>,
     /// After a subscriber's input ends: the socket watched for room, which
     /// is how its closing entirely shows (see the hang-up branch in `run`).
     /// It also wakes, needlessly, each time such a client reads a frame.
@@ -72,7 +75,7 @@ struct Conn {
 /// closes.
 pub async fn serve(ctx: Rc<Ctx>, sock: OwnedFd) {
     let id = ctx.shared.borrow_mut().new_conn_id();
-    let sock = match crate::fd::register(sock, Interest::READABLE) {
+    let sock = match crate::fd::register(Rc::new(sock), Interest::READABLE) {
         Ok(sock) => sock,
         Err(e) => {
             warn!(conn = id, "cannot watch the connection: {e}");
@@ -128,7 +131,11 @@ fn leave_terminal(ctx: &Ctx, id: ConnId) {
 impl Conn {
     async fn run(&mut self, ctx: &Ctx) -> io::Result<()> {
         let mut changed = ctx.changed.clone();
+        let mut parked = false;
         loop {
+            if std::mem::take(&mut parked) {
+                ctx.shared.borrow_mut().output_mut().park(self.id, None);
+            }
             changed.borrow_and_update();
             // The requests read together are answered as of one instant:
             // the processes are read once for all of them.
@@ -154,6 +161,16 @@ impl Conn {
             let can_read = self.outbound.takes_requests() && self.inbound.wants_bytes();
             let watching = self.role.awaits_exit() && !pending;
             let close_by = self.outbound.close_by();
+            // Waiting with nothing owed, a subscriber's output is written
+            // by the pty reader, which wakes this only when something
+            // else is owed (see `Output::write_parked`).
+            if watching && self.role.subscribed && !self.outbound.closing() {
+                let state_seen = self.role.wants_state.then(|| self.outbound.state_seen());
+                let sock = self.sock.get_ref().clone();
+                let me = Parked { sock, state_seen };
+                ctx.shared.borrow_mut().output_mut().park(self.id, Some(me));
+                parked = true;
+            }
             tokio::select! {
                 r = self.outbound.room(), if pending => {
                     r?;

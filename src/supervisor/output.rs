@@ -12,7 +12,9 @@
 //! connections bring the bytes and the sockets.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, IoSlice};
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
 
 use crate::protocol::{
     self, ErrorCode, HEADER_LEN, JournalInfo, MAX_OUTPUT_FRAME, Mark, Reply, ServerType, Size,
@@ -87,9 +89,57 @@ struct Sub {
     replay_end: Option<u64>,
     /// Set for a subscriber that asked for marks.
     marks: Option<MarkCursor>,
+    /// Set while its connection waits with nothing owed.
+    parked: Option<Parked>,
+}
+
+/// A subscriber's connection waiting with nothing owed: its socket, and
+/// the last state report it sent if it takes STATE frames. Its new output
+/// is written by the reader itself ([`Output::write_parked`]); waking the
+/// connection's task to write it cost a task's turn per read, the most of
+/// a keystroke's echo that was hm's own.
+#[derive(Debug)]
+pub struct Parked {
+    pub sock: Rc<OwnedFd>,
+    pub state_seen: Option<u64>,
 }
 
 impl Sub {
+    /// Starts its next OUTPUT frame if it has bytes waiting (the ring's
+    /// `head` is the newest) and nothing in flight.
+    fn start_frame(&mut self, head: u64, journal: &Journal) {
+        if self.inflight.is_some() || self.evicted.is_some() || self.offset >= head {
+            return;
+        }
+        // A frame never straddles the end of the replay, so the marker can
+        // be sent exactly between replayed and live bytes.
+        let mut end = match self.replay_end {
+            Some(r) if r > self.offset => r,
+            Some(_) => return,
+            None => head,
+        };
+        // Nor a mark: it goes between frames, where it falls.
+        if let Some(cur) = self.marks {
+            if cur.base {
+                return;
+            }
+            if let Some(e) = journal.from(cur.next) {
+                if e.offset <= self.offset {
+                    return;
+                }
+                end = end.min(e.offset);
+            }
+        }
+        let len = ((end - self.offset) as usize).min(MAX_OUTPUT_FRAME);
+        self.inflight = Some(Inflight {
+            header: protocol::header(ServerType::Output as u8, len as u32),
+            start: self.offset,
+            len,
+            sent: 0,
+        });
+        self.offset += len as u64;
+    }
+
     /// The oldest ring byte this subscriber still needs.
     fn retains(&self) -> Option<u64> {
         if self.evicted.is_some() {
@@ -263,6 +313,7 @@ impl Output {
                     base: true,
                     next: start + 1,
                 }),
+                parked: None,
             },
         );
     }
@@ -403,6 +454,31 @@ impl Output {
     /// Starts the next OUTPUT frame for a subscriber if it has bytes
     /// waiting and nothing in flight.
     pub fn start_frame(&mut self, id: ConnId) {
+        let head = self.ring.head();
+        if let Some(sub) = self.subs.get_mut(&id) {
+            sub.start_frame(head, &self.journal);
+        }
+    }
+
+    /// Marks a subscriber's connection as waiting with nothing owed
+    /// (`Some`), or as no longer waiting.
+    pub fn park(&mut self, id: ConnId, parked: Option<Parked>) {
+        if let Some(sub) = self.subs.get_mut(&id) {
+            sub.parked = parked;
+        }
+    }
+
+    /// Writes each parked subscriber's new output with `write` (a
+    /// non-blocking write of what the socket takes now), when that is all
+    /// it is owed: no STATE report newer than its last, no mark, no end
+    /// of replay. True if a subscriber's connection must still be woken:
+    /// it is owed something else, more than one frame, or its socket was
+    /// full (then its frame is in flight, and the connection finishes it).
+    pub fn write_parked(
+        &mut self,
+        report_seq: u64,
+        mut write: impl FnMut(&OwnedFd, &[IoSlice<'_>]) -> io::Result<usize>,
+    ) -> bool {
         let Output {
             ring,
             subs,
@@ -410,39 +486,39 @@ impl Output {
             ..
         } = self;
         let head = ring.head();
-        let Some(sub) = subs.get_mut(&id) else {
-            return;
-        };
-        if sub.inflight.is_some() || sub.evicted.is_some() || sub.offset >= head {
-            return;
-        }
-        // A frame never straddles the end of the replay, so the marker can
-        // be sent exactly between replayed and live bytes.
-        let mut end = match sub.replay_end {
-            Some(r) if r > sub.offset => r,
-            Some(_) => return,
-            None => head,
-        };
-        // Nor a mark: it goes between frames, where it falls.
-        if let Some(cur) = sub.marks {
-            if cur.base {
-                return;
+        let mut wake = false;
+        for sub in subs.values_mut() {
+            let Some(parked) = &sub.parked else {
+                continue;
+            };
+            if sub.offset >= head {
+                continue;
             }
-            if let Some(e) = journal.from(cur.next) {
-                if e.offset <= sub.offset {
-                    return;
-                }
-                end = end.min(e.offset);
+            // A newer report goes first, from the connection.
+            if parked.state_seen.is_some_and(|seen| seen != report_seq) {
+                wake = true;
+                continue;
             }
+            sub.start_frame(head, journal);
+            // None: a mark, the end of the replay or a cut-off's tail is
+            // owed first.
+            let (Some(frame), Some(parked)) = (&mut sub.inflight, &sub.parked) else {
+                wake = true;
+                continue;
+            };
+            let n = {
+                let [a, b, c] = frame.unsent(ring);
+                let iov = [IoSlice::new(a), IoSlice::new(b), IoSlice::new(c)];
+                // An error is the connection's to find, writing again.
+                write(&parked.sock, &iov).unwrap_or(0)
+            };
+            frame.sent += n;
+            if frame.done() {
+                sub.inflight = None;
+            }
+            wake |= sub.inflight.is_some() || sub.offset < head;
         }
-        let len = ((end - sub.offset) as usize).min(MAX_OUTPUT_FRAME);
-        sub.inflight = Some(Inflight {
-            header: protocol::header(ServerType::Output as u8, len as u32),
-            start: sub.offset,
-            len,
-            sent: 0,
-        });
-        sub.offset += len as u64;
+        wake
     }
 
     /// The OUTPUT frame a subscriber is writing, if any.

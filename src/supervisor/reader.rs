@@ -128,7 +128,9 @@ pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, re
                 Err(_would_block) => break,
             }
         }
-        if pass > 0 {
+        // Subscribers waiting with nothing owed are written to here; their
+        // connections are woken only when something else is owed.
+        if pass > 0 && ctx.shared.borrow_mut().write_parked() {
             changed.send_replace(());
         }
         if eof {

@@ -298,6 +298,15 @@ impl Shared {
         &mut self.output
     }
 
+    /// Writes the new output of every subscriber whose connection waits
+    /// with nothing owed (see [`Output::write_parked`]); true if one must
+    /// still be woken.
+    pub fn write_parked(&mut self) -> bool {
+        let seq = self.report_seq;
+        self.output
+            .write_parked(seq, |sock, iov| crate::fd::write_some(sock, iov))
+    }
+
     /// Reads at most `max` bytes of the program's output with `read`
     /// straight into the ring, and shows them to the screen and the
     /// classifier: bytes read, and how many `read` was offered.

@@ -6,6 +6,7 @@
 use std::io;
 use std::ops::Range;
 use std::os::fd::OwnedFd;
+use std::rc::Rc;
 
 use tokio::io::unix::AsyncFd;
 use tracing::debug;
@@ -341,7 +342,7 @@ impl ReadBuf {
     /// Reads what the socket has, once everything before was handled; 0
     /// at the end of the client's input. Cancel-safe: nothing changes
     /// until the read is done.
-    pub(super) async fn read(&mut self, sock: &AsyncFd<OwnedFd>) -> io::Result<usize> {
+    pub(super) async fn read(&mut self, sock: &AsyncFd<Rc<OwnedFd>>) -> io::Result<usize> {
         if self.bytes.is_empty() {
             self.bytes = vec![0; READ_BUF];
         }

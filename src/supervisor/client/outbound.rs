@@ -5,6 +5,7 @@
 
 use std::io::{self, IoSlice};
 use std::os::fd::OwnedFd;
+use std::rc::Rc;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
@@ -136,13 +137,14 @@ impl Outbound {
         &mut self,
         ctx: &Ctx,
         id: ConnId,
-        sock: &AsyncFd<OwnedFd>,
+        sock: &AsyncFd<Rc<OwnedFd>>,
     ) -> io::Result<bool> {
         let mut s = ctx.shared.borrow_mut();
         let was_exit_written = self.exit_written();
         // A cut-off subscriber only gets its copied tail.
         if let Some(tail) = s.output().evicted_tail(id) {
-            let n = write_some(sock, &[IoSlice::new(&tail[self.evicted_pos..])])?;
+            let n =
+                crate::fd::write_some(sock.get_ref(), &[IoSlice::new(&tail[self.evicted_pos..])])?;
             self.evicted_pos += n;
             if self.evicted_pos == tail.len() {
                 self.closing = true;
@@ -178,7 +180,7 @@ impl Outbound {
             if iov.is_empty() {
                 return Ok(false);
             }
-            write_some(sock, &iov)?
+            crate::fd::write_some(sock.get_ref(), &iov)?
         };
         // Account for what was written, in the same order.
         let mut left = n;
@@ -201,12 +203,17 @@ impl Outbound {
         Ok(n > 0)
     }
 
+    /// The last STATE report queued.
+    pub(super) fn state_seen(&self) -> u64 {
+        self.state_seen
+    }
+
     pub(super) fn watching_room(&self) -> bool {
         self.sock_w.is_some()
     }
 
     /// Watches `sock` for room to write: a write found it full.
-    pub(super) fn watch_room(&mut self, sock: &AsyncFd<OwnedFd>) -> io::Result<()> {
+    pub(super) fn watch_room(&mut self, sock: &AsyncFd<Rc<OwnedFd>>) -> io::Result<()> {
         self.sock_w = Some(crate::fd::watch_room(sock.get_ref())?);
         Ok(())
     }
@@ -219,17 +226,5 @@ impl Outbound {
     /// Waits for room to write (forever unless watching for it).
     pub(super) async fn room(&self) -> io::Result<()> {
         crate::fd::room(self.sock_w.as_ref()).await
-    }
-}
-
-/// Writes what the socket takes now; 0 when it is full.
-fn write_some(sock: &AsyncFd<OwnedFd>, iov: &[IoSlice<'_>]) -> io::Result<usize> {
-    loop {
-        match nix::sys::uio::writev(sock.get_ref(), iov) {
-            Ok(n) => return Ok(n),
-            Err(nix::Error::EINTR) => {}
-            Err(nix::Error::EAGAIN) => return Ok(0),
-            Err(e) => return Err(e.into()),
-        }
     }
 }

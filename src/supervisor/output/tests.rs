@@ -5,6 +5,7 @@
 use super::*;
 use crate::protocol::{Assembler, MAX_PAYLOAD, ServerType};
 use proptest::prelude::*;
+use std::os::fd::AsRawFd;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -20,6 +21,15 @@ enum Op {
     Send(usize, usize),
     /// Connection `k` is cut off, as a stalled one is.
     CutOff(usize),
+    /// Connection `k` reads all it is owed, then waits with nothing owed,
+    /// taking STATE frames or not.
+    Park(usize, bool),
+    /// The session's state changes: a STATE frame is owed to those that
+    /// take them.
+    Report,
+    /// The reader writes to the waiting connections, whose sockets take
+    /// at most this many bytes each.
+    WriteParked(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -29,6 +39,9 @@ fn op() -> impl Strategy<Value = Op> {
         (1u16..6).prop_map(Op::Resize),
         (0usize..3, 1usize..5000).prop_map(|(k, n)| Op::Send(k, n)),
         (0usize..3).prop_map(Op::CutOff),
+        (0usize..3, any::<bool>()).prop_map(|(k, s)| Op::Park(k, s)),
+        Just(Op::Report),
+        (0usize..5000).prop_map(Op::WriteParked),
     ]
 }
 
@@ -44,6 +57,10 @@ struct Client {
     cut: bool,
     /// The output's end when it was cut off.
     cut_at: Option<u64>,
+    /// Its connection waits with nothing owed, written to by the reader;
+    /// the last report it sent, if it takes them.
+    parked: bool,
+    state_seen: Option<u64>,
 }
 
 /// What `client/outbound.rs` does when a socket takes `room` bytes: the
@@ -98,6 +115,16 @@ proptest! {
         // one at or before X.
         let mut sizes: Vec<(u64, Size)> = vec![(0, first)];
         let mut clients: Vec<Option<Client>> = vec![None, None, None];
+        // Each connection's socket, told apart by its descriptor.
+        let socks: Vec<Rc<OwnedFd>> = (0..3)
+            .map(|_| Rc::new(OwnedFd::from(std::fs::File::open("/dev/null").expect("/dev/null"))))
+            .collect();
+        let mut report_seq = 0;
+        let unpark = |o: &mut Output, k: usize, c: &mut Client| {
+            if std::mem::take(&mut c.parked) {
+                o.park(k as ConnId, None);
+            }
+        };
         for op in ops {
             match op {
                 Op::Print(n) => {
@@ -162,7 +189,48 @@ proptest! {
                 }
                 Op::Send(k, room) => {
                     if let Some(c) = clients[k].as_mut().filter(|c| !c.cut) {
+                        unpark(&mut o, k, c);
                         send(&mut o, k as ConnId, room, c);
+                    }
+                }
+                Op::Park(k, state) => {
+                    if let Some(c) = clients[k].as_mut().filter(|c| !c.cut) {
+                        send(&mut o, k as ConnId, usize::MAX, c);
+                        let sock = socks[k].clone();
+                        let state_seen = state.then_some(report_seq);
+                        o.park(k as ConnId, Some(Parked { sock, state_seen }));
+                        c.parked = true;
+                        c.state_seen = state_seen;
+                    }
+                }
+                Op::Report => report_seq += 1,
+                Op::WriteParked(room) => {
+                    let mut wrote = [false; 3];
+                    let wake = o.write_parked(report_seq, |sock, iov| {
+                        let k = socks.iter().position(|s| s.as_raw_fd() == sock.as_raw_fd());
+                        let k = k.expect("a parked socket");
+                        wrote[k] = true;
+                        let c = clients[k].as_mut().expect("a client");
+                        let bytes = iov.iter().flat_map(|part| part.iter().copied());
+                        let before = c.wire.len();
+                        c.wire.extend(bytes.take(room));
+                        Ok(c.wire.len() - before)
+                    });
+                    for (k, c) in clients.iter_mut().enumerate() {
+                        let Some(c) = c.as_mut().filter(|c| c.parked) else {
+                            continue;
+                        };
+                        if wake {
+                            // Every connection is woken, and stops waiting.
+                            unpark(&mut o, k, c);
+                        } else {
+                            // Not woken: it was owed nothing more.
+                            prop_assert!(o.caught_up(k as ConnId), "a parked client left behind");
+                            // Nor a report newer than its last, unless it
+                            // had no output to write.
+                            let stale = c.state_seen.is_some_and(|seen| seen != report_seq);
+                            prop_assert!(!stale || !wrote[k], "output went before a newer report");
+                        }
                     }
                 }
                 Op::CutOff(k) => {
@@ -182,6 +250,7 @@ proptest! {
         // Every client that was not cut off reads to the end.
         for (k, c) in clients.iter_mut().enumerate() {
             if let Some(c) = c.as_mut().filter(|c| !c.cut) {
+                unpark(&mut o, k, c);
                 send(&mut o, k as ConnId, usize::MAX, c);
             }
         }
