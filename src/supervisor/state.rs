@@ -19,7 +19,7 @@ pub use acting::Refused;
 use std::io;
 
 use crate::classify::StateClassifier;
-use crate::clock::Clock;
+use crate::clock::{Clock, Instant};
 use crate::detect::Detector;
 use crate::protocol::{Size, StateReport};
 use crate::vt::dozing::Dozing;
@@ -55,6 +55,13 @@ pub struct Shared {
     clock: Clock,
     started_ms: u64,
     last_output_ms: Option<u64>,
+    /// When output was last read, redraws too: what the state tracker
+    /// reads while it waits for output to settle.
+    last_read: Instant,
+    /// Whether the tracker waits for output to settle: then it reads
+    /// `last_read` when its timer runs out rather than being woken by
+    /// every read, which cost a task's turn and a timer moved per key.
+    settling: bool,
     /// When the session was last resized, and the ring's head then (see
     /// `note_output`).
     resized_ms: Option<(u64, u64)>,
@@ -189,6 +196,8 @@ impl Shared {
             clock,
             started_ms,
             last_output_ms: None,
+            last_read: clock.now(),
+            settling: false,
             resized_ms: None,
             child_pid,
             exit_code: None,
@@ -320,9 +329,23 @@ impl Shared {
         let n = (range.end - range.start) as usize;
         if n > 0 {
             self.note_output(range.start, range.end);
-            self.wakes.output_seen.notify_one();
+            self.last_read = self.clock.now();
+            if !self.settling {
+                self.wakes.output_seen.notify_one();
+            }
         }
         Ok((n, offered))
+    }
+
+    /// The state tracker begins (true) or ends waiting for output to
+    /// settle: meanwhile reads do not wake it (see `last_read`).
+    pub fn settling(&mut self, on: bool) {
+        self.settling = on;
+    }
+
+    /// When output was last read.
+    pub fn last_read(&self) -> Instant {
+        self.last_read
     }
 
     /// Wall-clock time on the session's clock: its start plus the time

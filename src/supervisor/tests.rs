@@ -237,6 +237,77 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
         .await;
 }
 
+/// Output that goes on is looked at `SETTLE_LIMIT` after it began, though
+/// it never paused for `SETTLE`; output that pauses is looked at `SETTLE`
+/// after its last read, however many reads came before it. The tracker is
+/// not woken by reads while it waits (`Shared::last_read`), so this is
+/// what shows it still sees every one.
+#[tokio::test(start_paused = true)]
+async fn output_is_looked_at_once_settled_or_at_the_limit_while_it_flows() {
+    LocalSet::new()
+        .run_until(async {
+            let (core, slave) = core();
+            let mut c = Client::connect(&core);
+            c.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE])
+                .await;
+            assert_eq!(c.status().await.state, ProcessState::Idle.as_byte());
+            // The program prints at `t0`, 30 ms later, then pauses.
+            let t0 = {
+                let _still = still();
+                let t0 = Instant::now();
+                print(&slave, b"one\r\n");
+                c.output_until(b"one\r\n").await;
+                t0
+            };
+            sleep_until(t0 + 30 * MS).await;
+            {
+                let _still = still();
+                print(&slave, b"two\r\n");
+                c.output_until(b"two\r\n").await;
+            }
+            while c.states().len() < 2 {
+                c.until(|f| f.ty == ServerType::State as u8).await;
+            }
+            assert_eq!(c.states()[1], Primary::Active);
+            assert_eq!(
+                Instant::now() - t0,
+                30 * MS + SETTLE,
+                "SETTLE after the last read"
+            );
+
+            // Idle again, then a line every 20 ms for 300 ms: never a
+            // pause of SETTLE.
+            let threshold = Duration::from_millis(Core::IDLE_THRESHOLD_MS);
+            while c.states().len() < 3 {
+                c.until(|f| f.ty == ServerType::State as u8).await;
+            }
+            assert_eq!(c.states()[2], Primary::Idle);
+            let t1 = Instant::now();
+            assert_eq!(t1 - t0, 30 * MS + threshold + MS);
+            let mut printer = Client::connect(&core);
+            printer.send(ClientType::Subscribe as u8, &[]).await;
+            tokio::task::spawn_local(async move {
+                for k in 0..15u32 {
+                    sleep_until(t1 + 20 * k * MS).await;
+                    let _still = still();
+                    let line = format!("line {k}\r\n");
+                    print(&slave, line.as_bytes());
+                    printer.output_until(line.as_bytes()).await;
+                }
+            });
+            while c.states().len() < 4 {
+                c.until(|f| f.ty == ServerType::State as u8).await;
+            }
+            assert_eq!(c.states()[3], Primary::Active);
+            assert_eq!(
+                Instant::now() - t1,
+                super::tracker::SETTLE_LIMIT,
+                "looked at while it flows"
+            );
+        })
+        .await;
+}
+
 /// A resting session's screen sleeps, and is its screen whenever asked:
 /// output is read but not parsed while nobody looks (the screen sleeps on),
 /// it lands where it would have when asked, and the screen sleeps again

@@ -96,7 +96,7 @@ impl Notifier {
 
 /// How long continuous output may defer re-evaluating the state (see
 /// [`SETTLE`]).
-const SETTLE_LIMIT: Duration = Duration::from_millis(150);
+pub(super) const SETTLE_LIMIT: Duration = Duration::from_millis(150);
 
 /// How long after its last client left a session at rest gives back what
 /// serving them took: a query maps about 1.8 MiB of hm's code and leaves
@@ -189,22 +189,38 @@ pub(super) async fn track_state(
 
 /// Returns once output that just came has settled: [`SETTLE`] without
 /// more, or [`SETTLE_LIMIT`] after it began, whichever is first.
+///
+/// Reads meanwhile do not wake this: it sleeps until `SETTLE` after the
+/// last read it knows of and, woken, looks whether a read came since
+/// (`Shared::last_read`). Woken by every read, as it was, it cost a task's
+/// turn and a timer moved per read: under a stream of output (a read per
+/// 4 KiB or so) 3 to 5 % of the supervisor's CPU. Its timer now runs out
+/// every `SETTLE` while output goes on, which costs typing about as much
+/// as it saves (docs/performance.md). What still wakes it (a resize, a
+/// hook's report, the program stopped or ended) counts as output.
 async fn output_settles(ctx: &Ctx) {
     let first = ctx.clock.now();
+    let limit = first + SETTLE_LIMIT;
+    let mut other = first;
+    ctx.shared.borrow_mut().settling(true);
     loop {
+        let settled = ctx.shared.borrow().last_read().max(other) + SETTLE;
+        let now = ctx.clock.now();
+        if settled <= now {
+            break;
+        }
+        if limit <= now {
+            // Output goes on: the look is due all the same. What woke in
+            // the same turn (the reader with an echo, a connection with
+            // keys) goes first, so the look (and a write for `hm restore`)
+            // does not hold up a keystroke's echo.
+            tokio::task::yield_now().await;
+            break;
+        }
         tokio::select! {
-            () = ctx.wakes.output_seen.notified() => {
-                if ctx.clock.now() - first >= SETTLE_LIMIT {
-                    // The read that woke this also woke the subscribers,
-                    // after it: the look (and a write for `hm restore`)
-                    // waits until they have sent what was read. Run first,
-                    // it held up one keystroke's echo in every 150 ms of
-                    // typing, the slowest 1 % of them.
-                    tokio::task::yield_now().await;
-                    return;
-                }
-            }
-            () = tokio::time::sleep(SETTLE) => return,
+            () = ctx.wakes.output_seen.notified() => other = ctx.clock.now(),
+            () = tokio::time::sleep_until(settled.min(limit)) => {}
         }
     }
+    ctx.shared.borrow_mut().settling(false);
 }
