@@ -24,8 +24,9 @@ pub struct Ctx {
     /// borrow: every task's "now" and timer deadlines come from it.
     pub clock: Clock,
     pub master: Rc<AsyncFd<OwnedFd>>,
-    /// Bumped whenever output, the child's fate or a subscriber's eviction
-    /// changes.
+    /// Bumped whenever the child's fate or a subscriber's eviction
+    /// changes, the state reported changes, or output came that the pty
+    /// reader could not write to every waiting subscriber itself.
     pub changed: watch::Receiver<()>,
     /// The signals the tasks wait on; the state's methods give them
     /// (`Shared::wakes`).
@@ -34,6 +35,10 @@ pub struct Ctx {
     /// that the pty has not taken yet (bounded by
     /// `client::inbound::INPUT_HELD_LIMIT`).
     pub input_held: Cell<usize>,
+    /// When the state tracker last looked at the session, for the tests
+    /// that hold its timing to the millisecond.
+    #[cfg(test)]
+    pub last_look: Cell<Option<crate::clock::Instant>>,
 }
 
 impl Ctx {
@@ -47,6 +52,8 @@ impl Ctx {
             master: Rc::new(master),
             changed,
             input_held: Cell::new(0),
+            #[cfg(test)]
+            last_look: Cell::new(None),
         }
     }
 }

@@ -75,6 +75,12 @@ impl Core {
         Ok(core)
     }
 
+    /// When the state tracker last looked at the session.
+    #[cfg(test)]
+    pub(crate) fn last_look(&self) -> Option<crate::clock::Instant> {
+        self.ctx.last_look.get()
+    }
+
     /// Whether the session's screen sleeps now.
     #[cfg(test)]
     pub(crate) fn screen_asleep(&self) -> bool {

@@ -28,7 +28,8 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 const READ_PASS: usize = 64 * 1024;
 
 /// Reads the pty into the ring, never past what the slowest subscriber
-/// still needs, and wakes subscribers once per read pass.
+/// still needs; once per read pass writes to the subscribers waiting with
+/// nothing owed, and wakes the connections if one is owed more.
 pub(super) async fn pump_output(ctx: Rc<Ctx>, changed: Rc<watch::Sender<()>>, reaped: Rc<Notify>) {
     let mut stall: Option<(u64, Instant)> = None;
     let mut drain_until: Option<Instant> = None;

@@ -239,7 +239,9 @@ async fn output_is_active_until_exactly_the_idle_threshold_of_silence() {
 
 /// Output that goes on is looked at `SETTLE_LIMIT` after it began, though
 /// it never paused for `SETTLE`; output that pauses is looked at `SETTLE`
-/// after its last read, however many reads came before it. The tracker is
+/// after its last read, however many reads came before it, and also when
+/// it ends just before a limit (a question printed at the end of a stream
+/// is seen once settled, not only at the idle threshold). The tracker is
 /// not woken by reads while it waits (`Shared::last_read`), so this is
 /// what shows it still sees every one.
 #[tokio::test(start_paused = true)]
@@ -303,6 +305,16 @@ async fn output_is_looked_at_once_settled_or_at_the_limit_while_it_flows() {
                 Instant::now() - t1,
                 super::tracker::SETTLE_LIMIT,
                 "looked at while it flows"
+            );
+            // The last line came 20 ms before the next limit (300 ms):
+            // looked at there, and again once settled.
+            sleep_until(t1 + 300 * MS + MS).await;
+            assert_eq!(core.last_look(), Some(t1 + 300 * MS), "the second limit");
+            sleep_until(t1 + 280 * MS + SETTLE + MS).await;
+            assert_eq!(
+                core.last_look(),
+                Some(t1 + 280 * MS + SETTLE),
+                "once settled"
             );
         })
         .await;

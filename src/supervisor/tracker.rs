@@ -117,6 +117,8 @@ pub(super) async fn track_state(
 ) {
     // When what the last clients' requests took goes back.
     let mut give_back: Option<Instant> = None;
+    // The last look was at the limit, while output still came.
+    let mut at_limit = false;
     loop {
         let wake = {
             let mut s = ctx.shared.borrow_mut();
@@ -126,6 +128,8 @@ pub(super) async fn track_state(
             let flowing = !s.output_settled();
             s.facts_may_lag(flowing);
             let moved = s.refresh_report();
+            #[cfg(test)]
+            ctx.last_look.set(Some(ctx.clock.now()));
             s.facts_may_lag(false);
             if moved {
                 if let Some(now) = s.reported() {
@@ -168,6 +172,14 @@ pub(super) async fn track_state(
                 .min()
                 .map(|at| ctx.clock.at_ms(at))
         };
+        // Looked at while output still came: the next wait for it to
+        // settle begins at once, with no read to start it, so that a look
+        // follows once it has (a program that printed up to the limit and
+        // then asks is seen waiting then, not at the idle threshold).
+        if at_limit {
+            at_limit = !output_settles(&ctx, false).await;
+            continue;
+        }
         // The last client leaving only sets when memory goes back, and
         // the wait goes on: it changes nothing a look at the state would
         // see, and a look costs a dozen system calls (/proc) between one
@@ -175,7 +187,7 @@ pub(super) async fn track_state(
         loop {
             tokio::select! {
                 () = ctx.wakes.output_seen.notified() => {
-                    output_settles(&ctx).await;
+                    at_limit = !output_settles(&ctx, true).await;
                     break;
                 }
                 () = ctx.wakes.all_left.notified() => {
@@ -188,7 +200,9 @@ pub(super) async fn track_state(
 }
 
 /// Returns once output that just came has settled: [`SETTLE`] without
-/// more, or [`SETTLE_LIMIT`] after it began, whichever is first.
+/// more (true), or [`SETTLE_LIMIT`] after it began (false), whichever is
+/// first. `woken`: what began it woke the tracker (a read, a resize...),
+/// and counts as output; not when it goes on from a look at the limit.
 ///
 /// Reads meanwhile do not wake this: it sleeps until `SETTLE` after the
 /// last read it knows of and, woken, looks whether a read came since
@@ -198,29 +212,32 @@ pub(super) async fn track_state(
 /// every `SETTLE` while output goes on, which costs typing about as much
 /// as it saves (docs/performance.md). What still wakes it (a resize, a
 /// hook's report, the program stopped or ended) counts as output.
-async fn output_settles(ctx: &Ctx) {
+async fn output_settles(ctx: &Ctx, woken: bool) -> bool {
     let first = ctx.clock.now();
     let limit = first + SETTLE_LIMIT;
-    let mut other = first;
+    let mut other = woken.then_some(first);
     ctx.shared.borrow_mut().settling(true);
-    loop {
-        let settled = ctx.shared.borrow().last_read().max(other) + SETTLE;
+    let settled = loop {
+        let last = ctx.shared.borrow().last_read();
+        let settled = other.map_or(last, |o| o.max(last)) + SETTLE;
         let now = ctx.clock.now();
         if settled <= now {
-            break;
+            break true;
         }
         if limit <= now {
             // Output goes on: the look is due all the same. What woke in
             // the same turn (the reader with an echo, a connection with
             // keys) goes first, so the look (and a write for `hm restore`)
-            // does not hold up a keystroke's echo.
+            // does not hold up a keystroke's echo; the caller waits again
+            // for what they read.
             tokio::task::yield_now().await;
-            break;
+            break false;
         }
         tokio::select! {
-            () = ctx.wakes.output_seen.notified() => other = ctx.clock.now(),
+            () = ctx.wakes.output_seen.notified() => other = Some(ctx.clock.now()),
             () = tokio::time::sleep_until(settled.min(limit)) => {}
         }
-    }
+    };
     ctx.shared.borrow_mut().settling(false);
+    settled
 }
