@@ -328,8 +328,9 @@ impl Shared {
         let (range, offered) = self.output.read(max, unix_ms, read)?;
         let n = (range.end - range.start) as usize;
         if n > 0 {
-            self.note_output(range.start, range.end);
-            self.last_read = self.clock.now();
+            let at = self.clock.now();
+            self.note_output(range.start, range.end, at);
+            self.last_read = at;
             if !self.settling {
                 self.wakes.output_seen.notify_one();
             }
@@ -583,9 +584,11 @@ impl Shared {
 
     /// Records bytes just committed to the ring: the classifier and the
     /// screen see them (the screen parses them when it must: see
-    /// [`Dozing::skim`]), and queries nobody else will answer are answered.
-    fn note_output(&mut self, from: u64, to: u64) {
-        let now = self.clock.now_ms();
+    /// [`Dozing::skim`]), and queries nobody else will answer are answered;
+    /// `at`, when they were read, is the one reading of the clock a read
+    /// takes.
+    fn note_output(&mut self, from: u64, to: u64, at: Instant) {
+        let now = self.clock.ms_at(at);
         if let Some(k) = &mut self.keeper {
             k.output(to);
         }
