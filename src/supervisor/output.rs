@@ -140,6 +140,20 @@ impl Sub {
         self.offset += len as u64;
     }
 
+    /// Counts up to `n` bytes just written as the rest of its frame in
+    /// flight; returns how many of them it took.
+    fn frame_sent(&mut self, n: usize) -> usize {
+        let Some(f) = &mut self.inflight else {
+            return 0;
+        };
+        let k = n.min(HEADER_LEN + f.len - f.sent);
+        f.sent += k;
+        if f.done() {
+            self.inflight = None;
+        }
+        k
+    }
+
     /// The oldest ring byte this subscriber still needs.
     fn retains(&self) -> Option<u64> {
         if self.evicted.is_some() {
@@ -502,20 +516,15 @@ impl Output {
             sub.start_frame(head, journal);
             // None: a mark, the end of the replay or a cut-off's tail is
             // owed first.
-            let (Some(frame), Some(parked)) = (&mut sub.inflight, &sub.parked) else {
+            let (Some(frame), Some(parked)) = (&sub.inflight, &sub.parked) else {
                 wake = true;
                 continue;
             };
-            let n = {
-                let [a, b, c] = frame.unsent(ring);
-                let iov = [IoSlice::new(a), IoSlice::new(b), IoSlice::new(c)];
-                // An error is the connection's to find, writing again.
-                write(&parked.sock, &iov).unwrap_or(0)
-            };
-            frame.sent += n;
-            if frame.done() {
-                sub.inflight = None;
-            }
+            let [a, b, c] = frame.unsent(ring);
+            let iov = [IoSlice::new(a), IoSlice::new(b), IoSlice::new(c)];
+            // An error is the connection's to find, writing again.
+            let n = write(&parked.sock, &iov).unwrap_or(0);
+            sub.frame_sent(n);
             wake |= sub.inflight.is_some() || sub.offset < head;
         }
         wake
@@ -534,18 +543,7 @@ impl Output {
     /// Counts up to `n` bytes just written as the rest of a subscriber's
     /// frame in flight; returns how many of them it took.
     pub fn frame_sent(&mut self, id: ConnId, n: usize) -> usize {
-        let Some(sub) = self.subs.get_mut(&id) else {
-            return 0;
-        };
-        let Some(f) = &mut sub.inflight else {
-            return 0;
-        };
-        let k = n.min(HEADER_LEN + f.len - f.sent);
-        f.sent += k;
-        if f.done() {
-            sub.inflight = None;
-        }
-        k
+        self.subs.get_mut(&id).map_or(0, |sub| sub.frame_sent(n))
     }
 
     /// Takes the replay-end marker if it is due now (all replayed bytes
