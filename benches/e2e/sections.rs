@@ -59,30 +59,39 @@ pub fn fanout(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
     std::fs::write(&fan_path, &fan_want).expect("write the payload");
     fan_want.extend_from_slice(sink::MARKER);
     let fan_want = Arc::new(fan_want);
-    let mut kinds = vec![Kind::Hm];
+    // With HM_BENCH_BASE the base build's subscribers take turns with
+    // ours, so that the two compare within one run (fan-out varies by a
+    // factor of two between runs on this VM).
+    let base = b.base_bench();
+    let mut targets: Vec<(&str, &Bench, Kind)> = vec![("hm", b, Kind::Hm)];
+    if let Some(base) = &base {
+        targets.push(("hm-base", base, Kind::Hm));
+    }
     if b.dtach {
-        kinds.push(Kind::Dtach);
+        targets.push(("dtach", b, Kind::Dtach));
     }
     if b.tmux {
-        kinds.push(Kind::Tmux);
+        targets.push(("tmux", b, Kind::Tmux));
+    }
+    if let Some(only) = &cfg.kinds {
+        targets.retain(|(name, ..)| only.iter().any(|o| o == name));
     }
     let ns = [1usize, 4, 16];
-    let combos: Vec<(Kind, usize)> = kinds
-        .iter()
-        .flat_map(|&k| ns.iter().map(move |&n| (k, n)))
+    let combos: Vec<(usize, usize)> = (0..targets.len())
+        .flat_map(|t| ns.iter().map(move |&n| (t, n)))
         .collect();
     let mut fan: HashMap<(&str, usize), Vec<Run>> = HashMap::new();
     for rep in 0..cfg.reps {
         for i in 0..combos.len() {
-            let (kind, n) = combos[(i + rep) % combos.len()];
-            let r = throughput::run_once(b, kind, n, &fan_want, &fan_path);
+            let (t, n) = combos[(i + rep) % combos.len()];
+            let (name, bench, kind) = targets[t];
+            let r = throughput::run_once(bench, kind, n, &fan_want, &fan_path);
             eprintln!(
-                "e2e: fan-out {} x{n} rep {}: {:.1} MiB/s",
-                kind.name(),
+                "e2e: fan-out {name} x{n} rep {}: {:.1} MiB/s",
                 rep + 1,
                 r.goodput()
             );
-            fan.entry((kind.name(), n)).or_default().push(r);
+            fan.entry((name, n)).or_default().push(r);
         }
     }
     let mut t = Table::new(
@@ -99,11 +108,11 @@ pub fn fanout(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             "server CPU ms/MiB at n=16",
         ],
     );
-    for kind in &kinds {
-        let mut cells = vec![kind.name().to_string()];
+    for &(name, _, kind) in &targets {
+        let mut cells = vec![name.to_string()];
         let mut aggs = Vec::new();
         for n in ns {
-            let runs = fan.get(&(kind.name(), n)).cloned().unwrap_or_default();
+            let runs = fan.get(&(name, n)).cloned().unwrap_or_default();
             let agg = median(&runs.iter().map(Run::goodput).collect::<Vec<_>>());
             let worst = runs
                 .iter()
@@ -111,10 +120,15 @@ pub fn fanout(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
                 .try_fold(1.0f64, |w, d| d.map(|d| w.min(d)));
             aggs.push(agg);
             cells.push(format!("{} ({})", num(agg), pct(worst)));
-            if *kind == Kind::Hm {
+            if kind == Kind::Hm {
                 let exact = runs.iter().all(|r| r.exact);
+                let who = if name == "hm" {
+                    String::new()
+                } else {
+                    format!("{name} ")
+                };
                 checks.add(
-                    &format!("fan-out to {n}: every subscriber gets every byte"),
+                    &format!("{who}fan-out to {n}: every subscriber gets every byte"),
                     "100 %",
                     format!(
                         "{}{}",
@@ -126,7 +140,7 @@ pub fn fanout(b: &Bench, cfg: &Config, checks: &mut Checks) -> Table {
             }
         }
         cells.push(num(aggs[2].zip(aggs[0]).map(|(a, b)| a / b)));
-        let runs16 = fan.get(&(kind.name(), 16)).cloned().unwrap_or_default();
+        let runs16 = fan.get(&(name, 16)).cloned().unwrap_or_default();
         cells.push(num(median(
             &runs16
                 .iter()
