@@ -151,8 +151,20 @@ pub async fn read_some<T: AsRawFd + AsFd>(
 /// Writes what a non-blocking descriptor takes now, gathered from `iov`;
 /// 0 when it is full.
 pub fn write_some(fd: impl AsFd, iov: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    taken(|| nix::sys::uio::writev(fd.as_fd(), iov))
+}
+
+/// Writes what a non-blocking descriptor takes now of `buf`; 0 when it is
+/// full. `buf` is not empty (an empty write also takes 0).
+pub fn write_now(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    taken(|| nix::unistd::write(fd.as_fd(), buf))
+}
+
+/// How much a write took: it is made again when a signal cut it short, and
+/// a full descriptor took nothing, which is not an error.
+fn taken(mut write: impl FnMut() -> nix::Result<usize>) -> io::Result<usize> {
     loop {
-        match nix::sys::uio::writev(fd.as_fd(), iov) {
+        match write() {
             Ok(n) => return Ok(n),
             Err(nix::Error::EINTR) => {}
             Err(nix::Error::EAGAIN) => return Ok(0),

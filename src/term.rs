@@ -150,16 +150,15 @@ fn write_all_stdout(mut bytes: &[u8]) {
     let fd = stdout.as_fd();
     let mut spins = 0;
     while !bytes.is_empty() && spins < 1000 {
-        match nix::unistd::write(fd, bytes) {
-            Ok(n) => bytes = &bytes[n..],
-            Err(nix::Error::EINTR) => {}
-            Err(nix::Error::EAGAIN) => {
+        match crate::fd::write_now(fd, bytes) {
+            Ok(0) => {
                 spins += 1;
                 let _ = nix::poll::poll(
                     &mut [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLOUT)],
                     nix::poll::PollTimeout::from(10u8),
                 );
             }
+            Ok(n) => bytes = &bytes[n..],
             Err(_) => return,
         }
     }

@@ -679,11 +679,9 @@ impl Attach {
     /// Writes what the terminal takes now; the rest waits for writability.
     fn flush_some(&mut self) -> io::Result<()> {
         while self.sent < self.out.len() {
-            match nix::unistd::write(self.tty.get_ref(), &self.out[self.sent..]) {
-                Ok(n) => self.sent += n,
-                Err(nix::Error::EINTR) => {}
-                Err(nix::Error::EAGAIN) => return Ok(()),
-                Err(e) => return Err(e.into()),
+            match crate::fd::write_now(self.tty.get_ref(), &self.out[self.sent..])? {
+                0 => return Ok(()),
+                n => self.sent += n,
             }
         }
         self.out.clear();

@@ -267,16 +267,14 @@ impl Writer {
         // Watched for room only while the socket is full (see the module).
         let mut watch: Option<AsyncFd<OwnedFd>> = None;
         while !frames.is_empty() {
-            match nix::unistd::write(&self.sock, frames) {
-                Ok(n) => frames = &frames[n..],
-                Err(nix::Error::EINTR) => {}
-                Err(nix::Error::EAGAIN) => {
+            match crate::fd::write_now(&self.sock, frames)? {
+                0 => {
                     if watch.is_none() {
                         watch = Some(crate::fd::watch_room(&self.sock)?);
                     }
                     crate::fd::room(watch.as_ref()).await?;
                 }
-                Err(e) => return Err(e.into()),
+                n => frames = &frames[n..],
             }
         }
         Ok(())

@@ -237,16 +237,21 @@ async fn finish(
 fn type_keys(master: &AsyncFd<OwnedFd>, bytes: &[u8]) -> Result<(), String> {
     let mut done = 0;
     while done < bytes.len() {
-        match nix::unistd::write(master.get_ref(), &bytes[done..]) {
-            Ok(n) => done += n,
-            Err(nix::Error::EINTR) => {}
-            Err(nix::Error::EAGAIN) if done == 0 => {
+        match crate::fd::write_now(master.get_ref(), &bytes[done..]) {
+            Ok(0) if done == 0 => {
                 return Err(
                     "the program is not reading its input (its terminal is full); \
                             no key was sent"
                         .into(),
                 );
             }
+            Ok(0) => {
+                return Err(format!(
+                    "writing the keys stopped after {done} of {} bytes: the terminal is full",
+                    bytes.len()
+                ));
+            }
+            Ok(n) => done += n,
             Err(e) => {
                 return Err(format!(
                     "writing the keys failed after {done} of {} bytes: {e}",

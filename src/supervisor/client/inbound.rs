@@ -414,10 +414,8 @@ impl HeldInput {
     /// written; the reason if the pty is full and cannot be waited on.
     fn write(&mut self, mut range: Range<usize>, ctx: &Ctx, id: ConnId) -> Result<(), String> {
         while !range.is_empty() {
-            match nix::unistd::write(ctx.master.get_ref(), &self.bytes[range.clone()]) {
-                Ok(n) => range.start += n,
-                Err(nix::Error::EINTR) => {}
-                Err(nix::Error::EAGAIN) => {
+            match crate::fd::write_now(ctx.master.get_ref(), &self.bytes[range.clone()]) {
+                Ok(0) => {
                     if self.pty_w.is_none() {
                         // Out of descriptors: say the input was not all
                         // delivered rather than drop it unannounced.
@@ -428,6 +426,7 @@ impl HeldInput {
                     self.blocked = Some(range);
                     return Ok(());
                 }
+                Ok(n) => range.start += n,
                 Err(e) => {
                     debug!(conn = id, "pty write failed: {e}");
                     break;
