@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::classify::ProcessState;
 use crate::client::clock_ms;
@@ -165,9 +165,37 @@ fn cut(text: &str, cols: usize) -> String {
     out
 }
 
+/// `text` in `cols` columns, its middle given up for `…`: ids that tell
+/// sessions apart often differ only at the end (`claude-worker-1`,
+/// `claude-worker-2`), so the end keeps as much as the start, or a column
+/// more.
+fn cut_middle(text: &str, cols: usize) -> String {
+    if text.width() <= cols {
+        return text.to_owned();
+    }
+    let room = cols.saturating_sub(1);
+    let head = room / 2;
+    let take = |chars: &mut dyn Iterator<Item = char>, cols: usize| {
+        let mut used = 0;
+        let mut kept = Vec::new();
+        for c in chars {
+            used += c.width().unwrap_or(0);
+            if used > cols {
+                break;
+            }
+            kept.push(c);
+        }
+        kept
+    };
+    let start = take(&mut text.chars(), head);
+    let mut end = take(&mut text.chars().rev(), room - head);
+    end.reverse();
+    start.into_iter().chain(['…']).chain(end).collect()
+}
+
 /// An id in `cols` columns: another machine's host is cut first (to
 /// nothing but the mark), so `host:id` keeps the session's own id whole
-/// as long as it can; then the id is cut at its end.
+/// as long as it can; then the id loses its middle (see [`cut_middle`]).
 pub(super) fn short_id(id: &str, cols: usize) -> String {
     if id.width() <= cols {
         return id.to_owned();
@@ -183,9 +211,12 @@ pub(super) fn short_id(id: &str, cols: usize) -> String {
             };
             return format!("{host}:{plain}");
         }
-        return cut(&format!("…:{plain}"), cols.max(2));
+        return match cols.saturating_sub(2) {
+            0 => "…".to_owned(),
+            keep => format!("…:{}", cut_middle(plain, keep)),
+        };
     }
-    cut(id, cols.max(2))
+    cut_middle(id, cols.max(2))
 }
 
 /// The badge's forms, longest first: what the pane's state is and for
@@ -440,13 +471,32 @@ mod tests {
         let t = fit("a-very-long-session-name", None, true, &waiting(), 20);
         assert_eq!(t.badge, "W");
         assert!(!t.attention);
-        assert_eq!(t.id, "a-very-long…");
+        assert_eq!(t.id, "a-ver…n-name");
         assert_eq!(used(&t), 18);
         // Narrower, ten columns of the id come before the letter.
         let t = fit("a-very-long-session-name", None, true, &waiting(), 14);
         assert_eq!(t.badge, "");
-        assert_eq!(t.id, "a-very-lo…");
+        assert_eq!(t.id, "a-ve…-name");
         assert_eq!(used(&t), 12);
+    }
+
+    #[test]
+    fn ids_that_differ_at_the_end_stay_apart_when_cut() {
+        let a = fit("claude-worker-frontend-1", None, false, &waiting(), 20);
+        let b = fit("claude-worker-frontend-2", None, false, &waiting(), 20);
+        assert_eq!(
+            (a.id.as_str(), b.id.as_str()),
+            ("claud…tend-1", "claud…tend-2")
+        );
+        let a = fit(
+            "hmremote:claude-worker-frontend-1",
+            None,
+            false,
+            &waiting(),
+            14,
+        );
+        assert_eq!(a.id, "…:cla…nd-1");
+        assert_eq!(short_id("ab字字字字cd", 6), "ab…cd");
     }
 
     #[test]
