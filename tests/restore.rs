@@ -1280,6 +1280,55 @@ fn restart_of_a_lost_command_keeps_its_old_output() {
     });
 }
 
+/// A build lost with its supervisor: `hm logs` prints what it printed, as
+/// kept for `hm restore`, and says on stderr that it was lost; it refused
+/// and sent the person to rerun the build to read its failure.
+#[test]
+fn logs_of_a_lost_session_print_its_kept_output() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &[
+            "--id",
+            "build",
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3; do echo compiling unit $i; done; echo error: unit 3 failed; exec sleep 600",
+        ],
+        &[],
+    );
+    wait_until("its output kept", || {
+        history(&sb, "build").contains("unit 3 failed")
+    });
+    reboot(&sb);
+    let out = sb.cmd(&["logs", "build"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "compiling unit 1\ncompiling unit 2\ncompiling unit 3\nerror: unit 3 failed\n"
+    );
+    assert!(
+        stderr(&out).contains("'build' was lost when its supervisor went away"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb.cmd(&["logs", "build", "--lines", "1"]);
+    assert_eq!(stdout(&out), "error: unit 3 failed\n");
+    let out = sb.cmd(&["logs", "build", "--grep", "failed"]);
+    assert_eq!(stdout(&out), "error: unit 3 failed\n");
+    // Forgotten, it is no session at all.
+    assert!(sb.cmd(&["rm", "build"]).status.success());
+    let out = sb.cmd(&["logs", "build"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no session named 'build'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A program on its alternate screen (as Claude Code and Codex draw)
 /// leaves nothing in a history by itself: restored, its last screen from
 /// before is in `hm logs` all the same, then the mark, though the program

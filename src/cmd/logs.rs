@@ -65,11 +65,30 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     let session = match find_session(&dir, &args.id) {
         Ok(s) => s,
         Err(e) => {
-            let Some(r) = client::ended_session(&dir, &args.id) else {
-                return Err(e);
-            };
             let printer = Printer::new(grep, args.width);
-            return ended(&r, &dir, args.raw, since, printer, &mut out, args.lines);
+            if let Some(r) = client::ended_session(&dir, &args.id) {
+                return ended(&r, &dir, args.raw, since, printer, &mut out, args.lines);
+            }
+            // Lost with its supervisor (killed, or the machine restarted):
+            // what it printed up to its last write for `hm restore` is
+            // still worth reading, a build's failure above all.
+            if let Some(m) = crate::restore::kept(&args.id, &dir).filter(|m| m.lost()) {
+                eprintln!(
+                    "hm: '{}' was lost when its supervisor went away; its output as last kept for 'hm restore':",
+                    client::shown_id(&m.id)
+                );
+                let was = Was {
+                    id: &m.id,
+                    size: Size {
+                        cols: m.cols,
+                        rows: m.rows,
+                    },
+                    until_ms: None,
+                    last_lines: &[],
+                };
+                return kept(&was, args.raw, since, printer, &mut out, args.lines);
+            }
+            return Err(e);
         }
     };
     let rt = client::runtime()?;
@@ -212,40 +231,73 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
     })
 }
 
-/// What is kept of session `r` of `dir` that ended: its output as kept for
-/// `hm restore` (the last `restore_history_bytes`, a build's whole log as
-/// a rule), drawn at its last size; else the end of its last screen, as
-/// its record keeps it. Printed as the live session's would be.
+/// What is kept of session `r` of `dir` that ended (see [`kept`]).
 fn ended(
     r: &crate::ended::Ended,
     dir: &std::path::Path,
+    raw: bool,
+    since: Option<u64>,
+    printer: Printer,
+    out: &mut impl Write,
+    lines: Option<usize>,
+) -> Result<i32> {
+    // Another dir's session of the same id keeps its own history.
+    let id = match crate::restore::kept(&r.id, dir) {
+        Some(_) => r.id.as_str(),
+        None => "",
+    };
+    let was = Was {
+        id,
+        size: Size {
+            cols: r.cols,
+            rows: r.rows,
+        },
+        until_ms: Some(r.ended_unix_ms),
+        last_lines: &r.last_lines,
+    };
+    kept(&was, raw, since, printer, out, lines)
+}
+
+/// A session that is no more: what of it `hm logs` can print.
+struct Was<'a> {
+    /// Its id, for the output kept for `hm restore`; empty: none is its.
+    id: &'a str,
+    /// Its size when it went.
+    size: Size,
+    /// When it ended, if known.
+    until_ms: Option<u64>,
+    /// The end of its last screen, as its record keeps it.
+    last_lines: &'a [String],
+}
+
+/// What is kept of a session that is no more: its output as kept for `hm
+/// restore` (the last `restore_history_bytes`, a build's whole log as a
+/// rule), drawn at its last size; else the end of its last screen. Printed
+/// as the live session's would be.
+fn kept(
+    was: &Was<'_>,
     raw: bool,
     since: Option<u64>,
     mut printer: Printer,
     out: &mut impl Write,
     lines: Option<usize>,
 ) -> Result<i32> {
-    if since.is_some_and(|t| r.ended_unix_ms < t) {
+    if since.zip(was.until_ms).is_some_and(|(t, until)| until < t) {
         return Ok(printer.code());
     }
-    let kept = crate::restore::kept(&r.id, dir)
-        .and(crate::restore::sessions_dir())
+    let history = crate::restore::sessions_dir()
+        .filter(|_| !was.id.is_empty())
         .and_then(|state| {
-            crate::restore::history::read(&state, &r.id, usize::MAX)
+            crate::restore::history::read(&state, was.id, usize::MAX)
                 .ok()
                 .flatten()
         })
         .filter(|h| !h.bytes.is_empty());
-    match kept {
+    match history {
         Some(h) if raw => write_raw(out, &h.bytes, lines)?,
         Some(h) => {
-            let size = Size {
-                cols: r.cols,
-                rows: r.rows,
-            }
-            .clamped();
             let mut term: Term =
-                Term::with_scrollback(size, h.bytes.len().clamp(MIN_ROWS, MAX_ROWS));
+                Term::with_scrollback(was.size.clamped(), h.bytes.len().clamp(MIN_ROWS, MAX_ROWS));
             term.feed(&h.bytes);
             // Its program's last full screen (Claude Code's conversation,
             // left as it exits) is part of what happened.
@@ -256,7 +308,7 @@ fn ended(
             printer.finish(out, lines)?;
         }
         None => {
-            for line in &r.last_lines {
+            for line in was.last_lines {
                 printer.line(line.clone());
             }
             printer.finish(out, lines)?;
