@@ -35,17 +35,33 @@ pub fn describe(err: &anyhow::Error) -> String {
 /// `text` as it is if it has at most `max` characters, else its start and
 /// its end with ` … ` between: a value given by anyone (a 10 MB path in a
 /// config file) never makes a message longer than a few lines, and the
-/// end, where a message says what to do, stays.
+/// end, where a message says what to do, stays. The cut falls between
+/// words where one ends near it (a list of names loses whole names).
 pub fn cut(text: &str, max: usize) -> String {
-    let n = text.chars().count();
+    /// How far a cut moves to fall between words.
+    const NEAR: usize = 24;
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
     if n <= max {
         return text.to_owned();
     }
-    let head = max * 2 / 3;
-    let tail = max - head;
-    let mut out: String = text.chars().take(head).collect();
+    let mut head = max * 2 / 3;
+    let mut tail = n - (max - head);
+    if let Some(i) = chars[head.saturating_sub(NEAR)..head]
+        .iter()
+        .rposition(|c| *c == ' ')
+    {
+        head = head.saturating_sub(NEAR) + i;
+    }
+    if let Some(i) = chars[tail..(tail + NEAR).min(n)]
+        .iter()
+        .position(|c| *c == ' ')
+    {
+        tail += i + 1;
+    }
+    let mut out: String = chars[..head].iter().collect();
     out.push_str(" … ");
-    out.extend(text.chars().skip(n - tail));
+    out.extend(&chars[tail..]);
     out
 }
 
@@ -110,6 +126,13 @@ mod tests {
         assert_eq!(c.chars().count(), PART_MAX + 3);
         let err = anyhow::anyhow!("{long}").context("reading");
         assert!(describe(&err).len() < 2 * PART_MAX, "{}", describe(&err));
+        // A list loses whole names, not a name's middle.
+        let names: Vec<String> = (0..100).map(|i| format!("key_number_{i}")).collect();
+        let c = cut(&names.join(", "), 120);
+        assert!(c.contains(" … ") && c.chars().count() <= 123, "{c}");
+        for word in c.split([' ', ',']).filter(|w| !w.is_empty() && *w != "…") {
+            assert!(names.iter().any(|n| n == word), "{word} in {c}");
+        }
     }
 
     #[test]

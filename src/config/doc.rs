@@ -38,6 +38,18 @@ fn describe(value: &DeValue<'_>) -> String {
     }
 }
 
+/// The key of `expected` that `name` is most likely a typo of, by the
+/// measure clap suggests subcommands with (Jaro similarity), if one is
+/// close enough not to be another word.
+fn likely<'e>(name: &str, expected: &[&'e str]) -> Option<&'e str> {
+    expected
+        .iter()
+        .map(|&e| (strsim::jaro(name, e), e))
+        .filter(|&(score, _)| score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, e)| e)
+}
+
 /// The file being parsed, for building located errors. The readers of
 /// each table are more methods on it, in `schema`.
 pub(super) struct Doc<'a> {
@@ -62,9 +74,20 @@ impl Doc<'_> {
     }
 
     pub(super) fn syntax(&self, error: &toml::de::Error) -> ConfigError {
+        let mut message = error.message().trim().replace('\n', "; ");
+        // The parser's "duplicate key" names no key; its span does.
+        if message == "duplicate key"
+            && let Some(key) = error
+                .span()
+                .and_then(|span| self.text.get(span))
+                .map(|key| key.trim().trim_matches(['[', ']']).trim())
+                .filter(|key| !key.is_empty())
+        {
+            message = format!("duplicate key '{}'", key.escape_debug());
+        }
         ConfigError::Syntax {
             at: self.at(error.span()),
-            message: error.message().trim().replace('\n', "; "),
+            message,
         }
     }
 
@@ -90,6 +113,8 @@ impl Doc<'_> {
         let name: &str = key.get_ref();
         let hint = if expected.is_empty() {
             format!("'{table}' takes no keys")
+        } else if let Some(meant) = likely(name, expected) {
+            format!("did you mean '{meant}'?")
         } else {
             format!("expected one of: {}", expected.join(", "))
         };

@@ -704,10 +704,30 @@ mod tests {
         let e = err("log_level = \"info\"\n\nscrollback = 5\n");
         assert_eq!(
             e,
-            "/home/u/heimdall.toml:3: unknown key 'scrollback' (expected one of: socket_dir, \
+            "/home/u/heimdall.toml:3: unknown key 'scrollback' (did you mean 'scrollback_bytes'?)"
+        );
+        // Nothing like it: every key it could have been.
+        let e = err("log_level = \"info\"\n\nzebra = 5\n");
+        assert_eq!(
+            e,
+            "/home/u/heimdall.toml:3: unknown key 'zebra' (expected one of: socket_dir, \
              scrollback_bytes, session_env_var, kill_process_group, kill_grace_ms, detach_key, \
              copy_key, next_key, attach_key, history_lines, classifier, env, log_file, log_level, tui, notify, ssh_command, hosts, \
              automation, restore_history_bytes, restore_parallel)"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_key_is_named() {
+        let e = err("scrollback_bytes = 1\nscrollback_bytes = 2\n");
+        assert_eq!(
+            e,
+            "/home/u/heimdall.toml:2: invalid TOML: duplicate key 'scrollback_bytes'"
+        );
+        let e = err("[tui]\nbell = true\n[tui]\n");
+        assert_eq!(
+            e,
+            "/home/u/heimdall.toml:3: invalid TOML: duplicate key 'tui'"
         );
     }
 
@@ -716,12 +736,17 @@ mod tests {
         let e = err("[tui]\nbell = true\nthem = \"x\"\n");
         assert_eq!(
             e,
-            "/home/u/heimdall.toml:3: unknown key 'tui.them' (expected one of: theme, \
+            "/home/u/heimdall.toml:3: unknown key 'tui.them' (did you mean 'theme'?)"
+        );
+        let e = err("[tui]\nbell = true\nwallpaper = \"x\"\n");
+        assert_eq!(
+            e,
+            "/home/u/heimdall.toml:3: unknown key 'tui.wallpaper' (expected one of: theme, \
              fit_sessions, session_size, bell, desktop_notify, columns, keys)"
         );
         let e = err("[[env]]\nname = \"A\"\nvalue = \"b\"\nvalu = \"c\"\n");
         assert!(
-            e.contains(":4: unknown key 'env.valu' (expected one of: name, value)"),
+            e.contains(":4: unknown key 'env.valu' (did you mean 'value'?)"),
             "{e}"
         );
         let e = err("[classifier.simple]\ndebounce_ms = 5\n");
