@@ -169,6 +169,13 @@ pub struct SetupArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exits 0 when every lost session it could start was started: one left \
+by choice (a command not started with `hm run --restore`) is said on stderr and is no failure. \
+Exits 1 when one it should have started did not start, a manifest could not be read, a lost \
+session's program still runs without its supervisor (`hm kill ID` stops it), or a session \
+named on the command line is not one it can restore (one still running is no error)."
+)]
 pub struct RestoreArgs {
     /// Only these sessions [default: every lost session]
     #[arg(value_name = "ID")]
@@ -541,6 +548,10 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Keys while attached: Ctrl-\\ detaches, and the session goes on \
+(`detach_key` in heimdall.toml); Ctrl-] or Shift-PgUp opens its history (`copy_key`)."
+)]
 pub struct AttachArgs {
     /// Session id
     pub id: String,

@@ -313,7 +313,8 @@ fn zsh_with_ids(script: &str) -> String {
 
 /// The exit code for a failed command: 126/127 for a command that could
 /// not be started (as a shell would), 2 for a flag's value out of range
-/// (as for any command line clap refuses), 1 otherwise.
+/// or an id no session can have (as for any command line clap refuses),
+/// 1 otherwise.
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
     let code = err.chain().find_map(|e| {
         e.downcast_ref::<SpawnError>()
@@ -328,7 +329,11 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
                 let flag = e
                     .downcast_ref::<crate::config::ConfigError>()
                     .is_some_and(|c| matches!(c, crate::config::ConfigError::Override { .. }));
-                (flag || e.is::<Usage>()).then_some(2)
+                let bad_id = matches!(
+                    e.downcast_ref::<crate::paths::PathError>(),
+                    Some(crate::paths::PathError::InvalidId(_))
+                );
+                (flag || bad_id || e.is::<Usage>()).then_some(2)
             })
     });
     code.and_then(|c| u8::try_from(c).ok())

@@ -154,7 +154,8 @@ fn hostile_ids_are_refused_before_anything_is_created() {
         "",
     ] {
         let out = run_detached(&sb, &[&format!("--id={id}"), "--", "true"]);
-        assert_eq!(out.status.code(), Some(1), "{id:?}");
+        // The command line's mistake, as a value clap refuses.
+        assert_eq!(out.status.code(), Some(2), "{id:?}");
         let err = stderr(&out);
         assert!(err.starts_with("hm: invalid session id"), "{err}");
         assert!(
