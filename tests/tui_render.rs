@@ -389,6 +389,23 @@ fn many_panes_page_with_a_footer() {
     insta::assert_snapshot!(text);
 }
 
+/// The page number stands apart from the hints at every width: with a
+/// hint that fitted exactly the footer read `q quit page 1/2`.
+#[test]
+fn the_page_number_stands_apart_from_the_hints() {
+    for cols in 40..=140 {
+        let mut s = Scene::new(cols, 24);
+        let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        s.live(&refs);
+        let text = s.text();
+        let footer = text.lines().last().unwrap_or_default();
+        if let Some(at) = footer.find("page ") {
+            assert!(footer[..at].ends_with("  "), "{cols}: {footer}");
+        }
+    }
+}
+
 /// The inbox has no pages: its footer does not carry the grid's.
 #[test]
 fn the_inbox_footer_has_no_page_number() {

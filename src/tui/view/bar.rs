@@ -373,8 +373,9 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
         Mode::Grid | Mode::Filter | Mode::ConfirmKill(_) | Mode::ConfirmForget(_)
     );
     let right = if pages > 1 && on_grid {
-        // The leading space keeps it off a hint that fits exactly.
-        format!(" page {}/{} ", page + 1, pages)
+        // Two spaces before it, as between hints: a hint that fits with
+        // none of its own after it read `q quit page 1/2`.
+        format!("  page {}/{} ", page + 1, pages)
     } else {
         String::new()
     };
