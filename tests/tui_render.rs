@@ -63,6 +63,14 @@ impl Scene {
         self
     }
 
+    /// `n` sessions found and connected, `job00` on: their ids.
+    fn jobs(&mut self, n: usize) -> Vec<String> {
+        let ids: Vec<String> = (0..n).map(|i| format!("job{i:02}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        self.live(&refs);
+        ids
+    }
+
     fn output(&mut self, id: &str, text: &str) -> &mut Scene {
         self.to(id, SessionMsg::Output(text.as_bytes().to_vec()))
     }
@@ -376,9 +384,7 @@ fn filter_shows_in_the_footer_and_says_when_nothing_matches() {
 #[test]
 fn many_panes_page_with_a_footer() {
     let mut s = Scene::new(80, 24);
-    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
-    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    s.live(&refs);
+    let ids = s.jobs(50);
     for id in &ids {
         s.output(id, &format!("hello from {id}"))
             .state(id, ProcessState::Idle, 1000);
@@ -395,9 +401,7 @@ fn many_panes_page_with_a_footer() {
 fn the_page_number_stands_apart_from_the_hints() {
     for cols in 40..=140 {
         let mut s = Scene::new(cols, 24);
-        let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        s.live(&refs);
+        s.jobs(50);
         let text = s.text();
         let footer = text.lines().last().unwrap_or_default();
         if let Some(at) = footer.find("page ") {
@@ -410,9 +414,7 @@ fn the_page_number_stands_apart_from_the_hints() {
 #[test]
 fn the_inbox_footer_has_no_page_number() {
     let mut s = Scene::new(80, 24);
-    let ids: Vec<String> = (0..50).map(|i| format!("job{i:02}")).collect();
-    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    s.live(&refs);
+    s.jobs(50);
     let grid = s.text();
     assert!(
         grid.lines().last().unwrap_or_default().contains("page 1/"),
