@@ -789,7 +789,9 @@ fn resize_subscribed(raw: &mut Raw) {
 
 /// `hm kill` stops a program that outlived its supervisor, as the
 /// supervisor would have (it named `kill PID` and left it to the person),
-/// and the session is gone: not orphaned, not lost for `hm restore`.
+/// and the session is listed as killed, as any killed session is, with
+/// the output kept for `hm restore`: not orphaned, not lost. It vanished,
+/// and a running dashboard kept a pane that said only `gone`.
 #[test]
 fn hm_kill_stops_a_program_that_outlived_its_supervisor() {
     let sb = Sandbox::new();
@@ -807,8 +809,15 @@ fn hm_kill_stops_a_program_that_outlived_its_supervisor() {
     );
     assert!(sleepers(&marker).is_empty(), "it still runs");
     let ls = common::stdout(&sb.cmd(&["ls"]));
-    assert!(!ls.contains("orphan"), "{ls}");
+    let row = ls
+        .lines()
+        .find(|l| l.starts_with("orphan "))
+        .unwrap_or_default();
+    assert!(row.contains("killed SIGTERM"), "{ls}");
     assert!(files_in(&sb.sock_dir).iter().all(|f| !f.ends_with(".pid")));
     let again = sb.cmd(&["kill", "orphan"]);
     assert_eq!(again.status.code(), Some(1), "{}", common::stdout(&again));
+    assert!(sb.cmd(&["rm", "orphan"]).status.success());
+    let ls = common::stdout(&sb.cmd(&["ls"]));
+    assert!(!ls.contains("orphan"), "{ls}");
 }

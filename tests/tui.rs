@@ -814,6 +814,11 @@ fn an_orphan_from_before_the_dashboard_started_is_shown() {
     t.wait_for("it to be stopped", |t| {
         t.contains("was stopped with SIGTERM") && sleepers(&marker).is_empty()
     });
+    // Its pane says how it ended, as any killed session's does (it said
+    // `gone` until cleared by hand).
+    t.wait_for("its pane to say it was killed", |t| {
+        pane(t, "early").is_some_and(|p| p.top.contains("killed SIGTERM"))
+    });
     assert!(t.try_exit().is_none());
 }
 

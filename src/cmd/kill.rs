@@ -161,6 +161,22 @@ fn kill_one(
     })
 }
 
+/// The last rows its kept output leaves on a screen of its size, for its
+/// record (what `hm status` and the dashboard's pane show of its end).
+fn last_lines(state: &std::path::Path, m: &crate::restore::manifest::Manifest) -> Vec<String> {
+    let Ok(Some(history)) = crate::restore::history::read(state, &m.id, usize::MAX) else {
+        return Vec::new();
+    };
+    let size = crate::protocol::Size {
+        cols: m.cols,
+        rows: m.rows,
+    }
+    .clamped();
+    let mut term: crate::vt::term::Term = crate::vt::term::Term::new(size);
+    term.feed(&history.bytes);
+    crate::ended::last_lines(&term.contents_with_left())
+}
+
 /// Session `id`'s paths and its program's pid, if that program outlived
 /// its supervisor (killed with SIGKILL, or dead of a bug).
 fn orphaned(dir: &std::path::Path, id: &str) -> Option<(SessionPaths, u32)> {
@@ -177,7 +193,8 @@ fn orphaned(dir: &std::path::Path, id: &str) -> Option<(SessionPaths, u32)> {
 /// by another program is never signalled ([`liveness::probe`] checked it,
 /// and it is checked again before the SIGKILL). Nothing waits for it, so
 /// its exit code is not known; its manifest says it was killed, so that it
-/// is not listed lost for `hm restore`.
+/// is not listed lost for `hm restore`, and a record says so as any
+/// killed session's does.
 fn kill_orphan(
     dir: &std::path::Path,
     paths: &SessionPaths,
@@ -227,12 +244,37 @@ fn kill_orphan(
     if let Some(state) = crate::restore::sessions_dir()
         && let Some(mut m) = crate::restore::kept(&paths.id, dir).filter(|m| m.lost())
     {
+        let now = crate::clock::unix_ms();
         m.ended = Some(crate::restore::manifest::End {
-            unix_ms: crate::clock::unix_ms(),
+            unix_ms: now,
             how: crate::restore::manifest::EndHow::Killed,
             code,
         });
         let _ = crate::restore::manifest::write(&state, &m);
+        // Listed as killed until `hm rm`, as its supervisor would have left
+        // it, with the output kept for `hm restore` (`hm logs`, the
+        // dashboard's pane): it vanished, and a running dashboard kept a
+        // pane that said only `gone`.
+        let record = crate::ended::Ended {
+            last_lines: last_lines(&state, &m),
+            id: m.id,
+            command: m.argv,
+            workdir: m.cwd.unwrap_or(m.workdir),
+            classifier: m.classifier.name,
+            started_unix_ms: m.started_unix_ms,
+            ended_unix_ms: now,
+            exit_code: code,
+            label: m.label,
+            cols: m.cols,
+            rows: m.rows,
+            killed: true,
+        };
+        if let Err(e) = crate::ended::write(dir, &record) {
+            eprintln!(
+                "hm: cannot keep the record of '{}': {e}",
+                client::shown_id(&paths.id)
+            );
+        }
     }
     Ok(format!(
         "session '{}': its program (pid {pid}), which outlived its supervisor, was stopped \
