@@ -194,7 +194,7 @@ pub struct AnswerArgs {
     /// Only if the dialog is still the one with this id (as `hm status`,
     /// `hm explain` or the dashboard's inbox showed it): a dialog shown
     /// since, even one that looks the same, is refused
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub dialog: Option<u64>,
     /// Only if the dialog is the one this screen rule recognises (as `hm
     /// explain` names it, e.g. codex.permission)
@@ -363,7 +363,7 @@ pub struct LogsArgs {
     /// Session id
     pub id: String,
     /// Only the last N lines
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub lines: Option<usize>,
     /// The output as the program wrote it, escape sequences and all
     #[arg(long)]
@@ -382,11 +382,17 @@ pub struct LogsArgs {
     #[arg(long, value_name = "REGEX")]
     pub grep: Option<String>,
     /// With --grep: N lines of context before and after each match
-    #[arg(short = 'C', long = "context", value_name = "N", requires = "grep")]
+    #[arg(
+        short = 'C',
+        long = "context",
+        value_name = "N",
+        requires = "grep",
+        allow_negative_numbers = true
+    )]
     pub context: Option<usize>,
     /// Rows of at most N columns, as a terminal that wide shows the lines,
     /// instead of whole lines
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub width: Option<u16>,
     #[command(flatten)]
     pub dir: DirArgs,
@@ -491,11 +497,11 @@ pub struct RunArgs {
     pub classifier: Option<String>,
 
     /// Silence (ms) before a session counts as idle
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub idle_threshold_ms: Option<u64>,
 
     /// How long (ms) a new state must hold before it is reported (claude)
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub debounce_ms: Option<u64>,
 
     /// Signal the whole process group (true) or only the command (false)

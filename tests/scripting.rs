@@ -281,6 +281,18 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     fails_with(&bad, 2, "unknown key 'Hyper-x'");
     let bad = sb.cmd(&["wait", "cat", "--state", "sleepy"]);
     fails_with(&bad, 2, "invalid value 'sleepy'");
+    // A negative count is a bad value of its flag: clap's tip to write
+    // `-- -5` instead would have made it the session's id.
+    for args in [
+        &["logs", "cat", "--lines", "-5"][..],
+        &["logs", "cat", "--grep", "x", "-C", "-1"],
+        &["logs", "cat", "--width", "-80"],
+        &["approve", "cat", "--dialog", "-2"],
+    ] {
+        let bad = sb.cmd(args);
+        fails_with(&bad, 2, "invalid value '-");
+        assert!(!stderr(&bad).contains("use '--"), "{}", stderr(&bad));
+    }
 }
 
 #[test]
