@@ -40,11 +40,11 @@ pub fn describe(err: &anyhow::Error) -> String {
 pub fn cut(text: &str, max: usize) -> String {
     /// How far a cut moves to fall between words.
     const NEAR: usize = 24;
-    let chars: Vec<char> = text.chars().collect();
-    let n = chars.len();
+    let n = text.chars().count();
     if n <= max {
         return text.to_owned();
     }
+    let chars: Vec<char> = text.chars().collect();
     let mut head = max * 2 / 3;
     let mut tail = n - (max - head);
     if let Some(i) = chars[head.saturating_sub(NEAR)..head]

@@ -78,7 +78,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                     client::shown_id(&m.id)
                 );
                 let was = Was {
-                    id: &m.id,
+                    history_of: Some(&m.id),
                     size: Size {
                         cols: m.cols,
                         rows: m.rows,
@@ -242,12 +242,8 @@ fn ended(
     lines: Option<usize>,
 ) -> Result<i32> {
     // Another dir's session of the same id keeps its own history.
-    let id = match crate::restore::kept(&r.id, dir) {
-        Some(_) => r.id.as_str(),
-        None => "",
-    };
     let was = Was {
-        id,
+        history_of: crate::restore::kept(&r.id, dir).map(|_| r.id.as_str()),
         size: Size {
             cols: r.cols,
             rows: r.rows,
@@ -260,8 +256,8 @@ fn ended(
 
 /// A session that is no more: what of it `hm logs` can print.
 struct Was<'a> {
-    /// Its id, for the output kept for `hm restore`; empty: none is its.
-    id: &'a str,
+    /// The id its output is kept under for `hm restore`, if that is its.
+    history_of: Option<&'a str>,
     /// Its size when it went.
     size: Size,
     /// When it ended, if known.
@@ -285,10 +281,11 @@ fn kept(
     if since.zip(was.until_ms).is_some_and(|(t, until)| until < t) {
         return Ok(printer.code());
     }
-    let history = crate::restore::sessions_dir()
-        .filter(|_| !was.id.is_empty())
-        .and_then(|state| {
-            crate::restore::history::read(&state, was.id, usize::MAX)
+    let history = was
+        .history_of
+        .zip(crate::restore::sessions_dir())
+        .and_then(|(id, state)| {
+            crate::restore::history::read(&state, id, usize::MAX)
                 .ok()
                 .flatten()
         })
