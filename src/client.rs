@@ -144,6 +144,22 @@ pub fn ended_meanwhile(
     }
 }
 
+/// Session `id` with no supervisor's answer to give: its program outlived
+/// its supervisor, or its supervisor holds the lock but did not answer;
+/// with what its manifest says of it. `None` if it is neither.
+pub fn unlive(dir: &Path, id: &str) -> Option<view::SessionView> {
+    let paths = SessionPaths::new(dir, id).ok()?;
+    let view = match liveness::probe(&paths.pid, &paths.sock, false) {
+        Liveness::Orphaned(pid) => view::SessionView::orphaned(id, pid),
+        Liveness::Running => view::SessionView::unanswered(id),
+        Liveness::Stale | Liveness::Missing => return None,
+    };
+    Some(match crate::restore::kept(id, dir) {
+        Some(m) => view.kept(&m),
+        None => view,
+    })
+}
+
 /// How long a command waits for a supervisor's answer before saying it does
 /// not respond (a stopped or wedged supervisor would otherwise hang it).
 pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -296,6 +312,13 @@ pub fn ended_words(session: &SessionPaths, code: i32) -> String {
     let killed = ended_meanwhile(dir, &session.id, answer_deadline())
         .is_some_and(|r| r.killed && r.exit_code == code);
     exited_with(code, killed)
+}
+
+/// How a session lost when a signal stopped its supervisor (a shutdown,
+/// a Ctrl-C to `hm run --detach`) ended: its program was ended with it,
+/// and `hm ls` lists it as lost, for `hm restore`.
+pub fn stopped_words(code: i32) -> String {
+    format!("lost: its supervisor was stopped by a signal (exit code {code})")
 }
 
 /// `exited with code 3, 2m05s ago`.

@@ -348,6 +348,16 @@ fn status_and_kill_say_when_a_supervisor_does_not_answer() {
             "{args:?}"
         );
     }
+    // A script still gets the object every session has, as `hm ls --json`
+    // lists it: what it runs, and why nothing more is known.
+    let out = sb.cmd(&["status", "frozen", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one object");
+    assert_eq!(v["error"], "no answer", "{v}");
+    assert_eq!(v["command"], serde_json::json!(["sleep", "30"]), "{v}");
+    assert_eq!(v["supervisor_pid"], sup.as_raw(), "{v}");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("a list");
+    assert_eq!(listed[0], v);
     nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGCONT).expect("continue");
     let out = sb.cmd(&["kill", "frozen"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -159,6 +159,63 @@ fn wait_for_exited_returns_the_exit_code_line() {
     let out = sb.cmd(&["wait", &s.id, "--state", "exited", "--timeout", "20"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "short: exited with code 3\n");
+    // With --json, the object `hm status --json` gives, not the line.
+    let out = sb.cmd(&["wait", &s.id, "--state", "exited", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one object");
+    let status: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", &s.id, "--json"]).stdout).expect("status");
+    assert_eq!(
+        (v["ended"].as_bool(), v["exit_code"].as_i64()),
+        (Some(true), Some(3))
+    );
+    assert_eq!(v["command"], status["command"]);
+    assert_eq!(v["ended_unix_ms"], status["ended_unix_ms"]);
+}
+
+/// A supervisor stopped by a signal (a shutdown's SIGTERM; Ctrl-C to a
+/// foreground `hm run --detach`) ends its program and leaves the session
+/// lost, for `hm restore`: `hm wait`, `hm ls`, `hm status` and `hm rm`
+/// say so alike, with the code the program ended with. `hm wait` said
+/// "exited with code 143" and `hm rm` "exited 143" where `hm ls` said
+/// lost, with no code.
+#[test]
+fn a_session_whose_supervisor_a_signal_stopped_is_lost_to_every_command() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("stopped", &[], &["sleep", "300"]);
+    let sup = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGTERM).expect("stop it");
+    s.wait_exit();
+    let out = sb.cmd(&["wait", "stopped", "--state", "exited", "--timeout", "5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "stopped: lost: its supervisor was stopped by a signal (exit code 143)\n"
+    );
+    let out = sb.cmd(&["wait", "stopped", "--state", "exited", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one object");
+    let status: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["status", "stopped", "--json"]).stdout).expect("status");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("ls");
+    assert_eq!(v, status);
+    assert_eq!(listed[0], status);
+    assert_eq!(
+        (
+            v["lost"].as_bool(),
+            v["ended"].as_bool(),
+            v["exit_code"].as_i64()
+        ),
+        (Some(true), Some(false), Some(143)),
+        "{v}"
+    );
+    assert!(v["ended_unix_ms"].is_u64(), "{v}");
+    let out = sb.cmd(&["rm", "stopped"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "removed the lost session 'stopped' (exit code 143)\n"
+    );
 }
 
 /// Connections a supervisor holds on socket `sock` now: the accepted
@@ -824,4 +881,79 @@ fn a_label_is_shown_beside_the_id_and_kept_when_the_session_ends() {
         .output()
         .expect("run");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+/// A supervisor killed outright (SIGKILL) sends no EXIT: its session is
+/// lost, and what followed it says so. `hm logs -f` ended as quietly as
+/// for a finished program (exit 0), and `hm events --json` said `gone`
+/// with the last state it had, `"lost": false`, where `hm ls` said lost.
+#[test]
+fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let sb = Sandbox::new();
+    let mut s = sb.start(
+        "doomed",
+        &[],
+        &["sh", "-c", "echo said-$((40+2)); sleep 300"],
+    );
+    let sock = std::path::Path::new(sb.dir()).join("doomed.sock");
+    common::wait_until("its output", || {
+        stdout(&sb.cmd(&["logs", "doomed"])).contains("said-42")
+    });
+    let spawn = |args: &[&str]| {
+        sb.hm()
+            .args(args)
+            .args(["--socket-dir", sb.dir()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start hm")
+    };
+    let follow = spawn(&["logs", "doomed", "-f"]);
+    let raw = spawn(&["logs", "doomed", "-f", "--raw"]);
+    let wait = spawn(&["wait", "doomed", "--state", "exited", "--timeout", "30"]);
+    let mut events = spawn(&["events", "--json"]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = std::io::BufReader::new(events.stdout.take().expect("events' stdout"));
+    std::thread::spawn(move || {
+        for line in lines.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a snapshot");
+    assert!(first.contains("\"snapshot\""), "{first}");
+    common::wait_until("all four to follow it", || clients(&sock) == 4);
+    let sup = nix::unistd::Pid::from_raw(s.child.id() as i32);
+    nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGKILL).expect("kill it");
+    s.wait_exit();
+    let gone = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a gone line");
+    let _ = events.kill();
+    let _ = events.wait();
+    let v: serde_json::Value = serde_json::from_str(&gone).expect(&gone);
+    assert_eq!(v["event"], "gone", "{v}");
+    assert_eq!(
+        (v["lost"].as_bool(), v["alive"].as_bool()),
+        (Some(true), Some(false)),
+        "{v}"
+    );
+    assert!(v["state"].is_null() && v["health"].is_null(), "{v}");
+    let ls: serde_json::Value =
+        serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("ls");
+    assert_eq!(ls[0]["lost"], true, "{ls}");
+    let out = follow.wait_with_output().expect("hm logs -f");
+    assert!(stdout(&out).contains("said-42"), "{}", stdout(&out));
+    fails_with(&out, 1, "'doomed' was lost with its supervisor");
+    let out = raw.wait_with_output().expect("hm logs -f --raw");
+    fails_with(&out, 1, "'doomed' was lost with its supervisor");
+    let out = wait.wait_with_output().expect("hm wait");
+    fails_with(
+        &out,
+        1,
+        "'doomed' was lost with its supervisor before it was exited",
+    );
 }

@@ -349,7 +349,21 @@ fn a_program_outliving_its_killed_supervisor_is_reported_until_it_ends() {
     );
     assert!(err.contains(&format!("kill {pid}")), "{err}");
     let json = common::stdout(&sb.cmd(&["ls", "--json"]));
-    assert!(json.contains("\"orphaned\":true"), "{json}");
+    let listed: serde_json::Value = serde_json::from_str(&json).expect(&json);
+    let entry = &listed[0];
+    assert_eq!(entry["orphaned"], true, "{json}");
+    // What it runs is kept for `hm restore`, though no supervisor says it.
+    assert_eq!(
+        entry["command"][2],
+        format!("trap '' HUP; exec sleep {marker}")
+    );
+    assert!(entry["workdir"].is_string() && entry["started_unix_ms"].is_u64());
+    assert!(entry["supervisor_pid"].is_null(), "its supervisor is gone");
+    // `hm status --json` gives the same object, not an empty stdout.
+    let status = sb.cmd(&["status", "orphan", "--json"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    let one: serde_json::Value = serde_json::from_slice(&status.stdout).expect("one object");
+    assert_eq!(&one, entry);
     let status = sb.cmd(&["status", "orphan"]);
     assert!(!status.status.success());
     assert!(

@@ -200,6 +200,10 @@ impl SessionView {
             cols: Some(m.cols),
             rows: Some(m.rows),
             started_unix_ms: Some(m.started_unix_ms),
+            // Its supervisor stopped by a signal ended its program and
+            // said how before it went.
+            ended_unix_ms: m.ended.map(|e| e.unix_ms),
+            exit_code: m.ended.map(|e| e.code),
             ..SessionView::default()
         }
     }
@@ -223,6 +227,33 @@ impl SessionView {
             error: Some("no answer".to_owned()),
             ..SessionView::default()
         }
+    }
+
+    /// What session `m`'s manifest says of it, filled into a view made
+    /// without its supervisor's answer (orphaned, or not answering): the
+    /// command it runs, where, since when, as `hm restore` keeps it. A
+    /// script listing sessions got `null` for all of it though it was on
+    /// disk. The supervisor's pid is its manifest's writer, unless the
+    /// supervisor is gone.
+    #[must_use]
+    pub fn kept(mut self, m: &crate::restore::manifest::Manifest) -> SessionView {
+        if m.id != self.id {
+            return self;
+        }
+        self.label.clone_from(&m.label);
+        self.command = Some(m.argv.clone());
+        self.workdir = Some(m.workdir.clone());
+        self.classifier = Some(m.classifier.name.clone());
+        self.cols = Some(m.cols);
+        self.rows = Some(m.rows);
+        self.started_unix_ms = Some(m.started_unix_ms);
+        if !self.orphaned {
+            self.supervisor_pid = m
+                .instance
+                .split_once('-')
+                .and_then(|(pid, _)| pid.parse().ok());
+        }
+        self
     }
 
     /// Takes the state from a supervisor's report (a STATE frame, or

@@ -90,7 +90,15 @@ fn rm_one(dir: &Path, id: &str) -> Result<String> {
         return Ok(format!("removed the lost session '{id}'"));
     }
     let r = record(dir, id)?;
+    // Its supervisor stopped by a signal: listed as lost, and so said.
+    let lost = crate::lost::holds(dir, &r.id);
     forget(dir, &r.id)?;
+    if lost {
+        return Ok(format!(
+            "removed the lost session '{}' (exit code {})",
+            r.id, r.exit_code
+        ));
+    }
     Ok(format!(
         "removed '{}' ({})",
         r.id,

@@ -52,6 +52,12 @@ fn print(json: bool, event: &str, session: &SessionView) {
         serde_json::to_string(&e).unwrap_or_default()
     } else {
         let what = match event {
+            // What it is now, as `hm ls` lists it.
+            "gone" if session.lost => "gone: lost with its supervisor".to_owned(),
+            "gone" if session.orphaned => match session.pid {
+                Some(pid) => format!("gone: orphaned, its program (pid {pid}) runs on"),
+                None => "gone: orphaned".to_owned(),
+            },
             "gone" => "gone".to_owned(),
             _ => session.label(),
         };
@@ -201,9 +207,33 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     if print_record(&sock, &id, json).await {
         return;
     }
+    // Its supervisor went without a word (SIGKILL): what is left is what
+    // `hm ls` lists, lost or orphaned, not the last state it pushed.
+    let dir = sock.parent().map(PathBuf::from).unwrap_or_default();
+    let left = {
+        let id = id.clone();
+        tokio::task::spawn_blocking(move || left_of(&dir, &id))
+            .await
+            .ok()
+            .flatten()
+    };
+    if let Some(left) = left {
+        view = left;
+    } else {
+        view.alive = false;
+    }
     view.error = Some("supervisor gone".to_owned());
-    view.alive = false;
     print(json, "gone", &view);
+}
+
+/// Session `id` of `dir` as `hm ls` lists it once its supervisor is gone
+/// without a record: its program outliving it, or lost for `hm restore`.
+fn left_of(dir: &std::path::Path, id: &str) -> Option<SessionView> {
+    if let Some(orphan) = crate::client::unlive(dir, id).filter(|v| v.orphaned) {
+        return Some(orphan);
+    }
+    let lost = crate::lost::get(dir, id)?;
+    Some(SessionView::lost(&lost.manifest, lost.restartable()))
 }
 
 /// Prints the `ended` line of session `id` from its record, if it left

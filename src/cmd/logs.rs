@@ -208,7 +208,11 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         _ => {}
                     }
                 }
-                return Ok(0);
+                for line in follow.rest(&mut replay.term) {
+                    printer.line(line);
+                }
+                printer.finish(&mut out, None)?;
+                return closed(&dir, &session.id);
             }
             // Not following: done.
             return Ok(printer.code());
@@ -227,8 +231,19 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 _ => {}
             }
         }
-        Ok(0)
+        closed(&dir, &session.id)
     })
+}
+
+/// How following session `id` of `dir` ends when its connection closed
+/// with no EXIT: one that ended as it was followed left its record, and
+/// is done (exit 0); one whose supervisor went without a word (SIGKILL)
+/// was lost, which is said (it ended as quietly as a finished one).
+fn closed(dir: &std::path::Path, id: &str) -> Result<i32> {
+    if client::ended_meanwhile(dir, id, client::answer_deadline()).is_some() {
+        return Ok(0);
+    }
+    bail!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
 }
 
 /// What is kept of session `r` of `dir` that ended (see [`kept`]).

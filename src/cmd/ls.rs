@@ -58,6 +58,9 @@ struct Row {
     /// Lost when its supervisor went away (the machine restarted): its
     /// manifest, and whether `hm restore` would start it again.
     lost: Option<(crate::restore::manifest::Manifest, bool)>,
+    /// What `hm restore` keeps of one orphaned or not answering: what it
+    /// runs, where, since when, which no supervisor said.
+    kept: Option<crate::restore::manifest::Manifest>,
 }
 
 pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
@@ -92,6 +95,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 orphan: None,
                 ended: Some(r),
                 lost: None,
+                kept: None,
             });
         }
     }
@@ -117,8 +121,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 orphan: None,
                 ended: None,
                 lost,
+                kept: None,
             }),
         }
+    }
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.status.is_none() && r.ended.is_none() && r.lost.is_none())
+    {
+        row.kept = crate::restore::kept(&row.id, &dir);
     }
     if let Some(state) = &args.state {
         rows.retain(|r| in_state(&row_view(r), state));
@@ -205,9 +216,14 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 .info
                 .as_ref()
                 .map(|i| i.started_unix_ms)
+                .or(r.kept.as_ref().map(|m| m.started_unix_ms))
                 .filter(|t| *t > 0)
                 .map_or("-".into(), |t| human_ms(now.saturating_sub(t)));
-            let label = r.info.as_ref().and_then(|i| i.label.as_deref());
+            let label = r
+                .info
+                .as_ref()
+                .and_then(|i| i.label.as_deref())
+                .or(r.kept.as_ref().and_then(|m| m.label.as_deref()));
             [
                 client::shown_id(&r.id),
                 pid,
@@ -343,9 +359,13 @@ fn command(r: &Row, terminal: bool) -> String {
             paths::command_for_people(&words)
         };
     }
-    r.info
+    // One not answering is still the command it was started with.
+    let words = r
+        .info
         .as_ref()
-        .map_or_else(|| "-".into(), |i| shown_command(&i.command, terminal))
+        .map(|i| &i.command)
+        .or(r.kept.as_ref().map(|m| &m.argv));
+    words.map_or_else(|| "-".into(), |w| shown_command(w, terminal))
 }
 
 /// A command's words as the table shows them. On a terminal, `env` and
@@ -395,8 +415,16 @@ fn row_view(r: &Row) -> SessionView {
     match (&r.ended, &r.status, r.orphan) {
         (Some(e), _, _) => SessionView::ended(e),
         (None, Some(s), _) => SessionView::live(&r.id, s, r.info.as_ref()),
-        (None, None, Some(pid)) => SessionView::orphaned(&r.id, pid),
-        (None, None, None) => SessionView::unanswered(&r.id),
+        (None, None, orphan) => {
+            let v = match orphan {
+                Some(pid) => SessionView::orphaned(&r.id, pid),
+                None => SessionView::unanswered(&r.id),
+            };
+            match &r.kept {
+                Some(m) => v.kept(m),
+                None => v,
+            }
+        }
     }
 }
 
@@ -418,6 +446,7 @@ async fn query_all(dir: &Path) -> Result<Vec<Row>> {
                 orphan,
                 ended: None,
                 lost: None,
+                kept: None,
             };
             // The answer proves the supervisor alive; its pid file's lock
             // is tried only when there is none (a thousand sessions list in

@@ -34,6 +34,20 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 .find(|l| l.id == args.id);
             let (None, Some(r)) = (&lost, ended) else {
                 let Some(lost) = lost else {
+                    // A script asked for the object every session has: it
+                    // gets one for a session orphaned or not answering
+                    // too, as `hm ls --json` lists it, not an empty
+                    // stdout. One not answering is still an error (exit 1,
+                    // said on stderr): nothing of its state is known.
+                    if args.json
+                        && let Some(view) = client::unlive(&dir, &args.id)
+                    {
+                        let mut out = std::io::stdout().lock();
+                        writeln!(out, "{}", serde_json::to_string(&view)?)?;
+                        if view.error.is_none() {
+                            return Ok(0);
+                        }
+                    }
                     return Err(e);
                 };
                 let mut out = std::io::stdout().lock();

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::cli::WaitArgs;
+use crate::client::view::SessionView;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::detect::Primary;
@@ -38,8 +39,9 @@ fn reached(report: &StateReport, wanted: &[String]) -> bool {
 enum Outcome {
     Reached(StateReport),
     /// How it ended, in `hm kill`'s words when someone asked for the end
-    /// (`killed by SIGTERM (exit code 143)`, not a failure's code).
-    Exited(String),
+    /// (`killed by SIGTERM (exit code 143)`, not a failure's code), and
+    /// as `hm status --json` shows it.
+    Exited(String, Box<SessionView>),
     /// The EXIT's code, before the record says how it ended.
     Code(i32),
     Closed,
@@ -69,16 +71,21 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             let ended = match ended.transpose() {
                 Ok(Some(Outcome::Closed)) => Some(
                     client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                        .map_or(Outcome::Closed, |r| Outcome::Exited(how_ended(&r))),
+                        .map_or(Outcome::Closed, |r| exited(&dir, &r)),
                 ),
                 // Whether the end was asked for is in the record the
                 // supervisor writes once its clients have their EXIT.
-                Ok(Some(Outcome::Code(code))) => {
-                    Some(Outcome::Exited(client::ended_words(&session, code)))
-                }
+                Ok(Some(Outcome::Code(code))) => Some(
+                    client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
+                        .filter(|r| r.exit_code == code)
+                        .map_or_else(
+                            || exited_unrecorded(&session.id, code),
+                            |r| exited(&dir, &r),
+                        ),
+                ),
                 Ok(o) => o,
                 Err(e) => match client::ended_instead(&dir, &session.id, &e) {
-                    Some(r) => Some(Outcome::Exited(how_ended(&r))),
+                    Some(r) => Some(exited(&dir, &r)),
                     None => return Err(e),
                 },
             };
@@ -86,7 +93,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         }
         // Ended before we asked: that is an answer too.
         Err(e) => match client::ended_session(&dir, &args.id) {
-            Some(r) => (r.id.clone(), Some(Outcome::Exited(how_ended(&r)))),
+            Some(r) => (r.id.clone(), Some(exited(&dir, &r))),
             None => return Err(e),
         },
     };
@@ -107,14 +114,25 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             }
             Ok(0)
         }
-        Some(Outcome::Exited(how)) if wants_end => {
-            writeln!(out, "{id}: {how}")?;
+        Some(Outcome::Exited(how, view)) if wants_end => {
+            if args.json {
+                writeln!(out, "{}", serde_json::to_string(&view)?)?;
+            } else {
+                writeln!(out, "{id}: {how}")?;
+            }
             Ok(0)
         }
-        Some(Outcome::Exited(how)) => {
+        Some(Outcome::Exited(how, _)) => {
             bail!("'{id}' {how} before it was {what}")
         }
         Some(Outcome::Code(_)) => unreachable!("read into Exited above"),
+        // Its supervisor went without a word (SIGKILL): `hm ls` lists it
+        // as lost, and so it is said here.
+        Some(Outcome::Closed) if crate::lost::holds(&dir, &id) => {
+            bail!(
+                "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
+            )
+        }
         Some(Outcome::Closed) => {
             bail!("'{id}' closed the connection before it was {what}")
         }
@@ -125,9 +143,32 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
     }
 }
 
-/// How ended session `r` ended, in `hm kill`'s words if it was killed.
-fn how_ended(r: &crate::ended::Ended) -> String {
-    client::exited_with(r.exit_code, r.killed)
+/// How ended session `r` ended, in `hm kill`'s words if it was killed;
+/// but one whose supervisor a signal stopped (a shutdown, a Ctrl-C to
+/// `hm run --detach`) was lost, as `hm ls` and `hm status` list it and
+/// `hm restore` sees it, and is said so.
+fn exited(dir: &std::path::Path, r: &crate::ended::Ended) -> Outcome {
+    if let Some(lost) = crate::lost::get(dir, &r.id) {
+        return Outcome::Exited(
+            client::stopped_words(r.exit_code),
+            Box::new(SessionView::lost(&lost.manifest, lost.restartable())),
+        );
+    }
+    Outcome::Exited(
+        client::exited_with(r.exit_code, r.killed),
+        Box::new(SessionView::ended(r)),
+    )
+}
+
+/// Session `id` that exited with `code` and left no record to read (its
+/// state dir unwritable, or it was removed at once).
+fn exited_unrecorded(id: &str, code: i32) -> Outcome {
+    let mut view = SessionView {
+        id: id.to_owned(),
+        ..SessionView::default()
+    };
+    view.exited(code, crate::clock::unix_ms());
+    Outcome::Exited(client::exited_with(code, false), Box::new(view))
 }
 
 /// Follows `session`'s pushed states until one of `wanted`, its end, or
