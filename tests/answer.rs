@@ -534,6 +534,46 @@ fn a_question_asking_for_the_word_is_answered_with_it() {
     }
 }
 
+/// `hm approve` returns once its answer is typed whole, not after the
+/// first of its keys: a script's next answer, to the program's next
+/// question, was refused while the first was still being typed (`still
+/// answering its dialog (y e s Enter by hand)`), and `hm wait --state
+/// waiting` met the question half answered.
+#[test]
+fn an_answer_of_several_keys_returns_once_all_are_typed() {
+    let sb = Sandbox::new();
+    let script = "import time\nprint('got', input('Continue connecting (yes/no)? '), flush=True)\nprint('got', input('Overwrite file? [Y/n] '), flush=True)\ntime.sleep(30)\n";
+    let _s = sb.start("two", &[], &["python3", "-c", script]);
+    common::wait_until("the first question", || {
+        status_json(&sb, "two")["dialog"]["rule"] == "input.yes_no"
+    });
+    let out = answer_when_it_takes_keys(&sb, &["approve", "two", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let acted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ACTED as JSON");
+    assert_eq!(
+        acted["action"]["keys"],
+        serde_json::json!(["y", "e", "s", "Enter"])
+    );
+    assert!(acted.get("pending").is_none(), "{acted}");
+    assert!(acted["action"].get("unfinished").is_none(), "{acted}");
+    // Typed whole when it returned: the program has its answer, and the
+    // next question is the one answered next.
+    let out = sb.cmd(&["wait", "two", "--state", "waiting", "--timeout", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = answer_when_it_takes_keys(&sb, &["deny", "two"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("denied input.yes_no in 'two': Overwrite file? [Y/n] (keys: n Enter)"),
+        "{}",
+        stdout(&out)
+    );
+    common::wait_until("both answers taken", || {
+        let logs = stdout(&sb.cmd(&["logs", "two"]));
+        logs.contains("got yes") && logs.contains("got n\n")
+    });
+}
+
 /// A password prompt is a dialog no rule has keys to approve: the refusal
 /// says whose rules those are in words (it said `*'s rules`).
 #[test]
@@ -925,8 +965,17 @@ fn an_answer_whose_first_key_does_not_show_stops_before_the_next() {
     // The program does not echo: the `n` never shows on its line.
     let _s = sb.start("ai", &[], &[&aider, got.to_str().expect("utf-8"), "noecho"]);
     wait_for_permission(&sb, "ai");
-    let out = sb.cmd(&["deny", "ai"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // `hm deny` returns once the answer is whole or has stopped short.
+    let deny = sb
+        .hm()
+        .args(["deny", "ai", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hm deny");
+    common::wait_until("the first key sent", || {
+        explain_json(&sb, "ai")["actions"][0]["keys"] == serde_json::json!(["n", "Enter"])
+    });
     // While it waits to see the `n`, no other answer is given.
     let again = sb.cmd(&["approve", "ai"]);
     assert_eq!(again.status.code(), Some(1));
@@ -935,9 +984,19 @@ fn an_answer_whose_first_key_does_not_show_stops_before_the_next() {
         "{}",
         stderr(&again)
     );
-    common::wait_until("the answer to stop short", || {
-        explain_json(&sb, "ai")["actions"][0]["unfinished"].is_string()
-    });
+    let out = deny.wait_with_output().expect("hm deny");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("denied aider.permission in 'ai'"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out)
+            .starts_with("hm: 'ai': only part of the answer was sent: the dialog did not show"),
+        "{}",
+        stderr(&out)
+    );
     let why = explain_json(&sb, "ai");
     let unfinished = why["actions"][0]["unfinished"].as_str().expect("why");
     assert!(unfinished.contains("the rest was not sent"), "{unfinished}");

@@ -37,6 +37,10 @@ pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> 
         fingerprint: args.fingerprint.clone(),
         subject: args.subject.clone(),
         dialog: args.dialog,
+        // Returns once the answer is given whole: a script's next step
+        // (`hm wait --state waiting`, the next answer) meets the
+        // program's reply to it, not the dialog half answered.
+        whole: true,
     };
     let acted = act(&session, request)?;
     let mut out = std::io::stdout().lock();
@@ -63,10 +67,15 @@ pub fn resume(args: ContinueArgs, config: &Config) -> Result<i32> {
     bail!("'{}': {}", session.id, acted.why())
 }
 
+/// How long the rest of an answer may take to be typed: each later step
+/// waits up to 5 s for the dialog to show the keys before it taken.
+const WHOLE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Sends one ACT and waits for its ACTED, asking again while the dialog
-/// is too new to answer.
+/// is too new to answer; with `whole`, until the answer is typed whole.
 fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
-    let acted = client::runtime()?.block_on(client::answered(&session.id, async {
+    let rt = client::runtime()?;
+    let (acted, mut r) = rt.block_on(client::answered(&session.id, async {
         let (mut r, mut w) = conn::connect(&session.sock).await?;
         // STATUS after the first ACT: a supervisor that does not know ACT
         // ignores it, and its answer to STATUS says so instead of a hang.
@@ -82,20 +91,51 @@ fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
                         tokio::time::sleep(std::time::Duration::from_millis(ms + 10)).await;
                         conn::ask(&mut w, &[Request::Act(request.clone())]).await?;
                     }
-                    _ => return Ok(Some(*acted)),
+                    _ => return Ok((Some(*acted), r)),
                 },
-                Reply::Status(_) if tries == 0 => return Ok(None),
+                Reply::Status(_) if tries == 0 => return Ok((None, r)),
                 Reply::Error { message, .. } => bail!("{}", crate::paths::sanitize(&message)),
                 _ => {}
             }
         }
     }))?;
-    acted.ok_or_else(|| {
+    let acted = acted.ok_or_else(|| {
         anyhow!(
             "session '{}' is served by an older hm, which cannot answer dialogs",
             session.id
         )
-    })
+    })?;
+    if !(request.whole && acted.pending) {
+        return Ok(acted);
+    }
+    // The first key is sent and the rest is being typed: the second ACTED
+    // says when the last is, and whether all were.
+    let whole = rt.block_on(async {
+        tokio::time::timeout(WHOLE_WAIT, async {
+            loop {
+                if let Reply::Acted(whole) = r.expect().await? {
+                    return anyhow::Ok(*whole);
+                }
+            }
+        })
+        .await
+    });
+    match whole {
+        Ok(Ok(whole)) => Ok(Acted {
+            action: whole.action.or(acted.action),
+            pending: false,
+            ..acted
+        }),
+        Ok(Err(e)) => Err(e.context(format!(
+            "'{}': the answer's first key was sent, but not whether the rest was",
+            session.id
+        ))),
+        Err(_) => bail!(
+            "'{}': the answer's first key was sent, but its rest was still being typed after {} s",
+            session.id,
+            WHOLE_WAIT.as_secs()
+        ),
+    }
 }
 
 /// Says what was done, or fails with why not.
@@ -104,6 +144,14 @@ fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Wri
         (true, Some(a)) => {
             if !json {
                 writeln!(out, "{}", a.summary(&answer.past(), id))?;
+            }
+            // Its first keys went, its last did not: the dialog may now
+            // be half answered, which a person must see to.
+            if let Some(why) = &a.unfinished {
+                bail!(
+                    "'{id}': only part of the answer was sent: {}",
+                    crate::paths::sanitize(why)
+                );
             }
             Ok(0)
         }

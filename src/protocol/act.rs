@@ -42,6 +42,13 @@ pub struct Act {
     /// Only if what the dialog asks about matches this regex.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// Say when the whole answer is given: an answer of several keys is
+    /// typed over a while, and its ACTED (with `pending`) comes after the
+    /// first; a second ACTED follows once the last is sent. A script that
+    /// answers and then waits for the next dialog would otherwise find
+    /// the one it answered still on the screen.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
 }
 
 /// ACT's answer that continues a stopped program (SIGCONT), as `fg` would.
@@ -78,6 +85,11 @@ pub struct Acted {
     /// the asker should show instead of the one it answered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<Box<DialogInfo>>,
+    /// The first key was sent and the answer's others are still being
+    /// typed; to an ACT with `whole`, a second ACTED follows, without it,
+    /// once they are (its `action` says whether all were).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// One answer given to a dialog, by hand or by an automation rule: what

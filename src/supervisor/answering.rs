@@ -26,6 +26,7 @@ fn refused(why: Refused) -> Acted {
         retry_in_ms: why.retry_in_ms,
         action: None,
         dialog: why.now,
+        pending: false,
     }
 }
 
@@ -59,6 +60,7 @@ pub(super) fn by_hand(ctx: &Ctx, act: Act) -> Acted {
         Ok(record) => Acted {
             ok: true,
             action: Some(record),
+            pending: ctx.shared.borrow().acting().pending.is_some(),
             ..Acted::default()
         },
         Err(reason) => refused(reason),
@@ -228,7 +230,7 @@ async fn finish(
         Ok(())
     }
     .await;
-    shared.borrow_mut().acting_mut().finished(outcome.err());
+    shared.borrow_mut().answer_finished(outcome.err());
 }
 
 /// Writes a key to the pty. It is a few bytes, which a pty with any room

@@ -44,6 +44,9 @@ struct Role {
     wants_exit: bool,
     /// The size it last asked for (RESIZE), applied or held.
     asked: Option<crate::protocol::Size>,
+    /// Sent an ACT with `whole` whose answer is still being typed: owed
+    /// a second ACTED once it is.
+    owed_whole: bool,
 }
 
 impl Role {
@@ -143,6 +146,13 @@ impl Conn {
             self.inbound
                 .process(ctx, self.id, &mut self.role, &mut self.outbound);
             ctx.shared.borrow().hold_facts(false);
+            if self.role.owed_whole
+                && let Some(acted) = ctx.shared.borrow().whole_answer()
+            {
+                self.role.owed_whole = false;
+                self.outbound
+                    .queue(&crate::protocol::Reply::Acted(Box::new(acted)));
+            }
             let pending = self.outbound.prepare(ctx, self.id, &self.role);
             if pending && !self.outbound.watching_room() {
                 // The socket usually has room: write at once, and watch it
@@ -220,6 +230,7 @@ impl Conn {
                         return Ok(());
                     }
                 }
+                () = ctx.wakes.answered.notified(), if self.role.owed_whole => {}
                 c = changed.changed(), if watching => {
                     if c.is_err() {
                         return Ok(());

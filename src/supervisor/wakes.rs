@@ -24,4 +24,7 @@ pub struct Wakes {
     /// The state tracker: the last connection closed, so what serving it
     /// mapped and allocated may go back (see `track_state`).
     pub all_left: Rc<Notify>,
+    /// Connections owed a second ACTED (ACT's `whole`): the answer being
+    /// typed has sent its last key.
+    pub answered: Rc<Notify>,
 }

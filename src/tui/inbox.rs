@@ -468,7 +468,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
                     rule: Some(d.rule.clone()),
                     dialog,
                     fingerprint,
-                    subject: None,
+                    ..Act::default()
                 };
                 p.send_act(act, now, fx);
                 (false, format!("{} {} in '{id}'…", answer.doing(), d.rule))

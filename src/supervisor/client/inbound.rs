@@ -251,7 +251,11 @@ impl Inbound {
                 ctx.shared.borrow_mut().hook_report(&report);
             }
             Request::Act(act) => {
+                let whole = act.whole;
                 let acted = answering::by_hand(ctx, act);
+                // Its last key is yet to be sent: a second ACTED says when
+                // it is (see `Conn::run`).
+                role.owed_whole |= whole && acted.pending;
                 out.queue(&Reply::Acted(Box::new(acted)));
             }
             // Carried out above, from the payload held.

@@ -7,7 +7,7 @@ use crate::detect::Dialog;
 use crate::detect::Verdict;
 use crate::detect::dialog::key_bytes;
 use crate::detect::rules::{Answer, Pattern, RuleSet};
-use crate::protocol::{ActionRecord, DialogInfo, DialogOption};
+use crate::protocol::{Acted, ActionRecord, DialogInfo, DialogOption};
 
 use super::super::acting::{ANSWER_TAKES_MS, Acting, Expect};
 use super::Shared;
@@ -99,6 +99,27 @@ impl Shared {
 
     pub fn acting_mut(&mut self) -> &mut Acting {
         &mut self.acting
+    }
+
+    /// The answer being typed has sent what it could (`why` it stopped
+    /// short, if it did): the connections owed word of it are woken.
+    pub fn answer_finished(&mut self, why: Option<String>) {
+        self.acting.finished(why);
+        self.wakes.answered.notify_waiters();
+    }
+
+    /// The second ACTED of an ACT with `whole`, once no answer is being
+    /// typed: the last answer's record, which says whether all its keys
+    /// were sent.
+    pub fn whole_answer(&self) -> Option<Acted> {
+        if self.acting.pending.is_some() {
+            return None;
+        }
+        Some(Acted {
+            ok: true,
+            action: self.acting.log().last().cloned(),
+            ..Acted::default()
+        })
     }
 
     /// The dialog the verdict stands on now (with fresh process facts).
