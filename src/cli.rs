@@ -350,8 +350,9 @@ pub struct SendArgs {
     #[arg(long)]
     pub enter: bool,
     /// The words are key names as tmux names them: Enter, Tab, Escape,
-    /// BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12,
-    /// C-c (control), M-x (meta), or one character
+    /// BSpace, Up, Down, Left, Right, Home, End, PageUp (PgUp), PageDown
+    /// (PgDn), F1-F24, or one character, after any of C- (control), M-
+    /// (meta), S- (shift): C-c, M-x, C-Left, S-Up
     #[arg(long)]
     pub keys: bool,
     #[command(flatten)]

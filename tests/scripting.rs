@@ -572,6 +572,13 @@ fn arrow_keys_follow_the_programs_cursor_key_mode() {
     common::wait_until("the keys as the program got them", || {
         stdout(&sb.cmd(&["logs", &s.id, "--screen"])).contains("^[OA^[^X")
     });
+    // tmux's modified names, sent as xterm sends them: the modifiers in
+    // the sequence, whatever the cursor key mode.
+    let out = sb.cmd(&["send", &s.id, "--keys", "C-Left", "S-Up", "PgUp", "F13"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the modified keys as the program got them", || {
+        stdout(&sb.cmd(&["logs", &s.id, "--screen"])).contains("^[[1;5D^[[1;2A^[[5~^[[1;2P")
+    });
 }
 
 #[test]

@@ -11,46 +11,33 @@ use crate::protocol::{self, Reply, Request, conn};
 
 /// The bytes a terminal sends for a key named as tmux names them: `Enter`,
 /// `Tab`, `Escape`, `BSpace`, `Space`, arrows, `Home`, `End`, `PageUp`,
-/// `PageDown` (`PPage`, `NPage`), `Delete` (`DC`), `Insert` (`IC`),
-/// `F1`-`F12`, `C-x` (control), `M-x` (meta: ESC first), or a single
-/// character for itself.
+/// `PageDown` (`PPage`/`PgUp`, `NPage`/`PgDn`), `Delete` (`DC`), `Insert`
+/// (`IC`), `F1`-`F24` (past F12, xterm's shifted F1-F12), or a single
+/// character for itself; each after any of the modifiers `C-` (control),
+/// `M-` (meta) and `S-` (shift), in any order: `C-c`, `M-x`, `C-Left`,
+/// `S-Up`, `C-M-x`. They are the bytes the dashboard sends for the key
+/// pressed in a session (xterm's): a modified arrow carries its modifiers
+/// in its sequence (`C-Left` is `ESC [ 1 ; 5 D`), a meta character comes
+/// after ESC.
 ///
 /// With `app_cursor` (the program turned on application cursor keys, as
 /// `less` and `vim` do) arrows, Home and End are sent as a terminal sends
 /// them then: `ESC O A`, not `ESC [ A`.
 pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
-    let prefix = |p: &str| {
-        name.get(..2)
-            .filter(|h| h.eq_ignore_ascii_case(p))
-            .map(|_| &name[2..])
-    };
-    if let Some(rest) = prefix("M-")
-        && !rest.is_empty()
-    {
-        let mut b = vec![0x1b];
-        b.extend(key_bytes(rest, app_cursor)?);
-        return Some(b);
-    }
-    if let Some(rest) = prefix("C-") {
-        if rest.get(..2).is_some_and(|h| h.eq_ignore_ascii_case("M-")) {
-            // C-M-x: meta of control-x.
-            let mut b = vec![0x1b];
-            b.extend(key_bytes(&format!("C-{}", &rest[2..]), app_cursor)?);
-            return Some(b);
-        }
-        if rest == "Space" {
-            return Some(vec![0]);
-        }
-        let mut chars = rest.chars();
-        let (Some(c), None) = (chars.next(), chars.next()) else {
-            return None;
+    let mut mods = KeyModifiers::NONE;
+    let mut rest = name;
+    // `C-` alone is no key; `C--` is control of `-`.
+    while rest.len() > 2 {
+        let m = match rest.get(..2).map(str::to_ascii_uppercase).as_deref() {
+            Some("C-") => KeyModifiers::CONTROL,
+            Some("M-") => KeyModifiers::ALT,
+            Some("S-") => KeyModifiers::SHIFT,
+            _ => break,
         };
-        // Only characters with a control form have a C- name; the rest
-        // would come out as themselves.
-        let bytes = encode(KeyCode::Char(c), KeyModifiers::CONTROL, app_cursor)?;
-        return (bytes != c.to_string().into_bytes()).then_some(bytes);
+        mods |= m;
+        rest = &rest[2..];
     }
-    let code = match name {
+    let code = match rest {
         "Up" => KeyCode::Up,
         "Down" => KeyCode::Down,
         "Right" => KeyCode::Right,
@@ -58,22 +45,31 @@ pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
         "Home" => KeyCode::Home,
         "End" => KeyCode::End,
         "Enter" => KeyCode::Enter,
+        "Tab" if mods.contains(KeyModifiers::SHIFT) => {
+            mods.remove(KeyModifiers::SHIFT);
+            KeyCode::BackTab
+        }
         "Tab" => KeyCode::Tab,
-        "BTab" | "S-Tab" => KeyCode::BackTab,
+        "BTab" => KeyCode::BackTab,
         "Escape" | "Esc" => KeyCode::Esc,
         "BSpace" | "Backspace" => KeyCode::Backspace,
         "Space" => KeyCode::Char(' '),
-        "PageUp" | "PPage" => KeyCode::PageUp,
-        "PageDown" | "NPage" => KeyCode::PageDown,
+        "PageUp" | "PPage" | "PgUp" => KeyCode::PageUp,
+        "PageDown" | "NPage" | "PgDn" => KeyCode::PageDown,
         "Delete" | "DC" => KeyCode::Delete,
         "Insert" | "IC" => KeyCode::Insert,
-        _ => match (name.strip_prefix('F'))
+        _ => match (rest.strip_prefix('F'))
             .and_then(|n| n.parse::<u8>().ok())
-            .filter(|n| format!("F{n}") == name)
+            .filter(|n| format!("F{n}") == rest)
         {
             Some(n @ 1..=12) => KeyCode::F(n),
+            // xterm sends F13-F24 as shifted F1-F12.
+            Some(n @ 13..=24) => {
+                mods |= KeyModifiers::SHIFT;
+                KeyCode::F(n - 12)
+            }
             _ => {
-                let mut chars = name.chars();
+                let mut chars = rest.chars();
                 match (chars.next(), chars.next()) {
                     (Some(c), None) => KeyCode::Char(c),
                     _ => return None,
@@ -81,7 +77,30 @@ pub fn key_bytes(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
             }
         },
     };
-    encode(code, KeyModifiers::NONE, app_cursor)
+    let code = match code {
+        // A shifted character is the character shifted; a terminal sends
+        // no modifier for it.
+        KeyCode::Char(c) if mods.contains(KeyModifiers::SHIFT) => {
+            mods.remove(KeyModifiers::SHIFT);
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(u), None) => KeyCode::Char(u),
+                _ => return None,
+            }
+        }
+        code => code,
+    };
+    if mods.contains(KeyModifiers::CONTROL)
+        && let KeyCode::Char(c) = code
+    {
+        // Only characters with a control form have a C- name; the rest
+        // would come out as themselves.
+        let plain = encode(KeyCode::Char(c), KeyModifiers::CONTROL, false)?;
+        if plain == c.to_string().into_bytes() {
+            return None;
+        }
+    }
+    encode(code, mods, app_cursor)
 }
 
 /// The bytes the dashboard would send for this key pressed in a session.
@@ -96,7 +115,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         && let Some(k) = args.text.iter().find(|k| key_bytes(k, false).is_none())
     {
         super::usage!(
-            "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, C-c, M-x, F1, ...)"
+            "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, PgUp, F1, C-c, M-x, C-Left, S-Up, ...)"
         );
     }
     if args.text.iter().all(String::is_empty) && !args.enter {
@@ -122,7 +141,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         for k in &args.text {
             let Some(b) = key_bytes(k, app_cursor) else {
                 bail!(
-                    "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, C-c, M-x, F1, ...)"
+                    "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, PgUp, F1, C-c, M-x, C-Left, S-Up, ...)"
                 );
             };
             bytes.extend(b);
@@ -203,7 +222,26 @@ mod tests {
         assert_eq!(key_bytes("C-c").as_deref(), Some(&[3u8][..]));
         assert_eq!(key_bytes("C-C").as_deref(), Some(&[3u8][..]));
         assert_eq!(key_bytes("M-x").as_deref(), Some(&b"\x1bx"[..]));
-        assert_eq!(key_bytes("M-Up").as_deref(), Some(&b"\x1b\x1b[A"[..]));
+        // As xterm and the dashboard send them: the modifiers in the
+        // sequence.
+        assert_eq!(key_bytes("M-Up").as_deref(), Some(&b"\x1b[1;3A"[..]));
+        assert_eq!(key_bytes("C-Left").as_deref(), Some(&b"\x1b[1;5D"[..]));
+        assert_eq!(key_bytes("S-Up").as_deref(), Some(&b"\x1b[1;2A"[..]));
+        assert_eq!(key_bytes("C-S-Right").as_deref(), Some(&b"\x1b[1;6C"[..]));
+        assert_eq!(key_bytes("M-C-x").as_deref(), Some(&[0x1b, 0x18][..]));
+        assert_eq!(key_bytes("C-PgUp").as_deref(), Some(&b"\x1b[5;5~"[..]));
+        assert_eq!(key_bytes("PgDn").as_deref(), Some(&b"\x1b[6~"[..]));
+        assert_eq!(key_bytes("S-a").as_deref(), Some(&b"A"[..]));
+        assert_eq!(key_bytes("C--"), None, "- has no control form");
+        assert_eq!(key_bytes("M--").as_deref(), Some(&b"\x1b-"[..]));
+        assert_eq!(key_bytes("F13").as_deref(), Some(&b"\x1b[1;2P"[..]));
+        assert_eq!(key_bytes("F24").as_deref(), Some(&b"\x1b[24;2~"[..]));
+        assert_eq!(key_bytes("F25"), None);
+        // With application cursor keys, a modified arrow keeps its CSI.
+        assert_eq!(
+            super::key_bytes("C-Up", true).as_deref(),
+            Some(&b"\x1b[1;5A"[..])
+        );
         assert_eq!(key_bytes("y").as_deref(), Some(&b"y"[..]));
         assert_eq!(key_bytes("é").as_deref(), Some("é".as_bytes()));
         assert_eq!(key_bytes("F12").as_deref(), Some(&b"\x1b[24~"[..]));
@@ -211,7 +249,6 @@ mod tests {
         assert_eq!(key_bytes("C-"), None);
         assert_eq!(key_bytes("C-ab"), None);
         assert_eq!(key_bytes("C-é"), None);
-        assert_eq!(key_bytes("F13"), None);
         assert_eq!(key_bytes("F05"), None);
         assert_eq!(key_bytes("F1").as_deref(), Some(&b"\x1bOP"[..]));
         assert_eq!(
