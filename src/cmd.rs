@@ -57,7 +57,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             if args.shell == clap_complete::Shell::Zsh {
                 script = zsh_with_ids(&String::from_utf8_lossy(&script)).into_bytes();
             }
-            script.extend_from_slice(session_ids(args.shell).as_bytes());
+            let words = IdWords::of(&cmd);
+            script.extend_from_slice(session_ids(args.shell, &words).as_bytes());
             std::io::Write::write_all(&mut std::io::stdout(), &script)?;
             return Ok(0);
         }
@@ -249,48 +250,148 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// The subcommands whose arguments are session ids.
-const TAKE_IDS: &str =
-    "attach status kill explain capture wait send logs rm restart restore approve deny";
+/// What the completion scripts add to clap's need to know of the command
+/// line, read from its definition: the subcommands that take one session
+/// id (offered only where it goes), those that take several, and the
+/// options that take a value (whose value is not an id).
+struct IdWords {
+    one: String,
+    many: String,
+    valued: String,
+}
+
+impl IdWords {
+    fn of(cmd: &clap::Command) -> IdWords {
+        let (mut one, mut many, mut valued) = (Vec::new(), Vec::new(), Vec::new());
+        let mut options = |c: &clap::Command| {
+            for a in c.get_arguments().filter(|a| !a.is_positional()) {
+                if a.get_action().takes_values() {
+                    valued.extend(a.get_long().map(|l| format!("--{l}")));
+                    valued.extend(a.get_short().map(|s| format!("-{s}")));
+                }
+            }
+        };
+        options(cmd);
+        for sub in cmd.get_subcommands() {
+            options(sub);
+            let name = sub.get_name().to_owned();
+            match sub.get_positionals().next().map(|a| a.get_id().as_str()) {
+                Some("id") => one.push(name),
+                Some("ids") => many.push(name),
+                _ => {}
+            }
+        }
+        valued.sort();
+        valued.dedup();
+        IdWords {
+            one: one.join(" "),
+            many: many.join(" "),
+            valued: valued.join(" "),
+        }
+    }
+}
 
 /// What the shell completion script adds to clap's: the ids of the
-/// sessions there are (`hm ls --ids`), for the subcommands that take one.
-/// Bash and fish; other shells complete the rest as clap makes it.
-fn session_ids(shell: clap_complete::Shell) -> String {
+/// sessions there are (`hm ls --ids`, in the socket dir and with the
+/// config the command line names), where the command line takes one: as
+/// the id of a command that takes one, before it is given, and not as an
+/// option's value (`hm wait ID --state <TAB>`) or the text `hm send`
+/// types. Bash and fish; zsh's is [`zsh_with_ids`].
+fn session_ids(shell: clap_complete::Shell, words: &IdWords) -> String {
+    let IdWords { one, many, valued } = words;
     match shell {
         clap_complete::Shell::Bash => format!(
             r#"
-# Session ids, from `hm ls --ids`, after the subcommands that take them.
+# Session ids, from `hm ls --ids`, where the command line takes one.
 _hm_with_ids() {{
     _hm "$@"
-    local i sub=""
+    local i w sub="" n=0 from=()
     for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${{COMP_WORDS[i]}}" in
-            -*) ;;
-            *) sub="${{COMP_WORDS[i]}}"; break ;;
+        w="${{COMP_WORDS[i]}}"
+        case "$w" in
+            --socket-dir|--config) from+=("$w" "${{COMP_WORDS[i+1]}}"); ((i++)); continue ;;
+            --socket-dir=*|--config=*) from+=("$w"); continue ;;
+            --) continue ;;
+            -*)
+                case " {valued} " in *" $w "*) ((i++)) ;; esac
+                continue ;;
         esac
+        if [[ -z "$sub" ]]; then sub="$w"; else ((n++)); fi
     done
-    case " {TAKE_IDS} " in
-        *" $sub "*) ;;
-        *) return ;;
-    esac
     local cur="${{COMP_WORDS[COMP_CWORD]}}"
     [[ "$cur" == -* ]] && return
-    COMPREPLY+=( $(compgen -W "$(hm ls --ids 2>/dev/null)" -- "$cur") )
+    # The value of an option, not an id.
+    ((i > COMP_CWORD)) && return
+    case " {one} " in
+        *" $sub "*) ((n == 0)) || return ;;
+        *) case " {many} " in *" $sub "*) ;; *) return ;; esac ;;
+    esac
+    COMPREPLY+=( $(compgen -W "$(hm "${{from[@]}}" ls --ids 2>/dev/null)" -- "$cur") )
 }}
 complete -F _hm_with_ids -o bashdefault -o default hm
 "#
         ),
         clap_complete::Shell::Fish => format!(
-            "\n# Session ids, from `hm ls --ids`.\ncomplete -c hm -n '__fish_seen_subcommand_from {TAKE_IDS}' -f -a '(hm ls --ids 2>/dev/null)'\n"
+            r#"
+# Session ids, from `hm ls --ids`, where the command line takes one.
+function __hm_id_wanted
+    set -l sub ''
+    set -l n 0
+    set -l skip 0
+    for w in (commandline -opc)[2..-1]
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case '--'
+            case '-*'
+                if contains -- $w {valued}
+                    set skip 1
+                end
+            case '*'
+                if test -z "$sub"
+                    set sub $w
+                else
+                    set n (math $n + 1)
+                end
+        end
+    end
+    # The value of an option, not an id.
+    test $skip = 1; and return 1
+    if contains -- $sub {one}
+        test $n = 0
+        return
+    end
+    contains -- $sub {many}
+end
+function __hm_ids
+    set -l words (commandline -opc)
+    set -l from
+    for i in (seq (count $words))
+        switch $words[$i]
+            case '--socket-dir' '--config'
+                if test $i -lt (count $words)
+                    set from $from $words[$i] $words[(math $i + 1)]
+                end
+            case '--socket-dir=*' '--config=*'
+                set from $from $words[$i]
+        end
+    end
+    hm $from ls --ids 2>/dev/null
+end
+complete -c hm -n '__hm_id_wanted' -f -a '(__hm_ids)'
+"#
         ),
         _ => String::new(),
     }
 }
 
 /// Zsh: clap's script completes session ids as files (`_default`); here
-/// they come from `hm ls --ids`, through a function defined before the
-/// script's last lines run the completion.
+/// they come from `hm ls --ids` (in the socket dir and with the config the
+/// command line names), through a function defined before the script's
+/// last lines run the completion. Zsh's `_arguments` already offers a
+/// positional only where it goes.
 fn zsh_with_ids(script: &str) -> String {
     let ids = "_hm_session_ids";
     let script = script
@@ -303,7 +404,23 @@ fn zsh_with_ids(script: &str) -> String {
             &format!(":ids -- Session ids (several are stopped at once):{ids}'"),
         );
     let function = format!(
-        "# Session ids, from `hm ls --ids`.\n(( $+functions[{ids}] )) ||\n{ids}() {{\n    local -a session_ids\n    session_ids=(${{(f)\"$(hm ls --ids 2>/dev/null)\"}})\n    compadd -a session_ids\n}}\n\n"
+        r#"# Session ids, from `hm ls --ids`.
+(( $+functions[{ids}] )) ||
+{ids}() {{
+    local -a session_ids from words_now
+    local i
+    words_now=(${{(z)BUFFER}})
+    for ((i = 1; i <= $#words_now; i++)); do
+        case $words_now[i] in
+            --socket-dir|--config) from+=($words_now[i] ${{(Q)words_now[i+1]}}) ;;
+            --socket-dir=*|--config=*) from+=(${{(Q)words_now[i]}}) ;;
+        esac
+    done
+    session_ids=(${{(f)"$(hm $from ls --ids 2>/dev/null)"}})
+    compadd -a session_ids
+}}
+
+"#
     );
     match script.rfind("if [ \"$funcstack[1]\" = \"_hm\" ]") {
         Some(at) => format!("{}{function}{}", &script[..at], &script[at..]),

@@ -712,9 +712,82 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         !complete("hm run al").contains("alpha"),
         "run takes a new id"
     );
-    // Fish gets the same ids.
+    // Where the id goes, and only there: not as an option's value, nor as
+    // what `hm send` types once the id is given; `choose` and `continue`
+    // take one too; the socket dir given before the command is the one
+    // looked in.
+    assert_eq!(complete("hm wait alpha --state ''"), "");
+    assert_eq!(complete("hm wait --state ''"), "");
+    assert_eq!(complete("hm send alpha ''"), "");
+    assert_eq!(complete("hm choose al"), "alpha");
+    assert_eq!(complete("hm continue b"), "beta");
+    assert_eq!(complete("hm logs -C 2 b"), "beta");
+    assert_eq!(complete("hm kill alpha b"), "beta", "kill takes several");
+    let elsewhere = sb.path().join("elsewhere");
+    let mut c = sb.hm();
+    c.args(["run", "--detach", "--id", "gamma", "--socket-dir"])
+        .arg(&elsewhere)
+        .args(["--", "sleep", "600"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _g = common::Session {
+        child: c.spawn().expect("spawn hm run"),
+        pid_file: elsewhere.join("gamma.pid"),
+        sock: elsewhere.join("gamma.sock"),
+    };
+    common::wait_until("gamma to answer", || {
+        common::Raw::connect(&elsewhere.join("gamma.sock")).is_ok_and(|mut r| r.status().is_some())
+    });
+    let there = elsewhere.display();
+    assert_eq!(
+        complete(&format!("hm --socket-dir {there} status ''")),
+        "gamma"
+    );
+    assert_eq!(
+        complete(&format!("hm status --socket-dir={there} ''")),
+        "gamma"
+    );
+    // Fish gets the same ids, where the same rules let them.
     let fish = stdout(&sb.hm().args(["completions", "fish"]).output().expect("run"));
-    assert!(fish.contains("(hm ls --ids 2>/dev/null)"), "{fish}");
+    assert!(
+        fish.contains("complete -c hm -n '__hm_id_wanted' -f -a '(__hm_ids)'"),
+        "{fish}"
+    );
+    if std::process::Command::new("fish")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let file = sb.path().join("hm.fish");
+        fs::write(&file, &fish).expect("write the script");
+        let complete = |line: &str| -> String {
+            let body = format!("source {}; complete -C '{line}'", file.display());
+            let out = std::process::Command::new("fish")
+                .args(["--no-config", "-c", &body])
+                .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .current_dir(sb.path())
+                .output()
+                .expect("fish");
+            let mut words: Vec<String> = stdout(&out)
+                .lines()
+                .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+                .filter(|w| ["alpha", "beta", "gamma"].contains(&w.as_str()))
+                .collect();
+            words.sort();
+            words.join(" ")
+        };
+        assert_eq!(complete("hm attach "), "alpha beta");
+        assert_eq!(complete("hm wait alpha --state "), "");
+        assert_eq!(complete("hm send alpha "), "");
+        assert_eq!(complete("hm continue "), "alpha beta");
+        assert_eq!(
+            complete(&format!("hm --socket-dir {there} status ")),
+            "gamma"
+        );
+    } else {
+        println!("skipped the fish half: fish is not installed");
+    }
     // And zsh: its script parses, names the ids' function for the commands
     // that take ids, and the function offers them.
     let zsh = stdout(&sb.hm().args(["completions", "zsh"]).output().expect("run"));
@@ -731,7 +804,8 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
     fs::write(&file, &zsh).expect("write the script");
     let body = format!(
         "autoload -Uz compinit && compinit -u -D; compdef() {{ : }}; source {}; \
-         compadd() {{ shift; print -l -- ${{(P)1}} }}; _hm_session_ids",
+         compadd() {{ shift; print -l -- ${{(P)1}} }}; BUFFER='hm attach '; _hm_session_ids; \
+         BUFFER='hm --socket-dir {there} attach '; _hm_session_ids",
         file.display()
     );
     let out = std::process::Command::new("zsh")
@@ -741,7 +815,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         .current_dir(sb.path())
         .output()
         .expect("zsh");
-    assert_eq!(stdout(&out), "alpha\nbeta\n", "{}", stderr(&out));
+    assert_eq!(stdout(&out), "alpha\nbeta\ngamma\n", "{}", stderr(&out));
 }
 
 #[test]
