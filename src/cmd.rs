@@ -236,11 +236,21 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     let mut pages = vec![("hm".to_owned(), cmd.clone())];
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = format!("hm-{}", sub.get_name());
-        pages.push((name.clone(), sub.clone().display_name(name)));
+        // Its synopsis is what a person types, `hm run ...`, not `run
+        // ...`.
+        let page = sub
+            .clone()
+            .display_name(&name)
+            .bin_name(format!("hm {}", sub.get_name()));
+        pages.push((name, page));
     }
     for (name, page) in pages {
         let mut roff = Vec::new();
-        clap_mangen::Man::new(page).render(&mut roff)?;
+        // The footer names the program and its version on every page (a
+        // command's said `run ` alone).
+        clap_mangen::Man::new(page)
+            .source(format!("hm {}", env!("CARGO_PKG_VERSION")))
+            .render(&mut roff)?;
         let path = dir.join(format!("{name}.1"));
         let tmp = dir.join(format!(".{name}.1.tmp"));
         std::fs::write(&tmp, roff).with_context(|| format!("cannot write '{}'", tmp.display()))?;

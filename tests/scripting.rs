@@ -737,6 +737,15 @@ fn man_writes_a_page_per_command() {
     }
     let wait = std::fs::read_to_string(dir.join("hm-wait.1")).expect("page");
     assert!(wait.contains("timeout"), "{wait}");
+    // A command's page gives what a person types, and names hm and its
+    // version in its footer, as the main page does.
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        wait.contains(&format!(".TH hm-wait 1  \"hm {version}\"")),
+        "{wait}"
+    );
+    let synopsis = wait.split(".SH SYNOPSIS\n").nth(1).expect("a synopsis");
+    assert!(synopsis.starts_with("\\fBhm wait\\fR"), "{synopsis}");
 }
 
 #[test]
