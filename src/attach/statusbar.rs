@@ -90,7 +90,7 @@ fn draw(
     let room = cols - used;
     let (right, used) = fit(right, room);
     let room = room - used;
-    let (hint, used) = fit(hint, room);
+    let (hint, used) = fit_items(hint, room);
     let fill = room - used;
     let mut out = Vec::with_capacity(64 + cols);
     // Save the cursor, draw with wrapping off so the last column cannot
@@ -104,6 +104,27 @@ fn draw(
     out.extend_from_slice(right.as_bytes());
     out.extend_from_slice(b"\x1b[0m\x1b[?7h\x1b8");
     out
+}
+
+/// As many of the items of `text` (parted by two spaces: `q leaves  / ?
+/// search`) as fit whole in `room` columns, and the columns they take: a
+/// key's help cut in its middle (`y cop`) reads as another word. Text of
+/// one item (a search being typed) is cut where the room ends.
+fn fit_items(text: &str, room: usize) -> (String, usize) {
+    let width = |t: &str| unicode_width::UnicodeWidthStr::width(t);
+    if width(text) <= room || !text.trim_end().contains("  ") {
+        return fit(text, room);
+    }
+    let mut kept = String::new();
+    for item in text.trim_end().split("  ") {
+        let next = format!("{item}  ");
+        if width(&kept) + width(&next) > room {
+            break;
+        }
+        kept.push_str(&next);
+    }
+    let used = width(&kept);
+    (kept, used)
 }
 
 /// As much of `text` as fits in `room` columns, and the columns it takes.
@@ -518,6 +539,34 @@ mod tests {
             row.trim_end().ends_with("Ctrl-\\ detaches   active 3s"),
             "{row:?}"
         );
+    }
+
+    /// Copy mode's keys are dropped whole from the end where they do not
+    /// fit: at 60 columns the bar read `y cop copy [+4/4]`.
+    #[test]
+    fn copy_modes_keys_are_left_out_whole_not_cut() {
+        let theme = dark();
+        let keys = "q leaves  / ? search  v select  y copies";
+        for cols in 30..=80u16 {
+            let bar = render_copy("shl", cols, 24, "[+4/4]", keys, &theme);
+            let p = screen(&bar, cols);
+            let row = p.screen().contents_between(23, 0, 23, cols);
+            let middle = row
+                .trim_end()
+                .strip_prefix(" hm · shl ")
+                .and_then(|r| r.strip_suffix(" copy [+4/4]"))
+                .unwrap_or_else(|| panic!("{cols}: {row:?}"));
+            let shown: Vec<&str> = middle
+                .split("  ")
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .collect();
+            let whole: Vec<&str> = keys.split("  ").collect();
+            assert_eq!(shown, whole[..shown.len()], "{cols}: {row:?}");
+            if cols >= 70 {
+                assert_eq!(shown.len(), whole.len(), "{cols}: {row:?}");
+            }
+        }
     }
 
     #[test]
