@@ -147,7 +147,7 @@ fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Wri
             }
             // Its first keys went, its last did not: the dialog may now
             // be half answered, which a person must see to.
-            if let Some(why) = &a.unfinished {
+            if let Some(why) = a.stopped_short() {
                 bail!(
                     "'{id}': only part of the answer was sent: {}",
                     crate::paths::sanitize(why)

@@ -197,6 +197,21 @@ impl Detector {
     pub fn shows(&self, screen: &vt100::Screen, rule: &str, requires: &[Pattern]) -> bool {
         shows(&self.rules, self.agent_name(), screen, rule, requires)
     }
+
+    /// Whether screen rule `rule` reads its question on the cursor's row
+    /// (see [`on_cursor_line`]).
+    pub fn on_cursor_line(&self, rule: &str) -> bool {
+        on_cursor_line(&self.rules, rule)
+    }
+}
+
+/// Whether screen rule `rule` of `rules` reads its question on the
+/// cursor's row, as a plain program's `Continue? [y/N]`: the program has
+/// gone on from it once the cursor leaves that row.
+pub fn on_cursor_line(rules: &RuleSet, rule: &str) -> bool {
+    owner_of(rules, rule)
+        .and_then(|(_, r)| r.conditions.first())
+        .is_some_and(|c| c.region == super::rules::Region::CursorLine)
 }
 
 /// The dialog of `detail` on `screen`, read with `rules` as `agent`'s (or

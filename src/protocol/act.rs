@@ -126,7 +126,20 @@ pub struct ActionRecord {
     pub unfinished: Option<String>,
 }
 
+/// How an answer's record's `unfinished` begins when the program went on
+/// from its question before the answer's later keys (a `read -n 1` took
+/// the `y` of `[y/N]`): they were not needed, and the answer was given.
+pub const WENT_ON: &str = "the program went on from its question after the keys before";
+
 impl ActionRecord {
+    /// Why the answer's later keys were not all sent, when that left the
+    /// dialog half answered: not when the program went on without them.
+    pub fn stopped_short(&self) -> Option<&str> {
+        self.unfinished
+            .as_deref()
+            .filter(|why| !why.starts_with(WENT_ON))
+    }
+
     /// The answer as said to the person who gave it: `approved
     /// codex.permission in 'cx': cargo test (keys: y)`, `past` the
     /// answer's past tense.

@@ -167,12 +167,13 @@ fn send(ctx: &Ctx, answer: Answer, by: &str, expect: &Expect) -> Result<ActionRe
     let rest: Vec<Vec<u8>> = keys.collect();
     if !rest.is_empty() || !plan.then.is_empty() {
         s.acting_mut().pending = Some(format!("{} by {by}", plan.record.keys.join(" ")));
+        let row = s.question_row(&dialog.rule);
         tokio::task::spawn_local(finish(
             ctx.shared.clone(),
             ctx.master.clone(),
             rest,
             plan.then,
-            dialog.rule,
+            (dialog.rule, row),
         ));
     }
     Ok(plan.record)
@@ -181,13 +182,16 @@ fn send(ctx: &Ctx, answer: Answer, by: &str, expect: &Expect) -> Result<ActionRe
 /// Sends the rest of an answer: the first step's other keys, then each
 /// later step's once the region of the dialog's `rule` shows its rows. A
 /// step whose rows do not come within [`STEP_WAIT`] ends the answer there,
-/// noted in its record: its keys would mean something else.
+/// noted in its record: its keys would mean something else. So does one
+/// whose question, asked on the cursor's `row`, the program has left:
+/// it went on without them (a `read -n 1` took the `y` of `[y/N]`), and
+/// the answer is over at once rather than at the end of the wait.
 async fn finish(
     shared: Rc<RefCell<Shared>>,
     master: Rc<AsyncFd<OwnedFd>>,
     rest: Vec<Vec<u8>>,
     then: Vec<(Vec<Vec<u8>>, Vec<Pattern>)>,
-    rule: String,
+    (rule, row): (String, Option<u16>),
 ) {
     let outcome = async {
         for key in &rest {
@@ -199,17 +203,32 @@ async fn finish(
             // afresh (Claude Code's trust dialog, see `MIN_SHOWN_MS`)
             // may show the key taken and then lose it.
             let mut waited = Duration::ZERO;
-            let mut looks = 0;
+            let (mut looks, mut left) = (0, 0);
             loop {
                 tokio::time::sleep(KEY_GAP).await;
                 waited += KEY_GAP;
-                if shared.borrow_mut().shows(&rule, requires) {
+                let mut s = shared.borrow_mut();
+                if s.shows(&rule, requires) {
                     looks += 1;
+                    left = 0;
                 } else {
                     looks = 0;
+                    // Two looks too, as a redraw may move the cursor.
+                    left = if row.is_some_and(|r| s.cursor_row() != r) {
+                        left + 1
+                    } else {
+                        0
+                    };
                 }
+                drop(s);
                 if looks == 2 {
                     break;
+                }
+                if left == 2 {
+                    return Err(format!(
+                        "{}; the rest was not sent",
+                        crate::protocol::act::WENT_ON
+                    ));
                 }
                 if waited >= STEP_WAIT {
                     let rows: Vec<&str> = requires.iter().map(|p| p.source()).collect();

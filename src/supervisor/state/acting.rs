@@ -420,6 +420,23 @@ impl Shared {
         }
     }
 
+    /// The row the question of screen rule `rule` is asked on, when the
+    /// rule reads it on the cursor's row: an answer whose later keys wait
+    /// for the screen watches it to see the program go on without them (a
+    /// `read -n 1` takes the `y` of `[y/N]` and needs no Enter).
+    pub fn question_row(&mut self, rule: &str) -> Option<u16> {
+        let on_cursor_line = match &self.detector {
+            Some(d) => d.on_cursor_line(rule),
+            None => crate::detect::dialog::on_cursor_line(&crate::detect::rules::builtin(), rule),
+        };
+        on_cursor_line.then(|| self.cursor_row())
+    }
+
+    /// The row the cursor is on now.
+    pub fn cursor_row(&mut self) -> u16 {
+        self.screen.term().screen().cursor_position().0
+    }
+
     /// The question a plain program asks (the process says it reads its
     /// terminal, and no agent classifier reads its screen), when the
     /// generic rules know it (`Continue? [y/N]`), as a report gives it:
