@@ -966,13 +966,7 @@ fn an_answer_whose_first_key_does_not_show_stops_before_the_next() {
     let _s = sb.start("ai", &[], &[&aider, got.to_str().expect("utf-8"), "noecho"]);
     wait_for_permission(&sb, "ai");
     // `hm deny` returns once the answer is whole or has stopped short.
-    let deny = sb
-        .hm()
-        .args(["deny", "ai", "--socket-dir", sb.dir()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start hm deny");
+    let deny = sb.background(&["deny", "ai"]);
     common::wait_until("the first key sent", || {
         explain_json(&sb, "ai")["actions"][0]["keys"] == serde_json::json!(["n", "Enter"])
     });

@@ -123,6 +123,18 @@ impl Sandbox {
         c.output().expect("run hm")
     }
 
+    /// Starts `hm ARGS --socket-dir DIR` with its output piped, for a
+    /// command that runs while the test goes on (`hm wait`, `logs -f`).
+    pub fn background(&self, args: &[&str]) -> Child {
+        let mut c = self.hm();
+        c.args(args)
+            .arg("--socket-dir")
+            .arg(&self.sock_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().expect("start hm")
+    }
+
     pub fn sock(&self, id: &str) -> PathBuf {
         self.sock_dir.join(format!("{id}.sock"))
     }

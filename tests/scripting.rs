@@ -252,14 +252,7 @@ fn wait_says_a_killed_session_was_killed() {
         }
     };
     until("no client yet", 0);
-    let waiting = sb
-        .hm()
-        .args(["wait", "long", "--state", "exited", "--timeout", "30"])
-        .args(["--socket-dir", sb.dir()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start hm wait");
+    let waiting = sb.background(&["wait", "long", "--state", "exited", "--timeout", "30"]);
     // Killed only once the wait follows the session.
     until("hm wait to connect", 1);
     let out = sb.cmd(&["kill", "long"]);
@@ -906,7 +899,6 @@ fn a_label_is_shown_beside_the_id_and_kept_when_the_session_ends() {
 #[test]
 fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
     use std::io::BufRead;
-    use std::process::Stdio;
     let sb = Sandbox::new();
     let mut s = sb.start(
         "doomed",
@@ -917,19 +909,10 @@ fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
     common::wait_until("its output", || {
         stdout(&sb.cmd(&["logs", "doomed"])).contains("said-42")
     });
-    let spawn = |args: &[&str]| {
-        sb.hm()
-            .args(args)
-            .args(["--socket-dir", sb.dir()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start hm")
-    };
-    let follow = spawn(&["logs", "doomed", "-f"]);
-    let raw = spawn(&["logs", "doomed", "-f", "--raw"]);
-    let wait = spawn(&["wait", "doomed", "--state", "exited", "--timeout", "30"]);
-    let mut events = spawn(&["events", "--json"]);
+    let follow = sb.background(&["logs", "doomed", "-f"]);
+    let raw = sb.background(&["logs", "doomed", "-f", "--raw"]);
+    let wait = sb.background(&["wait", "doomed", "--state", "exited", "--timeout", "30"]);
+    let mut events = sb.background(&["events", "--json"]);
     let (tx, rx) = std::sync::mpsc::channel();
     let lines = std::io::BufReader::new(events.stdout.take().expect("events' stdout"));
     std::thread::spawn(move || {
