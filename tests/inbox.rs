@@ -707,6 +707,13 @@ fn a_yes_no_question_read_as_one_key_gets_no_enter() {
         why.starts_with("the program went on from its question"),
         "{action}"
     );
+    // And `hm explain` says it so, not as an answer stopped short.
+    let text = common::stdout(&sb.cmd(&["explain", "one"]));
+    assert!(
+        text.contains("    the program went on from its question"),
+        "{text}"
+    );
+    assert!(!text.contains("stopped short"), "{text}");
     assert!(!screen().contains("name=["), "{}", screen());
 }
 

@@ -161,8 +161,12 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
                 a.rule,
                 a.keys.join(" ")
             )?;
-            if let Some(why) = &a.unfinished {
-                writeln!(out, "    stopped short: {}", clean(why))?;
+            // A program that went on without the later keys (`read -n
+            // 1`) was answered: said so, not as an answer stopped short.
+            match (a.stopped_short(), &a.unfinished) {
+                (Some(why), _) => writeln!(out, "    stopped short: {}", clean(why))?,
+                (None, Some(why)) => writeln!(out, "    {}", clean(why))?,
+                (None, None) => {}
             }
             for row in &a.rows {
                 writeln!(out, "    │ {}", clean(row))?;
