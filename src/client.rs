@@ -149,15 +149,16 @@ pub fn ended_meanwhile(
 /// with what its manifest says of it. `None` if it is neither.
 pub fn unlive(dir: &Path, id: &str) -> Option<view::SessionView> {
     let paths = SessionPaths::new(dir, id).ok()?;
-    let view = match liveness::probe(&paths.pid, &paths.sock, false) {
-        Liveness::Orphaned(pid) => view::SessionView::orphaned(id, pid),
-        Liveness::Running => view::SessionView::unanswered(id),
+    let orphan = match liveness::probe(&paths.pid, &paths.sock, false) {
+        Liveness::Orphaned(pid) => Some(pid),
+        Liveness::Running => None,
         Liveness::Stale | Liveness::Missing => return None,
     };
-    Some(match crate::restore::kept(id, dir) {
-        Some(m) => view.kept(&m),
-        None => view,
-    })
+    Some(view::SessionView::unlive(
+        id,
+        orphan,
+        crate::restore::kept(id, dir).as_ref(),
+    ))
 }
 
 /// How long a command waits for a supervisor's answer before saying it does
@@ -308,10 +309,16 @@ pub fn exited_with(code: i32, killed: bool) -> String {
 /// record is written as its supervisor lets go, moments after the EXIT:
 /// waited for (up to [`ANSWER_TIMEOUT`]).
 pub fn ended_words(session: &SessionPaths, code: i32) -> String {
-    let dir = paths::dir_of(&session.sock);
-    let killed = ended_meanwhile(dir, &session.id, answer_deadline())
-        .is_some_and(|r| r.killed && r.exit_code == code);
+    let killed = end_record(session, code).is_some_and(|r| r.killed);
     exited_with(code, killed)
+}
+
+/// The record of `session`, whose EXIT said `code`, once its supervisor
+/// has written it (after its clients have their EXIT): whether someone
+/// asked for the end is there.
+pub fn end_record(session: &SessionPaths, code: i32) -> Option<crate::ended::Ended> {
+    let dir = paths::dir_of(&session.sock);
+    ended_meanwhile(dir, &session.id, answer_deadline()).filter(|r| r.exit_code == code)
 }
 
 /// How a session lost when a signal stopped its supervisor (a shutdown,

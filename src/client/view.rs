@@ -191,21 +191,15 @@ impl SessionView {
     pub fn lost(m: &crate::restore::manifest::Manifest, restartable: bool) -> SessionView {
         SessionView {
             id: m.id.clone(),
-            label: m.label.clone(),
             lost: true,
             restartable,
-            command: Some(m.argv.clone()),
-            workdir: Some(m.workdir.clone()),
-            classifier: Some(m.classifier.name.clone()),
-            cols: Some(m.cols),
-            rows: Some(m.rows),
-            started_unix_ms: Some(m.started_unix_ms),
             // Its supervisor stopped by a signal ended its program and
             // said how before it went.
             ended_unix_ms: m.ended.map(|e| e.unix_ms),
             exit_code: m.ended.map(|e| e.code),
             ..SessionView::default()
         }
+        .kept(m)
     }
 
     /// A program that outlived its supervisor: all that is known is its pid.
@@ -219,6 +213,27 @@ impl SessionView {
         }
     }
 
+    /// A session no supervisor answers for: its program outliving it
+    /// (`orphan`), or its supervisor holding the lock but not answering;
+    /// with what its manifest `kept` says of it, and, while it is there,
+    /// the supervisor's pid.
+    pub fn unlive(
+        id: &str,
+        orphan: Option<u32>,
+        kept: Option<&crate::restore::manifest::Manifest>,
+    ) -> SessionView {
+        let view = match orphan {
+            Some(pid) => SessionView::orphaned(id, pid),
+            None => SessionView::unanswered(id),
+        };
+        let Some(m) = kept else { return view };
+        let mut view = view.kept(m);
+        if orphan.is_none() {
+            view.supervisor_pid = m.supervisor_pid();
+        }
+        view
+    }
+
     /// A session whose supervisor holds its lock but does not answer.
     pub fn unanswered(id: &str) -> SessionView {
         SessionView {
@@ -230,11 +245,10 @@ impl SessionView {
     }
 
     /// What session `m`'s manifest says of it, filled into a view made
-    /// without its supervisor's answer (orphaned, or not answering): the
-    /// command it runs, where, since when, as `hm restore` keeps it. A
+    /// without its supervisor's answer (lost, orphaned, or not answering):
+    /// the command it runs, where, since when, as `hm restore` keeps it. A
     /// script listing sessions got `null` for all of it though it was on
-    /// disk. The supervisor's pid is its manifest's writer, unless the
-    /// supervisor is gone.
+    /// disk.
     #[must_use]
     pub fn kept(mut self, m: &crate::restore::manifest::Manifest) -> SessionView {
         if m.id != self.id {
@@ -247,12 +261,6 @@ impl SessionView {
         self.cols = Some(m.cols);
         self.rows = Some(m.rows);
         self.started_unix_ms = Some(m.started_unix_ms);
-        if !self.orphaned {
-            self.supervisor_pid = m
-                .instance
-                .split_once('-')
-                .and_then(|(pid, _)| pid.parse().ok());
-        }
         self
     }
 

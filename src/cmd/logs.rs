@@ -243,7 +243,11 @@ fn closed(dir: &std::path::Path, id: &str) -> Result<i32> {
     if client::ended_meanwhile(dir, id, client::answer_deadline()).is_some() {
         return Ok(0);
     }
-    bail!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
+    // As `hm wait` says it: lost only when `hm ls` lists it so.
+    if crate::lost::holds(dir, id) {
+        bail!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
+    }
+    bail!("'{id}' closed the connection before it ended ('hm status {id}' says more)")
 }
 
 /// What is kept of session `r` of `dir` that ended (see [`kept`]).

@@ -415,16 +415,7 @@ fn row_view(r: &Row) -> SessionView {
     match (&r.ended, &r.status, r.orphan) {
         (Some(e), _, _) => SessionView::ended(e),
         (None, Some(s), _) => SessionView::live(&r.id, s, r.info.as_ref()),
-        (None, None, orphan) => {
-            let v = match orphan {
-                Some(pid) => SessionView::orphaned(&r.id, pid),
-                None => SessionView::unanswered(&r.id),
-            };
-            match &r.kept {
-                Some(m) => v.kept(m),
-                None => v,
-            }
-        }
+        (None, None, orphan) => SessionView::unlive(&r.id, orphan, r.kept.as_ref()),
     }
 }
 

@@ -75,14 +75,12 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
                 ),
                 // Whether the end was asked for is in the record the
                 // supervisor writes once its clients have their EXIT.
-                Ok(Some(Outcome::Code(code))) => Some(
-                    client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                        .filter(|r| r.exit_code == code)
-                        .map_or_else(
-                            || exited_unrecorded(&session.id, code),
-                            |r| exited(&dir, &r),
-                        ),
-                ),
+                Ok(Some(Outcome::Code(code))) => {
+                    Some(client::end_record(&session, code).map_or_else(
+                        || exited_unrecorded(&session.id, code),
+                        |r| exited(&dir, &r),
+                    ))
+                }
                 Ok(o) => o,
                 Err(e) => match client::ended_instead(&dir, &session.id, &e) {
                     Some(r) => Some(exited(&dir, &r)),
@@ -160,8 +158,8 @@ fn exited(dir: &std::path::Path, r: &crate::ended::Ended) -> Outcome {
     )
 }
 
-/// Session `id` that exited with `code` and left no record to read (its
-/// state dir unwritable, or it was removed at once).
+/// Session `id` that exited with `code` and left no record to read (it
+/// could not be written, or was removed at once).
 fn exited_unrecorded(id: &str, code: i32) -> Outcome {
     let mut view = SessionView {
         id: id.to_owned(),

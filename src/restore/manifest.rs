@@ -119,6 +119,13 @@ pub enum EndHow {
 }
 
 impl Manifest {
+    /// The pid of the supervisor that wrote it (its `instance`).
+    pub fn supervisor_pid(&self) -> Option<u32> {
+        self.instance
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse().ok())
+    }
+
     /// Whether `hm restore` may start it again: its supervisor went away
     /// without ending it, or was stopped by a signal.
     pub fn lost(&self) -> bool {
