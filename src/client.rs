@@ -110,11 +110,52 @@ pub fn answer_deadline() -> std::time::Instant {
     std::time::Instant::now() + ANSWER_TIMEOUT
 }
 
+/// Whether `e` is session `id`'s connection going away because its
+/// supervisor was killed outright while it was asked: reset before it
+/// read the question (SIGKILL drops what it had not accepted), the
+/// session is lost, as `hm ls` lists it, and no "Connection reset by
+/// peer" is the answer.
+pub fn lost_instead(dir: &Path, id: &str, e: &anyhow::Error) -> bool {
+    connection_lost(e) && {
+        after_hangup(dir, id);
+        crate::lost::holds(dir, id)
+    }
+}
+
+/// Waits, until [`answer_deadline`], while session `id` of `dir` looks
+/// orphaned. A supervisor killed outright leaves its program to the
+/// hang-up that its pty's closing sends, and until the program has taken
+/// it the session reads as one whose program outlived its supervisor: a
+/// follower that looked at once said "closed the connection" of a
+/// session `hm ls` lists as lost a moment later. A program that ignores
+/// the hang-up is orphaned all the same, after the wait.
+pub fn after_hangup(dir: &Path, id: &str) {
+    let deadline = answer_deadline();
+    while std::time::Instant::now() < deadline
+        && SessionPaths::new(dir, id).is_ok_and(|s| {
+            matches!(
+                liveness::probe(&s.pid, &s.sock, false),
+                Liveness::Orphaned(_)
+            )
+        })
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// What a command says of session `id` whose supervisor went without a
+/// word (SIGKILL) as it was followed or asked.
+pub fn was_lost(id: &str) -> anyhow::Error {
+    let id = shown_id(id);
+    anyhow::anyhow!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
+}
+
 /// `e`, or what to say instead when session `id` ended as it was asked
-/// (see [`ended_instead`]).
+/// (see [`ended_instead`]) or was lost (see [`lost_instead`]).
 pub fn or_ended(dir: &Path, id: &str, e: anyhow::Error) -> anyhow::Error {
     match ended_instead(dir, id, &e) {
         Some(r) => anyhow::anyhow!(has_ended(&r)),
+        None if lost_instead(dir, id, &e) => was_lost(id),
         None => e,
     }
 }

@@ -73,12 +73,20 @@ pub fn probe(pid_path: &Path, sock_path: &Path, clean_stale: bool) -> Liveness {
         // Unreadable or a symlink: not ours to judge, treat as not running.
         Err(_) => return Liveness::Stale,
     };
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+    // Shared: a supervisor holds the lock alone for its life, and probes
+    // of the same session at the same moment (four followers of a killed
+    // supervisor, `hm ls` beside the dashboard) must not take each other
+    // for one. Taken alone, one probe's lock made the other read
+    // "running" a session that was lost.
+    match Flock::lock(file, FlockArg::LockSharedNonblock) {
         Ok(mut lock) => {
             let mut contents = String::new();
             let _ = (&mut *lock).take(256).read_to_string(&mut contents);
             let state = survivor(&contents).map_or(Liveness::Stale, Liveness::Orphaned);
-            if clean_stale {
+            // Cleaning up takes the lock alone, so no supervisor starts
+            // on the files as they go; a probe beside this one keeps them
+            // for the next to clean.
+            if clean_stale && lock.relock(FlockArg::LockExclusiveNonblock).is_ok() {
                 let _ = fs::remove_file(sock_path);
                 if state == Liveness::Stale {
                     let _ = fs::remove_file(pid_path);

@@ -223,6 +223,9 @@ fn attach_terminal(
             // attached, with its last lines.
             Err(e) => match client::ended_instead(dir, &session.id, &e) {
                 Some(r) => return anyhow::Ok((Outcome::Exited(r.exit_code), r.last_lines)),
+                None if client::lost_instead(dir, &session.id, &e) => {
+                    return Err(client::was_lost(&session.id));
+                }
                 None => return Err(e),
             },
         };

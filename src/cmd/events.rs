@@ -229,6 +229,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
 /// Session `id` of `dir` as `hm ls` lists it once its supervisor is gone
 /// without a record: its program outliving it, or lost for `hm restore`.
 fn left_of(dir: &std::path::Path, id: &str) -> Option<SessionView> {
+    crate::client::after_hangup(dir, id);
     if let Some(orphan) = crate::client::unlive(dir, id).filter(|v| v.orphaned) {
         return Some(orphan);
     }

@@ -127,6 +127,9 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                     let printer = Printer::new(grep, args.width);
                     return ended(&rec, &dir, args.raw, since, printer, &mut out, args.lines);
                 }
+                None if client::lost_instead(&dir, &session.id, &e) => {
+                    return Err(client::was_lost(&session.id));
+                }
                 None => return Err(e),
             },
         };
@@ -244,8 +247,9 @@ fn closed(dir: &std::path::Path, id: &str) -> Result<i32> {
         return Ok(0);
     }
     // As `hm wait` says it: lost only when `hm ls` lists it so.
+    client::after_hangup(dir, id);
     if crate::lost::holds(dir, id) {
-        bail!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
+        return Err(client::was_lost(id));
     }
     bail!("'{id}' closed the connection before it ended ('hm status {id}' says more)")
 }

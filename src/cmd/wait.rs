@@ -84,6 +84,8 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
                 Ok(o) => o,
                 Err(e) => match client::ended_instead(&dir, &session.id, &e) {
                     Some(r) => Some(exited(&dir, &r)),
+                    // Killed before it read the question: said below.
+                    None if client::lost_instead(&dir, &session.id, &e) => Some(Outcome::Closed),
                     None => return Err(e),
                 },
             };
@@ -95,6 +97,9 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             None => return Err(e),
         },
     };
+    if let Some(Outcome::Closed) = ended {
+        client::after_hangup(&dir, &id);
+    }
     let wants_end = args
         .state
         .iter()

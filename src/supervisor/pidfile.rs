@@ -172,6 +172,31 @@ mod tests {
         assert!(text.starts_with("10\n11\n"), "{text:?}");
     }
 
+    /// Two probes at the same moment: the one holding the lock as it
+    /// looks is no supervisor to the other. Four followers of a killed
+    /// supervisor probed at once, and one of them said "closed the
+    /// connection" of a session that was lost.
+    #[test]
+    fn a_probe_beside_another_is_not_taken_for_a_supervisor() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("e.pid");
+        let sock = dir.path().join("e.sock");
+        fs::write(&path, "1\n1\n").expect("write stale");
+        fs::write(&sock, "").expect("write stale sock");
+        // The other probe, caught holding the lock as a probe holds it
+        // (flock's locks belong to the open file, so this process's own
+        // open conflicts as another's would).
+        let file = fs::File::open(&path).expect("open");
+        let other = Flock::lock(file, FlockArg::LockSharedNonblock).expect("shared");
+        let looking = (probe(&path, &sock, false), probe(&path, &sock, true));
+        drop(other);
+        assert_eq!(looking, (Liveness::Stale, Liveness::Stale));
+        // Left for a probe that looks alone to clean.
+        assert!(path.exists() && sock.exists());
+        assert_eq!(probe(&path, &sock, true), Liveness::Stale);
+        assert!(!path.exists() && !sock.exists());
+    }
+
     #[test]
     fn a_stale_file_naming_a_live_program_by_identity_is_orphaned() {
         let dir = tempfile::tempdir().expect("tempdir");
