@@ -701,6 +701,22 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
             .output()
             .expect("bash");
         assert!(out.status.success(), "{}", stderr(&out));
+        // Seen once in a full run, not since: nothing completed. What
+        // `hm ls --ids` said then is shown with the failure.
+        if stdout(&out).trim().is_empty() {
+            let ls = std::process::Command::new("bash")
+                .args(["--norc", "-c", "hm ls --ids; echo \"exit $?\""])
+                .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .current_dir(sb.path())
+                .output()
+                .expect("bash");
+            eprintln!(
+                "{words}: hm ls --ids said {:?} {:?}",
+                stdout(&ls),
+                stderr(&ls)
+            );
+        }
         stdout(&out).trim().to_string()
     };
     assert_eq!(complete("hm attach al"), "alpha");
