@@ -52,6 +52,11 @@ pub const SUBSCRIBE_STATE: u8 = 0x08;
 /// time), the first before the replay; the replay then starts at a line
 /// or escape sequence start (see `docs/protocol.md`).
 pub const SUBSCRIBE_MARKS: u8 = 0x10;
+/// SUBSCRIBE flag: end the replay with an OUTPUT frame that draws the
+/// screen as the supervisor has it, when the replay does not start with
+/// the session's first byte (what was drawn before the ring's oldest byte
+/// and never redrawn is on the screen, not in the replay).
+pub const SUBSCRIBE_SCREEN: u8 = 0x20;
 
 /// Codes carried by an ERROR frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -693,6 +693,42 @@ fn attach_without_a_terminal_fails_without_touching_stdout() {
     assert_eq!(std::fs::read(&target).expect("read out.txt"), b"");
 }
 
+/// What a program drew once, before the oldest byte its supervisor still
+/// keeps, is on the attached terminal where it is on the session's
+/// screen: the replay alone left it out and showed the rows under it too
+/// high (a waiting agent's dialog under a banner drawn at its start).
+#[test]
+fn attach_shows_what_was_drawn_before_the_kept_output() {
+    let sb = Sandbox::new();
+    let draw = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
+                printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
+                printf '\\r\\033[2KASK-ROW'; exec sleep 600";
+    // The size the terminal gives it, so attaching redraws nothing.
+    let rows = (ROWS - 1).to_string();
+    let cols = COLS.to_string();
+    let _s = sb.start(
+        "agent",
+        &[
+            "--rows",
+            &rows,
+            "--cols",
+            &cols,
+            "--scrollback-bytes",
+            "2048",
+        ],
+        &["sh", "-c", draw],
+    );
+    common::wait_until("the program to draw its last row", || {
+        common::stdout(&sb.cmd(&["logs", "agent", "--screen"])).contains("ASK-ROW")
+    });
+    let mut t = attach(&sb, "agent");
+    t.wait_for("the banner above the last row", |t| {
+        let mut lines = t.screen().rows(0, COLS);
+        lines.next().is_some_and(|r| r.starts_with("BANNER-ROW"))
+            && lines.next().is_some_and(|r| r.starts_with("ASK-ROW"))
+    });
+}
+
 #[test]
 fn attach_to_a_missing_session_says_where_it_looked() {
     let sb = Sandbox::new();

@@ -1020,7 +1020,8 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
             "-c",
             "echo serving v1; exec sleep 600",
         ],
-        &[],
+        // A secret the dashboard's environment does not have.
+        &[("HM_T_TOKEN", "tok-first")],
     );
     wait_until("its output to be kept", || {
         history(&sb, "api").contains("serving v1")
@@ -1042,7 +1043,9 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     wait_until("the session to run again", || {
         status_json(&sb, "api")["alive"] == true
     });
-    t.wait_for("the notice of what R did", |t| t.contains("restored 'api'"));
+    t.wait_for("the notice of what R did", |t| {
+        t.contains("restored 'api' without HM_T_TOKEN, which is not set here")
+    });
     // Its pane is live again, with the new output; the old output and the
     // mark after it are its history (the program may take its alternate
     // screen, which would hide a mark left on the screen).

@@ -284,6 +284,34 @@ fn each_session_gets_a_pane_with_its_output_and_state() {
     assert_eq!(footer.bgcolor(), vt100::Color::Idx(236));
 }
 
+/// What a program drew once, before the oldest byte its supervisor still
+/// keeps (an agent's banner above a status line it then redrew thousands
+/// of times in place), is on its screen and in its pane: the replay alone
+/// left it out, and a dashboard started after showed the rows under it
+/// too high, a waiting dialog's pane blank.
+#[test]
+fn a_pane_shows_what_was_drawn_before_the_kept_output() {
+    let sb = Sandbox::new();
+    let draw = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
+                printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
+                printf '\\r\\033[2KASK-ROW'; exec sleep 600";
+    let _s = sb.start(
+        "agent",
+        &["--rows", "8", "--cols", "60", "--scrollback-bytes", "2048"],
+        &["sh", "-c", draw],
+    );
+    common::wait_until("the program to draw its last row", || {
+        common::stdout(&sb.cmd(&["logs", "agent", "--screen"])).contains("ASK-ROW")
+    });
+    let mut t = tui(&sb);
+    t.wait_for("the pane with the banner above the last row", |t| {
+        pane(t, "agent").is_some_and(|p| {
+            p.body.first().is_some_and(|r| r.starts_with("BANNER-ROW"))
+                && p.body.get(1).is_some_and(|r| r.starts_with("ASK-ROW"))
+        })
+    });
+}
+
 /// A full-screen program (`top`: the alternate screen, its cursor hidden)
 /// taller than its pane is shown from its top, where its summary is, not
 /// from its last rows as a shell is.

@@ -607,7 +607,8 @@ impl Attach {
     }
 
     /// Attaches: the size, then INFO, SUBSCRIBE (with the replay's end
-    /// marked, as a terminal, with STATE pushed) and STATUS in one write.
+    /// marked and the screen drawn there, as a terminal, with STATE
+    /// pushed) and STATUS in one write.
     async fn hello(&mut self) -> Result<()> {
         self.resize().await?;
         let subscribe = Subscribe {
@@ -615,6 +616,7 @@ impl Attach {
             terminal: true,
             launcher: self.launcher,
             state: true,
+            screen: true,
             ..Subscribe::default()
         };
         // Only the first subscription is the launcher's.

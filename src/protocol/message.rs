@@ -120,6 +120,9 @@ pub struct Subscribe {
     pub state: bool,
     /// MARK frames where the size changed (see `protocol/mark.rs`).
     pub marks: bool,
+    /// The replay ends with the screen drawn as it stands (see
+    /// `SUBSCRIBE_SCREEN`).
+    pub screen: bool,
 }
 
 impl Subscribe {
@@ -130,6 +133,7 @@ impl Subscribe {
             | bit(self.terminal, super::SUBSCRIBE_TERMINAL)
             | bit(self.state, super::SUBSCRIBE_STATE)
             | bit(self.marks, super::SUBSCRIBE_MARKS)
+            | bit(self.screen, super::SUBSCRIBE_SCREEN)
     }
 
     pub fn from_flags(flags: u8) -> Self {
@@ -139,6 +143,7 @@ impl Subscribe {
             terminal: flags & super::SUBSCRIBE_TERMINAL != 0,
             state: flags & super::SUBSCRIBE_STATE != 0,
             marks: flags & super::SUBSCRIBE_MARKS != 0,
+            screen: flags & super::SUBSCRIBE_SCREEN != 0,
         }
     }
 }

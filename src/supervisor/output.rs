@@ -75,6 +75,15 @@ impl Inflight {
     }
 }
 
+/// What a subscriber is owed where its replay ends.
+#[derive(Debug)]
+pub struct ReplayEnd {
+    /// A REPLAY_END frame.
+    pub marker: bool,
+    /// The screen's rendering, as one OUTPUT frame.
+    pub repaint: Option<Box<[u8]>>,
+}
+
 /// A subscribed connection's position in the output log.
 #[derive(Debug)]
 struct Sub {
@@ -85,8 +94,11 @@ struct Sub {
     /// frame followed by an ERROR frame, copied out of the ring so the ring
     /// can move on.
     evicted: Option<Vec<u8>>,
-    /// Where the scrollback replay ends, while a REPLAY_END frame is owed.
+    /// Where the scrollback replay ends, while something is owed there: a
+    /// REPLAY_END frame (`marker`), the screen's rendering (`repaint`).
     replay_end: Option<u64>,
+    marker: bool,
+    repaint: Option<Box<[u8]>>,
     /// Set for a subscriber that asked for marks.
     marks: Option<MarkCursor>,
     /// Set while its connection waits with nothing owed.
@@ -323,6 +335,8 @@ impl Output {
                 inflight: None,
                 evicted: None,
                 replay_end: mark_replay.then_some(head),
+                marker: mark_replay,
+                repaint: None,
                 marks: marks.then_some(MarkCursor {
                     base: true,
                     next: start + 1,
@@ -330,6 +344,24 @@ impl Output {
                 parked: None,
             },
         );
+    }
+
+    /// Ends subscriber `id`'s replay with `rendering`, the screen as it
+    /// stands at the ring's head (see `SUBSCRIBE_SCREEN`), when its replay
+    /// does not start with the session's first byte: what a program drew
+    /// once before the ring's oldest byte (an agent's banner, above the
+    /// dialog it redraws in place) is on the screen and not in the replay,
+    /// which alone left the subscriber's screen rows out of place.
+    pub fn end_replay_with(&mut self, id: ConnId, rendering: Vec<u8>) {
+        let head = self.ring.head();
+        let Some(sub) = self.subs.get_mut(&id) else {
+            return;
+        };
+        if sub.offset == 0 || sub.offset >= head {
+            return;
+        }
+        sub.replay_end = Some(head);
+        sub.repaint = Some(rendering.into_boxed_slice());
     }
 
     /// Where a replay that starts at `start` begins cleanly (see
@@ -546,17 +578,20 @@ impl Output {
         self.subs.get_mut(&id).map_or(0, |sub| sub.frame_sent(n))
     }
 
-    /// Takes the replay-end marker if it is due now (all replayed bytes
+    /// Takes what ends the replay if it is due now (all replayed bytes
     /// framed and written).
-    pub fn take_replay_end(&mut self, id: ConnId) -> bool {
+    pub fn take_replay_end(&mut self, id: ConnId) -> Option<ReplayEnd> {
         match self.subs.get_mut(&id) {
             Some(sub)
                 if sub.inflight.is_none() && sub.replay_end.is_some_and(|r| sub.offset >= r) =>
             {
                 sub.replay_end = None;
-                true
+                Some(ReplayEnd {
+                    marker: std::mem::take(&mut sub.marker),
+                    repaint: sub.repaint.take(),
+                })
             }
-            _ => false,
+            _ => None,
         }
     }
 

@@ -131,7 +131,7 @@ impl Apply {
                     results.sort_by_key(|(_, r)| r.is_ok());
                     for (id, result) in results {
                         let said = Some(said.clone());
-                        let _ = tx.blocking_send(Msg::Started(id, result.map(|()| said)));
+                        let _ = tx.blocking_send(Msg::Started(id, result.map(|_| said)));
                     }
                 });
             }
@@ -292,29 +292,65 @@ fn kill_orphan(id: &str, dir: &Path, config: Option<&Path>) -> Result<String, St
 /// `restored 2 of 3 sessions: 'a', 'b'; cannot restore 'c': ...` (each
 /// session's own notice would replace the one before, and the last alone
 /// was read).
-fn restored(results: &[(String, Result<(), String>)]) -> String {
+/// A session that started without secrets it had is said so, as `hm
+/// restore` says it: an agent brought back without its API key only says
+/// "Not logged in" once it is asked something.
+fn restored(results: &[(String, Restored)]) -> String {
     let up: Vec<String> = results
         .iter()
         .filter(|(_, r)| r.is_ok())
         .map(|(id, _)| format!("'{id}'"))
         .collect();
-    if let [(id, Ok(()))] = results {
-        return format!("restored '{id}'");
+    if let [(id, Ok(missing))] = results {
+        return match without(id, missing) {
+            Some(w) => format!("restored {w}"),
+            None => format!("restored '{id}'"),
+        };
     }
+    let first_without = results
+        .iter()
+        .find_map(|(id, r)| without(id, r.as_ref().ok()?))
+        .map(|w| format!("; {w}"))
+        .unwrap_or_default();
     let first_failure = results
         .iter()
         .find_map(|(_, r)| r.as_ref().err())
         .map(|why| format!("; {why}"))
         .unwrap_or_default();
     format!(
-        "restored {} of {} sessions: {}{first_failure}",
+        "restored {} of {} sessions: {}{first_without}{first_failure}",
         up.len(),
         results.len(),
         up.join(", ")
     )
 }
 
-fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Result<(), String>)> {
+/// How a session `R` restored started: the secrets it had that the
+/// dashboard's environment has no value for; or why it did not start.
+type Restored = Result<Vec<String>, String>;
+
+/// `'id' without NAMES, which ... not set here`, if `missing` names any.
+fn without(id: &str, missing: &[String]) -> Option<String> {
+    let (last, first) = missing.split_last()?;
+    let (names, is) = match first {
+        [] => (last.clone(), "is"),
+        _ => (format!("{} and {last}", first.join(", ")), "are"),
+    };
+    Some(format!("'{id}' without {names}, which {is} not set here"))
+}
+
+fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Restored)> {
+    // As the restore run below finds them (it has this environment), from
+    // the manifests as they are before it: a restored session keeps a new
+    // one, without the secrets it no longer has.
+    let missing: Vec<Vec<String>> = ids
+        .iter()
+        .map(|id| {
+            crate::restore::kept(id, dir)
+                .map(|m| crate::restore::environ::missing(&m))
+                .unwrap_or_default()
+        })
+        .collect();
     let out = std::env::current_exe().and_then(|exe| {
         let mut cmd = std::process::Command::new(exe);
         if let Some(c) = config {
@@ -333,7 +369,8 @@ fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Re
         Err(e) => e.to_string(),
     };
     ids.iter()
-        .map(|id| {
+        .zip(missing)
+        .map(|(id, missing)| {
             // Its own line of what went wrong, if there is one.
             let why = said
                 .lines()
@@ -341,7 +378,7 @@ fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Re
                 .map(|l| l.trim_start_matches("hm: ").to_owned());
             let up = out.is_ok() && crate::lost::alive(dir, id);
             let result = match (up, why) {
-                (true, _) => Ok(()),
+                (true, _) => Ok(missing),
                 (false, Some(why)) => Err(why),
                 (false, None) => Err(said.trim().trim_start_matches("hm: ").to_owned()),
             };
@@ -393,7 +430,7 @@ mod tests {
 
     #[test]
     fn r_says_every_session_it_restored_and_the_first_it_could_not() {
-        let ok = |id: &str| (id.to_owned(), Ok(()));
+        let ok = |id: &str| (id.to_owned(), Ok(Vec::new()));
         assert_eq!(restored(&[ok("a")]), "restored 'a'");
         assert_eq!(
             restored(&[ok("a"), ok("b"), ok("c")]),
@@ -403,6 +440,22 @@ mod tests {
         assert_eq!(
             restored(&[ok("a"), failed, ok("b")]),
             "restored 2 of 3 sessions: 'a', 'b'; cannot restore 'c': gone"
+        );
+    }
+
+    #[test]
+    fn r_says_which_secrets_a_session_started_without() {
+        let key = |id: &str, names: &[&str]| {
+            let names = names.iter().map(|n| (*n).to_owned()).collect();
+            (id.to_owned(), Ok(names))
+        };
+        assert_eq!(
+            restored(&[key("cc", &["ANTHROPIC_API_KEY"])]),
+            "restored 'cc' without ANTHROPIC_API_KEY, which is not set here"
+        );
+        assert_eq!(
+            restored(&[key("a", &[]), key("cx", &["OPENAI_API_KEY", "X_TOKEN"])]),
+            "restored 2 of 2 sessions: 'a', 'cx'; 'cx' without OPENAI_API_KEY and X_TOKEN, which are not set here"
         );
     }
 }

@@ -205,10 +205,14 @@ async fn serve(
     // State changes are pushed: `waiting` shows the moment it begins.
     // The journal's marks: the pane's emulator takes each size where it
     // falls in the output (its history is then the session's).
+    // The replay ends with the screen as the supervisor has it: an agent's
+    // banner drawn before the ring's oldest byte is on its screen, not in
+    // the replay, and the dialog under it was shown rows too high.
     let subscribe = Subscribe {
         launcher: launched,
         state: true,
         marks: true,
+        screen: true,
         ..Subscribe::default()
     };
     let hello = [

@@ -282,6 +282,11 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     role.subscribed = true;
     let mut s = ctx.shared.borrow_mut();
     s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
+    if flags.screen
+        && let Some(rendering) = s.screen_rendering()
+    {
+        s.output_mut().end_replay_with(id, rendering);
+    }
     if flags.terminal {
         role.terminal = true;
         if let Some(size) = s.add_terminal(id, role.asked) {

@@ -104,8 +104,13 @@ impl Outbound {
             return self.evicted_pos < tail.len() || self.ctrl_pos < self.ctrl.len();
         }
         if role.subscribed {
-            if s.output_mut().take_replay_end(id) {
-                self.queue(&Reply::ReplayEnd);
+            if let Some(end) = s.output_mut().take_replay_end(id) {
+                if end.marker {
+                    self.queue(&Reply::ReplayEnd);
+                }
+                if let Some(screen) = end.repaint {
+                    self.queue(&Reply::Output(screen.into_vec()));
+                }
             }
             if role.wants_state && self.state_seen != s.report_seq() && !self.closing {
                 self.state_seen = s.report_seq();

@@ -75,7 +75,7 @@ fn send(o: &mut Output, id: ConnId, room: usize, c: &mut Client) {
             c.cut = true;
             return;
         }
-        if o.take_replay_end(id) {
+        if o.take_replay_end(id).is_some_and(|e| e.marker) {
             c.wire.extend(Reply::ReplayEnd.encode());
         }
         if let Some(m) = o.take_mark(id) {

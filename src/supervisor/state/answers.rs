@@ -4,7 +4,7 @@
 
 use crate::classify::ProcessState;
 use crate::detect::{Health, Primary, Verdict};
-use crate::protocol::{Info, Screen, StateReport, Status};
+use crate::protocol::{Info, Screen, Size, StateReport, Status};
 
 use super::super::process::ProcessProbe;
 use super::Shared;
@@ -332,6 +332,26 @@ impl Shared {
 
     /// The answer to SCREEN: the screen as plain text rows, with its size,
     /// cursor and title.
+    /// The screen as the escape sequences that draw it over any other of
+    /// its size: every cell, the cursor, the input modes (vt100's
+    /// `state_formatted`, which clears the screen first and scrolls
+    /// nothing into a history). None while a new size waits for the next
+    /// byte: a subscriber is then at that size, and the program is about
+    /// to redraw for it. (A terminal that attaches sets the size it has,
+    /// most often the size the session had.)
+    pub fn screen_rendering(&mut self) -> Option<Vec<u8>> {
+        let screen = self.screen.term().screen();
+        let (rows, cols) = screen.size();
+        let now = Size {
+            cols: cols.get(),
+            rows: rows.get(),
+        };
+        if self.screen_size.is_some_and(|next| next != now) {
+            return None;
+        }
+        Some(screen.state_formatted().into_bytes())
+    }
+
     pub fn screen_answer(&mut self) -> Screen {
         let term = self.screen.term();
         let screen = term.screen();
