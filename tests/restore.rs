@@ -1063,6 +1063,36 @@ fn the_dashboard_shows_a_lost_session_and_r_restores_it() {
     t.wait_exit();
 }
 
+/// What `hm restore` says it runs is the whole command: a resumed
+/// conversation's id at the end of a long command was cut at 80
+/// characters (`codex resume 01a23ab6-0eb5-7761-…`), piped or not.
+#[test]
+fn restore_names_a_long_command_whole() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let tail = "the-end-of-a-long-command-0123456789";
+    let script =
+        format!("echo {tail} >/dev/null; echo one two three four five six seven; exec sleep 600");
+    bg(
+        &sb,
+        &["--id", "long", "--restore", "--", "sh", "-c", &script],
+        &[],
+    );
+    wait_until("it to be kept", || manifest(&sb, "long").is_some());
+    reboot(&sb);
+    let dry = sb
+        .hm()
+        .args(["restore", "--dry-run", "--socket-dir", sb.dir()])
+        .output()
+        .expect("dry run");
+    let plan = stdout(&dry);
+    assert!(
+        plan.contains(&format!("sh -c '{script}' (in ")),
+        "{plan}{}",
+        stderr(&dry)
+    );
+}
+
 /// Starts `hm run --restore -- sleep 600` as `id`, waits until its
 /// manifest is kept, and gives its supervisor's and its program's pids.
 fn kept_sleeper(sb: &Sandbox, id: &str) -> (i32, i32) {

@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use crate::cli::RestoreArgs;
 use crate::client;
 use crate::config::Config;
-use crate::launch::{command_line, supervisor_command, wait_ready};
+use crate::launch::{supervisor_command, wait_ready};
 use crate::liveness::{self, Liveness};
 use crate::lost::alive;
 use crate::lost::plan::{self, Refusal, Restart};
@@ -247,8 +247,10 @@ fn describe(job: &Job) -> String {
     format!(
         "'{}'{label}: {} (in {}, {}x{}; {}{env})",
         m.id,
-        paths::sanitize(&command_line(&job.restart.argv)),
-        paths::sanitize(&job.restart.workdir),
+        // Whole, as `hm status` shows a command: a resumed conversation's
+        // id was cut at 80 characters, piped or not.
+        paths::command_for_people(&job.restart.argv),
+        paths::printable(&job.restart.workdir),
         m.cols,
         m.rows,
         job.restart.kind.describe()
