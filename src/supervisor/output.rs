@@ -354,14 +354,21 @@ impl Output {
     /// which alone left the subscriber's screen rows out of place.
     pub fn end_replay_with(&mut self, id: ConnId, rendering: Vec<u8>) {
         let head = self.ring.head();
-        let Some(sub) = self.subs.get_mut(&id) else {
-            return;
-        };
-        if sub.offset == 0 || sub.offset >= head {
-            return;
+        if let Some(sub) = self.subs.get_mut(&id) {
+            sub.replay_end = Some(head);
+            sub.repaint = Some(rendering.into_boxed_slice());
         }
-        sub.replay_end = Some(head);
-        sub.repaint = Some(rendering.into_boxed_slice());
+    }
+
+    /// Whether subscriber `id`'s replay starts after the session's first
+    /// byte, with bytes still to send: only then does its screen need
+    /// drawing at the end ([`Output::end_replay_with`]), and only then is
+    /// the screen woken to render it.
+    pub fn replay_cut(&self, id: ConnId) -> bool {
+        let head = self.ring.head();
+        self.subs
+            .get(&id)
+            .is_some_and(|sub| sub.offset > 0 && sub.offset < head)
     }
 
     /// Where a replay that starts at `start` begins cleanly (see

@@ -283,6 +283,7 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     let mut s = ctx.shared.borrow_mut();
     s.output_mut().subscribe(id, flags.mark_replay, flags.marks);
     if flags.screen
+        && s.output().replay_cut(id)
         && let Some(rendering) = s.screen_rendering()
     {
         s.output_mut().end_replay_with(id, rendering);
