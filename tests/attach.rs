@@ -700,9 +700,6 @@ fn attach_without_a_terminal_fails_without_touching_stdout() {
 #[test]
 fn attach_shows_what_was_drawn_before_the_kept_output() {
     let sb = Sandbox::new();
-    let draw = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
-                printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
-                printf '\\r\\033[2KASK-ROW'; exec sleep 600";
     // The size the terminal gives it, so attaching redraws nothing.
     let rows = (ROWS - 1).to_string();
     let cols = COLS.to_string();
@@ -716,7 +713,7 @@ fn attach_shows_what_was_drawn_before_the_kept_output() {
             "--scrollback-bytes",
             "2048",
         ],
-        &["sh", "-c", draw],
+        &["sh", "-c", common::BANNER_THEN_REDRAWS],
     );
     common::wait_until("the program to draw its last row", || {
         common::stdout(&sb.cmd(&["logs", "agent", "--screen"])).contains("ASK-ROW")

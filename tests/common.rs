@@ -479,3 +479,11 @@ pub fn recording(path: &Path) -> (heimdall::protocol::Size, Vec<Vec<u8>>) {
         .collect();
     (size, chunks)
 }
+
+/// A program as an agent draws: a banner once, then a status line redrawn
+/// in place 400 times (16 KiB that scroll nothing), then its question:
+/// with a small `--scrollback-bytes` the banner is on its screen and no
+/// longer among the bytes kept.
+pub const BANNER_THEN_REDRAWS: &str = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
+    printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
+    printf '\\r\\033[2KASK-ROW'; exec sleep 600";

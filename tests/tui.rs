@@ -292,13 +292,10 @@ fn each_session_gets_a_pane_with_its_output_and_state() {
 #[test]
 fn a_pane_shows_what_was_drawn_before_the_kept_output() {
     let sb = Sandbox::new();
-    let draw = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
-                printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
-                printf '\\r\\033[2KASK-ROW'; exec sleep 600";
     let _s = sb.start(
         "agent",
         &["--rows", "8", "--cols", "60", "--scrollback-bytes", "2048"],
-        &["sh", "-c", draw],
+        &["sh", "-c", common::BANNER_THEN_REDRAWS],
     );
     common::wait_until("the program to draw its last row", || {
         common::stdout(&sb.cmd(&["logs", "agent", "--screen"])).contains("ASK-ROW")
