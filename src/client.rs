@@ -150,13 +150,23 @@ pub fn was_lost(id: &str) -> anyhow::Error {
     anyhow::anyhow!("'{id}' was lost with its supervisor ('hm status {id}' says more)")
 }
 
+/// `e`, or what to say instead when session `id` was lost as it was
+/// asked (see [`lost_instead`]): for a caller that has looked for its
+/// record already.
+pub fn or_lost(dir: &Path, id: &str, e: anyhow::Error) -> anyhow::Error {
+    if lost_instead(dir, id, &e) {
+        was_lost(id)
+    } else {
+        e
+    }
+}
+
 /// `e`, or what to say instead when session `id` ended as it was asked
-/// (see [`ended_instead`]) or was lost (see [`lost_instead`]).
+/// (see [`ended_instead`]) or was lost (see [`or_lost`]).
 pub fn or_ended(dir: &Path, id: &str, e: anyhow::Error) -> anyhow::Error {
     match ended_instead(dir, id, &e) {
         Some(r) => anyhow::anyhow!(has_ended(&r)),
-        None if lost_instead(dir, id, &e) => was_lost(id),
-        None => e,
+        None => or_lost(dir, id, e),
     }
 }
 

@@ -223,10 +223,7 @@ fn attach_terminal(
             // attached, with its last lines.
             Err(e) => match client::ended_instead(dir, &session.id, &e) {
                 Some(r) => return anyhow::Ok((Outcome::Exited(r.exit_code), r.last_lines)),
-                None if client::lost_instead(dir, &session.id, &e) => {
-                    return Err(client::was_lost(&session.id));
-                }
-                None => return Err(e),
+                None => return Err(client::or_lost(dir, &session.id, e)),
             },
         };
         let tty = crate::fd::register(term::reopen_tty()?, Interest::READABLE)?;

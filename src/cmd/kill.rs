@@ -131,10 +131,7 @@ fn kill_one(
     let code = match code {
         Err(e) => match client::ended_instead(dir, &session.id, &e) {
             Some(r) => Some(r.exit_code),
-            None if client::lost_instead(dir, &session.id, &e) => {
-                return Err(client::was_lost(&session.id));
-            }
-            None => return Err(e),
+            None => return Err(client::or_lost(dir, &session.id, e)),
         },
         Ok(code) => code,
     };

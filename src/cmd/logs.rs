@@ -127,10 +127,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                     let printer = Printer::new(grep, args.width);
                     return ended(&rec, &dir, args.raw, since, printer, &mut out, args.lines);
                 }
-                None if client::lost_instead(&dir, &session.id, &e) => {
-                    return Err(client::was_lost(&session.id));
-                }
-                None => return Err(e),
+                None => return Err(client::or_lost(&dir, &session.id, e)),
             },
         };
         if since.is_some() && replay.times.is_empty() {
