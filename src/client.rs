@@ -279,6 +279,44 @@ pub fn shown_id(id: &str) -> String {
     }
 }
 
+/// `text` a supervisor said (it knows its session by its plain id) as
+/// this command names the session: `'cx'` and `hm deny cx` become
+/// `'box:cx'` and `hm deny box:cx` for a session of another machine
+/// ([`name_host`]); the id only where it stands as a word of its own.
+pub fn named_in(text: &str, id: &str) -> String {
+    match SHOWN_HOST.get() {
+        Some(host) if !id.is_empty() => with_host(text, id, host),
+        _ => text.to_owned(),
+    }
+}
+
+/// `text` with `host:` put before each word `id` in it.
+fn with_host(text: &str, id: &str, host: &str) -> String {
+    let of_an_id = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':');
+    let mut out = String::with_capacity(text.len() + host.len() * 2);
+    let mut rest = text;
+    while let Some(at) = rest.find(id) {
+        let (head, tail) = (&rest[..at], &rest[at + id.len()..]);
+        out.push_str(head);
+        // A `.` ends a sentence, or goes on a word (`cx.log`); a `:`
+        // before it is a host's already.
+        let mut after = tail.chars();
+        let goes_on = match after.next() {
+            Some('.') => after.next().is_some_and(|c| of_an_id(c) && c != ':'),
+            Some(c) => of_an_id(c) && c != ':',
+            None => false,
+        };
+        if !head.chars().next_back().is_some_and(of_an_id) && !goes_on {
+            out.push_str(host);
+            out.push(':');
+        }
+        out.push_str(id);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A runtime for a client command: one thread, like the supervisor.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
@@ -392,6 +430,20 @@ pub fn ended_label(r: &crate::ended::Ended) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_supervisors_words_name_another_machines_session_as_given() {
+        let said = "'cx' has shown no dialog 9 (it takes hm approve cx, hm deny cx)";
+        assert_eq!(
+            with_host(said, "cx", "box"),
+            "'box:cx' has shown no dialog 9 (it takes hm approve box:cx, hm deny box:cx)"
+        );
+        // Only the id as a word: not inside another, nor a file's name.
+        assert_eq!(
+            with_host("cx2 and cx.log and cx-1 and cx.", "cx", "box"),
+            "cx2 and cx.log and cx-1 and box:cx."
+        );
+    }
 
     #[test]
     fn durations_read_naturally() {

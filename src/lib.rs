@@ -18,7 +18,8 @@
 //! - [`clock`], [`paths`], [`fd`] (with the pty module, all the unsafe code),
 //!   [`alarm`]; [`host`]: a machine and how `HOST:ID` names one;
 //!   [`verdict`]: the words for what a session is doing; [`proc_stat`]:
-//!   a process's `/proc/PID/stat`, parsed.
+//!   a process's `/proc/PID/stat`, parsed; [`cut`]: text and ids cut to
+//!   a width.
 //! - [`protocol`]: the wire, pure; typed messages; `protocol::conn` for
 //!   async clients.
 //! - [`error`]: errors on one line; [`pty`]: openpty, fork and exec;
@@ -54,6 +55,7 @@ pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod copymode;
+pub mod cut;
 pub mod detect;
 pub mod ended;
 pub mod error;

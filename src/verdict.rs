@@ -239,6 +239,38 @@ impl Source {
     }
 }
 
+/// How long a dialog may take to be drawn after the program said it
+/// waits at one through a channel of its own: Codex 0.169 reports its
+/// command approval (status protocol) about 0.4 s before it draws it.
+pub const DRAW_GRACE_MS: u64 = 1500;
+
+impl Source {
+    /// Whether the program says this itself, apart from its screen, and
+    /// so may say it before it draws what it says.
+    pub fn ahead_of_screen(self) -> bool {
+        matches!(
+            self,
+            Source::Hook | Source::StatusProtocol | Source::Notification
+        )
+    }
+}
+
+/// How much longer the dialog of a wait `waited_ms` old may take to be
+/// drawn, if it may still come: the program said it waits at one
+/// (`first`, the verdict's strongest signal, is its own word, not the
+/// screen's) and asks something a dialog shows (`detail`).
+pub fn dialog_due_in(
+    detail: Option<Detail>,
+    first: Option<&Signal>,
+    waited_ms: u64,
+) -> Option<u64> {
+    let asks = detail.is_some_and(|d| {
+        d.primary() == Primary::Waiting && !matches!(d, Detail::Input | Detail::Stopped)
+    });
+    let said = first.is_some_and(|s| s.source.ahead_of_screen());
+    (asks && said && waited_ms < DRAW_GRACE_MS).then(|| DRAW_GRACE_MS - waited_ms)
+}
+
 /// How far the program says it is (`40 %`), from a verdict's first
 /// signal (`rule`, `text`), when that is an OSC 9;4 progress report.
 pub fn progress<'a>(rule: &str, text: &'a str) -> Option<&'a str> {

@@ -794,6 +794,25 @@ fn codex_at_its_command_approval_is_waiting_for_permission() {
                 .any(|r| r.contains("\"ev\": \"req\"") && r.contains("\"seq\""))
         })
     });
+    // Codex says it waits (its status record) about 0.4 s before it
+    // draws the dialog: a wait returns with the dialog a script reads next.
+    let waited = sb.cmd(&[
+        "wait",
+        "cc",
+        "--state",
+        "waiting",
+        "--json",
+        "--timeout",
+        "30",
+    ]);
+    assert!(waited.status.success(), "{}", stderr(&waited));
+    let v: serde_json::Value = serde_json::from_slice(&waited.stdout).expect("json");
+    assert!(
+        v["dialog"]["subject"]
+            .as_str()
+            .is_some_and(|s| s.contains("echo step")),
+        "{v}"
+    );
     dialog_state(
         &sb,
         "waiting",

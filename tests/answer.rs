@@ -142,6 +142,65 @@ fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
     );
 }
 
+/// The stand-in as Codex 0.169 asks: it says it waits (a status record,
+/// `state=blocked:app=codex`, which Codex sends unasked) about 0.4 s
+/// before it draws the dialog; here once the gate named by `$GATE` opens.
+fn fake_codex_saying_first(sb: &Sandbox) -> String {
+    let says = "stty raw -echo\ncat \"$GATE\" >/dev/null\n\
+                printf '\\033]7501;state=blocked:app=codex:kind=permission\\007'\n\
+                sleep 0.4\n";
+    let script = FAKE_CODEX.replacen("stty raw -echo\n", says, 1);
+    stand_in(sb, "says", "codex", &script)
+}
+
+/// `hm wait --state waiting` returns with the dialog a script reads next,
+/// and `hm approve` answers it, though the program said it waits before
+/// drawing what it asks (Codex's status record comes 0.4 s ahead).
+#[test]
+fn a_dialog_said_before_it_is_drawn_is_waited_for() {
+    let sb = Sandbox::new();
+    let gate = common::gate(&sb, "gate");
+    let codex = fake_codex_saying_first(&sb);
+    let got = got_file(&sb, "cx");
+    let at_gate = format!("GATE={}", gate.display());
+    let got_arg = got.to_str().expect("utf-8");
+    let _s = sb.start(
+        "cx",
+        &["--classifier", "agent"],
+        &["env", &at_gate, &codex, got_arg, "cargo test"],
+    );
+    // A script waiting for the question, following before it is asked.
+    let sock = sb.sock("cx");
+    // (The start's own look has gone first: one connection is the wait.)
+    common::wait_until("no one to follow", || common::clients(&sock) == 0);
+    let mut waiter = sb.background(&[
+        "wait",
+        "cx",
+        "--state",
+        "waiting",
+        "--json",
+        "--timeout",
+        "30",
+    ]);
+    common::wait_until("hm wait to follow", || {
+        if let Ok(Some(st)) = waiter.try_wait() {
+            panic!("hm wait ended first: {st} {:?}", status_json(&sb, "cx"));
+        }
+        common::clients(&sock) == 1
+    });
+    common::open_gate(&gate);
+    // A person (or the script) answering the moment the state says so.
+    common::wait_until("waiting", || status_json(&sb, "cx")["primary"] == "waiting");
+    let out = sb.cmd(&["approve", "cx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys_got(&got), "79");
+    let waited = waiter.wait_with_output().expect("hm wait");
+    assert!(waited.status.success(), "{}", stderr(&waited));
+    let v: serde_json::Value = serde_json::from_slice(&waited.stdout).expect("json");
+    assert_eq!(v["detail"], "permission", "{v}");
+    assert_eq!(v["dialog"]["subject"], "cargo test", "{v}");
+}
+
 #[test]
 fn deny_sends_the_agents_deny_keys_with_json_on_request() {
     let sb = Sandbox::new();

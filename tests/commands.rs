@@ -515,6 +515,9 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     let sb = Sandbox::new();
     let long = "a-very-long-session-id-for-the-parser-and-its-tests-0123456789";
     let _s = sb.start(long, &[], &["sleep", "30"]);
+    // Another that differs from it only at the end.
+    let twin = "a-very-long-session-id-for-the-parser-and-its-tests-0123456788";
+    let _t = sb.start(twin, &[], &["sleep", "33"]);
     // As long as ids people give get; it was cut to keep 12 columns of
     // the command.
     let medium = "build-frontend-long-name";
@@ -554,9 +557,29 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
             .unwrap_or_else(|| panic!("{lines:?}"))
     };
     let lines = ls_at(80);
-    let long_row = row(&lines, "a-very-");
+    let long_row = lines
+        .iter()
+        .find(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|i| i.ends_with("6789"))
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("{lines:?}"));
     assert!(
         long_row.contains('…') && long_row.contains("sleep 30"),
+        "{lines:?}"
+    );
+    // Cut in the middle, as the dashboard cuts it: the two stay apart.
+    let ids: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("a-very-"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        ids.len() == 2
+            && ids.iter().any(|i| i.ends_with("6789"))
+            && ids.iter().any(|i| i.ends_with("6788")),
         "{lines:?}"
     );
     assert!(
@@ -587,7 +610,7 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     assert!(status.contains(&shown), "{status}");
     let json = stdout(&sb.cmd(&["ls", "--json"]));
     assert!(json.contains("OPENAI_API_KEY=sk-never-shown"), "{json}");
-    let _ = sb.cmd(&["kill", long, medium, "with-env"]);
+    let _ = sb.cmd(&["kill", long, twin, medium, "with-env"]);
 }
 
 #[test]

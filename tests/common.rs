@@ -451,6 +451,27 @@ pub fn open_gate(gate: &Path) {
     );
 }
 
+/// Connections a supervisor holds on socket `sock` now: the accepted
+/// ends, which carry the listener's path in `/proc/net/unix` (state 03,
+/// connected); a client's own end has none.
+pub fn clients(sock: &Path) -> usize {
+    sockets(sock, "03")
+}
+
+/// How many sockets of the supervisor at `sock` are in `state` of
+/// /proc/net/unix: 03 taken, 02 waiting to be.
+pub fn sockets(sock: &Path, state: &str) -> usize {
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() == 8 && f[5] == state && Path::new(f[7]) == sock
+        })
+        .count()
+}
+
 /// A fifo in the sandbox: a program that reads it waits (not at its
 /// terminal, which would make it look like it waits for input) until the
 /// test opens it with [`open_gate`].

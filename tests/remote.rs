@@ -258,8 +258,32 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     let st = hm(&sb, &sshd, &["status", "box:far", "--json"]);
     assert!(st.status.success(), "{}", stderr(&st));
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).expect("json");
-    assert_eq!(v["id"], "far", "{v}");
+    // The id as every command takes it from here, in JSON too.
+    assert_eq!(v["id"], "box:far", "{v}");
     assert_eq!(v["alive"], true, "{v}");
+    let ls = hm(&sb, &sshd, &["ls", "--host", "box", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&ls.stdout).expect("json");
+    assert_eq!(v[0]["id"], "box:far", "{v}");
+    let waited = hm(
+        &sb,
+        &sshd,
+        &["wait", "box:far", "--state", "waiting", "--timeout", "20"],
+    );
+    assert_eq!(
+        stdout(&waited),
+        "box:far: waiting · input\n",
+        "{}",
+        stderr(&waited)
+    );
+    let waited = hm(
+        &sb,
+        &sshd,
+        &["wait", "box:far", "--state", "active", "--timeout", "0.2"],
+    );
+    assert_eq!(
+        stderr(&waited).trim(),
+        "hm: timed out after 0.2s waiting for 'box:far' to be active"
+    );
 
     let sent = hm(
         &sb,
@@ -411,12 +435,10 @@ fn run_with_a_host_starts_the_session_there() {
 
     let taken = run(&["--id", "box:named", "--", "cat"]);
     assert!(!taken.status.success());
-    let said = stderr(&taken);
-    assert!(
-        said.starts_with("hm: box: ") && said.contains("named"),
-        "{said}"
+    assert_eq!(
+        stderr(&taken),
+        "hm: session 'box:named' is already running; attach to it with 'hm attach box:named'\n"
     );
-    assert_eq!(said.lines().count(), 1, "{said}");
     // The size it starts at goes with it; one given alone, the other is
     // this machine's default for a session with no terminal (120x40).
     let out = run(&[
@@ -466,6 +488,15 @@ fn run_with_a_host_starts_the_session_there() {
     let ran = v["ended_unix_ms"].as_u64().unwrap_or(u64::MAX)
         - v["started_unix_ms"].as_u64().unwrap_or(0);
     assert!(ran < 2_000, "it ran {ran} ms: {v}");
+    // Its id taken again: what goes is said, as for a session here.
+    let out = run(&["--id", "box:quick", "--", "cat"]);
+    assert_eq!(stdout(&out), "box:quick\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("replacing the ended session 'box:quick' (exited 4, ")
+            && stderr(&out).contains("('hm restart box:quick' would have kept them)"),
+        "{}",
+        stderr(&out)
+    );
     let here = run(&["--host", "box", "--log-level", "debug", "--", "cat"]);
     assert_eq!(here.status.code(), Some(2), "{}", stderr(&here));
     assert_eq!(

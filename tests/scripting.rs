@@ -266,27 +266,6 @@ fn a_session_whose_supervisor_a_signal_stopped_is_lost_to_every_command() {
     );
 }
 
-/// Connections a supervisor holds on socket `sock` now: the accepted
-/// ends, which carry the listener's path in `/proc/net/unix` (state 03,
-/// connected); a client's own end has none.
-fn clients(sock: &std::path::Path) -> usize {
-    sockets(sock, "03")
-}
-
-/// How many sockets of the supervisor at `sock` are in `state` of
-/// /proc/net/unix: 03 taken, 02 waiting to be.
-fn sockets(sock: &std::path::Path, state: &str) -> usize {
-    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
-    table
-        .lines()
-        .skip(1)
-        .filter(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() == 8 && f[5] == state && std::path::Path::new(f[7]) == sock
-        })
-        .count()
-}
-
 /// A session ended by `hm kill` was not a failure: `hm wait` says it was
 /// killed, both to a wait already following it and to one started after.
 #[test]
@@ -296,11 +275,11 @@ fn wait_says_a_killed_session_was_killed() {
     let sock = std::path::Path::new(sb.dir()).join("long.sock");
     let until = |what: &str, n: usize| {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while clients(&sock) != n {
+        while common::clients(&sock) != n {
             assert!(
                 Instant::now() < deadline,
                 "{what}: {} clients",
-                clients(&sock)
+                common::clients(&sock)
             );
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -322,6 +301,77 @@ fn wait_says_a_killed_session_was_killed() {
         1,
         "'long' killed by SIGTERM (exit code 143) before it was waiting",
     );
+}
+
+/// A state change that a new follower's subscription is the first to
+/// see is told to every follower, not to the new one alone: a program
+/// that starts reading without printing moves no state by itself, and
+/// one `hm wait` (or `hm events`, or a dashboard) following it heard of
+/// the wait only at the next output, when another came to look.
+#[test]
+fn a_change_a_new_follower_finds_is_told_to_every_follower() {
+    let sb = Sandbox::new();
+    let gate = common::gate(&sb, "gate");
+    let script = format!(
+        "printf ready; cat {} >/dev/null; read x; echo got $x",
+        gate.display()
+    );
+    let _s = bg(&sb, &["--id", "quiet"], &["sh", "-c", &script]);
+    let sock = sb.sock("quiet");
+    // At rest: no threshold is left to run out, so nothing wakes the
+    // supervisor's tracker but output.
+    let out = sb.cmd(&["wait", "quiet", "--state", "idle", "--timeout", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("no one to follow", || common::clients(&sock) == 0);
+    let mut first = sb.background(&["wait", "quiet", "--state", "waiting", "--timeout", "30"]);
+    common::wait_until("the first wait to follow", || common::clients(&sock) == 1);
+    // It reads its terminal now, and prints nothing.
+    common::open_gate(&gate);
+    common::wait_until("the program to read", || {
+        stdout(&sb.cmd(&["status", "quiet"])).contains("waiting · input")
+    });
+    let out = sb.cmd(&["wait", "quiet", "--state", "waiting", "--timeout", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.try_wait().expect("hm wait").is_none() {
+        assert!(Instant::now() < deadline, "the first wait was never told");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = first.wait_with_output().expect("hm wait");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "quiet: waiting · input\n");
+}
+
+/// The same id started again the moment its program ended (a script's
+/// loop) replaces it, and says so once: it was said to replace it and
+/// then refused as "already running", the supervisor still on its way out.
+#[test]
+fn an_id_started_again_the_moment_it_ended_is_replaced() {
+    let sb = Sandbox::new();
+    for n in 0..3 {
+        let id = format!("again{n}");
+        let run = |word: &str| {
+            sb.hm()
+                .args(["run", "--bg", "--id", &id, "--socket-dir", sb.dir()])
+                .args(["--", "sh", "-c", &format!("echo {word}")])
+                .output()
+                .expect("run hm run --bg")
+        };
+        let first = run("first");
+        assert!(first.status.success(), "{}", stderr(&first));
+        // Its program has ended: its record is written, which its
+        // supervisor does on its way out.
+        let record = sb.sock_dir.join(format!("{id}.ended"));
+        common::wait_until("the record", || record.exists());
+        let again = run("second");
+        assert!(again.status.success(), "{n}: {}", stderr(&again));
+        let err = stderr(&again);
+        assert!(!err.contains("already running"), "{n}: {err}");
+        let out = sb.cmd(&["wait", &id, "--state", "exited", "--timeout", "20"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let logs = stdout(&sb.cmd(&["logs", &id]));
+        assert!(logs.contains("second") && !logs.contains("first"), "{logs}");
+    }
 }
 
 /// A script's next command, started the moment its program exits, meets a
@@ -978,7 +1028,7 @@ fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
         .recv_timeout(Duration::from_secs(10))
         .expect("a snapshot");
     assert!(first.contains("\"snapshot\""), "{first}");
-    common::wait_until("all four to follow it", || clients(&sock) == 4);
+    common::wait_until("all four to follow it", || common::clients(&sock) == 4);
     // Connected is not yet answered: killed before, a follower has no
     // history to print (that case has its own test below).
     common::wait_until("both logs to print its history", || {
@@ -1037,7 +1087,7 @@ fn commands_whose_question_a_killed_supervisor_never_read_say_it_was_lost() {
     let sock = std::path::Path::new(sb.dir()).join("doomed.sock");
     // Waiting to be taken (02): the stopped supervisor has read nothing.
     common::wait_until("all five to connect", || {
-        sockets(&sock, "02") == asking.len()
+        common::sockets(&sock, "02") == asking.len()
     });
     nix::sys::signal::kill(sup, nix::sys::signal::Signal::SIGKILL).expect("kill it");
     s.wait_exit();

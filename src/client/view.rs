@@ -20,6 +20,10 @@ use crate::protocol::{DialogInfo, Info, StateReport, Status};
 /// A session, for `--json` output.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SessionView {
+    /// As the person names it: `box:cx` for a session of another machine
+    /// (see `client::shown_id`), so that a script can give it to the next
+    /// command.
+    #[serde(serialize_with = "as_named")]
     pub id: String,
     pub label: Option<String>,
     /// Its program runs (a live supervisor's, or an orphan).
@@ -362,6 +366,15 @@ pub fn label(state: u8, report: Option<&StateReport>, alive: bool) -> String {
 /// What a state byte stands for at the top level.
 fn primary_of(state: u8) -> &'static str {
     ProcessState::from_byte(state).map_or("unknown", |s| s.primary().name())
+}
+
+/// Session id `id` as this command names it (see [`SessionView::id`]).
+#[allow(clippy::ptr_arg)] // serde hands the field as it is
+fn as_named<S: serde::Serializer>(id: &String, s: S) -> Result<S::Ok, S::Error> {
+    match super::shown_host() {
+        Some(host) => s.serialize_str(&format!("{host}:{id}")),
+        None => s.serialize_str(id),
+    }
 }
 
 #[cfg(test)]

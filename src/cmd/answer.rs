@@ -19,8 +19,10 @@ use crate::detect::rules::Answer;
 use crate::paths::SessionPaths;
 use crate::protocol::{Act, Acted, Reply, Request, conn};
 
-/// How many times a dialog too new to answer is asked about again.
-const RETRIES: u32 = 3;
+/// How many times a dialog too new to answer (or not drawn yet) is asked
+/// about again: the supervisor bounds the wait by time, this only stops a
+/// loop with one that never does.
+const RETRIES: u32 = 16;
 
 pub fn answer(args: AnswerArgs, answer: Answer, config: &Config) -> Result<i32> {
     // A bad pattern is the user's mistake, said before anything is asked.
@@ -59,12 +61,16 @@ pub fn resume(args: ContinueArgs, config: &Config) -> Result<i32> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&acted)?)?;
     } else if acted.ok {
-        writeln!(out, "{}", acted.continued(&session.id))?;
+        writeln!(out, "{}", acted.continued(&client::shown_id(&session.id)))?;
     }
     if acted.ok {
         return Ok(0);
     }
-    bail!("'{}': {}", session.id, acted.why())
+    bail!(
+        "'{}': {}",
+        client::shown_id(&session.id),
+        client::named_in(&acted.why(), &session.id)
+    )
 }
 
 /// How long the rest of an answer may take to be typed: each later step
@@ -139,7 +145,14 @@ fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
 }
 
 /// Says what was done, or fails with why not.
-fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Write) -> Result<i32> {
+fn report(
+    plain: &str,
+    answer: Answer,
+    acted: Acted,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<i32> {
+    let id = &client::shown_id(plain);
     match (acted.ok, &acted.action) {
         (true, Some(a)) => {
             if !json {
@@ -155,6 +168,6 @@ fn report(id: &str, answer: Answer, acted: Acted, json: bool, out: &mut impl Wri
             }
             Ok(0)
         }
-        _ => Err(anyhow!("{}", acted.why())),
+        _ => Err(anyhow!("{}", client::named_in(&acted.why(), plain))),
     }
 }

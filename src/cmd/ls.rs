@@ -247,12 +247,18 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     // long id narrows every row's command (a 35-character id wrapped every
     // row; a 24-character one was cut at 80 columns for 12 of the
     // command).
+    // A long id gives up its middle, as in the dashboard: ids that tell
+    // sessions apart often differ only at the end (`...-extend-1`).
     if let Some(cols) = cols {
         let others: usize = widths[1..].iter().map(|w| w + 2).sum();
         let cut = cols.saturating_sub(others + 2 + 12);
-        let whole = widths[0]
-            .min(WHOLE_ID)
-            .min(cols.saturating_sub(others + 2 + MIN_COMMAND));
+        let longest_whole = table
+            .iter()
+            .map(|row| row[0].chars().count())
+            .filter(|w| *w <= WHOLE_ID)
+            .max()
+            .unwrap_or(0);
+        let whole = longest_whole.min(cols.saturating_sub(others + 2 + MIN_COMMAND));
         widths[0] = widths[0].min(cut.max(whole).max(MIN_ID));
     }
     let before: usize = widths.iter().map(|w| w + 2).sum();
@@ -260,11 +266,15 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     for row in std::iter::once(&header).chain(&table) {
         let mut line = String::new();
         for (i, (w, cell)) in widths.iter().zip(row).enumerate() {
-            let cell = if i == 0 { fit(cell, *w) } else { cell.clone() };
+            let cell = if i == 0 {
+                crate::cut::short_id(cell, *w)
+            } else {
+                cell.clone()
+            };
             line.push_str(&format!("{cell:<w$}  ", w = *w));
         }
         match room {
-            Some(room) => line.push_str(&fit(&row[5], room)),
+            Some(room) => line.push_str(&crate::cut::end(&row[5], room)),
             None => line.push_str(&row[5]),
         }
         writeln!(out, "{}", line.trim_end())?;
@@ -315,26 +325,6 @@ const MIN_COMMAND: usize = 6;
 
 /// The longest id kept whole at the command's expense.
 const WHOLE_ID: usize = 32;
-
-/// `text` in `room` columns at most, `…` where it was cut.
-fn fit(text: &str, room: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    let width = |c: char| c.width().unwrap_or(0);
-    if text.chars().map(width).sum::<usize>() <= room {
-        return text.to_owned();
-    }
-    let mut cut = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        if used + width(c) + 1 > room {
-            break;
-        }
-        used += width(c);
-        cut.push(c);
-    }
-    cut.push('…');
-    cut
-}
 
 /// The command, after the session's label when it has one.
 fn labelled(label: Option<&str>, command: String) -> String {

@@ -44,6 +44,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
             // Told once, where the person typed it (not again by the
             // supervisor a launch starts).
             if !args.notify_ready {
+                let_go(&dir, &session);
                 note_taking_over(&dir, &session);
             }
             (session, None)
@@ -185,8 +186,23 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
     crate::client::name_host(host);
     let link = super::ended::remote::link(host, config)?;
     let id = match &args.id {
-        Some(id) => id.clone(),
-        // The first free there: the link serves its running sessions here.
+        // The link serves the host's sessions here, running and ended: an
+        // id taken is said as here, in this machine's names (`box:cx`).
+        Some(id) => {
+            let session = SessionPaths::new(link.dir(), id)?;
+            if matches!(
+                probe(link.dir(), &session),
+                Some(liveness::Liveness::Running)
+            ) {
+                let shown = crate::client::shown_id(id);
+                bail!(
+                    "session '{shown}' is already running; attach to it with 'hm attach {shown}'"
+                );
+            }
+            note_taking_over(link.dir(), &session);
+            id.clone()
+        }
+        // The first free there.
         None => free_session(link.dir(), &id_from_command(&args.command))?.id,
     };
     link.spawner()
@@ -276,16 +292,17 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
 /// supervisor killed with SIGKILL must not block a new run of its id; but
 /// not without a word, as it was.
 fn note_taking_over(dir: &Path, session: &SessionPaths) {
-    let id = &session.id;
+    // As the person named it (`box:cx` for another machine's).
+    let id = &crate::client::shown_id(&session.id);
     // Information, not an error: no `hm:` in front.
-    if let Some(lost) = crate::lost::get(dir, id) {
+    if let Some(lost) = crate::lost::get(dir, &session.id) {
         let instead = if lost.restartable() {
             format!("'hm restore {id}' would have brought it back")
         } else {
             format!("'hm restart {id}' would have run it as it was")
         };
         eprintln!("replacing the lost session '{id}': its record and output go ({instead})");
-    } else if let Some(ended) = crate::ended::read(&crate::ended::path(dir, id)) {
+    } else if let Some(ended) = crate::ended::read(&crate::ended::path(dir, &session.id)) {
         let how = crate::client::ended_short(ended.exit_code, ended.killed);
         let ago =
             crate::client::human_ms(crate::clock::unix_ms().saturating_sub(ended.ended_unix_ms));
@@ -463,6 +480,20 @@ fn keep(args: &RunArgs, config: &Config) -> Result<Option<supervisor::keeper::Ke
 fn probe(dir: &Path, session: &SessionPaths) -> Option<liveness::Liveness> {
     dir.exists()
         .then(|| liveness::probe(&session.pid, &session.sock, false))
+}
+
+/// Waits, up to 3 s, for the supervisor of a session whose program has
+/// ended (its record is written) to let go of the id on its way out: the
+/// same id started again the moment it ended was said to replace it, and
+/// then refused as "already running".
+fn let_go(dir: &Path, session: &SessionPaths) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < deadline
+        && crate::ended::read(&crate::ended::path(dir, &session.id)).is_some()
+        && matches!(probe(dir, session), Some(liveness::Liveness::Running))
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// The new session takes the id, and with it the only record of a program

@@ -100,6 +100,9 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
     if let Some(Outcome::Closed) = ended {
         client::after_hangup(&dir, &id);
     }
+    let lost = matches!(ended, Some(Outcome::Closed)) && crate::lost::holds(&dir, &id);
+    // As the person named it from here on (`box:cx`).
+    let (plain, id) = (id.clone(), client::shown_id(&id));
     let wants_end = args
         .state
         .iter()
@@ -110,7 +113,9 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         Some(Outcome::Reached(report)) => {
             if args.json {
                 let mut v = serde_json::to_value(&report)?;
-                v["id"] = id.into();
+                v["id"] = client::shown_host()
+                    .map_or_else(|| plain.clone(), |host| format!("{host}:{plain}"))
+                    .into();
                 writeln!(out, "{v}")?;
             } else {
                 writeln!(out, "{id}: {}", report.label())?;
@@ -131,7 +136,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         Some(Outcome::Code(_)) => unreachable!("read into Exited above"),
         // Its supervisor went without a word (SIGKILL): `hm ls` lists it
         // as lost, and so it is said here.
-        Some(Outcome::Closed) if crate::lost::holds(&dir, &id) => {
+        Some(Outcome::Closed) if lost => {
             bail!(
                 "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
             )
@@ -183,9 +188,20 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
         ..Subscribe::default()
     };
     conn::ask(&mut w, &[Request::Subscribe(states)]).await?;
+    // A wait the program said it is in (a hook, its status reports) before
+    // drawing its dialog is held until the dialog is drawn, for a moment:
+    // a script reads the dialog (`hm status`, `hm approve --dialog`) next.
+    let mut held: Option<(StateReport, tokio::time::Instant)> = None;
     loop {
-        let Some(f) = r.recv().await? else {
-            return Ok(Outcome::Closed);
+        let frame = match &held {
+            Some((report, by)) => match tokio::time::timeout_at(*by, r.recv()).await {
+                Ok(frame) => frame?,
+                Err(_) => return Ok(Outcome::Reached(report.clone())),
+            },
+            None => r.recv().await?,
+        };
+        let Some(f) = frame else {
+            return Ok(held.map_or(Outcome::Closed, |(report, _)| Outcome::Reached(report)));
         };
         // A STATE this client cannot read is skipped, not fatal: the next
         // one may be readable.
@@ -196,9 +212,27 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
             // The end is told by the EXIT that follows, with its code:
             // taken at the STATE pushed just before it, the line said
             // `dead` or `exited with code 3` by chance.
-            Reply::State(report) if report.primary == Primary::Dead => {}
+            Reply::State(report) if report.primary == Primary::Dead && held.is_none() => {}
             Reply::State(report) if reached(&report, wanted) => {
-                return Ok(Outcome::Reached(*report));
+                let due = crate::verdict::dialog_due_in(
+                    report.detail,
+                    report.signals.first(),
+                    report.state_ms,
+                );
+                match due.filter(|_| report.dialog.is_none()) {
+                    Some(ms) => {
+                        let by = held.map_or_else(
+                            || tokio::time::Instant::now() + Duration::from_millis(ms),
+                            |(_, by)| by,
+                        );
+                        held = Some((*report, by));
+                    }
+                    None => return Ok(Outcome::Reached(*report)),
+                }
+            }
+            // It moved on before drawing: it was in the state asked for.
+            Reply::State(_) | Reply::Exit(_) if held.is_some() => {
+                return Ok(held.map_or(Outcome::Closed, |(report, _)| Outcome::Reached(report)));
             }
             Reply::Exit(code) => return Ok(Outcome::Code(code)),
             Reply::Error { message, .. } => {

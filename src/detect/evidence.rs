@@ -92,6 +92,9 @@ pub struct EvidenceRow {
     pub value: String,
     pub text: String,
     pub since_ms: u64,
+    /// Whether it counts now: within its time and, for a hook's report,
+    /// not contradicted by the screen or title since (no hook fires when
+    /// a dialog is answered).
     pub fresh: bool,
 }
 
@@ -138,6 +141,11 @@ impl Evidence {
                 fresh: true,
             },
         });
+        let counts = |f: &Option<Finding>| f.as_ref().filter(|f| f.fresh(now_ms)).cloned();
+        let hook_stands = self
+            .hook
+            .as_ref()
+            .is_some_and(|h| hook_stands(h, &counts(&self.screen), &counts(&self.title)));
         for f in [
             &self.status,
             &self.hook,
@@ -157,7 +165,7 @@ impl Evidence {
                 value: label(f.primary, f.detail),
                 text: f.text.clone(),
                 since_ms: f.since_ms,
-                fresh: f.fresh(now_ms),
+                fresh: f.fresh(now_ms) && (f.source != Source::Hook || hook_stands),
             });
         }
         for c in &self.children {
@@ -203,4 +211,22 @@ impl Evidence {
         }
         rows
     }
+}
+
+/// Whether a hook report still holds: no hook fires when a dialog is
+/// answered or a turn interrupted, so a report stands only until the
+/// screen or the title shows something else after it. An agent's title
+/// rests while its dialog is up, so a resting title does not end a
+/// report of waiting.
+pub(super) fn hook_stands(
+    hook: &Finding,
+    screen: &Option<Finding>,
+    title: &Option<Finding>,
+) -> bool {
+    let later_and_other = |f: &Finding| f.since_ms > hook.since_ms && f.primary != hook.primary;
+    let by_screen = screen.as_ref().is_some_and(later_and_other);
+    let by_title = title.as_ref().is_some_and(|t| {
+        later_and_other(t) && !(hook.primary == Primary::Waiting && t.primary == Primary::Idle)
+    });
+    !by_screen && !by_title
 }

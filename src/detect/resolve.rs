@@ -7,7 +7,7 @@
 //! no clock and keeps no state: `since` and health memory live in the
 //! [`Evidence`] the detector keeps.
 
-use super::evidence::{Evidence, Finding};
+use super::evidence::{Evidence, Finding, hook_stands};
 use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
 
 /// How long a recognised agent may draw screens none of its rules knows
@@ -57,20 +57,6 @@ fn refined(status: &Finding, screen: &Option<Finding>) -> Decision {
         }
     }
     d
-}
-
-/// Whether a hook report still holds: no hook fires when a dialog is
-/// answered or a turn interrupted, so a report stands only until the
-/// screen or the title shows something else after it. An agent's title
-/// rests while its dialog is up, so a resting title does not end a
-/// report of waiting.
-fn hook_stands(hook: &Finding, screen: &Option<Finding>, title: &Option<Finding>) -> bool {
-    let later_and_other = |f: &Finding| f.since_ms > hook.since_ms && f.primary != hook.primary;
-    let by_screen = screen.as_ref().is_some_and(later_and_other);
-    let by_title = title.as_ref().is_some_and(|t| {
-        later_and_other(t) && !(hook.primary == Primary::Waiting && t.primary == Primary::Idle)
-    });
-    !by_screen && !by_title
 }
 
 /// Whether the decision is an agent saying it works: its own screen rule
@@ -756,6 +742,21 @@ mod tests {
         let v = resolve(&e, 5_100);
         assert_eq!(v.primary, Primary::Active);
         assert_eq!(v.signals[0].source, Source::Screen);
+        // `hm explain` shows the report as no longer counting, though its
+        // time has not run out.
+        let rows = e.rows(5_100);
+        let row = rows
+            .iter()
+            .find(|r| r.source == Source::Hook)
+            .expect("the hook's row");
+        assert!(!row.fresh, "{row:?}");
+        e.screen = None;
+        let rows = e.rows(5_100);
+        let row = rows
+            .iter()
+            .find(|r| r.source == Source::Hook)
+            .expect("the hook's row");
+        assert!(row.fresh, "{row:?}");
     }
 
     #[test]

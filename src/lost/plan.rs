@@ -181,7 +181,9 @@ pub fn check(r: &mut Restart, m: &Manifest) -> Result<(), Refusal> {
         }
         return Ok(());
     }
-    if on_path(&program) {
+    // Found on the PATH it will run with, it keeps the name it was given
+    // (`codex`, not where this shell found it).
+    if on_path(&program, m) {
         return Ok(());
     }
     match &m.program_path {
@@ -204,9 +206,13 @@ fn executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Whether `program` is found on this process's `PATH`.
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
+/// Whether `program` is found on the `PATH` the restart runs with: the
+/// session's own, which its manifest keeps (a restore starts it in that
+/// environment), else this process's.
+fn on_path(program: &str, m: &Manifest) -> bool {
+    let kept = m.environ.as_ref().and_then(|vars| vars.get("PATH"));
+    kept.map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"))
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(program))))
 }
 
@@ -409,6 +415,17 @@ mod tests {
         let mut r = plan(&m).expect("a plan");
         check(&mut r, &m).expect("found");
         assert_eq!(r.argv[0], "/bin/sh");
+        // On the PATH the session kept, it keeps the name it was given:
+        // the restore runs it with that PATH.
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).expect("bin");
+        let program = bin.join("no-such-program-hm-test");
+        std::fs::write(&program, "#!/bin/sh\n").expect("program");
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        m.environ = Some([("PATH".to_owned(), bin.display().to_string())].into());
+        let mut r = plan(&m).expect("a plan");
+        check(&mut r, &m).expect("found");
+        assert_eq!(r.argv[0], "no-such-program-hm-test");
         // A shell whose last directory went starts where it started.
         let mut m = manifest(&["sh"]);
         m.workdir = dir.path().display().to_string();

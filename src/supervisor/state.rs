@@ -136,6 +136,10 @@ pub struct Shared {
     /// a number that grows with each change.
     report: Option<StateReport>,
     report_seq: u64,
+    /// A move of the state found by a subscription, not by the tracker,
+    /// and the primary state before it: the tracker's to announce (see
+    /// `refresh_for_subscriber`).
+    unannounced: Option<Option<crate::detect::Primary>>,
     next_conn: ConnId,
     /// Answers to dialogs: the automation rules, the dialog they watch,
     /// the log.
@@ -227,6 +231,7 @@ impl Shared {
             answers: Vec::new(),
             report: None,
             report_seq: 0,
+            unannounced: None,
             next_conn: 1,
             acting: Acting::default(),
             keeper: None,

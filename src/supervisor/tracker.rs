@@ -122,12 +122,15 @@ pub(super) async fn track_state(
     loop {
         let wake = {
             let mut s = ctx.shared.borrow_mut();
-            let before = s.reported().map(|r| r.primary);
+            // A move a subscription found is announced here, as if found
+            // now.
+            let unannounced = s.take_unannounced();
+            let before = unannounced.unwrap_or_else(|| s.reported().map(|r| r.primary));
             // While output still flows (the look every SETTLE_LIMIT), the
             // processes may be read up to a second ago.
             let flowing = !s.output_settled();
             s.facts_may_lag(flowing);
-            let moved = s.refresh_report();
+            let moved = s.refresh_report() || unannounced.is_some();
             #[cfg(test)]
             ctx.last_look.set(Some(ctx.clock.now()));
             s.facts_may_lag(false);
@@ -193,6 +196,7 @@ pub(super) async fn track_state(
                 () = ctx.wakes.all_left.notified() => {
                     give_back = Some(ctx.clock.now() + GIVE_BACK_AFTER);
                 }
+                () = ctx.wakes.look.notified() => break,
                 () = super::sleep_until(wake.into_iter().chain(give_back).min()) => break,
             }
         }

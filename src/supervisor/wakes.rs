@@ -24,6 +24,10 @@ pub struct Wakes {
     /// The state tracker: the last connection closed, so what serving it
     /// mapped and allocated may go back (see `track_state`).
     pub all_left: Rc<Notify>,
+    /// The state tracker: a subscription found the state moved (see
+    /// `Shared::refresh_for_subscriber`), which the tracker announces to
+    /// every other subscriber and the notifier.
+    pub look: Rc<Notify>,
     /// Connections owed a second ACTED (ACT's `whole`): the answer being
     /// typed has sent its last key.
     pub answered: Rc<Notify>,

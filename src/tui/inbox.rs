@@ -25,9 +25,10 @@ use crate::protocol::{Act, Acted, DialogInfo};
 use super::focus;
 use super::model::{Effect, Mode, Model, Moved, Pane, Said, Shown};
 
-/// A dialog drawn a moment ago is answered once it has stood long enough
-/// (the supervisor says when); it is asked again this many times.
-const RETRIES: u32 = 3;
+/// A dialog drawn a moment ago (or said and not yet drawn) is answered
+/// once it has stood long enough (the supervisor says when, and bounds
+/// the wait); it is asked again at most this many times.
+const RETRIES: u32 = 16;
 /// An ACT not answered this soon is said to be late: its supervisor is
 /// stopped or slow, or its host's link stalled. The answer is on its way
 /// and the supervisor acts on it when it reads it, if the dialog it names

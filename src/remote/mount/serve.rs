@@ -235,8 +235,11 @@ pub(in crate::remote) async fn serve(
                             let answer: mux::Started =
                                 serde_json::from_slice(&f.payload).unwrap_or_default();
                             match answer.error {
+                                // Whole (a cut hid the command it says to
+                                // run), but printable and bounded.
                                 Some(e) => {
-                                    let _ = reply.send(Err(paths::sanitize(&e)));
+                                    let e: String = e.chars().take(400).collect();
+                                    let _ = reply.send(Err(paths::printable(&e)));
                                 }
                                 None => {
                                     // Answered once it is served here too.

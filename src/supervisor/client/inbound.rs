@@ -299,7 +299,7 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
     if flags.state {
         role.wants_state = true;
         // The state as it is now comes first.
-        s.refresh_report();
+        s.refresh_for_subscriber();
     }
     if !role.wants_exit {
         s.await_exit();

@@ -54,6 +54,10 @@ fn dialog_info(d: Dialog, id: u64, rules: &RuleSet) -> DialogInfo {
 /// after that Down picks the wrong option.
 pub const MIN_SHOWN_MS: u64 = 500;
 
+/// How often an answer waiting for a dialog said but not yet drawn asks
+/// again (see [`crate::verdict::dialog_due_in`]).
+const DRAW_POLL_MS: u64 = 200;
+
 /// Why an answer was not given: for a person, and when asking again may
 /// succeed (the dialog is too new to answer yet).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,6 +256,22 @@ impl Shared {
             // Waiting on the program's own word, or at a prompt hm does not
             // know as a dialog: the screen is what the keys would act on.
             let (label, verb) = (verdict.label(), answer.name());
+            // Said by the program itself a moment ago: its dialog may not
+            // be drawn yet (`hm wait --state waiting && hm approve`).
+            let waited = now.saturating_sub(verdict.since_ms);
+            if expect.dialog.is_none()
+                && let Some(due) =
+                    crate::verdict::dialog_due_in(verdict.detail, verdict.signals.first(), waited)
+            {
+                return Err(Refused {
+                    reason: format!(
+                        "session '{id}' is {label}, but has not drawn its dialog yet \
+                         (said {waited} ms ago)"
+                    ),
+                    retry_in_ms: Some(due.min(DRAW_POLL_MS)),
+                    now: None,
+                });
+            }
             return Err(if expect.dialog.is_some() {
                 format!("the dialog in '{id}' is gone: the session is {label} now")
             } else if verdict.primary == crate::detect::Primary::Waiting {

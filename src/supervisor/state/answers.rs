@@ -260,6 +260,26 @@ impl Shared {
         changed
     }
 
+    /// Re-evaluates the state for a subscriber that asked for it as it is
+    /// now, which it is sent first. A move found here is the tracker's to
+    /// announce, to the other subscribers (asleep until the next output,
+    /// they never heard of it: a program that began to read without
+    /// printing was `waiting` to the newest follower alone) and to the
+    /// notifier; it is woken for it.
+    pub fn refresh_for_subscriber(&mut self) {
+        let before = self.report.as_ref().map(|r| r.primary);
+        if self.refresh_report() {
+            self.unannounced.get_or_insert(before);
+            self.wakes.look.notify_one();
+        }
+    }
+
+    /// The primary state before a move a subscription found and the
+    /// tracker has not announced yet, if there is one.
+    pub fn take_unannounced(&mut self) -> Option<Option<Primary>> {
+        self.unannounced.take()
+    }
+
     /// When the state may next change with no output: an idle threshold
     /// or the detector's `stuck_after` running out. `None` while nothing is
     /// pending, so an idle session costs no wake-up.

@@ -78,7 +78,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         held.clear();
     }
     let kept = kept(&back, &held);
-    let id = super::title::short_id(&p.id, width.saturating_sub(kept).max(MIN_ID));
+    let id = crate::cut::short_id(&p.id, width.saturating_sub(kept).max(MIN_ID));
     let mut spans = vec![Span::styled(format!(" {id} "), m.theme.footer_key)];
     // The label, a person's name for it, where it fits beside what the
     // bar must say (the state and the way back): cut to a few words.

@@ -10,10 +10,11 @@
 
 use std::time::Instant;
 
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use crate::classify::ProcessState;
 use crate::client::clock_ms;
+use crate::cut::short_id;
 use crate::tui::model::{Model, Pane};
 
 /// Columns of the border kept between a label and the badge.
@@ -128,7 +129,7 @@ fn with_label(mut t: Fitted, label: &str, room: usize) -> Option<Fitted> {
     };
     let left = room.saturating_sub(used(&t) + 1 + rule);
     (left >= 3).then(|| {
-        t.label = Some(cut(label, left));
+        t.label = Some(crate::cut::end(label, left));
         t
     })
 }
@@ -147,76 +148,6 @@ fn used(t: &Fitted) -> usize {
         n += t.badge.width() + 2 + MIN_RULE;
     }
     n
-}
-
-/// `text` cut to `cols` columns, its end marked `…`.
-fn cut(text: &str, cols: usize) -> String {
-    if text.width() <= cols {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    for c in text.chars() {
-        if out.width() + c.to_string().width() + 1 > cols {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
-
-/// `text` in `cols` columns, its middle given up for `…`: ids that tell
-/// sessions apart often differ only at the end (`claude-worker-1`,
-/// `claude-worker-2`), so the end keeps as much as the start, or a column
-/// more.
-fn cut_middle(text: &str, cols: usize) -> String {
-    if text.width() <= cols {
-        return text.to_owned();
-    }
-    let room = cols.saturating_sub(1);
-    let head = room / 2;
-    let take = |chars: &mut dyn Iterator<Item = char>, cols: usize| {
-        let mut used = 0;
-        let mut kept = Vec::new();
-        for c in chars {
-            used += c.width().unwrap_or(0);
-            if used > cols {
-                break;
-            }
-            kept.push(c);
-        }
-        kept
-    };
-    let start = take(&mut text.chars(), head);
-    let mut end = take(&mut text.chars().rev(), room - head);
-    end.reverse();
-    start.into_iter().chain(['…']).chain(end).collect()
-}
-
-/// An id in `cols` columns: another machine's host is cut first (to
-/// nothing but the mark), so `host:id` keeps the session's own id whole
-/// as long as it can; then the id loses its middle (see [`cut_middle`]).
-pub(super) fn short_id(id: &str, cols: usize) -> String {
-    if id.width() <= cols {
-        return id.to_owned();
-    }
-    if let Some((host, plain)) = crate::remote::split_target(id) {
-        // `h…:id`, at least `…:id`.
-        let for_host = cols.saturating_sub(plain.width() + 1);
-        if for_host >= 1 {
-            let host = if for_host >= 2 {
-                cut(host, for_host)
-            } else {
-                "…".to_owned()
-            };
-            return format!("{host}:{plain}");
-        }
-        return match cols.saturating_sub(2) {
-            0 => "…".to_owned(),
-            keep => format!("…:{}", cut_middle(plain, keep)),
-        };
-    }
-    cut_middle(id, cols.max(2))
 }
 
 /// The badge's forms, longest first: what the pane's state is and for
@@ -496,7 +427,6 @@ mod tests {
             14,
         );
         assert_eq!(a.id, "…:cla…nd-1");
-        assert_eq!(short_id("ab字字字字cd", 6), "ab…cd");
     }
 
     #[test]
