@@ -18,12 +18,12 @@ pub const MAX_ID_LEN: usize = 64;
 /// What an id may be ([`validate_id`]), in as few words as fit the
 /// dashboard's footer at 80 columns with the id before it; the error of
 /// the command line says the same at length.
-pub const ID_RULE_SHORT: &str = "1-64 letters, digits, . _ - (first a letter or digit)";
+pub const ID_RULE_SHORT: &str = "1-64 of A-Z a-z 0-9 . _ - (first a letter or digit)";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
     #[error(
-        "invalid session id '{0}': use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        "invalid session id '{0}': use 1-64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit"
     )]
     InvalidId(String),
     #[error(

@@ -374,6 +374,39 @@ fn an_id_started_again_the_moment_it_ended_is_replaced() {
     }
 }
 
+/// `hm logs -f` of a full-screen program says, once, that what it draws
+/// is no history, and goes on with the lines it prints once it leaves
+/// the alternate screen: it printed nothing and looked stuck.
+#[test]
+fn following_a_full_screen_program_says_why_nothing_comes() {
+    let sb = Sandbox::new();
+    let gate = common::gate(&sb, "gate");
+    let script = format!(
+        "echo before; printf '\\033[?1049h'; echo drawn; cat {} >/dev/null; \
+         printf '\\033[?1049l'; echo after",
+        gate.display()
+    );
+    let _s = bg(&sb, &["--id", "full"], &["sh", "-c", &script]);
+    common::wait_until("the full screen drawn", || {
+        stdout(&sb.cmd(&["logs", "full", "--screen"])).contains("drawn")
+    });
+    let sock = sb.sock("full");
+    common::wait_until("no one to follow", || common::clients(&sock) == 0);
+    let follower = sb.background(&["logs", "full", "-f"]);
+    common::wait_until("hm logs -f to follow", || common::clients(&sock) == 1);
+    common::open_gate(&gate);
+    let out = follower.wait_with_output().expect("hm logs -f");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "before\nafter\n");
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("hm: 'full' draws on the alternate screen (a full-screen program)")
+            && err.contains("'hm logs full --screen' shows the screen now"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 /// A script's next command, started the moment its program exits, meets a
 /// supervisor on its way out, which resets the connections it has not
 /// served: each says how the session ended, as it would a moment later,

@@ -184,6 +184,11 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             printer.finish(&mut out, args.lines)?;
             if let Some(follow) = &mut follow {
                 replay.term.trim_history(FOLLOW_ROWS);
+                // A full-screen program (Claude Code, Codex) draws on the
+                // alternate screen, which has no lines to follow: said
+                // once, not left to look like a hang.
+                let mut full_screen = AltScreenNote::new(&session.id);
+                full_screen.check(&replay.term);
                 while let Some(reply) = r.reply().await? {
                     match reply {
                         Reply::Output(bytes) => {
@@ -196,6 +201,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                                 }
                             }
                             printer.finish(&mut out, None)?;
+                            full_screen.check(&replay.term);
                         }
                         Reply::Mark(m) => replay.term.take_mark(&m, false),
                         Reply::Exit(_) => {
@@ -233,6 +239,35 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         }
         closed(&dir, &session.id)
     })
+}
+
+/// Says once, on stderr, that a followed session is on the alternate
+/// screen, where nothing is history: `hm logs -f` printed nothing at all
+/// for Claude Code and Codex, and looked stuck.
+struct AltScreenNote {
+    id: String,
+    said: bool,
+}
+
+impl AltScreenNote {
+    fn new(id: &str) -> AltScreenNote {
+        AltScreenNote {
+            id: client::shown_id(id),
+            said: false,
+        }
+    }
+
+    fn check(&mut self, term: &Term) {
+        if !self.said && term.screen().alternate_screen() {
+            self.said = true;
+            let id = &self.id;
+            eprintln!(
+                "hm: '{id}' draws on the alternate screen (a full-screen program), which keeps no \
+                 lines to follow; lines it prints after it leaves it follow here ('hm logs {id} \
+                 --screen' shows the screen now, 'hm attach {id}' follows it live)"
+            );
+        }
+    }
 }
 
 /// How following session `id` of `dir` ends when its connection closed

@@ -78,9 +78,10 @@ fn no_option(number: u8, count: usize) -> String {
 fn not_as_expected(answer: Answer, pattern: &str) -> String {
     match answer {
         // Most dialogs have no such option: said as what the person
-        // would look for on the screen.
+        // would look for on the screen, not as the pattern that looked.
         Answer::Always => {
-            format!("the dialog has no option not to be asked again (no row matches '{pattern}')")
+            "the dialog has no option not to be asked again (approving answers it this once)"
+                .to_owned()
         }
         a => format!(
             "the dialog is not as the keys that {} it expect: no row matches '{pattern}'",
