@@ -220,7 +220,9 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
 /// Mounts `host`'s sessions: a `[[hosts]]` name, or `[user@]host[:port]`.
 fn mount(host: &str, config: &Config) -> Result<crate::remote::Mount> {
     use crate::remote::{Host, Mount, ssh_command};
-    let host = Host::resolve(host, &config.hosts)?;
+    // An address that cannot be one is a command line that cannot mean
+    // anything (exit 2), as an id no session can have is.
+    let host = Host::resolve(host, &config.hosts).map_err(|e| Usage(e.to_string()))?;
     Ok(Mount::start(
         &host,
         &ssh_command(config.ssh_command.as_deref()),

@@ -347,6 +347,27 @@ fn ls_of_a_host_with_no_sessions_names_the_host() {
     assert_eq!(stderr(&ls).trim(), "no sessions on box");
 }
 
+/// An address that cannot be one is refused as a command line that
+/// cannot mean anything (exit 2), before any ssh runs.
+#[test]
+fn an_address_that_cannot_be_one_is_a_usage_error() {
+    let sb = Sandbox::new();
+    for args in [
+        &["ls", "--host", "bad;host"][..],
+        &["status", "me@:cx"],
+        &["run", "--bg", "--host", "a b", "--", "true"],
+    ] {
+        let out = sb.cmd(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("is not a host: give [user@]host[:port]"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
 #[test]
 fn a_host_that_cannot_be_reached_or_has_no_hm_says_so_in_one_line() {
     let sb = Sandbox::new();

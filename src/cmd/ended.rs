@@ -311,7 +311,10 @@ pub mod remote {
     /// A link to `host`, once its sessions are served here; why not if
     /// it cannot be reached.
     pub fn link(host: &str, config: &Config) -> Result<Link> {
-        let host = Host::resolve(host, &config.hosts)?;
+        // An address that cannot be one is a command line that cannot mean
+        // anything (exit 2), as an id no session can have is.
+        let host =
+            Host::resolve(host, &config.hosts).map_err(|e| crate::cmd::Usage(e.to_string()))?;
         let (tx, rx) = std::sync::mpsc::channel();
         let link = Link::start(
             &host,
