@@ -5,7 +5,7 @@ use crate::common;
 
 use std::fs;
 
-use common::{Sandbox, stderr, stdout};
+use common::{HmEnv, Sandbox, stderr, stdout};
 use heimdall::protocol::ClientType;
 
 #[test]
@@ -282,9 +282,8 @@ fn ls_lists_more_sessions_than_its_descriptor_limit() {
         ids.iter()
             .all(|id| common::Raw::connect(&sb.sock(id)).is_ok())
     });
-    let hm = sb.hm();
     let out = std::process::Command::new("/bin/sh")
-        .envs(hm.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .hm_env(&sb)
         .args(["-c", "ulimit -n 40 && exec \"$0\" ls --socket-dir \"$1\""])
         .arg(common::HM)
         .arg(&sb.sock_dir)
@@ -718,7 +717,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         );
         let out = std::process::Command::new("bash")
             .args(["--norc", "-c", &body])
-            .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .hm_env(&sb)
             .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
             .current_dir(sb.path())
             .output()
@@ -729,7 +728,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         if stdout(&out).trim().is_empty() {
             let ls = std::process::Command::new("bash")
                 .args(["--norc", "-c", "hm ls --ids; echo \"exit $?\""])
-                .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .hm_env(&sb)
                 .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
                 .current_dir(sb.path())
                 .output()
@@ -803,7 +802,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
             let body = format!("source {}; complete -C '{line}'", file.display());
             let out = std::process::Command::new("fish")
                 .args(["--no-config", "-c", &body])
-                .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .hm_env(&sb)
                 .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
                 .current_dir(sb.path())
                 .output()
@@ -849,7 +848,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
     );
     let out = std::process::Command::new("zsh")
         .args(["-f", "-c", &body])
-        .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .hm_env(&sb)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .current_dir(sb.path())
         .output()

@@ -451,6 +451,26 @@ pub fn open_gate(gate: &Path) {
     );
 }
 
+/// The environment `sb.hm()` runs in, for another program that runs hm
+/// (a shell's completion, an older binary): its removals too. Without
+/// them, an `HM_SOCKET_DIR` set where the tests run pointed those at the
+/// person's own sessions.
+pub trait HmEnv {
+    fn hm_env(&mut self, sb: &Sandbox) -> &mut Self;
+}
+
+impl HmEnv for Command {
+    fn hm_env(&mut self, sb: &Sandbox) -> &mut Self {
+        for (k, v) in sb.hm().get_envs() {
+            match v {
+                Some(v) => self.env(k, v),
+                None => self.env_remove(k),
+            };
+        }
+        self
+    }
+}
+
 /// Connections a supervisor holds on socket `sock` now: the accepted
 /// ends, which carry the listener's path in `/proc/net/unix` (state 03,
 /// connected); a client's own end has none.

@@ -14,7 +14,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{Sandbox, stderr, stdout, wait_until};
+use common::{HmEnv, Sandbox, stderr, stdout, wait_until};
 
 /// The last commit on main before manifests and `hm restore`.
 const PREVIOUS: &str = "616c3db";
@@ -98,7 +98,7 @@ fn this_hm_works_with_a_supervisor_of_the_previous_release() {
     // Started by the old binary, as a session running before an upgrade.
     let mut start = Command::new(&old);
     start
-        .envs(sb.hm().get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .hm_env(&sb)
         .env("PATH", &path)
         .current_dir(sb.path())
         .args(["run", "--bg", "--id", "old"])

@@ -191,6 +191,19 @@ pub fn window_rows(s: Screen, height: u16, top: u16) -> Vec<u16> {
     if s.rows <= height {
         return (0..end).collect();
     }
+    let rows = gap_closed(s, height, end, 0);
+    // Closed up to the screen's top, with room to spare: the lowest gap
+    // keeps that many more of its rows, so the window still ends at the
+    // bottom (an agent's box at the pane's foot, not over empty rows).
+    match usize::from(height).checked_sub(rows.len()) {
+        Some(spare @ 1..) => gap_closed(s, height, end, spare),
+        _ => rows,
+    }
+}
+
+/// The rows down to `end` that fill `height`, each long gap of blank rows
+/// shown as one row, the lowest as `1 + spare` (see [`window_rows`]).
+fn gap_closed(s: Screen, height: u16, end: u16, mut spare: usize) -> Vec<u16> {
     // The cursor's row is where the program is: never part of a gap.
     let blank = |r: u16| s.is_blank(r) && !(s.cursor_shown && r == s.cursor_row);
     let mut rows = Vec::with_capacity(usize::from(height));
@@ -216,7 +229,8 @@ pub fn window_rows(s: Screen, height: u16, top: u16) -> Vec<u16> {
         let run = (0..row).rev().take_while(|&r| blank(r)).count() + 1;
         let above = usize::from(row) + 1 > run;
         if below && above && run > BLANKS_KEPT {
-            row -= u16::try_from(run - 1).unwrap_or(row);
+            let kept = (1 + std::mem::take(&mut spare)).min(run);
+            row -= u16::try_from(run - kept).unwrap_or(row);
         }
     }
     rows.reverse();
@@ -240,11 +254,16 @@ pub use crate::vt::lines::says_something;
 pub fn facts(screen: &vt100::Screen) -> Screen {
     let (rows, cols) = screen.size();
     let (rows, cols) = (rows.get(), cols.get());
+    // A row of nothing but a picture (Codex's logo in Braille dots) is
+    // no text: a gap it stands in is closed up like blank rows, or a
+    // pane showed a fresh Codex as rows of its logo's cut edge.
     let drawn = |row: u16| {
         (0..cols).any(|col| {
-            screen
-                .cell(row, col)
-                .is_some_and(|c| c.has_contents() && c.contents() != " ")
+            screen.cell(row, col).is_some_and(|c| {
+                c.has_contents()
+                    && c.contents() != " "
+                    && !c.contents().chars().all(crate::vt::lines::is_art)
+            })
         })
     };
     let mut facts = Screen {
@@ -409,6 +428,16 @@ mod tests {
             input_rows(claude.screen(), Some("claude")),
             Some((6, Some(4)))
         );
+        // A fresh Codex: what was said is its banner, not the logo drawn
+        // in Braille dots between them (its right part only, in a pane).
+        let logo = "⣀⣶⣿⣿⣿⣿⡇ ⢸⣿⣿⡿⠛⠉⢀⣠⣴⣿⣿⣿⣷⣦⣀⠈⢻⣿⣿⡇";
+        let codex = on(&format!(
+            "  >_ OpenAI Codex (v0.169.0)\n     ~/proj\n\n{logo:>70}\n{logo:>70}\n\n\n\n› Ask Codex to do anything\n\n  ? for shortcuts"
+        ));
+        assert_eq!(
+            input_rows(codex.screen(), Some("codex")).map(|(_, said)| said),
+            Some(Some(1))
+        );
         // Not an agent whose rules know a box: none.
         assert_eq!(input_rows(claude.screen(), Some("shell")), None);
         assert_eq!(input_rows(claude.screen(), None), None);
@@ -554,6 +583,16 @@ mod tests {
             s.set_blank(row);
         }
         assert_eq!(window_rows(s, 5, 0), [0, 1, 2, 3, 4]);
+        // A fresh Codex at 120x40: its banner on rows 1-2, its logo (no
+        // text) and blanks down to its box on 36-39. Closed up, it all
+        // fits a 10-row pane with room to spare: the gap keeps that room,
+        // and the box stays at the pane's foot.
+        let mut s = screen(Some(39), 36, true);
+        for row in [0].into_iter().chain(3..36).chain([37]) {
+            s.set_blank(row);
+        }
+        let top = top_row(s, 10, None);
+        assert_eq!(window_rows(s, 10, top), [0, 1, 2, 3, 4, 35, 36, 37, 38, 39]);
     }
 
     #[test]
@@ -562,6 +601,8 @@ mod tests {
         assert!(!says_something("────────╌╌╌╌ ━━ --- ==="));
         assert!(says_something(" ❯ 1. Yes"));
         assert!(says_something("── Bash command ──"));
+        assert!(!says_something("  ⣠⣶⣿⣿⣿⣿⣿⠿⣿⣿⣷⣄  ░▒▓██▀▄"));
+        assert!(says_something("▐▛███▛█   Claude Code v2.1.330"));
     }
 
     #[test]

@@ -76,15 +76,22 @@ pub fn fold(text: &str, width: u16) -> Vec<String> {
     rows
 }
 
-/// Not blank, and not a rule drawn with box characters or dashes.
+/// Not blank, and not a rule drawn with box characters or dashes, nor
+/// art drawn with Braille dots or blocks (Codex's logo, Gemini CLI's
+/// banner: a small pane showed a fresh Codex as rows of nothing but its
+/// logo's cut edge).
 pub fn says_something(text: &str) -> bool {
     text.chars().any(|c| {
         !c.is_whitespace()
-            && !matches!(
-                c,
-                '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—' | '▔' | '▁'
-            )
+            && !is_art(c)
+            && !matches!(c, '\u{2500}'..='\u{257F}' | '-' | '=' | '_' | '—')
     })
+}
+
+/// A character pictures are drawn with, not words: Braille dots and
+/// blocks (`⣿`, `█`, `▀`, `░`).
+pub fn is_art(c: char) -> bool {
+    matches!(c, '\u{2580}'..='\u{259F}' | '\u{2800}'..='\u{28FF}')
 }
 
 #[cfg(test)]
