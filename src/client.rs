@@ -279,6 +279,16 @@ pub fn shown_id(id: &str) -> String {
     }
 }
 
+/// Session `id` as a script passes it to the next command: `box:cx` for
+/// one of another machine ([`name_host`]), else `cx`; not made printable
+/// (a JSON string is), unlike [`shown_id`].
+pub fn named_id(id: &str) -> String {
+    match SHOWN_HOST.get() {
+        Some(host) => format!("{host}:{id}"),
+        None => id.to_owned(),
+    }
+}
+
 /// `text` a supervisor said (it knows its session by its plain id) as
 /// this command names the session: `'cx'` and `hm deny cx` become
 /// `'box:cx'` and `hm deny box:cx` for a session of another machine

@@ -10,10 +10,13 @@ pub fn end(text: &str, cols: usize) -> String {
         return text.to_owned();
     }
     let mut out = String::new();
+    let mut used = 0;
     for c in text.chars() {
-        if out.width() + c.to_string().width() + 1 > cols {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > cols {
             break;
         }
+        used += w;
         out.push(c);
     }
     out.push('…');

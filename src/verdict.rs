@@ -237,14 +237,7 @@ impl Source {
             Source::ShellIntegration => "shell_integration",
         }
     }
-}
 
-/// How long a dialog may take to be drawn after the program said it
-/// waits at one through a channel of its own: Codex 0.169 reports its
-/// command approval (status protocol) about 0.4 s before it draws it.
-pub const DRAW_GRACE_MS: u64 = 1500;
-
-impl Source {
     /// Whether the program says this itself, apart from its screen, and
     /// so may say it before it draws what it says.
     pub fn ahead_of_screen(self) -> bool {
@@ -254,6 +247,11 @@ impl Source {
         )
     }
 }
+
+/// How long a dialog may take to be drawn after the program said it
+/// waits at one through a channel of its own: Codex 0.169 reports its
+/// command approval (status protocol) about 0.4 s before it draws it.
+pub const DRAW_GRACE_MS: u64 = 1500;
 
 /// How much longer the dialog of a wait `waited_ms` old may take to be
 /// drawn, if it may still come: the program said it waits at one

@@ -371,10 +371,7 @@ fn primary_of(state: u8) -> &'static str {
 /// Session id `id` as this command names it (see [`SessionView::id`]).
 #[allow(clippy::ptr_arg)] // serde hands the field as it is
 fn as_named<S: serde::Serializer>(id: &String, s: S) -> Result<S::Ok, S::Error> {
-    match super::shown_host() {
-        Some(host) => s.serialize_str(&format!("{host}:{id}")),
-        None => s.serialize_str(id),
-    }
+    s.serialize_str(&super::named_id(id))
 }
 
 #[cfg(test)]

@@ -246,9 +246,8 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     // columns; a longer one is cut so that the command keeps 12, as one
     // long id narrows every row's command (a 35-character id wrapped every
     // row; a 24-character one was cut at 80 columns for 12 of the
-    // command).
-    // A long id gives up its middle, as in the dashboard: ids that tell
-    // sessions apart often differ only at the end (`...-extend-1`).
+    // command). A cut id gives up its middle, as in the dashboard: ids
+    // that tell sessions apart often differ only at the end (`-extend-1`).
     if let Some(cols) = cols {
         let others: usize = widths[1..].iter().map(|w| w + 2).sum();
         let cut = cols.saturating_sub(others + 2 + 12);

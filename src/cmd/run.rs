@@ -194,10 +194,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
                 probe(link.dir(), &session),
                 Some(liveness::Liveness::Running)
             ) {
-                let shown = crate::client::shown_id(id);
-                bail!(
-                    "session '{shown}' is already running; attach to it with 'hm attach {shown}'"
-                );
+                return Err(already_running(id));
             }
             note_taking_over(link.dir(), &session);
             id.clone()
@@ -482,6 +479,13 @@ fn probe(dir: &Path, session: &SessionPaths) -> Option<liveness::Liveness> {
         .then(|| liveness::probe(&session.pid, &session.sock, false))
 }
 
+/// Session `id` runs already: said as the person named it (`box:cx` for
+/// another machine's).
+fn already_running(id: &str) -> anyhow::Error {
+    let id = crate::client::shown_id(id);
+    anyhow::anyhow!("session '{id}' is already running; attach to it with 'hm attach {id}'")
+}
+
 /// Waits, up to 3 s, for the supervisor of a session whose program has
 /// ended (its record is written) to let go of the id on its way out: the
 /// same id started again the moment it ended was said to replace it, and
@@ -515,11 +519,7 @@ fn launch(
     workdir: &Path,
 ) -> Result<()> {
     match probe(dir, session) {
-        Some(liveness::Liveness::Running) => bail!(
-            "session '{}' is already running; attach to it with 'hm attach {}'",
-            session.id,
-            session.id
-        ),
+        Some(liveness::Liveness::Running) => return Err(already_running(&session.id)),
         Some(liveness::Liveness::Orphaned(pid)) => warn_orphaned(session, pid),
         _ => {}
     }

@@ -113,9 +113,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         Some(Outcome::Reached(report)) => {
             if args.json {
                 let mut v = serde_json::to_value(&report)?;
-                v["id"] = client::shown_host()
-                    .map_or_else(|| plain.clone(), |host| format!("{host}:{plain}"))
-                    .into();
+                v["id"] = client::named_id(&plain).into();
                 writeln!(out, "{v}")?;
             } else {
                 writeln!(out, "{id}: {}", report.label())?;

@@ -350,8 +350,6 @@ impl Shared {
         info
     }
 
-    /// The answer to SCREEN: the screen as plain text rows, with its size,
-    /// cursor and title.
     /// The screen as the escape sequences that draw it over any other of
     /// its size: every cell, the cursor, the input modes (vt100's
     /// `state_formatted`, which clears the screen first and scrolls
@@ -372,6 +370,8 @@ impl Shared {
         Some(screen.state_formatted().into_bytes())
     }
 
+    /// The answer to SCREEN: the screen as plain text rows, with its size,
+    /// cursor and title.
     pub fn screen_answer(&mut self) -> Screen {
         let term = self.screen.term();
         let screen = term.screen();
