@@ -99,8 +99,9 @@ pub enum Command {
     /// hm setup): hm hook claude|codex|gemini [PAYLOAD]. Sends what the
     /// agent reports to its session; prints nothing, always exits 0
     Hook(HookArgs),
-    /// Print the hook set-up for an agent started outside hm run:
-    /// hm setup claude|codex|gemini
+    /// Print the hook set-up for an agent started outside hm run (hm
+    /// setup claude|codex|gemini), or the unit that restores sessions at
+    /// login (hm setup autostart)
     Setup(SetupArgs),
     /// Serve this machine's sessions over stdin and stdout, for a
     /// dashboard or command on another machine (ssh HOST hm proxy)

@@ -385,10 +385,12 @@ pub fn ended_short(code: i32, killed: bool) -> String {
     }
 }
 
-/// The record of session `id` that ended, if one is kept in `dir`.
+/// The record of session `id` that ended, if one is kept in `dir`, or
+/// after a reboot emptied `dir`, what its manifest says of its end
+/// ([`crate::ended::get`]): `hm status`, `hm wait`, `hm attach` of it say
+/// how it ended, not that there is no such session.
 pub fn ended_session(dir: &Path, id: &str) -> Option<crate::ended::Ended> {
-    paths::validate_id(id).ok()?;
-    crate::ended::read(&crate::ended::path(dir, id))
+    crate::ended::get(dir, id)
 }
 
 /// `exited with code 3`; when someone asked for the end, `killed by

@@ -7,6 +7,13 @@
 //! 0600) and never trusted for liveness: the pid file's lock says whether
 //! a session runs; a record says only how one ended. A supervisor starting
 //! under an id removes that id's record.
+//!
+//! The socket dir is a tmpfs that a reboot empties; the session's manifest
+//! in the state dir (`crate::restore`) says how it ended too, and outlives
+//! it. Where a record is gone but the manifest of a session of this dir
+//! and machine says it ended, [`list`] and [`get`] read the record from
+//! the manifest ([`from_kept`]): an ended session stays listed, its
+//! output readable, until `hm rm` or `hm clean`, reboot or not.
 
 use std::fs;
 use std::io::{self, Write};
@@ -94,12 +101,49 @@ pub fn read(file: &Path) -> Option<Ended> {
     serde_json::from_slice(&fs::read(file).ok()?).ok()
 }
 
-/// Every record in `dir`, most recently ended first.
+/// Every session of `dir` that ended, most recently ended first: the
+/// records, and those whose record went with the socket dir but whose
+/// manifest says they ended ([`from_kept`]).
 pub fn list(dir: &Path) -> Vec<Ended> {
+    list_besides(dir, |_| false)
+}
+
+/// [`list`], for a caller that already knows which ids are `running`:
+/// their manifests are not read (`hm ls` of 50 sessions, and the
+/// dashboard's every look, would read them all to find them running).
+pub fn list_besides(dir: &Path, running: impl Fn(&str) -> bool) -> Vec<Ended> {
+    let mut all = records(dir);
+    if let Some(state) = crate::restore::sessions_dir() {
+        let host = crate::restore::host_name();
+        for id in crate::restore::manifest::ids(&state) {
+            if !running(&id)
+                && !all.iter().any(|r| r.id == id)
+                && let Some(r) = kept_end(&state, &host, dir, &id)
+            {
+                all.push(r);
+            }
+        }
+    }
+    all.sort_by(|a, b| b.ended_unix_ms.cmp(&a.ended_unix_ms).then(a.id.cmp(&b.id)));
+    all
+}
+
+/// How session `id` of `dir` ended: its record, else what its manifest
+/// says ([`list`]); `None` if it did not end, or nothing says so.
+pub fn get(dir: &Path, id: &str) -> Option<Ended> {
+    crate::paths::validate_id(id).ok()?;
+    read(&path(dir, id)).or_else(|| {
+        let state = crate::restore::sessions_dir()?;
+        kept_end(&state, &crate::restore::host_name(), dir, id)
+    })
+}
+
+/// The records in `dir` (the files alone).
+fn records(dir: &Path) -> Vec<Ended> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut all: Vec<Ended> = entries
+    entries
         .filter_map(|e| {
             let e = e.ok()?;
             let name = e.file_name();
@@ -107,9 +151,41 @@ pub fn list(dir: &Path) -> Vec<Ended> {
             crate::paths::validate_id(id).ok()?;
             read(&e.path()).filter(|r| r.id == id)
         })
-        .collect();
-    all.sort_by(|a, b| b.ended_unix_ms.cmp(&a.ended_unix_ms).then(a.id.cmp(&b.id)));
-    all
+        .collect()
+}
+
+/// The end of session `id` of socket dir `dir` on machine `host` as its
+/// manifest in `state` keeps it, when it has no record: it ended (not
+/// stopped by a signal: that one is lost, for `hm restore`), and no
+/// supervisor holds its id (one starting under it is about to write its
+/// own manifest).
+fn kept_end(state: &Path, host: &str, dir: &Path, id: &str) -> Option<Ended> {
+    let m = crate::restore::manifest::read(state, id).ok()?;
+    let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
+    (here && !m.lost() && !path(dir, id).exists() && !crate::liveness::held(dir, id))
+        .then(|| from_kept(&m))
+        .flatten()
+}
+
+/// The record a manifest that says how its session ended stands for.
+/// Its last lines are not kept there: `hm logs` reads its output instead.
+pub fn from_kept(m: &crate::restore::manifest::Manifest) -> Option<Ended> {
+    use crate::restore::manifest::EndHow;
+    let end = m.ended.filter(|e| e.how != EndHow::Stopped)?;
+    Some(Ended {
+        id: m.id.clone(),
+        command: m.argv.clone(),
+        workdir: m.workdir.clone(),
+        classifier: m.classifier.name.clone(),
+        started_unix_ms: m.started_unix_ms,
+        ended_unix_ms: end.unix_ms,
+        exit_code: end.code,
+        last_lines: Vec::new(),
+        label: m.label.clone(),
+        cols: m.cols,
+        rows: m.rows,
+        killed: end.how == EndHow::Killed,
+    })
 }
 
 /// The order `hm ls` lists ended sessions in: most recent first to the
@@ -158,7 +234,8 @@ pub fn forget(dir: &Path, id: &str) -> io::Result<()> {
 
 /// Trims the records to [`KEEP`], none older than [`MAX_AGE_MS`]; the log
 /// of a session whose record goes, goes with it (a record exists only
-/// while no session of its id runs: one that starts removes it).
+/// while no session of its id runs: one that starts removes it). The
+/// ended sessions known from their manifests count, and age, as records.
 fn trim(dir: &Path, now_ms: u64) {
     for (i, r) in list(dir).iter().enumerate() {
         if i >= KEEP || now_ms.saturating_sub(r.ended_unix_ms) > MAX_AGE_MS {

@@ -45,6 +45,17 @@ pub fn scan(dir: &Path) -> (Vec<String>, Vec<String>) {
     (live, orphans)
 }
 
+/// Whether a supervisor, or a program that outlived one, holds session
+/// `id` of socket dir `dir`.
+pub fn held(dir: &Path, id: &str) -> bool {
+    crate::paths::SessionPaths::new(dir, id).is_ok_and(|s| {
+        matches!(
+            probe(&s.pid, &s.sock, false),
+            Liveness::Running | Liveness::Orphaned(_)
+        )
+    })
+}
+
 /// Probes a session by trying its lock. A stale session's `.pid` and
 /// `.sock` are removed while the lock is held (see [`PidFile::acquire`] for
 /// why that cannot hurt a supervisor starting at the same moment); an

@@ -10,8 +10,6 @@ pub mod resume;
 
 use std::path::Path;
 
-use crate::liveness::{self, Liveness};
-use crate::paths::SessionPaths;
 use crate::restore::manifest::{self, Manifest};
 
 /// A session of this socket dir and this machine whose supervisor went
@@ -75,10 +73,7 @@ fn lost_in(state: &Path, host: &str, dir: &Path, id: String) -> Option<Lost> {
     let m = lost_manifest(state, host, dir, &id)?;
     // As `hm restore` would find it now: its directory and its program
     // still there.
-    let refusal = plan::plan(&m)
-        .and_then(|mut r| plan::check(&mut r, &m))
-        .err()
-        .map(|why| why.to_string());
+    let refusal = plan::now(&m).err().map(|why| why.to_string());
     Some(Lost {
         refusal,
         id,
@@ -91,7 +86,7 @@ fn lost_in(state: &Path, host: &str, dir: &Path, id: String) -> Option<Lost> {
 fn lost_manifest(state: &Path, host: &str, dir: &Path, id: &str) -> Option<Manifest> {
     let m = manifest::read(state, id).ok()?;
     let here = Path::new(&m.socket_dir) == dir && (m.host.is_empty() || m.host == host);
-    (here && m.lost() && !alive(dir, id)).then_some(m)
+    (here && m.lost() && !crate::liveness::held(dir, id)).then_some(m)
 }
 
 /// Whether any of `lost` is listed for the first time: `hm ls` says how
@@ -132,14 +127,4 @@ pub fn first_listed<'a>(lost: impl IntoIterator<Item = &'a Manifest>) -> bool {
         }
     }
     new
-}
-
-/// Whether a supervisor, or a program that outlived one, holds `id`.
-pub fn alive(dir: &Path, id: &str) -> bool {
-    SessionPaths::new(dir, id).is_ok_and(|s| {
-        matches!(
-            liveness::probe(&s.pid, &s.sock, false),
-            Liveness::Running | Liveness::Orphaned(_)
-        )
-    })
 }

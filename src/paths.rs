@@ -334,7 +334,9 @@ pub fn list_ids(dir: &Path) -> io::Result<Vec<String>> {
 }
 
 /// Orders ids as people count: `agent2` before `agent10` (runs of digits
-/// compare as numbers, the rest as text).
+/// compare as numbers, the rest as text), and as people read, `api`
+/// beside `API` rather than after every capital (`Zed` came before
+/// `api`); case decides only between ids otherwise the same.
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     fn chunks(s: &str) -> impl Iterator<Item = (bool, &str)> {
         let mut rest = s;
@@ -364,8 +366,12 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
                 }
             }
             (Some((_, p)), Some((_, q))) => {
-                if p != q {
-                    return p.cmp(q);
+                fn lower(s: &str) -> impl Iterator<Item = u8> + '_ {
+                    s.bytes().map(|b| b.to_ascii_lowercase())
+                }
+                let by_text = lower(p).cmp(lower(q));
+                if by_text != std::cmp::Ordering::Equal {
+                    return by_text;
                 }
             }
         }
@@ -430,6 +436,11 @@ mod tests {
                 "a", "agent1", "agent02", "agent2", "agent10", "b", "x9y", "x10y"
             ]
         );
+        // Case aside: a capital does not put an id before every small
+        // letter; it decides only between ids otherwise the same.
+        let mut ids = vec!["zed", "Zed", "api", "B", "API", "b2"];
+        ids.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(ids, vec!["API", "api", "B", "b2", "Zed", "zed"]);
     }
 
     #[test]

@@ -383,9 +383,16 @@ impl Drop for Orphan {
 /// supervisor's death sends it, SIGKILLs the supervisor, and returns the
 /// program (it runs `sleep MARKER`).
 pub fn orphan(sb: &Sandbox, id: &str, marker: &str) -> Orphan {
+    orphan_after(sb, id, marker, || {})
+}
+
+/// [`orphan`], doing `meanwhile` once the program runs and before its
+/// supervisor is killed.
+pub fn orphan_after(sb: &Sandbox, id: &str, marker: &str, meanwhile: impl FnOnce()) -> Orphan {
     let script = format!("trap '' HUP; exec sleep {marker}");
     let mut s = sb.start(id, &[], &["sh", "-c", &script]);
     wait_until("the program to run", || sleepers(marker).len() == 1);
+    meanwhile();
     let pid = s.child_pid().expect("program pid");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(s.child.id() as i32),

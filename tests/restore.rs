@@ -254,10 +254,16 @@ fn a_reboot_brings_back_exactly_the_lost_sessions_as_they_were() {
             .unwrap_or_else(|| panic!("{id} listed: {table}"));
         assert!(row.contains("lost (restartable)"), "{table}");
     }
-    assert!(
-        !table.contains("done") && !table.contains("killed"),
-        "{table}"
-    );
+    // Those that ended are listed as ended, as before the reboot.
+    let row = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} listed: {table}"))
+            .to_owned()
+    };
+    assert!(row("done").contains(" exited 0 "), "{table}");
+    assert!(row("killed").contains(" killed "), "{table}");
     assert!(stderr(&ls).contains("'hm restore'"), "{}", stderr(&ls));
 
     let dry = sb
@@ -298,7 +304,8 @@ fn a_reboot_brings_back_exactly_the_lost_sessions_as_they_were() {
         stdout(&restored)
     );
 
-    // Exactly those, with their ids, labels, directories and sizes.
+    // Exactly those, with their ids, labels, directories and sizes; the
+    // ended ones listed as before.
     let list: Value = serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("ls json");
     let alive: BTreeMap<String, bool> = list
         .as_array()
@@ -315,6 +322,8 @@ fn a_reboot_brings_back_exactly_the_lost_sessions_as_they_were() {
         alive,
         BTreeMap::from([
             ("agent".to_owned(), true),
+            ("done".to_owned(), false),
+            ("killed".to_owned(), false),
             ("server".to_owned(), true),
             ("shell".to_owned(), true)
         ]),
@@ -1519,4 +1528,379 @@ fn a_restored_session_has_the_environment_it_started_in() {
     wait_until("the restored program's line", || {
         stdout(&sb.cmd(&["logs", "env1"])).contains(want)
     });
+}
+
+/// The directory a path names, as a `&str`.
+fn text(p: &Path) -> &str {
+    p.to_str().expect("utf-8")
+}
+
+/// A shell whose last directory went (moved, deleted) was refused by `hm
+/// restore` and listed as not restartable, blamed on `hm run --restore`.
+/// It comes back in the directory it started in, else at home, and says
+/// so.
+#[test]
+fn a_shell_whose_directory_is_gone_comes_back_where_it_started_or_at_home() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let proj = sb.path().join("proj");
+    let sub = proj.join("sub");
+    let lone = sb.path().join("lone");
+    std::fs::create_dir_all(&sub).expect("sub");
+    std::fs::create_dir_all(&lone).expect("lone");
+    bg(
+        &sb,
+        &["--id", "moved", "--workdir", text(&proj), "--", "sh", "-i"],
+        &[],
+    );
+    bg(
+        &sb,
+        &["--id", "alone", "--workdir", text(&lone), "--", "sh", "-i"],
+        &[],
+    );
+    let cd = sb.cmd(&["send", "moved", "--enter", &format!("cd {}", text(&sub))]);
+    assert!(cd.status.success(), "{}", stderr(&cd));
+    wait_until("its last directory to be kept", || {
+        manifest(&sb, "moved").is_some_and(|m| m["cwd"] == text(&sub))
+    });
+    wait_until("the other to be kept", || manifest(&sb, "alone").is_some());
+    reboot(&sb);
+    std::fs::rename(&sub, proj.join("sub.moved")).expect("move");
+    std::fs::remove_dir(&lone).expect("remove");
+
+    let ls = stdout(&sb.cmd(&["ls"]));
+    for id in ["moved", "alone"] {
+        assert!(
+            ls.lines()
+                .any(|l| l.starts_with(id) && l.contains("lost (restartable)")),
+            "{ls}"
+        );
+    }
+    let out = sb.cmd(&["restore"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{}{err}", stdout(&out));
+    assert!(
+        err.contains(&format!(
+            "hm: restoring 'moved' in {} (its last directory {} no longer exists)\n",
+            text(&proj),
+            text(&sub)
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "hm: restoring 'alone' in {} (its last directory {} no longer exists)\n",
+            text(sb.path()),
+            text(&lone)
+        )),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("restored 2 of 2 lost sessions"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(status_json(&sb, "moved")["workdir"], text(&proj));
+    assert_eq!(status_json(&sb, "alone")["workdir"], text(sb.path()));
+}
+
+/// An agent whose directory was deleted is not resumed in another, where
+/// its conversation is not and its work would touch other files: `hm ls`
+/// says that (it blamed `hm run --restore`), `hm restore` and `hm
+/// restart` refuse in one line naming the way out (`hm restart` failed
+/// with a bare "No such file or directory (os error 2)"). A shell whose
+/// directory went is restarted at home.
+#[test]
+fn an_agent_whose_directory_is_gone_is_refused_saying_why_and_a_shell_restarts_at_home() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let bin = standin(&sb);
+    let log = sb.path().join("claude.log");
+    let path = path_with(&bin);
+    let env = [
+        ("PATH", path.as_str()),
+        ("STANDIN_LOG", text(&log)),
+        ("STANDIN_FIRST_ID", FIRST_ID),
+    ];
+    let work = sb.path().join("worktree");
+    let shell_dir = sb.path().join("scratch");
+    std::fs::create_dir_all(&work).expect("worktree");
+    std::fs::create_dir_all(&shell_dir).expect("scratch");
+    bg(
+        &sb,
+        &["--id", "agent", "--workdir", text(&work), "--", "claude"],
+        &env,
+    );
+    bg(
+        &sb,
+        &[
+            "--id",
+            "sh1",
+            "--workdir",
+            text(&shell_dir),
+            "--",
+            "sh",
+            "-i",
+        ],
+        &[],
+    );
+    wait_until("the agent's conversation to be kept", || {
+        manifest(&sb, "agent").is_some_and(|m| m["agent"]["id"] == FIRST_ID)
+    });
+    wait_until("the shell to be kept", || manifest(&sb, "sh1").is_some());
+    reboot(&sb);
+    std::fs::remove_dir(&work).expect("remove the worktree");
+    std::fs::remove_dir(&shell_dir).expect("remove the scratch dir");
+
+    let ls = sb.cmd(&["ls"]);
+    let row = stdout(&ls)
+        .lines()
+        .find(|l| l.starts_with("agent "))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        row.contains(" lost ") && !row.contains("restartable"),
+        "{row}"
+    );
+    let err = stderr(&ls);
+    assert!(
+        err.contains(&format!(
+            "hm: 'hm restore' will not start 'agent': its directory '{}' no longer exists",
+            text(&work)
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("hm run --restore"), "{err}");
+
+    let out = sb.cmd(&["restore", "agent"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "hm: not restoring 'agent': its directory '{}' no longer exists, and only a shell is \
+             started in another (put the directory back and run 'hm restore agent', or 'hm rm \
+             agent' forgets it)\n",
+            text(&work)
+        )
+    );
+    let out = sb.cmd(&["restart", "agent"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "hm: cannot restart 'agent': its directory '{}' no longer exists",
+            text(&work)
+        )) && err.contains("'hm rm agent' forgets it")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("log").lines().count(),
+        1,
+        "the agent was not started again"
+    );
+
+    let out = sb.cmd(&["restart", "sh1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "hm: restarting 'sh1' in {} (its directory {} no longer exists)",
+            text(sb.path()),
+            text(&shell_dir)
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(status_json(&sb, "sh1")["workdir"], text(sb.path()));
+}
+
+/// After a reboot took the socket dir (and the records in it), a session
+/// that had ended vanished from `hm ls`, `hm logs` and `hm restart` while
+/// its files stayed in the state dir, and `hm rm` called it lost. Its
+/// manifest says how it ended: it is listed, read, restarted and removed
+/// as an ended session, and never restored.
+#[test]
+fn an_ended_session_outlives_the_socket_dir_as_ended() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(
+        &sb,
+        &[
+            "--id",
+            "done",
+            "--",
+            "sh",
+            "-c",
+            "echo the-end-of-done; exit 3",
+        ],
+        &[],
+    );
+    bg(
+        &sb,
+        &["--id", "again", "--", "sh", "-c", "echo once-more; exit 4"],
+        &[],
+    );
+    bg(
+        &sb,
+        &["--id", "server", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    for id in ["done", "again"] {
+        wait_until("it to end, its manifest saying so", || {
+            manifest(&sb, id).is_some_and(|m| m["ended"]["how"] == "exited")
+        });
+    }
+    wait_until("the server to be kept", || {
+        manifest(&sb, "server").is_some()
+    });
+    reboot(&sb);
+    // As the login after a reboot leaves it: a fresh, empty socket dir.
+    std::fs::create_dir(&sb.sock_dir).expect("socket dir");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&sb.sock_dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+
+    let table = stdout(&sb.cmd(&["ls"]));
+    let row = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} listed: {table}"))
+            .to_owned()
+    };
+    assert!(row("done").contains(" exited 3 "), "{table}");
+    assert!(row("again").contains(" exited 4 "), "{table}");
+    assert!(row("server").contains("lost (restartable)"), "{table}");
+    let list: Value = serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("json");
+    let done = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|v| v["id"] == "done")
+        .expect("done in the json");
+    assert_eq!(
+        (&done["ended"], &done["exit_code"]),
+        (&Value::Bool(true), &Value::from(3))
+    );
+
+    let logs = sb.cmd(&["logs", "done"]);
+    assert!(logs.status.success(), "{}", stderr(&logs));
+    assert!(
+        stdout(&logs).contains("the-end-of-done"),
+        "{}",
+        stdout(&logs)
+    );
+
+    // The thin clients say how it ended, not that there is no such
+    // session.
+    let status = sb.cmd(&["status", "done"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    assert!(
+        stdout(&status).contains("exited with code 3"),
+        "{}",
+        stdout(&status)
+    );
+    let wait = sb.cmd(&["wait", "done", "--state", "dead"]);
+    assert!(wait.status.success(), "{}", stderr(&wait));
+    assert_eq!(stdout(&wait), "done: exited with code 3\n");
+
+    let dry = sb.cmd(&["restore", "--dry-run"]);
+    assert!(
+        stdout(&dry).contains("would restore 'server'"),
+        "{}",
+        stdout(&dry)
+    );
+    assert!(
+        !stdout(&dry).contains("'done'") && !stdout(&dry).contains("'again'"),
+        "{}",
+        stdout(&dry)
+    );
+
+    let out = sb.cmd(&["restart", "again"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Run again as an ended session is, its earlier output kept above.
+    wait_until("it to run again and end, its output kept", || {
+        let logs = stdout(&sb.cmd(&["logs", "again"]));
+        logs.matches("once-more").count() == 2 && logs.contains("── restarted ")
+    });
+
+    let out = sb.cmd(&["rm", "done"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "removed 'done' (exited 3)\n");
+    assert!(manifest(&sb, "done").is_none());
+    assert!(!sb.sessions_state().join("done.history").exists());
+}
+
+/// `hm restore` with nothing it would start printed only why for each,
+/// and no summary: a person was left to work out that nothing started.
+#[test]
+fn a_restore_that_starts_nothing_says_so() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "build", "--", "sleep", "600"], &[]);
+    wait_until("it to be kept", || manifest(&sb, "build").is_some());
+    reboot(&sb);
+    let out = sb.cmd(&["restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not restoring 'build'"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stdout(&out),
+        "nothing to restore: 1 lost session not restored (said above)\n"
+    );
+}
+
+/// The unit `hm setup autostart` writes carried only `PATH`: a user whose
+/// socket dir or state dir is not the default got a unit whose `hm
+/// restore` looked elsewhere and restored nothing. Run as systemd would
+/// run it (its environment and a fresh login's, nothing of this shell's),
+/// it restores their session.
+#[test]
+fn the_autostart_unit_restores_sessions_of_non_default_dirs() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    lost_sleeper(&sb, "kept", "k-1", b"before\r\n");
+    let out = sb
+        .hm()
+        .args(["setup", "autostart"])
+        .env("HM_SOCKET_DIR", &sb.sock_dir)
+        .output()
+        .expect("setup");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit = stdout(&out);
+    assert!(
+        unit.contains(&format!("ExecStart={} restore\n", common::HM)),
+        "{unit}"
+    );
+    let env: Vec<(String, String)> = unit
+        .lines()
+        .filter_map(|l| l.strip_prefix("Environment=\"")?.strip_suffix('"'))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        ["PATH", "HM_SOCKET_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"],
+        "{unit}"
+    );
+    // What systemd gives a user unit, then what the unit says.
+    let out = std::process::Command::new(common::HM)
+        .env_clear()
+        .env("HOME", sb.path())
+        .env("XDG_RUNTIME_DIR", sb.path().join("run"))
+        .envs(env)
+        .arg("restore")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the unit's hm restore");
+    assert!(
+        stdout(&out).contains("restored 1 of 1 lost session"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(sb.sock("kept").exists());
 }

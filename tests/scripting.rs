@@ -447,6 +447,34 @@ fn commands_started_as_the_program_exits_say_how_it_ended() {
     }
 }
 
+/// Where a shell is now, after its `cd`: `hm status` and its JSON say it
+/// beside where it started (the dashboard's pane border shows it too,
+/// from the same INFO field); they said only the start directory.
+#[test]
+fn status_says_where_a_shell_went() {
+    let sb = Sandbox::new();
+    let moved = sb.root.path().join("elsewhere");
+    std::fs::create_dir(&moved).expect("a directory");
+    let moved = moved.canonicalize().expect("its path");
+    let s = bg(&sb, &["--id", "sh"], &["sh"]);
+    let json = || -> serde_json::Value {
+        serde_json::from_slice(&sb.cmd(&["status", &s.id, "--json"]).stdout).expect("json")
+    };
+    let started = json();
+    assert_eq!(started["cwd"], started["workdir"], "{started}");
+    let cd = format!("cd '{}'", moved.display());
+    let out = sb.cmd(&["send", &s.id, &cd, "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::wait_until("the status to say where it went", || {
+        json()["cwd"] == moved.display().to_string()
+    });
+    let text = stdout(&sb.cmd(&["status", &s.id]));
+    assert!(
+        text.contains(&format!("cwd:      {}", moved.display())),
+        "{text}"
+    );
+}
+
 #[test]
 fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     let sb = Sandbox::new();
@@ -1097,6 +1125,58 @@ fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
         1,
         "'doomed' was lost with its supervisor before it was exited",
     );
+}
+
+/// A session left orphaned (its supervisor killed, its program ignoring
+/// the hang-up) has no supervisor to push its end: `hm events` said `gone:
+/// orphaned` and nothing when `hm kill` then ended the program. Its record
+/// says it: an `ended` line, killed.
+#[test]
+fn events_tell_the_end_of_an_orphan_hm_kill_stops() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let marker = format!("{}.417", std::process::id());
+    let mut events = sb.background(&["events", "--json"]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = std::io::BufReader::new(events.stdout.take().expect("events' stdout"));
+    std::thread::spawn(move || {
+        for line in lines.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let next = |what: &str, event: &str| -> serde_json::Value {
+        let deadline = Instant::now() + common::PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no event: {what}"));
+            let v: serde_json::Value = serde_json::from_str(&line).expect(&line);
+            if v["id"] == "orph" && v["event"] == event {
+                return v;
+            }
+        }
+    };
+    // Followed from its start (events watches the socket dir), then left.
+    let _program = common::orphan_after(&sb, "orph", &marker, || {
+        next("the session started", "started");
+    });
+    let gone = next("its supervisor gone", "gone");
+    assert_eq!(gone["orphaned"], true, "{gone}");
+    let out = sb.cmd(&["kill", "orph"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ended = next("its end", "ended");
+    let _ = events.kill();
+    let _ = events.wait();
+    assert_eq!(
+        (&ended["killed"], &ended["alive"]),
+        (
+            &serde_json::Value::Bool(true),
+            &serde_json::Value::Bool(false)
+        ),
+        "{ended}"
+    );
+    assert!(common::sleepers(&marker).is_empty());
 }
 
 /// A supervisor killed outright between taking a connection and reading

@@ -61,6 +61,9 @@ pub struct SessionView {
     pub supervisor_pid: Option<u32>,
     pub command: Option<Vec<String>>,
     pub workdir: Option<String>,
+    /// Where its program is now (a shell's after `cd`); a lost session's
+    /// last known.
+    pub cwd: Option<String>,
     pub classifier: Option<String>,
     pub cols: Option<u16>,
     pub rows: Option<u16>,
@@ -116,6 +119,7 @@ impl SessionView {
             v.supervisor_pid = Some(i.supervisor_pid);
             v.command = Some(i.command.clone());
             v.workdir = Some(i.workdir.clone());
+            v.cwd.clone_from(&i.cwd);
             v.classifier = Some(i.classifier.clone());
             v.cols = Some(i.cols);
             v.rows = Some(i.rows);
@@ -140,6 +144,7 @@ impl SessionView {
             supervisor_pid: Some(i.supervisor_pid),
             command: Some(i.command.clone()),
             workdir: Some(i.workdir.clone()),
+            cwd: i.cwd.clone(),
             classifier: Some(i.classifier.clone()),
             cols: Some(i.cols),
             rows: Some(i.rows),
@@ -261,6 +266,7 @@ impl SessionView {
         self.label.clone_from(&m.label);
         self.command = Some(m.argv.clone());
         self.workdir = Some(m.workdir.clone());
+        self.cwd.clone_from(&m.cwd);
         self.classifier = Some(m.classifier.name.clone());
         self.cols = Some(m.cols);
         self.rows = Some(m.rows);

@@ -37,7 +37,8 @@ fn record(dir: &Path, id: &str) -> Result<ended::Ended> {
     if running(dir, id) {
         bail!("session '{id}' is running; stop it first with 'hm kill {id}'");
     }
-    client::ended_session(dir, id).with_context(|| {
+    // After a reboot, its manifest has what the record had.
+    ended::get(dir, id).with_context(|| {
         format!(
             "no ended session named '{}' in {} (see 'hm ls')",
             paths::sanitize(id),
@@ -81,10 +82,9 @@ fn rm_each(ids: &[String], forget: impl Fn(&str) -> Result<String>) -> Result<i3
 /// person (a silent success left them to run `hm ls` to know).
 fn rm_one(dir: &Path, id: &str) -> Result<String> {
     // A session lost with its supervisor has a manifest and no record
-    // (the machine restarted): `hm rm` forgets it too.
-    if client::ended_session(dir, id).is_none()
-        && !running(dir, id)
-        && crate::restore::kept(id, dir).is_some()
+    // (the machine restarted): `hm rm` forgets it too. One whose manifest
+    // says it ended is an ended one, record or not.
+    if ended::get(dir, id).is_none() && !running(dir, id) && crate::restore::kept(id, dir).is_some()
     {
         ended::forget(dir, id)?;
         return Ok(format!("removed the lost session '{id}'"));
@@ -174,7 +174,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     // A session lost with its supervisor is started again from its
     // manifest, as it was, afresh (`hm restore` brings back its history
     // and its conversation).
-    let lost = client::ended_session(&dir, &args.id)
+    let lost = ended::get(&dir, &args.id)
         .is_none()
         .then(|| crate::restore::kept(&args.id, &dir))
         .flatten()
@@ -206,6 +206,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         bail!("the record of '{}' has no command", r.id);
     }
     let mut r = r;
+    r.workdir = workdir(&r, &dir)?;
     let restoring = match restoring_lost {
         Some(instance) => Some(instance),
         None => {
@@ -250,6 +251,38 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     }
     let status = cmd.status().context("cannot start hm run")?;
     Ok(status.code().unwrap_or(1))
+}
+
+/// Where `hm restart` runs session `r`: its directory while it is one.
+/// When it is gone, a shell starts where it was last (its manifest says),
+/// else at home, and says so; anything else is refused with what to do,
+/// not sent to `hm run` to fail on a bare "No such file or directory"
+/// (the rule, and why: `crate::lost::plan`).
+fn workdir(r: &ended::Ended, dir: &Path) -> Result<String> {
+    if Path::new(&r.workdir).is_dir() {
+        return Ok(r.workdir.clone());
+    }
+    let id = &r.id;
+    let gone = paths::printable(&r.workdir);
+    if !crate::lost::plan::shell(&r.command) {
+        bail!(
+            "cannot restart '{id}': its directory '{gone}' no longer exists, and only a shell is \
+             started in another (put the directory back, or 'hm rm {id}' forgets it)"
+        );
+    }
+    let kept = crate::restore::kept(id, dir).filter(|m| m.argv == r.command);
+    let last = kept.as_ref().and_then(|m| m.cwd.as_deref());
+    let Some(there) = crate::lost::plan::shell_home(last.as_slice()) else {
+        bail!(
+            "cannot restart '{id}': its directory '{gone}' no longer exists, nor does a home \
+             directory to start it in (put the directory back, or 'hm rm {id}' forgets it)"
+        );
+    };
+    eprintln!(
+        "hm: restarting '{id}' in {} (its directory {gone} no longer exists)",
+        paths::printable(&there)
+    );
+    Ok(there)
 }
 
 /// An agent's command to resume the conversation of session `r` (that

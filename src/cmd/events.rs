@@ -109,8 +109,10 @@ fn clock_text(unix_ms: u64) -> String {
 }
 
 /// Follows one session until it ends or its supervisor goes; `first` is
-/// what its first line is called (`snapshot` or `started`).
-async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
+/// what its first line is called (`snapshot` or `started`). True when it
+/// was left orphaned: its program runs on, and its end is still to come
+/// (see [`events`]).
+async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> bool {
     // A socket that has just appeared may not listen yet.
     let mut tries = 0;
     let (mut r, mut w) = loop {
@@ -124,7 +126,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
             // once): how it ended, from its record.
             Err(_) => {
                 print_record(&sock, &id, json).await;
-                return;
+                return false;
             }
         }
     };
@@ -139,7 +141,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
         .is_err()
     {
         print_record(&sock, &id, json).await;
-        return;
+        return false;
     }
     let mut view = SessionView {
         id: id.clone(),
@@ -193,7 +195,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
                     view.ended_unix_ms = Some(r.ended_unix_ms);
                 }
                 print(json, "ended", &view);
-                return;
+                return false;
             }
             _ => {}
         }
@@ -205,7 +207,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     // supervisor ends what it has not served): its record says how it
     // ended. Such a one read `gone`, as if its supervisor had died.
     if print_record(&sock, &id, json).await {
-        return;
+        return false;
     }
     // Its supervisor went without a word (SIGKILL): what is left is what
     // `hm ls` lists, lost or orphaned, not the last state it pushed.
@@ -224,6 +226,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) {
     }
     view.error = Some("supervisor gone".to_owned());
     print(json, "gone", &view);
+    view.orphaned
 }
 
 /// Session `id` of `dir` as `hm ls` lists it once its supervisor is gone
@@ -285,14 +288,22 @@ fn show(
     }
 }
 
+/// The sessions being followed, and those left orphaned (their program
+/// runs on without a supervisor to push its end).
+#[derive(Clone, Default)]
+struct Followed {
+    live: Rc<RefCell<HashSet<String>>>,
+    orphans: Rc<RefCell<HashSet<String>>>,
+}
+
 /// Starts following every live session in `dir` not followed yet; `first`
 /// names their first lines.
-fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool, first: &'static str) {
+fn follow_new(dir: &Path, seen: &Followed, json: bool, first: &'static str) {
     let Ok(ids) = paths::list_ids(dir) else {
         return;
     };
     for id in ids {
-        if seen.borrow().contains(&id) {
+        if seen.live.borrow().contains(&id) {
             continue;
         }
         let Ok(session) = SessionPaths::new(dir, &id) else {
@@ -303,12 +314,15 @@ fn follow_new(dir: &Path, seen: &Rc<RefCell<HashSet<String>>>, json: bool, first
         }
         // Before any of them prints: the tasks run once this returns.
         ID_WIDTH.fetch_max(paths::sanitize(&id).chars().count(), Ordering::Relaxed);
-        seen.borrow_mut().insert(id.clone());
+        seen.live.borrow_mut().insert(id.clone());
         let seen = seen.clone();
         tokio::task::spawn_local(async move {
-            follow(session.sock.clone(), id.clone(), json, first).await;
+            let orphaned = follow(session.sock.clone(), id.clone(), json, first).await;
             // A later session may take the same id.
-            seen.borrow_mut().remove(&id);
+            seen.live.borrow_mut().remove(&id);
+            if orphaned {
+                seen.orphans.borrow_mut().insert(id);
+            }
         });
     }
 }
@@ -333,7 +347,7 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
             .context("cannot watch the socket dir")?;
         let watch = crate::fd::register(dup, tokio::io::Interest::READABLE)
             .context("cannot watch the socket dir")?;
-        let seen = Rc::new(RefCell::new(HashSet::new()));
+        let seen = Followed::default();
         follow_new(&dir, &seen, args.json, "snapshot");
         loop {
             let mut guard = watch
@@ -342,20 +356,34 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
                 .context("cannot watch the socket dir")?;
             // Drain, then look: a socket appearing is a session starting
             // (its pid file lock is taken before the socket is bound).
+            // An orphan's end has no supervisor to push it: `hm kill`
+            // ending its program writes its record, which says how.
             let mut any = false;
+            let mut records = Vec::new();
             while let Ok(events) = inotify.read_events() {
                 if events.is_empty() {
                     break;
                 }
-                any |= events.iter().any(|e| {
-                    e.name
-                        .as_ref()
-                        .is_some_and(|n| n.to_string_lossy().ends_with(".sock"))
-                });
+                for name in events.iter().filter_map(|e| e.name.as_ref()) {
+                    let name = name.to_string_lossy();
+                    any |= name.ends_with(".sock");
+                    if let Some(id) = name.strip_suffix(".ended") {
+                        records.push(id.to_owned());
+                    }
+                }
             }
             guard.clear_ready();
             if any {
                 follow_new(&dir, &seen, args.json, "started");
+            }
+            for id in records {
+                if seen.orphans.borrow_mut().remove(&id)
+                    && let Ok(session) = SessionPaths::new(&dir, &id)
+                {
+                    tokio::task::spawn_local(async move {
+                        print_record(&session.sock, &id, args.json).await;
+                    });
+                }
             }
         }
     })

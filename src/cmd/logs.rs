@@ -66,7 +66,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
         Ok(s) => s,
         Err(e) => {
             let printer = Printer::new(grep, args.width);
-            if let Some(r) = client::ended_session(&dir, &args.id) {
+            // Its record, or after a reboot its manifest.
+            if let Some(r) = crate::ended::get(&dir, &args.id) {
                 return ended(&r, &dir, args.raw, since, printer, &mut out, args.lines);
             }
             // Lost with its supervisor (killed, or the machine restarted):

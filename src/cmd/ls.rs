@@ -77,7 +77,12 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     // its supervisor, its record written (a supervisor starting removes
     // its id's), is delivering its EXIT and serves no one; `hm wait` had
     // said so ("no answer" for 0.3 s).
-    let mut ended = crate::ended::list(&dir);
+    let running: std::collections::HashSet<String> = rows
+        .iter()
+        .filter(|r| r.status.is_some())
+        .map(|r| r.id.clone())
+        .collect();
+    let mut ended = crate::ended::list_besides(&dir, |id| running.contains(id));
     ended.sort_by(crate::ended::shown_order);
     for r in ended {
         if let Some(row) = rows
@@ -102,12 +107,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     // Sessions lost with their supervisor, as `hm restore` sees them; one
     // that ended by a signal (a shutdown) shows as lost, not as exited.
     // Those that answered are not lost; the rest are checked.
-    let answered: std::collections::HashSet<String> = rows
-        .iter()
-        .filter(|r| r.status.is_some())
-        .map(|r| r.id.clone())
-        .collect();
-    for l in crate::lost::list_besides(&dir, |id| answered.contains(id)) {
+    for l in crate::lost::list_besides(&dir, |id| running.contains(id)) {
         let restartable = l.restartable();
         let crate::lost::Lost { id, manifest, .. } = l;
         let lost = Some((manifest, restartable));
@@ -287,18 +287,33 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         .iter()
         .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| *ok))
         .count();
-    let stranded = rows
+    // Each left is said with its own reason: the rule about `--restore`
+    // was once said of a shell whose directory had gone, which no flag
+    // would have brought back.
+    let stranded: Vec<(&str, crate::lost::plan::Refusal)> = rows
         .iter()
-        .filter(|r| r.lost.as_ref().is_some_and(|(_, ok)| !*ok))
-        .count();
+        .filter_map(|r| match &r.lost {
+            Some((m, false)) => Some((r.id.as_str(), crate::lost::plan::now(m).err()?)),
+            _ => None,
+        })
+        .collect();
     // Said when a session is first listed as lost, not at every listing.
-    let told = (restartable + stranded > 0)
+    let told = (restartable + stranded.len() > 0)
         && !crate::lost::first_listed(rows.iter().filter_map(|r| r.lost.as_ref().map(|(m, _)| m)));
-    if stranded > 0 && !told {
+    if stranded.iter().any(|(_, why)| why.chosen()) && !told {
         eprintln!(
             "hm: 'hm restore' does not start a lost command again unless it was started with \
              'hm run --restore': 'hm restart ID' runs it as it was, 'hm rm ID' forgets it"
         );
+    }
+    if !told {
+        for (id, why) in stranded.iter().filter(|(_, why)| !why.chosen()) {
+            eprintln!(
+                "hm: 'hm restore' will not start '{}': {why} {}",
+                client::shown_id(id),
+                why.way_out(id)
+            );
+        }
     }
     if restartable > 0 && !told {
         let s = if restartable == 1 { "" } else { "s" };

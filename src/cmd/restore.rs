@@ -2,8 +2,10 @@
 //! running when their supervisor went away without ending them (the
 //! machine restarted, the supervisor was killed), from their manifests
 //! (`crate::restore`): same id, label, directory, size and classifier,
-//! agents resumed as the same conversation, shells in their directory,
-//! commands run again if they were started with `hm run --restore`.
+//! agents resumed as the same conversation, shells in their directory
+//! (gone: where they started, else home, said in a line), commands run
+//! again if they were started with `hm run --restore`. It ends with a
+//! line saying how many it started, none included.
 //!
 //! Sessions start [`Config::restore_parallel`] at a time, each waited for
 //! until it answers its first STATUS, so that two hundred of them never
@@ -25,7 +27,6 @@ use crate::client;
 use crate::config::Config;
 use crate::launch::{supervisor_command, wait_ready};
 use crate::liveness::{self, Liveness};
-use crate::lost::alive;
 use crate::lost::plan::{self, Refusal, Restart};
 use crate::paths::{self, SessionPaths};
 use crate::protocol::conn;
@@ -62,7 +63,7 @@ pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -
     }
     let state = crate::restore::sessions_dir()
         .context("no state directory to restore from: set HOME or XDG_STATE_HOME")?;
-    let survey = survey(&state, &dir, &args.ids);
+    let survey = survey(&state, &dir, &args.ids, args.dry_run);
     for note in &survey.notes {
         eprintln!("hm: {note}");
     }
@@ -81,8 +82,18 @@ pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -
         }
     }
     if survey.jobs.is_empty() {
-        if survey.notes.is_empty() {
-            writeln!(out, "no lost sessions to restore in {}", dir.display())?;
+        // Said last, as when some are restored: the lines above alone
+        // left a person to work out that nothing had started.
+        match survey.left {
+            0 if survey.notes.is_empty() => {
+                writeln!(out, "no lost sessions to restore in {}", dir.display())?;
+            }
+            0 => writeln!(out, "nothing to restore")?,
+            n => writeln!(
+                out,
+                "nothing to restore: {n} lost session{} not restored (said above)",
+                if n == 1 { "" } else { "s" }
+            )?,
         }
         return Ok(i32::from(survey.failed));
     }
@@ -112,8 +123,9 @@ pub fn restore(args: RestoreArgs, config: &Config, config_path: Option<&Path>) -
     Ok(i32::from(survey.failed || n < survey.jobs.len()))
 }
 
-/// Reads every manifest (or those of `ids`) and decides what to start.
-fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
+/// Reads every manifest (or those of `ids`) and decides what to start;
+/// `dry_run` only changes how a shell started elsewhere is said.
+fn survey(state: &Path, dir: &Path, ids: &[String], dry_run: bool) -> Survey {
     let host = crate::restore::host_name();
     let mut s = Survey::default();
     let all = manifest::list(state);
@@ -201,8 +213,19 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
                 Liveness::Stale | Liveness::Missing => {}
             }
         }
-        match plan::plan(&m).and_then(|mut r| plan::check(&mut r, &m).map(|()| r)) {
+        match plan::now(&m) {
             Ok(restart) => {
+                if let Some(why) = restart.elsewhere() {
+                    s.notes.push(format!(
+                        "{} '{id}' in {} ({why})",
+                        if dry_run {
+                            "would restore"
+                        } else {
+                            "restoring"
+                        },
+                        paths::printable(&restart.workdir)
+                    ));
+                }
                 let missing = crate::restore::environ::missing(&m);
                 s.notes
                     .extend(crate::restore::environ::missing_note(&id, &missing));
@@ -210,20 +233,16 @@ fn survey(state: &Path, dir: &Path, ids: &[String]) -> Survey {
             }
             Err(why) => {
                 // Kept: not restored by choice. Failed: could have been.
-                let chosen = matches!(
-                    why,
-                    Refusal::NotRerun | Refusal::NoConversation(_) | Refusal::NotInteractive(_)
-                );
+                let chosen = why.chosen();
                 s.failed |= named || !chosen;
                 s.left += 1;
-                s.notes.push(format!(
-                    "not restoring '{id}': {why}{}",
-                    if chosen {
-                        format!(" ('hm rm {id}' forgets it)")
-                    } else {
-                        String::new()
-                    }
-                ));
+                let way_out = if chosen || matches!(why, Refusal::NoDirectory(_)) {
+                    format!(" {}", why.way_out(&id))
+                } else {
+                    String::new()
+                };
+                s.notes
+                    .push(format!("not restoring '{id}': {why}{way_out}"));
             }
         }
     }
@@ -341,7 +360,7 @@ fn start(job: &Job, dir: &Path, config: Option<&Path>) -> Result<bool> {
 /// or its manifest is no longer the lost one this restore read.
 fn taken_meanwhile(dir: &Path, m: &Manifest) -> bool {
     let state = crate::restore::sessions_dir();
-    alive(dir, &m.id)
+    crate::liveness::held(dir, &m.id)
         || state
             .is_some_and(|s| manifest::read(&s, &m.id).is_ok_and(|now| now.instance != m.instance))
 }

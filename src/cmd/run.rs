@@ -39,16 +39,7 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
     let (mut session, base) = match &args.id {
         // A restore or restart takes its own session's id on purpose.
         Some(id) if args.restoring.is_some() => (SessionPaths::new(&dir, id)?, None),
-        Some(id) => {
-            let session = SessionPaths::new(&dir, id)?;
-            // Told once, where the person typed it (not again by the
-            // supervisor a launch starts).
-            if !args.notify_ready {
-                let_go(&dir, &session);
-                note_taking_over(&dir, &session);
-            }
-            (session, None)
-        }
+        Some(id) => (SessionPaths::new(&dir, id)?, None),
         None => {
             let base = id_from_command(&args.command);
             (free_session(&dir, &base)?, Some(base))
@@ -65,6 +56,13 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
             "cannot attach: {what} is not a terminal (add --bg to start the \
              session in the background, or --detach to supervise it here)"
         );
+    }
+    // What the id takes over, told once it will be taken (a run refused
+    // above said "replacing" and replaced nothing), and once, where the
+    // person typed it (not again by the supervisor a launch starts).
+    if args.id.is_some() && args.restoring.is_none() && !args.notify_ready {
+        let_go(&dir, &session);
+        note_taking_over(&dir, &session);
     }
     // A name chosen for the user may be taken by a session started at the
     // same moment (its lock decides): then the next one is.
@@ -275,6 +273,7 @@ fn free_session(dir: &Path, base: &str) -> Result<SessionPaths> {
             probe(dir, &session),
             Some(liveness::Liveness::Running | liveness::Liveness::Orphaned(_))
         ) || crate::ended::path(dir, &id).exists()
+            || crate::ended::get(dir, &id).is_some()
             || crate::lost::holds(dir, &id);
         if !taken {
             return Ok(session);
@@ -299,7 +298,7 @@ fn note_taking_over(dir: &Path, session: &SessionPaths) {
             format!("'hm restart {id}' would have run it as it was")
         };
         eprintln!("replacing the lost session '{id}': its record and output go ({instead})");
-    } else if let Some(ended) = crate::ended::read(&crate::ended::path(dir, &session.id)) {
+    } else if let Some(ended) = crate::ended::get(dir, &session.id) {
         let how = crate::client::ended_short(ended.exit_code, ended.killed);
         let ago =
             crate::client::human_ms(crate::clock::unix_ms().saturating_sub(ended.ended_unix_ms));

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::agent_hooks::{Agent, snippet};
+use crate::paths::SOCKET_DIR_ENV;
 
 /// The unit's file name.
 const UNIT: &str = "hm-restore.service";
@@ -21,7 +22,7 @@ const UNIT: &str = "hm-restore.service";
 pub fn setup(what: &str, install: bool, config: Option<&Path>) -> Result<()> {
     let hm = std::env::current_exe().context("cannot find the hm binary's path")?;
     if what == "autostart" {
-        return autostart(&hm, install);
+        return autostart(&hm, install, config);
     }
     if install {
         anyhow::bail!(
@@ -40,13 +41,24 @@ pub fn setup(what: &str, install: bool, config: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
+/// What the unit carries of the shell that made it, when set there:
+/// `PATH`, so that the agents and commands the sessions run are found as
+/// they are now, and where hm looks for its sessions, its manifests and
+/// its config. Without them a user with their own socket or state dir got
+/// a unit that restored nothing: systemd gives a unit none of them.
+const CARRIED: &[&str] = &["PATH", SOCKET_DIR_ENV, "XDG_STATE_HOME", "XDG_CONFIG_HOME"];
+
 /// The unit: `hm restore` once at login. The sessions it starts must not
 /// belong to the unit, or stopping it (or it ending) would stop them: so
 /// `KillMode=process`, and the unit stays "active" once done so it runs
-/// only once per login. `PATH` is this shell's, so that the agents and
-/// commands the sessions run are found as they are now.
-pub fn unit(hm: &Path, path: Option<&str>) -> String {
-    let quoted = crate::launch::shell_quote(&hm.to_string_lossy());
+/// only once per login. `env` is what it carries ([`CARRIED`]); `config`
+/// the config file `hm --config` named, which it is given too.
+pub fn unit(hm: &Path, env: &[(&str, String)], config: Option<&Path>) -> String {
+    let mut exec = crate::launch::shell_quote(&hm.to_string_lossy());
+    if let Some(c) = config {
+        exec.push_str(" --config ");
+        exec.push_str(&crate::launch::shell_quote(&c.to_string_lossy()));
+    }
     let mut text = format!(
         "# Runs `hm restore` at login: the hm sessions lost when the machine\n\
          # restarted start again. Written by `hm setup autostart`; to remove:\n\
@@ -59,21 +71,50 @@ pub fn unit(hm: &Path, path: Option<&str>) -> String {
          RemainAfterExit=yes\n\
          KillMode=process\n\
          TimeoutStartSec=10min\n\
-         ExecStart={quoted} restore\n"
+         ExecStart={exec} restore\n"
     );
-    if let Some(p) = path.filter(|p| !p.is_empty() && !p.contains('\n')) {
-        text.push_str(&format!(
-            "Environment=\"PATH={}\"\n",
-            p.replace('"', "\\\"")
-        ));
+    for (name, value) in env {
+        // A line break would end the setting; `%` is systemd's specifier
+        // mark, and `\` and `"` its quoting.
+        if value.is_empty() || value.contains('\n') {
+            continue;
+        }
+        let value = value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('%', "%%");
+        text.push_str(&format!("Environment=\"{name}={value}\"\n"));
     }
     text.push_str("\n[Install]\nWantedBy=default.target\n");
     text
 }
 
-fn autostart(hm: &Path, install: bool) -> Result<()> {
-    let path = std::env::var("PATH").ok();
-    let text = unit(hm, path.as_deref());
+fn autostart(hm: &Path, install: bool, config: Option<&Path>) -> Result<()> {
+    let env: Vec<(&str, String)> = CARRIED
+        .iter()
+        .filter_map(|name| {
+            let value = std::env::var(name).ok()?;
+            // The unit does not run where this shell does: a relative
+            // socket dir is made whole, as hm would read it here; a
+            // relative XDG dir is one hm ignores anyway.
+            let value = match *name {
+                SOCKET_DIR_ENV => std::path::absolute(&value)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned(),
+                "PATH" => value,
+                _ => value.starts_with('/').then_some(value)?,
+            };
+            Some((*name, value))
+        })
+        .collect();
+    // The unit runs in the home directory: a relative path would name
+    // another file there.
+    let config = config
+        .map(std::path::absolute)
+        .transpose()
+        .context("cannot find the config file's full path")?;
+    let text = unit(hm, &env, config.as_deref());
     if !install {
         print!("{text}");
         eprintln!(
@@ -126,13 +167,44 @@ mod tests {
     fn the_unit_runs_hm_restore_once_and_leaves_the_sessions_alone() {
         let u = unit(
             Path::new("/opt/my hm/hm"),
-            Some("/usr/bin:/home/u/.local/bin"),
+            &[("PATH", "/usr/bin:/home/u/.local/bin".into())],
+            None,
         );
         assert!(u.contains("ExecStart='/opt/my hm/hm' restore\n"), "{u}");
         assert!(u.contains("KillMode=process\n"));
         assert!(u.contains("Type=oneshot\nRemainAfterExit=yes\n"));
         assert!(u.contains("Environment=\"PATH=/usr/bin:/home/u/.local/bin\"\n"));
         assert!(u.ends_with("[Install]\nWantedBy=default.target\n"));
-        assert!(!unit(Path::new("/hm"), None).contains("Environment"));
+        assert!(!unit(Path::new("/hm"), &[], None).contains("Environment"));
+    }
+
+    #[test]
+    fn the_unit_carries_where_hm_keeps_things_quoted_for_systemd() {
+        let u = unit(
+            Path::new("/hm"),
+            &[
+                ("HM_SOCKET_DIR", "/srv/hm 100%".into()),
+                ("XDG_STATE_HOME", r#"/s/"q"\x"#.into()),
+                ("XDG_CONFIG_HOME", "/c\nExecStartPre=/bin/evil".into()),
+                ("PATH", String::new()),
+            ],
+            Some(Path::new("/etc/hm.toml")),
+        );
+        assert!(
+            u.contains("ExecStart=/hm --config /etc/hm.toml restore\n"),
+            "{u}"
+        );
+        assert!(
+            u.contains("Environment=\"HM_SOCKET_DIR=/srv/hm 100%%\"\n"),
+            "{u}"
+        );
+        assert!(
+            u.contains(r#"Environment="XDG_STATE_HOME=/s/\"q\"\\x""#),
+            "{u}"
+        );
+        assert!(
+            !u.contains("XDG_CONFIG_HOME") && !u.contains("PATH="),
+            "{u}"
+        );
     }
 }

@@ -39,12 +39,28 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                     // too, as `hm ls --json` lists it, not an empty
                     // stdout. One not answering is still an error (exit 1,
                     // said on stderr): nothing of its state is known.
-                    if args.json
-                        && let Some(view) = client::unlive(&dir, &args.id)
-                    {
+                    // An orphan is known, in text as in JSON (exit 0): its
+                    // text said only the error, and exited 1.
+                    if let Some(view) = client::unlive(&dir, &args.id) {
                         let mut out = std::io::stdout().lock();
-                        writeln!(out, "{}", serde_json::to_string(&view)?)?;
-                        if view.error.is_none() {
+                        if args.json {
+                            writeln!(out, "{}", serde_json::to_string(&view)?)?;
+                            if view.error.is_none() {
+                                return Ok(0);
+                            }
+                        } else if let (true, Some(pid)) = (view.orphaned, view.pid) {
+                            let id = crate::client::shown_id(&args.id);
+                            writeln!(out, "session:  {id}")?;
+                            writeln!(
+                                out,
+                                "state:    orphaned: its supervisor is gone; its program (pid \
+                                 {pid}) runs on without a terminal"
+                            )?;
+                            if let Some(command) = &view.command {
+                                let dir = view.workdir.as_deref().unwrap_or("");
+                                command_lines(&mut out, command, dir, view.cwd.as_deref())?;
+                            }
+                            writeln!(out, "(hm kill {id} stops it)")?;
                             return Ok(0);
                         }
                     }
@@ -67,7 +83,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                     "lost"
                 };
                 writeln!(out, "state:    {state}")?;
-                command_lines(&mut out, &m.argv, &m.workdir)?;
+                command_lines(&mut out, &m.argv, &m.workdir, m.cwd.as_deref())?;
                 let ago = crate::clock::unix_ms().saturating_sub(m.started_unix_ms);
                 writeln!(out, "started:  {} ago", human_ms(ago))?;
                 writeln!(out, "({})", client::lost(&lost.id, m))?;
@@ -83,7 +99,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
                 writeln!(out, "label:    {label}")?;
             }
             writeln!(out, "state:    {}", client::ended_label(&r))?;
-            command_lines(&mut out, &r.command, &r.workdir)?;
+            command_lines(&mut out, &r.command, &r.workdir, None)?;
             writeln!(
                 out,
                 "ran:      {}",
@@ -127,7 +143,7 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         // Whole, as an ended or lost session's block gives it: which
         // program runs, where.
         if let Some(i) = info.as_ref().filter(|i| !i.command.is_empty()) {
-            command_lines(&mut out, &i.command, &i.workdir)?;
+            command_lines(&mut out, &i.command, &i.workdir, i.cwd.as_deref())?;
         }
         let report = info.as_ref().and_then(|i| i.state.as_ref());
         if let Some(health) = report
@@ -180,13 +196,24 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     Ok(0)
 }
 
-/// The `command:` and `workdir:` lines of a session's block, whole.
-fn command_lines(out: &mut impl Write, command: &[String], workdir: &str) -> std::io::Result<()> {
+/// The `command:` and `workdir:` lines of a session's block, whole, and
+/// `cwd:` where its program has gone since (a shell's `cd`; a lost
+/// session's last).
+fn command_lines(
+    out: &mut impl Write,
+    command: &[String],
+    workdir: &str,
+    cwd: Option<&str>,
+) -> std::io::Result<()> {
     use crate::paths::printable;
     writeln!(
         out,
         "command:  {}",
         crate::paths::command_for_people(command)
     )?;
-    writeln!(out, "workdir:  {}", printable(workdir))
+    writeln!(out, "workdir:  {}", printable(workdir))?;
+    match cwd.filter(|d| *d != workdir) {
+        Some(d) => writeln!(out, "cwd:      {}", printable(d)),
+        None => Ok(()),
+    }
 }

@@ -502,6 +502,11 @@ impl Doc<'_> {
                             "the theme name is empty (remove the key for the built-in theme)";
                         return Err(self.invalid(value.span(), &full, reason));
                     }
+                    // Checked with the rest of the file, whatever the
+                    // command: `hm ls` took a theme only `hm tui` refused.
+                    if let Err(e) = crate::theme::Theme::by_name(&theme) {
+                        return Err(self.invalid(value.span(), &full, e.to_string()));
+                    }
                     tui.theme = Some(theme);
                     tui.theme_at = Some(self.at(Some(value.span())));
                 }
@@ -1092,6 +1097,12 @@ mod tests {
             err("[tui]\ntheme = \"\"\n")
                 .contains(":2: invalid value for 'tui.theme': the theme name is empty")
         );
+        // Refused by every command that reads the file, not by `hm tui`
+        // alone.
+        assert!(err("[tui]\ntheme = \"neon\"\n").contains(
+            ":2: invalid value for 'tui.theme': unknown theme 'neon' (available: dark, light, \
+                 high-contrast)"
+        ));
         assert!(
             err("[tui]\nbell = 1\n")
                 .contains("'tui.bell': expected true or false, got the integer 1")

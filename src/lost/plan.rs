@@ -5,6 +5,14 @@
 //! a command run again if it was started with `hm run --restore`; or why
 //! none of these.
 //!
+//! Where it runs: the directory the session worked in. Only a shell is
+//! started in another when that one is gone (the one it started in, else
+//! the home directory), since a shell only waits at a prompt. An agent or
+//! a command is refused instead: an agent's conversation belongs to its
+//! directory (Claude Code keeps them by project directory, and its resume
+//! finds none elsewhere), and either, run elsewhere, would read and write
+//! other files than those it worked on.
+//!
 //! The resume command itself is [`super::resume`]'s.
 
 use std::os::unix::fs::PermissionsExt;
@@ -19,6 +27,29 @@ pub struct Restart {
     pub argv: Vec<String>,
     pub workdir: String,
     pub kind: Kind,
+    /// The directories it would have started in, gone, when a shell
+    /// starts in `workdir` instead ([`check`]): said, not done silently.
+    pub gone: Vec<String>,
+}
+
+impl Restart {
+    /// Why it starts where it does, when that is not where it was:
+    /// `its last directory /w/sub no longer exists`.
+    pub fn elsewhere(&self) -> Option<String> {
+        let shown = |d: &String| crate::paths::printable(d);
+        match self.gone.as_slice() {
+            [] => None,
+            [last] => Some(format!(
+                "its last directory {} no longer exists",
+                shown(last)
+            )),
+            [last, started, ..] => Some(format!(
+                "its last directory {} and the one it started in, {}, no longer exist",
+                shown(last),
+                shown(started)
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,12 +93,36 @@ pub enum Refusal {
     NotInteractive(&'static str),
     #[error("a command runs again only if it was started with 'hm run --restore'")]
     NotRerun,
-    #[error("its directory '{0}' no longer exists")]
+    #[error("its directory '{0}' no longer exists, and only a shell is started in another")]
     NoDirectory(String),
     #[error("'{0}' is no longer installed (not found on PATH{1})")]
     NotInstalled(String, String),
     #[error("its classifier '{0}' is not one this hm knows")]
     UnknownClassifier(String),
+}
+
+impl Refusal {
+    /// Not restored by choice, hm's or the session's: `hm restore` leaves
+    /// it, and `hm restart` runs it as it was. The others could have been
+    /// restored, and something is missing.
+    pub fn chosen(&self) -> bool {
+        matches!(
+            self,
+            Refusal::NotRerun | Refusal::NoConversation(_) | Refusal::NotInteractive(_)
+        )
+    }
+
+    /// What a person can do about it, for session `id`, in parentheses.
+    pub fn way_out(&self, id: &str) -> String {
+        match self {
+            Refusal::NoDirectory(_) => {
+                format!(
+                    "(put the directory back and run 'hm restore {id}', or 'hm rm {id}' forgets it)"
+                )
+            }
+            _ => format!("('hm rm {id}' forgets it)"),
+        }
+    }
 }
 
 /// Programs that are shells: started again bare, in their directory.
@@ -107,6 +162,7 @@ pub fn plan(m: &Manifest) -> Result<Restart, Refusal> {
         argv: m.argv.clone(),
         workdir: m.workdir.clone(),
         kind,
+        gone: Vec::new(),
     };
     if let Some((agent, at)) = super::resume::agent_of(&m.argv) {
         let id = m
@@ -120,6 +176,7 @@ pub fn plan(m: &Manifest) -> Result<Restart, Refusal> {
                     argv: super::resume::with_own(&m.argv, at, own),
                     workdir: m.workdir.clone(),
                     kind: Kind::Resume { agent, id },
+                    gone: Vec::new(),
                 }),
                 None if rerun => Ok(again(Kind::Rerun)),
                 None => Err(Refusal::NotInteractive(agent.name())),
@@ -133,12 +190,37 @@ pub fn plan(m: &Manifest) -> Result<Restart, Refusal> {
             argv: m.argv.clone(),
             workdir: m.cwd.clone().unwrap_or_else(|| m.workdir.clone()),
             kind: Kind::Shell,
+            gone: Vec::new(),
         });
     }
     if m.rerun {
         return Ok(again(Kind::Rerun));
     }
     Err(Refusal::NotRerun)
+}
+
+/// [`plan`], then [`check`]: what `hm restore` would start for `m` now,
+/// or why it would not.
+pub fn now(m: &Manifest) -> Result<Restart, Refusal> {
+    plan(m).and_then(|mut r| check(&mut r, m).map(|()| r))
+}
+
+/// Whether `command` is a shell waiting at its prompt ([`is_shell`]).
+pub fn shell(command: &[String]) -> bool {
+    command
+        .split_first()
+        .is_some_and(|(program, args)| is_shell(program, args))
+}
+
+/// Where a shell starts when its directory is gone: the first of `others`
+/// that is still a directory, else the home directory; `None` if none is.
+pub fn shell_home(others: &[&str]) -> Option<String> {
+    let home = std::env::var("HOME").ok().filter(|h| h.starts_with('/'));
+    others
+        .iter()
+        .map(|d| (*d).to_owned())
+        .chain(home)
+        .find(|d| Path::new(d).is_dir())
 }
 
 /// A shell by name, with no command or script to run (`bash -l` is a
@@ -157,16 +239,23 @@ fn is_shell(program: &str, args: &[String]) -> bool {
 }
 
 /// Checks what the restart needs on this machine now: its directory (a
-/// shell's last one, else where it started) and its program (on `PATH`,
-/// else where it was found when it started, which a login service's
-/// shorter `PATH` may not reach).
+/// shell's last one, else where it started, else home: see the module's
+/// doc) and its program (on `PATH`, else where it was found when it
+/// started, which a login service's shorter `PATH` may not reach).
 pub fn check(r: &mut Restart, m: &Manifest) -> Result<(), Refusal> {
     if !Path::new(&r.workdir).is_dir() {
-        if r.kind == Kind::Shell && r.workdir != m.workdir && Path::new(&m.workdir).is_dir() {
-            r.workdir = m.workdir.clone();
-        } else {
-            return Err(Refusal::NoDirectory(crate::paths::sanitize(&r.workdir)));
+        let gone = crate::paths::sanitize(&r.workdir);
+        if r.kind != Kind::Shell {
+            return Err(Refusal::NoDirectory(gone));
         }
+        let started = (r.workdir != m.workdir).then_some(m.workdir.as_str());
+        let Some(home) = shell_home(started.as_slice()) else {
+            return Err(Refusal::NoDirectory(gone));
+        };
+        r.gone = std::iter::once(r.workdir.clone())
+            .chain(started.filter(|s| *s != home).map(str::to_owned))
+            .collect();
+        r.workdir = home;
     }
     let Some(program) = r.argv.first().cloned() else {
         return Err(Refusal::NoCommand);
@@ -433,5 +522,17 @@ mod tests {
         let mut r = plan(&m).expect("a plan");
         check(&mut r, &m).expect("falls back");
         assert_eq!(r.workdir, m.workdir);
+        assert!(
+            r.elsewhere()
+                .is_some_and(|why| why.starts_with("its last directory ")),
+            "said, not done silently"
+        );
+        // An agent is not moved: its conversation is of its directory.
+        let mut m = with_agent(manifest(&["claude"]), "claude", "c1");
+        m.workdir = dir.path().join("gone").display().to_string();
+        let mut r = plan(&m).expect("a plan");
+        let e = check(&mut r, &m).expect_err("refused");
+        assert!(matches!(e, Refusal::NoDirectory(_)), "{e}");
+        assert!(e.way_out("a").contains("'hm rm a' forgets it"));
     }
 }

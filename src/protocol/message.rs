@@ -392,6 +392,10 @@ pub struct Info {
     pub supervisor_pid: u32,
     pub command: Vec<String>,
     pub workdir: String,
+    /// The program's directory now (a shell's after its `cd`), where the
+    /// system says; `None` from an older supervisor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// Wall-clock start, for display only.
     pub started_unix_ms: u64,
     pub classifier: String,

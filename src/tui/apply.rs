@@ -376,7 +376,7 @@ fn restore(ids: &[String], dir: &Path, config: Option<&Path>) -> Vec<(String, Re
                 .lines()
                 .find(|l| l.contains(&format!("'{id}'")))
                 .map(|l| l.trim_start_matches("hm: ").to_owned());
-            let up = out.is_ok() && crate::lost::alive(dir, id);
+            let up = out.is_ok() && crate::liveness::held(dir, id);
             let result = match (up, why) {
                 (true, _) => Ok(missing),
                 (false, Some(why)) => Err(why),

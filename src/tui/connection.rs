@@ -208,8 +208,11 @@ async fn serve(
     // The replay ends with the screen as the supervisor has it: an agent's
     // banner drawn before the ring's oldest byte is on its screen, not in
     // the replay, and the dialog under it was shown rows too high.
+    // The replay's end is marked: what comes before it (and the screen
+    // drawn right after) is not the session working now.
     let subscribe = Subscribe {
         launcher: launched,
+        mark_replay: true,
         state: true,
         marks: true,
         screen: true,
@@ -229,6 +232,12 @@ async fn serve(
     // after it sent EXIT: what it sent is still read before giving up, or
     // the pane would lose its exit code.
     let mut broken: Option<String> = None;
+    let mut replaying = true;
+    // A replay that does not start at the session's first byte (INFO,
+    // answered before it, says) ends with the screen drawn: the OUTPUT
+    // frame right after REPLAY_END.
+    let mut cut = false;
+    let mut repaint_next = false;
     loop {
         tokio::select! {
             f = r.recv() => {
@@ -249,10 +258,22 @@ async fn serve(
                     Err(e) if status => return Err(crate::error::one_line(&e)),
                     Err(_) => continue,
                 };
+                let repaint = std::mem::take(&mut repaint_next);
                 let msg = match reply {
+                    Reply::Output(bytes) if replaying || repaint => SessionMsg::Replayed(bytes),
                     Reply::Output(bytes) => SessionMsg::Output(bytes),
+                    Reply::ReplayEnd => {
+                        replaying = false;
+                        repaint_next = cut;
+                        continue;
+                    }
                     Reply::Status(s) => SessionMsg::Status(s),
-                    Reply::Info(info) => SessionMsg::Info(info),
+                    Reply::Info(info) => {
+                        if replaying {
+                            cut = info.journal.as_ref().is_some_and(|j| !j.whole);
+                        }
+                        SessionMsg::Info(info)
+                    }
                     Reply::State(report) => SessionMsg::State(*report),
                     Reply::Mark(mark) => SessionMsg::Mark(mark),
                     Reply::Acted(acted) => SessionMsg::Acted(acted),

@@ -16,9 +16,10 @@ use super::remotes::Remotes;
 /// model is read to know which lost sessions have a pane already.
 pub fn discover(dir: &Path, remotes: &mut Remotes, m: &Model) -> Vec<Msg> {
     let (mut ids, orphans) = liveness::scan(dir);
+    let running: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut ended = crate::ended::list_besides(dir, |id| running.contains(id));
     let remote = remotes.scan();
     ids.extend(remote.ids);
-    let mut ended = crate::ended::list(dir);
     ended.extend(remote.ended);
     vec![
         Msg::Hosts {

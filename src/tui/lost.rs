@@ -36,7 +36,13 @@ pub fn found(m: &mut Model, lost: Vec<Found>) {
         // Marked and not looked at when the dashboard was quit: still so.
         p.attention = m.marked_before.remove(&lost.id);
         p.command = Some(lost.manifest.argv.join(" "));
-        p.workdir = Some(lost.manifest.workdir.clone());
+        // Where it was last (a shell's `cd`), as a live pane shows.
+        p.workdir = Some(
+            lost.manifest
+                .cwd
+                .clone()
+                .unwrap_or_else(|| lost.manifest.workdir.clone()),
+        );
         p.label = lost.manifest.label.clone();
         // Its old output, at the size it was written at: the pane shows a
         // window onto it, as onto a live session's screen.

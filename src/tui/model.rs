@@ -81,6 +81,9 @@ pub enum AttachEnd {
 pub enum SessionMsg {
     Connected,
     Output(Vec<u8>),
+    /// Output from before we connected: the replay, and the screen drawn
+    /// at its end. Drawn as output is, but nothing the session does now.
+    Replayed(Vec<u8>),
     Status(Status),
     Info(Box<crate::protocol::Info>),
     /// A pushed state change (STATE).
@@ -300,6 +303,9 @@ pub struct Pane {
     pub busy_since: Option<Instant>,
     /// The last output that was not a redraw after our resize.
     pub last_work: Option<Instant>,
+    /// Seen waiting (by a STATUS answer) before the pushed state said at
+    /// what: its notification waits for that, since then.
+    pub alert_owed: Option<Instant>,
     /// When we last resized the session: output right after it is the
     /// program redrawing, not working.
     pub resized_at: Option<Instant>,
@@ -370,6 +376,7 @@ impl Pane {
             applied: None,
             busy_since: None,
             last_work: None,
+            alert_owed: None,
             resized_at: None,
             report: None,
             explained: None,
@@ -522,6 +529,10 @@ pub struct Model {
     /// When the dashboard was last quit, if it was: sessions that ended
     /// after that are marked `●`, as if seen ending unlooked at.
     pub left_unix_ms: Option<u64>,
+    /// When this dashboard opened: a session that ended after it was seen
+    /// ending, even if it ended before the dashboard ever saw it run (a
+    /// command that failed at once).
+    pub opened_unix_ms: u64,
     /// The dashboard's directory, where `n` starts sessions unless told.
     pub cwd: String,
     /// The directory field of the new-session prompt.
@@ -607,6 +618,7 @@ impl Model {
             help_badges: false,
             now: Instant::now(),
             left_unix_ms: None,
+            opened_unix_ms: crate::clock::unix_ms(),
             cwd: String::new(),
             new_dir: String::new(),
             new_label: String::new(),

@@ -17,6 +17,10 @@ use super::sizing;
 /// redrawn after a resize, say. It does not ask for attention.
 const MIN_WORK: Duration = Duration::from_secs(2);
 
+/// How long a waiting session's notification waits for the pushed state
+/// that says at what (see [`Pane::alert_owed`]).
+const ALERT_WAIT: Duration = Duration::from_millis(500);
+
 /// A session started from the dashboard came up, or why it did not.
 pub fn started(
     m: &mut Model,
@@ -124,7 +128,7 @@ const RECORD_GRACE: Duration = Duration::from_secs(2);
 /// forgotten elsewhere (`hm rm`, `hm clean`): it goes too, unless its host
 /// cannot be looked at now, or its record was only among the oldest that
 /// a socket dir does not keep (see [`crate::ended::KEEP`]).
-pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
+pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant, fx: &mut Vec<Effect>) {
     use crate::ended::KEEP;
     let unix_now = crate::clock::unix_ms();
     // Each record's end, whether it was killed, and its run's start.
@@ -226,8 +230,17 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
         // Ended while no dashboard was open: nobody has seen it end. Or
         // marked, not looked at, when the dashboard was quit.
         let marked = m.marked_before.remove(&r.id);
-        p.attention =
-            left.is_some_and(|t| r.ended_unix_ms > t) || marked || renewed.contains(&r.id);
+        // Ended while this one was open, before it saw the session run:
+        // told as if seen ending.
+        let seen_ending = r.ended_unix_ms > m.opened_unix_ms;
+        if seen_ending {
+            let how = crate::client::exited_with(r.exit_code, r.killed);
+            alert(fx, m.bell, m.desktop, &r.id, &how);
+        }
+        p.attention = left.is_some_and(|t| r.ended_unix_ms > t)
+            || marked
+            || seen_ending
+            || renewed.contains(&r.id);
         p.link = Link::Gone;
         p.recorded = Some(r.ended_unix_ms);
         p.command = Some(r.command.join(" "));
@@ -251,6 +264,17 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant) {
     }
 }
 
+/// The bell and the desktop notification, as configured, for what
+/// happened to session `id`.
+fn alert(fx: &mut Vec<Effect>, bell: bool, desktop: bool, id: &str, what: &str) {
+    if bell {
+        fx.push(Effect::Bell);
+    }
+    if desktop {
+        fx.push(Effect::Desktop(format!("{id}: {what}")));
+    }
+}
+
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
@@ -264,18 +288,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
     let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
-    let bell = m.bell;
-    let desktop = m.desktop;
+    let (bell, desktop) = (m.bell, m.desktop);
     let size_too = !m.fit;
-    // The bell and the desktop notification, as configured.
-    let alert = |fx: &mut Vec<Effect>, what: String| {
-        if bell {
-            fx.push(Effect::Bell);
-        }
-        if desktop {
-            fx.push(Effect::Desktop(format!("{id}: {what}")));
-        }
-    };
+    let alert = |fx: &mut Vec<Effect>, what: String| alert(fx, bell, desktop, id, &what);
     // A mark left on the session when the dashboard was last quit comes
     // back with its first INFO, unless a new session under its id started
     // since.
@@ -315,6 +330,14 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.term.take_mark(&shown, first);
             copy::follow(p);
         }
+        // Not work seen now, nor printing, nor the end of the quiet the
+        // idle timer counts: a session that printed a line 2 s before the
+        // dashboard opened was marked as finished work once idle.
+        SessionMsg::Replayed(bytes) => {
+            p.term.feed(&bytes);
+            p.drawn += 1;
+            copy::follow(p);
+        }
         SessionMsg::Output(bytes) => {
             p.term.feed(&bytes);
             p.drawn += 1;
@@ -347,7 +370,8 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // inbox shows it, and an answer names it.
             p.dialog = report.dialog.as_deref().cloned();
             p.report = Some(report);
-            if note_waiting(p, now) && !selected && !focused {
+            let owed = p.alert_owed.take().is_some() && p.waiting();
+            if (note_waiting(p, now) || owed) && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
             // The push says the work ended before any STATUS answer does
@@ -362,7 +386,15 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             let busy = p.busy();
             p.poll.answered(now, &s, busy);
             if note_waiting(p, now) && !selected && !focused {
-                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
+                // What it waits at comes with the pushed state, right
+                // behind this answer when we have just connected: the
+                // notification waits for it (`session: waiting ·
+                // permission`, not `waiting`), a moment at most.
+                if p.report.as_ref().is_some_and(|r| r.state_byte == s.state) {
+                    alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
+                } else {
+                    p.alert_owed = Some(now);
+                }
             }
             if busy {
                 // Dated from when the state began, not when we asked.
@@ -389,8 +421,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if !info.command.is_empty() {
                 p.command = Some(paths::sanitize(&info.command.join(" ")));
             }
-            if !info.workdir.is_empty() {
-                p.workdir = Some(info.workdir.clone());
+            // Where the program is now (a shell's `cd`), else where it
+            // started.
+            let dir = info.cwd.as_deref().unwrap_or(&info.workdir);
+            if !dir.is_empty() {
+                p.workdir = Some(dir.to_owned());
             }
             if info.started_unix_ms > 0 {
                 p.started_unix_ms = Some(info.started_unix_ms);
@@ -510,7 +545,18 @@ fn ask(p: &mut Pane, size_too: bool, fx: &mut Vec<Effect>) {
 pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let size_too = !m.fit;
     let mut silent = Vec::new();
+    let (bell, desktop) = (m.bell, m.desktop);
     for p in &mut m.panes {
+        // No pushed state came to say what it waits at (a supervisor that
+        // does not push): told without.
+        if p.alert_owed
+            .is_some_and(|t| now.saturating_duration_since(t) >= ALERT_WAIT)
+        {
+            p.alert_owed = None;
+            if p.waiting() {
+                alert(fx, bell, desktop, &p.id, "waiting");
+            }
+        }
         if !p.askable() {
             continue;
         }

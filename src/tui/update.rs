@@ -36,7 +36,10 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Tick
             | Msg::Session(
                 _,
-                SessionMsg::Output(_) | SessionMsg::Status(_) | SessionMsg::Info(_)
+                SessionMsg::Output(_)
+                    | SessionMsg::Replayed(_)
+                    | SessionMsg::Status(_)
+                    | SessionMsg::Info(_)
             )
     );
     let focused_before = focused(m);
@@ -60,7 +63,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
         }
         Msg::Found(ids) => sessions::found(m, ids, &mut fx),
         Msg::Orphans(ids) => sessions::orphans(m, ids, &mut fx),
-        Msg::Ended(records) => sessions::ended(m, records, now),
+        Msg::Ended(records) => sessions::ended(m, records, now, &mut fx),
         Msg::Session(id, sm) => sessions::news(m, &id, sm, now, &mut fx),
         Msg::Started(id, result) => sessions::started(m, id, result, now, &mut fx),
         Msg::Hosts {

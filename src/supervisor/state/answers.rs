@@ -316,6 +316,9 @@ impl Shared {
             supervisor_pid: i.supervisor_pid,
             command: i.command.clone(),
             workdir: i.workdir.clone(),
+            cwd: std::fs::read_link(format!("/proc/{}/cwd", self.child_pid))
+                .ok()
+                .map(|d| d.to_string_lossy().into_owned()),
             started_unix_ms: i.started_unix_ms,
             classifier: i.classifier.to_string(),
             idle_threshold_ms: i.idle_threshold_ms,

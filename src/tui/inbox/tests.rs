@@ -921,6 +921,30 @@ fn a_second_y_does_not_answer_the_next_question_of_the_same_session() {
     assert_eq!(acts(&fx).len(), 1, "{}", said(&m));
 }
 
+/// Too narrow for all the answers, the footer offers them in order as far
+/// as they fit: never `n deny` without `y approve` (40 columns dropped
+/// `y approve`, which did not fit, and kept the shorter `n deny`).
+#[test]
+fn a_narrow_footer_offers_the_answers_in_order() {
+    let now = Instant::now();
+    let mut m = opened(&["a", "b"], &[("b", "permission", 5_000)], now);
+    let footer = |m: &mut Model| draw(m, now).lines().last().unwrap_or_default().to_owned();
+    let wide = footer(&mut m);
+    assert!(
+        wide.contains("y approve") && wide.contains("n deny"),
+        "{wide}"
+    );
+    for cols in [40, 44, 48] {
+        update(&mut m, Msg::Resize(cols, 12), now);
+        let narrow = footer(&mut m);
+        assert!(
+            narrow.contains("y approve") || !narrow.contains("n deny"),
+            "at {cols}: {narrow}"
+        );
+        assert!(narrow.contains("Esc close"), "at {cols}: {narrow}");
+    }
+}
+
 /// An empty inbox offers only to close, and a `y` there says why it does
 /// nothing (it offered `y approve` and did nothing, silently).
 #[test]

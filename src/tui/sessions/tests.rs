@@ -214,6 +214,40 @@ fn record(id: &str, ended_unix_ms: u64) -> crate::ended::Ended {
     }
 }
 
+/// A session that ended while the dashboard was open, before it ever saw
+/// it run (a command that fails at once), is told as one seen ending:
+/// marked, with the bell and the notification. One that ended before
+/// the dashboard opened is not news.
+#[test]
+fn a_session_ending_before_it_was_seen_running_is_told_if_the_dashboard_was_open() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.bell = true;
+    m.desktop = true;
+    m.opened_unix_ms = 1_000_000;
+    live(&mut m, &["a"], now);
+    let failed = crate::ended::Ended {
+        exit_code: 3,
+        ..record("quick", 1_000_500)
+    };
+    let listed = vec![record("old", 999_000), failed];
+    let fx = update(&mut m, Msg::Ended(listed.clone()), now);
+    assert!(m.pane("quick").expect("pane").attention);
+    assert!(!m.pane("old").expect("pane").attention);
+    assert_eq!(
+        fx.iter()
+            .filter(|e| matches!(e, Effect::Bell | Effect::Desktop(_)))
+            .collect::<Vec<_>>(),
+        [
+            &Effect::Bell,
+            &Effect::Desktop("quick: exited with code 3".into())
+        ]
+    );
+    // Listed again: no news.
+    let fx = update(&mut m, Msg::Ended(listed), now);
+    assert!(fx.is_empty(), "{fx:?}");
+}
+
 /// Focused when `hm kill` ends it elsewhere: the footer first says only
 /// how it exited, then, once its record says someone ended it, says so in
 /// `hm kill`'s words.
@@ -585,6 +619,54 @@ fn desktop_notifications_tell_what_happened_to_which_session() {
     );
 }
 
+/// A dashboard connecting to a session that waits hears STATUS before the
+/// pushed state that says at what: the notification says it all the same
+/// (`b: waiting · permission`, not `b: waiting`), once; without a push it
+/// goes out plain half a second later.
+#[test]
+fn a_waiting_notification_says_at_what_though_status_came_first() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.desktop = true;
+    live(&mut m, &["a", "b", "c"], t0);
+    let pushed = |id: &str| {
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": "waiting",
+            "state_byte": ProcessState::Waiting.as_byte(),
+            "primary": "waiting",
+            "detail": "permission",
+            "health": "alive",
+            "state_ms": 4000,
+            "signals": [],
+        }))
+        .expect("a state report");
+        Msg::Session(id.into(), SessionMsg::State(r))
+    };
+    let desktop = |fx: &[Effect]| {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Desktop(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let fx = update(&mut m, st("b", ProcessState::Waiting, 4000), at(5));
+    assert_eq!(desktop(&fx), Vec::<String>::new());
+    let fx = update(&mut m, pushed("b"), at(6));
+    assert_eq!(desktop(&fx), ["b: waiting · permission"]);
+    let fx = update(&mut m, Msg::Tick, at(1000));
+    assert_eq!(desktop(&fx), Vec::<String>::new());
+
+    update(&mut m, st("c", ProcessState::Waiting, 4000), at(1000));
+    let fx = update(&mut m, Msg::Tick, at(1200));
+    assert_eq!(desktop(&fx), Vec::<String>::new());
+    let fx = update(&mut m, Msg::Tick, at(1600));
+    assert_eq!(desktop(&fx), ["c: waiting"]);
+    let fx = update(&mut m, Msg::Tick, at(2600));
+    assert_eq!(desktop(&fx), Vec::<String>::new());
+}
+
 #[test]
 fn a_kill_question_about_a_session_that_exits_goes_away() {
     let now = Instant::now();
@@ -640,6 +722,61 @@ fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
     let fx = update(&mut m, st("b", ProcessState::Idle, 0), at(16_000));
     assert!(!m.pane("b").expect("pane").attention);
     assert!(fx.is_empty(), "{fx:?}");
+}
+
+/// The replay a connection starts with is what the session did before,
+/// not work seen now: a session that printed one line 2.2 s before the
+/// dashboard opened and went quiet is no finished work (every pane of a
+/// dashboard opened after `hm restore` was marked `●`), while one that
+/// goes on printing is.
+#[test]
+fn the_replay_on_connecting_is_not_work() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b", "c"], at(2200));
+    let replay = |id: &str| Msg::Session(id.into(), SessionMsg::Replayed(b"one line\r\n".to_vec()));
+    let status = |id: &str, state: ProcessState, state_ms: u32, idle_ms: u32| {
+        Msg::Session(
+            id.into(),
+            SessionMsg::Status(crate::protocol::Status {
+                pid: 42,
+                idle_ms,
+                alive: true,
+                state: state.as_byte(),
+                state_ms,
+            }),
+        )
+    };
+    // The STATUS answer comes before the replay.
+    // b printed its line as it started and nothing since.
+    update(
+        &mut m,
+        status("b", ProcessState::Active, 2200, 2200),
+        at(2210),
+    );
+    // c has printed all along.
+    update(
+        &mut m,
+        status("c", ProcessState::Active, 10_000, 30),
+        at(2210),
+    );
+    for id in ["b", "c"] {
+        update(&mut m, replay(id), at(2220));
+    }
+    assert_eq!(m.pane("b").expect("pane").idle_ms(at(2220)), Some(2210));
+    update(
+        &mut m,
+        Msg::Session("c".into(), SessionMsg::Output(b"more\r\n".to_vec())),
+        at(2500),
+    );
+    let fx = update(&mut m, status("b", ProcessState::Idle, 0, 3000), at(3200));
+    assert!(!m.pane("b").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+    let fx = update(&mut m, status("c", ProcessState::Idle, 0, 3000), at(5500));
+    assert!(m.pane("c").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell), "{fx:?}");
 }
 
 /// The dashboard hears of a state change first from the push (STATE):

@@ -438,12 +438,20 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     // they fit, shown in their own order. After a notice at 80 columns the
     // arrows went first and `⏎ focus`, `x kill`, `n new` with them.
     let width = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 3;
+    // Within a rank, in order until one does not fit: at 40 columns the
+    // inbox showed `n deny` without `y approve`, which did not fit.
+    let rank = |i: usize| hint_rank(hints[i].1, i + 2 >= hints.len());
     let mut order: Vec<usize> = (0..hints.len()).collect();
-    order.sort_by_key(|&i| (hint_rank(hints[i].1, i + 2 >= hints.len()), i));
+    order.sort_by_key(|&i| (rank(i), i));
     let mut shown = vec![false; hints.len()];
+    let mut full: Option<u8> = None;
     for i in order {
         let w = width(&hints[i]);
+        if full == Some(rank(i)) {
+            continue;
+        }
         if w.saturating_sub(2) > room {
+            full = Some(rank(i));
             continue;
         }
         room = room.saturating_sub(w);
