@@ -356,6 +356,11 @@ pub struct SendArgs {
     /// (meta), S- (shift): C-c, M-x, C-Left, S-Up
     #[arg(long)]
     pub keys: bool,
+    /// Type the text even into an agent's dialog (a permission, a
+    /// question), which it would answer: without it, that is refused
+    /// (hm approve, deny and choose answer one)
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub dir: DirArgs,
 }

@@ -51,13 +51,20 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
 /// `hm restore` would do for it, as it would say it.
 pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
     let shown = shown_id(id);
-    let plan = crate::lost::plan::plan(m).and_then(|mut p| crate::lost::plan::check(&mut p, m));
-    match plan {
+    match crate::lost::plan::now(m) {
         Ok(_) => format!(
             "session '{shown}' was lost when its supervisor went away; 'hm restore {id}' starts it again"
         ),
-        Err(why) => format!(
+        // Left by choice (a command not started with --restore): `hm
+        // restart` runs it anyway.
+        Err(why) if why.chosen() => format!(
             "session '{shown}' was lost when its supervisor went away; 'hm restore' would not start it ({why}): 'hm restart {id}' runs it as it was, 'hm rm {id}' forgets it"
+        ),
+        // Something is missing (its directory, its program): `hm
+        // restart` would not run it either.
+        Err(why) => format!(
+            "session '{shown}' was lost when its supervisor went away; 'hm restore' would not start it ({why}): {}",
+            why.what_to_do(id)
         ),
     }
 }

@@ -184,7 +184,7 @@ pub fn from_kept(m: &crate::restore::manifest::Manifest) -> Option<Ended> {
         label: m.label.clone(),
         cols: m.cols,
         rows: m.rows,
-        killed: end.how == EndHow::Killed,
+        killed: end.how == EndHow::Killed || end.signaled,
     })
 }
 

@@ -142,6 +142,29 @@ fn approve_sends_the_agents_approve_keys_and_explain_shows_the_answer() {
     );
 }
 
+/// `hm send` of a script's next task while the agent waits at its
+/// dialog would answer it by the text's first letter (`n` of `next`
+/// denied Codex's command): refused, saying what answers it, and nothing
+/// is typed; `--force` types it all the same.
+#[test]
+fn send_does_not_type_into_an_agents_dialog_unless_forced() {
+    let sb = Sandbox::new();
+    let (_s, got) = codex_asking(&sb, "cargo test --all");
+    let out = sb.cmd(&["send", "cx", "next", "step", "--enter"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "hm: session 'cx' is waiting at its permission dialog (cargo test --all), which what \
+         you type would answer: 'hm approve cx' or 'hm deny cx' answers it; --force types \
+         anyway\n"
+    );
+    let out = sb.cmd(&["send", "cx", "next", "--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The first keys the stand-in got: the forced text, none of the
+    // refused one.
+    assert_eq!(keys_got(&got), "6e657874");
+}
+
 /// The stand-in as Codex 0.169 asks: it says it waits (a status record,
 /// `state=blocked:app=codex`, which Codex sends unasked) about 0.4 s
 /// before it draws the dialog; here once the gate named by `$GATE` opens.

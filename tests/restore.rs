@@ -1405,6 +1405,42 @@ fn a_restored_full_screen_program_keeps_its_last_screen_and_the_mark() {
 /// An agent that ended is restarted by the dashboard's `r` as the same
 /// conversation (as `hm restart` does), and the dashboard says so rather
 /// than only that it started.
+/// An agent whose conversation hm never learned (its hook never said
+/// one) starts a new one when restarted, and `hm restart` says so: it
+/// said nothing, where an agent it knows says it resumes.
+#[test]
+fn restart_of_an_agent_without_a_known_conversation_says_it_starts_a_new_one() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let bin = standin(&sb);
+    let log = sb.path().join("claude.log");
+    let path = path_with(&bin);
+    let env = [
+        ("PATH", path.as_str()),
+        ("STANDIN_LOG", log.to_str().expect("utf-8")),
+        ("STANDIN_FIRST_ID", ""),
+    ];
+    bg(&sb, &["--id", "agent", "--", "claude"], &env);
+    wait_until("the stand-in to start", || log.exists());
+    let killed = sb.cmd(&["kill", "agent"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let mut restart = sb.hm();
+    restart.args(["restart", "agent", "--socket-dir", sb.dir()]);
+    for (k, v) in env {
+        restart.env(k, v);
+    }
+    let out = restart.output().expect("hm restart");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "hm: 'agent' starts a new claude conversation: hm never learned the last one's id \
+             (see 'hm setup claude')"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn r_on_an_ended_agent_resumes_its_conversation_and_says_so() {
     use common::terminal::Terminal;
@@ -1672,6 +1708,15 @@ fn an_agent_whose_directory_is_gone_is_refused_saying_why_and_a_shell_restarts_a
     );
     assert!(!err.contains("hm run --restore"), "{err}");
 
+    // `hm status` does not offer `hm restart`, which would refuse it too.
+    let status = stdout(&sb.cmd(&["status", "agent"]));
+    assert!(
+        status.contains(
+            "): put the directory back and run 'hm restore agent', or 'hm rm agent' forgets it)"
+        ) && !status.contains("hm restart agent"),
+        "{status}"
+    );
+
     let out = sb.cmd(&["restore", "agent"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -1745,11 +1790,19 @@ fn an_ended_session_outlives_the_socket_dir_as_ended() {
         &["--id", "server", "--restore", "--", "sleep", "600"],
         &[],
     );
-    for id in ["done", "again"] {
+    // Ended by a signal from another shell: killed, as its record says.
+    bg(&sb, &["--id", "int", "--", "sleep", "600"], &[]);
+    let status: Value =
+        serde_json::from_slice(&sb.cmd(&["status", "int", "--json"]).stdout).expect("json");
+    let pid = status["pid"].as_i64().expect("its pid") as i32;
+    kill(Pid::from_raw(pid), Signal::SIGINT).expect("interrupt it");
+    for id in ["done", "again", "int"] {
         wait_until("it to end, its manifest saying so", || {
             manifest(&sb, id).is_some_and(|m| m["ended"]["how"] == "exited")
         });
     }
+    let before = stdout(&sb.cmd(&["ls"]));
+    assert!(before.contains(" killed SIGINT "), "{before}");
     wait_until("the server to be kept", || {
         manifest(&sb, "server").is_some()
     });
@@ -1769,6 +1822,7 @@ fn an_ended_session_outlives_the_socket_dir_as_ended() {
     };
     assert!(row("done").contains(" exited 3 "), "{table}");
     assert!(row("again").contains(" exited 4 "), "{table}");
+    assert!(row("int").contains(" killed SIGINT "), "{table}");
     assert!(row("server").contains("lost (restartable)"), "{table}");
     let list: Value = serde_json::from_slice(&sb.cmd(&["ls", "--json"]).stdout).expect("json");
     let done = list

@@ -214,7 +214,19 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
             let command = if args.fresh {
                 fresh_command(&r.command)
             } else {
-                kept.as_ref().and_then(|m| resumed(&r, m))
+                let resumes = kept.as_ref().and_then(|m| resumed(&r, m));
+                // Said, not left to be found: its conversation is gone.
+                if resumes.is_none()
+                    && let Some((agent, _)) = crate::lost::resume::agent_of(&r.command)
+                {
+                    let name = agent.name();
+                    eprintln!(
+                        "hm: '{}' starts a new {name} conversation: hm never learned the last \
+                         one's id (see 'hm setup {name}')",
+                        r.id
+                    );
+                }
+                resumes
             };
             r.command = command.unwrap_or(r.command);
             // An ended one's output kept for `hm restore` comes back too,

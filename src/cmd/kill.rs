@@ -246,6 +246,7 @@ fn kill_orphan(
     {
         let now = crate::clock::unix_ms();
         m.ended = Some(crate::restore::manifest::End {
+            signaled: false,
             unix_ms: now,
             how: crate::restore::manifest::EndHow::Killed,
             code,

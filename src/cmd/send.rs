@@ -8,6 +8,7 @@ use crate::cli::SendArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::protocol::{self, Reply, Request, conn};
+use crate::verdict::Detail;
 
 /// The bytes a terminal sends for a key named as tmux names them: `Enter`,
 /// `Tab`, `Escape`, `BSpace`, `Space`, arrows, `Home`, `End`, `PageUp`,
@@ -136,6 +137,37 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 Ok(conn::screen_at(&session.sock).await?)
             }))
             .is_ok_and(|s| s.application_cursor);
+    // Text typed at an agent's dialog answers it by its first letter
+    // (`n` of "next step" denied Codex's command, the rest became its
+    // next prompt): a script sending its next task at the wrong moment
+    // is told, not obeyed. Keys are sent as named, deliberately.
+    if !args.keys && !args.force {
+        let asked = rt.block_on(client::answered(&session.id, async {
+            Ok(conn::info_status_at(&session.sock).await?)
+        }));
+        if let Ok((Some(info), _)) = asked
+            && let Some(d) = info
+                .dialog
+                .filter(|d| d.detail.is_some_and(|d| d != Detail::Input))
+        {
+            let id = client::shown_id(&session.id);
+            let what = d.detail.map_or("a", |d| d.name());
+            let about = d
+                .subject
+                .as_deref()
+                .map(|s| format!(" ({})", crate::paths::sanitize(s)))
+                .unwrap_or_default();
+            let answer = if d.answers.iter().any(|a| a == "choose") {
+                format!("'hm choose {id} N'")
+            } else {
+                format!("'hm approve {id}' or 'hm deny {id}'")
+            };
+            bail!(
+                "session '{id}' is waiting at its {what} dialog{about}, which what you type would \
+                 answer: {answer} answers it; --force types anyway"
+            );
+        }
+    }
     let mut bytes = Vec::new();
     if args.keys {
         for k in &args.text {

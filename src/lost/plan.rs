@@ -114,13 +114,18 @@ impl Refusal {
 
     /// What a person can do about it, for session `id`, in parentheses.
     pub fn way_out(&self, id: &str) -> String {
+        format!("({})", self.what_to_do(id))
+    }
+
+    /// What a person can do about it, for session `id`.
+    pub fn what_to_do(&self, id: &str) -> String {
         match self {
             Refusal::NoDirectory(_) => {
                 format!(
-                    "(put the directory back and run 'hm restore {id}', or 'hm rm {id}' forgets it)"
+                    "put the directory back and run 'hm restore {id}', or 'hm rm {id}' forgets it"
                 )
             }
-            _ => format!("('hm rm {id}' forgets it)"),
+            _ => format!("'hm rm {id}' forgets it"),
         }
     }
 }

@@ -103,6 +103,12 @@ pub struct End {
     pub unix_ms: u64,
     pub how: EndHow,
     pub code: i32,
+    /// `Exited` of a signal, whoever sent it (a Ctrl-C typed into the
+    /// program, a `kill` from another shell): its record says killed, and
+    /// so does a record made from this end once a reboot took that one
+    /// (`crate::ended::from_kept`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signaled: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -504,6 +510,7 @@ mod tests {
             (EndHow::Exited, false),
         ] {
             m.ended = Some(End {
+                signaled: false,
                 unix_ms: 1,
                 how,
                 code: 0,

@@ -166,13 +166,11 @@ impl Keeper {
     /// the time since the last write.
     pub fn end<'a>(
         &mut self,
-        how: EndHow,
-        code: i32,
-        unix_ms: u64,
+        end: End,
         oldest: u64,
         slices: impl FnOnce(u64, u64) -> Option<(&'a [u8], &'a [u8])>,
     ) {
-        self.manifest.ended = Some(End { unix_ms, how, code });
+        self.manifest.ended = Some(end);
         self.dirty = true;
         // The end is written synced, whenever it comes.
         self.sync_at = None;
@@ -489,7 +487,13 @@ mod tests {
         assert_eq!(m.agent.map(|a| a.id).as_deref(), Some("c1"));
         assert!(m.cwd.is_some(), "the program's directory");
         // The end is written at once.
-        k.end(EndHow::Stopped, 143, 9, 0, |_, _| Some((&[][..], &[][..])));
+        let end = End {
+            unix_ms: 9,
+            how: EndHow::Stopped,
+            code: 143,
+            signaled: false,
+        };
+        k.end(end, 0, |_, _| Some((&[][..], &[][..])));
         let m = manifest::read(dir.path(), "s").expect("read");
         assert_eq!(
             m.ended.map(|e| (e.how, e.code)),

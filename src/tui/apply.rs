@@ -221,10 +221,16 @@ impl Apply {
         let dir = opts.dir.clone();
         let config = opts.config_path.clone();
         std::thread::spawn(move || {
-            // Decided before the restart, which replaces the record.
-            let resumes = crate::ended::list(&dir)
-                .into_iter()
-                .find(|r| r.id == id)
+            // Decided before the restart, which replaces the record. An
+            // agent whose conversation hm never learned (its hooks not
+            // installed) starts a new one, and the notice says so: Claude
+            // and Codex said they resumed, and Gemini said nothing.
+            let record = crate::ended::get(&dir, &id);
+            let agent = record
+                .as_ref()
+                .and_then(|r| crate::lost::resume::agent_of(&r.command))
+                .map(|(agent, _)| agent);
+            let resumes = record
                 .and_then(|r| {
                     let kept = crate::restore::kept(&r.id, &dir)?;
                     crate::lost::plan::resumption(&kept, &r.command)
@@ -236,7 +242,15 @@ impl Apply {
                     )),
                     _ => None,
                 })
-                .unwrap_or_else(|| format!("restarted '{id}'"));
+                .unwrap_or_else(|| match agent {
+                    Some(agent) => format!(
+                        "restarted '{id}' in a new {} conversation: hm never learned the \
+                         last one's id (see 'hm setup {}')",
+                        agent.name(),
+                        agent.name()
+                    ),
+                    None => format!("restarted '{id}'"),
+                });
             let result = restart(&id, &dir, config.as_deref()).map(|()| Some(resumes));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });

@@ -47,10 +47,13 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
     // An agent's input box and status lines fill a small pane (at 80x24,
     // Claude Code's pane was its empty prompt between two rules): where
     // the box and MIN_ABOVE_INPUT rows above it do not fit, the window
-    // ends above the box, on what the agent said or is doing.
+    // ends above the box, on what the agent said or is doing. So too
+    // where they fit but what it said is above them, past blank rows: a
+    // Gemini CLI pane at 80x24 showed its box, its hints and nothing of
+    // its answer.
     if let Some(input) = s.input_top.filter(|&t| t > 0 && t <= bottom)
-        && height < bottom - input + 1 + MIN_ABOVE_INPUT
         && let Some(said) = s.said_above_input.filter(|&r| r < input)
+        && (height < bottom - input + 1 + MIN_ABOVE_INPUT || said + height <= bottom)
     {
         return clamp((said + 1).saturating_sub(height));
     }
@@ -389,6 +392,16 @@ mod tests {
         assert_eq!(top_row(s, 12, None), 27);
         // A dialog still wins.
         assert_eq!(top_row(s, 4, Some((30, 38))), 30);
+        // Room for the box, but what it said is further up, past blank
+        // rows (Gemini's answer above its hints): what it said.
+        let mut far = s;
+        for r in 21..34 {
+            far.set_blank(r);
+        }
+        far.said_above_input = Some(20);
+        assert_eq!(top_row(far, 10, None), 11, "rows 11-20, the answer's end");
+        // Tall enough for both: both.
+        assert_eq!(top_row(far, 19, None), 20);
         // Nothing drawn above the box: the box, as before.
         let mut fresh = screen(Some(38), 35, true);
         for r in 0..34 {

@@ -543,13 +543,17 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
             .take(usize::from(used))
             .skip(usize::from(row))
             .collect();
-        // To the row before it, and down a line: scrolls if it is below
-        // the bottom.
+        // To the row before it, and down a line (scrolls if it is below
+        // the bottom), and erased from there. From the top, not by ED 0
+        // at the top left, which the history takes for a clear of the
+        // whole screen and pushes the rows there into it (the bytes are
+        // parsed again in a restarted session's ring: the resume line
+        // went above the banner, and again below the conversation): the
+        // rows below the first, then the first.
         let mut out = match row {
-            0 => String::from("\x1b[H"),
-            r => format!("\x1b[{r};1H\r\n"),
+            0 => String::from("\x1b[2;1H\x1b[m\x1b[J\x1b[H\x1b[2K"),
+            r => format!("\x1b[{r};1H\r\n\x1b[m\x1b[J"),
         };
-        out.push_str("\x1b[m\x1b[J");
         for r in left.formatted.iter().chain(&after) {
             out.push_str(r);
             out.push_str("\x1b[m\r\n");
@@ -1093,6 +1097,38 @@ mod tests {
         let before = lines(&mut t);
         t.write_left();
         assert_eq!(lines(&mut t), before);
+    }
+
+    /// `hm restart` of Claude Code run straight under hm: its main screen
+    /// was empty when it took the alternate one, so the screen it left
+    /// goes back from the top. Its bytes, fed after the old output (the
+    /// restarted session's ring), put the resume line under the
+    /// conversation once: they cleared from the top left, which the
+    /// history takes for a whole-screen clear, and pushed the resume line
+    /// above the banner first.
+    #[test]
+    fn the_screen_left_from_the_top_goes_back_above_what_followed_once() {
+        let size = Size { cols: 40, rows: 6 };
+        let run = &AGENT_RUN[b"$ claude\r\n".len()..];
+        let mut t: Term = Term::with_scrollback(size, 100);
+        t.feed(run);
+        let left = t.take_left().expect("the screen it left");
+        let mut again: Term = Term::with_scrollback(size, 100);
+        again.feed(run);
+        again.feed(&left);
+        let lines: Vec<String> = again.logical_lines().into_iter().map(|l| l.text).collect();
+        assert_eq!(
+            lines,
+            [
+                "Welcome",
+                "",
+                "> the answer is 42",
+                "",
+                "? for shortcuts",
+                "Resume with: claude --resume 7",
+                "$",
+            ]
+        );
     }
 
     #[test]

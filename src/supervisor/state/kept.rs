@@ -117,13 +117,17 @@ impl Shared {
         } else {
             EndHow::Exited
         };
-        let code = self.exit_code.unwrap_or(code);
+        let end = crate::restore::manifest::End {
+            unix_ms,
+            how,
+            code: self.exit_code.unwrap_or(code),
+            // As its record says killed (`ended_record`).
+            signaled: how == EndHow::Exited && self.signaled,
+        };
         let Shared { keeper, output, .. } = self;
         if let Some(k) = keeper.as_mut() {
             let (oldest, _) = output.held();
-            k.end(how, code, unix_ms, oldest, |from, to| {
-                output.slices(from, to)
-            });
+            k.end(end, oldest, |from, to| output.slices(from, to));
         }
     }
 }
