@@ -379,6 +379,18 @@ impl Drop for Orphan {
     }
 }
 
+/// A child process ended (killed and reaped) when dropped, so that a
+/// test that fails halfway leaves nothing running (`hm events` runs until
+/// it is stopped).
+pub struct Stopped(pub Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts session `id` with a program that ignores the hang-up its
 /// supervisor's death sends it, SIGKILLs the supervisor, and returns the
 /// program (it runs `sleep MARKER`).

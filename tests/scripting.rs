@@ -1136,9 +1136,9 @@ fn events_tell_the_end_of_an_orphan_hm_kill_stops() {
     use std::io::BufRead;
     let sb = Sandbox::new();
     let marker = format!("{}.417", std::process::id());
-    let mut events = sb.background(&["events", "--json"]);
+    let mut events = common::Stopped(sb.background(&["events", "--json"]));
     let (tx, rx) = std::sync::mpsc::channel();
-    let lines = std::io::BufReader::new(events.stdout.take().expect("events' stdout"));
+    let lines = std::io::BufReader::new(events.0.stdout.take().expect("events' stdout"));
     std::thread::spawn(move || {
         for line in lines.lines().map_while(Result::ok) {
             let _ = tx.send(line);
@@ -1166,8 +1166,7 @@ fn events_tell_the_end_of_an_orphan_hm_kill_stops() {
     let out = sb.cmd(&["kill", "orph"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ended = next("its end", "ended");
-    let _ = events.kill();
-    let _ = events.wait();
+    drop(events);
     assert_eq!(
         (&ended["killed"], &ended["alive"]),
         (
