@@ -138,8 +138,12 @@ pub fn get(dir: &Path, id: &str) -> Option<Ended> {
     })
 }
 
-/// The records in `dir` (the files alone).
-fn records(dir: &Path) -> Vec<Ended> {
+/// The records in `dir`, the files alone, in no order: for another
+/// machine's sessions, mounted here, whose manifests are on that machine
+/// (its proxy's [`list`] has read them), and none of this one's can be
+/// theirs; reading those was a parse of every manifest here at each of
+/// the dashboard's looks at a host.
+pub fn records(dir: &Path) -> Vec<Ended> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };

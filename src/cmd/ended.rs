@@ -388,7 +388,7 @@ pub mod remote {
         if super::running(link.dir(), id) {
             bail!("session '{host}:{id}' is running; stop it first with 'hm kill {host}:{id}'");
         }
-        match crate::ended::list(link.dir())
+        match crate::ended::records(link.dir())
             .into_iter()
             .find(|r| r.id == id)
         {

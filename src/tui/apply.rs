@@ -205,7 +205,9 @@ impl Apply {
     fn restart(&self, opts: &Options, id: String) {
         let tx = self.tx.clone();
         if let Some((spawner, dir, plain)) = remote_session(opts, &id) {
-            let record = crate::ended::list(&dir).into_iter().find(|r| r.id == plain);
+            let record = crate::ended::records(&dir)
+                .into_iter()
+                .find(|r| r.id == plain);
             let spawner = spawner.clone();
             std::thread::spawn(move || {
                 let result = match record {

@@ -69,7 +69,7 @@ impl Where {
     /// listed: its connection may have been lost before its EXIT came.
     fn exit_code(&self, plain: &str) -> Option<i32> {
         self.host.as_ref()?;
-        crate::ended::list(&self.dir)
+        crate::ended::records(&self.dir)
             .into_iter()
             .find(|r| r.id == plain)
             .map(|r| r.exit_code)

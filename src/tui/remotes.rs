@@ -92,7 +92,7 @@ impl Remotes {
                         .extend(live.iter().map(|id| format!("{name}:{id}")));
                     found
                         .ended
-                        .extend(crate::ended::list(link.dir()).into_iter().map(|mut r| {
+                        .extend(crate::ended::records(link.dir()).into_iter().map(|mut r| {
                             r.id = format!("{name}:{}", r.id);
                             r
                         }));

@@ -46,7 +46,7 @@ pub(super) fn remount(
     // (only those: a write is a file synced to disk, and the host is
     // listed every 2 s), and those forgotten there, or of sessions started
     // again, removed.
-    let mut here: HashMap<String, crate::ended::Ended> = crate::ended::list(dir)
+    let mut here: HashMap<String, crate::ended::Ended> = crate::ended::records(dir)
         .into_iter()
         .map(|r| (r.id.clone(), r))
         .collect();
