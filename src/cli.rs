@@ -370,7 +370,7 @@ pub struct LogsArgs {
     /// Session id
     pub id: String,
     /// Only the last N lines
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true)]
     pub lines: Option<usize>,
     /// The output as the program wrote it, escape sequences and all
     #[arg(long)]

@@ -292,12 +292,12 @@ fn there_is_no_dialog_where_the_labels_say_none_is_up() {
 }
 
 /// The options `hm choose` and the inbox's digits pick: each of Claude
-/// Code's numbered dialogs offers its options, by their labels, and the
-/// keys of a choice are its digit; no other agent's dialog offers any
-/// (their digits were not checked to pick), nor Claude Code's folder trust
-/// (2.1.330 numbers none of its options).
+/// Code's and Gemini CLI's numbered dialogs offers its options, by their
+/// labels, and the keys of a choice are its digit; no other agent's
+/// dialog offers any (their digits were not checked to pick), nor Claude
+/// Code's folder trust (2.1.330 numbers none of its options).
 #[test]
-fn claude_codes_numbered_dialogs_offer_their_options_and_no_others_do() {
+fn numbered_dialogs_offer_their_options_where_digits_pick_them() {
     const QUESTION: &[&str] = &[
         "Hello, world",
         "Hi there",
@@ -327,6 +327,31 @@ fn claude_codes_numbered_dialogs_offer_their_options_and_no_others_do() {
         ("claude330_plan_approval_noprobe", PLAN),
         ("claude_question", QUESTION),
         ("claude330_question", QUESTION),
+        (
+            "gemini_question_deny",
+            &[
+                "Allow once",
+                "Allow for this session",
+                "No, suggest changes (esc)",
+            ],
+        ),
+        (
+            "gemini_edit_approval",
+            &[
+                "Allow once",
+                "Allow for this session",
+                "Modify with external editor",
+                "No, suggest changes (esc)",
+            ],
+        ),
+        (
+            "gemini_trust_answer_exit",
+            &[
+                "Trust folder (proj)",
+                "Trust parent folder (gemini_trust_answer_exit)",
+                "Don't trust",
+            ],
+        ),
     ];
     let mut chosen_in = 0;
     for e in EXPECTED {

@@ -171,7 +171,7 @@ fn wait_send_and_logs_drive_a_session_that_asks() {
     // The screen, and the history's last lines.
     let screen = stdout(&sb.cmd(&["logs", &s.id, "--screen"]));
     assert!(screen.ends_with("Again? [y/N]\n"), "{screen:?}");
-    let last = stdout(&sb.cmd(&["logs", &s.id, "--lines", "2"]));
+    let last = stdout(&sb.cmd(&["logs", &s.id, "-n", "2"]));
     assert_eq!(last, "hello Ada Lovelace\nAgain? [y/N]\n");
     // As the program wrote it: the echo of what was typed, with CR LF.
     let raw = sb.cmd(&["logs", &s.id, "--raw"]);

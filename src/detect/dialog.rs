@@ -254,7 +254,8 @@ pub fn find(
 }
 
 /// The options a dialog numbers, `1. Hello, world` (`❯` before the
-/// selected one; `›` in Codex), in order from 1 with their digits in one
+/// selected one; `›` in Codex; `●` in Gemini CLI, whose dialogs are boxed:
+/// `│ ● 1. Allow once   │`), in order from 1 with their digits in one
 /// column: a numbered row indented otherwise (`     2. Print it`, a
 /// description under an option) or out of that order (a plan's steps
 /// quoted) is not one. Of several such lists (the question's text numbers
@@ -270,11 +271,13 @@ fn options_of(rows: &[String]) -> Vec<(u8, String)> {
     }
     let mut lists: Vec<List> = Vec::new();
     for row in rows {
-        let rest = row
+        let inside = row
             .trim_start()
-            .trim_start_matches(['❯', '›', '>'])
+            .strip_prefix('│')
+            .unwrap_or(row.trim_start())
             .trim_start();
-        let selected = rest.len() != row.trim_start().len();
+        let rest = inside.trim_start_matches(['❯', '›', '>', '●']).trim_start();
+        let selected = rest.len() != inside.len();
         let column = row[..row.len() - rest.len()].chars().count();
         let mut chars = rest.chars();
         let (Some(digit), Some('.')) = (chars.next(), chars.next()) else {
@@ -283,6 +286,7 @@ fn options_of(rows: &[String]) -> Vec<(u8, String)> {
         let (Some(n), label) = (digit.to_digit(10), chars.as_str()) else {
             continue;
         };
+        let label = label.trim_end().trim_end_matches('│');
         if !label.starts_with(char::is_whitespace) || label.trim().is_empty() {
             continue;
         }
@@ -505,6 +509,31 @@ mod tests {
         .to_vec();
         let labels: Vec<String> = options_of(&rows).into_iter().map(|(_, l)| l).collect();
         assert_eq!(labels, ["Hello", "Hi"]);
+    }
+
+    #[test]
+    fn options_in_a_box_lose_its_sides() {
+        // Gemini CLI 0.61: `●` marks the selection, the box's sides frame
+        // every row (`│ │ 1 + print(...)` is a diff, not an option).
+        let rows: Vec<String> = [
+            " │ │ 1 + print(\"hello, world\")     │ │",
+            " │ Apply this change?                 │",
+            " │ ● 1. Allow once                    │",
+            " │   2. Allow for this session        │",
+            " │   3. No, suggest changes (esc)     │",
+        ]
+        .map(String::from)
+        .to_vec();
+        let options = options_of(&rows);
+        let labels: Vec<(u8, &str)> = options.iter().map(|(n, l)| (*n, l.as_str())).collect();
+        assert_eq!(
+            labels,
+            [
+                (1, "Allow once"),
+                (2, "Allow for this session"),
+                (3, "No, suggest changes (esc)")
+            ]
+        );
     }
 
     #[test]

@@ -339,7 +339,7 @@ fn vertical(m: &Model, p: &crate::tui::layout::Placement, cur: usize, n: usize, 
     let on_page = |k: usize| n.saturating_sub(k * per).min(per);
     let cols_of = |k: usize| {
         let area = layout::grid_area(m.size);
-        let g = layout::page_grid(area, p.grid, p.pages, on_page(k), m.columns);
+        let g = layout::page_grid(area, p.grid, p.pages, on_page(k), m.columns, p.title_w);
         usize::from(g.cols.max(1))
     };
     let page = cur / per;

@@ -31,12 +31,25 @@ impl Grid {
 /// wide, so 2.5 cells is a slightly wide rectangle on screen).
 const PANE_ASPECT: f64 = 2.5;
 
+/// What a layout that cuts an id costs, against the shape's cost (the
+/// log of how far the panes are from a terminal window's shape): a grid
+/// a little further from that shape is worth every id read whole, as 7
+/// columns of 28 are rather than 8 of 25 for 31 sessions at 200x50.
+const CUT_ID_COST: f64 = 1.0;
+
+/// How far from a terminal window's shape (the log of the ratio) panes
+/// may go to read ids whole: twice as wide, or as tall. Further, a grid
+/// of flat slivers costs what cutting the ids would, and the ids are cut.
+const MAX_SHAPE_FOR_IDS: f64 = std::f64::consts::LN_2;
+
 /// Chooses the grid for `n` panes in `area`. With `cols` fixed by the user
 /// only the rows are computed. Otherwise the column count whose panes come
 /// closest to a terminal window's shape wins, which keeps the grid near
-/// square on screen. Either way panes never shrink below the minimum: the
-/// grid pages instead.
-pub fn grid(area: Rect, n: usize, cols: Option<u16>) -> Grid {
+/// square on screen, unless its panes are narrower than `title_w`, the
+/// width the widest id needs to be read whole beside its state's letter.
+/// Either way panes never shrink below the minimum: the grid pages
+/// instead.
+pub fn grid(area: Rect, n: usize, cols: Option<u16>, title_w: u16) -> Grid {
     let n = n.max(1) as u32;
     let max_cols = (area.width / MIN_PANE_W).max(1);
     let max_rows = (area.height / MIN_PANE_H).max(1);
@@ -61,7 +74,10 @@ pub fn grid(area: Rect, n: usize, cols: Option<u16>) -> Grid {
         let shown = (g.per_page() as u32).min(n) as f64;
         // Empty cells leave the screen unfilled.
         let empty = (g.per_page() as u32).saturating_sub(n) as f64;
-        let score = shown * 1000.0 - ((w / h) / PANE_ASPECT).ln().abs() - 0.3 * empty;
+        let shape = ((w / h) / PANE_ASPECT).ln().abs();
+        let reads_ids = w >= f64::from(title_w) && shape <= MAX_SHAPE_FOR_IDS;
+        let cut = if reads_ids { 0.0 } else { CUT_ID_COST };
+        let score = shown * 1000.0 - shape - 0.3 * empty - cut;
         if score > best_score {
             best_score = score;
             best = g;
@@ -98,6 +114,9 @@ pub struct Placement {
     pub pages: usize,
     pub page: usize,
     pub rects: Vec<(String, Rect)>,
+    /// The width a pane needs for the widest visible id to be read whole
+    /// (see [`grid`]); every page is laid out for it.
+    pub title_w: u16,
 }
 
 /// The area above the footer.
@@ -120,15 +139,21 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
             pages: 1,
             page: 0,
             rects: vec![(id.to_string(), area)],
+            title_w: 0,
         };
     }
     let ids = m.visible_ids();
-    let g = grid(area, ids.len(), m.columns);
+    let title_w = ids
+        .iter()
+        .map(|id| crate::tui::view::width_for_whole_id(id))
+        .max()
+        .unwrap_or(0);
+    let g = grid(area, ids.len(), m.columns, title_w);
     let per = g.per_page().max(1);
     let pages = ids.len().div_ceil(per).max(1);
     let page = m.page.min(pages - 1);
     let on_page: Vec<String> = ids.into_iter().skip(page * per).take(per).collect();
-    let shape = page_grid(area, g, pages, on_page.len(), m.columns);
+    let shape = page_grid(area, g, pages, on_page.len(), m.columns, title_w);
     let rects = cells(area, shape, on_page.len());
     Placement {
         grid: g,
@@ -136,15 +161,23 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
         pages,
         page,
         rects: on_page.into_iter().zip(rects).collect(),
+        title_w,
     }
 }
 
 /// The grid a page of `count` panes is laid out by: the paging grid `g`,
 /// but on a last page of fewer panes, one chosen for those (see
 /// [`Placement::shape`]).
-pub fn page_grid(area: Rect, g: Grid, pages: usize, count: usize, columns: Option<u16>) -> Grid {
+pub fn page_grid(
+    area: Rect,
+    g: Grid,
+    pages: usize,
+    count: usize,
+    columns: Option<u16>,
+    title_w: u16,
+) -> Grid {
     if pages > 1 && count < g.per_page() {
-        grid(area, count, columns)
+        grid(area, count, columns, title_w)
     } else {
         g
     }
@@ -180,24 +213,42 @@ mod tests {
 
     #[test]
     fn four_panes_make_two_by_two_on_a_wide_screen() {
-        let g = grid(Rect::new(0, 0, 160, 48), 4, None);
+        let g = grid(Rect::new(0, 0, 160, 48), 4, None, 0);
         assert_eq!(g, Grid { cols: 2, rows: 2 });
-        let g = grid(Rect::new(0, 0, 200, 50), 1, None);
+        let g = grid(Rect::new(0, 0, 200, 50), 1, None, 0);
         assert_eq!(g, Grid { cols: 1, rows: 1 });
+    }
+
+    #[test]
+    fn ids_are_read_whole_when_a_near_shape_allows() {
+        // 31 sessions at 200x50: by shape alone 8 columns of 25, which
+        // cut a 19-column id; 7 of 28 read it whole.
+        let area = grid_area((200, 50));
+        let id = "frontend-tests-long";
+        let need = crate::tui::view::width_for_whole_id(id);
+        assert_eq!(grid(area, 31, None, 0), Grid { cols: 8, rows: 4 });
+        let g = grid(area, 31, None, need);
+        assert_eq!(g, Grid { cols: 7, rows: 5 });
+        assert!(cells(area, g, 31).iter().all(|r| r.width >= need));
+        // An id no near shape reads whole is cut rather than the panes
+        // made slivers (4 columns of 50 by 6 rows).
+        let long = "a-forty-column-session-id-for-the-tests-";
+        let need = crate::tui::view::width_for_whole_id(long);
+        assert_eq!(grid(area, 31, None, need), Grid { cols: 8, rows: 4 });
     }
 
     #[test]
     fn a_column_count_set_is_the_most_a_row_holds() {
         let area = Rect::new(0, 0, 80, 23);
         // A filter that leaves one pane: the whole area, not a third.
-        assert_eq!(grid(area, 1, Some(3)), Grid { cols: 1, rows: 1 });
-        assert_eq!(grid(area, 2, Some(3)), Grid { cols: 2, rows: 1 });
-        assert_eq!(grid(area, 5, Some(3)), Grid { cols: 3, rows: 2 });
+        assert_eq!(grid(area, 1, Some(3), 0), Grid { cols: 1, rows: 1 });
+        assert_eq!(grid(area, 2, Some(3), 0), Grid { cols: 2, rows: 1 });
+        assert_eq!(grid(area, 5, Some(3), 0), Grid { cols: 3, rows: 2 });
     }
 
     #[test]
     fn too_many_panes_page() {
-        let g = grid(Rect::new(0, 0, 80, 24), 50, None);
+        let g = grid(Rect::new(0, 0, 80, 24), 50, None, 0);
         assert!(g.per_page() < 50);
         assert!(80 / g.cols >= MIN_PANE_W && 24 / g.rows >= MIN_PANE_H);
     }
@@ -208,7 +259,7 @@ mod tests {
             w in 1u16..400, h in 1u16..200, n in 1usize..80, cols in proptest::option::of(1u16..10),
         ) {
             let area = Rect::new(3, 2, w, h);
-            let g = grid(area, n, cols);
+            let g = grid(area, n, cols, 0);
             let rects = cells(area, g, n);
             prop_assert_eq!(rects.len(), n.min(g.per_page()));
             for (i, a) in rects.iter().enumerate() {

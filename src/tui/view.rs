@@ -15,6 +15,8 @@ mod pane;
 mod popup;
 mod title;
 
+pub use title::width_for_whole_id;
+
 use std::time::Instant;
 
 use ratatui::Frame;
