@@ -364,6 +364,38 @@ fn follow_prints_each_line_once_whole() {
     assert!(follow.wait().expect("wait").success());
 }
 
+/// A flood of short lines, tens of thousands in a read, is followed
+/// whole: each read was fed at once, and rows scrolled out of the history
+/// kept while following before they were printed (`seq 1 60000` gave
+/// 44,000 lines, silently).
+#[test]
+fn follow_misses_no_line_of_a_flood() {
+    const LINES: usize = 60_000;
+    let sb = Sandbox::new();
+    let go = gate(&sb, "go");
+    let script = format!(
+        "printf 'ready\\n'; cat {go} >/dev/null; seq 1 {LINES}; printf end",
+        go = go.display()
+    );
+    let _s = sb.start("flood", &[], &["sh", "-c", &script]);
+    wait_until("ready", || {
+        logs(&sb, "flood", &[]).contains(&"ready".to_owned())
+    });
+    let (mut follow, rx) = follow(&sb, "flood");
+    let next = || {
+        rx.recv_timeout(common::PATIENCE)
+            .expect("a line from hm logs -f")
+    };
+    assert_eq!(next(), "ready");
+    open_gate(&go);
+    for n in 1..=LINES {
+        let line = next();
+        assert_eq!(line, n.to_string(), "line {n} of the flood");
+    }
+    assert_eq!(next(), "end");
+    assert!(follow.wait().expect("wait").success());
+}
+
 /// A full-screen program that draws more than the supervisor keeps after
 /// it took the alternate screen: the switch has fallen out of the kept
 /// bytes, yet `hm logs` starts on the alternate screen, as the session

@@ -195,7 +195,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         Reply::Output(bytes) => {
                             // Lines a clear in the same read would erase
                             // are complete before it.
-                            for piece in follow::before_erasing(&bytes) {
+                            for piece in follow::in_steps(&bytes) {
                                 replay.term.feed(piece);
                                 for line in follow.complete(&mut replay.term) {
                                     printer.line(line);

@@ -176,21 +176,31 @@ impl Follow {
     }
 }
 
+/// The most lines one step of output fed to the emulator may hold: far
+/// fewer than the history rows kept while following (`FOLLOW_ROWS`), so
+/// that no row scrolls out of them before it is printed. A read of short
+/// lines (64 KiB of `seq` is 10,000) lost thousands.
+pub const STEP_LINES: usize = 1024;
+
 /// `bytes` cut before each erase of the display (`CSI J`, `CSI 2 J`, ...),
 /// cursor position (`CSI H`, which a clear begins with) and full reset
 /// (`ESC c`): what the screen showed just before is read before it goes,
 /// however the reads fell (a shell's echoed `clear` and the clear itself
 /// often come in one). A sequence cut between reads is not found, and
-/// the read is taken whole.
-pub fn before_erasing(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// the read is taken whole. Cut too after every [`STEP_LINES`] line
+/// feeds.
+pub fn in_steps(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = bytes;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
+        let mut lines = 0;
         let cut = (1..rest.len())
-            .filter(|&i| rest[i] == 0x1b)
-            .find(|&i| erases(&rest[i..]))
+            .find(|&i| {
+                lines += usize::from(rest[i - 1] == b'\n');
+                lines == STEP_LINES || (rest[i] == 0x1b && erases(&rest[i..]))
+            })
             .unwrap_or(rest.len());
         let (piece, more) = rest.split_at(cut);
         rest = more;
@@ -295,13 +305,12 @@ mod tests {
         let mut t = term();
         let mut f = Follow::new(&mut t);
         let mut got = Vec::new();
-        for piece in before_erasing(b"$ clear\r\n\x1b[H\x1b[2J\x1b[3Jafter\r\n$ ") {
+        for piece in in_steps(b"$ clear\r\n\x1b[H\x1b[2J\x1b[3Jafter\r\n$ ") {
             t.feed(piece);
             got.extend(f.complete(&mut t));
         }
         assert_eq!(got, ["$ clear", "after"]);
-        let pieces: Vec<&[u8]> =
-            before_erasing(b"a\x1b[Jb\x1b[1;2Hc\x1bcd\x1b[2Ke\x1b[3;1f").collect();
+        let pieces: Vec<&[u8]> = in_steps(b"a\x1b[Jb\x1b[1;2Hc\x1bcd\x1b[2Ke\x1b[3;1f").collect();
         let want: [&[u8]; 5] = [
             b"a",
             b"\x1b[Jb",
