@@ -906,22 +906,45 @@ fn hostile_output_never_crashes_the_dashboard() {
     assert!(t.try_exit().is_none());
 }
 
+/// NO_COLOR takes the dashboard's own colours away, not the sessions':
+/// what a program printed red and bold is drawn so (crossterm, which
+/// draws the frame, dropped every colour it was given under NO_COLOR).
 #[test]
 fn no_color_draws_without_colours() {
     let sb = Sandbox::new();
     let _s = sb.start(
         "plain",
         &[],
-        &["sh", "-c", "echo plain-text; exec sleep 600"],
+        &[
+            "sh",
+            "-c",
+            "printf 'plain-text \\033[1;31mred\\033[0m\\n'; exec sleep 600",
+        ],
     );
     let mut t = start_tui(&sb, &[], (ROWS, COLS), true);
     t.wait_for("the pane", |t| {
-        pane(t, "plain").is_some_and(|p| p.shows("plain-text") && !p.top.contains('…'))
+        pane(t, "plain").is_some_and(|p| p.shows("plain-text red") && !p.top.contains('…'))
     });
     let s = t.screen();
+    // Where the session's `red` is: after `plain-text ` in its pane.
+    let red_at: Vec<(u16, u16)> = (0..ROWS)
+        .filter_map(|r| {
+            let row = s.contents_between(r, 0, r, COLS);
+            let at = row.find("plain-text red")?;
+            let col = row[..at].chars().count() as u16 + 11;
+            Some((r, col))
+        })
+        .collect();
+    assert_eq!(red_at.len(), 1, "one pane shows it");
+    let (red_row, red_col) = red_at[0];
     for r in 0..ROWS {
         for c in 0..COLS {
             let cell = s.cell(r, c).expect("cell");
+            if r == red_row && (red_col..red_col + 3).contains(&c) {
+                assert_eq!(cell.fgcolor(), vt100::Color::Idx(1), "the session's red");
+                assert!(cell.bold(), "the session's bold");
+                continue;
+            }
             assert_eq!(
                 (cell.fgcolor(), cell.bgcolor()),
                 (vt100::Color::Default, vt100::Color::Default),
@@ -942,6 +965,28 @@ fn the_light_theme_paints() {
     t.wait_for("the pane", |t| pane_shows(t, "sunny", "bright"));
     let footer = t.screen().cell(ROWS - 1, 5).expect("a footer cell");
     assert_eq!(footer.bgcolor(), vt100::Color::Idx(254));
+}
+
+/// A terminal that says it cannot draw (an editor's shell buffer) is
+/// told so in a line, and left as it was.
+#[test]
+fn a_dumb_terminal_is_refused_before_touching_it() {
+    let sb = Sandbox::new();
+    let args: Vec<OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
+    let mut t = Terminal::start(
+        HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[("TERM", "dumb")]),
+        sb.path(),
+        (ROWS, COLS),
+        "$ hm tui",
+    );
+    assert_ne!(t.wait_exit(), 0);
+    t.wait_for("the error", |t| {
+        t.contains("this terminal (TERM=dumb) cannot draw the dashboard")
+    });
+    assert!(!t.screen().alternate_screen());
+    assert_eq!(t.termios(), terminal::pristine_termios());
 }
 
 #[test]

@@ -11,6 +11,18 @@ use crate::theme::Theme;
 use crate::tui;
 
 pub fn tui(args: TuiArgs, config: &Config, config_path: Option<&Path>) -> Result<i32> {
+    // A terminal that says it cannot move its cursor (an editor's shell
+    // buffer, a pipe-like console) would get a screen of escape codes.
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        anyhow::bail!(
+            "this terminal (TERM=dumb) cannot draw the dashboard: run it in a terminal emulator \
+             ('hm ls', 'hm status' and 'hm logs' work here)"
+        );
+    }
+    // NO_COLOR is the dashboard's own colours' to drop (the theme reads
+    // it): crossterm would drop the sessions' colours with them, and the
+    // programs' output is drawn as they wrote it.
+    crossterm::style::force_color_output(true);
     let theme = match &args.theme {
         // The flag's own error names the flag.
         Some(name) => Theme::load(Some(name), Theme::no_color_from_env())?,
