@@ -934,6 +934,28 @@ fn a_row_wider_than_the_pane_is_cut_with_a_mark_not_wrapped() {
     assert_eq!(rows[2], format!("\"┃short{}┃\"", " ".repeat(33)), "{text}");
 }
 
+/// A row of wide characters whose last one ends at the pane's edge, and
+/// goes on past it, is marked too: the mark took the last column, the
+/// right half of that character, and was never drawn.
+#[test]
+fn a_row_of_wide_characters_cut_at_the_edge_is_marked() {
+    let mut s = Scene::new(40, 6);
+    s.live(&["w"]);
+    s.to(
+        "w",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 120,
+            rows: 4,
+            ..Default::default()
+        })),
+    );
+    // 38 columns inside: 19 of them fill it, 30 go on past it.
+    s.output("w", &format!("{}\r\n$ ", "漢".repeat(30)));
+    let text = s.text();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[1], format!("\"┃{} ›┃\"", "漢".repeat(18)), "{text}");
+}
+
 /// At 80x24 with three columns, an id of eight characters is whole in
 /// every title, the badge shortened instead; ended sessions say how.
 #[test]

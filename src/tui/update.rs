@@ -125,7 +125,11 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     if !same_layout {
         show_selected(m);
     }
-    clear_attention_of_selected(m);
+    // A pane selected by the filter as it is typed (the first that
+    // matches `z` on the way to `zz12`) was not looked at: its mark stays.
+    if m.mode != Mode::Filter {
+        clear_attention_of_selected(m);
+    }
     copy::relayout(m);
     sizing::ask(m, now, &mut fx);
     fx

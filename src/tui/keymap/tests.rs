@@ -878,3 +878,25 @@ fn enter_on_an_ended_session_offers_restart_and_zoom() {
         "'build' has ended: r runs it again, z shows its last screen"
     );
 }
+
+/// Typing a filter selects the first pane that matches each letter; a
+/// pane passed on the way was not looked at and keeps its `●`.
+#[test]
+fn a_filter_typed_leaves_the_marks_of_panes_it_passed() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "zz1", "zz12"], now);
+    for id in ["zz1", "zz12"] {
+        m.pane_mut(id).expect("pane").attention = true;
+    }
+    update(&mut m, press(KeyCode::Char('/')), now);
+    for c in "zz12".chars() {
+        update(&mut m, press(KeyCode::Char(c)), now);
+    }
+    assert_eq!(sel(&m), "zz12");
+    assert!(m.pane("zz1").expect("pane").attention, "passed, not seen");
+    assert!(m.pane("zz12").expect("pane").attention, "still typing");
+    update(&mut m, press(KeyCode::Esc), now);
+    assert!(m.pane("zz1").expect("pane").attention, "passed, not seen");
+    assert!(!m.pane("zz12").expect("pane").attention, "landed on");
+}

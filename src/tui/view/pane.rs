@@ -303,6 +303,11 @@ fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_
         }
         // Of the screen drawn: scrolled back, the history's rows.
         if window::cut(p.term.shown(), row_off + row, col_off + area.width) {
+            // A wide character ending at the edge has its right half in
+            // the last column, where a mark is not drawn: it gives way.
+            if last > 0 && v.wide_at(row, last - 1) {
+                f.buffer_mut()[(area.x + last - 1, area.y + row)].set_symbol(" ");
+            }
             f.buffer_mut()[(area.x + last, area.y + row)]
                 .set_symbol(CUT_MARK)
                 .set_style(m.theme.dim);
