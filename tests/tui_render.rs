@@ -264,6 +264,41 @@ fn help_lists_the_keys() {
     insta::assert_snapshot!(s.text());
 }
 
+/// On a screen too short and narrow for the keys (40x15), the help
+/// wraps what each key does under it and scrolls with the arrows, to
+/// its last key; its titles do not run into each other. On one where
+/// the keys fit, `j` closes it as any other key.
+#[test]
+fn help_on_a_small_screen_wraps_and_scrolls_to_its_end() {
+    let mut s = Scene::new(40, 15);
+    s.live(&["a"]);
+    s.key(KeyCode::Char('?'));
+    let first = s.text();
+    assert!(
+        first.contains("┌ keys · ↑↓ · b · others close ─"),
+        "{first}"
+    );
+    assert!(first.contains("│  move the selection"), "{first}");
+    assert!(!first.contains("quit (sessions keep running)"), "{first}");
+    for _ in 0..60 {
+        s.key(KeyCode::Char('j'));
+    }
+    let last = s.text();
+    assert!(last.contains("│  quit (sessions keep running)"), "{last}");
+    assert!(!last.contains("move the selection"), "{last}");
+    s.key(KeyCode::Char('g'));
+    assert_eq!(s.text(), first, "back to the top");
+    s.key(KeyCode::Char('x'));
+    assert!(!s.text().contains("┌ keys"), "another key closes it");
+
+    let mut s = Scene::new(100, 40);
+    s.live(&["a"]);
+    s.key(KeyCode::Char('?'));
+    assert!(s.text().contains("any other key closes"));
+    s.key(KeyCode::Char('j'));
+    assert!(!s.text().contains("┌ keys"), "j closes what fits");
+}
+
 #[test]
 fn focus_shows_the_session_and_a_bar_under_it() {
     let mut s = Scene::new(60, 12);

@@ -109,6 +109,9 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Mode::Help if !m.help_badges && k.code == KeyCode::Char('b') && k.modifiers.is_empty() => {
             m.help_badges = true;
         }
+        // Where the screen is too short for the keys, the arrows (and
+        // `j`/`k`, the pages, Space) scroll them instead.
+        Mode::Help if !m.help_badges && help_scrolled(m, k) => {}
         Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,
         Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now, fx),
     }
@@ -235,6 +238,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::Help => {
             m.mode = Mode::Help;
             m.help_badges = false;
+            m.help_scroll = 0;
         }
         Action::Explain => {
             if let Some(id) = m.selected.clone() {
@@ -326,6 +330,28 @@ fn step(m: &mut Model, dx: i32, dy: i32) {
     if let Mode::Zoom(_) = m.mode {
         m.mode = Mode::Zoom(ids[next].clone());
     }
+}
+
+/// Scrolls the help by key `k` if the screen is too short for it all and
+/// `k` is a scrolling key; false otherwise (the key closes it).
+fn help_scrolled(m: &mut Model, k: KeyEvent) -> bool {
+    let max = crate::tui::view::help_scroll_max(m, m.size);
+    if max == 0 || !k.modifiers.difference(KeyModifiers::SHIFT).is_empty() {
+        return false;
+    }
+    let page = m.size.1.saturating_sub(3).max(1);
+    let at = m.help_scroll.min(max);
+    m.help_scroll = match k.code {
+        KeyCode::Down | KeyCode::Char('j') => at.saturating_add(1),
+        KeyCode::Up | KeyCode::Char('k') => at.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => at.saturating_add(page),
+        KeyCode::PageUp => at.saturating_sub(page),
+        KeyCode::Home | KeyCode::Char('g') => 0,
+        KeyCode::End | KeyCode::Char('G') => max,
+        _ => return false,
+    }
+    .min(max);
+    true
 }
 
 /// The pane a row above (`up`) or below the `cur`th of `n` visible ones:

@@ -523,6 +523,8 @@ pub struct Model {
     pub by_state: bool,
     /// Help (`?`) shows its second page, what the badges say.
     pub help_badges: bool,
+    /// Rows of the help scrolled past, on a screen too short for it.
+    pub help_scroll: u16,
     /// The time of the message being handled: what the order by state
     /// measures how recent output is against.
     pub now: Instant,
@@ -616,6 +618,7 @@ impl Model {
             desktop: false,
             by_state: false,
             help_badges: false,
+            help_scroll: 0,
             now: Instant::now(),
             left_unix_ms: None,
             opened_unix_ms: crate::clock::unix_ms(),

@@ -301,6 +301,15 @@ fn framed(
     let area = f.area();
     // Each title is drawn between spaces; the two on top a column apart.
     let padded = |t: &str| if t.is_empty() { 0 } else { t.width() + 2 };
+    // A title the screen is too narrow for is left out, not run into the
+    // other (`keys · an W waiting`).
+    let fits = |used: usize| used + 2 <= usize::from(area.width);
+    let right = if fits(padded(title) + padded(right) + 1) {
+        right
+    } else {
+        ""
+    };
+    let bottom = if fits(padded(bottom)) { bottom } else { "" };
     let top = padded(title) + padded(right) + usize::from(!right.is_empty());
     let titled = top.max(padded(bottom)) + 2;
     let w = lines
@@ -404,8 +413,33 @@ pub(super) fn badges(m: &Model, f: &mut Frame<'_>) {
 }
 
 /// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
-/// with what each does.
+/// with what each does, scrolled by `m.help_scroll` where the screen is
+/// too short for them all.
 pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
+    let area = f.area();
+    let page = help_page(m, (area.width, area.height));
+    let room = usize::from(area.height.saturating_sub(2)).max(1);
+    let from = usize::from(m.help_scroll).min(page.lines.len().saturating_sub(room));
+    let shown: Vec<Line<'static>> = page.lines.into_iter().skip(from).take(room).collect();
+    framed(m, f, page.titles, &shown, 0);
+}
+
+/// How far the help can scroll on a screen of `size`: the rows it has
+/// beyond what the screen shows.
+pub fn help_scroll_max(m: &Model, size: (u16, u16)) -> u16 {
+    let rows = help_page(m, size).lines.len();
+    let room = usize::from(size.1.saturating_sub(2)).max(1);
+    u16::try_from(rows.saturating_sub(room)).unwrap_or(u16::MAX)
+}
+
+/// The help as a screen of `size` shows it: its rows, wrapped to its
+/// width, and the titles of its frame.
+struct HelpPage {
+    lines: Vec<Line<'static>>,
+    titles: [&'static str; 3],
+}
+
+fn help_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
     let detach = m
         .detach_key
         .map_or("(disabled)".to_string(), crate::config::describe_key);
@@ -489,26 +523,25 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         ),
         (keys(Action::Quit), "quit (sessions keep running)"),
     ];
+    // The frame takes two columns, and two more are left beside the text.
+    let avail = usize::from(cols).saturating_sub(4).max(10);
     let width = rows
         .iter()
-        .map(|(k, _)| k.chars().count())
+        .map(|(k, _)| k.width())
         .max()
         .unwrap_or(0)
         .clamp(12, 24);
-    let mut lines: Vec<Line<'static>> = rows
-        .into_iter()
-        .map(|(k, what)| {
-            Line::from(vec![
-                Span::styled(format!("{k:<width$}  "), m.theme.footer_key),
-                Span::raw(what.to_string()),
-            ])
-        })
-        .collect();
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for (k, what) in rows {
+        lines.extend(entry(m, &k, what, width, avail));
+    }
+    let keys_rows = lines.len();
     // The letters a narrow pane's badge shows for its state: below the
     // keys where there is room, else the commonest in the top border
     // (the keys fill an 80x24 terminal).
-    let room = usize::from(f.area().height).saturating_sub(2);
-    let right = if room >= lines.len() + 1 + LEGEND.len() {
+    let room = usize::from(height).saturating_sub(2);
+    let legend_fits = LEGEND.iter().all(|l| l.width() <= avail);
+    let right = if legend_fits && room >= keys_rows + 1 + LEGEND.len() {
         lines.push(Line::default());
         let legend = LEGEND.iter().map(|l| Line::styled(*l, m.theme.dim));
         lines.extend(legend);
@@ -518,10 +551,65 @@ pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
         // them all.
         "W waiting · I idle · ● unseen"
     };
-    let title = "keys · b: every badge · any other key closes";
+    // What the top border says, the longest that fits.
+    let scrolls = lines.len() > room.max(1);
+    let titles: &[&'static str] = if scrolls {
+        &[
+            "keys · ↑↓ scroll · b: every badge · any other key closes",
+            "keys · ↑↓ scroll · b: badges · others close",
+            "keys · ↑↓ · b · others close",
+            "keys",
+        ]
+    } else {
+        &[
+            "keys · b: every badge · any other key closes",
+            "keys · b: badges · others close",
+            "keys",
+        ]
+    };
+    let title = titles
+        .iter()
+        .copied()
+        .find(|t| t.width() + 4 <= usize::from(cols))
+        .unwrap_or("keys");
     // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
-    framed(m, f, [title, right, timers], &lines, 0);
+    HelpPage {
+        lines,
+        titles: [title, right, timers],
+    }
+}
+
+/// One key's rows of the help: the key and what it does on a row where
+/// they fit in `avail` columns; else what it does wrapped beside the key
+/// (a hanging indent), or below it where the key leaves too little room.
+fn entry(m: &Model, k: &str, what: &str, width: usize, avail: usize) -> Vec<Line<'static>> {
+    let key = |text: String| Span::styled(text, m.theme.footer_key);
+    if width + 2 + what.width() <= avail {
+        return vec![Line::from(vec![
+            key(format!("{k:<width$}  ")),
+            Span::raw(what.to_string()),
+        ])];
+    }
+    // Beside the key while that leaves room for a few words a row.
+    if width + 2 + 20 <= avail && k.width() <= width {
+        let wrapped = super::inbox::wrap(what, avail - width - 2, usize::MAX);
+        return wrapped
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let head = if i == 0 { k } else { "" };
+                Line::from(vec![key(format!("{head:<width$}  ")), Span::raw(w)])
+            })
+            .collect();
+    }
+    let mut out = vec![Line::from(key(k.to_owned()))];
+    out.extend(
+        super::inbox::wrap(what, avail.saturating_sub(2), usize::MAX)
+            .into_iter()
+            .map(|w| Line::raw(format!("  {w}"))),
+    );
+    out
 }
 
 /// The four directions' keys: `←↓↑→ hjkl` when each is one character,
