@@ -569,6 +569,36 @@ fn a_child_ignoring_sigterm_is_killed_after_the_grace_period() {
     assert_eq!(s.wait_exit(), 137);
 }
 
+/// `hm kill` on a terminal says why it waits when the program ignores
+/// SIGTERM, rather than sitting silent through the grace period.
+#[test]
+fn kill_says_it_waits_for_a_program_that_ignores_sigterm() {
+    let sb = Sandbox::new();
+    let mut s = sb.start("stubborn", &[], &["sh", "-c", "trap '' TERM; sleep 60"]);
+    let args: Vec<std::ffi::OsString> =
+        ["kill", "stubborn", "--grace", "3", "--socket-dir", sb.dir()]
+            .iter()
+            .map(Into::into)
+            .collect();
+    let mut t = common::terminal::Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[]),
+        sb.path(),
+        (24, 100),
+        "$ hm kill",
+    );
+    t.wait_for("the note", |t| {
+        t.contains("hm: 'stubborn' is still running a second after SIGTERM: SIGKILL in 2.0s")
+    });
+    assert!(!t.contains("killed by"), "said while it waits");
+    assert_eq!(t.wait_exit(), 0);
+    t.wait_for("the end", |t| {
+        t.contains("session 'stubborn' killed by SIGKILL")
+    });
+    assert_eq!(s.wait_exit(), 137);
+}
+
 #[test]
 fn a_stopped_child_never_freezes_the_supervisor() {
     let sb = Sandbox::new();

@@ -123,9 +123,28 @@ fn kill_one(
             }
             anyhow::Ok(code)
         };
-        tokio::time::timeout(patience, wait)
-            .await
-            .context("the session did not stop in time")?
+        // A program that ignores SIGTERM leaves a person at a silent
+        // terminal for the whole grace period: said once, after a second.
+        tokio::pin!(wait);
+        let first = Duration::from_secs(1);
+        match tokio::time::timeout(first.min(patience), &mut wait).await {
+            Ok(done) => done,
+            Err(_) => {
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    let when = match grace_ms {
+                        u32::MAX => "when its grace period ends".to_owned(),
+                        g => format!("in {}", client::human_ms(u64::from(g).saturating_sub(1000))),
+                    };
+                    eprintln!(
+                        "hm: '{}' is still running a second after SIGTERM: SIGKILL {when}",
+                        client::shown_id(&session.id)
+                    );
+                }
+                tokio::time::timeout(patience.saturating_sub(first), wait)
+                    .await
+                    .context("the session did not stop in time")?
+            }
+        }
     });
     // Ended by itself as it was asked: gone, as asked.
     let code = match code {
