@@ -452,9 +452,9 @@ pub struct DirArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Session id: letters, digits, '.', '_' or '-' (at most 64)
+    /// Session id: letters, digits, '.', '_' or '-', starting with a letter or digit (at most 64)
     /// [default: the command's name, with -2, -3, ... if that is taken]
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub id: Option<String>,
 
     /// Run the supervisor in the foreground with no terminal UI (for

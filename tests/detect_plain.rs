@@ -180,6 +180,52 @@ fn text_typed_at_a_shell_prompt_is_not_a_question() {
     wait_for_input(&sb, "sh");
 }
 
+/// Vim's question about a swap file (`[O]pen Read-Only, (E)dit anyway,
+/// ...:`), read with the terminal raw where the process facts see no
+/// question, is one by its screen; the same text typed at a shell's
+/// prompt is not.
+#[test]
+fn vims_swap_file_question_is_waiting_for_input_and_the_same_text_typed_is_not() {
+    let runs = |vim: &&&str| {
+        std::process::Command::new(vim)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let Some(vim) = ["vim", "vim.tiny"].iter().find(runs).copied() else {
+        eprintln!("skipped: no vim here (.ci/run installs vim-tiny)");
+        return;
+    };
+    let sb = Sandbox::new();
+    let file = sb.path().join("notes.txt");
+    std::fs::write(&file, "hello\n").expect("write the file");
+    let file = file.to_str().expect("utf-8 path");
+    let agent = ["--classifier", "agent"];
+    let _first = sb.start("first", &agent, &[vim, "-u", "NONE", "-i", "NONE", file]);
+    let swap = sb.path().join(".notes.txt.swp");
+    common::wait_until("vim's swap file", || swap.exists());
+    let _second = sb.start("second", &agent, &[vim, "-u", "NONE", "-i", "NONE", file]);
+    let v = wait_for_input(&sb, "second");
+    let subject = v["dialog"]["subject"].as_str().unwrap_or_default();
+    assert!(
+        subject.starts_with("[O]pen Read-Only, (E)dit anyway"),
+        "{v}"
+    );
+
+    let _sh = sb.start("sh", &agent, &["bash", "--norc", "--noprofile", "-i"]);
+    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(
+        ClientType::Input as u8,
+        b"echo '[O]pen Read-Only, (E)dit anyway, (Q)uit, (A)bort:'",
+    );
+    raw.output_until(b"(A)bort:'");
+    for _ in 0..20 {
+        let v = status_json(&sb, "sh");
+        assert_ne!(v["primary"], "waiting", "typed text made a question: {v}");
+    }
+}
+
 /// A shell at its prompt is at rest however it came there: dash as the
 /// session (no line editor, so its prompt reads a line as `read` does), a
 /// script that ends in `exec bash`, a shell typed at another's prompt. Each
