@@ -7,21 +7,24 @@
 //! titles, bells, notifications, queries), parsed lazily: [`skim`] finds
 //! what of a flood scrolled off unseen, and [`budget`] whether skimming
 //! pays. Output reaches the parser through [`cap`] (strings cut, UTF-8
-//! checked, the state a rendering does not carry followed), which reads
-//! it with the one [`tokenizer`]. [`kept::Tally`] keeps the rows that
-//! scroll off a screen, numbered for views left on old output, and
-//! [`history`] reads them; [`runs`] keeps runs of plain lines without
-//! the parser drawing them, as it would have; [`lines`] joins rows the
-//! output wrapped back into the lines the program wrote. [`marks`] applies a replay's journal
-//! marks; [`alternate`] finds where output switches screens, for the
-//! journal. [`cut`] finds where output cut at any byte reads cleanly
-//! again. [`utf8`] keeps invalid UTF-8 visible. [`keys`] turns key
-//! events back into the bytes a terminal sends (the dashboard's focused
-//! pane, `hm send --keys`). Nothing here knows how a screen is drawn.
+//! checked, the state a rendering does not carry followed, text drawn in
+//! DEC Special Graphics turned into the characters it stands for by
+//! [`charset`]), which reads it with the one [`tokenizer`]. [`kept::Tally`]
+//! keeps the rows that scroll off a screen, numbered for views left on old
+//! output, and [`history`] reads them; [`runs`] keeps runs of plain lines
+//! without the parser drawing them, as it would have; [`lines`] joins rows
+//! the output wrapped back into the lines the program wrote. [`marks`]
+//! applies a replay's journal marks; [`alternate`] finds where output
+//! switches screens, for the journal. [`cut`] finds where output cut at any
+//! byte reads cleanly again. [`utf8`] keeps invalid UTF-8 visible. [`keys`]
+//! turns key events back into the bytes a terminal sends (the dashboard's
+//! focused pane, `hm send --keys`). Nothing here knows how a screen is
+//! drawn.
 
 pub mod alternate;
 pub mod budget;
 pub mod cap;
+pub mod charset;
 pub mod cut;
 pub mod dozing;
 pub mod events;

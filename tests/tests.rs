@@ -39,5 +39,6 @@ mod tui;
 mod tui_render;
 mod tui_sizes;
 mod upgrade;
+mod vt_charset;
 mod vt_lazy;
 mod vt_sleep;

@@ -5,6 +5,7 @@
 //! For a screen that parses lazily it also tells a [`Watcher`] (`vt::skim`) what each byte
 //! is, so that rows which scroll off unseen need not be drawn.
 
+use super::charset::Charsets;
 use super::tokenizer::{Ended, Kind, Seq, Step, Tokenizer, find_control, find_esc};
 use super::utf8::Utf8Text;
 
@@ -39,6 +40,9 @@ pub(crate) struct StringCap {
     pub(super) unrendered: Unrendered,
     /// Where the text stands in UTF-8: invalid sequences are shown.
     utf8: Utf8Text,
+    /// The character sets in use: text in DEC Special Graphics is passed
+    /// on as the characters it stands for (vt100 ignores the sets).
+    charsets: Charsets,
     /// Clears of the whole screen are noted (a screen with a history
     /// keeps what they erase); off, an ED 0 in every redraw costs nothing.
     pub(super) note_clears: bool,
@@ -60,6 +64,7 @@ impl StringCap {
             ground_run: 0,
             unrendered: Unrendered::default(),
             utf8: Utf8Text::default(),
+            charsets: Charsets::default(),
             note_clears: false,
         }
     }
@@ -134,7 +139,11 @@ impl StringCap {
                 {
                     s.text(out.len());
                 }
-                self.utf8.push(&rest[..n], out);
+                if skim.is_some() {
+                    self.charsets.push_text(&rest[..n], &mut self.utf8, out);
+                } else {
+                    self.charsets.push(&rest[..n], &mut self.utf8, out);
+                }
                 rest = &rest[n..];
                 self.ground_run = self.ground_run.saturating_add(n);
                 if let Some(s) = skim.as_deref_mut()
@@ -144,6 +153,7 @@ impl StringCap {
                     // A control in ground: it ends the text before it (a
                     // character it cuts short is an invalid one).
                     self.utf8.control(b, out);
+                    self.charsets.control(b);
                     rest = tail;
                     self.ground_run = self.ground_run.saturating_add(1);
                     s.control(b, out, &self.unrendered);
@@ -192,7 +202,12 @@ impl StringCap {
             let at = out.len();
             let step = self.tokens.advance(b);
             let seq = self.tokens.seq();
+            if step == Step::Control {
+                // Executed inside a sequence: SO and SI shift there too.
+                self.charsets.control(b);
+            }
             if step == Step::End(Ended::Acted) {
+                self.charsets.saw(&seq, b);
                 let mut seen = self.unrendered.saw(&seq, b);
                 seen.clears &= self.note_clears;
                 seen.clears_below &= self.note_clears;

@@ -849,9 +849,10 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 /// input modes; the main screen first, and the switch to the alternate
 /// one, if that was in use), a few KiB where the emulator holds 32 bytes
 /// a cell (352 KiB at 220x50); and the output read since, not parsed yet.
-/// What the rendering does not carry: a saved cursor (DECSC) and character
-/// sets; the states it would lose more of keep the screen awake (see
-/// [`Term::sleep`]).
+/// What the rendering does not carry: a saved cursor (DECSC); the states
+/// it would lose more of keep the screen awake (see [`Term::sleep`]). The
+/// character sets in use are no part of the screen here: the cap, which
+/// sleeps with it, follows them (`vt::charset`).
 pub struct Asleep<CB> {
     /// Whether the alternate screen was in use (asked without waking).
     alternate: bool,
@@ -1165,5 +1166,99 @@ mod tests {
         t.feed(AGENT_RUN);
         t.feed(b"\r\n1\r\n2\r\n3\r\n");
         assert_eq!(trimmed(t.contents_with_left()), "2\n3");
+    }
+
+    /// A box as ncurses draws it under TERM=xterm (G0) and TERM=screen (G1
+    /// and the shifts), then a line of plain text.
+    const G0_BOX: &[u8] =
+        b"\x1b(0lqqk\x1b(B\r\n\x1b(0x\x1b(B  \x1b(0x\x1b(B\r\n\x1b(0mqqj\x1b(B\r\nlqk";
+    const G1_BOX: &[u8] = b"\x1b)0\x0elqqk\x0f\r\n\x0ex\x0f  \x0ex\x0f\r\n\x0emqqj\x0f\r\nlqk";
+    const BOX: &str = "┌──┐\n│  │\n└──┘\nlqk";
+
+    #[test]
+    fn a_box_drawn_in_dec_special_graphics_shows_as_lines() {
+        for input in [G0_BOX, G1_BOX] {
+            let mut t = Term::new(Size { cols: 20, rows: 5 });
+            t.feed(input);
+            assert_eq!(text(&t).trim_end(), BOX, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn a_box_split_anywhere_between_reads_shows_the_same() {
+        for input in [G0_BOX, G1_BOX] {
+            for at in 0..=input.len() {
+                let mut t = Term::new(Size { cols: 20, rows: 5 });
+                t.feed(&input[..at]);
+                t.feed(&input[at..]);
+                assert_eq!(text(&t).trim_end(), BOX, "{input:?} cut at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_reset_puts_ascii_back() {
+        for reset in [&b"\x1bc"[..], b"\x1b[!p"] {
+            for set in [&b"\x1b(0"[..], b"\x1b)0\x0e"] {
+                let mut t = Term::new(Size { cols: 20, rows: 2 });
+                t.feed(set);
+                t.feed(reset);
+                t.feed(b"lqk");
+                assert_eq!(text(&t).trim_end(), "lqk", "{set:?} {reset:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn rows_in_the_history_keep_the_lines() {
+        // A screen with a history draws runs of plain lines from the bytes
+        // (see `vt::runs`): the same rows either way.
+        for every_row in [false, true] {
+            let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 100);
+            if every_row {
+                t.draw_every_row();
+            }
+            t.feed(G1_BOX);
+            t.feed(b"\r\n\x1b(0");
+            for i in 0..10 {
+                t.feed(format!("{i} q\r\n").as_bytes());
+            }
+            let history = t.history();
+            assert_eq!(history[..4], ["┌──┐", "│  │", "└──┘", "lqk"]);
+            assert_eq!(history[4], "0 ─", "drawn every row: {every_row}");
+        }
+    }
+
+    #[test]
+    fn a_lazy_screen_follows_the_set_through_a_flood_it_skips() {
+        let size = Size { cols: 40, rows: 5 };
+        let mut lazy: Term = Term::new(size);
+        lazy.parse_lazily();
+        let mut eager: Term = Term::new(size);
+        let mut flood = b"\x1b)0\x0e".to_vec();
+        for i in 0..20_000 {
+            flood.extend_from_slice(format!("{i} 0123456789\r\n").as_bytes());
+        }
+        flood.extend_from_slice(b"lqk\x0flqk");
+        for t in [&mut lazy, &mut eager] {
+            for read in flood.chunks(4095) {
+                t.skim(read);
+            }
+            t.settle();
+        }
+        assert!(lazy.parsed() < flood.len() as u64 / 20, "it skipped");
+        assert_eq!(lazy.screen().contents(), eager.screen().contents());
+        assert!(text(&lazy).ends_with("┌─┐lqk"), "{}", text(&lazy));
+    }
+
+    #[test]
+    fn a_screen_asleep_keeps_the_set_in_use() {
+        let size = Size { cols: 20, rows: 3 };
+        let mut d: crate::vt::dozing::Dozing<()> = crate::vt::dozing::Dozing::new(Term::new(size));
+        d.skim(b"\x1b)0\x0ex");
+        assert!(d.sleep());
+        d.skim(b"q");
+        assert!(d.asleep());
+        assert_eq!(d.term().screen().contents().trim_end(), "│─");
     }
 }
