@@ -466,12 +466,6 @@ async fn serve(
     };
     // What is left of the session for `hm ls`, `hm status` and `hm restart`.
     let record = ctx.shared.borrow_mut().ended_record(code, clock::unix_ms());
-    // The manifest's end first: a record without it (the supervisor
-    // killed, or the machine going down, between the two writes) read
-    // after a reboot, when the socket dir and the record are gone, as a
-    // session that was running, and `hm restore` started it again. A
-    // manifest's end without the record reads as ended (`ended::get`).
-    ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);
     let recorded = match crate::ended::write(opts.dir.path(), &record) {
         Ok(()) => true,
         Err(e) => {
@@ -479,6 +473,7 @@ async fn serve(
             false
         }
     };
+    ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
     Notifier::new(opts.notify.clone()).changed(

@@ -1062,6 +1062,34 @@ fn titles_keep_the_id_and_say_how_a_session_ended() {
     insta::assert_snapshot!(text);
 }
 
+/// At 40 columns, focused on a session with a timer while another waits,
+/// the bar gives up whole parts (the timer, then the count of others)
+/// rather than end in the middle of a word (`Ctrl-\ back   1 n`).
+#[test]
+fn a_narrow_focus_bar_drops_whole_parts_not_half_words() {
+    let mut s = Scene::new(40, 12);
+    s.live(&["clock", "ask"]);
+    s.state("clock", ProcessState::Active, 456_000);
+    s.output("ask", "Proceed? [y/N] ");
+    s.state("ask", ProcessState::Waiting, 1000);
+    s.key(KeyCode::Right).key(KeyCode::Enter);
+    let text = s.text();
+    let bar = text.lines().last().unwrap_or_default().trim_matches('"');
+    assert!(
+        bar.contains(" clock ") && bar.contains("Ctrl-\\ back"),
+        "{text}"
+    );
+    assert!(bar.trim_end().ends_with("back"), "{bar:?}");
+    let mut s = Scene::new(60, 12);
+    s.live(&["clock", "ask"]);
+    s.state("clock", ProcessState::Active, 456_000);
+    s.state("ask", ProcessState::Waiting, 1000);
+    s.key(KeyCode::Right).key(KeyCode::Enter);
+    let text = s.text();
+    let bar = text.lines().last().unwrap_or_default();
+    assert!(bar.contains("1 needs you"), "where it fits: {text}");
+}
+
 /// A footer too narrow for every hint keeps `? help` and `q quit` over
 /// the page number (at 40 columns, with a session waiting, the page
 /// number pushed out `q quit`).

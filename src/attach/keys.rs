@@ -25,6 +25,9 @@ pub enum Input {
 /// Shift-PgUp as xterm and most terminals send it.
 pub const SHIFT_PAGE_UP: &[u8] = b"\x1b[5;2~";
 
+/// Shift-PgDn, likewise.
+pub const SHIFT_PAGE_DOWN: &[u8] = b"\x1b[6;2~";
+
 /// Splits a read into inputs. `in_paste` carries a bracketed paste across
 /// reads: pasted text is no key.
 pub fn decode(bytes: &[u8], in_paste: &mut bool) -> Vec<Input> {

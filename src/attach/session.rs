@@ -451,6 +451,18 @@ impl Attach {
                         self.enter_copy(page_first).await?;
                         continue;
                     }
+                    // Shift-PgUp pages the history and never reaches the
+                    // program, so neither does Shift-PgDn: one pressed past
+                    // the bottom, where copy mode has closed, typed `2~` at a
+                    // shell's prompt. Dashboard focus swallows it too.
+                    // (Pressed fast, several come in one read.)
+                    let down = crate::attach::keys::SHIFT_PAGE_DOWN;
+                    if !self.in_paste
+                        && n % down.len() == 0
+                        && keys[..n].chunks(down.len()).all(|k| k == down)
+                    {
+                        continue;
+                    }
                     // Test hook: proves that a panic restores the terminal.
                     // Only with the variable set, and only on a Ctrl-G that
                     // ends a read and ends no string (an OSC reply's BEL):

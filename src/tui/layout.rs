@@ -42,6 +42,15 @@ const CUT_ID_COST: f64 = 1.0;
 /// of flat slivers costs what cutting the ids would, and the ids are cut.
 const MAX_SHAPE_FOR_IDS: f64 = std::f64::consts::LN_2;
 
+/// The narrowest pane whose title shows `id` whole beside its state's
+/// letter, no mark, no label: the corners, the id and the letter each
+/// between spaces, and a column of the border between them (as
+/// `view::title` lays a title out; its tests hold the two together).
+pub fn width_for_whole_id(id: &str) -> u16 {
+    use unicode_width::UnicodeWidthStr;
+    u16::try_from(id.width() + 8).unwrap_or(u16::MAX)
+}
+
 /// Chooses the grid for `n` panes in `area`. With `cols` fixed by the user
 /// only the rows are computed. Otherwise the column count whose panes come
 /// closest to a terminal window's shape wins, which keeps the grid near
@@ -145,7 +154,7 @@ pub fn placements_in(m: &Model, size: (u16, u16)) -> Placement {
     let ids = m.visible_ids();
     let title_w = ids
         .iter()
-        .map(|id| crate::tui::view::width_for_whole_id(id))
+        .map(|id| width_for_whole_id(id))
         .max()
         .unwrap_or(0);
     let g = grid(area, ids.len(), m.columns, title_w);
@@ -225,7 +234,7 @@ mod tests {
         // cut a 19-column id; 7 of 28 read it whole.
         let area = grid_area((200, 50));
         let id = "frontend-tests-long";
-        let need = crate::tui::view::width_for_whole_id(id);
+        let need = width_for_whole_id(id);
         assert_eq!(grid(area, 31, None, 0), Grid { cols: 8, rows: 4 });
         let g = grid(area, 31, None, need);
         assert_eq!(g, Grid { cols: 7, rows: 5 });
@@ -233,7 +242,7 @@ mod tests {
         // An id no near shape reads whole is cut rather than the panes
         // made slivers (4 columns of 50 by 6 rows).
         let long = "a-forty-column-session-id-for-the-tests-";
-        let need = crate::tui::view::width_for_whole_id(long);
+        let need = width_for_whole_id(long);
         assert_eq!(grid(area, 31, None, need), Grid { cols: 8, rows: 4 });
     }
 

@@ -16,7 +16,6 @@ mod popup;
 mod title;
 
 pub use popup::help_scroll_max;
-pub use title::width_for_whole_id;
 
 use std::time::Instant;
 

@@ -27,7 +27,7 @@ const MIN_ID: usize = 10;
 /// and how many others need you.
 pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
     let state = p.state_label().unwrap_or_else(|| "…".into());
-    let timer = p
+    let mut timer = p
         .state_ms(now)
         .map_or(String::new(), |ms| format!(" {}", clock_ms(ms)));
     // Entered from the inbox, the detach key goes back there.
@@ -46,7 +46,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
         .collect();
     waiting.sort_by_key(|o| o.waiting_since);
     let others = waiting.len();
-    let need_text = (others > 0).then(|| format!(" {} ", need_you(others)));
+    let mut need_text = (others > 0).then(|| format!(" {} ", need_you(others)));
     // A terminal attached elsewhere holds the session's size, or another
     // dashboard's focus took it: focus shows it at that size, not the
     // dashboard's, and says why (a key here takes it back from the
@@ -59,25 +59,36 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     // detach key on screen a person does not know how to leave; nor is
     // the count of those who need you cut into (`1 needs yo`). Where even
     // a cut id leaves no room, the way back says less (`Ctrl-\ back`),
-    // then the held size goes.
-    let kept = |back: &str, held: &str| {
-        [&state, &timer, back, held]
+    // then the held size goes, then the state's timer, then the count of
+    // others (the bell and the notifications still call): the row is
+    // never cut in the middle of a word (`1 n` at 40 columns).
+    let kept = |back: &str, held: &str, timer: &str, need: Option<&String>| {
+        [&state, timer, back, held]
             .iter()
             .map(|s| s.chars().count())
             .sum::<usize>()
-            + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
+            + need.map_or(0, |n| n.chars().count() + 2)
             + 6
     };
     let width = usize::from(row.width);
-    if kept(&back, &held) + MIN_ID > width
+    let too_wide = |back: &str, held: &str, timer: &str, need: Option<&String>| {
+        kept(back, held, timer, need) + MIN_ID > width
+    };
+    if too_wide(&back, &held, &timer, need_text.as_ref())
         && let Some(k) = m.detach_key
     {
         back = format!("{} back", crate::config::describe_key(k));
     }
-    if kept(&back, &held) + MIN_ID > width {
+    if too_wide(&back, &held, &timer, need_text.as_ref()) {
         held.clear();
     }
-    let kept = kept(&back, &held);
+    if too_wide(&back, &held, &timer, need_text.as_ref()) {
+        timer.clear();
+    }
+    if too_wide(&back, &held, &timer, need_text.as_ref()) {
+        need_text = None;
+    }
+    let kept = kept(&back, &held, &timer, need_text.as_ref());
     let id = crate::cut::short_id(&p.id, width.saturating_sub(kept).max(MIN_ID));
     let mut spans = vec![Span::styled(format!(" {id} "), m.theme.footer_key)];
     // The label, a person's name for it, where it fits beside what the

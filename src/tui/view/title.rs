@@ -136,19 +136,6 @@ fn with_label(mut t: Fitted, label: &str, room: usize) -> Option<Fitted> {
 
 /// Columns the title takes: ` id label ● `, the least of the rule and
 /// ` badge `.
-/// The narrowest pane whose title shows `id` whole beside its state's
-/// letter (no mark, no label): what the grid is chosen for, so that it
-/// need not cut ids.
-pub fn width_for_whole_id(id: &str) -> u16 {
-    let t = Fitted {
-        id: id.to_owned(),
-        label: None,
-        attention: false,
-        badge: "W".into(),
-    };
-    u16::try_from(used(&t) + 2).unwrap_or(u16::MAX)
-}
-
 fn used(t: &Fitted) -> usize {
     let mut n = t.id.width() + 2;
     if let Some(l) = &t.label {
@@ -340,7 +327,7 @@ mod tests {
     #[test]
     fn the_width_for_a_whole_id_shows_it_whole() {
         let id = "frontend-tests-long";
-        let w = width_for_whole_id(id);
+        let w = crate::tui::layout::width_for_whole_id(id);
         let t = fit(id, None, true, &waiting(), w);
         assert_eq!((t.id.as_str(), t.badge.as_str()), (id, "W"));
         let t = fit(id, None, true, &waiting(), w - 1);
