@@ -28,6 +28,27 @@ pub const SHIFT_PAGE_UP: &[u8] = b"\x1b[5;2~";
 /// Shift-PgDn, likewise.
 pub const SHIFT_PAGE_DOWN: &[u8] = b"\x1b[6;2~";
 
+/// `read` without its Shift-PgDn presses. Shift-PgUp pages the history
+/// and never reaches the program, so neither does Shift-PgDn: one pressed
+/// past the bottom, where copy mode has closed, typed `2~` at a shell's
+/// prompt. Taken out wherever they are in the read (pressed fast, several
+/// come in one; one can come beside the terminal's answer to a query),
+/// not only from a read that is one press.
+pub fn without_page_down(read: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let finder = memchr::memmem::Finder::new(SHIFT_PAGE_DOWN);
+    if finder.find(read).is_none() {
+        return std::borrow::Cow::Borrowed(read);
+    }
+    let mut kept = Vec::with_capacity(read.len());
+    let mut from = 0;
+    for at in finder.find_iter(read) {
+        kept.extend_from_slice(&read[from..at]);
+        from = at + SHIFT_PAGE_DOWN.len();
+    }
+    kept.extend_from_slice(&read[from..]);
+    std::borrow::Cow::Owned(kept)
+}
+
 /// Splits a read into inputs. `in_paste` carries a bracketed paste across
 /// reads: pasted text is no key.
 pub fn decode(bytes: &[u8], in_paste: &mut bool) -> Vec<Input> {
@@ -262,5 +283,17 @@ mod tests {
             let mut pasting = false;
             let _ = decode(&bytes, &mut pasting);
         }
+    }
+
+    #[test]
+    fn page_down_presses_are_taken_out_wherever_they_are() {
+        let out = without_page_down(b"\x1b[6;2~\x1b[6;2~");
+        assert!(out.is_empty());
+        let out = without_page_down(b"\x1b[?62;c\x1b[6;2~ls\x1b[6;2~");
+        assert_eq!(&*out, b"\x1b[?62;cls");
+        assert!(matches!(
+            without_page_down(b"echo hi\r"),
+            std::borrow::Cow::Borrowed(b"echo hi\r")
+        ));
     }
 }

@@ -451,16 +451,14 @@ impl Attach {
                         self.enter_copy(page_first).await?;
                         continue;
                     }
-                    // Shift-PgUp pages the history and never reaches the
-                    // program, so neither does Shift-PgDn: one pressed past
-                    // the bottom, where copy mode has closed, typed `2~` at a
-                    // shell's prompt. Dashboard focus swallows it too.
-                    // (Pressed fast, several come in one read.)
-                    let down = crate::attach::keys::SHIFT_PAGE_DOWN;
-                    if !self.in_paste
-                        && n % down.len() == 0
-                        && keys[..n].chunks(down.len()).all(|k| k == down)
-                    {
+                    // Shift-PgDn is no key for the program (dashboard focus
+                    // swallows it too); pasted text is left as it is.
+                    let keys = if self.in_paste {
+                        std::borrow::Cow::Borrowed(&keys[..n])
+                    } else {
+                        crate::attach::keys::without_page_down(&keys[..n])
+                    };
+                    if keys.is_empty() {
                         continue;
                     }
                     // Test hook: proves that a panic restores the terminal.
@@ -469,7 +467,7 @@ impl Attach {
                     // under load other bytes came in the same read once,
                     // and the Ctrl-G went to the session.
                     #[cfg(feature = "test-hooks")]
-                    if lone_bell(&keys[..n]) && std::env::var_os(TEST_PANIC_VAR).is_some() {
+                    if lone_bell(&keys) && std::env::var_os(TEST_PANIC_VAR).is_some() {
                         panic!("test panic");
                     }
                     // A stopped program reads nothing: the key continues
@@ -482,7 +480,7 @@ impl Attach {
                         }
                         continue;
                     }
-                    self.send(&[Request::Input(&keys[..n])]).await?;
+                    self.send(&[Request::Input(&keys)]).await?;
                     // Keys into a session that has said nothing since the
                     // last ones, or the first after a quiet second: ask
                     // whether it still answers, so the bar can say if it
