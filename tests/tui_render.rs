@@ -75,6 +75,18 @@ impl Scene {
         self.to(id, SessionMsg::Output(text.as_bytes().to_vec()))
     }
 
+    /// The session's size as its INFO says it.
+    fn sized(&mut self, id: &str, cols: u16, rows: u16) -> &mut Scene {
+        self.to(
+            id,
+            SessionMsg::Info(Box::new(heimdall::protocol::Info {
+                cols,
+                rows,
+                ..Default::default()
+            })),
+        )
+    }
+
     fn state(&mut self, id: &str, state: ProcessState, ms: u32) -> &mut Scene {
         self.to(
             id,
@@ -866,14 +878,7 @@ fn a_pane_shows_the_dialog_of_a_waiting_session_and_the_bottom_of_an_idle_one() 
 fn a_gap_between_an_agents_conversation_and_its_input_box_is_one_row() {
     let mut s = Scene::new(60, 10);
     s.live(&["cc1"]);
-    s.to(
-        "cc1",
-        SessionMsg::Info(Box::new(heimdall::protocol::Info {
-            cols: 120,
-            rows: 40,
-            ..Default::default()
-        })),
-    );
+    s.sized("cc1", 120, 40);
     let said: String = (1..=12).map(|i| format!("said {i}\r\n")).collect();
     s.output(
         "cc1",
@@ -953,14 +958,7 @@ fn the_why_overlay_shows_the_signals_of_now_not_of_when_the_state_began() {
 fn a_row_wider_than_the_pane_is_cut_with_a_mark_not_wrapped() {
     let mut s = Scene::new(40, 6);
     s.live(&["w"]);
-    s.to(
-        "w",
-        SessionMsg::Info(Box::new(heimdall::protocol::Info {
-            cols: 120,
-            rows: 4,
-            ..Default::default()
-        })),
-    );
+    s.sized("w", 120, 4);
     let long: String = ('a'..='z').cycle().take(100).collect();
     s.output("w", &format!("{long}\r\nshort\r\n$ "));
     let text = s.text();
@@ -976,14 +974,7 @@ fn a_row_wider_than_the_pane_is_cut_with_a_mark_not_wrapped() {
 fn a_row_of_wide_characters_cut_at_the_edge_is_marked() {
     let mut s = Scene::new(40, 6);
     s.live(&["w"]);
-    s.to(
-        "w",
-        SessionMsg::Info(Box::new(heimdall::protocol::Info {
-            cols: 120,
-            rows: 4,
-            ..Default::default()
-        })),
-    );
+    s.sized("w", 120, 4);
     // 38 columns inside: 19 of them fill it, 30 go on past it.
     s.output("w", &format!("{}\r\n$ ", "漢".repeat(30)));
     let text = s.text();

@@ -127,7 +127,8 @@ fn kill_one(
         // terminal for the whole grace period: said once, after a second.
         tokio::pin!(wait);
         let first = Duration::from_secs(1);
-        match tokio::time::timeout(first.min(patience), &mut wait).await {
+        // (`patience` is ten seconds more than the grace period.)
+        match tokio::time::timeout(first, &mut wait).await {
             Ok(done) => done,
             Err(_) => {
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -271,11 +271,8 @@ fn options_of(rows: &[String]) -> Vec<(u8, String)> {
     }
     let mut lists: Vec<List> = Vec::new();
     for row in rows {
-        let inside = row
-            .trim_start()
-            .strip_prefix('│')
-            .unwrap_or(row.trim_start())
-            .trim_start();
+        let trimmed = row.trim_start();
+        let inside = trimmed.strip_prefix('│').unwrap_or(trimmed).trim_start();
         let rest = inside.trim_start_matches(['❯', '›', '>', '●']).trim_start();
         let selected = rest.len() != inside.len();
         let column = row[..row.len() - rest.len()].chars().count();
@@ -467,9 +464,14 @@ fn subject_text(found: &str, wraps: &[Option<usize>]) -> String {
 mod tests {
     use super::{options_of, subject_text, wrapped_at};
 
+    /// The options of `rows`, number and label.
+    fn numbered(rows: &[&str]) -> Vec<(u8, String)> {
+        options_of(&rows.iter().map(|r| r.to_string()).collect::<Vec<_>>())
+    }
+
     #[test]
     fn options_are_the_rows_numbered_in_order_from_one() {
-        let rows: Vec<String> = [
+        let options = numbered(&[
             "❯ 1. Hello, world",
             "     The classic greeting",
             "  2. Hi there",
@@ -479,10 +481,7 @@ mod tests {
             "  4. Chat about this",
             "  6. Out of order",
             "  5.Stuck to its number",
-        ]
-        .map(String::from)
-        .to_vec();
-        let options = options_of(&rows);
+        ]);
         let labels: Vec<(u8, &str)> = options.iter().map(|(n, l)| (*n, l.as_str())).collect();
         assert_eq!(
             labels,
@@ -494,20 +493,18 @@ mod tests {
             ]
         );
         // A list that does not start at 1 is no dialog's options.
-        assert!(options_of(&["  2. Two".to_owned()]).is_empty());
+        assert!(numbered(&["  2. Two"]).is_empty());
         // A description's own numbers, indented under an option, are not
         // options; a list above the options (the question's points) is
         // not either: the options are the list the selection is in.
-        let rows: Vec<String> = [
+        let options = numbered(&[
             "  1. First point of the question",
             "  2. Second point",
             "❯ 1. Hello",
             "     2. Print it",
             "  2. Hi",
-        ]
-        .map(String::from)
-        .to_vec();
-        let labels: Vec<String> = options_of(&rows).into_iter().map(|(_, l)| l).collect();
+        ]);
+        let labels: Vec<String> = options.into_iter().map(|(_, l)| l).collect();
         assert_eq!(labels, ["Hello", "Hi"]);
     }
 
@@ -515,16 +512,13 @@ mod tests {
     fn options_in_a_box_lose_its_sides() {
         // Gemini CLI 0.61: `●` marks the selection, the box's sides frame
         // every row (`│ │ 1 + print(...)` is a diff, not an option).
-        let rows: Vec<String> = [
+        let options = numbered(&[
             " │ │ 1 + print(\"hello, world\")     │ │",
             " │ Apply this change?                 │",
             " │ ● 1. Allow once                    │",
             " │   2. Allow for this session        │",
             " │   3. No, suggest changes (esc)     │",
-        ]
-        .map(String::from)
-        .to_vec();
-        let options = options_of(&rows);
+        ]);
         let labels: Vec<(u8, &str)> = options.iter().map(|(n, l)| (*n, l.as_str())).collect();
         assert_eq!(
             labels,
