@@ -474,7 +474,9 @@ pub struct RunArgs {
 
     /// A name for people, shown beside the id (hm ls, hm status, the
     /// dashboard)
-    #[arg(long, value_name = "TEXT", value_parser = parse_label)]
+    // Checked by `label` after parsing, not by clap: clap's refusal
+    // echoed the text as given, and a terminal acted on its escapes.
+    #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
 
     /// Start the session on another machine, over ssh, by its own hm: a
@@ -647,6 +649,10 @@ pub struct KillArgs {
     /// Stop every running session (those that ended are left as they are)
     #[arg(long, conflicts_with = "ids")]
     pub all: bool,
+    /// The sessions of another machine, over ssh: a [[hosts]] name or
+    /// [user@]host[:port] (`hm kill HOST:ID` says the same for one id)
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     #[command(flatten)]
     pub dir: DirArgs,
     /// Seconds between SIGTERM and SIGKILL [default: kill_grace_ms from config, 5 s]
@@ -670,8 +676,9 @@ pub struct TuiArgs {
     pub hosts: Vec<String>,
 }
 
-/// A label is one line of at most 60 printable characters.
-fn parse_label(s: &str) -> Result<String, String> {
+/// `--label`'s text, trimmed: one line of at most 60 printable
+/// characters, or what is wrong with it.
+pub fn label(s: &str) -> Result<String, String> {
     if s.chars().any(char::is_control) {
         return Err("a label is one line of printable text".into());
     }

@@ -22,7 +22,7 @@ pub mod wait;
 
 use anyhow::Result;
 
-use crate::cli::{ApproveArgs, ChooseArgs, Cli, Command};
+use crate::cli::{ApproveArgs, ChooseArgs, Cli, Command, RunArgs};
 use crate::client;
 use crate::config::Config;
 use crate::detect::rules::Answer;
@@ -91,6 +91,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     // places, the one after the command's name is the nearer word.
     if let (Some(dir), Some(args)) = (cli.socket_dir.take(), cli.command.dir_mut()) {
         args.socket_dir.get_or_insert(dir);
+    }
+    // Refused showing what was given as it can be seen: a control
+    // character as `?`, never sent to the terminal.
+    if let Command::Run(RunArgs { label: Some(l), .. }) = &mut cli.command {
+        match crate::cli::label(l) {
+            Ok(checked) => *l = checked,
+            Err(why) => usage!("invalid --label '{}': {why}", crate::paths::sanitize(l)),
+        }
     }
     let config = Config::load(cli.config.as_deref())?;
     // An ended session on another machine is forgotten or started again
@@ -196,7 +204,26 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Logs(a) => (vec![&mut a.id], &mut a.dir),
         Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
-        Command::Kill(a) => (a.ids.iter_mut().collect(), &mut a.dir),
+        Command::Kill(a) => {
+            // `--host H` says for every id (and for `--all`) what `H:ID`
+            // says for one; an id that names H too is the same session.
+            if let Some(host) = a.host.clone() {
+                for id in &mut a.ids {
+                    match crate::remote::split_target(id) {
+                        Some((h, plain)) if h == host => *id = plain.to_owned(),
+                        Some(_) => {
+                            usage!("--host {host} and {id} name two machines; give one")
+                        }
+                        None => {}
+                    }
+                }
+                let m = mount(&host, config)?;
+                client::name_host(&host);
+                a.dir.socket_dir = Some(m.dir().to_path_buf());
+                return Ok(Some(m));
+            }
+            (a.ids.iter_mut().collect(), &mut a.dir)
+        }
         Command::Approve(ApproveArgs { answer: a, .. })
         | Command::Deny(a)
         | Command::Choose(ChooseArgs { answer: a, .. }) => (vec![&mut a.id], &mut a.dir),
@@ -317,7 +344,7 @@ fn session_ids(shell: clap_complete::Shell, words: &IdWords) -> String {
 # Session ids, from `hm ls --ids`, where the command line takes one.
 _hm_with_ids() {{
     _hm "$@"
-    local i w sub="" n=0 from=()
+    local i w id sub="" n=0 from=() given=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${{COMP_WORDS[i]}}"
         case "$w" in
@@ -328,7 +355,7 @@ _hm_with_ids() {{
                 case " {valued} " in *" $w "*) ((i++)) ;; esac
                 continue ;;
         esac
-        if [[ -z "$sub" ]]; then sub="$w"; else ((n++)); fi
+        if [[ -z "$sub" ]]; then sub="$w"; else ((n++)); given+=("$w"); fi
     done
     local cur="${{COMP_WORDS[COMP_CWORD]}}"
     [[ "$cur" == -* ]] && return
@@ -338,7 +365,11 @@ _hm_with_ids() {{
         *" $sub "*) ((n == 0)) || return ;;
         *) case " {many} " in *" $sub "*) ;; *) return ;; esac ;;
     esac
-    COMPREPLY+=( $(compgen -W "$(hm "${{from[@]}}" ls --ids 2>/dev/null)" -- "$cur") )
+    for id in $(hm "${{from[@]}}" ls --ids 2>/dev/null); do
+        # An id given already is not offered again (`hm kill a b <TAB>`).
+        case " ${{given[*]}} " in *" $id "*) continue ;; esac
+        [[ "$id" == "$cur"* ]] && COMPREPLY+=("$id")
+    done
 }}
 complete -F _hm_with_ids -o bashdefault -o default hm
 "#
@@ -390,7 +421,14 @@ function __hm_ids
                 set from $from $words[$i]
         end
     end
-    hm $from ls --ids 2>/dev/null
+    # An id given already is not offered again (`hm kill a b <TAB>`).
+    set -l given
+    if test (count $words) -ge 3
+        set given $words[3..-1]
+    end
+    for id in (hm $from ls --ids 2>/dev/null)
+        contains -- $id $given; or echo $id
+    end
 end
 complete -c hm -n '__hm_id_wanted' -f -a '(__hm_ids)'
 "#
@@ -419,7 +457,7 @@ fn zsh_with_ids(script: &str) -> String {
         r#"# Session ids, from `hm ls --ids`.
 (( $+functions[{ids}] )) ||
 {ids}() {{
-    local -a session_ids from words_now
+    local -a session_ids from words_now given
     local i
     words_now=(${{(z)BUFFER}})
     for ((i = 1; i <= $#words_now; i++)); do
@@ -429,6 +467,11 @@ fn zsh_with_ids(script: &str) -> String {
         esac
     done
     session_ids=(${{(f)"$(hm $from ls --ids 2>/dev/null)"}})
+    # An id given already is not offered again (`hm kill a b <TAB>`); the
+    # word being typed is not given yet.
+    given=(${{words_now[3,-1]}})
+    [[ $BUFFER == *' ' ]] || given=(${{given[1,-2]}})
+    session_ids=(${{session_ids:|given}})
     compadd -a session_ids
 }}
 

@@ -761,6 +761,16 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
     assert_eq!(complete("hm continue b"), "beta");
     assert_eq!(complete("hm logs -C 2 b"), "beta");
     assert_eq!(complete("hm kill alpha b"), "beta", "kill takes several");
+    assert_eq!(
+        complete("hm kill alpha ''"),
+        "beta",
+        "a given id is not offered again"
+    );
+    assert_eq!(
+        complete("hm attach alpha"),
+        "alpha",
+        "the word typed is not given yet"
+    );
     let elsewhere = sb.path().join("elsewhere");
     let mut c = sb.hm();
     c.args(["run", "--detach", "--id", "gamma", "--socket-dir"])
@@ -819,6 +829,7 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         assert_eq!(complete("hm wait alpha --state "), "");
         assert_eq!(complete("hm send alpha "), "");
         assert_eq!(complete("hm continue "), "alpha beta");
+        assert_eq!(complete("hm kill beta "), "alpha", "beta is given already");
         assert_eq!(
             complete(&format!("hm --socket-dir {there} status ")),
             "gamma"
@@ -843,7 +854,8 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
     let body = format!(
         "autoload -Uz compinit && compinit -u -D; compdef() {{ : }}; source {}; \
          compadd() {{ shift; print -l -- ${{(P)1}} }}; BUFFER='hm attach '; _hm_session_ids; \
-         BUFFER='hm --socket-dir {there} attach '; _hm_session_ids",
+         BUFFER='hm --socket-dir {there} attach '; _hm_session_ids; \
+         BUFFER='hm kill alpha '; _hm_session_ids; BUFFER='hm kill alpha'; _hm_session_ids",
         file.display()
     );
     let out = std::process::Command::new("zsh")
@@ -853,7 +865,14 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         .current_dir(sb.path())
         .output()
         .expect("zsh");
-    assert_eq!(stdout(&out), "alpha\nbeta\ngamma\n", "{}", stderr(&out));
+    // The last two: `hm kill alpha ` offers beta alone; `hm kill alpha`
+    // (alpha still being typed) offers both.
+    assert_eq!(
+        stdout(&out),
+        "alpha\nbeta\ngamma\nbeta\nalpha\nbeta\n",
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

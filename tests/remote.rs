@@ -422,6 +422,51 @@ fn attach_to_a_remote_session_shows_it_and_types_into_it() {
     let _ = hm(&sb, &sshd, &["kill", "box:sh1"]);
 }
 
+/// `hm kill --all --host box` stops every session running on box, each
+/// told on its own line as `box:ID`; `--host` with ids stops those; an id
+/// naming another machine beside `--host` is refused.
+#[test]
+fn kill_all_with_a_host_stops_every_session_there() {
+    let (sb, _, remote_dir, _cleanup, sshd) = or_skip!(with_sshd());
+    for id in ["one", "two", "three"] {
+        start_remote(&sb, &remote_dir, id, &["sleep", "600"]);
+    }
+    let one = hm(&sb, &sshd, &["kill", "--host", "box", "one"]);
+    assert_eq!(
+        stdout(&one),
+        "session 'box:one' killed by SIGTERM (exit code 143)\n",
+        "{}",
+        stderr(&one)
+    );
+    let clash = hm(&sb, &sshd, &["kill", "--host", "box", "elsewhere:two"]);
+    assert_eq!(clash.status.code(), Some(2), "{}", stderr(&clash));
+    assert_eq!(
+        stderr(&clash).trim(),
+        "hm: --host box and elsewhere:two name two machines; give one"
+    );
+    let all = hm(&sb, &sshd, &["kill", "--all", "--host", "box"]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let text = stdout(&all);
+    let mut said: Vec<&str> = text.lines().collect();
+    said.sort_unstable();
+    assert_eq!(
+        said,
+        [
+            "session 'box:three' killed by SIGTERM (exit code 143)",
+            "session 'box:two' killed by SIGTERM (exit code 143)",
+        ],
+        "{}",
+        stderr(&all)
+    );
+    let again = hm(&sb, &sshd, &["kill", "--all", "--host", "box"]);
+    assert_eq!(
+        stdout(&again),
+        "no running sessions on box\n",
+        "{}",
+        stderr(&again)
+    );
+}
+
 /// `hm run --host box` starts a session there, by that machine's hm, with
 /// the command's words as given (not through a shell again), its label
 /// and the next free name there; `--id box:ID` says the same. Without

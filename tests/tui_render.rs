@@ -311,6 +311,58 @@ fn help_on_a_small_screen_wraps_and_scrolls_to_its_end() {
     assert!(!s.text().contains("┌ keys"), "j closes what fits");
 }
 
+/// The badges' page (`?` then `b`) on a 40x15 screen wraps each form's
+/// words beside or under it, never from column 0, and scrolls to its
+/// last form; where it fits (80x24) any key closes it.
+#[test]
+fn help_badges_on_a_small_screen_wrap_and_scroll_to_their_end() {
+    let mut s = Scene::new(40, 15);
+    s.live(&["a"]);
+    s.key(KeyCode::Char('?'));
+    s.key(KeyCode::Char('b'));
+    let first = s.text();
+    assert!(first.contains("┌ badges · ↑↓ · others close ─"), "{first}");
+    assert!(
+        first.contains("│W              waiting: needs you"),
+        "{first}"
+    );
+    // Nothing runs into the frame's left column (a row wrapped by the
+    // frame started at column 1).
+    for row in first.lines().filter(|l| l.starts_with('│')) {
+        let inner = row.trim_start_matches('│');
+        assert!(
+            inner.starts_with(' ') || BADGE_HEADS.iter().any(|h| inner.starts_with(h)),
+            "{row}\n{first}"
+        );
+    }
+    assert!(!first.contains("bottom border"), "{first}");
+    for _ in 0..40 {
+        s.key(KeyCode::Char('j'));
+    }
+    let last = s.text();
+    assert!(last.contains("idle 1m50s"), "{last}");
+    assert!(last.contains("bottom border"), "{last}");
+    s.key(KeyCode::Char('x'));
+    assert!(!s.text().contains("┌ badges"), "another key closes it");
+
+    let mut s = Scene::new(80, 24);
+    s.live(&["a"]);
+    s.key(KeyCode::Char('?'));
+    s.key(KeyCode::Char('b'));
+    assert!(
+        s.text().contains("┌ badges · any key closes ─"),
+        "{}",
+        s.text()
+    );
+    s.key(KeyCode::Char('j'));
+    assert!(!s.text().contains("┌ badges"), "j closes what fits");
+}
+
+/// How each of the badges' page's forms starts.
+const BADGE_HEADS: [&str; 14] = [
+    "W", "I", "A", "!", "✓", "✗", "unreach", "●", "32s", "idle", "perm", "plan", "input", "stop",
+];
+
 #[test]
 fn focus_shows_the_session_and_a_bar_under_it() {
     let mut s = Scene::new(60, 12);

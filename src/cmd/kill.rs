@@ -31,7 +31,10 @@ pub fn kill(args: KillArgs, config: &Config) -> Result<i32> {
         let (mut running, orphans) = crate::liveness::scan(&dir);
         running.extend(orphans);
         if running.is_empty() {
-            println!("no running sessions");
+            match &args.host {
+                Some(host) => println!("no running sessions on {}", crate::paths::sanitize(host)),
+                None => println!("no running sessions"),
+            }
             return Ok(0);
         }
         running.sort_by(|a, b| crate::paths::natural_cmp(a, b));

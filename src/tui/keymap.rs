@@ -108,10 +108,11 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         // key too, as a toggle).
         Mode::Help if !m.help_badges && k.code == KeyCode::Char('b') && k.modifiers.is_empty() => {
             m.help_badges = true;
+            m.help_scroll = 0;
         }
-        // Where the screen is too short for the keys, the arrows (and
-        // `j`/`k`, the pages, Space) scroll them instead.
-        Mode::Help if !m.help_badges && help_scrolled(m, k) => {}
+        // Where the screen is too short for the page, the arrows (and
+        // `j`/`k`, the pages, Space) scroll it instead.
+        Mode::Help if help_scrolled(m, k) => {}
         Mode::Help | Mode::Explain(_) => m.mode = Mode::Grid,
         Mode::Grid | Mode::Zoom(_) => grid_key(m, k, now, fx),
     }

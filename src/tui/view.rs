@@ -82,7 +82,6 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         Mode::ConfirmKill(id) => popup::confirm_kill(m, f, id),
         Mode::ConfirmForget(id) => popup::confirm_forget(m, f, id),
         Mode::NewSession { step, id, command } => popup::new_session(m, f, *step, id, command),
-        Mode::Help if m.help_badges => popup::badges(m, f),
         Mode::Help => popup::help(m, f),
         Mode::Explain(id) => popup::explain(m, f, id, now),
         Mode::Inbox => inbox::inbox(m, f, now),

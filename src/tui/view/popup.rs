@@ -393,28 +393,45 @@ const BADGES: [(&str, &str); 15] = [
     ),
 ];
 
-/// The badges' page of help: [`BADGES`].
-pub(super) fn badges(m: &Model, f: &mut Frame<'_>) {
-    let width = BADGES
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
+/// The badges' page of help ([`BADGES`]) as a screen `cols` wide shows
+/// it: each form's words wrapped beside it, or under it, as the keys'
+/// are (below 70 columns they ran from column 0, and below 17 rows the
+/// last were out of reach).
+fn badges_page(m: &Model, cols: u16, room: usize) -> HelpPage {
+    let avail = usize::from(cols).saturating_sub(4).max(10);
+    let width = BADGES.iter().map(|(k, _)| k.width()).max().unwrap_or(0);
     let lines: Vec<Line<'static>> = BADGES
         .iter()
-        .map(|(k, what)| {
-            Line::from(vec![
-                Span::styled(format!("{k:<width$}  "), m.theme.footer_key),
-                Span::raw((*what).to_string()),
-            ])
-        })
+        .flat_map(|(k, what)| entry(m, k, what, width, avail))
         .collect();
-    framed(m, f, ["badges · any key closes", "", ""], &lines, 0);
+    let titles: &[&'static str] = if lines.len() > room.max(1) {
+        &[
+            "badges · ↑↓ scroll · any other key closes",
+            "badges · ↑↓ · others close",
+            "badges",
+        ]
+    } else {
+        &["badges · any key closes", "badges"]
+    };
+    HelpPage {
+        lines,
+        titles: [widest_fitting(titles, cols), "", ""],
+    }
+}
+
+/// The first of `titles` (longest first) a frame `cols` wide has room
+/// for, else the last.
+fn widest_fitting(titles: &[&'static str], cols: u16) -> &'static str {
+    titles
+        .iter()
+        .copied()
+        .find(|t| t.width() + 4 <= usize::from(cols))
+        .unwrap_or(titles[titles.len() - 1])
 }
 
 /// The `?` overlay: the keys in effect (`[tui.keys]` over the defaults),
-/// with what each does, scrolled by `m.help_scroll` where the screen is
-/// too short for them all.
+/// with what each does, or its second page, the badges (`b`); scrolled by
+/// `m.help_scroll` where the screen is too short for it all.
 pub(super) fn help(m: &Model, f: &mut Frame<'_>) {
     let area = f.area();
     let page = help_page(m, (area.width, area.height));
@@ -439,7 +456,18 @@ struct HelpPage {
     titles: [&'static str; 3],
 }
 
+/// The page of help `m` is on, as a screen of `size` shows it.
 fn help_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
+    if m.help_badges {
+        badges_page(m, cols, usize::from(height.saturating_sub(2)))
+    } else {
+        keys_page(m, (cols, height))
+    }
+}
+
+/// The first page of help: the keys, and the badges' letters where
+/// there is room.
+fn keys_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
     let detach = m
         .detach_key
         .map_or("(disabled)".to_string(), crate::config::describe_key);
@@ -567,11 +595,7 @@ fn help_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
             "keys",
         ]
     };
-    let title = titles
-        .iter()
-        .copied()
-        .find(|t| t.width() + 4 <= usize::from(cols))
-        .unwrap_or("keys");
+    let title = widest_fitting(titles, cols);
     // The two timers of a pane, said where no row is taken from the keys.
     let timers = "a pane's title: time in its state · bottom: since its output";
     HelpPage {
