@@ -60,6 +60,11 @@ struct FileSpec {
     title: Vec<TitleSpec>,
     #[serde(default)]
     action: Vec<ActionSpec>,
+    /// Lists of patterns several rules share, each used as `{name}` in a
+    /// rule's pattern list (a `{` cannot start a regex, so nothing else
+    /// can read so).
+    #[serde(default)]
+    patterns: std::collections::BTreeMap<String, Vec<Spanned<String>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -176,13 +181,30 @@ struct SubjectSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ActionSpec {
-    rule: Spanned<String>,
+    rule: Spanned<RuleNames>,
     answer: Spanned<String>,
     keys: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
     requires: Vec<Spanned<String>>,
     #[serde(default)]
     then: Vec<StepSpec>,
+}
+
+/// An action's `rule`: one name, or several dialogs answered alike.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "a rule's name, or a list of rules' names")]
+enum RuleNames {
+    One(String),
+    Several(Vec<String>),
+}
+
+impl RuleNames {
+    fn names(&self) -> &[String] {
+        match self {
+            RuleNames::One(name) => std::slice::from_ref(name),
+            RuleNames::Several(names) => names,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -225,10 +247,11 @@ pub fn parse_builtin(name: &str, text: &str) -> Result<AgentRules, RuleError> {
 
 fn parse_at(place: Place<'_>) -> Result<AgentRules, RuleError> {
     let (name, text) = (place.name, place.text);
-    let spec: FileSpec = toml::from_str(text).map_err(|e| RuleError::Invalid {
+    let mut spec: FileSpec = toml::from_str(text).map_err(|e| RuleError::Invalid {
         at: place.line(e.span()),
         message: e.message().trim().replace('\n', "; "),
     })?;
+    spec.expand(&place)?;
     let agent = spec.agent.get_ref().clone();
     if agent.is_empty() {
         return Err(place.invalid(spec.agent.span(), "'agent' must not be empty"));
@@ -293,11 +316,10 @@ fn parse_at(place: Place<'_>) -> Result<AgentRules, RuleError> {
             detail,
         });
     }
-    let actions = spec
-        .action
-        .iter()
-        .map(|a| action(&place, &agent, a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut actions = Vec::new();
+    for a in &spec.action {
+        actions.extend(action(&place, &agent, a)?);
+    }
     Ok(AgentRules {
         name: agent,
         origin: name.to_owned(),
@@ -345,8 +367,9 @@ fn subject(
     })
 }
 
-/// An `[[action]]`: which rule's dialog, which answer, which keys.
-fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<ActionRule, RuleError> {
+/// An `[[action]]`: which rules' dialogs, which answer, which keys; an
+/// [`ActionRule`] for each rule it names.
+fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<Vec<ActionRule>, RuleError> {
     let answer = Answer::from_name(spec.answer.get_ref()).ok_or_else(|| {
         place.invalid(
             spec.answer.span(),
@@ -399,14 +422,83 @@ fn action(place: &Place<'_>, agent: &str, spec: &ActionSpec) -> Result<ActionRul
             requires: regexes(step.requires.get_ref())?,
         });
     }
-    Ok(ActionRule {
-        rule: rule_name(agent, spec.rule.get_ref()),
-        answer,
-        keys,
-        requires: regexes(&spec.requires)?,
-        then,
-        at: place.line(Some(spec.rule.span())),
-    })
+    let names = spec.rule.get_ref().names();
+    if names.is_empty() {
+        return Err(place.invalid(spec.rule.span(), "an action needs a rule"));
+    }
+    let requires = regexes(&spec.requires)?;
+    Ok(names
+        .iter()
+        .map(|rule| ActionRule {
+            rule: rule_name(agent, rule),
+            answer,
+            keys: keys.clone(),
+            requires: requires.clone(),
+            then: then.clone(),
+            at: place.line(Some(spec.rule.span())),
+        })
+        .collect())
+}
+
+impl FileSpec {
+    /// Puts each `{name}` in a pattern list in place of the `[patterns]`
+    /// list it names, so that what follows sees patterns only.
+    fn expand(&mut self, place: &Place<'_>) -> Result<(), RuleError> {
+        let table = std::mem::take(&mut self.patterns);
+        let expand = |list: &mut Vec<Spanned<String>>| -> Result<(), RuleError> {
+            if !list.iter().any(|p| shared_name(p.get_ref()).is_some()) {
+                return Ok(());
+            }
+            let mut out = Vec::with_capacity(list.len());
+            for p in list.drain(..) {
+                let Some(name) = shared_name(p.get_ref()) else {
+                    out.push(p);
+                    continue;
+                };
+                let shared = table.get(name).ok_or_else(|| {
+                    place.invalid(
+                        p.span(),
+                        format!("no pattern list '{}' under [patterns]", name.escape_debug()),
+                    )
+                })?;
+                out.extend(shared.iter().cloned());
+            }
+            *list = out;
+            Ok(())
+        };
+        expand(&mut self.identify.title)?;
+        expand(&mut self.identify.screen)?;
+        for r in &mut self.rule {
+            for list in [&mut r.all, &mut r.any, &mut r.none] {
+                expand(list)?;
+            }
+            for c in &mut r.when {
+                for list in [&mut c.all, &mut c.any, &mut c.none] {
+                    expand(list)?;
+                }
+            }
+            if let Some(subject) = &mut r.subject {
+                expand(subject.patterns.get_mut())?;
+            }
+        }
+        for a in &mut self.action {
+            expand(&mut a.requires)?;
+            for step in &mut a.then {
+                expand(step.requires.get_mut())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `name` for a pattern written `{name}`: a shared list's place.
+fn shared_name(pattern: &str) -> Option<&str> {
+    let name = pattern.strip_prefix('{')?.strip_suffix('}')?;
+    let word = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    word.then_some(name)
 }
 
 /// An action's or a step's keys: known names, at least one.
@@ -590,6 +682,50 @@ mod tests {
     fn an_unknown_key_is_refused() {
         let text = "agent = \"x\"\n[[rule]]\nname = \"r\"\nstate = \"idle\"\nal = ['a']\n";
         assert!(parse("f.toml", text).is_err());
+    }
+
+    #[test]
+    fn a_shared_pattern_list_is_used_by_name_and_an_unknown_name_is_refused() {
+        let text = "agent = \"x\"\n[patterns]\nprompt = ['^\\$ ', '^> ']\n\
+                    [[rule]]\nname = \"r\"\nstate = \"waiting\"\nall = ['a', '{prompt}']\n\
+                    none = [\"{prompt}\"]\n";
+        let ok = parse("f.toml", text).unwrap();
+        let sources = |ps: &[Pattern]| ps.iter().map(|p| p.source().to_owned()).collect::<Vec<_>>();
+        let c = &ok.rules[0].conditions[0];
+        assert_eq!(sources(&c.all), ["a", "^\\$ ", "^> "]);
+        assert_eq!(sources(&c.none), ["^\\$ ", "^> "]);
+        let err = parse(
+            "f.toml",
+            &text.replace("none = [\"{prompt}\"]", "none = [\"{prompts}\"]"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(err, "f.toml:8: no pattern list 'prompts' under [patterns]");
+        // A regex that only looks like one stays a regex.
+        assert_eq!(shared_name("{1,2}"), None);
+        assert_eq!(shared_name("a{prompt}"), None);
+    }
+
+    #[test]
+    fn an_action_for_several_rules_answers_each() {
+        let text = "agent = \"x\"\n[[rule]]\nname = \"p\"\nstate = \"waiting\"\nall = ['a']\n\
+                    [[rule]]\nname = \"q\"\nstate = \"waiting\"\nall = ['b']\n\
+                    [[action]]\nrule = [\"p\", \"q\"]\nanswer = \"choose\"\nkeys = [\"{option}\"]\n";
+        let ok = parse("f.toml", text).unwrap();
+        let rules: Vec<&str> = ok.actions.iter().map(|a| a.rule.as_str()).collect();
+        assert_eq!(rules, ["x.p", "x.q"]);
+        assert!(ok.actions.iter().all(|a| a.at == "f.toml:11"));
+        let err = parse("f.toml", &text.replace("[\"p\", \"q\"]", "[]"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "f.toml:11: an action needs a rule");
+        let err = parse("f.toml", &text.replace("[\"p\", \"q\"]", "3"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a rule's name, or a list of rules' names"),
+            "{err}"
+        );
     }
 
     #[test]
