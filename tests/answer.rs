@@ -88,12 +88,6 @@ fn config(sb: &Sandbox, text: &str) -> String {
     path.to_str().expect("utf-8 path").to_owned()
 }
 
-fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
-    let out = sb.cmd(&["status", id, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 fn explain_json(sb: &Sandbox, id: &str) -> serde_json::Value {
     let out = sb.cmd(&["explain", id, "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -103,7 +97,7 @@ fn explain_json(sb: &Sandbox, id: &str) -> serde_json::Value {
 /// Waits until the session says `waiting · permission`.
 fn wait_for_permission(sb: &Sandbox, id: &str) {
     common::wait_until("waiting · permission", || {
-        let v = status_json(sb, id);
+        let v = sb.status_json(id);
         v["primary"] == "waiting" && v["detail"] == "permission"
     });
 }
@@ -207,13 +201,13 @@ fn a_dialog_said_before_it_is_drawn_is_waited_for() {
     ]);
     common::wait_until("hm wait to follow", || {
         if let Ok(Some(st)) = waiter.try_wait() {
-            panic!("hm wait ended first: {st} {:?}", status_json(&sb, "cx"));
+            panic!("hm wait ended first: {st} {:?}", sb.status_json("cx"));
         }
         common::clients(&sock) == 1
     });
     common::open_gate(&gate);
     // A person (or the script) answering the moment the state says so.
-    common::wait_until("waiting", || status_json(&sb, "cx")["primary"] == "waiting");
+    common::wait_until("waiting", || sb.status_json("cx")["primary"] == "waiting");
     let out = sb.cmd(&["approve", "cx"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(keys_got(&got), "79");
@@ -348,7 +342,7 @@ fn claude_asking(sb: &Sandbox) -> (common::Session, PathBuf) {
     let got = got_file(sb, "cc");
     let s = sb.start("cc", &[], &[&claude, got.to_str().expect("utf-8")]);
     common::wait_until("waiting · question", || {
-        let v = status_json(sb, "cc");
+        let v = sb.status_json("cc");
         v["primary"] == "waiting" && v["detail"] == "question"
     });
     (s, got)
@@ -456,7 +450,7 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     let (_s, got) = codex_asking_twice(&sb, "cargo test", &gate, "npm publish");
     wait_for_permission(&sb, "cx");
     // What the person saw: the dialog about `cargo test`, and its id.
-    let seen = status_json(&sb, "cx");
+    let seen = sb.status_json("cx");
     assert_eq!(seen["dialog"]["subject"], "cargo test", "{seen}");
     let id = seen["dialog"]["id"].as_u64().expect("a dialog id");
     let text = stdout(&sb.cmd(&["status", "cx"]));
@@ -467,7 +461,7 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     // Before the answer arrives, the program asks about something else.
     common::open_gate(&gate);
     common::wait_until("the second question", || {
-        status_json(&sb, "cx")["dialog"]["subject"] == "npm publish"
+        sb.status_json("cx")["dialog"]["subject"] == "npm publish"
     });
     let out = sb.cmd(&["approve", "cx", "--dialog", &id.to_string()]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -478,7 +472,7 @@ fn an_answer_to_a_dialog_that_was_replaced_is_refused_and_sends_nothing() {
     );
     // The new one is answered when named: its keys are the first the
     // program gets, so the refused answer sent none.
-    let now = status_json(&sb, "cx")["dialog"]["id"]
+    let now = sb.status_json("cx")["dialog"]["id"]
         .as_u64()
         .expect("a dialog id");
     assert_ne!(now, id);
@@ -521,7 +515,7 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
         &[&codex, got.to_str().expect("utf-8"), "cargo test", "more"],
     );
     wait_for_permission(&sb, "cx");
-    let id = status_json(&sb, "cx")["dialog"]["id"]
+    let id = sb.status_json("cx")["dialog"]["id"]
         .as_u64()
         .expect("a dialog id")
         .to_string();
@@ -578,9 +572,9 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
         ],
     );
     common::wait_until("the question with its dialog", || {
-        status_json(&sb, "yn")["dialog"]["rule"] == "input.yes_no"
+        sb.status_json("yn")["dialog"]["rule"] == "input.yes_no"
     });
-    assert_eq!(status_json(&sb, "yn")["classifier"], "simple");
+    assert_eq!(sb.status_json("yn")["classifier"], "simple");
     let out = answer_when_it_takes_keys(&sb, &["approve", "yn"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -606,7 +600,7 @@ fn a_question_asking_for_the_word_is_answered_with_it() {
         ("deny", "Really [yes/no]", "n o Enter", "got no"),
     ] {
         common::wait_until("the question with its dialog", || {
-            status_json(&sb, "word")["dialog"]["subject"] == question
+            sb.status_json("word")["dialog"]["subject"] == question
         });
         let out = answer_when_it_takes_keys(&sb, &[verb, "word"]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -630,7 +624,7 @@ fn an_answer_of_several_keys_returns_once_all_are_typed() {
     let script = "import time\nprint('got', input('Continue connecting (yes/no)? '), flush=True)\nprint('got', input('Overwrite file? [Y/n] '), flush=True)\ntime.sleep(30)\n";
     let _s = sb.start("two", &[], &["python3", "-c", script]);
     common::wait_until("the first question", || {
-        status_json(&sb, "two")["dialog"]["rule"] == "input.yes_no"
+        sb.status_json("two")["dialog"]["rule"] == "input.yes_no"
     });
     let out = answer_when_it_takes_keys(&sb, &["approve", "two", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -670,7 +664,7 @@ fn a_password_prompt_is_refused_in_words() {
         &["bash", "-c", "read -s -p 'Password: ' p; exec sleep 30"],
     );
     common::wait_until("the prompt with its dialog", || {
-        status_json(&sb, "pw")["dialog"]["rule"] == "input.password"
+        sb.status_json("pw")["dialog"]["rule"] == "input.password"
     });
     let out = sb.cmd(&["approve", "pw"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -693,7 +687,7 @@ fn approving_a_session_that_is_not_at_a_dialog_is_refused_in_one_line() {
         &["bash", "--norc", "--noprofile", "-i"],
     );
     common::wait_until("the shell at its prompt", || {
-        status_json(&sb, "sh")["primary"] == "idle"
+        sb.status_json("sh")["primary"] == "idle"
     });
     let out = sb.cmd(&["approve", "sh"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -898,7 +892,7 @@ fn dialog_text_typed_at_a_prompt_is_never_answered() {
             raw.output_until(b"(esc)\r\n");
         }
         for id in ["cx", "sh"] {
-            let v = status_json(&sb, id);
+            let v = sb.status_json(id);
             assert_ne!(v["primary"], "waiting", "{id}: {v}");
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -1102,10 +1096,10 @@ fn a_stopped_program_is_waiting_stopped_until_hm_continue() {
         ],
     );
     common::wait_until("waiting · stopped", || {
-        let v = status_json(&sb, "job");
+        let v = sb.status_json("job");
         v["primary"] == "waiting" && v["detail"] == "stopped"
     });
-    let v = status_json(&sb, "job");
+    let v = sb.status_json("job");
     assert_eq!(v["signals"][0]["text"], "stopped by SIGSTOP", "{v}");
     let shown = stdout(&sb.cmd(&["status", "job"]));
     assert!(shown.contains("waiting · stopped"), "{shown}");
@@ -1120,7 +1114,7 @@ fn a_stopped_program_is_waiting_stopped_until_hm_continue() {
         stdout(&sb.cmd(&["logs", "job", "--screen"])).contains("after-continue")
     });
     common::wait_until("no longer stopped", || {
-        status_json(&sb, "job")["detail"] != "stopped"
+        sb.status_json("job")["detail"] != "stopped"
     });
     let again = sb.cmd(&["continue", "job"]);
     assert_eq!(again.status.code(), Some(1));

@@ -123,6 +123,13 @@ impl Sandbox {
         c.output().expect("run hm")
     }
 
+    /// `hm status ID --json`, which must answer.
+    pub fn status_json(&self, id: &str) -> serde_json::Value {
+        let out = self.cmd(&["status", id, "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("json")
+    }
+
     /// Starts `hm ARGS --socket-dir DIR` with its output piped, for a
     /// command that runs while the test goes on (`hm wait`, `logs -f`).
     pub fn background(&self, args: &[&str]) -> Child {
@@ -547,3 +554,14 @@ pub fn recording(path: &Path) -> (heimdall::protocol::Size, Vec<Vec<u8>>) {
 pub const BANNER_THEN_REDRAWS: &str = "echo BANNER-ROW; i=0; while [ $i -lt 400 ]; do \
     printf '\\r\\033[2Kworking on step %s of a long task' $i; i=$((i+1)); done; \
     printf '\\r\\033[2KASK-ROW'; exec sleep 600";
+
+/// Text typed at a prompt is the person's, whatever it says: `looks`
+/// verdicts of session `id` in a row, none of them waiting.
+pub fn never_waiting(sb: &Sandbox, id: &str, looks: usize, what: &str) {
+    for _ in 0..looks {
+        let v = sb.status_json(id);
+        assert_ne!(v["primary"], "waiting", "{what} made a dialog: {v}");
+        // Looks spread over time, so that later verdicts are among them.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

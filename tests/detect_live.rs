@@ -7,12 +7,6 @@ use crate::common;
 use common::{Raw, Sandbox, stderr, stdout};
 use heimdall::protocol::{self, ClientType, ServerType};
 
-fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
-    let out = sb.cmd(&["status", id, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 /// Waits until `hm status --json` shows `primary` (and `detail`, if
 /// given), and returns that answer.
 fn wait_for_state(
@@ -35,7 +29,7 @@ fn wait_for(
 ) -> serde_json::Value {
     let deadline = std::time::Instant::now() + common::PATIENCE;
     loop {
-        let last = status_json(sb, id);
+        let last = sb.status_json(id);
         if ok(&last) {
             return last;
         }
@@ -98,18 +92,10 @@ fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
     raw.output_until(b"[y/N]'");
     // Typed, not submitted: whatever the verdict settles on, it is never
     // "waiting".
-    for _ in 0..30 {
-        let v = status_json(&sb, "typed");
-        assert_ne!(v["primary"], "waiting", "typed text made a dialog: {v}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    common::never_waiting(&sb, "typed", 30, "typed text");
     raw.send(ClientType::Input as u8, b"\r");
     raw.output_until(b"[y/N]\r\n");
-    for _ in 0..30 {
-        let v = status_json(&sb, "typed");
-        assert_ne!(v["primary"], "waiting", "echoed text made a dialog: {v}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    common::never_waiting(&sb, "typed", 30, "echoed text");
 }
 
 #[test]
@@ -404,7 +390,7 @@ fn a_question_typed_after_a_prompt_with_spaces_is_prompt_editing() {
     let v = wait_for_state(&sb, "fedora", "idle", Some("prompt_editing"));
     assert_eq!(v["signals"][0]["rule"], "process.at_prompt", "{v}");
     for _ in 0..20 {
-        let v = status_json(&sb, "fedora");
+        let v = sb.status_json("fedora");
         assert_ne!(v["primary"], "waiting", "typed text made a dialog: {v}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -452,7 +438,7 @@ fn an_agent_typed_at_a_shell_prompt_is_found_and_read() {
     );
     let mut last = serde_json::Value::Null;
     common::wait_until("opencode's permission dialog", || {
-        last = status_json(&sb, "sh");
+        last = sb.status_json("sh");
         last["primary"] == "waiting" && last["detail"] == "permission"
     });
     assert_eq!(last["agent"], "opencode", "{last}");

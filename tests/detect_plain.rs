@@ -19,16 +19,10 @@ impl Drop for Killed<'_> {
     }
 }
 
-fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
-    let out = sb.cmd(&["status", id, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 fn wait_for_input(sb: &Sandbox, id: &str) -> serde_json::Value {
     let mut last = serde_json::Value::Null;
     common::wait_until("waiting · input", || {
-        last = status_json(sb, id);
+        last = sb.status_json(id);
         last["primary"] == "waiting" && last["detail"] == "input"
     });
     last
@@ -54,7 +48,7 @@ fn a_fresh_session_at_a_yes_no_question_is_waiting_for_input() {
     let out = sb.cmd(&["wait", "ask", "--state", "waiting", "--timeout", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "ask: waiting · input\n");
-    let v = status_json(&sb, "ask");
+    let v = sb.status_json("ask");
     assert_eq!(v["state"], "waiting", "{v}");
     assert_eq!(v["signals"][0]["source"], "process", "{v}");
     let info = stdout(&sb.cmd(&["status", "ask"]));
@@ -63,7 +57,7 @@ fn a_fresh_session_at_a_yes_no_question_is_waiting_for_input() {
     let out = sb.cmd(&["send", "ask", "y", "--enter"]);
     assert!(out.status.success(), "{}", stderr(&out));
     common::wait_until("the answer taken", || {
-        status_json(&sb, "ask")["primary"] != "waiting"
+        sb.status_json("ask")["primary"] != "waiting"
     });
 }
 
@@ -86,14 +80,14 @@ fn a_question_asked_right_after_another_has_waited_only_since_it_came() {
     wait_for_input(&sb, "deploy");
     let mut v = serde_json::Value::Null;
     common::wait_until("the first question asked for 2 s", || {
-        v = status_json(&sb, "deploy");
+        v = sb.status_json("deploy");
         v["state_ms"].as_u64().is_some_and(|ms| ms >= 2_000)
     });
     assert_eq!(v["dialog"]["subject"], "Deploy to staging? [y/N]", "{v}");
     let out = sb.cmd(&["send", "deploy", "y", "--enter"]);
     assert!(out.status.success(), "{}", stderr(&out));
     common::wait_until("the second question", || {
-        v = status_json(&sb, "deploy");
+        v = sb.status_json("deploy");
         v["dialog"]["subject"]
             .as_str()
             .is_some_and(|s| s.contains("PRODUCTION"))
@@ -122,7 +116,7 @@ fn a_repl_started_with_code_to_run_first_rests_at_its_prompt() {
     });
     let mut v = serde_json::Value::Null;
     common::wait_until("a second without output", || {
-        v = status_json(&sb, "repl");
+        v = sb.status_json("repl");
         v["idle_ms"].as_u64().is_some_and(|ms| ms >= 1_000)
     });
     assert_eq!(
@@ -168,10 +162,7 @@ fn text_typed_at_a_shell_prompt_is_not_a_question() {
     raw.send(ClientType::Input as u8, b"echo 'Continue? [y/N] '");
     raw.output_until(b"[y/N] '");
     // The shell reads in its line editor: typed, not asked.
-    for _ in 0..20 {
-        let v = status_json(&sb, "sh");
-        assert_ne!(v["primary"], "waiting", "typed text made a question: {v}");
-    }
+    common::never_waiting(&sb, "sh", 20, "typed text");
     // Entered as a command that reads, it is one.
     raw.send(
         ClientType::Input as u8,
@@ -220,10 +211,7 @@ fn vims_swap_file_question_is_waiting_for_input_and_the_same_text_typed_is_not()
         b"echo '[O]pen Read-Only, (E)dit anyway, (Q)uit, (A)bort:'",
     );
     raw.output_until(b"(A)bort:'");
-    for _ in 0..20 {
-        let v = status_json(&sb, "sh");
-        assert_ne!(v["primary"], "waiting", "typed text made a question: {v}");
-    }
+    common::never_waiting(&sb, "sh", 20, "typed text");
 }
 
 /// A shell at its prompt is at rest however it came there: dash as the
@@ -255,14 +243,14 @@ fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
     at_rest(&sb, "outer");
     let out = sb.cmd(&["send", "outer", bash, "--enter"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let pid = status_json(&sb, "outer")["pid"].as_u64().expect("a pid");
+    let pid = sb.status_json("outer")["pid"].as_u64().expect("a pid");
     common::wait_until("the inner shell started", || {
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
             .is_ok_and(|c| !c.trim().is_empty())
     });
     at_rest(&sb, "outer");
     for id in ["dash", "ends", "outer"] {
-        let v = status_json(&sb, id);
+        let v = sb.status_json(id);
         assert_ne!(v["primary"], "waiting", "{id}: {v}");
     }
 }
@@ -271,7 +259,7 @@ fn a_shell_at_its_prompt_is_at_rest_however_it_came_there() {
 fn at_rest(sb: &Sandbox, id: &str) {
     let mut last = serde_json::Value::Null;
     common::wait_until(&format!("{id} idle at its prompt"), || {
-        last = status_json(sb, id);
+        last = sb.status_json(id);
         last["primary"] == "idle"
     });
     assert_ne!(last["detail"], "input", "{last}");
@@ -309,7 +297,7 @@ fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
         // a look between them reads the first as a question of its own.
         let mut last = serde_json::Value::Null;
         common::wait_until("the yes/no question", || {
-            last = status_json(&sb, id);
+            last = sb.status_json(id);
             last["signals"][0]["rule"] == "input.yes_no"
         });
         assert_eq!(last["detail"], "input", "{last}");
@@ -334,7 +322,7 @@ fn a_program_running_silently_is_never_stuck() {
     let _b = sb.start("plain", &[], &["bash", "-c", script]);
     // Well past stuck_after: still not stuck.
     common::wait_until("1.5 s of silence", || {
-        status_json(&sb, "agent")["idle_ms"]
+        sb.status_json("agent")["idle_ms"]
             .as_u64()
             .is_some_and(|ms| ms >= 1_500)
     });
@@ -347,7 +335,7 @@ fn a_program_running_silently_is_never_stuck() {
         "the supervisor used {cpu} ms of CPU in 2 s of silence"
     );
     for id in ["agent", "plain"] {
-        let v = status_json(&sb, id);
+        let v = sb.status_json(id);
         assert_eq!(
             v["classifier"],
             if id == "agent" { "agent" } else { "simple" }
@@ -376,8 +364,8 @@ fn a_stopped_agent_session_does_not_spin() {
             "echo before; sleep 1; kill -STOP $$; exec sleep 600",
         ],
     );
-    common::wait_until("stopped", || status_json(&sb, "job")["detail"] == "stopped");
-    assert_eq!(status_json(&sb, "job")["classifier"], "agent");
+    common::wait_until("stopped", || sb.status_json("job")["detail"] == "stopped");
+    assert_eq!(sb.status_json("job")["classifier"], "agent");
     // Through its idle threshold (3 s after its output), stopped all
     // along: nothing to do but wait for `hm continue`.
     let cpu = cpu_over(s.child.id(), Duration::from_secs(4));
@@ -385,7 +373,7 @@ fn a_stopped_agent_session_does_not_spin() {
         cpu < 150,
         "the supervisor used {cpu} ms of CPU in 4 s stopped"
     );
-    assert_eq!(status_json(&sb, "job")["detail"], "stopped");
+    assert_eq!(sb.status_json("job")["detail"], "stopped");
 }
 
 /// The CPU time process `pid` used over the next `window`, in
@@ -438,7 +426,7 @@ fn a_server_polling_its_socket_is_not_waiting_for_input() {
     common::wait_until("the server in poll(2)", || {
         in_poll() && stdout(&sb.cmd(&["logs", "srv", "--screen"])).contains("Serving HTTP")
     });
-    let v = status_json(&sb, "srv");
+    let v = sb.status_json("srv");
     assert!(in_poll(), "still in poll after the status");
     assert_ne!(v["primary"], "waiting", "{v}");
     // A program polling its terminal on one descriptor still asks.

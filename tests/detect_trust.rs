@@ -56,12 +56,6 @@ fn write(sb: &Sandbox, name: &str, text: &str) -> PathBuf {
     p
 }
 
-fn status_json(sb: &Sandbox, id: &str) -> serde_json::Value {
-    let out = sb.cmd(&["status", id, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 fn explain_json(sb: &Sandbox, id: &str) -> serde_json::Value {
     let out = sb.cmd(&["explain", id, "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -84,7 +78,7 @@ fn approving_config(sb: &Sandbox) -> String {
 /// automation's dwell, so that an answer due would have been given.
 fn wait_past_the_dwell(sb: &Sandbox, id: &str) {
     common::wait_until("waiting · permission for 1.5 s", || {
-        let v = status_json(sb, id);
+        let v = sb.status_json(id);
         v["primary"] == "waiting"
             && v["detail"] == "permission"
             && v["state_ms"].as_u64().is_some_and(|ms| ms >= 1_500)
@@ -187,7 +181,7 @@ const BLOCKED_PY: &str = r#"b"\x1b]7501;state=blocked:app=claude-code:kind=permi
 /// No record of session `id` counts: it does not wait, and no evidence
 /// comes from the status protocol.
 fn assert_untrusted(sb: &Sandbox, id: &str) {
-    let v = status_json(sb, id);
+    let v = sb.status_json(id);
     assert_ne!(v["primary"], "waiting", "a record nobody asked for: {v}");
     let why = explain_json(sb, id);
     let rows = why["evidence"].as_array().expect("evidence");
@@ -273,7 +267,7 @@ fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
     );
     let _s = sb.start("st", &["--classifier", "agent"], &["bash", "-c", &script]);
     common::wait_until("the record to count", || {
-        let v = status_json(&sb, "st");
+        let v = sb.status_json("st");
         v["primary"] == "waiting" && v["signals"][0]["source"] == "status_protocol"
     });
     let mut raw = Raw::connect(&sb.sock("st")).expect("connect");
@@ -281,7 +275,7 @@ fn a_record_from_the_asker_still_in_front_counts_and_ends_with_it() {
     common::open_gate(&gate);
     raw.output_until(b"ASKER-GONE");
     common::wait_until("the record to end with its asker", || {
-        status_json(&sb, "st")["primary"] != "waiting"
+        sb.status_json("st")["primary"] != "waiting"
     });
 }
 
@@ -315,7 +309,7 @@ fn an_agents_record_sent_without_a_probe_counts_only_from_that_agent() {
         &[bin.join("codex").to_str().expect("utf-8")],
     );
     common::wait_until("Codex's own record to count", || {
-        let v = status_json(&sb, "codex");
+        let v = sb.status_json("codex");
         v["primary"] == "waiting"
             && v["detail"] == "permission"
             && v["signals"][0]["source"] == "status_protocol"

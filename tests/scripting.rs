@@ -1049,31 +1049,24 @@ fn a_label_is_shown_beside_the_id_and_kept_when_the_session_ends() {
     });
     let st = stdout(&sb.cmd(&["status", &s.id]));
     assert!(st.contains("label:    web server (staging)"), "{st}");
-    let bad = sb
-        .hm()
-        .args(["run", "--bg", "--label", "a\tb", "--", "true"])
-        .output()
-        .expect("run");
+    let labelled = |label: &str| {
+        sb.hm()
+            .args(["run", "--bg", "--label", label, "--", "true"])
+            .output()
+            .expect("run")
+    };
+    let bad = labelled("a\tb");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     // Refused in a line that shows the text as it can be seen: its
     // escape never reaches the terminal (clap's refusal echoed it, and
     // the terminal turned what followed red).
-    let escaped = sb
-        .hm()
-        .args(["run", "--bg", "--label", "red\x1b[31mX", "--", "true"])
-        .output()
-        .expect("run");
+    let escaped = labelled("red\x1b[31mX");
     assert_eq!(escaped.status.code(), Some(2), "{}", stderr(&escaped));
     assert_eq!(
         stderr(&escaped),
         "hm: invalid --label 'red?[31mX': a label is one line of printable text\n"
     );
-    let long = "x".repeat(61);
-    let long = sb
-        .hm()
-        .args(["run", "--bg", "--label", &long, "--", "true"])
-        .output()
-        .expect("run");
+    let long = labelled(&"x".repeat(61));
     assert_eq!(long.status.code(), Some(2), "{}", stderr(&long));
     assert!(
         stderr(&long).ends_with(": a label is at most 60 characters\n"),
