@@ -565,3 +565,19 @@ pub fn never_waiting(sb: &Sandbox, id: &str, looks: usize, what: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// An interactive bash in session `id` (the `agent` classifier) with
+/// `echo '<line>'` typed at its prompt, not submitted, and seen echoed;
+/// the session, and the connection that typed it.
+pub fn bash_with_typed(sb: &Sandbox, id: &str, line: &str) -> (Session, Raw) {
+    let session = sb.start(
+        id,
+        &["--classifier", "agent"],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    let mut raw = Raw::connect(&sb.sock(id)).expect("connect");
+    raw.send(ClientType::Subscribe as u8, &[]);
+    raw.send(ClientType::Input as u8, format!("echo '{line}'").as_bytes());
+    raw.output_until(format!("{line}'").as_bytes());
+    (session, raw)
+}

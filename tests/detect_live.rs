@@ -78,18 +78,7 @@ fn a_plain_program_asking_a_question_is_waiting_for_input() {
 #[test]
 fn text_typed_at_a_shell_prompt_never_makes_a_dialog() {
     let sb = Sandbox::new();
-    let _s = sb.start(
-        "typed",
-        &["--classifier", "agent"],
-        &["bash", "--norc", "--noprofile", "-i"],
-    );
-    let mut raw = Raw::connect(&sb.sock("typed")).expect("connect");
-    raw.send(ClientType::Subscribe as u8, &[]);
-    raw.send(
-        ClientType::Input as u8,
-        b"echo 'Do you want to proceed? [y/N]'",
-    );
-    raw.output_until(b"[y/N]'");
+    let (_s, mut raw) = common::bash_with_typed(&sb, "typed", "Do you want to proceed? [y/N]");
     // Typed, not submitted: whatever the verdict settles on, it is never
     // "waiting".
     common::never_waiting(&sb, "typed", 30, "typed text");

@@ -203,14 +203,11 @@ fn vims_swap_file_question_is_waiting_for_input_and_the_same_text_typed_is_not()
         "{v}"
     );
 
-    let _sh = sb.start("sh", &agent, &["bash", "--norc", "--noprofile", "-i"]);
-    let mut raw = Raw::connect(&sb.sock("sh")).expect("connect");
-    raw.send(ClientType::Subscribe as u8, &[]);
-    raw.send(
-        ClientType::Input as u8,
-        b"echo '[O]pen Read-Only, (E)dit anyway, (Q)uit, (A)bort:'",
+    let _sh = common::bash_with_typed(
+        &sb,
+        "sh",
+        "[O]pen Read-Only, (E)dit anyway, (Q)uit, (A)bort:",
     );
-    raw.output_until(b"(A)bort:'");
     common::never_waiting(&sb, "sh", 20, "typed text");
 }
 
