@@ -80,6 +80,11 @@ pub struct Detector {
     /// The agent seen at its prompt, then at work after it: back at its
     /// prompt, its turn is finished.
     turn: Option<(String, bool)>,
+    /// Keys came (a person, `hm send`, an answer) since the agent's last
+    /// turn ended: work after them is a turn; work without them (Gemini
+    /// CLI redrawing as it starts, a resumed conversation replayed) is
+    /// not, and finishes nothing.
+    asked: bool,
     title_agent: Option<String>,
     screen_agent: Option<String>,
     /// The current title, re-read when the agent becomes known.
@@ -143,6 +148,7 @@ impl Detector {
             foreground_is_session: true,
             shell_in_front: false,
             turn: None,
+            asked: false,
             title_agent: None,
             screen_agent: None,
             title_text: String::new(),
@@ -435,9 +441,11 @@ impl Detector {
         self.resized_ms = Some(now_ms);
     }
 
-    /// A client typed: what follows answers the keys, not the last resize.
+    /// A client typed: what follows answers the keys, not the last resize,
+    /// and work after them is a turn.
     pub fn typed(&mut self) {
         self.resized_ms = None;
+        self.asked = true;
     }
 
     /// The program ended.
@@ -576,8 +584,10 @@ impl Detector {
     /// where a hook (Claude's Stop, Codex's turn-complete) says `finished`,
     /// and Gemini CLI, whose hooks hm can rarely install, ended every turn
     /// `idle · ready`.
-    /// Work counts only after the prompt was seen: an agent busy starting
-    /// up has finished nothing when its prompt first shows.
+    /// Work counts only after the prompt was seen, and only after keys: an
+    /// agent busy starting up has finished nothing when its prompt first
+    /// shows, nor one that redraws by itself at its prompt (Gemini CLI,
+    /// whose every start notified `finished`).
     fn finished_turn(&mut self, verdict: &mut Verdict) {
         // Compared in place: a verdict comes at every settle, and only the
         // first prompt of an agent is worth a copy of its name.
@@ -589,7 +599,19 @@ impl Detector {
         }
         match (verdict.primary, &mut self.turn) {
             (Primary::Idle, None) => self.turn = agent.map(|a| (a, false)),
-            (Primary::Active, Some((_, worked))) => *worked = true,
+            (Primary::Active, Some((_, worked))) => {
+                if std::mem::take(&mut self.asked) {
+                    *worked = true;
+                } else if self
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.detail == Some(Detail::Finished))
+                {
+                    // Work with no keys after a finished turn is not the
+                    // next turn: back at its prompt, it is ready.
+                    *worked = false;
+                }
+            }
             (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::Ready) => {
                 verdict.detail = Some(Detail::Finished);
             }

@@ -444,7 +444,9 @@ fn an_agent_quit_at_a_shell_is_no_longer_the_sessions_agent() {
 
 /// Back at its prompt after a turn, an agent has finished it, though its
 /// screen alone says only that the prompt is there; busy starting up and
-/// then at its prompt, it has finished nothing.
+/// then at its prompt, it has finished nothing, nor busy at its prompt
+/// with no keys given (Gemini CLI redrawing as it starts, which notified
+/// `finished` at every start).
 #[test]
 fn an_agent_back_at_its_prompt_after_a_turn_has_finished_it() {
     let mut t = term();
@@ -466,13 +468,35 @@ fn an_agent_back_at_its_prompt_after_a_turn_has_finished_it() {
         at(&mut t, &mut d, resting(), 10_000),
         (Primary::Idle, Some(Detail::Ready))
     );
-    // A turn.
+    // Busy again at its prompt, by itself: no turn.
     assert_eq!(
-        at(&mut t, &mut d, claude(Some(2)), 20_000).0,
+        at(&mut t, &mut d, claude(Some(2)), 15_000).0,
+        Primary::Active
+    );
+    assert_eq!(
+        at(&mut t, &mut d, resting(), 17_000),
+        (Primary::Idle, Some(Detail::Ready))
+    );
+    // A turn: keys, then work.
+    d.typed();
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(3)), 20_000).0,
         Primary::Active
     );
     assert_eq!(
         at(&mut t, &mut d, resting(), 30_000),
         (Primary::Idle, Some(Detail::Finished))
+    );
+    // Said again while it rests.
+    let v = d.verdict(t.screen(), 36_000);
+    assert_eq!(v.detail, Some(Detail::Finished));
+    // Busy after it with no keys: not another turn.
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(4)), 40_000).0,
+        Primary::Active
+    );
+    assert_eq!(
+        at(&mut t, &mut d, resting(), 50_000),
+        (Primary::Idle, Some(Detail::Ready))
     );
 }

@@ -958,6 +958,56 @@ fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
     assert_eq!(said().lines().count(), 2, "once each: {}", said());
 }
 
+/// `finished` is work finished: a program busy for two seconds and then
+/// quiet, not one that prints a line now and then and goes idle between
+/// them (a build printing every few seconds notified `finished` at every
+/// line, as often as `min_interval_ms` let it).
+#[test]
+fn notify_says_finished_after_work_not_between_lines() {
+    let sb = Sandbox::new();
+    let log = sb.path().join("notified.txt");
+    let config = sb.path().join("notify.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[notify]]\ncommand = 'echo \"$HM_EVENT $HM_SESSION_ID\" >> {}'\n\
+             on = [\"finished\"]\nmin_interval_ms = 0\n",
+            log.display()
+        ),
+    )
+    .expect("config");
+    let gate = common::gate(&sb, "gate");
+    // Lines 0.6 s apart with an idle threshold of 0.3 s: idle between
+    // each. Then output for 2.5 s without a pause, and quiet.
+    let script = format!(
+        "cat {} >/dev/null; for i in 1 2 3 4; do echo line $i; sleep 0.6; done; \
+         i=0; while [ $i -lt 25 ]; do echo busy $i; sleep 0.1; i=$((i+1)); done; \
+         echo done; exec sleep 600",
+        gate.display()
+    );
+    let out = sb
+        .hm()
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--bg", "--id", "build", "--idle-threshold-ms", "300"])
+        .args(["--socket-dir", sb.dir(), "--", "sh", "-c", &script])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _s = Bg {
+        sb: &sb,
+        id: "build".into(),
+    };
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    common::open_gate(&gate);
+    common::wait_until("the finished notice", || said().contains("finished build"));
+    // Whatever else was to come (the lines before were seconds before).
+    common::wait_until("the session to be quiet", || {
+        stdout(&sb.cmd(&["status", "build"])).contains("state:    idle")
+    });
+    assert_eq!(said(), "finished build\n", "once, after the work");
+}
+
 #[test]
 fn a_bad_notify_entry_names_its_line() {
     let sb = Sandbox::new();

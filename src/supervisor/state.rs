@@ -733,13 +733,14 @@ impl Shared {
     /// and types at once saw the output of the command typed not count,
     /// its idle time going on from before.
     pub fn typed(&mut self) {
+        // The detector's grace for the redraw goes too: the trial saw the
+        // state's time go on (`idle · ready 29s` just after `echo hi`),
+        // the detector not seeing the output. And it learns that what
+        // the agent does next is a turn someone asked for.
+        if let Some(d) = &mut self.detector {
+            d.typed();
+        }
         if self.resized_ms.take().is_some() {
-            // The detector's and the dialogs' grace for the redraw too:
-            // the trial saw the state's time go on (`idle · ready 29s`
-            // just after `echo hi`), the detector not seeing the output.
-            if let Some(d) = &mut self.detector {
-                d.typed();
-            }
             self.acting.typed();
         }
     }

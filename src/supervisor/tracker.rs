@@ -14,20 +14,67 @@ use super::context::Ctx;
 use super::state::SETTLE;
 
 /// Runs the `[[notify]]` commands when a session starts waiting, finishes
-/// its work (active, then idle) or exits, each at most once per
-/// `min_interval_ms` per event.
+/// its work or exits, each at most once per `min_interval_ms` per event.
+/// An agent has finished when its state says its turn did (`idle ·
+/// finished`); any other program when it was busy for at least
+/// [`MIN_WORK`] and then idle.
 #[derive(Debug)]
 pub(super) struct Notifier {
     rules: Vec<crate::config::NotifyRule>,
     /// When each (rule, event) last ran.
     last: std::collections::HashMap<(usize, &'static str), Instant>,
+    /// When the session last became busy, while it is.
+    busy_since: Option<Instant>,
+    /// The last state said an agent's turn was over.
+    turn_over: bool,
 }
+
+/// Busy for less than this, then idle, is not work finished: a build
+/// printing a line every few seconds went idle between its lines, and each
+/// line notified `finished`. The dashboard's ● follows the same rule.
+const MIN_WORK: Duration = Duration::from_secs(2);
 
 impl Notifier {
     pub(super) fn new(rules: Vec<crate::config::NotifyRule>) -> Notifier {
         Notifier {
             rules,
             last: std::collections::HashMap::new(),
+            busy_since: None,
+            turn_over: false,
+        }
+    }
+
+    /// Whether the state `now`, at `at`, is work finished (see
+    /// [`Notifier`]); called at every change, it keeps what that needs.
+    fn finished(
+        &mut self,
+        before: Option<crate::detect::Primary>,
+        now: &crate::protocol::StateReport,
+        at: Instant,
+    ) -> bool {
+        use crate::detect::Primary;
+        let busy = |p: Primary| matches!(p, Primary::Active | Primary::Stuck);
+        let busy_since = if busy(now.primary) {
+            self.busy_since.get_or_insert(at);
+            None
+        } else {
+            self.busy_since.take()
+        };
+        let turn_over = now.turn_over();
+        let was_over = std::mem::replace(&mut self.turn_over, turn_over == Some(true));
+        match turn_over {
+            Some(over) => over && !was_over,
+            None => {
+                // Measured to its last output, not to when idle was seen:
+                // that is always an idle threshold later.
+                let last_output = at
+                    .checked_sub(Duration::from_millis(now.idle_ms.unwrap_or(0)))
+                    .unwrap_or(at);
+                before.is_some_and(busy)
+                    && now.primary == Primary::Idle
+                    && busy_since
+                        .is_some_and(|b| last_output.saturating_duration_since(b) >= MIN_WORK)
+            }
         }
     }
 
@@ -43,6 +90,7 @@ impl Notifier {
         if self.rules.is_empty() {
             return;
         }
+        let finished = self.finished(before, now, at);
         // The end is told once, by the supervisor as it ends (`exit` is
         // given only there): the state task may not run again before.
         let event = match (before, now.primary, exit) {
@@ -51,7 +99,7 @@ impl Notifier {
             // A session whose first report already waits (a script that
             // asks at once) needs its person as much as one that came to it.
             (p, Primary::Waiting, None) if p != Some(Primary::Waiting) => "waiting",
-            (Some(Primary::Active | Primary::Stuck), Primary::Idle, None) => "finished",
+            (_, Primary::Idle, None) if finished => "finished",
             _ => return,
         };
         for (i, rule) in self.rules.iter().enumerate() {

@@ -74,11 +74,21 @@ pub fn started(
 /// last output, not to when idle was seen: the `simple` classifier stays
 /// busy for its whole idle threshold after any output, so a prompt
 /// redrawn after a resize would otherwise always count as 3 s of work.
-fn finished_work(p: &mut Pane) -> bool {
-    p.busy_since
+///
+/// An agent's work is its turn: finished when its pushed state newly says
+/// so (`was_over`: what the state before it said; `None` at a STATUS
+/// answer, which does not say). Busy starting up, or redrawing at its
+/// prompt, it finished nothing, though it printed for seconds.
+fn finished_work(p: &mut Pane, was_over: Option<bool>) -> bool {
+    let worked = p
+        .busy_since
         .take()
         .zip(p.last_work)
-        .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK)
+        .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
+    match p.report.as_ref().and_then(|r| r.turn_over()) {
+        Some(over) => over && was_over == Some(false),
+        None => worked,
+    }
 }
 
 /// Sessions with a live supervisor: a pane and a connection each, for
@@ -369,6 +379,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // What it waits at, pushed whenever another dialog shows: the
             // inbox shows it, and an answer names it.
             p.dialog = report.dialog.as_deref().cloned();
+            // None before the first: a turn that ended before the
+            // dashboard connected is not news.
+            let was_over = p.report.as_ref().map(|r| r.turn_over() == Some(true));
             p.report = Some(report);
             let owed = p.alert_owed.take().is_some() && p.waiting();
             if (note_waiting(p, now) || owed) && !selected && !focused {
@@ -376,7 +389,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
             // The push says the work ended before any STATUS answer does
             // (it took the work with it, and no pane was ever marked).
-            if !p.busy() && finished_work(p) && !selected && !focused {
+            if !p.busy() && finished_work(p, was_over) && !selected && !focused {
                 p.attention = true;
                 alert(fx, "finished".into());
             }
@@ -406,7 +419,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 }
                 return;
             }
-            if finished_work(p) && !selected && !focused {
+            if finished_work(p, None) && !selected && !focused {
                 p.attention = true;
                 alert(fx, "finished".into());
             }

@@ -724,6 +724,72 @@ fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
     assert!(fx.is_empty(), "{fx:?}");
 }
 
+/// An agent's work is its turn: busy for seconds as it starts, then at
+/// its prompt (`idle · ready`), it finished nothing (every Gemini CLI
+/// start was marked `●` and notified); back at its prompt after a turn
+/// (`idle · finished`) it did, once.
+#[test]
+fn an_agent_finishes_a_turn_not_its_start() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "gm"], t0);
+    let pushed = |primary: &str, detail: &str, state: ProcessState| {
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": primary,
+            "state_byte": state.as_byte(),
+            "primary": primary,
+            "detail": detail,
+            "health": "alive",
+            "agent": "gemini",
+            "state_ms": 0,
+            "signals": [],
+        }))
+        .expect("a state report");
+        Msg::Session("gm".into(), SessionMsg::State(r))
+    };
+    let out = || Msg::Session("gm".into(), SessionMsg::Output(b"x".to_vec()));
+    let busy_for_5s = |m: &mut Model, from: u64| {
+        update(
+            m,
+            pushed("active", "thinking", ProcessState::Active),
+            at(from),
+        );
+        for ms in (from..=from + 5_000).step_by(500) {
+            update(m, out(), at(ms));
+        }
+    };
+    // Starting up, then at its prompt: nothing finished.
+    update(&mut m, pushed("idle", "ready", ProcessState::Idle), at(0));
+    busy_for_5s(&mut m, 1_000);
+    let fx = update(
+        &mut m,
+        pushed("idle", "ready", ProcessState::Idle),
+        at(9_000),
+    );
+    assert!(!m.pane("gm").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+    // A turn, then its end.
+    busy_for_5s(&mut m, 10_000);
+    let fx = update(
+        &mut m,
+        pushed("idle", "finished", ProcessState::Idle),
+        at(18_000),
+    );
+    assert!(m.pane("gm").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell), "{fx:?}");
+    // Said again while it rests: no new news.
+    m.pane_mut("gm").expect("pane").attention = false;
+    let fx = update(
+        &mut m,
+        pushed("idle", "finished", ProcessState::Idle),
+        at(20_000),
+    );
+    assert!(!m.pane("gm").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+}
+
 /// The replay a connection starts with is what the session did before,
 /// not work seen now: a session that printed one line 2.2 s before the
 /// dashboard opened and went quiet is no finished work (every pane of a
