@@ -154,9 +154,13 @@ pub(super) fn done(m: &mut Model, id: &str, outcome: Outcome, now: Instant, fx: 
     let Some(p) = m.pane_mut(id) else { return };
     match outcome {
         Outcome::Stay => follow(p),
-        Outcome::Leave => leave(p),
+        Outcome::Leave => {
+            leave(p);
+            m.left_copy = !matches!(m.mode, Mode::Focus(_));
+        }
         Outcome::Copied { text, lines } => {
             leave(p);
+            m.left_copy = !matches!(m.mode, Mode::Focus(_));
             let what = if lines == 1 {
                 "copied 1 line".to_owned()
             } else {

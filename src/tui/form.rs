@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::paths;
 
-use super::model::{Effect, Mode, Model, NewStep};
+use super::model::{Effect, Lost, Mode, Model, NewStep};
 
 /// The classifiers the form offers, after "hm chooses" (`None`): what
 /// `hm run --classifier` takes.
@@ -153,11 +153,15 @@ pub fn key(
             } else if let Some(pid) = m.pane(&id).and_then(|p| p.orphan) {
                 // Taking the id would lose the only record of it.
                 m.notify(format!("'{id}' is still held by pid {pid}"), now);
-            } else if m.pane(&id).is_some_and(|p| p.lost.is_some()) {
-                // Its manifest and output wait for `R`; `hm run --id`
-                // refuses it as well.
+            } else if let Some(lost) = m.pane(&id).and_then(|p| p.lost.as_ref()) {
+                // Its manifest and output wait for `R` (or `r`, for one
+                // that is not restored); `hm run --id` refuses it as well.
+                let again = match lost {
+                    Lost::Restartable => "R restores it",
+                    Lost::Refused(_) => "r runs it again",
+                };
                 m.notify(
-                    format!("'{id}' was lost with its supervisor: R restores it, x forgets it"),
+                    format!("'{id}' was lost with its supervisor: {again}, x forgets it"),
                     now,
                 );
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {

@@ -129,6 +129,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     if copy::key(m, k, now, fx) {
         return;
     }
+    let left_copy = std::mem::take(&mut m.left_copy);
     // Keys mean what they say: Ctrl-Z is not `z`, Alt-x is not `x`; a
     // key the keymap does not name does nothing.
     let Some(action) = bindings::action(m, &k) else {
@@ -146,6 +147,12 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 let again = m.keys.label(Action::Quit).unwrap_or_default();
                 m.notify(format!("back to the live screen; {again} again quits"), now);
             }
+        }
+        // Right after copy mode (`y` copies and leaves it; the README's
+        // `q` to leave then closed the dashboard).
+        Action::Quit if left_copy => {
+            let again = m.keys.label(Action::Quit).unwrap_or_default();
+            m.notify(format!("out of copy mode; {again} again quits"), now);
         }
         Action::Quit => m.quit = true,
         Action::Left => step(m, -1, 0),

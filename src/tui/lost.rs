@@ -74,22 +74,29 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         .selected
         .as_deref()
         .and_then(|id| m.pane(id))
-        .filter(|p| p.lost.is_some());
-    let ids: Vec<String> = match selected.and_then(|p| p.lost.as_ref().map(|l| (p, l))) {
-        Some((p, Lost::Restartable)) => vec![p.id.clone()],
-        Some((p, Lost::Refused(why))) => {
+        .and_then(|p| p.lost.clone().map(|l| (p.id.clone(), l)));
+    let ids: Vec<String> = match selected {
+        Some((id, Lost::Restartable)) => vec![id],
+        Some((id, Lost::Refused(why))) => {
             // Why, and what does run it again: `r` starts its command
-            // afresh in its directory.
-            let text = format!("'{}' is not restored: {why}; r runs it again", p.id);
+            // afresh in its directory. The others the footer counts are
+            // restored all the same: `R restore 1 lost` did nothing while
+            // this one was selected.
+            let others = restorable(m);
+            if others.is_empty() {
+                let text = format!("'{id}' is not restored: {why}; r runs it again");
+                m.notify(text, now);
+                return;
+            }
+            let text = format!(
+                "restoring {}; '{id}' is not restored: r runs it again",
+                sessions(others.len())
+            );
+            start(m, others, fx);
             m.notify(text, now);
             return;
         }
-        None => m
-            .panes
-            .iter()
-            .filter(|p| p.lost == Some(Lost::Restartable))
-            .map(|p| p.id.clone())
-            .collect(),
+        None => restorable(m),
     };
     if ids.is_empty() {
         // A key that does nothing says why (a supervisor gone a moment
@@ -97,24 +104,36 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         m.notify("no lost session to restore", now);
         return;
     }
+    m.notify(format!("restoring {}…", sessions(ids.len())), now);
+    start(m, ids, fx);
+}
+
+/// The lost sessions `R` restores, by id.
+fn restorable(m: &Model) -> Vec<String> {
+    m.panes
+        .iter()
+        .filter(|p| p.lost == Some(Lost::Restartable))
+        .map(|p| p.id.clone())
+        .collect()
+}
+
+/// `ids` restored: their panes give way to the sessions once found.
+fn start(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
     for id in &ids {
         m.starting.insert(id.clone());
     }
     m.panes.retain(|p| !ids.contains(&p.id));
-    let n = ids.len();
-    m.notify(
-        format!("restoring {n} session{}…", if n == 1 { "" } else { "s" }),
-        now,
-    );
     fx.push(Effect::Restore(ids));
+}
+
+/// `1 session`, `3 sessions`.
+fn sessions(n: usize) -> String {
+    format!("{n} session{}", if n == 1 { "" } else { "s" })
 }
 
 /// How many lost sessions `R` would restore, for the footer.
 pub fn restartable(m: &Model) -> usize {
-    m.panes
-        .iter()
-        .filter(|p| p.lost == Some(Lost::Restartable))
-        .count()
+    restorable(m).len()
 }
 
 #[cfg(test)]
@@ -211,6 +230,20 @@ mod tests {
                 "'c' is not restored: a command runs again only if it was started with \
                  'hm run --restore'; r runs it again"
             )
+        );
+        // Selected, it does not keep the others the footer counts from
+        // being restored (`R restore 1 lost` did nothing).
+        update(
+            &mut m,
+            Msg::Lost(vec![lost("c", false), lost("d", true)]),
+            now,
+        );
+        m.selected = Some("c".into());
+        let fx = update(&mut m, press(KeyCode::Char('R')), now);
+        assert!(fx.contains(&Effect::Restore(vec!["d".into()])), "{fx:?}");
+        assert_eq!(
+            m.notice.as_ref().map(|(t, _)| t.as_str()),
+            Some("restoring 1 session; 'c' is not restored: r runs it again")
         );
         // No longer lost (forgotten, or restored elsewhere): its pane goes.
         update(&mut m, Msg::Lost(Vec::new()), now);

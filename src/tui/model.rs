@@ -585,6 +585,10 @@ pub struct Model {
     /// again while they stay orphaned.
     pub dismissed: std::collections::HashSet<String>,
     pub quit: bool,
+    /// Copy mode was just left (`y`, `q`, Esc): the next key is the
+    /// quit key pressed once too often by a hand used to copy mode, not
+    /// a wish to close the dashboard.
+    pub left_copy: bool,
     /// The grid's keys in effect (`[tui.keys]`).
     pub keys: crate::config::Keymap,
     /// The inbox's rows as last drawn, its selection and what its last
@@ -645,6 +649,7 @@ impl Model {
             last_click: None,
             dismissed: std::collections::HashSet::new(),
             quit: false,
+            left_copy: false,
             keys: crate::config::Keymap::default(),
             inbox: Default::default(),
             new_classifier: None,

@@ -260,3 +260,32 @@ fn esc_and_q_take_a_scrolled_pane_back_to_its_live_screen_before_quitting() {
     update(&mut m, press(KeyCode::Char('q')), now);
     assert!(m.quit);
 }
+
+/// `y` copies and leaves copy mode: the `q` a person then presses to
+/// leave it (as the README says) does not close the dashboard; pressed
+/// again, it does. Another key between them makes `q` quit at once.
+#[test]
+fn q_right_after_copying_does_not_quit() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["a"], now);
+    seq(&mut m, "a", 50, now);
+    for c in ['[', 'k', 'v', 'y'] {
+        update(&mut m, press(KeyCode::Char(c)), now);
+    }
+    assert!(m.pane("a").expect("pane").copy.is_none(), "y left it");
+    assert_eq!(notice(&m), "copied 1 line");
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert!(!m.quit);
+    assert_eq!(notice(&m), "out of copy mode; q again quits");
+    update(&mut m, press(KeyCode::Char('q')), now);
+    assert!(m.quit);
+
+    let mut m = model(80, 24);
+    live(&mut m, &["a"], now);
+    seq(&mut m, "a", 50, now);
+    for c in ['[', 'q', 'j', 'q'] {
+        update(&mut m, press(KeyCode::Char(c)), now);
+    }
+    assert!(m.quit, "a key between: q quits");
+}

@@ -512,6 +512,17 @@ fn new_session_refuses_a_lost_sessions_id() {
         notice.contains("'api' was lost with its supervisor: R restores it"),
         "{notice}"
     );
+    // One `R` does not restore says what does run it again.
+    if let Some(p) = m.panes.iter_mut().find(|p| p.id == "api") {
+        p.lost = Some(crate::tui::model::Lost::Refused("not kept".into()));
+    }
+    update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    let notice = refused_id(&mut m, "api", now);
+    assert!(
+        notice.contains("'api' was lost with its supervisor: r runs it again, x forgets it"),
+        "{notice}"
+    );
 }
 
 #[test]
