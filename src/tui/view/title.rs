@@ -3,9 +3,10 @@
 //! id is what a person reads to know which session it is, so it is the
 //! last thing to go: first the label is cut, then the badge takes its
 //! shorter forms (`waiting · permission 32.9s`, `W perm 33s`, `W 33s`,
-//! `W`), then the attention mark goes (the border's colour still says
-//! it); then the id is cut, down to ten columns, to keep the state's
-//! letter, and only in a narrower pane does the badge go and the id take
+//! `W`), then the attention mark goes while the id is whole (the border's
+//! colour still says it); then the id is cut, down to ten columns, to
+//! keep the state's letter, and two columns more to keep the mark, and
+//! only in a narrower pane does the badge go and the id take
 //! it all (another machine's host cut first, its session id last).
 
 use std::time::Instant;
@@ -101,13 +102,20 @@ fn fit_badge(id: &str, attention: bool, badges: &[String], room: usize, keep: us
             return t;
         }
         // The state's letter is worth more than the id's tail: the id is
-        // cut to keep it, as long as MIN_ID_KEPT columns of it stay.
+        // cut to keep it, as long as MIN_ID_KEPT columns of it stay; and
+        // once it is cut, by two more for the mark (a long id's pane
+        // that finished while you were away showed no `●`).
         if let Some(letter) = badges.last() {
-            let spare = room.saturating_sub(2 + letter.width() + 2 + MIN_RULE);
-            if spare >= MIN_ID_KEPT && spare < id.width() {
-                t.id = short_id(id, spare);
-                t.badge.clone_from(letter);
-                return t;
+            let without_mark = room.saturating_sub(2 + letter.width() + 2 + MIN_RULE);
+            let with_mark = without_mark.saturating_sub(2);
+            let tries = [(with_mark, true), (without_mark, false)];
+            for (spare, mark) in tries.into_iter().filter(|&(_, mark)| attention || !mark) {
+                if spare >= MIN_ID_KEPT && spare < id.width() {
+                    t.id = short_id(id, spare);
+                    t.attention = mark;
+                    t.badge.clone_from(letter);
+                    return t;
+                }
             }
         }
         if !fits(&t) {
@@ -409,11 +417,20 @@ mod tests {
 
     #[test]
     fn a_long_id_is_cut_to_keep_the_states_letter() {
-        let t = fit("a-very-long-session-name", None, true, &waiting(), 20);
+        let t = fit("a-very-long-session-name", None, false, &waiting(), 20);
         assert_eq!(t.badge, "W");
-        assert!(!t.attention);
         assert_eq!(t.id, "a-ver…n-name");
         assert_eq!(used(&t), 18);
+        // Cut anyway, it is cut two columns more for the mark.
+        let t = fit("a-very-long-session-name", None, true, &waiting(), 20);
+        assert_eq!(t.badge, "W");
+        assert!(t.attention);
+        assert_eq!(t.id, "a-ve…-name");
+        assert_eq!(used(&t), 18);
+        // Where that would leave fewer than ten columns, the mark goes.
+        let t = fit("a-very-long-session-name", None, true, &waiting(), 19);
+        assert_eq!((t.badge.as_str(), t.attention), ("W", false));
+        assert_eq!(t.id, "a-ver…-name");
         // Narrower, ten columns of the id come before the letter.
         let t = fit("a-very-long-session-name", None, true, &waiting(), 14);
         assert_eq!(t.badge, "");
