@@ -50,20 +50,25 @@ pub fn top_row(s: Screen, height: u16, dialog: Option<(u16, u16)>) -> u16 {
     // ends above the box, on what the agent said or is doing. So too
     // where they fit but what it said is above them, past blank rows: a
     // Gemini CLI pane at 80x24 showed its box, its hints and nothing of
-    // its answer.
-    if let Some(input) = s.input_top.filter(|&t| t > 0 && t <= bottom)
-        && let Some(said) = s.said_above_input.filter(|&r| r < input)
-        && (height < bottom - input + 1 + MIN_ABOVE_INPUT || said + height <= bottom)
-    {
-        return clamp((said + 1).saturating_sub(height));
-    }
+    // its answer. Not where the blank rows between are closed up and the
+    // window holds both (Codex at its start, its banner far above its box
+    // past its logo, which counts as blank: the pane showed the banner
+    // and never the prompt).
     let mut top = (bottom + 1).saturating_sub(height);
     if s.cursor_shown && s.cursor_row < top {
         // Text below the cursor (an editor's, an agent's status lines)
         // gives way to the cursor's row.
         top = s.cursor_row;
     }
-    clamp(top)
+    let top = clamp(top);
+    if let Some(input) = s.input_top.filter(|&t| t > 0 && t <= bottom)
+        && let Some(said) = s.said_above_input.filter(|&r| r < input)
+        && (height < bottom - input + 1 + MIN_ABOVE_INPUT
+            || (said + height <= bottom && !window_rows(s, height, top).contains(&said)))
+    {
+        return clamp((said + 1).saturating_sub(height));
+    }
+    top
 }
 
 /// Rows above an agent's input box a window must hold with the box, or
@@ -392,16 +397,43 @@ mod tests {
         assert_eq!(top_row(s, 12, None), 27);
         // A dialog still wins.
         assert_eq!(top_row(s, 4, Some((30, 38))), 30);
-        // Room for the box, but what it said is further up, past blank
-        // rows (Gemini's answer above its hints): what it said.
+        // Room for the box, and what it said is further up, past blank
+        // rows (Gemini's answer above its hints, Codex's splash above its
+        // box): the window ends at the box and the blank rows close up,
+        // so both show.
         let mut far = s;
         for r in 21..34 {
             far.set_blank(r);
         }
         far.said_above_input = Some(20);
-        assert_eq!(top_row(far, 10, None), 11, "rows 11-20, the answer's end");
-        // Tall enough for both: both.
-        assert_eq!(top_row(far, 19, None), 20);
+        let top = top_row(far, 10, None);
+        assert_eq!(top, 29);
+        assert_eq!(
+            window_rows(far, 10, top),
+            [17, 18, 19, 20, 33, 34, 35, 36, 37, 38],
+            "the answer's end, one blank row, the box"
+        );
+        // A hint and a rule drawn between do not close up: where they
+        // keep what it said out of the window, what it said.
+        let mut ruled = far;
+        for r in [27, 30] {
+            ruled.blank[0] &= !(1 << r);
+        }
+        assert_eq!(top_row(ruled, 10, None), 11, "rows 11-20, the answer's end");
+        // Codex at its start: its banner on rows 0-1, its logo (blank
+        // here: a picture) and blank rows down to its box on 37-39.
+        let mut codex = screen(Some(39), 37, true);
+        for r in (2..37).chain([38]) {
+            codex.set_blank(r);
+        }
+        codex.input_top = Some(37);
+        codex.said_above_input = Some(1);
+        let top = top_row(codex, 12, None);
+        assert!(
+            window_rows(codex, 12, top).contains(&37),
+            "the prompt: {:?}",
+            window_rows(codex, 12, top)
+        );
         // Nothing drawn above the box: the box, as before.
         let mut fresh = screen(Some(38), 35, true);
         for r in 0..34 {
