@@ -56,6 +56,15 @@ pub const SHELL: &str = "shell";
 /// The agent name of the interactive programs' rule file (REPLs, editors,
 /// pagers, monitors).
 pub const PROGRAM: &str = "program";
+
+/// For an agent's reported state (not a shell's or a plain program's),
+/// whether it says the agent's turn is over (`idle · finished`); `None`
+/// for any other program, whose work ends when it goes quiet.
+pub fn turn_over(report: &crate::protocol::StateReport) -> Option<bool> {
+    let agent = report.agent.as_deref()?;
+    (agent != SHELL && agent != PROGRAM)
+        .then_some(report.primary == Primary::Idle && report.detail == Some(Detail::Finished))
+}
 /// Watches one session and explains what it is doing.
 #[derive(Debug)]
 pub struct Detector {

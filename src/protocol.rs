@@ -183,16 +183,6 @@ pub struct StateReport {
 }
 
 impl StateReport {
-    /// For an agent's state (not a shell's or a plain program's), whether
-    /// it says the agent's turn is over (`idle · finished`); `None` for
-    /// any other program, whose work ends when it goes quiet.
-    pub fn turn_over(&self) -> Option<bool> {
-        use crate::verdict::{Detail, Primary};
-        let agent = self.agent.as_deref()?;
-        (agent != crate::detect::SHELL && agent != crate::detect::PROGRAM)
-            .then_some(self.primary == Primary::Idle && self.detail == Some(Detail::Finished))
-    }
-
     /// Whether `other` says something different to a person (the time in
     /// the state and the signals' wording may move without a change).
     pub fn differs(&self, other: &StateReport) -> bool {

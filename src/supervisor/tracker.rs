@@ -60,7 +60,7 @@ impl Notifier {
         } else {
             self.busy_since.take()
         };
-        let turn_over = now.turn_over();
+        let turn_over = crate::detect::turn_over(now);
         let was_over = std::mem::replace(&mut self.turn_over, turn_over == Some(true));
         match turn_over {
             Some(over) => over && !was_over,

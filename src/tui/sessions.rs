@@ -85,7 +85,7 @@ fn finished_work(p: &mut Pane, was_over: Option<bool>) -> bool {
         .take()
         .zip(p.last_work)
         .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
-    match p.report.as_ref().and_then(|r| r.turn_over()) {
+    match p.report.as_ref().and_then(crate::detect::turn_over) {
         Some(over) => over && was_over == Some(false),
         None => worked,
     }
@@ -381,7 +381,10 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.dialog = report.dialog.as_deref().cloned();
             // None before the first: a turn that ended before the
             // dashboard connected is not news.
-            let was_over = p.report.as_ref().map(|r| r.turn_over() == Some(true));
+            let was_over = p
+                .report
+                .as_ref()
+                .map(|r| crate::detect::turn_over(r) == Some(true));
             p.report = Some(report);
             let owed = p.alert_owed.take().is_some() && p.waiting();
             if (note_waiting(p, now) || owed) && !selected && !focused {
