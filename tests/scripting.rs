@@ -906,47 +906,54 @@ fn man_writes_a_page_per_command() {
     assert!(synopsis.starts_with("\\fBhm wait\\fR"), "{synopsis}");
 }
 
-#[test]
-fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
-    let sb = Sandbox::new();
+/// A session started in the background (`run_args`, then `bash -c
+/// script` once the gate opens) with a `[[notify]]` entry that appends
+/// `said` (its variables expanded) to a log, with `rest` of the entry's
+/// keys: the log's path, the gate, and the session's guard.
+fn notifying<'a>(
+    sb: &'a Sandbox,
+    said: &str,
+    rest: &str,
+    run_args: &[&str],
+    script: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, Bg<'a>) {
     let log = sb.path().join("notified.txt");
     let config = sb.path().join("notify.toml");
     std::fs::write(
         &config,
         format!(
-            "[[notify]]\ncommand = 'echo \"$HM_EVENT $HM_SESSION_ID $HM_STATE $HM_DETAIL $HM_EXIT_CODE\" >> {}'\n\
-             on = [\"waiting\", \"exited\"]\n",
+            "[[notify]]\ncommand = 'echo \"{said}\" >> {}'\n{rest}\n",
             log.display()
         ),
     )
     .expect("config");
-    let gate = common::gate(&sb, "gate");
-    let script = format!(
-        "cat {} >/dev/null; read -p 'Continue? [y/N] ' x; exit 5",
-        gate.display()
-    );
+    let gate = common::gate(sb, "gate");
+    let script = format!("cat {} >/dev/null; {script}", gate.display());
     let out = sb
         .hm()
         .arg("--config")
         .arg(&config)
-        .args([
-            "run",
-            "--bg",
-            "--id",
-            "asks",
-            "--classifier",
-            "agent",
-            "--socket-dir",
-            sb.dir(),
-        ])
-        .args(["--", "bash", "-c", &script])
+        .arg("run")
+        .arg("--bg")
+        .args(run_args)
+        .args(["--socket-dir", sb.dir(), "--", "bash", "-c", &script])
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let _s = Bg {
-        sb: &sb,
-        id: "asks".into(),
-    };
+    let id = run_args[1].to_owned();
+    (log, gate, Bg { sb, id })
+}
+
+#[test]
+fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
+    let sb = Sandbox::new();
+    let (log, gate, _s) = notifying(
+        &sb,
+        "$HM_EVENT $HM_SESSION_ID $HM_STATE $HM_DETAIL $HM_EXIT_CODE",
+        "on = [\"waiting\", \"exited\"]",
+        &["--id", "asks", "--classifier", "agent"],
+        "read -p 'Continue? [y/N] ' x; exit 5",
+    );
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
     common::open_gate(&gate);
     common::wait_until("the waiting notice", || {
@@ -965,39 +972,17 @@ fn notify_commands_run_when_a_session_needs_you_and_when_it_ends() {
 #[test]
 fn notify_says_finished_after_work_not_between_lines() {
     let sb = Sandbox::new();
-    let log = sb.path().join("notified.txt");
-    let config = sb.path().join("notify.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[notify]]\ncommand = 'echo \"$HM_EVENT $HM_SESSION_ID\" >> {}'\n\
-             on = [\"finished\"]\nmin_interval_ms = 0\n",
-            log.display()
-        ),
-    )
-    .expect("config");
-    let gate = common::gate(&sb, "gate");
     // Lines 0.6 s apart with an idle threshold of 0.3 s: idle between
     // each. Then output for 2.5 s without a pause, and quiet.
-    let script = format!(
-        "cat {} >/dev/null; for i in 1 2 3 4; do echo line $i; sleep 0.6; done; \
+    let (log, gate, _s) = notifying(
+        &sb,
+        "$HM_EVENT $HM_SESSION_ID",
+        "on = [\"finished\"]\nmin_interval_ms = 0",
+        &["--id", "build", "--idle-threshold-ms", "300"],
+        "for i in 1 2 3 4; do echo line $i; sleep 0.6; done; \
          i=0; while [ $i -lt 25 ]; do echo busy $i; sleep 0.1; i=$((i+1)); done; \
          echo done; exec sleep 600",
-        gate.display()
     );
-    let out = sb
-        .hm()
-        .arg("--config")
-        .arg(&config)
-        .args(["run", "--bg", "--id", "build", "--idle-threshold-ms", "300"])
-        .args(["--socket-dir", sb.dir(), "--", "sh", "-c", &script])
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let _s = Bg {
-        sb: &sb,
-        id: "build".into(),
-    };
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
     common::open_gate(&gate);
     common::wait_until("the finished notice", || said().contains("finished build"));
