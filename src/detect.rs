@@ -57,6 +57,12 @@ pub const SHELL: &str = "shell";
 /// pagers, monitors).
 pub const PROGRAM: &str = "program";
 
+/// A program (not an agent) busy for less than this, then idle, has not
+/// finished work: a prompt redrawn after a resize, a build between two of
+/// its lines. The dashboard's mark and `[[notify]]`'s `finished` both
+/// go by it.
+pub const MIN_WORK: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// For an agent's reported state (not a shell's or a plain program's),
 /// whether it says the agent's turn is over (`idle · finished`); `None`
 /// for any other program, whose work ends when it goes quiet.

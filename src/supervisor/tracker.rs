@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tracing::warn;
 
 use crate::clock::Instant;
+use crate::detect::MIN_WORK;
 
 use super::context::Ctx;
 use super::state::SETTLE;
@@ -28,11 +29,6 @@ pub(super) struct Notifier {
     /// The last state said an agent's turn was over.
     turn_over: bool,
 }
-
-/// Busy for less than this, then idle, is not work finished: a build
-/// printing a line every few seconds went idle between its lines, and each
-/// line notified `finished`. The dashboard's ● follows the same rule.
-const MIN_WORK: Duration = Duration::from_secs(2);
 
 impl Notifier {
     pub(super) fn new(rules: Vec<crate::config::NotifyRule>) -> Notifier {

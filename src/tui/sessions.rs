@@ -6,16 +6,13 @@
 use std::time::{Duration, Instant};
 
 use crate::classify::ProcessState;
+use crate::detect::MIN_WORK;
 use crate::paths;
 
 use super::copy;
 use super::focus;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
 use super::sizing;
-
-/// Busy for less than this and then idle is not "work finished": a prompt
-/// redrawn after a resize, say. It does not ask for attention.
-const MIN_WORK: Duration = Duration::from_secs(2);
 
 /// How long a waiting session's notification waits for the pushed state
 /// that says at what (see [`Pane::alert_owed`]).
