@@ -20,7 +20,7 @@ pub struct LaunchFailed {
 
 /// What a session started from the dashboard (`n`) is: its command (its
 /// words run as they are when it is one plain command, else by `sh -c`:
-/// see [`plain_words`]), where it starts, its label, its size and its
+/// see [`plain_command`]), where it starts, its label, its size and its
 /// classifier.
 #[derive(Debug, Clone)]
 pub struct Detached<'a> {
@@ -103,12 +103,89 @@ pub fn start(
     if command.trim().is_empty() {
         bail!("no command given");
     }
-    match plain_words(command) {
-        Some(words) => cmd.args(words),
+    match plain_command(command) {
+        // The assignments go to the supervisor's environment, which its
+        // program inherits: a key typed before an agent stays out of every
+        // argv (`ps`, `hm status --json`) and out of the ended record.
+        Some((env, words)) => cmd.envs(env).args(words),
         None => cmd.args(["sh", "-c", command]),
     };
     wait_ready(cmd)
 }
+
+/// A variable's name and value, set before a command.
+pub(crate) type Assigned = (String, String);
+
+/// A command line as a shell would run it without being needed: the
+/// `NAME=value` assignments before its program (values without shell
+/// syntax), and the words of the plain command after them
+/// ([`plain_words`]). `GEMINI_API_KEY=… gemini` is `gemini` with that key
+/// in its environment, as in a shell, where `sh -c` showed the key in the
+/// session's command and hid the agent behind the shell. `None`: it needs
+/// a shell (an assignment alone is one as well).
+pub(crate) fn plain_command(line: &str) -> Option<(Vec<Assigned>, Vec<String>)> {
+    let mut env = Vec::new();
+    let mut rest = line;
+    while let Some((var, after)) = assignment(rest) {
+        env.push(var);
+        rest = after;
+    }
+    if !env.is_empty() && rest.trim().is_empty() {
+        return None;
+    }
+    Some((env, plain_words(rest)?))
+}
+
+/// The `NAME=value` that `line` begins with, and the line after it; `None`
+/// when it begins with anything else, or with a value a shell would
+/// expand (`X=$(cmd)`, `X=~/bin`).
+fn assignment(line: &str) -> Option<(Assigned, &str)> {
+    let line = line.trim_start();
+    let (name, rest) = line.split_once('=')?;
+    let mut chars = name.chars();
+    let named = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !named {
+        return None;
+    }
+    // The value ends at the first blank outside quotes.
+    let mut quote = None;
+    let mut escaped = false;
+    let mut end = rest.len();
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => escaped = true,
+            (Some('"'), '"') => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, c) if c.is_whitespace() => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let raw = &rest[..end];
+    if quote.is_some() || raw.contains(SHELL_SYNTAX) {
+        return None;
+    }
+    let value = match shlex::split(raw)?.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        _ => return None,
+    };
+    Some(((name.to_owned(), value), &rest[end..]))
+}
+
+/// What makes a shell do more than split a line into words.
+const SHELL_SYNTAX: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', ']', '{', '}', '~', '#', '!', '\n',
+    '\r',
+];
 
 /// The words of `line` when it is one plain command, which a shell would
 /// run as just those words: quotes and backslashes only, no pipe,
@@ -118,10 +195,6 @@ pub fn start(
 /// --permission-mode default` typed into the dashboard gets the agent's
 /// classifier and hooks, which `sh -c` in front of it hid.
 pub(crate) fn plain_words(line: &str) -> Option<Vec<String>> {
-    const SHELL_SYNTAX: &[char] = &[
-        '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', ']', '{', '}', '~', '#', '!',
-        '\n', '\r',
-    ];
     // Words a shell runs itself rather than as a program.
     const SHELL_OWN: &[&str] = &[
         "exec", "cd", ".", "source", "eval", "export", "set", "unset", "alias", "time", "if",
@@ -262,7 +335,7 @@ pub(crate) fn wait_ready(mut cmd: Command) -> Result<Child> {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_words;
+    use super::{plain_command, plain_words};
 
     /// The words, each ended by `|` (to see where one ends).
     fn words(line: &str) -> Option<String> {
@@ -315,6 +388,44 @@ mod tests {
             "sh -c 'x' && ls",
         ] {
             assert_eq!(words(line), None, "{line}");
+        }
+    }
+
+    /// Assignments before a plain command: its environment, the rest its
+    /// words; anything a shell would expand or run keeps the shell.
+    #[test]
+    fn assignments_before_a_plain_command_are_its_environment() {
+        let split = |line: &str| {
+            plain_command(line).map(|(env, words)| {
+                let env: Vec<String> = env.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                (env.join(" "), words.join("|"))
+            })
+        };
+        let got = |env: &str, words: &str| Some((env.to_owned(), words.to_owned()));
+        assert_eq!(
+            split("GEMINI_API_KEY=k-1 gemini -m pro"),
+            got("GEMINI_API_KEY=k-1", "gemini|-m|pro")
+        );
+        assert_eq!(
+            split(r#"  A='one two' B="x y" _C= claude"#),
+            got("A=one two B=x y _C=", "claude")
+        );
+        // Its own shell script, typed whole, after them.
+        assert_eq!(split("T=1 sh -c 'echo $T'"), got("T=1", "sh|-c|echo $T"));
+        assert_eq!(split("make test"), got("", "make|test"));
+        for line in [
+            "X=1",
+            "X=1 Y=2  ",
+            "X=$HOME claude",
+            "X=$(id) claude",
+            "X=~/bin claude",
+            "X='unterminated claude",
+            "X=1 make | tee log",
+            "X=1 cd /tmp",
+            "1X=2 claude",
+            "A-B=2 claude",
+        ] {
+            assert_eq!(split(line), None, "{line}");
         }
     }
 }

@@ -481,6 +481,44 @@ fn a_session_started_with_no_id_is_named_after_its_command() {
     assert!(out.status.success(), "{}", common::stderr(&out));
 }
 
+/// A key typed before the command, as in a shell (`KEY=… gemini`), is
+/// the program's environment: the program is the command's first word
+/// after it (named after it, its own classifier), and the key is in no
+/// argv, neither `hm status --json`'s nor the supervisor's in `ps`.
+#[test]
+fn a_key_typed_before_the_command_is_its_environment_not_its_words() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    let mut t = tui(&sb);
+    open_form(&mut t, "");
+    t.send(b"FORM_API_KEY=k-2718 sh -c 'echo got-$FORM_API_KEY; exec sleep 600'");
+    t.wait_for("the id named after the program, not the key", |t| {
+        t.contains("id:         sh ")
+    });
+    t.send(b"\r");
+    t.wait_for("the program saw its key", |t| {
+        pane_shows(t, "sh", "got-k-2718")
+    });
+    let v = sb.status_json("sh");
+    assert_eq!(
+        v["command"],
+        serde_json::json!(["sh", "-c", "echo got-$FORM_API_KEY; exec sleep 600"]),
+        "{v}"
+    );
+    assert!(!v.to_string().contains("k-2718"), "{v}");
+    // Its first line is the supervisor's pid.
+    let pids = std::fs::read_to_string(sb.sock_dir.join("sh.pid")).expect("the pid file");
+    let supervisor = pids.lines().next().expect("a pid");
+    let argv = std::fs::read(format!("/proc/{supervisor}/cmdline")).expect("its cmdline");
+    assert!(
+        !String::from_utf8_lossy(&argv).contains("k-2718"),
+        "{}",
+        String::from_utf8_lossy(&argv)
+    );
+    let out = sb.cmd(&["kill", "sh"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+}
+
 /// A command that cannot start brings the form back as it was filled in,
 /// saying why in it: it was thrown away, the reason cut off in the
 /// footer, and everything had to be typed again.
