@@ -499,6 +499,10 @@ impl Pane {
     }
 }
 
+/// How long a pane stays selected to count as looked at, its `●` cleared:
+/// arrows on the way past it to another pane leave its news marked.
+pub const LOOK: Duration = Duration::from_secs(1);
+
 /// Output this soon after we resized a session is its redraw, not work:
 /// a layout change must not make every idle shell look finished.
 pub const REDRAW_GRACE: Duration = Duration::from_secs(1);
@@ -569,6 +573,10 @@ pub struct Model {
     /// The pane selected when the dashboard was last quit: selected again
     /// when it comes, unless a key or the mouse has chosen another first.
     pub selected_before: Option<String>,
+    /// The pane selected and since when: its `●` is looked at once it has
+    /// stayed selected for [`LOOK`] (or is zoomed or focused), not when
+    /// the selection passes over it.
+    pub looking: Option<(String, Instant)>,
     /// The `--socket-dir` the dashboard was given: `hm run` elsewhere needs
     /// it too for its session to show here.
     pub socket_dir_flag: Option<String>,
@@ -645,6 +653,7 @@ impl Model {
             zoom_under: None,
             marked_before: Default::default(),
             selected_before: None,
+            looking: None,
             starting: Default::default(),
             last_click: None,
             dismissed: std::collections::HashSet::new(),

@@ -462,7 +462,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // "100x29 held" for good).
             p.held = false;
             let how = crate::client::exited_with(code, p.killed);
-            if !focused {
+            // Killed from here (`killed` is set by `x` before its EXIT;
+            // `hm kill` elsewhere is learned from the record, later): what
+            // was asked for is no news, though the selection moved on
+            // during its grace period.
+            if !focused && !p.killed {
                 p.attention = !selected;
                 if !selected {
                     alert(fx, how.clone());

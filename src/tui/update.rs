@@ -12,7 +12,7 @@ use crossterm::event::KeyEventKind;
 use super::copy;
 use super::keymap;
 use super::layout::placements;
-use super::model::{AttachEnd, Effect, Mode, Model, Msg, SessionMsg};
+use super::model::{AttachEnd, Effect, LOOK, Mode, Model, Msg, SessionMsg};
 use super::sessions;
 use super::sizing;
 
@@ -128,7 +128,7 @@ pub fn update(m: &mut Model, msg: Msg, now: Instant) -> Vec<Effect> {
     // A pane selected by the filter as it is typed (the first that
     // matches `z` on the way to `zz12`) was not looked at: its mark stays.
     if m.mode != Mode::Filter {
-        clear_attention_of_selected(m);
+        look_at_selected(m, now);
     }
     copy::relayout(m);
     sizing::ask(m, now, &mut fx);
@@ -224,8 +224,22 @@ fn back_from_attach(m: &mut Model, id: String, end: AttachEnd, now: Instant, fx:
     }
 }
 
-fn clear_attention_of_selected(m: &mut Model) {
-    if let Some(id) = m.selected.clone()
+/// The selected pane's `●` goes once it is looked at: zoomed, focused, or
+/// selected for [`LOOK`] (the next tick clears it).
+fn look_at_selected(m: &mut Model, now: Instant) {
+    let Some(id) = m.selected.clone() else {
+        m.looking = None;
+        return;
+    };
+    let since = match &m.looking {
+        Some((looked, since)) if *looked == id => *since,
+        _ => {
+            m.looking = Some((id.clone(), now));
+            now
+        }
+    };
+    let close = matches!(&m.mode, Mode::Zoom(z) | Mode::Focus(z) if *z == id);
+    if (close || now.saturating_duration_since(since) >= LOOK)
         && let Some(p) = m.pane_mut(&id)
     {
         p.attention = false;

@@ -75,6 +75,29 @@ fn pages_turn_with_pgdn_pgup_and_follow_the_selection() {
     assert_eq!(p.page, p.pages - 1, "no page after the last");
 }
 
+/// Arrows across a pane on the way to another leave its `●`: it was
+/// passed, not looked at. Zoomed, it is looked at at once.
+#[test]
+fn the_selection_passing_over_a_pane_leaves_its_mark() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c"], now);
+    m.pane_mut("b").expect("pane").attention = true;
+    update(&mut m, press(KeyCode::Right), now);
+    assert_eq!(sel(&m), "b");
+    let soon = now + Duration::from_millis(300);
+    update(&mut m, Msg::Tick, soon);
+    update(&mut m, press(KeyCode::Right), soon);
+    assert_eq!(sel(&m), "c");
+    let later = soon + crate::tui::model::LOOK;
+    update(&mut m, Msg::Tick, later);
+    assert!(m.pane("b").expect("pane").attention, "passed, not seen");
+    update(&mut m, press(KeyCode::Left), later);
+    update(&mut m, press(KeyCode::Char('z')), later);
+    assert_eq!(m.mode, Mode::Zoom("b".into()));
+    assert!(!m.pane("b").expect("pane").attention, "zoomed: seen");
+}
+
 #[test]
 fn tab_goes_to_the_next_session_that_needs_attention() {
     let now = Instant::now();
@@ -100,10 +123,13 @@ fn tab_goes_to_the_next_session_that_needs_attention() {
     }
     update(&mut m, press(KeyCode::Tab), now);
     assert_eq!(sel(&m), "b");
+    assert!(m.pane("b").expect("pane").attention, "not looked at yet");
+    let later = now + crate::tui::model::LOOK;
+    update(&mut m, Msg::Tick, later);
     assert!(!m.pane("b").expect("pane").attention, "looking clears it");
-    update(&mut m, press(KeyCode::Tab), now);
+    update(&mut m, press(KeyCode::Tab), later);
     assert_eq!(sel(&m), "d");
-    update(&mut m, press(KeyCode::Tab), now);
+    update(&mut m, press(KeyCode::Tab), later);
     assert_eq!(sel(&m), "d", "nothing left to look at");
 }
 
@@ -908,6 +934,7 @@ fn a_filter_typed_leaves_the_marks_of_panes_it_passed() {
     assert!(m.pane("zz1").expect("pane").attention, "passed, not seen");
     assert!(m.pane("zz12").expect("pane").attention, "still typing");
     update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, Msg::Tick, now + crate::tui::model::LOOK);
     assert!(m.pane("zz1").expect("pane").attention, "passed, not seen");
     assert!(!m.pane("zz12").expect("pane").attention, "landed on");
 }

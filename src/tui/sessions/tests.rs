@@ -323,15 +323,18 @@ fn marks_left_when_the_dashboard_was_quit_come_back() {
         Msg::Ended(vec![record("d-ended", left - 1_000)]),
         now,
     );
-    let marked: Vec<&str> = m
-        .panes
-        .iter()
-        .filter(|p| p.attention)
-        .map(|p| p.id.as_str())
-        .collect();
-    // The selected pane is looked at already.
+    let marked = |m: &Model| -> Vec<String> {
+        m.panes
+            .iter()
+            .filter(|p| p.attention)
+            .map(|p| p.id.clone())
+            .collect()
+    };
+    // The selected pane is looked at once it has been for a moment.
     assert_eq!(sel(&m), "a-sel");
-    assert_eq!(marked, ["b-same", "d-ended"]);
+    assert_eq!(marked(&m), ["a-sel", "b-same", "d-ended"]);
+    update(&mut m, Msg::Tick, now + crate::tui::model::LOOK);
+    assert_eq!(marked(&m), ["b-same", "d-ended"]);
     assert!(m.marked_before.is_empty(), "{:?}", m.marked_before);
 }
 
@@ -584,6 +587,27 @@ fn an_ended_sessions_timer_counts_from_its_end() {
     );
     assert_eq!(m.pane("a").and_then(|p| p.state_ms(at(4000))), Some(3000));
     assert_eq!(m.pane("b").and_then(|p| p.state_ms(at(4000))), Some(2000));
+}
+
+/// Killed from this dashboard: its end is what was asked for, not news,
+/// though the selection moved on while it took its grace period.
+#[test]
+fn a_session_killed_here_is_not_marked_when_it_ends() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b"], now);
+    assert_eq!(sel(&m), "a");
+    update(&mut m, press(KeyCode::Char('x')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
+    assert_eq!(kills(&fx), 1);
+    update(&mut m, press(KeyCode::Right), now);
+    assert_eq!(sel(&m), "b");
+    let fx = update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(143)), now);
+    assert!(!m.pane("a").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+    // The footer answers the kill.
+    assert_eq!(notice(&m), "session 'a' killed by SIGTERM (exit code 143)");
 }
 
 #[test]

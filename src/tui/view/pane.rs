@@ -53,10 +53,13 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     // shows is as of when it dropped, its timers stopped then.
     let dropped = m.host_down(p);
     let now = dropped.map_or(now, |(_, at)| at.min(now));
+    // Being looked at, it asks for nothing; the mark itself stays until
+    // it has been looked at for a moment (`update::look_at_selected`), and
+    // shows again if the selection only passed over it.
     let t = title::fit(
         &p.id,
         p.label.as_deref(),
-        p.attention,
+        p.attention && !selected,
         &title::badges(m, p, now),
         r.width,
     );
