@@ -404,7 +404,13 @@ fn following_a_full_screen_program_says_why_nothing_comes() {
             && err.contains("'hm logs full --screen' shows the screen now"),
         "{err}"
     );
-    assert_eq!(err.lines().count(), 1, "{err}");
+    // Said once, and then how it ended.
+    assert_eq!(
+        err.lines().nth(1),
+        Some("hm: 'full' exited with code 0"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
 }
 
 /// A script's next command, started the moment its program exits, meets a
@@ -1020,7 +1026,7 @@ fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
     let sb = Sandbox::new();
     let gate = common::gate(&sb, "gate");
     let script = format!(
-        "echo one; cat {} >/dev/null; echo two; printf 'three'; sleep 0.2; echo; exit 0",
+        "echo one; cat {} >/dev/null; echo two; printf 'three'; sleep 0.2; echo; exit 4",
         gate.display()
     );
     let s = bg(&sb, &["--id", "f"], &["sh", "-c", &script]);
@@ -1060,7 +1066,14 @@ fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
+    // Following went well; how the program ended is said after its
+    // last line, on stderr, not mixed into its output.
     assert!(status.success());
+    assert!(rx.recv_timeout(common::PATIENCE).is_err(), "no more lines");
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut follow.stderr.take().expect("stderr"), &mut said)
+        .expect("its stderr");
+    assert_eq!(said, "hm: 'f' exited with code 4\n");
 }
 
 #[test]

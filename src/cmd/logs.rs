@@ -205,11 +205,12 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                             full_screen.check(&replay.term);
                         }
                         Reply::Mark(m) => replay.term.take_mark(&m, false),
-                        Reply::Exit(_) => {
+                        Reply::Exit(code) => {
                             for line in follow.rest(&mut replay.term) {
                                 printer.line(line);
                             }
                             printer.finish(&mut out, None)?;
+                            say_end(&session, code);
                             return Ok(0);
                         }
                         _ => {}
@@ -234,12 +235,25 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                     out.write_all(&bytes)?;
                     out.flush()?;
                 }
-                Reply::Exit(_) => return Ok(0),
+                Reply::Exit(code) => {
+                    out.flush()?;
+                    say_end(&session, code);
+                    return Ok(0);
+                }
                 _ => {}
             }
         }
         closed(&dir, &session.id)
     })
+}
+
+/// Says on stderr how a followed session ended (`hm: 'build' exited with
+/// code 4`), after its last line: its output just stopped, and a failed
+/// build looked the same as one that passed. Following it went well, so
+/// `hm logs` itself exits 0, as documented.
+fn say_end(session: &crate::paths::SessionPaths, code: i32) {
+    let how = client::ended_words(session, code);
+    eprintln!("hm: '{}' {how}", client::shown_id(&session.id));
 }
 
 /// Says once, on stderr, that a followed session is on the alternate
@@ -276,7 +290,9 @@ impl AltScreenNote {
 /// is done (exit 0); one whose supervisor went without a word (SIGKILL)
 /// was lost, which is said (it ended as quietly as a finished one).
 fn closed(dir: &std::path::Path, id: &str) -> Result<i32> {
-    if client::ended_meanwhile(dir, id, client::answer_deadline()).is_some() {
+    if let Some(r) = client::ended_meanwhile(dir, id, client::answer_deadline()) {
+        let how = client::exited_with(r.exit_code, r.killed);
+        eprintln!("hm: '{}' {how}", client::shown_id(id));
         return Ok(0);
     }
     // As `hm wait` says it: lost only when `hm ls` lists it so.
