@@ -856,6 +856,32 @@ fn a_program_outliving_its_killed_supervisor_is_shown_as_orphaned() {
     assert!(t.try_exit().is_none());
 }
 
+/// A shell ends on the hang-up its supervisor's death sends it, after a
+/// moment (bash writes its history first): its pane goes straight to its
+/// end, never `orphaned` on the way (it said so for a second, naming a
+/// pid that was about to end).
+#[test]
+fn a_shell_whose_supervisor_was_killed_is_never_shown_orphaned() {
+    let sb = Sandbox::new();
+    let script = "trap 'sleep 0.3; exit 129' HUP; echo up; while :; do sleep 0.05; done";
+    let mut s = sb.start("sh", &[], &["sh", "-c", script]);
+    let mut t = tui_sized(&sb, &[], (30, 120));
+    t.wait_for("the shell's prompt", |t| pane_shows(t, "sh", "up"));
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGKILL).expect("kill");
+    s.wait_exit();
+    let orphaned = std::cell::Cell::new(false);
+    t.wait_for("the pane's end", |t| {
+        let p = pane(t, "sh");
+        if p.as_ref().is_some_and(|p| p.top.contains("orphaned"))
+            || t.contains("lost its supervisor")
+        {
+            orphaned.set(true);
+        }
+        p.is_some_and(|p| p.bottom.contains("supervisor gone") && !p.bottom.contains("pid"))
+    });
+    assert!(!orphaned.get(), "{:?}", t.lines());
+}
+
 #[test]
 fn an_orphan_from_before_the_dashboard_started_is_shown() {
     let sb = Sandbox::new();

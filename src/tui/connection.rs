@@ -120,7 +120,7 @@ async fn session_task(
         // Only the first subscription is the launcher's: a later one may
         // reach a newer session of the id, which waits for its own.
         launched = false;
-        let gone = match liveness::probe(&paths.pid, &paths.sock, false) {
+        let gone = match hung_up(&paths).await {
             Liveness::Running => None,
             Liveness::Orphaned(pid) => Some(Some(pid)),
             // Its host dropped: the session is not known to have ended; the
@@ -165,6 +165,26 @@ async fn session_task(
                 backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
+    }
+}
+
+/// How long a program whose supervisor just went has to end on the
+/// hang-up its terminal's close sends it (a shell takes a few
+/// milliseconds) before its pane says it outlived it.
+const HANGUP_GRACE: Duration = Duration::from_secs(1);
+
+/// What is left of a session whose connection closed: a program still
+/// running after its supervisor went is given [`HANGUP_GRACE`] to end
+/// before it counts as orphaned. A shell showed `orphaned` for a second
+/// on its way to lost.
+async fn hung_up(paths: &SessionPaths) -> Liveness {
+    let deadline = tokio::time::Instant::now() + HANGUP_GRACE;
+    loop {
+        let now = liveness::probe(&paths.pid, &paths.sock, false);
+        if !matches!(now, Liveness::Orphaned(_)) || tokio::time::Instant::now() >= deadline {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
