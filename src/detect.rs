@@ -483,13 +483,16 @@ impl Detector {
         }
         let first = self.screen_hash.is_none();
         self.screen_hash = Some(hash);
-        // A stuck session that moves again is `recovered` for a while.
-        let was_busy = self
+        // A stuck session that moves again is `recovered` for a while;
+        // one that was only quiet (a silent job, which is running, not
+        // stuck) has nothing to recover from: it said `recovered` with no
+        // `stuck` before it.
+        let was_stuck = self
             .last
             .as_ref()
-            .is_some_and(|v| matches!(v.primary, Primary::Active | Primary::Stuck));
+            .is_some_and(|v| v.primary == Primary::Stuck);
         if !first
-            && was_busy
+            && was_stuck
             && now_ms.saturating_sub(self.evidence.screen_changed_ms)
                 >= self.settings.stuck_after_ms
         {

@@ -135,6 +135,12 @@ fn a_silent_job_past_stuck_after_is_running_and_wakes_no_sooner_than_its_next_ch
         let wake = d.wake_at();
         assert!(wake.is_none_or(|w| w > at), "woken at {wake:?}, at {at}");
     }
+    // It prints at last: it was never stuck, so it has not recovered.
+    t.feed(b"make: Nothing to be done.\r\n");
+    d.output(b"make", 201_000);
+    d.process(job(), 201_000);
+    let v = d.verdict(t.screen(), 201_100);
+    assert_eq!((v.primary, v.health), (Primary::Active, Health::Alive));
 }
 
 #[test]
