@@ -155,15 +155,21 @@ pub fn key(
                 m.notify(format!("'{id}' is still held by pid {pid}"), now);
             } else if let Some(lost) = m.pane(&id).and_then(|p| p.lost.as_ref()) {
                 // Its manifest and output wait for `R` (or `r`, for one
-                // that is not restored); `hm run --id` refuses it as well.
+                // that is not restored): said first. Enter again replaces
+                // it, as `hm run --id` does, its record and output gone.
                 let again = match lost {
                     Lost::Restartable => "R restores it",
                     Lost::Refused(_) => "r runs it again",
                 };
-                m.notify(
-                    format!("'{id}' was lost with its supervisor: {again}, x forgets it"),
-                    now,
+                let said = format!(
+                    "'{id}' was lost with its supervisor: {again}, x forgets it, Enter again replaces it"
                 );
+                if m.notice.as_ref().is_some_and(|(n, _)| *n == said) {
+                    m.notice = None;
+                    to_command(m, id, command);
+                    return;
+                }
+                m.notify(said, now);
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
             } else {

@@ -521,10 +521,11 @@ fn new_session_refuses_bad_and_taken_ids_and_esc_cancels() {
     assert!(!m.quit);
 }
 
-/// The id of a lost session is not taken by a new one: its manifest and
-/// output wait for `R`.
+/// The id of a lost session is not taken by a new one at once: its
+/// manifest and output wait for `R`. Enter again takes it, as `hm run
+/// --id` does.
 #[test]
-fn new_session_refuses_a_lost_sessions_id() {
+fn new_session_refuses_a_lost_sessions_id_until_enter_again() {
     let now = Instant::now();
     let mut m = model(100, 31);
     live(&mut m, &["s1", "api"], now);
@@ -546,8 +547,22 @@ fn new_session_refuses_a_lost_sessions_id() {
     update(&mut m, press(KeyCode::Char('n')), now);
     let notice = refused_id(&mut m, "api", now);
     assert!(
-        notice.contains("'api' was lost with its supervisor: r runs it again, x forgets it"),
+        notice.contains(
+            "'api' was lost with its supervisor: r runs it again, x forgets it, Enter again replaces it"
+        ),
         "{notice}"
+    );
+    update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        matches!(&m.mode, Mode::NewSession { step: NewStep::Command, id, .. } if id == "api"),
+        "{:?}",
+        m.mode
+    );
+    typed(&mut m, "sleep 9", now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        matches!(&fx[..], [Effect::Spawn { id, .. }] if id == "api"),
+        "{fx:?}"
     );
 }
 
