@@ -146,12 +146,26 @@ pub fn dialog_span(p: &Pane, d: &crate::protocol::DialogInfo) -> Option<(u16, u1
     let last = last.min(screen.size().0.get() - 1);
     let first = first.min(last);
     let named = d.subject.as_deref().and_then(subject_probe);
+    // Above the question first, up to the rule the dialog's box begins
+    // under: Claude Code's edit asks `Do you want to make this edit to
+    // hello.py?` under ` Edit file` / ` hello.py` and the diff, and found
+    // in the question the subject left the diff out of the inbox.
+    let above = (first.saturating_sub(SUBJECT_ABOVE)..first)
+        .rev()
+        .take_while(|&r| !opens_a_box(&row_text(screen, r)));
     let subject_row = named.and_then(|probe| {
-        (first.saturating_sub(SUBJECT_ABOVE)..=first)
-            .rev()
+        above
+            .chain(std::iter::once(first))
             .find(|&r| row_text(screen, r).contains(&probe))
     });
     Some((subject_row.unwrap_or(first), last))
+}
+
+/// A row that is a rule or a box's top edge (`────`, `╭───╮`): what a
+/// dialog is drawn under, and so where its rows above the question end.
+fn opens_a_box(row: &str) -> bool {
+    let row = row.trim();
+    row.chars().count() >= 3 && row.chars().all(|c| "─━═╭╮┌┐╔╗┏┓".contains(c))
 }
 
 /// What a dialog's subject is found by on the screen: its start, which
@@ -167,16 +181,33 @@ const SUBJECT_ABOVE: u16 = 8;
 /// The screen rows a pane of `height` rows shows, top to bottom: its
 /// window ([`live_top`]), or for a dialog taller than the pane, the
 /// dialog's rows that say something (no blank rows, no rules of box
-/// characters), as many as fit from the subject and the question down.
+/// characters): its subject's row, its question and options down, and
+/// what is between the two (a diff) as room allows.
 pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
     if let Some((first, last)) = dialog_rows(p)
         && last - first >= height
     {
         let screen = p.term.screen();
-        let rows: Vec<u16> = (first..=last)
-            .filter(|&r| says_something(&row_text(screen, r)))
-            .take(usize::from(height))
-            .collect();
+        let question = p
+            .report
+            .as_ref()
+            .and_then(|r| r.dialog.as_ref())
+            .and_then(|d| d.screen_rows)
+            .map_or(first, |(q, _)| q.clamp(first, last));
+        let says = |r: &u16| says_something(&row_text(screen, *r));
+        let above: Vec<u16> = (first..question).filter(says).collect();
+        let asked: Vec<u16> = (question..=last).filter(says).collect();
+        // The subject's row, the question and its options down while they
+        // fit, then what is between the two (an edit's diff) from its end:
+        // taken from the top, a diff left no room for the options.
+        let height = usize::from(height);
+        let mut rows: Vec<u16> = above.first().copied().into_iter().take(height).collect();
+        let room = height - rows.len();
+        let tail: Vec<u16> = asked.into_iter().take(room).collect();
+        let left = room - tail.len();
+        let between = above.get(1..).unwrap_or_default();
+        rows.extend(&between[between.len().saturating_sub(left)..]);
+        rows.extend(tail);
         if !rows.is_empty() {
             return rows;
         }

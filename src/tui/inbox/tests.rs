@@ -785,15 +785,20 @@ fn a_plain_program_waiting_shows_the_line_it_asks_on() {
     assert!(row.contains("Drop table users? [y/N]"), "{text}");
 }
 
-/// Claude Code asks "Do you want to proceed?" under the command it would
-/// run: the inbox shows the command too (it began at the question), read
-/// from the real screen with the real rules, as a supervisor reports it.
-#[test]
-fn a_permission_is_shown_with_the_command_it_asks_about() {
+/// What is seen of the dialog of `frame` (a fixture screen of 120x28),
+/// read with the real rules as a supervisor reports it.
+struct Seen {
+    /// The inbox's rows under its header.
+    inbox: Vec<String>,
+    subject: Option<String>,
+    /// The rows a pane of 6 rows shows of it.
+    pane: Vec<String>,
+}
+
+fn inbox_of(frame: &str, detail: crate::detect::Detail) -> Seen {
     let now = Instant::now();
     let mut m = scene(&["a"], &[], now);
     m.size = (160, 50);
-    let frame = include_str!("../../../tests/fixtures/screens/claude330_permission/frame.txt");
     let p = m.pane_mut("a").expect("pane");
     p.term.resize(crate::protocol::Size {
         cols: 120,
@@ -807,15 +812,9 @@ fn a_permission_is_shown_with_the_command_it_asks_about() {
     );
     let rules = crate::detect::rules::builtin();
     let screen = m.pane("a").expect("pane").term.screen().clone();
-    let d = crate::detect::dialog::find(
-        &rules,
-        Some("claude"),
-        &screen,
-        crate::detect::Detail::Permission,
-    )
-    .expect("the permission dialog");
-    let command = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
-    assert_eq!(d.subject.as_deref(), Some(command));
+    let d =
+        crate::detect::dialog::find(&rules, Some("claude"), &screen, detail).expect("the dialog");
+    let subject = d.subject.clone();
     let info = DialogInfo {
         id: 1,
         rule: d.rule,
@@ -831,21 +830,45 @@ fn a_permission_is_shown_with_the_command_it_asks_about() {
         waiting_at("a", "permission", 1_000, Some(info)),
         now,
     );
+    let p = m.pane("a").expect("pane");
+    let texts: Vec<String> = p.term.screen().rows(0, 120).collect();
+    let pane = crate::tui::window::shown_rows(p, 6)
+        .into_iter()
+        .map(|r| texts[usize::from(r)].trim_end().to_owned())
+        .collect();
     update(&mut m, press(KeyCode::Char('i')), now);
     let text = draw(&mut m, now);
     // The inbox's rows under the dialog's header (the list's row above
-    // names the command as its subject), inside its borders.
-    let inbox: Vec<&str> = text
+    // names the subject), inside its borders.
+    let inbox = text
         .lines()
-        .filter_map(|l| l.split_once('│').map(|(_, rest)| rest))
+        .filter_map(|l| l.split_once('│').map(|(_, rest)| rest.to_owned()))
         .skip_while(|l| !l.contains("a · claude.permission · approve, deny"))
         .collect();
-    let at = |s: &str| {
-        inbox
-            .iter()
-            .position(|l| l.contains(s))
-            .unwrap_or_else(|| panic!("no {s:?} in\n{}", inbox.join("\n")))
-    };
+    Seen {
+        inbox,
+        subject,
+        pane,
+    }
+}
+
+/// Where `s` is in `rows`, which must have it.
+fn row_of(rows: &[String], s: &str) -> usize {
+    rows.iter()
+        .position(|l| l.contains(s))
+        .unwrap_or_else(|| panic!("no {s:?} in\n{}", rows.join("\n")))
+}
+
+/// Claude Code asks "Do you want to proceed?" under the command it would
+/// run: the inbox shows the command too (it began at the question), read
+/// from the real screen with the real rules, as a supervisor reports it.
+#[test]
+fn a_permission_is_shown_with_the_command_it_asks_about() {
+    let frame = include_str!("../../../tests/fixtures/screens/claude330_permission/frame.txt");
+    let Seen { inbox, subject, .. } = inbox_of(frame, crate::detect::Detail::Permission);
+    let command = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
+    assert_eq!(subject.as_deref(), Some(command));
+    let at = |s: &str| row_of(&inbox, s);
     assert!(at(command) < at("Do you want to proceed?"));
     assert!(at("Do you want to proceed?") < at("3. No"));
     // The dashed rules around the command say nothing.
@@ -853,6 +876,45 @@ fn a_permission_is_shown_with_the_command_it_asks_about() {
         !inbox.iter().any(|l| l.contains("╌╌╌╌")),
         "{}",
         inbox.join("\n")
+    );
+}
+
+/// An edit names its file in its question too (`make this edit to
+/// hello.py?`): the inbox shows the file and the diff above the question,
+/// where it began at the question and showed no diff.
+#[test]
+fn an_edit_permission_is_shown_with_its_diff() {
+    let frame = include_str!("../../../tests/fixtures/screens/claude_edit_permission/frame.txt");
+    let Seen {
+        inbox,
+        subject,
+        pane,
+    } = inbox_of(frame, crate::detect::Detail::Permission);
+    assert_eq!(subject.as_deref(), Some("hello.py"));
+    let at = |s: &str| row_of(&inbox, s);
+    assert!(at("hello.py") < at(r#"1 -print("hello")"#));
+    assert!(at(r#"1 -print("hello")"#) < at(r#"1 +print("hello, world")"#));
+    assert!(at(r#"1 +print("hello, world")"#) < at("Do you want to make this edit"));
+    assert!(at("Do you want to make this edit") < at("3. No"));
+    // Not the conversation above the dialog's box.
+    assert!(
+        !inbox.iter().any(|l| l.contains("Update(hello.py)")),
+        "{}",
+        inbox.join("\n")
+    );
+    // A pane too short for all of it: the file, the question and its
+    // options; the diff only where there is room.
+    assert_eq!(
+        pane,
+        [
+            " hello.py",
+            " Do you want to make this edit to hello.py?",
+            " ❯ 1. Yes",
+            "   2. Yes, allow all edits during this session (shift+tab)",
+            "   3. No",
+            " Esc to cancel · Tab to amend",
+        ],
+        "{pane:#?}"
     );
 }
 
