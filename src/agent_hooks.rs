@@ -420,6 +420,34 @@ fn merge_hooks(settings: &mut Value, hooks: &Value) {
     }
 }
 
+/// Whether Gemini CLI run as `argv` in socket dir `dir` goes without the
+/// hooks that tell hm its conversation: hm cannot give it them itself
+/// here ([`gemini_automatic`]) and no settings file it reads has them (its
+/// user's, `GEMINI_CLI_SYSTEM_SETTINGS_PATH`'s, the system's). Such a
+/// session cannot be resumed after a crash or a reboot, which was found
+/// out only then. False for any other program.
+pub fn gemini_unhooked(argv: &[OsString], dir: &Path) -> bool {
+    let Some((program, args)) = argv.split_first() else {
+        return false;
+    };
+    if !matches!(agent_in(program, args), Some((Agent::Gemini, ..))) {
+        return false;
+    }
+    if gemini_automatic(dir).is_ok() {
+        return false;
+    }
+    let user = std::env::var_os("HOME").map(|h| Path::new(&h).join(".gemini/settings.json"));
+    let system = std::env::var_os(GEMINI_SETTINGS_ENV).map(PathBuf::from);
+    let hooked = [user, system, Some(PathBuf::from(GEMINI_SYSTEM_SETTINGS))]
+        .into_iter()
+        .flatten()
+        .any(|file| std::fs::read_to_string(file).is_ok_and(|t| t.contains(" hook gemini")));
+    !hooked
+}
+
+/// What is said of a session [`gemini_unhooked`] finds.
+pub const GEMINI_UNHOOKED: &str = "Gemini CLI has no hm hooks here, so it cannot be resumed after a crash or a reboot ('hm setup gemini' prints them)";
+
 /// Whether `hm run gemini` in socket dir `dir` can give Gemini CLI its
 /// hooks itself (see [`gemini_accepts`]), and if not, why.
 pub fn gemini_automatic(dir: &Path) -> Result<(), String> {

@@ -206,3 +206,38 @@ fn the_hook_settings_a_claude_session_was_started_with_outlive_it_until_forgotte
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!settings.exists(), "forgotten with the record");
 }
+
+/// Gemini CLI started where hm cannot give it its hooks, and with none in
+/// its settings, will never tell hm its conversation: `hm run` says so as
+/// it starts it, not `hm restore` after a crash. Once `hm setup gemini`'s
+/// hooks are in the user's settings, nothing is said.
+#[test]
+fn gemini_without_hooks_is_said_to_be_unresumable_as_it_starts() {
+    let sb = Sandbox::new();
+    if heimdall::agent_hooks::gemini_automatic(&sb.sock_dir).is_ok() {
+        println!("skipped: hm gives Gemini CLI its hooks itself with this socket dir");
+        return;
+    }
+    let gemini = sb.program("gemini", "#!/bin/sh\nexec sleep 600\n");
+    let gemini = gemini.to_str().expect("utf-8");
+    let run = |id: &str, program: &str| {
+        let out = sb.cmd(&["run", "--bg", "--id", id, "--", program]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let said = run("g1", gemini);
+    assert!(
+        said.contains("hm: note: Gemini CLI has no hm hooks here, so it cannot be resumed after a crash or a reboot ('hm setup gemini' prints them)"),
+        "{said}"
+    );
+    let other = sb.program("notgemini", "#!/bin/sh\nexec sleep 600\n");
+    assert!(!run("o1", other.to_str().expect("utf-8")).contains("note"));
+    // The hooks `hm setup gemini` prints, in the user's settings.
+    let snippet = stdout(&sb.hm().args(["setup", "gemini"]).output().expect("setup"));
+    let json = &snippet[snippet.find('{').expect("json")..];
+    std::fs::create_dir_all(sb.path().join(".gemini")).expect("mkdir");
+    std::fs::write(sb.path().join(".gemini/settings.json"), json).expect("settings");
+    assert!(!run("g2", gemini).contains("note"));
+    let out = sb.cmd(&["kill", "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -64,6 +64,10 @@ pub fn run(args: RunArgs, config: Config, config_path: Option<&Path>) -> Result<
         let_go(&dir, &session);
         note_taking_over(&dir, &session);
     }
+    // Said before it matters, not found out after a crash.
+    if !args.notify_ready && crate::agent_hooks::gemini_unhooked(&args.command, &dir) {
+        eprintln!("hm: note: {}", crate::agent_hooks::GEMINI_UNHOOKED);
+    }
     // A name chosen for the user may be taken by a session started at the
     // same moment (its lock decides): then the next one is.
     let mut tries = 0;

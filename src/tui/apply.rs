@@ -192,9 +192,15 @@ impl Apply {
                 classifier: classifier.as_deref(),
                 awaited: true,
             };
+            // Said as it starts, not found out after a crash.
+            let words: Vec<std::ffi::OsString> = crate::launch::plain_command(&command)
+                .map(|(_, words)| words.into_iter().map(Into::into).collect())
+                .unwrap_or_default();
+            let said = crate::agent_hooks::gemini_unhooked(&words, &dir)
+                .then(|| format!("started '{id}': {}", crate::agent_hooks::GEMINI_UNHOOKED));
             let result = crate::launch::start(&id, &dir, config.as_deref(), what)
                 .map(|child| started.adopt(child))
-                .map(|()| None)
+                .map(|()| said)
                 .map_err(|e| crate::error::describe(&e));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
