@@ -581,3 +581,38 @@ pub fn bash_with_typed(sb: &Sandbox, id: &str, line: &str) -> (Session, Raw) {
     raw.output_until(format!("{line}'").as_bytes());
     (session, raw)
 }
+
+/// Kills every session in a socket dir on drop, found by its pid file:
+/// for sessions the dashboard or `hm run --bg` started, which no
+/// `Session` guard knows.
+pub struct Reaper(pub PathBuf);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let Ok(entries) = std::fs::read_dir(&self.0) else {
+            return;
+        };
+        let me = std::process::id() as i32;
+        for e in entries.flatten() {
+            if e.path().extension().is_none_or(|x| x != "pid") {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            // The child leads its own process group; the supervisor is
+            // killed alone.
+            if let Some(&child) = pids.get(1).filter(|&&p| p > 1 && p != me) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(-child),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            if let Some(&sup) = pids.first().filter(|&&p| p > 1 && p != me) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(sup),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}

@@ -218,10 +218,24 @@ fn gemini_without_hooks_is_said_to_be_unresumable_as_it_starts() {
         println!("skipped: hm gives Gemini CLI its hooks itself with this socket dir");
         return;
     }
+    let _reaper = common::Reaper(sb.sock_dir.clone());
     let gemini = sb.program("gemini", "#!/bin/sh\nexec sleep 600\n");
     let gemini = gemini.to_str().expect("utf-8");
     let run = |id: &str, program: &str| {
-        let out = sb.cmd(&["run", "--bg", "--id", id, "--", program]);
+        let out = sb
+            .hm()
+            .args([
+                "run",
+                "--bg",
+                "--socket-dir",
+                sb.dir(),
+                "--id",
+                id,
+                "--",
+                program,
+            ])
+            .output()
+            .expect("hm run");
         assert!(out.status.success(), "{}", stderr(&out));
         stderr(&out)
     };
@@ -238,6 +252,6 @@ fn gemini_without_hooks_is_said_to_be_unresumable_as_it_starts() {
     std::fs::create_dir_all(sb.path().join(".gemini")).expect("mkdir");
     std::fs::write(sb.path().join(".gemini/settings.json"), json).expect("settings");
     assert!(!run("g2", gemini).contains("note"));
-    let out = sb.cmd(&["kill", "--all"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = stdout(&sb.cmd(&["ls"]));
+    assert_eq!(listed.lines().count(), 4, "{listed}");
 }

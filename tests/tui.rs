@@ -8,10 +8,9 @@ use crate::common::terminal;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
 
 use common::tmux::Tmux;
-use common::{HM, Sandbox, Session, fake, sleepers, wait_until};
+use common::{HM, Reaper, Sandbox, Session, fake, sleepers, wait_until};
 use heimdall::protocol::{self, ClientType, ServerType, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::LocalFlags;
@@ -127,34 +126,6 @@ fn pane(t: &Terminal, id: &str) -> Option<Pane> {
 
 fn pane_shows(t: &Terminal, id: &str, text: &str) -> bool {
     pane(t, id).is_some_and(|p| p.shows(text))
-}
-
-/// Kills every session in a socket dir on drop, found by its pid file:
-/// for sessions the dashboard started, which no `Session` guard knows.
-struct Reaper(PathBuf);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let Ok(entries) = std::fs::read_dir(&self.0) else {
-            return;
-        };
-        let me = std::process::id() as i32;
-        for e in entries.flatten() {
-            if e.path().extension().is_none_or(|x| x != "pid") {
-                continue;
-            }
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-            // The child leads its own process group; the supervisor is
-            // killed alone.
-            if let Some(&child) = pids.get(1).filter(|&&p| p > 1 && p != me) {
-                let _ = kill(Pid::from_raw(-child), Signal::SIGKILL);
-            }
-            if let Some(&sup) = pids.first().filter(|&&p| p > 1 && p != me) {
-                let _ = kill(Pid::from_raw(sup), Signal::SIGKILL);
-            }
-        }
-    }
 }
 
 /// A session that prints `tick-N` a few times a second.
