@@ -19,6 +19,21 @@ impl Drop for Bg<'_> {
     }
 }
 
+/// The lines a child prints on `pipe`, as they come.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// A command started beside the test whose stdout is read as it comes,
 /// so the test can wait for what it has printed.
 struct Printing {
@@ -397,17 +412,7 @@ fn following_a_full_screen_program_says_why_nothing_comes() {
     // gate opened before that (a connection counted is not yet a replay
     // read) ended the session within the replay, and `hm logs` of an
     // ended session rightly shows the last screen it left.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let pipe = follower.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(follower.stderr.take().expect("stderr"));
     let note = rx.recv_timeout(common::PATIENCE).expect("the note");
     assert!(
         note.starts_with("hm: 'full' draws on the alternate screen (a full-screen program)")
@@ -1033,7 +1038,6 @@ fn a_bad_notify_entry_names_its_line() {
 
 #[test]
 fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
-    use std::io::BufRead;
     let sb = Sandbox::new();
     let gate = common::gate(&sb, "gate");
     let script = format!(
@@ -1051,16 +1055,7 @@ fn logs_follow_prints_lines_as_they_come_and_ends_with_the_session() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start hm logs -f");
-    let pipe = follow.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(follow.stdout.take().expect("stdout"));
     let next = || rx.recv_timeout(common::PATIENCE).expect("a line");
     assert_eq!(next(), "one");
     common::open_gate(&gate);

@@ -210,7 +210,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                                 printer.line(line);
                             }
                             printer.finish(&mut out, None)?;
-                            say_end(&session, code);
+                            say_end(&session.id, &client::ended_words(&session, code));
                             return Ok(0);
                         }
                         _ => {}
@@ -237,7 +237,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                 }
                 Reply::Exit(code) => {
                     out.flush()?;
-                    say_end(&session, code);
+                    say_end(&session.id, &client::ended_words(&session, code));
                     return Ok(0);
                 }
                 _ => {}
@@ -251,9 +251,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
 /// code 4`), after its last line: its output just stopped, and a failed
 /// build looked the same as one that passed. Following it went well, so
 /// `hm logs` itself exits 0, as documented.
-fn say_end(session: &crate::paths::SessionPaths, code: i32) {
-    let how = client::ended_words(session, code);
-    eprintln!("hm: '{}' {how}", client::shown_id(&session.id));
+fn say_end(id: &str, how: &str) {
+    eprintln!("hm: '{}' {how}", client::shown_id(id));
 }
 
 /// Says once, on stderr, that a followed session is on the alternate
@@ -291,8 +290,7 @@ impl AltScreenNote {
 /// was lost, which is said (it ended as quietly as a finished one).
 fn closed(dir: &std::path::Path, id: &str) -> Result<i32> {
     if let Some(r) = client::ended_meanwhile(dir, id, client::answer_deadline()) {
-        let how = client::exited_with(r.exit_code, r.killed);
-        eprintln!("hm: '{}' {how}", client::shown_id(id));
+        say_end(id, &client::exited_with(r.exit_code, r.killed));
         return Ok(0);
     }
     // As `hm wait` says it: lost only when `hm ls` lists it so.
