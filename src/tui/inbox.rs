@@ -495,6 +495,12 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
         p.answering = Some(pending);
         return;
     }
+    if acted.ok {
+        // The person read its question and answered it: that is looking
+        // at it. A session marked as it began to wait kept its `●` in the
+        // grid after its answer went through.
+        p.attention = false;
+    }
     let answer =
         Answer::from_act(&pending.act.answer, pending.act.option).unwrap_or(Answer::Approve);
     let text = match (acted.ok, &acted.action) {

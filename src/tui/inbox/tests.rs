@@ -405,6 +405,45 @@ fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
     assert_eq!(notice(&m), said(&m));
 }
 
+/// Answered from the inbox is looked at: the grid does not mark it as
+/// news afterwards. A refused answer leaves the mark.
+#[test]
+fn a_session_answered_from_the_inbox_keeps_no_mark() {
+    let now = Instant::now();
+    let mut m = scene(&["a", "b"], &[("b", "permission", 3_000)], now);
+    assert_eq!(m.selected.as_deref(), Some("a"));
+    assert!(m.pane("b").is_some_and(|p| p.attention), "b began to wait");
+    update(&mut m, press(KeyCode::Char('i')), now);
+    draw(&mut m, now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    let refused = Acted {
+        ok: false,
+        reason: Some("the dialog is gone".into()),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Acted(Box::new(refused))),
+        now,
+    );
+    assert!(m.pane("b").is_some_and(|p| p.attention), "not answered");
+    update(
+        &mut m,
+        press(KeyCode::Char('y')),
+        now + Duration::from_secs(3),
+    );
+    let done = Acted {
+        ok: true,
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("b".into(), SessionMsg::Acted(Box::new(done))),
+        now + Duration::from_secs(3),
+    );
+    assert!(m.pane("b").is_some_and(|p| !p.attention), "answered");
+}
+
 /// A stopped supervisor (or a stalled link) reads the answer when it
 /// resumes, and uses it if the dialog is still there: the inbox says the
 /// answer is late, not that nothing was sent, and reports the reply when
