@@ -534,7 +534,6 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
 
 #[test]
 fn events_streams_every_sessions_changes_as_they_happen() {
-    use std::io::BufRead;
     let sb = Sandbox::new();
     let before = bg(&sb, &["--id", "before"], &["sleep", "20"]);
     let mut events = sb
@@ -551,17 +550,8 @@ fn events_streams_every_sessions_changes_as_they_happen() {
             let _ = self.0.wait();
         }
     }
-    let stdout_pipe = events.stdout.take().expect("stdout");
+    let rx = lines_of(events.stdout.take().expect("stdout"));
     let _events = KillOnDrop(events);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout_pipe).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
     let next = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| -> serde_json::Value {
         let deadline = Instant::now() + common::PATIENCE;
         loop {
