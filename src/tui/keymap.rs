@@ -405,7 +405,9 @@ fn vertical(m: &Model, p: &crate::tui::layout::Placement, cur: usize, n: usize, 
 
 /// Tab: the sessions that need their user, in one round: those waiting
 /// (the longest waiting first), then those that finished work or ended, in
-/// grid order. Each press selects the one after the selected in that round.
+/// grid order. Each press selects the one after the selected in that
+/// round; the last goes round to the first. One Tab selected goes on from
+/// its place in the grid once looking at it has taken its mark.
 fn next_attention(m: &mut Model, now: Instant) {
     let ids = m.visible_ids();
     let mut waiting: Vec<(Instant, &String)> = ids
@@ -416,31 +418,38 @@ fn next_attention(m: &mut Model, now: Instant) {
         })
         .collect();
     waiting.sort();
-    // Grid order, from the one after the selected.
-    let start = m
-        .selected
-        .as_ref()
-        .and_then(|s| ids.iter().position(|i| i == s))
-        .map_or(0, |i| i + 1);
-    let n = ids.len();
-    let finished = (0..n)
-        .map(|k| &ids[(start + k) % n])
-        .filter(|id| m.pane(id).is_some_and(|p| p.attention && !p.waiting()));
+    let waiting: Vec<&String> = waiting.into_iter().map(|(_, id)| id).collect();
+    let finished: Vec<(usize, &String)> = ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| m.pane(id).is_some_and(|p| p.attention && !p.waiting()))
+        .collect();
+    let selected = m.selected.as_ref();
+    let at = selected.and_then(|s| ids.iter().position(|i| i == s));
+    let after = if let Some(i) = selected.and_then(|s| waiting.iter().position(|id| *id == s)) {
+        i + 1
+    } else if let Some(i) = selected.and_then(|s| finished.iter().position(|(_, id)| *id == s)) {
+        waiting.len() + i + 1
+    } else if let Some(at) = at.filter(|_| m.tabbed.as_ref() == selected) {
+        // A finished one, looked at since Tab came to it: the next in the
+        // grid after it.
+        waiting.len() + finished.iter().take_while(|(i, _)| *i < at).count()
+    } else {
+        0
+    };
+    let waited = waiting.len();
     let round: Vec<&String> = waiting
         .into_iter()
-        .map(|(_, id)| id)
-        .chain(finished)
+        .chain(finished.into_iter().map(|(_, id)| id))
         .collect();
-    let after = m
-        .selected
-        .as_ref()
-        .and_then(|s| round.iter().position(|id| *id == s))
-        .map_or(0, |i| i + 1);
+    let index = if after < round.len() { after } else { 0 };
     let found = round
-        .get(after)
-        .or(round.first())
-        .filter(|id| Some(**id) != m.selected.as_ref())
+        .get(index)
+        .filter(|id| Some(**id) != selected)
         .map(|id| (*id).clone());
+    // Only a finished one keeps its place: one that waited and was
+    // answered is done with, and the round starts again at who waits.
+    m.tabbed = found.clone().filter(|_| index >= waited);
     match found {
         // The page follows (see `show_selected`).
         Some(id) => m.selected = Some(id),

@@ -577,6 +577,9 @@ pub struct Model {
     /// stayed selected for [`LOOK`] (or is zoomed or focused), not when
     /// the selection passes over it.
     pub looking: Option<(String, Instant)>,
+    /// The pane `Tab` selected last: its place in Tab's round is kept
+    /// once its mark has gone, so the next press goes on from there.
+    pub tabbed: Option<String>,
     /// The `--socket-dir` the dashboard was given: `hm run` elsewhere needs
     /// it too for its session to show here.
     pub socket_dir_flag: Option<String>,
@@ -654,6 +657,7 @@ impl Model {
             marked_before: Default::default(),
             selected_before: None,
             looking: None,
+            tabbed: None,
             starting: Default::default(),
             last_click: None,
             dismissed: std::collections::HashSet::new(),
@@ -678,6 +682,18 @@ impl Model {
     /// When the first pane is due to ask whether its session went idle,
     /// or to be seen not answering.
     pub fn next_check(&self) -> Option<Instant> {
+        // The selected pane's mark goes when it has been looked at for
+        // LOOK: at that moment, not at the next second's tick (Tab
+        // round the marked panes a little over a second each left some).
+        let look = self
+            .looking
+            .as_ref()
+            // Typing a filter looks at nothing (`update`): a deadline
+            // then would be past at once, and wake the loop again and again.
+            .filter(|(id, _)| {
+                self.mode != Mode::Filter && self.pane(id).is_some_and(|p| p.attention)
+            })
+            .map(|(_, since)| *since + LOOK);
         self.panes
             .iter()
             // A check left on a session that ended is never due: it would
@@ -685,6 +701,7 @@ impl Model {
             .filter(|p| p.askable())
             .flat_map(|p| [p.poll.idle_check(), p.answer_due(), p.inbox_due()])
             .flatten()
+            .chain(look)
             .min()
     }
 

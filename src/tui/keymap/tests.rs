@@ -133,6 +133,55 @@ fn tab_goes_to_the_next_session_that_needs_attention() {
     assert_eq!(sel(&m), "d", "nothing left to look at");
 }
 
+/// With sessions waiting, Tab still comes to every finished one: those
+/// waiting, the longest first, then the finished in grid order, and round
+/// again. It went back to the waiting after the first finished one, as
+/// the round began after the selected, and to the first waiting once
+/// looking at a finished one had taken its mark.
+#[test]
+fn tab_goes_round_every_session_that_needs_you() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c", "d", "e", "f"], now);
+    for id in ["a", "b", "c", "d", "e", "f"] {
+        update(&mut m, st(id, ProcessState::Idle, 1000), now);
+    }
+    update(&mut m, st("c", ProcessState::Waiting, 5000), now);
+    update(&mut m, st("e", ProcessState::Waiting, 1000), now);
+    for id in ["b", "d", "f"] {
+        m.pane_mut(id).expect("pane").attention = true;
+    }
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        update(&mut m, press(KeyCode::Tab), now);
+        seen.push(sel(&m).to_owned());
+    }
+    assert_eq!(seen, ["c", "e", "b", "d", "f", "c"]);
+
+    // Looked at: b's mark goes, and Tab goes on from it.
+    for _ in 0..2 {
+        update(&mut m, press(KeyCode::Tab), now);
+    }
+    assert_eq!(sel(&m), "b");
+    let later = now + crate::tui::model::LOOK;
+    assert_eq!(m.next_check(), Some(later), "the look is a deadline");
+    update(&mut m, Msg::Tick, later);
+    assert!(!m.pane("b").expect("pane").attention);
+    update(&mut m, press(KeyCode::Tab), later);
+    assert_eq!(sel(&m), "d");
+
+    // A waiting one answered: the round starts again at who waits.
+    update(&mut m, press(KeyCode::Tab), later);
+    update(&mut m, press(KeyCode::Tab), later);
+    update(&mut m, press(KeyCode::Tab), later);
+    assert_eq!(sel(&m), "e");
+    // Answered in focus, which looks at it.
+    m.pane_mut("e").expect("pane").attention = false;
+    update(&mut m, st("e", ProcessState::Active, 0), later);
+    update(&mut m, press(KeyCode::Tab), later);
+    assert_eq!(sel(&m), "c");
+}
+
 #[test]
 fn tab_turns_to_the_page_of_the_session() {
     let now = Instant::now();
