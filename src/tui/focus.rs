@@ -18,14 +18,7 @@ pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     let Some(p) = m.pane(&id) else { return };
     let refused = match &p.link {
         // What can be done with it instead, with the keys that do it.
-        _ if p.exit.is_some() => {
-            let key = |a: Action| m.keys.label(a).unwrap_or_default();
-            Some(format!(
-                "'{id}' has ended: {} runs it again, {} shows its last screen",
-                key(Action::Restart),
-                key(Action::Zoom)
-            ))
-        }
+        _ if p.exit.is_some() => Some(ended(m, &id)),
         Link::Gone => Some(format!("'{id}' has no supervisor")),
         Link::Problem(why) => Some(format!("'{id}': {why}")),
         Link::Connecting => Some(format!("'{id}' is still connecting")),
@@ -61,6 +54,17 @@ pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     if stopped {
         let _ = resume(m, &id, now, fx);
     }
+}
+
+/// Why an ended session takes no keys, and what can be done with it,
+/// with the keys that do it: focus and the raw attach say it alike.
+pub fn ended(m: &Model, id: &str) -> String {
+    let key = |a: Action| m.keys.label(a).unwrap_or_default();
+    format!(
+        "'{id}' has ended: {} runs it again, {} shows its last screen",
+        key(Action::Restart),
+        key(Action::Zoom)
+    )
 }
 
 /// Asks the supervisor to continue a stopped session (ACT's `continue`,

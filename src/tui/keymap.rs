@@ -167,10 +167,13 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         // The real terminal for the selected session: a raw attach, back
         // here with the detach key.
         Action::Attach => {
-            if let Some(id) = m.selected.clone()
-                && m.pane(&id).is_some_and(|p| !p.ended())
-            {
-                fx.push(Effect::RawAttach(id));
+            let Some(id) = m.selected.clone() else { return };
+            match m.pane(&id) {
+                // It did nothing, and said nothing.
+                Some(p) if p.exit.is_some() => m.notify(focus::ended(m, &id), now),
+                Some(p) if p.ended() => m.notify(format!("'{id}' has no supervisor"), now),
+                Some(_) => fx.push(Effect::RawAttach(id)),
+                None => {}
             }
         }
         Action::Restore => super::lost::restore_key(m, now, fx),

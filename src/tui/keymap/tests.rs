@@ -182,6 +182,32 @@ fn tab_goes_round_every_session_that_needs_you() {
     assert_eq!(sel(&m), "c");
 }
 
+/// `a` on an ended pane says what can be done, as Enter does: it did
+/// nothing and said nothing. On a live one it attaches.
+#[test]
+fn a_raw_attach_of_an_ended_session_says_why_not() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    m.pane_mut("a").expect("pane").exit = Some(3);
+    let fx = update(&mut m, press(KeyCode::Char('a')), now);
+    assert!(
+        fx.iter().all(|e| !matches!(e, Effect::RawAttach(_))),
+        "{fx:?}"
+    );
+    assert_eq!(
+        m.notice.as_ref().map(|(t, _)| t.as_str()),
+        Some("'a' has ended: r runs it again, z shows its last screen")
+    );
+    update(&mut m, press(KeyCode::Right), now);
+    let fx = update(&mut m, press(KeyCode::Char('a')), now);
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::RawAttach(id) if id == "b")),
+        "{fx:?}"
+    );
+}
+
 #[test]
 fn tab_turns_to_the_page_of_the_session() {
     let now = Instant::now();
