@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::paths;
 
-use super::model::{Effect, Lost, Mode, Model, NewStep};
+use super::model::{Effect, FormStart, Lost, Mode, Model, NewStep};
 
 /// The classifiers the form offers, after "hm chooses" (`None`): what
 /// `hm run --classifier` takes.
@@ -266,11 +266,11 @@ pub fn remote<'a>(m: &Model, id: &'a str) -> Option<&'a str> {
 }
 
 /// Enter on the command, directory, label or classifier: start it.
-fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
-    let id = if unnamed(m, &id) {
-        placeholder(m, &id, &command)
+fn start(m: &mut Model, typed: String, command: String, now: Instant, fx: &mut Vec<Effect>) {
+    let id = if unnamed(m, &typed) {
+        placeholder(m, &typed, &command)
     } else {
-        id
+        typed.clone()
     };
     let far = remote(m, &id).is_some();
     // Empty: the dashboard's shell here; there, that machine's own (its
@@ -281,7 +281,11 @@ fn start(m: &mut Model, id: String, command: String, now: Instant, fx: &mut Vec<
         command
     };
     m.starting.insert(id.clone());
-    m.new_started = Some((id.clone(), command.clone()));
+    m.new_started = Some(FormStart {
+        id: id.clone(),
+        typed,
+        command: command.clone(),
+    });
     let dir = m.new_dir.trim();
     fx.push(Effect::Spawn {
         id: id.clone(),

@@ -507,6 +507,15 @@ pub const LOOK: Duration = Duration::from_secs(1);
 /// a layout change must not make every idle shell look finished.
 pub const REDRAW_GRACE: Duration = Duration::from_secs(1);
 
+/// A session the new-session form started: its id, the id field as
+/// typed (empty when the id was to come from the command) and the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormStart {
+    pub id: String,
+    pub typed: String,
+    pub command: String,
+}
+
 #[derive(Debug)]
 pub struct Model {
     pub panes: Vec<Pane>,
@@ -607,9 +616,9 @@ pub struct Model {
     pub inbox: Inbox,
     /// The new session form's classifier; `None`: hm chooses.
     pub new_classifier: Option<String>,
-    /// The id and command the form last started, until its start is
-    /// known: one that could not start brings the form back with them.
-    pub new_started: Option<(String, String)>,
+    /// What the form last started, until its start is known: one that
+    /// could not start brings the form back as it was filled in.
+    pub new_started: Option<FormStart>,
     /// A mouse drag selecting text (see [`super::select`]).
     pub drag: Option<Drag>,
 }

@@ -27,7 +27,7 @@ pub fn started(
     fx: &mut Vec<Effect>,
 ) {
     m.starting.remove(&id);
-    let from_form = m.new_started.take_if(|(started, _)| *started == id);
+    let from_form = m.new_started.take_if(|started| started.id == id);
     match result {
         Ok(said) => {
             // It is serving now: show it without waiting for the next
@@ -53,13 +53,16 @@ pub fn started(
             // Started from the form: it comes back as it was filled in,
             // saying why (in it), for a fix rather than typing it all
             // again; unless the person has gone on to something else.
-            if let Some((_, command)) = from_form
+            // The id as typed: one named after the command is named after
+            // the command fixed (`nosuchcmd` stayed, as if typed, for the
+            // `bash -c …` that replaced it).
+            if let Some(started) = from_form
                 && m.mode == Mode::Grid
             {
                 m.mode = Mode::NewSession {
                     step: super::model::NewStep::Command,
-                    id,
-                    command,
+                    id: started.typed,
+                    command: started.command,
                 };
             }
         }

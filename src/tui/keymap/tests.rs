@@ -968,6 +968,42 @@ fn a_start_that_fails_brings_the_form_back_filled_in() {
     assert_eq!(m.mode, Mode::Grid);
 }
 
+/// An id the form made up from the command comes back unmade: the
+/// command fixed names the session. It came back as if typed, and the
+/// fixed command started under the failed one's name.
+#[test]
+fn a_start_that_fails_brings_back_no_id_that_was_not_typed() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1"], now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    typed(&mut m, "nosuchcmd", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    let why = "no such program";
+    update(
+        &mut m,
+        Msg::Started("nosuchcmd".into(), Err(why.into())),
+        now,
+    );
+    assert_eq!(
+        m.mode,
+        Mode::NewSession {
+            step: NewStep::Command,
+            id: String::new(),
+            command: "nosuchcmd".into(),
+        }
+    );
+    update(&mut m, ctrl('u'), now);
+    typed(&mut m, "bash -c true", now);
+    let fx = update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Spawn { id, .. } if id == "bash")),
+        "{fx:?}"
+    );
+}
+
 /// A kept filter whose only match is forgotten says so, not a blank grid.
 #[test]
 fn a_filter_left_with_no_match_says_so() {
