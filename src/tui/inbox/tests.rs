@@ -444,6 +444,29 @@ fn a_session_answered_from_the_inbox_keeps_no_mark() {
     assert!(m.pane("b").is_some_and(|p| !p.attention), "answered");
 }
 
+/// In a narrow inbox an id is cut in its middle, as a pane's title cuts
+/// it: two ids of one task were cut to the same row.
+#[test]
+fn a_long_id_is_cut_in_its_middle() {
+    let now = Instant::now();
+    let mut m = model(60, 24);
+    let ids = [
+        "claude-refactor-backend-extend-1",
+        "claude-refactor-backend-extend-2",
+    ];
+    live(&mut m, &ids, now);
+    for (n, id) in ids.iter().enumerate() {
+        update(&mut m, st(id, ProcessState::Waiting, 3_000), now);
+        let d = dialog("claude.permission", "Deploy to production", n as u64 + 1);
+        update(&mut m, waiting_at(id, "permission", 3_000, Some(d)), now);
+    }
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    for end in ["…end-extend-1", "…end-extend-2"] {
+        assert!(text.contains(end), "{end} in\n{text}");
+    }
+}
+
 /// A stopped supervisor (or a stalled link) reads the answer when it
 /// resumes, and uses it if the dialog is still there: the inbox says the
 /// answer is late, not that nothing was sent, and reports the reply when

@@ -381,7 +381,11 @@ impl Columns {
 
     fn row(&self, r: &Row<'_>, selected: bool, m: &Model, style: Style) -> Vec<Span<'static>> {
         let mark = if selected { "▸ " } else { "  " };
-        let mut s = format!("{mark}{} ", clip_pad(r.id, self.id));
+        // Cut in the middle, as a pane's title cuts it: ids of one task
+        // differ at their ends (`…-extend-1`, `…-extend-2`).
+        let id = crate::cut::short_id(r.id, self.id);
+        let pad = self.id.saturating_sub(id.chars().count());
+        let mut s = format!("{mark}{id}{} ", " ".repeat(pad));
         s.push(' ');
         if let Some(h) = self.host {
             s.push_str(&clip_pad(r.host.unwrap_or("local"), h));
