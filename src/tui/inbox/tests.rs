@@ -858,14 +858,16 @@ struct Seen {
 }
 
 fn inbox_of(frame: &str, detail: crate::detect::Detail) -> Seen {
+    inbox_at(frame, detail, 120, (160, 50))
+}
+
+/// [`inbox_of`] with the session `cols` wide, in a dashboard of `size`.
+fn inbox_at(frame: &str, detail: crate::detect::Detail, cols: u16, size: (u16, u16)) -> Seen {
     let now = Instant::now();
     let mut m = scene(&["a"], &[], now);
-    m.size = (160, 50);
+    m.size = size;
     let p = m.pane_mut("a").expect("pane");
-    p.term.resize(crate::protocol::Size {
-        cols: 120,
-        rows: 28,
-    });
+    p.term.resize(crate::protocol::Size { cols, rows: 28 });
     let output = frame.trim_end_matches('\n').replace('\n', "\r\n");
     update(
         &mut m,
@@ -893,7 +895,7 @@ fn inbox_of(frame: &str, detail: crate::detect::Detail) -> Seen {
         now,
     );
     let p = m.pane("a").expect("pane");
-    let texts: Vec<String> = p.term.screen().rows(0, 120).collect();
+    let texts: Vec<String> = p.term.screen().rows(0, cols).collect();
     let pane = crate::tui::window::shown_rows(p, 6)
         .into_iter()
         .map(|r| texts[usize::from(r)].trim_end().to_owned())
@@ -977,6 +979,33 @@ fn an_edit_permission_is_shown_with_its_diff() {
             " Esc to cancel · Tab to amend",
         ],
         "{pane:#?}"
+    );
+}
+
+/// An option Claude Code wrapped under itself at 80 columns is wrapped
+/// once in the inbox, not each of its rows again (a word of the first
+/// was left on a row alone). The edit dialog of the corpus's fixture,
+/// its second option as Claude Code 2.1.330 words and wraps it at 80.
+#[test]
+fn an_option_the_agent_wrapped_is_wrapped_once() {
+    let frame = include_str!("../../../tests/fixtures/screens/claude_edit_permission/frame.txt")
+        .replace(
+            "   2. Yes, allow all edits during this session (shift+tab)",
+            "   2. Yes, and switch to accept edits (auto-approve file edits and common file\n      \
+             commands) for this session (shift+tab)",
+        );
+    let Seen { inbox, .. } = inbox_at(&frame, crate::detect::Detail::Permission, 80, (80, 24));
+    let at = |s: &str| row_of(&inbox, s);
+    let second = at("2. Yes, and switch");
+    assert!(
+        inbox[second + 1].trim_start().starts_with("file commands)"),
+        "{}",
+        inbox.join("\n")
+    );
+    assert!(
+        !inbox
+            .iter()
+            .any(|l| l.trim().trim_end_matches('│').trim() == "file")
     );
 }
 
