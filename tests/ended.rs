@@ -171,6 +171,45 @@ fn restart_keeps_the_size_and_the_label() {
     assert_eq!(v["label"], "sizes", "{v}");
 }
 
+/// A restart starts the program in the environment it started in, not
+/// the restarting one's (a dashboard's `r` ran Claude Code without the
+/// `ANTHROPIC_BASE_URL` given to it); a secret's value comes from the
+/// restarting environment, and one it lacks is said.
+#[test]
+fn restart_runs_in_the_environment_the_session_started_in() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "env", "--socket-dir", sb.dir(), "--"])
+        .args(["sh", "-c", "echo \"url=$THE_URL key=$THE_API_KEY\""])
+        .env("THE_URL", "http://127.0.0.1:9")
+        .env("THE_API_KEY", "sk-first")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ended = || stdout(&sb.cmd(&["status", "env", "--json"]));
+    common::wait_until("the end", || ended().contains("\"ended\":true"));
+    let first: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    assert_eq!(
+        first["last_lines"][0],
+        "url=http://127.0.0.1:9 key=sk-first"
+    );
+
+    let out = sb.cmd(&["restart", "env"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'env' started with THE_API_KEY set, which is not set here"),
+        "{}",
+        stderr(&out)
+    );
+    common::wait_until("the second end", || {
+        let v: serde_json::Value = serde_json::from_str(&ended()).unwrap_or_default();
+        v["ended_unix_ms"].as_u64() > first["ended_unix_ms"].as_u64()
+    });
+    let v: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    assert_eq!(v["last_lines"][0], "url=http://127.0.0.1:9 key=", "{v}");
+}
+
 /// A program that takes SIGTERM and exits with a code of its own (as
 /// `less` does, with 15) was killed, not failed: every command says so.
 #[test]

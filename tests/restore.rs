@@ -1454,27 +1454,37 @@ fn r_on_an_ended_agent_resumes_its_conversation_and_says_so() {
         ("STANDIN_LOG", log.to_str().expect("utf-8")),
         ("STANDIN_FIRST_ID", FIRST_ID),
     ];
-    bg(&sb, &["--id", "agent", "--", "claude"], &env);
+    // Its key, which the dashboard's environment has not: the restart
+    // says it starts without it (Claude Code only says "Not logged in").
+    let with_key: Vec<(&str, &str)> = env
+        .iter()
+        .copied()
+        .chain([("STANDIN_API_KEY", "sk")])
+        .collect();
+    bg(&sb, &["--id", "agent", "--", "claude"], &with_key);
     wait_until("the agent's conversation to be kept", || {
         manifest(&sb, "agent").is_some_and(|m| m["agent"]["id"] == FIRST_ID)
     });
     let killed = sb.cmd(&["kill", "agent"]);
     assert!(killed.status.success(), "{}", stderr(&killed));
-    // The restart runs with the dashboard's environment: the stand-in on
-    // its PATH.
+    // The restart runs in the environment the agent started in, its
+    // secrets' values from the dashboard's.
     let args: Vec<std::ffi::OsString> = vec!["tui".into(), "--socket-dir".into(), sb.dir().into()];
     let mut t = Terminal::start(
         common::HM.as_ref(),
         &args,
         &sb.terminal_env(&env),
         sb.path(),
-        (24, 100),
+        (24, 140),
         "$ hm tui",
     );
     t.wait_for("the ended agent's pane", |t| t.contains("killed"));
     t.send(b"r");
     t.wait_for("the notice that it resumed", |t| {
-        t.contains("restarted 'agent', resuming its claude conversation")
+        t.contains(
+            "restarted 'agent', resuming its claude conversation; 'agent' without \
+             STANDIN_API_KEY, which is not set here",
+        )
     });
     wait_until(
         "the stand-in to be started as the same conversation",

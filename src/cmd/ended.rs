@@ -182,9 +182,9 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
     // Its old output comes back with it, as with `hm restore`: the new
     // supervisor claims the lost one's manifest and history.
     let restoring_lost = lost.as_ref().map(|m| m.instance.clone());
-    // Started again as `hm restore` would start it, in the environment
-    // it started in (an ended one runs in this shell's, as `hm run`).
-    let lost_env = lost.clone();
+    // Started again in the environment it started in, as `hm restore`
+    // starts one.
+    let mut start_env = lost.clone();
     let r = match lost {
         Some(m) => ended::Ended {
             id: m.id,
@@ -211,6 +211,10 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         Some(instance) => Some(instance),
         None => {
             let kept = crate::restore::kept(&r.id, &dir).filter(|m| m.argv == r.command);
+            // An ended one too, not in the environment of whoever restarts
+            // it: a dashboard's `r` ran Claude Code given `ANTHROPIC_BASE_URL=…
+            // claude` in the form without it, and it said "Not logged in".
+            start_env = kept.clone().filter(|m| m.ended.is_some() && !m.lost());
             let command = if args.fresh {
                 fresh_command(&r.command)
             } else {
@@ -255,7 +259,7 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         cmd.arg("--restoring").arg(instance).arg("--restarting");
     }
     cmd.arg("--socket-dir").arg(&dir).arg("--").args(&r.command);
-    if let Some(m) = &lost_env {
+    if let Some(m) = &start_env {
         let missing = crate::restore::environ::apply(&mut cmd, m);
         if let Some(note) = crate::restore::environ::missing_note(&r.id, &missing) {
             eprintln!("hm: {note}");

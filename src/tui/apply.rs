@@ -259,7 +259,18 @@ impl Apply {
                     ),
                     None => format!("restarted '{id}'"),
                 });
-            let result = restart(&id, &dir, config.as_deref()).map(|()| Some(resumes));
+            // It starts in the environment it started in, its secrets'
+            // values taken from ours (`hm restart`): one we lack is said,
+            // as `R` says it, or Claude Code says only "Not logged in".
+            let missing = crate::restore::kept(&id, &dir)
+                .filter(|m| m.ended.is_some() && !m.lost())
+                .map(|m| crate::restore::environ::missing(&m))
+                .unwrap_or_default();
+            let said = match without(&id, &missing) {
+                Some(w) => format!("{resumes}; {w}"),
+                None => resumes,
+            };
+            let result = restart(&id, &dir, config.as_deref()).map(|()| Some(said));
             let _ = tx.blocking_send(Msg::Started(id, result));
         });
     }
