@@ -36,13 +36,15 @@ fn quiet_for(p: &Pane, now: Instant) -> String {
 
 pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant) {
     let selected = m.selected.as_deref() == Some(p.id.as_str());
-    let border = if selected {
-        m.theme.border_selected
-    } else if p.waiting() {
+    let border = if p.waiting() {
         // Waiting is the strongest call: the pane's frame takes the
-        // waiting state's own colour.
+        // waiting state's own colour, selected too (its thick frame says
+        // it is selected): one waiting pane, selected, looked like all
+        // the others.
         m.theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()))
+    } else if selected {
+        m.theme.border_selected
     } else if p.attention {
         m.theme.border_attention
     } else {
@@ -371,6 +373,42 @@ pub(super) fn cursor() -> Cursor {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
+    use crate::classify::ProcessState;
+    use crate::tui::update::harness::*;
+    use crate::tui::update::update;
+
+    /// The style of the top row's cell `x` as drawn.
+    fn corner(m: &crate::tui::model::Model, now: Instant, x: u16) -> ratatui::style::Style {
+        let (w, h) = m.size;
+        let backend = ratatui::backend::TestBackend::new(w, h);
+        let mut t = ratatui::Terminal::new(backend).expect("terminal");
+        t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
+        t.backend().buffer()[(x, 0)].style()
+    }
+
+    /// A waiting pane keeps the waiting colour selected: its thick frame
+    /// says it is selected. One waiting pane, selected, took the
+    /// selection's colour and looked like all the others.
+    #[test]
+    fn a_waiting_pane_keeps_its_colour_selected() {
+        let now = Instant::now();
+        let mut m = model(80, 24);
+        live(&mut m, &["a", "b"], now);
+        update(&mut m, st("a", ProcessState::Waiting, 1000), now);
+        update(&mut m, st("b", ProcessState::Idle, 1000), now);
+        assert_eq!(m.selected.as_deref(), Some("a"));
+        let waiting = m.theme.state(Some(ProcessState::Waiting.as_byte()));
+        let text = screen_text(&m, now);
+        assert!(text.starts_with('┏'), "{text}");
+        assert_eq!(corner(&m, now, 0).fg, waiting.fg);
+        // Not waiting, the selection's own.
+        update(&mut m, st("a", ProcessState::Idle, 0), now);
+        assert_eq!(corner(&m, now, 0).fg, m.theme.border_selected.fg);
+        assert_ne!(m.theme.border_selected.fg, waiting.fg);
+    }
+
     /// A directory cut to its room keeps whole components: `…/proj2`, not
     /// `…l60/proj2`.
     #[test]
