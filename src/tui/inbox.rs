@@ -142,18 +142,29 @@ fn row(p: &Pane, down: Option<(u64, Instant)>, now: Instant) -> Row<'_> {
 }
 
 /// The text of the row the pane's cursor is on, while it shows the live
-/// screen.
+/// screen; on a blank row, the nearest of the [`ASKED_ABOVE`] rows above it
+/// with text: a program that printed what it asks and then a newline
+/// (`echo 'Name?'; read x`, a dev server's `press h + enter`) read as `…`.
 fn cursor_line(p: &Pane) -> Option<String> {
     if p.copy.is_some() {
         return None;
     }
     let screen = p.term.screen();
     let (row, _) = screen.cursor_position();
-    let line = screen
+    let rows: Vec<String> = screen
         .rows(0, screen.size().1.get())
-        .nth(usize::from(row))?;
-    Some(line.trim().to_owned()).filter(|l| !l.is_empty())
+        .take(usize::from(row) + 1)
+        .collect();
+    rows.iter()
+        .rev()
+        .take(ASKED_ABOVE + 1)
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
 }
+
+/// Rows above a blank cursor row looked at for what a program asks.
+const ASKED_ABOVE: usize = 2;
 
 /// `i`: opens the inbox on the session waiting longest. The dialogs come
 /// with the states the sessions push; one whose supervisor pushes none

@@ -847,6 +847,34 @@ fn a_plain_program_waiting_shows_the_line_it_asks_on() {
     assert!(row.contains("Drop table users? [y/N]"), "{text}");
 }
 
+/// One that printed what it asks and a newline, its cursor on a blank
+/// row: the row says the line above it, not `…`.
+#[test]
+fn a_program_waiting_below_its_words_shows_them() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let out = "VITE ready\r\n  press h + enter to show help\r\n";
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(out.as_bytes().to_vec())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting", "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting", "detail": "input", "health": "alive", "agent": null,
+        "state_ms": 1000,
+        "signals": [{"source": "process", "rule": "process.reading", "text": "node", "since_ms": 0}],
+    }))
+    .expect("report");
+    r.dialog = None;
+    update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
+    assert!(row.contains("press h + enter to show help"), "{text}");
+}
+
 /// What is seen of the dialog of `frame` (a fixture screen of 120x28),
 /// read with the real rules as a supervisor reports it.
 struct Seen {
