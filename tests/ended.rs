@@ -81,7 +81,7 @@ fn an_ended_session_is_listed_explained_restarted_and_removed() {
     // Forgotten: no record, no log; then the id is unknown again.
     let out = sb.cmd(&["rm", "exit3"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "removed 'exit3' (exited 3)\n");
+    assert_eq!(stdout(&out), "removed 'exit3', exited 3\n");
     assert!(!record.exists());
     let text = status_text(&sb, "exit3");
     assert!(text.contains("no session named 'exit3'"), "{text}");

@@ -992,7 +992,7 @@ fn ended_remote_sessions_are_started_again_and_forgotten_from_a_shell() {
     let rm = hm(&sb, &sshd, &["rm", "box:done"]);
     assert!(rm.status.success(), "{}", stderr(&rm));
     assert!(
-        stdout(&rm).starts_with("removed 'box:done' (exited "),
+        stdout(&rm).starts_with("removed 'box:done', exited "),
         "{}",
         stdout(&rm)
     );

@@ -1889,7 +1889,7 @@ fn an_ended_session_outlives_the_socket_dir_as_ended() {
 
     let out = sb.cmd(&["rm", "done"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "removed 'done' (exited 3)\n");
+    assert_eq!(stdout(&out), "removed 'done', exited 3\n");
     assert!(manifest(&sb, "done").is_none());
     assert!(!sb.sessions_state().join("done.history").exists());
 }

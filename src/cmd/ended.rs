@@ -99,8 +99,9 @@ fn rm_one(dir: &Path, id: &str) -> Result<String> {
             r.id, r.exit_code
         ));
     }
+    // After a comma: `(killed (exit 0))` nested its parentheses.
     Ok(format!(
-        "removed '{}' ({})",
+        "removed '{}', {}",
         r.id,
         client::ended_short(r.exit_code, r.killed)
     ))
@@ -414,7 +415,7 @@ pub mod remote {
             let r = record(&link, host, id)?;
             spawner.forget_now(&r.id).map_err(anyhow::Error::msg)?;
             Ok(format!(
-                "removed '{host}:{}' ({})",
+                "removed '{host}:{}', {}",
                 r.id,
                 crate::client::ended_short(r.exit_code, r.killed)
             ))

@@ -182,6 +182,24 @@ fn tab_goes_round_every_session_that_needs_you() {
     assert_eq!(sel(&m), "c");
 }
 
+/// `e` on an ended session says how and when it ended: its head said
+/// ` dead   for 3m55s`, as if it were a state it was still in.
+#[test]
+fn explain_of_an_ended_session_says_how_and_when_it_ended() {
+    let now = Instant::now();
+    let mut m = model(100, 30);
+    live(&mut m, &["a"], now);
+    let p = m.pane_mut("a").expect("pane");
+    p.exit = Some(3);
+    p.ended_at = Some(now);
+    let later = now + Duration::from_secs(235);
+    update(&mut m, press(KeyCode::Char('e')), later);
+    let text = screen_text(&m, later);
+    assert!(text.contains(" exited 3   3m55s ago"), "{text}");
+    assert!(text.contains("exited with code 3"), "{text}");
+    assert!(!text.contains("dead"), "{text}");
+}
+
 /// `a` on an ended pane says what can be done, as Enter does: it did
 /// nothing and said nothing. On a live one it attaches.
 #[test]

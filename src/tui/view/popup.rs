@@ -187,6 +187,19 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
     let Some(p) = m.pane(id) else { return };
     let head = if p.lost.is_some() {
         Line::from(Span::styled(" lost ", m.theme.error))
+    } else if let Some(code) = p.exit {
+        // How and when it ended (` dead   for 3m55s` read as a state it
+        // was still in).
+        Line::from(vec![
+            Span::styled(
+                format!(" {} ", crate::client::ended_short(code, p.killed)),
+                m.theme.error,
+            ),
+            Span::raw(format!(
+                "  {} ago",
+                p.state_ms(now).map_or("?".into(), clock_ms)
+            )),
+        ])
     } else {
         Line::from(vec![
             Span::styled(
