@@ -182,6 +182,21 @@ fn tab_goes_round_every_session_that_needs_you() {
     assert_eq!(sel(&m), "c");
 }
 
+/// Zoomed at 80 columns, the footer says how to leave the zoom: the hint
+/// was among the first to go for want of room.
+#[test]
+fn a_zoom_at_80_columns_says_how_to_unzoom() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["a", "b", "c"], now);
+    update(&mut m, st("b", ProcessState::Waiting, 1000), now);
+    update(&mut m, press(KeyCode::Char('z')), now);
+    let text = screen_text(&m, now);
+    let footer = text.lines().last().expect("a footer");
+    assert!(footer.contains("z unzoom"), "{footer}");
+    assert!(footer.contains("q quit"), "{footer}");
+}
+
 /// `e` on an ended session says how and when it ended: its head said
 /// ` dead   for 3m55s`, as if it were a state it was still in.
 #[test]

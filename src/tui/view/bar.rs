@@ -251,11 +251,12 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
 
 /// Which footer hints go first when not all fit: the last two of any
 /// list (`? help  q quit`, `Esc close`), then what acts on the selected
-/// session, then the rest.
+/// session and the way back from a zoom (at 80 columns a zoomed pane
+/// gave no hint of how to leave it), then the rest.
 fn hint_rank(what: &str, last_two: bool) -> u8 {
     match what {
         _ if last_two => 0,
-        "live" | "focus" | "kill" | "new" | "approve" | "deny" | "always" => 1,
+        "live" | "focus" | "kill" | "new" | "unzoom" | "approve" | "deny" | "always" => 1,
         _ => 2,
     }
 }
