@@ -387,7 +387,7 @@ const BADGES: [(&str, &str); 15] = [
     ),
     (
         "I",
-        "idle · done: its turn ended · typing: text at its prompt",
+        "idle · done: its turn ended · ready: at its prompt · typing: text at its prompt",
     ),
     ("A  T  S  U", "active · thinking · streaming · using a tool"),
     ("!  ?", "stuck (says it works, shows nothing) · unknown"),
