@@ -227,6 +227,16 @@ pub fn key(
             m.new_label.pop();
         }
         (KeyCode::Char(c), NewStep::Id) if !ctrl && id.len() < paths::MAX_ID_LEN => id.push(c),
+        // Full: said, not dropped unseen.
+        (KeyCode::Char(_), NewStep::Id) if !ctrl => m.notify(
+            format!("an id is at most {} characters", paths::MAX_ID_LEN),
+            now,
+        ),
+        (KeyCode::Char(c), NewStep::Label)
+            if !ctrl && !c.is_control() && m.new_label.chars().count() >= MAX_LABEL =>
+        {
+            m.notify(format!("a label is at most {MAX_LABEL} characters"), now);
+        }
         (KeyCode::Char(c), NewStep::Command) if !ctrl => command.push(c),
         (KeyCode::Char(c), NewStep::Dir) if !ctrl => m.new_dir.push(c),
         (KeyCode::Char(c), NewStep::Label) if !ctrl => push_label(&mut m.new_label, c),
@@ -386,6 +396,26 @@ mod tests {
         // The next form starts over.
         update(&mut m, press(KeyCode::Char('n')), now);
         assert_eq!(m.new_classifier, None);
+    }
+
+    /// A label or an id typed past its length says so: the keys were
+    /// dropped unseen.
+    #[test]
+    fn a_field_full_says_so() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        update(&mut m, press(KeyCode::Char('n')), now);
+        typed(&mut m, &"i".repeat(70), now);
+        assert_eq!(notice(&m), "an id is at most 64 characters");
+        update(&mut m, press(KeyCode::Backspace), now);
+        assert_eq!(notice(&m), "", "an edit makes it old");
+        update(&mut m, press(KeyCode::Enter), now);
+        typed(&mut m, "sh", now);
+        update(&mut m, press(KeyCode::Tab), now);
+        update(&mut m, press(KeyCode::Tab), now);
+        typed(&mut m, &"l".repeat(61), now);
+        assert_eq!(m.new_label.chars().count(), 60);
+        assert_eq!(notice(&m), "a label is at most 60 characters");
     }
 
     /// Another machine's session: the form neither shows nor sends the
