@@ -77,7 +77,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
             }
         }
     }
-    bar::footer(m, f, area, place.page, place.pages);
+    bar::footer(m, f, area, place.page, place.pages, place.grid.per_page());
     match &m.mode {
         Mode::ConfirmKill(id) => popup::confirm_kill(m, f, id),
         Mode::ConfirmForget(id) => popup::confirm_forget(m, f, id),

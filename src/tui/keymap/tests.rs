@@ -197,6 +197,29 @@ fn a_zoom_at_80_columns_says_how_to_unzoom() {
     assert!(footer.contains("q quit"), "{footer}");
 }
 
+/// The footer's page says which others have sessions waiting: `1 needs
+/// you` on page 1 did not say where.
+#[test]
+fn the_page_says_where_others_wait() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    let names = ids(12);
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    live(&mut m, &refs, now);
+    update(&mut m, st("p11", ProcessState::Waiting, 1000), now);
+    let footer = |m: &Model| {
+        screen_text(m, now)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim_end()
+            .to_owned()
+    };
+    assert!(footer(&m).ends_with("page 1/2, W on 2"), "{}", footer(&m));
+    update(&mut m, press(KeyCode::Tab), now);
+    assert!(footer(&m).ends_with("page 2/2"), "{}", footer(&m));
+}
+
 /// `e` on an ended session says how and when it ended: its head said
 /// ` dead   for 3m55s`, as if it were a state it was still in.
 #[test]

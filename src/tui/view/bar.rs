@@ -261,7 +261,14 @@ fn hint_rank(what: &str, last_two: bool) -> u8 {
     }
 }
 
-pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, pages: usize) {
+pub(super) fn footer(
+    m: &Model,
+    f: &mut Frame<'_>,
+    area: Rect,
+    page: usize,
+    pages: usize,
+    per_page: usize,
+) {
     let row = Rect::new(0, area.height.saturating_sub(1), area.width, 1);
     let copying = m
         .selected
@@ -386,8 +393,23 @@ pub(super) fn footer(m: &Model, f: &mut Frame<'_>, area: Rect, page: usize, page
     );
     let right = if pages > 1 && on_grid {
         // Two spaces before it, as between hints: a hint that fits with
-        // none of its own after it read `q quit page 1/2`.
-        format!("  page {}/{} ", page + 1, pages)
+        // none of its own after it read `q quit page 1/2`. With the pages
+        // where others wait: `1 needs you` did not say where.
+        let mut elsewhere: Vec<usize> = m
+            .visible_ids()
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| m.pane(id).is_some_and(Pane::waiting))
+            .map(|(i, _)| i / per_page.max(1))
+            .filter(|p| *p != page)
+            .collect();
+        elsewhere.dedup();
+        let on: Vec<String> = elsewhere.iter().map(|p| (p + 1).to_string()).collect();
+        if on.is_empty() {
+            format!("  page {}/{} ", page + 1, pages)
+        } else {
+            format!("  page {}/{}, W on {} ", page + 1, pages, on.join(","))
+        }
     } else {
         String::new()
     };
