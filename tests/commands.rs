@@ -8,6 +8,36 @@ use std::fs;
 use common::{HmEnv, Sandbox, stderr, stdout};
 use heimdall::protocol::ClientType;
 
+/// A live session's status shows what is on its screen, its last lines
+/// as an ended one's does: it showed none of its output.
+#[test]
+fn status_shows_what_a_live_session_has_on_screen() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "build",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo step $i; done; sleep 30",
+        ],
+    );
+    common::wait_until("its output on screen", || {
+        stdout(&sb.cmd(&["logs", "build", "--screen"])).contains("step 12")
+    });
+    let text = stdout(&sb.cmd(&["status", "build"]));
+    let shown: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "on screen:")
+        .skip(1)
+        .collect();
+    let want: Vec<String> = (3..=12).map(|i| format!("  step {i}")).collect();
+    assert_eq!(shown, want, "{text}");
+    // Not for scripts: their JSON is as before.
+    let json = stdout(&sb.cmd(&["status", "build", "--json"]));
+    assert!(!json.contains("step 12"), "{json}");
+}
+
 #[test]
 fn status_prints_the_session_for_people_and_scripts() {
     let sb = Sandbox::new();

@@ -14,12 +14,22 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     // One wait in all, asking and then looking for the ended record.
     let deadline = std::time::Instant::now() + client::ANSWER_TIMEOUT;
+    // The screen too for people: what the session shows now, as an ended
+    // one's block gives its last lines (a live one's showed none of its
+    // output).
+    let want_screen = !args.json;
     let asked = find_session(&dir, &args.id).and_then(|session| {
         client::runtime()?.block_on(client::answered(&session.id, async {
-            Ok(conn::info_status_at(&session.sock).await?)
+            if want_screen {
+                let (screen, info, st) = conn::screen_info_status_at(&session.sock).await?;
+                Ok((Some(screen), info, st))
+            } else {
+                let (info, st) = conn::info_status_at(&session.sock).await?;
+                Ok((None, info, st))
+            }
         }))
     });
-    let (info, st) = match asked {
+    let (screen, info, st) = match asked {
         Ok(answer) => answer,
         Err(e) => {
             // Not running: perhaps it ended (or is ending as we ask), and
@@ -192,6 +202,17 @@ pub fn status(args: StatusArgs, config: &Config) -> Result<i32> {
         }
         writeln!(out, "idle:     {}", human_ms(u64::from(st.idle_ms)))?;
         writeln!(out, "alive:    {}", if st.alive { "yes" } else { "no" })?;
+        // Chosen as an ended session's record chooses its last lines.
+        let shown = screen
+            .as_ref()
+            .map(|s| crate::ended::last_lines(&s.text))
+            .unwrap_or_default();
+        if !shown.is_empty() {
+            writeln!(out, "on screen:")?;
+            for l in shown {
+                writeln!(out, "  {}", crate::paths::printable(&l))?;
+            }
+        }
     }
     Ok(0)
 }
