@@ -820,18 +820,17 @@ fn a_session_not_connected_is_not_sent_an_answer() {
     );
 }
 
-#[test]
-fn a_plain_program_waiting_shows_the_line_it_asks_on() {
+/// The inbox's row of a plain program that printed `out` and waits
+/// reading its terminal (the simple classifier's word), and the frame.
+fn plain_row(out: &str) -> (String, String) {
     let now = Instant::now();
     let mut m = scene(&["a"], &[], now);
-    let out = "working\r\nDrop table users? [y/N] ";
     update(
         &mut m,
         Msg::Session("a".into(), SessionMsg::Output(out.as_bytes().to_vec())),
         now,
     );
     update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
-    // The simple classifier's word: a process reading its terminal.
     let mut r: StateReport = serde_json::from_value(serde_json::json!({
         "state": "waiting", "state_byte": ProcessState::Waiting.as_byte(),
         "primary": "waiting", "detail": "input", "health": "alive", "agent": null,
@@ -843,7 +842,17 @@ fn a_plain_program_waiting_shows_the_line_it_asks_on() {
     update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
     update(&mut m, press(KeyCode::Char('i')), now);
     let text = draw(&mut m, now);
-    let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
+    let row = text
+        .lines()
+        .find(|l| l.contains("▸ a "))
+        .expect(&text)
+        .to_owned();
+    (row, text)
+}
+
+#[test]
+fn a_plain_program_waiting_shows_the_line_it_asks_on() {
+    let (row, text) = plain_row("working\r\nDrop table users? [y/N] ");
     assert!(row.contains("Drop table users? [y/N]"), "{text}");
 }
 
@@ -851,27 +860,7 @@ fn a_plain_program_waiting_shows_the_line_it_asks_on() {
 /// row: the row says the line above it, not `…`.
 #[test]
 fn a_program_waiting_below_its_words_shows_them() {
-    let now = Instant::now();
-    let mut m = scene(&["a"], &[], now);
-    let out = "VITE ready\r\n  press h + enter to show help\r\n";
-    update(
-        &mut m,
-        Msg::Session("a".into(), SessionMsg::Output(out.as_bytes().to_vec())),
-        now,
-    );
-    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
-    let mut r: StateReport = serde_json::from_value(serde_json::json!({
-        "state": "waiting", "state_byte": ProcessState::Waiting.as_byte(),
-        "primary": "waiting", "detail": "input", "health": "alive", "agent": null,
-        "state_ms": 1000,
-        "signals": [{"source": "process", "rule": "process.reading", "text": "node", "since_ms": 0}],
-    }))
-    .expect("report");
-    r.dialog = None;
-    update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
-    update(&mut m, press(KeyCode::Char('i')), now);
-    let text = draw(&mut m, now);
-    let row = text.lines().find(|l| l.contains("▸ a ")).expect(&text);
+    let (row, text) = plain_row("VITE ready\r\n  press h + enter to show help\r\n");
     assert!(row.contains("press h + enter to show help"), "{text}");
 }
 
