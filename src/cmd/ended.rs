@@ -212,10 +212,10 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
         Some(instance) => Some(instance),
         None => {
             let kept = crate::restore::kept(&r.id, &dir).filter(|m| m.argv == r.command);
-            // An ended one too, not in the environment of whoever restarts
-            // it: a dashboard's `r` ran Claude Code given `ANTHROPIC_BASE_URL=…
-            // claude` in the form without it, and it said "Not logged in".
-            start_env = kept.clone().filter(|m| m.ended.is_some() && !m.lost());
+            // Its manifest as a session that ended here (`lost` is true of
+            // one with no end too): its output and its environment come
+            // back with it.
+            let ended_here = kept.as_ref().filter(|m| !m.lost()).cloned();
             let command = if args.fresh {
                 fresh_command(&r.command)
             } else {
@@ -236,8 +236,13 @@ pub fn restart(args: EndedArgs, config: &Config, config_path: Option<&Path>) -> 
             r.command = command.unwrap_or(r.command);
             // An ended one's output kept for `hm restore` comes back too,
             // under a mark, before its next run.
-            kept.filter(|m| m.ended.is_some() && !m.lost())
-                .map(|m| m.instance)
+            let instance = ended_here.as_ref().map(|m| m.instance.clone());
+            // And it runs in the environment it started in, not in that of
+            // whoever restarts it: a dashboard's `r` ran Claude Code given
+            // `ANTHROPIC_BASE_URL=… claude` in the form without it, and it
+            // said "Not logged in".
+            start_env = ended_here;
+            instance
         }
     };
     let exe = std::env::current_exe().context("cannot find the hm executable")?;

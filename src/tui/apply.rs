@@ -234,15 +234,14 @@ impl Apply {
             // installed) starts a new one, and the notice says so: Claude
             // and Codex said they resumed, and Gemini said nothing.
             let record = crate::ended::get(&dir, &id);
+            let kept = crate::restore::kept(&id, &dir);
             let agent = record
                 .as_ref()
                 .and_then(|r| crate::lost::resume::agent_of(&r.command))
                 .map(|(agent, _)| agent);
             let resumes = record
-                .and_then(|r| {
-                    let kept = crate::restore::kept(&r.id, &dir)?;
-                    crate::lost::plan::resumption(&kept, &r.command)
-                })
+                .as_ref()
+                .and_then(|r| crate::lost::plan::resumption(kept.as_ref()?, &r.command))
                 .and_then(|plan| match plan.kind {
                     crate::lost::plan::Kind::Resume { agent, .. } => Some(format!(
                         "restarted '{id}', resuming its {} conversation",
@@ -260,10 +259,11 @@ impl Apply {
                     None => format!("restarted '{id}'"),
                 });
             // It starts in the environment it started in, its secrets'
-            // values taken from ours (`hm restart`): one we lack is said,
+            // values taken from ours, where `hm restart` takes it from its
+            // manifest (the same run's, ended here): one we lack is said,
             // as `R` says it, or Claude Code says only "Not logged in".
-            let missing = crate::restore::kept(&id, &dir)
-                .filter(|m| m.ended.is_some() && !m.lost())
+            let missing = kept
+                .filter(|m| !m.lost() && record.as_ref().is_some_and(|r| m.argv == r.command))
                 .map(|m| crate::restore::environ::missing(&m))
                 .unwrap_or_default();
             let said = match without(&id, &missing) {

@@ -16,14 +16,11 @@ use crate::vt::keys;
 /// Focuses a live session, unless there would be no key to come back with.
 pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     let Some(p) = m.pane(&id) else { return };
-    let refused = match &p.link {
-        // What can be done with it instead, with the keys that do it.
-        _ if p.exit.is_some() => Some(ended(m, &id)),
-        Link::Gone => Some(format!("'{id}' has no supervisor")),
+    let refused = ended(m, p).or_else(|| match &p.link {
         Link::Problem(why) => Some(format!("'{id}': {why}")),
         Link::Connecting => Some(format!("'{id}' is still connecting")),
-        Link::Live => None,
-    };
+        Link::Live | Link::Gone => None,
+    });
     if let Some(why) = refused {
         m.notify(why, now);
         return;
@@ -56,15 +53,20 @@ pub fn enter(m: &mut Model, id: String, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Why an ended session takes no keys, and what can be done with it,
-/// with the keys that do it: focus and the raw attach say it alike.
-pub fn ended(m: &Model, id: &str) -> String {
-    let key = |a: Action| m.keys.label(a).unwrap_or_default();
-    format!(
-        "'{id}' has ended: {} runs it again, {} shows its last screen",
-        key(Action::Restart),
-        key(Action::Zoom)
-    )
+/// Why a session that is over ([`Pane::ended`]) takes no keys: one that
+/// ended with what can be done with it instead, with the keys that do it;
+/// focus and the raw attach say it alike.
+pub fn ended(m: &Model, p: &Pane) -> Option<String> {
+    let id = &p.id;
+    if p.exit.is_some() {
+        let key = |a: Action| m.keys.label(a).unwrap_or_default();
+        return Some(format!(
+            "'{id}' has ended: {} runs it again, {} shows its last screen",
+            key(Action::Restart),
+            key(Action::Zoom)
+        ));
+    }
+    (p.link == Link::Gone).then(|| format!("'{id}' has no supervisor"))
 }
 
 /// Asks the supervisor to continue a stopped session (ACT's `continue`,

@@ -150,14 +150,15 @@ fn cursor_line(p: &Pane) -> Option<String> {
         return None;
     }
     let screen = p.term.screen();
-    let (row, _) = screen.cursor_position();
+    let row = usize::from(screen.cursor_position().0);
+    // Kept: the cursor's row and the few above it, not every row down to it.
     let rows: Vec<String> = screen
         .rows(0, screen.size().1.get())
-        .take(usize::from(row) + 1)
+        .skip(row.saturating_sub(ASKED_ABOVE))
+        .take(row.min(ASKED_ABOVE) + 1)
         .collect();
     rows.iter()
         .rev()
-        .take(ASKED_ABOVE + 1)
         .map(|l| l.trim())
         .find(|l| !l.is_empty())
         .map(str::to_owned)

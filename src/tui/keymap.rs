@@ -167,13 +167,13 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         // The real terminal for the selected session: a raw attach, back
         // here with the detach key.
         Action::Attach => {
-            let Some(id) = m.selected.clone() else { return };
-            match m.pane(&id) {
-                // It did nothing, and said nothing.
-                Some(p) if p.exit.is_some() => m.notify(focus::ended(m, &id), now),
-                Some(p) if p.ended() => m.notify(format!("'{id}' has no supervisor"), now),
-                Some(_) => fx.push(Effect::RawAttach(id)),
-                None => {}
+            let Some(p) = m.selected.as_deref().and_then(|id| m.pane(id)) else {
+                return;
+            };
+            // Over, it did nothing and said nothing.
+            match focus::ended(m, p) {
+                Some(why) => m.notify(why, now),
+                None => fx.push(Effect::RawAttach(p.id.clone())),
             }
         }
         Action::Restore => super::lost::restore_key(m, now, fx),
