@@ -21,13 +21,19 @@ pub fn model(cols: u16, rows: u16) -> Model {
     )
 }
 
+/// A frame of the model drawn at `now`: its cells, with their styles.
+pub fn drawn(m: &Model, now: Instant) -> ratatui::buffer::Buffer {
+    let (w, h) = m.size;
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
+    t.backend().buffer().clone()
+}
+
 /// A frame of the model drawn at `now`, as text: its rows joined by
 /// newlines.
 pub fn screen_text(m: &Model, now: Instant) -> String {
     let (w, h) = m.size;
-    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
-    t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
-    let buf = t.backend().buffer();
+    let buf = drawn(m, now);
     (0..h)
         .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
         .collect::<Vec<_>>()

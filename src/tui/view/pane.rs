@@ -381,11 +381,7 @@ mod tests {
 
     /// The style of the top row's cell `x` as drawn.
     fn corner(m: &crate::tui::model::Model, now: Instant, x: u16) -> ratatui::style::Style {
-        let (w, h) = m.size;
-        let backend = ratatui::backend::TestBackend::new(w, h);
-        let mut t = ratatui::Terminal::new(backend).expect("terminal");
-        t.draw(|f| crate::tui::view::view(m, f, now)).expect("draw");
-        t.backend().buffer()[(x, 0)].style()
+        drawn(m, now)[(x, 0)].style()
     }
 
     /// A waiting pane keeps the waiting colour selected: its thick frame
