@@ -410,9 +410,8 @@ impl Columns {
         let mark = if selected { "▸ " } else { "  " };
         // Cut in the middle, as a pane's title cuts it: ids of one task
         // differ at their ends (`…-extend-1`, `…-extend-2`).
-        let id = crate::cut::short_id(r.id, self.id);
-        let pad = self.id.saturating_sub(id.chars().count());
-        let mut s = format!("{mark}{id}{} ", " ".repeat(pad));
+        let id = padded(crate::cut::short_id(r.id, self.id), self.id);
+        let mut s = format!("{mark}{id} ");
         s.push(' ');
         if let Some(h) = self.host {
             s.push_str(&clip_pad(r.host.unwrap_or("local"), h));
@@ -456,9 +455,13 @@ impl Columns {
 
 /// `text` cut to `width` characters (`…` at the cut) and padded to it.
 fn clip_pad(text: &str, width: usize) -> String {
-    let cut = clip(text, width);
-    let n = cut.chars().count();
-    format!("{cut}{}", " ".repeat(width.saturating_sub(n)))
+    padded(clip(text, width), width)
+}
+
+/// `text` padded with spaces to `width` characters.
+fn padded(text: String, width: usize) -> String {
+    let n = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 /// `text` cut to `width` characters, `…` at the cut.
@@ -477,7 +480,6 @@ mod tests {
 
     #[test]
     fn a_line_the_program_wrapped_is_one_again() {
-        let rows = |r: &[&str]| r.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         // Claude Code's option at 80 columns, wrapped under itself.
         let option =
             "   2. Yes, and switch to accept edits (auto-approve file edits and common file";
