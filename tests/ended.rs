@@ -157,16 +157,7 @@ fn restart_keeps_the_size_and_the_label() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let ended = || stdout(&sb.cmd(&["status", "sz", "--json"]));
-    common::wait_until("the end", || ended().contains("\"ended\":true"));
-    let first: serde_json::Value = serde_json::from_str(&ended()).expect("json");
-    let out = sb.cmd(&["restart", "sz"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    common::wait_until("the second end", || {
-        let v: serde_json::Value = serde_json::from_str(&ended()).unwrap_or_default();
-        v["ended_unix_ms"].as_u64() > first["ended_unix_ms"].as_u64()
-    });
-    let v: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    let Restarted { again: v, .. } = restarted(&sb, "sz");
     assert_eq!(v["last_lines"][0], "20 80", "{v}");
     assert_eq!(v["label"], "sizes", "{v}");
 }
@@ -187,27 +178,48 @@ fn restart_runs_in_the_environment_the_session_started_in() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let ended = || stdout(&sb.cmd(&["status", "env", "--json"]));
-    common::wait_until("the end", || ended().contains("\"ended\":true"));
-    let first: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    let Restarted { said, first, again } = restarted(&sb, "env");
     assert_eq!(
         first["last_lines"][0],
         "url=http://127.0.0.1:9 key=sk-first"
     );
-
-    let out = sb.cmd(&["restart", "env"]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("'env' started with THE_API_KEY set, which is not set here"),
-        "{}",
-        stderr(&out)
+        said.contains("'env' started with THE_API_KEY set, which is not set here"),
+        "{said}"
     );
+    assert_eq!(
+        again["last_lines"][0], "url=http://127.0.0.1:9 key=",
+        "{again}"
+    );
+}
+
+/// A session's two runs: `hm restart` once its first has ended.
+struct Restarted {
+    /// What `hm restart` said on stderr.
+    said: String,
+    /// `hm status --json` after the first run, and after the second.
+    first: serde_json::Value,
+    again: serde_json::Value,
+}
+
+/// Waits for session `id` to end, restarts it, and waits for that run
+/// to end too.
+fn restarted(sb: &Sandbox, id: &str) -> Restarted {
+    let ended = || stdout(&sb.cmd(&["status", id, "--json"]));
+    common::wait_until("the end", || ended().contains("\"ended\":true"));
+    let first: serde_json::Value = serde_json::from_str(&ended()).expect("json");
+    let out = sb.cmd(&["restart", id]);
+    assert!(out.status.success(), "{}", stderr(&out));
     common::wait_until("the second end", || {
         let v: serde_json::Value = serde_json::from_str(&ended()).unwrap_or_default();
         v["ended_unix_ms"].as_u64() > first["ended_unix_ms"].as_u64()
     });
-    let v: serde_json::Value = serde_json::from_str(&ended()).expect("json");
-    assert_eq!(v["last_lines"][0], "url=http://127.0.0.1:9 key=", "{v}");
+    let again = serde_json::from_str(&ended()).expect("json");
+    Restarted {
+        said: stderr(&out),
+        first,
+        again,
+    }
 }
 
 /// A program that takes SIGTERM and exits with a code of its own (as
