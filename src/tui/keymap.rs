@@ -241,7 +241,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             let how = if m.by_state {
                 "sorted by state: needs you first, then what printed in the last minute"
             } else {
-                "sorted by id"
+                "sorted by id, the ended last"
             };
             m.notify(how, now);
         }

@@ -724,14 +724,20 @@ impl Model {
         }
     }
 
-    /// Panes shown in the grid (the filter applied), in id order.
+    /// Panes shown in the grid (the filter applied): the running in id
+    /// order, then the ended in id order, unless sorted by state.
     pub fn visible(&self) -> Vec<&Pane> {
         let mut shown: Vec<&Pane> = self
             .panes
             .iter()
             .filter(|p| self.filter.is_empty() || p.id.contains(&self.filter))
             .collect();
-        if self.by_state {
+        if !self.by_state {
+            // `panes` is in id order and the sort is stable. The ended go
+            // last: the records of a day's finished runs (a socket dir
+            // keeps 50) pushed the sessions still running onto later pages.
+            shown.sort_by_key(|p| p.ended());
+        } else {
             // Needs you first (the longest waiting first), then those that
             // printed within the window, then the quiet, each by id, then
             // the ended, the latest to end first. By window, not by the

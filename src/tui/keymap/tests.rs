@@ -255,7 +255,8 @@ fn a_raw_attach_of_an_ended_session_says_why_not() {
         m.notice.as_ref().map(|(t, _)| t.as_str()),
         Some("'a' has ended: r runs it again, z shows its last screen")
     );
-    update(&mut m, press(KeyCode::Right), now);
+    // Ended, `a` went after `b`.
+    update(&mut m, press(KeyCode::Left), now);
     let fx = update(&mut m, press(KeyCode::Char('a')), now);
     assert!(
         fx.iter()
@@ -464,7 +465,8 @@ fn clearing_an_ended_pane_selects_its_neighbour() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a", "b", "c", "d"], now);
-    for (gone, next) in [("b", "c"), ("d", "c")] {
+    // Ended, a pane goes after the running: `b` is last, beside `d`.
+    for (gone, next) in [("b", "d"), ("d", "c")] {
         update(&mut m, Msg::Session(gone.into(), SessionMsg::Exit(0)), now);
         m.selected = Some(gone.into());
         update(&mut m, press(KeyCode::Char('x')), now);
@@ -809,7 +811,7 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
         p.exit = Some(0);
         p.ended_at = Some(at(ended));
     }
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "g", "e", "f"]);
     update(&mut m, press(KeyCode::Char('s')), at(40));
     let busy_first = ["d", "c", "b", "g", "a", "f", "e"];
     assert_eq!(m.visible_ids(), busy_first);
@@ -821,7 +823,7 @@ fn s_sorts_by_state_needs_you_first_then_what_printed_lately_each_by_id() {
     update(&mut m, Msg::Tick, at(45 + 60_000));
     assert_eq!(m.visible_ids(), ["d", "c", "a", "b", "g", "f", "e"]);
     update(&mut m, press(KeyCode::Char('s')), at(60_100));
-    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(m.visible_ids(), ["a", "b", "c", "d", "g", "e", "f"]);
 }
 
 /// Claude Code repaints at its prompt now and then: that is not

@@ -6,6 +6,7 @@ use crossterm::event::KeyCode;
 
 use crate::classify::ProcessState;
 use crate::protocol::Size;
+use crate::tui::layout::placements;
 use crate::tui::model::{Effect, Link, Mode, Model, Msg, NewStep, Pane, SessionMsg};
 use crate::tui::update::harness::*;
 use crate::tui::update::update;
@@ -212,6 +213,34 @@ fn record(id: &str, ended_unix_ms: u64) -> crate::ended::Ended {
         rows: 24,
         killed: false,
     }
+}
+
+/// The running come first in the grid, each group by id: a day's ended
+/// runs (a socket dir keeps 50 records) sorting among them by id pushed
+/// the sessions still running onto later pages. One that ends goes after
+/// them.
+#[test]
+fn the_running_fill_the_first_pages_and_the_ended_follow() {
+    let now = Instant::now();
+    let mut m = model(80, 25);
+    let running: Vec<String> = (0..6).map(|i| format!("b{i}")).collect();
+    let refs: Vec<&str> = running.iter().map(String::as_str).collect();
+    live(&mut m, &refs, now);
+    let ended: Vec<_> = (0..20)
+        .map(|i| record(&format!("a{i:02}"), 1_000 + i))
+        .collect();
+    update(&mut m, Msg::Ended(ended), now);
+    let p = placements(&m);
+    assert!(p.pages > 1, "{p:?}");
+    let first: Vec<&str> = p.rects.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(first[..6], refs[..], "{first:?}");
+    assert_eq!(first[6], "a00");
+
+    update(&mut m, Msg::Session("b1".into(), SessionMsg::Exit(0)), now);
+    let order = m.visible_ids();
+    assert_eq!(order[..5], ["b0", "b2", "b3", "b4", "b5"]);
+    assert_eq!(order[5..8], ["a00", "a01", "a02"]);
+    assert_eq!(order.last().map(String::as_str), Some("b1"));
 }
 
 /// A session that ended while the dashboard was open, before it ever saw
