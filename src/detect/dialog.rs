@@ -239,7 +239,7 @@ pub fn find(
         .and_then(|s| subject_of(&snap, s, input));
     let mut hasher = std::hash::DefaultHasher::new();
     (&rule.name, &subject, &rows).hash(&mut hasher);
-    let options = options_of(&rows);
+    let options = options_of(&rejoined(rows.clone(), snap.cols));
     Some(Dialog {
         rule: rule.name.clone(),
         owner: owner.name.clone(),
@@ -251,6 +251,32 @@ pub fn find(
         app_cursor: screen.application_cursor(),
         options,
     })
+}
+
+/// The rows with each line the program wrapped at the screen's edge
+/// (`cols`) made one again: a row indented deeper than the one above,
+/// whose first word would not have fitted at the end of it, goes on from
+/// it. Claude Code wraps a long option under itself at 80 columns: its
+/// label was cut at the wrap, and the inbox, wrapping each row again at
+/// its own width, left a word of the first on a row alone.
+pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
+    let indent = |r: &str| r.len() - r.trim_start_matches(' ').len();
+    let mut out: Vec<String> = Vec::with_capacity(rows.len());
+    for row in rows {
+        if let Some(prev) = out.last_mut()
+            && indent(&row) > indent(prev)
+            && !prev.trim().is_empty()
+        {
+            let word = row.split_whitespace().next().unwrap_or("");
+            if prev.chars().count() + 1 + word.chars().count() > cols {
+                prev.push(' ');
+                prev.push_str(row.trim());
+                continue;
+            }
+        }
+        out.push(row);
+    }
+    out
 }
 
 /// The options a dialog numbers, `1. Hello, world` (`❯` before the
@@ -462,7 +488,7 @@ fn subject_text(found: &str, wraps: &[Option<usize>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{options_of, subject_text, wrapped_at};
+    use super::{options_of, rejoined, subject_text, wrapped_at};
 
     /// The options of `rows`, number and label.
     fn numbered(rows: &[&str]) -> Vec<(u8, String)> {
@@ -506,6 +532,83 @@ mod tests {
         ]);
         let labels: Vec<String> = options.into_iter().map(|(_, l)| l).collect();
         assert_eq!(labels, ["Hello", "Hi"]);
+    }
+
+    #[test]
+    fn a_line_the_program_wrapped_is_one_again() {
+        // Claude Code's option at 80 columns, wrapped under itself.
+        let option =
+            "   2. Yes, and switch to accept edits (auto-approve file edits and common file";
+        assert_eq!(option.chars().count(), 78);
+        let wrapped = lines(&[
+            option,
+            "      commands) for this session (shift+tab)",
+            "   3. No",
+        ]);
+        assert_eq!(
+            rejoined(wrapped.clone(), 80),
+            lines(&[
+                "   2. Yes, and switch to accept edits (auto-approve file edits and common file \
+                 commands) for this session (shift+tab)",
+                "   3. No"
+            ])
+        );
+        // Wider, the word would have fitted: a row of its own (a diff's
+        // lines, an option's explanation under it).
+        assert_eq!(rejoined(wrapped.clone(), 120), wrapped);
+        // Not deeper: a row of its own too.
+        let flat = lines(&[option, "   3. No"]);
+        assert_eq!(rejoined(flat.clone(), 80), flat);
+    }
+
+    /// Claude Code 2.1.330's edit approval at 80 columns, as its screen
+    /// showed it: the second option's label is whole in the dialog found.
+    #[test]
+    fn an_option_wrapped_at_the_screens_edge_has_its_whole_label() {
+        let screen = [
+            "● Update(hello.py)",
+            "",
+            &"─".repeat(80),
+            " Edit file",
+            " hello.py",
+            &"╌".repeat(80),
+            " 1 -print(\"hello\")",
+            " 1 +print(\"hello, world\")",
+            &"╌".repeat(80),
+            " Do you want to make this edit to hello.py?",
+            " ❯ 1. Yes",
+            "   2. Yes, and switch to accept edits (auto-approve file edits and common file",
+            "      commands) for this session (shift+tab)",
+            "   3. No",
+            "",
+            " Esc to cancel · Tab to amend",
+        ]
+        .join("\r\n");
+        let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
+        let mut parser = vt100::Parser::new(size(24), size(80), 0);
+        parser.process(screen.as_bytes());
+        let rules = crate::detect::rules::builtin();
+        let d = super::find(
+            &rules,
+            Some("claude"),
+            parser.screen(),
+            crate::detect::Detail::Permission,
+        )
+        .expect("the dialog");
+        let labels: Vec<&str> = d.options.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Yes",
+                "Yes, and switch to accept edits (auto-approve file edits and common file \
+                 commands) for this session (shift+tab)",
+                "No"
+            ]
+        );
+    }
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]

@@ -1115,6 +1115,39 @@ fn a_narrow_footer_offers_the_answers_in_order() {
     }
 }
 
+/// At 80 columns the footer of Claude Code's edit approval offers every
+/// answer, its three options' digits too: `1 needs you`, which the box's
+/// title says already, left no room for `1-3 choose`.
+#[test]
+fn an_edit_approval_at_80_columns_offers_every_answer() {
+    let now = Instant::now();
+    let mut m = scene(&["cc"], &[], now);
+    let options = ["Yes", "Yes, and switch to accept edits", "No"]
+        .iter()
+        .zip(1..)
+        .map(|(label, number)| crate::protocol::DialogOption {
+            number,
+            label: (*label).into(),
+        })
+        .collect();
+    let d = DialogInfo {
+        answers: ["approve", "deny", "always", "choose"]
+            .map(Into::into)
+            .to_vec(),
+        options,
+        ..dialog("claude.permission", "hello.py", 1)
+    };
+    update(&mut m, st("cc", ProcessState::Waiting, 9_000), now);
+    update(&mut m, waiting_at("cc", "permission", 9_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let screen = draw(&mut m, now);
+    assert!(screen.contains("needs you · 1"), "{screen}");
+    let footer = screen.lines().last().unwrap_or_default();
+    for hint in ["y approve", "n deny", "a always", "1-3 choose", "Esc close"] {
+        assert!(footer.contains(hint), "{hint}: {footer}");
+    }
+}
+
 /// An empty inbox offers only to close, and a `y` there says why it does
 /// nothing (it offered `y approve` and did nothing, silently).
 #[test]

@@ -340,17 +340,16 @@ pub(super) fn footer(
     };
     let hints: Vec<(&str, &str)> = hints.iter().map(|(k, w)| (k.as_str(), *w)).collect();
     // Always there when someone waits, with the key that lists them: the
-    // strongest call, before the notice and the hints.
-    if waiting > 0 {
+    // strongest call, before the notice and the hints. Not in the inbox,
+    // whose title counts them: at 80 columns it pushed out `1-3 choose`.
+    if waiting > 0 && m.mode != Mode::Inbox {
         let style = m
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
         spans.push(Span::styled(format!(" {} ", need_you(waiting)), style));
         match m.keys.label(Action::Inbox) {
-            Some(k) if m.mode != Mode::Inbox => {
-                spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]);
-            }
-            _ => spans.push(Span::raw(" ")),
+            Some(k) => spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]),
+            None => spans.push(Span::raw(" ")),
         }
     }
     // A host that is down with no pane to say so (down since the

@@ -207,7 +207,7 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
     if p.copy.is_some() || last >= height || first > last {
         return Vec::new();
     }
-    let mut rows: Vec<String> = unframe(rejoined(
+    let mut rows: Vec<String> = unframe(crate::detect::dialog::rejoined(
         screen
             .rows(0, cols)
             .skip(usize::from(first))
@@ -229,32 +229,6 @@ fn dialog_rows(p: &crate::tui::model::Pane, room: usize) -> Vec<String> {
         rows.drain(..cut);
     }
     rows
-}
-
-/// The rows with each line the program wrapped at the screen's edge
-/// (`cols`) made one again: a row indented deeper than the one above,
-/// whose first word would not have fitted at the end of it, goes on from
-/// it. Claude Code wraps a long option under itself at 80 columns; the
-/// inbox, wrapping each row again at its own width, left a word of the
-/// first on a row alone.
-fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
-    let indent = |r: &str| r.len() - r.trim_start_matches(' ').len();
-    let mut out: Vec<String> = Vec::with_capacity(rows.len());
-    for row in rows {
-        if let Some(prev) = out.last_mut()
-            && indent(&row) > indent(prev)
-            && !prev.trim().is_empty()
-        {
-            let word = row.split_whitespace().next().unwrap_or("");
-            if prev.chars().count() + 1 + word.chars().count() > cols {
-                prev.push(' ');
-                prev.push_str(row.trim());
-                continue;
-            }
-        }
-        out.push(row);
-    }
-    out
 }
 
 /// The sides of a box a program draws around a dialog or a command.
@@ -476,34 +450,7 @@ fn clip(text: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{rejoined, unframe, wrap};
-
-    #[test]
-    fn a_line_the_program_wrapped_is_one_again() {
-        // Claude Code's option at 80 columns, wrapped under itself.
-        let option =
-            "   2. Yes, and switch to accept edits (auto-approve file edits and common file";
-        assert_eq!(option.chars().count(), 78);
-        let wrapped = rows(&[
-            option,
-            "      commands) for this session (shift+tab)",
-            "   3. No",
-        ]);
-        assert_eq!(
-            rejoined(wrapped.clone(), 80),
-            rows(&[
-                "   2. Yes, and switch to accept edits (auto-approve file edits and common file \
-                 commands) for this session (shift+tab)",
-                "   3. No"
-            ])
-        );
-        // Wider, the word would have fitted: a row of its own (a diff's
-        // lines, an option's explanation under it).
-        assert_eq!(rejoined(wrapped.clone(), 120), wrapped);
-        // Not deeper: a row of its own too.
-        let flat = rows(&[option, "   3. No"]);
-        assert_eq!(rejoined(flat.clone(), 80), flat);
-    }
+    use super::{unframe, wrap};
 
     fn rows(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
