@@ -263,9 +263,15 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
     let indent = |r: &str| r.len() - r.trim_start_matches(' ').len();
     let mut out: Vec<String> = Vec::with_capacity(rows.len());
     for row in rows {
+        // Text goes on from text only: a rule the width of the screen
+        // (`────`, between Claude Code's third option and its fourth)
+        // took the option under it as its own rest.
+        // Nor is an option the rest of the row above it, whatever its
+        // length (a question's last row may reach the edge).
         if let Some(prev) = out.last_mut()
             && indent(&row) > indent(prev)
-            && !prev.trim().is_empty()
+            && prev.chars().any(char::is_alphanumeric)
+            && !numbered(&row)
         {
             let word = row.split_whitespace().next().unwrap_or("");
             if prev.chars().count() + 1 + word.chars().count() > cols {
@@ -277,6 +283,21 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
         out.push(row);
     }
     out
+}
+
+/// `row` inside a box's left side, and what follows the selection
+/// marker in it (`❯`, `›`, `>`, `●`): where an option's number would be.
+fn marked(row: &str) -> (&str, &str) {
+    let trimmed = row.trim_start();
+    let inside = trimmed.strip_prefix('│').unwrap_or(trimmed).trim_start();
+    let rest = inside.trim_start_matches(['❯', '›', '>', '●']).trim_start();
+    (inside, rest)
+}
+
+/// Whether `row` starts with an option's number (`❯ 2. `, `│ ● 1. `).
+fn numbered(row: &str) -> bool {
+    let mut rest = marked(row).1.chars();
+    rest.next().is_some_and(|c| c.is_ascii_digit()) && rest.next() == Some('.')
 }
 
 /// The options a dialog numbers, `1. Hello, world` (`❯` before the
@@ -297,9 +318,7 @@ fn options_of(rows: &[String]) -> Vec<(u8, String)> {
     }
     let mut lists: Vec<List> = Vec::new();
     for row in rows {
-        let trimmed = row.trim_start();
-        let inside = trimmed.strip_prefix('│').unwrap_or(trimmed).trim_start();
-        let rest = inside.trim_start_matches(['❯', '›', '>', '●']).trim_start();
+        let (inside, rest) = marked(row);
         let selected = rest.len() != inside.len();
         let column = row[..row.len() - rest.len()].chars().count();
         let mut chars = rest.chars();
@@ -556,6 +575,16 @@ mod tests {
         // Wider, the word would have fitted: a row of its own (a diff's
         // lines, an option's explanation under it).
         assert_eq!(rejoined(wrapped.clone(), 120), wrapped);
+        // Under a rule as wide as the screen: an option of its own.
+        let ruled = lines(&[
+            "   3. Type something.",
+            &"─".repeat(80),
+            "   4. Chat about this",
+        ]);
+        assert_eq!(rejoined(ruled.clone(), 80), ruled);
+        // An option is one, under a row as long as the screen is wide.
+        let asked = lines(&[&format!(" {}?", "x".repeat(78)), "   1. Yes"]);
+        assert_eq!(rejoined(asked.clone(), 80), asked);
         // Not deeper: a row of its own too.
         let flat = lines(&[option, "   3. No"]);
         assert_eq!(rejoined(flat.clone(), 80), flat);
