@@ -519,7 +519,7 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
         .as_u64()
         .expect("a dialog id")
         .to_string();
-    let first = answer_when_it_takes_keys(&sb, &["approve", "cx", "--dialog", &id]);
+    let first = common::answer_when_it_takes_keys(&sb, &["approve", "cx", "--dialog", &id]);
     assert!(first.status.success(), "{}", stderr(&first));
     // The program took the key and still shows the dialog (it prints
     // what it got below it).
@@ -543,19 +543,6 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
     assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
 }
 
-/// `hm ARGS` (`approve ID ...`) once the dialog has stood long enough to
-/// take keys surely (until then it is refused as too new).
-fn answer_when_it_takes_keys(sb: &Sandbox, args: &[&str]) -> std::process::Output {
-    let mut answered = None;
-    common::wait_until("the dialog to take keys", || {
-        let out = sb.cmd(args);
-        let done = !stderr(&out).contains("too new");
-        answered = Some(out);
-        done
-    });
-    answered.expect("an answer")
-}
-
 /// A plain script's `[y/N]` under the default classifier: the process
 /// says it asks, the generic rules read the question, and `hm approve`
 /// answers it as the inbox does (`y`, then Enter once the line shows it).
@@ -575,7 +562,7 @@ fn a_plain_scripts_question_is_approved_without_the_agent_classifier() {
         sb.status_json("yn")["dialog"]["rule"] == "input.yes_no"
     });
     assert_eq!(sb.status_json("yn")["classifier"], "simple");
-    let out = answer_when_it_takes_keys(&sb, &["approve", "yn"]);
+    let out = common::answer_when_it_takes_keys(&sb, &["approve", "yn"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("approved input.yes_no in 'yn': Continue? [y/N] (keys: y Enter)"),
@@ -602,7 +589,7 @@ fn a_question_asking_for_the_word_is_answered_with_it() {
         common::wait_until("the question with its dialog", || {
             sb.status_json("word")["dialog"]["subject"] == question
         });
-        let out = answer_when_it_takes_keys(&sb, &[verb, "word"]);
+        let out = common::answer_when_it_takes_keys(&sb, &[verb, "word"]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(
             stdout(&out).contains(&format!("(keys: {keys})")),
@@ -626,7 +613,7 @@ fn an_answer_of_several_keys_returns_once_all_are_typed() {
     common::wait_until("the first question", || {
         sb.status_json("two")["dialog"]["rule"] == "input.yes_no"
     });
-    let out = answer_when_it_takes_keys(&sb, &["approve", "two", "--json"]);
+    let out = common::answer_when_it_takes_keys(&sb, &["approve", "two", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let acted: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ACTED as JSON");
     assert_eq!(
@@ -639,7 +626,7 @@ fn an_answer_of_several_keys_returns_once_all_are_typed() {
     // next question is the one answered next.
     let out = sb.cmd(&["wait", "two", "--state", "waiting", "--timeout", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = answer_when_it_takes_keys(&sb, &["deny", "two"]);
+    let out = common::answer_when_it_takes_keys(&sb, &["deny", "two"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out)

@@ -616,3 +616,16 @@ impl Drop for Reaper {
         }
     }
 }
+
+/// `hm ARGS` (`approve ID ...`) once the dialog has stood long enough to
+/// take keys surely (until then it is refused as too new).
+pub fn answer_when_it_takes_keys(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    let mut answered = None;
+    wait_until("the dialog to take keys", || {
+        let out = sb.cmd(args);
+        let done = !stderr(&out).contains("too new");
+        answered = Some(out);
+        done
+    });
+    answered.expect("an answer")
+}

@@ -467,6 +467,28 @@ fn commands_started_as_the_program_exits_say_how_it_ended() {
         );
         assert!(!stderr(&out).contains("reset"), "{}", stderr(&out));
     }
+    // A question answered twice: the second answer meets the program on
+    // its way out (it printed `Connection reset by peer` every time).
+    for n in 0..3 {
+        let id = format!("asked{n}");
+        let s = bg(
+            &sb,
+            &["--id", &id],
+            &["sh", "-c", "printf 'Apply? [y/N] '; read a; exit 5"],
+        );
+        common::wait_until("the question with its dialog", || {
+            sb.status_json(&s.id)["dialog"]["rule"] == "input.yes_no"
+        });
+        let out = common::answer_when_it_takes_keys(&sb, &["approve", &id]);
+        assert!(out.status.success(), "approve {n}: {}", stderr(&out));
+        let out = sb.cmd(&["approve", &id]);
+        fails_with(
+            &out,
+            1,
+            &format!("session '{id}' has ended (exited with code 5"),
+        );
+        assert!(!stderr(&out).contains("reset"), "{}", stderr(&out));
+    }
 }
 
 /// Where a shell is now, after its `cd`: `hm status` and its JSON say it

@@ -81,30 +81,34 @@ const WHOLE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// is too new to answer; with `whole`, until the answer is typed whole.
 fn act(session: &SessionPaths, request: Act) -> Result<Acted> {
     let rt = client::runtime()?;
-    let (acted, mut r) = rt.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        // STATUS after the first ACT: a supervisor that does not know ACT
-        // ignores it, and its answer to STATUS says so instead of a hang.
-        conn::ask(&mut w, &[Request::Act(request.clone()), Request::Status]).await?;
-        let mut tries = 0;
-        loop {
-            match r.expect().await? {
-                // A dialog drawn a moment ago is answered once it has
-                // stood long enough; the supervisor says when to ask again.
-                Reply::Acted(acted) => match acted.retry_in_ms {
-                    Some(ms) if !acted.ok && tries < RETRIES => {
-                        tries += 1;
-                        tokio::time::sleep(std::time::Duration::from_millis(ms + 10)).await;
-                        conn::ask(&mut w, &[Request::Act(request.clone())]).await?;
-                    }
-                    _ => return Ok((Some(*acted), r)),
-                },
-                Reply::Status(_) if tries == 0 => return Ok((None, r)),
-                Reply::Error { message, .. } => bail!("{}", crate::paths::sanitize(&message)),
-                _ => {}
+    let (acted, mut r) = rt
+        .block_on(client::answered(&session.id, async {
+            let (mut r, mut w) = conn::connect(&session.sock).await?;
+            // STATUS after the first ACT: a supervisor that does not know ACT
+            // ignores it, and its answer to STATUS says so instead of a hang.
+            conn::ask(&mut w, &[Request::Act(request.clone()), Request::Status]).await?;
+            let mut tries = 0;
+            loop {
+                match r.expect().await? {
+                    // A dialog drawn a moment ago is answered once it has
+                    // stood long enough; the supervisor says when to ask again.
+                    Reply::Acted(acted) => match acted.retry_in_ms {
+                        Some(ms) if !acted.ok && tries < RETRIES => {
+                            tries += 1;
+                            tokio::time::sleep(std::time::Duration::from_millis(ms + 10)).await;
+                            conn::ask(&mut w, &[Request::Act(request.clone())]).await?;
+                        }
+                        _ => return Ok((Some(*acted), r)),
+                    },
+                    Reply::Status(_) if tries == 0 => return Ok((None, r)),
+                    Reply::Error { message, .. } => bail!("{}", crate::paths::sanitize(&message)),
+                    _ => {}
+                }
             }
-        }
-    }))?;
+        }))
+        // Answered as the program exits (a `[y/N]` answered twice): the
+        // connection is reset, and the record says how it ended.
+        .map_err(|e| client::or_ended(crate::paths::dir_of(&session.sock), &session.id, e))?;
     let acted = acted.ok_or_else(|| {
         anyhow!(
             "session '{}' is served by an older hm, which cannot answer dialogs",
