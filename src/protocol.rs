@@ -12,7 +12,7 @@ pub mod mark;
 pub mod message;
 pub mod report;
 pub use act::{Act, Acted, ActionRecord, AutomationInfo, DialogInfo, DialogOption};
-pub use mark::{JournalInfo, Mark};
+pub use mark::{JournalInfo, MARK_EVERY_MS, Mark};
 pub use message::{ClientType, Info, Kill, Reply, Request, Screen, ServerType, Subscribe};
 
 use std::fmt;

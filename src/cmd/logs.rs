@@ -21,7 +21,7 @@ use crate::cli::LogsArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::copymode::RowNo;
-use crate::protocol::{Reply, Request, Size, Subscribe, conn};
+use crate::protocol::{MARK_EVERY_MS, Reply, Request, Size, Subscribe, conn};
 use crate::vt::term::Term;
 
 use follow::Follow;
@@ -455,21 +455,30 @@ impl Replay {
         }
     }
 
-    /// The first row written at or after `t`: the row the cursor was on at
-    /// the first mark of that time or later (past everything if none).
+    /// The first row that may have been written at or after `t`: the row
+    /// the cursor was on at the mark it follows (past everything if none).
     fn row_since(&self, t: u64) -> RowNo {
-        self.times
-            .iter()
-            .find(|(_, ms)| *ms >= t)
-            .map_or(RowNo::MAX, |(row, _)| *row)
+        since(&self.times, t).unwrap_or(RowNo::MAX)
     }
 
-    /// The first byte of `raw` written at or after `t`.
+    /// The first byte of `raw` that may have been written at or after `t`.
     fn raw_since(&self, t: u64) -> usize {
-        self.raw_times
-            .iter()
-            .find(|(_, ms)| *ms >= t)
-            .map_or(self.raw.len(), |(at, _)| *at)
+        since(&self.raw_times, t).unwrap_or(self.raw.len())
+    }
+}
+
+/// Where in `marks` (places and times, in order) the output written at
+/// or after `t` may begin: at the last mark before `t` if what follows it
+/// may have been read after `t` (a mark is made at most every
+/// [`MARK_EVERY_MS`] while output flows), else at the first mark of `t`
+/// or later. Starting at the first mark of `t` or later left out the
+/// last 2 s of a steady stream: a line 1.9 s old was not `--since 2s`.
+fn since<T: Copy>(marks: &[(T, u64)], t: u64) -> Option<T> {
+    let later = marks.partition_point(|(_, ms)| *ms < t);
+    let before = later.checked_sub(1).map(|i| marks[i]);
+    match before {
+        Some((at, ms)) if ms + MARK_EVERY_MS > t => Some(at),
+        _ => marks.get(later).map(|(at, _)| *at),
     }
 }
 
@@ -565,4 +574,31 @@ fn trimmed(mut lines: Vec<String>) -> Vec<String> {
         lines.pop();
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::since;
+
+    /// A line a second, marks every 2 s (at rows 0, 2, 4, 6): `--since`
+    /// starts at the mark whose stretch may hold output of its time.
+    #[test]
+    fn since_starts_where_output_of_that_time_may_be() {
+        let marks = [(0, 10_000), (2, 12_000), (4, 14_000), (6, 16_000)];
+        // Rows 4 and 5 were read from 14 000 to before 16 000: some may
+        // be of 15 100 or later. The old lookup, the first mark of the
+        // time or later, left the last line (row 7, at 17 000) out of a
+        // `--since` 1.9 s before it: no mark came after 16 000.
+        assert_eq!(since(&marks, 15_100), Some(4));
+        assert_eq!(since(&marks, 16_500), Some(6));
+        // On a mark: from it.
+        assert_eq!(since(&marks, 14_000), Some(4));
+        // Before them all: everything; long after: nothing.
+        assert_eq!(since(&marks, 1_000), Some(0));
+        assert_eq!(since(&marks, 18_000), None);
+        // After a silence the next mark comes with the output.
+        let quiet = [(0, 10_000), (5, 30_000)];
+        assert_eq!(since(&quiet, 20_000), Some(5));
+        assert_eq!(since(&quiet, 11_000), Some(0));
+    }
 }

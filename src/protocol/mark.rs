@@ -19,6 +19,12 @@ pub const MARK_LEN: usize = 13;
 /// MARK flag: the output from here on is on the alternate screen.
 pub const MARK_ALTERNATE: u8 = 0x01;
 
+/// While output flows, a mark that only moves the time on comes when
+/// output is read this long after the last mark: what follows a mark was
+/// read less than this after its time (unless a full journal thinned the
+/// marks).
+pub const MARK_EVERY_MS: u64 = 2_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
     /// The pty's size from here on.

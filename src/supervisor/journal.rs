@@ -29,9 +29,7 @@ use std::collections::VecDeque;
 
 use crate::protocol::{Mark, Size};
 
-/// A mark that only moves the time on is added when output is read this
-/// long after the last mark.
-pub const MARK_EVERY_MS: u64 = 2_000;
+use crate::protocol::MARK_EVERY_MS;
 
 /// The journal's share of the ring's memory: one byte in a hundred.
 const SHARE: usize = 100;
