@@ -226,6 +226,33 @@ fn the_dashboard_and_attach_copy_the_history_hm_logs_prints() {
     );
 }
 
+/// `hm attach`'s copy mode in a real terminal (tmux) shows a row as wide
+/// as the terminal whole: it erased each row's rest from the cursor,
+/// which stays on the last column once that is written, and took the
+/// last character of every full row.
+#[test]
+fn copy_mode_in_a_terminal_keeps_the_last_column() {
+    if !tmux::available() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let full = format!("{}7", "0".repeat(39));
+    let print = format!("printf 'before\\n{full}\\nafter\\n'; exec sleep 600");
+    let _s = sb.start(
+        "full",
+        &["--cols", "40", "--rows", "12"],
+        &["sh", "-c", &print],
+    );
+    wait_until("the line", || logs(&sb, "full", &[]).contains(&full));
+    let attach = format!("{HM} attach full --socket-dir {}", sb.dir());
+    let tmux = Tmux::start(&sb, &attach, (40, 13)).expect("tmux starts");
+    wait_until("attach", || tmux.lines().contains(&full));
+    tmux.keys("C-]");
+    wait_until("copy mode", || tmux.capture().contains("copy [+"));
+    assert!(tmux.lines().contains(&full), "{}", tmux.capture());
+}
+
 /// A 300-character line on a 40-column screen, copied whole from the row
 /// in its middle, in `hm attach` and in the dashboard, each in tmux with
 /// `set-clipboard on`: tmux's paste buffer gets the one line.

@@ -142,10 +142,12 @@ impl CopyView {
             out.extend_from_slice(format!("\x1b[{};1H\x1b[0m", row + 1).as_bytes());
             let selected = mode.selected_in_row(ext, row);
             let mut last = String::new();
+            let mut drawn = 0;
             for col in 0..ext.cols.min(self.shown.cols) {
                 let Some(cell) = screen.cell(row, col) else {
                     break;
                 };
+                drawn = col + 1;
                 if cell.is_wide_continuation() {
                     continue;
                 }
@@ -168,7 +170,13 @@ impl CopyView {
                     out.push(b' ');
                 }
             }
-            out.extend_from_slice(b"\x1b[0m\x1b[K");
+            out.extend_from_slice(b"\x1b[0m");
+            // The rest of a row drawn short of the terminal's edge is
+            // cleared. Not after a full one: the cursor stays on the last
+            // column once it is written, and the erase took that column.
+            if drawn < self.shown.cols {
+                out.extend_from_slice(b"\x1b[K");
+            }
         }
         out.extend_from_slice(b"\x1b[0m\x1b[?7h");
     }
