@@ -675,6 +675,31 @@ fn a_wide_character_cut_by_the_pane_edge_leaves_the_border_whole() {
     assert_eq!(row.chars().filter(|&c| c == '┃').count(), 2, "{screen}");
 }
 
+/// Focused on a session wider than the dashboard (a terminal attached
+/// elsewhere holds its size), a wide character cut by the right edge is
+/// not drawn in the last column: the terminal put it on the next row,
+/// over the prompt (`テoot@vm`), until that row was drawn again.
+#[test]
+fn focus_draws_no_wide_character_cut_by_the_edge() {
+    let mut s = Scene::new(50, 12);
+    s.live(&["sh"]);
+    s.to(
+        "sh",
+        SessionMsg::Info(Box::new(heimdall::protocol::Info {
+            cols: 120,
+            rows: 11,
+            terminals: Some(1),
+            ..Default::default()
+        })),
+    )
+    .output("sh", &format!("{}日本語\r\nroot@vm# ", "é".repeat(49)));
+    s.key(KeyCode::Enter);
+    let b = s.draw_at(1500);
+    let row: String = (0..50).map(|x| b[(x, 0)].symbol().to_owned()).collect();
+    assert!(!row.contains('日'), "{}", text(&b));
+    assert!(text(&b).contains("root@vm#"), "{}", text(&b));
+}
+
 #[test]
 fn the_page_number_never_runs_into_the_key_hints() {
     for cols in 40..=100 {

@@ -38,7 +38,9 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
         let v = history::view(p, rows, area.width);
         let cursor = pane::cursor().visibility(p.copy.is_none());
         f.render_widget(PseudoTerminal::new(&v).cursor(cursor), top);
-        clusters::join(f.buffer_mut(), top);
+        // As a pane's: a session wider than the dashboard (held by a
+        // terminal attached elsewhere) is cut at the edge, not wrapped.
+        pane::edges(m, p, &v, top, f);
         history::overlay(m, p, &v, top, top.y, false, f);
         if rows < area.height {
             bar::focus_bar(

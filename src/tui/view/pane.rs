@@ -298,7 +298,7 @@ fn cut_start(text: &str, cols: usize) -> String {
 /// a wide character in the last column cut (the terminal would draw its
 /// right half over the border), and a row that goes on past the right
 /// edge marked there, cut, not wrapped, and not taken for the whole line.
-fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_>) {
+pub(super) fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &mut Frame<'_>) {
     super::clusters::join(f.buffer_mut(), area);
     let last = area.width - 1;
     let (row_off, col_off) = v.offset();
