@@ -93,6 +93,11 @@ impl StatusPoll {
         self.idle_threshold = threshold;
     }
 
+    /// The session's idle threshold, as last heard.
+    pub fn idle_threshold(&self) -> Duration {
+        self.idle_threshold
+    }
+
     /// A STATUS has been sent (the opening frames carry one).
     pub fn asked(&mut self, now: Instant) {
         self.in_flight = true;

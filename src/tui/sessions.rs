@@ -356,6 +356,24 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if !p.resting_program() && !p.redrawing(now) {
                 p.printed_at = Some(now);
             }
+            // Output after a silence as long as the idle threshold: the
+            // session went idle in between, though the STATE saying so
+            // may come after this output (the supervisor hands output on
+            // before it settles the state). The work before the silence
+            // ended there: `top`, redrawing every 3 s, was one piece of
+            // work growing at each redraw, and finished at each.
+            let silent = p
+                .last_work
+                .is_some_and(|l| now.saturating_duration_since(l) >= p.poll.idle_threshold());
+            let turns = p
+                .report
+                .as_ref()
+                .and_then(crate::detect::turn_over)
+                .is_some();
+            if silent && !turns && finished_work(p, None) && !selected && !focused {
+                p.attention = true;
+                alert(fx, "finished".into());
+            }
             // Once work is under way, all its output is work.
             if p.busy_since.is_some() || !p.redrawing(now) {
                 p.last_work = Some(now);

@@ -1390,3 +1390,49 @@ fn a_record_of_another_run_than_the_one_watched_makes_the_pane_again() {
         "{shown}"
     );
 }
+
+/// `top` redraws every 3 s, just past the `simple` classifier's idle
+/// threshold: each redraw's output comes before the STATE saying the
+/// silence made it idle. Each redraw is one short piece of work, not the
+/// one before grown to 3 s, finished at each (its `●` came back every
+/// 3 s). Work of 2 s or more before such a silence is finished work.
+#[test]
+fn output_after_a_silence_is_new_work_though_the_idle_state_comes_after_it() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "top"], t0);
+    let out = || Msg::Session("top".into(), SessionMsg::Output(b"x".to_vec()));
+    let pushed = |state: ProcessState| {
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": crate::classify::state_name(state.as_byte()),
+            "state_byte": state.as_byte(),
+            "primary": crate::classify::state_name(state.as_byte()),
+            "health": "alive",
+            "state_ms": 0,
+            "signals": [],
+        }))
+        .expect("a state report");
+        Msg::Session("top".into(), SessionMsg::State(r))
+    };
+    // A redraw, then 3.05 s later the next, before the push of the idle
+    // the silence between them was.
+    let redraw = |m: &mut Model, t: u64| {
+        update(m, out(), at(t));
+        update(m, pushed(ProcessState::Idle), at(t + 1));
+        update(m, pushed(ProcessState::Active), at(t + 1));
+        update(m, out(), at(t + 40));
+        update(m, Msg::Tick, at(t + 1_500));
+    };
+    for n in 0..6 {
+        redraw(&mut m, 1_000 + n * 3_050);
+        assert!(!m.pane("top").expect("pane").attention, "redraw {n}");
+    }
+    // Work: output for 2.5 s, then a silence, then output again.
+    let t = 30_000;
+    for ms in [0, 1_000, 2_000, 2_500] {
+        update(&mut m, out(), at(t + ms));
+    }
+    redraw(&mut m, t + 2_500 + 3_100);
+    assert!(m.pane("top").expect("pane").attention);
+}
