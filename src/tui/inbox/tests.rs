@@ -684,6 +684,54 @@ fn a_stopped_agent_at_its_suspended_screen_offers_y_to_continue() {
     assert!(!text.contains("no keys known"), "{text}");
 }
 
+/// Claude Code 2.1.330's notice that auto mode cannot check its actions,
+/// from a 120-column session in an 80x24 dashboard: too long to wrap
+/// every row, it keeps its keys whole (`Enter to stay in auto mode ·
+/// ... · Esc to cancel`), which the paragraphs above took the room of.
+#[test]
+fn a_long_notice_keeps_its_keys_whole() {
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let keys = "Enter to stay in auto mode · shift+Tab to leave for accept edits mode and stop · \
+                Esc to cancel";
+    let paragraph = "Or you can leave for accept edits mode, which has no safety check, and auto \
+                     mode stays off. These then run";
+    let mut screen = String::from("  Auto mode can't check actions in this session\r\n\r\n");
+    for _ in 0..8 {
+        screen.push_str(&format!("  {paragraph}\r\n"));
+    }
+    screen.push_str(&format!("\r\n  {keys}\r\n"));
+    m.pane_mut("a")
+        .expect("a")
+        .term
+        .resize(crate::protocol::Size {
+            cols: 120,
+            rows: 24,
+        });
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(screen.into_bytes())),
+        now,
+    );
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    let mut d = dialog("claude.auto_mode_unchecked", "for i in 1 2 3", 3);
+    d.screen_rows = Some((0, 11));
+    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
+    update(&mut m, press(KeyCode::Char('i')), now);
+    let text = draw(&mut m, now);
+    let inside: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split('│').nth(1))
+        .map(str::trim)
+        .collect();
+    let first = inside
+        .iter()
+        .position(|l| l.starts_with("Enter to stay"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let joined = inside[first..first + 2].join(" ");
+    assert_eq!(joined, keys, "{text}");
+}
+
 /// A dialog row wider than the inbox goes on under itself while there is
 /// room: the command an 80-column session asks about, whole, broken
 /// between words, the rest indented under its start.

@@ -22,7 +22,7 @@ const MAX_WIDTH: u16 = 140;
 /// Rows of the selected session's question under the list: at least
 /// these, and at most these of its dialog's rows.
 const MIN_QUESTION_ROWS: usize = 4;
-const MAX_QUESTION_ROWS: usize = 12;
+const MAX_QUESTION_ROWS: usize = 16;
 /// Rows of a subject shown whole when there are no dialog rows.
 const SUBJECT_ROWS: usize = 3;
 /// Rows of what the last answer came to.
@@ -154,24 +154,43 @@ fn question(m: &Model, r: &Row<'_>, width: usize, room: usize) -> Vec<Line<'stat
             }
         }
         // A row wider than the inbox goes on in the rows under it while
-        // there is room, the first rows first (the command asked about
-        // comes before the options): cut, an 80-column session's command
-        // lost its end on every row, and what was approved could not be
-        // read whole. Broken between words, the rows after the first
-        // indented under it: cut at the edge, a word's last letters
-        // (`up`, `u`) read as a line of their own.
+        // there is room: cut, an 80-column session's command lost its end
+        // on every row, and what was approved could not be read whole.
+        // The first row first (the command asked about), then from the
+        // last up (the keys and the options, which answer it): first rows
+        // first, a notice's paragraphs took the room and its keys were
+        // cut (`... accept edits mode an…`). Broken between words, the
+        // rows after the first indented under it: cut at the edge, a
+        // word's last letters (`up`, `u`) read as a line of their own.
         let avail = width.saturating_sub(3).max(1);
-        for row in rows {
-            let indent = row.len() - row.trim_start_matches(' ').len();
-            let indent = indent.min(avail / 2);
-            let hang = " ".repeat(indent + 2);
-            let body = &row[indent..];
-            let pieces = wrap(body, avail.saturating_sub(indent + 2).max(8), usize::MAX);
-            if pieces.len() > 1 && pieces.len() - 1 <= spare {
-                spare -= pieces.len() - 1;
-                let lead = " ".repeat(indent);
-                for (i, piece) in pieces.iter().enumerate() {
-                    let pad = if i == 0 { &lead } else { &hang };
+        let broken: Vec<(usize, Vec<String>)> = rows
+            .iter()
+            .map(|row| {
+                let indent = row.len() - row.trim_start_matches(' ').len();
+                let indent = indent.min(avail / 2);
+                let body = &row[indent..];
+                (
+                    indent,
+                    wrap(body, avail.saturating_sub(indent + 2).max(8), usize::MAX),
+                )
+            })
+            .collect();
+        let mut whole = vec![false; rows.len()];
+        let order = (0..rows.len().min(1)).chain((1..rows.len()).rev());
+        for i in order {
+            let more = broken[i].1.len().saturating_sub(1);
+            if more > 0 && more <= spare {
+                spare -= more;
+                whole[i] = true;
+            }
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let (indent, pieces) = &broken[i];
+            if whole[i] {
+                let lead = " ".repeat(*indent);
+                let hang = " ".repeat(indent + 2);
+                for (j, piece) in pieces.iter().enumerate() {
+                    let pad = if j == 0 { &lead } else { &hang };
                     lines.push(Line::from(format!("   {pad}{piece}")));
                 }
             } else {
