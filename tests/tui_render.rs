@@ -478,6 +478,14 @@ fn filter_shows_in_the_footer_and_says_when_nothing_matches() {
     let some = s.text();
     s.key(KeyCode::Char('/')).key(KeyCode::Char('z'));
     insta::assert_snapshot!(format!("{some}\n\n{}", s.text()));
+    // Kept, a filter that shows nothing offers nothing to act on.
+    s.key(KeyCode::Enter);
+    let text = s.text();
+    let footer = text.lines().last().unwrap_or_default();
+    for gone in ["move", "focus", "kill", "zoom", "copy"] {
+        assert!(!footer.contains(gone), "{gone}: {footer}");
+    }
+    assert!(footer.contains("n new") && footer.contains("q quit"), "{footer}");
 }
 
 #[test]

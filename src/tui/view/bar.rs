@@ -223,15 +223,22 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
         .as_deref()
         .and_then(|id| m.pane(id))
         .is_some_and(|p| p.copy.is_some());
+    // No pane shown (none yet, or a filter that matches none): nothing to
+    // move over, focus, kill, zoom or read back.
+    let shown = |key: Option<String>| key.filter(|_| !m.visible().is_empty());
     [
         (k(Action::Back).filter(|_| scrolled), "live"),
-        (moves, "move"),
-        (k(Action::Focus), "focus"),
-        (k(Action::Kill), "kill"),
+        (shown(moves), "move"),
+        (shown(k(Action::Focus)), "focus"),
+        (shown(k(Action::Kill)), "kill"),
         (k(Action::New), "new"),
         // Zoomed, the same key goes back to the grid.
         (
-            k(Action::Zoom),
+            if m.zoomed().is_some() {
+                k(Action::Zoom)
+            } else {
+                shown(k(Action::Zoom))
+            },
             if m.zoomed().is_some() {
                 "unzoom"
             } else {
@@ -240,7 +247,7 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
         ),
         (k(Action::Filter), "filter"),
         (k(Action::Next), "next"),
-        (k(Action::CopyMode), "copy"),
+        (shown(k(Action::CopyMode)), "copy"),
         (k(Action::Help), "help"),
         (k(Action::Quit), "quit"),
     ]
