@@ -905,11 +905,26 @@ fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
     let _reaper = Reaper(&sb);
     bg(&sb, &["--id", "dev", "--", "sleep", "600"], &[]);
     bg(&sb, &["--id", "old", "--", "sleep", "600"], &[]);
-    wait_until("both to be kept", || {
-        manifest(&sb, "dev").is_some() && manifest(&sb, "old").is_some()
+    bg(
+        &sb,
+        &["--id", "kept", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("all three to be kept", || {
+        ["dev", "old", "kept"]
+            .iter()
+            .all(|id| manifest(&sb, id).is_some())
     });
     reboot(&sb);
     let ls = sb.cmd(&["ls"]);
+    // The count is of every row that says `lost`.
+    assert!(
+        stderr(&ls).contains(
+            "hm: 3 sessions lost when their supervisors went away: 'hm restore' starts 1 of them again"
+        ),
+        "{}",
+        stderr(&ls)
+    );
     assert!(
         stdout(&ls)
             .lines()

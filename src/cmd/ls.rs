@@ -316,15 +316,22 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         }
     }
     if restartable > 0 && !told {
-        let s = if restartable == 1 { "" } else { "s" };
+        // Counting every lost row: `3 sessions lost` over 5 rows saying
+        // `lost` read as a miscount.
+        let lost = restartable + stranded.len();
+        let s = if lost == 1 { "" } else { "s" };
+        let whose = if lost == 1 {
+            "its supervisor"
+        } else {
+            "their supervisors"
+        };
+        let which = match (lost, restartable) {
+            (1, _) => "it".to_owned(),
+            (l, r) if l == r => "them".to_owned(),
+            (_, r) => format!("{r} of them"),
+        };
         eprintln!(
-            "hm: {restartable} session{s} lost when {} went away: 'hm restore' starts {} again",
-            if restartable == 1 {
-                "its supervisor"
-            } else {
-                "their supervisors"
-            },
-            if restartable == 1 { "it" } else { "them" }
+            "hm: {lost} session{s} lost when {whose} went away: 'hm restore' starts {which} again"
         );
     }
     Ok(0)
