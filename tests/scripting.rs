@@ -679,6 +679,8 @@ fn events_line_up_the_states_of_long_ids() {
     let long = "agent-refactor-the-long-one";
     let _a = bg(&sb, &["--id", "a"], &["sleep", "20"]);
     let _b = bg(&sb, &["--id", long], &["sleep", "20"]);
+    let _c = bg(&sb, &["--id", "b10"], &["sleep", "20"]);
+    let _d = bg(&sb, &["--id", "b2"], &["sleep", "20"]);
     let mut events = sb
         .hm()
         .args(["events", "--socket-dir", sb.dir()])
@@ -696,7 +698,7 @@ fn events_line_up_the_states_of_long_ids() {
         }
     });
     let deadline = Instant::now() + common::PATIENCE;
-    let mut snapshot: Vec<String> = (0..2)
+    let snapshot: Vec<String> = (0..4)
         .map_while(|_| {
             rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .ok()
@@ -704,8 +706,13 @@ fn events_line_up_the_states_of_long_ids() {
         .collect();
     let _ = events.kill();
     let _ = events.wait();
-    assert_eq!(snapshot.len(), 2, "{snapshot:#?}");
-    snapshot.sort_by_key(|l| l.contains(long));
+    // In the order of the ids, as `hm ls` lists them (they came in the
+    // order the sessions answered).
+    let ids: Vec<&str> = snapshot
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(ids, ["a", long, "b2", "b10"], "{snapshot:#?}");
     // `HH:MM:SS.mmm  ID  STATE`: each state starts one column after the
     // longest id.
     let state_at = |line: &str| line.find("active").or_else(|| line.find("idle"));

@@ -108,11 +108,45 @@ fn clock_text(unix_ms: u64) -> String {
     )
 }
 
+/// A session's place among the snapshot's: its first line waits for the
+/// one before it (its first line printed, or its task gone), and lets the
+/// one after it go. The sessions are asked at once, and their snapshot
+/// lines came in the order the answers did (`s2, s1, s5, ...`).
+#[derive(Default)]
+struct Turn {
+    after: Option<tokio::sync::oneshot::Receiver<()>>,
+    then: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Turn {
+    /// Until the session before has printed its first line: at most an
+    /// answer's time, so that a stopped supervisor does not hold the
+    /// others' lines.
+    async fn wait(&mut self) {
+        if let Some(before) = self.after.take() {
+            let _ = tokio::time::timeout(crate::client::ANSWER_TIMEOUT, before).await;
+        }
+    }
+
+    /// This session's first line is out.
+    fn done(&mut self) {
+        if let Some(next) = self.then.take() {
+            let _ = next.send(());
+        }
+    }
+}
+
 /// Follows one session until it ends or its supervisor goes; `first` is
 /// what its first line is called (`snapshot` or `started`). True when it
 /// was left orphaned: its program runs on, and its end is still to come
 /// (see [`events`]).
-async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> bool {
+async fn follow(
+    sock: PathBuf,
+    id: String,
+    json: bool,
+    first: &'static str,
+    mut turn: Turn,
+) -> bool {
     // A socket that has just appeared may not listen yet.
     let mut tries = 0;
     let (mut r, mut w) = loop {
@@ -125,6 +159,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> b
             // Gone before it could be asked (a program that ends at
             // once): how it ended, from its record.
             Err(_) => {
+                turn.wait().await;
                 print_record(&sock, &id, json).await;
                 return false;
             }
@@ -140,6 +175,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> b
         .await
         .is_err()
     {
+        turn.wait().await;
         print_record(&sock, &id, json).await;
         return false;
     }
@@ -169,7 +205,9 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> b
                     // Their states as pushed, in order, on what is now.
                     let before = said(&view);
                     view = fresh;
+                    turn.wait().await;
                     show(&mut view, &mut held, &mut event, before, json);
+                    turn.done();
                 }
             }
             Ok(Reply::State(report)) => {
@@ -183,6 +221,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> b
             }
             Ok(Reply::Exit(code)) => {
                 let before = said(&view);
+                turn.wait().await;
                 show(&mut view, &mut held, &mut event, before, json);
                 view.exited(code, clock::unix_ms());
                 // Whether its end was asked for (hm kill) is in the record
@@ -201,6 +240,7 @@ async fn follow(sock: PathBuf, id: String, json: bool, first: &'static str) -> b
         }
     }
     let before = said(&view);
+    turn.wait().await;
     show(&mut view, &mut held, &mut event, before, json);
     drop((r, w));
     // A session that ends as it is asked is let go without an EXIT (its
@@ -302,6 +342,8 @@ fn follow_new(dir: &Path, seen: &Followed, json: bool, first: &'static str) {
     let Ok(ids) = paths::list_ids(dir) else {
         return;
     };
+    // Their first lines in the order of their ids.
+    let mut before = None;
     for id in ids {
         if seen.live.borrow().contains(&id) {
             continue;
@@ -316,8 +358,13 @@ fn follow_new(dir: &Path, seen: &Followed, json: bool, first: &'static str) {
         ID_WIDTH.fetch_max(paths::sanitize(&id).chars().count(), Ordering::Relaxed);
         seen.live.borrow_mut().insert(id.clone());
         let seen = seen.clone();
+        let (then, after) = tokio::sync::oneshot::channel();
+        let turn = Turn {
+            after: before.replace(after),
+            then: Some(then),
+        };
         tokio::task::spawn_local(async move {
-            let orphaned = follow(session.sock.clone(), id.clone(), json, first).await;
+            let orphaned = follow(session.sock.clone(), id.clone(), json, first, turn).await;
             // A later session may take the same id.
             seen.live.borrow_mut().remove(&id);
             if orphaned {
