@@ -273,6 +273,7 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
             .bin_name(format!("hm {}", sub.get_name()));
         pages.push((name, page));
     }
+    let count = pages.len();
     for (name, page) in pages {
         let mut roff = Vec::new();
         // The footer names the program and its version on every page (a
@@ -286,6 +287,8 @@ fn man_pages(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
+    // Said where they went: it printed nothing.
+    println!("wrote {count} man pages to {}", dir.display());
     Ok(())
 }
 

@@ -930,6 +930,11 @@ fn man_writes_a_page_per_command() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
+    let pages = std::fs::read_dir(&dir).expect("the dir").count();
+    assert_eq!(
+        stdout(&out),
+        format!("wrote {pages} man pages to {}\n", dir.display())
+    );
     for page in ["hm.1", "hm-run.1", "hm-wait.1", "hm-logs.1"] {
         let text = std::fs::read_to_string(dir.join(page)).expect(page);
         assert!(text.contains(".TH"), "{page}");
