@@ -485,7 +485,10 @@ fn filter_shows_in_the_footer_and_says_when_nothing_matches() {
     for gone in ["move", "focus", "kill", "zoom", "copy"] {
         assert!(!footer.contains(gone), "{gone}: {footer}");
     }
-    assert!(footer.contains("n new") && footer.contains("q quit"), "{footer}");
+    assert!(
+        footer.contains("n new") && footer.contains("q quit"),
+        "{footer}"
+    );
 }
 
 #[test]
@@ -1065,6 +1068,21 @@ fn a_row_of_wide_characters_cut_at_the_edge_is_marked() {
     let text = s.text();
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows[1], format!("\"┃{} ›┃\"", "漢".repeat(18)), "{text}");
+}
+
+/// A selected pane draws its program's cursor while the program takes
+/// keys, not once its supervisor is gone (lost, or orphaned): it looked
+/// as if typing would reach it.
+#[test]
+fn a_pane_whose_supervisor_is_gone_draws_no_cursor() {
+    for orphan in [None, Some(4321)] {
+        let mut s = Scene::new(80, 24);
+        s.live(&["sh"]);
+        s.output("sh", "$ ");
+        assert!(s.text().contains("$ █"), "{}", s.text());
+        s.to("sh", SessionMsg::Closed(orphan));
+        assert!(!s.text().contains('█'), "{orphan:?}: {}", s.text());
+    }
 }
 
 /// At 80x24 with three columns, an id of eight characters is whole in

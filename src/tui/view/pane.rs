@@ -218,7 +218,9 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     // left edge; one view for a run of rows, one a row for a dialog's rows
     // picked out of a taller one.
     let rows = window::shown_rows(p, body.height);
-    let shows_cursor = selected && p.exit.is_none();
+    // Not once it ended, nor once its supervisor is gone (a lost session
+    // drew its program's cursor as if it still took keys).
+    let shows_cursor = selected && !p.ended();
     let mut at = 0;
     for run in rows.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
         let (Some(&first), height) = (run.first(), run.len() as u16) else {
