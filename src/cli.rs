@@ -605,6 +605,10 @@ pub struct LsArgs {
     #[arg(long, value_name = "STATE",
           value_parser = clap::builder::PossibleValuesParser::new(ls_states()))]
     pub state: Option<String>,
+    /// Only the sessions COMMAND acts on (`attach`: those running; `rm`:
+    /// those ended or lost): what the shell completions offer
+    #[arg(long = "for", value_name = "COMMAND", hide = true, requires = "ids")]
+    pub for_command: Option<String>,
 }
 
 /// What `hm ls --state` takes: how a session stopped running (`ended`,

@@ -368,7 +368,7 @@ _hm_with_ids() {{
         *" $sub "*) ((n == 0)) || return ;;
         *) case " {many} " in *" $sub "*) ;; *) return ;; esac ;;
     esac
-    for id in $(hm "${{from[@]}}" ls --ids 2>/dev/null); do
+    for id in $(hm "${{from[@]}}" ls --ids --for "$sub" 2>/dev/null); do
         # An id given already is not offered again (`hm kill a b <TAB>`).
         case " ${{given[*]}} " in *" $id "*) continue ;; esac
         [[ "$id" == "$cur"* ]] && COMPREPLY+=("$id")
@@ -414,14 +414,28 @@ end
 function __hm_ids
     set -l words (commandline -opc)
     set -l from
-    for i in (seq (count $words))
-        switch $words[$i]
+    set -l sub ''
+    set -l skip 0
+    for i in (seq 2 (count $words))
+        set -l w $words[$i]
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        switch $w
             case '--socket-dir' '--config'
                 if test $i -lt (count $words)
-                    set from $from $words[$i] $words[(math $i + 1)]
+                    set from $from $w $words[(math $i + 1)]
                 end
+                set skip 1
             case '--socket-dir=*' '--config=*'
-                set from $from $words[$i]
+                set from $from $w
+            case '-*'
+                if contains -- $w {valued}
+                    set skip 1
+                end
+            case '*'
+                test -z "$sub"; and set sub $w
         end
     end
     # An id given already is not offered again (`hm kill a b <TAB>`).
@@ -429,7 +443,7 @@ function __hm_ids
     if test (count $words) -ge 3
         set given $words[3..-1]
     end
-    for id in (hm $from ls --ids 2>/dev/null)
+    for id in (hm $from ls --ids --for "$sub" 2>/dev/null)
         contains -- $id $given; or echo $id
     end
 end
@@ -461,15 +475,18 @@ fn zsh_with_ids(script: &str) -> String {
 (( $+functions[{ids}] )) ||
 {ids}() {{
     local -a session_ids from words_now given
-    local i
+    local i sub=""
     words_now=(${{(z)BUFFER}})
-    for ((i = 1; i <= $#words_now; i++)); do
+    for ((i = 2; i <= $#words_now; i++)); do
         case $words_now[i] in
-            --socket-dir|--config) from+=($words_now[i] ${{(Q)words_now[i+1]}}) ;;
+            --socket-dir|--config) from+=($words_now[i] ${{(Q)words_now[i+1]}}); ((i++)) ;;
             --socket-dir=*|--config=*) from+=(${{(Q)words_now[i]}}) ;;
+            -*) ;;
+            *) [[ -z $sub ]] && sub=$words_now[i] ;;
         esac
     done
-    session_ids=(${{(f)"$(hm $from ls --ids 2>/dev/null)"}})
+    # The sessions the command acts on (`hm rm` takes those ended).
+    session_ids=(${{(f)"$(hm $from ls --ids --for "$sub" 2>/dev/null)"}})
     # An id given already is not offered again (`hm kill a b <TAB>`); the
     # word being typed is not given yet.
     given=(${{words_now[3,-1]}})

@@ -737,8 +737,10 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
     fs::write(sb.path().join("heimdall.toml"), config).expect("config");
     let _a = sb.start("alpha", &[], &["sleep", "600"]);
     let _b = sb.start("beta", &[], &["sleep", "600"]);
+    let _d = sb.start("done", &[], &["sh", "-c", "sleep 1; exit 3"]);
+    common::wait_until("done to end", || sb.status_json("done")["ended"] == true);
     let out = sb.hm().args(["ls", "--ids"]).output().expect("hm ls --ids");
-    assert_eq!(stdout(&out), "alpha\nbeta\n", "{}", stderr(&out));
+    assert_eq!(stdout(&out), "alpha\nbeta\ndone\n", "{}", stderr(&out));
     let script = stdout(&sb.hm().args(["completions", "bash"]).output().expect("run"));
     let bin = std::path::Path::new(common::HM).parent().expect("hm's dir");
     let complete = |words: &str| -> String {
@@ -776,6 +778,12 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         complete("hm kill ''").split(' ').collect::<Vec<_>>(),
         ["alpha", "beta"]
     );
+    // Each command is offered the sessions it acts on: the ended to `hm
+    // rm` and `hm restart`, not to `hm attach`; all of them to `hm status`.
+    assert_eq!(complete("hm attach ''"), "alpha beta");
+    assert_eq!(complete("hm rm ''"), "done");
+    assert_eq!(complete("hm restart ''"), "done");
+    assert_eq!(complete("hm status ''"), "alpha beta done");
     assert!(
         !complete("hm run al").contains("alpha"),
         "run takes a new id"
@@ -850,12 +858,14 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
             let mut words: Vec<String> = stdout(&out)
                 .lines()
                 .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
-                .filter(|w| ["alpha", "beta", "gamma"].contains(&w.as_str()))
+                .filter(|w| ["alpha", "beta", "gamma", "done"].contains(&w.as_str()))
                 .collect();
             words.sort();
             words.join(" ")
         };
         assert_eq!(complete("hm attach "), "alpha beta");
+        assert_eq!(complete(&format!("hm --socket-dir {there} rm ")), "");
+        assert_eq!(complete("hm rm "), "done");
         assert_eq!(complete("hm wait alpha --state "), "");
         assert_eq!(complete("hm send alpha "), "");
         assert_eq!(complete("hm continue "), "alpha beta");
@@ -885,7 +895,8 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         "autoload -Uz compinit && compinit -u -D; compdef() {{ : }}; source {}; \
          compadd() {{ shift; print -l -- ${{(P)1}} }}; BUFFER='hm attach '; _hm_session_ids; \
          BUFFER='hm --socket-dir {there} attach '; _hm_session_ids; \
-         BUFFER='hm kill alpha '; _hm_session_ids; BUFFER='hm kill alpha'; _hm_session_ids",
+         BUFFER='hm kill alpha '; _hm_session_ids; BUFFER='hm kill alpha'; _hm_session_ids; \
+         BUFFER='hm rm '; _hm_session_ids",
         file.display()
     );
     let out = std::process::Command::new("zsh")
@@ -895,11 +906,11 @@ fn shells_complete_the_ids_of_the_sessions_there_are() {
         .current_dir(sb.path())
         .output()
         .expect("zsh");
-    // The last two: `hm kill alpha ` offers beta alone; `hm kill alpha`
-    // (alpha still being typed) offers both.
+    // `hm kill alpha ` offers beta alone; `hm kill alpha` (alpha still
+    // being typed) offers both; `hm rm ` the one that ended.
     assert_eq!(
         stdout(&out),
-        "alpha\nbeta\ngamma\nbeta\nalpha\nbeta\n",
+        "alpha\nbeta\ngamma\nbeta\nalpha\nbeta\ndone\n",
         "{}",
         stderr(&out)
     );

@@ -131,6 +131,9 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     {
         row.kept = crate::restore::kept(&row.id, &dir);
     }
+    if let Some(command) = &args.for_command {
+        rows.retain(|r| taken_by(&row_view(r), command));
+    }
     if let Some(state) = &args.state {
         rows.retain(|r| in_state(&row_view(r), state));
     }
@@ -400,6 +403,19 @@ fn shown_command(words: &[String], terminal: bool) -> String {
         *first = name.to_owned();
     }
     paths::command_for_people(&shown)
+}
+
+/// Whether `hm COMMAND` acts on a session (`ls --for`, the completions'
+/// ids): the completions offered running sessions to `hm rm` and `hm
+/// restart`, which refuse them, and ended ones to `hm attach`.
+fn taken_by(v: &SessionView, command: &str) -> bool {
+    let running = !v.ended && !v.lost;
+    match command {
+        "attach" | "send" | "approve" | "deny" | "choose" | "continue" => running && !v.orphaned,
+        "kill" => running,
+        "rm" | "restart" => !running,
+        _ => true,
+    }
 }
 
 /// Whether a session is in `state`, one of [`crate::cli::ls_states`]: the
