@@ -41,7 +41,33 @@ const LOOP: &str = "for i in 1 2 3 4 5; do echo step $i; sleep 1.5; done";
 /// Claude Code's plan, as its approval dialog shows it above the question.
 const PLAN: &str = "Plan 1. Update hello.py to print a friendlier greeting. 2. Run it to verify.";
 
+/// The loop of the auto-mode recordings (`automode_specs.py`).
+const STEPS: &str = "for i in 1 2 3 4 5; do echo step $i >> steps.txt; sleep 1.5; done";
+
 const EXPECTED: &[Expected] = &[
+    // Auto mode through a gateway: its notice that it cannot check the
+    // command, then the command's own No-first dialog. Approving the
+    // notice stays in auto mode and approves the command in the dialog
+    // that follows, as the recording's keys did (Enter, Down, Enter); one
+    // `y` in the inbox stayed and left the command asked about again.
+    Expected {
+        name: "claude330_automode_approve_noprobe",
+        detail: "auto_mode_notice",
+        rule: "claude.auto_mode_unchecked",
+        subject: Some(STEPS),
+        approve: Some(&["Enter", "Down", "Enter"]),
+        deny: Some(&["Escape"]),
+        always: None,
+    },
+    Expected {
+        name: "claude330_automode_approve_noprobe",
+        detail: "permission",
+        rule: "claude.unchecked_permission",
+        subject: Some(STEPS),
+        approve: Some(&["Down", "Enter"]),
+        deny: Some(&["Escape"]),
+        always: None,
+    },
     Expected {
         name: "claude_bash_permission",
         detail: "permission",

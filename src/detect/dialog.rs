@@ -636,6 +636,35 @@ mod tests {
         );
     }
 
+    /// Claude Code 2.1.330's one-time notice on auto mode's billing,
+    /// through a gateway (`tests/fixtures/screens`): about the command
+    /// it holds back, `y` goes on (Enter), `n` cancels (Esc).
+    #[test]
+    fn the_auto_mode_billing_notice_asks_about_its_command() {
+        let frame = include_str!(
+            "../../tests/fixtures/screens/claude330_auto_mode_billing_notice/frame.txt"
+        );
+        let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
+        let mut parser = vt100::Parser::new(size(30), size(100), 0);
+        parser.process(frame.trim_end().replace('\n', "\r\n").as_bytes());
+        let rules = crate::detect::rules::builtin();
+        let d = super::find(
+            &rules,
+            Some("claude"),
+            parser.screen(),
+            crate::detect::Detail::Permission,
+        )
+        .expect("the dialog");
+        assert_eq!(d.rule, "claude.auto_mode_billing_notice");
+        assert_eq!(
+            d.subject.as_deref(),
+            Some("for i in 1 2 3; do echo step2 $i >> steps.txt; done")
+        );
+        let keys = |a| d.keys_for(&rules, a).map(|r| r.key_names()).ok();
+        assert_eq!(keys(super::Answer::Approve), Some(vec!["Enter".to_owned()]));
+        assert_eq!(keys(super::Answer::Deny), Some(vec!["Escape".to_owned()]));
+    }
+
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
