@@ -590,6 +590,26 @@ mod tests {
         assert_eq!(rejoined(flat.clone(), 80), flat);
     }
 
+    /// The permission Claude Code's rules find on a screen of `size`
+    /// (rows, columns) showing `text`, and the rules.
+    fn permission(
+        text: &str,
+        (rows, cols): (u16, u16),
+    ) -> (std::sync::Arc<crate::detect::RuleSet>, super::Dialog) {
+        let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
+        let mut parser = vt100::Parser::new(size(rows), size(cols), 0);
+        parser.process(text.trim_end().replace('\n', "\r\n").as_bytes());
+        let rules = crate::detect::rules::builtin();
+        let d = super::find(
+            &rules,
+            Some("claude"),
+            parser.screen(),
+            crate::detect::Detail::Permission,
+        )
+        .expect("the dialog");
+        (rules, d)
+    }
+
     /// Claude Code 2.1.330's edit approval at 80 columns, as its screen
     /// showed it: the second option's label is whole in the dialog found.
     #[test]
@@ -612,18 +632,8 @@ mod tests {
             "",
             " Esc to cancel · Tab to amend",
         ]
-        .join("\r\n");
-        let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
-        let mut parser = vt100::Parser::new(size(24), size(80), 0);
-        parser.process(screen.as_bytes());
-        let rules = crate::detect::rules::builtin();
-        let d = super::find(
-            &rules,
-            Some("claude"),
-            parser.screen(),
-            crate::detect::Detail::Permission,
-        )
-        .expect("the dialog");
+        .join("\n");
+        let (_, d) = permission(&screen, (24, 80));
         let labels: Vec<&str> = d.options.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(
             labels,
@@ -644,17 +654,7 @@ mod tests {
         let frame = include_str!(
             "../../tests/fixtures/screens/claude330_auto_mode_billing_notice/frame.txt"
         );
-        let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
-        let mut parser = vt100::Parser::new(size(30), size(100), 0);
-        parser.process(frame.trim_end().replace('\n', "\r\n").as_bytes());
-        let rules = crate::detect::rules::builtin();
-        let d = super::find(
-            &rules,
-            Some("claude"),
-            parser.screen(),
-            crate::detect::Detail::Permission,
-        )
-        .expect("the dialog");
+        let (rules, d) = permission(frame, (30, 100));
         assert_eq!(d.rule, "claude.auto_mode_billing_notice");
         assert_eq!(
             d.subject.as_deref(),

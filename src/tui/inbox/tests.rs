@@ -684,6 +684,24 @@ fn a_stopped_agent_at_its_suspended_screen_offers_y_to_continue() {
     assert!(!text.contains("no keys known"), "{text}");
 }
 
+/// Session `a`, `cols` wide, showing `screen` and waiting at `d`: the
+/// inbox opened over it, as drawn.
+fn asking_wide(m: &mut Model, cols: u16, screen: &str, d: DialogInfo, now: Instant) -> String {
+    m.pane_mut("a")
+        .expect("a")
+        .term
+        .resize(crate::protocol::Size { cols, rows: 24 });
+    update(
+        m,
+        Msg::Session("a".into(), SessionMsg::Output(screen.as_bytes().to_vec())),
+        now,
+    );
+    update(m, st("a", ProcessState::Waiting, 1_000), now);
+    update(m, waiting_at("a", "permission", 1_000, Some(d)), now);
+    update(m, press(KeyCode::Char('i')), now);
+    draw(m, now)
+}
+
 /// Claude Code 2.1.330's notice that auto mode cannot check its actions,
 /// from a 120-column session in an 80x24 dashboard: too long to wrap
 /// every row, it keeps its keys whole (`Enter to stay in auto mode ·
@@ -701,24 +719,9 @@ fn a_long_notice_keeps_its_keys_whole() {
         screen.push_str(&format!("  {paragraph}\r\n"));
     }
     screen.push_str(&format!("\r\n  {keys}\r\n"));
-    m.pane_mut("a")
-        .expect("a")
-        .term
-        .resize(crate::protocol::Size {
-            cols: 120,
-            rows: 24,
-        });
-    update(
-        &mut m,
-        Msg::Session("a".into(), SessionMsg::Output(screen.into_bytes())),
-        now,
-    );
-    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
     let mut d = dialog("claude.auto_mode_unchecked", "for i in 1 2 3", 3);
     d.screen_rows = Some((0, 11));
-    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
-    update(&mut m, press(KeyCode::Char('i')), now);
-    let text = draw(&mut m, now);
+    let text = asking_wide(&mut m, 120, &screen, d, now);
     let inside: Vec<&str> = text
         .lines()
         .filter_map(|l| l.split('│').nth(1))
@@ -746,24 +749,9 @@ fn a_dialog_row_wider_than_the_inbox_is_wrapped_not_cut() {
         " Bash command\r\n\r\n   {command}\r\n Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n"
     );
     // The session's terminal is wider than the inbox: one row of it.
-    m.pane_mut("a")
-        .expect("a")
-        .term
-        .resize(crate::protocol::Size {
-            cols: 160,
-            rows: 24,
-        });
-    update(
-        &mut m,
-        Msg::Session("a".into(), SessionMsg::Output(screen.into_bytes())),
-        now,
-    );
-    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
     let mut d = dialog("claude.permission", &command, 3);
     d.screen_rows = Some((0, 6));
-    update(&mut m, waiting_at("a", "permission", 1_000, Some(d)), now);
-    update(&mut m, press(KeyCode::Char('i')), now);
-    let text = draw(&mut m, now);
+    let text = asking_wide(&mut m, 160, &screen, d, now);
     let inside: Vec<&str> = text.lines().filter_map(|l| l.split('│').nth(1)).collect();
     let first = inside
         .iter()

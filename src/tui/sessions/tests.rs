@@ -898,6 +898,20 @@ fn the_replay_on_connecting_is_not_work() {
     assert!(fx.contains(&Effect::Bell), "{fx:?}");
 }
 
+/// Session `id`'s pushed STATE: `state`, just begun.
+fn pushed(id: &str, state: ProcessState) -> Msg {
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": crate::classify::state_name(state.as_byte()),
+        "state_byte": state.as_byte(),
+        "primary": crate::classify::state_name(state.as_byte()),
+        "health": "alive",
+        "state_ms": 0,
+        "signals": [],
+    }))
+    .expect("a state report");
+    Msg::Session(id.into(), SessionMsg::State(r))
+}
+
 /// The dashboard hears of a state change first from the push (STATE):
 /// the end of work it tells asks for a look as a STATUS answer would (it
 /// took the work away, and no pane was ever marked `●`).
@@ -909,18 +923,7 @@ fn work_ended_by_a_pushed_state_asks_for_attention_once() {
     m.bell = true;
     live(&mut m, &["a", "b"], t0);
     let out = |id: &str| Msg::Session(id.into(), SessionMsg::Output(b"x".to_vec()));
-    let pushed = |state: ProcessState| {
-        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
-            "state": crate::classify::state_name(state.as_byte()),
-            "state_byte": state.as_byte(),
-            "primary": crate::classify::state_name(state.as_byte()),
-            "health": "alive",
-            "state_ms": 0,
-            "signals": [],
-        }))
-        .expect("a state report");
-        Msg::Session("b".into(), SessionMsg::State(r))
-    };
+    let pushed = |state: ProcessState| pushed("b", state);
     update(&mut m, out("b"), at(0));
     update(&mut m, st("b", ProcessState::Active, 0), at(0));
     update(&mut m, out("b"), at(1_000));
@@ -1403,18 +1406,7 @@ fn output_after_a_silence_is_new_work_though_the_idle_state_comes_after_it() {
     let mut m = model(160, 49);
     live(&mut m, &["a", "top"], t0);
     let out = || Msg::Session("top".into(), SessionMsg::Output(b"x".to_vec()));
-    let pushed = |state: ProcessState| {
-        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
-            "state": crate::classify::state_name(state.as_byte()),
-            "state_byte": state.as_byte(),
-            "primary": crate::classify::state_name(state.as_byte()),
-            "health": "alive",
-            "state_ms": 0,
-            "signals": [],
-        }))
-        .expect("a state report");
-        Msg::Session("top".into(), SessionMsg::State(r))
-    };
+    let pushed = |state: ProcessState| pushed("top", state);
     // A redraw, then 3.05 s later the next, before the push of the idle
     // the silence between them was.
     let redraw = |m: &mut Model, t: u64| {
