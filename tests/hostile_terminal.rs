@@ -352,7 +352,7 @@ fn the_dashboard_follows_a_hundred_sessions_coming_and_going() {
     let sb = Sandbox::new();
     // 30 panes to a page on 40x120.
     let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (40, 120));
-    t.wait_for("the dashboard", |t| t.last_row().contains("move"));
+    t.wait_for("the dashboard", |t| t.last_row().contains("q quit"));
     let wave_ids = |w: usize| -> Vec<String> {
         (0..WAVE)
             .map(|i| {
@@ -572,7 +572,7 @@ fn a_session_killed_while_the_dashboard_resizes_it_shows_its_exit_code() {
     // The storm of RESIZE frames is fitting's.
     fit_sessions(&sb);
     let mut t = hm_in_terminal(&sb, &["tui", "--socket-dir", sb.dir()], (40, 120));
-    t.wait_for("the dashboard", |t| t.last_row().contains("move"));
+    t.wait_for("the dashboard", |t| t.last_row().contains("q quit"));
     let ids: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();
     let mut sessions: Vec<Session> = ids
         .iter()

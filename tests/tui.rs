@@ -43,8 +43,10 @@ fn start_tui(sb: &Sandbox, extra: &[&str], (rows, cols): (u16, u16), no_color: b
     )
 }
 
+/// The grid's footer, with sessions or none (`q quit` stays at every
+/// width; `move` is offered only where there is a pane to move over).
 fn footer_shown(t: &Terminal) -> bool {
-    t.last_row().contains("move") && t.screen().alternate_screen()
+    t.last_row().contains("quit") && t.screen().alternate_screen()
 }
 
 /// The dashboard on an 80x24 terminal, once it has painted.

@@ -48,7 +48,9 @@ fn skip_without_tmux() -> bool {
 fn dashboard(sb: &Sandbox, (cols, rows): (u16, u16), env: &str) -> Tmux {
     let command = format!("{env} {HM} tui --socket-dir {}", sb.dir());
     let tmux = Tmux::start(sb, &command, (cols, rows)).expect("tmux starts");
-    wait_until("the dashboard's footer", || tmux.capture().contains("move"));
+    wait_until("the dashboard's footer", || {
+        tmux.capture().contains("q quit")
+    });
     tmux
 }
 
