@@ -225,26 +225,22 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
         .is_some_and(|p| p.copy.is_some());
     // No pane shown (none yet, or a filter that matches none): nothing to
     // move over, focus, kill, zoom or read back.
-    let shown = |key: Option<String>| key.filter(|_| !m.visible().is_empty());
+    // Looked at once: `visible` filters and sorts every pane.
+    let any = !m.visible().is_empty();
+    let shown = |key: Option<String>| key.filter(|_| any);
+    // Zoomed, the same key goes back to the grid.
+    let zoom = if m.zoomed().is_some() {
+        (k(Action::Zoom), "unzoom")
+    } else {
+        (shown(k(Action::Zoom)), "zoom")
+    };
     [
         (k(Action::Back).filter(|_| scrolled), "live"),
         (shown(moves), "move"),
         (shown(k(Action::Focus)), "focus"),
         (shown(k(Action::Kill)), "kill"),
         (k(Action::New), "new"),
-        // Zoomed, the same key goes back to the grid.
-        (
-            if m.zoomed().is_some() {
-                k(Action::Zoom)
-            } else {
-                shown(k(Action::Zoom))
-            },
-            if m.zoomed().is_some() {
-                "unzoom"
-            } else {
-                "zoom"
-            },
-        ),
+        zoom,
         (k(Action::Filter), "filter"),
         (k(Action::Next), "next"),
         (shown(k(Action::CopyMode)), "copy"),
