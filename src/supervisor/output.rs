@@ -166,6 +166,17 @@ impl Sub {
         k
     }
 
+    /// Where what it gets ends if it is cut off now: a frame it has begun
+    /// is finished from a copy, one not begun is dropped with the rest
+    /// (its bytes were taken from `offset` when it was framed, and are
+    /// lost too).
+    fn delivered_if_cut(&self) -> u64 {
+        match self.inflight {
+            Some(f) if !f.started() => f.start,
+            _ => self.offset,
+        }
+    }
+
     /// The oldest ring byte this subscriber still needs.
     fn retains(&self) -> Option<u64> {
         if self.evicted.is_some() {
@@ -472,7 +483,7 @@ impl Output {
             let lost = self
                 .subs
                 .get(id)
-                .map_or(0, |sub| self.ring.head() - sub.offset);
+                .map_or(0, |sub| self.ring.head() - sub.delivered_if_cut());
             let msg = format!(
                 "subscriber cut off: no progress for {stalled_ms} ms while {lost} bytes were waiting; reconnect to resume from the scrollback"
             );

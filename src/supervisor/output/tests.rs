@@ -309,3 +309,41 @@ proptest! {
         }
     }
 }
+
+/// A frame the reader framed for a parked connection whose socket was
+/// full is dropped when the connection is cut off before any of it went
+/// out: its bytes count among those lost (the ERROR said 0 of 1).
+#[test]
+fn a_cut_off_with_a_frame_not_begun_counts_its_bytes_lost() {
+    let mut o = Output::new(1, Size { cols: 80, rows: 24 }, 0);
+    o.subscribe(1, false, false);
+    let sock = Rc::new(OwnedFd::from(
+        std::fs::File::open("/dev/null").expect("/dev/null"),
+    ));
+    o.park(
+        1,
+        Some(Parked {
+            sock,
+            state_seen: None,
+        }),
+    );
+    let (read, _) = o
+        .read(1, 0, |spare| {
+            spare[0] = b'x';
+            Ok(1)
+        })
+        .expect("no read error");
+    assert_eq!(read.end - read.start, 1);
+    // The socket takes nothing: the frame stays in flight, not begun.
+    assert!(o.write_parked(0, |_, _| Ok(0)));
+    o.park(1, None);
+    assert_eq!(o.evict_at(0, 1), 1);
+    let tail = o.evicted_tail(1).expect("cut off");
+    let mut frames = Vec::new();
+    Assembler::new(MAX_PAYLOAD)
+        .push(tail, &mut frames)
+        .expect("whole frames");
+    assert_eq!(frames.len(), 1, "only the ERROR: no OUTPUT was begun");
+    let msg = protocol::decode_error(&frames[0].payload).1;
+    assert!(msg.contains("while 1 bytes were waiting"), "{msg}");
+}
