@@ -257,6 +257,25 @@ fn resizing_the_terminal_resizes_the_session_and_moves_the_bar() {
     assert!(bar_shown(&t, "rs"));
 }
 
+/// The bar names the session as `hm ls` does: its label (`hm run
+/// --label`) after its id, where the keys leave room; in a narrow
+/// terminal the way out stays and the label goes.
+#[test]
+fn the_bar_shows_the_label_where_the_keys_leave_room() {
+    let sb = Sandbox::new();
+    let _s = sb.start("lab", &["--label", "review PR 42"], SHELL);
+    let mut t = attach(&sb, "lab");
+    t.wait_for("the label after the id, and the keys", |t| {
+        let bar = t.last_row();
+        bar.starts_with(" hm · lab · review PR 42 ") && bar.contains("Ctrl-\\ detaches")
+    });
+    t.resize(ROWS, 48);
+    t.wait_for("the way out kept, the label gone", |t| {
+        let bar = t.last_row();
+        bar.starts_with(" hm · lab ") && bar.contains("Ctrl-\\ detaches") && !bar.contains("review")
+    });
+}
+
 /// A terminal shrunk while the cursor is on its last row keeps the cursor
 /// there, on what becomes the bar's row: below the scroll region set for
 /// the new size, where output never scrolls and the next bar covers it.

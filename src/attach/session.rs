@@ -236,6 +236,7 @@ fn attach_terminal(
             name: dash
                 .as_ref()
                 .map_or_else(|| client::shown_id(&session.id), |d| d.name.clone()),
+            label: None,
             sock: session.sock.clone(),
             detach_key: config.detach_key,
             copy_key: config.copy_key,
@@ -283,6 +284,9 @@ struct Attach {
     /// The session as the person named it, for the bar: `box:far` for
     /// one on another machine, whose mount knows it as `far`.
     name: String,
+    /// A person's name for it (`hm run --label`), from INFO: the bar shows
+    /// it after the id where the keys leave room.
+    label: Option<String>,
     /// The session's socket, for the connections copy mode makes.
     sock: std::path::PathBuf,
     detach_key: Option<u8>,
@@ -540,6 +544,11 @@ impl Attach {
             }
             Reply::Info(info) => {
                 self.shown.info(info.status_protocol);
+                // The supervisor's words: nothing in them may act on the
+                // terminal.
+                let label = info.label.as_deref().map(crate::paths::sanitize);
+                self.label = label.filter(|l| !l.trim().is_empty());
+                self.draw_bar();
                 if let Some(ms) = info.idle_threshold_ms {
                     self.poll.set_idle_threshold(Duration::from_millis(ms));
                 }

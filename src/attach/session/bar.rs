@@ -41,6 +41,9 @@ impl Attach {
             .as_ref()
             .filter(|(_, at)| at.elapsed() < NOTICE_FOR)
             .map(|(text, _)| text.clone());
+        let state_len = state.as_ref().map_or(3, |(_, label, ms)| {
+            label.chars().count() + crate::client::clock_ms(*ms).len() + 3
+        });
         let hint = notice.unwrap_or_else(|| {
             // Attached from the dashboard: how many others need you, and
             // the key that goes to the next of them.
@@ -67,9 +70,6 @@ impl Attach {
             ];
             // As many as fit, the most important first (the bar drops a
             // hint that does not fit whole).
-            let state_len = state.as_ref().map_or(3, |(_, label, ms)| {
-                label.chars().count() + crate::client::clock_ms(*ms).len() + 3
-            });
             let room = usize::from(self.size.cols)
                 .saturating_sub(self.name.chars().count() + 6 + state_len + 4);
             let mut hint = String::new();
@@ -84,8 +84,26 @@ impl Attach {
             }
             hint
         });
+        // The label after the id, where it fits whole beside the keys.
+        let name = match &self.label {
+            Some(label) => {
+                let hint_len = if hint.is_empty() {
+                    0
+                } else {
+                    hint.chars().count() + 2
+                };
+                let named = format!("{} · {label}", self.name);
+                let needs = named.chars().count() + 6 + hint_len + state_len + 4;
+                if needs <= usize::from(self.size.cols) {
+                    named
+                } else {
+                    self.name.clone()
+                }
+            }
+            None => self.name.clone(),
+        };
         self.out.extend(statusbar::render(
-            &self.name,
+            &name,
             self.size.cols,
             self.size.rows,
             state
