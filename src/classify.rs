@@ -143,6 +143,12 @@ pub trait StateClassifier: Send + std::fmt::Debug {
     /// Forced, terminal transition to `Dead` when the child exits.
     fn set_dead(&mut self, now_ms: u64);
 
+    /// The silence that makes it idle now, where that is not simply the
+    /// threshold it was built with (output at a steady beat lengthens it).
+    fn quiet_after_ms(&self) -> Option<u64> {
+        None
+    }
+
     /// Human-readable name of a state byte.
     fn state_name(&self, state: u8) -> &'static str {
         state_name(state)

@@ -26,6 +26,7 @@ pub mod offline;
 pub mod plain;
 mod process;
 pub mod resolve;
+pub(crate) mod rhythm;
 pub mod rules;
 pub mod screen;
 mod settings;
@@ -121,6 +122,9 @@ pub struct Detector {
     /// The last verdict stands for a redraw that answers a resize (see
     /// [`Detector::verdict`]): look again when the grace ends.
     held: bool,
+    /// The beat output comes at, which may lengthen the silence that ends
+    /// work (`evidence.idle_threshold_ms`).
+    rhythm: rhythm::Rhythm,
 }
 
 impl Detector {
@@ -175,6 +179,7 @@ impl Detector {
             last_ms: now_ms,
             looked_ms: now_ms,
             held: false,
+            rhythm: rhythm::Rhythm::default(),
         };
         detector.note_agent(now_ms);
         detector
@@ -292,6 +297,8 @@ impl Detector {
             return;
         }
         self.evidence.last_output_ms = Some(now_ms);
+        self.rhythm.output(now_ms);
+        self.evidence.idle_threshold_ms = self.rhythm.quiet_after(self.settings.idle_threshold_ms);
     }
 
     /// Something the program said besides drawing (title, bell, ...).
@@ -673,7 +680,7 @@ impl Detector {
                         .first()
                         .is_some_and(|s| s.source == Source::Timing)
                 {
-                    consider(t.saturating_add(self.settings.idle_threshold_ms));
+                    consider(t.saturating_add(self.evidence.idle_threshold_ms));
                 }
                 if last.health == Health::Recovered
                     && let Some(t) = self.evidence.recovered_until_ms

@@ -305,6 +305,48 @@ fn a_question_asked_in_a_repl_is_waiting_for_input_and_its_prompt_is_not() {
     }
 }
 
+/// A program redrawing every few seconds (`top` every 3 s) was idle for
+/// a moment at each redraw, its silences just past the idle threshold:
+/// an `idle` and an `active` in `hm events` at every one. Once its beat
+/// is known it is one stretch of work, under either classifier, until it
+/// stops.
+#[test]
+fn a_program_printing_at_a_steady_beat_past_the_threshold_stays_active() {
+    let sb = Sandbox::new();
+    let beat = "for i in 1 2 3 4 5 6 7; do echo beat $i; sleep 3.4; done; exec sleep 60";
+    // The agent classifier by timing alone: the running `sleep` would
+    // say active all along.
+    let conf = sb.path().join("agent.toml");
+    std::fs::write(&conf, "[classifier.agent]\nprocess_evidence = false\n").expect("config");
+    let conf = conf.to_str().expect("utf-8");
+    let _plain = sb.start("plain", &[], &["bash", "-c", beat]);
+    let _agent = sb.start("agent", &["--config", conf], &["bash", "-c", beat]);
+    assert_eq!(sb.status_json("agent")["classifier"], "agent");
+    for id in ["plain", "agent"] {
+        common::wait_until(&format!("{id}'s fourth beat"), || {
+            stdout(&sb.cmd(&["logs", id])).contains("beat 4")
+        });
+    }
+    // Past the next beat's silence, active all along.
+    for id in ["plain", "agent"] {
+        let mut v = serde_json::Value::Null;
+        common::wait_until(&format!("{id} active for 5 s"), || {
+            v = sb.status_json(id);
+            assert_ne!(v["primary"], "idle", "idle between beats: {v}");
+            v["state_ms"].as_u64().is_some_and(|ms| ms >= 5_000)
+        });
+        assert_eq!(v["primary"], "active", "{v}");
+    }
+    // It stops after the seventh: no longer at work a beat and a half
+    // later (`idle`; the agent classifier with no evidence left says
+    // `unknown`).
+    for (id, after) in [("plain", "idle"), ("agent", "unknown")] {
+        common::wait_until(&format!("{id} {after} once it stops"), || {
+            sb.status_json(id)["primary"] == after
+        });
+    }
+}
+
 #[test]
 fn a_program_running_silently_is_never_stuck() {
     let sb = Sandbox::new();

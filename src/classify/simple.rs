@@ -6,9 +6,13 @@
 //! because `record` runs on every pty read.
 
 use super::{ProcessState, StateClassifier};
+use crate::detect::rhythm::Rhythm;
 
 /// `Idle` once the program has been silent for `idle_threshold_ms` (at
-/// exactly the threshold it is already idle), `Active` otherwise.
+/// exactly the threshold it is already idle), `Active` otherwise. Output
+/// at a steady beat a little longer than the threshold (`top` redrawing
+/// every 3 s) lengthens the silence that makes it idle to a beat and a
+/// half ([`Rhythm`]): it was idle for 50 ms at each beat.
 ///
 /// Transition times are when the program changed, not when we noticed:
 /// `Active` is entered at the output that started it, and `Idle` at
@@ -19,6 +23,9 @@ pub struct Simple {
     idle_threshold_ms: u64,
     /// The most recent non-empty read, `None` until the program writes.
     last_output_ms: Option<u64>,
+    /// The beat of the output, and the silence it makes idle now.
+    rhythm: Rhythm,
+    quiet_ms: u64,
     state: ProcessState,
     entered_at_ms: u64,
 }
@@ -31,6 +38,8 @@ impl Simple {
         Self {
             idle_threshold_ms,
             last_output_ms: None,
+            rhythm: Rhythm::default(),
+            quiet_ms: idle_threshold_ms,
             state: ProcessState::Idle,
             entered_at_ms: now_ms,
         }
@@ -47,11 +56,8 @@ impl Simple {
         };
         // `saturating_sub` makes a clock that went backwards look like
         // output just now, which is the harmless reading.
-        let (target, entered_at) = if now_ms.saturating_sub(last) >= self.idle_threshold_ms {
-            (
-                ProcessState::Idle,
-                last.saturating_add(self.idle_threshold_ms),
-            )
+        let (target, entered_at) = if now_ms.saturating_sub(last) >= self.quiet_ms {
+            (ProcessState::Idle, last.saturating_add(self.quiet_ms))
         } else {
             (ProcessState::Active, last)
         };
@@ -74,6 +80,8 @@ impl StateClassifier for Simple {
         // during it, the program still went idle at `last + threshold`, and
         // without this step `state_ms` would report one long Active stretch.
         self.settle(now_ms);
+        self.rhythm.output(now_ms);
+        self.quiet_ms = self.rhythm.quiet_after(self.idle_threshold_ms);
         self.last_output_ms = Some(now_ms);
         self.settle(now_ms);
     }
@@ -88,6 +96,10 @@ impl StateClassifier for Simple {
 
     fn state_ms(&self, now_ms: u64) -> u32 {
         u32::try_from(now_ms.saturating_sub(self.entered_at_ms)).unwrap_or(u32::MAX)
+    }
+
+    fn quiet_after_ms(&self) -> Option<u64> {
+        Some(self.quiet_ms)
     }
 
     fn set_dead(&mut self, now_ms: u64) {
@@ -226,6 +238,30 @@ mod tests {
         assert_eq!(c.state_ms(u64::MAX), u32::MAX);
     }
 
+    /// `top` redraws every 3 s: just past the threshold, it was idle for
+    /// 50 ms at each redraw. Once its beat is known (three gaps alike) it
+    /// is active until a beat and a half of silence.
+    #[test]
+    fn output_at_a_steady_beat_past_the_threshold_stays_active() {
+        let mut c = Simple::new(T, 0);
+        let beat = 3_050;
+        for i in 0..4 {
+            c.record(b"frame", i * beat);
+        }
+        let last = 3 * beat;
+        c.tick(last + T + 10);
+        assert_eq!(c.state(), ProcessState::Active, "idle between redraws");
+        c.record(b"frame", 4 * beat);
+        assert_eq!(
+            c.state_ms(4 * beat),
+            (4 * beat - last) as u32,
+            "one stretch of work since the beat was known"
+        );
+        c.tick(4 * beat + beat * 3 / 2);
+        assert_eq!(c.state(), ProcessState::Idle, "it stopped");
+        assert_eq!(c.state_ms(4 * beat + beat * 3 / 2), 0);
+    }
+
     #[test]
     fn zero_threshold_is_always_idle() {
         let mut c = Simple::new(0, 0);
@@ -298,7 +334,11 @@ mod tests {
                 let _ = c.state_ms(0);
                 let _ = c.state_ms(u64::MAX);
             }
-            if let Some(idle_at) = last_output.and_then(|t: u64| t.checked_add(threshold)) {
+            // A steady beat lengthens the silence that makes it idle, to
+            // at most a beat and a half of twice the threshold.
+            let quiet = c.quiet_after_ms().expect("a simple classifier's quiet");
+            prop_assert!(quiet >= threshold && quiet <= threshold.saturating_mul(3));
+            if let Some(idle_at) = last_output.and_then(|t: u64| t.checked_add(quiet)) {
                 c.tick(idle_at);
                 let want = if dead { ProcessState::Dead } else { ProcessState::Idle };
                 prop_assert_eq!(c.state(), want);

@@ -302,7 +302,10 @@ impl Shared {
             .report
             .as_ref()
             .is_some_and(|r| r.primary == Primary::Active);
-        let threshold = self.info.idle_threshold_ms?;
+        let threshold = self
+            .classifier
+            .quiet_after_ms()
+            .or(self.info.idle_threshold_ms)?;
         let last = self.last_output_ms?;
         busy.then_some(last + threshold + 1)
     }
