@@ -48,6 +48,9 @@ pub struct Theme {
     pub popup_border: Style,
     /// Connection problems and other errors.
     pub error: Style,
+    /// The badge of a session that ended well: code 0, or killed by a
+    /// person. The `dead` state's is for failures.
+    pub ended_well: Style,
     states: States<Style>,
 }
 
@@ -130,6 +133,7 @@ impl Theme {
             popup: style(&ui.popup),
             popup_border: style(&ui.popup_border),
             error: style(&ui.error),
+            ended_well: style(&ui.ended_well),
             states: file.states.map(style),
         }
     }
@@ -162,6 +166,7 @@ struct Ui {
     popup: StyleSpec,
     popup_border: StyleSpec,
     error: StyleSpec,
+    ended_well: StyleSpec,
 }
 
 /// One value per state the badge can show.
@@ -256,6 +261,7 @@ mod tests {
             ("popup", t.popup),
             ("popup_border", t.popup_border),
             ("error", t.error),
+            ("ended_well", t.ended_well),
             ("idle", s.idle),
             ("thinking", s.thinking),
             ("streaming", s.streaming),

@@ -257,6 +257,43 @@ fn each_session_gets_a_pane_with_its_output_and_state() {
     assert_eq!(footer.bgcolor(), vt100::Color::Idx(236));
 }
 
+/// A session that ended well (code 0, or killed by a person) is not
+/// painted as a failure: every ended badge had the `dead` state's red,
+/// `exited 0` as `exited 3`.
+#[test]
+fn an_ended_badge_says_whether_it_failed() {
+    let sb = Sandbox::new();
+    let _ok = sb.start("ok", &[], &["sh", "-c", "read x; echo done"]);
+    let _bad = sb.start("bad", &[], &["sh", "-c", "read x; echo oops; exit 3"]);
+    let mut t = tui(&sb);
+    t.wait_for("both panes", |t| {
+        pane(t, "ok").is_some() && pane(t, "bad").is_some()
+    });
+    for id in ["ok", "bad"] {
+        let out = sb.cmd(&["send", id, "", "--enter"]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    // Where a badge's text is on the screen: its first cell's background.
+    let badge_bg = |t: &Terminal, text: &str| {
+        (0..ROWS).find_map(|r| {
+            let row = t.row(r);
+            let at = row.find(text)?;
+            let col = row[..at].chars().count() as u16;
+            t.screen().cell(r, col + 1).map(|c| c.bgcolor())
+        })
+    };
+    t.wait_for("both ended", |t| {
+        badge_bg(t, " exited 0").is_some() && badge_bg(t, " exited 3").is_some()
+    });
+    assert_eq!(badge_bg(&t, " exited 3"), Some(vt100::Color::Idx(124)));
+    let ok = badge_bg(&t, " exited 0");
+    assert_eq!(
+        ok,
+        Some(vt100::Color::Idx(246)),
+        "exited 0 in the dark theme's ended_well"
+    );
+}
+
 /// What a program drew once, before the oldest byte its supervisor still
 /// keeps (an agent's banner above a status line it then redrew thousands
 /// of times in place), is on its screen and in its pane: the replay alone

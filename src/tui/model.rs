@@ -437,6 +437,13 @@ impl Pane {
         self.exit.is_some() || self.link == Link::Gone
     }
 
+    /// Whether it ended as meant: its program exited with code 0, or a
+    /// person killed it. Not a failure, a crash or a lost supervisor,
+    /// whose badge is the `dead` state's.
+    pub fn ended_well(&self) -> bool {
+        self.lost.is_none() && (self.exit == Some(0) || (self.exit.is_some() && self.killed))
+    }
+
     /// Milliseconds in the current state, extrapolated from the last
     /// answer; once ended, since the end.
     pub fn state_ms(&self, now: Instant) -> Option<u64> {

@@ -91,6 +91,16 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     }
 }
 
+/// The style of a pane's state badge: an ended session's says whether it
+/// ended well (`exited 0`, killed by a person) or failed.
+fn badge_style(m: &Model, p: &crate::tui::model::Pane) -> ratatui::style::Style {
+    if p.ended_well() {
+        m.theme.ended_well
+    } else {
+        m.theme.state(p.state())
+    }
+}
+
 fn key(m: &Model, k: &str) -> Span<'static> {
     Span::styled(k.to_string(), m.theme.footer_key)
 }

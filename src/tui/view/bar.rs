@@ -113,7 +113,7 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
     }
     spans.push(Span::styled(
         format!(" {state}{timer} "),
-        m.theme.state(p.state()),
+        super::badge_style(m, p),
     ));
     if !held.is_empty() {
         spans.push(Span::styled(held, m.theme.dim));

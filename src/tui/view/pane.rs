@@ -50,7 +50,6 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     } else {
         m.theme.border
     };
-    let state = p.state();
     // Another machine's session, while that machine is down: what it
     // shows is as of when it dropped, its timers stopped then.
     let dropped = m.host_down(p);
@@ -75,7 +74,7 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
     let badge_style = if dropped.is_some() {
         m.theme.dim
     } else {
-        m.theme.state(state)
+        super::badge_style(m, p)
     };
     let badge = match t.badge.as_str() {
         "" => String::new(),
@@ -104,8 +103,10 @@ pub(super) fn pane(m: &Model, p: &Pane, r: Rect, f: &mut Frame<'_>, now: Instant
                     |s| format!("killed {s}"),
                 )
             };
-            Span::styled(format!(" {said} "), m.theme.error)
+            // A person ended it: no failure.
+            Span::styled(format!(" {said} "), m.theme.dim)
         }
+        (_, Some(0)) => Span::styled(" exited 0 ", m.theme.dim),
         (_, Some(code)) => Span::styled(format!(" exited {code} "), m.theme.error),
         // Shorter in a narrow pane, where a cut would take "lost".
         _ if p.lost.is_some() => {

@@ -193,7 +193,11 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
         Line::from(vec![
             Span::styled(
                 format!(" {} ", crate::client::ended_short(code, p.killed)),
-                m.theme.error,
+                if p.ended_well() {
+                    m.theme.ended_well
+                } else {
+                    m.theme.error
+                },
             ),
             Span::raw(format!(
                 "  {} ago",
