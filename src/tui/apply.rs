@@ -120,12 +120,16 @@ impl Apply {
                     let _ = tx.blocking_send(Msg::OrphanKilled(id, result));
                 });
             }
-            Effect::Restore(ids) => {
+            Effect::Restore(ids, also) => {
                 let (tx, dir) = (self.tx.clone(), opts.dir.clone());
                 let config = opts.config_path.clone();
                 std::thread::spawn(move || {
                     let mut results = restore(&ids, &dir, config.as_deref());
-                    let said = restored(&results);
+                    let mut said = restored(&results);
+                    // The last word stays: it keeps why one was left out.
+                    if let Some(also) = also {
+                        said = format!("{said}; {also}");
+                    }
                     // Each comes up as it is told; the failures first, so
                     // that the last word, which stays, is the whole.
                     results.sort_by_key(|(_, r)| r.is_ok());

@@ -88,11 +88,9 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
                 m.notify(text, now);
                 return;
             }
-            let text = format!(
-                "restoring {}; '{id}' is not restored: r runs it again",
-                sessions(others.len())
-            );
-            start(m, others, fx);
+            let not = format!("'{id}' is not restored: r runs it again");
+            let text = format!("restoring {}; {not}", sessions(others.len()));
+            start(m, others, Some(not), fx);
             m.notify(text, now);
             return;
         }
@@ -105,7 +103,7 @@ pub fn restore_key(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         return;
     }
     m.notify(format!("restoring {}…", sessions(ids.len())), now);
-    start(m, ids, fx);
+    start(m, ids, None, fx);
 }
 
 /// The lost sessions `R` restores, by id.
@@ -118,12 +116,13 @@ fn restorable(m: &Model) -> Vec<String> {
 }
 
 /// `ids` restored: their panes give way to the sessions once found.
-fn start(m: &mut Model, ids: Vec<String>, fx: &mut Vec<Effect>) {
+/// `also`: said after what came of it.
+fn start(m: &mut Model, ids: Vec<String>, also: Option<String>, fx: &mut Vec<Effect>) {
     for id in &ids {
         m.starting.insert(id.clone());
     }
     m.panes.retain(|p| !ids.contains(&p.id));
-    fx.push(Effect::Restore(ids));
+    fx.push(Effect::Restore(ids, also));
 }
 
 /// `1 session`, `3 sessions`.
@@ -206,7 +205,7 @@ mod tests {
         m.selected = Some("live".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
         assert!(
-            fx.contains(&Effect::Restore(vec!["a".into(), "b".into()])),
+            fx.contains(&Effect::Restore(vec!["a".into(), "b".into()], None)),
             "{fx:?}"
         );
         assert!(m.pane("a").is_none() && m.starting.contains("a"));
@@ -221,7 +220,7 @@ mod tests {
         m.selected = Some("c".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
         assert!(
-            !fx.iter().any(|e| matches!(e, Effect::Restore(_))),
+            !fx.iter().any(|e| matches!(e, Effect::Restore(..))),
             "{fx:?}"
         );
         assert_eq!(
@@ -240,7 +239,12 @@ mod tests {
         );
         m.selected = Some("c".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
-        assert!(fx.contains(&Effect::Restore(vec!["d".into()])), "{fx:?}");
+        // What came of it, when said, still says why 'c' was left out.
+        let not = Some("'c' is not restored: r runs it again".to_owned());
+        assert!(
+            fx.contains(&Effect::Restore(vec!["d".into()], not)),
+            "{fx:?}"
+        );
         assert_eq!(
             m.notice.as_ref().map(|(t, _)| t.as_str()),
             Some("restoring 1 session; 'c' is not restored: r runs it again")
@@ -360,7 +364,10 @@ mod tests {
         assert_eq!(restartable(&m), 1);
         m.selected = Some("w".into());
         let fx = update(&mut m, press(KeyCode::Char('R')), now);
-        assert!(fx.contains(&Effect::Restore(vec!["w".into()])), "{fx:?}");
+        assert!(
+            fx.contains(&Effect::Restore(vec!["w".into()], None)),
+            "{fx:?}"
+        );
         // A live pane is never taken for lost.
         update(&mut m, Msg::Lost(vec![lost("x", true)]), now);
         assert_eq!(m.pane("x").and_then(|p| p.lost.clone()), None);

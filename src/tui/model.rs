@@ -147,8 +147,10 @@ pub enum Effect {
     /// Stop the program of a session whose supervisor is gone (`hm kill`,
     /// which stops it as the supervisor would have).
     KillOrphan(String),
-    /// Start lost sessions again, as they were (`hm restore IDS`).
-    Restore(Vec<String>),
+    /// Start lost sessions again, as they were (`hm restore IDS`); the
+    /// words after what came of it, if any (why the selected one was not
+    /// among them).
+    Restore(Vec<String>, Option<String>),
     /// Put this text on the system clipboard, through the dashboard's
     /// terminal (OSC 52).
     Clipboard(String),
