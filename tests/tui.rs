@@ -393,6 +393,48 @@ fn focus_sends_keys_to_the_session_and_the_detach_key_returns() {
     t.wait_for("the help closed", |t| !t.contains("back from focus"));
 }
 
+/// Focused on a session whose supervisor stops answering, the bar says
+/// so where the state was, as the pane does in the grid: it showed the
+/// last state with its timer running on, over a screen that no longer
+/// changed and keys that went nowhere.
+#[test]
+fn focus_says_when_its_session_stops_answering() {
+    let sb = Sandbox::new();
+    let _s = sb.start("sh", &[], SHELL);
+    let supervisor = sb.status_json("sh")["supervisor_pid"]
+        .as_i64()
+        .expect("supervisor_pid") as i32;
+    let mut t = tui(&sb);
+    t.wait_for("the shell's prompt", |t| {
+        pane(t, "sh").is_some_and(|p| p.shows("bash-") && !p.bottom.contains("connecting"))
+    });
+    t.send(b"\r");
+    t.wait_for("the bar with the state", |t| {
+        let bar = t.last_row();
+        bar.starts_with(" sh ") && bar.contains(" idle")
+    });
+    let pid = nix::unistd::Pid::from_raw(supervisor);
+    kill(pid, Signal::SIGSTOP).expect("stop the supervisor");
+    // Continued however the test ends.
+    struct Cont(nix::unistd::Pid);
+    impl Drop for Cont {
+        fn drop(&mut self) {
+            let _ = kill(self.0, Signal::SIGCONT);
+        }
+    }
+    let cont = Cont(pid);
+    t.send(b"echo typed\r");
+    t.wait_for("'not responding' in the bar", |t| {
+        let bar = t.last_row();
+        bar.contains("not responding") && !bar.contains(" idle")
+    });
+    drop(cont);
+    t.wait_for("the state again", |t| {
+        let bar = t.last_row();
+        bar.contains(" idle") && !bar.contains("not responding")
+    });
+}
+
 #[test]
 fn kill_asks_first_and_only_yes_kills() {
     let sb = Sandbox::new();

@@ -15,7 +15,7 @@ use crate::client::clock_ms;
 use crate::client::view::need_you;
 use crate::config::Action;
 use crate::tui::inbox;
-use crate::tui::model::{Mode, Model, Pane};
+use crate::tui::model::{Link, Mode, Model, Pane};
 
 /// The most of a label the focus bar shows.
 const LABEL_MAX: usize = 24;
@@ -26,9 +26,26 @@ const MIN_ID: usize = 10;
 /// The focused session's bar: which session, its state, how to get back,
 /// and how many others need you.
 pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: Instant) {
-    let state = p.state_label().unwrap_or_else(|| "…".into());
+    // A session that stopped answering says so where its state was, as its
+    // pane does: focus showed its last state, the timer running on, over
+    // a screen that no longer changed.
+    let problem = if m.host_down(p).is_some() {
+        super::title::badges(m, p, now).into_iter().next()
+    } else {
+        match &p.link {
+            Link::Problem(why) => Some(why.clone()),
+            Link::Gone if p.exit.is_none() && p.lost.is_none() => Some("supervisor gone".into()),
+            Link::Live if p.unresponsive() => Some("not responding".into()),
+            _ => None,
+        }
+    };
+    let state = problem
+        .clone()
+        .or_else(|| p.state_label())
+        .unwrap_or_else(|| "…".into());
     let mut timer = p
         .state_ms(now)
+        .filter(|_| problem.is_none())
         .map_or(String::new(), |ms| format!(" {}", clock_ms(ms)));
     // Entered from the inbox, the detach key goes back there.
     let to = if m.inbox.after_focus {
@@ -111,10 +128,12 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
             spans.push(Span::styled(format!(" {label}"), m.theme.dim));
         }
     }
-    spans.push(Span::styled(
-        format!(" {state}{timer} "),
-        super::badge_style(m, p),
-    ));
+    let badge = if problem.is_some() {
+        m.theme.error
+    } else {
+        super::badge_style(m, p)
+    };
+    spans.push(Span::styled(format!(" {state}{timer} "), badge));
     if !held.is_empty() {
         spans.push(Span::styled(held, m.theme.dim));
     }
