@@ -46,9 +46,9 @@ impl Rhythm {
     }
 
     /// How long a silence must last to end the work, given `threshold` for
-    /// output at no steady beat: a beat's length and a half for bursts that
-    /// came at one, no further than twice the threshold apart, so one
-    /// redraw late or a little slow is not taken for the end.
+    /// output at no steady beat: at least a beat's length and a half for
+    /// bursts that came at one, no further than twice the threshold apart,
+    /// so one redraw late or a little slow is not taken for the end.
     pub fn quiet_after(&self, threshold: u64) -> u64 {
         if self.seen < BEATS {
             return threshold;
@@ -62,8 +62,10 @@ impl Rhythm {
         let mean = (sum / BEATS as u128) as u64;
         // Alike: within a tenth of their mean either way.
         let steady = max - min <= mean / 5;
-        if steady && mean >= threshold && mean <= threshold.saturating_mul(2) {
-            mean.saturating_add(mean / 2)
+        // A beat about the threshold, some gaps under it and some over,
+        // is as much a beat as one past it.
+        if steady && mean <= threshold.saturating_mul(2) {
+            threshold.max(mean.saturating_add(mean / 2))
         } else {
             threshold
         }
@@ -91,6 +93,15 @@ mod tests {
     fn a_beat_a_little_longer_than_the_threshold_lengthens_it() {
         assert_eq!(beating(3_050, 4).quiet_after(T), 4_575);
         assert_eq!(beating(5_000, 4).quiet_after(T), 7_500);
+    }
+
+    #[test]
+    fn a_beat_about_the_threshold_lengthens_it() {
+        let mut r = Rhythm::default();
+        for t in [0, 2_980, 6_020, 8_990] {
+            r.output(t);
+        }
+        assert_eq!(r.quiet_after(T), 4_494);
     }
 
     #[test]

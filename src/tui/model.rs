@@ -305,6 +305,10 @@ pub struct Pane {
     pub busy_since: Option<Instant>,
     /// The last output that was not a redraw after our resize.
     pub last_work: Option<Instant>,
+    /// The beat its output comes at, which lengthens the silence that
+    /// ends its work as its supervisor's classifier does (`top`); timed
+    /// from its first output here.
+    pub rhythm: Option<(Instant, crate::detect::rhythm::Rhythm)>,
     /// Seen waiting (by a STATUS answer) before the pushed state said at
     /// what: its notification waits for that, since then.
     pub alert_owed: Option<Instant>,
@@ -378,6 +382,7 @@ impl Pane {
             applied: None,
             busy_since: None,
             last_work: None,
+            rhythm: None,
             alert_owed: None,
             resized_at: None,
             report: None,

@@ -330,6 +330,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.drawn += 1;
             p.poll.reset();
             p.poll.asked(now);
+            // Connected again after a drop: the silence was the link's,
+            // not the program's, and the work before it is not known to
+            // have ended (a program printing every second came back
+            // marked as having finished).
+            p.busy_since = None;
+            p.last_work = None;
+            p.rhythm = None;
         }
         SessionMsg::Mark(mark) => {
             let first = !std::mem::replace(&mut p.marks, true);
@@ -362,9 +369,19 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // before it settles the state). The work before the silence
             // ended there: `top`, redrawing every 3 s, was one piece of
             // work growing at each redraw, and finished at each.
+            // As long a silence as the supervisor's classifier takes for
+            // the end: longer for output at a steady beat (`top` is one
+            // piece of work, and was marked finished when one redraw came
+            // a little early and the next a little late).
+            let threshold = p.poll.idle_threshold().as_millis() as u64;
+            let quiet = p
+                .rhythm
+                .as_ref()
+                .map_or(threshold, |(_, r)| r.quiet_after(threshold));
+            let quiet = Duration::from_millis(quiet);
             let silent = p
                 .last_work
-                .is_some_and(|l| now.saturating_duration_since(l) >= p.poll.idle_threshold());
+                .is_some_and(|l| now.saturating_duration_since(l) >= quiet);
             let turns = p
                 .report
                 .as_ref()
@@ -378,6 +395,8 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if p.busy_since.is_some() || !p.redrawing(now) {
                 p.last_work = Some(now);
                 p.busy_since.get_or_insert(now);
+                let (epoch, rhythm) = p.rhythm.get_or_insert_with(|| (now, Default::default()));
+                rhythm.output(now.saturating_duration_since(*epoch).as_millis() as u64);
             }
             let shown_idle = p
                 .status
@@ -409,8 +428,16 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
             // The push says the work ended before any STATUS answer does
-            // (it took the work with it, and no pane was ever marked).
-            if !p.busy() && finished_work(p, was_over) && !selected && !focused {
+            // (it took the work with it, and no pane was ever marked). Not
+            // a state that began before output seen since: it is of the
+            // silence that output ended, which the output judged (new
+            // work, or the same at a steady beat).
+            let began = Duration::from_millis(p.report.as_ref().map_or(0, |r| r.state_ms));
+            let of_the_past = p
+                .last_work
+                .zip(now.checked_sub(began))
+                .is_some_and(|(work, since)| since < work);
+            if !p.busy() && !of_the_past && finished_work(p, was_over) && !selected && !focused {
                 p.attention = true;
                 alert(fx, "finished".into());
             }
