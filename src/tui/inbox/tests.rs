@@ -1312,3 +1312,29 @@ fn an_answer_is_said_once_in_the_inbox_and_in_the_footer_after() {
         "{screen}"
     );
 }
+
+/// The HOST column is there while another machine's session asks, and
+/// not with hosts configured and only local ones asking: `local` on
+/// every row took the subject's room at 80 columns.
+#[test]
+fn the_host_column_is_there_only_for_another_machines_session() {
+    let now = Instant::now();
+    let mut m = opened(&["a"], &[("a", "permission", 3_000)], now);
+    m.hosts = vec!["box".into()];
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("ID") && !screen.contains("HOST"),
+        "{screen}"
+    );
+    let mut m = opened(
+        &["a", "box:b"],
+        &[("a", "permission", 3_000), ("box:b", "permission", 2_000)],
+        now,
+    );
+    m.hosts = vec!["box".into()];
+    let screen = draw(&mut m, now);
+    assert!(
+        screen.contains("HOST") && screen.contains("local"),
+        "{screen}"
+    );
+}

@@ -62,7 +62,7 @@ pub(super) fn inbox(m: &Model, f: &mut Frame<'_>, now: Instant) {
             lines.push(Line::from(Span::styled(format!(" {part}"), m.theme.dim)));
         }
     } else {
-        let cols = Columns::of(&rows, inner_w, !m.hosts.is_empty());
+        let cols = Columns::of(&rows, inner_w);
         lines.push(Line::from(Span::styled(cols.header(), m.theme.dim)));
         // The question gets what the rows leave it, at least a few rows;
         // the list scrolls to keep the selection on show.
@@ -359,11 +359,15 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(rows: &[Row<'_>], width: usize, hosts: bool) -> Columns {
+    fn of(rows: &[Row<'_>], width: usize) -> Columns {
         let widest = |f: &dyn Fn(&Row<'_>) -> usize, min: usize, max: usize| {
             rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
         };
-        let host = (hosts || rows.iter().any(|r| r.host.is_some()))
+        // Only while another machine's session asks: a column saying
+        // `local` on every row took the subject's room.
+        let host = rows
+            .iter()
+            .any(|r| r.host.is_some())
             .then(|| widest(&|r| r.host.map_or(5, |h| h.chars().count()), 4, 16));
         let detail = widest(&|r| r.detail.chars().count(), 6, 14);
         let waited = 6;
