@@ -146,16 +146,45 @@ pub fn command_for_people(words: &[String]) -> String {
     printable(&shown.join(" "))
 }
 
-/// `word` as a shell reads it back: quoted (by `shlex`) when it has a
-/// character the shell would split it at or expand, else as it is. `=`,
-/// `%` and `,`, which `shlex` quotes to be safe everywhere, do not call
-/// for it here: `NAME=value` and `--model=x` read as people write them.
+/// `word` as a shell reads it back: quoted when it has a character the
+/// shell would split it at or expand, else as it is. `=`, `%` and `,`,
+/// which `shlex` quotes to be safe everywhere, do not call for it here:
+/// `NAME=value` and `--model=x` read as people write them. Within single
+/// quotes where it has none (`shlex` mixed quotes around a `$`: `sh -c
+/// "bash -c \"read a; echo "'$a'`), and a line break or other control
+/// character as bash and zsh read it back on one line (`$'a\nb'`): it was
+/// printed as `?`.
 fn quoted(word: &str) -> String {
     const SPECIAL: &str = " \t\n|&;<>()$`\\\"'*?[#~{}!^";
     if !word.is_empty() && !word.contains(|c| SPECIAL.contains(c)) {
         return word.to_owned();
     }
+    if word.contains(char::is_control) {
+        return ansi_c_quoted(word);
+    }
+    if !word.contains('\'') {
+        return format!("'{word}'");
+    }
     shlex::try_quote(word).map_or_else(|_| word.to_owned(), |q| q.into_owned())
+}
+
+/// `word` in `$'...'`, its control characters, backslashes and single
+/// quotes escaped.
+fn ansi_c_quoted(word: &str) -> String {
+    let mut out = String::from("$'");
+    for c in word.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// A setting's or option's name that says it holds a secret: made of
@@ -419,6 +448,20 @@ mod tests {
         assert_eq!(
             super::command_for_people(&words(&["printf", "it's $HOME"])),
             r#"printf "it's "'$HOME'"#
+        );
+        // A script of several lines, on one line as bash reads it back.
+        assert_eq!(
+            super::command_for_people(&words(&["python3", "-c", "import time\nprint('a\\b')"])),
+            r"python3 -c $'import time\nprint(\'a\\b\')'"
+        );
+        assert_eq!(
+            super::command_for_people(&words(&["printf", "\x1b[1m\u{85}"])),
+            r"printf $'\u001b[1m\u0085'"
+        );
+        // Quotes of one kind within those of the other.
+        assert_eq!(
+            super::command_for_people(&words(&["sh", "-c", r#"read -p "Go? " a; echo "$a""#])),
+            r#"sh -c 'read -p "Go? " a; echo "$a"'"#
         );
     }
     use super::*;
