@@ -229,9 +229,15 @@ pub fn view(p: &Pane, rows: u16, cols: u16) -> View<'_> {
     let Some(mode) = &p.copy else {
         return screen::view(&p.term, rows, cols);
     };
-    // `view_around` puts the cell on the view's last row.
+    // `view_around` puts the cell on the view's last row, and its column
+    // at the right edge when it must scroll: asked for half a view to the
+    // right of the cursor, it puts the cursor in the middle, with what
+    // follows it in sight (a search's match, found far right in a narrow
+    // pane, was hidden under the edge's `›`).
     let top = window_top(p);
-    let col = mode.cursor_cell(extent(p)).map_or(0, |(_, c)| c);
+    let col = mode
+        .cursor_cell(extent(p))
+        .map_or(0, |(_, c)| c.saturating_add(cols / 2));
     screen::view_around(
         &p.term,
         rows,

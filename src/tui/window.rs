@@ -358,6 +358,16 @@ fn input_rows(screen: &vt100::Screen, agent: Option<&str>) -> Option<(u16, Optio
     Some((row(top)?, said.and_then(row)))
 }
 
+/// Whether `row` of `screen` has text before column `to`: a view
+/// scrolled to start there cuts it.
+pub fn cut_before(screen: &vt100::Screen, row: u16, to: u16) -> bool {
+    (0..to).any(|col| {
+        screen
+            .cell(row, col)
+            .is_some_and(|c| c.has_contents() && c.contents() != " ")
+    })
+}
+
 /// Whether `row` of the screen has anything drawn at or past column
 /// `from`: the window cuts it, and says so.
 pub fn cut(screen: &vt100::Screen, row: u16, from: u16) -> bool {

@@ -289,3 +289,29 @@ fn q_right_after_copying_does_not_quit() {
     }
     assert!(m.quit, "a key between: q quits");
 }
+
+/// A search's match far to the right of a narrow pane is shown with what
+/// follows it, the cursor in the middle of the view: the view put the
+/// cursor on the pane's last column, under the edge's `›`, and the match
+/// out of sight. A row shown from past its start is marked `‹`.
+#[test]
+fn a_match_past_a_narrow_panes_edge_is_in_sight() {
+    let now = Instant::now();
+    let mut m = model(60, 20);
+    live(&mut m, &["a", "b", "c", "d"], now);
+    let line = format!("{}tick 5 done\r\n$ ", "the quick brown fox ".repeat(3));
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(line.into_bytes())),
+        now,
+    );
+    update(&mut m, press(KeyCode::Char('[')), now);
+    typed(&mut m, "?tick 5", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    let screen = screen_text(&m, now);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("tick 5 done"))
+        .unwrap_or_else(|| panic!("the match in sight:\n{screen}"));
+    assert!(row.contains("‹"), "{row}");
+}

@@ -19,6 +19,10 @@ use crate::tui::screen;
 use crate::tui::window;
 use crate::vt::history::CUT_MARK;
 
+/// A row shown from past its start (scrolled right) is marked so at its
+/// left, as one that goes on past the right edge is at its right.
+const CUT_LEFT_MARK: &str = "‹";
+
 /// The bottom border's timer, the time since the program last printed:
 /// `idle 1m36s` for an idle session, `quiet 4s` for a working one (a
 /// build that stopped printing; "idle" there read as a contradiction of
@@ -310,6 +314,12 @@ pub(super) fn edges(m: &Model, p: &Pane, v: &screen::View<'_>, area: Rect, f: &m
             f.buffer_mut()[(area.x + last, area.y + row)].set_symbol(" ");
         }
         // Of the screen drawn: scrolled back, the history's rows.
+        // Scrolled right: a row with text to the left says so too.
+        if col_off > 0 && window::cut_before(p.term.shown(), row_off + row, col_off) {
+            f.buffer_mut()[(area.x, area.y + row)]
+                .set_symbol(CUT_LEFT_MARK)
+                .set_style(m.theme.dim);
+        }
         if window::cut(p.term.shown(), row_off + row, col_off + area.width) {
             // A wide character ending at the edge has its right half in
             // the last column, where a mark is not drawn: it gives way.
