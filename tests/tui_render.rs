@@ -269,6 +269,29 @@ fn kill_asks_for_confirmation() {
     insta::assert_snapshot!(s.text());
 }
 
+/// A box is as tall as its rows once wrapped: sized to its lines, it lost
+/// the keys that answer it wherever one wrapped (the kill's question at
+/// 30 columns; the form's id hint at 40). Short of rows, its blank rows
+/// go before its keys do.
+#[test]
+fn a_popup_on_a_small_terminal_keeps_its_keys() {
+    for (cols, rows) in [(30, 10), (30, 8), (40, 12)] {
+        let mut s = Scene::new(cols, rows);
+        s.live(&["a-long-session-id"]);
+        s.key(KeyCode::Char('x'));
+        let kill = s.text();
+        assert!(
+            kill.contains("y kill") && kill.contains("n keep"),
+            "{cols}x{rows}:\n{kill}"
+        );
+        s.key(KeyCode::Char('n'));
+        s.key(KeyCode::Char('n'));
+        let form = s.text();
+        assert!(form.contains("Esc cancel"), "{cols}x{rows}:\n{form}");
+        s.key(KeyCode::Esc);
+    }
+}
+
 #[test]
 fn help_lists_the_keys() {
     let mut s = four();

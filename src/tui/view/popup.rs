@@ -338,7 +338,20 @@ fn framed(
         .max(u16::try_from(titled).unwrap_or(u16::MAX))
         .max(min_width)
         .min(area.width);
-    let h = (lines.len() as u16 + 2).min(area.height);
+    // Rows as wrapped in the box, not lines: a box sized to its lines
+    // lost its last rows, the keys that answer it, wherever one wrapped
+    // (a kill's question at 30 columns, the form's id hint at 40). Short
+    // of rows, the blank ones go first, then the top: the keys stay.
+    let paragraph = |lines: Vec<Line<'static>>| Paragraph::new(lines).wrap(Wrap { trim: false });
+    let inner = w.saturating_sub(2);
+    let mut lines = lines.to_vec();
+    let rows = |lines: &[Line<'static>]| paragraph(lines.to_vec()).line_count(inner) as u16;
+    let room = area.height.saturating_sub(2);
+    if rows(&lines) > room {
+        lines.retain(|l| l.width() > 0);
+    }
+    let needed = rows(&lines);
+    let h = (needed + 2).min(area.height);
     let r = Rect::new(
         area.width.saturating_sub(w) / 2,
         area.height.saturating_sub(h) / 2,
@@ -359,12 +372,8 @@ fn framed(
         "" => block,
         text => block.title_bottom(format!(" {text} ")),
     };
-    f.render_widget(
-        Paragraph::new(lines.to_vec())
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        r,
-    );
+    let scroll = needed.saturating_sub(h.saturating_sub(2));
+    f.render_widget(paragraph(lines).block(block).scroll((scroll, 0)), r);
 }
 
 /// What a narrow pane's badge says, in letters (`title::letter`), and its
