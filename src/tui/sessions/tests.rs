@@ -1505,3 +1505,23 @@ fn a_silence_while_disconnected_finishes_no_work() {
     update(&mut m, Msg::Tick, at(16_200));
     assert!(!m.pane("loop").expect("pane").attention);
 }
+
+/// A session of a host already said to be unreachable goes quiet as its
+/// link did: it is not news again as `not responding`, which read as if
+/// the host had come back and the session had hung.
+#[test]
+fn a_session_of_an_unreachable_host_is_not_said_not_to_respond() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["box:a"], t0);
+    update(&mut m, st("box:a", ProcessState::Idle, 0), at(10));
+    // A question sent (the kill asks one), then the link drops.
+    update(&mut m, press(KeyCode::Char('x')), at(1000));
+    update(&mut m, press(KeyCode::Char('y')), at(1000));
+    m.notify("box: the connection ended", at(1500));
+    m.hosts_down.insert("box".into(), (0, at(1500)));
+    update(&mut m, Msg::Tick, at(3000));
+    assert!(m.pane("box:a").expect("pane").unresponsive());
+    assert!(!notice(&m).contains("not responding"), "{}", notice(&m));
+}
