@@ -303,6 +303,9 @@ pub struct CleanArgs {
 
 #[derive(Debug, Args)]
 pub struct EventsArgs {
+    /// Only these sessions (all, and those that start later, without)
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
     #[command(flatten)]
     pub dir: DirArgs,
     /// One JSON object per line: time_unix_ms, event (snapshot, started,

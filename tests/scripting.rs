@@ -554,6 +554,67 @@ fn send_keys_by_name_and_refuse_what_it_does_not_know() {
     }
 }
 
+/// `hm events ID...` follows only those sessions; one not there yet is
+/// said so (a typo waited in silence), and followed once it starts.
+#[test]
+fn events_of_some_sessions_only() {
+    let sb = Sandbox::new();
+    let a = bg(&sb, &["--id", "a"], &["sleep", "20"]);
+    let b = bg(&sb, &["--id", "b"], &["sleep", "20"]);
+    let mut events = sb
+        .hm()
+        .args(["events", "a", "later", "--json", "--socket-dir", sb.dir()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hm events");
+    let rx = lines_of(events.stdout.take().expect("stdout"));
+    let err = lines_of(events.stderr.take().expect("stderr"));
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _events = KillOnDrop(events);
+    let said = err
+        .recv_timeout(common::PATIENCE)
+        .expect("a word on 'later'");
+    assert_eq!(
+        said,
+        "hm: no session 'later' yet (hm ls lists them); its events print once it starts"
+    );
+    let mut seen = Vec::new();
+    let mut next = |what: &str| -> serde_json::Value {
+        let line = rx
+            .recv_timeout(common::PATIENCE)
+            .unwrap_or_else(|_| panic!("no event: {what}; saw {seen:?}"));
+        let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+        seen.push(line);
+        v
+    };
+    let first = next("a's snapshot");
+    assert_eq!(
+        (&first["id"], &first["event"]),
+        (&"a".into(), &"snapshot".into())
+    );
+    // b ends, then a starts later and a ends: only theirs are told.
+    assert!(sb.cmd(&["kill", &b.id]).status.success());
+    let _later = bg(&sb, &["--id", "later"], &["sleep", "20"]);
+    let started = next("later's start");
+    assert_eq!(
+        (&started["id"], &started["event"]),
+        (&"later".into(), &"started".into())
+    );
+    assert!(sb.cmd(&["kill", &a.id]).status.success());
+    let ended = next("a's end");
+    assert_eq!(
+        (&ended["id"], &ended["event"]),
+        (&"a".into(), &"ended".into())
+    );
+}
+
 #[test]
 fn events_streams_every_sessions_changes_as_they_happen() {
     let sb = Sandbox::new();

@@ -334,6 +334,14 @@ fn show(
 struct Followed {
     live: Rc<RefCell<HashSet<String>>>,
     orphans: Rc<RefCell<HashSet<String>>>,
+    /// The sessions asked for (`hm events ID...`); empty for all.
+    only: Rc<HashSet<String>>,
+}
+
+impl Followed {
+    fn wanted(&self, id: &str) -> bool {
+        self.only.is_empty() || self.only.contains(id)
+    }
 }
 
 /// Starts following every live session in `dir` not followed yet; `first`
@@ -345,7 +353,7 @@ fn follow_new(dir: &Path, seen: &Followed, json: bool, first: &'static str) {
     // Their first lines in the order of their ids.
     let mut before = None;
     for id in ids {
-        if seen.live.borrow().contains(&id) {
+        if seen.live.borrow().contains(&id) || !seen.wanted(&id) {
             continue;
         }
         let Ok(session) = SessionPaths::new(dir, &id) else {
@@ -394,7 +402,22 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
             .context("cannot watch the socket dir")?;
         let watch = crate::fd::register(dup, tokio::io::Interest::READABLE)
             .context("cannot watch the socket dir")?;
-        let seen = Followed::default();
+        let seen = Followed {
+            only: Rc::new(args.ids.iter().cloned().collect()),
+            ..Followed::default()
+        };
+        // A session asked for that is not there: said, as a typo would
+        // otherwise wait in silence; its events print once it starts.
+        let listed = paths::list_ids(&dir).unwrap_or_default();
+        for id in &args.ids {
+            paths::validate_id(id)?;
+            if !listed.contains(id) && !crate::ended::path(&dir, id).exists() {
+                eprintln!(
+                    "hm: no session '{}' yet (hm ls lists them); its events print once it starts",
+                    paths::sanitize(id)
+                );
+            }
+        }
         follow_new(&dir, &seen, args.json, "snapshot");
         loop {
             let mut guard = watch
@@ -423,7 +446,7 @@ pub fn events(args: EventsArgs, config: &Config) -> Result<i32> {
             if any {
                 follow_new(&dir, &seen, args.json, "started");
             }
-            for id in records {
+            for id in records.into_iter().filter(|id| seen.wanted(id)) {
                 if seen.orphans.borrow_mut().remove(&id)
                     && let Ok(session) = SessionPaths::new(&dir, &id)
                 {
