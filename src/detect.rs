@@ -297,8 +297,10 @@ impl Detector {
             return;
         }
         self.evidence.last_output_ms = Some(now_ms);
-        self.rhythm.output(now_ms);
-        self.evidence.idle_threshold_ms = self.rhythm.quiet_after(self.settings.idle_threshold_ms);
+        if self.rhythm.output(now_ms) {
+            self.evidence.idle_threshold_ms =
+                self.rhythm.quiet_after(self.settings.idle_threshold_ms);
+        }
     }
 
     /// Something the program said besides drawing (title, bell, ...).

@@ -80,8 +80,9 @@ impl StateClassifier for Simple {
         // during it, the program still went idle at `last + threshold`, and
         // without this step `state_ms` would report one long Active stretch.
         self.settle(now_ms);
-        self.rhythm.output(now_ms);
-        self.quiet_ms = self.rhythm.quiet_after(self.idle_threshold_ms);
+        if self.rhythm.output(now_ms) {
+            self.quiet_ms = self.rhythm.quiet_after(self.idle_threshold_ms);
+        }
         self.last_output_ms = Some(now_ms);
         self.settle(now_ms);
     }

@@ -29,20 +29,23 @@ pub struct Rhythm {
 }
 
 impl Rhythm {
-    /// Notes output at `now_ms`.
-    pub fn output(&mut self, now_ms: u64) {
+    /// Notes output at `now_ms`; true when it starts a burst (only then
+    /// may [`Rhythm::quiet_after`] say something new: a read costs one
+    /// comparison more).
+    pub fn output(&mut self, now_ms: u64) -> bool {
         let after_silence = self
             .last_output_ms
             .is_none_or(|t| now_ms.saturating_sub(t) >= BURST_GAP_MS);
         self.last_output_ms = Some(now_ms);
         if !after_silence {
-            return;
+            return false;
         }
         if let Some(start) = self.last_burst_ms {
             self.gaps[self.seen % BEATS] = now_ms.saturating_sub(start);
             self.seen += 1;
         }
         self.last_burst_ms = Some(now_ms);
+        true
     }
 
     /// How long a silence must last to end the work, given `threshold` for
