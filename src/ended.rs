@@ -134,8 +134,32 @@ pub fn get(dir: &Path, id: &str) -> Option<Ended> {
     crate::paths::validate_id(id).ok()?;
     read(&path(dir, id)).or_else(|| {
         let state = crate::restore::sessions_dir()?;
-        kept_end(&state, &crate::restore::host_name(), dir, id)
+        let mut r = kept_end(&state, &crate::restore::host_name(), dir, id)?;
+        // One session asked for: its last lines from its kept output, as
+        // its record had them (`hm status` of one ended before a reboot
+        // said nothing of how it ended). Not for a list: each would cost
+        // a read and an emulation of its output.
+        if let Ok(m) = crate::restore::manifest::read(&state, id) {
+            r.last_lines = kept_last_lines(&state, &m);
+        }
+        Some(r)
     })
+}
+
+/// The last rows a session's kept output (`restore::history`) leaves on a
+/// screen of its size: what its record would have said.
+pub fn kept_last_lines(state: &Path, m: &crate::restore::manifest::Manifest) -> Vec<String> {
+    let Ok(Some(history)) = crate::restore::history::read(state, &m.id, usize::MAX) else {
+        return Vec::new();
+    };
+    let size = crate::protocol::Size {
+        cols: m.cols,
+        rows: m.rows,
+    }
+    .clamped();
+    let mut term: crate::vt::term::Term = crate::vt::term::Term::new(size);
+    term.feed(&history.bytes);
+    last_lines(&term.contents_with_left())
 }
 
 /// The records in `dir`, the files alone, in no order: for another
@@ -172,7 +196,8 @@ fn kept_end(state: &Path, host: &str, dir: &Path, id: &str) -> Option<Ended> {
 }
 
 /// The record a manifest that says how its session ended stands for.
-/// Its last lines are not kept there: `hm logs` reads its output instead.
+/// Its last lines are not kept there ([`get`] reads them from its kept
+/// output).
 pub fn from_kept(m: &crate::restore::manifest::Manifest) -> Option<Ended> {
     use crate::restore::manifest::EndHow;
     let end = m.ended.filter(|e| e.how != EndHow::Stopped)?;

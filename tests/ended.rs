@@ -101,6 +101,22 @@ fn an_ended_session_is_listed_explained_restarted_and_removed() {
     let _ = sb.cmd(&["kill", "alive"]);
 }
 
+/// A session that ended before a reboot (its record went with the socket
+/// dir, its manifest and kept output stay) is told with its last lines,
+/// as its record told it: `hm status` said nothing of how it ended.
+#[test]
+fn an_ended_session_whose_record_is_gone_keeps_its_last_lines() {
+    let sb = Sandbox::new();
+    bg(&sb, "gone", &["sh", "-c", "echo first; echo bye; exit 3"]);
+    common::wait_until("the session to end", || {
+        status_text(&sb, "gone").contains("exited with code 3")
+    });
+    std::fs::remove_file(std::path::Path::new(sb.dir()).join("gone.ended")).expect("the record");
+    let text = status_text(&sb, "gone");
+    assert!(text.contains("state:    exited with code 3, "), "{text}");
+    assert!(text.contains("last lines:\n  first\n  bye\n"), "{text}");
+}
+
 /// Sessions `a` and `b`, ended, and `runs`, running.
 fn two_ended_one_running() -> Sandbox {
     let sb = Sandbox::new();

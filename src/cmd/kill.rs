@@ -184,22 +184,6 @@ fn kill_one(
     })
 }
 
-/// The last rows its kept output leaves on a screen of its size, for its
-/// record (what `hm status` and the dashboard's pane show of its end).
-fn last_lines(state: &std::path::Path, m: &crate::restore::manifest::Manifest) -> Vec<String> {
-    let Ok(Some(history)) = crate::restore::history::read(state, &m.id, usize::MAX) else {
-        return Vec::new();
-    };
-    let size = crate::protocol::Size {
-        cols: m.cols,
-        rows: m.rows,
-    }
-    .clamped();
-    let mut term: crate::vt::term::Term = crate::vt::term::Term::new(size);
-    term.feed(&history.bytes);
-    crate::ended::last_lines(&term.contents_with_left())
-}
-
 /// Session `id`'s paths and its program's pid, if that program outlived
 /// its supervisor (killed with SIGKILL, or dead of a bug).
 fn orphaned(dir: &std::path::Path, id: &str) -> Option<(SessionPaths, u32)> {
@@ -280,7 +264,7 @@ fn kill_orphan(
         // dashboard's pane): it vanished, and a running dashboard kept a
         // pane that said only `gone`.
         let record = crate::ended::Ended {
-            last_lines: last_lines(&state, &m),
+            last_lines: crate::ended::kept_last_lines(&state, &m),
             id: m.id,
             command: m.argv,
             workdir: m.cwd.unwrap_or(m.workdir),
