@@ -429,14 +429,22 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
             // The push says the work ended before any STATUS answer does
             // (it took the work with it, and no pane was ever marked). Not
-            // a state that began before output seen since: it is of the
-            // silence that output ended, which the output judged (new
-            // work, or the same at a steady beat).
+            // a plain program's state that began before output seen
+            // since: it is of the silence that output ended, which the
+            // output judged (new work, or the same at a steady beat). An
+            // agent's turn is over when it says so, whatever it drew
+            // after (Claude Code redraws its prompt once its turn ended:
+            // no finished turn was marked).
             let began = Duration::from_millis(p.report.as_ref().map_or(0, |r| r.state_ms));
-            let of_the_past = p
-                .last_work
-                .zip(now.checked_sub(began))
-                .is_some_and(|(work, since)| since < work);
+            let turns = p
+                .report
+                .as_ref()
+                .and_then(crate::detect::turn_over)
+                .is_some();
+            let of_the_past = !turns
+                && p.last_work
+                    .zip(now.checked_sub(began))
+                    .is_some_and(|(work, since)| since < work);
             if !p.busy() && !of_the_past && finished_work(p, was_over) && !selected && !focused {
                 p.attention = true;
                 alert(fx, "finished".into());

@@ -843,6 +843,56 @@ fn an_agent_finishes_a_turn_not_its_start() {
     assert!(!fx.contains(&Effect::Bell), "{fx:?}");
 }
 
+/// Claude Code redraws its prompt after its turn is over, and the push
+/// saying so is dated back to the turn's end, before that redraw: the
+/// turn is finished all the same (no turn that ended on its own was
+/// marked, while the dashboard took the push for one about a silence
+/// already judged).
+#[test]
+fn a_turn_is_finished_though_output_came_after_its_end() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "cc"], t0);
+    let pushed = |primary: &str, detail: &str, state: ProcessState, ms: u64| {
+        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": primary,
+            "state_byte": state.as_byte(),
+            "primary": primary,
+            "detail": detail,
+            "health": "alive",
+            "agent": "claude",
+            "state_ms": ms,
+            "signals": [],
+        }))
+        .expect("a state report");
+        Msg::Session("cc".into(), SessionMsg::State(r))
+    };
+    let out = || Msg::Session("cc".into(), SessionMsg::Output(b"x".to_vec()));
+    update(
+        &mut m,
+        pushed("idle", "ready", ProcessState::Idle, 0),
+        at(0),
+    );
+    update(
+        &mut m,
+        pushed("active", "thinking", ProcessState::Active, 0),
+        at(1_000),
+    );
+    for ms in (1_000..=8_000).step_by(500) {
+        update(&mut m, out(), at(ms));
+    }
+    // The turn ended at 7.6 s; its prompt redrawn at 8 s; said at 8.2 s.
+    let fx = update(
+        &mut m,
+        pushed("idle", "finished", ProcessState::Idle, 600),
+        at(8_200),
+    );
+    assert!(m.pane("cc").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell), "{fx:?}");
+}
+
 /// The replay a connection starts with is what the session did before,
 /// not work seen now: a session that printed one line 2.2 s before the
 /// dashboard opened and went quiet is no finished work (every pane of a
