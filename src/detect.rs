@@ -285,6 +285,12 @@ impl Detector {
         self.evidence.children.clear();
     }
 
+    /// The silence after which output no longer counts as work: the idle
+    /// threshold, or longer for output at a steady beat.
+    pub fn idle_after_ms(&self) -> u64 {
+        self.evidence.idle_threshold_ms
+    }
+
     /// Every read from the pty, after the screen has been fed it.
     pub fn output(&mut self, chunk: &[u8], now_ms: u64) {
         if chunk.is_empty() {

@@ -400,6 +400,11 @@ pub struct Info {
     pub started_unix_ms: u64,
     pub classifier: String,
     pub idle_threshold_ms: Option<u64>,
+    /// The silence that makes it idle now: longer than the threshold for
+    /// output at a steady beat (`top`). `None` from a supervisor that
+    /// does not say, and for `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_after_ms: Option<u64>,
     pub cols: u16,
     pub rows: u16,
     pub scrollback_bytes: u64,

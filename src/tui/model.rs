@@ -309,6 +309,9 @@ pub struct Pane {
     /// ends its work as its supervisor's classifier does (`top`); timed
     /// from its first output here.
     pub rhythm: Option<(Instant, crate::detect::rhythm::Rhythm)>,
+    /// The silence its supervisor last said makes it idle (INFO's
+    /// `idle_after_ms`): a beat it knows before this dashboard learns it.
+    pub idle_after_ms: Option<u64>,
     /// Seen waiting (by a STATUS answer) before the pushed state said at
     /// what: its notification waits for that, since then.
     pub alert_owed: Option<Instant>,
@@ -383,6 +386,7 @@ impl Pane {
             busy_since: None,
             last_work: None,
             rhythm: None,
+            idle_after_ms: None,
             alert_owed: None,
             resized_at: None,
             report: None,

@@ -374,10 +374,14 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // piece of work, and was marked finished when one redraw came
             // a little early and the next a little late).
             let threshold = p.poll.idle_threshold().as_millis() as u64;
+            // Or as long as its supervisor last said: a dashboard started
+            // while `top` ran for minutes has not learnt its beat, and
+            // marked it at its first redraw past 3 s.
             let quiet = p
                 .rhythm
                 .as_ref()
-                .map_or(threshold, |(_, r)| r.quiet_after(threshold));
+                .map_or(threshold, |(_, r)| r.quiet_after(threshold))
+                .max(p.idle_after_ms.unwrap_or(0));
             let quiet = Duration::from_millis(quiet);
             let silent = p
                 .last_work
@@ -484,6 +488,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.attention |= marked_before;
             p.dialog = info.dialog.clone();
             p.explained = info.state.clone().map(Box::new);
+            p.idle_after_ms = info.idle_after_ms;
             if let Some(ms) = info.idle_threshold_ms {
                 p.poll.set_idle_threshold(Duration::from_millis(ms));
             }

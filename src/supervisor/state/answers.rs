@@ -325,6 +325,10 @@ impl Shared {
             started_unix_ms: i.started_unix_ms,
             classifier: i.classifier.to_string(),
             idle_threshold_ms: i.idle_threshold_ms,
+            idle_after_ms: match &self.detector {
+                Some(d) => Some(d.idle_after_ms()),
+                None => self.classifier.quiet_after_ms().or(i.idle_threshold_ms),
+            },
             cols: self.size.cols,
             rows: self.size.rows,
             scrollback_bytes: self.output.scrollback() as u64,

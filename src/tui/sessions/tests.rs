@@ -1575,3 +1575,32 @@ fn a_session_of_an_unreachable_host_is_not_said_not_to_respond() {
     assert!(m.pane("box:a").expect("pane").unresponsive());
     assert!(!notice(&m).contains("not responding"), "{}", notice(&m));
 }
+
+/// A dashboard started while `top` has redrawn for minutes: its
+/// supervisor says it is active, for minutes, and that a silence of a
+/// beat and a half makes it idle. The first redraw past 3 s is no end of
+/// work (it was marked `●` before the dashboard learnt the beat itself).
+#[test]
+fn a_beat_the_supervisor_knows_is_not_taken_for_an_end() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "top"], t0);
+    let info = crate::protocol::Info {
+        idle_threshold_ms: Some(3_000),
+        idle_after_ms: Some(4_575),
+        ..Default::default()
+    };
+    update(
+        &mut m,
+        Msg::Session("top".into(), SessionMsg::Info(Box::new(info))),
+        t0,
+    );
+    update(&mut m, st("top", ProcessState::Active, 480_000), at(10));
+    let out = || Msg::Session("top".into(), SessionMsg::Output(b"x".to_vec()));
+    for n in 0..3 {
+        update(&mut m, out(), at(1_000 + n * 3_050));
+        update(&mut m, Msg::Tick, at(2_000 + n * 3_050));
+        assert!(!m.pane("top").expect("pane").attention, "redraw {n}");
+    }
+}
