@@ -76,7 +76,17 @@ impl Report {
             text,
             // Claude sets `agent_id` on the events of a subagent.
             subagent: payload.get("agent_id").is_some_and(|a| !a.is_null()),
-            session: field(payload, "session_id").and_then(conversation_id),
+            // A conversation just begun (at start-up, or after `/clear`)
+            // has nothing to resume: Claude Code writes no transcript
+            // before the first prompt, and `claude --resume ID` of it
+            // fails ("No conversation found"). Its id counts from the
+            // first event after.
+            session: field(payload, "session_id")
+                .filter(|_| {
+                    !(event == "SessionStart"
+                        && matches!(field(payload, "source"), Some("startup" | "clear")))
+                })
+                .and_then(conversation_id),
         })
     }
 
@@ -249,6 +259,22 @@ mod tests {
         assert_eq!(r.text, "Done.");
         assert_eq!(r.session.as_deref(), Some("t"));
         assert!(Report::from_payload("codex", &json!({"x": 1})).is_none());
+    }
+
+    #[test]
+    fn a_conversation_is_named_once_it_has_something_to_resume() {
+        let id = "4f3a5e52-1111-2222-3333-444455556666";
+        let event = |name: &str, source: Option<&str>| {
+            let mut p = serde_json::json!({"hook_event_name": name, "session_id": id});
+            if let Some(s) = source {
+                p["source"] = s.into();
+            }
+            Report::from_payload("claude", &p).and_then(|r| r.session)
+        };
+        assert_eq!(event("SessionStart", Some("startup")), None);
+        assert_eq!(event("SessionStart", Some("clear")), None);
+        assert_eq!(event("SessionStart", Some("resume")).as_deref(), Some(id));
+        assert_eq!(event("UserPromptSubmit", None).as_deref(), Some(id));
     }
 
     #[test]
