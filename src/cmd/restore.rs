@@ -258,10 +258,25 @@ fn describe(job: &Job) -> String {
         .map(|l| format!(" [{}]", paths::sanitize(l)))
         .unwrap_or_default();
     // Its environment is the one it started in, but for what is said.
+    // Only the secrets this shell has come from here: the others, said
+    // on stderr, it starts without (the line said `ANTHROPIC_API_KEY from
+    // here` beside the word that it was not set here).
+    let missing = crate::restore::environ::missing(m);
+    let here: Vec<&String> = m
+        .secret_env
+        .iter()
+        .filter(|s| !missing.contains(s))
+        .collect();
     let env = match &m.environ {
         None => "; in this shell's environment".to_owned(),
-        Some(_) if m.secret_env.is_empty() => String::new(),
-        Some(_) => format!("; {} from here", m.secret_env.join(", ")),
+        Some(_) if here.is_empty() => String::new(),
+        Some(_) => format!(
+            "; {} from here",
+            here.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     format!(
         "'{}'{label}: {} (in {}, {}x{}; {}{env})",
