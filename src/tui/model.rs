@@ -748,7 +748,13 @@ impl Model {
         let mut shown: Vec<&Pane> = self
             .panes
             .iter()
-            .filter(|p| self.filter.is_empty() || p.id.contains(&self.filter))
+            .filter(|p| {
+                // By id or by label: `/refactor` found nothing of a
+                // session labelled "refactor parser".
+                self.filter.is_empty()
+                    || p.id.contains(&self.filter)
+                    || p.label.as_deref().is_some_and(|l| l.contains(&self.filter))
+            })
             .collect();
         if !self.by_state {
             // `panes` is in id order and the sort is stable. The ended go

@@ -1122,3 +1122,17 @@ fn a_filter_typed_leaves_the_marks_of_panes_it_passed() {
     assert!(m.pane("zz1").expect("pane").attention, "passed, not seen");
     assert!(!m.pane("zz12").expect("pane").attention, "landed on");
 }
+
+/// The filter finds a session by its label too (a person's name for it,
+/// shown in its title): `/refactor` found nothing of one labelled
+/// "refactor parser".
+#[test]
+fn the_filter_finds_a_session_by_its_label() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["cc1", "cc2"], now);
+    m.pane_mut("cc2").expect("cc2").label = Some("refactor parser".into());
+    typed(&mut m, "/refactor", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.visible_ids(), ["cc2"]);
+}

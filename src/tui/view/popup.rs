@@ -555,7 +555,7 @@ fn keys_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
         ),
         (
             keys(Action::Filter),
-            "filter by id (⏎ keeps it, Esc clears it)",
+            "filter by id or label (⏎ keeps it, Esc clears it)",
         ),
         (
             pair(Action::ScrollUp, Action::ScrollDown),
