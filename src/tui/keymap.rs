@@ -467,7 +467,24 @@ fn next_attention(m: &mut Model, now: Instant) {
             };
             m.notify(format!("only '{id}', selected, {what}"), now);
         }
-        None => m.notify("no session needs attention", now),
+        None => {
+            // Those the filter hides are said: `no session needs
+            // attention` beside the footer's `1 needs you` read as a
+            // contradiction.
+            let hidden = m
+                .panes
+                .iter()
+                .filter(|p| (p.waiting() || p.attention) && !ids.contains(&p.id))
+                .count();
+            let text = match hidden {
+                0 => "no session needs attention".to_owned(),
+                n => format!(
+                    "no session shown needs attention; the filter hides {n} that {}",
+                    if n == 1 { "does" } else { "do" }
+                ),
+            };
+            m.notify(text, now);
+        }
     }
 }
 

@@ -1136,3 +1136,21 @@ fn the_filter_finds_a_session_by_its_label() {
     update(&mut m, press(KeyCode::Enter), now);
     assert_eq!(m.visible_ids(), ["cc2"]);
 }
+
+/// Tab with a filter that hides the one that needs you says so: `no
+/// session needs attention` beside the footer's `1 needs you` read as a
+/// contradiction.
+#[test]
+fn tab_says_what_the_filter_hides() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    m.pane_mut("b").expect("pane").attention = true;
+    typed(&mut m, "/a", now);
+    update(&mut m, press(KeyCode::Enter), now);
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(
+        m.notice.as_ref().map(|(t, _)| t.as_str()),
+        Some("no session shown needs attention; the filter hides 1 that does")
+    );
+}
