@@ -59,8 +59,16 @@ pub fn started(
             if let Some(started) = from_form
                 && m.mode == Mode::Grid
             {
+                // At the field to fix: a directory that is not there
+                // came back at the command, which the `Ctrl-U` meant for
+                // the directory emptied.
+                let step = if e.starts_with("workdir '") {
+                    super::model::NewStep::Dir
+                } else {
+                    super::model::NewStep::Command
+                };
                 m.mode = Mode::NewSession {
-                    step: super::model::NewStep::Command,
+                    step,
                     id: started.typed,
                     command: started.command,
                 };

@@ -1010,10 +1010,11 @@ fn a_start_that_fails_brings_the_form_back_filled_in() {
     assert_eq!(m.mode, Mode::Grid);
     let why = "workdir '/no/such/dir': No such file or directory";
     update(&mut m, Msg::Started("api".into(), Err(why.into())), now);
+    // At the directory, the field to fix.
     assert_eq!(
         m.mode,
         Mode::NewSession {
-            step: NewStep::Command,
+            step: NewStep::Dir,
             id: "api".into(),
             command: "nonexistent-command --flag".into(),
         }
