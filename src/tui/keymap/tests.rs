@@ -238,6 +238,38 @@ fn explain_of_an_ended_session_says_how_and_when_it_ended() {
     assert!(!text.contains("dead"), "{text}");
 }
 
+/// A signal's text too long for `e` is cut where it says so: `rm -rf
+/// dist-5 && make re` read as the command it was about.
+#[test]
+fn explain_marks_a_cut_signal() {
+    let now = Instant::now();
+    let mut m = model(120, 30);
+    live(&mut m, &["a"], now);
+    let long = format!(
+        "approve Bash: rm -rf dist-5 && {}",
+        "make release ".repeat(8)
+    );
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting",
+        "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting",
+        "detail": "permission",
+        "health": "alive",
+        "state_ms": 0,
+        "signals": [{"source": "hook", "rule": "hook.PermissionRequest",
+                     "text": long, "since_ms": 0}],
+    }))
+    .expect("a state report");
+    update(&mut m, Msg::Session("a".into(), SessionMsg::State(r)), now);
+    update(&mut m, press(KeyCode::Char('e')), now);
+    let text = screen_text(&m, now);
+    let row = text
+        .lines()
+        .find(|l| l.contains("hook.PermissionRequest"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("…\""), "{row}");
+}
+
 /// `a` on an ended pane says what can be done, as Enter does: it did
 /// nothing and said nothing. On a live one it attaches.
 #[test]

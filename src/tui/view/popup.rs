@@ -257,7 +257,8 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
                 .max()
                 .unwrap_or(0);
             for s in shown {
-                let text: String = crate::paths::sanitize(&s.text).chars().take(60).collect();
+                // Cut where it says so (`…`): `make re` read as the command.
+                let text = crate::cut::end(&crate::paths::sanitize(&s.text), 60);
                 lines.push(Line::from(vec![
                     Span::styled(format!("{:<sw$}", s.source.name()), m.theme.footer_key),
                     Span::raw(format!(" {:<rw$}  ", s.rule)),
@@ -269,7 +270,7 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
                 lines.push(Line::from("reported by the program:"));
             }
             for c in r.children.iter().take(6) {
-                let title: String = crate::paths::sanitize(&c.title).chars().take(50).collect();
+                let title = crate::cut::end(&crate::paths::sanitize(&c.title), 50);
                 lines.push(Line::from(vec![
                     Span::styled(format!("{:<8}", c.state), m.theme.footer_key),
                     Span::raw(format!(" {title}")),
