@@ -529,7 +529,7 @@ fn a_dialog_answered_a_moment_ago_is_not_answered_again() {
     let err = stderr(&again);
     assert!(
         err.starts_with("hm: the dialog in 'cx' was answered ")
-            && err.contains("(approve by hand)")
+            && err.contains("(approved by hand)")
             && err.contains("nothing was sent"),
         "{err}"
     );

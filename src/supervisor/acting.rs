@@ -91,7 +91,7 @@ struct Seen {
     /// script's next question right after the last was answered).
     follows: bool,
     answered: bool,
-    /// The last answer given to it, by whom (`approve by hand`), and when.
+    /// The last answer given to it, by whom (`approved by hand`), and when.
     last_answer: Option<(u64, String)>,
     /// The automation rule that will answer it, and when.
     due: Option<(usize, u64)>,
@@ -297,7 +297,15 @@ impl Acting {
         if let Some(seen) = &mut self.seen {
             seen.answered = true;
             seen.due = None;
-            seen.last_answer = Some((record.at_ms, format!("{} by {}", record.answer, record.by)));
+            // `chosen by hand`: `choose by hand` read as an instruction.
+            let done = match record.answer.as_str() {
+                "approve" => "approved",
+                "deny" => "denied",
+                "choose" => "chosen",
+                "continue" => "continued",
+                other => other,
+            };
+            seen.last_answer = Some((record.at_ms, format!("{done} by {}", record.by)));
         }
         if self.log.len() == LOG_LEN {
             self.log.pop_front();
@@ -641,7 +649,7 @@ mod tests {
         acting.answered(&d, given);
         assert_eq!(
             acting.just_answered(&d, 2_040),
-            Some((40, "approve by hand"))
+            Some((40, "approved by hand"))
         );
         // The selection moved: the same appearance, still just answered.
         let moved = dialog("cargo test", "  ");
