@@ -777,6 +777,28 @@ fn finished_work_asks_for_attention_only_after_two_seconds_of_it() {
     assert!(fx.is_empty(), "{fx:?}");
 }
 
+/// A STATE push of session `id` running `agent`, in that state for `ms`.
+fn turn_pushed(
+    (id, agent): (&str, &str),
+    primary: &str,
+    detail: &str,
+    state: ProcessState,
+    ms: u64,
+) -> Msg {
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": primary,
+        "state_byte": state.as_byte(),
+        "primary": primary,
+        "detail": detail,
+        "health": "alive",
+        "agent": agent,
+        "state_ms": ms,
+        "signals": [],
+    }))
+    .expect("a state report");
+    Msg::Session(id.into(), SessionMsg::State(r))
+}
+
 /// An agent's work is its turn: busy for seconds as it starts, then at
 /// its prompt (`idle · ready`), it finished nothing (every Gemini CLI
 /// start was marked `●` and notified); back at its prompt after a turn
@@ -789,18 +811,7 @@ fn an_agent_finishes_a_turn_not_its_start() {
     m.bell = true;
     live(&mut m, &["a", "gm"], t0);
     let pushed = |primary: &str, detail: &str, state: ProcessState| {
-        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
-            "state": primary,
-            "state_byte": state.as_byte(),
-            "primary": primary,
-            "detail": detail,
-            "health": "alive",
-            "agent": "gemini",
-            "state_ms": 0,
-            "signals": [],
-        }))
-        .expect("a state report");
-        Msg::Session("gm".into(), SessionMsg::State(r))
+        turn_pushed(("gm", "gemini"), primary, detail, state, 0)
     };
     let out = || Msg::Session("gm".into(), SessionMsg::Output(b"x".to_vec()));
     let busy_for_5s = |m: &mut Model, from: u64| {
@@ -856,18 +867,7 @@ fn a_turn_is_finished_though_output_came_after_its_end() {
     m.bell = true;
     live(&mut m, &["a", "cc"], t0);
     let pushed = |primary: &str, detail: &str, state: ProcessState, ms: u64| {
-        let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
-            "state": primary,
-            "state_byte": state.as_byte(),
-            "primary": primary,
-            "detail": detail,
-            "health": "alive",
-            "agent": "claude",
-            "state_ms": ms,
-            "signals": [],
-        }))
-        .expect("a state report");
-        Msg::Session("cc".into(), SessionMsg::State(r))
+        turn_pushed(("cc", "claude"), primary, detail, state, ms)
     };
     let out = || Msg::Session("cc".into(), SessionMsg::Output(b"x".to_vec()));
     update(
