@@ -665,6 +665,17 @@ mod tests {
         assert_eq!(keys(super::Answer::Deny), Some(vec!["Escape".to_owned()]));
     }
 
+    /// Claude Code 2.1.330 asking to create a file names it under
+    /// `Create file`, as an edit does under `Edit file`: `hm status` and
+    /// the inbox named no subject for it.
+    #[test]
+    fn a_new_file_is_what_its_dialog_asks_about() {
+        let frame = include_str!("../../tests/fixtures/screens/claude330_create_file/frame.txt");
+        let (_, d) = permission(frame, (30, 100));
+        assert_eq!(d.rule, "claude.permission");
+        assert_eq!(d.subject.as_deref(), Some("NEWFILE.md"));
+    }
+
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
