@@ -262,21 +262,16 @@ fn describe(job: &Job) -> String {
     // on stderr, it starts without (the line said `ANTHROPIC_API_KEY from
     // here` beside the word that it was not set here).
     let missing = crate::restore::environ::missing(m);
-    let here: Vec<&String> = m
+    let here: Vec<&str> = m
         .secret_env
         .iter()
         .filter(|s| !missing.contains(s))
+        .map(String::as_str)
         .collect();
     let env = match &m.environ {
         None => "; in this shell's environment".to_owned(),
         Some(_) if here.is_empty() => String::new(),
-        Some(_) => format!(
-            "; {} from here",
-            here.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Some(_) => format!("; {} from here", here.join(", ")),
     };
     format!(
         "'{}'{label}: {} (in {}, {}x{}; {}{env})",

@@ -634,10 +634,12 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
     let (bell, desktop) = (m.bell, m.desktop);
     // A session on a host already said to be unreachable is not news
     // again as not responding: the notice contradicted the one before.
-    let down: Vec<String> = m.hosts_down.keys().cloned().collect();
-    let host_down = |id: &str| {
-        crate::remote::split_target(id).is_some_and(|(host, _)| down.iter().any(|d| d == host))
-    };
+    let unreachable: Vec<String> = m
+        .panes
+        .iter()
+        .filter(|p| m.unreachable_host(&p.id).is_some())
+        .map(|p| p.id.clone())
+        .collect();
     for p in &mut m.panes {
         // No pushed state came to say what it waits at (a supervisor that
         // does not push): told without.
@@ -653,7 +655,7 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
             continue;
         }
         let tick = p.poll.tick(now);
-        if tick.went_silent && !host_down(&p.id) {
+        if tick.went_silent && !unreachable.contains(&p.id) {
             silent.push(p.id.clone());
         }
         if tick.ask {
