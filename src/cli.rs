@@ -108,6 +108,67 @@ pub enum Command {
     Proxy(ProxyArgs),
 }
 
+/// The command line, or the process ends: help and version as clap
+/// prints them, a mistake in one line on standard error (exit status 2),
+/// as every other error of `hm` is.
+pub fn parse() -> Cli {
+    use clap::error::ErrorKind;
+    Cli::try_parse().unwrap_or_else(|err| {
+        if matches!(
+            err.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            err.exit()
+        }
+        // Not `eprintln!`, which panics on a standard error that is gone.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "hm: {}",
+            one_line(&err.render().to_string())
+        );
+        std::process::exit(2)
+    })
+}
+
+/// clap's report of a mistake, made one line: its message, the items it
+/// lists under it (the arguments missing, the values possible), its tip
+/// and the usage, in clap's own words. clap's report is five to nine
+/// lines, most of them blank or the same for every mistake.
+fn one_line(report: &str) -> String {
+    let mut said = String::new();
+    let mut usage = None;
+    let mut listing = false;
+    for line in report.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u);
+        } else if line.starts_with("For more information") {
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            said.push_str("; ");
+            said.push_str(tip);
+            listing = false;
+        } else if said.is_empty() {
+            said.push_str(line.strip_prefix("error: ").unwrap_or(line));
+            listing = said.ends_with(':');
+        } else {
+            let after = if said.ends_with(':') || !listing {
+                " "
+            } else {
+                ", "
+            };
+            said.push_str(after);
+            said.push_str(line);
+            listing = listing || said.ends_with(':');
+        }
+    }
+    match usage {
+        Some(usage) => format!("{said} (usage: {usage})"),
+        None => said,
+    }
+}
+
 impl Command {
     /// Where the command looks for sessions, for a command that does.
     pub fn dir_mut(&mut self) -> Option<&mut DirArgs> {
@@ -762,7 +823,40 @@ pub const STATE_NAMES: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::parse_since;
+    use super::{one_line, parse_since};
+
+    /// What clap says of a mistake, in one line with all of its words.
+    #[test]
+    fn a_mistake_on_the_command_line_is_one_line() {
+        use clap::Parser;
+        let said = |args: &[&str]| {
+            let err = super::Cli::try_parse_from(args).expect_err("a mistake");
+            one_line(&err.render().to_string())
+        };
+        assert_eq!(
+            said(&["hm", "attach"]),
+            "the following required arguments were not provided: <ID> (usage: hm attach <ID>)"
+        );
+        assert_eq!(
+            said(&["hm", "kil"]),
+            "unrecognized subcommand 'kil'; a similar subcommand exists: 'kill' \
+             (usage: hm [OPTIONS] <COMMAND>)"
+        );
+        assert_eq!(
+            said(&["hm", "ls", "--bogus"]),
+            "unexpected argument '--bogus' found (usage: hm ls [OPTIONS])"
+        );
+        let listed = said(&["hm", "wait", "x", "--state", "sleepy"]);
+        assert!(
+            listed.starts_with("invalid value 'sleepy' for '--state"),
+            "{listed}"
+        );
+        assert!(!listed.contains('\n'), "{listed}");
+        assert_eq!(
+            one_line("error: missing:\n  <A>\n  <B>...\n\nUsage: x <A> <B>...\n"),
+            "missing: <A>, <B>... (usage: x <A> <B>...)"
+        );
+    }
 
     /// A command's arguments are built only when it is used (`defer`), so
     /// what they set last wins: a doc comment on a struct of arguments

@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // An agent's hook: no argument parsing that could fail (an exit status
     // of 2 makes Claude Code block the tool), straight to the report.
@@ -42,5 +40,5 @@ fn main() -> ExitCode {
 /// (clap's temporaries would keep their stack pages resident).
 #[inline(never)]
 fn parse() -> heimdall::cli::Cli {
-    heimdall::cli::Cli::parse()
+    heimdall::cli::parse()
 }

@@ -130,11 +130,19 @@ fn a_mistyped_option_of_run_is_an_error_not_the_command() {
     let sb = Sandbox::new();
     let out = sb.cmd(&["run", "--detatch", "sleep", "30"]);
     assert_eq!(out.status.code(), Some(2));
+    // One line, as every error of hm is, with clap's words and the usage.
+    let said = stderr(&out);
     assert!(
-        stderr(&out).contains("unexpected argument '--detatch'"),
-        "{}",
-        stderr(&out)
+        said.starts_with(
+            "hm: unexpected argument '--detatch' found; a similar argument exists: '--detach'"
+        ),
+        "{said}"
     );
+    assert!(
+        said.ends_with("(usage: hm run --detach <CMD>...)\n"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
     assert!(!sb.sock_dir.exists() || sb.sock_dir.read_dir().is_ok_and(|mut d| d.next().is_none()));
 }
 
