@@ -819,6 +819,9 @@ fn an_automation_rule_whose_subject_does_not_match_does_nothing() {
     });
     let why = explain_json(&sb, "cx");
     assert!(why["automation"][0]["due_in_ms"].is_null(), "{why}");
+    // The dialog says so itself, as a dashboard hears it.
+    let due = why["dialog"]["automation_in_ms"].as_u64().expect("told");
+    assert!((3_000_000..=3_600_000).contains(&due), "{why}");
     assert_eq!(why["actions"], serde_json::json!([]), "{why}");
     let text = stdout(&sb.cmd(&["explain", "cx"]));
     assert!(text.contains("automation:"), "{text}");
@@ -828,10 +831,9 @@ fn an_automation_rule_whose_subject_does_not_match_does_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(keys_got(&got), "1b");
     // Answered, the dialog is not answered again by the waiting entry.
-    assert!(
-        explain_json(&sb, "cx")["automation"][1]["due_in_ms"].is_null(),
-        "still armed"
-    );
+    let why = explain_json(&sb, "cx");
+    assert!(why["automation"][1]["due_in_ms"].is_null(), "still armed");
+    assert!(why["dialog"]["automation_in_ms"].is_null(), "{why}");
 }
 
 /// A stand-in for Codex at its prompt, the words of its approval dialog

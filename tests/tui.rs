@@ -1183,6 +1183,84 @@ fn a_session_ending_out_of_sight_asks_the_terminal_for_a_desktop_notification() 
     assert!(!raw.contains("\x1b]9;aaa"), "{raw:?}");
 }
 
+/// A stand-in for Codex CLI at its command approval about `$2` (as
+/// `answer.rs` draws it); once it gets a key it writes the key's bytes,
+/// as hex, into file `$1` and goes on without the dialog. Named `codex`.
+const CODEX_ASKING: &str = r#"#!/bin/bash
+while [ "$1" = -c ]; do shift 2; done
+stty raw -echo
+printf '  >_ OpenAI Codex (v0.169.0)\r\n\r\n'
+printf '\342\200\242 Running %s\r\n\r\n' "$2"
+printf '  Would you like to run the following command?\r\n\r\n'
+printf '  Environment: local\r\n\r\n'
+printf '  $ %s\r\n\r\n' "$2"
+printf '\342\200\272 1. Yes, proceed (y)\r\n'
+printf '  2. Yes, and don'"'"'t ask again for commands that start with `%s` (p)\r\n' "$2"
+printf '  3. No, and tell Codex what to do differently (esc)\r\n\r\n'
+printf '  Press enter to confirm or esc to cancel'
+keys=$(dd bs=64 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$keys" > "$1.tmp" && mv "$1.tmp" "$1"
+printf '\033[H\033[2Jran it\r\n'
+exec sleep 600
+"#;
+
+/// A dialog an `[[automation]]` entry answers calls nobody: no desktop
+/// notification, no mark, while one no entry answers does. Each
+/// supervisor says in its pushed state that a rule will answer.
+#[test]
+fn a_dialog_an_automation_rule_answers_calls_nobody() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.path().join("heimdall.toml"),
+        "[tui]\ndesktop_notify = \"osc9\"\n\n[[automation]]\nagent = \"codex\"\n\
+         detail = \"permission\"\nsubject = '^cargo test'\naction = \"approve\"\n\
+         dwell_ms = 1500\n",
+    )
+    .expect("config");
+    let bin = sb.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, CODEX_ASKING).expect("stand-in");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("executable");
+    let codex = codex.to_str().expect("utf-8");
+    let _seen = sb.start("aaa", &[], &["sh", "-c", "echo seen; exec sleep 600"]);
+    let mut t = tui(&sb);
+    t.wait_for("the first pane", |t| pane_shows(t, "aaa", "seen"));
+    t.record();
+    let got = sb.path().join("auto.got");
+    let _auto = sb.start(
+        "auto",
+        &[],
+        &[codex, got.to_str().expect("utf-8"), "cargo test"],
+    );
+    t.wait_for("its pane", |t| pane(t, "auto").is_some());
+    let hand_got = sb.path().join("hand.got");
+    let _hand = sb.start(
+        "hand",
+        &[],
+        &[codex, hand_got.to_str().expect("utf-8"), "rm -rf build"],
+    );
+    // The rule approved it (`y`), and it went on.
+    wait_until("the rule's answer", || {
+        std::fs::read_to_string(&got).is_ok_and(|k| k.trim() == "79")
+    });
+    t.wait_for("the call to the other", |t| {
+        String::from_utf8_lossy(t.recorded()).contains("\x1b]9;hand: waiting · permission\x07")
+    });
+    t.wait_for("the answered one at work", |t| {
+        pane_shows(t, "auto", "ran it")
+    });
+    let raw = String::from_utf8_lossy(t.recorded()).into_owned();
+    assert!(!raw.contains("\x1b]9;auto"), "{raw:?}");
+    let auto = pane(&t, "auto").expect("its pane");
+    assert!(!auto.top.contains('●'), "{auto:?}");
+    assert!(pane(&t, "hand").expect("its pane").top.contains('●'));
+    // What the supervisor says of the dialog no rule answers: nothing.
+    let v = sb.status_json("hand");
+    assert!(v["dialog"]["automation_in_ms"].is_null(), "{v}");
+}
+
 /// Shift-PgUp and Shift-PgDn as xterm sends them.
 const SHIFT_PGUP: &[u8] = b"\x1b[5;2~";
 const SHIFT_PGDN: &[u8] = b"\x1b[6;2~";

@@ -179,6 +179,10 @@ pub struct DialogInfo {
     /// `option` picks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<DialogOption>,
+    /// An `[[automation]]` entry will answer it, in this many ms (its
+    /// dwell's rest): nobody need be called to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub automation_in_ms: Option<u64>,
 }
 
 /// One numbered option of a dialog: `2`, `Hi there`.

@@ -273,6 +273,21 @@ impl Acting {
         })
     }
 
+    /// In how many ms a rule answers `d`, the dialog seen last, if one
+    /// will: the rest of its dwell (0 when overdue).
+    pub fn automated_in(
+        &self,
+        d: &Dialog,
+        agent: Option<&str>,
+        rules: &RuleSet,
+        now_ms: u64,
+    ) -> Option<u64> {
+        let seen = self.seen.as_ref().filter(|s| s.is(d) && !s.answered)?;
+        let i = self.fitting(d, agent, rules)?;
+        let at = seen.since_ms.saturating_add(self.rules[i].rule.dwell_ms);
+        Some(at.saturating_sub(now_ms))
+    }
+
     /// When a rule is due to answer the dialog on screen; `None` while no
     /// rule waits to, so no timer is armed.
     pub fn due_ms(&self) -> Option<u64> {

@@ -315,6 +315,9 @@ pub struct Pane {
     /// Seen waiting (by a STATUS answer) before the pushed state said at
     /// what: its notification waits for that, since then.
     pub alert_owed: Option<Instant>,
+    /// Waiting at a dialog (its identity) that an `[[automation]]` entry
+    /// of its supervisor answers: nobody is called to it before then.
+    pub automated: Option<(u64, Instant)>,
     /// When we last resized the session: output right after it is the
     /// program redrawing, not working.
     pub resized_at: Option<Instant>,
@@ -388,6 +391,7 @@ impl Pane {
             rhythm: None,
             idle_after_ms: None,
             alert_owed: None,
+            automated: None,
             resized_at: None,
             report: None,
             explained: None,
@@ -417,6 +421,18 @@ impl Pane {
     /// program reading input): the strongest call for attention.
     pub fn waiting(&self) -> bool {
         !self.ended() && self.state() == Some(ProcessState::Waiting.as_byte())
+    }
+
+    /// The dialog it waits at, and in how long an `[[automation]]` entry
+    /// answers it, when the pushed state says one will.
+    pub fn automated_in(&self) -> Option<(u64, Duration)> {
+        let dialog = self
+            .report
+            .as_ref()
+            .filter(|r| self.waiting() && Some(r.state_byte) == self.state())?
+            .dialog
+            .as_ref()?;
+        Some((dialog.id, Duration::from_millis(dialog.automation_in_ms?)))
     }
 
     /// The state's name with the agent classifier's detail when it has

@@ -18,6 +18,11 @@ use super::sizing;
 /// that says at what (see [`Pane::alert_owed`]).
 const ALERT_WAIT: Duration = Duration::from_millis(500);
 
+/// How long past its due time a dialog an automation rule answers may
+/// stand before its session calls for a person after all: the keys go,
+/// the program redraws, the supervisor's look settles and pushes.
+const AUTOMATION_GRACE: Duration = Duration::from_secs(2);
+
 /// A session started from the dashboard came up, or why it did not.
 pub fn started(
     m: &mut Model,
@@ -436,7 +441,25 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .map(|r| crate::detect::turn_over(r) == Some(true));
             p.report = Some(report);
             let owed = p.alert_owed.take().is_some() && p.waiting();
-            if (note_waiting(p, now) || owed) && !selected && !focused {
+            let called = note_waiting(p, now);
+            let automated = p.automated_in();
+            let mut call = called || owed;
+            if let Some((dialog, within)) = automated.filter(|_| owed) {
+                // A STATUS answer marked it before this push said that a
+                // rule answers it: the mark is taken back.
+                p.attention = false;
+                p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
+                call = false;
+            } else if let Some((dialog, _)) = p.automated.filter(|_| p.waiting())
+                && p.dialog.as_ref().is_some_and(|d| d.id != dialog)
+                && automated.is_none()
+            {
+                // Another dialog came in the same wait, one no rule answers.
+                p.automated = None;
+                p.attention = true;
+                call = true;
+            }
+            if call && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
             }
             // The push says the work ended before any STATUS answer does
@@ -640,7 +663,26 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         .filter(|p| m.unreachable_host(&p.id).is_some())
         .map(|p| p.id.clone())
         .collect();
+    let selected = m.selected.clone();
+    let focused = match &m.mode {
+        Mode::Focus(id) => Some(id.clone()),
+        _ => None,
+    };
     for p in &mut m.panes {
+        // A dialog a rule was to answer still stands: a person is called.
+        if p.automated.is_some_and(|(_, until)| now >= until) {
+            p.automated = None;
+            if p.waiting() {
+                p.attention = true;
+                let seen = [&selected, &focused]
+                    .iter()
+                    .any(|s| s.as_deref() == Some(&p.id));
+                if !seen {
+                    let what = p.state_label().unwrap_or_else(|| "waiting".into());
+                    alert(fx, bell, desktop, &p.id, &what);
+                }
+            }
+        }
         // No pushed state came to say what it waits at (a supervisor that
         // does not push): told without.
         if p.alert_owed
@@ -679,6 +721,7 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
 fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     if !p.waiting() {
         p.waiting_since = None;
+        p.automated = None;
         return false;
     }
     if p.waiting_since.is_some() {
@@ -689,6 +732,12 @@ fn note_waiting(p: &mut Pane, now: Instant) -> bool {
     // of who waited longest does not shift with each answer's timing.
     let waited = std::time::Duration::from_millis(p.state_ms(now).unwrap_or(0));
     p.waiting_since = Some(now.checked_sub(waited).unwrap_or(now));
+    // A dialog a rule answers in a moment needs nobody: the tick calls a
+    // person only if it still stands after that.
+    if let Some((dialog, within)) = p.automated_in() {
+        p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
+        return false;
+    }
     p.attention = true;
     true
 }

@@ -44,6 +44,7 @@ fn dialog_info(d: Dialog, id: u64, rules: &RuleSet) -> DialogInfo {
         subject: d.subject,
         fingerprint: d.fingerprint,
         screen_rows: d.screen_rows,
+        automation_in_ms: None,
     }
 }
 
@@ -186,7 +187,16 @@ impl Shared {
             }
         };
         let id = self.acting.see(dialog.as_ref(), now_ms)?;
-        dialog.map(|d| Box::new(dialog_info(d, id, detector.rules())))
+        let d = dialog?;
+        // Told so that a dashboard does not call a person to a dialog a
+        // rule is about to answer.
+        let agent = detector.identity().map(|(a, _)| a);
+        let automated = self
+            .acting
+            .automated_in(&d, agent, detector.rules(), now_ms);
+        let mut info = dialog_info(d, id, detector.rules());
+        info.automation_in_ms = automated;
+        Some(Box::new(info))
     }
 
     /// The keys that give `answer` to the dialog on screen now, if the

@@ -1604,3 +1604,67 @@ fn a_beat_the_supervisor_knows_is_not_taken_for_an_end() {
         assert!(!m.pane("top").expect("pane").attention, "redraw {n}");
     }
 }
+
+/// Session `id`'s pushed STATE: waiting at dialog `dialog`, which a rule
+/// answers in `auto_ms` when that is given.
+fn at_dialog(id: &str, dialog: u64, auto_ms: Option<u64>) -> Msg {
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting",
+        "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting",
+        "detail": "permission",
+        "health": "alive",
+        "state_ms": 0,
+        "signals": [],
+        "dialog": {"id": dialog, "rule": "codex.permission", "fingerprint": "f",
+                   "automation_in_ms": auto_ms},
+    }))
+    .expect("a state report");
+    Msg::Session(id.into(), SessionMsg::State(r))
+}
+
+/// A dialog an `[[automation]]` entry answers after its dwell calls
+/// nobody: no bell, no notification, no mark, unless it still stands
+/// once the rule should have answered it, or another dialog no rule
+/// answers comes after it in the same wait.
+#[test]
+fn a_dialog_a_rule_answers_calls_nobody_unless_it_stays() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "b", "c"], t0);
+    let called = |m: &Model, id: &str, fx: &[Effect]| {
+        (
+            m.pane(id).expect("pane").attention,
+            fx.contains(&Effect::Bell),
+        )
+    };
+    // Answered in time: nothing, before or after.
+    update(&mut m, st("b", ProcessState::Active, 0), at(0));
+    let fx = update(&mut m, at_dialog("b", 1, Some(1500)), at(0));
+    assert!(m.pane("b").expect("pane").waiting());
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    let fx = update(&mut m, Msg::Tick, at(1400));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    update(&mut m, pushed("b", ProcessState::Active), at(1600));
+    let fx = update(&mut m, Msg::Tick, at(9000));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+
+    // STATUS first, as on connecting: its mark is taken back by the push.
+    let fx = update(&mut m, st("c", ProcessState::Waiting, 0), at(10_000));
+    assert_eq!(called(&m, "c", &fx), (true, false));
+    let fx = update(&mut m, at_dialog("c", 4, Some(1500)), at(10_010));
+    assert_eq!(called(&m, "c", &fx), (false, false));
+    // Not answered after all (the program took no key): called then.
+    let fx = update(&mut m, Msg::Tick, at(13_000));
+    assert_eq!(called(&m, "c", &fx), (false, false));
+    let fx = update(&mut m, Msg::Tick, at(13_600));
+    assert_eq!(called(&m, "c", &fx), (true, true));
+
+    // Answered, and the next question in the same wait is no rule's.
+    let fx = update(&mut m, at_dialog("b", 2, Some(1500)), at(20_000));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    let fx = update(&mut m, at_dialog("b", 3, None), at(21_600));
+    assert_eq!(called(&m, "b", &fx), (true, true));
+}
