@@ -916,6 +916,8 @@ fn the_dashboard_shows_ended_remote_sessions_restarts_and_forgets_them() {
     });
     // `box:again` sorts first and is selected.
     t.send(b"r");
+    t.wait_for("the question", |t| t.contains("run 'box:again' again?"));
+    t.send(b"y");
     t.wait_for("the notice of what r did", |t| {
         t.contains("restarted 'box:again'")
     });

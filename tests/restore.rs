@@ -1495,6 +1495,8 @@ fn r_on_an_ended_agent_resumes_its_conversation_and_says_so() {
     );
     t.wait_for("the ended agent's pane", |t| t.contains("killed"));
     t.send(b"r");
+    t.wait_for("the question", |t| t.contains("run 'agent' again?"));
+    t.send(b"y");
     t.wait_for("the notice that it resumed", |t| {
         t.contains(
             "restarted 'agent', resuming its claude conversation; 'agent' without \

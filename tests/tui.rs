@@ -706,8 +706,15 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     t.wait_for("the pane with its output and exit code", |t| {
         pane(t, "s1").is_some_and(|p| p.shows("said-42") && p.bottom.contains("exited 3"))
     });
-    // `r` runs it again and says so in its own words.
+    // `r` asks first, naming what runs again; `y` runs it again and
+    // says so in its own words.
     t.send(b"r");
+    t.wait_for("the question", |t| {
+        t.contains("Run again session 's1'?")
+            && t.contains("echo said-$((6*7)); exit 3")
+            && t.contains("run 's1' again?")
+    });
+    t.send(b"y");
     t.wait_for("the notice of the restart", |t| {
         t.contains("restarted 's1'")
     });

@@ -81,6 +81,18 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
                 m.notify(format!("forgot '{id}'"), now);
             }
         }
+        Mode::ConfirmRestart(id) => {
+            m.mode = Mode::Grid;
+            // Restarted or forgotten elsewhere while we asked: nothing to do.
+            if let KeyCode::Char('y' | 'Y') = k.code
+                && m.pane(&id).is_some_and(|p| p.ended() && p.orphan.is_none())
+            {
+                // The pane gives way to the new session when it is found.
+                m.starting.insert(id.clone());
+                m.panes.retain(|p| p.id != id);
+                fx.push(Effect::Restart(id));
+            }
+        }
         Mode::NewSession { step, id, command } => form::key(m, (step, id, command), k, now, fx),
         Mode::Inbox => inbox::key(m, k, now, fx),
         Mode::Filter => match k.code {
@@ -180,12 +192,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::Restart => {
             let Some(id) = m.selected.clone() else { return };
             match m.pane(&id) {
-                Some(p) if p.ended() && p.orphan.is_none() => {
-                    // The pane gives way to the new session when it is found.
-                    m.starting.insert(id.clone());
-                    m.panes.retain(|p| p.id != id);
-                    fx.push(Effect::Restart(id));
-                }
+                Some(p) if p.ended() && p.orphan.is_none() => m.mode = Mode::ConfirmRestart(id),
                 // A key that does nothing says why, rather than nothing.
                 Some(p) if p.orphan.is_some() => m.notify(
                     format!("'{id}' still runs without its supervisor; x stops it first"),

@@ -173,6 +173,9 @@ pub enum Mode {
     /// `x` on a session that ended: its record and what `hm restore`
     /// keeps go for good, so it is asked first.
     ConfirmForget(String),
+    /// `r` on a session that ended: its command runs again, which may do
+    /// what it did again (a deploy, a migration), so it is asked first.
+    ConfirmRestart(String),
     NewSession {
         step: NewStep,
         id: String,
@@ -197,6 +200,7 @@ impl Mode {
             self,
             Mode::ConfirmKill(_)
                 | Mode::ConfirmForget(_)
+                | Mode::ConfirmRestart(_)
                 | Mode::NewSession { .. }
                 | Mode::Help
                 | Mode::Explain(_)

@@ -83,6 +83,7 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
     match &m.mode {
         Mode::ConfirmKill(id) => popup::confirm_kill(m, f, id),
         Mode::ConfirmForget(id) => popup::confirm_forget(m, f, id),
+        Mode::ConfirmRestart(id) => popup::confirm_restart(m, f, id),
         Mode::NewSession { step, id, command } => popup::new_session(m, f, *step, id, command),
         Mode::Help => popup::help(m, f),
         Mode::Explain(id) => popup::explain(m, f, id, now),

@@ -414,7 +414,16 @@ fn sessions_that_ended_unseen_get_a_pane_that_x_forgets_once_asked_and_r_restart
     assert!(fx.contains(&Effect::Forget("b".into())), "{fx:?}");
     assert!(m.pane("b").is_none());
     m.selected = Some("c".into());
+    // Asked first: its command does again what it did.
     let fx = update(&mut m, press(KeyCode::Char('r')), now);
+    assert_eq!(m.mode, Mode::ConfirmRestart("c".into()));
+    assert!(fx.is_empty(), "{fx:?}");
+    let fx = update(&mut m, press(KeyCode::Char('n')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(m.pane("c").is_some());
+    update(&mut m, press(KeyCode::Char('r')), now);
+    let fx = update(&mut m, press(KeyCode::Char('y')), now);
     assert!(fx.contains(&Effect::Restart("c".into())), "{fx:?}");
     assert!(m.starting.contains("c"));
     // Until it starts, its record does not bring the old pane back.

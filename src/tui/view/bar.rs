@@ -320,6 +320,7 @@ pub(super) fn footer(
         // Any other key keeps it.
         Mode::ConfirmKill(_) => vec![("y".into(), "kill"), ("n".into(), "keep")],
         Mode::ConfirmForget(_) => vec![("y".into(), "forget"), ("n".into(), "keep")],
+        Mode::ConfirmRestart(_) => vec![("y".into(), "run"), ("n".into(), "keep")],
         // The form's keys, not the grid's (it offered `x kill` and `n new`).
         Mode::NewSession {
             step: crate::tui::model::NewStep::Id,
@@ -410,7 +411,11 @@ pub(super) fn footer(
     // `page 1/2` of a list that has no pages).
     let on_grid = matches!(
         m.mode,
-        Mode::Grid | Mode::Filter | Mode::ConfirmKill(_) | Mode::ConfirmForget(_)
+        Mode::Grid
+            | Mode::Filter
+            | Mode::ConfirmKill(_)
+            | Mode::ConfirmForget(_)
+            | Mode::ConfirmRestart(_)
     );
     let right = if pages > 1 && on_grid {
         // Two spaces before it, as between hints: a hint that fits with
@@ -469,13 +474,14 @@ pub(super) fn footer(
     // The question, with the session it is about, beside its keys: the
     // footer said only `y kill  n keep`, and a popup over a grid of ten
     // is easy to miss.
-    if let Mode::ConfirmKill(id) | Mode::ConfirmForget(id) = &m.mode {
-        let verb = match m.mode {
-            Mode::ConfirmKill(_) => "kill",
-            _ => "forget",
-        };
+    if let Mode::ConfirmKill(id) | Mode::ConfirmForget(id) | Mode::ConfirmRestart(id) = &m.mode {
         let id = crate::paths::sanitize(id);
-        spans.push(Span::styled(format!(" {verb} '{id}'? "), m.theme.popup));
+        let question = match m.mode {
+            Mode::ConfirmKill(_) => format!("kill '{id}'?"),
+            Mode::ConfirmRestart(_) => format!("run '{id}' again?"),
+            _ => format!("forget '{id}'?"),
+        };
+        spans.push(Span::styled(format!(" {question} "), m.theme.popup));
         spans.push(Span::raw(" "));
     }
     // Hints that do not fit whole are left out, rather than cut off or

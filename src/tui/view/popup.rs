@@ -36,6 +36,20 @@ pub(super) fn confirm_forget(m: &Model, f: &mut Frame<'_>, id: &str) {
     confirm(m, f, ("forget", "Forget"), id, what);
 }
 
+/// The confirmation of `r`: what runs again, and where.
+pub(super) fn confirm_restart(m: &Model, f: &mut Frame<'_>, id: &str) {
+    let p = m.pane(id);
+    let command = p
+        .and_then(|p| p.command.as_deref())
+        .unwrap_or("its command");
+    let command = crate::paths::sanitize(command);
+    let what = match p.and_then(|p| p.workdir.as_deref()) {
+        Some(dir) => format!("{command}\nin {}", crate::paths::sanitize(dir)),
+        None => command,
+    };
+    confirm(m, f, ("run", "Run again"), id, &what);
+}
+
 /// A yes/no question about session `id`: `verb` (lower case, then
 /// capitalised), what a yes does (a line each of its lines), and the keys.
 fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &str) {
