@@ -676,6 +676,46 @@ mod tests {
         assert_eq!(d.subject.as_deref(), Some("NEWFILE.md"));
     }
 
+    /// Gemini CLI 0.61.0 names the file a new file's dialog writes
+    /// (`? WriteFile  Writing to notes.md`), and the folder its trust
+    /// dialog asks about (`1. Trust folder (proj)`): the inbox and `hm
+    /// status` named neither.
+    #[test]
+    fn gemini_names_the_file_it_writes_and_the_folder_it_asks_to_trust() {
+        let find = |text: &str, detail| {
+            let size = |n| std::num::NonZeroU16::new(n).expect("not zero");
+            let mut parser = vt100::Parser::new(size(40), size(120), 0);
+            parser.process(text.trim_end().replace('\n', "\r\n").as_bytes());
+            super::find(
+                &crate::detect::rules::builtin(),
+                Some("gemini"),
+                parser.screen(),
+                detail,
+            )
+            .expect("the dialog")
+        };
+        let d = find(
+            include_str!("../../tests/fixtures/screens/gemini_write_file/frame.txt"),
+            crate::detect::Detail::Permission,
+        );
+        assert_eq!(d.rule, "gemini.edit");
+        assert_eq!(d.subject.as_deref(), Some("notes.md"));
+        let d = find(
+            include_str!("../../tests/fixtures/screens/gemini_edit_permission/frame.txt"),
+            crate::detect::Detail::Permission,
+        );
+        assert_eq!(
+            d.subject.as_deref(),
+            Some("hello.py: print(\"hello\") => print(\"hello, world\")")
+        );
+        let d = find(
+            include_str!("../../tests/fixtures/screens/gemini_folder_trust/frame.txt"),
+            crate::detect::Detail::FolderTrust,
+        );
+        assert_eq!(d.rule, "gemini.folder_trust");
+        assert_eq!(d.subject.as_deref(), Some("proj"));
+    }
+
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }

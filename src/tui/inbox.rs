@@ -125,7 +125,13 @@ fn row(p: &Pane, down: Option<(u64, Instant)>, now: Instant) -> Row<'_> {
         None => (evidence, false),
     };
     let subject = subject
-        .map(|s| crate::paths::sanitize(s.split_whitespace().collect::<Vec<_>>().join(" ").trim()))
+        .map(|s| {
+            // A line read off a boxed dialog has the box's sides (Gemini
+            // CLI's `│ Apply this change? │`).
+            let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            let side = |c: char| c.is_whitespace() || matches!(c, '│' | '┃' | '║');
+            crate::paths::sanitize(words.trim_matches(side))
+        })
         .filter(|s| !s.is_empty());
     Row {
         pane: p,

@@ -1338,3 +1338,29 @@ fn the_host_column_is_there_only_for_another_machines_session() {
         "{screen}"
     );
 }
+
+/// What a boxed dialog says, read off the screen without a subject, is
+/// listed without the box's sides: Gemini CLI's row read `│ Apply this
+/// change? │`.
+#[test]
+fn a_line_read_off_a_box_loses_its_sides() {
+    let now = Instant::now();
+    let mut m = scene(&["g"], &[], now);
+    update(&mut m, st("g", ProcessState::Waiting, 0), now);
+    let mut r: StateReport = serde_json::from_value(serde_json::json!({
+        "state": "waiting",
+        "state_byte": ProcessState::Waiting.as_byte(),
+        "primary": "waiting",
+        "detail": "permission",
+        "health": "alive",
+        "agent": "gemini",
+        "state_ms": 0,
+        "signals": [{"source": "screen", "rule": "gemini.edit",
+                     "text": "│ Apply this change?                     │", "since_ms": 0}],
+    }))
+    .expect("a state report");
+    r.dialog = None;
+    update(&mut m, Msg::Session("g".into(), SessionMsg::State(r)), now);
+    let rows = super::rows(&m, now);
+    assert_eq!(rows[0].subject.as_deref(), Some("Apply this change?"));
+}
