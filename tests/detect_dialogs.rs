@@ -209,7 +209,7 @@ const EXPECTED: &[Expected] = &[
         name: "gemini_trust_answer_exit",
         detail: "folder_trust",
         rule: "gemini.folder_trust",
-        subject: None,
+        subject: Some("proj"),
         approve: Some(&["Enter"]),
         deny: None,
         always: None,
