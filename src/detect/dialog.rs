@@ -262,6 +262,11 @@ pub fn find(
 pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
     let indent = |r: &str| r.len() - r.trim_start_matches(' ').len();
     let mut out: Vec<String> = Vec::with_capacity(rows.len());
+    // The width of the screen row that `out`'s last line ends with: a
+    // line made of two is wider than the screen, and the rows under it
+    // went on from it too (Codex's whole dialog one paragraph after a
+    // long command).
+    let mut last_width = 0;
     for row in rows {
         // Text goes on from text only: a rule the width of the screen
         // (`────`, between Claude Code's third option and its fourth)
@@ -274,12 +279,14 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
             && !numbered(&row)
         {
             let word = row.split_whitespace().next().unwrap_or("");
-            if prev.chars().count() + 1 + word.chars().count() > cols {
+            if last_width + 1 + word.chars().count() > cols {
                 prev.push(' ');
                 prev.push_str(row.trim());
+                last_width = row.chars().count();
                 continue;
             }
         }
+        last_width = row.chars().count();
         out.push(row);
     }
     out
@@ -714,6 +721,30 @@ mod tests {
         );
         assert_eq!(d.rule, "gemini.folder_trust");
         assert_eq!(d.subject.as_deref(), Some("proj"));
+    }
+
+    /// Codex CLI at 80 columns about a long command: its first row,
+    /// cut with `…` at the edge, is a line the program wrapped, but the
+    /// rows under it are rows of their own. They were all joined into
+    /// it, the inbox showing the dialog as one paragraph.
+    #[test]
+    fn only_the_row_under_a_wrapped_one_goes_on_from_it() {
+        let first = format!(
+            "• Running cargo test --all && cargo clippy --all-targets -- -D {}…",
+            "w".repeat(16)
+        );
+        assert_eq!(first.chars().count(), 80);
+        let rows = lines(&[
+            &first,
+            "  + Show details",
+            "  Would you like to run the following command?",
+            "  Environment: local",
+            "  $ cargo test --all",
+            "› 1. Yes, proceed (y)",
+        ]);
+        let joined = super::rejoined(rows.clone(), 80);
+        assert_eq!(joined[0], format!("{first} + Show details"));
+        assert_eq!(joined[1..], rows[2..]);
     }
 
     fn lines(v: &[&str]) -> Vec<String> {
