@@ -533,7 +533,9 @@ pub struct RunArgs {
 
     /// Working directory of the command [default: current directory; with
     /// --host, home there]
-    #[arg(long, value_name = "DIR")]
+    // `--dir` too: the dashboard's form calls the field `dir:`, and clap's
+    // answer to `--dir` was a tip to pass it as the command's argument.
+    #[arg(long, value_name = "DIR", visible_alias = "dir")]
     pub workdir: Option<PathBuf>,
 
     /// A name for people, shown beside the id (hm ls, hm status, the

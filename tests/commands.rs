@@ -146,6 +146,27 @@ fn a_mistyped_option_of_run_is_an_error_not_the_command() {
     assert!(!sb.sock_dir.exists() || sb.sock_dir.read_dir().is_ok_and(|mut d| d.next().is_none()));
 }
 
+/// `--dir` is `--workdir`, as the dashboard's form names the field.
+#[test]
+fn run_takes_dir_for_its_working_directory() {
+    let sb = Sandbox::new();
+    let dir = sb.path().join("proj");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = dir.to_str().expect("utf-8");
+    let out = sb
+        .hm()
+        .args(["run", "--bg", "--id", "d", "--dir", dir, "--socket-dir"])
+        .arg(&sb.sock_dir)
+        .args(["--", "sleep", "60"])
+        .output()
+        .expect("run hm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = sb.status_json("d");
+    assert_eq!(v["workdir"], dir, "{v}");
+    let out = sb.cmd(&["kill", "d"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// A value out of range, or options that exclude each other, is the
 /// command line's mistake: one line, exit 2, as for one clap refuses; not
 /// 1, which `hm wait` gives when it times out.

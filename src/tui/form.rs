@@ -63,12 +63,23 @@ pub fn unnamed(m: &Model, id: &str) -> bool {
 }
 
 /// The program a command line runs: its first word past any `NAME=value`
-/// and `exec` or `env`; the shell for an empty line.
+/// and `exec` or `env`; the shell for an empty line. A line that starts
+/// with the shell's own syntax (`for i in 1 2 3; do ...`, `( cd x &&
+/// make )`) is run by `sh -c` (see [`crate::launch::Detached`]): `sh`,
+/// not `for`.
 fn program<'a>(command: &'a str, shell: &'a str) -> &'a str {
-    command
+    const SHELL_WORDS: &[&str] = &[
+        "!", "{", "case", "coproc", "for", "function", "if", "select", "time", "until", "while",
+        "[[",
+    ];
+    match command
         .split_whitespace()
         .find(|w| !w.contains('=') && !matches!(*w, "exec" | "env"))
-        .unwrap_or(shell)
+    {
+        Some(w) if SHELL_WORDS.contains(&w) || w.starts_with('(') => "sh",
+        Some(w) => w,
+        None => shell,
+    }
 }
 
 /// From the id to the command, the id taken.
@@ -396,6 +407,19 @@ mod tests {
         // The next form starts over.
         update(&mut m, press(KeyCode::Char('n')), now);
         assert_eq!(m.new_classifier, None);
+    }
+
+    /// A command in the shell's own syntax is named after the shell that
+    /// runs it, not its first keyword.
+    #[test]
+    fn a_shell_loop_is_named_sh() {
+        let m = model(100, 31);
+        let named = |command: &str| super::placeholder(&m, "", command);
+        assert_eq!(named("for i in 1 2 3; do echo tick $i; done; exit 3"), "sh");
+        assert_eq!(named("while true; do date; sleep 1; done"), "sh");
+        assert_eq!(named("(cd web && npm run dev)"), "sh");
+        assert_eq!(named("FOO=1 npm run dev && echo done"), "npm");
+        assert_eq!(named("/usr/bin/python3 -m http.server"), "python3");
     }
 
     /// A label or an id typed past its length says so: the keys were

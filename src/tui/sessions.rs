@@ -323,6 +323,11 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             .is_some_and(|left| info.started_unix_ms <= left),
         _ => false,
     };
+    // Where the selected session stands in the grid before its end moves
+    // it among the ended, at the back.
+    let place = (selected && matches!(sm, SessionMsg::Exit(_)))
+        .then(|| m.visible().iter().position(|p| p.id == id))
+        .flatten();
     let Some(p) = m.pane_mut(id) else { return };
     match sm {
         SessionMsg::Connected => {
@@ -554,6 +559,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             // "100x29 held" for good).
             p.held = false;
             let how = crate::client::exited_with(code, p.killed);
+            let killed_here = p.killed;
             // Killed from here (`killed` is set by `x` before its EXIT;
             // `hm kill` elsewhere is learned from the record, later): what
             // was asked for is no news, though the selection moved on
@@ -579,6 +585,15 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
                 .is_some_and(|(n, _)| *n == format!("killing '{id}'"));
             if focused || asked || killing {
                 m.notify(format!("session '{id}' {how}"), now);
+            }
+            // Killed from here: the selection stays where it was, on the
+            // session that takes its place, not after it to the ended on
+            // the last page.
+            if let Some(i) = place.filter(|_| killed_here && !focused) {
+                let ids = m.visible_ids();
+                if let Some(next) = ids.get(i).or(ids.last()) {
+                    m.selected = Some(next.clone());
+                }
             }
         }
         SessionMsg::Problem { why, notice } => {

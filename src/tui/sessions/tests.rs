@@ -1677,3 +1677,30 @@ fn a_dialog_a_rule_answers_calls_nobody_unless_it_stays() {
     let fx = update(&mut m, at_dialog("b", 3, None), at(21_600));
     assert_eq!(called(&m, "b", &fx), (true, true));
 }
+
+/// A session killed with `x` goes among the ended at the back of the
+/// grid; the selection stays in its place, on the one that takes it: it
+/// followed the killed one to the ended on the last page.
+#[test]
+fn the_selection_stays_in_place_when_the_selected_session_is_killed() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b", "c"], now);
+    assert_eq!(sel(&m), "a");
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(&mut m, Msg::Session("a".into(), SessionMsg::Exit(143)), now);
+    assert_eq!(m.visible_ids(), ["b", "c", "a"]);
+    assert_eq!(sel(&m), "b");
+    // The one in its place now, whatever it is.
+    m.selected = Some("c".into());
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(&mut m, Msg::Session("c".into(), SessionMsg::Exit(143)), now);
+    assert_eq!(m.visible_ids(), ["b", "a", "c"]);
+    assert_eq!(sel(&m), "a");
+    // One that ends by itself keeps the selection: its end is to be seen.
+    m.selected = Some("b".into());
+    update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(0)), now);
+    assert_eq!(sel(&m), "b");
+}
