@@ -5,7 +5,8 @@
 //! question, options and subject), otherwise the bottom of what the
 //! program drew, with its cursor (where a shell's prompt, a build's last
 //! lines and an agent's input box are), or, in a pane too small for an
-//! agent's input box and a little more, what is above the box.
+//! agent's input box and a little more, what is above the box (unless a
+//! draft is typed in it).
 //! Horizontally it starts at the
 //! left edge, and a row cut on the right is marked, never wrapped.
 //!
@@ -80,8 +81,18 @@ const MIN_ABOVE_INPUT: u16 = 2;
 /// of it (`Pane::drawn`, or its size), not at every frame: 64 quiet panes
 /// of 120x40 would be 300,000 cells looked at 30 times a second.
 pub fn live_top(p: &Pane, height: u16) -> u16 {
-    let s = screen_facts(p);
+    let mut s = screen_facts(p);
     let agent = p.report.as_ref().is_some_and(|r| r.agent.is_some());
+    // A draft typed at the prompt is what the person will come back to:
+    // the window holds the box and its cursor, as a shell's does, not
+    // what the agent said above it.
+    let typing = p
+        .report
+        .as_ref()
+        .is_some_and(|r| r.detail == Some(crate::detect::Detail::PromptEditing));
+    if typing {
+        s.input_top = None;
+    }
     match dialog_rows(p) {
         None if s.full_screen && !agent => full_screen_top(s, height),
         dialog => top_row(s, height, dialog),
@@ -720,5 +731,50 @@ mod tests {
         assert!(!cut(p.screen(), 5, 8));
         assert!(cut(p.screen(), 6, 8));
         assert!(!cut(p.screen(), 6, 16));
+    }
+}
+
+#[cfg(test)]
+mod typed {
+    use super::shown_rows;
+    use crate::tui::update::harness::{live, model};
+
+    /// Gemini CLI at its prompt in a pane of 5 rows: at rest the window
+    /// holds what it said above its input box; with a draft typed in the
+    /// box, the box and the draft. The draft was never in sight.
+    #[test]
+    fn a_draft_typed_at_an_agents_prompt_is_in_the_window() {
+        let frame = include_str!("../../tests/fixtures/screens/gemini_ready/frame.txt");
+        let typed = frame.replace("  Type your message or @path/to/file", "half-typed draft");
+        let now = std::time::Instant::now();
+        for (text, detail, draft_shown) in
+            [(frame, "ready", false), (&typed, "prompt_editing", true)]
+        {
+            let mut m = model(160, 49);
+            live(&mut m, &["g"], now);
+            let p = m.pane_mut("g").expect("pane");
+            let size = crate::protocol::Size {
+                cols: 120,
+                rows: 22,
+            };
+            p.term = crate::vt::term::Term::with_scrollback(size, 0);
+            p.term
+                .feed(text.trim_end().replace('\n', "\r\n").as_bytes());
+            p.drawn += 1;
+            p.report = Some(
+                serde_json::from_value(serde_json::json!({
+                    "state": "idle", "state_byte": crate::classify::ProcessState::Idle.as_byte(),
+                    "primary": "idle", "detail": detail, "health": "alive",
+                    "agent": "gemini", "state_ms": 0, "signals": [],
+                }))
+                .expect("a report"),
+            );
+            let screen = p.term.screen();
+            let prompt = (0..22)
+                .find(|&r| screen.contents_between(r, 0, r, 120).starts_with(" > "))
+                .expect("the prompt's row");
+            let shown = shown_rows(p, 5);
+            assert_eq!(shown.contains(&prompt), draft_shown, "{detail}: {shown:?}");
+        }
     }
 }
