@@ -518,6 +518,7 @@ pub fn acted(m: &mut Model, id: &str, acted: Acted, now: Instant, fx: &mut Vec<E
         // at it. A session marked as it began to wait kept its `●` in the
         // grid after its answer went through.
         p.attention = false;
+        p.answered = pending.act.dialog.or(p.dialog.as_ref().map(|d| d.id));
     }
     let answer =
         Answer::from_act(&pending.act.answer, pending.act.option).unwrap_or(Answer::Approve);

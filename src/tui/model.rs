@@ -348,6 +348,11 @@ pub struct Pane {
     pub dialog: Option<crate::protocol::DialogInfo>,
     /// An answer sent from the inbox and not yet acted on.
     pub answering: Option<Answering>,
+    /// The dialog (its identity) the inbox's last answer went to: while
+    /// it stands, the program has not taken the answer in yet (Gemini
+    /// CLI's folder trust restarts it, 2 s and more), and its row says
+    /// so rather than inviting a second answer.
+    pub answered: Option<u64>,
     /// Where the pane's window was on the live screen when it was
     /// scrolled back (see [`super::copy::extent`]).
     pub copy_window: CopyWindow,
@@ -403,6 +408,7 @@ impl Pane {
             copy: None,
             dialog: None,
             answering: None,
+            answered: None,
             drawn: 0,
             window_memo: std::cell::Cell::new(None),
             copy_window: Default::default(),

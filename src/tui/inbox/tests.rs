@@ -403,6 +403,19 @@ fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
     );
     assert!(!m.inbox.said.as_ref().is_some_and(|s| s.refused));
     assert_eq!(notice(&m), said(&m));
+    // Its dialog still stands (the program has not redrawn yet): the row
+    // says it was answered, not what it asks, which invited a second
+    // answer; another dialog is asked about again.
+    let screen = draw(&mut m, later);
+    assert!(
+        screen.contains("answered; it has not gone on yet…"),
+        "{screen}"
+    );
+    let next = dialog("claude.permission", "next cmd", 2);
+    update(&mut m, waiting_at("a", "permission", 0, Some(next)), later);
+    let screen = draw(&mut m, later);
+    assert!(!screen.contains("answered;"), "{screen}");
+    assert!(screen.contains("next cmd"), "{screen}");
 }
 
 /// Answered from the inbox is looked at: the grid does not mark it as

@@ -429,10 +429,15 @@ impl Columns {
                 crate::clock::local_time_of_day(since)
             )
         });
+        let answered = r
+            .pane
+            .answered
+            .is_some_and(|id| r.pane.dialog.as_ref().is_some_and(|d| d.id == id));
         let subject = match (&r.pane.answering, down, &r.subject) {
             (_, Some(down), _) => down,
             (Some(a), _, _) if a.late => "sent, no reply yet…".to_owned(),
             (Some(_), _, _) => "answering…".to_owned(),
+            (None, _, _) if answered => "answered; it has not gone on yet…".to_owned(),
             (None, _, Some(s)) => s.clone(),
             (None, _, None) => "…".to_owned(),
         };
@@ -440,6 +445,8 @@ impl Columns {
         // What the evidence says, not a dialog's subject, is told apart.
         let subject_style = if r.host_down_since.is_some() {
             style.patch(m.theme.error)
+        } else if answered && r.pane.answering.is_none() {
+            style.patch(m.theme.dim)
         } else if r.from_dialog || r.pane.answering.is_some() {
             style
         } else {
