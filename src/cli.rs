@@ -108,36 +108,11 @@ pub enum Command {
     Proxy(ProxyArgs),
 }
 
-/// The command line, or the process ends: help and version as clap
-/// prints them, a mistake in one line on standard error (exit status 2),
-/// as every other error of `hm` is.
-pub fn parse() -> Cli {
-    use clap::error::ErrorKind;
-    Cli::try_parse().unwrap_or_else(|err| {
-        if matches!(
-            err.kind(),
-            ErrorKind::DisplayHelp
-                | ErrorKind::DisplayVersion
-                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-        ) {
-            err.exit()
-        }
-        // Not `eprintln!`, which panics on a standard error that is gone.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "hm: {}",
-            one_line(&err.render().to_string())
-        );
-        std::process::exit(2)
-    })
-}
-
 /// clap's report of a mistake, made one line: its message, the items it
 /// lists under it (the arguments missing, the values possible), its tip
 /// and the usage, in clap's own words. clap's report is five to nine
 /// lines, most of them blank or the same for every mistake.
-fn one_line(report: &str) -> String {
+pub fn one_line(report: &str) -> String {
     let mut said = String::new();
     let mut usage = None;
     let mut listing = false;

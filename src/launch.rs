@@ -182,9 +182,17 @@ fn assignment(line: &str) -> Option<(Assigned, &str)> {
 }
 
 /// What makes a shell do more than split a line into words.
-const SHELL_SYNTAX: &[char] = &[
+pub(crate) const SHELL_SYNTAX: &[char] = &[
     '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', ']', '{', '}', '~', '#', '!', '\n',
     '\r',
+];
+
+/// Words a shell runs itself rather than as a program.
+pub(crate) const SHELL_OWN: &[&str] = &[
+    "exec", "cd", ".", "source", "eval", "export", "set", "unset", "alias", "time", "if", "for",
+    "while", "until", "case", "command", "builtin", "trap", "ulimit", "umask", "read", "wait",
+    "exit", "return", "shift", "readonly", "local", "declare", "typeset", "let", "function",
+    "select", "coproc",
 ];
 
 /// The words of `line` when it is one plain command, which a shell would
@@ -195,13 +203,6 @@ const SHELL_SYNTAX: &[char] = &[
 /// --permission-mode default` typed into the dashboard gets the agent's
 /// classifier and hooks, which `sh -c` in front of it hid.
 pub(crate) fn plain_words(line: &str) -> Option<Vec<String>> {
-    // Words a shell runs itself rather than as a program.
-    const SHELL_OWN: &[&str] = &[
-        "exec", "cd", ".", "source", "eval", "export", "set", "unset", "alias", "time", "if",
-        "for", "while", "until", "case", "command", "builtin", "trap", "ulimit", "umask", "read",
-        "wait", "exit", "return", "shift", "readonly", "local", "declare", "typeset", "let",
-        "function", "select", "coproc",
-    ];
     if let Some(words) = shell_told(line) {
         return Some(words);
     }

@@ -20,7 +20,11 @@ fn main() -> ExitCode {
     // supervisor deaf to SIGTERM, a dashboard to SIGHUP. The mask is
     // inherited, and no thread is running yet, so every later one gets this.
     let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
-    match heimdall::cmd::dispatch(parse()) {
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    match heimdall::cmd::dispatch(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) => {
             // A closed stdout (`hm ls | head`) is not worth a message.
@@ -38,7 +42,25 @@ fn main() -> ExitCode {
 /// The command line, parsed in a frame of its own: never inlined into
 /// `main`, whose frame stays on the stack for as long as a supervisor runs
 /// (clap's temporaries would keep their stack pages resident).
+///
+/// Help and version are printed as clap prints them; a mistake is one
+/// line on standard error, exit status 2, as every other error of `hm` is.
 #[inline(never)]
-fn parse() -> heimdall::cli::Cli {
-    heimdall::cli::parse()
+fn parse() -> Result<heimdall::cli::Cli, ExitCode> {
+    use clap::Parser;
+    use clap::error::ErrorKind;
+    heimdall::cli::Cli::try_parse().map_err(|err| {
+        if matches!(
+            err.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            let _ = err.print();
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+        let said = heimdall::cli::one_line(&err.render().to_string());
+        let _ = writeln!(std::io::stderr(), "hm: {said}");
+        ExitCode::from(2)
+    })
 }

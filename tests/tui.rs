@@ -710,7 +710,7 @@ fn a_session_started_from_the_dashboard_that_ends_at_once_keeps_its_output() {
     // says so in its own words.
     t.send(b"r");
     t.wait_for("the question", |t| {
-        t.contains("Run again session 's1'?")
+        t.contains("Run session 's1' again?")
             && t.contains("echo said-$((6*7)); exit 3")
             && t.contains("run 's1' again?")
     });

@@ -64,19 +64,16 @@ pub fn unnamed(m: &Model, id: &str) -> bool {
 
 /// The program a command line runs: its first word past any `NAME=value`
 /// and `exec` or `env`; the shell for an empty line. A line that starts
-/// with the shell's own syntax (`for i in 1 2 3; do ...`, `( cd x &&
-/// make )`) is run by `sh -c` (see [`crate::launch::Detached`]): `sh`,
-/// not `for`.
+/// with a word the shell runs itself or with its syntax (`for i in 1 2 3;
+/// do ...`, `cd web && npm run dev`, `( make )`) is run by `sh -c` (see
+/// [`crate::launch::plain_words`]): `sh`, not `for`.
 fn program<'a>(command: &'a str, shell: &'a str) -> &'a str {
-    const SHELL_WORDS: &[&str] = &[
-        "!", "{", "case", "coproc", "for", "function", "if", "select", "time", "until", "while",
-        "[[",
-    ];
+    use crate::launch::{SHELL_OWN, SHELL_SYNTAX};
     match command
         .split_whitespace()
         .find(|w| !w.contains('=') && !matches!(*w, "exec" | "env"))
     {
-        Some(w) if SHELL_WORDS.contains(&w) || w.starts_with('(') => "sh",
+        Some(w) if SHELL_OWN.contains(&w) || w.starts_with(SHELL_SYNTAX) => "sh",
         Some(w) => w,
         None => shell,
     }
@@ -418,6 +415,9 @@ mod tests {
         assert_eq!(named("for i in 1 2 3; do echo tick $i; done; exit 3"), "sh");
         assert_eq!(named("while true; do date; sleep 1; done"), "sh");
         assert_eq!(named("(cd web && npm run dev)"), "sh");
+        assert_eq!(named("cd web && npm run dev"), "sh");
+        assert_eq!(named("source .venv/bin/activate && pytest"), "sh");
+        assert_eq!(named("exec claude --resume"), "claude");
         assert_eq!(named("FOO=1 npm run dev && echo done"), "npm");
         assert_eq!(named("/usr/bin/python3 -m http.server"), "python3");
     }

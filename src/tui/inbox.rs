@@ -403,6 +403,19 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     } else if let Some(a) = &p.answering {
         let yet = if a.late { " (no reply yet)" } else { "" };
         (false, format!("already answering '{id}'{yet}"))
+    } else if p
+        .answered
+        .is_some_and(|d| p.dialog.as_ref().is_some_and(|now| now.id == d))
+    {
+        // Its program has not taken the answer in yet (Gemini CLI's folder
+        // trust restarts it): a second would go to whatever comes next.
+        (
+            true,
+            format!(
+                "not answered: '{id}' was answered and has not gone on yet; \
+                 Enter focuses it"
+            ),
+        )
     } else if let Some(host) = host_down {
         // Its link may be stalled, not closed: a request would wait in it
         // and be acted on whenever the link came back.

@@ -447,22 +447,31 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.report = Some(report);
             let owed = p.alert_owed.take().is_some() && p.waiting();
             let called = note_waiting(p, now);
-            let automated = p.automated_in();
             let mut call = called || owed;
-            if let Some((dialog, within)) = automated.filter(|_| owed) {
-                // A STATUS answer marked it before this push said that a
-                // rule answers it: the mark is taken back.
-                p.attention = false;
-                p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
-                call = false;
-            } else if let Some((dialog, _)) = p.automated.filter(|_| p.waiting())
-                && p.dialog.as_ref().is_some_and(|d| d.id != dialog)
-                && automated.is_none()
-            {
+            match p.automated_in() {
+                // A rule answers the dialog it waits at: nobody is called.
+                // The deadline follows each push: the next dialog a rule
+                // answers in the same wait, a dwell started over as the
+                // selection moved.
+                Some((dialog, within)) if p.waiting_since.is_some() => {
+                    if owed {
+                        // A STATUS answer marked it before this push said
+                        // that a rule answers it: the mark is taken back.
+                        p.attention = false;
+                    }
+                    p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
+                    call = false;
+                }
                 // Another dialog came in the same wait, one no rule answers.
-                p.automated = None;
-                p.attention = true;
-                call = true;
+                None if p.automated.is_some_and(|(dialog, _)| {
+                    p.waiting() && p.dialog.as_ref().is_some_and(|d| d.id != dialog)
+                }) =>
+                {
+                    p.automated = None;
+                    p.attention = true;
+                    call = true;
+                }
+                _ => {}
             }
             if call && !selected && !focused {
                 alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
@@ -588,8 +597,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
             // Killed from here: the selection stays where it was, on the
             // session that takes its place, not after it to the ended on
-            // the last page.
-            if let Some(i) = place.filter(|_| killed_here && !focused) {
+            // the last page. Not from a zoom, which shows the one it zoomed.
+            let zoomed = matches!(m.mode, Mode::Zoom(_));
+            if let Some(i) = place.filter(|_| killed_here && !focused && !zoomed) {
                 let ids = m.visible_ids();
                 if let Some(next) = ids.get(i).or(ids.last()) {
                     m.selected = Some(next.clone());

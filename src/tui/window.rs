@@ -732,12 +732,6 @@ mod tests {
         assert!(cut(p.screen(), 6, 8));
         assert!(!cut(p.screen(), 6, 16));
     }
-}
-
-#[cfg(test)]
-mod typed {
-    use super::shown_rows;
-    use crate::tui::update::harness::{live, model};
 
     /// Gemini CLI at its prompt in a pane of 5 rows: at rest the window
     /// holds what it said above its input box; with a draft typed in the
@@ -750,8 +744,8 @@ mod typed {
         for (text, detail, draft_shown) in
             [(frame, "ready", false), (&typed, "prompt_editing", true)]
         {
-            let mut m = model(160, 49);
-            live(&mut m, &["g"], now);
+            let mut m = crate::tui::update::harness::model(160, 49);
+            crate::tui::update::harness::live(&mut m, &["g"], now);
             let p = m.pane_mut("g").expect("pane");
             let size = crate::protocol::Size {
                 cols: 120,

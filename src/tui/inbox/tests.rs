@@ -411,6 +411,13 @@ fn an_answer_given_is_said_and_one_too_soon_is_sent_again_when_due() {
         screen.contains("answered; it has not gone on yet…"),
         "{screen}"
     );
+    // A second answer to it is not sent: it would go to what comes next.
+    let fx = update(&mut m, press(KeyCode::Char('y')), later);
+    assert!(acts(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        said(&m),
+        "not answered: 'a' was answered and has not gone on yet; Enter focuses it"
+    );
     let next = dialog("claude.permission", "next cmd", 2);
     update(&mut m, waiting_at("a", "permission", 0, Some(next)), later);
     let screen = draw(&mut m, later);

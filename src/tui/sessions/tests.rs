@@ -1676,6 +1676,20 @@ fn a_dialog_a_rule_answers_calls_nobody_unless_it_stays() {
     assert_eq!(called(&m, "b", &fx), (false, false));
     let fx = update(&mut m, at_dialog("b", 3, None), at(21_600));
     assert_eq!(called(&m, "b", &fx), (true, true));
+
+    // Two a rule answers, one after the other in the same wait: the
+    // second's own time counts, not the first's.
+    update(&mut m, pushed("b", ProcessState::Active), at(30_000));
+    // (Looked at since it was called.)
+    m.pane_mut("b").expect("pane").attention = false;
+    let fx = update(&mut m, at_dialog("b", 5, Some(3000)), at(31_000));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    let fx = update(&mut m, at_dialog("b", 6, Some(3000)), at(34_050));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    let fx = update(&mut m, Msg::Tick, at(36_100));
+    assert_eq!(called(&m, "b", &fx), (false, false));
+    let fx = update(&mut m, Msg::Tick, at(39_100));
+    assert_eq!(called(&m, "b", &fx), (true, true));
 }
 
 /// A session killed with `x` goes among the ended at the back of the
@@ -1703,4 +1717,13 @@ fn the_selection_stays_in_place_when_the_selected_session_is_killed() {
     m.selected = Some("b".into());
     update(&mut m, Msg::Session("b".into(), SessionMsg::Exit(0)), now);
     assert_eq!(sel(&m), "b");
+    // Killed from its zoom: the zoom and the selection stay on it.
+    live(&mut m, &["d", "e"], now);
+    m.selected = Some("d".into());
+    update(&mut m, press(KeyCode::Char('z')), now);
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(&mut m, Msg::Session("d".into(), SessionMsg::Exit(143)), now);
+    assert_eq!(m.mode, Mode::Zoom("d".into()));
+    assert_eq!(sel(&m), "d");
 }

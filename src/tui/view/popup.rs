@@ -1,5 +1,5 @@
-//! The overlays drawn over the grid: the kill confirmation, the new
-//! session form, the key help and the `e` explanation, all in one framed
+//! The overlays drawn over the grid: the kill, forget and run-again
+//! confirmations, the new session form, the key help and the `e` explanation, all in one framed
 //! box ([`popup`]). Separate from the grid because each is drawn only in
 //! its own mode and reads the model for nothing else.
 
@@ -27,50 +27,47 @@ pub(super) fn confirm_kill(m: &Model, f: &mut Frame<'_>, id: &str) {
         ),
         None => "SIGTERM now, SIGKILL after its grace period.".to_owned(),
     };
-    confirm(m, f, ("kill", "Kill"), id, &what);
+    confirm(m, f, "kill", &format!("Kill session '{id}'?"), &what);
 }
 
 /// The confirmation of `x` on a session that ended.
 pub(super) fn confirm_forget(m: &Model, f: &mut Frame<'_>, id: &str) {
     let what = "Its record, log and kept history go, as hm rm.";
-    confirm(m, f, ("forget", "Forget"), id, what);
+    confirm(m, f, "forget", &format!("Forget session '{id}'?"), what);
 }
 
-/// The confirmation of `r`: what runs again, and where.
+/// The confirmation of `r`: what runs again, and where, whole (wrapped,
+/// not cut: its end may be what matters, a flag or a path).
 pub(super) fn confirm_restart(m: &Model, f: &mut Frame<'_>, id: &str) {
     let p = m.pane(id);
     let command = p
         .and_then(|p| p.command.as_deref())
         .unwrap_or("its command");
-    let command = crate::paths::sanitize(command);
+    let command = crate::paths::printable(command);
     let what = match p.and_then(|p| p.workdir.as_deref()) {
-        Some(dir) => format!("{command}\nin {}", crate::paths::sanitize(dir)),
+        Some(dir) => format!("{command}\nin {}", crate::paths::printable(dir)),
         None => command,
     };
-    confirm(m, f, ("run", "Run again"), id, &what);
+    confirm(m, f, "run", &format!("Run session '{id}' again?"), &what);
 }
 
-/// A yes/no question about session `id`: `verb` (lower case, then
-/// capitalised), what a yes does (a line each of its lines), and the keys.
-fn confirm(m: &Model, f: &mut Frame<'_>, verb: (&str, &str), id: &str, what: &str) {
-    let (verb, title) = verb;
+/// A yes/no question (its title `verb`, the key `y`'s word), what a yes
+/// does (a line each of its lines), and the keys.
+fn confirm(m: &Model, f: &mut Frame<'_>, verb: &str, question: &str, what: &str) {
     popup(
         m,
         f,
         verb,
-        &[
-            Line::from(format!("{title} session '{id}'?")),
-            Line::from(""),
-        ]
-        .into_iter()
-        .chain(what.lines().map(|l| Line::from(l.to_owned())))
-        .chain(std::iter::once(Line::from(vec![
-            key(m, "y"),
-            Span::raw(format!(" {verb}   ")),
-            key(m, "n"),
-            Span::raw(" keep"),
-        ])))
-        .collect::<Vec<_>>(),
+        &[Line::from(question.to_owned()), Line::from("")]
+            .into_iter()
+            .chain(what.lines().map(|l| Line::from(l.to_owned())))
+            .chain(std::iter::once(Line::from(vec![
+                key(m, "y"),
+                Span::raw(format!(" {verb}   ")),
+                key(m, "n"),
+                Span::raw(" keep"),
+            ])))
+            .collect::<Vec<_>>(),
     );
 }
 
