@@ -513,6 +513,14 @@ fn an_answer_not_replied_to_is_late_then_reported_or_given_up() {
     approved(&mut m, None, now + Duration::from_secs(20));
     assert_eq!(said(&m), "approved claude.permission in 'a' (keys: 1)");
 
+    // Its next dialog, answered and never replied to.
+    let next = dialog("claude.permission", "cmd of a", 2);
+    update(
+        &mut m,
+        waiting_at("a", "permission", 0, Some(next)),
+        now + Duration::from_secs(20),
+    );
+    draw(&mut m, now + Duration::from_secs(20));
     update(
         &mut m,
         press(KeyCode::Char('n')),
