@@ -370,6 +370,12 @@ pub struct WaitArgs {
     /// Give up after this many seconds (exit 1)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub timeout: Option<f64>,
+    /// Only a change into the state counts, not being in it as the wait
+    /// begins: a session just started is idle until its first output, so
+    /// `hm run --bg ...; hm wait ID --state idle --change` waits for its
+    /// work to end
+    #[arg(long)]
+    pub change: bool,
     #[command(flatten)]
     pub dir: DirArgs,
     /// Print the state reached as JSON

@@ -73,7 +73,7 @@ pub fn lost(id: &str, m: &crate::restore::manifest::Manifest) -> String {
 pub fn has_ended(r: &crate::ended::Ended) -> String {
     let id = shown_id(&r.id);
     format!(
-        "session '{id}' has ended ({}); 'hm status {id}' shows how, 'hm restart {id}' runs it again",
+        "session '{id}' has ended: {}; 'hm status {id}' shows how, 'hm restart {id}' runs it again",
         ended_label(r),
     )
 }

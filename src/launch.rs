@@ -87,7 +87,7 @@ pub fn start(
         cmd.args(["--cols", &s.cols.to_string(), "--rows", &s.rows.to_string()]);
     }
     if let Some(w) = workdir {
-        cmd.arg("--workdir").arg(w);
+        cmd.arg("--workdir").arg(home_expanded(w));
     }
     if let Some(l) = label {
         cmd.arg("--label").arg(l);
@@ -186,6 +186,18 @@ pub(crate) const SHELL_SYNTAX: &[char] = &[
     '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', ']', '{', '}', '~', '#', '!', '\n',
     '\r',
 ];
+
+/// `dir` with a leading `~` or `~/` as a shell reads it, this machine's
+/// home (where the session starts: `hm proxy` on another machine): the
+/// dashboard's form takes a directory as it is typed, and `~/src` was
+/// looked for under the dashboard's own directory.
+fn home_expanded(dir: &Path) -> std::path::PathBuf {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    dir.to_str()
+        .filter(|d| d.starts_with('~'))
+        .and_then(|d| crate::config::expand_tilde(d, home.as_deref()).ok())
+        .unwrap_or_else(|| dir.to_owned())
+}
 
 /// Words a shell runs itself rather than as a program.
 pub(crate) const SHELL_OWN: &[&str] = &[

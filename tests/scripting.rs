@@ -107,6 +107,49 @@ fn bg<'a>(sb: &'a Sandbox, opts: &[&str], command: &[&str]) -> Bg<'a> {
     }
 }
 
+/// A supervisor that says, as a wait subscribes, that its session is
+/// idle (since 5 s), then active, then idle again (since 0 s), as one
+/// just started does once its work ends.
+fn idle_active_idle(s: std::os::unix::net::UnixStream) {
+    use heimdall::protocol::{ClientType, ServerType, frame};
+    let state = |name: &str, byte: heimdall::classify::ProcessState, ms: u64| {
+        let report = serde_json::json!({
+            "state": name, "state_byte": byte.as_byte(), "primary": name,
+            "health": "alive", "state_ms": ms, "signals": [],
+        });
+        frame(ServerType::State as u8, report.to_string().as_bytes())
+    };
+    common::fake::answer(s, |ty| match ClientType::try_from(ty) {
+        Ok(ClientType::Subscribe) => {
+            use heimdall::classify::ProcessState::{Active, Idle};
+            let mut out = state("idle", Idle, 5000);
+            out.extend(state("active", Active, 0));
+            out.extend(state("idle", Idle, 0));
+            Some(out)
+        }
+        _ => None,
+    });
+}
+
+/// A session just started is idle until its first output: `--change`
+/// waits for it to become idle anew, after its work; a plain wait takes
+/// the idle it is in.
+#[test]
+fn wait_with_change_waits_for_the_state_to_be_entered_anew() {
+    let sb = Sandbox::new();
+    let _lock = common::fake::listen(&sb, "w1", idle_active_idle);
+    let waited = |change: &[&str]| {
+        let mut args = vec!["wait", "w1", "--state", "idle", "--json", "--timeout", "10"];
+        args.extend(change);
+        let out = sb.cmd(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["state_ms"].as_u64()
+    };
+    assert_eq!(waited(&[]), Some(5000));
+    assert_eq!(waited(&["--change"]), Some(0));
+}
+
 #[test]
 fn run_bg_prints_the_id_and_returns_while_the_session_runs() {
     let sb = Sandbox::new();
@@ -463,7 +506,7 @@ fn commands_started_as_the_program_exits_say_how_it_ended() {
         fails_with(
             &out,
             1,
-            &format!("session '{id}' has ended (exited with code 4"),
+            &format!("session '{id}' has ended: exited with code 4"),
         );
         assert!(!stderr(&out).contains("reset"), "{}", stderr(&out));
     }
@@ -485,7 +528,7 @@ fn commands_started_as_the_program_exits_say_how_it_ended() {
         fails_with(
             &out,
             1,
-            &format!("session '{id}' has ended (exited with code 5"),
+            &format!("session '{id}' has ended: exited with code 5"),
         );
         assert!(!stderr(&out).contains("reset"), "{}", stderr(&out));
     }
@@ -860,7 +903,7 @@ fn wait_refuses_unknown_states_as_a_usage_error_and_takes_lists() {
     // What is kept of it, and a clear word from commands that need it
     // running.
     let out = sb.cmd(&["send", &s.id, "hi"]);
-    fails_with(&out, 1, "session 'ends' has ended (exited with code 4");
+    fails_with(&out, 1, "session 'ends' has ended: exited with code 4");
 }
 
 #[test]
@@ -1280,7 +1323,7 @@ fn followers_of_a_supervisor_killed_outright_say_the_session_was_lost() {
     fails_with(
         &out,
         1,
-        "'doomed' was lost with its supervisor before it was exited",
+        "'doomed' was lost with its supervisor, and its program's end with it",
     );
 }
 

@@ -591,6 +591,25 @@ fn a_command_that_cannot_start_brings_the_form_back() {
     });
 }
 
+/// The directory typed into the form as a shell reads it: `~/proj` is
+/// the home's `proj`; it was looked for under the dashboard's directory.
+#[test]
+fn the_forms_directory_starts_at_home_for_a_tilde() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.sock_dir.clone());
+    // The sandbox is the home of what it runs.
+    std::fs::create_dir_all(sb.path().join("proj")).expect("dir");
+    let mut t = tui(&sb);
+    open_form(&mut t, "s1");
+    t.send(b"sleep 600\t\x15~/proj\r");
+    t.wait_for("the session running", |t| {
+        pane(t, "s1").is_some() && !t.contains("command:")
+    });
+    let v = sb.status_json("s1");
+    let want = sb.path().join("proj");
+    assert_eq!(v["workdir"], want.to_str().expect("utf-8"), "{v}");
+}
+
 #[test]
 fn a_session_started_from_the_dashboard_takes_a_label() {
     let sb = Sandbox::new();

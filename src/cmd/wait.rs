@@ -59,7 +59,7 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
             let rt = client::runtime()?;
             let limit = args.timeout.map(Duration::from_secs_f64);
             let ended = rt.block_on(async {
-                let watch = watch(&session, &args.state);
+                let watch = watch(&session, &args.state, args.change);
                 match limit {
                     Some(d) => tokio::time::timeout(d, watch).await.ok(),
                     None => Some(watch.await),
@@ -134,6 +134,12 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         Some(Outcome::Code(_)) => unreachable!("read into Exited above"),
         // Its supervisor went without a word (SIGKILL): `hm ls` lists it
         // as lost, and so it is said here.
+        // Its program may outlive it: whether it ended is not known.
+        Some(Outcome::Closed) if lost && wants_end => {
+            bail!(
+                "'{id}' was lost with its supervisor, and its program's end with it ('hm status {id}' says more)"
+            )
+        }
         Some(Outcome::Closed) if lost => {
             bail!(
                 "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
@@ -177,9 +183,10 @@ fn exited_unrecorded(id: &str, code: i32) -> Outcome {
     Outcome::Exited(client::exited_with(code, false), Box::new(view))
 }
 
-/// Follows `session`'s pushed states until one of `wanted`, its end, or
-/// the connection's.
-async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
+/// Follows `session`'s pushed states until one of `wanted` (with
+/// `change`, one entered after another: the state it is in as the wait
+/// begins does not count), its end, or the connection's.
+async fn watch(session: &SessionPaths, wanted: &[String], change: bool) -> Result<Outcome> {
     let (mut r, mut w) = conn::connect(&session.sock).await?;
     let states = Subscribe {
         state: true,
@@ -190,6 +197,9 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
     // drawing its dialog is held until the dialog is drawn, for a moment:
     // a script reads the dialog (`hm status`, `hm approve --dialog`) next.
     let mut held: Option<(StateReport, tokio::time::Instant)> = None;
+    // Whether a state reached now counts: with `change`, only once the
+    // session was seen in another.
+    let mut armed = !change;
     loop {
         let frame = match &held {
             Some((report, by)) => match tokio::time::timeout_at(*by, r.recv()).await {
@@ -211,6 +221,7 @@ async fn watch(session: &SessionPaths, wanted: &[String]) -> Result<Outcome> {
             // taken at the STATE pushed just before it, the line said
             // `dead` or `exited with code 3` by chance.
             Reply::State(report) if report.primary == Primary::Dead && held.is_none() => {}
+            Reply::State(report) if !armed => armed = !reached(&report, wanted),
             Reply::State(report) if reached(&report, wanted) => {
                 let due = crate::verdict::dialog_due_in(
                     report.detail,

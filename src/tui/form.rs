@@ -180,6 +180,22 @@ pub fn key(
                 m.notify(said, now);
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
+            } else if let Some((code, killed)) = m
+                .pane(&id)
+                .and_then(|p| p.exit.map(|code| (code, p.killed)))
+            {
+                // An ended session's record and output go with a new one
+                // under its id, as `hm run --id` says: said first, Enter
+                // again replaces it. It was replaced without a word.
+                let how = crate::client::exited_with(code, killed);
+                let said =
+                    format!("'{id}' {how}: Enter again replaces it and its output; r reruns it");
+                if m.notice.as_ref().is_some_and(|(n, _)| *n == said) {
+                    m.notice = None;
+                    to_command(m, id, command);
+                    return;
+                }
+                m.notify(said, now);
             } else {
                 to_command(m, id, command);
             }

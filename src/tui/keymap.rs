@@ -461,8 +461,15 @@ fn next_attention(m: &mut Model, now: Instant) {
     // answered is done with, and the round starts again at who waits.
     m.tabbed = found.clone().filter(|_| index >= waited);
     match found {
-        // The page follows (see `show_selected`).
-        Some(id) => m.selected = Some(id),
+        // The page follows (see `show_selected`). A word of an earlier Tab
+        // that none needed you goes: it stood beside the one Tab came to.
+        Some(id) => {
+            m.selected = Some(id);
+            let tabs_word = |n: &str| n.starts_with("no session") || n.starts_with("only '");
+            if m.notice.as_ref().is_some_and(|(n, _)| tabs_word(n)) {
+                m.notice = None;
+            }
+        }
         // The one in the round is the selected: said so, beside the
         // footer's `1 needs you`.
         None if !round.is_empty() => {

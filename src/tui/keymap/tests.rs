@@ -379,6 +379,41 @@ fn control_and_alt_combinations_are_not_the_plain_letter() {
     assert!(m.quit, "Ctrl-C quits");
 }
 
+/// A question at 80 columns keeps its keys whole over an older notice:
+/// the one a kill left cut off the next question's `n keep`.
+#[test]
+fn a_question_in_the_footer_comes_before_an_older_notice() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["build", "ticker"], now);
+    update(
+        &mut m,
+        Msg::Session("build".into(), SessionMsg::Exit(0)),
+        now,
+    );
+    m.selected = Some("ticker".into());
+    update(&mut m, press(KeyCode::Char('x')), now);
+    update(&mut m, press(KeyCode::Char('y')), now);
+    update(
+        &mut m,
+        Msg::Session("ticker".into(), SessionMsg::Exit(143)),
+        now,
+    );
+    assert!(notice(&m).contains("killed"), "{}", notice(&m));
+    m.selected = Some("build".into());
+    update(&mut m, press(KeyCode::Char('r')), now);
+    assert_eq!(m.mode, Mode::ConfirmRestart("build".into()));
+    let footer = screen_text(&m, now)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        footer.contains("run 'build' again?  y run  n keep"),
+        "{footer}"
+    );
+}
+
 #[test]
 fn kill_asks_first_and_y_sends_kill_with_the_sessions_own_grace() {
     let now = Instant::now();
@@ -728,6 +763,30 @@ fn new_session_refuses_a_lost_sessions_id_until_enter_again() {
     assert!(
         matches!(&fx[..], [Effect::Spawn { id, .. }] if id == "api"),
         "{fx:?}"
+    );
+}
+
+/// Nor is an ended session's: its record and output would go without a
+/// word (`hm run --id` says so). `r` keeps them; Enter again replaces it.
+#[test]
+fn new_session_refuses_an_ended_sessions_id_until_enter_again() {
+    let now = Instant::now();
+    let mut m = model(100, 31);
+    live(&mut m, &["s1", "fg2"], now);
+    update(&mut m, Msg::Session("fg2".into(), SessionMsg::Exit(4)), now);
+    update(&mut m, press(KeyCode::Char('n')), now);
+    let notice = refused_id(&mut m, "fg2", now);
+    assert_eq!(
+        notice,
+        "'fg2' exited with code 4: Enter again replaces it and its output; r reruns it"
+    );
+    // Whole in the footer of an 80-column terminal.
+    assert!(notice.chars().count() <= 78, "{notice}");
+    update(&mut m, press(KeyCode::Enter), now);
+    assert!(
+        matches!(&m.mode, Mode::NewSession { step: NewStep::Command, id, .. } if id == "fg2"),
+        "{:?}",
+        m.mode
     );
 }
 
@@ -1186,4 +1245,22 @@ fn tab_says_what_the_filter_hides() {
         m.notice.as_ref().map(|(t, _)| t.as_str()),
         Some("no session shown needs attention; the filter hides 1 that does")
     );
+}
+
+/// `Tab` with none needing you says so; once one does, the next `Tab`
+/// goes to it, and the word that none does is gone.
+#[test]
+fn tabs_word_that_none_needs_you_goes_once_one_does() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(&mut m, &["a", "q1"], now);
+    for id in ["a", "q1"] {
+        update(&mut m, st(id, ProcessState::Idle, 1000), now);
+    }
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(notice(&m), "no session needs attention");
+    update(&mut m, st("q1", ProcessState::Waiting, 0), now);
+    update(&mut m, press(KeyCode::Tab), now);
+    assert_eq!(sel(&m), "q1");
+    assert_ne!(notice(&m), "no session needs attention");
 }

@@ -459,7 +459,17 @@ pub(super) fn footer(
         .take(2)
         .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
         .sum();
-    if let Some((text, _)) = m.notice.as_ref().filter(|(t, _)| !in_form && !in_box(t)) {
+    // A question asked now comes before an older notice: at 80 columns the
+    // one left by a kill cut off the next question's `n keep`.
+    let asking = matches!(
+        m.mode,
+        Mode::ConfirmKill(_) | Mode::ConfirmForget(_) | Mode::ConfirmRestart(_)
+    );
+    if let Some((text, _)) = m
+        .notice
+        .as_ref()
+        .filter(|(t, _)| !in_form && !asking && !in_box(t))
+    {
         let used: usize = spans.iter().map(Span::width).sum();
         let room = usize::from(area.width)
             .saturating_sub(used + kept + right.chars().count() + 3)
