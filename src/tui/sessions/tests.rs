@@ -1617,19 +1617,24 @@ fn a_beat_the_supervisor_knows_is_not_taken_for_an_end() {
 /// Session `id`'s pushed STATE: waiting at dialog `dialog`, which a rule
 /// answers in `auto_ms` when that is given.
 fn at_dialog(id: &str, dialog: u64, auto_ms: Option<u64>) -> Msg {
-    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
-        "state": "waiting",
-        "state_byte": ProcessState::Waiting.as_byte(),
-        "primary": "waiting",
-        "detail": "permission",
-        "health": "alive",
-        "state_ms": 0,
-        "signals": [],
-        "dialog": {"id": dialog, "rule": "codex.permission", "fingerprint": "f",
-                   "automation_in_ms": auto_ms},
-    }))
-    .expect("a state report");
-    Msg::Session(id.into(), SessionMsg::State(r))
+    let waiting = turn_pushed(
+        (id, "codex"),
+        "waiting",
+        "permission",
+        ProcessState::Waiting,
+        0,
+    );
+    let Msg::Session(id, SessionMsg::State(mut r)) = waiting else {
+        unreachable!("a state push")
+    };
+    r.dialog = Some(Box::new(crate::protocol::DialogInfo {
+        id: dialog,
+        rule: "codex.permission".into(),
+        fingerprint: "f".into(),
+        automation_in_ms: auto_ms,
+        ..Default::default()
+    }));
+    Msg::Session(id, SessionMsg::State(r))
 }
 
 /// A dialog an `[[automation]]` entry answers after its dwell calls
