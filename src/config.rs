@@ -46,8 +46,9 @@ use std::path::PathBuf;
 
 use crate::classify::ClassifierSpec;
 
+pub use crate::paths::expand_tilde;
 pub use automation::{check_automation, subject_regex};
-pub use check::{expand_tilde, is_valid_env_name};
+pub use check::is_valid_env_name;
 pub use detach_key::{describe_key, parse_detach_key};
 pub use load::FILE_NAME;
 pub use log_level::LogLevel;

@@ -195,7 +195,7 @@ fn home_expanded(dir: &Path) -> std::path::PathBuf {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     dir.to_str()
         .filter(|d| d.starts_with('~'))
-        .and_then(|d| crate::config::expand_tilde(d, home.as_deref()).ok())
+        .and_then(|d| crate::paths::expand_tilde(d, home.as_deref()).ok())
         .unwrap_or_else(|| dir.to_owned())
 }
 

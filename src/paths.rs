@@ -407,6 +407,39 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// `~` and `~/rest` become `home` and `home/rest`; other paths are kept.
+pub fn expand_tilde(raw: &str, home: Option<&Path>) -> Result<PathBuf, String> {
+    if raw.is_empty() {
+        return Err("the path is empty (remove the key to use the default)".to_owned());
+    }
+    if raw.contains('\0') {
+        return Err("the path contains a NUL character".to_owned());
+    }
+    // The kernel takes no longer path (PATH_MAX, its NUL included).
+    if raw.len() >= 4096 {
+        return Err(format!(
+            "the path is {} bytes long; a path has at most 4095",
+            raw.len()
+        ));
+    }
+    let Some(rest) = raw.strip_prefix('~') else {
+        return Ok(PathBuf::from(raw));
+    };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return Err(format!(
+            "'{}': only '~' and '~/...' are expanded, not '~user' (write the full path)",
+            raw.escape_debug()
+        ));
+    }
+    let home = home.ok_or_else(|| {
+        format!(
+            "'{}' needs HOME, which is not set to an absolute path (write the full path)",
+            raw.escape_debug()
+        )
+    })?;
+    Ok(home.join(rest.trim_start_matches('/')))
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -4,7 +4,6 @@
 //! `~` in paths and classifier names.
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
 
 pub(super) const CLASSIFIER_NAMES: &[&str] = &["simple", "claude", "agent", "none"];
 
@@ -27,39 +26,6 @@ pub(super) fn check_env_name(name: &str) -> Result<(), String> {
             name.escape_debug()
         ))
     }
-}
-
-/// `~` and `~/rest` become `home` and `home/rest`; other paths are kept.
-pub fn expand_tilde(raw: &str, home: Option<&Path>) -> Result<PathBuf, String> {
-    if raw.is_empty() {
-        return Err("the path is empty (remove the key to use the default)".to_owned());
-    }
-    if raw.contains('\0') {
-        return Err("the path contains a NUL character".to_owned());
-    }
-    // The kernel takes no longer path (PATH_MAX, its NUL included).
-    if raw.len() >= 4096 {
-        return Err(format!(
-            "the path is {} bytes long; a path has at most 4095",
-            raw.len()
-        ));
-    }
-    let Some(rest) = raw.strip_prefix('~') else {
-        return Ok(PathBuf::from(raw));
-    };
-    if !(rest.is_empty() || rest.starts_with('/')) {
-        return Err(format!(
-            "'{}': only '~' and '~/...' are expanded, not '~user' (write the full path)",
-            raw.escape_debug()
-        ));
-    }
-    let home = home.ok_or_else(|| {
-        format!(
-            "'{}' needs HOME, which is not set to an absolute path (write the full path)",
-            raw.escape_debug()
-        )
-    })?;
-    Ok(home.join(rest.trim_start_matches('/')))
 }
 
 pub(super) fn check_range(n: u64, range: &RangeInclusive<u64>, unit: &str) -> Result<u64, String> {
@@ -93,6 +59,8 @@ pub(super) fn unknown_classifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::paths::expand_tilde;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn expand_tilde_rules() {

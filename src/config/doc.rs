@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
-use super::check::{check_range, expand_tilde, expected_range};
+use super::check::{check_range, expected_range};
 use super::{ConfigError, Location};
+use crate::paths::expand_tilde;
 
 type Entry<'t, 'i> = (&'t Spanned<DeString<'i>>, &'t Spanned<DeValue<'i>>);
 
