@@ -278,15 +278,17 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
             && prev.chars().any(char::is_alphanumeric)
             && !numbered(&row)
         {
+            // In columns, as the screen's edge is: a wide character
+            // (CJK, most emoji) takes two.
             let word = row.split_whitespace().next().unwrap_or("");
-            if last_width + 1 + word.chars().count() > cols {
+            if last_width + 1 + word.width() > cols {
                 prev.push(' ');
                 prev.push_str(row.trim());
-                last_width = row.chars().count();
+                last_width = row.width();
                 continue;
             }
         }
-        last_width = row.chars().count();
+        last_width = row.width();
         out.push(row);
     }
     out
@@ -745,6 +747,11 @@ mod tests {
         let joined = super::rejoined(rows.clone(), 80);
         assert_eq!(joined[0], format!("{first} + Show details"));
         assert_eq!(joined[1..], rows[2..]);
+        // Wide characters fill a row in half as many: 39 of them and a
+        // space reach the edge of 80 columns.
+        let wide = format!("{} x", "漢".repeat(39));
+        let joined = super::rejoined(lines(&[&wide, "  続き"]), 80);
+        assert_eq!(joined, [format!("{wide} 続き")]);
     }
 
     fn lines(v: &[&str]) -> Vec<String> {
