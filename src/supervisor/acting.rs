@@ -148,16 +148,19 @@ impl Acting {
         now_ms: u64,
     ) -> Option<usize> {
         self.see(dialog, now_ms);
-        let d = dialog?;
-        let which = self.fitting(d, agent, rules);
+        let due = self.due_for(dialog?, agent, rules);
         let seen = self.seen.as_mut()?;
-        seen.due = match which {
-            Some(i) if !seen.answered => {
-                Some((i, seen.since_ms.saturating_add(self.rules[i].rule.dwell_ms)))
-            }
-            _ => None,
-        };
+        seen.due = due;
         seen.due.filter(|(_, at)| now_ms >= *at).map(|(i, _)| i)
+    }
+
+    /// The rule that will answer `d`, the dialog seen last, and when: its
+    /// dwell from when the dialog was first seen as it is now. `None` once
+    /// it was answered, or when no rule fits it.
+    fn due_for(&self, d: &Dialog, agent: Option<&str>, rules: &RuleSet) -> Option<(usize, u64)> {
+        let seen = self.seen.as_ref().filter(|s| s.is(d) && !s.answered)?;
+        let i = self.fitting(d, agent, rules)?;
+        Some((i, seen.since_ms.saturating_add(self.rules[i].rule.dwell_ms)))
     }
 
     /// A look at the screen found `dialog` (none: no dialog): the same
@@ -282,9 +285,7 @@ impl Acting {
         rules: &RuleSet,
         now_ms: u64,
     ) -> Option<u64> {
-        let seen = self.seen.as_ref().filter(|s| s.is(d) && !s.answered)?;
-        let i = self.fitting(d, agent, rules)?;
-        let at = seen.since_ms.saturating_add(self.rules[i].rule.dwell_ms);
+        let (_, at) = self.due_for(d, agent, rules)?;
         Some(at.saturating_sub(now_ms))
     }
 

@@ -62,6 +62,17 @@ pub fn unnamed(m: &Model, id: &str) -> bool {
     id.is_empty() || (id.ends_with(':') && remote(m, id).is_some())
 }
 
+/// Whether `said` is the notice already shown, the person pressing Enter
+/// again after reading it (it goes then); else it is shown.
+fn said_again(m: &mut Model, said: String, now: Instant) -> bool {
+    if m.notice.as_ref().is_some_and(|(n, _)| *n == said) {
+        m.notice = None;
+        return true;
+    }
+    m.notify(said, now);
+    false
+}
+
 /// The program a command line runs: its first word past any `NAME=value`
 /// and `exec` or `env`; the shell for an empty line. A line that starts
 /// with a word the shell runs itself or with its syntax (`for i in 1 2 3;
@@ -172,12 +183,10 @@ pub fn key(
                 let said = format!(
                     "'{id}' was lost with its supervisor: {again}, x forgets it, Enter again replaces it"
                 );
-                if m.notice.as_ref().is_some_and(|(n, _)| *n == said) {
-                    m.notice = None;
+                if said_again(m, said, now) {
                     to_command(m, id, command);
                     return;
                 }
-                m.notify(said, now);
             } else if m.pane(&id).is_some_and(|p| !p.ended()) {
                 m.notify(format!("session '{id}' already exists"), now);
             } else if let Some((code, killed)) = m
@@ -190,12 +199,10 @@ pub fn key(
                 let how = crate::client::exited_with(code, killed);
                 let said =
                     format!("'{id}' {how}: Enter again replaces it and its output; r reruns it");
-                if m.notice.as_ref().is_some_and(|(n, _)| *n == said) {
-                    m.notice = None;
+                if said_again(m, said, now) {
                     to_command(m, id, command);
                     return;
                 }
-                m.notify(said, now);
             } else {
                 to_command(m, id, command);
             }

@@ -403,10 +403,7 @@ fn answer(m: &mut Model, answer: Answer, now: Instant, fx: &mut Vec<Effect>) {
     } else if let Some(a) = &p.answering {
         let yet = if a.late { " (no reply yet)" } else { "" };
         (false, format!("already answering '{id}'{yet}"))
-    } else if p
-        .answered
-        .is_some_and(|d| p.dialog.as_ref().is_some_and(|now| now.id == d))
-    {
+    } else if p.answer_pending_on_screen() {
         // Its program has not taken the answer in yet (Gemini CLI's folder
         // trust restarts it): a second would go to whatever comes next.
         (

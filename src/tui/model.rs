@@ -192,6 +192,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The session a yes/no question is about (`x`'s kill or forget, `r`'s
+    /// run again), while one is asked.
+    pub fn confirming(&self) -> Option<&str> {
+        match self {
+            Mode::ConfirmKill(id) | Mode::ConfirmForget(id) | Mode::ConfirmRestart(id) => Some(id),
+            _ => None,
+        }
+    }
+
     /// A window over the panes that closes back to them: opened over a
     /// zoomed pane, it closes back to the zoom. The filter is not one: it
     /// picks panes of the grid.
@@ -431,6 +440,13 @@ impl Pane {
     /// program reading input): the strongest call for attention.
     pub fn waiting(&self) -> bool {
         !self.ended() && self.state() == Some(ProcessState::Waiting.as_byte())
+    }
+
+    /// Whether the dialog the inbox's last answer went to is still the one
+    /// shown: its program has not taken the answer in yet.
+    pub fn answer_pending_on_screen(&self) -> bool {
+        self.answered
+            .is_some_and(|id| self.dialog.as_ref().is_some_and(|d| d.id == id))
     }
 
     /// The dialog it waits at, and in how long an `[[automation]]` entry

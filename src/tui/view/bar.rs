@@ -409,14 +409,7 @@ pub(super) fn footer(
     }
     // The grid's page, where the grid is what is shown (the inbox said
     // `page 1/2` of a list that has no pages).
-    let on_grid = matches!(
-        m.mode,
-        Mode::Grid
-            | Mode::Filter
-            | Mode::ConfirmKill(_)
-            | Mode::ConfirmForget(_)
-            | Mode::ConfirmRestart(_)
-    );
+    let on_grid = matches!(m.mode, Mode::Grid | Mode::Filter) || m.mode.confirming().is_some();
     let right = if pages > 1 && on_grid {
         // Two spaces before it, as between hints: a hint that fits with
         // none of its own after it read `q quit page 1/2`. With the pages
@@ -461,10 +454,7 @@ pub(super) fn footer(
         .sum();
     // A question asked now comes before an older notice: at 80 columns the
     // one left by a kill cut off the next question's `n keep`.
-    let asking = matches!(
-        m.mode,
-        Mode::ConfirmKill(_) | Mode::ConfirmForget(_) | Mode::ConfirmRestart(_)
-    );
+    let asking = m.mode.confirming().is_some();
     if let Some((text, _)) = m
         .notice
         .as_ref()
@@ -484,7 +474,7 @@ pub(super) fn footer(
     // The question, with the session it is about, beside its keys: the
     // footer said only `y kill  n keep`, and a popup over a grid of ten
     // is easy to miss.
-    if let Mode::ConfirmKill(id) | Mode::ConfirmForget(id) | Mode::ConfirmRestart(id) = &m.mode {
+    if let Some(id) = m.mode.confirming() {
         let id = crate::paths::sanitize(id);
         let question = match m.mode {
             Mode::ConfirmKill(_) => format!("kill '{id}'?"),

@@ -429,10 +429,7 @@ impl Columns {
                 crate::clock::local_time_of_day(since)
             )
         });
-        let answered = r
-            .pane
-            .answered
-            .is_some_and(|id| r.pane.dialog.as_ref().is_some_and(|d| d.id == id));
+        let answered = r.pane.answer_pending_on_screen();
         let subject = match (&r.pane.answering, down, &r.subject) {
             (_, Some(down), _) => down,
             (Some(a), _, _) if a.late => "sent, no reply yet…".to_owned(),

@@ -1,6 +1,6 @@
 //! The overlays drawn over the grid: the kill, forget and run-again
-//! confirmations, the new session form, the key help and the `e` explanation, all in one framed
-//! box ([`popup`]). Separate from the grid because each is drawn only in
+//! confirmations, the new session form, the key help and the `e`
+//! explanation, all in one framed box ([`popup`]). Separate from the grid because each is drawn only in
 //! its own mode and reads the model for nothing else.
 
 use std::time::Instant;
