@@ -64,13 +64,23 @@ pub const PROGRAM: &str = "program";
 /// go by it.
 pub const MIN_WORK: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The signal of an agent back at its prompt after a turn with a draft
+/// typed ahead there: its detail says `prompt_editing`, and the turn is
+/// over all the same.
+pub const TURN_OVER: &str = "timing.turn_over";
+
 /// For an agent's reported state (not a shell's or a plain program's),
-/// whether it says the agent's turn is over (`idle · finished`); `None`
-/// for any other program, whose work ends when it goes quiet.
+/// whether it says the agent's turn is over (`idle · finished`, or `idle ·
+/// prompt_editing` with [`TURN_OVER`]); `None` for any other program,
+/// whose work ends when it goes quiet.
 pub fn turn_over(report: &crate::protocol::StateReport) -> Option<bool> {
     let agent = report.agent.as_deref()?;
-    (agent != SHELL && agent != PROGRAM)
-        .then_some(report.primary == Primary::Idle && report.detail == Some(Detail::Finished))
+    let over = match report.detail {
+        Some(Detail::Finished) => true,
+        Some(Detail::PromptEditing) => report.signals.iter().any(|s| s.rule == TURN_OVER),
+        _ => false,
+    };
+    (agent != SHELL && agent != PROGRAM).then_some(report.primary == Primary::Idle && over)
 }
 /// Watches one session and explains what it is doing.
 #[derive(Debug)]
@@ -647,6 +657,17 @@ impl Detector {
             }
             (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::Ready) => {
                 verdict.detail = Some(Detail::Finished);
+            }
+            // A draft typed while it worked stays at the prompt: the
+            // detail says so, and the turn is over all the same (the
+            // dashboard's `●` and `[[notify]]`'s `finished` go by it).
+            (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::PromptEditing) => {
+                verdict.signals.push(Signal {
+                    source: Source::Timing,
+                    rule: TURN_OVER.to_owned(),
+                    text: "back at its prompt after its turn, a draft typed".to_owned(),
+                    since_ms: verdict.since_ms,
+                });
             }
             _ => {}
         }

@@ -1394,6 +1394,46 @@ fn a_small_pane_of_claude_code_shows_its_answer_not_its_input_box() {
     in_a_small_pane(&sb, "Postgres is up");
 }
 
+/// A draft typed while Claude Code answers stays in its prompt when the
+/// turn ends: `idle · prompt_editing`, and the turn is over all the same
+/// (the signal the dashboard's `●` and `[[notify]]`'s `finished` go by:
+/// the latter runs).
+#[test]
+fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let said = sb.path().join("notified");
+    let file = config_file(&sb);
+    std::fs::create_dir_all(file.parent().expect("a dir")).expect("config dir");
+    let rule = format!(
+        "[[notify]]\non = [\"finished\"]\ncommand = \"echo $HM_EVENT $HM_DETAIL >> {}\"\n",
+        said.display()
+    );
+    std::fs::write(file, rule).expect("config");
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "The build is green on every target we have.",
+         "pre_delay": 1.5, "chunk_delay": 0.1}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "is the build green");
+    until(&sb, "the turn", Duration::from_secs(30), |v| {
+        v["primary"] == "active"
+    });
+    let sent = sb.cmd(&["send", "cc", "now the docs"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let (v, _) = until(&sb, "the turn's end", Duration::from_secs(60), |v| {
+        v["primary"] == "idle" && on_screen(&sb, "every target")
+    });
+    assert_eq!(v["detail"], "prompt_editing", "{v}");
+    let over = v["signals"]
+        .as_array()
+        .is_some_and(|s| s.iter().any(|s| s["rule"] == heimdall::detect::TURN_OVER));
+    assert!(over, "{v}");
+    common::wait_until("the notify command", || {
+        std::fs::read_to_string(&said).is_ok_and(|s| s.contains("finished prompt_editing"))
+    });
+}
+
 /// With eight more sessions, a dashboard at 80x24 shows `text` in the
 /// five rows of session `cc`'s pane (skipped, saying so, without tmux).
 fn in_a_small_pane(sb: &Sandbox, text: &str) {

@@ -506,3 +506,52 @@ fn an_agent_back_at_its_prompt_after_a_turn_has_finished_it() {
         (Primary::Idle, Some(Detail::Ready))
     );
 }
+
+/// A draft typed while the agent worked stays in its prompt when the turn
+/// ends: the detail says `prompt_editing`, and a signal says the turn is
+/// over all the same (nothing marked the end of such a turn: the
+/// dashboard's `●` and `[[notify]]`'s `finished` go by it). A draft typed
+/// at rest, after no turn, says nothing of one.
+#[test]
+fn a_turn_that_ends_with_a_draft_typed_ahead_is_over() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    let resting = |draft: &str| {
+        format!(
+            "\u{1b}[H\u{1b}[2J ▐▛███▜▌   Claude Code v2.1.197\r\n\r\n● Done.\r\n\r\n{RULE}\r\n❯\u{a0}{draft}\r\n{RULE}\r\n  ? for shortcuts"
+        )
+    };
+    let at = |t: &mut Term<Recorder>, d: &mut Detector, screen: String, ms: u64| {
+        feed(t, d, screen.as_bytes(), ms);
+        d.verdict(t.screen(), ms + 5_000)
+    };
+    let over = |v: &heimdall::detect::Verdict| {
+        v.signals
+            .iter()
+            .any(|s| s.rule == heimdall::detect::TURN_OVER)
+    };
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(1)), 0).primary,
+        Primary::Active
+    );
+    // At rest with a draft, no turn behind it.
+    let v = at(&mut t, &mut d, resting("fix the"), 10_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
+    assert!(!over(&v), "{v:?}");
+    // A turn, a draft typed during it, then its end.
+    d.typed();
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(3)), 20_000).primary,
+        Primary::Active
+    );
+    d.typed();
+    let v = at(&mut t, &mut d, resting("now the docs"), 30_000);
+    assert_eq!(
+        (v.primary, v.detail),
+        (Primary::Idle, Some(Detail::PromptEditing))
+    );
+    assert!(over(&v), "{v:?}");
+}

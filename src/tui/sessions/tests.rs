@@ -863,6 +863,67 @@ fn an_agent_finishes_a_turn_not_its_start() {
     assert!(!fx.contains(&Effect::Bell), "{fx:?}");
 }
 
+/// A draft typed while the agent worked is still in its prompt when the
+/// turn ends (`idle · prompt_editing`, with the detector's signal that the
+/// turn is over): finished all the same. Typed at rest, it is no news.
+#[test]
+fn a_turn_that_ends_with_a_draft_typed_ahead_is_finished() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.bell = true;
+    live(&mut m, &["a", "cc"], t0);
+    let pushed = |primary: &str, detail: &str, state: ProcessState| {
+        turn_pushed(("cc", "claude"), primary, detail, state, 0)
+    };
+    let over = |mut msg: Msg| {
+        if let Msg::Session(_, SessionMsg::State(r)) = &mut msg {
+            r.signals.push(crate::detect::Signal {
+                source: crate::detect::Source::Timing,
+                rule: crate::detect::TURN_OVER.into(),
+                text: "back at its prompt after its turn, a draft typed".into(),
+                since_ms: 0,
+            });
+        }
+        msg
+    };
+    let out = || Msg::Session("cc".into(), SessionMsg::Output(b"x".to_vec()));
+    update(&mut m, pushed("idle", "ready", ProcessState::Idle), at(0));
+    // A draft typed at rest.
+    let fx = update(
+        &mut m,
+        pushed("idle", "prompt_editing", ProcessState::Idle),
+        at(1_000),
+    );
+    assert!(!m.pane("cc").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+    // Sent; another typed while it works; the turn ends.
+    update(
+        &mut m,
+        pushed("active", "thinking", ProcessState::Active),
+        at(2_000),
+    );
+    for ms in (2_000..=8_000).step_by(500) {
+        update(&mut m, out(), at(ms));
+    }
+    let fx = update(
+        &mut m,
+        over(pushed("idle", "prompt_editing", ProcessState::Idle)),
+        at(9_000),
+    );
+    assert!(m.pane("cc").expect("pane").attention);
+    assert!(fx.contains(&Effect::Bell), "{fx:?}");
+    // The draft deleted, the prompt empty: the same turn, no news twice.
+    m.pane_mut("cc").expect("pane").attention = false;
+    let fx = update(
+        &mut m,
+        pushed("idle", "finished", ProcessState::Idle),
+        at(10_000),
+    );
+    assert!(!m.pane("cc").expect("pane").attention);
+    assert!(!fx.contains(&Effect::Bell), "{fx:?}");
+}
+
 /// Claude Code redraws its prompt after its turn is over, and the push
 /// saying so is dated back to the turn's end, before that redraw: the
 /// turn is finished all the same (no turn that ended on its own was
