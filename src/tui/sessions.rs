@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use crate::classify::ProcessState;
-use crate::detect::MIN_WORK;
 use crate::paths;
 
 use super::copy;
@@ -14,14 +13,9 @@ use super::focus;
 use super::model::{Effect, Link, Mode, Model, Pane, SessionMsg};
 use super::sizing;
 
-/// How long a waiting session's notification waits for the pushed state
-/// that says at what (see [`Pane::alert_owed`]).
-const ALERT_WAIT: Duration = Duration::from_millis(500);
+mod attention;
 
-/// How long past its due time a dialog an automation rule answers may
-/// stand before its session calls for a person after all: the keys go,
-/// the program redraws, the supervisor's look settles and pushes.
-const AUTOMATION_GRACE: Duration = Duration::from_secs(2);
+use attention::Calls;
 
 /// A session started from the dashboard came up, or why it did not.
 pub fn started(
@@ -79,28 +73,6 @@ pub fn started(
                 };
             }
         }
-    }
-}
-
-/// Whether the work that just ended (the pane is no longer busy) was
-/// work enough to ask for a look; it is over either way. Measured to the
-/// last output, not to when idle was seen: the `simple` classifier stays
-/// busy for its whole idle threshold after any output, so a prompt
-/// redrawn after a resize would otherwise always count as 3 s of work.
-///
-/// An agent's work is its turn: finished when its pushed state newly says
-/// so (`was_over`: what the state before it said; `None` at a STATUS
-/// answer, which does not say). Busy starting up, or redrawing at its
-/// prompt, it finished nothing, though it printed for seconds.
-fn finished_work(p: &mut Pane, was_over: Option<bool>) -> bool {
-    let worked = p
-        .busy_since
-        .take()
-        .zip(p.last_work)
-        .is_some_and(|(b, last)| last.saturating_duration_since(b) >= MIN_WORK);
-    match p.report.as_ref().and_then(crate::detect::turn_over) {
-        Some(over) => over && was_over == Some(false),
-        None => worked,
     }
 }
 
@@ -258,7 +230,7 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant, fx:
         let seen_ending = r.ended_unix_ms > m.opened_unix_ms;
         if seen_ending {
             let how = crate::client::exited_with(r.exit_code, r.killed);
-            alert(fx, m.bell, m.desktop, &r.id, &how);
+            Calls::new(m.bell, m.desktop, false).ring(fx, &r.id, &how);
         }
         p.attention = left.is_some_and(|t| r.ended_unix_ms > t)
             || marked
@@ -287,17 +259,6 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant, fx:
     }
 }
 
-/// The bell and the desktop notification, as configured, for what
-/// happened to session `id`.
-fn alert(fx: &mut Vec<Effect>, bell: bool, desktop: bool, id: &str, what: &str) {
-    if bell {
-        fx.push(Effect::Bell);
-    }
-    if desktop {
-        fx.push(Effect::Desktop(format!("{id}: {what}")));
-    }
-}
-
 /// What a session's connection reports: its output, state, metadata and
 /// end, and what the dashboard makes of them.
 pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<Effect>) {
@@ -311,9 +272,8 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
     let history = matches!(sm, SessionMsg::Connected).then(|| m.history_for(0));
     let selected = m.selected.as_deref() == Some(id);
     let focused = m.mode == Mode::Focus(id.to_string());
-    let (bell, desktop) = (m.bell, m.desktop);
+    let calls = Calls::new(m.bell, m.desktop, selected || focused);
     let size_too = !m.fit;
-    let alert = |fx: &mut Vec<Effect>, what: String| alert(fx, bell, desktop, id, &what);
     // A mark left on the session when the dashboard was last quit comes
     // back with its first INFO, unless a new session under its id started
     // since.
@@ -381,45 +341,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if !p.resting_program() && !p.redrawing(now) {
                 p.printed_at = Some(now);
             }
-            // Output after a silence as long as the idle threshold: the
-            // session went idle in between, though the STATE saying so
-            // may come after this output (the supervisor hands output on
-            // before it settles the state). The work before the silence
-            // ended there: `top`, redrawing every 3 s, was one piece of
-            // work growing at each redraw, and finished at each.
-            // As long a silence as the supervisor's classifier takes for
-            // the end: longer for output at a steady beat (`top` is one
-            // piece of work, and was marked finished when one redraw came
-            // a little early and the next a little late).
-            let threshold = p.poll.idle_threshold().as_millis() as u64;
-            // Or as long as its supervisor last said: a dashboard started
-            // while `top` ran for minutes has not learnt its beat, and
-            // marked it at its first redraw past 3 s.
-            let quiet = p
-                .rhythm
-                .as_ref()
-                .map_or(threshold, |(_, r)| r.quiet_after(threshold))
-                .max(p.idle_after_ms.unwrap_or(0));
-            let quiet = Duration::from_millis(quiet);
-            let silent = p
-                .last_work
-                .is_some_and(|l| now.saturating_duration_since(l) >= quiet);
-            let turns = p
-                .report
-                .as_ref()
-                .and_then(crate::detect::turn_over)
-                .is_some();
-            if silent && !turns && finished_work(p, None) && !selected && !focused {
-                p.attention = true;
-                alert(fx, "finished".into());
-            }
-            // Once work is under way, all its output is work.
-            if p.busy_since.is_some() || !p.redrawing(now) {
-                p.last_work = Some(now);
-                p.busy_since.get_or_insert(now);
-                let (epoch, rhythm) = p.rhythm.get_or_insert_with(|| (now, Default::default()));
-                rhythm.output(now.saturating_duration_since(*epoch).as_millis() as u64);
-            }
+            attention::output(p, now, calls, fx);
             let shown_idle = p
                 .status
                 .is_none_or(|(s, _)| s.state == ProcessState::Idle.as_byte());
@@ -428,106 +350,13 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             }
         }
         SessionMsg::State(report) => {
-            // The pushed state stands until the next STATUS answer; the
-            // timers keep what STATUS said of them.
-            if let Some((s, at)) = &mut p.status {
-                s.state = report.state_byte;
-                s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
-                *at = now;
-            }
-            // What it waits at, pushed whenever another dialog shows: the
-            // inbox shows it, and an answer names it.
-            p.dialog = report.dialog.as_deref().cloned();
-            // None before the first: a turn that ended before the
-            // dashboard connected is not news.
-            let was_over = p
-                .report
-                .as_ref()
-                .map(|r| crate::detect::turn_over(r) == Some(true));
-            p.report = Some(report);
-            let owed = p.alert_owed.take().is_some() && p.waiting();
-            let called = note_waiting(p, now);
-            let mut call = called || owed;
-            match p.automated_in() {
-                // A rule answers the dialog it waits at: nobody is called.
-                // The deadline follows each push: the next dialog a rule
-                // answers in the same wait, a dwell started over as the
-                // selection moved.
-                Some((dialog, within)) if p.waiting_since.is_some() => {
-                    if owed {
-                        // A STATUS answer marked it before this push said
-                        // that a rule answers it: the mark is taken back.
-                        p.attention = false;
-                    }
-                    p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
-                    call = false;
-                }
-                // Another dialog came in the same wait, one no rule answers.
-                None if p.automated.is_some_and(|(dialog, _)| {
-                    p.waiting() && p.dialog.as_ref().is_some_and(|d| d.id != dialog)
-                }) =>
-                {
-                    p.automated = None;
-                    p.attention = true;
-                    call = true;
-                }
-                _ => {}
-            }
-            if call && !selected && !focused {
-                alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
-            }
-            // The push says the work ended before any STATUS answer does
-            // (it took the work with it, and no pane was ever marked). Not
-            // a plain program's state that began before output seen
-            // since: it is of the silence that output ended, which the
-            // output judged (new work, or the same at a steady beat). An
-            // agent's turn is over when it says so, whatever it drew
-            // after (Claude Code redraws its prompt once its turn ended:
-            // no finished turn was marked).
-            let began = Duration::from_millis(p.report.as_ref().map_or(0, |r| r.state_ms));
-            let turns = p
-                .report
-                .as_ref()
-                .and_then(crate::detect::turn_over)
-                .is_some();
-            let of_the_past = !turns
-                && p.last_work
-                    .zip(now.checked_sub(began))
-                    .is_some_and(|(work, since)| since < work);
-            if !p.busy() && !of_the_past && finished_work(p, was_over) && !selected && !focused {
-                p.attention = true;
-                alert(fx, "finished".into());
-            }
+            attention::state(p, report, now, calls, fx);
         }
         SessionMsg::Status(s) => {
             p.status = Some((s, now));
             let busy = p.busy();
             p.poll.answered(now, &s, busy);
-            if note_waiting(p, now) && !selected && !focused {
-                // What it waits at comes with the pushed state, right
-                // behind this answer when we have just connected: the
-                // notification waits for it (`session: waiting ·
-                // permission`, not `waiting`), a moment at most.
-                if p.report.as_ref().is_some_and(|r| r.state_byte == s.state) {
-                    alert(fx, p.state_label().unwrap_or_else(|| "waiting".into()));
-                } else {
-                    p.alert_owed = Some(now);
-                }
-            }
-            if busy {
-                // Dated from when the state began, not when we asked.
-                let began = now
-                    .checked_sub(Duration::from_millis(u64::from(s.state_ms)))
-                    .unwrap_or(now);
-                if p.busy_since.is_some() || !p.redrawing(began) {
-                    p.busy_since = Some(p.busy_since.map_or(began, |b| b.min(began)));
-                }
-                return;
-            }
-            if finished_work(p, None) && !selected && !focused {
-                p.attention = true;
-                alert(fx, "finished".into());
-            }
+            attention::status(p, s, busy, now, calls, fx);
         }
         SessionMsg::Info(info) => {
             p.attention |= marked_before;
@@ -576,7 +405,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if !focused && !p.killed {
                 p.attention = !selected;
                 if !selected {
-                    alert(fx, how.clone());
+                    calls.ring(fx, id, &how);
                 }
             }
             // Focused, or being asked about a kill that is now moot.
@@ -694,30 +523,10 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         _ => None,
     };
     for p in &mut m.panes {
-        // A dialog a rule was to answer still stands: a person is called.
-        if p.automated.is_some_and(|(_, until)| now >= until) {
-            p.automated = None;
-            if p.waiting() {
-                p.attention = true;
-                let seen = [&selected, &focused]
-                    .iter()
-                    .any(|s| s.as_deref() == Some(&p.id));
-                if !seen {
-                    let what = p.state_label().unwrap_or_else(|| "waiting".into());
-                    alert(fx, bell, desktop, &p.id, &what);
-                }
-            }
-        }
-        // No pushed state came to say what it waits at (a supervisor that
-        // does not push): told without.
-        if p.alert_owed
-            .is_some_and(|t| now.saturating_duration_since(t) >= ALERT_WAIT)
-        {
-            p.alert_owed = None;
-            if p.waiting() {
-                alert(fx, bell, desktop, &p.id, "waiting");
-            }
-        }
+        let looked_at = [&selected, &focused]
+            .iter()
+            .any(|s| s.as_deref() == Some(&p.id));
+        attention::tick(p, now, Calls::new(bell, desktop, looked_at), fx);
         if !p.askable() {
             continue;
         }
@@ -738,33 +547,6 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         [id] => m.notify(format!("'{id}' is not responding"), now),
         many => m.notify(format!("{} sessions are not responding", many.len()), now),
     }
-}
-
-/// Notes when a session starts or stops waiting for its user; true when
-/// it has just started (worth a bell). Waiting asks for attention until
-/// the pane is looked at, like finished work.
-fn note_waiting(p: &mut Pane, now: Instant) -> bool {
-    if !p.waiting() {
-        p.waiting_since = None;
-        p.automated = None;
-        return false;
-    }
-    if p.waiting_since.is_some() {
-        return false;
-    }
-    // Since when it waits as its supervisor counts it (a dashboard started
-    // later sees sessions that waited long before), fixed once: the order
-    // of who waited longest does not shift with each answer's timing.
-    let waited = std::time::Duration::from_millis(p.state_ms(now).unwrap_or(0));
-    p.waiting_since = Some(now.checked_sub(waited).unwrap_or(now));
-    // A dialog a rule answers in a moment needs nobody: the tick calls a
-    // person only if it still stands after that.
-    if let Some((dialog, within)) = p.automated_in() {
-        p.automated = Some((dialog, now + within + AUTOMATION_GRACE));
-        return false;
-    }
-    p.attention = true;
-    true
 }
 
 #[cfg(test)]
