@@ -297,6 +297,99 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     });
 }
 
+/// When the session's size changes under a person's terminal because of
+/// another's (a smaller one attached, then left), that terminal is sent
+/// the screen drawn again at the size it takes, if the program is
+/// full-screen: it draws again only its own rows, and the rest of a
+/// larger window kept what it drew before. The terminal that made the
+/// change is not, nor anyone on the main screen, whose rows the emulator
+/// cut at the smaller width.
+#[test]
+fn a_terminal_whose_size_another_changed_is_drawn_the_screen_again() {
+    let sb = Sandbox::new();
+    let s = sb.start(
+        "redrawn",
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "printf '\\033[?1049h'; n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
+        ],
+    );
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut big = s.raw();
+    big.send(ClientType::Resize as u8, &size(120, 34));
+    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 1: 34 120");
+    let mut small = s.raw();
+    small.send(ClientType::Resize as u8, &size(60, 19));
+    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    // The big one is drawn the screen at 60x19 as the small one attaches.
+    let drawn = big.output_until(b"line 1: 34 120");
+    assert!(
+        drawn.starts_with(b"\x1b["),
+        "{:?}",
+        String::from_utf8_lossy(&drawn)
+    );
+    small.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 2: 19 60");
+    small.output_until(b"line 2: 19 60");
+    drop(small);
+    // Nothing typed: the screen again, lines 1 and 2, at 120x34.
+    let drawn = big.output_until(b"line 2: 19 60");
+    let text = String::from_utf8_lossy(&drawn);
+    assert!(text.contains("line 1: 34 120"), "{text:?}");
+    wait_until("the size of the terminal left", || {
+        info_size(&s) == (Some(120), Some(34))
+    });
+    // The one that changed it is not drawn again: its next output is the
+    // program's.
+    let mut other = s.raw();
+    other.send(ClientType::Resize as u8, &size(100, 30));
+    other.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    other.output_until(b"line 2: 19 60");
+    big.output_until(b"line 2: 19 60");
+    other.send(ClientType::Resize as u8, &size(90, 28));
+    big.output_until(b"line 2: 19 60");
+    other.send(ClientType::Input as u8, b"\n");
+    let next = other.output_until(b"line 3: 28 90");
+    assert!(
+        !String::from_utf8_lossy(&next).contains("line 1"),
+        "{next:?}"
+    );
+}
+
+/// On the main screen the terminal left keeps what it shows: the
+/// emulator cut its rows at the smaller width, and drawing its screen
+/// again would cut them in the larger window too.
+#[test]
+fn a_terminal_on_the_main_screen_is_not_drawn_again() {
+    let sb = Sandbox::new();
+    let s = size_teller(&sb, "kept");
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut big = s.raw();
+    big.send(ClientType::Resize as u8, &size(120, 34));
+    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 1: 34 120");
+    let mut small = s.raw();
+    small.send(ClientType::Resize as u8, &size(60, 19));
+    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    small.send(ClientType::Input as u8, b"\n");
+    small.output_until(b"line 2: 19 60");
+    drop(small);
+    wait_until("the size of the terminal left", || {
+        info_size(&s) == (Some(120), Some(34))
+    });
+    big.send(ClientType::Input as u8, b"\n");
+    let next = big.output_until(b"line 3: 34 120");
+    assert!(
+        !String::from_utf8_lossy(&next).contains("line 1"),
+        "{next:?}"
+    );
+}
+
 /// A terminal whose input has ended (a half-close: it may still read, as
 /// the far end of a bridge whose client went) can neither type nor
 /// resize, so it holds the size no longer: what another client asked for

@@ -127,7 +127,7 @@ pub async fn serve(ctx: Rc<Ctx>, sock: OwnedFd) {
 fn leave_terminal(ctx: &Ctx, id: ConnId) {
     let next = ctx.shared.borrow_mut().remove_terminal(id);
     if let Some(size) = next {
-        inbound::apply_size(ctx, size);
+        inbound::apply_size(ctx, size, None);
     }
 }
 
@@ -231,6 +231,7 @@ impl Conn {
                     }
                 }
                 () = ctx.wakes.answered.notified(), if self.role.owed_whole => {}
+                () = ctx.wakes.repaint.notified(), if watching && self.role.terminal => {}
                 c = changed.changed(), if watching => {
                     if c.is_err() {
                         return Ok(());

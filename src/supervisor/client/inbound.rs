@@ -292,7 +292,7 @@ fn subscribe(flags: Subscribe, ctx: &Ctx, id: ConnId, role: &mut Role) {
         role.terminal = true;
         if let Some(size) = s.add_terminal(id, role.asked) {
             drop(s);
-            apply_size(ctx, size);
+            apply_size(ctx, size, Some(id));
             s = ctx.shared.borrow_mut();
         }
     }
@@ -324,15 +324,24 @@ fn resize(size: Size, ctx: &Ctx, id: ConnId, role: &mut Role) {
     if role.terminal {
         ctx.shared.borrow_mut().terminal_resized(id, size);
     }
-    apply_size(ctx, size);
+    apply_size(ctx, size, Some(id));
 }
 
-/// Sets the pty's size (the program gets SIGWINCH) and remembers it.
-pub(super) fn apply_size(ctx: &Ctx, size: Size) {
+/// Sets the pty's size (the program gets SIGWINCH) and remembers it. The
+/// people's terminals but `by`'s, whose window it is, are drawn the
+/// screen again at it (see [`Shared::repaint_terminals`]).
+///
+/// [`Shared::repaint_terminals`]: crate::supervisor::state::Shared::repaint_terminals
+pub(super) fn apply_size(ctx: &Ctx, size: Size, by: Option<ConnId>) {
     if let Err(e) = pty::resize(ctx.master.get_ref(), size) {
         debug!("resize failed: {e}");
     }
-    ctx.shared.borrow_mut().resized(size);
+    let mut s = ctx.shared.borrow_mut();
+    let changed = s.terminal_size() != size;
+    s.resized(size);
+    if changed {
+        s.repaint_terminals(by);
+    }
 }
 
 /// The client's bytes read from its socket and not yet split into frames.

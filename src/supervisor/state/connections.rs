@@ -76,6 +76,46 @@ impl Shared {
         next.filter(|s| *s != self.size)
     }
 
+    /// The size of the session's terminal, as last applied.
+    pub fn terminal_size(&self) -> Size {
+        self.size
+    }
+
+    /// The session's size changed under the people's terminals but `by`'s
+    /// (another attached, was resized or left). A full-screen program
+    /// (the alternate screen) draws again at the new size, but only its
+    /// own rows: the rest of a larger window keeps what it drew for the
+    /// size before, until the program clears. Each of those terminals is
+    /// sent the screen drawn at the new size where its stream is now,
+    /// before whatever the program draws next. Not on the main screen:
+    /// the emulator cut its rows at the smaller width, where the larger
+    /// window still shows them whole. Rare, so the screen takes the size
+    /// at once rather than with the next output (see `note_output`).
+    pub fn repaint_terminals(&mut self, by: Option<ConnId>) {
+        let others: Vec<ConnId> = self
+            .terminal_sizes
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| Some(*c) != by)
+            .collect();
+        if others.is_empty() {
+            return;
+        }
+        if let Some(size) = self.screen_size.take() {
+            self.screen.term().resize(size);
+        }
+        if !self.screen.term().screen().alternate_screen() {
+            return;
+        }
+        let Some(rendering) = self.screen_rendering() else {
+            return;
+        };
+        for id in others {
+            self.output.end_replay_with(id, rendering.clone());
+        }
+        self.wakes.repaint.notify_waiters();
+    }
+
     /// Whether a person's terminal (`hm attach`) is attached: its size is
     /// the session's, and others' RESIZE waits (see [`Shared::hold_size`]).
     pub fn terminal_attached(&self) -> bool {
