@@ -23,31 +23,50 @@ use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 /// style, the rest the footer's, and the state its badge style, as in the
 /// dashboard. `state`: the state byte (for the badge's colour), how it
 /// reads (`waiting · input`) and for how long.
+///
+/// What fits, in this order: the id; the state; as many of `hints` (the
+/// keys, the most important first, or a notice) as fit whole, before the
+/// state; the session's `label` after the id, where it fits whole beside
+/// them.
 pub fn render(
     id: &str,
+    label: Option<&str>,
     cols: u16,
     row: u16,
     state: Option<(u8, &str, u64)>,
-    hint: &str,
+    hints: &[String],
     theme: &Theme,
 ) -> Vec<u8> {
+    let width = |t: &str| unicode_width::UnicodeWidthStr::width(t);
     let state_text = match state {
         // The label is the supervisor's words: nothing in it may act on
         // the terminal.
         Some((_, label, ms)) => format!(" {} {} ", crate::paths::sanitize(label), clock_ms(ms)),
         None => " … ".to_string(),
     };
-    // The hint (how to detach) goes before the state when both fit.
-    let left_len = id.chars().count() + 6;
-    let hint = if !hint.is_empty()
-        && left_len + hint.chars().count() + state_text.chars().count() + 4 <= usize::from(cols)
-    {
-        format!("{hint}  ")
-    } else {
-        String::new()
+    // What the id's part and the state take, with the gaps between.
+    let around = |name: &str| width(name) + 6 + width(&state_text) + 4;
+    let room = usize::from(cols).saturating_sub(around(id));
+    let mut hint = String::new();
+    for part in hints {
+        let sep = if hint.is_empty() { 0 } else { 2 };
+        if width(&hint) + sep + width(part) <= room {
+            if sep > 0 {
+                hint.push_str("  ");
+            }
+            hint.push_str(part);
+        }
+    }
+    if !hint.is_empty() {
+        hint.push_str("  ");
+    }
+    let named = label.map(|l| format!("{id} · {l}"));
+    let name = match named {
+        Some(named) if around(&named) + width(&hint) <= usize::from(cols) => named,
+        _ => id.to_owned(),
     };
     let badge = theme.footer.patch(theme.state(state.map(|(s, _, _)| s)));
-    draw(id, cols, row, &hint, &state_text, badge, theme)
+    draw(&name, cols, row, &hint, &state_text, badge, theme)
 }
 
 /// The bar with a problem (`not responding`) where the state would be, in
@@ -502,7 +521,15 @@ mod tests {
     fn bar_fits_the_width() {
         let theme = dark();
         let p = screen(
-            &render("api", 30, 24, Some((0x04, "active", 3200)), "", &theme),
+            &render(
+                "api",
+                None,
+                30,
+                24,
+                Some((0x04, "active", 3200)),
+                &[],
+                &theme,
+            ),
             30,
         );
         let row = p.screen().contents_between(23, 0, 23, 30);
@@ -512,10 +539,11 @@ mod tests {
         let p = screen(
             &render(
                 "api",
+                None,
                 12,
                 24,
                 Some((0x04, "active", 3200)),
-                "Ctrl-\\ detaches",
+                &["Ctrl-\\ detaches".to_owned()],
                 &theme,
             ),
             12,
@@ -526,10 +554,11 @@ mod tests {
         let p = screen(
             &render(
                 "api",
+                None,
                 50,
                 24,
                 Some((0x04, "active", 3200)),
-                "Ctrl-\\ detaches",
+                &["Ctrl-\\ detaches".to_owned()],
                 &theme,
             ),
             50,
@@ -539,6 +568,52 @@ mod tests {
             row.trim_end().ends_with("Ctrl-\\ detaches   active 3s"),
             "{row:?}"
         );
+    }
+
+    /// The keys come first, as many as fit whole, the most important
+    /// first; the label after the id only where it fits beside them, its
+    /// wide characters counted as two columns.
+    #[test]
+    fn the_keys_fit_first_and_the_label_beside_them() {
+        let theme = dark();
+        let keys = ["Ctrl-\\ detaches".to_owned(), "Ctrl-] history".to_owned()];
+        let row = |cols: u16, label: &str| {
+            let bar = render(
+                "api",
+                Some(label),
+                cols,
+                24,
+                Some((0x04, "active", 3200)),
+                &keys,
+                &theme,
+            );
+            let p = screen(&bar, cols);
+            p.screen().contents_between(23, 0, 23, cols)
+        };
+        let wide = row(80, "review PR 42");
+        assert!(wide.starts_with(" hm · api · review PR 42 "), "{wide:?}");
+        assert!(
+            wide.contains("Ctrl-\\ detaches  Ctrl-] history"),
+            "{wide:?}"
+        );
+        // Room for the keys, not the label as well.
+        let both = row(56, "review PR 42");
+        assert!(both.starts_with(" hm · api "), "{both:?}");
+        assert!(!both.contains("review"), "{both:?}");
+        assert!(
+            both.contains("Ctrl-\\ detaches  Ctrl-] history"),
+            "{both:?}"
+        );
+        // The second key goes before the first.
+        let one = row(40, "review PR 42");
+        assert!(one.contains("Ctrl-\\ detaches"), "{one:?}");
+        assert!(!one.contains("history"), "{one:?}");
+        // Six wide characters are twelve columns: with them the label
+        // does not fit in 70 (72 are needed), counted as six it would.
+        let cjk = row(70, "日本語の確認");
+        assert!(!cjk.contains("日本"), "{cjk:?}");
+        assert!(cjk.contains("Ctrl-] history"), "{cjk:?}");
+        assert!(row(72, "日本語の確認").contains("api · 日本語の確認"));
     }
 
     /// Copy mode's keys are dropped whole from the end where they do not
@@ -595,7 +670,15 @@ mod tests {
     fn bar_takes_its_colours_from_the_theme() {
         use vt100::Color::Idx;
         let p = screen(
-            &render("api", 30, 24, Some((0x04, "active", 3200)), "", &dark()),
+            &render(
+                "api",
+                None,
+                30,
+                24,
+                Some((0x04, "active", 3200)),
+                &[],
+                &dark(),
+            ),
             30,
         );
         let cell = |col| p.screen().cell(23, col).expect("cell").clone();
@@ -610,7 +693,7 @@ mod tests {
         // The badge follows the theme, for every state and for none yet.
         let light = Theme::by_name("light").expect("built-in theme");
         for state in [Some((0xFF, "dead", 0)), Some((0x42, "waiting", 0)), None] {
-            let p = screen(&render("api", 30, 24, state, "", &light), 30);
+            let p = screen(&render("api", None, 30, 24, state, &[], &light), 30);
             let badge = p.screen().cell(23, 29).expect("cell").clone();
             let want = light.state(state.map(|(s, _, _)| s)).bg;
             assert_eq!(Some(badge.bgcolor()), want.map(vt100_colour), "{state:?}");
@@ -628,7 +711,7 @@ mod tests {
     #[test]
     fn without_colour_the_bar_is_reverse_video() {
         let mono = Theme::load(None, true).expect("built-in theme");
-        let bar = render("api", 30, 24, Some((0x00, "idle", 0)), "", &mono);
+        let bar = render("api", None, 30, 24, Some((0x00, "idle", 0)), &[], &mono);
         assert!(
             !bar.windows(3).any(|w| w == b"38;" || w == b"48;"),
             "{bar:?}"

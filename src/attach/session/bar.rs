@@ -41,75 +41,45 @@ impl Attach {
             .as_ref()
             .filter(|(_, at)| at.elapsed() < NOTICE_FOR)
             .map(|(text, _)| text.clone());
-        let state_len = state.as_ref().map_or(3, |(_, label, ms)| {
-            label.chars().count() + crate::client::clock_ms(*ms).len() + 3
-        });
-        let hint = notice.unwrap_or_else(|| {
-            // Attached from the dashboard: how many others need you, and
-            // the key that goes to the next of them.
-            let waiting = self.dash.as_ref().map_or(0, |d| {
-                d.others_waiting.load(std::sync::atomic::Ordering::Relaxed)
-            });
-            let keys = [
-                (waiting > 0).then(|| crate::client::view::need_you(waiting)),
-                self.dash
-                    .as_ref()
-                    .and_then(|d| d.next_key)
-                    .filter(|_| waiting > 0)
-                    .map(|k| format!("{} next", describe_key(k))),
-                self.detach_key.map(|k| {
-                    let back = if self.dash.is_some() {
-                        "dashboard"
-                    } else {
-                        "detaches"
-                    };
-                    format!("{} {back}", describe_key(k))
-                }),
-                self.copy_key
-                    .map(|k| format!("{} history", describe_key(k))),
-            ];
-            // As many as fit, the most important first (the bar drops a
-            // hint that does not fit whole).
-            let room = usize::from(self.size.cols)
-                .saturating_sub(self.name.chars().count() + 6 + state_len + 4);
-            let mut hint = String::new();
-            for part in keys.into_iter().flatten() {
-                let sep = if hint.is_empty() { 0 } else { 2 };
-                if hint.chars().count() + sep + part.chars().count() <= room {
-                    if sep > 0 {
-                        hint.push_str("  ");
-                    }
-                    hint.push_str(&part);
-                }
-            }
-            hint
-        });
-        // The label after the id, where it fits whole beside the keys.
-        let name = match &self.label {
-            Some(label) => {
-                let hint_len = if hint.is_empty() {
-                    0
+        let hints = match notice {
+            Some(notice) => vec![notice],
+            None => {
+                // Attached from the dashboard: how many others need you,
+                // and the key that goes to the next of them.
+                let waiting = self.dash.as_ref().map_or(0, |d| {
+                    d.others_waiting.load(std::sync::atomic::Ordering::Relaxed)
+                });
+                let back = if self.dash.is_some() {
+                    "dashboard"
                 } else {
-                    hint.chars().count() + 2
+                    "detaches"
                 };
-                let named = format!("{} · {label}", self.name);
-                let needs = named.chars().count() + 6 + hint_len + state_len + 4;
-                if needs <= usize::from(self.size.cols) {
-                    named
-                } else {
-                    self.name.clone()
-                }
+                [
+                    (waiting > 0).then(|| crate::client::view::need_you(waiting)),
+                    self.dash
+                        .as_ref()
+                        .and_then(|d| d.next_key)
+                        .filter(|_| waiting > 0)
+                        .map(|k| format!("{} next", describe_key(k))),
+                    self.detach_key
+                        .map(|k| format!("{} {back}", describe_key(k))),
+                    self.copy_key
+                        .map(|k| format!("{} history", describe_key(k))),
+                ]
+                .into_iter()
+                .flatten()
+                .collect()
             }
-            None => self.name.clone(),
         };
         self.out.extend(statusbar::render(
-            &name,
+            &self.name,
+            self.label.as_deref(),
             self.size.cols,
             self.size.rows,
             state
                 .as_ref()
                 .map(|(s, label, ms)| (*s, label.as_str(), *ms)),
-            &hint,
+            &hints,
             &self.theme,
         ));
     }
