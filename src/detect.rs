@@ -69,14 +69,25 @@ pub const MIN_WORK: std::time::Duration = std::time::Duration::from_secs(2);
 /// over all the same.
 pub const TURN_OVER: &str = "timing.turn_over";
 
+/// The [`TURN_OVER`] signal, of a turn that ended at `since_ms`.
+fn turn_over_signal(since_ms: u64) -> Signal {
+    Signal {
+        source: Source::Timing,
+        rule: TURN_OVER.to_owned(),
+        text: "back at its prompt after its turn, a draft typed".to_owned(),
+        since_ms,
+    }
+}
+
 /// For an agent's reported state (not a shell's or a plain program's),
-/// whether it says the agent's turn is over (`idle · finished`, or `idle ·
-/// prompt_editing` with [`TURN_OVER`]); `None` for any other program,
-/// whose work ends when it goes quiet.
+/// whether it says the agent's turn is over (`idle · finished`, `idle ·
+/// error`: an error ended it, or `idle · prompt_editing` with
+/// [`TURN_OVER`]); `None` for any other program, whose work ends when it
+/// goes quiet.
 pub fn turn_over(report: &crate::protocol::StateReport) -> Option<bool> {
     let agent = report.agent.as_deref()?;
     let over = match report.detail {
-        Some(Detail::Finished) => true,
+        Some(Detail::Finished | Detail::Error) => true,
         Some(Detail::PromptEditing) => report.signals.iter().any(|s| s.rule == TURN_OVER),
         _ => false,
     };
@@ -645,13 +656,13 @@ impl Detector {
             (Primary::Active, Some((_, worked))) => {
                 if std::mem::take(&mut self.asked) {
                     *worked = true;
-                } else if self
-                    .last
-                    .as_ref()
-                    .is_some_and(|l| l.detail == Some(Detail::Finished))
-                {
-                    // Work with no keys after a finished turn is not the
-                    // next turn: back at its prompt, it is ready.
+                } else if self.last.as_ref().is_some_and(|l| {
+                    l.detail == Some(Detail::Finished)
+                        || l.signals.iter().any(|s| s.rule == TURN_OVER)
+                }) {
+                    // Work with no keys after a finished turn (a draft
+                    // typed ahead or none) is not the next turn: back at
+                    // its prompt, it is ready.
                     *worked = false;
                 }
             }
@@ -662,12 +673,12 @@ impl Detector {
             // detail says so, and the turn is over all the same (the
             // dashboard's `●` and `[[notify]]`'s `finished` go by it).
             (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::PromptEditing) => {
-                verdict.signals.push(Signal {
-                    source: Source::Timing,
-                    rule: TURN_OVER.to_owned(),
-                    text: "back at its prompt after its turn, a draft typed".to_owned(),
-                    since_ms: verdict.since_ms,
-                });
+                // The keys typed while it worked are the draft, not the
+                // next turn's: work before more keys is not a turn.
+                self.asked = false;
+                if !verdict.signals.iter().any(|s| s.rule == TURN_OVER) {
+                    verdict.signals.push(turn_over_signal(verdict.since_ms));
+                }
             }
             _ => {}
         }

@@ -184,7 +184,8 @@ pub struct StateReport {
 
 impl StateReport {
     /// Whether `other` says something different to a person (the time in
-    /// the state and the signals' wording may move without a change).
+    /// the state and the signals' wording may move without a change; the
+    /// end of an agent's turn behind a draft typed ahead is one).
     pub fn differs(&self, other: &StateReport) -> bool {
         (
             self.state_byte,
@@ -193,6 +194,7 @@ impl StateReport {
             self.children.len(),
             self.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
             self.progress(),
+            crate::detect::turn_over(self),
         ) != (
             other.state_byte,
             other.detail,
@@ -200,6 +202,7 @@ impl StateReport {
             other.children.len(),
             other.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
             other.progress(),
+            crate::detect::turn_over(other),
         )
     }
 

@@ -1412,7 +1412,7 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     std::fs::write(file, rule).expect("config");
     let scenario = serde_json::json!({"turns": [
         {"kind": "text", "text": "The build is green on every target we have.",
-         "pre_delay": 1.5, "chunk_delay": 0.1}
+         "pre_delay": 2.5, "chunk_delay": 0.1}
     ]});
     let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
     type_prompt(&sb, "? for shortcuts", "is the build green");
@@ -1421,10 +1421,12 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     });
     let sent = sb.cmd(&["send", "cc", "now the docs"]);
     assert!(sent.status.success(), "{}", stderr(&sent));
+    // The draft shows in the box a moment after the answer ends.
     let (v, _) = until(&sb, "the turn's end", Duration::from_secs(60), |v| {
-        v["primary"] == "idle" && on_screen(&sb, "every target")
+        v["primary"] == "idle"
+            && v["detail"] == "prompt_editing"
+            && on_screen(&sb, "every target")
     });
-    assert_eq!(v["detail"], "prompt_editing", "{v}");
     let over = v["signals"]
         .as_array()
         .is_some_and(|s| s.iter().any(|s| s["rule"] == heimdall::detect::TURN_OVER));

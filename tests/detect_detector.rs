@@ -554,4 +554,50 @@ fn a_turn_that_ends_with_a_draft_typed_ahead_is_over() {
         (Primary::Idle, Some(Detail::PromptEditing))
     );
     assert!(over(&v), "{v:?}");
+    // Busy again by itself, no keys: no new turn to be over (Gemini CLI
+    // redraws at its prompt; each redraw was the end of another).
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(4)), 40_000).primary,
+        Primary::Active
+    );
+    let v = at(&mut t, &mut d, resting("now the docs"), 50_000);
+    assert_eq!(v.detail, Some(Detail::PromptEditing));
+    assert!(!over(&v), "{v:?}");
+}
+
+/// A draft typed at the prompt after a finished turn, then deleted: the
+/// same turn is over throughout, the draft is no new work (its deletion
+/// read `finished` anew, a second `●` and `[[notify]]` run).
+#[test]
+fn a_draft_typed_and_deleted_after_a_turn_is_the_same_turn() {
+    let mut t = term();
+    let mut d = Detector::new(settings(), &["claude".to_owned()], 0);
+    let resting = |draft: &str| {
+        format!(
+            "\u{1b}[H\u{1b}[2J ▐▛███▜▌   Claude Code v2.1.197\r\n\r\n● Done.\r\n\r\n{RULE}\r\n❯\u{a0}{draft}\r\n{RULE}\r\n  ? for shortcuts"
+        )
+    };
+    let at = |t: &mut Term<Recorder>, d: &mut Detector, screen: String, ms: u64| {
+        feed(t, d, screen.as_bytes(), ms);
+        d.verdict(t.screen(), ms + 5_000)
+    };
+    let over = |v: &heimdall::detect::Verdict| {
+        v.detail == Some(Detail::Finished)
+            || v.signals
+                .iter()
+                .any(|s| s.rule == heimdall::detect::TURN_OVER)
+    };
+    at(&mut t, &mut d, claude(Some(1)), 0);
+    at(&mut t, &mut d, resting(""), 10_000);
+    d.typed();
+    at(&mut t, &mut d, claude(Some(3)), 20_000);
+    let v = at(&mut t, &mut d, resting(""), 30_000);
+    assert_eq!(v.detail, Some(Detail::Finished));
+    d.typed();
+    let v = at(&mut t, &mut d, resting("abc"), 40_000);
+    assert_eq!(v.detail, Some(Detail::PromptEditing));
+    assert!(over(&v), "{v:?}");
+    d.typed();
+    let v = at(&mut t, &mut d, resting(""), 50_000);
+    assert!(over(&v), "{v:?}");
 }

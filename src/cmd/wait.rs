@@ -25,13 +25,18 @@ fn known(name: &str) -> bool {
         || crate::classify::ProcessState::from_name(name).is_some()
 }
 
-/// Whether `report` is one of the states asked for.
+/// Whether `report` is one of the states asked for. An agent's turn that
+/// ended with a draft typed ahead reads `prompt_editing`, and is
+/// `finished` all the same (see [`crate::detect::turn_over`]).
 fn reached(report: &StateReport, wanted: &[String]) -> bool {
     wanted.iter().any(|w| {
         *w == report.primary.name()
             || *w == report.state
             || report.detail.is_some_and(|d| d.name() == w)
             || ((w == "exited" || w == "ended") && report.primary == Primary::Dead)
+            || (w == "finished"
+                && report.detail != Some(crate::detect::Detail::Error)
+                && crate::detect::turn_over(report) == Some(true))
     })
 }
 
@@ -263,5 +268,33 @@ mod tests {
         for name in crate::cli::STATE_NAMES {
             assert!(super::known(name), "{name}");
         }
+    }
+
+    /// `finished` is an agent's turn over, a draft typed ahead or none;
+    /// not one an error ended, nor a draft typed at rest.
+    #[test]
+    fn finished_is_a_turn_over_behind_a_draft_too() {
+        let report = |detail: &str, over: bool| {
+            let signals = if over {
+                serde_json::json!([{"source": "timing", "rule": crate::detect::TURN_OVER,
+                    "text": "", "since_ms": 0}])
+            } else {
+                serde_json::json!([])
+            };
+            serde_json::from_value::<crate::protocol::StateReport>(serde_json::json!({
+                "state": "idle", "state_byte": 0, "primary": "idle", "detail": detail,
+                "health": "alive", "agent": "claude", "state_ms": 0, "signals": signals,
+            }))
+            .expect("a report")
+        };
+        let wanted = ["finished".to_owned()];
+        assert!(super::reached(&report("finished", false), &wanted));
+        assert!(super::reached(&report("prompt_editing", true), &wanted));
+        assert!(!super::reached(&report("prompt_editing", false), &wanted));
+        assert!(!super::reached(&report("error", false), &wanted));
+        assert!(super::reached(
+            &report("error", false),
+            &["error".to_owned()]
+        ));
     }
 }

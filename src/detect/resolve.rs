@@ -300,6 +300,16 @@ pub fn resolve(evidence: &Evidence, now_ms: u64) -> Verdict {
         }
     }
 
+    // A record or hook said the turn finished, and the screen shows a
+    // draft typed ahead: the detail is the draft's, the turn is over all
+    // the same, keys or none before it.
+    let said_finished = [&status, &hook].into_iter().flatten().any(|f| {
+        f.detail == Some(Detail::Finished) && decision.by.as_ref().is_some_and(|b| b.rule == f.rule)
+    });
+    if said_finished && decision.detail == Some(Detail::PromptEditing) {
+        signals.push(super::turn_over_signal(decision.since_ms));
+    }
+
     let unchanged = now_ms.saturating_sub(evidence.screen_changed_ms);
     let (primary, detail, health, since) = if decision.primary == Primary::Active
         && unchanged >= evidence.stuck_after_ms
@@ -665,7 +675,8 @@ mod tests {
         ));
         assert_eq!(resolve(&e, 10).detail, Some(Detail::UsingTools));
         e.hook = None;
-        // `done` stays while the person types at the prompt.
+        // `done` stays while the person types at the prompt: the draft's
+        // detail, and the turn over all the same.
         e.status = Some(status(Primary::Idle, Some(Detail::Finished), 0));
         e.screen = Some(finding(
             Source::Screen,
@@ -673,7 +684,12 @@ mod tests {
             Some(Detail::PromptEditing),
             0,
         ));
-        assert_eq!(resolve(&e, 10).detail, Some(Detail::PromptEditing));
+        let v = resolve(&e, 10);
+        assert_eq!(v.detail, Some(Detail::PromptEditing));
+        assert!(
+            v.signals.iter().any(|s| s.rule == super::super::TURN_OVER),
+            "{v:?}"
+        );
         e.screen = Some(finding(
             Source::Screen,
             Primary::Idle,

@@ -16,8 +16,9 @@ use super::state::SETTLE;
 
 /// Runs the `[[notify]]` commands when a session starts waiting, finishes
 /// its work or exits, each at most once per `min_interval_ms` per event.
-/// An agent has finished when its state says its turn did (`idle ·
-/// finished`); any other program when it was busy for at least
+/// An agent has finished when its state says its turn did (see
+/// [`crate::detect::turn_over`]: `idle · finished`, an error, a draft
+/// typed ahead); any other program when it was busy for at least
 /// [`MIN_WORK`] and then idle.
 #[derive(Debug)]
 pub(super) struct Notifier {

@@ -48,6 +48,16 @@ impl Calls {
     }
 }
 
+/// How an agent's turn or a program's work ended, as a call says it: an
+/// error that ended a turn is called by its name.
+fn ended_as(p: &Pane) -> &'static str {
+    let error = p
+        .report
+        .as_ref()
+        .is_some_and(|r| r.detail == Some(crate::detect::Detail::Error));
+    if error { "error" } else { "finished" }
+}
+
 /// What a waiting session is said to wait at (`waiting · permission`).
 fn waiting_label(p: &Pane) -> String {
     p.state_label().unwrap_or_else(|| "waiting".into())
@@ -86,7 +96,7 @@ pub(super) fn output(p: &mut Pane, now: Instant, calls: Calls, fx: &mut Vec<Effe
         .is_some();
     if silent && !turns && finished_work(p, None) && !calls.looked_at {
         p.attention = true;
-        calls.ring(fx, &p.id, "finished");
+        calls.ring(fx, &p.id, ended_as(p));
     }
     // Once work is under way, all its output is work.
     if p.busy_since.is_some() || !p.redrawing(now) {
@@ -173,7 +183,7 @@ pub(super) fn state(
             .is_some_and(|(work, since)| since < work);
     if !p.busy() && !of_the_past && finished_work(p, was_over) && !calls.looked_at {
         p.attention = true;
-        calls.ring(fx, &p.id, "finished");
+        calls.ring(fx, &p.id, ended_as(p));
     }
 }
 
@@ -210,7 +220,7 @@ pub(super) fn status(
     }
     if finished_work(p, None) && !calls.looked_at {
         p.attention = true;
-        calls.ring(fx, &p.id, "finished");
+        calls.ring(fx, &p.id, ended_as(p));
     }
 }
 

@@ -863,6 +863,35 @@ fn an_agent_finishes_a_turn_not_its_start() {
     assert!(!fx.contains(&Effect::Bell), "{fx:?}");
 }
 
+/// A turn an error ended (`idle · error`: the API failed after its
+/// retries) is news as a finished one is, called by its name: it was
+/// marked nowhere, and the person found minutes later that nothing had
+/// happened.
+#[test]
+fn a_turn_an_error_ended_asks_for_attention() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    m.desktop = true;
+    live(&mut m, &["a", "cc"], t0);
+    let pushed = |primary: &str, detail: &str, state: ProcessState| {
+        turn_pushed(("cc", "claude"), primary, detail, state, 0)
+    };
+    update(&mut m, pushed("idle", "ready", ProcessState::Idle), at(0));
+    update(
+        &mut m,
+        pushed("active", "retrying", ProcessState::Active),
+        at(1_000),
+    );
+    let fx = update(
+        &mut m,
+        pushed("idle", "error", ProcessState::Idle),
+        at(9_000),
+    );
+    assert!(m.pane("cc").expect("pane").attention);
+    assert!(fx.contains(&Effect::Desktop("cc: error".into())), "{fx:?}");
+}
+
 /// A draft typed while the agent worked is still in its prompt when the
 /// turn ends (`idle · prompt_editing`, with the detector's signal that the
 /// turn is over): finished all the same. Typed at rest, it is no news.
