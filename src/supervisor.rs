@@ -423,9 +423,8 @@ async fn serve(
             return (1, false);
         }
     };
-    let (changed_tx, changed_rx) = watch::channel(());
-    let ctx = Rc::new(Ctx::new(shared, master, changed_rx));
-    let changed_tx = Rc::new(changed_tx);
+    let changed_tx = Rc::new(watch::channel(()).0);
+    let ctx = Rc::new(Ctx::new(shared, master, changed_tx.clone()));
     let reaped = Rc::new(Notify::new());
     tokio::task::spawn_local(reader::pump_output(
         ctx.clone(),

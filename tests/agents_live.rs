@@ -1423,9 +1423,7 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     assert!(sent.status.success(), "{}", stderr(&sent));
     // The draft shows in the box a moment after the answer ends.
     let (v, _) = until(&sb, "the turn's end", Duration::from_secs(60), |v| {
-        v["primary"] == "idle"
-            && v["detail"] == "prompt_editing"
-            && on_screen(&sb, "every target")
+        v["primary"] == "idle" && v["detail"] == "prompt_editing" && on_screen(&sb, "every target")
     });
     let over = v["signals"]
         .as_array()

@@ -297,6 +297,40 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     });
 }
 
+/// As [`size_teller`], on the alternate screen, as a full-screen program.
+fn full_screen_size_teller(sb: &Sandbox, id: &str) -> common::Session {
+    sb.start(
+        id,
+        &["--cols", "80", "--rows", "24"],
+        &[
+            "sh",
+            "-c",
+            "printf '\\033[?1049h'; n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
+        ],
+    )
+}
+
+/// A terminal smaller than the size another set is not drawn the screen
+/// at it: its rows would wrap and scroll there.
+#[test]
+fn a_smaller_terminal_is_not_drawn_a_larger_screen() {
+    let sb = Sandbox::new();
+    let s = full_screen_size_teller(&sb, "small");
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut tiny = s.raw();
+    tiny.send(ClientType::Resize as u8, &size(40, 10));
+    tiny.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    tiny.send(ClientType::Input as u8, b"\n");
+    tiny.output_until(b"line 1: 10 40");
+    let mut big = s.raw();
+    big.send(ClientType::Resize as u8, &size(120, 34));
+    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    big.output_until(b"line 1: 10 40");
+    big.send(ClientType::Input as u8, b"\n");
+    let next = tiny.output_until(b"line 2: 34 120");
+    assert!(!String::from_utf8_lossy(&next).contains("line 1"), "{next:?}");
+}
+
 /// When the session's size changes under a person's terminal because of
 /// another's (a smaller one attached, then left), that terminal is sent
 /// the screen drawn again at the size it takes, if the program is
@@ -307,15 +341,7 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
 #[test]
 fn a_terminal_whose_size_another_changed_is_drawn_the_screen_again() {
     let sb = Sandbox::new();
-    let s = sb.start(
-        "redrawn",
-        &["--cols", "80", "--rows", "24"],
-        &[
-            "sh",
-            "-c",
-            "printf '\\033[?1049h'; n=0; while read x; do n=$((n+1)); echo \"line $n: $(stty size)\"; done",
-        ],
-    );
+    let s = full_screen_size_teller(&sb, "redrawn");
     let size = |cols, rows| Size { cols, rows }.encode();
     let mut big = s.raw();
     big.send(ClientType::Resize as u8, &size(120, 34));

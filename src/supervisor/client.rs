@@ -231,7 +231,6 @@ impl Conn {
                     }
                 }
                 () = ctx.wakes.answered.notified(), if self.role.owed_whole => {}
-                () = ctx.wakes.repaint.notified(), if watching && self.role.terminal => {}
                 c = changed.changed(), if watching => {
                     if c.is_err() {
                         return Ok(());

@@ -28,6 +28,9 @@ pub struct Ctx {
     /// changes, the state reported changes, or output came that the pty
     /// reader could not write to every waiting subscriber itself.
     pub changed: watch::Receiver<()>,
+    /// What bumps `changed`, for a connection that must wake the others
+    /// (another terminal's size drawn for them, see `apply_size`).
+    pub bump: Rc<watch::Sender<()>>,
     /// The signals the tasks wait on; the state's methods give them
     /// (`Shared::wakes`).
     pub wakes: Wakes,
@@ -44,13 +47,14 @@ pub struct Ctx {
 impl Ctx {
     /// The context of a session whose state is `shared`, read from `master`
     /// (watched for reading only), with `changed` bumped by its pty reader.
-    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: watch::Receiver<()>) -> Ctx {
+    pub fn new(shared: Shared, master: AsyncFd<OwnedFd>, changed: Rc<watch::Sender<()>>) -> Ctx {
         Ctx {
+            changed: changed.subscribe(),
+            bump: changed,
             clock: shared.clock(),
             wakes: shared.wakes().clone(),
             shared: Rc::new(RefCell::new(shared)),
             master: Rc::new(master),
-            changed,
             input_held: Cell::new(0),
             #[cfg(test)]
             last_look: Cell::new(None),

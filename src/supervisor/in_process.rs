@@ -55,11 +55,11 @@ impl Core {
         }
         .build(clock.now_ms());
         let shared = Shared::new(scrollback, classifier, clock, 0, size, 1000, info);
-        let (changed, changed_rx) = watch::channel(());
+        let changed = Rc::new(watch::channel(()).0);
         let master = crate::fd::register(master, Interest::READABLE)?;
         let core = Core {
-            ctx: Rc::new(Ctx::new(shared, master, changed_rx)),
-            changed: Rc::new(changed),
+            ctx: Rc::new(Ctx::new(shared, master, changed.clone())),
+            changed,
             reaped: Rc::new(Notify::new()),
         };
         tokio::task::spawn_local(pump_output(

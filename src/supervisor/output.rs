@@ -362,12 +362,27 @@ impl Output {
     /// does not start with the session's first byte: what a program drew
     /// once before the ring's oldest byte (an agent's banner, above the
     /// dialog it redraws in place) is on the screen and not in the replay,
-    /// which alone left the subscriber's screen rows out of place.
+    /// which alone left the subscriber's screen rows out of place. (A
+    /// terminal is sent one later too, see [`Output::repaint`].)
     pub fn end_replay_with(&mut self, id: ConnId, rendering: Vec<u8>) {
         let head = self.ring.head();
         if let Some(sub) = self.subs.get_mut(&id) {
             sub.replay_end = Some(head);
             sub.repaint = Some(rendering.into_boxed_slice());
+        }
+    }
+
+    /// Sends subscriber `id` the screen drawn again (`rendering`) where
+    /// its stream is now, as a cut replay ends; not while its replay is
+    /// under way, whose end would move past bytes it reads as live (its
+    /// terminal answers their queries).
+    pub fn repaint(&mut self, id: ConnId, rendering: Vec<u8>) {
+        if self
+            .subs
+            .get(&id)
+            .is_some_and(|sub| sub.replay_end.is_none())
+        {
+            self.end_replay_with(id, rendering);
         }
     }
 

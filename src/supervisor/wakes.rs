@@ -31,8 +31,4 @@ pub struct Wakes {
     /// Connections owed a second ACTED (ACT's `whole`): the answer being
     /// typed has sent its last key.
     pub answered: Rc<Notify>,
-    /// People's terminals waiting for output: one is owed the screen
-    /// drawn again at a size another terminal set (see
-    /// `Shared::repaint_terminals`), with no output to wake it.
-    pub repaint: Rc<Notify>,
 }

@@ -339,8 +339,8 @@ pub(super) fn apply_size(ctx: &Ctx, size: Size, by: Option<ConnId>) {
     let mut s = ctx.shared.borrow_mut();
     let changed = s.terminal_size() != size;
     s.resized(size);
-    if changed {
-        s.repaint_terminals(by);
+    if changed && s.repaint_terminals(by, size) {
+        ctx.bump.send_replace(());
     }
 }
 

@@ -81,39 +81,43 @@ impl Shared {
         self.size
     }
 
-    /// The session's size changed under the people's terminals but `by`'s
-    /// (another attached, was resized or left). A full-screen program
-    /// (the alternate screen) draws again at the new size, but only its
-    /// own rows: the rest of a larger window keeps what it drew for the
-    /// size before, until the program clears. Each of those terminals is
-    /// sent the screen drawn at the new size where its stream is now,
-    /// before whatever the program draws next. Not on the main screen:
-    /// the emulator cut its rows at the smaller width, where the larger
-    /// window still shows them whole. Rare, so the screen takes the size
-    /// at once rather than with the next output (see `note_output`).
-    pub fn repaint_terminals(&mut self, by: Option<ConnId>) {
+    /// The session's size changed to `size` under the people's terminals
+    /// but `by`'s (another attached, was resized or left). A full-screen
+    /// program (the alternate screen) draws again at the new size, but
+    /// only its own rows: the rest of a larger window keeps what it drew
+    /// for the size before, until the program clears. Each of those
+    /// terminals whose window holds the new size is sent the screen drawn
+    /// at it where its stream is now, before whatever the program draws
+    /// next (a smaller one would scroll). Not on the main screen: the
+    /// emulator cut its rows at the smaller width, where the larger window
+    /// still shows them whole. The screen itself takes the size with the
+    /// next output, as a replay of the journal does (see `note_output`):
+    /// the drawing is of a copy.
+    /// Whether any was: their connections are to be woken (`Ctx::bump`).
+    pub fn repaint_terminals(&mut self, by: Option<ConnId>, size: Size) -> bool {
         let others: Vec<ConnId> = self
             .terminal_sizes
             .iter()
+            .filter(|(c, asked)| {
+                Some(*c) != by && asked.is_some_and(|a| a.cols >= size.cols && a.rows >= size.rows)
+            })
             .map(|(c, _)| *c)
-            .filter(|c| Some(*c) != by)
             .collect();
         if others.is_empty() {
-            return;
+            return false;
         }
-        if let Some(size) = self.screen_size.take() {
-            self.screen.term().resize(size);
+        let screen = self.screen.term().screen();
+        if !screen.alternate_screen() {
+            return false;
         }
-        if !self.screen.term().screen().alternate_screen() {
-            return;
-        }
-        let Some(rendering) = self.screen_rendering() else {
-            return;
-        };
+        let mut shot = screen.clone();
+        let fit = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
+        shot.set_size(fit(size.rows), fit(size.cols));
+        let rendering = shot.state_formatted().into_bytes();
         for id in others {
-            self.output.end_replay_with(id, rendering.clone());
+            self.output.repaint(id, rendering.clone());
         }
-        self.wakes.repaint.notify_waiters();
+        true
     }
 
     /// Whether a person's terminal (`hm attach`) is attached: its size is
