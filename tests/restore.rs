@@ -1555,6 +1555,7 @@ fn a_restored_session_has_the_environment_it_started_in() {
             && !kept.contains("old-login"),
         "{kept}"
     );
+    let kept_instance = manifest(&sb, "env1").expect("manifest")["instance"].clone();
     reboot(&sb);
     let here = [
         ("HM_T_BASE", "http://127.0.0.1:9/other"),
@@ -1592,6 +1593,32 @@ fn a_restored_session_has_the_environment_it_started_in() {
                 db=postgres://app:pw-second@db/app ssh=/tmp/new-login/agent";
     wait_until("the restored program's line", || {
         stdout(&sb.cmd(&["logs", "env1"])).contains(want)
+    });
+    // The secret's name is kept though this restore had no value for it:
+    // a restart from an environment that has one passes it on (it was
+    // gone from the manifest, and with it from every restart after).
+    wait_until("the restored session's manifest", || {
+        manifest(&sb, "env1").is_some_and(|m| m["instance"] != kept_instance)
+    });
+    let names = manifest(&sb, "env1").expect("manifest")["secret_env"].clone();
+    assert!(
+        names
+            .as_array()
+            .is_some_and(|a| a.iter().any(|n| n == "HM_T_TOKEN")),
+        "{names}"
+    );
+    let killed = sb.cmd(&["kill", "env1"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let out = sb
+        .hm()
+        .args(["restart", "env1", "--socket-dir", sb.dir()])
+        .envs(here)
+        .env("HM_T_TOKEN", "tok-third")
+        .output()
+        .expect("hm restart");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    wait_until("the restarted program's line", || {
+        stdout(&sb.cmd(&["logs", "env1"])).contains("token=tok-third")
     });
 }
 

@@ -366,7 +366,17 @@ pub fn manifest(
         .collect();
     // The supervisor's own environment is the one its program inherits,
     // before hm's variables and `[[env]]`.
-    let environ = crate::restore::environ::keep(std::env::vars_os(), &keep.env_names);
+    let mut environ = crate::restore::environ::keep(std::env::vars_os(), &keep.env_names);
+    // A restore or restart without a secret the session had keeps its
+    // name: the next one, from an environment that has it, passes it on
+    // (a restart from the dashboard's environment lost it for good).
+    if let Some(c) = claim {
+        for name in &c.old.secret_env {
+            if std::env::var_os(name).is_none() && !environ.secrets.contains(name) {
+                environ.secrets.push(name.clone());
+            }
+        }
+    }
     Manifest {
         format: manifest::FORMAT,
         id: opts.paths.id.clone(),
