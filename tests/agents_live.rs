@@ -1527,6 +1527,49 @@ fn hm_approve_accepts_claude_codes_plan_keeping_edits_asked_for() {
     assert!(!screen.contains("plan mode on"), "{screen}");
 }
 
+/// A command that makes a directory: 2.1.330's second option is `Yes,
+/// and always allow access to <dir> from this project`, which `hm approve
+/// --always` takes (it said the dialog had no such option).
+#[test]
+fn hm_approve_always_allows_claude_code_access_to_a_directory() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "Making it.", "pre_delay": 0.3, "chunk_delay": 0.03,
+         "tool": {"name": "Bash", "input": {"command": "mkdir -p sub/dir", "description": "make the dir"}}},
+        {"kind": "text", "text": "Made it.", "pre_delay": 0.3, "chunk_delay": 0.03}
+    ]});
+    let (_agent, proj) = start_claude(&sb, &cc, "default", scenario);
+    type_prompt(&sb, "? for shortcuts", "make the dir");
+    dialog_state(&sb, "waiting", "permission", "always allow access to");
+    let v = answer_until_taken(&sb, &["approve", "--always", "cc"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["2"]), "{v}");
+    common::wait_until("the directory made", || proj.join("sub/dir").is_dir());
+}
+
+/// With no plan file, 2.1.330 asks `Exit plan mode?` with `1. Yes, and
+/// switch to default (ask each time) for this session` and `2. No`:
+/// `hm approve` takes the first (it was refused, naming a pattern).
+#[test]
+fn hm_approve_exits_claude_codes_plan_mode_without_a_plan_file() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "tool", "text": "The plan is ready.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "ExitPlanMode", "input": {"plan": "# Plan\n\n1. Greet.\n"}}},
+        {"kind": "text", "text": "Plan approved; starting.", "pre_delay": 0.5, "chunk_delay": 0.05}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "plan", scenario);
+    type_prompt(&sb, "plan mode on", "plan a greeting");
+    dialog_state(&sb, "waiting", "plan_approval", "Exit plan mode?");
+    let v = answer_until_taken(&sb, &["approve", "cc"]);
+    assert_eq!(v["action"]["keys"], serde_json::json!(["1"]), "{v}");
+    common::wait_until("the turn after the plan", || {
+        on_screen(&sb, "Plan approved; starting.")
+    });
+    assert!(!on_screen(&sb, "plan mode on"), "out of plan mode");
+}
+
 #[test]
 fn hm_approve_trusts_a_folder_in_claude_code_down_then_enter() {
     let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));

@@ -83,10 +83,15 @@ fn not_as_expected(answer: Answer, pattern: &str) -> String {
             "the dialog has no option not to be asked again (approving answers it this once)"
                 .to_owned()
         }
-        a => format!(
-            "the dialog is not as the keys that {} it expect: no row matches '{pattern}'",
-            a.verb()
-        ),
+        // The pattern is for the log, not the person (who saw a regex).
+        a => {
+            tracing::debug!(pattern, "no row of the dialog matches");
+            format!(
+                "hm does not find the option that would {} it (the program's wording may be \
+                 newer than hm's rules): answer it by its option's number, or in the session",
+                a.verb()
+            )
+        }
     }
 }
 
