@@ -1432,6 +1432,20 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     common::wait_until("the notify command", || {
         std::fs::read_to_string(&said).is_ok_and(|s| s.contains("finished prompt_editing"))
     });
+    // A script's text is not added to the draft unless forced.
+    let refused = sb.cmd(&["send", "cc", "also lint"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("has a draft typed at its prompt ('now the docs')"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!on_screen(&sb, "also lint"));
+    let forced = sb.cmd(&["send", "cc", " also lint", "--force"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    common::wait_until("the forced text", || {
+        on_screen(&sb, "now the docs also lint")
+    });
 }
 
 /// With eight more sessions, a dashboard at 80x24 shows `text` in the

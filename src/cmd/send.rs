@@ -145,6 +145,29 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         let asked = rt.block_on(client::answered(&session.id, async {
             Ok(conn::info_status_at(&session.sock).await?)
         }));
+        // Nor is text added to a draft someone typed at an agent's
+        // prompt: `next: run the tests` and a script's `also lint` went
+        // off as one prompt.
+        if let Ok((Some(info), _)) = &asked
+            && let Some(state) = &info.state
+            && state.detail == Some(Detail::PromptEditing)
+            && crate::detect::turn_over(state).is_some()
+        {
+            let id = client::shown_id(&session.id);
+            let draft = state
+                .signals
+                .iter()
+                .find(|s| s.source == crate::detect::Source::Screen)
+                .map(|s| {
+                    let text = s.text.trim_start_matches(|c: char| !c.is_alphanumeric());
+                    format!(" ('{}')", crate::paths::sanitize(text))
+                })
+                .unwrap_or_default();
+            bail!(
+                "session '{id}' has a draft typed at its prompt{draft}, which what you type \
+                 would be added to: --force types anyway ('hm attach {id}' to see it)"
+            );
+        }
         if let Ok((Some(info), _)) = asked
             && let Some(d) = info
                 .dialog
@@ -157,10 +180,11 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 .as_deref()
                 .map(|s| format!(" ({})", crate::paths::sanitize(s)))
                 .unwrap_or_default();
-            let answer = if d.answers.iter().any(|a| a == "choose") {
-                format!("'hm choose {id} N'")
-            } else {
-                format!("'hm approve {id}' or 'hm deny {id}'")
+            let takes = |a: &str| d.answers.iter().any(|n| n == a);
+            let answer = match (takes("approve") || takes("deny"), takes("choose")) {
+                (true, true) => format!("'hm approve {id}', 'hm deny {id}' or 'hm choose {id} N'"),
+                (false, true) => format!("'hm choose {id} N'"),
+                _ => format!("'hm approve {id}' or 'hm deny {id}'"),
             };
             bail!(
                 "session '{id}' is waiting at its {what} dialog{about}, which what you type would \

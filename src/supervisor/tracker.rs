@@ -58,7 +58,13 @@ impl Notifier {
             self.busy_since.take()
         };
         let turn_over = crate::detect::turn_over(now);
-        let was_over = std::mem::replace(&mut self.turn_over, turn_over == Some(true));
+        // A stop is no part of a turn: a finished turn stopped and
+        // continued is not finished anew.
+        let was_over = if now.stopped() {
+            self.turn_over
+        } else {
+            std::mem::replace(&mut self.turn_over, turn_over == Some(true))
+        };
         match turn_over {
             Some(over) => over && !was_over,
             None => {

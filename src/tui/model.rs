@@ -336,6 +336,10 @@ pub struct Pane {
     pub resized_at: Option<Instant>,
     /// The last state the supervisor pushed, with its detail and signals.
     pub report: Option<crate::protocol::StateReport>,
+    /// Whether the last pushed state but a stop said an agent's turn was
+    /// over (`None` before the first): a stop is no part of a turn, and a
+    /// finished turn stopped and continued is not finished anew.
+    pub turn_was_over: Option<bool>,
     /// The state as the session's last INFO gave it: asked when the `e`
     /// overlay opens, since a pushed state keeps the signals it had when
     /// the state began, and the evidence moves on without a new state.
@@ -412,6 +416,7 @@ impl Pane {
             automated: None,
             resized_at: None,
             report: None,
+            turn_was_over: None,
             explained: None,
             waiting_since: None,
             copy: None,

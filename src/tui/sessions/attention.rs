@@ -127,10 +127,10 @@ pub(super) fn state(
     p.dialog = report.dialog.as_deref().cloned();
     // None before the first: a turn that ended before the
     // dashboard connected is not news.
-    let was_over = p
-        .report
-        .as_ref()
-        .map(|r| crate::detect::turn_over(r) == Some(true));
+    let was_over = p.turn_was_over;
+    if !report.stopped() {
+        p.turn_was_over = Some(crate::detect::turn_over(&report) == Some(true));
+    }
     p.report = Some(report);
     let owed = p.alert_owed.take().is_some() && p.waiting();
     let called = note_waiting(p, now);

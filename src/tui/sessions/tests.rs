@@ -863,6 +863,50 @@ fn an_agent_finishes_a_turn_not_its_start() {
     assert!(!fx.contains(&Effect::Bell), "{fx:?}");
 }
 
+/// A stop (Ctrl-Z, `waiting · stopped`) is no part of a turn: a finished
+/// turn stopped and continued is not finished anew (the inbox's `y` on
+/// the stop marked it `●` at once), a turn stopped in its middle still
+/// is once it ends.
+#[test]
+fn a_stop_and_its_continue_are_no_turn() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "cc"], t0);
+    let pushed = |primary: &str, detail: &str, state: ProcessState| {
+        turn_pushed(("cc", "claude"), primary, detail, state, 0)
+    };
+    let idle = |d| pushed("idle", d, ProcessState::Idle);
+    let stopped = || pushed("waiting", "stopped", ProcessState::Waiting);
+    update(&mut m, idle("ready"), at(0));
+    update(
+        &mut m,
+        pushed("active", "thinking", ProcessState::Active),
+        at(1_000),
+    );
+    update(&mut m, idle("finished"), at(5_000));
+    m.pane_mut("cc").expect("pane").attention = false;
+    update(&mut m, stopped(), at(6_000));
+    m.pane_mut("cc").expect("pane").attention = false;
+    update(&mut m, idle("finished"), at(7_000));
+    assert!(!m.pane("cc").expect("pane").attention);
+    // Stopped in the middle of a turn: its end is news.
+    update(
+        &mut m,
+        pushed("active", "thinking", ProcessState::Active),
+        at(8_000),
+    );
+    update(&mut m, stopped(), at(9_000));
+    m.pane_mut("cc").expect("pane").attention = false;
+    update(
+        &mut m,
+        pushed("active", "thinking", ProcessState::Active),
+        at(10_000),
+    );
+    update(&mut m, idle("finished"), at(12_000));
+    assert!(m.pane("cc").expect("pane").attention);
+}
+
 /// A turn an error ended (`idle · error`: the API failed after its
 /// retries) is news as a finished one is, called by its name: it was
 /// marked nowhere, and the person found minutes later that nothing had
