@@ -328,7 +328,10 @@ fn a_smaller_terminal_is_not_drawn_a_larger_screen() {
     big.output_until(b"line 1: 10 40");
     big.send(ClientType::Input as u8, b"\n");
     let next = tiny.output_until(b"line 2: 34 120");
-    assert!(!String::from_utf8_lossy(&next).contains("line 1"), "{next:?}");
+    assert!(
+        !String::from_utf8_lossy(&next).contains("line 1"),
+        "{next:?}"
+    );
 }
 
 /// When the session's size changes under a person's terminal because of
