@@ -899,6 +899,42 @@ fn a_session_of_the_same_id_in_another_socket_dir_leaves_the_kept_one_alone() {
     );
 }
 
+/// After a reboot, the many commands left for want of `hm run --restore`
+/// are said in one line, not one each (24 lines hid the 6 that
+/// mattered); the session restored is said as before.
+#[test]
+fn many_commands_not_started_with_restore_are_said_in_one_line() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    let ids = ["svc1", "svc2", "svc3", "svc4", "svc5"];
+    for id in ids {
+        bg(&sb, &["--id", id, "--", "sleep", "600"], &[]);
+    }
+    bg(
+        &sb,
+        &["--id", "sh1", "--restore", "--", "sleep", "600"],
+        &[],
+    );
+    wait_until("all to be kept", || {
+        ids.iter()
+            .chain(&["sh1"])
+            .all(|id| manifest(&sb, id).is_some())
+    });
+    reboot(&sb);
+    let out = sb.cmd(&["restore"]);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "not restoring 5 sessions whose commands run again only if started with 'hm run \
+             --restore' ('svc1', 'svc2', 'svc3', ...): 'hm restart ID' runs one as it was, \
+             'hm clean' forgets them"
+        ),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("restored 'sh1'"), "{}", stdout(&out));
+}
+
 #[test]
 fn a_lost_command_not_started_with_restore_is_listed_restarted_or_forgotten() {
     let sb = Sandbox::new();

@@ -138,6 +138,10 @@ fn survey(state: &Path, dir: &Path, ids: &[String], dry_run: bool) -> Survey {
             s.failed = true;
         }
     }
+    // Commands not started with `hm run --restore`, left by choice: more
+    // than a few are said in one line (after a reboot, 24 such lines hid
+    // the 6 that mattered).
+    let mut not_rerun: Vec<String> = Vec::new();
     for (id, m) in all {
         let named = ids.contains(&id);
         if !ids.is_empty() && !named {
@@ -236,6 +240,10 @@ fn survey(state: &Path, dir: &Path, ids: &[String], dry_run: bool) -> Survey {
                 let chosen = why.chosen();
                 s.failed |= named || !chosen;
                 s.left += 1;
+                if why == Refusal::NotRerun && !named {
+                    not_rerun.push(id);
+                    continue;
+                }
                 let way_out = if chosen || matches!(why, Refusal::NoDirectory(_)) {
                     format!(" {}", why.way_out(&id))
                 } else {
@@ -246,8 +254,31 @@ fn survey(state: &Path, dir: &Path, ids: &[String], dry_run: bool) -> Survey {
             }
         }
     }
+    if not_rerun.len() > FOLD_AFTER {
+        let shown: Vec<String> = not_rerun
+            .iter()
+            .take(FOLD_AFTER)
+            .map(|id| format!("'{id}'"))
+            .collect();
+        s.notes.push(format!(
+            "not restoring {} sessions whose commands run again only if started with 'hm run \
+             --restore' ({}, ...): 'hm restart ID' runs one as it was, 'hm clean' forgets them",
+            not_rerun.len(),
+            shown.join(", ")
+        ));
+    } else {
+        for id in not_rerun {
+            let why = Refusal::NotRerun;
+            s.notes
+                .push(format!("not restoring '{id}': {why} {}", why.way_out(&id)));
+        }
+    }
     s
 }
+
+/// How many sessions left for want of `hm run --restore` are named one
+/// line each; more are said in one.
+const FOLD_AFTER: usize = 3;
 
 /// `'api' [label]: npm run dev (in /srv/app, 120x40; run again)`.
 fn describe(job: &Job) -> String {

@@ -82,10 +82,7 @@ pub enum Refusal {
     NoCommand,
     #[error("its command line was not UTF-8 text")]
     NotText,
-    #[error(
-        "no {0} conversation id was reported by its hooks, and hm never guesses one \
-         (start it with 'hm run --restore' to have it start afresh instead)"
-    )]
+    #[error("no {0} conversation id was reported by its hooks, and hm never guesses one")]
     NoConversation(&'static str),
     #[error(
         "{0} ran without its interactive screen, which is not resumed (unless started with 'hm run --restore')"
@@ -124,6 +121,15 @@ impl Refusal {
                 format!(
                     "put the directory back and run 'hm restore {id}', or 'hm rm {id}' forgets it"
                 )
+            }
+            // Left by choice: the person may still want it back, as it
+            // was (the message pointed at 'hm run --restore', of no use
+            // after the fact).
+            Refusal::NoConversation(_) => {
+                format!("'hm restart {id}' starts it afresh, 'hm rm {id}' forgets it")
+            }
+            Refusal::NotRerun | Refusal::NotInteractive(_) => {
+                format!("'hm restart {id}' runs it as it was, 'hm rm {id}' forgets it")
             }
             _ => format!("'hm rm {id}' forgets it"),
         }
