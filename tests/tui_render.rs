@@ -1243,3 +1243,41 @@ fn killing_an_orphan_at_80_columns_shows_the_keys() {
     assert!(text.contains("pid 4321, outlived"), "{text}");
     assert!(text.contains("y kill") && text.contains("n keep"), "{text}");
 }
+
+/// An agent whose last turn an error ended (`idle · error`) has its badge
+/// in a failure's colours (the dead state's), not a healthy rest's: it
+/// read green, as `idle · ready` does.
+#[test]
+fn a_turn_an_error_ended_has_a_failures_badge() {
+    let mut s = Scene::new(100, 30);
+    s.live(&["cc", "ok"]);
+    for (id, detail) in [("cc", "error"), ("ok", "ready")] {
+        s.state(id, ProcessState::Idle, 5000);
+        let report: heimdall::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": "idle", "state_byte": ProcessState::Idle.as_byte(), "primary": "idle",
+            "detail": detail, "health": "alive", "agent": "claude", "state_ms": 5000,
+            "signals": [],
+        }))
+        .expect("a report");
+        s.to(id, SessionMsg::State(report));
+    }
+    let theme = Theme::by_name("dark").expect("built-in theme");
+    let dead = theme.state(Some(ProcessState::Dead.as_byte())).bg;
+    let idle = theme.state(Some(ProcessState::Idle.as_byte())).bg;
+    assert_ne!(dead, idle);
+    let b = s.draw_at(1500);
+    // The badge's first letter on the title row of each pane.
+    let badge_bg = |word: &str| {
+        let row: Vec<_> = b.content.chunks(usize::from(b.area.width)).collect();
+        row.iter()
+            .find_map(|cells| {
+                let line: String = cells.iter().map(|c| c.symbol()).collect();
+                let at = line.find(word)?;
+                let col = line[..at].chars().count();
+                Some(cells[col].bg)
+            })
+            .expect("the badge on screen")
+    };
+    assert_eq!(Some(badge_bg("idle · error")), dead);
+    assert_eq!(Some(badge_bg("idle · ready")), idle);
+}

@@ -93,10 +93,19 @@ pub fn view(m: &Model, f: &mut Frame<'_>, now: Instant) {
 }
 
 /// The style of a pane's state badge: an ended session's says whether it
-/// ended well (`exited 0`, killed by a person) or failed.
+/// ended well (`exited 0`, killed by a person) or failed; an agent whose
+/// last turn an error ended (`idle · error`) is in a failure's colours,
+/// not a healthy rest's.
 fn badge_style(m: &Model, p: &crate::tui::model::Pane) -> ratatui::style::Style {
+    let failed_turn = p.state() == Some(crate::classify::ProcessState::Idle.as_byte())
+        && p.report
+            .as_ref()
+            .is_some_and(|r| r.detail == Some(crate::detect::Detail::Error));
     if p.ended_well() {
         m.theme.ended_well
+    } else if failed_turn {
+        m.theme
+            .state(Some(crate::classify::ProcessState::Dead.as_byte()))
     } else {
         m.theme.state(p.state())
     }

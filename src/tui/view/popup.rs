@@ -398,7 +398,7 @@ const LEGEND: [&str; 3] = [
 
 /// The badges' page of help (`?`, `b`): every short form a pane's title
 /// may take, which a narrow pane (an 80x24 terminal's) shows.
-const BADGES: [(&str, &str); 15] = [
+const BADGES: [(&str, &str); 16] = [
     ("W", "waiting: needs you"),
     ("  perm  ask", "a permission · a question"),
     ("  plan  trust", "a plan to approve · a folder to trust"),
@@ -413,6 +413,10 @@ const BADGES: [(&str, &str); 15] = [
     (
         "I",
         "idle · done: its turn ended · ready: at its prompt · typing: text at its prompt",
+    ),
+    (
+        "I error",
+        "an error ended its turn (the API failed): in a failure's colours",
     ),
     ("A  T  S  U", "active · thinking · streaming · using a tool"),
     ("!  ?", "stuck (says it works, shows nothing) · unknown"),
