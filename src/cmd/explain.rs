@@ -100,7 +100,7 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
         let about = d
             .subject
             .as_deref()
-            .map(|s| format!(" about {:?}", clean(s)))
+            .map(|s| format!(" about {}", quoted(&clean(s))))
             .unwrap_or_default();
         let answers = if d.answers.is_empty() {
             "no answer known".to_owned()
@@ -126,7 +126,7 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
                 line.push_str(&format!(" ({agent})"));
             }
             if let Some(s) = &a.subject {
-                line.push_str(&format!(" subject {:?}", clean(s)));
+                line.push_str(&format!(" subject {}", quoted(&clean(s))));
             }
             line.push_str(&format!(" after {}", human_ms(a.dwell_ms)));
             if let Some(due) = a.due_in_ms {
@@ -147,7 +147,7 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
             let about = a
                 .subject
                 .as_deref()
-                .map(|s| format!(" {:?}", clean(s)))
+                .map(|s| format!(" {}", quoted(&clean(s))))
                 .unwrap_or_default();
             // `choose 2`: the keys alone may not say which option it was.
             let answer = match a.option {
@@ -201,7 +201,42 @@ fn describe_row(row: &serde_json::Value) -> String {
     if let Some(text) = map.get("text").and_then(|x| x.as_str())
         && !text.is_empty()
     {
-        parts.push(format!("{:?}", crate::paths::sanitize(text)));
+        parts.push(quoted(&crate::paths::sanitize(text)));
     }
     parts.join("  ")
+}
+
+/// Text in double quotes, as a person reads it: a quote or backslash in
+/// it escaped, everything else as it is (Rust's `{:?}` wrote the
+/// non-breaking space after Claude Code's `❯` as `\u{a0}`).
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\u{a0}' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A row's matched text reads as on screen: Claude Code's prompt
+    /// `❯` and its non-breaking space read `❯\u{a0}draft` before.
+    #[test]
+    fn a_rows_text_is_quoted_as_a_person_reads_it() {
+        let row = serde_json::json!({"source": "screen", "rule": "claude.prompt_typed",
+            "text": "❯\u{a0}say \"hi\""});
+        assert_eq!(
+            super::describe_row(&row),
+            "screen  claude.prompt_typed  \"❯ say \\\"hi\\\"\""
+        );
+    }
 }
