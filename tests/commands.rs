@@ -671,6 +671,47 @@ fn ls_on_a_narrow_terminal_cuts_a_long_id_to_keep_rows_on_one_line() {
     let _ = sb.cmd(&["kill", long, twin, medium, "with-env"]);
 }
 
+/// On an 80-column terminal a long label gives way to the command: it
+/// took the whole cell (`[proj2 work on the parser and…`), and the
+/// command never showed. Piped, both are whole.
+#[test]
+fn ls_on_a_narrow_terminal_cuts_a_long_label_before_the_command() {
+    let sb = Sandbox::new();
+    let label = "proj2 work on the parser and the lexer and the docs";
+    let _s = sb.start(
+        "lab",
+        &["--label", label],
+        &["sh", "-c", "sleep 35; echo done with the parser"],
+    );
+    let args: Vec<std::ffi::OsString> = ["ls", "--socket-dir", sb.dir()]
+        .iter()
+        .map(Into::into)
+        .collect();
+    let mut t = common::terminal::Terminal::start(
+        common::HM.as_ref(),
+        &args,
+        &sb.terminal_env(&[]),
+        sb.path(),
+        (24, 80),
+        "$ hm ls",
+    );
+    t.wait_exit();
+    let lines = t.lines();
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("lab "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(row.contains("[proj2 work"), "{lines:?}");
+    assert!(row.contains("…] sh -c"), "{lines:?}");
+    let piped = stdout(&sb.cmd(&["ls"]));
+    assert!(
+        piped.contains(&format!(
+            "[{label}] sh -c 'sleep 35; echo done with the parser'"
+        )),
+        "{piped}"
+    );
+}
+
 #[test]
 fn version_and_help_are_there_for_every_command() {
     let sb = Sandbox::new();

@@ -179,11 +179,14 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
         .filter(|s| s.cols > 0)
         .map(|s| usize::from(s.cols));
     let shown = |words: &[String]| shown_command(words, cols.is_some());
-    let table: Vec<[String; 6]> = rows
+    // Each row's cells, and its label apart: on a terminal the label is
+    // cut before the command is (a long one took the whole cell at 80
+    // columns, and the command never showed).
+    let (table, labels): (Vec<[String; 6]>, Vec<Option<String>>) = rows
         .iter()
         .map(|r| {
             if let Some((m, restartable)) = &r.lost {
-                return [
+                let row = [
                     client::shown_id(&r.id),
                     "-".into(),
                     if *restartable {
@@ -193,18 +196,20 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                     },
                     "-".into(),
                     "-".into(),
-                    labelled(m.label.as_deref(), shown(&m.argv)),
+                    shown(&m.argv),
                 ];
+                return (row, m.label.clone());
             }
             if let Some(e) = &r.ended {
-                return [
+                let row = [
                     client::shown_id(&r.id),
                     "-".into(),
                     client::ended_short(e.exit_code, e.killed),
                     format!("{} ago", human_ms(now.saturating_sub(e.ended_unix_ms))),
                     human_ms(e.ended_unix_ms.saturating_sub(e.started_unix_ms)),
-                    labelled(e.label.as_deref(), shown(&e.command)),
+                    shown(&e.command),
                 ];
+                return (row, e.label.clone());
             }
             let (pid, state, idle) = match (&r.status, r.orphan) {
                 (Some(s), _) => (
@@ -227,16 +232,17 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
                 .as_ref()
                 .and_then(|i| i.label.as_deref())
                 .or(r.kept.as_ref().and_then(|m| m.label.as_deref()));
-            [
+            let row = [
                 client::shown_id(&r.id),
                 pid,
                 state,
                 idle,
                 uptime,
-                labelled(label, command(r, cols.is_some())),
-            ]
+                command(r, cols.is_some()),
+            ];
+            (row, label.map(str::to_owned))
         })
-        .collect();
+        .unzip();
     let header = ["ID", "PID", "STATE", "IDLE", "UPTIME", "COMMAND"].map(String::from);
     let mut widths = [0usize; 5];
     for row in std::iter::once(&header).chain(&table) {
@@ -265,7 +271,8 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
     }
     let before: usize = widths.iter().map(|w| w + 2).sum();
     let room = cols.map(|c| c.saturating_sub(before).max(MIN_COMMAND));
-    for row in std::iter::once(&header).chain(&table) {
+    let labels = std::iter::once(None).chain(labels);
+    for (row, label) in std::iter::once(&header).chain(&table).zip(labels) {
         let mut line = String::new();
         for (i, (w, cell)) in widths.iter().zip(row).enumerate() {
             let cell = if i == 0 {
@@ -275,10 +282,7 @@ pub fn ls(args: LsArgs, config: &Config) -> Result<i32> {
             };
             line.push_str(&format!("{cell:<w$}  ", w = *w));
         }
-        match room {
-            Some(room) => line.push_str(&crate::cut::end(&row[5], room)),
-            None => line.push_str(&row[5]),
-        }
+        line.push_str(&command_cell(label.as_deref(), &row[5], room));
         writeln!(out, "{}", line.trim_end())?;
     }
     for r in &rows {
@@ -350,13 +354,33 @@ const MIN_COMMAND: usize = 6;
 /// The longest id kept whole at the command's expense.
 const WHOLE_ID: usize = 32;
 
-/// The command, after the session's label when it has one.
-fn labelled(label: Option<&str>, command: String) -> String {
-    match label {
-        Some(l) if !l.is_empty() => format!("[{}] {command}", paths::sanitize(l)),
-        _ => command,
-    }
+/// The command, after the session's label when it has one (`[review PR
+/// 42] claude`), cut to `room` columns on a terminal: where both do not
+/// fit, the label gives up all but half the room (and at least
+/// [`MIN_LABEL`]) before the command is cut.
+fn command_cell(label: Option<&str>, command: &str, room: Option<usize>) -> String {
+    let label = label.filter(|l| !l.is_empty()).map(paths::sanitize);
+    let Some(room) = room else {
+        return match label {
+            Some(l) => format!("[{l}] {command}"),
+            None => command.to_owned(),
+        };
+    };
+    let Some(label) = label else {
+        return crate::cut::end(command, room);
+    };
+    let whole = label.chars().count() + 3 + command.chars().count();
+    let label = if whole > room {
+        let keep = (room / 2).max(MIN_LABEL).saturating_sub(3);
+        crate::cut::end(&label, keep)
+    } else {
+        label
+    };
+    crate::cut::end(&format!("[{label}] {command}"), room)
 }
+
+/// The fewest columns a label keeps, brackets and space included.
+const MIN_LABEL: usize = 10;
 
 fn command(r: &Row, terminal: bool) -> String {
     if let Some(pid) = r.orphan {
