@@ -214,7 +214,7 @@ pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
         let height = usize::from(height);
         let mut rows: Vec<u16> = above.first().copied().into_iter().take(height).collect();
         let room = height - rows.len();
-        let tail: Vec<u16> = asked.into_iter().take(room).collect();
+        let tail = choices_kept(screen, asked, room);
         let left = room - tail.len();
         let between = above.get(1..).unwrap_or_default();
         rows.extend(&between[between.len().saturating_sub(left)..]);
@@ -224,6 +224,32 @@ pub fn shown_rows(p: &Pane, height: u16) -> Vec<u16> {
         }
     }
     window_rows(screen_facts(p), height, live_top(p, height))
+}
+
+/// Up to `room` of a dialog's rows from its question down (`asked`): from
+/// the top while they fit; else its first rows and its choices (from the
+/// first row that is one, `❯ No, exit` or `2. No`) to its end, its middle
+/// giving way. Claude Code's folder trust, whose question is a paragraph,
+/// showed the paragraph and never the choices in a pane of 6 rows.
+fn choices_kept(screen: &vt100::Screen, asked: Vec<u16>, room: usize) -> Vec<u16> {
+    if asked.len() <= room {
+        return asked;
+    }
+    let choice = |r: &u16| {
+        let text = row_text(screen, *r);
+        let text = text.trim_start();
+        text.starts_with('❯')
+            || text
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    match asked.iter().position(choice) {
+        Some(at) if at > 0 && asked.len() - at < room => {
+            let head = room - (asked.len() - at);
+            asked[..head].iter().chain(&asked[at..]).copied().collect()
+        }
+        _ => asked.into_iter().take(room).collect(),
+    }
 }
 
 /// Blank rows in a run longer than this are shown as one.

@@ -1063,6 +1063,26 @@ fn an_edit_permission_is_shown_with_its_diff() {
     );
 }
 
+/// Claude Code's folder trust in a pane of 6 rows (an 80x24 dashboard's):
+/// the folder, the question's first row, and the choices down, its long
+/// question giving way (the pane showed the question's paragraph and
+/// never the choices).
+#[test]
+fn a_folder_trust_in_a_small_pane_shows_its_choices() {
+    let frame = include_str!("../../../tests/fixtures/screens/claude330_folder_trust/frame.txt");
+    let Seen { pane, .. } = inbox_of(frame, crate::detect::Detail::FolderTrust);
+    assert!(pane.iter().any(|r| r.contains("❯ No, exit")), "{pane:#?}");
+    assert!(
+        pane.iter().any(|r| r.contains("Yes, I trust this folder")),
+        "{pane:#?}"
+    );
+    assert!(
+        pane.iter().any(|r| r.contains("Quick safety check")),
+        "{pane:#?}"
+    );
+    assert!(pane.iter().any(|r| r.ends_with("/proj")), "{pane:#?}");
+}
+
 /// An option Claude Code wrapped under itself at 80 columns is wrapped
 /// once in the inbox, not each of its rows again (a word of the first
 /// was left on a row alone). The edit dialog of the corpus's fixture,
