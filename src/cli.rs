@@ -358,8 +358,10 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// Session id
-    pub id: String,
+    /// Session id; several to wait for the first of them to be in the
+    /// state
+    #[arg(required = true)]
+    pub ids: Vec<String>,
     /// The state to wait for: a primary state (waiting, idle, active,
     /// stuck, dead, unknown), a detail (permission, input, ...), a state
     /// name (thinking, ...) or exited; several (repeated, or with commas)

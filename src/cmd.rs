@@ -202,7 +202,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         Command::Explain(a) => (vec![&mut a.id], &mut a.dir),
         Command::Send(a) => (vec![&mut a.id], &mut a.dir),
         Command::Logs(a) => (vec![&mut a.id], &mut a.dir),
-        Command::Wait(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Wait(a) => (a.ids.iter_mut().collect(), &mut a.dir),
         Command::Capture(a) => (vec![&mut a.id], &mut a.dir),
         Command::Kill(a) => {
             // `--host H` says for every id (and for `--all`) what `H:ID`

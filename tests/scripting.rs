@@ -258,6 +258,69 @@ fn wait_gives_up_at_its_time_out_and_knows_an_ending() {
     fails_with(&out, 1, "'ends' exited with code 3 before it was waiting");
 }
 
+/// Several ids: the first of them to be in the state answers, as one
+/// alone would; one that ends first is said on stderr and waited for no
+/// more; with none left, the wait fails; on time-out, all are named.
+#[test]
+fn wait_for_several_sessions_answers_with_the_first_in_the_state() {
+    let sb = Sandbox::new();
+    let quiet = bg(
+        &sb,
+        &["--id", "quiet", "--classifier", "agent"],
+        &["sh", "-c", "echo working; sleep 30"],
+    );
+    let ends = bg(
+        &sb,
+        &["--id", "ends", "--classifier", "agent"],
+        &["sh", "-c", "sleep 1; exit 3"],
+    );
+    let asks = bg(
+        &sb,
+        &["--id", "asks", "--classifier", "agent"],
+        &[
+            "bash",
+            "-c",
+            "sleep 2; read -p 'Deploy? [y/N] ' x; sleep 30",
+        ],
+    );
+    let out = sb.cmd(&[
+        "wait",
+        &quiet.id,
+        &ends.id,
+        &asks.id,
+        "--state",
+        "waiting",
+        "--timeout",
+        "20",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "asks: waiting · input\n");
+    assert!(
+        stderr(&out).contains("'ends' exited with code 3 before it was waiting"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb.cmd(&[
+        "wait",
+        &quiet.id,
+        &ends.id,
+        "--state",
+        "waiting",
+        "--timeout",
+        "0.5",
+    ]);
+    fails_with(
+        &out,
+        1,
+        "timed out after 0.5s waiting for 'quiet' or 'ends' to be waiting",
+    );
+    // Ended before the wait: with `exited` asked for, that is the answer.
+    let out = sb.cmd(&["wait", &quiet.id, &ends.id, "--state", "exited"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ends: exited with code 3\n");
+    let _ = sb.cmd(&["kill", &quiet.id, &asks.id]);
+}
+
 #[test]
 fn wait_for_exited_returns_the_exit_code_line() {
     let sb = Sandbox::new();

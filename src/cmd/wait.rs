@@ -58,8 +58,64 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
     {
         super::usage!("--timeout must be a number of seconds, 0 or more (got {t})");
     }
+    match args.ids.as_slice() {
+        [id] => wait_one(id, &args, config),
+        _ => wait_any(&args, config),
+    }
+}
+
+/// Whether the states asked for include the end.
+fn wants_end(args: &WaitArgs) -> bool {
+    args.state
+        .iter()
+        .any(|s| matches!(s.as_str(), "exited" | "ended" | "dead"))
+}
+
+/// The outcome of watching `session`, its end read from its record: a
+/// session that ends as it is asked (a program that exits at once)
+/// resets the connection or closes it without its EXIT.
+fn settle(
+    dir: &std::path::Path,
+    session: &SessionPaths,
+    watched: Result<Outcome>,
+) -> Result<Outcome> {
+    Ok(match watched {
+        Ok(Outcome::Closed) => client::ended_meanwhile(dir, &session.id, client::answer_deadline())
+            .map_or(Outcome::Closed, |r| exited(dir, &r)),
+        // Whether the end was asked for is in the record the supervisor
+        // writes once its clients have their EXIT.
+        Ok(Outcome::Code(code)) => client::end_record(session, code)
+            .map_or_else(|| exited_unrecorded(&session.id, code), |r| exited(dir, &r)),
+        Ok(o) => o,
+        Err(e) => match client::ended_instead(dir, &session.id, &e) {
+            Some(r) => exited(dir, &r),
+            // Killed before it read the question: said below.
+            None if client::lost_instead(dir, &session.id, &e) => Outcome::Closed,
+            None => return Err(e),
+        },
+    })
+}
+
+/// Prints the state session `plain` reached (or, asked for, its end).
+fn print_reached(out: &mut impl Write, plain: &str, outcome: &Outcome, json: bool) -> Result<()> {
+    let id = client::shown_id(plain);
+    match outcome {
+        Outcome::Reached(report) if json => {
+            let mut v = serde_json::to_value(report)?;
+            v["id"] = client::named_id(plain).into();
+            writeln!(out, "{v}")?;
+        }
+        Outcome::Reached(report) => writeln!(out, "{id}: {}", report.label())?,
+        Outcome::Exited(_, view) if json => writeln!(out, "{}", serde_json::to_string(view)?)?,
+        Outcome::Exited(how, _) => writeln!(out, "{id}: {how}")?,
+        Outcome::Code(_) | Outcome::Closed => {}
+    }
+    Ok(())
+}
+
+fn wait_one(wanted_id: &str, args: &WaitArgs, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
-    let (id, ended) = match find_session(&dir, &args.id) {
+    let (id, ended) = match find_session(&dir, wanted_id) {
         Ok(session) => {
             let rt = client::runtime()?;
             let limit = args.timeout.map(Duration::from_secs_f64);
@@ -70,34 +126,11 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
                     None => Some(watch.await),
                 }
             });
-            // A session that ends as it is asked (a program that exits at
-            // once) resets the connection or closes it without its EXIT:
-            // how it ended is in its record.
-            let ended = match ended.transpose() {
-                Ok(Some(Outcome::Closed)) => Some(
-                    client::ended_meanwhile(&dir, &session.id, client::answer_deadline())
-                        .map_or(Outcome::Closed, |r| exited(&dir, &r)),
-                ),
-                // Whether the end was asked for is in the record the
-                // supervisor writes once its clients have their EXIT.
-                Ok(Some(Outcome::Code(code))) => {
-                    Some(client::end_record(&session, code).map_or_else(
-                        || exited_unrecorded(&session.id, code),
-                        |r| exited(&dir, &r),
-                    ))
-                }
-                Ok(o) => o,
-                Err(e) => match client::ended_instead(&dir, &session.id, &e) {
-                    Some(r) => Some(exited(&dir, &r)),
-                    // Killed before it read the question: said below.
-                    None if client::lost_instead(&dir, &session.id, &e) => Some(Outcome::Closed),
-                    None => return Err(e),
-                },
-            };
+            let ended = ended.map(|w| settle(&dir, &session, w)).transpose()?;
             (session.id, ended)
         }
         // Ended before we asked: that is an answer too.
-        Err(e) => match client::ended_session(&dir, &args.id) {
+        Err(e) => match client::ended_session(&dir, wanted_id) {
             Some(r) => (r.id.clone(), Some(exited(&dir, &r))),
             None => return Err(e),
         },
@@ -108,29 +141,16 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
     let lost = matches!(ended, Some(Outcome::Closed)) && crate::lost::holds(&dir, &id);
     // As the person named it from here on (`box:cx`).
     let (plain, id) = (id.clone(), client::shown_id(&id));
-    let wants_end = args
-        .state
-        .iter()
-        .any(|s| matches!(s.as_str(), "exited" | "ended" | "dead"));
+    let wants_end = wants_end(args);
     let what = args.state.join(" or ");
     let mut out = std::io::stdout().lock();
     match ended {
-        Some(Outcome::Reached(report)) => {
-            if args.json {
-                let mut v = serde_json::to_value(&report)?;
-                v["id"] = client::named_id(&plain).into();
-                writeln!(out, "{v}")?;
-            } else {
-                writeln!(out, "{id}: {}", report.label())?;
-            }
+        Some(o @ Outcome::Reached(_)) => {
+            print_reached(&mut out, &plain, &o, args.json)?;
             Ok(0)
         }
-        Some(Outcome::Exited(how, view)) if wants_end => {
-            if args.json {
-                writeln!(out, "{}", serde_json::to_string(&view)?)?;
-            } else {
-                writeln!(out, "{id}: {how}")?;
-            }
+        Some(o @ Outcome::Exited(..)) if wants_end => {
+            print_reached(&mut out, &plain, &o, args.json)?;
             Ok(0)
         }
         Some(Outcome::Exited(how, _)) => {
@@ -156,6 +176,97 @@ pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
         None => {
             let secs = args.timeout.unwrap_or_default();
             bail!("timed out after {secs}s waiting for '{id}' to be {what}")
+        }
+    }
+}
+
+/// Several sessions (`hm wait cc1 cc2 --state waiting`): the first to
+/// reach a state asked for is printed, as one alone is; one that ends
+/// (or is lost) before is said on stderr and waited for no more, and the
+/// wait fails once none is left.
+fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
+    let dir = client::socket_dir(&args.dir, config);
+    let wants_end = wants_end(args);
+    let what = args.state.join(" or ");
+    let mut out = std::io::stdout().lock();
+    let mut live = Vec::new();
+    for id in &args.ids {
+        match find_session(&dir, id) {
+            Ok(session) => live.push(session),
+            // Ended before we asked: that is an answer too.
+            Err(e) => match client::ended_session(&dir, id) {
+                Some(r) => match exited(&dir, &r) {
+                    o @ Outcome::Exited(..) if wants_end => {
+                        print_reached(&mut out, &r.id, &o, args.json)?;
+                        return Ok(0);
+                    }
+                    Outcome::Exited(how, _) => {
+                        eprintln!(
+                            "hm: '{}' {how} before it was {what}",
+                            client::shown_id(&r.id)
+                        );
+                    }
+                    _ => {}
+                },
+                None => return Err(e),
+            },
+        }
+    }
+    let left = live.len();
+    let rt = client::runtime()?;
+    let limit = args.timeout.map(Duration::from_secs_f64);
+    let first = rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for session in live {
+            let (wanted, change) = (args.state.clone(), args.change);
+            set.spawn(async move {
+                let watched = watch(&session, &wanted, change).await;
+                (session, watched)
+            });
+        }
+        let first = async {
+            while let Some(done) = set.join_next().await {
+                let Ok((session, watched)) = done else {
+                    continue;
+                };
+                let id = client::shown_id(&session.id);
+                match settle(&dir, &session, watched) {
+                    Ok(o @ Outcome::Reached(_)) => return Some((session.id, o)),
+                    Ok(o @ Outcome::Exited(..)) if wants_end => return Some((session.id, o)),
+                    Ok(Outcome::Exited(how, _)) => {
+                        eprintln!("hm: '{id}' {how} before it was {what}");
+                    }
+                    Ok(_) => eprintln!(
+                        "hm: '{id}' went before it was {what} ('hm status {id}' says more)"
+                    ),
+                    Err(e) => eprintln!("hm: '{id}': {}", crate::error::describe(&e)),
+                }
+            }
+            None
+        };
+        match limit {
+            Some(d) => tokio::time::timeout(d, first).await.map_err(|_| ()),
+            None => Ok(first.await),
+        }
+    });
+    let ids: Vec<String> = args
+        .ids
+        .iter()
+        .map(|i| format!("'{}'", client::shown_id(i)))
+        .collect();
+    match first {
+        Ok(Some((plain, outcome))) => {
+            print_reached(&mut out, &plain, &outcome, args.json)?;
+            Ok(0)
+        }
+        Ok(None) if left == 0 => bail!("none of {} is running to be {what}", ids.join(", ")),
+        Ok(None) => bail!("none of {} was {what} before it went", ids.join(", ")),
+        Err(()) => {
+            let secs = args.timeout.unwrap_or_default();
+            bail!(
+                "timed out after {secs}s waiting for {} to be {what}",
+                ids.join(" or ")
+            )
         }
     }
 }
