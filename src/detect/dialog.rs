@@ -278,8 +278,12 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
         // took the option under it as its own rest.
         // Nor is an option the rest of the row above it, whatever its
         // length (a question's last row may reach the edge).
+        // At the same depth, only a sentence going on: the row above
+        // ends in a word or a comma, and this one starts with a word
+        // (Claude Code's folder-trust paragraph, wrapped at 80; not a
+        // diff's next numbered line, nor a row after a `:` or a `.`).
         if let Some(prev) = out.last_mut()
-            && indent(&row) > indent(prev)
+            && (indent(&row) > indent(prev) || sentence_goes_on(prev, &row))
             && prev.chars().any(char::is_alphanumeric)
             && !numbered(&row)
         {
@@ -297,6 +301,23 @@ pub fn rejoined(rows: Vec<String>, cols: usize) -> Vec<String> {
         out.push(row);
     }
     out
+}
+
+/// Whether `row`, as deep as `prev`, reads as the rest of its sentence:
+/// `prev` ends in a word or a comma, `row` begins with a letter or an
+/// opening bracket.
+fn sentence_goes_on(prev: &str, row: &str) -> bool {
+    let ends = prev
+        .trim_end()
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_alphabetic() || c == ',');
+    let begins = row
+        .trim_start()
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '(');
+    ends && begins
 }
 
 /// `row` inside a box's left side, and what follows the selection
@@ -602,6 +623,30 @@ mod tests {
         // Not deeper: a row of its own too.
         let flat = lines(&[option, "   3. No"]);
         assert_eq!(rejoined(flat.clone(), 80), flat);
+        // As deep, a sentence going on (Claude Code's folder trust at 80
+        // columns): one line, wrapped once by the inbox.
+        let paragraph = lines(&[
+            " Quick safety check: Is this a project you created or one you trust? (Like your",
+            " own code, a well-known open source project, or work from your team). If not,",
+            " take a moment to review what's in this folder first.",
+            "",
+            " ❯ No, exit",
+        ]);
+        assert_eq!(
+            rejoined(paragraph, 80),
+            lines(&[
+                " Quick safety check: Is this a project you created or one you trust? (Like your \
+                 own code, a well-known open source project, or work from your team). If not, \
+                 take a moment to review what's in this folder first.",
+                "",
+                " ❯ No, exit",
+            ])
+        );
+        // As deep, but a new line: after a `:`, or a diff's next line.
+        let listed = lines(&[&format!(" {}:", "x".repeat(78)), " done"]);
+        assert_eq!(rejoined(listed.clone(), 80), listed);
+        let diff = lines(&[&format!(" 1 +{}", "y".repeat(76)), " 2 +z"]);
+        assert_eq!(rejoined(diff.clone(), 80), diff);
     }
 
     /// The permission Claude Code's rules find on a screen of `size`
