@@ -38,6 +38,14 @@ pub fn find_session(dir: &Path, id: &str) -> Result<SessionPaths> {
         Liveness::Running => Ok(paths),
         Liveness::Orphaned(pid) => bail!(orphaned(id, pid)),
         Liveness::Stale | Liveness::Missing => match ended_session(dir, id) {
+            // Its supervisor stopped by a signal (a Ctrl-C to `hm run
+            // --detach`, a shutdown) leaves a record too, but the session
+            // is lost, as `hm ls` and `hm status` list it and `hm restore`
+            // sees it: `hm attach` said it had ended.
+            Some(r) if crate::lost::holds(dir, &r.id) => match crate::restore::kept(id, dir) {
+                Some(m) => bail!(lost(id, &m)),
+                None => bail!(has_ended(&r)),
+            },
             Some(r) => bail!(has_ended(&r)),
             None => match crate::restore::kept(id, dir).filter(|m| m.lost()) {
                 Some(m) => bail!(lost(id, &m)),

@@ -899,6 +899,38 @@ fn a_session_of_the_same_id_in_another_socket_dir_leaves_the_kept_one_alone() {
     );
 }
 
+/// A supervisor a signal stopped (a Ctrl-C to `hm run --detach`, a
+/// shutdown) leaves a record, but the session is lost, as `hm ls` lists
+/// it: `hm send` and `hm attach` say so (they said it had ended, exit
+/// 143).
+#[test]
+fn a_session_whose_supervisor_a_signal_stopped_is_said_lost_by_every_command() {
+    let sb = Sandbox::new();
+    let _reaper = Reaper(&sb);
+    bg(&sb, &["--id", "det1", "--", "sleep", "600"], &[]);
+    wait_until("it to be kept", || manifest(&sb, "det1").is_some());
+    let pid_file = sb.sock_dir.join("det1.pid");
+    let text = std::fs::read_to_string(&pid_file).expect("pid file");
+    let sup: i32 = text
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("pid");
+    kill(Pid::from_raw(sup), Signal::SIGINT).expect("SIGINT");
+    wait_until("it to be lost", || {
+        stdout(&sb.cmd(&["ls"]))
+            .lines()
+            .any(|l| l.starts_with("det1 ") && l.contains(" lost"))
+    });
+    let out = sb.cmd(&["send", "det1", "hello"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("session 'det1' was lost when its supervisor went away"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// After a reboot, the many commands left for want of `hm run --restore`
 /// are said in one line, not one each (24 lines hid the 6 that
 /// mattered); the session restored is said as before.
