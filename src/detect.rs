@@ -657,12 +657,12 @@ impl Detector {
                 if std::mem::take(&mut self.asked) {
                     *worked = true;
                 } else if self.last.as_ref().is_some_and(|l| {
-                    l.detail == Some(Detail::Finished)
+                    matches!(l.detail, Some(Detail::Finished | Detail::Error))
                         || l.signals.iter().any(|s| s.rule == TURN_OVER)
                 }) {
                     // Work with no keys after a finished turn (a draft
-                    // typed ahead or none) is not the next turn: back at
-                    // its prompt, it is ready.
+                    // typed ahead or none, or an error that ended it) is
+                    // not the next turn: back at its prompt, it is ready.
                     *worked = false;
                 }
             }
@@ -673,9 +673,18 @@ impl Detector {
             // detail says so, and the turn is over all the same (the
             // dashboard's `●` and `[[notify]]`'s `finished` go by it).
             (Primary::Idle, Some((_, true))) if verdict.detail == Some(Detail::PromptEditing) => {
-                // The keys typed while it worked are the draft, not the
-                // next turn's: work before more keys is not a turn.
-                self.asked = false;
+                // At the turn's end, the keys typed while it worked are
+                // the draft, not the next turn's: work before more keys
+                // is not a turn. Only then: later, the keys are the
+                // draft's sending (an Enter whose look came before the
+                // agent's redraw lost its turn).
+                if self
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.primary != Primary::Idle)
+                {
+                    self.asked = false;
+                }
                 if !verdict.signals.iter().any(|s| s.rule == TURN_OVER) {
                     verdict.signals.push(turn_over_signal(verdict.since_ms));
                 }

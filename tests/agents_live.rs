@@ -1446,6 +1446,9 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     common::wait_until("the forced text", || {
         on_screen(&sb, "now the docs also lint")
     });
+    // Enter alone sends the draft: nothing is added to it.
+    let sent = sb.cmd(&["send", "cc", "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
 }
 
 /// With eight more sessions, a dashboard at 80x24 shows `text` in the

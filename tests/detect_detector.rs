@@ -554,13 +554,25 @@ fn a_turn_that_ends_with_a_draft_typed_ahead_is_over() {
         (Primary::Idle, Some(Detail::PromptEditing))
     );
     assert!(over(&v), "{v:?}");
+    // The draft sent: its Enter looked at before the agent redrew (the
+    // look right after `hm send`'s Enter) is still the next turn's.
+    d.typed();
+    let v = d.verdict(t.screen(), 35_100);
+    assert_eq!(v.detail, Some(Detail::PromptEditing));
+    assert_eq!(
+        at(&mut t, &mut d, claude(Some(5)), 36_000).primary,
+        Primary::Active
+    );
+    d.typed();
+    let v = at(&mut t, &mut d, resting("and the tests"), 42_000);
+    assert!(over(&v), "{v:?}");
     // Busy again by itself, no keys: no new turn to be over (Gemini CLI
     // redraws at its prompt; each redraw was the end of another).
     assert_eq!(
-        at(&mut t, &mut d, claude(Some(4)), 40_000).primary,
+        at(&mut t, &mut d, claude(Some(4)), 48_000).primary,
         Primary::Active
     );
-    let v = at(&mut t, &mut d, resting("now the docs"), 50_000);
+    let v = at(&mut t, &mut d, resting("and the tests"), 54_000);
     assert_eq!(v.detail, Some(Detail::PromptEditing));
     assert!(!over(&v), "{v:?}");
 }

@@ -309,10 +309,16 @@ fn wait_for_several_sessions_answers_with_the_first_in_the_state() {
         "--timeout",
         "0.5",
     ]);
+    // Named: those still waited for ('ends' had ended, and was said so).
     fails_with(
         &out,
         1,
-        "timed out after 0.5s waiting for 'quiet' or 'ends' to be waiting",
+        "timed out after 0.5s waiting for 'quiet' to be waiting",
+    );
+    assert!(
+        stderr(&out).contains("'ends' exited with code 3 before it was waiting"),
+        "{}",
+        stderr(&out)
     );
     // Ended before the wait: with `exited` asked for, that is the answer.
     let out = sb.cmd(&["wait", &quiet.id, &ends.id, "--state", "exited"]);

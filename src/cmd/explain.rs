@@ -207,8 +207,10 @@ fn describe_row(row: &serde_json::Value) -> String {
 }
 
 /// Text in double quotes, as a person reads it: a quote or backslash in
-/// it escaped, everything else as it is (Rust's `{:?}` wrote the
-/// non-breaking space after Claude Code's `❯` as `\u{a0}`).
+/// it escaped, the characters that show nothing or turn the text around
+/// (zero-width, bidirectional controls) named, everything else as it is
+/// (Rust's `{:?}` wrote the non-breaking space after Claude Code's `❯` as
+/// `\u{a0}`).
 fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -219,6 +221,10 @@ fn quoted(text: &str) -> String {
                 out.push(c);
             }
             '\u{a0}' => out.push(' '),
+            '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -237,6 +243,11 @@ mod tests {
         assert_eq!(
             super::describe_row(&row),
             "screen  claude.prompt_typed  \"❯ say \\\"hi\\\"\""
+        );
+        // What shows nothing, or turns the text around, is named.
+        assert_eq!(
+            super::quoted("a\u{202e}b\u{200b}"),
+            "\"a\\u{202e}b\\u{200b}\""
         );
     }
 }

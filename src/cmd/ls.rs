@@ -369,7 +369,8 @@ fn command_cell(label: Option<&str>, command: &str, room: Option<usize>) -> Stri
     let Some(label) = label else {
         return crate::cut::end(command, room);
     };
-    let whole = label.chars().count() + 3 + command.chars().count();
+    let width = unicode_width::UnicodeWidthStr::width;
+    let whole = width(label.as_str()) + 3 + width(command);
     let label = if whole > room {
         let keep = (room / 2).max(MIN_LABEL).saturating_sub(3);
         crate::cut::end(&label, keep)

@@ -149,6 +149,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         // prompt: `next: run the tests` and a script's `also lint` went
         // off as one prompt.
         if let Ok((Some(info), _)) = &asked
+            && !args.text.iter().all(|t| t.is_empty())
             && let Some(state) = &info.state
             && state.detail == Some(Detail::PromptEditing)
             && crate::detect::turn_over(state).is_some()
@@ -159,8 +160,19 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 .iter()
                 .find(|s| s.source == crate::detect::Source::Screen)
                 .map(|s| {
-                    let text = s.text.trim_start_matches(|c: char| !c.is_alphanumeric());
-                    format!(" ('{}')", crate::paths::sanitize(text))
+                    // The prompt's glyph and the space after it (`❯ `), not
+                    // the draft's own first characters (`/compact`).
+                    let text = s.text.trim_start();
+                    let mut chars = text.chars();
+                    let glyph = chars
+                        .next()
+                        .filter(|c| !c.is_alphanumeric() && !"/@\"'".contains(*c));
+                    let text = if glyph.is_some() {
+                        chars.as_str()
+                    } else {
+                        text
+                    };
+                    format!(" ('{}')", crate::paths::sanitize(text.trim_start()))
                 })
                 .unwrap_or_default();
             bail!(

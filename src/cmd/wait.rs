@@ -212,33 +212,52 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
             },
         }
     }
-    let left = live.len();
+    let ids: Vec<String> = args
+        .ids
+        .iter()
+        .map(|i| format!("'{}'", client::shown_id(i)))
+        .collect();
+    // Those still waited for, for the time-out's words.
+    let waited = std::cell::RefCell::new(live.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
     let rt = client::runtime()?;
     let limit = args.timeout.map(Duration::from_secs_f64);
     let first = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for session in live {
             let (wanted, change) = (args.state.clone(), args.change);
+            let dir = dir.clone();
             set.spawn(async move {
                 let watched = watch(&session, &wanted, change).await;
-                (session, watched)
+                // Reading how it ended may wait for its record: not on
+                // the thread the other sessions' states come in on.
+                tokio::task::spawn_blocking(move || {
+                    let settled = settle(&dir, &session, watched);
+                    if let Ok(Outcome::Closed) = settled {
+                        client::after_hangup(&dir, &session.id);
+                    }
+                    (session, settled)
+                })
+                .await
             });
         }
         let first = async {
             while let Some(done) = set.join_next().await {
-                let Ok((session, watched)) = done else {
+                // A task that panicked was said by the runtime already.
+                let Ok(Ok((session, settled))) = done else {
                     continue;
                 };
+                waited.borrow_mut().retain(|i| *i != session.id);
                 let id = client::shown_id(&session.id);
-                match settle(&dir, &session, watched) {
+                match settled {
                     Ok(o @ Outcome::Reached(_)) => return Some((session.id, o)),
                     Ok(o @ Outcome::Exited(..)) if wants_end => return Some((session.id, o)),
                     Ok(Outcome::Exited(how, _)) => {
                         eprintln!("hm: '{id}' {how} before it was {what}");
                     }
-                    Ok(_) => eprintln!(
-                        "hm: '{id}' went before it was {what} ('hm status {id}' says more)"
+                    Ok(_) if crate::lost::holds(&dir, &session.id) => eprintln!(
+                        "hm: '{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
                     ),
+                    Ok(_) => eprintln!("hm: '{id}' closed the connection before it was {what}"),
                     Err(e) => eprintln!("hm: '{id}': {}", crate::error::describe(&e)),
                 }
             }
@@ -249,23 +268,22 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
             None => Ok(first.await),
         }
     });
-    let ids: Vec<String> = args
-        .ids
-        .iter()
-        .map(|i| format!("'{}'", client::shown_id(i)))
-        .collect();
     match first {
         Ok(Some((plain, outcome))) => {
             print_reached(&mut out, &plain, &outcome, args.json)?;
             Ok(0)
         }
-        Ok(None) if left == 0 => bail!("none of {} is running to be {what}", ids.join(", ")),
-        Ok(None) => bail!("none of {} was {what} before it went", ids.join(", ")),
+        Ok(None) => bail!("none of {} was {what}", ids.join(", ")),
         Err(()) => {
             let secs = args.timeout.unwrap_or_default();
+            let left: Vec<String> = waited
+                .borrow()
+                .iter()
+                .map(|i| format!("'{}'", client::shown_id(i)))
+                .collect();
             bail!(
                 "timed out after {secs}s waiting for {} to be {what}",
-                ids.join(" or ")
+                left.join(" or ")
             )
         }
     }

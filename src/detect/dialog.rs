@@ -83,15 +83,23 @@ fn not_as_expected(answer: Answer, pattern: &str) -> String {
             "the dialog has no option not to be asked again (approving answers it this once)"
                 .to_owned()
         }
-        // The pattern is for the log, not the person (who saw a regex).
-        a => {
-            tracing::debug!(pattern, "no row of the dialog matches");
-            format!(
-                "hm does not find the option that would {} it (the program's wording may be \
-                 newer than hm's rules): answer it by its option's number, or in the session",
-                a.verb()
-            )
+        // Said as the person sees it: the pattern that looked (a regex)
+        // is in the error for the log, not in its words.
+        Answer::Choose(_) => {
+            let _ = pattern;
+            "hm does not find the options it would choose among (the program's wording may be \
+             newer than hm's rules): answer it in the session"
+                .to_owned()
         }
+        Answer::Approve => "hm does not find the option that would approve it (the program's \
+             wording may be newer than hm's rules): choose it by its number ('hm choose'), or \
+             answer it in the session"
+            .to_owned(),
+        a => format!(
+            "hm does not find the keys that would {} it (the program's wording may be newer \
+             than hm's rules): answer it in the session",
+            a.verb()
+        ),
     }
 }
 

@@ -376,6 +376,7 @@ pub fn manifest(
                 environ.secrets.push(name.clone());
             }
         }
+        environ.secrets.sort();
     }
     Manifest {
         format: manifest::FORMAT,

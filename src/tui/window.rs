@@ -235,11 +235,14 @@ fn choices_kept(screen: &vt100::Screen, asked: Vec<u16>, room: usize) -> Vec<u16
     if asked.len() <= room {
         return asked;
     }
+    // A row that is an option: the selection marker before it (Claude
+    // Code's `❯`, Codex's `›`, Gemini CLI's `●` in its box), or a number.
     let choice = |r: &u16| {
         let text = row_text(screen, *r);
-        let text = text.trim_start();
-        text.starts_with('❯')
-            || text
+        let text = text.trim_start().trim_start_matches('│').trim_start();
+        let rest = text.trim_start_matches(['❯', '›', '●']).trim_start();
+        rest.len() < text.len()
+            || rest
                 .split_once(". ")
                 .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
     };

@@ -1083,6 +1083,62 @@ fn a_folder_trust_in_a_small_pane_shows_its_choices() {
     assert!(pane.iter().any(|r| r.ends_with("/proj")), "{pane:#?}");
 }
 
+/// Codex's command approval in a pane too short for it: its selected
+/// option, `› 1. Yes, proceed (y)`, is among the choices kept (read as
+/// no choice, it gave way with the question, and the pane showed only
+/// options 2 and 3).
+#[test]
+fn codexs_selected_option_is_kept_in_a_small_pane() {
+    let frame = include_str!("../../../tests/fixtures/screens/codex_permission/frame.txt");
+    let now = Instant::now();
+    let mut m = scene(&["a"], &[], now);
+    let p = m.pane_mut("a").expect("pane");
+    p.term.resize(crate::protocol::Size {
+        cols: 120,
+        rows: 28,
+    });
+    let output = frame.trim_end_matches('\n').replace('\n', "\r\n");
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Output(output.into_bytes())),
+        now,
+    );
+    let rules = crate::detect::rules::builtin();
+    let screen = m.pane("a").expect("pane").term.screen().clone();
+    let d = crate::detect::dialog::find(
+        &rules,
+        Some("codex"),
+        &screen,
+        crate::detect::Detail::Permission,
+    )
+    .expect("the dialog");
+    let info = DialogInfo {
+        id: 1,
+        rule: d.rule,
+        subject: d.subject,
+        fingerprint: d.fingerprint,
+        screen_rows: d.screen_rows,
+        ..Default::default()
+    };
+    update(&mut m, st("a", ProcessState::Waiting, 1_000), now);
+    update(
+        &mut m,
+        waiting_at("a", "permission", 1_000, Some(info)),
+        now,
+    );
+    let p = m.pane("a").expect("pane");
+    let texts: Vec<String> = p.term.screen().rows(0, 120).collect();
+    let pane: Vec<String> = crate::tui::window::shown_rows(p, 5)
+        .into_iter()
+        .map(|r| texts[usize::from(r)].trim_end().to_owned())
+        .collect();
+    assert!(
+        pane.iter().any(|r| r.contains("› 1. Yes, proceed (y)")),
+        "{pane:#?}"
+    );
+    assert!(pane.iter().any(|r| r.contains("3. No")), "{pane:#?}");
+}
+
 /// An option Claude Code wrapped under itself at 80 columns is wrapped
 /// once in the inbox, not each of its rows again (a word of the first
 /// was left on a row alone). The edit dialog of the corpus's fixture,
