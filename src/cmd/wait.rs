@@ -26,17 +26,18 @@ fn known(name: &str) -> bool {
 }
 
 /// Whether `report` is one of the states asked for. An agent's turn that
-/// ended with a draft typed ahead reads `prompt_editing`, and is
-/// `finished` all the same (see [`crate::detect::turn_over`]).
+/// ended with a draft typed ahead reads `prompt_editing`, and one an
+/// error ended `error`: both are `finished` all the same (see
+/// [`crate::detect::turn_over`]), as `[[notify]]` has it (a script's
+/// `hm send; hm wait --state finished` waited out its time-out at every
+/// failure of the API).
 fn reached(report: &StateReport, wanted: &[String]) -> bool {
     wanted.iter().any(|w| {
         *w == report.primary.name()
             || *w == report.state
             || report.detail.is_some_and(|d| d.name() == w)
             || ((w == "exited" || w == "ended") && report.primary == Primary::Dead)
-            || (w == "finished"
-                && report.detail != Some(crate::detect::Detail::Error)
-                && crate::detect::turn_over(report) == Some(true))
+            || (w == "finished" && crate::detect::turn_over(report) == Some(true))
     })
 }
 
@@ -399,8 +400,8 @@ mod tests {
         }
     }
 
-    /// `finished` is an agent's turn over, a draft typed ahead or none;
-    /// not one an error ended, nor a draft typed at rest.
+    /// `finished` is an agent's turn over, a draft typed ahead or none,
+    /// or an error that ended it; not a draft typed at rest.
     #[test]
     fn finished_is_a_turn_over_behind_a_draft_too() {
         let report = |detail: &str, over: bool| {
@@ -420,7 +421,7 @@ mod tests {
         assert!(super::reached(&report("finished", false), &wanted));
         assert!(super::reached(&report("prompt_editing", true), &wanted));
         assert!(!super::reached(&report("prompt_editing", false), &wanted));
-        assert!(!super::reached(&report("error", false), &wanted));
+        assert!(super::reached(&report("error", false), &wanted));
         assert!(super::reached(
             &report("error", false),
             &["error".to_owned()]

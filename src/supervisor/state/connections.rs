@@ -113,7 +113,12 @@ impl Shared {
         let mut shot = screen.clone();
         let fit = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
         shot.set_size(fit(size.rows), fit(size.cols));
-        let rendering = shot.state_formatted().into_bytes();
+        // The scroll region first: a terminal resets its own when its
+        // size changes, but these did not change, and one the program set
+        // for the other's size (vim's, after a scroll at 14 rows) kept
+        // its redraw at the new size in those 14 rows.
+        let mut rendering = b"\x1b[r".to_vec();
+        rendering.extend(shot.state_formatted().into_bytes());
         for id in others {
             self.output.repaint(id, rendering.clone());
         }
