@@ -36,7 +36,9 @@ pub mod title;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-pub use crate::verdict::{Detail, Health, Primary, Signal, Source, Verdict};
+pub use crate::verdict::{
+    Detail, Health, PROGRAM, Primary, SHELL, Signal, Source, TURN_OVER, Verdict, turn_over_signal,
+};
 pub use dialog::{Dialog, Unanswerable};
 pub use evidence::{AgentFinding, Evidence, EvidenceRow, Finding};
 pub use process::{PROCESS_RECHECK_MAX_MS, PROCESS_RECHECK_MS, ProcessFacts, ProcessId};
@@ -52,11 +54,6 @@ use process::PROCESS_FRESH_MS;
 pub const RESIZE_GRACE_MS: u64 = 1_000;
 /// How long a bell or desktop notification counts as a call for attention.
 const NOTIFICATION_FRESH_MS: u64 = 5_000;
-/// The agent name of the interactive shells' rule file.
-pub const SHELL: &str = "shell";
-/// The agent name of the interactive programs' rule file (REPLs, editors,
-/// pagers, monitors).
-pub const PROGRAM: &str = "program";
 
 /// A program (not an agent) busy for less than this, then idle, has not
 /// finished work: a prompt redrawn after a resize, a build between two of
@@ -64,34 +61,12 @@ pub const PROGRAM: &str = "program";
 /// go by it.
 pub const MIN_WORK: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The signal of an agent back at its prompt after a turn with a draft
-/// typed ahead there: its detail says `prompt_editing`, and the turn is
-/// over all the same.
-pub const TURN_OVER: &str = "timing.turn_over";
-
-/// The [`TURN_OVER`] signal, of a turn that ended at `since_ms`.
-fn turn_over_signal(since_ms: u64) -> Signal {
-    Signal {
-        source: Source::Timing,
-        rule: TURN_OVER.to_owned(),
-        text: "back at its prompt after its turn, a draft typed".to_owned(),
-        since_ms,
-    }
-}
-
 /// For an agent's reported state (not a shell's or a plain program's),
-/// whether it says the agent's turn is over (`idle · finished`, `idle ·
-/// error`: an error ended it, or `idle · prompt_editing` with
-/// [`TURN_OVER`]); `None` for any other program, whose work ends when it
-/// goes quiet.
+/// whether it says the agent's turn is over (see
+/// [`crate::verdict::turn_over`]); `None` for any other program, whose
+/// work ends when it goes quiet.
 pub fn turn_over(report: &crate::protocol::StateReport) -> Option<bool> {
-    let agent = report.agent.as_deref()?;
-    let over = match report.detail {
-        Some(Detail::Finished | Detail::Error) => true,
-        Some(Detail::PromptEditing) => report.signals.iter().any(|s| s.rule == TURN_OVER),
-        _ => false,
-    };
-    (agent != SHELL && agent != PROGRAM).then_some(report.primary == Primary::Idle && over)
+    report.turn_over()
 }
 /// Watches one session and explains what it is doing.
 #[derive(Debug)]

@@ -183,6 +183,17 @@ pub struct StateReport {
 }
 
 impl StateReport {
+    /// Whether it says an agent's turn is over (see
+    /// [`crate::verdict::turn_over`]).
+    pub fn turn_over(&self) -> Option<bool> {
+        crate::verdict::turn_over(
+            self.primary,
+            self.detail,
+            self.agent.as_deref(),
+            &self.signals,
+        )
+    }
+
     /// Whether `other` says something different to a person (the time in
     /// the state and the signals' wording may move without a change; the
     /// end of an agent's turn behind a draft typed ahead is one).
@@ -194,7 +205,7 @@ impl StateReport {
             self.children.len(),
             self.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
             self.progress(),
-            crate::detect::turn_over(self),
+            self.turn_over(),
         ) != (
             other.state_byte,
             other.detail,
@@ -202,7 +213,7 @@ impl StateReport {
             other.children.len(),
             other.dialog.as_ref().map(|d| (d.id, &d.fingerprint)),
             other.progress(),
-            crate::detect::turn_over(other),
+            other.turn_over(),
         )
     }
 

@@ -324,3 +324,44 @@ pub struct Child {
     /// When it came to its state, in the session clock's ms.
     pub since_ms: u64,
 }
+/// The agent name of the interactive shells' rule file.
+pub const SHELL: &str = "shell";
+/// The agent name of the interactive programs' rule file (REPLs, editors,
+/// pagers, monitors).
+pub const PROGRAM: &str = "program";
+
+/// The signal of an agent back at its prompt after a turn with a draft
+/// typed ahead there: its detail says `prompt_editing`, and the turn is
+/// over all the same.
+pub const TURN_OVER: &str = "timing.turn_over";
+
+/// The [`TURN_OVER`] signal, of a turn that ended at `since_ms`.
+pub fn turn_over_signal(since_ms: u64) -> Signal {
+    Signal {
+        source: Source::Timing,
+        rule: TURN_OVER.to_owned(),
+        text: "back at its prompt after its turn, a draft typed".to_owned(),
+        since_ms,
+    }
+}
+
+/// For the state of a session running `agent` (not a shell, nor a plain
+/// program), whether it says the agent's turn is over: `idle · finished`,
+/// `idle · error` (an error ended it), or `idle · prompt_editing` with
+/// [`TURN_OVER`] (a draft typed ahead); `None` for any other program,
+/// whose work ends when it goes quiet. Here, below the wire and the
+/// detector, so that both read it alike.
+pub fn turn_over(
+    primary: Primary,
+    detail: Option<Detail>,
+    agent: Option<&str>,
+    signals: &[Signal],
+) -> Option<bool> {
+    let agent = agent?;
+    let over = match detail {
+        Some(Detail::Finished | Detail::Error) => true,
+        Some(Detail::PromptEditing) => signals.iter().any(|s| s.rule == TURN_OVER),
+        _ => false,
+    };
+    (agent != SHELL && agent != PROGRAM).then_some(primary == Primary::Idle && over)
+}
