@@ -631,10 +631,11 @@ impl Detector {
             (Primary::Active, Some((_, worked))) => {
                 if std::mem::take(&mut self.asked) {
                     *worked = true;
-                } else if self.last.as_ref().is_some_and(|l| {
-                    matches!(l.detail, Some(Detail::Finished | Detail::Error))
-                        || l.signals.iter().any(|s| s.rule == TURN_OVER)
-                }) {
+                } else if self
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.turn_over() == Some(true))
+                {
                     // Work with no keys after a finished turn (a draft
                     // typed ahead or none, or an error that ended it) is
                     // not the next turn: back at its prompt, it is ready.

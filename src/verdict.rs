@@ -305,6 +305,16 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether it says an agent's turn is over (see [`turn_over`]).
+    pub fn turn_over(&self) -> Option<bool> {
+        turn_over(
+            self.primary,
+            self.detail,
+            self.agent.as_deref(),
+            &self.signals,
+        )
+    }
+
     /// `waiting · permission`, or just `idle`.
     pub fn label(&self) -> String {
         match self.detail {
@@ -324,6 +334,7 @@ pub struct Child {
     /// When it came to its state, in the session clock's ms.
     pub since_ms: u64,
 }
+
 /// The agent name of the interactive shells' rule file.
 pub const SHELL: &str = "shell";
 /// The agent name of the interactive programs' rule file (REPLs, editors,

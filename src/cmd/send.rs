@@ -152,7 +152,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             && !args.text.iter().all(|t| t.is_empty())
             && let Some(state) = &info.state
             && state.detail == Some(Detail::PromptEditing)
-            && crate::detect::turn_over(state).is_some()
+            && state.turn_over().is_some()
         {
             let id = client::shown_id(&session.id);
             let draft = state

@@ -139,46 +139,55 @@ fn wait_one(wanted_id: &str, args: &WaitArgs, config: &Config) -> Result<i32> {
     if let Some(Outcome::Closed) = ended {
         client::after_hangup(&dir, &id);
     }
-    let lost = matches!(ended, Some(Outcome::Closed)) && crate::lost::holds(&dir, &id);
-    // As the person named it from here on (`box:cx`).
-    let (plain, id) = (id.clone(), client::shown_id(&id));
     let wants_end = wants_end(args);
-    let what = args.state.join(" or ");
     let mut out = std::io::stdout().lock();
     match ended {
         Some(o @ Outcome::Reached(_)) => {
-            print_reached(&mut out, &plain, &o, args.json)?;
+            print_reached(&mut out, &id, &o, args.json)?;
             Ok(0)
         }
         Some(o @ Outcome::Exited(..)) if wants_end => {
-            print_reached(&mut out, &plain, &o, args.json)?;
+            print_reached(&mut out, &id, &o, args.json)?;
             Ok(0)
         }
-        Some(Outcome::Exited(how, _)) => {
-            bail!("'{id}' {how} before it was {what}")
-        }
-        Some(Outcome::Code(_)) => unreachable!("read into Exited above"),
-        // Its supervisor went without a word (SIGKILL): `hm ls` lists it
-        // as lost, and so it is said here.
-        // Its program may outlive it: whether it ended is not known.
-        Some(Outcome::Closed) if lost && wants_end => {
-            bail!(
-                "'{id}' was lost with its supervisor, and its program's end with it ('hm status {id}' says more)"
-            )
-        }
-        Some(Outcome::Closed) if lost => {
-            bail!(
-                "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
-            )
-        }
-        Some(Outcome::Closed) => {
-            bail!("'{id}' closed the connection before it was {what}")
-        }
-        None => {
-            let secs = args.timeout.unwrap_or_default();
-            bail!("timed out after {secs}s waiting for '{id}' to be {what}")
-        }
+        Some(o) => bail!(missed(&dir, &id, &o, args)),
+        None => bail!(timed_out(args, &[id])),
     }
+}
+
+/// Why the wait for session `plain` ended without a state asked for: its
+/// end (not asked for), its supervisor lost, or its connection closed.
+fn missed(dir: &std::path::Path, plain: &str, outcome: &Outcome, args: &WaitArgs) -> String {
+    let id = client::shown_id(plain);
+    let what = args.state.join(" or ");
+    match outcome {
+        Outcome::Exited(how, _) => format!("'{id}' {how} before it was {what}"),
+        // Its supervisor went without a word (SIGKILL): `hm ls` lists it
+        // as lost, and so it is said here. Its program may outlive it:
+        // whether it ended is not known.
+        Outcome::Closed if crate::lost::holds(dir, plain) && wants_end(args) => format!(
+            "'{id}' was lost with its supervisor, and its program's end with it ('hm status {id}' says more)"
+        ),
+        Outcome::Closed if crate::lost::holds(dir, plain) => format!(
+            "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
+        ),
+        Outcome::Closed => format!("'{id}' closed the connection before it was {what}"),
+        Outcome::Reached(_) | Outcome::Code(_) => unreachable!("read into Exited, or reached"),
+    }
+}
+
+/// The time-out's words, naming the sessions still waited for.
+fn timed_out(args: &WaitArgs, plain: &[String]) -> String {
+    let secs = args.timeout.unwrap_or_default();
+    let ids: Vec<String> = plain
+        .iter()
+        .map(|i| format!("'{}'", client::shown_id(i)))
+        .collect();
+    format!(
+        "timed out after {secs}s waiting for {} to be {}",
+        ids.join(" or "),
+        args.state.join(" or ")
+    )
 }
 
 /// Several sessions (`hm wait cc1 cc2 --state waiting`): the first to
@@ -201,13 +210,7 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
                         print_reached(&mut out, &r.id, &o, args.json)?;
                         return Ok(0);
                     }
-                    Outcome::Exited(how, _) => {
-                        eprintln!(
-                            "hm: '{}' {how} before it was {what}",
-                            client::shown_id(&r.id)
-                        );
-                    }
-                    _ => {}
+                    o => eprintln!("hm: {}", missed(&dir, &r.id, &o, args)),
                 },
                 None => return Err(e),
             },
@@ -248,18 +251,15 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
                     continue;
                 };
                 waited.borrow_mut().retain(|i| *i != session.id);
-                let id = client::shown_id(&session.id);
                 match settled {
                     Ok(o @ Outcome::Reached(_)) => return Some((session.id, o)),
                     Ok(o @ Outcome::Exited(..)) if wants_end => return Some((session.id, o)),
-                    Ok(Outcome::Exited(how, _)) => {
-                        eprintln!("hm: '{id}' {how} before it was {what}");
-                    }
-                    Ok(_) if crate::lost::holds(&dir, &session.id) => eprintln!(
-                        "hm: '{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
+                    Ok(o) => eprintln!("hm: {}", missed(&dir, &session.id, &o, args)),
+                    Err(e) => eprintln!(
+                        "hm: '{}': {}",
+                        client::shown_id(&session.id),
+                        crate::error::describe(&e)
                     ),
-                    Ok(_) => eprintln!("hm: '{id}' closed the connection before it was {what}"),
-                    Err(e) => eprintln!("hm: '{id}': {}", crate::error::describe(&e)),
                 }
             }
             None
@@ -275,18 +275,7 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
             Ok(0)
         }
         Ok(None) => bail!("none of {} was {what}", ids.join(", ")),
-        Err(()) => {
-            let secs = args.timeout.unwrap_or_default();
-            let left: Vec<String> = waited
-                .borrow()
-                .iter()
-                .map(|i| format!("'{}'", client::shown_id(i)))
-                .collect();
-            bail!(
-                "timed out after {secs}s waiting for {} to be {what}",
-                left.join(" or ")
-            )
-        }
+        Err(()) => bail!(timed_out(args, &waited.borrow())),
     }
 }
 

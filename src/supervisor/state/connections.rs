@@ -103,14 +103,12 @@ impl Shared {
             })
             .map(|(c, _)| *c)
             .collect();
-        if others.is_empty() {
+        // Asked of the screen asleep: a program on the main screen (a
+        // shell) has no drawing to make, nor its output parsed for one.
+        if others.is_empty() || !self.screen.alternate() {
             return false;
         }
-        let screen = self.screen.term().screen();
-        if !screen.alternate_screen() {
-            return false;
-        }
-        let mut shot = screen.clone();
+        let mut shot = self.screen.term().screen().clone();
         let fit = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
         shot.set_size(fit(size.rows), fit(size.cols));
         // The scroll region first: a terminal resets its own when its
