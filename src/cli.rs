@@ -621,6 +621,10 @@ pub struct AttachArgs {
     pub id: String,
     #[command(flatten)]
     pub dir: DirArgs,
+    /// Watch only: no key reaches the program (the detach key and the
+    /// history's still work), and the session keeps its size
+    #[arg(long, short = 'r')]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Args)]

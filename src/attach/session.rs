@@ -67,7 +67,7 @@ const NOTICE_FOR: Duration = Duration::from_secs(3);
 pub fn run(args: AttachArgs, config: &Config, remote: Option<&Mount>) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let session = find_session(&dir, &args.id)?;
-    let (outcome, last) = attach_terminal(&session, config, false, None)?;
+    let (outcome, last) = attach_terminal(&session, config, false, None, args.read_only)?;
     // A remote session's connection ends when its host's does: that is
     // what to tell, not that the supervisor went away.
     let outcome = match (outcome, remote.and_then(Mount::lost)) {
@@ -108,7 +108,7 @@ pub fn not_a_terminal() -> Option<&'static str> {
 /// `launcher`: this is `hm run` attaching to the session it just started
 /// (see [`protocol::SUBSCRIBE_LAUNCHER`]).
 pub fn attach(session: &SessionPaths, config: &Config, launcher: bool) -> Result<i32> {
-    let (outcome, last) = attach_terminal(session, config, launcher, None)?;
+    let (outcome, last) = attach_terminal(session, config, launcher, None, false)?;
     Ok(report(session, &session.id, outcome, &last))
 }
 
@@ -181,7 +181,7 @@ pub fn attach_from_dashboard(
     config: &Config,
     dash: FromDashboard,
 ) -> Result<Returned> {
-    let (outcome, _) = attach_terminal(session, config, false, Some(dash))?;
+    let (outcome, _) = attach_terminal(session, config, false, Some(dash), false)?;
     Ok(match outcome {
         Outcome::Detached => Returned::Detached,
         Outcome::Next => Returned::Next,
@@ -194,12 +194,13 @@ pub fn attach_from_dashboard(
 }
 
 /// The attach itself: its outcome, and the last lines of a session that
-/// ended on its main screen.
+/// ended on its main screen. `read_only`: `hm attach --read-only`.
 fn attach_terminal(
     session: &SessionPaths,
     config: &Config,
     launcher: bool,
     dash: Option<FromDashboard>,
+    read_only: bool,
 ) -> Result<(Outcome, Vec<String>)> {
     if let Some(what) = not_a_terminal() {
         bail!("attach needs a terminal, but {what} is not one");
@@ -260,6 +261,7 @@ fn attach_terminal(
             in_paste: false,
             launcher,
             dash,
+            read_only,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -339,6 +341,11 @@ struct Attach {
     in_paste: bool,
     /// Set when the dashboard runs this attach.
     dash: Option<FromDashboard>,
+    /// `hm attach --read-only`: a watcher. No key of the terminal reaches
+    /// the program, nor its answers to the program's queries (the
+    /// supervisor answers those), nor its size: whoever works in the
+    /// session keeps the layout they have.
+    read_only: bool,
 }
 
 impl std::fmt::Debug for Attach {
@@ -465,6 +472,11 @@ impl Attach {
                     if keys.is_empty() {
                         continue;
                     }
+                    if self.read_only {
+                        self.refused_keys(&keys);
+                        self.flush_some()?;
+                        continue;
+                    }
                     // Test hook: proves that a panic restores the terminal.
                     // Only with the variable set, and only on a Ctrl-G that
                     // ends a read and ends no string (an OSC reply's BEL):
@@ -588,7 +600,9 @@ impl Attach {
                 let state = report.state_byte;
                 // Attaching is bringing to the front: a program stopped
                 // before it (Ctrl-Z pressed in it earlier) is continued.
-                let stopped_at_attach = self.report.is_none() && report.stopped();
+                // Not by a watcher, which changes nothing.
+                let stopped_at_attach =
+                    self.report.is_none() && report.stopped() && !self.read_only;
                 self.report = Some(report);
                 self.continue_sent = stopped_at_attach;
                 if stopped_at_attach {
@@ -629,7 +643,8 @@ impl Attach {
         self.resize().await?;
         let subscribe = Subscribe {
             mark_replay: true,
-            terminal: true,
+            // A watcher's terminal answers no query: its keys go nowhere.
+            terminal: !self.read_only,
             launcher: self.launcher,
             state: true,
             screen: true,
@@ -664,7 +679,11 @@ impl Attach {
             rows: child_rows,
         }
         .clamped();
-        self.send(&[Request::Resize(child)]).await?;
+        // A watcher's terminal is no size for the session: what a larger
+        // session draws past its edge is cut there.
+        if !self.read_only {
+            self.send(&[Request::Resize(child)]).await?;
+        }
         if let Some(copy) = &mut self.copy {
             copy.resize(child);
             copy.paint(&mut self.out, &self.theme, true);
@@ -683,6 +702,20 @@ impl Attach {
         }
         self.flush_some()?;
         Ok(())
+    }
+
+    /// Keys typed into a read-only attach go nowhere; typed ones (not the
+    /// terminal's answers to queries, which begin with ESC) are told so in
+    /// the bar, with the way out.
+    fn refused_keys(&mut self, keys: &[u8]) {
+        if keys.contains(&0x1b) {
+            return;
+        }
+        let out = self.detach_key.map_or(String::new(), |k| {
+            format!(": {} detaches", crate::config::describe_key(k))
+        });
+        self.notice = Some((format!("read-only{out}"), Instant::now()));
+        self.draw_bar();
     }
 
     /// The detach key counts only when pressed on its own, never inside a

@@ -236,6 +236,7 @@ pub fn remote(args: RunArgs, host: &str, config: &Config) -> Result<i32> {
         dir: crate::cli::DirArgs {
             socket_dir: Some(link.dir().to_path_buf()),
         },
+        read_only: false,
     };
     crate::attach::session::run(attach, config, None)
 }

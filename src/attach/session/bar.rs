@@ -55,6 +55,8 @@ impl Attach {
                     "detaches"
                 };
                 [
+                    // Said first: a watcher's keys go nowhere.
+                    self.read_only.then(|| "read-only".to_owned()),
                     (waiting > 0).then(|| crate::client::view::need_you(waiting)),
                     self.dash
                         .as_ref()
