@@ -95,6 +95,9 @@ pub enum Command {
     /// Continue a session whose program is stopped (Ctrl-Z, SIGSTOP), as
     /// a shell's fg would: hm status says `waiting · stopped`
     Continue(ContinueArgs),
+    /// Give a running session a new label, a name for people beside its id
+    /// (hm label cc1 review PR 42); with no text, take it away
+    Label(LabelArgs),
     /// An agent's hook command (hm run installs it for known agents; see
     /// hm setup): hm hook claude|codex|gemini [PAYLOAD]. Sends what the
     /// agent reports to its session; prints nothing, always exits 0
@@ -168,6 +171,7 @@ impl Command {
             Command::Deny(a) => &mut a.dir,
             Command::Choose(a) => &mut a.answer.dir,
             Command::Continue(a) => &mut a.dir,
+            Command::Label(a) => &mut a.dir,
             Command::Proxy(a) => &mut a.dir,
             Command::Classify(_)
             | Command::Replay(_)
@@ -285,6 +289,18 @@ fn parse_option(s: &str) -> Result<u8, String> {
         .ok_or_else(|| {
             "the option's number, 1 to 9, as the dialog shows it ('2. Hi there': 2)".into()
         })
+}
+
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    /// Session id
+    pub id: String,
+    /// The label: one line of at most 60 characters (words after the id
+    /// are joined with spaces); none takes the label away
+    #[arg(value_name = "TEXT")]
+    pub text: Vec<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
 }
 
 #[derive(Debug, Args)]
@@ -733,16 +749,9 @@ pub struct TuiArgs {
     pub hosts: Vec<String>,
 }
 
-/// `--label`'s text, trimmed: one line of at most 60 printable
-/// characters, or what is wrong with it.
+/// `--label`'s text, trimmed: see [`crate::protocol::checked_label`].
 pub fn label(s: &str) -> Result<String, String> {
-    if s.chars().any(char::is_control) {
-        return Err("a label is one line of printable text".into());
-    }
-    if s.chars().count() > 60 {
-        return Err("a label is at most 60 characters".into());
-    }
-    Ok(s.trim().to_owned())
+    crate::protocol::checked_label(s)
 }
 
 // Classify a saved screen (plain text) or an asciicast recording.

@@ -9,6 +9,7 @@ mod events;
 mod explain;
 pub mod hook;
 mod kill;
+mod label;
 mod logs;
 mod ls;
 pub mod replay;
@@ -177,6 +178,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Deny(args) => answer::answer(args, Answer::Deny, &config),
         Command::Choose(args) => answer::answer(args.answer, Answer::Choose(args.option), &config),
         Command::Continue(args) => answer::resume(args, &config),
+        Command::Label(args) => label::label(args, &config),
         Command::Completions(_) | Command::Man(_) | Command::Hook(_) | Command::Setup(_) => {
             unreachable!("handled before the config")
         }
@@ -228,6 +230,7 @@ fn remote_target(command: &mut Command, config: &Config) -> Result<Option<crate:
         | Command::Deny(a)
         | Command::Choose(ChooseArgs { answer: a, .. }) => (vec![&mut a.id], &mut a.dir),
         Command::Continue(a) => (vec![&mut a.id], &mut a.dir),
+        Command::Label(a) => (vec![&mut a.id], &mut a.dir),
         _ => return Ok(None),
     };
     // One host for all, or all local: the same rule `hm rm` follows.

@@ -34,6 +34,26 @@ pub const STATUS_LEN: usize = 15;
 /// The largest ACT payload a supervisor takes; longer is a protocol error.
 pub const MAX_ACT_PAYLOAD: u32 = 4096;
 
+/// The most characters a label (`hm run --label`, `hm label`) has.
+pub const LABEL_MAX_CHARS: usize = 60;
+/// The largest LABEL payload a supervisor takes: [`LABEL_MAX_CHARS`] of
+/// four bytes each; longer is a protocol error.
+pub const MAX_LABEL_PAYLOAD: u32 = 4 * LABEL_MAX_CHARS as u32;
+
+/// A label as people give it, trimmed: one line of at most
+/// [`LABEL_MAX_CHARS`] printable characters, or what is wrong with it.
+/// The supervisor checks what LABEL asks by the same rule as `hm run
+/// --label`'s.
+pub fn checked_label(s: &str) -> Result<String, String> {
+    if s.chars().any(char::is_control) {
+        return Err("a label is one line of printable text".into());
+    }
+    if s.chars().count() > LABEL_MAX_CHARS {
+        return Err(format!("a label is at most {LABEL_MAX_CHARS} characters"));
+    }
+    Ok(s.trim().to_owned())
+}
+
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed
 /// protocol) means no flags.
 pub const SUBSCRIBE_MARK_REPLAY: u8 = 0x01;
@@ -349,6 +369,8 @@ pub enum PayloadError {
         max: usize,
         got: usize,
     },
+    #[error("{reason}")]
+    Label { reason: String },
 }
 
 /// A frame header that cannot be accepted.

@@ -1131,3 +1131,44 @@ fn ls_state_lists_only_the_sessions_in_that_state() {
     let bad = sb.cmd(&["ls", "--state", "busy"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
+
+/// `hm label` renames a running session: `hm ls` says the new label, so
+/// does what `hm restore` keeps and the record of its end; no text takes
+/// it away; a label that is not one is refused in one line, as a mistake
+/// (exit 2), before anything is asked.
+#[test]
+fn hm_label_renames_a_running_session() {
+    let sb = Sandbox::new();
+    let _s = sb.start("job", &["--label", "first"], &["sleep", "600"]);
+    let out = sb.cmd(&["label", "job", "review", "PR", "42"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "job: review PR 42\n");
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("[review PR 42] sleep 600"), "{ls}");
+    common::wait_until("the label in what hm restore keeps", || {
+        fs::read_to_string(sb.sessions_state().join("job.json"))
+            .is_ok_and(|m| m.contains("\"label\": \"review PR 42\""))
+    });
+    let long = "x".repeat(61);
+    let bad = sb.cmd(&["label", "job", &long]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert_eq!(stderr(&bad).lines().count(), 1, "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("at most 60 characters"),
+        "{}",
+        stderr(&bad)
+    );
+    let none = sb.cmd(&["label", "job"]);
+    assert_eq!(stdout(&none), "job: no label\n", "{}", stderr(&none));
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(!ls.contains('['), "{ls}");
+    let out = sb.cmd(&["label", "job", "kept after the end"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let killed = sb.cmd(&["kill", "job"]);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    let ls = stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("[kept after the end] sleep 600"), "{ls}");
+    let gone = sb.cmd(&["label", "job", "late"]);
+    assert!(!gone.status.success());
+    assert_eq!(stderr(&gone).lines().count(), 1, "{}", stderr(&gone));
+}

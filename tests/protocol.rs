@@ -115,6 +115,53 @@ fn a_malformed_resize_gets_an_error_and_closes_only_that_connection() {
     assert!(bystander.status().is_some_and(|s| s.alive));
 }
 
+/// LABEL renames a session: answered with INFO that says the new label,
+/// told at once to each subscriber that follows the state (INFO marked
+/// `relabelled`) and to no other; a label that is not one line of
+/// printable text is refused with ERROR, and the label stays.
+#[test]
+fn a_label_is_answered_and_told_to_those_following_the_state() {
+    let sb = Sandbox::new();
+    let s = sb.start("lbl", &[], &["sleep", "600"]);
+    let info_of = |f: protocol::Frame| -> serde_json::Value {
+        serde_json::from_slice(&f.payload).expect("INFO is JSON")
+    };
+    let mut follower = s.raw();
+    follower.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_STATE]);
+    follower.expect(ServerType::State as u8);
+    let mut asker = s.raw();
+    asker.send(ClientType::Label as u8, "nightly build ✓".as_bytes());
+    let answer = info_of(asker.expect(ServerType::Info as u8));
+    assert_eq!(answer["label"], "nightly build ✓", "{answer}");
+    let told = info_of(follower.expect(ServerType::Info as u8));
+    assert_eq!(
+        (&told["label"], &told["relabelled"]),
+        (&answer["label"], &serde_json::Value::Bool(true)),
+        "{told}"
+    );
+    // An INFO asked is no push.
+    asker.send(ClientType::Info as u8, &[]);
+    let asked = info_of(asker.expect(ServerType::Info as u8));
+    assert_eq!(asked.get("relabelled"), None, "{asked}");
+    let mut bad = s.raw();
+    bad.send(ClientType::Label as u8, b"two\nlines");
+    let f = bad.expect(ServerType::Error as u8);
+    let (code, msg) = protocol::decode_error(&f.payload);
+    assert_eq!(code, ErrorCode::MalformedPayload as u16);
+    assert_eq!(msg, "a label is one line of printable text");
+    asker.send(ClientType::Info as u8, &[]);
+    assert_eq!(
+        info_of(asker.expect(ServerType::Info as u8))["label"],
+        "nightly build ✓"
+    );
+    // Empty takes it away.
+    asker.send(ClientType::Label as u8, &[]);
+    assert_eq!(
+        info_of(asker.expect(ServerType::Info as u8))["label"],
+        serde_json::Value::Null
+    );
+}
+
 #[test]
 fn input_after_the_end_is_refused_but_costs_a_subscriber_nothing() {
     let sb = Sandbox::new();

@@ -630,6 +630,21 @@ fn a_session_started_from_the_dashboard_takes_a_label() {
     assert!(out.status.success(), "{}", common::stderr(&out));
 }
 
+/// A label given with `hm label` while the dashboard shows the session
+/// is in its pane's title at once, as the supervisor tells it.
+#[test]
+fn a_label_given_meanwhile_shows_in_the_pane() {
+    let sb = Sandbox::new();
+    let _s = sb.start("lb", &[], &["sleep", "600"]);
+    let mut t = tui(&sb);
+    t.wait_for("the pane", |t| pane(t, "lb").is_some());
+    let out = sb.cmd(&["label", "lb", "deploy watch"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    t.wait_for("the label in the pane's title", |t| {
+        pane(t, "lb").is_some_and(|p| p.top.contains("deploy watch"))
+    });
+}
+
 /// A plain command typed into the form runs as its words, not behind
 /// `sh -c`: an agent started with arguments is that agent, classified and
 /// hooked as `hm run claude ...` would be. A command with shell syntax

@@ -436,7 +436,9 @@ fn shown_command(words: &[String], terminal: bool) -> String {
 fn taken_by(v: &SessionView, command: &str) -> bool {
     let running = !v.ended && !v.lost;
     match command {
-        "attach" | "send" | "approve" | "deny" | "choose" | "continue" => running && !v.orphaned,
+        "attach" | "send" | "approve" | "deny" | "choose" | "continue" | "label" => {
+            running && !v.orphaned
+        }
         "kill" => running,
         "rm" | "restart" => !running,
         _ => true,

@@ -34,10 +34,12 @@ pub enum ClientType {
     Report = 0x08,
     /// Extension: answer the dialog on the screen (JSON, see `act.rs`).
     Act = 0x09,
+    /// Extension: give the session a new label (UTF-8 text; empty: none).
+    Label = 0x0A,
 }
 
 impl ClientType {
-    pub const ALL: [ClientType; 9] = [
+    pub const ALL: [ClientType; 10] = [
         ClientType::Input,
         ClientType::Subscribe,
         ClientType::Status,
@@ -47,6 +49,7 @@ impl ClientType {
         ClientType::Screen,
         ClientType::Report,
         ClientType::Act,
+        ClientType::Label,
     ];
 }
 
@@ -177,6 +180,9 @@ pub enum Request<'a> {
     Report(Box<super::report::Report>),
     /// Answer the dialog on the screen, if it still is as expected.
     Act(Act),
+    /// The session's new label, checked (see [`super::checked_label`]);
+    /// empty: none.
+    Label(String),
 }
 
 impl Request<'_> {
@@ -191,6 +197,7 @@ impl Request<'_> {
             Request::Screen => ClientType::Screen,
             Request::Report(_) => ClientType::Report,
             Request::Act(_) => ClientType::Act,
+            Request::Label(_) => ClientType::Label,
         }
     }
 
@@ -209,6 +216,7 @@ impl Request<'_> {
             // A report is a handful of short strings: it always encodes.
             Request::Report(r) => frame(ty, &serde_json::to_vec(r).unwrap_or_default()),
             Request::Act(act) => frame(ty, &serde_json::to_vec(act).unwrap_or_default()),
+            Request::Label(label) => frame(ty, label.as_bytes()),
         }
     }
 
@@ -258,6 +266,22 @@ impl Request<'_> {
             }
             ClientType::Act => {
                 Request::Act(serde_json::from_slice(payload).map_err(|e| json("ACT", e))?)
+            }
+            ClientType::Label => {
+                let max = super::MAX_LABEL_PAYLOAD as usize;
+                if payload.len() > max {
+                    return Err(PayloadError::TooLong {
+                        what: "LABEL",
+                        max,
+                        got: payload.len(),
+                    });
+                }
+                let text = std::str::from_utf8(payload).map_err(|_| PayloadError::Label {
+                    reason: "a label is UTF-8 text".into(),
+                })?;
+                Request::Label(
+                    super::checked_label(text).map_err(|reason| PayloadError::Label { reason })?,
+                )
             }
         })
     }
@@ -438,6 +462,10 @@ pub struct Info {
     /// What the output's journal holds (see `protocol/mark.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalInfo>,
+    /// Sent unasked, to a subscriber that follows the state, because the
+    /// session's label changed (LABEL): no answer to an INFO it asked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub relabelled: bool,
 }
 
 impl Info {
@@ -486,13 +514,35 @@ mod tests {
         let client: Vec<u8> = ClientType::ALL.iter().map(|t| *t as u8).collect();
         assert_eq!(
             client,
-            [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09]
+            [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a]
         );
         let server: Vec<u8> = ServerType::ALL.iter().map(|t| *t as u8).collect();
         assert_eq!(
             server,
             [0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a]
         );
+    }
+
+    /// LABEL carries its text as it is; what is no label (not UTF-8, a
+    /// control character, too long) is refused saying why, and trimmed
+    /// space is no part of one.
+    #[test]
+    fn a_label_decodes_only_when_it_is_one() {
+        fn label(bytes: &[u8]) -> Result<Request<'_>, PayloadError> {
+            Request::decode(ClientType::Label, bytes)
+        }
+        let sent = Request::Label("review PR 42 ✓".into()).encode();
+        assert_eq!(sent[0], 0x0a);
+        assert_eq!(
+            label(&sent[5..]),
+            Ok(Request::Label("review PR 42 ✓".into()))
+        );
+        assert_eq!(label(b"  spaced  "), Ok(Request::Label("spaced".into())));
+        assert_eq!(label(b""), Ok(Request::Label(String::new())));
+        for bad in [&b"two\nlines"[..], b"\xff\xfe", "é".repeat(61).as_bytes()] {
+            assert!(label(bad).is_err(), "{bad:?}");
+        }
+        assert!(label(&[b'x'; 241]).is_err());
     }
 
     fn one_frame(bytes: &[u8]) -> Frame {

@@ -106,6 +106,14 @@ impl Keeper {
         }
     }
 
+    /// The session has a new label (or none).
+    pub fn relabelled(&mut self, label: Option<String>) {
+        if self.manifest.label != label {
+            self.manifest.label = label;
+            self.dirty = true;
+        }
+    }
+
     pub fn resized(&mut self, size: Size) {
         if (self.manifest.cols, self.manifest.rows) != (size.cols, size.rows) {
             self.manifest.cols = size.cols;

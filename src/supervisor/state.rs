@@ -136,6 +136,9 @@ pub struct Shared {
     /// a number that grows with each change.
     report: Option<StateReport>,
     report_seq: u64,
+    /// Grows with each change of what INFO says that is not live (the
+    /// label): subscribers that asked for STATE frames are sent INFO anew.
+    info_seq: u64,
     /// A move of the state found by a subscription, not by the tracker,
     /// and the primary state before it: the tracker's to announce (see
     /// `refresh_for_subscriber`).
@@ -231,6 +234,7 @@ impl Shared {
             answers: Vec::new(),
             report: None,
             report_seq: 0,
+            info_seq: 0,
             unannounced: None,
             next_conn: 1,
             acting: Acting::default(),
@@ -560,6 +564,29 @@ impl Shared {
     /// Grows by one with each change of the reported state.
     pub fn report_seq(&self) -> u64 {
         self.report_seq
+    }
+
+    /// Grows by one with each new label (see `Shared::relabel`).
+    pub fn info_seq(&self) -> u64 {
+        self.info_seq
+    }
+
+    /// A person renamed the session (LABEL; `None`: no label now). What
+    /// `hm restore` keeps and the record of its end say it from now on,
+    /// and subscribers that follow its state are sent INFO with it.
+    /// False when it was already so.
+    pub fn relabel(&mut self, label: Option<String>) -> bool {
+        if self.info.label == label {
+            return false;
+        }
+        if let Some(k) = &mut self.keeper {
+            k.relabelled(label.clone());
+        }
+        self.info.label = label;
+        self.info_seq += 1;
+        // The manifest is written by the tracker, woken for it.
+        self.wakes.look.notify_one();
+        true
     }
 
     /// What is left of the session once it is over, for `hm ls`,

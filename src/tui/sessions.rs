@@ -358,6 +358,9 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.poll.answered(now, &s, busy);
             attention::status(p, s, busy, now, calls, fx);
         }
+        // A new label, told unasked: the rest of it is as the last
+        // answer said, and no answer it counts on.
+        SessionMsg::Info(info) if info.relabelled => p.label = shown_label(&info),
         SessionMsg::Info(info) => {
             p.attention |= marked_before;
             p.dialog = info.dialog.clone();
@@ -378,11 +381,7 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             if info.started_unix_ms > 0 {
                 p.started_unix_ms = Some(info.started_unix_ms);
             }
-            p.label = info
-                .label
-                .as_deref()
-                .filter(|l| !l.is_empty())
-                .map(paths::sanitize);
+            p.label = shown_label(&info);
             sizing::learned(p, &info, now);
         }
         SessionMsg::Exit(code) => {
@@ -547,6 +546,15 @@ pub fn tick(m: &mut Model, now: Instant, fx: &mut Vec<Effect>) {
         [id] => m.notify(format!("'{id}' is not responding"), now),
         many => m.notify(format!("{} sessions are not responding", many.len()), now),
     }
+}
+
+/// A session's label as a pane shows it: the supervisor's words, made
+/// harmless; none when empty.
+fn shown_label(info: &crate::protocol::Info) -> Option<String> {
+    info.label
+        .as_deref()
+        .filter(|l| !l.is_empty())
+        .map(paths::sanitize)
 }
 
 #[cfg(test)]

@@ -99,6 +99,12 @@ impl Inbound {
                         self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
                         return;
                     }
+                    if self.cur == Some(ClientType::Label) && len > protocol::MAX_LABEL_PAYLOAD {
+                        let max = protocol::MAX_LABEL_PAYLOAD;
+                        let msg = format!("LABEL payload must be at most {max} bytes, got {len}");
+                        self.fail(ctx, id, out, ErrorCode::MalformedPayload, &msg);
+                        return;
+                    }
                     if self.cur == Some(ClientType::Act) && len > protocol::MAX_ACT_PAYLOAD {
                         let max = protocol::MAX_ACT_PAYLOAD;
                         let msg = format!("ACT payload must be at most {max} bytes, got {len}");
@@ -128,7 +134,7 @@ impl Inbound {
                         self.small.extend_from_slice(&self.buf.bytes[at..at + take]);
                     }
                     // Bounded by the length checked at the frame's start.
-                    Some(ClientType::Act) => {
+                    Some(ClientType::Act | ClientType::Label) => {
                         self.small.extend_from_slice(&self.buf.bytes[at..at + used]);
                     }
                     _ => {}
@@ -203,6 +209,11 @@ impl Inbound {
             // the wrong length was refused at its header.)
             Err(e) => {
                 debug!(conn = id, "{e}");
+                // A label not taken is the client's error, said as one.
+                if kind == ClientType::Label {
+                    self.fail(ctx, id, out, ErrorCode::MalformedPayload, &e.to_string());
+                    return;
+                }
                 if kind == ClientType::Act {
                     out.queue(&Reply::Acted(Box::new(answering::unreadable(&e))));
                 }
@@ -217,7 +228,11 @@ impl Inbound {
             Request::Status | Request::Info | Request::Screen | Request::Subscribe(_)
         );
         match request {
-            Request::Subscribe(flags) => subscribe(flags, ctx, id, role),
+            Request::Subscribe(flags) => {
+                subscribe(flags, ctx, id, role);
+                // INFO is pushed for labels given from now on.
+                out.info_seen = ctx.shared.borrow().info_seq();
+            }
             Request::Status => {
                 let st = ctx.shared.borrow_mut().status();
                 out.queue(&Reply::Status(st));
@@ -242,6 +257,18 @@ impl Inbound {
             Request::Info => {
                 let info = ctx.shared.borrow_mut().info_answer();
                 out.queue(&Reply::Info(Box::new(info)));
+            }
+            // Answered with INFO as it is now; the other subscribers that
+            // follow the state are woken to be sent it too.
+            Request::Label(label) => {
+                let mut s = ctx.shared.borrow_mut();
+                let changed = s.relabel(Some(label).filter(|l| !l.is_empty()));
+                out.queue(&Reply::Info(Box::new(s.info_answer())));
+                out.info_seen = s.info_seq();
+                drop(s);
+                if changed {
+                    ctx.bump.send_replace(());
+                }
             }
             Request::Screen => {
                 let screen = ctx.shared.borrow_mut().screen_answer();

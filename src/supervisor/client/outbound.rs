@@ -35,6 +35,9 @@ pub(super) struct Outbound {
     ctrl_pos: usize,
     /// The report sequence of the last STATE frame queued.
     state_seen: u64,
+    /// The INFO sequence this connection has heard of (see
+    /// `Shared::info_seq`).
+    pub(super) info_seen: u64,
     exit_queued: bool,
     /// After an ERROR: finish writing, then close.
     closing: bool,
@@ -51,6 +54,7 @@ impl Outbound {
             ctrl: vec![MODE_BINARY],
             ctrl_pos: 0,
             state_seen: 0,
+            info_seen: 0,
             exit_queued: false,
             closing: false,
             evicted_pos: 0,
@@ -111,6 +115,15 @@ impl Outbound {
                 if let Some(screen) = end.repaint {
                     self.queue(&Reply::Output(screen.into_vec()));
                 }
+            }
+            // A new label, with the INFO that says it.
+            if role.wants_state && self.info_seen != s.info_seq() && !self.closing {
+                self.info_seen = s.info_seq();
+                let info = crate::protocol::Info {
+                    relabelled: true,
+                    ..s.info_answer()
+                };
+                self.queue(&Reply::Info(Box::new(info)));
             }
             if role.wants_state && self.state_seen != s.report_seq() && !self.closing {
                 self.state_seen = s.report_seq();

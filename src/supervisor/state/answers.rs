@@ -348,6 +348,7 @@ impl Shared {
             actions: self.acting.log().cloned().collect(),
             automation: self.acting.info(self.clock.now_ms()),
             journal: Some(self.output.journal_info()),
+            relabelled: false,
         };
         info.state = Some(self.state_now());
         if let Some(d) = &self.detector {
