@@ -133,6 +133,7 @@ fn a_label_is_answered_and_told_to_those_following_the_state() {
     asker.send(ClientType::Label as u8, "nightly build ✓".as_bytes());
     let answer = info_of(asker.expect(ServerType::Info as u8));
     assert_eq!(answer["label"], "nightly build ✓", "{answer}");
+    assert_eq!(answer["relabelled"], true, "{answer}");
     let told = info_of(follower.expect(ServerType::Info as u8));
     assert_eq!(
         (&told["label"], &told["relabelled"]),

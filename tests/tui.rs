@@ -645,6 +645,40 @@ fn a_label_given_meanwhile_shows_in_the_pane() {
     });
 }
 
+/// `L` gives the selected session a new label, typed in the footer from
+/// the one it has: the pane's title and `hm ls` say it. `Esc` leaves the
+/// label as it was.
+#[test]
+fn l_labels_the_selected_session_from_the_dashboard() {
+    let sb = Sandbox::new();
+    let _s = sb.start("lb", &["--label", "old"], &["sleep", "600"]);
+    let mut t = tui(&sb);
+    t.wait_for("the pane with its label", |t| {
+        pane(t, "lb").is_some_and(|p| p.top.contains("old"))
+    });
+    t.send(b"L");
+    t.wait_for("the label in the footer, to edit", |t| {
+        t.last_row().contains("label lb") && t.last_row().contains("old▏")
+    });
+    // Ctrl-U empties the field first.
+    t.send(b"\x15deploy watch\r");
+    t.wait_for("the new label in the pane's title", |t| {
+        pane(t, "lb").is_some_and(|p| p.top.contains("deploy watch"))
+    });
+    let ls = common::stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("[deploy watch] sleep 600"), "{ls}");
+    t.send(b"L");
+    t.wait_for("the label in the footer again", |t| {
+        t.last_row().contains("deploy watch▏")
+    });
+    t.send(b"\x15other");
+    t.wait_for("the text typed", |t| t.last_row().contains("other▏"));
+    t.send(b"\x1b");
+    t.wait_for("the grid's footer", footer_shown);
+    let ls = common::stdout(&sb.cmd(&["ls"]));
+    assert!(ls.contains("[deploy watch] sleep 600"), "{ls}");
+}
+
 /// A plain command typed into the form runs as its words, not behind
 /// `sh -c`: an agent started with arguments is that agent, classified and
 /// hooked as `hm run claude ...` would be. A command with shell syntax

@@ -32,6 +32,7 @@ pub enum Action {
     Restart,
     Restore,
     New,
+    Label,
     Zoom,
     Back,
     MoreColumns,
@@ -53,7 +54,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order help lists them.
-    pub const ALL: [Action; 27] = [
+    pub const ALL: [Action; 28] = [
         Action::Left,
         Action::Down,
         Action::Up,
@@ -64,6 +65,7 @@ impl Action {
         Action::Restart,
         Action::Restore,
         Action::New,
+        Action::Label,
         Action::Zoom,
         Action::Back,
         Action::MoreColumns,
@@ -96,6 +98,7 @@ impl Action {
             Action::Restart => "restart",
             Action::Restore => "restore",
             Action::New => "new",
+            Action::Label => "label",
             Action::Zoom => "zoom",
             Action::Back => "back",
             Action::MoreColumns => "more_columns",
@@ -130,6 +133,7 @@ impl Action {
             Action::Restart => &["r"],
             Action::Restore => &["R"],
             Action::New => &["n"],
+            Action::Label => &["L"],
             Action::Zoom => &["z"],
             Action::Back => &["esc"],
             Action::MoreColumns => &["+"],

@@ -462,8 +462,8 @@ pub struct Info {
     /// What the output's journal holds (see `protocol/mark.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalInfo>,
-    /// Sent unasked, to a subscriber that follows the state, because the
-    /// session's label changed (LABEL): no answer to an INFO it asked.
+    /// Says a new label (LABEL): the answer to LABEL, or sent unasked to
+    /// a subscriber that follows the state; no answer to an INFO asked.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub relabelled: bool,
 }

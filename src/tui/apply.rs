@@ -67,6 +67,9 @@ impl Apply {
             Effect::Kill(id) => {
                 connection::write(senders, &id, Request::Kill(Kill::AwaitExit).encode())
             }
+            Effect::Label(id, text) => {
+                connection::write(senders, &id, Request::Label(text).encode())
+            }
             Effect::Connect(id) => {
                 let (dir, plain, host) = session_at(opts, &id);
                 connection::connect(id, &plain, false, (&dir, host), &self.tx, senders);

@@ -122,6 +122,8 @@ pub enum Effect {
     /// Stop the session: SIGTERM, then SIGKILL after the session's own
     /// grace period, with its EXIT sent back (KILL).
     Kill(String),
+    /// Give the session this label, checked; empty: none (LABEL).
+    Label(String, String),
     Connect(String),
     /// Connect to a session this dashboard has just started: its first
     /// subscription is the one the supervisor waits for (a program that
@@ -182,6 +184,12 @@ pub enum Mode {
         command: String,
     },
     Filter,
+    /// `L`: a new label for a running session, typed in the footer
+    /// (starting from the label it has).
+    Label {
+        id: String,
+        text: String,
+    },
     Help,
     /// Why the selected session is in its state (the agent classifier's
     /// signals), over the grid; any key closes it.

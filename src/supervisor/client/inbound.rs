@@ -263,7 +263,11 @@ impl Inbound {
             Request::Label(label) => {
                 let mut s = ctx.shared.borrow_mut();
                 let changed = s.relabel(Some(label).filter(|l| !l.is_empty()));
-                out.queue(&Reply::Info(Box::new(s.info_answer())));
+                let info = protocol::Info {
+                    relabelled: true,
+                    ..s.info_answer()
+                };
+                out.queue(&Reply::Info(Box::new(info)));
                 out.info_seen = s.info_seq();
                 drop(s);
                 if changed {

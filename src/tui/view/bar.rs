@@ -312,9 +312,17 @@ pub(super) fn footer(
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
+    // The label being typed, where the filter is typed: the session's id
+    // (cut to its last characters at 80 columns, as elsewhere) and the text.
+    if let Mode::Label { id, text } = &m.mode {
+        let id = crate::cut::short_id(id, MIN_ID * 2);
+        spans.push(Span::styled(format!(" label {id} "), m.theme.footer_key));
+        spans.push(Span::raw(format!(" {}▏ ", crate::paths::sanitize(text))));
+    }
     let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     let hints: Vec<(String, &str)> = match &m.mode {
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
+        Mode::Label { .. } => vec![("Enter".into(), "set"), ("Esc".into(), "cancel")],
         // Nothing to answer, focus or move over.
         Mode::Inbox if waiting == 0 => vec![("Esc".into(), "close")],
         // Any other key keeps it.

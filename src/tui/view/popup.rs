@@ -551,7 +551,10 @@ fn keys_page(m: &Model, (cols, height): (u16, u16)) -> HelpPage {
             pair(Action::Restart, Action::Restore),
             "run an ended session again / restore lost ones",
         ),
-        (keys(Action::New), "start a new session"),
+        (
+            pair(Action::New, Action::Label),
+            "start a new session / label the selected one",
+        ),
         (
             pair(Action::Zoom, Action::Back),
             "zoom the selected pane / unzoom, clear filter",
