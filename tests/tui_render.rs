@@ -1226,6 +1226,25 @@ fn a_narrow_footer_keeps_help_and_quit_over_the_page_number() {
     );
 }
 
+/// While a session needs you, the key that goes to it stays in an
+/// 80-column footer with pages: `1 needs you` was there, and `⇥ next`
+/// went first, with room for it left over.
+#[test]
+fn the_key_to_the_next_that_needs_you_stays_on_an_80_column_footer() {
+    let mut s = Scene::new(80, 24);
+    let ids: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    s.live(&ids);
+    s.output("s0", "Proceed? [y/N] ");
+    s.state("s0", ProcessState::Waiting, 1000);
+    let text = s.text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("1 needs you") && footer.contains("⇥ next") && footer.contains("page 1/"),
+        "{text}"
+    );
+}
+
 /// At 80 columns the question of `x` on an orphan's pane keeps its keys:
 /// its reason, on one line, wrapped and pushed them out of the box.
 #[test]

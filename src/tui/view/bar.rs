@@ -274,11 +274,15 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
 /// Which footer hints go first when not all fit: the last two of any
 /// list (`? help  q quit`, `Esc close`), then what acts on the selected
 /// session and the way back from a zoom (at 80 columns a zoomed pane
-/// gave no hint of how to leave it), then the rest.
-fn hint_rank(what: &str, last_two: bool) -> u8 {
+/// gave no hint of how to leave it), and while a session needs you the
+/// key that goes to it (at 80 columns with two pages, `⇥ next` went
+/// first, and `1 needs you` said nothing of how to get there but the
+/// inbox), then the rest.
+fn hint_rank(what: &str, last_two: bool, calls: bool) -> u8 {
     match what {
         _ if last_two => 0,
         "live" | "focus" | "kill" | "new" | "unzoom" | "approve" | "deny" | "always" => 1,
+        "next" if calls => 1,
         _ => 2,
     }
 }
@@ -509,7 +513,7 @@ pub(super) fn footer(
     let width = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 3;
     // Within a rank, in order until one does not fit: at 40 columns the
     // inbox showed `n deny` without `y approve`, which did not fit.
-    let rank = |i: usize| hint_rank(hints[i].1, i + 2 >= hints.len());
+    let rank = |i: usize| hint_rank(hints[i].1, i + 2 >= hints.len(), waiting > 0);
     let mut order: Vec<usize> = (0..hints.len()).collect();
     order.sort_by_key(|&i| (rank(i), i));
     let mut shown = vec![false; hints.len()];
