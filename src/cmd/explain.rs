@@ -77,8 +77,12 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     }
     if let Some(rows) = evidence.as_array().filter(|r| !r.is_empty()) {
         writeln!(out, "evidence:")?;
+        let now = info
+            .as_ref()
+            .and_then(|i| i.state.as_ref())
+            .and_then(|s| s.clock_ms);
         for row in rows {
-            writeln!(out, "  {}", describe_row(row))?;
+            writeln!(out, "  {}", describe_row(&aged(row, now)))?;
         }
     }
     if let Some(i) = &info {
@@ -176,6 +180,23 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// An evidence row with its age, as the signals above it say theirs:
+/// `age_ms`, how long ago it was first seen, where the row has
+/// `since_ms`, the session clock's time of it (`since_ms=57` beside
+/// `age_ms=1949` read as two ages). `now` is the session clock when the
+/// state was reported; without it the row is left as it is. `--json`
+/// keeps the rows as the supervisor gives them.
+fn aged(row: &serde_json::Value, now: Option<u64>) -> serde_json::Value {
+    let mut row = row.clone();
+    if let (Some(now), Some(map)) = (now, row.as_object_mut())
+        && let Some(since) = map.get("since_ms").and_then(serde_json::Value::as_u64)
+    {
+        map.remove("since_ms");
+        map.insert("age_ms".into(), now.saturating_sub(since).into());
+    }
+    row
+}
+
 /// One signal or evidence row on a line: its source and rule, then the
 /// other fields as `key=value`, the matched text quoted last.
 fn describe_row(row: &serde_json::Value) -> String {
@@ -249,5 +270,19 @@ mod tests {
             super::quoted("a\u{202e}b\u{200b}"),
             "\"a\\u{202e}b\\u{200b}\""
         );
+    }
+
+    /// An evidence row says how long ago it was first seen, as a signal
+    /// does, not the session clock's time of it.
+    #[test]
+    fn an_evidence_row_says_its_age() {
+        let row = serde_json::json!({"source": "screen", "rule": "input.yes_no",
+            "since_ms": 57, "fresh": true, "value": "waiting · input"});
+        assert_eq!(
+            super::describe_row(&super::aged(&row, Some(2006))),
+            "screen  input.yes_no  age_ms=1949  fresh=true  value=waiting · input"
+        );
+        // No clock reported (an older supervisor): as it came.
+        assert!(super::describe_row(&super::aged(&row, None)).contains("since_ms=57"));
     }
 }
