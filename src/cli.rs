@@ -638,7 +638,8 @@ pub struct AttachArgs {
     #[command(flatten)]
     pub dir: DirArgs,
     /// Watch only: no key reaches the program (the detach key and the
-    /// history's still work), and the session keeps its size
+    /// history's still work), and while someone works in the session (an
+    /// hm attach) it keeps their size
     #[arg(long, short = 'r')]
     pub read_only: bool,
 }

@@ -45,13 +45,20 @@ pub const MAX_LABEL_PAYLOAD: u32 = 4 * LABEL_MAX_CHARS as u32;
 /// The supervisor checks what LABEL asks by the same rule as `hm run
 /// --label`'s.
 pub fn checked_label(s: &str) -> Result<String, String> {
-    if s.chars().any(char::is_control) {
+    // Control characters, the line and paragraph separators, and the
+    // marks that turn text around (it would read backwards in `hm ls`).
+    let unprintable = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if s.chars().any(unprintable) {
         return Err("a label is one line of printable text".into());
     }
+    let s = s.trim();
     if s.chars().count() > LABEL_MAX_CHARS {
         return Err(format!("a label is at most {LABEL_MAX_CHARS} characters"));
     }
-    Ok(s.trim().to_owned())
+    Ok(s.to_owned())
 }
 
 /// SUBSCRIBE payload extension: a flags byte. An empty payload (the seed

@@ -19,6 +19,7 @@ pub mod form;
 pub mod inbox;
 mod keyboard;
 pub mod keymap;
+mod label;
 pub mod layout;
 pub mod lost;
 pub mod model;

@@ -334,12 +334,13 @@ fn several_clients_see_the_same_session() {
 }
 
 /// `hm attach --read-only` watches: the session's output shows, no key
-/// reaches it (the bar says so), its size stays, and the detach key still
-/// leaves.
+/// reaches it (the bar says so), the size of whoever works in it stays,
+/// and the detach key still leaves.
 #[test]
 fn a_read_only_attach_shows_the_session_and_types_nothing() {
     let sb = Sandbox::new();
-    let _s = sb.start("ro", &["--cols", "90", "--rows", "20"], SHELL);
+    let _s = sb.start("ro", &[], SHELL);
+    let mut worker = attach(&sb, "ro");
     let mut t = hm_in_terminal(
         &sb,
         &["attach", "--read-only", "ro", "--socket-dir", sb.dir()],
@@ -347,22 +348,24 @@ fn a_read_only_attach_shows_the_session_and_types_nothing() {
     t.wait_for("the bar, saying it watches", |t| {
         bar_shown(t, "ro") && t.last_row().contains("read-only")
     });
-    // The watcher's terminal is no size for the session, at first or
-    // when it changes.
+    // The watcher's terminal is no size for the session while the
+    // worker's is attached, at first or when it changes.
     t.resize(30, 100);
     t.wait_for("the bar on the new last row", |t| bar_shown(t, "ro"));
     t.send(b"echo typed-$((1+1))\r");
     t.wait_for("the bar saying where the keys went", |t| {
         t.last_row().contains("read-only: Ctrl-\\ detaches")
     });
-    // Sent after the watcher's keys were dealt with: typed, they would
+    // Typed after the watcher's keys were dealt with: typed, they would
     // have run first.
-    let sent = sb.cmd(&["send", "ro", "echo worked-$((2+2)); stty size", "--enter"]);
-    assert!(sent.status.success(), "{}", common::stderr(&sent));
-    t.wait_for("the command sent, in the watcher's terminal", |t| {
-        t.has_line("worked-4") && t.has_line("20 90")
-    });
-    assert!(!t.has_line("typed-2"), "{:#?}", t.lines());
+    worker.send(b"echo worked-$((2+2)); stty size\r");
+    for (who, term) in [("watcher", &mut t), ("worker", &mut worker)] {
+        term.wait_for(
+            &format!("the worker's command in the {who}'s terminal"),
+            |t| t.has_line("worked-4") && t.has_line("23 80"),
+        );
+        assert!(!term.has_line("typed-2"), "{who}: {:#?}", term.lines());
+    }
     t.send(b"\x1c");
     assert_eq!(t.wait_exit(), 0);
     t.wait_for("the closing line", |t| t.lines().len() >= 2);

@@ -116,9 +116,9 @@ fn a_malformed_resize_gets_an_error_and_closes_only_that_connection() {
 }
 
 /// LABEL renames a session: answered with INFO that says the new label,
-/// told at once to each subscriber that follows the state (INFO marked
-/// `relabelled`) and to no other; a label that is not one line of
-/// printable text is refused with ERROR, and the label stays.
+/// and told at once to each subscriber that follows the state (both INFO
+/// marked `relabelled`); a label that is not one line of printable text
+/// is refused with ERROR, and the label stays.
 #[test]
 fn a_label_is_answered_and_told_to_those_following_the_state() {
     let sb = Sandbox::new();

@@ -662,8 +662,9 @@ fn l_labels_the_selected_session_from_the_dashboard() {
     });
     // Ctrl-U empties the field first.
     t.send(b"\x15deploy watch\r");
-    t.wait_for("the new label in the pane's title", |t| {
+    t.wait_for("the new label in the pane's title, and the notice", |t| {
         pane(t, "lb").is_some_and(|p| p.top.contains("deploy watch"))
+            && t.last_row().contains("labelled 'lb': deploy watch")
     });
     let ls = common::stdout(&sb.cmd(&["ls"]));
     assert!(ls.contains("[deploy watch] sleep 600"), "{ls}");

@@ -343,8 +343,8 @@ struct Attach {
     dash: Option<FromDashboard>,
     /// `hm attach --read-only`: a watcher. No key of the terminal reaches
     /// the program, nor its answers to the program's queries (the
-    /// supervisor answers those), nor its size: whoever works in the
-    /// session keeps the layout they have.
+    /// supervisor answers those); its size is held while someone's
+    /// terminal is attached: whoever works in the session keeps theirs.
     read_only: bool,
 }
 
@@ -555,12 +555,18 @@ impl Attach {
                 }
             }
             Reply::Info(info) => {
-                self.shown.info(info.status_protocol);
+                // A new label, told: nothing else of it is news.
+                if !info.relabelled {
+                    self.shown.info(info.status_protocol);
+                }
                 // The supervisor's words: nothing in them may act on the
                 // terminal.
                 let label = info.label.as_deref().map(crate::paths::sanitize);
                 self.label = label.filter(|l| !l.trim().is_empty());
                 self.draw_bar();
+                if info.relabelled {
+                    return Ok(None);
+                }
                 if let Some(ms) = info.idle_threshold_ms {
                     self.poll.set_idle_threshold(Duration::from_millis(ms));
                 }
@@ -679,11 +685,10 @@ impl Attach {
             rows: child_rows,
         }
         .clamped();
-        // A watcher's terminal is no size for the session: what a larger
-        // session draws past its edge is cut there.
-        if !self.read_only {
-            self.send(&[Request::Resize(child)]).await?;
-        }
+        // A watcher's RESIZE is no terminal's (it subscribes without the
+        // terminal flag): the supervisor holds it while someone's terminal
+        // is attached, who keeps their size; with no one, it applies.
+        self.send(&[Request::Resize(child)]).await?;
         if let Some(copy) = &mut self.copy {
             copy.resize(child);
             copy.paint(&mut self.out, &self.theme, true);

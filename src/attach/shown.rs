@@ -67,9 +67,13 @@ impl Shown {
 
     /// INFO came, before any output: the supervisor will mark where the
     /// replay ends, so the replay can be filtered. `answers_probe`: it
-    /// answers the OSC 7501 probe itself.
+    /// answers the OSC 7501 probe itself. An INFO after the first (a new
+    /// label, told) leaves the filter as it is: replaced, a replay's old
+    /// queries reached the terminal, and its answers the program.
     pub fn info(&mut self, answers_probe: bool) {
-        if let Replay::Undecided(f) = std::mem::replace(&mut self.filter, Replay::Live) {
+        if matches!(self.filter, Replay::Undecided(_))
+            && let Replay::Undecided(f) = std::mem::replace(&mut self.filter, Replay::Live)
+        {
             self.filter = Replay::Replaying(f);
         }
         self.answers_probe = answers_probe;
@@ -215,6 +219,26 @@ mod tests {
         let mut out = Vec::new();
         seed.output(query, &mut out, None);
         assert_eq!(out, query);
+    }
+
+    /// An INFO after the first (a new label, told while attached) leaves
+    /// the filter as it was: mid-replay, old queries are still dropped;
+    /// live, the status probe the supervisor answers still is.
+    #[test]
+    fn a_later_info_keeps_the_filter() {
+        let query = b"a\x1b[6nb";
+        let probe = b"c\x1b]7501;?\x1b\\d";
+        let mut s = Shown::new();
+        s.info(true);
+        s.info(true);
+        let mut out = Vec::new();
+        s.output(query, &mut out, None);
+        assert_eq!(out, b"ab", "still replaying");
+        s.replay_end(&mut out, None);
+        s.info(true);
+        out.clear();
+        s.output(probe, &mut out, None);
+        assert_eq!(out, b"cd", "the probe is still the supervisor's to answer");
     }
 
     #[test]

@@ -196,6 +196,9 @@ async fn follow(
         };
         // What this client cannot read is skipped.
         match conn::decode(frame) {
+            // A new label, told: no answer to the INFO asked. It is said
+            // with the next state, which asks again.
+            Ok(Reply::Info(info)) if info.relabelled => {}
             Ok(Reply::Info(info)) => {
                 asking = false;
                 let fresh = SessionView::described(&id, &info);

@@ -538,6 +538,14 @@ mod tests {
             Ok(Request::Label("review PR 42 ✓".into()))
         );
         assert_eq!(label(b"  spaced  "), Ok(Request::Label("spaced".into())));
+        // Sixty once trimmed is a label.
+        let sixty = format!("  {}  ", "x".repeat(60));
+        assert_eq!(label(sixty.as_bytes()), Ok(Request::Label("x".repeat(60))));
+        // A line separator, or a mark that turns the text around, is no
+        // part of one line of text.
+        for bad in ["a\u{2028}b", "a\u{202e}b"] {
+            assert!(label(bad.as_bytes()).is_err(), "{bad:?}");
+        }
         assert_eq!(label(b""), Ok(Request::Label(String::new())));
         for bad in [&b"two\nlines"[..], b"\xff\xfe", "é".repeat(61).as_bytes()] {
             assert!(label(bad).is_err(), "{bad:?}");

@@ -289,7 +289,8 @@ async fn serve(
                     }
                     Reply::Status(s) => SessionMsg::Status(s),
                     Reply::Info(info) => {
-                        if replaying {
+                        // A new label, told, says nothing of the replay.
+                        if replaying && !info.relabelled {
                             cut = info.journal.as_ref().is_some_and(|j| !j.whole);
                         }
                         SessionMsg::Info(info)

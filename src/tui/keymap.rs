@@ -94,7 +94,7 @@ pub fn key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
             }
         }
         Mode::NewSession { step, id, command } => form::key(m, (step, id, command), k, now, fx),
-        Mode::Label { id, text } => label_key(m, id, text, k, now, fx),
+        Mode::Label { id, text } => super::label::key(m, id, text, k, now, fx),
         Mode::Inbox => inbox::key(m, k, now, fx),
         Mode::Filter => match k.code {
             KeyCode::Esc => {
@@ -243,7 +243,7 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         }
         Action::AutoColumns => m.columns = None,
         Action::New => form::open(m),
-        Action::Label => open_label(m, now),
+        Action::Label => super::label::open(m, now),
         Action::Sort => {
             m.by_state = !m.by_state;
             m.page = 0;
@@ -284,87 +284,6 @@ fn grid_key(m: &mut Model, k: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
         Action::ScrollUp => copy::page(m, -1),
         Action::ScrollDown => copy::page(m, 1),
         Action::CopyMode => copy::open(m),
-    }
-}
-
-/// `L`: a new label for the selected session, typed in the footer from
-/// the one it has. Only a running session takes one: an ended one's
-/// record is what it was.
-fn open_label(m: &mut Model, now: Instant) {
-    let Some(id) = m.selected.clone() else { return };
-    let Some(p) = m.pane(&id) else { return };
-    if p.ended() || p.lost.is_some() || p.orphan.is_some() {
-        m.notify(
-            format!("'{id}' is not running: only a running session takes a new label"),
-            now,
-        );
-        return;
-    }
-    if let Some(host) = m.unreachable_host(&id) {
-        m.notify(
-            format!("{host} is unreachable: '{id}' cannot be labelled now"),
-            now,
-        );
-        return;
-    }
-    let text = p.label.clone().unwrap_or_default();
-    m.notice = None;
-    m.mode = Mode::Label { id, text };
-}
-
-/// A character typed into the label, if it can be one and the label has
-/// room (at most [`crate::protocol::LABEL_MAX_CHARS`]).
-fn push_label_char(text: &mut String, c: char) {
-    if !c.is_control() && text.chars().count() < crate::protocol::LABEL_MAX_CHARS {
-        text.push(c);
-    }
-}
-
-/// A key while the label is typed: `Enter` gives it (empty: none), `Esc`
-/// leaves it as it was; `Backspace` and `Ctrl-U` edit, as in the filter.
-fn label_key(
-    m: &mut Model,
-    id: String,
-    mut text: String,
-    k: KeyEvent,
-    now: Instant,
-    fx: &mut Vec<Effect>,
-) {
-    match k.code {
-        KeyCode::Esc => m.mode = Mode::Grid,
-        KeyCode::Enter => {
-            m.mode = Mode::Grid;
-            // Ended while it was typed: its record is what it was.
-            if m.pane(&id).is_none_or(|p| p.ended()) {
-                m.notify(format!("'{id}' ended: its label is as it was"), now);
-                return;
-            }
-            let Ok(label) = crate::protocol::checked_label(&text) else {
-                return;
-            };
-            let said = if label.is_empty() {
-                format!("'{id}' has no label now")
-            } else {
-                format!("labelled '{id}': {label}")
-            };
-            fx.push(Effect::Label(id, label));
-            m.notify(said, now);
-        }
-        KeyCode::Backspace => {
-            text.pop();
-            m.mode = Mode::Label { id, text };
-        }
-        KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-            m.mode = Mode::Label {
-                id,
-                text: String::new(),
-            };
-        }
-        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-            push_label_char(&mut text, c);
-            m.mode = Mode::Label { id, text };
-        }
-        _ => {}
     }
 }
 
@@ -594,16 +513,7 @@ pub fn paste(m: &mut Model, text: &str, now: Instant, fx: &mut Vec<Effect>) {
         }
         Mode::Filter => m.filter.push_str(text.trim()),
         Mode::NewSession { .. } => form::paste(m, text),
-        Mode::Label { text: typed, .. } => {
-            let mut typed = typed.clone();
-            // One line: what a paste has after its first is not a label's.
-            for c in text.lines().next().unwrap_or_default().chars() {
-                push_label_char(&mut typed, c);
-            }
-            if let Mode::Label { text, .. } = &mut m.mode {
-                *text = typed;
-            }
-        }
+        Mode::Label { .. } => super::label::paste(m, text),
         _ => {}
     }
 }

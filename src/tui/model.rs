@@ -219,6 +219,7 @@ impl Mode {
                 | Mode::ConfirmForget(_)
                 | Mode::ConfirmRestart(_)
                 | Mode::NewSession { .. }
+                | Mode::Label { .. }
                 | Mode::Help
                 | Mode::Explain(_)
                 | Mode::Inbox
@@ -268,6 +269,9 @@ impl Lost {
 #[derive(Debug)]
 pub struct Pane {
     pub id: String,
+    /// This dashboard sent the session a new label (`L`) and waits for
+    /// its answer, which the notice then says.
+    pub labelling: bool,
     pub term: Term<crate::vt::mouse::Modes>,
     pub status: Option<(Status, Instant)>,
     pub command: Option<String>,
@@ -393,6 +397,7 @@ impl Pane {
     pub fn with_history(id: String, lines: usize) -> Pane {
         Pane {
             id,
+            labelling: false,
             term: Term::with_scrollback(Size { cols: 80, rows: 24 }, lines),
             status: None,
             command: None,

@@ -265,6 +265,18 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
     // An answer the inbox sent is the inbox's to report.
     let sm = match sm {
         SessionMsg::Acted(acted) => return super::inbox::acted(m, id, *acted, now, fx),
+        // A new label, the answer to this dashboard's `L` or told as
+        // another client gave it: the rest of it is as the last INFO
+        // said, and it is no answer that INFO's count waits for.
+        SessionMsg::Info(info) if info.relabelled => {
+            let label = shown_label(&info);
+            let Some(p) = m.pane_mut(id) else { return };
+            p.label = label.clone();
+            if std::mem::take(&mut p.labelling) {
+                m.notify(super::label::taken(id, label.as_deref()), now);
+            }
+            return;
+        }
         sm => sm,
     };
     // A pane connected again takes its share of history as things are
@@ -358,9 +370,6 @@ pub fn news(m: &mut Model, id: &str, sm: SessionMsg, now: Instant, fx: &mut Vec<
             p.poll.answered(now, &s, busy);
             attention::status(p, s, busy, now, calls, fx);
         }
-        // A new label, told unasked: the rest of it is as the last
-        // answer said, and no answer it counts on.
-        SessionMsg::Info(info) if info.relabelled => p.label = shown_label(&info),
         SessionMsg::Info(info) => {
             p.attention |= marked_before;
             p.dialog = info.dialog.clone();

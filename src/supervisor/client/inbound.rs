@@ -225,7 +225,11 @@ impl Inbound {
         // every second would keep every idle session's screen awake.
         let asked = matches!(
             request,
-            Request::Status | Request::Info | Request::Screen | Request::Subscribe(_)
+            Request::Status
+                | Request::Info
+                | Request::Screen
+                | Request::Subscribe(_)
+                | Request::Label(_)
         );
         match request {
             Request::Subscribe(flags) => {
@@ -261,6 +265,13 @@ impl Inbound {
             // Answered with INFO as it is now; the other subscribers that
             // follow the state are woken to be sent it too.
             Request::Label(label) => {
+                // Its record and what `hm restore` keeps are written: a
+                // label now would be said and kept nowhere.
+                if ctx.shared.borrow().has_ended() {
+                    let msg = "the session has ended: its label is as it was";
+                    self.fail(ctx, id, out, ErrorCode::Unavailable, msg);
+                    return;
+                }
                 let mut s = ctx.shared.borrow_mut();
                 let changed = s.relabel(Some(label).filter(|l| !l.is_empty()));
                 let info = protocol::Info {
