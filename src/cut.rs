@@ -19,6 +19,8 @@ pub fn end(text: &str, cols: usize) -> String {
         used += w;
         out.push(c);
     }
+    // `the lexer…`, not `the lexer …`.
+    out.truncate(out.trim_end().len());
     out.push('…');
     out
 }

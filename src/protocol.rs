@@ -45,16 +45,29 @@ pub const MAX_LABEL_PAYLOAD: u32 = 4 * LABEL_MAX_CHARS as u32;
 /// The supervisor checks what LABEL asks by the same rule as `hm run
 /// --label`'s.
 pub fn checked_label(s: &str) -> Result<String, String> {
-    // Control characters, the line and paragraph separators, and the
-    // marks that turn text around (it would read backwards in `hm ls`).
+    // Control characters, the line and paragraph separators, the marks
+    // that turn text around (it would read backwards in `hm ls`), and
+    // what shows nothing (zero-width spaces and joiners, the byte-order
+    // mark, tag characters: a label of them alone was blank).
     let unprintable = |c: char| {
         c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c,
+                '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+                | '\u{e0000}'..='\u{e007f}')
     };
-    if s.chars().any(unprintable) {
+    let s = s.trim();
+    // Nor may it begin with a mark that belongs on a character before it
+    // (a lone accent sat on `hm ls`'s bracket).
+    let leads_with_mark = s
+        .chars()
+        .next()
+        .is_some_and(|c| unicode_width::UnicodeWidthChar::width(c) == Some(0));
+    if s.chars().any(unprintable) || leads_with_mark {
         return Err("a label is one line of printable text".into());
     }
-    let s = s.trim();
     if s.chars().count() > LABEL_MAX_CHARS {
         return Err(format!("a label is at most {LABEL_MAX_CHARS} characters"));
     }

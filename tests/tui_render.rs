@@ -1243,6 +1243,42 @@ fn the_key_to_the_next_that_needs_you_stays_on_an_80_column_footer() {
         footer.contains("1 needs you") && footer.contains("⇥ next") && footer.contains("page 1/"),
         "{text}"
     );
+    // On the other page, where the footer says where it waits.
+    s.key(KeyCode::PageDown);
+    let text = s.text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("W on 1") && footer.contains("⇥ next"),
+        "{text}"
+    );
+}
+
+/// A label typed at its longest keeps its end, the cursor and the keys on
+/// an 80-column footer: sixty wide characters pushed them off the row.
+#[test]
+fn a_long_label_being_typed_keeps_the_cursor_and_the_keys() {
+    let mut s = Scene::new(80, 24);
+    s.live(&["a", "b"]);
+    s.output("b", "Proceed? [y/N] ");
+    s.state("b", ProcessState::Waiting, 1000);
+    s.key(KeyCode::Char('L'));
+    for _ in 0..59 {
+        s.key(KeyCode::Char('漢'));
+    }
+    s.key(KeyCode::Char('x'));
+    let text = s.text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains(" label a ")
+            && footer.contains("…漢漢")
+            && footer.contains("漢x▏")
+            && footer.contains("1 needs you")
+            && footer.contains("Enter set")
+            && footer.contains("Esc cancel"),
+        "{footer}"
+    );
+    // `i` would be typed, so it is not offered.
+    assert!(!footer.contains("inbox"), "{footer}");
 }
 
 /// At 80 columns the question of `x` on an orphan's pane keeps its keys:

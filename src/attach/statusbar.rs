@@ -18,6 +18,9 @@ use crate::client::clock_ms;
 use crate::theme::Theme;
 use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 
+/// The fewest columns of a label the bar shows, cut: fewer say nothing.
+const MIN_LABEL: usize = 8;
+
 /// Draws the bar on row `row` (1-based) of a `cols`-wide terminal without
 /// moving the cursor the child sees. The label takes the theme's footer key
 /// style, the rest the footer's, and the state its badge style, as in the
@@ -26,8 +29,9 @@ use crate::vt::tokenizer::{Ended, Kind, Step, Tokenizer, find_esc};
 ///
 /// What fits, in this order: the id; the state; as many of `hints` (the
 /// keys, the most important first, or a notice) as fit whole, before the
-/// state; the session's `label` after the id, where it fits whole beside
-/// them.
+/// state; the session's `label` after the id, cut with `…` to what they
+/// leave, or left out where fewer than [`MIN_LABEL`] columns of it would
+/// show.
 pub fn render(
     id: &str,
     label: Option<&str>,
@@ -60,9 +64,14 @@ pub fn render(
     if !hint.is_empty() {
         hint.push_str("  ");
     }
-    let named = label.map(|l| format!("{id} · {l}"));
-    let name = match named {
-        Some(named) if around(&named) + width(&hint) <= usize::from(cols) => named,
+    // The label in what the keys leave, cut with `…` where it does not
+    // fit whole (at 80 columns a label of 24 went whole, blank columns
+    // and all), and not at all where less than a few of it would show.
+    let room = usize::from(cols).saturating_sub(around(id) + width(&hint) + 3);
+    let name = match label {
+        Some(l) if width(l) <= room || room >= MIN_LABEL => {
+            format!("{id} · {}", crate::cut::end(l, room))
+        }
         _ => id.to_owned(),
     };
     let badge = theme.footer.patch(theme.state(state.map(|(s, _, _)| s)));
@@ -571,8 +580,8 @@ mod tests {
     }
 
     /// The keys come first, as many as fit whole, the most important
-    /// first; the label after the id only where it fits beside them, its
-    /// wide characters counted as two columns.
+    /// first; the label after the id in what they leave, cut with `…`,
+    /// its wide characters counted as two columns.
     #[test]
     fn the_keys_fit_first_and_the_label_beside_them() {
         let theme = dark();
@@ -608,12 +617,20 @@ mod tests {
         let one = row(40, "review PR 42");
         assert!(one.contains("Ctrl-\\ detaches"), "{one:?}");
         assert!(!one.contains("history"), "{one:?}");
-        // Six wide characters are twelve columns: with them the label
-        // does not fit in 70 (72 are needed), counted as six it would.
-        let cjk = row(70, "日本語の確認");
-        assert!(!cjk.contains("日本"), "{cjk:?}");
-        assert!(cjk.contains("Ctrl-] history"), "{cjk:?}");
+        // Six wide characters are twelve columns: whole in 72, cut with
+        // `…` in 70 (ten columns left), counted as two columns each.
         assert!(row(72, "日本語の確認").contains("api · 日本語の確認"));
+        let cjk = row(70, "日本語の確認");
+        assert!(cjk.contains("api · 日本語の… "), "{cjk:?}");
+        assert!(cjk.contains("Ctrl-] history"), "{cjk:?}");
+        // Fewer columns than a few of it would show: none of it.
+        let short = row(64, "日本語の確認");
+        assert!(short.starts_with(" hm · api "), "{short:?}");
+        assert!(!short.contains("日本"), "{short:?}");
+        // A long label at 80 columns shows what fits of it.
+        let long = row(80, "refactor the lexer and the parser, then docs");
+        assert!(long.contains("api · refactor the lexer…"), "{long:?}");
+        assert!(long.contains("Ctrl-] history"), "{long:?}");
     }
 
     /// Copy mode's keys are dropped whole from the end where they do not

@@ -25,8 +25,28 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
         .and_then(|i| i.evidence.clone())
         .unwrap_or_else(|| serde_json::json!([]));
     let classifier = info.as_ref().map(|i| i.classifier.as_str());
+    // The session clock when the state was reported, which the evidence's
+    // `since_ms` count on.
+    let now = info
+        .as_ref()
+        .and_then(|i| i.state.as_ref())
+        .and_then(|s| s.clock_ms);
     if args.json {
-        v["evidence"] = evidence;
+        // Each row with its age too, as the signals have theirs.
+        let rows = evidence.as_array().map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    let mut row = row.clone();
+                    if let (Some(age), Some(map)) =
+                        (aged(&row, now)["age_ms"].as_u64(), row.as_object_mut())
+                    {
+                        map.insert("age_ms".into(), age.into());
+                    }
+                    row
+                })
+                .collect::<Vec<_>>()
+        });
+        v["evidence"] = rows.map_or(evidence, serde_json::Value::from);
         if let Some(i) = &info {
             v["automation"] = serde_json::to_value(&i.automation)?;
             v["actions"] = serde_json::to_value(&i.actions)?;
@@ -77,10 +97,6 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
     }
     if let Some(rows) = evidence.as_array().filter(|r| !r.is_empty()) {
         writeln!(out, "evidence:")?;
-        let now = info
-            .as_ref()
-            .and_then(|i| i.state.as_ref())
-            .and_then(|s| s.clock_ms);
         for row in rows {
             writeln!(out, "  {}", describe_row(&aged(row, now)))?;
         }
@@ -185,7 +201,7 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
 /// `since_ms`, the session clock's time of it (`since_ms=57` beside
 /// `age_ms=1949` read as two ages). `now` is the session clock when the
 /// state was reported; without it the row is left as it is. `--json`
-/// keeps the rows as the supervisor gives them.
+/// gives both.
 fn aged(row: &serde_json::Value, now: Option<u64>) -> serde_json::Value {
     let mut row = row.clone();
     if let (Some(now), Some(map)) = (now, row.as_object_mut())

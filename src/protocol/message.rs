@@ -543,7 +543,13 @@ mod tests {
         assert_eq!(label(sixty.as_bytes()), Ok(Request::Label("x".repeat(60))));
         // A line separator, or a mark that turns the text around, is no
         // part of one line of text.
-        for bad in ["a\u{2028}b", "a\u{202e}b"] {
+        for bad in [
+            "a\u{2028}b",
+            "a\u{202e}b",
+            "\u{200b}",
+            "\u{feff}",
+            "\u{301}x",
+        ] {
             assert!(label(bad.as_bytes()).is_err(), "{bad:?}");
         }
         assert_eq!(label(b""), Ok(Request::Label(String::new())));

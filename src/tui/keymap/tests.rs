@@ -1264,3 +1264,34 @@ fn tabs_word_that_none_needs_you_goes_once_one_does() {
     assert_eq!(sel(&m), "q1");
     assert_ne!(notice(&m), "no session needs attention");
 }
+
+/// `L` labels a running session from its label; on one that ended it
+/// says why it does nothing (it did nothing and said nothing).
+#[test]
+fn l_labels_a_running_session_and_says_why_not_an_ended_one() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a", "b"], now);
+    m.pane_mut("a").expect("pane").label = Some("old".into());
+    update(&mut m, press(KeyCode::Char('L')), now);
+    assert_eq!(
+        m.mode,
+        Mode::Label {
+            id: "a".into(),
+            text: "old".into()
+        }
+    );
+    for k in [KeyCode::Backspace, KeyCode::Char('X'), KeyCode::Enter] {
+        update(&mut m, press(k), now);
+    }
+    assert_eq!(m.mode, Mode::Grid);
+    m.pane_mut("b").expect("pane").exit = Some(0);
+    update(&mut m, press(KeyCode::Right), now);
+    assert_eq!(m.selected.as_deref(), Some("b"));
+    update(&mut m, press(KeyCode::Char('L')), now);
+    assert_eq!(m.mode, Mode::Grid);
+    assert_eq!(
+        m.notice.as_ref().map(|(t, _)| t.as_str()),
+        Some("'b' is not running: only a running session takes a new label")
+    );
+}

@@ -20,6 +20,29 @@ use crate::tui::model::{Link, Mode, Model, Pane};
 /// The most of a label the focus bar shows.
 const LABEL_MAX: usize = 24;
 
+/// Columns of the keys while a label is typed (`Enter set  Esc cancel  `).
+const LABEL_KEYS: usize = 22;
+
+/// The end of `text` in `cols` columns, its start given up for `…`: what
+/// is being typed is at its end.
+fn tail(text: &str, cols: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= cols {
+        return text.to_owned();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > cols {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
 /// The fewest columns a focused session's id is cut to.
 const MIN_ID: usize = 10;
 
@@ -272,18 +295,18 @@ fn grid_hints(m: &Model) -> Vec<(String, &'static str)> {
 }
 
 /// Which footer hints go first when not all fit: the last two of any
-/// list (`? help  q quit`, `Esc close`), then what acts on the selected
-/// session and the way back from a zoom (at 80 columns a zoomed pane
-/// gave no hint of how to leave it), and while a session needs you the
+/// list (`? help  q quit`, `Esc close`); while a session needs you, the
 /// key that goes to it (at 80 columns with two pages, `⇥ next` went
-/// first, and `1 needs you` said nothing of how to get there but the
-/// inbox), then the rest.
+/// first, and `1 needs you ... W on 1` said nothing of how to get there
+/// but the inbox); then what acts on the selected session and the way
+/// back from a zoom (at 80 columns a zoomed pane gave no hint of how to
+/// leave it); then the rest.
 fn hint_rank(what: &str, last_two: bool, calls: bool) -> u8 {
     match what {
         _ if last_two => 0,
-        "live" | "focus" | "kill" | "new" | "unzoom" | "approve" | "deny" | "always" => 1,
         "next" if calls => 1,
-        _ => 2,
+        "live" | "focus" | "kill" | "new" | "unzoom" | "approve" | "deny" | "always" => 2,
+        _ => 3,
     }
 }
 
@@ -316,14 +339,26 @@ pub(super) fn footer(
             if m.mode == Mode::Filter { "▏" } else { "" }
         )));
     }
+    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     // The label being typed, where the filter is typed: the session's id
-    // (cut to its last characters at 80 columns, as elsewhere) and the text.
+    // (cut in its middle, as elsewhere) and the end of the text, the
+    // cursor after it, in what the keys and the count of those who need
+    // you leave (a long one pushed the cursor and `Enter set` off the row).
     if let Mode::Label { id, text } = &m.mode {
         let id = crate::cut::short_id(id, MIN_ID * 2);
-        spans.push(Span::styled(format!(" label {id} "), m.theme.footer_key));
-        spans.push(Span::raw(format!(" {}▏ ", crate::paths::sanitize(text))));
+        let head = format!(" label {id} ");
+        let need = if waiting > 0 {
+            need_you(waiting).chars().count() + 3
+        } else {
+            0
+        };
+        let room = usize::from(area.width)
+            .saturating_sub(head.chars().count() + need + LABEL_KEYS + 3)
+            .max(4);
+        let text = tail(&crate::paths::sanitize(text), room);
+        spans.push(Span::styled(head, m.theme.footer_key));
+        spans.push(Span::raw(format!(" {text}▏ ")));
     }
-    let waiting = m.panes.iter().filter(|p| p.waiting()).count();
     let hints: Vec<(String, &str)> = match &m.mode {
         Mode::Filter => vec![("Enter".into(), "keep"), ("Esc".into(), "clear")],
         Mode::Label { .. } => vec![("Enter".into(), "set"), ("Esc".into(), "cancel")],
@@ -382,7 +417,9 @@ pub(super) fn footer(
             .theme
             .state(Some(crate::classify::ProcessState::Waiting.as_byte()));
         spans.push(Span::styled(format!(" {} ", need_you(waiting)), style));
-        match m.keys.label(Action::Inbox) {
+        // Not while text is typed: the key would be typed.
+        let typing = matches!(m.mode, Mode::Filter | Mode::Label { .. });
+        match m.keys.label(Action::Inbox).filter(|_| !typing) {
             Some(k) => spans.extend([Span::raw(" "), key(m, &k), Span::raw(" inbox  ")]),
             None => spans.push(Span::raw(" ")),
         }

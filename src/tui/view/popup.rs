@@ -302,7 +302,7 @@ pub(super) fn explain(m: &Model, f: &mut Frame<'_>, id: &str, now: Instant) {
     } else if p.ended() {
         format!("hm status {id} shows how it ended; r runs it again")
     } else {
-        format!("hm explain {id} shows the whole evidence table")
+        format!("hm explain {id} shows what decided it")
     };
     lines.push(Line::from(more).style(m.theme.dim));
     // Whose: the overlay hides the pane's title (zoomed, or on a page of
