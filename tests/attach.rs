@@ -334,8 +334,9 @@ fn several_clients_see_the_same_session() {
 }
 
 /// `hm attach --read-only` watches: the session's output shows, no key
-/// reaches it (the bar says so), the size of whoever works in it stays,
-/// and the detach key still leaves.
+/// reaches it (the bar says so), the size of whoever works in it stays
+/// (the bar says that too) until they leave, and the detach key still
+/// leaves.
 #[test]
 fn a_read_only_attach_shows_the_session_and_types_nothing() {
     let sb = Sandbox::new();
@@ -366,6 +367,20 @@ fn a_read_only_attach_shows_the_session_and_types_nothing() {
         );
         assert!(!term.has_line("typed-2"), "{who}: {:#?}", term.lines());
     }
+    // Its bar says the size is another's, until the worker leaves and
+    // the session takes the watcher's (said at its next output).
+    t.wait_for("the size held for the worker, in the bar", |t| {
+        t.last_row().contains("read-only, 80x23 held")
+    });
+    worker.send(b"\x1c");
+    assert_eq!(worker.wait_exit(), 0);
+    let sent = sb.cmd(&["send", "ro", "stty size", "--enter"]);
+    assert!(sent.status.success(), "{}", common::stderr(&sent));
+    t.wait_for("the watcher's size, no longer held", |t| {
+        t.has_line("29 100")
+            && t.last_row().contains("read-only ")
+            && !t.last_row().contains("held")
+    });
     t.send(b"\x1c");
     assert_eq!(t.wait_exit(), 0);
     t.wait_for("the closing line", |t| t.lines().len() >= 2);

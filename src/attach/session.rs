@@ -262,6 +262,7 @@ fn attach_terminal(
             launcher,
             dash,
             read_only,
+            held: None,
         };
         let outcome = a.run().await;
         // Put out what the child said last before leaving its screen.
@@ -346,6 +347,10 @@ struct Attach {
     /// supervisor answers those); its size is held while someone's
     /// terminal is attached: whoever works in the session keeps theirs.
     read_only: bool,
+    /// A watcher's: the session's size while it is not this terminal's
+    /// (held for another's), which the bar says; INFO tells it, asked
+    /// with each resize and each question of the state.
+    held: Option<Size>,
 }
 
 impl std::fmt::Debug for Attach {
@@ -521,7 +526,7 @@ impl Attach {
                 () = &mut poll_timer, if poll_at.is_some() => {
                     let tick = self.poll.tick(std::time::Instant::now());
                     if tick.ask {
-                        self.send(&[Request::Status]).await?;
+                        self.ask_state().await?;
                     }
                     if tick.went_silent {
                         self.draw_bar();
@@ -551,13 +556,23 @@ impl Attach {
                 }
                 let shown_idle = self.status.is_none_or(|(s, _)| s.state == 0x00);
                 if self.poll.output(std::time::Instant::now(), shown_idle) {
-                    self.send(&[Request::Status]).await?;
+                    self.ask_state().await?;
                 }
             }
             Reply::Info(info) => {
                 // A new label, told: nothing else of it is news.
                 if !info.relabelled {
                     self.shown.info(info.status_protocol);
+                    // A watcher's size is held while someone works in the
+                    // session: which size it has, when not the watcher's.
+                    if self.read_only {
+                        let mine = Size {
+                            cols: self.size.cols,
+                            rows: self.child_rows(),
+                        }
+                        .clamped();
+                        self.held = info.size().filter(|s| *s != mine);
+                    }
                 }
                 // The supervisor's words: nothing in them may act on the
                 // terminal.
@@ -688,7 +703,12 @@ impl Attach {
         // A watcher's RESIZE is no terminal's (it subscribes without the
         // terminal flag): the supervisor holds it while someone's terminal
         // is attached, who keeps their size; with no one, it applies.
-        self.send(&[Request::Resize(child)]).await?;
+        // INFO after it says which.
+        if self.read_only {
+            self.send(&[Request::Resize(child), Request::Info]).await?;
+        } else {
+            self.send(&[Request::Resize(child)]).await?;
+        }
         if let Some(copy) = &mut self.copy {
             copy.resize(child);
             copy.paint(&mut self.out, &self.theme, true);
@@ -707,6 +727,17 @@ impl Attach {
         }
         self.flush_some()?;
         Ok(())
+    }
+
+    /// Asks for the state (STATUS); a watcher asks INFO too, whose size
+    /// says whether its own is held (the worker it was held for may have
+    /// left since).
+    async fn ask_state(&mut self) -> Result<()> {
+        if self.read_only {
+            self.send(&[Request::Status, Request::Info]).await
+        } else {
+            self.send(&[Request::Status]).await
+        }
     }
 
     /// Keys typed into a read-only attach go nowhere; typed ones (not the

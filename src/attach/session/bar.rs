@@ -55,8 +55,12 @@ impl Attach {
                     "detaches"
                 };
                 [
-                    // Said first: a watcher's keys go nowhere.
-                    self.read_only.then(|| "read-only".to_owned()),
+                    // Said first: a watcher's keys go nowhere, and the
+                    // session may be at another's size, not this one's.
+                    self.read_only.then(|| match self.held {
+                        Some(s) => format!("read-only, {}x{} held", s.cols, s.rows),
+                        None => "read-only".to_owned(),
+                    }),
                     (waiting > 0).then(|| crate::client::view::need_you(waiting)),
                     self.dash
                         .as_ref()
