@@ -25,6 +25,24 @@ pub fn end(text: &str, cols: usize) -> String {
     out
 }
 
+/// `text` cut to `cols` columns, its start given up for `…`.
+pub fn start(text: &str, cols: usize) -> String {
+    if text.width() <= cols {
+        return text.to_owned();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > cols {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
 /// `text` in `cols` columns, its middle given up for `…`: ids that tell
 /// sessions apart often differ only at the end (`claude-worker-1`,
 /// `claude-worker-2`), so the end keeps as much as the start, or a column
@@ -82,6 +100,15 @@ pub fn short_id(id: &str, cols: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Text cut at its start keeps its end, wide characters counted as
+    /// two columns.
+    #[test]
+    fn text_gives_up_its_start() {
+        assert_eq!(start("review PR 42", 20), "review PR 42");
+        assert_eq!(start("review PR 42", 6), "…PR 42");
+        assert_eq!(start("漢字漢字x", 6), "…漢字x");
+    }
 
     #[test]
     fn an_id_gives_up_its_middle_and_a_host_first() {

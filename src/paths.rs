@@ -111,6 +111,19 @@ fn shown_char(c: char) -> char {
     if c.is_control() { '?' } else { c }
 }
 
+/// A character that shows nothing or turns the text around it: the
+/// zero-width spaces, joiners and direction marks, the direction
+/// embeddings and overrides, the word joiner, invisible operators and
+/// isolates, and the byte-order mark. `hm explain` names them where it
+/// quotes text; a label may have none.
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2069}'
+        | '\u{feff}')
+}
+
 /// [`sanitize`] without the cut: for a block that shows one thing whole
 /// (`hm status`'s command, which may be long: `env -i KEY=... agent ...`).
 pub fn printable(s: &str) -> String {

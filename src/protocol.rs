@@ -51,12 +51,8 @@ pub fn checked_label(s: &str) -> Result<String, String> {
     // mark, tag characters: a label of them alone was blank).
     let unprintable = |c: char| {
         c.is_control()
-            || matches!(c,
-                '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-                | '\u{e0000}'..='\u{e007f}')
+            || crate::paths::invisible(c)
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{e0000}'..='\u{e007f}')
     };
     let s = s.trim();
     // Nor may it begin with a mark that belongs on a character before it

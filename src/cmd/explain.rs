@@ -33,20 +33,13 @@ pub fn explain(args: ExplainArgs, config: &Config) -> Result<i32> {
         .and_then(|s| s.clock_ms);
     if args.json {
         // Each row with its age too, as the signals have theirs.
-        let rows = evidence.as_array().map(|rows| {
-            rows.iter()
-                .map(|row| {
-                    let mut row = row.clone();
-                    if let (Some(age), Some(map)) =
-                        (aged(&row, now)["age_ms"].as_u64(), row.as_object_mut())
-                    {
-                        map.insert("age_ms".into(), age.into());
-                    }
-                    row
-                })
-                .collect::<Vec<_>>()
-        });
-        v["evidence"] = rows.map_or(evidence, serde_json::Value::from);
+        let mut evidence = evidence;
+        for row in evidence.as_array_mut().into_iter().flatten() {
+            if let (Some(age), Some(map)) = (age_ms(row, now), row.as_object_mut()) {
+                map.insert("age_ms".into(), age.into());
+            }
+        }
+        v["evidence"] = evidence;
         if let Some(i) = &info {
             v["automation"] = serde_json::to_value(&i.automation)?;
             v["actions"] = serde_json::to_value(&i.actions)?;
@@ -204,13 +197,19 @@ fn answers(info: &crate::protocol::Info, out: &mut impl Write) -> Result<()> {
 /// gives both.
 fn aged(row: &serde_json::Value, now: Option<u64>) -> serde_json::Value {
     let mut row = row.clone();
-    if let (Some(now), Some(map)) = (now, row.as_object_mut())
-        && let Some(since) = map.get("since_ms").and_then(serde_json::Value::as_u64)
-    {
+    if let (Some(age), Some(map)) = (age_ms(&row, now), row.as_object_mut()) {
         map.remove("since_ms");
-        map.insert("age_ms".into(), now.saturating_sub(since).into());
+        map.insert("age_ms".into(), age.into());
     }
     row
+}
+
+/// How long ago an evidence row was first seen: `now` (the session clock
+/// when the state was reported) less its `since_ms`; `None` without
+/// either.
+fn age_ms(row: &serde_json::Value, now: Option<u64>) -> Option<u64> {
+    let since = row.get("since_ms")?.as_u64()?;
+    Some(now?.saturating_sub(since))
 }
 
 /// One signal or evidence row on a line: its source and rule, then the
@@ -258,10 +257,9 @@ fn quoted(text: &str) -> String {
                 out.push(c);
             }
             '\u{a0}' => out.push(' '),
-            '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c if crate::paths::invisible(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
             c => out.push(c),
         }
     }

@@ -571,6 +571,15 @@ impl Shared {
         self.info_seq
     }
 
+    /// INFO as it says a new label: the answer to LABEL, and what is told
+    /// to the subscribers that follow the state.
+    pub fn relabelled_info(&mut self) -> crate::protocol::Info {
+        crate::protocol::Info {
+            relabelled: true,
+            ..self.info_answer()
+        }
+    }
+
     /// A person renamed the session (LABEL; `None`: no label now). What
     /// `hm restore` keeps and the record of its end say it from now on,
     /// and subscribers that follow its state are sent INFO with it.

@@ -17,7 +17,7 @@ use super::model::{Effect, FormStart, Lost, Mode, Model, NewStep};
 pub const CLASSIFIERS: &[&str] = &["agent", "simple", "claude", "none"];
 
 /// The longest label `hm run --label` accepts.
-const MAX_LABEL: usize = 60;
+const MAX_LABEL: usize = crate::protocol::LABEL_MAX_CHARS;
 
 /// `n`: an empty form, in the dashboard's directory.
 pub fn open(m: &mut Model) {
@@ -363,7 +363,8 @@ pub fn paste(m: &mut Model, text: &str) {
 
 /// A label is what `hm run --label` takes: one line of at most
 /// [`MAX_LABEL`] printable characters; what would break that is not typed.
-fn push_label(label: &mut String, c: char) {
+/// (The dashboard's `L` types one too.)
+pub(super) fn push_label(label: &mut String, c: char) {
     if !c.is_control() && label.chars().count() < MAX_LABEL {
         label.push(c);
     }

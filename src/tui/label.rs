@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::form::push_label;
 use super::model::{Effect, Mode, Model};
-use crate::protocol::{LABEL_MAX_CHARS, checked_label};
+use crate::protocol::checked_label;
 
 /// Opens the label's field for the selected session. Only a running
 /// session takes one: an ended one's record is what it was.
@@ -34,20 +35,12 @@ pub fn open(m: &mut Model, now: Instant) {
     m.mode = Mode::Label { id, text };
 }
 
-/// A character typed into the label, if it can be one and the label has
-/// room (at most [`LABEL_MAX_CHARS`]).
-fn push(text: &mut String, c: char) {
-    if !c.is_control() && text.chars().count() < LABEL_MAX_CHARS {
-        text.push(c);
-    }
-}
-
 /// Pasted text: its first line goes into the field (what follows is no
 /// label's).
 pub fn paste(m: &mut Model, pasted: &str) {
     if let Mode::Label { text, .. } = &mut m.mode {
         for c in pasted.lines().next().unwrap_or_default().chars() {
-            push(text, c);
+            push_label(text, c);
         }
     }
 }
@@ -89,7 +82,7 @@ pub fn key(
             };
         }
         KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-            push(&mut text, c);
+            push_label(&mut text, c);
             m.mode = Mode::Label { id, text };
         }
         _ => {}

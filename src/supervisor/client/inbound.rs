@@ -274,11 +274,7 @@ impl Inbound {
                 }
                 let mut s = ctx.shared.borrow_mut();
                 let changed = s.relabel(Some(label).filter(|l| !l.is_empty()));
-                let info = protocol::Info {
-                    relabelled: true,
-                    ..s.info_answer()
-                };
-                out.queue(&Reply::Info(Box::new(info)));
+                out.queue(&Reply::Info(Box::new(s.relabelled_info())));
                 out.info_seen = s.info_seq();
                 drop(s);
                 if changed {

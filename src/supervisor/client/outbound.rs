@@ -119,11 +119,7 @@ impl Outbound {
             // A new label, with the INFO that says it.
             if role.wants_state && self.info_seen != s.info_seq() && !self.closing {
                 self.info_seen = s.info_seq();
-                let info = crate::protocol::Info {
-                    relabelled: true,
-                    ..s.info_answer()
-                };
-                self.queue(&Reply::Info(Box::new(info)));
+                self.queue(&Reply::Info(Box::new(s.relabelled_info())));
             }
             if role.wants_state && self.state_seen != s.report_seq() && !self.closing {
                 self.state_seen = s.report_seq();

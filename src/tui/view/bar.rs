@@ -23,26 +23,6 @@ const LABEL_MAX: usize = 24;
 /// Columns of the keys while a label is typed (`Enter set  Esc cancel  `).
 const LABEL_KEYS: usize = 22;
 
-/// The end of `text` in `cols` columns, its start given up for `…`: what
-/// is being typed is at its end.
-fn tail(text: &str, cols: usize) -> String {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    if text.width() <= cols {
-        return text.to_owned();
-    }
-    let mut kept = Vec::new();
-    let mut used = 1;
-    for c in text.chars().rev() {
-        let w = c.width().unwrap_or(0);
-        if used + w > cols {
-            break;
-        }
-        used += w;
-        kept.push(c);
-    }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
-}
-
 /// The fewest columns a focused session's id is cut to.
 const MIN_ID: usize = 10;
 
@@ -355,7 +335,8 @@ pub(super) fn footer(
         let room = usize::from(area.width)
             .saturating_sub(head.chars().count() + need + LABEL_KEYS + 3)
             .max(4);
-        let text = tail(&crate::paths::sanitize(text), room);
+        // What is being typed is at its end.
+        let text = crate::cut::start(&crate::paths::sanitize(text), room);
         spans.push(Span::styled(head, m.theme.footer_key));
         spans.push(Span::raw(format!(" {text}▏ ")));
     }
