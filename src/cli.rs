@@ -424,6 +424,23 @@ pub struct SendArgs {
     /// (hm approve, deny and choose answer one)
     #[arg(long)]
     pub force: bool,
+    /// Then wait for the turn it started to end: the session idle again
+    /// (an agent's turn over) or waiting for you, in a state it entered
+    /// after the send; printed as hm wait prints it. A program that
+    /// shows no change is done once it has printed and gone quiet
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait, give up after this many seconds (exit 1)
+    #[arg(
+        long,
+        value_name = "SECS",
+        requires = "wait",
+        allow_negative_numbers = true
+    )]
+    pub timeout: Option<f64>,
+    /// With --wait, print the state reached as JSON
+    #[arg(long, requires = "wait")]
+    pub json: bool,
     #[command(flatten)]
     pub dir: DirArgs,
 }

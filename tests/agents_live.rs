@@ -1451,6 +1451,40 @@ fn claude_codes_turn_ending_with_a_draft_typed_ahead_is_over() {
     assert!(sent.status.success(), "{}", stderr(&sent));
 }
 
+/// `hm send --wait` types a prompt and returns once Claude Code's turn is
+/// over, its answer on the screen by then; a turn that stops at a dialog
+/// returns there, the dialog drawn.
+#[test]
+fn send_wait_returns_at_the_end_of_claude_codes_turn_or_at_its_dialog() {
+    let cc = or_skip!(claude(), format!("Claude Code {CLAUDE_VERSION}"));
+    let sb = Sandbox::new();
+    let scenario = serde_json::json!({"turns": [
+        {"kind": "text", "text": "The build is green on every target we have.",
+         "pre_delay": 2.0, "chunk_delay": 0.1},
+        {"kind": "tool", "text": "I'll run the loop for you.", "pre_delay": 0.5, "chunk_delay": 0.05,
+         "tool": {"name": "Bash", "input": {
+            "command": "for i in 1 2 3; do echo step $i >> steps.txt; done",
+            "description": "Write three steps to steps.txt"}}}
+    ]});
+    let (_agent, _proj) = start_claude(&sb, &cc, "default", scenario);
+    common::wait_until("the prompt", || on_screen(&sb, "? for shortcuts"));
+    let send =
+        |prompt: &str| sb.cmd(&["send", "cc", prompt, "--enter", "--wait", "--timeout", "60"]);
+    let out = send("is the build green");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.starts_with("cc: idle · "), "{said}");
+    assert!(
+        on_screen(&sb, "every target"),
+        "{said}{}",
+        stdout(&sb.cmd(&["logs", "cc", "--screen"]))
+    );
+    let out = send("run the loop that writes steps.txt");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "cc: waiting · permission\n");
+    assert!(on_screen(&sb, "Do you want to proceed?"));
+}
+
 /// With eight more sessions, a dashboard at 80x24 shows `text` in the
 /// five rows of session `cc`'s pane (skipped, saying so, without tmux).
 fn in_a_small_pane(sb: &Sandbox, text: &str) {

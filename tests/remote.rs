@@ -288,9 +288,19 @@ fn remote_sessions_are_listed_queried_typed_to_and_killed() {
     let sent = hm(
         &sb,
         &sshd,
-        &["send", "box:far", "over the bridge", "--enter"],
+        &[
+            "send",
+            "box:far",
+            "over the bridge",
+            "--enter",
+            "--wait",
+            "--timeout",
+            "20",
+        ],
     );
     assert!(sent.status.success(), "{}", stderr(&sent));
+    // cat took the line and asks for the next: its turn is over.
+    assert_eq!(stdout(&sent), "box:far: waiting · input\n");
     wait_until("the typed line on the remote screen", || {
         stdout(&hm(&sb, &sshd, &["logs", "box:far", "--screen"])).contains("over the bridge")
     });

@@ -1482,3 +1482,54 @@ fn commands_whose_question_a_killed_supervisor_never_read_say_it_was_lost() {
         );
     }
 }
+
+/// `hm send --wait` returns once the turn its input started is over, the
+/// turn's output written by then: a command that prints after a while, a
+/// bare Enter (which changes no state), one that outlasts the time-out,
+/// one that ends the shell.
+#[test]
+fn send_wait_returns_when_the_turn_it_started_is_over() {
+    let sb = Sandbox::new();
+    let s = bg(&sb, &["--id", "sh"], &["sh"]);
+    common::wait_until("the prompt", || {
+        stdout(&sb.cmd(&["status", &s.id])).contains("idle · ready")
+    });
+    let send = |args: &[&str]| {
+        let mut all = vec!["send", "sh"];
+        all.extend(args);
+        all.extend(["--wait", "--timeout", "30"]);
+        sb.cmd(&all)
+    };
+    let out = send(&["sleep 1; echo the-end-$((6*7))", "--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "sh: idle · ready\n");
+    let logs = stdout(&sb.cmd(&["logs", &s.id]));
+    assert!(logs.contains("the-end-42"), "{logs}");
+    // The shell's prompt again, its state as it was: done once quiet.
+    let out = send(&["--enter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "sh: idle · ready\n");
+    let out = sb.cmd(&[
+        "send",
+        "sh",
+        "sleep 60",
+        "--enter",
+        "--wait",
+        "--timeout",
+        "1",
+    ]);
+    fails_with(
+        &out,
+        1,
+        "timed out after 1s waiting for 'sh' to end its turn (it is active · running)",
+    );
+    let out = sb.cmd(&["send", "sh", "--keys", "C-c"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = send(&["exit 3", "--enter"]);
+    fails_with(&out, 1, "'sh' exited with code 3 before its turn ended");
+    // The time-out is --wait's.
+    let out = sb.cmd(&["send", "sh", "hi", "--timeout", "1"]);
+    fails_with(&out, 2, "--wait");
+    let out = sb.cmd(&["send", "sh", "hi", "--wait", "--timeout", "-1"]);
+    fails_with(&out, 2, "--timeout must be a number of seconds");
+}

@@ -4,11 +4,12 @@
 use anyhow::{Result, bail};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::wait::{self, Judged, Outcome};
 use crate::cli::SendArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
-use crate::protocol::{self, Reply, Request, conn};
-use crate::verdict::Detail;
+use crate::protocol::{self, Reply, Request, StateReport, Subscribe, conn};
+use crate::verdict::{Detail, Primary};
 
 /// The bytes a terminal sends for a key named as tmux names them: `Enter`,
 /// `Tab`, `Escape`, `BSpace`, `Space`, arrows, `Home`, `End`, `PageUp`,
@@ -119,6 +120,11 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, PgUp, F1, C-c, M-x, C-Left, S-Up, ...)"
         );
     }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t >= 0.0)
+    {
+        super::usage!("--timeout must be a number of seconds, 0 or more (got {t})");
+    }
     if args.text.iter().all(String::is_empty) && !args.enter {
         super::usage!("nothing to send (give TEXT, or --enter)");
     }
@@ -225,39 +231,163 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         Some(e) if bytes.is_empty() => (e, None),
         e => (&bytes[..], e),
     };
-    rt.block_on(client::answered(&session.id, async {
-        let (mut r, mut w) = conn::connect(&session.sock).await?;
-        // INPUT has no answer; the STATUS after it is answered only once
-        // the supervisor has taken the input, so the command returns when
-        // the bytes are on their way to the program.
-        for (i, part) in std::iter::once(text).chain(enter).enumerate() {
-            if i > 0 {
-                tokio::time::sleep(ENTER_AFTER).await;
+    let (mut r, mut w, sent_ms) = rt
+        .block_on(client::answered(&session.id, async {
+            let (mut r, mut w) = conn::connect(&session.sock).await?;
+            // With --wait, the states are followed from before the first
+            // byte: none that the input brings about can be missed.
+            if args.wait {
+                let states = Subscribe {
+                    state: true,
+                    ..Subscribe::default()
+                };
+                conn::ask(&mut w, &[Request::Subscribe(states)]).await?;
             }
-            let mut requests: Vec<Request<'_>> = part
-                .chunks(protocol::MAX_PAYLOAD as usize / 2)
-                .map(Request::Input)
-                .collect();
-            requests.push(Request::Status);
-            conn::ask(&mut w, &requests).await?;
-            while !matches!(r.expect().await?, Reply::Status(_)) {}
+            let mut sent_ms = None;
+            // INPUT has no answer; the STATUS after it is answered only
+            // once the supervisor has taken the input, so the command
+            // returns when the bytes are on their way to the program.
+            for (i, part) in std::iter::once(text).chain(enter).enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(ENTER_AFTER).await;
+                }
+                let mut requests: Vec<Request<'_>> = part
+                    .chunks(protocol::MAX_PAYLOAD as usize / 2)
+                    .map(Request::Input)
+                    .collect();
+                // The state's clock as the input is taken: --wait counts
+                // only the states entered from then on.
+                if args.wait {
+                    requests.push(Request::Info);
+                }
+                requests.push(Request::Status);
+                conn::ask(&mut w, &requests).await?;
+                loop {
+                    match r.expect().await? {
+                        Reply::Status(_) => break,
+                        Reply::Info(info) if !info.relabelled => {
+                            sent_ms = info.state.and_then(|s| s.clock_ms);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Ok((r, w, sent_ms))
+        }))
+        .map_err(|e| {
+            // Refused as the program has exited (the supervisor is about to
+            // write its record), or reset on its way out: how it ended.
+            let refused = e
+                .chain()
+                .any(|c| matches!(c.downcast_ref(), Some(conn::ConnError::Refused(_))));
+            let soon = std::time::Instant::now() + REFUSED_PATIENCE;
+            match refused.then(|| client::ended_meanwhile(&dir, &session.id, soon)) {
+                Some(Some(r)) => anyhow::anyhow!(client::has_ended(&r)),
+                _ => client::or_ended(&dir, &session.id, e),
+            }
+        })?;
+    if !args.wait {
+        return Ok(0);
+    }
+    let mut turn = Turn {
+        sent_ms,
+        worked: false,
+        last: None,
+    };
+    let limit = args.timeout.map(std::time::Duration::from_secs_f64);
+    let watched = rt.block_on(async {
+        let follow = wait::follow(&mut r, &mut w, &session.id, Some(QUIET), |report| {
+            turn.judge(report)
+        });
+        match limit {
+            Some(d) => tokio::time::timeout(d, follow).await.ok(),
+            None => Some(follow.await),
         }
-        Ok(())
-    }))
-    .map_err(|e| {
-        // Refused as the program has exited (the supervisor is about to
-        // write its record), or reset on its way out: how it ended.
-        let refused = e
-            .chain()
-            .any(|c| matches!(c.downcast_ref(), Some(conn::ConnError::Refused(_))));
-        let soon = std::time::Instant::now() + REFUSED_PATIENCE;
-        match refused.then(|| client::ended_meanwhile(&dir, &session.id, soon)) {
-            Some(Some(r)) => anyhow::anyhow!(client::has_ended(&r)),
-            _ => client::or_ended(&dir, &session.id, e),
+    });
+    let id = client::shown_id(&session.id);
+    match watched
+        .map(|w| wait::settle(&dir, &session, w))
+        .transpose()?
+    {
+        Some(o @ Outcome::Reached(_)) => {
+            wait::print_reached(&mut std::io::stdout().lock(), &session.id, &o, args.json)?;
+            Ok(0)
         }
-    })?;
-    Ok(0)
+        Some(Outcome::Exited(how, _)) => bail!("'{id}' {how} before its turn ended"),
+        Some(_) if crate::lost::holds(&dir, &session.id) => bail!(
+            "'{id}' was lost with its supervisor before its turn ended ('hm status {id}' says more)"
+        ),
+        Some(_) => {
+            client::after_hangup(&dir, &session.id);
+            bail!("'{id}' closed the connection before its turn ended")
+        }
+        None => {
+            let secs = args.timeout.unwrap_or_default();
+            let now = turn
+                .last
+                .map(|l| format!(" (it is {l})"))
+                .unwrap_or_default();
+            bail!("timed out after {secs}s waiting for '{id}' to end its turn{now}")
+        }
+    }
 }
+
+/// How `--wait` tells the end of the turn a send started, from the states
+/// that follow it. A state entered before the send says nothing of it (a
+/// turn over from the last prompt, a shell's prompt as it was): the end is
+/// one entered after, idle or waiting for an answer. An agent's idle
+/// counts once its turn is over, or once it was seen working: Claude Code
+/// clears its prompt before its spinner shows. A program whose state the
+/// input leaves as it was (Enter at a shell's empty prompt) is done once
+/// it has printed since and gone quiet for [`QUIET`].
+struct Turn {
+    /// The session clock as the input was taken; `None` from an older
+    /// supervisor, whose states carry no clock: then only a state after
+    /// work counts.
+    sent_ms: Option<u64>,
+    /// Whether it was seen working after the send.
+    worked: bool,
+    /// The last state seen, for the time-out's words.
+    last: Option<String>,
+}
+
+impl Turn {
+    fn judge(&mut self, r: &StateReport) -> Judged {
+        self.last = Some(r.label());
+        let since = |at: Option<u64>| self.sent_ms.zip(at).is_some_and(|(sent, at)| at >= sent);
+        let entered = since(r.clock_ms.map(|c| c.saturating_sub(r.state_ms)));
+        match r.primary {
+            Primary::Active | Primary::Stuck => {
+                self.worked |= entered || self.sent_ms.is_none();
+                Judged::Not
+            }
+            // After work, any rest is its end (an interrupted turn's too).
+            Primary::Waiting | Primary::Idle if self.worked => Judged::Reached,
+            Primary::Waiting if entered => Judged::Reached,
+            // An agent's idle, once its turn is over: Claude Code clears
+            // its prompt before its spinner shows.
+            Primary::Idle if entered && r.turn_over() != Some(false) => Judged::Reached,
+            // No change it could be told by (Enter at a shell's empty
+            // prompt, a line `cat` takes and asks again): done once it
+            // has printed since the send and gone quiet.
+            Primary::Idle | Primary::Waiting => {
+                let printed = since(r.clock_ms.zip(r.idle_ms).map(|(c, i)| c.saturating_sub(i)));
+                let still = r.idle_ms.unwrap_or(0).min(r.state_ms);
+                match QUIET.checked_sub(std::time::Duration::from_millis(still)) {
+                    _ if !printed => Judged::AskIn(QUIET),
+                    Some(left) if !left.is_zero() => Judged::AskIn(left),
+                    _ => Judged::Reached,
+                }
+            }
+            Primary::Dead | Primary::Unknown => Judged::Not,
+        }
+    }
+}
+
+/// How long a program that showed no change of state after the input
+/// must have been quiet, having printed since, for `--wait` to take its
+/// turn as over; and how often it is asked meanwhile.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// How long after the text `--enter` sends its Enter: past the 120 ms in
 /// which Codex 0.169 reads an Enter after a burst of characters as a new
@@ -270,6 +400,99 @@ const REFUSED_PATIENCE: std::time::Duration = std::time::Duration::from_millis(5
 
 #[cfg(test)]
 mod tests {
+    use super::{Judged, Turn};
+
+    /// A state of `agent` (`None`: a plain program) reported at session
+    /// clock 10 000: in it since `entered`, last output at `printed`.
+    fn report(
+        agent: Option<&str>,
+        state: &str,
+        entered: u64,
+        printed: u64,
+    ) -> crate::protocol::StateReport {
+        let (primary, detail) = state.split_once(" · ").unwrap_or((state, ""));
+        serde_json::from_value(serde_json::json!({
+            "state": primary, "state_byte": 0, "primary": primary,
+            "detail": (!detail.is_empty()).then_some(detail),
+            "health": "alive", "agent": agent, "state_ms": 10_000 - entered,
+            "signals": [], "idle_ms": 10_000 - printed, "clock_ms": 10_000,
+        }))
+        .expect("a report")
+    }
+
+    fn turn() -> Turn {
+        Turn {
+            sent_ms: Some(5_000),
+            worked: false,
+            last: None,
+        }
+    }
+
+    fn reached(j: &Judged) -> bool {
+        matches!(j, Judged::Reached)
+    }
+
+    /// The last turn's end, or a dialog still shown, is not this turn's.
+    #[test]
+    fn a_state_entered_before_the_send_is_not_its_turns_end() {
+        let claude = Some("claude");
+        let over = report(claude, "idle · finished", 1_000, 1_000);
+        assert!(matches!(turn().judge(&over), Judged::AskIn(_)));
+        let asked = report(claude, "waiting · permission", 1_000, 1_000);
+        assert!(matches!(turn().judge(&asked), Judged::AskIn(_)));
+        assert!(reached(&turn().judge(&report(
+            claude,
+            "idle · finished",
+            9_000,
+            9_000
+        ))));
+        assert!(reached(&turn().judge(&report(
+            claude,
+            "waiting · permission",
+            6_000,
+            6_000
+        ))));
+    }
+
+    /// Claude Code clears its prompt before its spinner shows: idle, not
+    /// over, and entered after the send is not the end, unless the turn
+    /// was seen working (an interrupted one ends so).
+    #[test]
+    fn an_agents_idle_ends_its_turn_when_over_or_after_work() {
+        let cleared = report(Some("claude"), "idle · ready", 5_010, 9_990);
+        assert!(matches!(turn().judge(&cleared), Judged::AskIn(_)));
+        let mut t = turn();
+        assert!(matches!(
+            t.judge(&report(Some("claude"), "active · thinking", 5_020, 9_990)),
+            Judged::Not
+        ));
+        assert!(reached(&t.judge(&cleared)));
+        // A shell's idle entered after the send is its end.
+        assert!(reached(&turn().judge(&report(
+            Some("shell"),
+            "idle · ready",
+            5_010,
+            5_010
+        ))));
+        // Work of the last turn, before the send, is not this one's.
+        let mut t = turn();
+        t.judge(&report(Some("claude"), "active · thinking", 4_000, 9_990));
+        assert!(matches!(t.judge(&cleared), Judged::AskIn(_)));
+    }
+
+    /// No change of state: done once it printed after the send and has
+    /// been quiet for QUIET since; asked again until then.
+    #[test]
+    fn no_change_is_done_once_it_printed_and_went_quiet() {
+        let quiet = super::QUIET.as_millis() as u64;
+        let unchanged = |printed| report(None, "idle", 1_000, printed);
+        assert!(matches!(turn().judge(&unchanged(4_000)), Judged::AskIn(d) if d == super::QUIET));
+        assert!(matches!(
+            turn().judge(&unchanged(10_000 - quiet + 100)),
+            Judged::AskIn(d) if d.as_millis() == 100
+        ));
+        assert!(reached(&turn().judge(&unchanged(10_000 - quiet))));
+    }
 
     #[test]
     fn keys_are_named_as_tmux_names_them() {

@@ -42,7 +42,7 @@ fn reached(report: &StateReport, wanted: &[String]) -> bool {
 }
 
 /// How a wait ended.
-enum Outcome {
+pub(super) enum Outcome {
     Reached(StateReport),
     /// How it ended, in `hm kill`'s words when someone asked for the end
     /// (`killed by SIGTERM (exit code 143)`, not a failure's code), and
@@ -75,7 +75,7 @@ fn wants_end(args: &WaitArgs) -> bool {
 /// The outcome of watching `session`, its end read from its record: a
 /// session that ends as it is asked (a program that exits at once)
 /// resets the connection or closes it without its EXIT.
-fn settle(
+pub(super) fn settle(
     dir: &std::path::Path,
     session: &SessionPaths,
     watched: Result<Outcome>,
@@ -98,7 +98,12 @@ fn settle(
 }
 
 /// Prints the state session `plain` reached (or, asked for, its end).
-fn print_reached(out: &mut impl Write, plain: &str, outcome: &Outcome, json: bool) -> Result<()> {
+pub(super) fn print_reached(
+    out: &mut impl Write,
+    plain: &str,
+    outcome: &Outcome,
+    json: bool,
+) -> Result<()> {
     let id = client::shown_id(plain);
     match outcome {
         Outcome::Reached(report) if json => {
@@ -317,18 +322,68 @@ async fn watch(session: &SessionPaths, wanted: &[String], change: bool) -> Resul
         ..Subscribe::default()
     };
     conn::ask(&mut w, &[Request::Subscribe(states)]).await?;
+    // Whether a state reached now counts: with `change`, only once the
+    // session was seen in another.
+    let mut armed = !change;
+    follow(&mut r, &mut w, &session.id, None, |report| {
+        if !armed {
+            armed = !reached(report, wanted);
+            Judged::Not
+        } else if reached(report, wanted) {
+            Judged::Reached
+        } else {
+            Judged::Not
+        }
+    })
+    .await
+}
+
+/// What a wait makes of a state the session is in.
+pub(super) enum Judged {
+    /// The state waited for.
+    Reached,
+    Not,
+    /// Not yet, and the session is to be asked again after this long:
+    /// time passing changes no state, so a wait for quiet is told it
+    /// only by asking.
+    AskIn(Duration),
+}
+
+/// Follows the states pushed on a connection subscribed to them (and
+/// INFO's state, asked after `first_ask` and when `judge` says) until
+/// `judge` says one is reached, the session ends, or the connection does.
+pub(super) async fn follow(
+    r: &mut conn::Reader,
+    w: &mut conn::Writer,
+    id: &str,
+    first_ask: Option<Duration>,
+    mut judge: impl FnMut(&StateReport) -> Judged,
+) -> Result<Outcome> {
     // A wait the program said it is in (a hook, its status reports) before
     // drawing its dialog is held until the dialog is drawn, for a moment:
     // a script reads the dialog (`hm status`, `hm approve --dialog`) next.
     let mut held: Option<(StateReport, tokio::time::Instant)> = None;
-    // Whether a state reached now counts: with `change`, only once the
-    // session was seen in another.
-    let mut armed = !change;
+    // When INFO is to be asked for the state now.
+    let mut ask_at = first_ask.map(|d| tokio::time::Instant::now() + d);
     loop {
-        let frame = match &held {
-            Some((report, by)) => match tokio::time::timeout_at(*by, r.recv()).await {
+        let due = match (&held, ask_at) {
+            (Some((_, by)), Some(at)) => Some((*by).min(at)),
+            (Some((_, by)), None) => Some(*by),
+            (None, at) => at,
+        };
+        let frame = match due {
+            Some(at) => match tokio::time::timeout_at(at, r.recv()).await {
                 Ok(frame) => frame?,
-                Err(_) => return Ok(Outcome::Reached(report.clone())),
+                Err(_) => {
+                    if let Some((report, by)) = &held
+                        && *by <= tokio::time::Instant::now()
+                    {
+                        return Ok(Outcome::Reached(report.clone()));
+                    }
+                    ask_at = None;
+                    conn::ask(w, &[Request::Info]).await?;
+                    continue;
+                }
             },
             None => r.recv().await?,
         };
@@ -340,13 +395,35 @@ async fn watch(session: &SessionPaths, wanted: &[String], change: bool) -> Resul
         let Ok(reply) = conn::decode(f) else {
             continue;
         };
-        match reply {
-            // The end is told by the EXIT that follows, with its code:
-            // taken at the STATE pushed just before it, the line said
-            // `dead` or `exited with code 3` by chance.
-            Reply::State(report) if report.primary == Primary::Dead && held.is_none() => {}
-            Reply::State(report) if !armed => armed = !reached(&report, wanted),
-            Reply::State(report) if reached(&report, wanted) => {
+        let report = match reply {
+            Reply::State(report) => *report,
+            // The state now, as asked; a new label's INFO says nothing
+            // of it.
+            Reply::Info(info) if !info.relabelled => match info.state {
+                Some(report) => report,
+                None => continue,
+            },
+            Reply::Exit(_) if held.is_some() => {
+                return Ok(held.map_or(Outcome::Closed, |(report, _)| Outcome::Reached(report)));
+            }
+            Reply::Exit(code) => return Ok(Outcome::Code(code)),
+            Reply::Error { message, .. } => {
+                bail!(
+                    "'{}' refused: {}",
+                    client::shown_id(id),
+                    crate::paths::sanitize(&message)
+                );
+            }
+            _ => continue,
+        };
+        // The end is told by the EXIT that follows, with its code: taken
+        // at the STATE pushed just before it, the line said `dead` or
+        // `exited with code 3` by chance.
+        if report.primary == Primary::Dead && held.is_none() {
+            continue;
+        }
+        match judge(&report) {
+            Judged::Reached => {
                 let due = crate::verdict::dialog_due_in(
                     report.detail,
                     report.signals.first(),
@@ -358,24 +435,17 @@ async fn watch(session: &SessionPaths, wanted: &[String], change: bool) -> Resul
                             || tokio::time::Instant::now() + Duration::from_millis(ms),
                             |(_, by)| by,
                         );
-                        held = Some((*report, by));
+                        held = Some((report, by));
                     }
-                    None => return Ok(Outcome::Reached(*report)),
+                    None => return Ok(Outcome::Reached(report)),
                 }
             }
             // It moved on before drawing: it was in the state asked for.
-            Reply::State(_) | Reply::Exit(_) if held.is_some() => {
+            Judged::Not | Judged::AskIn(_) if held.is_some() => {
                 return Ok(held.map_or(Outcome::Closed, |(report, _)| Outcome::Reached(report)));
             }
-            Reply::Exit(code) => return Ok(Outcome::Code(code)),
-            Reply::Error { message, .. } => {
-                bail!(
-                    "'{}' refused: {}",
-                    session.id,
-                    crate::paths::sanitize(&message)
-                );
-            }
-            _ => {}
+            Judged::Not => ask_at = None,
+            Judged::AskIn(after) => ask_at = Some(tokio::time::Instant::now() + after),
         }
     }
 }
