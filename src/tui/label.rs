@@ -64,8 +64,14 @@ pub fn key(
                 m.notify(format!("'{id}' ended: its label is as it was"), now);
                 return;
             };
-            let Ok(label) = checked_label(&text) else {
-                return;
+            let label = match checked_label(&text) {
+                Ok(label) => label,
+                // Typed as it was, to mend: a zero-width space pasted alone.
+                Err(why) => {
+                    m.notify(why, now);
+                    m.mode = Mode::Label { id, text };
+                    return;
+                }
             };
             // Said when the session's answer comes.
             p.labelling = true;
@@ -82,6 +88,16 @@ pub fn key(
             };
         }
         KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+            // Said, as the new-session form says it: the key went nowhere.
+            if text.chars().count() >= crate::protocol::LABEL_MAX_CHARS {
+                m.notify(
+                    format!(
+                        "a label is at most {} characters",
+                        crate::protocol::LABEL_MAX_CHARS
+                    ),
+                    now,
+                );
+            }
             push_label(&mut text, c);
             m.mode = Mode::Label { id, text };
         }

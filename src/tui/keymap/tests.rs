@@ -1295,3 +1295,32 @@ fn l_labels_a_running_session_and_says_why_not_an_ended_one() {
         Some("'b' is not running: only a running session takes a new label")
     );
 }
+
+/// A label `L` cannot give is said, not dropped without a word: the 61st
+/// character, and a label of what shows nothing (pasted), which stays
+/// typed to mend.
+#[test]
+fn l_says_why_a_character_or_a_label_is_refused() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    update(&mut m, press(KeyCode::Char('L')), now);
+    typed(&mut m, &"x".repeat(61), now);
+    assert_eq!(notice(&m), "a label is at most 60 characters");
+    let Mode::Label { text, .. } = &m.mode else {
+        panic!("still typing: {:?}", m.mode);
+    };
+    assert_eq!(text.chars().count(), 60);
+    update(&mut m, press(KeyCode::Esc), now);
+    update(&mut m, press(KeyCode::Char('L')), now);
+    update(&mut m, Msg::Paste("\u{200b}\u{200b}".into()), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(notice(&m), "a label is one line of printable text");
+    assert_eq!(
+        m.mode,
+        Mode::Label {
+            id: "a".into(),
+            text: "\u{200b}\u{200b}".into()
+        }
+    );
+}
