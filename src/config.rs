@@ -115,8 +115,9 @@ pub struct AutomationRule {
 
 /// One `[[notify]]` entry: a command run (by `sh -c`, in the session's
 /// supervisor) when the session starts waiting, finishes its work or
-/// exits, with `HM_SESSION_ID`, `HM_EVENT`, `HM_STATE`, `HM_DETAIL` and
-/// (on exit) `HM_EXIT_CODE` in its environment.
+/// exits, with `HM_SESSION_ID`, `HM_LABEL`, `HM_HOST`, `HM_EVENT`,
+/// `HM_STATE`, `HM_DETAIL`, `HM_QUESTION`, `HM_AFTER_MS` and (on exit)
+/// `HM_EXIT_CODE` in its environment (docs/configuration.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotifyRule {
     pub command: String,
@@ -124,6 +125,10 @@ pub struct NotifyRule {
     pub on: Vec<String>,
     /// Not run again for the same session and event sooner than this.
     pub min_interval_ms: u64,
+    /// Run this long after the event instead, if the session is still as
+    /// the event left it (still waiting; idle since it finished): a
+    /// second, louder word to someone who did not come. 0: at once.
+    pub after_ms: u64,
 }
 
 /// One `[[env]]` entry: a variable set in the child's environment.

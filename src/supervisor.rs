@@ -475,13 +475,13 @@ async fn serve(
     ctx.shared.borrow_mut().keep_end(code, record.ended_unix_ms);
     // Told here, not by the state task, which may not run again.
     let last = ctx.shared.borrow_mut().state_now();
-    Notifier::new(opts.notify.clone()).changed(
-        &record.id,
-        None,
-        &last,
-        Some(record.exit_code),
-        ctx.clock.now(),
-    );
+    let told = tracker::Told {
+        id: &record.id,
+        label: record.label.as_deref(),
+        state: &last,
+        exit: Some(record.exit_code),
+    };
+    Notifier::new(opts.notify.clone()).changed(&told, None, ctx.clock.now());
     (code, recorded)
 }
 

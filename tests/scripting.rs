@@ -1533,3 +1533,39 @@ fn send_wait_returns_when_the_turn_it_started_is_over() {
     let out = sb.cmd(&["send", "sh", "hi", "--wait", "--timeout", "-1"]);
     fails_with(&out, 2, "--timeout must be a number of seconds");
 }
+
+/// An entry with `after_ms` runs that long after its event if the session
+/// is still as the event left it: a question answered in time is not
+/// told, one left waiting is, with the session's label, its host and
+/// what it asks.
+#[test]
+fn notify_after_a_delay_tells_only_a_wait_nobody_answered() {
+    let sb = Sandbox::new();
+    let (log, gate, _s) = notifying(
+        &sb,
+        "late $HM_EVENT $HM_SESSION_ID [$HM_LABEL] $HM_AFTER_MS $HM_HOST [$HM_QUESTION]",
+        "on = [\"waiting\"]\nafter_ms = 3000\nmin_interval_ms = 0",
+        &["--id", "asks", "--label", "deploy prod"],
+        "read -p 'Continue? [y/N] ' x; sleep 4; read -p 'Again? [y/N] ' y; exit 0",
+    );
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    common::open_gate(&gate);
+    let waited = sb.cmd(&["wait", "asks", "--state", "waiting", "--timeout", "20"]);
+    assert!(waited.status.success(), "{}", stderr(&waited));
+    let sent = sb.cmd(&["send", "asks", "y", "--enter"]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    common::wait_until("the second question's late notice", || {
+        said().contains("late waiting asks")
+    });
+    let host = nix::unistd::gethostname()
+        .expect("a host name")
+        .into_string()
+        .expect("utf-8");
+    assert_eq!(
+        said(),
+        format!("late waiting asks [deploy prod] 3000 {host} [Again? [y/N]]\n"),
+        "the first question was answered in time"
+    );
+    let screen = stdout(&sb.cmd(&["logs", "asks", "--screen"]));
+    assert!(screen.contains("Again?"), "{screen}");
+}

@@ -61,7 +61,7 @@ const TUI_KEYS: &[&str] = &[
     "keys",
 ];
 const ENV_KEYS: &[&str] = &["name", "value"];
-const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms"];
+const NOTIFY_KEYS: &[&str] = &["command", "on", "min_interval_ms", "after_ms"];
 const HOST_KEYS: &[&str] = &["name", "address", "hm"];
 
 impl Config {
@@ -440,8 +440,10 @@ impl Doc<'_> {
                 command: String::new(),
                 on: NOTIFY_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
                 min_interval_ms: DEFAULT_NOTIFY_INTERVAL_MS,
+                after_ms: 0,
             };
             let mut has_command = false;
+            let mut after = None;
             for (key, value) in in_file_order(entry) {
                 let full = format!("notify.{}", key.get_ref());
                 match key.get_ref().as_ref() {
@@ -478,8 +480,23 @@ impl Doc<'_> {
                         rule.min_interval_ms =
                             self.integer(&full, value, 0..=86_400_000, "milliseconds")?;
                     }
+                    "after_ms" => {
+                        rule.after_ms =
+                            self.integer(&full, value, 0..=86_400_000, "milliseconds")?;
+                        after = Some(value.span());
+                    }
                     _ => return Err(self.unknown(key, "notify", NOTIFY_KEYS)),
                 }
+            }
+            // Nobody is left to wait for after the end: its supervisor
+            // ends with it.
+            if let Some(span) = after
+                && rule.after_ms > 0
+                && rule.on.iter().any(|e| e == "exited")
+            {
+                let reason = "after_ms delays 'waiting' and 'finished', not 'exited' \
+                              (give 'on' without it)";
+                return Err(self.invalid(span, "notify.after_ms", reason));
             }
             if !has_command {
                 let reason = "the entry has no 'command' (each [[notify]] runs one)";
@@ -667,6 +684,31 @@ mod tests {
         );
         assert!(err("[[hosts]]\nname = \"a\"\nport = 2\n").contains("unknown key 'hosts.port'"));
         assert!(err("ssh_command = ' '\n").contains("ssh_command"));
+    }
+
+    /// `after_ms` delays an entry's `waiting` and `finished`; an end has
+    /// nobody left to wait for, and an entry that would tell it late is
+    /// refused where it says so.
+    #[test]
+    fn notify_after_ms_delays_waiting_and_finished_only() {
+        let c = ok("[[notify]]\ncommand = 'true'\non = [\"waiting\"]\nafter_ms = 600000\n");
+        assert_eq!(c.notify[0].after_ms, 600_000);
+        assert_eq!(ok("[[notify]]\ncommand = 'true'\n").notify[0].after_ms, 0);
+        let e = err("[[notify]]\ncommand = 'true'\nafter_ms = 5000\n");
+        assert!(
+            e.contains(":3: invalid value for 'notify.after_ms': after_ms delays 'waiting' and 'finished', not 'exited'"),
+            "{e}"
+        );
+        assert!(
+            ok("[[notify]]\ncommand = 'true'\nafter_ms = 0\n").notify[0]
+                .on
+                .len()
+                == 3
+        );
+        assert!(
+            err("[[notify]]\ncommand = 'true'\non = [\"waiting\"]\nafter_ms = -1\n")
+                .contains("notify.after_ms")
+        );
     }
 
     #[test]

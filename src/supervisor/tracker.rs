@@ -15,11 +15,12 @@ use super::context::Ctx;
 use super::state::SETTLE;
 
 /// Runs the `[[notify]]` commands when a session starts waiting, finishes
-/// its work or exits, each at most once per `min_interval_ms` per event.
-/// An agent has finished when its state says its turn did (see
-/// [`crate::detect::turn_over`]: `idle · finished`, an error, a draft
-/// typed ahead); any other program when it was busy for at least
-/// [`MIN_WORK`] and then idle.
+/// its work or exits, each at most once per `min_interval_ms` per event;
+/// an entry with `after_ms`, that long after the event if the session is
+/// still as it left it. An agent has finished when its state says its
+/// turn did (see [`crate::detect::turn_over`]: `idle · finished`, an
+/// error, a draft typed ahead); any other program when it was busy for at
+/// least [`MIN_WORK`] and then idle.
 #[derive(Debug)]
 pub(super) struct Notifier {
     rules: Vec<crate::config::NotifyRule>,
@@ -29,6 +30,17 @@ pub(super) struct Notifier {
     busy_since: Option<Instant>,
     /// The last state said an agent's turn was over.
     turn_over: bool,
+    /// The entries with `after_ms` whose event came: (rule, event, when
+    /// due).
+    pending: Vec<(usize, &'static str, Instant)>,
+}
+
+/// What a notify command is told besides its event.
+pub(super) struct Told<'a> {
+    pub id: &'a str,
+    pub label: Option<&'a str>,
+    pub state: &'a crate::protocol::StateReport,
+    pub exit: Option<i32>,
 }
 
 impl Notifier {
@@ -38,6 +50,7 @@ impl Notifier {
             last: std::collections::HashMap::new(),
             busy_since: None,
             turn_over: false,
+            pending: Vec::new(),
         }
     }
 
@@ -81,22 +94,35 @@ impl Notifier {
         }
     }
 
+    /// Whether a session in state `now` is still as `event` left it: an
+    /// entry delayed by `after_ms` runs only then.
+    fn still(event: &str, now: &crate::protocol::StateReport) -> bool {
+        use crate::detect::Primary;
+        match event {
+            "waiting" => now.primary == Primary::Waiting,
+            "finished" => now.primary == Primary::Idle,
+            _ => false,
+        }
+    }
+
     pub(super) fn changed(
         &mut self,
-        id: &str,
+        told: &Told<'_>,
         before: Option<crate::detect::Primary>,
-        now: &crate::protocol::StateReport,
-        exit: Option<i32>,
         at: Instant,
     ) {
         use crate::detect::Primary;
         if self.rules.is_empty() {
             return;
         }
+        let now = told.state;
         let finished = self.finished(before, now, at);
+        // Answered, or at work again: what was delayed is owed no more.
+        self.pending
+            .retain(|(_, event, _)| told.exit.is_none() && Self::still(event, now));
         // The end is told once, by the supervisor as it ends (`exit` is
         // given only there): the state task may not run again before.
-        let event = match (before, now.primary, exit) {
+        let event = match (before, now.primary, told.exit) {
             (_, _, Some(_)) => "exited",
             (_, Primary::Dead, None) => return,
             // A session whose first report already waits (a script that
@@ -105,42 +131,90 @@ impl Notifier {
             (_, Primary::Idle, None) if finished => "finished",
             _ => return,
         };
-        for (i, rule) in self.rules.iter().enumerate() {
+        for i in 0..self.rules.len() {
+            let rule = &self.rules[i];
             if !rule.on.iter().any(|e| e == event) {
                 continue;
             }
-            let due = self
-                .last
-                .get(&(i, event))
-                .is_none_or(|&t| at - t >= Duration::from_millis(rule.min_interval_ms));
-            if !due {
+            if rule.after_ms > 0 {
+                let due = at + Duration::from_millis(rule.after_ms);
+                if !self.pending.iter().any(|p| (p.0, p.1) == (i, event)) {
+                    self.pending.push((i, event, due));
+                }
                 continue;
             }
-            self.last.insert((i, event), at);
-            let mut cmd = std::process::Command::new("/bin/sh");
-            cmd.arg("-c")
-                .arg(&rule.command)
-                .env("HM_SESSION_ID", id)
-                .env("HM_EVENT", event)
-                .env("HM_STATE", now.primary.name())
-                .env("HM_DETAIL", now.detail.map_or("", |d| d.name()))
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            if let Some(code) = exit {
-                cmd.env("HM_EXIT_CODE", code.to_string());
+            self.run(i, event, told, at);
+        }
+    }
+
+    /// Runs the delayed entries that are due, the session still as their
+    /// event left it (a change since dropped the others).
+    pub(super) fn due(&mut self, told: &Told<'_>, at: Instant) {
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| p.2 <= at);
+        self.pending = later;
+        for (i, event, _) in due {
+            if Self::still(event, told.state) {
+                self.run(i, event, told, at);
             }
-            match cmd.spawn() {
-                // Reaped by a thread of its own, so that no zombie stays
-                // and the supervisor's own waitpid (of its program) is not
-                // confused.
-                Ok(mut child) => {
-                    std::thread::spawn(move || {
-                        let _ = child.wait();
-                    });
-                }
-                Err(e) => warn!("cannot run the notify command: {e}"),
+        }
+    }
+
+    /// When the next delayed entry is due, if one is.
+    pub(super) fn next_due(&self) -> Option<Instant> {
+        self.pending.iter().map(|p| p.2).min()
+    }
+
+    /// Runs entry `i` for `event`, unless it ran for it within its
+    /// `min_interval_ms`.
+    fn run(&mut self, i: usize, event: &'static str, told: &Told<'_>, at: Instant) {
+        let rule = &self.rules[i];
+        let due = self
+            .last
+            .get(&(i, event))
+            .is_none_or(|&t| at - t >= Duration::from_millis(rule.min_interval_ms));
+        if !due {
+            return;
+        }
+        self.last.insert((i, event), at);
+        let now = told.state;
+        let question = now
+            .dialog
+            .as_ref()
+            .and_then(|d| d.subject.as_deref())
+            .unwrap_or("");
+        let host = nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .unwrap_or_default();
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(&rule.command)
+            .env("HM_SESSION_ID", told.id)
+            .env("HM_LABEL", told.label.unwrap_or(""))
+            .env("HM_HOST", host)
+            .env("HM_EVENT", event)
+            .env("HM_STATE", now.primary.name())
+            .env("HM_DETAIL", now.detail.map_or("", |d| d.name()))
+            .env("HM_QUESTION", question)
+            .env("HM_AFTER_MS", rule.after_ms.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(code) = told.exit {
+            cmd.env("HM_EXIT_CODE", code.to_string());
+        }
+        match cmd.spawn() {
+            // Reaped by a thread of its own, so that no zombie stays and
+            // the supervisor's own waitpid (of its program) is not
+            // confused.
+            Ok(mut child) => {
+                std::thread::spawn(move || {
+                    let _ = child.wait();
+                });
             }
+            Err(e) => warn!("cannot run the notify command: {e}"),
         }
     }
 }
@@ -185,10 +259,19 @@ pub(super) async fn track_state(
             #[cfg(test)]
             ctx.last_look.set(Some(ctx.clock.now()));
             s.facts_may_lag(false);
-            if moved {
-                if let Some(now) = s.reported() {
-                    notifier.changed(&s.info().id, before, now, None, ctx.clock.now());
+            if let Some(state) = s.reported() {
+                let told = Told {
+                    id: &s.info().id,
+                    label: s.info().label.as_deref(),
+                    state,
+                    exit: None,
+                };
+                if moved {
+                    notifier.changed(&told, before, ctx.clock.now());
                 }
+                notifier.due(&told, ctx.clock.now());
+            }
+            if moved {
                 changed.send_replace(());
             }
             if s.is_over() {
@@ -248,7 +331,9 @@ pub(super) async fn track_state(
                     give_back = Some(ctx.clock.now() + GIVE_BACK_AFTER);
                 }
                 () = ctx.wakes.look.notified() => break,
-                () = super::sleep_until(wake.into_iter().chain(give_back).min()) => break,
+                () = super::sleep_until(
+                    wake.into_iter().chain(give_back).chain(notifier.next_due()).min()
+                ) => break,
             }
         }
     }
