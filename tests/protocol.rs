@@ -345,6 +345,38 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     });
 }
 
+/// Of two people's terminals, the one typed into takes its size back:
+/// the program draws for the window someone works in, not the other,
+/// which attached later or was resized since (as tmux's `window-size
+/// latest`).
+#[test]
+fn the_terminal_typed_into_takes_its_size_back() {
+    let sb = Sandbox::new();
+    let s = size_teller(&sb, "typed");
+    let size = |cols, rows| Size { cols, rows }.encode();
+    let mut big = s.raw();
+    big.send(ClientType::Resize as u8, &size(120, 34));
+    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 1: 34 120");
+    let mut small = s.raw();
+    small.send(ClientType::Resize as u8, &size(60, 19));
+    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    small.send(ClientType::Input as u8, b"\n");
+    small.output_until(b"line 2: 19 60");
+    big.send(ClientType::Input as u8, b"\n");
+    big.output_until(b"line 3: 34 120");
+    small.send(ClientType::Input as u8, b"\n");
+    small.output_until(b"line 4: 19 60");
+    // Not a client that is no terminal (a dashboard typing into its
+    // pane): its size stays held.
+    let mut dashboard = s.raw();
+    dashboard.send(ClientType::Subscribe as u8, &[]);
+    dashboard.send(ClientType::Resize as u8, &size(48, 14));
+    dashboard.send(ClientType::Input as u8, b"\n");
+    dashboard.output_until(b"line 5: 19 60");
+}
+
 /// As [`size_teller`], on the alternate screen, as a full-screen program.
 fn full_screen_size_teller(sb: &Sandbox, id: &str) -> common::Session {
     sb.start(

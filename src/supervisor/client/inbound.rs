@@ -198,6 +198,18 @@ impl Inbound {
         out: &mut Outbound,
     ) {
         if kind == ClientType::Input {
+            // The terminal typed into is the one a person works at: it
+            // takes its size back from another that attached or was
+            // resized since (tmux's `window-size latest`). Kept, the
+            // program drew for the other window, cut or wrapped in this
+            // one, until this one was resized.
+            if role.terminal
+                && let Some(size) = role.asked
+                && size != ctx.shared.borrow().terminal_size()
+            {
+                debug!(conn = id, "typed into: its size again");
+                resize(size, ctx, id, role);
+            }
             self.input(0..self.input.bytes.len(), ctx, id, role, out);
             return;
         }
