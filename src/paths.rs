@@ -136,27 +136,43 @@ pub fn printable(s: &str) -> String {
 /// and `hm status` on a shared screen do not show it. A word the shell
 /// would split or expand is quoted, so the line reads as the command it is
 /// and pastes as one (`sh -c 'echo hi; exit 3'`). `--json` gives the words
-/// as they are.
+/// unquoted, their secrets hidden alike ([`without_secrets`]).
 pub fn command_for_people(words: &[String]) -> String {
-    let mut shown: Vec<String> = Vec::with_capacity(words.len());
+    let shown: Vec<String> = without_secrets(words)
+        .into_iter()
+        .map(|w| match w {
+            std::borrow::Cow::Borrowed(w) => quoted(w),
+            std::borrow::Cow::Owned(hidden) => hidden,
+        })
+        .collect();
+    printable(&shown.join(" "))
+}
+
+/// A command's words with the value of each setting or option that names
+/// a secret replaced by `…` (see [`command_for_people`]); the others as
+/// they are (borrowed). What `--json` gives too: a status pasted into a
+/// bug report carried the key whole.
+pub fn without_secrets(words: &[String]) -> Vec<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    let mut shown = Vec::with_capacity(words.len());
     let mut hide_next = false;
     for w in words {
         if std::mem::take(&mut hide_next) {
-            shown.push("…".to_owned());
+            shown.push(Cow::Owned("…".to_owned()));
             continue;
         }
         match w.split_once('=') {
             Some((name, _)) if names_a_secret(name.trim_start_matches('-')) => {
-                shown.push(format!("{name}=…"));
+                shown.push(Cow::Owned(format!("{name}=…")));
             }
             None if w.starts_with("--") && names_a_secret(&w[2..]) => {
                 hide_next = true;
-                shown.push(w.clone());
+                shown.push(Cow::Borrowed(w.as_str()));
             }
-            _ => shown.push(quoted(w)),
+            _ => shown.push(Cow::Borrowed(w.as_str())),
         }
     }
-    printable(&shown.join(" "))
+    shown
 }
 
 /// `word` as a shell reads it back: quoted when it has a character the

@@ -1172,3 +1172,56 @@ fn hm_label_renames_a_running_session() {
     assert!(!gone.status.success());
     assert_eq!(stderr(&gone).lines().count(), 1, "{}", stderr(&gone));
 }
+
+/// A secret on the command line (`KEY=...` for `env`, `--api-key X`) is
+/// `…` in `hm ls`, `hm status` and their JSON alike: the JSON carried it
+/// whole, to be pasted into a bug report.
+#[test]
+fn secrets_in_the_command_are_hidden_in_json_as_in_text() {
+    let sb = Sandbox::new();
+    let _s = sb.start(
+        "sec",
+        &[],
+        &[
+            "env",
+            "OPENAI_API_KEY=sk-live-42",
+            "sh",
+            "-c",
+            "sleep 30",
+            "--api-key",
+            "sk-other-7",
+        ],
+    );
+    let outputs = [
+        sb.cmd(&["ls"]),
+        sb.cmd(&["ls", "--json"]),
+        sb.cmd(&["status", "sec"]),
+        sb.cmd(&["status", "sec", "--json"]),
+    ];
+    assert!(
+        stdout(&outputs[2]).contains("state:    idle"),
+        "still running"
+    );
+    for out in &outputs {
+        let text = stdout(out);
+        assert!(out.status.success(), "{}", stderr(out));
+        assert!(text.contains("OPENAI_API_KEY=…"), "{text}");
+        assert!(
+            !text.contains("sk-live-42") && !text.contains("sk-other-7"),
+            "{text}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_slice(&outputs[3].stdout).expect("status --json");
+    assert_eq!(
+        v["command"],
+        serde_json::json!([
+            "env",
+            "OPENAI_API_KEY=…",
+            "sh",
+            "-c",
+            "sleep 30",
+            "--api-key",
+            "…"
+        ])
+    );
+}

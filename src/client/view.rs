@@ -59,6 +59,9 @@ pub struct SessionView {
     pub idle_ms: Option<u64>,
     pub pid: Option<u32>,
     pub supervisor_pid: Option<u32>,
+    /// The command's words, secrets hidden (see
+    /// [`crate::paths::without_secrets`]) in the JSON too.
+    #[serde(serialize_with = "secrets_hidden")]
     pub command: Option<Vec<String>>,
     pub workdir: Option<String>,
     /// Where its program is now (a shell's after `cd`); a lost session's
@@ -378,6 +381,18 @@ fn primary_of(state: u8) -> &'static str {
 #[allow(clippy::ptr_arg)] // serde hands the field as it is
 fn as_named<S: serde::Serializer>(id: &String, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&super::named_id(id))
+}
+
+/// Serializes a command's words as [`crate::paths::without_secrets`] has them.
+fn secrets_hidden<S: serde::Serializer>(
+    words: &Option<Vec<String>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    words
+        .as_deref()
+        .map(crate::paths::without_secrets)
+        .serialize(s)
 }
 
 #[cfg(test)]
