@@ -1527,6 +1527,26 @@ fn send_wait_returns_when_the_turn_it_started_is_over() {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = send(&["exit 3", "--enter"]);
     fails_with(&out, 1, "'sh' exited with code 3 before its turn ended");
+    // A program known by its process alone, reading its terminal as the
+    // line comes, is done when it reads again: not while it computes
+    // without a word, which its idle threshold calls idle.
+    let _reader = bg(
+        &sb,
+        &["--id", "rd", "--idle-threshold-ms", "300"],
+        &[
+            "sh",
+            "-c",
+            "while read l; do sleep 2; echo got-$l-$((6*7)); done",
+        ],
+    );
+    common::wait_until("the reader to read", || {
+        stdout(&sb.cmd(&["status", "rd"])).contains("waiting · input")
+    });
+    let out = sb.cmd(&["send", "rd", "x", "--enter", "--wait", "--timeout", "30"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "rd: waiting · input\n");
+    let logs = stdout(&sb.cmd(&["logs", "rd"]));
+    assert!(logs.contains("got-x-42"), "{logs}");
     // The time-out is --wait's.
     let out = sb.cmd(&["send", "sh", "hi", "--timeout", "1"]);
     fails_with(&out, 2, "--wait");

@@ -231,7 +231,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         Some(e) if bytes.is_empty() => (e, None),
         e => (&bytes[..], e),
     };
-    let (mut r, mut w, sent_ms) = rt
+    let (mut r, mut w, before) = rt
         .block_on(client::answered(&session.id, async {
             let (mut r, mut w) = conn::connect(&session.sock).await?;
             // With --wait, the states are followed from before the first
@@ -243,7 +243,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 };
                 conn::ask(&mut w, &[Request::Subscribe(states)]).await?;
             }
-            let mut sent_ms = None;
+            let mut before = None;
             // INPUT has no answer; the STATUS after it is answered only
             // once the supervisor has taken the input, so the command
             // returns when the bytes are on their way to the program.
@@ -265,14 +265,12 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
                 loop {
                     match r.expect().await? {
                         Reply::Status(_) => break,
-                        Reply::Info(info) if !info.relabelled => {
-                            sent_ms = info.state.and_then(|s| s.clock_ms);
-                        }
+                        Reply::Info(info) if !info.relabelled => before = info.state,
                         _ => {}
                     }
                 }
             }
-            Ok((r, w, sent_ms))
+            Ok((r, w, before))
         }))
         .map_err(|e| {
             // Refused as the program has exited (the supervisor is about to
@@ -289,11 +287,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
     if !args.wait {
         return Ok(0);
     }
-    let mut turn = Turn {
-        sent_ms,
-        worked: false,
-        last: None,
-    };
+    let mut turn = Turn::after(before.as_ref());
     let limit = args.timeout.map(std::time::Duration::from_secs_f64);
     let watched = rt.block_on(async {
         let follow = wait::follow(&mut r, &mut w, &session.id, Some(QUIET), |report| {
@@ -345,6 +339,12 @@ struct Turn {
     /// supervisor, whose states carry no clock: then only a state after
     /// work counts.
     sent_ms: Option<u64>,
+    /// A program hm knows only by its process (no agent, no shell) was
+    /// reading its terminal as the input came (a REPL at its prompt,
+    /// `bc`): its turn is over when it reads again. Quiet is no end for
+    /// it: `time.sleep(5)` typed into `python3` is idle by the timing,
+    /// and was taken as done three seconds in.
+    reads: bool,
     /// Whether it was seen working after the send.
     worked: bool,
     /// The last state seen, for the time-out's words.
@@ -352,6 +352,21 @@ struct Turn {
 }
 
 impl Turn {
+    /// The turn of an input taken with the session in state `at_send`
+    /// (INFO's, asked with the input).
+    fn after(at_send: Option<&StateReport>) -> Turn {
+        Turn {
+            sent_ms: at_send.and_then(|s| s.clock_ms),
+            reads: at_send.is_some_and(|s| {
+                s.primary == Primary::Waiting
+                    && s.detail == Some(Detail::Input)
+                    && s.agent.is_none()
+            }),
+            worked: false,
+            last: None,
+        }
+    }
+
     fn judge(&mut self, r: &StateReport) -> Judged {
         self.last = Some(r.label());
         let since = |at: Option<u64>| self.sent_ms.zip(at).is_some_and(|(sent, at)| at >= sent);
@@ -361,6 +376,8 @@ impl Turn {
                 self.worked |= entered || self.sent_ms.is_none();
                 Judged::Not
             }
+            // Computing without a word, not reading: not done.
+            Primary::Idle if self.reads => Judged::Not,
             // After work, any rest is its end (an interrupted turn's too).
             Primary::Waiting | Primary::Idle if self.worked => Judged::Reached,
             Primary::Waiting if entered => Judged::Reached,
@@ -368,9 +385,10 @@ impl Turn {
             // its prompt before its spinner shows.
             Primary::Idle if entered && r.turn_over() != Some(false) => Judged::Reached,
             // No change it could be told by (Enter at a shell's empty
-            // prompt, a line `cat` takes and asks again): done once it
-            // has printed since the send and gone quiet.
-            Primary::Idle | Primary::Waiting => {
+            // prompt, a line `cat` takes and asks again), or none that
+            // decides (`input()` in a Python started from a shell): done
+            // once it has printed since the send and gone quiet.
+            Primary::Idle | Primary::Waiting | Primary::Unknown => {
                 let printed = since(r.clock_ms.zip(r.idle_ms).map(|(c, i)| c.saturating_sub(i)));
                 let still = r.idle_ms.unwrap_or(0).min(r.state_ms);
                 match QUIET.checked_sub(std::time::Duration::from_millis(still)) {
@@ -379,7 +397,7 @@ impl Turn {
                     _ => Judged::Reached,
                 }
             }
-            Primary::Dead | Primary::Unknown => Judged::Not,
+            Primary::Dead => Judged::Not,
         }
     }
 }
@@ -420,12 +438,16 @@ mod tests {
         .expect("a report")
     }
 
+    /// The turn of an input sent at clock 5 000 to `agent` in `state`.
+    fn sent_to(agent: Option<&str>, state: &str) -> Turn {
+        let mut at = report(agent, state, 1_000, 1_000);
+        at.clock_ms = Some(5_000);
+        at.state_ms = 4_000;
+        Turn::after(Some(&at))
+    }
+
     fn turn() -> Turn {
-        Turn {
-            sent_ms: Some(5_000),
-            worked: false,
-            last: None,
-        }
+        sent_to(Some("claude"), "idle · finished")
     }
 
     fn reached(j: &Judged) -> bool {
@@ -478,6 +500,40 @@ mod tests {
         let mut t = turn();
         t.judge(&report(Some("claude"), "active · thinking", 4_000, 9_990));
         assert!(matches!(t.judge(&cleared), Judged::AskIn(_)));
+    }
+
+    /// A plain program reading its terminal as the input came (a REPL)
+    /// is done when it reads again, not when it is quiet: idle is it
+    /// computing. Unknown, with output since the send and quiet, is done.
+    #[test]
+    fn a_program_that_read_ends_its_turn_reading_again() {
+        let mut t = sent_to(None, "waiting · input");
+        assert!(matches!(
+            t.judge(&report(None, "active", 5_010, 5_500)),
+            Judged::Not
+        ));
+        assert!(matches!(
+            t.judge(&report(None, "idle", 6_000, 5_500)),
+            Judged::Not
+        ));
+        assert!(reached(&t.judge(&report(
+            None,
+            "waiting · input",
+            9_000,
+            9_000
+        ))));
+        // A shell at `read` answered is done at its prompt.
+        let mut t = sent_to(Some("shell"), "waiting · input");
+        assert!(reached(&t.judge(&report(
+            Some("shell"),
+            "idle · ready",
+            5_010,
+            5_010
+        ))));
+        let unsure = report(Some("shell"), "unknown", 5_010, 5_010);
+        assert!(reached(
+            &sent_to(Some("shell"), "idle · ready").judge(&unsure)
+        ));
     }
 
     /// No change of state: done once it printed after the send and has
