@@ -1324,3 +1324,42 @@ fn l_says_why_a_character_or_a_label_is_refused() {
         }
     );
 }
+
+/// At 80x24 a labelled agent's pane says its label before the badge's
+/// detail, with the letter of its kind of work (`T` thinking, as the
+/// legend has it) and the time: `cc2 essay on… ─── T 56s`; it said
+/// `cc2 ess… ── A think 56s`.
+#[test]
+fn a_narrow_title_keeps_the_label_and_the_kind_of_work() {
+    let now = Instant::now();
+    let mut m = model(80, 24);
+    live(
+        &mut m,
+        &["cc1", "cc2", "sh", "top", "py", "logs", "build", "yn"],
+        now,
+    );
+    m.pane_mut("cc2").expect("pane").label = Some("essay on rust".into());
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": "active",
+        "state_byte": ProcessState::Active.as_byte(),
+        "primary": "active",
+        "detail": "thinking",
+        "health": "alive",
+        "agent": "claude",
+        "state_ms": 56_000,
+        "signals": [],
+    }))
+    .expect("a state report");
+    update(&mut m, st("cc2", ProcessState::Active, 56_000), now);
+    update(
+        &mut m,
+        Msg::Session("cc2".into(), SessionMsg::State(r)),
+        now,
+    );
+    let text = screen_text(&m, now);
+    let title = text
+        .lines()
+        .find(|l| l.contains("cc2"))
+        .expect("cc2's title");
+    assert!(title.contains("cc2 essay on… ─── T 56s"), "{title}");
+}

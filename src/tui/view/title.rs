@@ -45,9 +45,13 @@ pub struct Fitted {
 }
 
 /// Fits the title into a pane `width` columns wide (its corners
-/// included). `badges` are the badge's forms, longest first. The label
-/// gets what room the rest leaves, and when that is none, a shorter badge
-/// (not the shortest) that leaves it some.
+/// included). `badges` are the badge's forms, longest first, the state's
+/// letter alone last. A label, a person's name for the session, comes
+/// before the badge's detail: the longest badge that leaves it whole,
+/// else the letter and the time (the last form but one) with as much of
+/// it as fits; the letter alone only if nothing of the label fits
+/// otherwise. (`cc2 ess… A think 56s` at 80x24 said `think` and lost the
+/// name `L` gave it.)
 pub fn fit(
     id: &str,
     label: Option<&str>,
@@ -60,19 +64,23 @@ pub fn fit(
     let Some(label) = label.filter(|l| !l.is_empty()) else {
         return first;
     };
-    if let Some(t) = with_label(first.clone(), label, room) {
-        return t;
-    }
-    // The longest badge left no room: one of its shorter forms (but for
-    // the shortest, which is the state's letter alone) with a few of the
-    // label's columns. The badge comes before the label: with none that
-    // fits so, the title is as it was without the label.
-    let kept = label.width().min(LABEL_KEPT) + 1 + RULE_BEFORE_BADGE - MIN_RULE;
+    let spare = |n: usize| n + 1 + RULE_BEFORE_BADGE - MIN_RULE;
     let shorter = &badges[..badges.len().saturating_sub(1)];
-    Some(fit_badge(id, attention, shorter, room, kept))
-        .filter(|t| !t.badge.is_empty())
-        .and_then(|t| with_label(t, label, room))
-        .unwrap_or(first)
+    let timed = &badges[badges.len().saturating_sub(2)..badges.len().saturating_sub(1)];
+    let tries = [
+        (shorter, spare(label.width())),
+        (timed, spare(label.width().min(LABEL_KEPT))),
+        (timed, spare(3)),
+    ];
+    for (forms, keep) in tries {
+        let t = fit_badge(id, attention, forms, room, keep);
+        if !t.badge.is_empty()
+            && let Some(t) = with_label(t, label, room)
+        {
+            return t;
+        }
+    }
+    with_label(first.clone(), label, room).unwrap_or(first)
 }
 
 /// The id, the attention mark and the longest badge that fit with `keep`
@@ -184,12 +192,20 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
         return vec!["…".into()];
     };
     let name = crate::classify::state_name(state);
-    let letter = letter(state);
     let detail = p
         .report
         .as_ref()
         .filter(|r| r.state_byte == state)
         .and_then(|r| r.detail);
+    // An agent's work by its kind, as the legend (`b`) has the letters:
+    // its state byte says only active.
+    let kind = match detail.map(|d| d.name()) {
+        Some("thinking") => "T",
+        Some("streaming" | "responding") => "S",
+        Some("tool_use" | "using_tools") => "U",
+        _ => letter(state),
+    };
+    let letter = letter(state);
     let long = |s: String| match ms {
         Some(ms) => format!("{s} {}", clock_ms(ms)),
         None => s,
@@ -206,8 +222,8 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
         }
         None => forms.push(short(name.to_owned())),
     }
-    forms.push(short(letter.to_owned()));
-    forms.push(letter.to_owned());
+    forms.push(short(kind.to_owned()));
+    forms.push(kind.to_owned());
     forms
 }
 
@@ -353,32 +369,31 @@ mod tests {
 
     #[test]
     fn the_badge_shortens_first_and_the_label_takes_what_is_left() {
-        // 3 columns at 80x24: 26 wide. The id is whole, the badge short.
+        // 3 columns at 80x24: 26 wide. The id is whole, the label before
+        // the detail, the time kept.
         let t = fit("cc2", Some("the api tests"), false, &waiting(), 26);
         assert_eq!(t.id, "cc2");
-        assert_eq!(t.badge, "W perm 33s");
-        assert_eq!(t.label.as_deref(), Some("the…"));
-        // The label is cut before it goes, two columns of the border short
-        // of the badge.
+        assert_eq!(t.badge, "W 33s");
+        assert_eq!(t.label.as_deref(), Some("the api…"));
+        // Whole, with the longest badge that leaves it so.
         let t = fit("cc2", Some("the api tests"), false, &waiting(), 44);
-        assert_eq!(t.badge, "waiting · permission 32.9s");
-        assert_eq!(t.label.as_deref(), Some("the a…"));
-        assert_eq!(used(&t), 41);
-        // A label that fits leaves the same rule.
-        let t = fit("cc2", Some("the api"), false, &waiting(), 44);
-        assert_eq!(t.label.as_deref(), Some("the a…"));
+        assert_eq!(t.badge, "W perm 33s");
+        assert_eq!(t.label.as_deref(), Some("the api tests"));
         let t = fit("cc2", Some("api"), false, &waiting(), 44);
         assert_eq!(t.label.as_deref(), Some("api"));
+        assert_eq!(t.badge, "waiting · permission 32.9s");
+        // Two columns of the border between a label and the badge.
+        let t = fit("cc2", Some("the api"), false, &waiting(), 44);
+        assert_eq!(t.badge, "W perm 33s");
+        assert!(used(&t) < 42, "{t:?}");
     }
 
     #[test]
     fn a_label_keeps_a_few_columns_before_the_badge_is_long() {
-        // The longest badge that fits leaves the label nothing: a shorter
-        // one leaves it some.
         let t = fit("agent007", Some("backend"), false, &waiting(), 30);
         assert_eq!(
             (t.badge.as_str(), t.label.as_deref()),
-            ("W perm 33s", Some("ba…"))
+            ("W 33s", Some("backend"))
         );
         let t = fit("agent007", Some("backend"), false, &waiting(), 28);
         assert_eq!(
