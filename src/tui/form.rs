@@ -131,12 +131,14 @@ pub fn key(
             m.mode = Mode::Grid;
             return;
         }
-        // None typed: named after the command once it is known.
-        (KeyCode::Enter, NewStep::Id) if unnamed(m, &id) => {
+        // None typed: named after the command once it is known. Tab goes
+        // on from the id as Enter does: ignored, the command typed next
+        // went into the id (`logstail -f ...`).
+        (KeyCode::Enter | KeyCode::Tab, NewStep::Id) if unnamed(m, &id) => {
             to_command(m, id, command);
             return;
         }
-        (KeyCode::Enter, NewStep::Id) => {
+        (KeyCode::Enter | KeyCode::Tab, NewStep::Id) => {
             // `host:id` starts it on that machine.
             let plain = match crate::remote::split_target(&id) {
                 Some((host, plain)) if m.hosts.iter().any(|h| h == host) => plain,
@@ -208,7 +210,17 @@ pub fn key(
             }
             return;
         }
-        (KeyCode::Tab | KeyCode::BackTab, NewStep::Id) => return,
+        (KeyCode::BackTab, NewStep::Id) => return,
+        // Back to the id from the command, to mend it: Enter or Tab there
+        // checks it again.
+        (KeyCode::BackTab, NewStep::Command) => {
+            m.mode = Mode::NewSession {
+                step: NewStep::Id,
+                id,
+                command,
+            };
+            return;
+        }
         (KeyCode::Tab | KeyCode::BackTab, _) => {
             let order = [
                 NewStep::Command,
@@ -379,6 +391,37 @@ mod tests {
     use crate::tui::model::{Effect, Mode, NewStep};
     use crate::tui::update::harness::*;
     use crate::tui::update::update;
+
+    /// Tab goes on from the id as Enter does, checking it, and Shift-Tab
+    /// from the command goes back to it: a Tab after the id was dropped,
+    /// and the command typed next went into the id.
+    #[test]
+    fn tab_goes_on_from_the_id_and_shift_tab_back_to_it() {
+        let now = Instant::now();
+        let mut m = model(100, 31);
+        update(&mut m, press(KeyCode::Char('n')), now);
+        typed(&mut m, "logs", now);
+        update(&mut m, press(KeyCode::Tab), now);
+        typed(&mut m, "tail -f x", now);
+        let at = |m: &crate::tui::model::Model| match &m.mode {
+            Mode::NewSession { step, id, command } => (*step, id.clone(), command.clone()),
+            other => panic!("not in the form: {other:?}"),
+        };
+        assert_eq!(
+            at(&m),
+            (NewStep::Command, "logs".into(), "tail -f x".into())
+        );
+        update(&mut m, press(KeyCode::BackTab), now);
+        update(&mut m, press(KeyCode::Backspace), now);
+        typed(&mut m, "/", now);
+        update(&mut m, press(KeyCode::Tab), now);
+        assert_eq!(at(&m).0, NewStep::Id, "an id checked at Tab too");
+        assert!(
+            notice(&m).starts_with("'log/' cannot be an id"),
+            "{}",
+            notice(&m)
+        );
+    }
 
     #[test]
     fn the_form_starts_empty_and_offers_the_classifiers_after_the_label() {
