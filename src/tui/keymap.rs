@@ -484,22 +484,22 @@ fn next_attention(m: &mut Model, now: Instant) {
             m.notify(format!("only '{id}', selected, {what}"), now);
         }
         None => {
-            // Those the filter hides are said: `no session needs
-            // attention` beside the footer's `1 needs you` read as a
-            // contradiction.
+            // Those the filter hides: Tab is the way to who needs you, so
+            // the filter goes, said (it said only that the filter hid
+            // them, beside the footer's `⇥ next`).
             let hidden = m
                 .panes
                 .iter()
-                .filter(|p| (p.waiting() || p.attention) && !ids.contains(&p.id))
-                .count();
-            let text = match hidden {
-                0 => "no session needs attention".to_owned(),
-                n => format!(
-                    "no session shown needs attention; the filter hides {n} that {}",
-                    if n == 1 { "does" } else { "do" }
-                ),
-            };
-            m.notify(text, now);
+                .any(|p| (p.waiting() || p.attention) && !ids.contains(&p.id));
+            if hidden && !m.filter.is_empty() {
+                let filter = std::mem::take(&mut m.filter);
+                m.page = 0;
+                next_attention(m, now);
+                let to = m.selected.clone().unwrap_or_default();
+                m.notify(format!("filter '{filter}' cleared: it hid '{to}'"), now);
+                return;
+            }
+            m.notify("no session needs attention", now);
         }
     }
 }

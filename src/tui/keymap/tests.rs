@@ -1229,11 +1229,11 @@ fn the_filter_finds_a_session_by_its_label() {
     assert_eq!(m.visible_ids(), ["cc2"]);
 }
 
-/// Tab with a filter that hides the one that needs you says so: `no
-/// session needs attention` beside the footer's `1 needs you` read as a
-/// contradiction.
+/// Tab with a filter that hides the one that needs you clears it and
+/// goes there, saying so: it only said the filter hid one, beside the
+/// footer's `⇥ next`.
 #[test]
-fn tab_says_what_the_filter_hides() {
+fn tab_clears_a_filter_that_hides_who_needs_you() {
     let now = Instant::now();
     let mut m = model(160, 49);
     live(&mut m, &["a", "b"], now);
@@ -1241,10 +1241,9 @@ fn tab_says_what_the_filter_hides() {
     typed(&mut m, "/a", now);
     update(&mut m, press(KeyCode::Enter), now);
     update(&mut m, press(KeyCode::Tab), now);
-    assert_eq!(
-        m.notice.as_ref().map(|(t, _)| t.as_str()),
-        Some("no session shown needs attention; the filter hides 1 that does")
-    );
+    assert_eq!(m.selected.as_deref(), Some("b"));
+    assert_eq!(m.filter, "");
+    assert_eq!(notice(&m), "filter 'a' cleared: it hid 'b'");
 }
 
 /// `Tab` with none needing you says so; once one does, the next `Tab`
