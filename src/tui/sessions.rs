@@ -232,7 +232,10 @@ pub fn ended(m: &mut Model, records: Vec<crate::ended::Ended>, now: Instant, fx:
             let how = crate::client::exited_with(r.exit_code, r.killed);
             Calls::new(m.bell, m.desktop, false).ring(fx, &r.id, &how);
         }
-        p.attention = left.is_some_and(|t| r.ended_unix_ms > t)
+        // With no quit before to go by (the first dashboard here), a
+        // failure is news all the same: it went unmarked and uncounted.
+        let failed = r.exit_code != 0 && !r.killed;
+        p.attention = left.map_or(failed, |t| r.ended_unix_ms > t)
             || marked
             || seen_ending
             || renewed.contains(&r.id);

@@ -216,6 +216,14 @@ fn the_page_says_where_others_wait() {
             .to_owned()
     };
     assert!(footer(&m).ends_with("page 1/2, W on 2"), "{}", footer(&m));
+    // And where news not looked at is: a failure on page 2 said nothing
+    // on page 1.
+    m.pane_mut("p10").expect("pane").attention = true;
+    assert!(
+        footer(&m).ends_with("page 1/2, W on 2, ● on 2"),
+        "{}",
+        footer(&m)
+    );
     update(&mut m, press(KeyCode::Tab), now);
     assert!(footer(&m).ends_with("page 2/2"), "{}", footer(&m));
 }

@@ -299,20 +299,49 @@ fn the_footer_says_killed_once_the_record_says_so() {
 
 /// A session that ended after the dashboard was last quit asks for a
 /// look when the dashboard comes back, as one seen ending would; one that
-/// ended before it was quit had been seen, and one with no record of the
-/// dashboard's last run is not claimed either way.
+/// ended before it was quit had been seen. With no record of the
+/// dashboard's last run (the first here), a failure asks for a look (it
+/// went unmarked, uncounted, skipped by Tab); an end asked for or a
+/// success is not claimed.
 #[test]
 fn sessions_that_ended_since_the_dashboard_was_left_are_marked() {
     let now = Instant::now();
     let left = crate::clock::unix_ms() - 60_000;
-    for (last_run, marked) in [(Some(left), (false, true)), (None, (false, false))] {
+    let cases = [
+        (Some(left), (false, true, true, false)),
+        (None, (false, false, true, false)),
+    ];
+    for (last_run, marked) in cases {
         let mut m = model(160, 49);
         m.left_unix_ms = last_run;
         // `a-old` first: the selected pane is looked at already.
-        let records = vec![record("a-old", left - 1_000), record("b-new", left + 1_000)];
+        let failed = crate::ended::Ended {
+            exit_code: 3,
+            ..record("c-failed", left + 2_000)
+        };
+        let killed = crate::ended::Ended {
+            exit_code: 143,
+            killed: true,
+            ..record("d-killed", left - 2_000)
+        };
+        let records = vec![
+            record("a-old", left - 1_000),
+            record("b-new", left + 1_000),
+            failed,
+            killed,
+        ];
         update(&mut m, Msg::Ended(records), now);
         let seen = |id: &str| m.pane(id).is_some_and(|p| p.attention);
-        assert_eq!((seen("a-old"), seen("b-new")), marked, "{last_run:?}");
+        assert_eq!(
+            (
+                seen("a-old"),
+                seen("b-new"),
+                seen("c-failed"),
+                seen("d-killed")
+            ),
+            marked,
+            "{last_run:?}"
+        );
     }
 }
 

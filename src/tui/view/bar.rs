@@ -444,21 +444,34 @@ pub(super) fn footer(
         // Two spaces before it, as between hints: a hint that fits with
         // none of its own after it read `q quit page 1/2`. With the pages
         // where others wait: `1 needs you` did not say where.
-        let mut elsewhere: Vec<usize> = m
-            .visible_ids()
-            .iter()
-            .enumerate()
-            .filter(|(_, id)| m.pane(id).is_some_and(Pane::waiting))
-            .map(|(i, _)| i / per_page.max(1))
-            .filter(|p| *p != page)
-            .collect();
-        elsewhere.dedup();
-        let on: Vec<String> = elsewhere.iter().map(|p| (p + 1).to_string()).collect();
-        if on.is_empty() {
-            format!("  page {}/{} ", page + 1, pages)
-        } else {
-            format!("  page {}/{}, W on {} ", page + 1, pages, on.join(","))
+        // And where news not looked at is (`●`: work finished, a failure):
+        // a session that failed while the dashboard was closed sat on
+        // page 2 with nothing on page 1 to say so.
+        let ids = m.visible_ids();
+        let pages_of = |which: &dyn Fn(&Pane) -> bool| {
+            let mut on: Vec<usize> = ids
+                .iter()
+                .enumerate()
+                .filter(|(_, id)| m.pane(id).is_some_and(which))
+                .map(|(i, _)| i / per_page.max(1))
+                .filter(|p| *p != page)
+                .collect();
+            on.dedup();
+            on.iter()
+                .map(|p| (p + 1).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let waiting = pages_of(&Pane::waiting);
+        let news = pages_of(&|p: &Pane| p.attention && !p.waiting());
+        let mut text = format!("  page {}/{}", page + 1, pages);
+        for (mark, on) in [("W", waiting), ("●", news)] {
+            if !on.is_empty() {
+                text.push_str(&format!(", {mark} on {on}"));
+            }
         }
+        text.push(' ');
+        text
     } else {
         String::new()
     };
