@@ -115,11 +115,21 @@ pub(super) fn state(
     calls: Calls,
     fx: &mut Vec<Effect>,
 ) {
-    // The pushed state stands until the next STATUS answer; the
-    // timers keep what STATUS said of them.
+    // The pushed state stands until the next STATUS answer, with the
+    // time since the last output as it says: the STATUS answer's, kept
+    // with the time moved on to now, made the bottom border's `quiet 28s`
+    // start again under the title's `active 0s`.
     if let Some((s, at)) = &mut p.status {
         s.state = report.state_byte;
         s.state_ms = u32::try_from(report.state_ms).unwrap_or(u32::MAX);
+        if let Some(ms) = report.idle_ms {
+            s.idle_ms = u32::try_from(ms).unwrap_or(u32::MAX);
+        } else {
+            let since = now.saturating_duration_since(*at).as_millis();
+            s.idle_ms = s
+                .idle_ms
+                .saturating_add(u32::try_from(since).unwrap_or(u32::MAX));
+        }
         *at = now;
     }
     // What it waits at, pushed whenever another dialog shows: the

@@ -1895,3 +1895,53 @@ fn the_selection_stays_in_place_when_the_selected_session_is_killed() {
     assert_eq!(m.mode, Mode::Zoom("d".into()));
     assert_eq!(sel(&m), "d");
 }
+
+/// A pushed state's `idle_ms` moves the pane's last output on: output the
+/// dashboard did not read (a session in focus has a connection of its
+/// own) left `quiet 28s` on the bottom border under the title's `active
+/// 0s`.
+#[test]
+fn a_pushed_state_says_when_the_program_last_printed() {
+    let now = Instant::now();
+    let mut m = model(160, 49);
+    live(&mut m, &["a"], now);
+    update(&mut m, st("a", ProcessState::Idle, 28_000), now);
+    let old = crate::protocol::Status {
+        pid: 42,
+        idle_ms: 28_000,
+        alive: true,
+        state: ProcessState::Idle.as_byte(),
+        state_ms: 28_000,
+    };
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::Status(old)),
+        now,
+    );
+    let later = now + Duration::from_secs(2);
+    let r: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+        "state": "active",
+        "state_byte": ProcessState::Active.as_byte(),
+        "primary": "active",
+        "health": "alive",
+        "state_ms": 0,
+        "idle_ms": 100,
+        "signals": [],
+    }))
+    .expect("a state report");
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::State(r.clone())),
+        later,
+    );
+    assert_eq!(m.pane("a").and_then(|p| p.idle_ms(later)), Some(100));
+    // From an older supervisor, which does not say: the time runs on.
+    let older = crate::protocol::StateReport { idle_ms: None, ..r };
+    let then = later + Duration::from_secs(3);
+    update(
+        &mut m,
+        Msg::Session("a".into(), SessionMsg::State(older)),
+        then,
+    );
+    assert_eq!(m.pane("a").and_then(|p| p.idle_ms(then)), Some(3_100));
+}
