@@ -1370,3 +1370,19 @@ fn a_narrow_title_keeps_the_label_and_the_kind_of_work() {
         .expect("cc2's title");
     assert!(title.contains("cc2 essay on… ─── T 56s"), "{title}");
 }
+
+/// The focus bar sets the label apart from the state: without colour,
+/// `prod deploy gate waiting · input` read as one run of words.
+#[test]
+fn the_focus_bar_sets_the_label_apart_from_the_state() {
+    let now = Instant::now();
+    let mut m = model(100, 30);
+    live(&mut m, &["yn2"], now);
+    m.pane_mut("yn2").expect("pane").label = Some("prod deploy gate".into());
+    update(&mut m, st("yn2", ProcessState::Waiting, 13_000), now);
+    update(&mut m, press(KeyCode::Enter), now);
+    assert_eq!(m.mode, Mode::Focus("yn2".into()));
+    let text = screen_text(&m, now);
+    let bar = text.lines().last().expect("the focus bar");
+    assert!(bar.contains("prod deploy gate  waiting"), "{bar}");
+}

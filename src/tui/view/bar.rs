@@ -127,8 +127,10 @@ pub(super) fn focus_bar(m: &Model, p: &Pane, f: &mut Frame<'_>, row: Rect, now: 
             .sum::<usize>()
             + need_text.as_ref().map_or(0, |n| n.chars().count() + 2)
             + 10;
-        if needed <= usize::from(row.width) {
-            spans.push(Span::styled(format!(" {label}"), m.theme.dim));
+        // A space after it too: without colour, `prod deploy gate
+        // waiting · input` read as one run of words.
+        if needed < usize::from(row.width) {
+            spans.push(Span::styled(format!(" {label} "), m.theme.dim));
         }
     }
     let badge = if problem.is_some() {
