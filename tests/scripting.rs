@@ -1091,6 +1091,47 @@ fn logs_prints_every_line_that_scrolled_off_without_escapes() {
     assert_eq!(raw, "\u{1b}[1;31mred\u{1b}[m\r\n");
 }
 
+/// A program that redraws only the cells that changed (Claude Code does)
+/// leaves the rest as the screen had them: when what wrote them was
+/// dropped from the kept output, `hm logs` leaves those lines out rather
+/// than print them with holes (`     bbbb  ` for `line-bbbb-1`); lines
+/// written whole are there.
+#[test]
+fn logs_leave_out_lines_whose_cells_were_written_before_the_kept_output() {
+    let sb = Sandbox::new();
+    let script = "printf 'line-aaaa-1\\r\\nline-aaaa-2\\r\\nline-aaaa-3\\r\\n'; \
+        i=0; while [ $i -lt 3000 ]; do printf '\\033[H'; i=$((i+1)); done; \
+        printf '\\033[1;6Hbbbb\\033[2;6Hbbbb\\033[3;6Hbbbb\\033[5;1H'; \
+        printf '\\r\\nafter-1\\r\\nafter-2\\r\\nafter-3\\r\\nafter-4\\r\\nafter-5\\r\\n'; \
+        exec sleep 60";
+    let s = bg(
+        &sb,
+        &[
+            "--id",
+            "redraw",
+            "--cols",
+            "40",
+            "--rows",
+            "5",
+            "--scrollback-bytes",
+            "4096",
+        ],
+        &["sh", "-c", script],
+    );
+    common::wait_until("the output", || {
+        stdout(&sb.cmd(&["logs", &s.id, "--screen"])).contains("after-5")
+    });
+    let logs = stdout(&sb.cmd(&["logs", &s.id]));
+    assert!(logs.contains("after-1\nafter-2"), "{logs}");
+    for line in logs.lines().filter(|l| l.contains("bbbb")) {
+        assert!(
+            line.starts_with("line-bbbb-"),
+            "a line with holes: {line:?}\n{logs}"
+        );
+    }
+    assert!(!logs.contains('\u{10FFFD}'), "{logs}");
+}
+
 #[test]
 fn man_writes_a_page_per_command() {
     let sb = Sandbox::new();

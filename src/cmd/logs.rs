@@ -22,6 +22,7 @@ use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::copymode::RowNo;
 use crate::protocol::{MARK_EVERY_MS, Reply, Request, Size, Subscribe, conn};
+use crate::vt::marks::known;
 use crate::vt::term::Term;
 
 use follow::Follow;
@@ -178,8 +179,11 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             for l in lines {
                 let row = first + l.row as u64;
                 let last = row + l.rows.saturating_sub(1) as u64;
-                if last >= from && row < end {
-                    printer.line(l.text);
+                if last >= from
+                    && row < end
+                    && let Some(text) = known(l.text)
+                {
+                    printer.line(text);
                 }
             }
             printer.finish(&mut out, args.lines)?;
@@ -197,7 +201,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                             // are complete before it.
                             for piece in follow::in_steps(&bytes) {
                                 replay.term.feed(piece);
-                                for line in follow.complete(&mut replay.term) {
+                                let lines = follow.complete(&mut replay.term);
+                                for line in lines.into_iter().filter_map(known) {
                                     printer.line(line);
                                 }
                             }
@@ -206,7 +211,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         }
                         Reply::Mark(m) => replay.term.take_mark(&m, false),
                         Reply::Exit(code) => {
-                            for line in follow.rest(&mut replay.term) {
+                            for line in follow.rest(&mut replay.term).into_iter().filter_map(known) {
                                 printer.line(line);
                             }
                             printer.finish(&mut out, None)?;
@@ -216,7 +221,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         _ => {}
                     }
                 }
-                for line in follow.rest(&mut replay.term) {
+                for line in follow.rest(&mut replay.term).into_iter().filter_map(known) {
                     printer.line(line);
                 }
                 printer.finish(&mut out, None)?;
@@ -398,6 +403,8 @@ struct Replay {
     kept_since: Option<u64>,
     /// INFO said the session keeps no output (`scrollback_bytes` 0).
     keeps_nothing: bool,
+    /// Output before the replay's first byte was dropped.
+    cut: bool,
     ended: bool,
 }
 
@@ -410,6 +417,7 @@ impl Replay {
             raw_times: Vec::new(),
             kept_since: None,
             keeps_nothing: false,
+            cut: false,
             ended: false,
         };
         loop {
@@ -424,6 +432,7 @@ impl Replay {
                         Term::with_scrollback(info.size().unwrap_or(replay.term.size()), rows);
                     // Everything from the first byte: a session younger
                     // than --since lost nothing to warn of.
+                    replay.cut = info.journal.as_ref().is_some_and(|j| !j.whole);
                     replay.kept_since = info
                         .journal
                         .filter(|j| !j.whole)
@@ -431,7 +440,14 @@ impl Replay {
                         .filter(|&t| t > 0);
                 }
                 Reply::Mark(m) => {
-                    replay.term.take_mark(&m, replay.times.is_empty());
+                    let first = replay.times.is_empty();
+                    replay.term.take_mark(&m, first);
+                    // Output before the replay was dropped: the screen it
+                    // starts on is not known, and a program that redraws
+                    // only what changed leaves the rest as it was there.
+                    if first && replay.cut && !m.alternate {
+                        replay.term.fill_unknown();
+                    }
                     let row = cursor_row(&replay.term);
                     replay.times.push((row, m.unix_ms));
                     replay.raw_times.push((replay.raw.len(), m.unix_ms));

@@ -7,7 +7,40 @@
 use crate::protocol::Mark;
 use crate::vt::term::Term;
 
+/// What a cell holds that no byte of a replay wrote: the replay began
+/// after output was dropped, over a screen whose cells it cannot know.
+/// A plane-16 private-use character: no program prints it.
+pub const UNKNOWN_CELL: char = '\u{10FFFD}';
+
+/// A line of history as it may be shown: without the cells no byte wrote
+/// at its end (a line printed over the unknown screen, its rest never
+/// erased, as a terminal's fresh rows are blank), `None` if it has one
+/// before text that was written (a program that redraws only the cells
+/// that changed and skips the others, as Claude Code does, printed `Par
+/// graph 29: the quick b own fox`) or nothing but such cells.
+pub fn known(text: String) -> Option<String> {
+    if !text.contains(UNKNOWN_CELL) {
+        return Some(text);
+    }
+    let kept = text.trim_end_matches([UNKNOWN_CELL, ' ']);
+    (!kept.is_empty() && !kept.contains(UNKNOWN_CELL)).then(|| kept.to_owned())
+}
+
 impl<CB: vt100::Callbacks + Default> Term<CB> {
+    /// Fills the screen with [`UNKNOWN_CELL`], the cursor at its top
+    /// left: for a replay that starts after output was dropped, so that
+    /// what it never writes can be told from what it wrote blank.
+    pub fn fill_unknown(&mut self) {
+        let size = self.size();
+        let row: String = std::iter::repeat_n(UNKNOWN_CELL, usize::from(size.cols)).collect();
+        let mut bytes = Vec::new();
+        for r in 1..=size.rows {
+            bytes.extend(format!("\x1b[{r};1H{row}").into_bytes());
+        }
+        bytes.extend(b"\x1b[H");
+        self.feed(&bytes);
+    }
+
     /// Takes `mark`; `first`: it is the one before the replay's first
     /// byte, whose screen the emulator starts on (a program that switched
     /// to the alternate screen before the kept output began is still on
@@ -24,6 +57,24 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 mod tests {
     use crate::protocol::{Mark, Size};
     use crate::vt::term::Term;
+
+    /// Over the unknown screen, a line written whole is history as it
+    /// was; one whose program skipped cells it took to be as before is
+    /// left out, and so is a row no byte wrote (an empty line printed
+    /// over it shows what was there before); a line's unwritten end is
+    /// blank. Rows scrolled in fresh are blank, as a terminal's are.
+    #[test]
+    fn cells_no_byte_wrote_are_told_from_blanks() {
+        let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 100);
+        t.fill_unknown();
+        t.feed(b"whole line\r\nPar\x1b[8Ggraph 29\r\n\r\nnext\r\n\r\nlast\r\n");
+        let lines: Vec<String> = t
+            .logical_lines()
+            .into_iter()
+            .filter_map(|l| super::known(l.text))
+            .collect();
+        assert_eq!(lines, ["whole line", "next", "", "last"]);
+    }
 
     #[test]
     fn a_replay_that_starts_on_the_alternate_screen_keeps_its_drawing_out_of_the_history() {
