@@ -368,13 +368,26 @@ fn the_terminal_typed_into_takes_its_size_back() {
     big.output_until(b"line 3: 34 120");
     small.send(ClientType::Input as u8, b"\n");
     small.output_until(b"line 4: 19 60");
+    // Nor a terminal's answer to a query (it begins with ESC): each
+    // attached terminal answers, and the last would take the size.
+    big.send(ClientType::Input as u8, b"\x1b[24;1R");
+    // Answered after the input is taken: the size then.
+    big.send(ClientType::Info as u8, &[]);
+    let info = big.expect(ServerType::Info as u8);
+    let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
+    assert_eq!(
+        (v["cols"].as_u64(), v["rows"].as_u64()),
+        (Some(60), Some(19))
+    );
+    small.send(ClientType::Input as u8, b"\n");
+    small.output_until(b"line 5: 19 60");
     // Not a client that is no terminal (a dashboard typing into its
     // pane): its size stays held.
     let mut dashboard = s.raw();
     dashboard.send(ClientType::Subscribe as u8, &[]);
     dashboard.send(ClientType::Resize as u8, &size(48, 14));
     dashboard.send(ClientType::Input as u8, b"\n");
-    dashboard.output_until(b"line 5: 19 60");
+    dashboard.output_until(b"line 6: 19 60");
 }
 
 /// As [`size_teller`], on the alternate screen, as a full-screen program.

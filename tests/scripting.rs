@@ -1129,7 +1129,7 @@ fn logs_leave_out_lines_whose_cells_were_written_before_the_kept_output() {
             "a line with holes: {line:?}\n{logs}"
         );
     }
-    assert!(!logs.contains('\u{10FFFD}'), "{logs}");
+    assert!(!logs.contains('\u{10FFFC}'), "{logs}");
 }
 
 #[test]

@@ -370,12 +370,20 @@ fn kept(
         Some(h) => {
             let mut term: Term =
                 Term::with_scrollback(was.size.clamped(), h.bytes.len().clamp(MIN_ROWS, MAX_ROWS));
+            // Cut, as a live session's replay may be (see `Replay::read`).
+            if h.start > 0 {
+                term.fill_unknown();
+            }
             term.feed(&h.bytes);
             // Its program's last full screen (Claude Code's conversation,
             // left as it exits) is part of what happened.
             term.write_left();
-            for line in term.logical_lines() {
-                printer.line(line.text);
+            for line in term
+                .logical_lines()
+                .into_iter()
+                .filter_map(|l| known(l.text))
+            {
+                printer.line(line);
             }
             printer.finish(out, lines)?;
         }

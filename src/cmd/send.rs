@@ -9,7 +9,7 @@ use crate::cli::SendArgs;
 use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::protocol::{self, Reply, Request, StateReport, Subscribe, conn};
-use crate::verdict::{Detail, Primary};
+use crate::verdict::{Detail, Primary, Source};
 
 /// The bytes a terminal sends for a key named as tmux names them: `Enter`,
 /// `Tab`, `Escape`, `BSpace`, `Space`, arrows, `Home`, `End`, `PageUp`,
@@ -288,7 +288,10 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     let mut turn = Turn::after(before.as_ref());
-    let limit = args.timeout.map(std::time::Duration::from_secs_f64);
+    // One too long for a Duration is none: it would never run out.
+    let limit = args
+        .timeout
+        .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok());
     let watched = rt.block_on(async {
         let follow = wait::follow(&mut r, &mut w, &session.id, Some(QUIET), |report| {
             turn.judge(report)
@@ -339,11 +342,17 @@ struct Turn {
     /// supervisor, whose states carry no clock: then only a state after
     /// work counts.
     sent_ms: Option<u64>,
+    /// The state as the input was taken (its byte, detail and session
+    /// clock start): found then by INFO's own look, it would pass for one
+    /// entered after.
+    at_send: Option<(u8, Option<Detail>, u64)>,
     /// A program hm knows only by its process (no agent, no shell) was
-    /// reading its terminal as the input came (a REPL at its prompt,
-    /// `bc`): its turn is over when it reads again. Quiet is no end for
-    /// it: `time.sleep(5)` typed into `python3` is idle by the timing,
-    /// and was taken as done three seconds in.
+    /// reading its terminal as the input came, as its process said (a
+    /// REPL at its prompt, `bc`): its turn is over when it reads again.
+    /// Quiet is no end for it: `time.sleep(5)` typed into `python3` is
+    /// idle by the timing, and was taken as done three seconds in. Not
+    /// a question read off the screen (apt's `[Y/n]` over ssh), whose
+    /// answer leaves a prompt that is no question: idle for ever.
     reads: bool,
     /// Whether it was seen working after the send.
     worked: bool,
@@ -357,10 +366,17 @@ impl Turn {
     fn after(at_send: Option<&StateReport>) -> Turn {
         Turn {
             sent_ms: at_send.and_then(|s| s.clock_ms),
+            at_send: at_send.and_then(|s| {
+                let entered = s.clock_ms?.saturating_sub(s.state_ms);
+                Some((s.state_byte, s.detail, entered))
+            }),
             reads: at_send.is_some_and(|s| {
                 s.primary == Primary::Waiting
                     && s.detail == Some(Detail::Input)
                     && s.agent.is_none()
+                    && s.signals
+                        .first()
+                        .is_some_and(|g| g.source == Source::Process)
             }),
             worked: false,
             last: None,
@@ -370,7 +386,9 @@ impl Turn {
     fn judge(&mut self, r: &StateReport) -> Judged {
         self.last = Some(r.label());
         let since = |at: Option<u64>| self.sent_ms.zip(at).is_some_and(|(sent, at)| at >= sent);
-        let entered = since(r.clock_ms.map(|c| c.saturating_sub(r.state_ms)));
+        let start = r.clock_ms.map(|c| c.saturating_sub(r.state_ms));
+        let as_sent = start.is_some_and(|t| self.at_send == Some((r.state_byte, r.detail, t)));
+        let entered = since(start) && !as_sent;
         match r.primary {
             Primary::Active | Primary::Stuck => {
                 self.worked |= entered || self.sent_ms.is_none();
@@ -381,9 +399,10 @@ impl Turn {
             // After work, any rest is its end (an interrupted turn's too).
             Primary::Waiting | Primary::Idle if self.worked => Judged::Reached,
             Primary::Waiting if entered => Judged::Reached,
-            // An agent's idle, once its turn is over: Claude Code clears
-            // its prompt before its spinner shows.
-            Primary::Idle if entered && r.turn_over() != Some(false) => Judged::Reached,
+            // An agent's idle only after work (or quiet, below): Claude
+            // Code clears its prompt before its spinner shows, and after
+            // a turn that worked the detector names that `finished`.
+            Primary::Idle if entered && r.turn_over().is_none() => Judged::Reached,
             // No change it could be told by (Enter at a shell's empty
             // prompt, a line `cat` takes and asks again), or none that
             // decides (`input()` in a Python started from a shell): done
@@ -438,11 +457,21 @@ mod tests {
         .expect("a report")
     }
 
-    /// The turn of an input sent at clock 5 000 to `agent` in `state`.
+    /// The turn of an input sent at clock 5 000 to `agent` in `state`
+    /// (since 1 000; a plain program's `waiting · input` as its process
+    /// says it).
     fn sent_to(agent: Option<&str>, state: &str) -> Turn {
         let mut at = report(agent, state, 1_000, 1_000);
         at.clock_ms = Some(5_000);
         at.state_ms = 4_000;
+        if agent.is_none() && state == "waiting · input" {
+            at.signals = vec![crate::verdict::Signal {
+                source: crate::verdict::Source::Process,
+                rule: "process.reading".into(),
+                text: String::new(),
+                since_ms: 1_000,
+            }];
+        }
         Turn::after(Some(&at))
     }
 
@@ -462,18 +491,24 @@ mod tests {
         assert!(matches!(turn().judge(&over), Judged::AskIn(_)));
         let asked = report(claude, "waiting · permission", 1_000, 1_000);
         assert!(matches!(turn().judge(&asked), Judged::AskIn(_)));
-        assert!(reached(&turn().judge(&report(
-            claude,
-            "idle · finished",
-            9_000,
-            9_000
-        ))));
-        assert!(reached(&turn().judge(&report(
-            claude,
-            "waiting · permission",
-            6_000,
-            6_000
-        ))));
+        // A turn over after it: once it worked, or once quiet.
+        let mut t = turn();
+        t.judge(&report(claude, "active · thinking", 5_100, 5_100));
+        let over = report(claude, "idle · finished", 9_000, 9_000);
+        assert!(reached(&t.judge(&over)));
+        assert!(matches!(turn().judge(&over), Judged::AskIn(_)));
+        let quiet = report(claude, "idle · finished", 8_000, 8_000);
+        assert!(reached(&turn().judge(&quiet)));
+        let asks = report(claude, "waiting · permission", 6_000, 6_000);
+        assert!(reached(&turn().judge(&asks)));
+        // Found by INFO's own look as the input was taken: not after it.
+        let shell = Some("shell");
+        let mut at = report(shell, "idle · prompt_editing", 5_000, 5_000);
+        at.clock_ms = Some(5_000);
+        at.state_ms = 0;
+        let mut t = Turn::after(Some(&at));
+        let same = report(shell, "idle · prompt_editing", 5_000, 9_900);
+        assert!(matches!(t.judge(&same), Judged::AskIn(_)));
     }
 
     /// Claude Code clears its prompt before its spinner shows: idle, not
@@ -534,6 +569,13 @@ mod tests {
         assert!(reached(
             &sent_to(Some("shell"), "idle · ready").judge(&unsure)
         ));
+        // A question read off the screen (apt's over ssh), answered: its
+        // prompt after is no question, and idle ends the turn.
+        let mut asked = report(None, "waiting · input", 1_000, 1_000);
+        asked.clock_ms = Some(5_000);
+        asked.state_ms = 4_000;
+        let mut t = Turn::after(Some(&asked));
+        assert!(reached(&t.judge(&report(None, "idle", 6_000, 5_500))));
     }
 
     /// No change of state: done once it printed after the send and has

@@ -124,7 +124,9 @@ fn wait_one(wanted_id: &str, args: &WaitArgs, config: &Config) -> Result<i32> {
     let (id, ended) = match find_session(&dir, wanted_id) {
         Ok(session) => {
             let rt = client::runtime()?;
-            let limit = args.timeout.map(Duration::from_secs_f64);
+            let limit = args
+                .timeout
+                .and_then(|t| Duration::try_from_secs_f64(t).ok());
             let ended = rt.block_on(async {
                 let watch = watch(&session, &args.state, args.change);
                 match limit {
@@ -229,7 +231,9 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
     // Those still waited for, for the time-out's words.
     let waited = std::cell::RefCell::new(live.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
     let rt = client::runtime()?;
-    let limit = args.timeout.map(Duration::from_secs_f64);
+    let limit = args
+        .timeout
+        .and_then(|t| Duration::try_from_secs_f64(t).ok());
     let first = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for session in live {

@@ -699,12 +699,10 @@ mod tests {
             e.contains(":3: invalid value for 'notify.after_ms': after_ms delays 'waiting' and 'finished', not 'exited'"),
             "{e}"
         );
-        assert!(
-            ok("[[notify]]\ncommand = 'true'\nafter_ms = 0\n").notify[0]
-                .on
-                .len()
-                == 3
-        );
+        let on = ok("[[notify]]\ncommand = 'true'\nafter_ms = 0\n").notify[0]
+            .on
+            .len();
+        assert_eq!(on, 3);
         assert!(
             err("[[notify]]\ncommand = 'true'\non = [\"waiting\"]\nafter_ms = -1\n")
                 .contains("notify.after_ms")

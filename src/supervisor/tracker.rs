@@ -30,9 +30,24 @@ pub(super) struct Notifier {
     busy_since: Option<Instant>,
     /// The last state said an agent's turn was over.
     turn_over: bool,
-    /// The entries with `after_ms` whose event came: (rule, event, when
-    /// due).
-    pending: Vec<(usize, &'static str, Instant)>,
+    /// The entries with `after_ms` whose event came.
+    pending: Vec<Pending>,
+}
+
+/// An entry with `after_ms` whose event came, due later.
+#[derive(Debug)]
+struct Pending {
+    rule: usize,
+    event: &'static str,
+    due: Instant,
+    /// When the state it waits on began (session clock): another question
+    /// asked while the session kept waiting starts the time again.
+    since: Option<u64>,
+}
+
+/// When `state` began, in the session clock.
+fn began(state: &crate::protocol::StateReport) -> Option<u64> {
+    state.clock_ms.map(|c| c.saturating_sub(state.state_ms))
 }
 
 /// What a notify command is told besides its event.
@@ -118,8 +133,16 @@ impl Notifier {
         let now = told.state;
         let finished = self.finished(before, now, at);
         // Answered, or at work again: what was delayed is owed no more.
+        // Another question the session kept waiting through (answered and
+        // asked again between two looks) starts its time again.
         self.pending
-            .retain(|(_, event, _)| told.exit.is_none() && Self::still(event, now));
+            .retain(|p| told.exit.is_none() && Self::still(p.event, now));
+        for p in &mut self.pending {
+            if p.event == "waiting" && began(now) != p.since {
+                p.since = began(now);
+                p.due = at + Duration::from_millis(self.rules[p.rule].after_ms);
+            }
+        }
         // The end is told once, by the supervisor as it ends (`exit` is
         // given only there): the state task may not run again before.
         let event = match (before, now.primary, told.exit) {
@@ -137,9 +160,13 @@ impl Notifier {
                 continue;
             }
             if rule.after_ms > 0 {
-                let due = at + Duration::from_millis(rule.after_ms);
-                if !self.pending.iter().any(|p| (p.0, p.1) == (i, event)) {
-                    self.pending.push((i, event, due));
+                if !self.pending.iter().any(|p| (p.rule, p.event) == (i, event)) {
+                    self.pending.push(Pending {
+                        rule: i,
+                        event,
+                        due: at + Duration::from_millis(rule.after_ms),
+                        since: began(now),
+                    });
                 }
                 continue;
             }
@@ -152,18 +179,18 @@ impl Notifier {
     pub(super) fn due(&mut self, told: &Told<'_>, at: Instant) {
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
             .into_iter()
-            .partition(|p| p.2 <= at);
+            .partition(|p| p.due <= at);
         self.pending = later;
-        for (i, event, _) in due {
-            if Self::still(event, told.state) {
-                self.run(i, event, told, at);
+        for p in due {
+            if Self::still(p.event, told.state) {
+                self.run(p.rule, p.event, told, at);
             }
         }
     }
 
     /// When the next delayed entry is due, if one is.
     pub(super) fn next_due(&self) -> Option<Instant> {
-        self.pending.iter().map(|p| p.2).min()
+        self.pending.iter().map(|p| p.due).min()
     }
 
     /// Runs entry `i` for `event`, unless it ran for it within its
@@ -380,4 +407,74 @@ async fn output_settles(ctx: &Ctx, woken: bool) -> bool {
     };
     ctx.shared.borrow_mut().settling(false);
     settled
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{Instant, Notifier, Told};
+
+    /// A waiting state at session clock `clock`, begun at `since`.
+    fn waiting(clock: u64, since: u64) -> crate::protocol::StateReport {
+        serde_json::from_value(serde_json::json!({
+            "state": "waiting", "state_byte": crate::classify::ProcessState::Waiting.as_byte(),
+            "primary": "waiting", "detail": "input", "health": "alive",
+            "state_ms": clock - since, "signals": [], "clock_ms": clock,
+        }))
+        .expect("a report")
+    }
+
+    fn told(state: &crate::protocol::StateReport) -> Told<'_> {
+        Told {
+            id: "s",
+            label: None,
+            state,
+            exit: None,
+        }
+    }
+
+    /// A delayed entry is due `after_ms` after the question it waits on
+    /// began: a second question, asked while the session kept waiting
+    /// (answered and asked again between two looks), starts the time
+    /// again; an answer drops it.
+    #[test]
+    fn a_delayed_entry_is_timed_from_the_question_still_asked() {
+        let rule = crate::config::NotifyRule {
+            command: "true".into(),
+            on: vec!["waiting".into()],
+            min_interval_ms: 0,
+            after_ms: 3_000,
+        };
+        let mut n = Notifier::new(vec![rule]);
+        let t0 = Instant::now();
+        let first = waiting(1_000, 1_000);
+        n.changed(&told(&first), None, t0);
+        assert_eq!(n.next_due(), Some(t0 + Duration::from_secs(3)));
+        // Another question at 2 s, the session waiting all along.
+        let second = waiting(3_000, 3_000);
+        let t2 = t0 + Duration::from_secs(2);
+        n.changed(&told(&second), Some(crate::detect::Primary::Waiting), t2);
+        assert_eq!(n.next_due(), Some(t2 + Duration::from_secs(3)));
+        // The same question looked at again: its time stands.
+        let again = waiting(3_500, 3_000);
+        n.changed(
+            &told(&again),
+            Some(crate::detect::Primary::Waiting),
+            t2 + Duration::from_millis(500),
+        );
+        assert_eq!(n.next_due(), Some(t2 + Duration::from_secs(3)));
+        // Answered: owed no more.
+        let idle: crate::protocol::StateReport = serde_json::from_value(serde_json::json!({
+            "state": "idle", "state_byte": 0, "primary": "idle", "health": "alive",
+            "state_ms": 0, "signals": [], "clock_ms": 4_000,
+        }))
+        .expect("a report");
+        n.changed(
+            &told(&idle),
+            Some(crate::detect::Primary::Waiting),
+            t2 + Duration::from_secs(1),
+        );
+        assert_eq!(n.next_due(), None);
+    }
 }

@@ -9,8 +9,9 @@ use crate::vt::term::Term;
 
 /// What a cell holds that no byte of a replay wrote: the replay began
 /// after output was dropped, over a screen whose cells it cannot know.
-/// A plane-16 private-use character: no program prints it.
-pub const UNKNOWN_CELL: char = '\u{10FFFD}';
+/// A plane-16 private-use character no program prints, beside the one
+/// that stands for invalid UTF-8 ([`crate::vt::utf8::STANDIN`]).
+pub const UNKNOWN_CELL: char = '\u{10FFFC}';
 
 /// A line of history as it may be shown: without the cells no byte wrote
 /// at its end (a line printed over the unknown screen, its rest never
@@ -27,17 +28,24 @@ pub fn known(text: String) -> Option<String> {
 }
 
 impl<CB: vt100::Callbacks + Default> Term<CB> {
-    /// Fills the screen with [`UNKNOWN_CELL`], the cursor at its top
-    /// left: for a replay that starts after output was dropped, so that
-    /// what it never writes can be told from what it wrote blank.
+    /// Fills the screen with [`UNKNOWN_CELL`] but for its last row, blank,
+    /// where the cursor starts: for a replay that starts after output was
+    /// dropped, so that what it never writes can be told from what it
+    /// wrote blank. The replay starts at a line's start (after a line
+    /// feed, docs/protocol.md), where a terminal at the bottom of its
+    /// screen has a fresh row: a shell's lines go on there and scroll in
+    /// fresh rows, tabs and a right prompt's cursor moves over blanks, as
+    /// they did; what a program redraws in place above them (Claude
+    /// Code, a line at a time, skipping the cells it takes to be as they
+    /// were) falls on rows not known.
     pub fn fill_unknown(&mut self) {
         let size = self.size();
         let row: String = std::iter::repeat_n(UNKNOWN_CELL, usize::from(size.cols)).collect();
         let mut bytes = Vec::new();
-        for r in 1..=size.rows {
+        for r in 1..size.rows {
             bytes.extend(format!("\x1b[{r};1H{row}").into_bytes());
         }
-        bytes.extend(b"\x1b[H");
+        bytes.extend(format!("\x1b[{};1H\x1b[2K", size.rows).into_bytes());
         self.feed(&bytes);
     }
 
@@ -58,22 +66,31 @@ mod tests {
     use crate::protocol::{Mark, Size};
     use crate::vt::term::Term;
 
-    /// Over the unknown screen, a line written whole is history as it
-    /// was; one whose program skipped cells it took to be as before is
-    /// left out, and so is a row no byte wrote (an empty line printed
-    /// over it shows what was there before); a line's unwritten end is
-    /// blank. Rows scrolled in fresh are blank, as a terminal's are.
+    /// Over the unknown screen, a line redrawn in place above the cursor
+    /// with cells skipped is left out, and so are rows no byte wrote;
+    /// lines printed on from the bottom are history as they were, tabs,
+    /// a right prompt's cursor move and empty lines with them.
     #[test]
     fn cells_no_byte_wrote_are_told_from_blanks() {
-        let mut t: Term = Term::with_scrollback(Size { cols: 20, rows: 3 }, 100);
+        let mut t: Term = Term::with_scrollback(Size { cols: 24, rows: 3 }, 100);
         t.fill_unknown();
-        t.feed(b"whole line\r\nPar\x1b[8Ggraph 29\r\n\r\nnext\r\n\r\nlast\r\n");
+        t.feed(b"\x1b[2A\rPar\x1b[8Ggraph 29\x1b[2B\r");
+        t.feed(b"whole line\r\n\tmodified: a\r\n\r\n$ ls\x1b[5Cright\r\nlast\r\n\r\n\r\n");
         let lines: Vec<String> = t
             .logical_lines()
             .into_iter()
             .filter_map(|l| super::known(l.text))
             .collect();
-        assert_eq!(lines, ["whole line", "next", "", "last"]);
+        assert_eq!(
+            lines,
+            [
+                "whole line",
+                "        modified: a",
+                "",
+                "$ ls     right",
+                "last"
+            ]
+        );
     }
 
     #[test]

@@ -202,8 +202,14 @@ impl Inbound {
             // takes its size back from another that attached or was
             // resized since (tmux's `window-size latest`). Kept, the
             // program drew for the other window, cut or wrapped in this
-            // one, until this one was resized.
+            // one, until this one was resized. Not for what begins with
+            // ESC: each attached terminal answers the program's queries
+            // (its colours, the cursor's place) on its own, and the last
+            // answer would take the size, a program that asks again at
+            // its SIGWINCH sent from one size to the other. (An arrow
+            // typed takes it with the next key.)
             if role.terminal
+                && self.input.bytes.first().is_some_and(|b| *b != 0x1b)
                 && let Some(size) = role.asked
                 && size != ctx.shared.borrow().terminal_size()
             {

@@ -1,9 +1,10 @@
 //! A pane's title: the session's id, its label and attention mark on the
 //! left, the state badge on the right, fitted into the pane's width. The
 //! id is what a person reads to know which session it is, so it is the
-//! last thing to go: first the label is cut, then the badge takes its
-//! shorter forms (`waiting · permission 32.9s`, `W perm 33s`, `W 33s`,
-//! `W`), then the attention mark goes while the id is whole (the border's
+//! last thing to go: first the badge takes its shorter forms (`waiting ·
+//! permission 32.9s`, `W perm 33s`, `W 33s`) for the label, a person's
+//! name for the session, then the label is cut, then the badge is the
+//! letter alone (`W`), then the attention mark goes while the id is whole (the border's
 //! colour still says it); then the id is cut, down to ten columns, to
 //! keep the state's letter, and two columns more to keep the mark, and
 //! only in a narrower pane does the badge go and the id take
@@ -17,6 +18,7 @@ use crate::classify::ProcessState;
 use crate::client::clock_ms;
 use crate::cut::short_id;
 use crate::tui::model::{Model, Pane};
+use crate::verdict::Detail;
 
 /// Columns of the border kept between a label and the badge.
 const RULE_BEFORE_BADGE: usize = 2;
@@ -199,10 +201,10 @@ fn live(p: &Pane, ms: Option<u64>) -> Vec<String> {
         .and_then(|r| r.detail);
     // An agent's work by its kind, as the legend (`b`) has the letters:
     // its state byte says only active.
-    let kind = match detail.map(|d| d.name()) {
-        Some("thinking") => "T",
-        Some("streaming" | "responding") => "S",
-        Some("tool_use" | "using_tools") => "U",
+    let kind = match detail {
+        Some(Detail::Thinking) => "T",
+        Some(Detail::Responding) => "S",
+        Some(Detail::UsingTools) => "U",
         _ => letter(state),
     };
     let letter = letter(state);
@@ -389,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn a_label_keeps_a_few_columns_before_the_badge_is_long() {
+    fn a_label_takes_the_badges_detail_but_never_its_time() {
         let t = fit("agent007", Some("backend"), false, &waiting(), 30);
         assert_eq!(
             (t.badge.as_str(), t.label.as_deref()),
