@@ -337,6 +337,8 @@ fn filter(t: &mut Terminal, old: &str, text: &str) {
 fn page_of(t: &Terminal) -> Option<(usize, usize)> {
     let footer = t.last_row();
     let (_, rest) = footer.rsplit_once("page ")?;
+    // Before where others wait or news is: `page 1/3, ● on 2,3`.
+    let rest = rest.split(',').next()?;
     let (n, m) = rest.trim().split_once('/')?;
     Some((n.parse().ok()?, m.parse().ok()?))
 }
