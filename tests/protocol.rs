@@ -275,11 +275,28 @@ fn size_teller(sb: &Sandbox, id: &str) -> common::Session {
 
 /// The session's size as INFO says it.
 fn info_size(s: &common::Session) -> (Option<u64>, Option<u64>) {
-    let mut probe = s.raw();
-    probe.send(ClientType::Info as u8, &[]);
-    let info = probe.expect(ServerType::Info as u8);
+    size_asked(&mut s.raw())
+}
+
+/// The session's size as INFO says it, asked on `conn`: answered after
+/// what was sent on it before.
+fn size_asked(conn: &mut common::Raw) -> (Option<u64>, Option<u64>) {
+    conn.send(ClientType::Info as u8, &[]);
+    let info = conn.expect(ServerType::Info as u8);
     let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
     (v["cols"].as_u64(), v["rows"].as_u64())
+}
+
+/// A person's terminal of `cols`x`rows` attached to `s` (its size sent
+/// first, as `hm attach` does), its first line's answer `line N: ROWS
+/// COLS` seen.
+fn person(s: &common::Session, (cols, rows): (u16, u16), line: u32) -> common::Raw {
+    let mut t = s.raw();
+    t.send(ClientType::Resize as u8, &Size { cols, rows }.encode());
+    t.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
+    t.send(ClientType::Input as u8, b"\n");
+    t.output_until(format!("line {line}: {rows} {cols}").as_bytes());
+    t
 }
 
 /// While a person's terminal (SUBSCRIBE with the terminal flag) is
@@ -319,16 +336,8 @@ fn the_latest_terminal_sets_the_size_and_the_one_left_takes_it_back() {
     let sb = Sandbox::new();
     let s = size_teller(&sb, "two");
     let size = |cols, rows| Size { cols, rows }.encode();
-    let mut big = s.raw();
-    big.send(ClientType::Resize as u8, &size(120, 34));
-    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
-    big.send(ClientType::Input as u8, b"\n");
-    big.output_until(b"line 1: 34 120");
-    let mut small = s.raw();
-    small.send(ClientType::Resize as u8, &size(60, 19));
-    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
-    small.send(ClientType::Input as u8, b"\n");
-    small.output_until(b"line 2: 19 60");
+    let mut big = person(&s, (120, 34), 1);
+    let small = person(&s, (60, 19), 2);
     let mut dashboard = s.raw();
     dashboard.send(ClientType::Subscribe as u8, &[]);
     dashboard.send(ClientType::Resize as u8, &size(48, 14));
@@ -354,16 +363,8 @@ fn the_terminal_typed_into_takes_its_size_back() {
     let sb = Sandbox::new();
     let s = size_teller(&sb, "typed");
     let size = |cols, rows| Size { cols, rows }.encode();
-    let mut big = s.raw();
-    big.send(ClientType::Resize as u8, &size(120, 34));
-    big.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
-    big.send(ClientType::Input as u8, b"\n");
-    big.output_until(b"line 1: 34 120");
-    let mut small = s.raw();
-    small.send(ClientType::Resize as u8, &size(60, 19));
-    small.send(ClientType::Subscribe as u8, &[protocol::SUBSCRIBE_TERMINAL]);
-    small.send(ClientType::Input as u8, b"\n");
-    small.output_until(b"line 2: 19 60");
+    let mut big = person(&s, (120, 34), 1);
+    let mut small = person(&s, (60, 19), 2);
     big.send(ClientType::Input as u8, b"\n");
     big.output_until(b"line 3: 34 120");
     small.send(ClientType::Input as u8, b"\n");
@@ -372,13 +373,7 @@ fn the_terminal_typed_into_takes_its_size_back() {
     // attached terminal answers, and the last would take the size.
     big.send(ClientType::Input as u8, b"\x1b[24;1R");
     // Answered after the input is taken: the size then.
-    big.send(ClientType::Info as u8, &[]);
-    let info = big.expect(ServerType::Info as u8);
-    let v: serde_json::Value = serde_json::from_slice(&info.payload).expect("json");
-    assert_eq!(
-        (v["cols"].as_u64(), v["rows"].as_u64()),
-        (Some(60), Some(19))
-    );
+    assert_eq!(size_asked(&mut big), (Some(60), Some(19)));
     small.send(ClientType::Input as u8, b"\n");
     small.output_until(b"line 5: 19 60");
     // Not a client that is no terminal (a dashboard typing into its
