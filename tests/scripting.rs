@@ -1568,6 +1568,22 @@ fn send_wait_returns_when_the_turn_it_started_is_over() {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = send(&["exit 3", "--enter"]);
     fails_with(&out, 1, "'sh' exited with code 3 before its turn ended");
+    // Ended with success, as a `quit` sent asks: the turn's end.
+    let _quits = bg(&sb, &["--id", "sh0"], &["sh"]);
+    common::wait_until("its prompt", || {
+        stdout(&sb.cmd(&["status", "sh0"])).contains("idle · ready")
+    });
+    let out = sb.cmd(&[
+        "send",
+        "sh0",
+        "exit",
+        "--enter",
+        "--wait",
+        "--timeout",
+        "30",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "sh0: exited with code 0\n");
     // A program known by its process alone, reading its terminal as the
     // line comes, is done when it reads again: not while it computes
     // without a word, which its idle threshold calls idle.

@@ -310,6 +310,14 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             wait::print_reached(&mut std::io::stdout().lock(), &session.id, &o, args.json)?;
             Ok(0)
         }
+        // Ended of itself with success (an `exit` or `quit` sent): the
+        // turn's end, said as `hm wait --state exited` says it; a failure
+        // or a kill is not.
+        Some(o @ Outcome::Exited(..)) if matches!(&o, Outcome::Exited(_, v) if v.exit_code == Some(0) && !v.killed) =>
+        {
+            wait::print_reached(&mut std::io::stdout().lock(), &session.id, &o, args.json)?;
+            Ok(0)
+        }
         Some(Outcome::Exited(how, _)) => bail!("'{id}' {how} before its turn ended"),
         Some(_) if crate::lost::holds(&dir, &session.id) => bail!(
             "'{id}' was lost with its supervisor before its turn ended ('hm status {id}' says more)"
