@@ -49,6 +49,23 @@ pub fn without_page_down(read: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     std::borrow::Cow::Owned(kept)
 }
 
+/// Whether a read is keys a person typed, not the terminal's answers to
+/// the program's queries (a cursor report `ESC [ 24 ; 1 R`, its colours
+/// in an OSC string, its attributes `ESC [ ? 1 ; 2 c`, a focus report),
+/// which a watcher's terminal sends too: text, or an arrow, Home, End,
+/// a page key, Escape. Alt and function keys are not told apart from
+/// answers and count as none.
+pub fn typed(read: &[u8]) -> bool {
+    if !read.contains(&0x1b) {
+        return true;
+    }
+    // A string (OSC, DCS, APC, PM) is an answer, and its text no key.
+    let strings = read
+        .windows(2)
+        .any(|w| w[0] == 0x1b && matches!(w[1], b']' | b'P' | b'_' | b'^'));
+    !strings && !decode(read, &mut false).is_empty()
+}
+
 /// Splits a read into inputs. `in_paste` carries a bracketed paste across
 /// reads: pasted text is no key.
 pub fn decode(bytes: &[u8], in_paste: &mut bool) -> Vec<Input> {
@@ -217,6 +234,33 @@ fn utf8_len(b: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A watcher is told of keys it typed, arrows too, and not of its
+    /// terminal's answers to the program's queries.
+    #[test]
+    fn keys_typed_are_told_from_a_terminals_answers() {
+        for read in [
+            &b"ls\r"[..],
+            b"\x1b[A",
+            b"\x1bOB",
+            b"\x1b[5~",
+            b"\x1b",
+            b"q\x1b[D",
+        ] {
+            assert!(typed(read), "{read:?}");
+        }
+        let answers: [&[u8]; 6] = [
+            b"\x1b[24;1R",
+            b"\x1b[?1;2c",
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+            b"\x1bP>|xterm(390)\x1b\\",
+            b"\x1b[I",
+            b"\x1b[?2026;2$y",
+        ];
+        for read in answers {
+            assert!(!typed(read), "{read:?}");
+        }
+    }
 
     fn keys(bytes: &[u8]) -> Vec<Input> {
         decode(bytes, &mut false)

@@ -741,10 +741,10 @@ impl Attach {
     }
 
     /// Keys typed into a read-only attach go nowhere; typed ones (not the
-    /// terminal's answers to queries, which begin with ESC) are told so in
-    /// the bar, with the way out.
+    /// terminal's answers to queries, see [`keys::typed`]) are told so in
+    /// the bar, with the way out: an arrow said nothing.
     fn refused_keys(&mut self, keys: &[u8]) {
-        if keys.contains(&0x1b) {
+        if !crate::attach::keys::typed(keys) {
             return;
         }
         let out = self.detach_key.map_or(String::new(), |k| {
