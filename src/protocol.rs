@@ -219,6 +219,12 @@ pub struct StateReport {
 }
 
 impl StateReport {
+    /// When the session came to this state, in the session clock (`None`
+    /// from a supervisor that does not say its clock).
+    pub fn began_ms(&self) -> Option<u64> {
+        self.clock_ms.map(|c| c.saturating_sub(self.state_ms))
+    }
+
     /// Whether it says an agent's turn is over (see
     /// [`crate::verdict::turn_over`]).
     pub fn turn_over(&self) -> Option<bool> {

@@ -22,7 +22,6 @@ use crate::client::{self, find_session};
 use crate::config::Config;
 use crate::copymode::RowNo;
 use crate::protocol::{MARK_EVERY_MS, Reply, Request, Size, Subscribe, conn};
-use crate::vt::marks::known;
 use crate::vt::term::Term;
 
 use follow::Follow;
@@ -179,11 +178,8 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
             for l in lines {
                 let row = first + l.row as u64;
                 let last = row + l.rows.saturating_sub(1) as u64;
-                if last >= from
-                    && row < end
-                    && let Some(text) = known(l.text)
-                {
-                    printer.line(text);
+                if last >= from && row < end {
+                    printer.line(l.text);
                 }
             }
             printer.finish(&mut out, args.lines)?;
@@ -201,8 +197,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                             // are complete before it.
                             for piece in follow::in_steps(&bytes) {
                                 replay.term.feed(piece);
-                                let lines = follow.complete(&mut replay.term);
-                                for line in lines.into_iter().filter_map(known) {
+                                for line in follow.complete(&mut replay.term) {
                                     printer.line(line);
                                 }
                             }
@@ -211,7 +206,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         }
                         Reply::Mark(m) => replay.term.take_mark(&m, false),
                         Reply::Exit(code) => {
-                            for line in follow.rest(&mut replay.term).into_iter().filter_map(known) {
+                            for line in follow.rest(&mut replay.term) {
                                 printer.line(line);
                             }
                             printer.finish(&mut out, None)?;
@@ -221,7 +216,7 @@ pub fn logs(args: LogsArgs, config: &Config) -> Result<i32> {
                         _ => {}
                     }
                 }
-                for line in follow.rest(&mut replay.term).into_iter().filter_map(known) {
+                for line in follow.rest(&mut replay.term) {
                     printer.line(line);
                 }
                 printer.finish(&mut out, None)?;
@@ -378,12 +373,8 @@ fn kept(
             // Its program's last full screen (Claude Code's conversation,
             // left as it exits) is part of what happened.
             term.write_left();
-            for line in term
-                .logical_lines()
-                .into_iter()
-                .filter_map(|l| known(l.text))
-            {
-                printer.line(line);
+            for line in term.logical_lines() {
+                printer.line(line.text);
             }
             printer.finish(out, lines)?;
         }

@@ -120,11 +120,7 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
             "unknown key '{k}' (names as tmux's: Enter, Tab, Escape, BSpace, Up, PgUp, F1, C-c, M-x, C-Left, S-Up, ...)"
         );
     }
-    if let Some(t) = args.timeout
-        && !(t.is_finite() && t >= 0.0)
-    {
-        super::usage!("--timeout must be a number of seconds, 0 or more (got {t})");
-    }
+    let limit = wait::time_limit(args.timeout)?;
     if args.text.iter().all(String::is_empty) && !args.enter {
         super::usage!("nothing to send (give TEXT, or --enter)");
     }
@@ -288,50 +284,43 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
         return Ok(0);
     }
     let mut turn = Turn::after(before.as_ref());
-    // One too long for a Duration is none: it would never run out.
-    let limit = args
-        .timeout
-        .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok());
-    let watched = rt.block_on(async {
-        let follow = wait::follow(&mut r, &mut w, &session.id, Some(QUIET), |report| {
+    let watched = rt.block_on(wait::within(
+        limit,
+        wait::follow(&mut r, &mut w, &session.id, Some(QUIET), |report| {
             turn.judge(report)
-        });
-        match limit {
-            Some(d) => tokio::time::timeout(d, follow).await.ok(),
-            None => Some(follow.await),
-        }
-    });
-    let id = client::shown_id(&session.id);
-    match watched
+        }),
+    ));
+    let ended = watched
         .map(|w| wait::settle(&dir, &session, w))
-        .transpose()?
-    {
-        Some(o @ Outcome::Reached(_)) => {
-            wait::print_reached(&mut std::io::stdout().lock(), &session.id, &o, args.json)?;
-            Ok(0)
-        }
+        .transpose()?;
+    if let Some(Outcome::Closed) = ended {
+        client::after_hangup(&dir, &session.id);
+    }
+    match ended {
         // Ended of itself with success (an `exit` or `quit` sent): the
         // turn's end, said as `hm wait --state exited` says it; a failure
         // or a kill is not.
-        Some(o @ Outcome::Exited(..)) if matches!(&o, Outcome::Exited(_, v) if v.exit_code == Some(0) && !v.killed) =>
+        Some(o)
+            if matches!(&o, Outcome::Reached(_))
+                || matches!(&o, Outcome::Exited(_, v) if v.exit_code == Some(0) && !v.killed) =>
         {
             wait::print_reached(&mut std::io::stdout().lock(), &session.id, &o, args.json)?;
             Ok(0)
         }
-        Some(Outcome::Exited(how, _)) => bail!("'{id}' {how} before its turn ended"),
-        Some(_) if crate::lost::holds(&dir, &session.id) => bail!(
-            "'{id}' was lost with its supervisor before its turn ended ('hm status {id}' says more)"
-        ),
-        Some(_) => {
-            client::after_hangup(&dir, &session.id);
-            bail!("'{id}' closed the connection before its turn ended")
-        }
+        Some(o) => bail!(wait::ended_before(
+            &dir,
+            &session.id,
+            &o,
+            "before its turn ended",
+            false
+        )),
         None => {
             let secs = args.timeout.unwrap_or_default();
             let now = turn
                 .last
                 .map(|l| format!(" (it is {l})"))
                 .unwrap_or_default();
+            let id = client::shown_id(&session.id);
             bail!("timed out after {secs}s waiting for '{id}' to end its turn{now}")
         }
     }
@@ -341,10 +330,10 @@ pub fn send(args: SendArgs, config: &Config) -> Result<i32> {
 /// that follow it. A state entered before the send says nothing of it (a
 /// turn over from the last prompt, a shell's prompt as it was): the end is
 /// one entered after, idle or waiting for an answer. An agent's idle
-/// counts once its turn is over, or once it was seen working: Claude Code
-/// clears its prompt before its spinner shows. A program whose state the
-/// input leaves as it was (Enter at a shell's empty prompt) is done once
-/// it has printed since and gone quiet for [`QUIET`].
+/// counts once it was seen working: Claude Code clears its prompt before
+/// its spinner shows. A program whose state the input leaves as it was
+/// (Enter at a shell's empty prompt), or an agent not seen working, is
+/// done once it has printed since and gone quiet for [`QUIET`].
 struct Turn {
     /// The session clock as the input was taken; `None` from an older
     /// supervisor, whose states carry no clock: then only a state after
@@ -374,10 +363,7 @@ impl Turn {
     fn after(at_send: Option<&StateReport>) -> Turn {
         Turn {
             sent_ms: at_send.and_then(|s| s.clock_ms),
-            at_send: at_send.and_then(|s| {
-                let entered = s.clock_ms?.saturating_sub(s.state_ms);
-                Some((s.state_byte, s.detail, entered))
-            }),
+            at_send: at_send.and_then(|s| Some((s.state_byte, s.detail, s.began_ms()?))),
             reads: at_send.is_some_and(|s| {
                 s.primary == Primary::Waiting
                     && s.detail == Some(Detail::Input)
@@ -394,7 +380,7 @@ impl Turn {
     fn judge(&mut self, r: &StateReport) -> Judged {
         self.last = Some(r.label());
         let since = |at: Option<u64>| self.sent_ms.zip(at).is_some_and(|(sent, at)| at >= sent);
-        let start = r.clock_ms.map(|c| c.saturating_sub(r.state_ms));
+        let start = r.began_ms();
         let as_sent = start.is_some_and(|t| self.at_send == Some((r.state_byte, r.detail, t)));
         let entered = since(start) && !as_sent;
         match r.primary {

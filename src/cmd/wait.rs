@@ -54,14 +54,30 @@ pub(super) enum Outcome {
 }
 
 pub fn wait(args: WaitArgs, config: &Config) -> Result<i32> {
-    if let Some(t) = args.timeout
+    let limit = time_limit(args.timeout)?;
+    match args.ids.as_slice() {
+        [id] => wait_one(id, &args, limit, config),
+        _ => wait_any(&args, limit, config),
+    }
+}
+
+/// `--timeout SECS` as a time limit (`hm wait`'s and `hm send --wait`'s):
+/// none without it, nor for one too long for a `Duration`, which would
+/// never run out; a usage error for one that is no number of seconds.
+pub(super) fn time_limit(secs: Option<f64>) -> Result<Option<Duration>> {
+    if let Some(t) = secs
         && !(t.is_finite() && t >= 0.0)
     {
         super::usage!("--timeout must be a number of seconds, 0 or more (got {t})");
     }
-    match args.ids.as_slice() {
-        [id] => wait_one(id, &args, config),
-        _ => wait_any(&args, config),
+    Ok(secs.and_then(|t| Duration::try_from_secs_f64(t).ok()))
+}
+
+/// `fut`'s output, or `None` if `limit` runs out first.
+pub(super) async fn within<T>(limit: Option<Duration>, fut: impl Future<Output = T>) -> Option<T> {
+    match limit {
+        Some(d) => tokio::time::timeout(d, fut).await.ok(),
+        None => Some(fut.await),
     }
 }
 
@@ -119,21 +135,17 @@ pub(super) fn print_reached(
     Ok(())
 }
 
-fn wait_one(wanted_id: &str, args: &WaitArgs, config: &Config) -> Result<i32> {
+fn wait_one(
+    wanted_id: &str,
+    args: &WaitArgs,
+    limit: Option<Duration>,
+    config: &Config,
+) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let (id, ended) = match find_session(&dir, wanted_id) {
         Ok(session) => {
             let rt = client::runtime()?;
-            let limit = args
-                .timeout
-                .and_then(|t| Duration::try_from_secs_f64(t).ok());
-            let ended = rt.block_on(async {
-                let watch = watch(&session, &args.state, args.change);
-                match limit {
-                    Some(d) => tokio::time::timeout(d, watch).await.ok(),
-                    None => Some(watch.await),
-                }
-            });
+            let ended = rt.block_on(within(limit, watch(&session, &args.state, args.change)));
             let ended = ended.map(|w| settle(&dir, &session, w)).transpose()?;
             (session.id, ended)
         }
@@ -162,23 +174,35 @@ fn wait_one(wanted_id: &str, args: &WaitArgs, config: &Config) -> Result<i32> {
     }
 }
 
-/// Why the wait for session `plain` ended without a state asked for: its
-/// end (not asked for), its supervisor lost, or its connection closed.
+/// Why the wait for session `plain` ended without a state asked for.
 fn missed(dir: &std::path::Path, plain: &str, outcome: &Outcome, args: &WaitArgs) -> String {
+    let before = format!("before it was {}", args.state.join(" or "));
+    ended_before(dir, plain, outcome, &before, wants_end(args))
+}
+
+/// Why a wait for session `plain` ended `before` what it waited for (`before
+/// it was idle`, `before its turn ended`): its end, its supervisor lost,
+/// or its connection closed. `wants_end`: the end was waited for too.
+pub(super) fn ended_before(
+    dir: &std::path::Path,
+    plain: &str,
+    outcome: &Outcome,
+    before: &str,
+    wants_end: bool,
+) -> String {
     let id = client::shown_id(plain);
-    let what = args.state.join(" or ");
     match outcome {
-        Outcome::Exited(how, _) => format!("'{id}' {how} before it was {what}"),
+        Outcome::Exited(how, _) => format!("'{id}' {how} {before}"),
         // Its supervisor went without a word (SIGKILL): `hm ls` lists it
         // as lost, and so it is said here. Its program may outlive it:
         // whether it ended is not known.
-        Outcome::Closed if crate::lost::holds(dir, plain) && wants_end(args) => format!(
+        Outcome::Closed if crate::lost::holds(dir, plain) && wants_end => format!(
             "'{id}' was lost with its supervisor, and its program's end with it ('hm status {id}' says more)"
         ),
-        Outcome::Closed if crate::lost::holds(dir, plain) => format!(
-            "'{id}' was lost with its supervisor before it was {what} ('hm status {id}' says more)"
-        ),
-        Outcome::Closed => format!("'{id}' closed the connection before it was {what}"),
+        Outcome::Closed if crate::lost::holds(dir, plain) => {
+            format!("'{id}' was lost with its supervisor {before} ('hm status {id}' says more)")
+        }
+        Outcome::Closed => format!("'{id}' closed the connection {before}"),
         Outcome::Reached(_) | Outcome::Code(_) => unreachable!("read into Exited, or reached"),
     }
 }
@@ -201,7 +225,7 @@ fn timed_out(args: &WaitArgs, plain: &[String]) -> String {
 /// reach a state asked for is printed, as one alone is; one that ends
 /// (or is lost) before is said on stderr and waited for no more, and the
 /// wait fails once none is left.
-fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
+fn wait_any(args: &WaitArgs, limit: Option<Duration>, config: &Config) -> Result<i32> {
     let dir = client::socket_dir(&args.dir, config);
     let wants_end = wants_end(args);
     let what = args.state.join(" or ");
@@ -231,9 +255,6 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
     // Those still waited for, for the time-out's words.
     let waited = std::cell::RefCell::new(live.iter().map(|s| s.id.clone()).collect::<Vec<_>>());
     let rt = client::runtime()?;
-    let limit = args
-        .timeout
-        .and_then(|t| Duration::try_from_secs_f64(t).ok());
     let first = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for session in live {
@@ -273,18 +294,15 @@ fn wait_any(args: &WaitArgs, config: &Config) -> Result<i32> {
             }
             None
         };
-        match limit {
-            Some(d) => tokio::time::timeout(d, first).await.map_err(|_| ()),
-            None => Ok(first.await),
-        }
+        within(limit, first).await
     });
     match first {
-        Ok(Some((plain, outcome))) => {
+        Some(Some((plain, outcome))) => {
             print_reached(&mut out, &plain, &outcome, args.json)?;
             Ok(0)
         }
-        Ok(None) => bail!("none of {} was {what}", ids.join(", ")),
-        Err(()) => bail!(timed_out(args, &waited.borrow())),
+        Some(None) => bail!("none of {} was {what}", ids.join(", ")),
+        None => bail!(timed_out(args, &waited.borrow())),
     }
 }
 

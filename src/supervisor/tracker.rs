@@ -45,11 +45,6 @@ struct Pending {
     since: Option<u64>,
 }
 
-/// When `state` began, in the session clock.
-fn began(state: &crate::protocol::StateReport) -> Option<u64> {
-    state.clock_ms.map(|c| c.saturating_sub(state.state_ms))
-}
-
 /// What a notify command is told besides its event.
 pub(super) struct Told<'a> {
     pub id: &'a str,
@@ -138,8 +133,8 @@ impl Notifier {
         self.pending
             .retain(|p| told.exit.is_none() && Self::still(p.event, now));
         for p in &mut self.pending {
-            if p.event == "waiting" && began(now) != p.since {
-                p.since = began(now);
+            if p.event == "waiting" && now.began_ms() != p.since {
+                p.since = now.began_ms();
                 p.due = at + Duration::from_millis(self.rules[p.rule].after_ms);
             }
         }
@@ -165,7 +160,7 @@ impl Notifier {
                         rule: i,
                         event,
                         due: at + Duration::from_millis(rule.after_ms),
-                        since: began(now),
+                        since: now.began_ms(),
                     });
                 }
                 continue;

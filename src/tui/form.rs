@@ -275,14 +275,14 @@ pub fn key(
             format!("an id is at most {} characters", paths::MAX_ID_LEN),
             now,
         ),
-        (KeyCode::Char(c), NewStep::Label)
-            if !ctrl && !c.is_control() && m.new_label.chars().count() >= MAX_LABEL =>
-        {
-            m.notify(format!("a label is at most {MAX_LABEL} characters"), now);
-        }
         (KeyCode::Char(c), NewStep::Command) if !ctrl => command.push(c),
         (KeyCode::Char(c), NewStep::Dir) if !ctrl => m.new_dir.push(c),
-        (KeyCode::Char(c), NewStep::Label) if !ctrl => push_label(&mut m.new_label, c),
+        (KeyCode::Char(c), NewStep::Label) if !ctrl => {
+            // Full: said, not dropped unseen.
+            if let Some(full) = push_label(&mut m.new_label, c) {
+                m.notify(full, now);
+            }
+        }
         _ => {}
     }
     m.mode = Mode::NewSession { step, id, command };
@@ -364,10 +364,12 @@ pub fn paste(m: &mut Model, text: &str) {
         NewStep::Id => id.push_str(text.trim()),
         NewStep::Command => command.push_str(text),
         NewStep::Dir => m.new_dir.push_str(text.trim()),
-        NewStep::Label => text
-            .trim()
-            .chars()
-            .for_each(|c| push_label(&mut m.new_label, c)),
+        // What does not fit is cut, as a terminal's field would.
+        NewStep::Label => {
+            for c in text.trim().chars() {
+                push_label(&mut m.new_label, c);
+            }
+        }
         NewStep::Classifier => {}
     }
     m.mode = Mode::NewSession { step, id, command };
@@ -375,11 +377,17 @@ pub fn paste(m: &mut Model, text: &str) {
 
 /// A label is what `hm run --label` takes: one line of at most
 /// [`MAX_LABEL`] printable characters; what would break that is not typed.
+/// The words for a person when `c` was not typed as the label is full.
 /// (The dashboard's `L` types one too.)
-pub(super) fn push_label(label: &mut String, c: char) {
-    if !c.is_control() && label.chars().count() < MAX_LABEL {
-        label.push(c);
+pub(super) fn push_label(label: &mut String, c: char) -> Option<String> {
+    if c.is_control() {
+        return None;
     }
+    if label.chars().count() >= MAX_LABEL {
+        return Some(format!("a label is at most {MAX_LABEL} characters"));
+    }
+    label.push(c);
+    None
 }
 
 #[cfg(test)]

@@ -88,17 +88,10 @@ pub fn key(
             };
         }
         KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-            // Said, as the new-session form says it: the key went nowhere.
-            if text.chars().count() >= crate::protocol::LABEL_MAX_CHARS {
-                m.notify(
-                    format!(
-                        "a label is at most {} characters",
-                        crate::protocol::LABEL_MAX_CHARS
-                    ),
-                    now,
-                );
+            // Full: said, as the new-session form says it.
+            if let Some(full) = push_label(&mut text, c) {
+                m.notify(full, now);
             }
-            push_label(&mut text, c);
             m.mode = Mode::Label { id, text };
         }
         _ => {}

@@ -206,7 +206,8 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
 
     /// Every logical line kept, oldest first: the history's and the
     /// screen's rows joined where the output wrapped (see
-    /// [`crate::vt::lines`]); blank rows at the screen's bottom dropped.
+    /// [`crate::vt::lines`]), as [`crate::vt::marks::known`] has them;
+    /// blank rows at the screen's bottom dropped.
     /// The blank rows a taller screen pulled down on its top (see
     /// [`crate::vt::kept`]) are none of the program's: no lines of their
     /// own, and a line that wrapped into them, its first rows scrolled
@@ -232,8 +233,16 @@ impl<CB: vt100::Callbacks + Default> Term<CB> {
                     .is_some_and(|s| *s)
             })
         };
-        let mut lines = lines::join(&rows);
-        lines.retain(|l| !only_stand_ins(l));
+        // Nor are rows of cells no byte wrote (a replay that began after
+        // output was dropped, see `vt::marks`).
+        let mut lines: Vec<Logical> = lines::join(&rows)
+            .into_iter()
+            .filter(|l| !only_stand_ins(l))
+            .filter_map(|l| {
+                let text = crate::vt::marks::known(l.text)?;
+                Some(Logical { text, ..l })
+            })
+            .collect();
         while lines.last().is_some_and(|l| l.text.is_empty()) {
             lines.pop();
         }

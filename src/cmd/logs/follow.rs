@@ -172,7 +172,10 @@ impl Follow {
             }
         }
         self.printed = from + got.len() as u64;
-        lines::join(&got).into_iter().map(|l| l.text).collect()
+        lines::join(&got)
+            .into_iter()
+            .filter_map(|l| crate::vt::marks::known(l.text))
+            .collect()
     }
 }
 

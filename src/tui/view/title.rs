@@ -31,10 +31,8 @@ const MIN_RULE: usize = 1;
 /// narrower, the id alone is shown.
 const MIN_ID_KEPT: usize = 10;
 
-/// Columns of a label kept, cut, rather than the badge's longer forms: a
-/// person's name for a session said more than `perm` did once the label
-/// had gone for it.
-const LABEL_KEPT: usize = 6;
+/// The fewest columns of a label shown, cut: fewer say nothing.
+const MIN_LABEL: usize = 3;
 
 /// The title as it fits: each part without its padding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,11 +67,8 @@ pub fn fit(
     let spare = |n: usize| n + 1 + RULE_BEFORE_BADGE - MIN_RULE;
     let shorter = &badges[..badges.len().saturating_sub(1)];
     let timed = &badges[badges.len().saturating_sub(2)..badges.len().saturating_sub(1)];
-    let tries = [
-        (shorter, spare(label.width())),
-        (timed, spare(label.width().min(LABEL_KEPT))),
-        (timed, spare(3)),
-    ];
+    // Whole, or cut beside the letter and the time.
+    let tries = [(shorter, spare(label.width())), (timed, spare(MIN_LABEL))];
     for (forms, keep) in tries {
         let t = fit_badge(id, attention, forms, room, keep);
         if !t.badge.is_empty()
@@ -136,7 +131,7 @@ fn fit_badge(id: &str, attention: bool, badges: &[String], room: usize, keep: us
 }
 
 /// `t` with as much of `label` as its room leaves, cut, if that is at
-/// least three columns.
+/// least [`MIN_LABEL`] columns.
 fn with_label(mut t: Fitted, label: &str, room: usize) -> Option<Fitted> {
     // A cut label stops short of the badge: a stretch of the border
     // between them keeps them two things, not one run of words.
@@ -146,7 +141,7 @@ fn with_label(mut t: Fitted, label: &str, room: usize) -> Option<Fitted> {
         RULE_BEFORE_BADGE - MIN_RULE
     };
     let left = room.saturating_sub(used(&t) + 1 + rule);
-    (left >= 3).then(|| {
+    (left >= MIN_LABEL).then(|| {
         t.label = Some(crate::cut::end(label, left));
         t
     })
